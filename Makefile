@@ -1,0 +1,31 @@
+# Two commands a newcomer needs: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint browser
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+## Launch the console on the embedded default: a local directory namespace with demo data.
+run: $(STAMP)
+	$(BIN)/lance-console $(TARGET)
+
+## Debian's Chromium for the browser tests (Playwright never downloads its own browser here).
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests.
+test: $(STAMP) browser lint
+	$(BIN)/python -m pytest

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("indexes")
+st.info("Coming soon.")

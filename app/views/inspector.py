@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("inspector")
+st.info("Coming soon.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("tables")
+st.info("Coming soon.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("transactions")
+st.info("Coming soon.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("versions")
+st.info("Coming soon.")
