@@ -37,10 +37,10 @@ class NamespaceTimeoutError(NamespaceConnectionError):
     """The server did not answer within the configured timeout."""
 
 
-def _attach(
+def attach_error_details(
     err: LanceNamespaceError,
     *,
-    status: int | None,
+    status: int | None = None,
     message: str,
     detail: str | None = None,
     instance: str | None = None,
@@ -48,6 +48,7 @@ def _attach(
     url: str | None = None,
     raw: Any = None,
 ) -> LanceNamespaceError:
+    """Set the attributes every backend error carries (status, server message, detail, ...)."""
     err.status = status  # type: ignore[attr-defined]
     err.server_message = message  # type: ignore[attr-defined]
     err.detail = detail  # type: ignore[attr-defined]
@@ -78,7 +79,7 @@ def error_from_code(
     if cls is InternalError and _looks_unsupported(message):
         cls = UnsupportedOperationError
     err = cls(message)
-    return _attach(
+    return attach_error_details(
         err,
         status=status,
         message=message,
@@ -123,6 +124,7 @@ __all__ = [
     "ERROR_CLASSES",
     "NamespaceConnectionError",
     "NamespaceTimeoutError",
+    "attach_error_details",
     "error_from_code",
     "describe_error",
     "LanceNamespaceError",

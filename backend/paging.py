@@ -1,0 +1,111 @@
+"""Follow ``page_token`` across pages of any ``LanceNamespace`` list operation.
+
+Works on every backend (REST, local, pylance's own classes), with request/response models or
+plain dicts::
+
+    tables = list_all(ns.list_tables, ListTablesRequest(id=["ns"]), field="tables")
+    for version in iter_all(ns.list_table_versions, ListTableVersionsRequest(id=["t"])):
+        ...
+
+Paging stops when the response's ``page_token`` is null or empty. A server that hands back a
+token it already gave (which would loop forever) raises ``InternalError``; so does going past
+``max_pages``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from lance_namespace.errors import InternalError
+
+DEFAULT_MAX_PAGES = 100_000
+# Response field holding the items, by response class name prefix.
+KNOWN_FIELDS: tuple[str, ...] = ("namespaces", "tables", "versions", "indexes", "tags", "branches")
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _with_token(request: Any, token: str | None) -> Any:
+    if isinstance(request, dict):
+        out = dict(request)
+        out["page_token"] = token
+        return out
+    # Pydantic model: a shallow copy with the token replaced (no re-validation).
+    return request.model_copy(update={"page_token": token})
+
+
+def _infer_field(response: Any) -> str:
+    for name in KNOWN_FIELDS:
+        if _get(response, name) is not None:
+            return name
+    fields = response.keys() if isinstance(response, dict) else type(response).model_fields
+    candidates = [f for f in fields if f not in ("context", "page_token")]
+    if len(candidates) == 1:
+        return candidates[0]
+    raise ValueError(f"cannot tell which field of {type(response).__name__} holds the items")
+
+
+def iter_pages(
+    method: Callable[[Any], Any],
+    request: Any,
+    *,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> Iterator[Any]:
+    """Yield every page (response) of a list operation, starting at ``request.page_token``."""
+    seen: set[str] = set()
+    token = _get(request, "page_token")
+    current = request
+    for _ in range(max_pages):
+        response = method(current)
+        yield response
+        token = _get(response, "page_token")
+        if not token:
+            return
+        if token in seen:
+            raise InternalError(
+                f"pagination loop: the server returned page_token {token!r} twice; "
+                f"stopped after {len(seen) + 1} pages"
+            )
+        seen.add(token)
+        current = _with_token(request, token)
+    raise InternalError(f"pagination stopped after max_pages={max_pages} pages")
+
+
+def iter_all(
+    method: Callable[[Any], Any],
+    request: Any,
+    field: str | None = None,
+    *,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> Iterator[Any]:
+    """Yield every item across all pages. ``field`` names the response list (``tables``,
+    ``versions``, ...); inferred when omitted. Dict-valued fields (tags, branches) yield
+    ``(name, value)`` pairs."""
+    for page in iter_pages(method, request, max_pages=max_pages):
+        name = field or _infer_field(page)
+        items = _get(page, name)
+        if not items:
+            continue
+        if isinstance(items, dict):
+            yield from items.items()
+        else:
+            yield from items
+
+
+def list_all(
+    method: Callable[[Any], Any],
+    request: Any,
+    field: str | None = None,
+    *,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> list[Any]:
+    """All items across all pages, as a list (see :func:`iter_all`)."""
+    return list(iter_all(method, request, field, max_pages=max_pages))
+
+
+__all__ = ["DEFAULT_MAX_PAGES", "iter_all", "iter_pages", "list_all"]

@@ -1,0 +1,426 @@
+"""Recent HTTP exchanges of the REST client: a ring buffer, secret redaction, copy-as-curl.
+
+Every request the REST client sends is recorded as a :class:`WireEntry` (newest last) in a
+bounded :class:`WireLog`. Recording is cheap: the entry keeps references to the bytes already
+on the wire and renders them (decode, truncate, redact) only when somebody looks.
+
+Secrets never leave an entry in full: header values whose *name* looks secret
+(``x-api-key``, ``Authorization``, ``Cookie``, anything with token/secret/password/credential/
+key/session/signature in it), JSON values under secret-looking keys (``storage_options``
+entries such as ``aws_secret_access_key``, session tokens, ...) and secret-looking query
+parameters are replaced by ``<redacted>`` in every rendering, including ``repr``.
+:func:`to_curl` turns an entry into a shell command in which the API key and bearer token are
+the shell variables ``$LANCE_API_KEY`` / ``$LANCE_AUTH_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+REDACTED = "<redacted>"
+DEFAULT_MAX_ENTRIES = 200
+DEFAULT_MAX_BODY_CHARS = 16_384
+ARROW_CONTENT_TYPES = ("application/vnd.apache.arrow.stream", "application/vnd.apache.arrow.file")
+
+# Header names that always carry credentials.
+_SECRET_HEADERS = frozenset(
+    {"x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie"}
+)
+# Any header / JSON key / query parameter whose name matches this is treated as a secret.
+_SECRET_NAME = re.compile(
+    r"(secret|token(?!iz)|passw|credential|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
+    r"|account[_-]?key|(^|[_-])key$|session|signature|cookie|authori[sz]ation"
+    r"|(^|[_-])sas($|[_-]))",
+    re.IGNORECASE,
+)
+# Names that match the pattern above but are not secrets.
+_NOT_SECRET = frozenset({"page_token", "next_page_token", "max_token_length"})
+# Query parameters whose value is a JSON object that may hold secrets (create_table).
+_JSON_QUERY_PARAMS = frozenset({"storage_options", "properties"})
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a header name, JSON key or query parameter name looks like it holds a secret."""
+    lowered = name.lower()
+    if lowered in _NOT_SECRET:
+        return False
+    return lowered in _SECRET_HEADERS or bool(_SECRET_NAME.search(lowered))
+
+
+def redact_header(name: str, value: str) -> str:
+    if not is_secret_name(name):
+        return value
+    if name.lower() in ("authorization", "proxy-authorization"):
+        scheme, _, rest = value.partition(" ")
+        if rest and scheme.isalpha():
+            return f"{scheme} {REDACTED}"
+    return REDACTED
+
+
+def redact_headers(headers: Mapping[str, str] | Any) -> dict[str, str]:
+    items = headers.items() if hasattr(headers, "items") else headers
+    return {str(k): redact_header(str(k), str(v)) for k, v in items}
+
+
+def redact_json(value: Any) -> Any:
+    """A copy of a JSON value with the values of secret-looking keys replaced."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if isinstance(v, str) and v and is_secret_name(str(k)):
+                out[k] = REDACTED
+            else:
+                out[k] = redact_json(v)
+        return out
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    return value
+
+
+def redact_url(url: str) -> str:
+    """The URL with secret-looking query parameters (and secrets inside JSON-valued
+    ``storage_options`` / ``properties`` parameters) redacted; user:password removed."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    if not parts.query:
+        return urlunsplit(parts._replace(netloc=netloc))
+    pieces = []
+    changed = False
+    for key, val in parse_qsl(parts.query, keep_blank_values=True):
+        new = val
+        if is_secret_name(key):
+            new = REDACTED
+        elif key in _JSON_QUERY_PARAMS:
+            try:
+                parsed = json.loads(val)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                redacted = redact_json(parsed)
+                if redacted != parsed:
+                    new = json.dumps(redacted, separators=(",", ":"))
+        changed = changed or new != val
+        pieces.append(f"{quote(key, safe='')}={quote(new, safe='')}")
+    query = "&".join(pieces) if changed else parts.query
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _content_type(headers: Mapping[str, str]) -> str:
+    for k, v in headers.items():
+        if k.lower() == "content-type":
+            return v.split(";")[0].strip().lower()
+    return ""
+
+
+def render_body(raw: bytes | None, content_type: str, max_chars: int) -> Any:
+    """Decode a body for display: JSON (redacted, or truncated text when huge), a summary for
+    binary bodies, ``None`` when empty."""
+    if not raw:
+        return None
+    n = len(raw)
+    if content_type in ARROW_CONTENT_TYPES:
+        kind = "file" if content_type.endswith("file") else "ipc"
+        return f"<{n} bytes arrow {kind}>"
+    if n > max_chars:
+        # Too big to parse and show in full: redact what can be parsed, truncate the text.
+        try:
+            text = json.dumps(redact_json(json.loads(raw)), ensure_ascii=False)
+        except ValueError:
+            text = raw.decode("utf-8", errors="replace")
+        return f"{text[:max_chars]}... <truncated, {n} bytes>"
+    try:
+        return redact_json(json.loads(raw))
+    except ValueError:
+        pass
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"<{n} bytes binary>"
+
+
+class WireEntry:
+    """One HTTP exchange.
+
+    Recording only keeps references (headers objects, body bytes); every public view
+    (``url``, ``request_headers``, ``response_headers``, ``request_body``, ``response_body``,
+    ``as_dict()``, ``repr``) is redacted, rendered on first access and cached.
+    """
+
+    __slots__ = (
+        "op",
+        "method",
+        "status",
+        "elapsed_ms",
+        "error",
+        "attempt",
+        "started_at",
+        "max_body_chars",
+        "_url",
+        "_request_headers",
+        "_response_headers",
+        "_request_raw",
+        "_response_raw",
+        "_views",
+    )
+
+    def __init__(
+        self,
+        *,
+        op: str,
+        method: str,
+        url: str,
+        request_headers: Mapping[str, str] | None = None,
+        status: int | None = None,
+        response_headers: Mapping[str, str] | None = None,
+        elapsed_ms: float = 0.0,
+        error: str | None = None,
+        attempt: int = 1,
+        started_at: float | None = None,
+        max_body_chars: int = DEFAULT_MAX_BODY_CHARS,
+        request_body: bytes | None = None,
+        response_body: bytes | None = None,
+    ):
+        self.op = op
+        self.method = method
+        self.status = status
+        self.elapsed_ms = elapsed_ms
+        self.error = error
+        self.attempt = attempt
+        self.started_at = time.time() if started_at is None else started_at
+        self.max_body_chars = max_body_chars
+        self._url = url
+        self._request_headers = request_headers
+        self._response_headers = response_headers
+        self._request_raw = request_body
+        self._response_raw = response_body
+        self._views: dict[str, Any] = {}
+
+    def _view(self, name: str, render: Callable[[], Any]) -> Any:
+        views = self._views
+        if name not in views:
+            views[name] = render()
+        return views[name]
+
+    @property
+    def url(self) -> str:
+        return self._view("url", lambda: redact_url(self._url))
+
+    @property
+    def request_headers(self) -> dict[str, str]:
+        return self._view("rqh", lambda: redact_headers(self._request_headers or {}))
+
+    @property
+    def response_headers(self) -> dict[str, str]:
+        return self._view("rsh", lambda: redact_headers(self._response_headers or {}))
+
+    @property
+    def request_body(self) -> Any:
+        return self._view(
+            "rqb",
+            lambda: render_body(
+                self._request_raw, _content_type(self.request_headers), self.max_body_chars
+            ),
+        )
+
+    @property
+    def response_body(self) -> Any:
+        return self._view(
+            "rsb",
+            lambda: render_body(
+                self._response_raw, _content_type(self.response_headers), self.max_body_chars
+            ),
+        )
+
+    @property
+    def request_bytes(self) -> int:
+        return len(self._request_raw or b"")
+
+    @property
+    def response_bytes(self) -> int:
+        return len(self._response_raw or b"")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.status is not None and 200 <= self.status < 300
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready, redacted view (for tables, downloads and the UI)."""
+        return {
+            "op": self.op,
+            "method": self.method,
+            "url": self.url,
+            "status": self.status,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "attempt": self.attempt,
+            "error": self.error,
+            "started_at": self.started_at,
+            "request_headers": dict(self.request_headers),
+            "request_body": self.request_body,
+            "response_headers": dict(self.response_headers),
+            "response_body": self.response_body,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"WireEntry(op={self.op!r}, {self.method} {self.url}, status={self.status}, "
+            f"elapsed_ms={self.elapsed_ms:.1f}, error={self.error!r})"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickling (e.g. a session-state snapshot) keeps the redacted views only.
+        return self.as_dict()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            op=state["op"],
+            method=state["method"],
+            url=state["url"],
+            request_headers=state["request_headers"],
+            status=state["status"],
+            response_headers=state["response_headers"],
+            elapsed_ms=state["elapsed_ms"],
+            error=state["error"],
+            attempt=state["attempt"],
+            started_at=state["started_at"],
+        )
+        self._views["rqb"] = state["request_body"]
+        self._views["rsb"] = state["response_body"]
+
+
+class WireLog:
+    """A thread-safe ring buffer of the last ``max_entries`` exchanges, newest last."""
+
+    def __init__(
+        self, max_entries: int = DEFAULT_MAX_ENTRIES, max_body_chars: int = DEFAULT_MAX_BODY_CHARS
+    ):
+        self.max_entries = max(0, int(max_entries))
+        self.max_body_chars = int(max_body_chars)
+        self._entries: deque[WireEntry] = deque(maxlen=self.max_entries or 1)
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_entries > 0
+
+    def record(
+        self,
+        *,
+        op: str,
+        method: str,
+        url: str,
+        request_headers: Mapping[str, str],
+        request_body: bytes | None,
+        status: int | None,
+        response_headers: Mapping[str, str] | None,
+        response_body: bytes | None,
+        elapsed_ms: float,
+        error: str | None = None,
+        attempt: int = 1,
+    ) -> WireEntry | None:
+        if not self.max_entries:
+            return None
+        entry = WireEntry(
+            op=op,
+            method=method,
+            url=url,
+            request_headers=request_headers,
+            status=status,
+            response_headers=response_headers,
+            elapsed_ms=elapsed_ms,
+            error=error,
+            attempt=attempt,
+            max_body_chars=self.max_body_chars,
+            request_body=request_body,
+            response_body=response_body,
+        )
+        with self._lock:
+            self._entries.append(entry)
+        return entry
+
+    def entries(self) -> list[WireEntry]:
+        with self._lock:
+            return list(self._entries)
+
+    def last(self) -> WireEntry | None:
+        with self._lock:
+            return self._entries[-1] if self._entries else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __iter__(self) -> Iterator[WireEntry]:
+        return iter(self.entries())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index: int) -> WireEntry:
+        return self.entries()[index]
+
+    def __repr__(self) -> str:
+        return f"WireLog({len(self)}/{self.max_entries} entries)"
+
+
+def _shell_var_for(name: str) -> str:
+    lowered = name.lower()
+    if lowered == "x-api-key":
+        return "$LANCE_API_KEY"
+    if lowered in ("authorization", "proxy-authorization"):
+        return "$LANCE_AUTH_TOKEN"
+    return "$LANCE_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+def to_curl(entry: WireEntry) -> str:
+    """A copy-pasteable ``curl`` command for an entry.
+
+    Redacted headers become shell variables (``$LANCE_API_KEY``, ``$LANCE_AUTH_TOKEN``,
+    ``$LANCE_<HEADER_NAME>``) inside double quotes so the shell expands them; the real values
+    are never part of the output. Arrow bodies are referenced as ``@request.arrow``.
+    """
+    parts = ["curl", "-sS", "-X", entry.method, shlex.quote(entry.url)]
+    for name, value in entry.request_headers.items():
+        lowered = name.lower()
+        if lowered in ("content-length", "host", "accept-encoding", "connection", "user-agent"):
+            continue
+        if REDACTED in value:
+            var = _shell_var_for(name)
+            shown = value.replace(REDACTED, var)
+            if lowered == "authorization" and shown == var:
+                shown = f"Bearer {var}"
+            parts += ["-H", f'"{name}: {shown}"']
+        else:
+            parts += ["-H", shlex.quote(f"{name}: {value}")]
+    if entry.request_bytes:
+        ctype = _content_type(entry.request_headers)
+        if ctype in ARROW_CONTENT_TYPES:
+            parts += ["--data-binary", "@request.arrow"]
+            cmd = " ".join(parts)
+            return f"# body: {entry.request_body} - save it as request.arrow\n{cmd}"
+        body = entry.request_body
+        text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
+        parts += ["--data-raw", shlex.quote(text)]
+    return " ".join(parts)
+
+
+__all__ = [
+    "DEFAULT_MAX_ENTRIES",
+    "REDACTED",
+    "WireEntry",
+    "WireLog",
+    "is_secret_name",
+    "redact_headers",
+    "redact_json",
+    "redact_url",
+    "to_curl",
+]

@@ -1,0 +1,226 @@
+"""RestNamespaceClient round trips against the real ``lance.namespace.RestAdapter``.
+
+The cross-backend conformance suite lives in ``test_operations.py``; these tests cover what is
+specific to the REST client: Arrow IPC upload, paging parameters, index routes, transactions,
+error classes and statuses as the real server sends them, odd names, the wire log and curl.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from collections.abc import Iterator
+
+import lance_namespace as ln
+import pyarrow as pa
+import pytest
+from lance_namespace import errors as lne
+
+import backend
+from backend.paging import list_all
+from backend.rest import RestNamespaceClient
+from backend.wirelog import to_curl
+
+
+def ipc_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+SMALL = pa.table({"id": pa.array(range(6), pa.int64()), "cat": ["a", "b", "a", "c", "b", "a"]})
+
+
+@pytest.fixture
+def client(rest_server) -> Iterator[RestNamespaceClient]:
+    with backend.connect(rest_server.url, api_key="real-key-42", auth_token="real-tok-43") as c:
+        yield c
+
+
+def test_namespace_lifecycle(client: RestNamespaceClient) -> None:
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []
+    client.create_namespace(ln.CreateNamespaceRequest(id=["prod"], properties={"team": "x"}))
+    client.create_namespace(ln.CreateNamespaceRequest(id=["prod", "sales"]))
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == ["prod"]
+    assert client.list_namespaces(ln.ListNamespacesRequest(id=["prod"])).namespaces == ["sales"]
+    desc = client.describe_namespace(ln.DescribeNamespaceRequest(id=["prod"]))
+    assert desc.properties == {"team": "x"}
+    assert "header.content-type" in desc.context
+    client.namespace_exists(ln.NamespaceExistsRequest(id=["prod", "sales"]))
+    with pytest.raises(lne.NamespaceAlreadyExistsError) as info:
+        client.create_namespace(ln.CreateNamespaceRequest(id=["prod"]))
+    assert info.value.status == 409
+    with pytest.raises(lne.NamespaceNotFoundError) as info:
+        client.namespace_exists(ln.NamespaceExistsRequest(id=["nope"]))
+    assert info.value.status == 404
+    client.drop_namespace(ln.DropNamespaceRequest(id=["prod", "sales"]))
+    assert client.list_namespaces(ln.ListNamespacesRequest(id=["prod"])).namespaces == []
+
+
+def test_odd_names_round_trip(client: RestNamespaceClient) -> None:
+    odd = "a/b? #%é"
+    client.create_namespace(ln.CreateNamespaceRequest(id=[odd]))
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == [odd]
+    client.create_table(ln.CreateTableRequest(id=[odd, "t 1/ü"]), ipc_bytes(SMALL))
+    assert client.list_tables(ln.ListTablesRequest(id=[odd])).tables == ["t 1/ü"]
+    desc = client.describe_table(ln.DescribeTableRequest(id=[odd, "t 1/ü"]))
+    assert desc.table == "t 1/ü" and desc.namespace == [odd]
+
+
+def test_declare_then_list_including_declared_only(client: RestNamespaceClient) -> None:
+    client.create_namespace(ln.CreateNamespaceRequest(id=["ns"]))
+    client.create_table(ln.CreateTableRequest(id=["ns", "real"]), ipc_bytes(SMALL))
+    declared = client.declare_table(ln.DeclareTableRequest(id=["ns", "planned"]))
+    assert declared.location
+    both = client.list_tables(ln.ListTablesRequest(id=["ns"], include_declared=True)).tables
+    assert sorted(both) == ["planned", "real"]
+    only_real = client.list_tables(ln.ListTablesRequest(id=["ns"], include_declared=False))
+    assert only_real.tables == ["real"]
+    desc = client.describe_table(ln.DescribeTableRequest(id=["ns", "planned"], check_declared=True))
+    assert desc.is_only_declared is True
+    desc = client.describe_table(ln.DescribeTableRequest(id=["ns", "real"], check_declared=True))
+    assert desc.is_only_declared is False
+
+
+def test_create_table_with_arrow_ipc_and_count(client: RestNamespaceClient) -> None:
+    resp = client.create_table(
+        ln.CreateTableRequest(id=["t"], properties={"owner": "ops"}), ipc_bytes(SMALL)
+    )
+    assert resp.version == 1
+    assert resp.properties == {"owner": "ops"}
+    assert client.count_table_rows(ln.CountTableRowsRequest(id=["t"])).count == 6
+    client.table_exists(ln.TableExistsRequest(id=["t"]))
+    query = client.query_table(ln.QueryTableRequest(id=["t"], k=3, vector={}))
+    assert pa.ipc.open_file(query.data).read_all().num_rows == 3
+    with pytest.raises(lne.TableAlreadyExistsError) as info:
+        client.create_table(ln.CreateTableRequest(id=["t"]), ipc_bytes(SMALL))
+    assert info.value.status == 409
+    with pytest.raises(lne.InvalidInputError, match="bogus") as info:
+        client.create_table(ln.CreateTableRequest(id=["t"], mode="bogus"), ipc_bytes(SMALL))
+    assert info.value.status == 400
+
+
+def test_table_errors_from_the_real_server(client: RestNamespaceClient) -> None:
+    with pytest.raises(lne.TableNotFoundError) as info:
+        client.describe_table(ln.DescribeTableRequest(id=["missing"]))
+    err = info.value
+    assert err.status == 404
+    assert err.code == lne.ErrorCode.TABLE_NOT_FOUND
+    assert "missing" in err.server_message
+    assert backend.describe_error(err)["code_name"] == "TABLE_NOT_FOUND"
+
+
+def test_version_list_limit_order_and_describe(client: RestNamespaceClient) -> None:
+    client.create_table(ln.CreateTableRequest(id=["v"]), ipc_bytes(SMALL))
+    for _ in range(4):
+        client.insert_into_table(ln.InsertIntoTableRequest(id=["v"], mode="append"), SMALL)
+    every = client.list_table_versions(ln.ListTableVersionsRequest(id=["v"])).versions
+    assert [v.version for v in every] == [1, 2, 3, 4, 5]
+    first = client.list_table_versions(ln.ListTableVersionsRequest(id=["v"], limit=2))
+    assert [v.version for v in first.versions] == [1, 2]
+    newest = client.list_table_versions(
+        ln.ListTableVersionsRequest(id=["v"], limit=2, descending=True)
+    )
+    assert [v.version for v in newest.versions] == [5, 4]
+    # Whatever the server does with tokens, the helper ends with a prefix of all versions.
+    paged = list_all(
+        client.list_table_versions, ln.ListTableVersionsRequest(id=["v"], limit=2), "versions"
+    )
+    assert [v.version for v in paged] == [v.version for v in every][: len(paged)]
+    version = client.describe_table_version({"id": ["v"], "version": 3})
+    assert isinstance(version, ln.DescribeTableVersionResponse)
+    assert version.version.version == 3
+    deleted = client.batch_delete_table_versions(
+        {"id": ["v"], "ranges": [{"start_version": 1, "end_version": 2}]}
+    )
+    assert isinstance(deleted, ln.BatchDeleteTableVersionsResponse)
+    # The request never carried a body (pylance's server resets such connections).
+    entries = [e for e in client.wire_log if e.op == "list_table_versions"]
+    assert entries and all(e.request_bytes == 0 for e in entries)
+
+
+def test_namespace_paging_against_the_real_server(client: RestNamespaceClient) -> None:
+    names = [f"n{i}" for i in range(5)]
+    for name in names:
+        client.create_namespace(ln.CreateNamespaceRequest(id=[name]))
+    page = client.list_namespaces(ln.ListNamespacesRequest(limit=2))
+    assert page.namespaces == ["n0", "n1"] and page.page_token
+    assert list_all(client.list_namespaces, ln.ListNamespacesRequest(limit=2)) == names
+    assert len([e for e in client.wire_log if e.op == "list_namespaces"]) == 1 + 3
+
+
+def test_index_lifecycle_and_transaction(client: RestNamespaceClient) -> None:
+    client.create_table(ln.CreateTableRequest(id=["ix"]), ipc_bytes(SMALL))
+    made = client.create_table_scalar_index(
+        ln.CreateTableIndexRequest(id=["ix"], column="id", index_type="BTREE", name="id_idx")
+    )
+    assert isinstance(made, ln.CreateTableScalarIndexResponse) and made.transaction_id
+    client.create_table_index(
+        ln.CreateTableIndexRequest(id=["ix"], column="cat", index_type="BITMAP", name="cat_idx")
+    )
+    listed = client.list_table_indices(ln.ListTableIndicesRequest(id=["ix"]))
+    assert sorted(i.index_name for i in listed.indexes) == ["cat_idx", "id_idx"]
+    stats = client.describe_table_index_stats(
+        ln.DescribeTableIndexStatsRequest(id=["ix"], index_name="id_idx")
+    )
+    assert stats.num_indexed_rows == 6 and stats.num_unindexed_rows == 0
+    txn = client.describe_transaction(ln.DescribeTransactionRequest(id=["ix", made.transaction_id]))
+    assert txn.status == "SUCCEEDED"
+    assert txn.properties["operation"] == "CreateIndex"
+    client.drop_table_index(ln.DropTableIndexRequest(id=["ix"], index_name="id_idx"))
+    listed = client.list_table_indices(ln.ListTableIndicesRequest(id=["ix"]))
+    assert [i.index_name for i in listed.indexes] == ["cat_idx"]
+    with pytest.raises(lne.LanceNamespaceError) as info:
+        client.describe_table_index_stats(
+            ln.DescribeTableIndexStatsRequest(id=["ix"], index_name="id_idx")
+        )
+    assert info.value.status >= 400
+
+
+def test_deregister_and_register(client: RestNamespaceClient) -> None:
+    client.create_namespace(ln.CreateNamespaceRequest(id=["ns"]))
+    made = client.create_table(ln.CreateTableRequest(id=["ns", "r"]), ipc_bytes(SMALL))
+    gone = client.deregister_table(ln.DeregisterTableRequest(id=["ns", "r"]))
+    assert gone.location == made.location
+    with pytest.raises(lne.TableNotFoundError):
+        client.table_exists(ln.TableExistsRequest(id=["ns", "r"]))
+    # The directory server only registers locations relative to its root.
+    relative = made.location.rsplit("/", 1)[1]
+    client.register_table(ln.RegisterTableRequest(id=["ns", "r"], location=relative))
+    client.table_exists(ln.TableExistsRequest(id=["ns", "r"]))
+    assert client.list_tables(ln.ListTablesRequest(id=["ns"])).tables == ["r"]
+
+
+def test_batch_commit_is_unsupported_on_the_real_server(client: RestNamespaceClient) -> None:
+    op = ln.CommitTableOperation.from_dict({"declare_table": {"id": ["x"]}})
+    with pytest.raises(lne.UnsupportedOperationError) as info:
+        client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[op]))
+    assert info.value.status == 500
+    assert "batch_commit_tables" in str(info.value)
+
+
+def test_wire_log_of_real_exchanges_holds_no_secret(client: RestNamespaceClient) -> None:
+    client.create_namespace(ln.CreateNamespaceRequest(id=["w"]))
+    client.list_namespaces(ln.ListNamespacesRequest())
+    entries = list(client.wire_log)
+    assert [e.op for e in entries] == ["create_namespace", "list_namespaces"]
+    assert entries[1].status == 200 and entries[1].response_body == {"namespaces": ["w"]}
+    dump = (
+        json.dumps([e.as_dict() for e in entries]) + repr(client) + "".join(map(to_curl, entries))
+    )
+    assert "real-key-42" not in dump and "real-tok-43" not in dump
+
+
+def test_curl_output_replays_against_the_real_server(client: RestNamespaceClient) -> None:
+    client.create_namespace(ln.CreateNamespaceRequest(id=["c"], properties={"k": "v"}))
+    client.describe_namespace(ln.DescribeNamespaceRequest(id=["c"]))
+    curl = to_curl(client.wire_log.last())
+    env = {**os.environ, "LANCE_API_KEY": "real-key-42", "LANCE_AUTH_TOKEN": "real-tok-43"}
+    out = subprocess.run(
+        ["bash", "-c", curl], capture_output=True, text=True, env=env, timeout=30, check=True
+    )
+    assert json.loads(out.stdout) == {"properties": {"k": "v"}}
+    assert shlex.split(curl)[0] == "curl"

@@ -1,0 +1,949 @@
+"""Wire details of RestNamespaceClient that a real server cannot show.
+
+``httpx.MockTransport`` answers with every error code, Retry-After, malformed bodies, resets;
+refused ports and silent servers are real sockets. Round trips against the real RestAdapter
+live in ``test_rest_server.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import inspect
+import json
+import pickle
+import shlex
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import lance_namespace as ln
+import lance_namespace_urllib3_client as urllib3_client
+import lance_namespace_urllib3_client.api as urllib3_api
+import pytest
+from lance_namespace import errors as lne
+
+import backend
+from backend.errors import NamespaceConnectionError, NamespaceTimeoutError
+from backend.paging import iter_pages, list_all
+from backend.rest import ROUTES, RestNamespaceClient, parse_retry_after
+from backend.wirelog import REDACTED, WireLog, redact_url, to_curl
+
+BASE = "http://ns.test:2333"
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+class Server:
+    """A scripted MockTransport: records requests, answers from a queue or a function."""
+
+    def __init__(self, *answers: Any, default: Any = None):
+        self.answers = list(answers)
+        self.default = default if default is not None else httpx.Response(200, json={})
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        request.read()
+        self.requests.append(request)
+        answer = self.answers.pop(0) if self.answers else self.default
+        if callable(answer) and not isinstance(answer, httpx.Response):
+            answer = answer(request)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    @property
+    def last(self) -> httpx.Request:
+        return self.requests[-1]
+
+
+class Sleeps(list):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def make_client(server: Server, **options: Any) -> tuple[RestNamespaceClient, Sleeps]:
+    sleeps = Sleeps()
+    options.setdefault("sleep", sleeps)
+    client = RestNamespaceClient(BASE, transport=httpx.MockTransport(server), **options)
+    return client, sleeps
+
+
+def err_json(code: int, message: str, status: int, **extra: Any) -> httpx.Response:
+    return httpx.Response(status, json={"error": message, "code": code, **extra})
+
+
+# Spec error codes 0-23 -> exception class, written out from the spec (not from our table).
+SPEC_ERRORS: dict[int, tuple[type[Exception], int]] = {
+    0: (lne.UnsupportedOperationError, 406),
+    1: (lne.NamespaceNotFoundError, 404),
+    2: (lne.NamespaceAlreadyExistsError, 409),
+    3: (lne.NamespaceNotEmptyError, 409),
+    4: (lne.TableNotFoundError, 404),
+    5: (lne.TableAlreadyExistsError, 409),
+    6: (lne.TableIndexNotFoundError, 404),
+    7: (lne.TableIndexAlreadyExistsError, 409),
+    8: (lne.TableTagNotFoundError, 404),
+    9: (lne.TableTagAlreadyExistsError, 409),
+    10: (lne.TransactionNotFoundError, 404),
+    11: (lne.TableVersionNotFoundError, 404),
+    12: (lne.TableColumnNotFoundError, 404),
+    13: (lne.InvalidInputError, 400),
+    14: (lne.ConcurrentModificationError, 409),
+    15: (lne.PermissionDeniedError, 403),
+    16: (lne.UnauthenticatedError, 401),
+    17: (lne.ServiceUnavailableError, 503),
+    18: (lne.InternalError, 500),
+    19: (lne.InvalidTableStateError, 409),
+    20: (lne.TableSchemaValidationError, 400),
+    21: (lne.ThrottlingError, 429),
+    22: (lne.TableBranchNotFoundError, 404),
+    23: (lne.TableBranchAlreadyExistsError, 409),
+}
+
+
+# ---------------------------------------------------------------------------- route table
+
+
+def _urllib3_serializers() -> dict[str, Callable[..., Any]]:
+    api_client = urllib3_client.ApiClient(urllib3_client.Configuration(host=BASE))
+    found: dict[str, Callable[..., Any]] = {}
+    for name in dir(urllib3_api):
+        cls = getattr(urllib3_api, name)
+        if isinstance(cls, type) and name.endswith("Api"):
+            api = cls(api_client)
+            for attr in dir(api):
+                if attr.startswith("_") and attr.endswith("_serialize"):
+                    found.setdefault(attr[1 : -len("_serialize")], getattr(api, attr))
+    return found
+
+
+SERIALIZERS = _urllib3_serializers()
+
+
+def test_route_table_covers_the_generated_client_exactly() -> None:
+    assert set(ROUTES) == set(SERIALIZERS)
+    assert len(ROUTES) == 54
+
+
+@pytest.mark.parametrize("op", sorted(SERIALIZERS))
+def test_route_matches_generated_client(op: str) -> None:
+    """Method, path, query parameters and body presence agree with the generated client."""
+    route = ROUTES[op]
+    fn = SERIALIZERS[op]
+    kwargs: dict[str, Any] = {}
+    for name in inspect.signature(fn).parameters:
+        if name in ("_request_auth", "_content_type", "_headers"):
+            kwargs[name] = None
+        elif name == "_host_index":
+            kwargs[name] = 0
+        elif name in ("id", "index_name"):
+            kwargs[name] = "X"
+        elif name == "body":
+            kwargs[name] = b"arrow"
+        elif name.endswith("_request") or name == "request_body":
+            kwargs[name] = {"k": "v"}
+        else:
+            kwargs[name] = "1"  # every optional query parameter set
+    method, url, _headers, body, _post = fn(**kwargs)
+    parsed = httpx.URL(url)
+    expected_path = route.path.replace("{id}", "X").replace("{index_name}", "X")
+    assert method == route.method
+    assert parsed.path == expected_path
+    assert {k for k, _ in parsed.params.multi_items()} == {"delimiter", *route.query}
+    assert (body is None) == (route.body == "none")
+
+
+def test_every_abc_operation_is_implemented() -> None:
+    skipped = {"namespace_id", "create_empty_table"}  # id is ours; create_empty_table removed
+    abc_ops = {
+        n
+        for n, f in vars(ln.LanceNamespace).items()
+        if callable(f) and not n.startswith("_") and n not in skipped
+    }
+    assert abc_ops <= set(ROUTES)
+    for op in ROUTES:
+        assert getattr(RestNamespaceClient, op) is not getattr(ln.LanceNamespace, op, None), op
+
+
+def test_connect_returns_a_lance_namespace() -> None:
+    client = backend.connect("http://127.0.0.1:9", max_retries=0)
+    assert isinstance(client, ln.LanceNamespace)
+    assert isinstance(client, RestNamespaceClient)
+    client.close()
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("code", sorted(SPEC_ERRORS))
+def test_error_code_maps_to_class(code: int) -> None:
+    cls, status = SPEC_ERRORS[code]
+    server = Server(
+        err_json(
+            code,
+            f"failure number {code}",
+            status,
+            type="https://lance.org/errors/x",
+            detail=f"detail {code}",
+            instance=f"/v1/table/t/describe#{code}",
+        )
+    )
+    client, sleeps = make_client(server, max_retries=0)
+    with pytest.raises(cls) as info:
+        client.describe_table(ln.DescribeTableRequest(id=["t"]))
+    err = info.value
+    assert type(err) is cls
+    assert err.code == code
+    assert str(err) == f"failure number {code}"
+    assert err.status == status
+    assert err.server_message == f"failure number {code}"
+    assert err.detail == f"detail {code}"
+    assert err.instance == f"/v1/table/t/describe#{code}"
+    assert err.error_type == "https://lance.org/errors/x"
+    assert backend.describe_error(err)["code"] == code
+
+
+def test_unknown_code_is_internal_error() -> None:
+    client, _ = make_client(Server(err_json(99, "from the future", 418)))
+    with pytest.raises(lne.InternalError) as info:
+        client.create_namespace(ln.CreateNamespaceRequest(id=["a"]))
+    assert type(info.value) is lne.InternalError
+    assert info.value.status == 418
+    assert str(info.value) == "from the future"
+
+
+def test_not_supported_under_internal_code_is_unsupported() -> None:
+    msg = "Not supported: batch_commit_tables not implemented, namespace.rs:385:13"
+    client, _ = make_client(Server(err_json(18, msg, 500)))
+    with pytest.raises(lne.UnsupportedOperationError) as info:
+        client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[]))
+    assert info.value.status == 500
+
+
+def test_error_object_with_nested_message() -> None:
+    """The adapter's query-parameter parse failure: {"error": {"message": ...}}, no code."""
+    body = {"error": {"message": "Failed to parse create_table properties as JSON"}}
+    client, _ = make_client(Server(httpx.Response(400, json=body)))
+    with pytest.raises(lne.InvalidInputError, match="Failed to parse create_table"):
+        client.create_table(ln.CreateTableRequest(id=["t"]), b"ipc")
+
+
+@pytest.mark.parametrize(
+    ("status", "ctype", "body", "cls"),
+    [
+        (502, "text/plain", "502 Bad Gateway: upstream nginx could not connect", lne.InternalError),
+        (503, "text/html", "<html><body><h1>Service Unavailable</h1></body></html>", lne.ServiceUnavailableError),
+        (401, "text/html", "<html>Login required</html>", lne.UnauthenticatedError),
+        (403, "text/plain", "forbidden by proxy", lne.PermissionDeniedError),
+        (404, "text/plain", "", lne.UnsupportedOperationError),
+        (429, "text/plain", "slow down", lne.ThrottlingError),
+        (500, "text/html", "<html>" + "x" * 1000 + "</html>", lne.InternalError),
+    ],
+)  # fmt: skip
+def test_non_json_error_body(status: int, ctype: str, body: str, cls: type) -> None:
+    server = Server(httpx.Response(status, text=body, headers={"content-type": ctype}))
+    client, _ = make_client(server)
+    with pytest.raises(cls) as info:  # a write: never retried, so one answer is enough
+        client.create_namespace(ln.CreateNamespaceRequest(id=["a"]))
+    message = str(info.value)
+    assert f"HTTP {status}" in message
+    assert BASE in message
+    assert body[:150] in message
+    assert "x" * 300 not in message  # only the first ~200 characters
+    assert info.value.status == status
+    assert len(server.requests) == 1
+
+
+def test_malformed_json_success_body() -> None:
+    client, _ = make_client(
+        Server(httpx.Response(200, text="{not json", headers={"content-type": "application/json"}))
+    )
+    with pytest.raises(lne.InternalError, match="malformed response") as info:
+        client.list_tables(ln.ListTablesRequest(id=["a"]))
+    assert "{not json" in str(info.value)
+    assert info.value.status == 200
+
+
+@pytest.mark.parametrize("payload", [[1, 2], {"tables": 5}, "text"])
+def test_success_body_of_the_wrong_shape(payload: Any) -> None:
+    client, _ = make_client(Server(httpx.Response(200, json=payload)))
+    with pytest.raises(lne.InternalError, match="malformed response"):
+        client.list_tables(ln.ListTablesRequest(id=["a"]))
+
+
+# ---------------------------------------------------------------------------- retries
+
+
+def test_retry_after_seconds_honoured_for_reads() -> None:
+    server = Server(
+        httpx.Response(503, json={"error": "busy", "code": 17}, headers={"Retry-After": "2"}),
+        httpx.Response(200, json={"tables": ["t"]}),
+    )
+    client, sleeps = make_client(server)
+    assert client.list_tables(ln.ListTablesRequest(id=["a"])).tables == ["t"]
+    assert sleeps == [2.0]
+    assert len(server.requests) == 2
+    assert [e.attempt for e in client.wire_log] == [1, 2]
+
+
+def test_retry_after_http_date_honoured_and_capped() -> None:
+    soon = email.utils.formatdate(time.time() + 5, usegmt=True)
+    later = email.utils.formatdate(time.time() + 3600, usegmt=True)
+    server = Server(
+        httpx.Response(429, json={"error": "slow", "code": 21}, headers={"Retry-After": soon}),
+        httpx.Response(429, json={"error": "slow", "code": 21}, headers={"Retry-After": later}),
+        httpx.Response(429, json={"error": "slow", "code": 21}, headers={"Retry-After": "900"}),
+        httpx.Response(200, json={"properties": {}}),
+    )
+    client, sleeps = make_client(server, retry_cap=7.0)
+    client.describe_namespace(ln.DescribeNamespaceRequest(id=["a"]))
+    assert 3.0 <= sleeps[0] <= 5.0
+    assert sleeps[1:] == [7.0, 7.0]
+
+
+def test_parse_retry_after() -> None:
+    now = 1_000_000.0
+    assert parse_retry_after("3", now=now) == 3.0
+    assert parse_retry_after("0.5", now=now) == 0.5
+    assert parse_retry_after(email.utils.formatdate(now + 10, usegmt=True), now=now) == 10.0
+    assert parse_retry_after(email.utils.formatdate(now - 10, usegmt=True), now=now) == 0.0
+    assert parse_retry_after("soon", now=now) is None
+    assert parse_retry_after(None) is None
+
+
+def test_503_and_429_retried_with_exponential_backoff_then_succeed() -> None:
+    server = Server(
+        httpx.Response(503, text="busy"),
+        httpx.Response(429, json={"error": "slow", "code": 21}),
+        httpx.Response(200, json={"namespaces": ["x"]}),
+    )
+    client, sleeps = make_client(server, backoff=0.01)
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == ["x"]
+    assert sleeps == [0.01, 0.02]
+
+
+def test_retries_exhausted_raise_the_last_answer() -> None:
+    server = Server(default=httpx.Response(503, json={"error": "down", "code": 17}))
+    client, sleeps = make_client(server, max_retries=2, backoff=0.01)
+    with pytest.raises(lne.ServiceUnavailableError, match="down"):
+        client.describe_table(ln.DescribeTableRequest(id=["t"]))
+    assert len(server.requests) == 3
+    assert sleeps == [0.01, 0.02]
+
+
+WRITES: list[tuple[str, Any, tuple[Any, ...]]] = [
+    ("create_namespace", ln.CreateNamespaceRequest(id=["a"]), ()),
+    ("declare_table", ln.DeclareTableRequest(id=["t"]), ()),
+    ("drop_table", ln.DropTableRequest(id=["t"]), ()),
+    ("deregister_table", ln.DeregisterTableRequest(id=["t"]), ()),
+    ("alter_transaction", ln.AlterTransactionRequest.from_dict(
+            {"id": ["t", "tx"], "actions": [{"set_status_action": {"status": "Canceled"}}]}
+        ), ()),
+    ("batch_commit_tables", ln.BatchCommitTablesRequest(operations=[]), ()),
+    ("create_table_index", ln.CreateTableIndexRequest(id=["t"], column="c", index_type="BTREE"), ()),
+    ("create_table", ln.CreateTableRequest(id=["t"]), (b"ipc",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "request_model", "extra"), WRITES, ids=[w[0] for w in WRITES])
+def test_writes_are_never_retried(op: str, request_model: Any, extra: tuple[Any, ...]) -> None:
+    assert not ROUTES[op].read_only
+    server = Server(
+        httpx.Response(503, json={"error": "busy", "code": 17}, headers={"Retry-After": "1"}),
+        default=httpx.Response(200, json={}),
+    )
+    client, sleeps = make_client(server)
+    with pytest.raises(lne.ServiceUnavailableError):
+        getattr(client, op)(request_model, *extra)
+    assert len(server.requests) == 1
+    assert sleeps == []
+
+
+def test_connection_reset_retried_for_reads() -> None:
+    server = Server(
+        httpx.ReadError("Connection reset by peer"),
+        httpx.RemoteProtocolError("Server disconnected without sending a response."),
+        httpx.Response(200, json={"versions": []}),
+    )
+    client, sleeps = make_client(server, backoff=0.01)
+    resp = client.list_table_versions(ln.ListTableVersionsRequest(id=["t"]))
+    assert resp.versions == []
+    assert len(server.requests) == 3
+    assert sleeps == [0.01, 0.02]
+    errors = [e.error for e in client.wire_log]
+    assert "Connection reset by peer" in errors[0]
+    assert errors[2] is None
+
+
+def test_connection_reset_not_retried_for_writes() -> None:
+    server = Server(httpx.ReadError("Connection reset by peer"))
+    client, sleeps = make_client(server)
+    with pytest.raises(
+        NamespaceConnectionError, match=r"cannot reach http://ns\.test:2333/"
+    ) as info:
+        client.drop_table_index(ln.DropTableIndexRequest(id=["t"], index_name="i"))
+    assert isinstance(info.value, lne.ServiceUnavailableError)
+    assert len(server.requests) == 1
+    assert sleeps == []
+
+
+def test_refused_port_is_a_connection_error_naming_the_url() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    sleeps = Sleeps()
+    client = RestNamespaceClient(f"http://127.0.0.1:{port}", sleep=sleeps, max_retries=2)
+    with pytest.raises(NamespaceConnectionError) as info:
+        client.list_namespaces(ln.ListNamespacesRequest())
+    assert not isinstance(info.value, NamespaceTimeoutError)
+    assert f"http://127.0.0.1:{port}/v1/namespace/%24/list" in str(info.value)
+    assert info.value.url == f"http://127.0.0.1:{port}/v1/namespace/%24/list"
+    assert len(sleeps) == 2  # a read: retried, then given up
+    assert len(client.wire_log) == 3
+    client.close()
+
+
+def test_dns_failure_is_a_connection_error() -> None:
+    client = RestNamespaceClient("http://no-such-host.invalid", max_retries=0)
+    with pytest.raises(NamespaceConnectionError, match=r"no-such-host\.invalid"):
+        client.describe_namespace(ln.DescribeNamespaceRequest(id=["a"]))
+    client.close()
+
+
+def test_silent_server_times_out_naming_the_url() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # the kernel accepts the connection; nobody ever answers
+    port = listener.getsockname()[1]
+    sleeps = Sleeps()
+    client = RestNamespaceClient(f"http://127.0.0.1:{port}", timeout=0.2, sleep=sleeps)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(NamespaceTimeoutError) as info:
+            client.list_tables(ln.ListTablesRequest(id=["a"]))
+        assert time.perf_counter() - started < 5
+        assert f"http://127.0.0.1:{port}/v1/namespace/a/table/list" in str(info.value)
+        assert "0.2 s" in str(info.value)
+        assert sleeps == []  # the caller already waited `timeout`: not retried
+        assert len(client.wire_log) == 1
+        assert client.wire_log.last().status is None
+    finally:
+        client.close()
+        listener.close()
+
+
+def test_closed_client_raises_connection_error() -> None:
+    server = Server(default=httpx.Response(200, json={"namespaces": []}))
+    with make_client(server)[0] as client:
+        client.list_namespaces(ln.ListNamespacesRequest())
+    with pytest.raises(NamespaceConnectionError, match="closed"):
+        client.list_namespaces(ln.ListNamespacesRequest())
+
+
+# ---------------------------------------------------------------------------- encoding
+
+
+def test_odd_names_are_percent_encoded_in_one_path_segment() -> None:
+    server = Server(httpx.Response(200, json={"table": "x"}))
+    client, _ = make_client(server)
+    client.describe_table(ln.DescribeTableRequest(id=["a/b", "c?d#e f%g", "é~ü.-_"]))
+    assert server.last.url.raw_path == (
+        b"/v1/table/a%2Fb%24c%3Fd%23e%20f%25g%24%C3%A9~%C3%BC.-_/describe"
+        b"?with_table_uri=false&check_declared=false"
+    )
+
+
+def test_index_name_is_encoded_too() -> None:
+    server = Server(httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    client.drop_table_index(ln.DropTableIndexRequest(id=["t"], index_name="my idx/1"))
+    assert server.last.url.raw_path == b"/v1/table/t/index/my%20idx%2F1/drop"
+
+
+def test_root_namespace_is_the_delimiter() -> None:
+    server = Server(default=httpx.Response(200, json={"namespaces": []}))
+    client, _ = make_client(server)
+    client.list_namespaces(ln.ListNamespacesRequest())
+    client.list_namespaces(ln.ListNamespacesRequest(id=[]))
+    assert [r.url.raw_path for r in server.requests] == [b"/v1/namespace/%24/list"] * 2
+
+
+def test_custom_delimiter_is_sent_as_query_parameter() -> None:
+    server = Server(default=httpx.Response(200, json={"namespaces": []}))
+    client, _ = make_client(server, delimiter="/")
+    client.list_namespaces(ln.ListNamespacesRequest(id=["a", "b"], limit=5))
+    client.list_namespaces(ln.ListNamespacesRequest())
+    assert server.requests[0].url.raw_path == b"/v1/namespace/a%2Fb/list?delimiter=%2F&limit=5"
+    assert server.requests[1].url.raw_path == b"/v1/namespace/%2F/list?delimiter=%2F"
+
+
+def test_default_delimiter_is_not_sent() -> None:
+    server = Server(default=httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    client.create_namespace(ln.CreateNamespaceRequest(id=["a", "b"]))
+    assert server.last.url.raw_path == b"/v1/namespace/a%24b/create"
+    assert "delimiter" not in server.last.url.params
+
+
+@pytest.mark.parametrize("bad_id", [["a$b"], ["a", ""], "a"])
+def test_ids_that_cannot_be_encoded_are_rejected_before_sending(bad_id: Any) -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError):
+        client.describe_table(ln.DescribeTableRequest.model_construct(id=bad_id))
+    assert server.requests == []
+
+
+def test_identity_goes_to_headers_never_to_the_body() -> None:
+    server = Server(default=httpx.Response(200, json={}))
+    client, _ = make_client(server, api_key="conn-key-123", auth_token="conn-token-456")
+    client.create_namespace(ln.CreateNamespaceRequest(id=["a"], properties={"k": "v"}))
+    req = server.last
+    assert req.headers["x-api-key"] == "conn-key-123"
+    assert req.headers["authorization"] == "Bearer conn-token-456"
+    assert json.loads(req.content) == {"id": ["a"], "properties": {"k": "v"}}
+
+    identity = ln.CreateNamespaceRequest.model_fields["identity"].annotation.__args__[0]
+    client.create_namespace(
+        ln.CreateNamespaceRequest(
+            id=["b"],
+            identity=identity(api_key="req-key", auth_token="req-token"),
+            context={"trace_id": "t1"},
+        )
+    )
+    req = server.last
+    assert req.headers["x-api-key"] == "req-key"
+    assert req.headers["authorization"] == "Bearer req-token"
+    body = json.loads(req.content)
+    assert body == {"id": ["b"]}
+    assert b"req-key" not in req.content and b"req-token" not in req.content
+
+
+def test_identity_stripped_from_nested_batch_requests() -> None:
+    server = Server(default=httpx.Response(200, json={"results": []}))
+    client, _ = make_client(server)
+    op = ln.CommitTableOperation.from_dict(
+        {
+            "declare_table": {
+                "id": ["t"],
+                "identity": {"api_key": "nested-secret"},
+                "context": {"c": "1"},
+                "properties": {"context": "kept: a property, not a context object"},
+            }
+        }
+    )
+    client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[op]))
+    body = json.loads(server.last.content)
+    assert body == {
+        "operations": [
+            {
+                "declare_table": {
+                    "id": ["t"],
+                    "properties": {"context": "kept: a property, not a context object"},
+                }
+            }
+        ]
+    }
+
+
+def test_context_becomes_headers_under_both_conventions() -> None:
+    server = Server(default=httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    client.describe_namespace(
+        ln.DescribeNamespaceRequest(
+            id=["a"],
+            context={
+                "trace_id": "abc123",
+                "header.X-Request-Id": "req-9",
+                "header.Authorization": "Bearer from-context",
+                "label": "naïve café",
+            },
+        )
+    )
+    req = server.last
+    assert req.headers["x-lance-ctx-trace_id"] == "abc123"
+    assert req.headers["x-request-id"] == "req-9"
+    assert req.headers["authorization"] == "Bearer from-context"
+    assert (b"x-lance-ctx-label", "naïve café".encode()) in req.headers.raw  # UTF-8 on the wire
+    assert "context" not in json.loads(req.content)
+
+
+def test_context_key_that_is_no_header_name_is_rejected() -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match="cannot be sent as the HTTP header"):
+        client.describe_namespace(ln.DescribeNamespaceRequest(id=["a"], context={"a b": "x"}))
+    assert server.requests == []
+
+
+def test_response_headers_come_back_in_context() -> None:
+    server = Server(
+        httpx.Response(
+            200,
+            json={"properties": {"p": "1"}, "context": {"server": "said"}},
+            headers={"x-request-id": "abc123", "x-trace": "t"},
+        )
+    )
+    client, _ = make_client(server)
+    resp = client.describe_namespace(ln.DescribeNamespaceRequest(id=["a"]))
+    assert resp.properties == {"p": "1"}
+    assert resp.context["header.x-request-id"] == "abc123"
+    assert resp.context["header.x-trace"] == "t"
+    assert resp.context["server"] == "said"
+
+
+def test_empty_success_body_for_exists() -> None:
+    client, _ = make_client(Server(httpx.Response(204)))
+    resp = client.table_exists(ln.TableExistsRequest(id=["t"]))
+    assert isinstance(resp, ln.TableExistsResponse)
+
+
+@pytest.mark.parametrize(
+    ("op", "request_model", "method", "raw_path"),
+    [
+        ("list_namespaces", ln.ListNamespacesRequest(id=["a"], page_token="p/1", limit=2), "GET",
+         b"/v1/namespace/a/list?page_token=p%2F1&limit=2"),
+        ("list_tables", ln.ListTablesRequest(id=["a"], limit=3, include_declared=False), "GET",
+         b"/v1/namespace/a/table/list?limit=3&include_declared=false"),
+        ("list_all_tables", ln.ListTablesRequest(page_token="x"), "GET",
+         b"/v1/table?page_token=x&include_declared=true"),
+        ("list_table_versions",
+         ln.ListTableVersionsRequest(id=["t"], limit=10, page_token="5", descending=True), "POST",
+         b"/v1/table/t/version/list?page_token=5&limit=10&descending=true"),
+        ("drop_table_index", ln.DropTableIndexRequest(id=["t"], index_name="i", branch="b"), "POST",
+         b"/v1/table/t/index/i/drop?branch=b"),
+        ("drop_table", ln.DropTableRequest(id=["t"]), "POST", b"/v1/table/t/drop"),
+        ("list_table_tags", ln.ListTableTagsRequest(id=["t"], limit=1), "POST",
+         b"/v1/table/t/tags/list?limit=1"),
+        ("list_table_branches", ln.ListTableBranchesRequest(id=["t"]), "POST",
+         b"/v1/table/t/branches/list"),
+    ],
+)  # fmt: skip
+def test_routes_without_a_body(op: str, request_model: Any, method: str, raw_path: bytes) -> None:
+    server = Server(default=httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    with contextlib.suppress(lne.InternalError):  # {} does not fit every list response
+        getattr(client, op)(request_model)
+    req = server.last
+    assert req.method == method
+    assert req.url.raw_path == raw_path
+    assert req.content == b""
+    assert "content-type" not in req.headers
+
+
+def test_create_table_sends_arrow_ipc_and_query_parameters() -> None:
+    server = Server(httpx.Response(200, json={"location": "/x", "version": 1}))
+    client, _ = make_client(server)
+    resp = client.create_table(
+        ln.CreateTableRequest(id=["t"], mode="overwrite", properties={"owner": "me"}),
+        b"ARROW-IPC-BYTES",
+    )
+    assert resp.version == 1
+    req = server.last
+    assert req.headers["content-type"] == "application/vnd.apache.arrow.stream"
+    assert req.content == b"ARROW-IPC-BYTES"
+    assert req.url.params["mode"] == "overwrite"
+    assert json.loads(req.url.params["properties"]) == {"owner": "me"}
+
+
+def test_merge_insert_repeats_on_for_composite_keys() -> None:
+    server = Server(httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    client.merge_insert_into_table(
+        ln.MergeInsertIntoTableRequest(id=["t"], on=["region", "id"], use_index=True), b"x"
+    )
+    assert server.last.url.params.get_list("on") == ["region", "id"]
+    assert server.last.url.params["use_index"] == "true"
+
+
+def test_schema_metadata_body_is_the_metadata_map() -> None:
+    server = Server(httpx.Response(200, json={"metadata": {"a": "1"}}))
+    client, _ = make_client(server)
+    resp = client.update_table_schema_metadata(
+        ln.UpdateTableSchemaMetadataRequest(id=["t"], metadata={"a": "1"})
+    )
+    assert json.loads(server.last.content) == {"a": "1"}
+    assert resp.metadata == {"a": "1"}
+
+
+def test_count_plan_and_query_responses() -> None:
+    server = Server(
+        httpx.Response(200, json=42),
+        httpx.Response(200, json="LanceRead: projection=[a]\n"),
+        httpx.Response(200, text="plain plan", headers={"content-type": "text/plain"}),
+        httpx.Response(200, content=b"ARROW1....", headers={"content-type": "application/vnd.apache.arrow.file"}),
+    )  # fmt: skip
+    client, _ = make_client(server)
+    assert client.count_table_rows(ln.CountTableRowsRequest(id=["t"])).count == 42
+    plan = client.explain_table_query_plan(ln.ExplainTableQueryPlanRequest(id=["t"], query={"k": 1, "vector": {}}))  # fmt: skip
+    assert plan == "LanceRead: projection=[a]\n"
+    assert client.analyze_table_query_plan(ln.AnalyzeTableQueryPlanRequest(id=["t"], k=1, vector={})) == "plain plan"  # fmt: skip
+    q = client.query_table(ln.QueryTableRequest(id=["t"], k=1, vector={}))
+    assert q.data == b"ARROW1...."
+    assert "application/vnd.apache.arrow.file" in server.last.headers["accept"]
+
+
+@pytest.mark.parametrize(
+    ("op", "payload", "answer", "expected_type"),
+    [
+        ("create_table_version",
+         {"id": ["t"], "version": 3, "manifest_path": "_versions/3.manifest"},
+         {"version": {"version": 3, "manifest_path": "_versions/3.manifest"}},
+         ln.CreateTableVersionResponse),
+        ("describe_table_version", {"id": ["t"], "version": 3},
+         {"version": {"version": 3, "manifest_path": "m"}}, ln.DescribeTableVersionResponse),
+        ("batch_delete_table_versions",
+         {"id": ["t"], "ranges": [{"start_version": 1, "end_version": 2}]},
+         {"deleted_count": 2}, ln.BatchDeleteTableVersionsResponse),
+    ],
+)  # fmt: skip
+def test_dict_requests_accepted_models_returned(
+    op: str, payload: dict[str, Any], answer: dict[str, Any], expected_type: type
+) -> None:
+    server = Server(httpx.Response(200, json=answer))
+    client, _ = make_client(server)
+    resp = getattr(client, op)(payload)
+    assert type(resp) is expected_type
+    assert json.loads(server.last.content) == payload
+
+
+def test_unknown_option_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="unknown REST option"):
+        RestNamespaceClient(BASE, api_kye="typo")
+
+
+# ---------------------------------------------------------------------------- pagination
+
+
+def _paged_tables(pages: dict[str | None, tuple[list[str], str | None]]) -> Server:
+    def answer(request: httpx.Request) -> httpx.Response:
+        token = request.url.params.get("page_token")
+        tables, nxt = pages[token]
+        return httpx.Response(200, json={"tables": tables, "page_token": nxt})
+
+    return Server(default=answer)
+
+
+def test_list_all_follows_page_tokens() -> None:
+    server = _paged_tables({None: (["a", "b"], "t1"), "t1": (["c"], "t2"), "t2": (["d"], "")})
+    client, _ = make_client(server)
+    tables = list_all(client.list_tables, ln.ListTablesRequest(id=["ns"], limit=2), "tables")
+    assert tables == ["a", "b", "c", "d"]
+    assert [r.url.params.get("page_token") for r in server.requests] == [None, "t1", "t2"]
+    assert all(r.url.params["limit"] == "2" for r in server.requests)
+
+
+def test_list_all_infers_the_field_and_stops_on_null_token() -> None:
+    server = _paged_tables({None: (["a"], "n"), "n": ([], None)})
+    client, _ = make_client(server)
+    assert list_all(client.list_tables, ln.ListTablesRequest(id=["ns"])) == ["a"]
+
+
+def test_pagination_stops_when_a_token_repeats() -> None:
+    server = _paged_tables({None: (["a"], "same"), "same": (["b"], "same")})
+    client, _ = make_client(server)
+    with pytest.raises(lne.InternalError, match="returned page_token 'same' twice"):
+        list_all(client.list_tables, ln.ListTablesRequest(id=["ns"]), "tables")
+    assert len(server.requests) == 2
+
+
+def test_pagination_max_pages_bound() -> None:
+    counter = iter(range(10_000))
+    server = Server(
+        default=lambda r: httpx.Response(200, json={"tables": ["x"], "page_token": str(next(counter))})
+    )  # fmt: skip
+    client, _ = make_client(server)
+    with pytest.raises(lne.InternalError, match="max_pages=5"):
+        list(iter_pages(client.list_tables, ln.ListTablesRequest(id=["ns"]), max_pages=5))
+
+
+def test_paging_helper_works_on_dicts_and_plain_callables() -> None:
+    pages = {None: {"versions": [1, 2], "page_token": "x"}, "x": {"versions": [3]}}
+    seen: list[Any] = []
+
+    def fake(request: dict[str, Any]) -> dict[str, Any]:
+        seen.append(request)
+        return pages[request.get("page_token")]
+
+    assert list_all(fake, {"id": ["t"]}) == [1, 2, 3]
+    assert seen[1] == {"id": ["t"], "page_token": "x"}
+
+
+def test_paging_helper_on_the_local_directory_namespace(tmp_path) -> None:
+    from lance.namespace import DirectoryNamespace
+
+    ns = DirectoryNamespace(root=str(tmp_path))
+    names = [f"n{i}" for i in range(5)]
+    for name in names:
+        ns.create_namespace(ln.CreateNamespaceRequest(id=[name]))
+    got = list_all(ns.list_namespaces, ln.ListNamespacesRequest(id=[], limit=2), "namespaces")
+    assert sorted(got) == names
+
+
+# ---------------------------------------------------------------------------- wire log
+
+
+SECRETS = ("conn-key-123", "conn-token-456", "AKIA-SECRET-VALUE", "sess-tok-789", "hunter2")
+
+
+def _assert_no_secret(text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, secret
+
+
+def test_wire_log_records_and_redacts() -> None:
+    describe = {
+        "table": "t",
+        "location": "s3://b/t",
+        "storage_options": {
+            "aws_access_key_id": "AKIA-SECRET-VALUE",
+            "aws_secret_access_key": "AKIA-SECRET-VALUE",
+            "aws_session_token": "sess-tok-789",
+            "region": "us-east-1",
+        },
+    }
+    server = Server(
+        httpx.Response(200, json=describe, headers={"set-cookie": "sid=hunter2", "x-request-id": "r1"}),
+        httpx.Response(200, json={}),
+    )  # fmt: skip
+    client, _ = make_client(
+        server,
+        api_key="conn-key-123",
+        auth_token="conn-token-456",
+        headers={"X-Session-Token": "sess-tok-789", "X-Team": "blue"},
+    )
+    resp = client.describe_table(ln.DescribeTableRequest(id=["t"], vend_credentials=True))
+    assert resp.storage_options["aws_secret_access_key"] == "AKIA-SECRET-VALUE"  # caller gets it
+    client.create_namespace(
+        ln.CreateNamespaceRequest(id=["n"], properties={"db_password": "hunter2", "owner": "me"})
+    )
+    first, second = list(client.wire_log)
+    assert first.op == "describe_table" and second.op == "create_namespace"
+    assert first.method == "POST" and first.status == 200 and first.elapsed_ms >= 0
+    assert first.request_headers["x-api-key"] == REDACTED
+    assert first.request_headers["authorization"] == f"Bearer {REDACTED}"
+    assert first.request_headers["x-session-token"] == REDACTED
+    assert first.request_headers["x-team"] == "blue"
+    assert first.response_headers["set-cookie"] == REDACTED
+    assert first.response_headers["x-request-id"] == "r1"
+    assert first.response_body["storage_options"] == {
+        "aws_access_key_id": REDACTED,
+        "aws_secret_access_key": REDACTED,
+        "aws_session_token": REDACTED,
+        "region": "us-east-1",
+    }
+    assert second.request_body == {"id": ["n"], "properties": {"db_password": REDACTED, "owner": "me"}}  # fmt: skip
+    for entry in client.wire_log:
+        _assert_no_secret(repr(entry))
+        _assert_no_secret(json.dumps(entry.as_dict()))
+        _assert_no_secret(to_curl(entry))
+    _assert_no_secret(repr(client))
+    _assert_no_secret(client.namespace_id())
+    _assert_no_secret(repr(client.wire_log))
+
+
+def test_wire_log_redacts_secrets_in_query_strings() -> None:
+    server = Server(httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    client.create_table(
+        ln.CreateTableRequest(
+            id=["t"], storage_options={"aws_secret_access_key": "AKIA-SECRET-VALUE", "region": "eu"}
+        ),
+        b"\x00" * 1234,
+    )
+    entry = client.wire_log.last()
+    assert "AKIA-SECRET-VALUE" in str(server.last.url.params["storage_options"])  # sent for real
+    _assert_no_secret(entry.url)
+    assert "region" in entry.url
+    assert entry.request_body == "<1234 bytes arrow ipc>"
+    curl = to_curl(entry)
+    assert "--data-binary @request.arrow" in curl
+    _assert_no_secret(curl)
+    assert redact_url("http://user:pw@h/x?api_key=hunter2&limit=1") == (
+        f"http://{REDACTED}@h/x?api_key={REDACTED.replace('<', '%3C').replace('>', '%3E')}&limit=1"
+    )
+
+
+def test_wire_log_truncates_huge_bodies_and_is_a_ring_buffer() -> None:
+    big = {"tables": [f"table_{i:06d}" for i in range(20_000)]}
+    server = Server(httpx.Response(200, json=big), default=httpx.Response(200, json={"namespaces": []}))  # fmt: skip
+    client, _ = make_client(server, wire_log_size=3)
+    client.list_tables(ln.ListTablesRequest(id=["a"]))
+    body = client.wire_log.last().response_body
+    assert isinstance(body, str) and "<truncated," in body and len(body) < 20_000
+    for _ in range(4):
+        client.list_namespaces(ln.ListNamespacesRequest())
+    assert len(client.wire_log) == 3
+    assert [e.op for e in client.wire_log] == ["list_namespaces"] * 3
+    client.wire_log.clear()
+    assert list(client.wire_log) == []
+
+
+def test_wire_entry_pickles_without_secrets() -> None:
+    server = Server(
+        httpx.Response(200, json={"storage_options": {"aws_session_token": "sess-tok-789"}})
+    )
+    client, _ = make_client(server, api_key="conn-key-123")
+    client.describe_table(ln.DescribeTableRequest(id=["t"]))
+    entry = client.wire_log.last()
+    data = pickle.dumps(entry)
+    _assert_no_secret(data.decode("latin-1"))
+    copy = pickle.loads(data)
+    assert copy.as_dict() == entry.as_dict()
+
+
+def test_wire_log_can_be_disabled() -> None:
+    client, _ = make_client(Server(), wire_log_size=0)
+    client.create_namespace(ln.CreateNamespaceRequest(id=["a"]))
+    assert len(client.wire_log) == 0
+    assert not client.wire_log.enabled
+
+
+def test_wire_log_records_errors() -> None:
+    log = WireLog(5)
+    entry = log.record(
+        op="x",
+        method="GET",
+        url="http://h/v1/x",
+        request_headers={"Authorization": "Basic abc"},
+        request_body=None,
+        status=None,
+        response_headers=None,
+        response_body=None,
+        elapsed_ms=1.5,
+        error="refused",
+    )
+    assert entry is not None and not entry.ok
+    assert entry.request_headers == {"Authorization": f"Basic {REDACTED}"}
+
+
+def test_to_curl_is_copy_pasteable() -> None:
+    server = Server(httpx.Response(200, json={}))
+    client, _ = make_client(server, api_key="conn-key-123", auth_token="conn-token-456")
+    client.declare_table(ln.DeclareTableRequest(id=["ns", "it's"], location="s3://b/x"))
+    curl = to_curl(client.wire_log.last())
+    _assert_no_secret(curl)
+    argv = shlex.split(curl)  # valid shell quoting
+    assert argv[:4] == ["curl", "-sS", "-X", "POST"]
+    assert argv[4] == f"{BASE}/v1/table/ns%24it%27s/declare"
+    assert "x-api-key: $LANCE_API_KEY" in argv
+    assert "authorization: Bearer $LANCE_AUTH_TOKEN" in argv
+    data = argv[argv.index("--data-raw") + 1]
+    assert json.loads(data) == {"id": ["ns", "it's"], "location": "s3://b/x"}
+    assert '"x-api-key: $LANCE_API_KEY"' in curl  # double quotes: the shell expands it
+
+
+def test_capabilities_and_identity_strings() -> None:
+    client, _ = make_client(Server(), api_key="conn-key-123")
+    caps = backend.capabilities(client)
+    assert caps.kind == "rest"
+    assert caps.batch_commit and caps.wire_log and not caps.progress_events
+    assert caps.honoured_index_params is None
+    assert caps.notes
+    assert client.namespace_id() == f"RestNamespaceClient {{ uri: '{BASE}' }}"
+    assert "api_key=<set>" in repr(client)
