@@ -1,0 +1,586 @@
+"""The demo namespace: Python standard-library docstrings as Lance tables.
+
+Everything is made locally from ``inspect`` on a fixed list of standard-library modules; nothing
+is downloaded. Layout (ids joined with ``$``)::
+
+    stdlib                         namespace (properties: description, source, python)
+    stdlib$modules                 one row per module            2 versions, BTREE
+    stdlib$symbols                 functions, classes, methods  11 versions, 5 indexes
+    stdlib$text                    namespace: text-processing modules
+    stdlib$text$functions          their functions and methods   4 versions, IVF_HNSW_SQ + FTS
+    sandbox                        namespace
+    sandbox$embeddings_v2          declared only (no data yet)
+
+``stdlib$symbols`` has history for the version browser (initial write, append, a deleted
+batch, an added column, a config change, index builds) and rows appended after its indexes
+were built, so index coverage lags. Vectors are 64-dimensional feature hashes of the docstring
+tokens (L2-normalised), so similar docstrings really are close.
+
+``create_demo_namespace(root)`` is idempotent: ``<root>/_console/demo.json`` is written last and
+a complete demo is returned as is. A crashed build (``demo.building`` marker) is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import inspect
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import warnings
+import zlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from lance_namespace import (
+    CreateNamespaceRequest,
+    CreateTableIndexRequest,
+    CreateTableRequest,
+    DeclareTableRequest,
+    DescribeTableRequest,
+    UpdateTableSchemaMetadataRequest,
+)
+
+from .local import LocalNamespace, normalise_target
+
+DEMO_VERSION = 1
+VECTOR_DIM = 64
+MARKER = "_console/demo.json"
+BUILDING_MARKER = "_console/demo.building"
+MAX_METHODS_PER_CLASS = 12
+
+# Deterministic module list: pure-Python or always-built-in modules without import side effects.
+DEMO_MODULES: tuple[str, ...] = (
+    "abc",
+    "argparse",
+    "array",
+    "base64",
+    "bisect",
+    "calendar",
+    "collections",
+    "configparser",
+    "contextlib",
+    "copy",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "difflib",
+    "enum",
+    "fnmatch",
+    "fractions",
+    "functools",
+    "glob",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "html",
+    "itertools",
+    "json",
+    "logging",
+    "math",
+    "operator",
+    "pathlib",
+    "pprint",
+    "queue",
+    "random",
+    "re",
+    "secrets",
+    "shlex",
+    "shutil",
+    "statistics",
+    "string",
+    "struct",
+    "tempfile",
+    "textwrap",
+    "threading",
+    "time",
+    "types",
+    "unicodedata",
+    "urllib.parse",
+    "uuid",
+    "warnings",
+    "zipfile",
+    "zlib",
+)
+TEXT_MODULES = frozenset(
+    {"difflib", "html", "re", "shlex", "string", "textwrap", "unicodedata", "fnmatch", "csv"}
+)
+# Appended after the indexes were built (so coverage charts show unindexed rows).
+LATE_MODULES = frozenset({"zipfile", "zlib", "uuid"})
+# Appended as the second version of stdlib$symbols.
+SECOND_BATCH = frozenset({"threading", "time", "types", "unicodedata", "urllib.parse", "warnings"})
+
+SYMBOLS_ID = ["stdlib", "symbols"]
+MODULES_ID = ["stdlib", "modules"]
+TEXT_ID = ["stdlib", "text", "functions"]
+DECLARED_ID = ["sandbox", "embeddings_v2"]
+
+
+@dataclasses.dataclass
+class DemoSummary:
+    root: str
+    tables: list[list[str]]
+    namespaces: list[list[str]]
+    declared: list[list[str]]
+    rows: dict[str, int]
+    versions: dict[str, int]
+    indexes: dict[str, list[str]]
+    build_seconds: float
+    created: bool = True
+    demo_version: int = DEMO_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DemoSummary:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in fields})
+
+
+# -- data ------------------------------------------------------------------------------------
+_TOKEN = re.compile(r"[a-z_][a-z0-9_]+")
+_TOKEN_CACHE: dict[str, tuple[int, float]] = {}
+
+
+def _token_slot(token: str) -> tuple[int, float]:
+    slot = _TOKEN_CACHE.get(token)
+    if slot is None:
+        h = zlib.crc32(token.encode("utf-8"))
+        slot = (h % VECTOR_DIM, 1.0 if (h >> 16) & 1 else -1.0)
+        _TOKEN_CACHE[token] = slot
+    return slot
+
+
+_STOP_WORDS_TEXT = """
+a an and any are as at be been but by can do does for from has have if in into is it its may
+more no not of on one or other same see should so such than that the their them then there
+these this to use used uses using was when which will with would you
+"""
+_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+
+def embed(texts: Iterable[str]) -> np.ndarray:
+    """Feature-hash each text's tokens into ``VECTOR_DIM`` floats, L2-normalised (deterministic).
+
+    Tokens are lower-case words without stop words, weighted ``1 + log(count)``; each token
+    lands in one of the dimensions (crc32) with a hashed sign.
+    """
+    texts = list(texts)
+    out = np.zeros((len(texts), VECTOR_DIM), dtype=np.float32)
+    for row, text in enumerate(texts):
+        counts: dict[str, int] = {}
+        for token in _TOKEN.findall(text.lower()):
+            if token not in _STOP_WORDS:
+                counts[token] = counts.get(token, 0) + 1
+        for token, count in (counts or {"empty": 1}).items():
+            idx, sign = _token_slot(token)
+            out[row, idx] += sign * (1.0 + np.log(count))
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return out / norms
+
+
+def _tags(module: str, kind: str, name: str, doc: str) -> list[str]:
+    lower = doc.lower()
+    tags = [module.split(".")[0], kind]
+    if ">>>" in doc:
+        tags.append("has_examples")
+    if "deprecated" in lower:
+        tags.append("deprecated")
+    if "raise" in lower:
+        tags.append("raises")
+    if "return" in lower:
+        tags.append("returns")
+    if name.isupper():
+        tags.append("constant_like")
+    if len(doc) < 60:
+        tags.append("short_doc")
+    return tags
+
+
+def _own(obj: Any, module_name: str) -> bool:
+    owner = getattr(obj, "__module__", None) or ""
+    base = module_name.split(".")[0]
+    return owner == module_name or owner.lstrip("_").split(".")[0] == base
+
+
+def collect_symbols(modules: Iterable[str] = DEMO_MODULES) -> list[dict[str, Any]]:
+    """Public functions, classes and (some) methods with docstrings, in a stable order."""
+    rows: list[dict[str, Any]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module_name in modules:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            for name, obj in sorted(vars(module).items()):
+                if name.startswith("_") or not _own(obj, module_name):
+                    continue
+                if inspect.isclass(obj):
+                    rows.append(_row(module_name, "class", name, name, obj))
+                    methods = 0
+                    for mname, member in sorted(vars(obj).items()):
+                        if methods >= MAX_METHODS_PER_CLASS or mname.startswith("_"):
+                            continue
+                        if callable(member) or isinstance(member, (classmethod, staticmethod)):
+                            row = _row(module_name, "method", mname, f"{name}.{mname}", member)
+                            if row["doc"]:
+                                rows.append(row)
+                                methods += 1
+                elif inspect.isroutine(obj):
+                    rows.append(_row(module_name, "function", name, name, obj))
+    return [r for r in rows if r["doc"]]
+
+
+def _row(module: str, kind: str, name: str, qualname: str, obj: Any) -> dict[str, Any]:
+    if isinstance(obj, (classmethod, staticmethod)):
+        obj = obj.__func__
+    try:
+        doc = inspect.getdoc(obj) or ""
+    except Exception:
+        doc = ""
+    return {"module": module, "kind": kind, "name": name, "qualname": qualname, "doc": doc}
+
+
+def symbols_table(rows: list[dict[str, Any]], first_id: int = 0) -> pa.Table:
+    docs = [r["doc"] for r in rows]
+    vectors = embed(f"{r['qualname']} {r['doc']}" for r in rows)
+    return pa.table(
+        {
+            "id": pa.array(range(first_id, first_id + len(rows)), pa.int64()),
+            "module": pa.array([r["module"] for r in rows], pa.string()),
+            "kind": pa.array([r["kind"] for r in rows], pa.string()),
+            "name": pa.array([r["name"] for r in rows], pa.string()),
+            "qualname": pa.array([r["qualname"] for r in rows], pa.string()),
+            "doc": pa.array(docs, pa.string()),
+            "doc_length": pa.array([len(d) for d in docs], pa.int64()),
+            "n_lines": pa.array([d.count("\n") + 1 for d in docs], pa.int32()),
+            "tags": pa.array(
+                [_tags(r["module"], r["kind"], r["name"], r["doc"]) for r in rows],
+                pa.list_(pa.string()),
+            ),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.reshape(-1), pa.float32()), VECTOR_DIM
+            ),
+        }
+    )
+
+
+def modules_table(rows: list[dict[str, Any]], modules: Iterable[str] = DEMO_MODULES) -> pa.Table:
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in modules:
+            try:
+                module = importlib.import_module(name)
+            except ImportError:
+                continue
+            doc = inspect.getdoc(module) or ""
+            mine = [r for r in rows if r["module"] == name]
+            out.append(
+                {
+                    "module": name,
+                    "package": name.split(".")[0],
+                    "doc": doc,
+                    "doc_length": len(doc),
+                    "n_lines": doc.count("\n") + 1,
+                    "n_functions": sum(r["kind"] == "function" for r in mine),
+                    "n_classes": sum(r["kind"] == "class" for r in mine),
+                    "is_text": name in TEXT_MODULES,
+                }
+            )
+    table = pa.Table.from_pylist(out)
+    table = table.set_column(
+        table.schema.get_field_index("doc_length"),
+        "doc_length",
+        table.column("doc_length").cast(pa.int64()),
+    )
+    vectors = embed(f"{r['module']} {r['doc']}" for r in out)
+    return table.append_column(
+        "vector",
+        pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), VECTOR_DIM),
+    )
+
+
+# -- build -----------------------------------------------------------------------------------
+def _say(progress: Callable[[str], None] | None, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def _read_marker(path: Path) -> DemoSummary | None:
+    try:
+        data = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("demo_version") != DEMO_VERSION:
+        return None
+    return DemoSummary.from_json(data)
+
+
+def _demo_complete(path: Path, summary: DemoSummary) -> bool:
+    """The marker is there and every table directory it lists still exists."""
+    ns = LocalNamespace(str(path))
+    try:
+        for table_id in summary.tables:
+            location = ns.table_location(table_id)
+            if not (Path(_local(location)) / "_versions").is_dir():
+                return False
+    except Exception:
+        return False
+    return True
+
+
+def _local(location: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(location)
+    return unquote(parsed.path) if parsed.scheme == "file" else location
+
+
+def _clear(path: Path) -> None:
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def create_demo_namespace(
+    root: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> DemoSummary:
+    """Build (or find) the demo namespace in a local directory. See module docstring.
+
+    Refuses to write into a non-empty directory that is not a demo. ``force=True`` rebuilds a
+    demo from scratch. ``progress`` receives short human-readable messages.
+    """
+    root_uri, _, path = normalise_target(root)
+    if path is None:
+        raise ValueError(f"the demo is built in a local directory, not {root_uri}")
+    existing = _read_marker(path)
+    if existing is not None and not force and _demo_complete(path, existing):
+        _say(progress, f"demo already present at {path}")
+        return dataclasses.replace(existing, created=False)
+    if path.exists() and any(path.iterdir()):
+        if existing is None and not (path / BUILDING_MARKER).exists():
+            raise ValueError(
+                f"refusing to build the demo in {path}: the directory is not empty and holds "
+                "no demo; choose an empty or new directory"
+            )
+        _say(progress, f"clearing the previous demo at {path}")
+        _clear(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / BUILDING_MARKER).parent.mkdir(parents=True, exist_ok=True)
+    (path / BUILDING_MARKER).write_text(str(time.time()), encoding="utf-8")
+
+    started = time.perf_counter()
+    summary = _build(path, progress)
+    summary.build_seconds = round(time.perf_counter() - started, 3)
+    marker = path / MARKER
+    tmp = marker.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary.to_json(), indent=1), encoding="utf-8")
+    os.replace(tmp, marker)
+    with contextlib.suppress(FileNotFoundError):
+        (path / BUILDING_MARKER).unlink()
+    _say(progress, f"demo ready in {summary.build_seconds:.1f}s at {path}")
+    return summary
+
+
+def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
+    ns = LocalNamespace(str(path))
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+    _say(progress, "reading standard-library docstrings")
+    rows = collect_symbols()
+    early = [r for r in rows if r["module"] not in SECOND_BATCH | LATE_MODULES]
+    second = [r for r in rows if r["module"] in SECOND_BATCH]
+    late = [r for r in rows if r["module"] in LATE_MODULES]
+
+    _say(progress, "creating namespaces")
+    ns.create_namespace(
+        CreateNamespaceRequest(
+            id=["stdlib"],
+            properties={
+                "description": "Docstrings of Python standard-library modules",
+                "source": "inspect.getdoc, generated locally",
+                "python": py,
+            },
+        )
+    )
+    ns.create_namespace(
+        CreateNamespaceRequest(
+            id=["stdlib", "text"],
+            properties={
+                "description": "Text-processing modules",
+                "modules": ", ".join(sorted(TEXT_MODULES)),
+            },
+        )
+    )
+    ns.create_namespace(
+        CreateNamespaceRequest(
+            id=["sandbox"], properties={"description": "Work in progress; tables may be empty"}
+        )
+    )
+
+    # stdlib$symbols: the main table, with history and lagging indexes.
+    _say(progress, f"writing stdlib$symbols ({len(rows)} rows over several versions)")
+    first = symbols_table(early)
+    ns.create_table(
+        CreateTableRequest(
+            id=SYMBOLS_ID,
+            properties={
+                "owner": "demo",
+                "description": "Public functions, classes and methods with their docstrings",
+                "embedding": f"feature hashing of docstring tokens, {VECTOR_DIM} dims, L2-normalised",
+            },
+        ),
+        first,
+    )
+    ds = ns.open_dataset(SYMBOLS_ID)
+    next_id = first.num_rows
+    ds.insert(symbols_table(second, first_id=next_id))  # v2: append
+    next_id += len(second)
+    ds.delete("kind = 'method' AND doc_length < 40")  # v3: a deleted batch
+    ds.add_columns({"has_examples": "strpos(doc, '>>>') > 0"})  # v4: an added column
+    ns.update_table_schema_metadata(  # v5: a metadata change
+        UpdateTableSchemaMetadataRequest(
+            id=SYMBOLS_ID, metadata={"demo.curated_by": "lance-console", "demo.python": py}
+        )
+    )
+
+    _say(progress, "building indexes on stdlib$symbols")
+    for req in (
+        CreateTableIndexRequest(
+            id=SYMBOLS_ID,
+            column="vector",
+            index_type="IVF_PQ",
+            name="vector_ivf_pq",
+            distance_type="cosine",
+            num_partitions=4,
+            num_sub_vectors=8,
+            max_iterations=20,
+        ),
+        CreateTableIndexRequest(
+            id=SYMBOLS_ID, column="doc", index_type="FTS", name="doc_fts", with_position=True
+        ),
+        CreateTableIndexRequest(
+            id=SYMBOLS_ID, column="doc_length", index_type="BTREE", name="doc_length_btree"
+        ),
+        CreateTableIndexRequest(
+            id=SYMBOLS_ID, column="kind", index_type="BITMAP", name="kind_bitmap"
+        ),
+        CreateTableIndexRequest(
+            id=SYMBOLS_ID, column="tags", index_type="LABEL_LIST", name="tags_label_list"
+        ),
+    ):
+        ns.create_table_index(req)
+
+    _say(progress, "appending rows after the index builds (coverage lag)")
+    late_table = symbols_table(late, first_id=next_id)
+    late_table = late_table.append_column(
+        "has_examples", pa.array([">>>" in d for d in late_table.column("doc").to_pylist()])
+    )
+    ns.open_dataset(SYMBOLS_ID).insert(late_table)
+
+    # stdlib$modules
+    _say(progress, "writing stdlib$modules")
+    ns.create_table(
+        CreateTableRequest(
+            id=MODULES_ID, properties={"owner": "demo", "description": "One row per module"}
+        ),
+        modules_table(rows),
+    )
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=MODULES_ID, column="doc_length", index_type="BTREE", name="doc_length_btree"
+        )
+    )
+
+    # stdlib$text$functions
+    _say(progress, "writing stdlib$text$functions")
+    text_rows = [r for r in rows if r["module"] in TEXT_MODULES and r["kind"] != "class"]
+    half = len(text_rows) // 2
+    ns.create_table(
+        CreateTableRequest(
+            id=TEXT_ID,
+            properties={"owner": "demo", "description": "Functions and methods of text modules"},
+        ),
+        symbols_table(text_rows[:half]),
+    )
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=TEXT_ID,
+            column="vector",
+            index_type="IVF_HNSW_SQ",
+            name="vector_hnsw",
+            distance_type="dot",
+            num_partitions=2,
+            m=8,
+            ef_construction=64,
+        )
+    )
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=TEXT_ID, column="doc", index_type="FTS", name="doc_fts", stem=True
+        )
+    )
+    ns.open_dataset(TEXT_ID).insert(symbols_table(text_rows[half:], first_id=half))
+
+    # sandbox$embeddings_v2: declared only
+    _say(progress, "declaring sandbox$embeddings_v2 (no data)")
+    ns.declare_table(
+        DeclareTableRequest(
+            id=DECLARED_ID,
+            properties={
+                "owner": "demo",
+                "status": "planned",
+                "description": "Next embedding model",
+            },
+        )
+    )
+
+    tables = [MODULES_ID, SYMBOLS_ID, TEXT_ID]
+    rows_by_table, versions, indexes = {}, {}, {}
+    for table_id in tables:
+        ds = ns.open_dataset(table_id)
+        key = "$".join(table_id)
+        rows_by_table[key] = ds.count_rows()
+        versions[key] = ds.version
+        indexes[key] = sorted(i.name for i in ds.describe_indices())
+    desc = ns.describe_table(DescribeTableRequest(id=DECLARED_ID, check_declared=True))
+    if not desc.is_only_declared:
+        raise RuntimeError(f"the declared demo table {'$'.join(DECLARED_ID)} has data")
+    return DemoSummary(
+        root=ns.root,
+        tables=tables,
+        namespaces=[["stdlib"], ["stdlib", "text"], ["sandbox"]],
+        declared=[DECLARED_ID],
+        rows=rows_by_table,
+        versions=versions,
+        indexes=indexes,
+        build_seconds=0.0,
+    )
+
+
+__all__ = [
+    "DEMO_MODULES",
+    "DemoSummary",
+    "collect_symbols",
+    "create_demo_namespace",
+    "embed",
+]

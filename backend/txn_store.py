@@ -1,0 +1,424 @@
+"""A small store of transaction records under a namespace root.
+
+The local backend keeps records here for transactions that are not a single table commit
+(batch commits). Per-table transactions are pylance's own: their AlterTransaction changes live
+where pylance's core keeps them (``<table>/_alter_transactions/<uuid>.json``), see
+``backend.local``. One JSON document per transaction id:
+
+* a local root (path or ``file://``): ``<root>/_console/transactions/<quoted id>.json``, written
+  atomically (temporary file in the same directory, fsync, ``os.replace``); ``put``/``update``
+  hold an in-process lock and, where ``fcntl`` exists, an exclusive lock on
+  ``<root>/_console/transactions/.lock`` so that processes sharing the root serialise too;
+* ``memory://...``: an in-process dict per root (memory roots only live in this process);
+* any other URI (``s3://``, ``gs://``, ``az://``, ...): ``pyarrow.fs``, one object per record
+  (an object PUT is atomic); the lock is in-process only.
+
+Records are plain JSON objects; the store adds ``txn_id`` and ``updated_at`` (epoch millis).
+Conventions shared by ``backend.local`` and ``backend.batch``:
+
+* ``status`` is one of ``TRANSACTION_STATUSES``, stored upper-case as pylance reports it
+  (``SUCCEEDED``); ``normalize_status()`` accepts PascalCase, snake_case or upper-case input;
+* ``properties`` is a ``{str: str}`` dict;
+* ``kind`` says what the record is (e.g. ``"batch"``);
+* ``readonly_properties`` (optional list of keys) names properties ``AlterTransaction`` must
+  not change or remove;
+* ``history`` (optional list) is appended to by ``AlterTransaction``: ``{"at", "actions"}``.
+
+``LanceNamespace.describe_transaction(id=[key])`` / ``alter_transaction`` find the record
+stored under ``key`` (multi-part ids are joined with ``$``, see ``backend.local.txn_key``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlparse
+
+from lance_namespace.errors import InvalidInputError
+
+try:  # POSIX only; elsewhere the in-process lock is all we have
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+STORE_DIR = "_console/transactions"
+
+# Spec statuses, in the upper-case spelling pylance answers with.
+QUEUED = "QUEUED"
+RUNNING = "RUNNING"
+SUCCEEDED = "SUCCEEDED"
+FAILED = "FAILED"
+CANCELED = "CANCELED"
+TRANSACTION_STATUSES: tuple[str, ...] = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELED)
+TERMINAL_STATUSES: frozenset[str] = frozenset({SUCCEEDED, FAILED, CANCELED})
+# Which status may follow which (a status may always be set to itself). Work never goes back
+# to QUEUED or RUNNING once it moved on; finished transactions may be re-labelled (an operator
+# marking a committed change CANCELED after rolling it back, say).
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    QUEUED: frozenset({RUNNING, SUCCEEDED, FAILED, CANCELED}),
+    RUNNING: frozenset({SUCCEEDED, FAILED, CANCELED}),
+    SUCCEEDED: frozenset({FAILED, CANCELED}),
+    FAILED: frozenset({SUCCEEDED, CANCELED}),
+    CANCELED: frozenset({SUCCEEDED, FAILED}),
+}
+_STATUS_ALIASES = {"CANCELLED": CANCELED}
+
+
+def normalize_status(status: str) -> str:
+    """``"Succeeded"``, ``"succeeded"``, ``"SUCCEEDED"`` -> ``"SUCCEEDED"``; unknown -> InvalidInputError."""
+    if not isinstance(status, str) or not status.strip():
+        raise InvalidInputError("transaction status must be a non-empty string")
+    key = status.strip().replace("-", "_").upper()
+    key = _STATUS_ALIASES.get(key, key)
+    if key not in TRANSACTION_STATUSES:
+        valid = ", ".join(s.capitalize() for s in TRANSACTION_STATUSES)
+        raise InvalidInputError(f"unknown transaction status {status!r}; valid: {valid}")
+    return key
+
+
+def check_transition(current: str, new: str) -> None:
+    """Raise InvalidInputError if a transaction in ``current`` cannot move to ``new``."""
+    current, new = normalize_status(current), normalize_status(new)
+    if current == new or new in ALLOWED_TRANSITIONS[current]:
+        return
+    raise InvalidInputError(
+        f"transaction status cannot go back from {current} to {new}: "
+        f"{new} is only valid before the transaction has "
+        + ("started" if new == QUEUED and current == RUNNING else "finished")
+    )
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _file_name(txn_id: str) -> str:
+    name = quote(txn_id, safe="-_.")
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    if len(name) > 180:  # keep under common file-name limits; the id is inside the record
+        digest = hashlib.sha256(txn_id.encode()).hexdigest()[:16]
+        name = f"{name[:160]}-{digest}"
+    return name + ".json"
+
+
+def _encode(txn_id: str, record: dict[str, Any]) -> str:
+    if not isinstance(record, dict):
+        raise TypeError(f"a transaction record must be a dict, got {type(record).__name__}")
+    body = dict(record)
+    body["txn_id"] = txn_id
+    body.setdefault("updated_at", _now_ms())
+    return json.dumps(body, sort_keys=True, indent=1)
+
+
+class TxnStore:
+    """Transaction records under one namespace root. Thread-safe; see module docstring."""
+
+    location: str
+
+    def get(self, txn_id: str) -> dict[str, Any] | None:
+        raw = self._read(self._check_id(txn_id))
+        return None if raw is None else json.loads(raw)
+
+    def put(self, txn_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        txn_id = self._check_id(txn_id)
+        data = _encode(txn_id, {**record, "updated_at": _now_ms()})
+        with self._locked():
+            self._write(txn_id, data)
+        return json.loads(data)
+
+    def update(
+        self, txn_id: str, fn: Callable[[dict[str, Any] | None], dict[str, Any] | None]
+    ) -> dict[str, Any] | None:
+        """Read-modify-write under the store lock.
+
+        ``fn`` gets a copy of the current record (or ``None``) and returns the new record, or
+        ``None`` to leave the store unchanged. If ``fn`` raises, nothing is written.
+        """
+        txn_id = self._check_id(txn_id)
+        with self._locked():
+            raw = self._read(txn_id)
+            current = None if raw is None else json.loads(raw)
+            new = fn(copy.deepcopy(current))
+            if new is None:
+                return current
+            data = _encode(txn_id, {**new, "updated_at": _now_ms()})
+            self._write(txn_id, data)
+            return json.loads(data)
+
+    def delete(self, txn_id: str) -> bool:
+        txn_id = self._check_id(txn_id)
+        with self._locked():
+            return self._remove(txn_id)
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every record, sorted by ``txn_id``. Unreadable documents are skipped."""
+        out = []
+        for raw in self._read_all():
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("txn_id"), str):
+                out.append(rec)
+        return sorted(out, key=lambda r: r["txn_id"])
+
+    # -- backend hooks ----------------------------------------------------------------------
+    @staticmethod
+    def _check_id(txn_id: str) -> str:
+        if not isinstance(txn_id, str) or not txn_id:
+            raise InvalidInputError("a transaction id must be a non-empty string")
+        return txn_id
+
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _read(self, txn_id: str) -> str | None:
+        raise NotImplementedError
+
+    def _write(self, txn_id: str, data: str) -> None:
+        raise NotImplementedError
+
+    def _remove(self, txn_id: str) -> bool:
+        raise NotImplementedError
+
+    def _read_all(self) -> list[str]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"
+
+
+_LOCKS: dict[str, threading.RLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(key: str) -> threading.RLock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(key, threading.RLock())
+
+
+class FileTxnStore(TxnStore):
+    """Records as files in a local directory; atomic replace, process-safe updates."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.directory = Path(directory)
+        self.location = str(self.directory)
+        self._lock = _lock_for("file:" + str(self.directory.resolve()))
+        self._depth = threading.local()
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._lock:
+            depth = getattr(self._depth, "n", 0)
+            if depth or fcntl is None:
+                self._depth.n = depth + 1
+                try:
+                    yield
+                finally:
+                    self._depth.n = depth
+                return
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with open(self.directory / ".lock", "a+") as fh:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                self._depth.n = 1
+                try:
+                    yield
+                finally:
+                    self._depth.n = 0
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _path(self, txn_id: str) -> Path:
+        return self.directory / _file_name(txn_id)
+
+    def _read(self, txn_id: str) -> str | None:
+        try:
+            return self._path(txn_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def _write(self, txn_id: str, data: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self._path(txn_id))
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    def _remove(self, txn_id: str) -> bool:
+        try:
+            self._path(txn_id).unlink()
+            return True
+        except FileNotFoundError:
+            return False
+
+    def _read_all(self) -> list[str]:
+        if not self.directory.is_dir():
+            return []
+        out = []
+        for p in sorted(self.directory.glob("*.json")):
+            if p.name.startswith(".tmp-"):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                out.append(p.read_text(encoding="utf-8"))
+        return out
+
+
+_MEMORY: dict[str, dict[str, str]] = {}
+
+
+class MemoryTxnStore(TxnStore):
+    """Records in a process-wide dict keyed by root (for ``memory://`` roots)."""
+
+    def __init__(self, root: str):
+        self.location = root
+        self._lock = _lock_for("memory:" + root)
+        with _LOCKS_GUARD:
+            self._docs = _MEMORY.setdefault(root, {})
+
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return self._lock
+
+    def _read(self, txn_id: str) -> str | None:
+        with self._lock:
+            return self._docs.get(txn_id)
+
+    def _write(self, txn_id: str, data: str) -> None:
+        self._docs[txn_id] = data
+
+    def _remove(self, txn_id: str) -> bool:
+        return self._docs.pop(txn_id, None) is not None
+
+    def _read_all(self) -> list[str]:
+        with self._lock:
+            return list(self._docs.values())
+
+
+class ArrowFsTxnStore(TxnStore):
+    """Records as objects on a ``pyarrow.fs`` filesystem (object stores)."""
+
+    def __init__(self, filesystem: Any, base_path: str, location: str | None = None):
+        self.fs = filesystem
+        self.base = base_path.rstrip("/")
+        self.location = location or self.base
+        self._lock = _lock_for(f"arrowfs:{type(filesystem).__name__}:{self.location}")
+
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return self._lock
+
+    def _path(self, txn_id: str) -> str:
+        return f"{self.base}/{_file_name(txn_id)}"
+
+    def _read(self, txn_id: str) -> str | None:
+        import pyarrow.fs as pafs
+
+        path = self._path(txn_id)
+        if self.fs.get_file_info(path).type != pafs.FileType.File:
+            return None
+        with self.fs.open_input_stream(path) as fh:
+            return fh.read().decode("utf-8")
+
+    def _write(self, txn_id: str, data: str) -> None:
+        self.fs.create_dir(self.base, recursive=True)
+        with self.fs.open_output_stream(self._path(txn_id)) as fh:
+            fh.write(data.encode("utf-8"))
+
+    def _remove(self, txn_id: str) -> bool:
+        import pyarrow.fs as pafs
+
+        path = self._path(txn_id)
+        if self.fs.get_file_info(path).type != pafs.FileType.File:
+            return False
+        self.fs.delete_file(path)
+        return True
+
+    def _read_all(self) -> list[str]:
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(self.base, allow_not_found=True)
+        out = []
+        for info in sorted(self.fs.get_file_info(selector), key=lambda i: i.path):
+            name = info.path.rsplit("/", 1)[-1]
+            if info.type == pafs.FileType.File and name.endswith(".json"):
+                with self.fs.open_input_stream(info.path) as fh:
+                    out.append(fh.read().decode("utf-8"))
+        return out
+
+
+def _s3_filesystem(storage_options: dict[str, str]) -> Any:
+    import pyarrow.fs as pafs
+
+    opts = {k.lower(): v for k, v in storage_options.items()}
+    kwargs: dict[str, Any] = {}
+    for ours, theirs in (
+        ("aws_access_key_id", "access_key"),
+        ("access_key_id", "access_key"),
+        ("aws_secret_access_key", "secret_key"),
+        ("secret_access_key", "secret_key"),
+        ("aws_session_token", "session_token"),
+        ("session_token", "session_token"),
+        ("aws_region", "region"),
+        ("region", "region"),
+        ("aws_endpoint", "endpoint_override"),
+        ("endpoint", "endpoint_override"),
+    ):
+        if ours in opts:
+            kwargs[theirs] = opts[ours]
+    if str(opts.get("allow_http", "")).lower() == "true":
+        kwargs["scheme"] = "http"
+    return pafs.S3FileSystem(**kwargs)
+
+
+def open_store(root: str, storage_options: dict[str, str] | None = None) -> TxnStore:
+    """The store for a namespace root (a local path, ``file://``, ``memory://`` or object-store URI)."""
+    storage_options = dict(storage_options or {})
+    parsed = urlparse(root)
+    scheme = parsed.scheme.lower()
+    if scheme == "memory":
+        return MemoryTxnStore(root.rstrip("/"))
+    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
+        path = unquote(parsed.path) if scheme == "file" else root
+        return FileTxnStore(Path(path) / STORE_DIR)
+    import pyarrow.fs as pafs
+
+    base = f"{parsed.netloc}{parsed.path}".rstrip("/") + "/" + STORE_DIR
+    if scheme in ("s3", "s3a") and storage_options:
+        fs = _s3_filesystem(storage_options)
+    else:
+        fs, _ = pafs.FileSystem.from_uri(root)
+    return ArrowFsTxnStore(fs, base, location=root.rstrip("/") + "/" + STORE_DIR)
+
+
+__all__ = [
+    "ALLOWED_TRANSITIONS",
+    "ArrowFsTxnStore",
+    "CANCELED",
+    "FAILED",
+    "FileTxnStore",
+    "MemoryTxnStore",
+    "QUEUED",
+    "RUNNING",
+    "STORE_DIR",
+    "SUCCEEDED",
+    "TERMINAL_STATUSES",
+    "TRANSACTION_STATUSES",
+    "TxnStore",
+    "check_transition",
+    "normalize_status",
+    "open_store",
+]

@@ -1,0 +1,302 @@
+"""The demo namespace (built once per module in a tmp dir) and the ``lance-console`` launcher."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from lance_namespace import (
+    DescribeNamespaceRequest,
+    DescribeTableIndexStatsRequest,
+    DescribeTableRequest,
+    DescribeTransactionRequest,
+    ListNamespacesRequest,
+    ListTableIndicesRequest,
+    ListTablesRequest,
+)
+
+import backend
+from backend import cli, demo
+from backend.local import LocalNamespace
+
+SYMBOLS = ["stdlib", "symbols"]
+MODULES = ["stdlib", "modules"]
+TEXT = ["stdlib", "text", "functions"]
+DECLARED = ["sandbox", "embeddings_v2"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, demo.DemoSummary]:
+    root = tmp_path_factory.mktemp("demo") / "demo"
+    messages: list[str] = []
+    started = time.perf_counter()
+    summary = demo.create_demo_namespace(root, progress=messages.append)
+    elapsed = time.perf_counter() - started
+    print(f"\ndemo build: {elapsed:.2f}s (reported {summary.build_seconds:.2f}s)")  # information
+    assert summary.created is True
+    assert messages and messages[-1].startswith("demo ready")
+    return root, summary
+
+
+@pytest.fixture
+def ns(built) -> LocalNamespace:
+    return backend.connect(str(built[0]))
+
+
+def test_summary_describes_what_was_built(built, ns: LocalNamespace) -> None:
+    root, summary = built
+    assert summary.root == root.as_uri()
+    assert summary.tables == [MODULES, SYMBOLS, TEXT]
+    assert summary.declared == [DECLARED]
+    for table_id in summary.tables:
+        key = "$".join(table_id)
+        ds = ns.open_dataset(table_id)
+        assert summary.rows[key] == ds.count_rows() > 0
+        assert summary.versions[key] == ds.version > 1
+        assert summary.indexes[key] == sorted(i.name for i in ds.describe_indices())
+    assert sum(summary.rows.values()) < 5000  # a few thousand rows at most
+
+
+def test_layout_is_listed(ns: LocalNamespace) -> None:
+    assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["sandbox", "stdlib"]
+    assert ns.list_namespaces(ListNamespacesRequest(id=["stdlib"])).namespaces == ["text"]
+    assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == ["modules", "symbols"]
+    assert ns.list_tables(ListTablesRequest(id=["stdlib", "text"])).tables == ["functions"]
+    assert ns.list_all_tables(ListTablesRequest(id=[])).tables == [
+        "sandbox$embeddings_v2",
+        "stdlib$modules",
+        "stdlib$symbols",
+        "stdlib$text$functions",
+    ]
+    props = ns.describe_namespace(DescribeNamespaceRequest(id=["stdlib"])).properties
+    assert props["python"] == f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def test_declared_only_table(ns: LocalNamespace) -> None:
+    assert ns.list_tables(ListTablesRequest(id=["sandbox"])).tables == ["embeddings_v2"]
+    desc = ns.describe_table(DescribeTableRequest(id=DECLARED, check_declared=True))
+    assert desc.is_only_declared is True
+    assert desc.properties["status"] == "planned"
+
+
+def test_symbols_columns(ns: LocalNamespace) -> None:
+    ds = ns.open_dataset(SYMBOLS)
+    schema = ds.schema
+    assert schema.field("id").type == pa.int64()
+    assert schema.field("doc_length").type == pa.int64()
+    assert schema.field("vector").type == pa.list_(pa.float32(), demo.VECTOR_DIM)
+    assert schema.field("tags").type == pa.list_(pa.string())
+    assert schema.field("has_examples").type == pa.bool_()  # the column added in version 4
+    table = ds.to_table()
+    assert set(table.column("kind").to_pylist()) == {"function", "class", "method"}
+    assert len(set(table.column("id").to_pylist())) == table.num_rows
+    docs = table.column("doc").to_pylist()
+    assert table.column("doc_length").to_pylist() == [len(d) for d in docs]
+    assert table.column("n_lines").to_pylist() == [d.count("\n") + 1 for d in docs]
+    vectors = np.stack(table.column("vector").to_numpy(zero_copy_only=False))
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert all(tags for tags in table.column("tags").to_pylist())
+    meta = ns.describe_table(DescribeTableRequest(id=SYMBOLS)).properties
+    assert meta["owner"] == "demo"
+
+
+def test_symbols_history(ns: LocalNamespace) -> None:
+    ds = ns.open_dataset(SYMBOLS)
+    operations = [
+        ns.describe_transaction(DescribeTransactionRequest(id=[*SYMBOLS, str(v)])).properties[
+            "operation"
+        ]
+        for v in range(1, ds.version + 1)
+    ]
+    assert operations[:5] == ["Overwrite", "Append", "Delete", "Merge", "UpdateConfig"]
+    assert operations[5:-1] == ["CreateIndex"] * 5
+    assert operations[-1] == "Append"
+    assert (
+        ns.open_dataset(SYMBOLS, version=2).count_rows()
+        > ns.open_dataset(SYMBOLS, version=3).count_rows()
+    )
+    assert ds.schema.metadata[b"demo.curated_by"] == b"lance-console"
+
+
+def test_indexes_with_lagging_coverage(ns: LocalNamespace) -> None:
+    listed = {
+        i.index_name: i for i in ns.list_table_indices(ListTableIndicesRequest(id=SYMBOLS)).indexes
+    }
+    assert {n: i.index_type for n, i in listed.items()} == {
+        "vector_ivf_pq": "IVF_PQ",
+        "doc_fts": "Inverted",
+        "doc_length_btree": "BTree",
+        "kind_bitmap": "Bitmap",
+        "tags_label_list": "LabelList",
+    }
+    total = ns.open_dataset(SYMBOLS).count_rows()
+    for name in listed:
+        stats = ns.describe_table_index_stats(
+            DescribeTableIndexStatsRequest(id=SYMBOLS, index_name=name)
+        )
+        assert stats.num_unindexed_rows > 0, name
+        assert stats.num_indexed_rows + stats.num_unindexed_rows == total, name
+    vstats = ns.describe_table_index_stats(
+        DescribeTableIndexStatsRequest(id=SYMBOLS, index_name="vector_ivf_pq")
+    )
+    assert vstats.distance_type == "cosine"
+    ivf = ns.open_dataset(SYMBOLS).stats.index_stats("vector_ivf_pq")["indices"][0]
+    assert (ivf["num_partitions"], ivf["sub_index"]["num_sub_vectors"]) == (4, 8)
+
+    hnsw = ns.open_dataset(TEXT).stats.index_stats("vector_hnsw")
+    assert hnsw["indices"][0]["sub_index"]["params"]["m"] == 8
+    assert hnsw["num_unindexed_rows"] > 0
+
+
+def test_search_finds_related_docstrings(ns: LocalNamespace) -> None:
+    ds = ns.open_dataset(SYMBOLS)
+    query = demo.embed(["Deserialize a JSON document to a Python object"])[0]
+    exact = {"column": "vector", "q": query, "k": 3, "use_index": False}
+    near = ds.to_table(nearest=exact, columns=["module", "qualname"])
+    assert near.column("module").to_pylist()[0] == "json"
+    approximate = ds.to_table(nearest={"column": "vector", "q": query, "k": 3}, columns=["module"])
+    assert approximate.num_rows == 3  # the IVF_PQ index answers too (approximately)
+    hits = ds.to_table(full_text_query="deserialize", columns=["module"], limit=5)
+    assert set(hits.column("module").to_pylist()) == {"json"}
+
+
+def test_data_is_deterministic() -> None:
+    rows = demo.collect_symbols(["json", "textwrap"])
+    assert rows == demo.collect_symbols(["json", "textwrap"])
+    assert {r["module"] for r in rows} == {"json", "textwrap"}
+    a = demo.embed(["hello world", "hello world", ""])
+    assert np.array_equal(a[0], a[1])
+    assert np.isclose(np.linalg.norm(a[2]), 1.0)
+
+
+def test_second_call_returns_the_existing_demo(built) -> None:
+    root, summary = built
+    started = time.perf_counter()
+    again = demo.create_demo_namespace(root)
+    print(f"\nsecond call: {time.perf_counter() - started:.3f}s")  # information
+    assert again.created is False
+    assert again.tables == summary.tables
+    assert again.versions == summary.versions
+
+
+def test_refuses_a_directory_that_is_not_a_demo(tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not empty"):
+        demo.create_demo_namespace(tmp_path)
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+def test_interrupted_build_is_redone(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    (root / "_console").mkdir(parents=True)
+    (root / demo.BUILDING_MARKER).write_text("crashed")
+    (root / "half-written.lance").mkdir()
+    summary = demo.create_demo_namespace(root)
+    assert summary.created is True
+    assert not (root / demo.BUILDING_MARKER).exists()
+    assert not (root / "half-written.lance").exists()
+    assert (root / demo.MARKER).is_file()
+    forced = demo.create_demo_namespace(root, force=True)
+    assert forced.created is True
+    assert forced.rows == summary.rows
+
+
+def test_demo_needs_a_local_directory() -> None:
+    with pytest.raises(ValueError, match="local directory"):
+        demo.create_demo_namespace("memory://demo")
+
+
+# --------------------------------------------------------------------------- launcher
+
+
+def test_command_runs_streamlit_on_the_app(tmp_path: Path) -> None:
+    argv, env = cli.build_command(str(tmp_path), 8600, no_browser=True)
+    assert argv[:4] == [sys.executable, "-m", "streamlit", "run"]
+    app = Path(argv[4])
+    assert app == cli.repo_dir() / "app" / "main.py" and app.is_file()
+    assert argv[argv.index("--server.port") + 1] == "8600"
+    assert argv[argv.index("--server.headless") + 1] == "true"
+    assert env[cli.TARGET_ENV] == str(tmp_path)
+    _, env = cli.build_command("http://localhost:2333", 8501, no_browser=False)
+    assert env[cli.TARGET_ENV] == "http://localhost:2333"
+
+
+def test_targets_are_resolved(tmp_path: Path, monkeypatch, built) -> None:
+    assert cli.resolve_target("https://ns.example.com/api", None) == "https://ns.example.com/api"
+    assert cli.resolve_target("memory://x", None) == "memory://x"
+    monkeypatch.chdir(tmp_path)
+    assert cli.resolve_target("data", None) == str(tmp_path / "data")
+    said: list[str] = []
+    root, _ = built
+    assert cli.resolve_target(None, str(root), echo=said.append) == str(root)
+    assert said == [f"[demo] demo already present at {root}"]
+
+
+def test_default_demo_dir_is_under_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    said: list[str] = []
+    target = cli.resolve_target(None, None, echo=said.append)
+    assert target == str(tmp_path / ".lance-console" / "demo")
+    assert (tmp_path / ".lance-console" / "demo" / demo.MARKER).is_file()
+    assert said[-1].startswith("[demo] tables: stdlib$modules")
+
+
+def test_main_rejects_a_bad_port(capsys) -> None:
+    assert cli.main(["/tmp", "--port", "70000"]) == 2
+    assert "invalid port" in capsys.readouterr().err
+
+
+def test_main_reports_a_demo_it_cannot_build(tmp_path: Path, capsys) -> None:
+    (tmp_path / "x").write_text("not a demo")
+    assert cli.main(["--demo-dir", str(tmp_path)]) == 1
+    assert "refusing to build the demo" in capsys.readouterr().err
+
+
+SUPERVISOR = """
+import subprocess, sys
+from backend.cli import _supervise
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+sys.exit(_supervise(child))
+"""
+SLEEPER = """
+import signal, sys, time
+signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
+print("ready", flush=True)
+time.sleep(30)
+"""
+
+
+def _supervised(child_code: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", SUPERVISOR, child_code],
+        cwd=cli.repo_dir(),
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # signals below reach the supervisor only, not its child
+    )
+
+
+def test_child_exit_code_is_forwarded() -> None:
+    proc = _supervised("import sys; sys.exit(3)")
+    assert proc.wait(timeout=60) == 3
+
+
+@pytest.mark.parametrize(("sig", "expected"), [(signal.SIGINT, 0), (signal.SIGTERM, 128 + 15)])
+def test_signals_reach_streamlit(sig: signal.Signals, expected: int) -> None:
+    proc = _supervised(SLEEPER)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(sig)
+        # SIGINT: passed on after a grace period, the child exits 0 -> clean exit.
+        # SIGTERM: forwarded at once, the child dies of it -> 128 + 15.
+        assert proc.wait(timeout=60) == expected
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,1049 @@
+"""The local backend: targets, options, capabilities, and the pylance 14 defects it fixes.
+
+Every defect test runs the same request against plain ``lance.namespace.DirectoryNamespace``
+and against ``LocalNamespace`` on real directories: pylance's wrong answer is asserted where it
+is deterministic for the pinned pylance (>=14,<15), and ours must be right. The transaction
+record store (``backend.txn_store``) is tested for atomic writes and serialised updates across
+threads and processes. (The cross-backend conformance suite is ``test_operations.py``.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+import types
+from pathlib import Path
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+from lance.namespace import DirectoryNamespace
+from lance_namespace import (
+    AlterTransactionRequest,
+    BatchCommitTablesRequest,
+    BatchDeleteTableVersionsRequest,
+    CreateNamespaceRequest,
+    CreateTableIndexRequest,
+    CreateTableRequest,
+    CreateTableVersionRequest,
+    DeclareTableRequest,
+    DescribeTableIndexStatsRequest,
+    DescribeTableRequest,
+    DescribeTableVersionRequest,
+    DescribeTableVersionResponse,
+    DescribeTransactionRequest,
+    DropTableIndexRequest,
+    ListTableIndicesRequest,
+    ListTablesRequest,
+    ListTableVersionsRequest,
+    RenameTableRequest,
+)
+from lance_namespace.errors import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    InvalidTableStateError,
+    LanceNamespaceError,
+    NamespaceNotFoundError,
+    TableColumnNotFoundError,
+    TableIndexAlreadyExistsError,
+    TableVersionNotFoundError,
+    TransactionNotFoundError,
+    UnsupportedOperationError,
+)
+from lance_namespace_urllib3_client.models import (
+    AlterTransactionAction,
+    AlterTransactionSetProperty,
+    AlterTransactionSetStatus,
+    AlterTransactionUnsetProperty,
+    VersionRange,
+)
+
+import backend
+from backend import local_txn, txn_store
+from backend.capabilities import FTS_PARAMS, VECTOR_BUILD_PARAMS
+from backend.local import LocalNamespace, index_type_problem, to_ipc_bytes
+from tests.backend.helpers import stage_version
+
+DIM = 32
+ROWS = 300  # default table size (IVF_PQ needs >= 256 rows per partition to keep them all)
+
+
+def make_data(n: int = ROWS, *, start: int = 0, dim: int = DIM, seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.random(n * dim, dtype=np.float32)), dim
+    )
+    ids = range(start, start + n)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "kind": pa.array(["function", "class", "method"][i % 3] for i in ids),
+            "doc": pa.array(f"Return the running total of item {i} in the list" for i in ids),
+            "tags": pa.array([["a", "b"] if i % 2 else ["c"] for i in ids], pa.list_(pa.string())),
+            "vector": vectors,
+        }
+    )
+
+
+def plain(root: Path) -> DirectoryNamespace:
+    return DirectoryNamespace(root=str(root))
+
+
+def ours(root: Path) -> LocalNamespace:
+    ns = backend.connect(str(root))
+    assert isinstance(ns, LocalNamespace)
+    return ns
+
+
+def new_table(ns, table_id: list[str], data: pa.Table | None = None) -> None:
+    data = make_data() if data is None else data
+    ns.create_table(CreateTableRequest(id=table_id), to_ipc_bytes(data))
+
+
+def dataset(ns, table_id: list[str]) -> lance.LanceDataset:
+    location = ns.describe_table(DescribeTableRequest(id=table_id)).location
+    return lance.dataset(location)
+
+
+def set_status(status: str) -> AlterTransactionAction:
+    return AlterTransactionAction(set_status_action=AlterTransactionSetStatus(status=status))
+
+
+def set_prop(key: str, value: str, mode: str | None = None) -> AlterTransactionAction:
+    return AlterTransactionAction(
+        set_property_action=AlterTransactionSetProperty(key=key, value=value, mode=mode)
+    )
+
+
+def unset_prop(key: str, mode: str | None = None) -> AlterTransactionAction:
+    return AlterTransactionAction(
+        unset_property_action=AlterTransactionUnsetProperty(key=key, mode=mode)
+    )
+
+
+def describe_txn(ns, txn_id: list[str]):
+    return ns.describe_transaction(DescribeTransactionRequest(id=txn_id))
+
+
+def alter(ns, txn_id: list[str], *actions: AlterTransactionAction):
+    return ns.alter_transaction(AlterTransactionRequest(id=txn_id, actions=list(actions)))
+
+
+# --------------------------------------------------------------------------- targets, options
+
+
+def test_relative_path_becomes_absolute_file_uri(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    ns = backend.connect("rel dir#1")
+    assert ns.root == (tmp_path / "rel dir#1").as_uri()
+    assert ns.local_path == tmp_path / "rel dir#1"
+    new_table(ns, ["t"], make_data(5))
+    assert (tmp_path / "rel dir#1" / "t.lance" / "_versions").is_dir()
+    assert ns.open_dataset(["t"]).count_rows() == 5
+
+
+def test_file_uri_target_is_decoded(tmp_path: Path) -> None:
+    root = tmp_path / "with space%"
+    root.mkdir()
+    ns = backend.connect(root.as_uri())
+    assert ns.root == root.as_uri()
+    new_table(ns, ["t"], make_data(4))
+    same = backend.connect(str(root))
+    assert same.list_tables(ListTablesRequest(id=[])).tables == ["t"]
+    assert same.open_dataset(["t"]).count_rows() == 4
+
+
+def test_target_that_is_a_file_is_rejected(tmp_path: Path) -> None:
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    with pytest.raises(InvalidInputError, match="not a directory"):
+        backend.connect(str(f))
+
+
+def test_memory_target_is_shared_within_the_process() -> None:
+    root = f"memory://test-{id(object())}"
+    a = backend.connect(root)
+    new_table(a, ["t"], make_data(7))
+    b = backend.connect(root)
+    assert b.root == root
+    assert b.list_tables(ListTablesRequest(id=[])).tables == ["t"]
+    assert b.open_dataset(["t"]).count_rows() == 7
+    # Plain DirectoryNamespace cannot even describe its own memory table's transaction
+    # (every call opens a fresh in-memory store); ours shares one lance Session per root.
+    assert txn_store.normalize_status(describe_txn(b, ["t", "1"]).status) == "SUCCEEDED"
+    assert isinstance(b.txn_store, txn_store.MemoryTxnStore)
+
+
+@pytest.mark.parametrize("option", ["api_key", "auth_token", "headers", "timeout", "max_retries"])
+def test_rest_only_options_are_rejected(tmp_path: Path, option: str) -> None:
+    with pytest.raises(InvalidInputError, match="only apply to REST") as info:
+        backend.connect(str(tmp_path), **{option: "x"})
+    assert option in str(info.value)
+    assert info.value.server_message  # our error attributes are attached
+
+
+def test_unknown_option_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="unknown option"):
+        backend.connect(str(tmp_path), colour="blue")
+
+
+def test_storage_options_from_dict_and_prefixed_keys(tmp_path: Path) -> None:
+    ns = backend.connect(
+        str(tmp_path),
+        storage_options={"region": "eu-west-1"},
+        **{"storage.timeout": "30s", "storage.allow_http": True},
+        delimiter=".",
+    )
+    assert ns.storage_options == {"region": "eu-west-1", "timeout": "30s", "allow_http": "True"}
+    assert ns.delimiter == "."
+    assert ns.format_id(["a", "b"]) == "a.b"
+    new_table(ns, ["t"], make_data(3))  # the options reach pylance without breaking local IO
+    assert ns.open_dataset(["t"]).count_rows() == 3
+
+
+def test_capabilities(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    caps = backend.capabilities(ns)
+    assert caps.kind == "local"
+    assert caps.progress_events is True
+    assert caps.wire_log is False
+    assert set(VECTOR_BUILD_PARAMS) | set(FTS_PARAMS) <= caps.honoured_index_params
+    assert "distance_type" in caps.honoured_index_params
+    batch_file = Path(backend.__file__).parent / "batch.py"
+    assert caps.batch_commit is batch_file.exists()
+
+
+def test_pylance_errors_carry_our_attributes(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    with pytest.raises(LanceNamespaceError) as info:
+        ns.describe_table(DescribeTableRequest(id=["missing"]))
+    for attr in ("status", "server_message", "detail", "instance"):
+        assert hasattr(info.value, attr)
+    assert "missing" in info.value.server_message
+
+
+def test_rename_table_is_unsupported_not_a_bare_python_error(tmp_path: Path) -> None:
+    new_table(plain(tmp_path), ["t"], make_data(2))
+    with pytest.raises(NotImplementedError):  # pylance: not a LanceNamespaceError at all
+        plain(tmp_path).rename_table(RenameTableRequest(id=["t"], new_table_name="u"))
+    with pytest.raises(UnsupportedOperationError):
+        ours(tmp_path).rename_table(RenameTableRequest(id=["t"], new_table_name="u"))
+
+
+def test_write_guard_wraps_every_single_operation_write(tmp_path: Path, monkeypatch) -> None:
+    entered: list[list[list[str]]] = []
+
+    @contextlib.contextmanager
+    def recording_guard(ns, tables):
+        entered.append([list(t) for t in tables])
+        yield
+
+    monkeypatch.setattr(local_txn, "write_guard", recording_guard)
+    ns = ours(tmp_path)
+    ns.create_namespace(CreateNamespaceRequest(id=["n"]))
+    new_table(ns, ["n", "t"], make_data(5))
+    ns.declare_table(DeclareTableRequest(id=["n", "d"]))
+    ns.create_table_index(CreateTableIndexRequest(id=["n", "t"], column="id", index_type="BTREE"))
+    ns.drop_table_index(DropTableIndexRequest(id=["n", "t"], index_name="id_idx"))
+    assert entered == [[["n"]], [["n", "t"]], [["n", "d"]], [["n", "t"]], [["n", "t"]]]
+
+
+# --------------------------------------------------------------------------- (a) transactions
+
+
+def test_alter_transaction_applies_actions_plain_drops_them(tmp_path: Path) -> None:
+    new_table(plain(tmp_path), ["t"], make_data(5))
+    txn = ["t", "1"]
+
+    resp = plain(tmp_path).alter_transaction(
+        AlterTransactionRequest(id=txn, actions=[set_prop("reviewer", "alice")])
+    )
+    assert "reviewer" not in (resp.properties or {})  # pylance 14: the action is dropped
+    assert "reviewer" not in (describe_txn(plain(tmp_path), txn).properties or {})
+
+    ns = ours(tmp_path)
+    resp = alter(ns, txn, set_prop("reviewer", "alice"), set_status("Canceled"))
+    assert resp.status == "CANCELED"
+    assert resp.properties["reviewer"] == "alice"
+    # Durable, and stored where pylance's core keeps it: plain pylance (and pylance's REST
+    # adapter serving this directory) reads the same alteration.
+    assert describe_txn(ours(tmp_path), txn).properties["reviewer"] == "alice"
+    seen_by_pylance = describe_txn(plain(tmp_path), txn)
+    assert seen_by_pylance.properties["reviewer"] == "alice"
+    assert seen_by_pylance.status.upper() == "CANCELED"
+
+    alter(ns, txn, unset_prop("reviewer"))
+    assert "reviewer" not in describe_txn(ns, txn).properties
+
+
+def test_transaction_addressed_by_version_or_uuid_is_one_transaction(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(5))
+    uuid = describe_txn(ns, ["t", "1"]).properties["uuid"]
+    alter(ns, ["t", uuid], set_prop("note", "by uuid"))
+    assert describe_txn(ns, ["t", "1"]).properties["note"] == "by uuid"
+    assert describe_txn(ns, ["t", uuid]).properties == describe_txn(ns, ["t", "1"]).properties
+
+
+def test_alter_transaction_is_all_or_nothing(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(5))
+    txn = ["t", "1"]
+    alter(ns, txn, set_prop("owner", "ops"))
+    before = describe_txn(ns, txn)
+
+    with pytest.raises(ConcurrentModificationError, match="already exists"):
+        alter(ns, txn, set_status("Failed"), set_prop("x", "1"), set_prop("owner", "dev", "Fail"))
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        alter(ns, txn, set_prop("x", "2"), unset_prop("absent", mode="fail"))
+    with pytest.raises(InvalidInputError, match="recorded by Lance"):
+        alter(ns, txn, set_prop("y", "3"), set_prop("operation", "Append"))
+    with pytest.raises(InvalidInputError, match="recorded by Lance"):
+        alter(ns, txn, unset_prop("uuid"))
+    with pytest.raises(InvalidInputError, match="unknown set-property mode"):
+        alter(ns, txn, set_prop("z", "1", mode="sometimes"))
+    with pytest.raises(InvalidInputError, match="exactly one"):
+        alter(
+            ns,
+            txn,
+            AlterTransactionAction(
+                set_status_action=AlterTransactionSetStatus(status="FAILED"),
+                unset_property_action=AlterTransactionUnsetProperty(key="owner"),
+            ),
+        )
+
+    after = describe_txn(ns, txn)
+    assert after.properties == before.properties
+    assert after.status == before.status == "SUCCEEDED"
+
+
+def test_set_and_skip_modes(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(5))
+    txn = ["t", "1"]
+    alter(ns, txn, set_prop("k", "1"))
+    alter(ns, txn, set_prop("k", "2", mode="Skip"))
+    assert describe_txn(ns, txn).properties["k"] == "1"
+    alter(ns, txn, set_prop("k", "3", mode="OVERWRITE"))
+    assert describe_txn(ns, txn).properties["k"] == "3"
+    alter(ns, txn, set_prop("operation", "x", mode="skip"))  # skip keeps even reserved keys
+    alter(ns, txn, unset_prop("never", mode="Skip"))
+    assert describe_txn(ns, txn).properties["k"] == "3"
+
+
+@pytest.mark.parametrize("spelling", ["Canceled", "canceled", "CANCELED", "cancelled"])
+def test_status_is_case_insensitive_and_reported_upper_case(tmp_path: Path, spelling) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(3))
+    assert alter(ns, ["t", "1"], set_status(spelling)).status == "CANCELED"
+    assert describe_txn(ns, ["t", "1"]).status == "CANCELED"
+
+
+@pytest.mark.parametrize("backwards", ["Queued", "running"])
+def test_finished_transaction_cannot_go_back(tmp_path: Path, backwards: str) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(3))
+    with pytest.raises(InvalidInputError, match="cannot go back from SUCCEEDED"):
+        alter(ns, ["t", "1"], set_status(backwards))
+    with pytest.raises(InvalidInputError, match="unknown transaction status"):
+        alter(ns, ["t", "1"], set_status("done"))
+    assert describe_txn(ns, ["t", "1"]).status == "SUCCEEDED"
+
+
+def test_missing_transactions(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(3))
+    with pytest.raises(TransactionNotFoundError):
+        describe_txn(ns, ["t", "7"])
+    with pytest.raises(TransactionNotFoundError):
+        alter(ns, ["t", "7"], set_prop("a", "b"))
+    with pytest.raises(TransactionNotFoundError):
+        describe_txn(ns, ["no-such-job"])
+
+
+def test_store_records_are_transactions_too(tmp_path: Path) -> None:
+    """Records in txn_store (other than batch commits) are transactions found by their key."""
+    ns = ours(tmp_path)
+    ns.txn_store.put(
+        "job-1",
+        {
+            "kind": "job",
+            "status": "Queued",
+            "properties": {"operations": "2", "owner": "ops"},
+            "readonly_properties": ["operations"],
+        },
+    )
+    assert describe_txn(ns, ["job-1"]).status == "QUEUED"
+    assert alter(ns, ["job-1"], set_status("running")).status == "RUNNING"
+    resp = alter(ns, ["job-1"], set_status("Succeeded"), set_prop("note", "done"))
+    assert (resp.status, resp.properties["note"]) == ("SUCCEEDED", "done")
+    with pytest.raises(InvalidInputError):
+        alter(ns, ["job-1"], set_status("Running"))
+    with pytest.raises(InvalidInputError, match="recorded by Lance"):
+        alter(ns, ["job-1"], unset_prop("operations"))
+    record = ns.txn_store.get("job-1")
+    assert record["status"] == "SUCCEEDED"
+    assert record["properties"] == {"operations": "2", "owner": "ops", "note": "done"}
+    assert [h["actions"] for h in record["history"]] == [
+        ["set status RUNNING"],
+        ["set status SUCCEEDED", "set property note (overwrite)"],
+    ]
+    # A multi-part id is the parts joined with "$".
+    ns.txn_store.put("ns$job-2", {"kind": "job", "status": "FAILED", "properties": {}})
+    assert describe_txn(ns, ["ns", "job-2"]).status == "FAILED"
+
+
+# --------------------------------------------------------------------------- (b) index builds
+
+
+def test_vector_build_params_honoured_plain_ignores_them(tmp_path: Path) -> None:
+    request = CreateTableIndexRequest(
+        id=["t"],
+        column="vector",
+        index_type="IVF_PQ",
+        name="v",
+        distance_type="cosine",
+        num_partitions=2,
+        num_sub_vectors=4,
+    )
+    other = tmp_path / "plain"
+    new_table(plain(other), ["t"], make_data(520))
+    plain(other).create_table_index(request)
+    ignored = dataset(plain(other), ["t"]).stats.index_stats("v")["indices"][0]
+    assert (ignored["num_partitions"], ignored["sub_index"]["num_sub_vectors"]) == (1, 16)
+
+    ns = ours(tmp_path / "ours")
+    new_table(ns, ["t"], make_data(520))
+    ns.create_table_index(request)
+    built = ns.open_dataset(["t"]).stats.index_stats("v")["indices"][0]
+    assert built["num_partitions"] == 2
+    assert built["sub_index"]["num_sub_vectors"] == 4
+    assert built["metric_type"] == "cosine"
+
+
+def test_lance_reducing_partitions_is_reported(tmp_path: Path) -> None:
+    """With too few rows lance trains fewer IVF_PQ partitions than asked; we warn."""
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(300))
+    request = CreateTableIndexRequest(
+        id=["t"], column="vector", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=4
+    )
+    with pytest.warns(UserWarning, match="built 1 IVF partition"):
+        ns.create_table_index(request)
+    assert (
+        ns.open_dataset(["t"]).stats.index_stats("vector_idx")["indices"][0]["num_partitions"] == 1
+    )
+
+
+def test_training_params_land_in_the_index(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data())
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=["t"],
+            column="vector",
+            index_type="IVF_PQ",
+            name="v",
+            num_partitions=2,
+            num_sub_vectors=8,
+            num_bits=4,
+            sample_rate=7,
+            max_iterations=9,
+        )
+    )
+    (idx,) = ns.list_table_indices(ListTableIndicesRequest(id=["t"])).indexes
+    details = json.loads(idx.index_details)
+    assert details["compression"] == {"type": "pq", "num_bits": 4, "num_sub_vectors": 8}
+    hints = details["runtime_hints"]
+    assert hints["lance.ivf.max_iters"] == "9"
+    assert hints["lance.ivf.sample_rate"] == "7"
+
+
+def test_hnsw_params_honoured(tmp_path: Path) -> None:
+    request = CreateTableIndexRequest(
+        id=["t"],
+        column="vector",
+        index_type="IVF_HNSW_SQ",
+        name="h",
+        distance_type="dot",
+        num_partitions=2,
+        m=7,
+        ef_construction=33,
+    )
+    other = tmp_path / "plain"
+    new_table(plain(other), ["t"], make_data())
+    plain(other).create_table_index(request)
+    (pl,) = plain(other).list_table_indices(ListTableIndicesRequest(id=["t"])).indexes
+    assert json.loads(pl.index_details)["hnsw"]["max_connections"] == 20  # pylance's default
+
+    ns = ours(tmp_path / "ours")
+    new_table(ns, ["t"], make_data())
+    ns.create_table_index(request)
+    stats = ns.open_dataset(["t"]).stats.index_stats("h")["indices"][0]
+    assert stats["sub_index"]["params"]["m"] == 7
+    assert stats["sub_index"]["params"]["ef_construction"] == 33
+    assert stats["num_partitions"] == 2
+
+
+def test_target_partition_size_honoured(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data())
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=["t"], column="vector", index_type="IVF_FLAT", name="f", target_partition_size=100
+        )
+    )
+    (idx,) = ns.list_table_indices(ListTableIndicesRequest(id=["t"])).indexes
+    assert json.loads(idx.index_details)["target_partition_size"] == 100
+
+
+def test_progress_events_and_transaction_id(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(520))
+    events: list[dict] = []
+    resp = ns.create_table_index(
+        CreateTableIndexRequest(
+            id=["t"], column="vector", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=4
+        ),
+        progress=events.append,
+    )
+    stages = [e["stage"] for e in events]
+    assert {"train_ivf", "shuffle"} <= set(stages)
+    assert all(
+        set(e) == {"event", "stage", "completed", "total", "unit", "fraction"} for e in events
+    )
+    assert events[0]["event"] == "start"
+    assert events[-1]["event"] == "complete"
+    shuffle_done = [e for e in events if e["stage"] == "shuffle" and e["event"] == "complete"]
+    assert shuffle_done[0]["completed"] == shuffle_done[0]["total"] == 520
+
+    txn = describe_txn(ns, ["t", "2"])
+    assert txn.properties["uuid"] == resp.transaction_id
+    assert txn.properties["operation"] == "CreateIndex"
+
+    fts_events: list[dict] = []
+    ns.create_table_index(
+        CreateTableIndexRequest(id=["t"], column="doc", index_type="FTS"),
+        progress=fts_events.append,
+    )
+    assert "tokenize_docs" in {e["stage"] for e in fts_events}
+
+
+def test_a_failing_progress_callback_does_not_break_the_build(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(20))
+
+    def broken(event: dict) -> None:
+        raise RuntimeError("display gone")
+
+    with pytest.warns(RuntimeWarning, match="display gone"):
+        ns.create_table_index(
+            CreateTableIndexRequest(id=["t"], column="doc", index_type="FTS", name="f"),
+            progress=broken,
+        )
+    assert [d.name for d in ns.open_dataset(["t"]).describe_indices()] == ["f"]
+
+
+def test_fts_and_scalar_params_land_in_the_index(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(30))
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=["t"],
+            column="doc",
+            index_type="FTS",
+            name="fts",
+            with_position=True,
+            base_tokenizer="whitespace",
+            language="English",
+            max_token_length=12,
+            lower_case=False,
+            stem=False,
+            remove_stop_words=True,
+            ascii_folding=False,
+        )
+    )
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=["t"], column="kind", index_type="BITMAP", name="k")
+    )
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=["t"], column="tags", index_type="LABEL_LIST", name="tg")
+    )
+    by_name = {
+        i.index_name: i for i in ns.list_table_indices(ListTableIndicesRequest(id=["t"])).indexes
+    }
+    fts = json.loads(by_name["fts"].index_details)
+    assert fts["with_position"] is True
+    assert fts["base_tokenizer"] == "whitespace"
+    assert (fts["max_token_length"], fts["lower_case"], fts["stem"]) == (12, False, False)
+    assert (fts["remove_stop_words"], fts["ascii_folding"]) == (True, False)
+    assert by_name["k"].index_type == "Bitmap"
+    assert by_name["tg"].index_type == "LabelList"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"column": "id", "index_type": "HNSW"}, InvalidInputError, "unknown index type"),
+        ({"column": "nope", "index_type": "BTREE"}, TableColumnNotFoundError, "nope"),
+        ({"column": "id", "index_type": "IVF_PQ"}, InvalidInputError, "fixed_size_list"),
+        ({"column": "doc", "index_type": "LABEL_LIST"}, InvalidInputError, "list of scalar"),
+        ({"column": "vector", "index_type": "BTREE"}, InvalidInputError, "non-nested"),
+        ({"column": "id", "index_type": "FTS"}, InvalidInputError, "string"),
+        (
+            {"column": "id", "index_type": "BTREE", "num_partitions": 4},
+            InvalidInputError,
+            "num_partitions does not apply to BTREE",
+        ),
+        (
+            {"column": "vector", "index_type": "IVF_FLAT", "num_sub_vectors": 4},
+            InvalidInputError,
+            "num_sub_vectors does not apply",
+        ),
+        (
+            {"column": "vector", "index_type": "IVF_PQ", "m": 4},
+            InvalidInputError,
+            "m does not apply",
+        ),
+        (
+            {"column": "id", "index_type": "BTREE", "distance_type": "cosine"},
+            InvalidInputError,
+            "only applies to vector",
+        ),
+        (
+            {"column": "vector", "index_type": "IVF_FLAT", "distance_type": "manhattan"},
+            InvalidInputError,
+            "unknown distance type",
+        ),
+        (
+            {"column": "doc", "index_type": "BTREE", "stem": True},
+            InvalidInputError,
+            "only apply to FTS",
+        ),
+        (
+            {"column": "vector", "index_type": "IVF_PQ", "num_sub_vectors": 5},
+            InvalidInputError,
+            "divisible",
+        ),
+    ],
+)
+def test_index_requests_are_validated(tmp_path: Path, kwargs, error, message) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(20))
+    with pytest.raises(error, match=message):
+        ns.create_table_index(CreateTableIndexRequest(id=["t"], **kwargs))
+    assert ns.open_dataset(["t"]).describe_indices() == []
+    assert ns.open_dataset(["t"]).version == 1
+
+
+def test_duplicate_index_and_vector_on_scalar_endpoint(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(20))
+    ns.create_table_index(CreateTableIndexRequest(id=["t"], column="id", index_type="btree"))
+    with pytest.raises(TableIndexAlreadyExistsError, match="id_idx"):
+        ns.create_table_index(CreateTableIndexRequest(id=["t"], column="id", index_type="BITMAP"))
+    with pytest.raises(InvalidInputError, match="vector index"):
+        ns.create_table_scalar_index(
+            CreateTableIndexRequest(id=["t"], column="vector", index_type="IVF_FLAT")
+        )
+
+
+def test_index_type_fit_table() -> None:
+    fsl = pa.list_(pa.float32(), 8)
+    assert index_type_problem("IVF_PQ", fsl) is None
+    assert index_type_problem("IVF_FLAT", pa.list_(fsl)) is None  # multivector
+    assert index_type_problem("IVF_PQ", pa.list_(pa.string(), 8)) is not None
+    assert index_type_problem("BTREE", pa.timestamp("us")) is None
+    assert index_type_problem("BITMAP", pa.string()) is None
+    assert index_type_problem("LABEL_LIST", pa.large_list(pa.int32())) is None
+    assert index_type_problem("FTS", pa.large_string()) is None
+    assert index_type_problem("INVERTED", pa.list_(pa.string())) is None
+    assert index_type_problem("NGRAM", pa.int64()) is not None
+    assert index_type_problem("ZONEMAP", pa.struct([("a", pa.int8())])) is not None
+
+
+# --------------------------------------------------------------------------- (c) distance type
+
+
+@pytest.mark.parametrize(
+    ("metric", "expected"), [("cosine", "cosine"), ("DOT", "dot"), ("euclidean", "l2")]
+)
+def test_index_stats_report_distance_type(tmp_path: Path, metric: str, expected: str) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(60))
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=["t"],
+            column="vector",
+            index_type="IVF_FLAT",
+            name="f",
+            distance_type=metric,
+            num_partitions=2,
+        )
+    )
+    request = DescribeTableIndexStatsRequest(id=["t"], index_name="f")
+    assert plain(tmp_path).describe_table_index_stats(request).distance_type is None
+    stats = ns.describe_table_index_stats(request)
+    assert stats.distance_type == expected
+    assert stats.num_indexed_rows == 60
+
+
+def test_scalar_index_stats_have_no_distance_type(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], make_data(10))
+    ns.create_table_index(CreateTableIndexRequest(id=["t"], column="id", index_type="BTREE"))
+    stats = ns.describe_table_index_stats(
+        DescribeTableIndexStatsRequest(id=["t"], index_name="id_idx")
+    )
+    assert stats.distance_type is None
+    assert stats.num_indexed_rows == 10
+
+
+# --------------------------------------------------------------------------- (d) version deletes
+
+
+def versions_of(ns, table_id: list[str]) -> list[int]:
+    return sorted(
+        v.version for v in ns.list_table_versions(ListTableVersionsRequest(id=table_id)).versions
+    )
+
+
+def with_versions(ns, table_id: list[str], count: int) -> None:
+    new_table(ns, table_id, make_data(2))
+    for i in range(1, count):
+        ns.open_dataset(table_id).insert(make_data(2, start=2 * i))
+
+
+def test_deleting_the_latest_version_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "plain"
+    pl = plain(other)
+    new_table(pl, ["t"], make_data(2))
+    for i in range(1, 4):
+        dataset(pl, ["t"]).insert(make_data(2, start=2 * i))
+    pl.batch_delete_table_versions(
+        {"id": ["t"], "ranges": [{"start_version": 4, "end_version": 5}]}
+    )
+    # pylance: the table silently rolls back to version 3 (2 rows lost).
+    assert (dataset(pl, ["t"]).version, dataset(pl, ["t"]).count_rows()) == (3, 6)
+
+    ns = ours(tmp_path / "ours")
+    with_versions(ns, ["t"], 4)
+    for start, end in ((4, 5), (3, -1), (0, -1), (1, 10)):
+        with pytest.raises(InvalidInputError, match="latest version") as info:
+            ns.batch_delete_table_versions(
+                BatchDeleteTableVersionsRequest(
+                    id=["t"], ranges=[VersionRange(start_version=start, end_version=end)]
+                )
+            )
+        assert "refusing to delete version 4" in str(info.value)
+    assert versions_of(ns, ["t"]) == [1, 2, 3, 4]
+
+    resp = ns.batch_delete_table_versions(
+        {"id": ["t"], "ranges": [{"start_version": 1, "end_version": 3}]}
+    )
+    assert resp.deleted_count == 2
+    assert versions_of(ns, ["t"]) == [3, 4]
+    resp = ns.batch_delete_table_versions(
+        {"id": ["t"], "ranges": [{"start_version": 4, "end_version": -1}]}, allow_latest=True
+    )
+    assert resp.deleted_count == 1
+    assert ns.open_dataset(["t"]).version == 3
+
+
+@pytest.mark.parametrize(
+    ("ranges", "message"),
+    [
+        ([], "no version ranges"),
+        ([(3, 2)], "empty or inverted"),
+        ([(2, 2)], "empty or inverted"),
+        ([(1, 2), (3, 1)], "empty or inverted"),
+        ([(-1, 2)], "start_version"),
+        ([(1, -5)], "end_version"),
+    ],
+)
+def test_empty_or_inverted_ranges_are_refused(tmp_path: Path, ranges, message) -> None:
+    request = {
+        "id": ["t"],
+        "ranges": [{"start_version": s, "end_version": e} for s, e in ranges],
+    }
+    ns = ours(tmp_path)
+    with_versions(ns, ["t"], 3)
+    with pytest.raises(InvalidInputError, match=message):
+        ns.batch_delete_table_versions(request)
+    assert versions_of(ns, ["t"]) == [1, 2, 3]
+    if len(ranges) == 1 and ranges[0][0] >= 0 and ranges[0][1] >= 0:
+        # pylance accepts the same request and silently deletes nothing.
+        assert plain(tmp_path).batch_delete_table_versions(request) == {"deleted_count": 0}
+        assert versions_of(ns, ["t"]) == [1, 2, 3]
+
+
+# --------------------------------------------------------------------------- versions: models & dicts
+
+
+def test_version_operations_take_models_or_dicts(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    with_versions(ns, ["t"], 2)
+    as_model = ns.describe_table_version(DescribeTableVersionRequest(id=["t"], version=1))
+    as_dict = ns.describe_table_version({"id": ["t"], "version": 1})
+    assert isinstance(as_model, DescribeTableVersionResponse)
+    assert as_model == as_dict
+    assert as_model.version.version == 1
+    latest = ns.describe_table_version({"id": ["t"]})
+    assert latest.version.version == 2
+    with pytest.raises(TableVersionNotFoundError):
+        ns.describe_table_version({"id": ["t"], "version": 9})
+    with pytest.raises(InvalidInputError):
+        ns.describe_table_version({"id": ["t"], "version": "two"})
+
+    staged = stage_version(ns, ["t"], make_data(3, start=100))
+    created = ns.create_table_version(
+        {"id": ["t"], "version": staged.version, "manifest_path": staged.manifest_path}
+    )
+    assert created.version.version == 3
+    staged = stage_version(ns, ["t"], make_data(1, start=200))
+    created = ns.create_table_version(
+        CreateTableVersionRequest(id=["t"], version=4, manifest_path=staged.manifest_path)
+    )
+    assert created.version.version == 4
+    assert ns.open_dataset(["t"]).count_rows() == staged.num_rows == 8
+
+
+def test_list_table_versions_pages(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    with_versions(ns, ["t"], 5)
+    first = ns.list_table_versions(ListTableVersionsRequest(id=["t"], limit=2))
+    assert [v.version for v in first.versions] == [1, 2]
+    # Delete the next page's first version: the token still resumes in the right place.
+    ns.batch_delete_table_versions(
+        {"id": ["t"], "ranges": [{"start_version": 3, "end_version": 4}]}
+    )
+    rest = ns.list_table_versions(
+        ListTableVersionsRequest(id=["t"], limit=2, page_token=first.page_token)
+    )
+    assert [v.version for v in rest.versions] == [4, 5]
+    assert not rest.page_token
+    with pytest.raises(InvalidInputError, match="page_token"):
+        ns.list_table_versions(ListTableVersionsRequest(id=["t"], page_token="garbage"))
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def test_declared_tables(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    ns.create_namespace(CreateNamespaceRequest(id=["n"]))
+    ns.declare_table(DeclareTableRequest(id=["n", "later"], properties={"owner": "me"}))
+    new_table(ns, ["n", "real"], make_data(4))
+    assert sorted(ns.list_tables(ListTablesRequest(id=["n"])).tables) == ["later", "real"]
+    declared = ns.describe_table(DescribeTableRequest(id=["n", "later"], check_declared=True))
+    assert declared.is_only_declared is True
+    assert declared.properties == {"owner": "me"}
+    with pytest.raises(InvalidTableStateError, match="no data"):
+        ns.open_dataset(["n", "later"])
+    detailed = ns.describe_table(
+        DescribeTableRequest(id=["n", "real"], load_detailed_metadata=True, check_declared=True)
+    )
+    assert detailed.is_only_declared is False
+    assert [f.name for f in detailed.var_schema.fields] == ["id", "kind", "doc", "tags", "vector"]
+    assert detailed.version == 1
+
+
+def test_root_level_declared_table_location_is_a_uri(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    ns.declare_table(DeclareTableRequest(id=["d"]))
+    raw = plain(tmp_path).describe_table(DescribeTableRequest(id=["d"], check_declared=True))
+    assert raw.location == str(tmp_path / "d.lance")  # pylance: a bare path here, URIs elsewhere
+    fixed = ns.describe_table(DescribeTableRequest(id=["d"], check_declared=True))
+    assert fixed.location == (tmp_path / "d.lance").as_uri()
+
+
+def test_tables_need_their_namespace(tmp_path: Path) -> None:
+    plain(tmp_path).create_table(CreateTableRequest(id=["ghost", "t"]), to_ipc_bytes(make_data(2)))
+    assert plain(tmp_path).list_tables(ListTablesRequest(id=["ghost"])).tables == ["t"]  # pylance
+
+    ns = ours(tmp_path / "ours")
+    with pytest.raises(NamespaceNotFoundError):
+        new_table(ns, ["nowhere", "t"], make_data(2))
+    with pytest.raises(NamespaceNotFoundError):
+        ns.declare_table(DeclareTableRequest(id=["nowhere", "d"]))
+    assert list((tmp_path / "ours").glob("*nowhere*")) == []
+
+
+def test_list_all_tables_is_recursive(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    ns.create_namespace(CreateNamespaceRequest(id=["a", "b"]))
+    new_table(ns, ["top"], make_data(1))
+    new_table(ns, ["a", "t"], make_data(1))
+    new_table(ns, ["a", "b", "deep"], make_data(1))
+    ns.declare_table(DeclareTableRequest(id=["a", "b", "planned"]))
+    assert plain(tmp_path).list_all_tables(ListTablesRequest(id=[])).tables == ["top"]  # pylance
+    assert ns.list_all_tables(ListTablesRequest(id=[])).tables == [
+        "a$b$deep",
+        "a$b$planned",
+        "a$t",
+        "top",
+    ]
+    assert ns.list_all_tables(ListTablesRequest(id=["a", "b"], include_declared=False)).tables == [
+        "a$b$deep"
+    ]
+
+
+def test_open_dataset_versions(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    with_versions(ns, ["t"], 3)
+    assert ns.open_dataset(["t"], version=1).count_rows() == 2
+    assert ns.open_dataset(["t"]).count_rows() == 6
+    assert ns.table_location(["t"]) == (tmp_path / "t.lance").as_uri()
+    with pytest.raises(TableVersionNotFoundError):
+        ns.open_dataset(["t"], version=42)
+
+
+def test_batch_commit_dispatches_to_the_batch_module(tmp_path: Path, monkeypatch) -> None:
+    ns = ours(tmp_path)
+    request = BatchCommitTablesRequest(operations=[])
+    monkeypatch.setitem(sys.modules, "backend.batch", None)  # module absent
+    with pytest.raises(UnsupportedOperationError, match="not available yet"):
+        ns.batch_commit_tables(request)
+
+    calls = []
+    module = types.ModuleType("backend.batch")
+    module.commit_batch = lambda namespace, req: calls.append((namespace, req)) or "result"
+    monkeypatch.setitem(sys.modules, "backend.batch", module)
+    assert ns.batch_commit_tables(request) == "result"
+    assert calls == [(ns, request)]
+
+
+# --------------------------------------------------------------------------- txn_store
+
+
+def test_status_helpers() -> None:
+    assert txn_store.normalize_status("succeeded") == "SUCCEEDED"
+    assert txn_store.normalize_status(" Running ") == "RUNNING"
+    with pytest.raises(InvalidInputError):
+        txn_store.normalize_status("paused")
+    txn_store.check_transition("QUEUED", "running")
+    txn_store.check_transition("Running", "Failed")
+    txn_store.check_transition("SUCCEEDED", "CANCELED")
+    txn_store.check_transition("FAILED", "FAILED")
+    for current, new in (("RUNNING", "QUEUED"), ("FAILED", "RUNNING"), ("CANCELED", "QUEUED")):
+        with pytest.raises(InvalidInputError, match="cannot go back"):
+            txn_store.check_transition(current, new)
+
+
+def test_store_put_get_update_list_delete(tmp_path: Path) -> None:
+    store = txn_store.open_store(tmp_path.as_uri())
+    assert isinstance(store, txn_store.FileTxnStore)
+    assert store.get("a") is None
+    weird = "ns/with$odd:chars/" + "x" * 300
+    store.put(weird, {"status": "QUEUED", "n": 1})
+    store.put("a", {"status": "RUNNING"})
+    assert store.get(weird)["n"] == 1
+    assert store.get(weird)["txn_id"] == weird
+    assert store.update("a", lambda r: {**r, "status": "SUCCEEDED"})["status"] == "SUCCEEDED"
+    assert store.update("a", lambda r: None)["status"] == "SUCCEEDED"  # None: unchanged
+    assert [r["txn_id"] for r in store.list()] == sorted(["a", weird])
+    assert store.delete("a") is True
+    assert store.delete("a") is False
+    files = list((tmp_path / "_console" / "transactions").glob("*.json"))
+    assert len(files) == 1 and len(files[0].name) < 200
+
+
+def test_store_failures_leave_the_old_record(tmp_path: Path) -> None:
+    store = txn_store.open_store(str(tmp_path))
+    store.put("t", {"status": "QUEUED", "v": 1})
+
+    def boom(record):
+        record["v"] = 2
+        raise RuntimeError("validation failed")
+
+    with pytest.raises(RuntimeError):
+        store.update("t", boom)
+    with pytest.raises(TypeError):
+        store.put("t", {"status": "QUEUED", "v": object()})
+    assert store.get("t")["v"] == 1
+    leftovers = [p.name for p in (tmp_path / "_console" / "transactions").iterdir()]
+    assert sorted(leftovers) == [".lock", "t.json"]
+
+
+def test_store_readers_never_see_a_partial_record(tmp_path: Path) -> None:
+    store = txn_store.open_store(str(tmp_path))
+    path = tmp_path / "_console" / "transactions" / "big.json"
+    store.put("big", {"payload": "0" * 200_000})
+    stop = threading.Event()
+    bad: list[str] = []
+
+    def reader() -> None:
+        while not stop.is_set():
+            text = path.read_text()
+            try:
+                json.loads(text)
+            except ValueError:
+                bad.append(text[:50])
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for i in range(40):
+            store.put("big", {"payload": str(i % 10) * (100_000 + 5_000 * i)})
+    finally:
+        stop.set()
+        thread.join()
+    assert bad == []
+
+
+def test_store_updates_are_serialised_across_threads(tmp_path: Path) -> None:
+    store = txn_store.open_store(str(tmp_path))
+    store.put("counter", {"n": 0})
+
+    def work() -> None:
+        for _ in range(25):
+            store.update("counter", lambda r: {**r, "n": r["n"] + 1})
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.get("counter")["n"] == 150
+
+
+def test_store_updates_are_serialised_across_processes(tmp_path: Path) -> None:
+    store = txn_store.open_store(str(tmp_path))
+    store.put("counter", {"n": 0})
+    script = (
+        "import sys; from backend.txn_store import open_store\n"
+        "s = open_store(sys.argv[1])\n"
+        "for _ in range(30):\n"
+        "    s.update('counter', lambda r: {**r, 'n': r['n'] + 1})\n"
+    )
+    repo = Path(backend.__file__).resolve().parent.parent
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], cwd=repo) for _ in range(2)
+    ]
+    for _ in range(30):
+        store.update("counter", lambda r: {**r, "n": r["n"] + 1})
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert store.get("counter")["n"] == 90
+
+
+def test_memory_store_is_per_root() -> None:
+    a = txn_store.open_store("memory://store-a")
+    a.put("x", {"status": "QUEUED"})
+    assert txn_store.open_store("memory://store-a/").get("x")["status"] == "QUEUED"
+    assert txn_store.open_store("memory://store-b").get("x") is None
+
+
+def test_arrow_filesystem_store(tmp_path: Path) -> None:
+    store = txn_store.ArrowFsTxnStore(pafs.LocalFileSystem(), str(tmp_path / "objects"))
+    assert store.list() == []
+    store.put("b/1", {"status": "QUEUED"})
+    store.update("b/1", lambda r: {**r, "status": "RUNNING"})
+    assert store.get("b/1")["status"] == "RUNNING"
+    assert [r["txn_id"] for r in store.list()] == ["b/1"]
+    assert store.delete("b/1") and store.get("b/1") is None
