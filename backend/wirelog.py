@@ -37,7 +37,7 @@ _SECRET_HEADERS = frozenset(
 # Any header / JSON key / query parameter whose name matches this is treated as a secret.
 _SECRET_NAME = re.compile(
     r"(secret|token(?!iz)|passw|credential|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
-    r"|account[_-]?key|(^|[_-])key$|session|signature|cookie|authori[sz]ation"
+    r"|account[_-]?key|[_-]key$|session|signature|cookie|authori[sz]ation"
     r"|(^|[_-])sas($|[_-]))",
     re.IGNORECASE,
 )

@@ -29,7 +29,7 @@ import backend
 from backend.errors import NamespaceConnectionError, NamespaceTimeoutError
 from backend.paging import iter_pages, list_all
 from backend.rest import ROUTES, RestNamespaceClient, parse_retry_after
-from backend.wirelog import REDACTED, WireLog, redact_url, to_curl
+from backend.wirelog import REDACTED, WireLog, is_secret_name, redact_url, to_curl
 
 BASE = "http://ns.test:2333"
 
@@ -947,3 +947,22 @@ def test_capabilities_and_identity_strings() -> None:
     assert caps.notes
     assert client.namespace_id() == f"RestNamespaceClient {{ uri: '{BASE}' }}"
     assert "api_key=<set>" in repr(client)
+
+
+def test_wire_log_keeps_property_names_of_alter_transaction() -> None:
+    """``key`` in a setPropertyAction names a property; it is not a secret (but ``sas_key`` is)."""
+    server = Server(httpx.Response(200, json={"status": "SUCCEEDED"}))
+    client, _ = make_client(server)
+    from lance_namespace_urllib3_client.models import (
+        AlterTransactionAction,
+        AlterTransactionSetProperty,
+    )
+
+    action = AlterTransactionAction(
+        set_property_action=AlterTransactionSetProperty(key="owner", value="me", mode="Overwrite")
+    )
+    client.alter_transaction(ln.AlterTransactionRequest(id=["t", "1"], actions=[action]))
+    entry = client.wire_log.last()
+    assert entry.request_body["actions"][0]["setPropertyAction"]["key"] == "owner"
+    assert is_secret_name("sas_key") and is_secret_name("master-key")
+    assert not is_secret_name("key")
