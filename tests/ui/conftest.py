@@ -1,0 +1,178 @@
+"""AppTest helpers shared by every page test.
+
+* ``ui_root`` - a fresh copy of a small real local namespace (built once per session):
+
+  ========================  ===========================================================
+  namespace ``sales``        tables ``orders`` (3 versions: Overwrite, Append, Delete),
+                             ``customers`` (1 version), ``pending`` (declared only,
+                             properties ``owner=ops``)
+  namespace ``sales/eu``     table ``invoices`` (1 version, has a vector column)
+  namespace ``hr``           table ``staff`` (1 version)
+  namespace ``bulk``         55 declared-only tables ``t000`` .. ``t054`` (paging)
+  namespace ``logs``         table ``events`` with 60 versions (version paging)
+  ========================  ===========================================================
+
+* ``ui_env`` - points ``LANCE_CONSOLE_TARGET`` at ``ui_root`` and ``LANCE_CONSOLE_CONFIG`` at a
+  tmp file (tests never touch ``~/.config``), clears streamlit caches; returns ``ui_root``.
+* ``make_app(page=None, *, query_params=None)`` (fixture returning a factory) - an AppTest of
+  ``app/main.py``, already run, switched to ``page`` (``"tables"``, ``"versions"``,
+  ``"indexes"``, ``"transactions"``, ``"inspector"`` or a ``views/x.py`` path).
+* :func:`open_page` - switch an existing AppTest to another page and run it.
+* :func:`texts` - every markdown/caption/error/... text on the page, for ``in`` assertions.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import backend
+
+os.environ.setdefault("LANCE_LOG", "error")
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+
+REPO = Path(__file__).resolve().parents[2]
+MAIN = REPO / "app" / "main.py"
+TIMEOUT = 30  # the machine is slow and shared: be generous
+
+PAGES = {
+    "tables": "views/tables.py",
+    "versions": "views/versions.py",
+    "indexes": "views/indexes.py",
+    "transactions": "views/transactions.py",
+    "inspector": "views/inspector.py",
+}
+
+
+def _ipc(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    with pa.ipc.new_stream(buf, table.schema) as writer:
+        writer.write_table(table)
+    return buf.getvalue()
+
+
+def build_sample_namespace(root: Path) -> Path:
+    """Create the sample namespace described in the module docstring under ``root``."""
+    import lance
+    from lance_namespace import CreateNamespaceRequest, CreateTableRequest, DeclareTableRequest
+
+    root.mkdir(parents=True, exist_ok=True)
+    ns = backend.connect(str(root))
+    for path in (["sales"], ["sales", "eu"], ["hr"], ["bulk"], ["logs"]):
+        ns.create_namespace(CreateNamespaceRequest(id=path))
+
+    orders = pa.table({"id": [1, 2, 3], "item": ["pen", "ink", "pad"]})
+    resp = ns.create_table(CreateTableRequest(id=["sales", "orders"]), _ipc(orders))
+    ds = lance.dataset(resp.location)
+    ds.insert(pa.table({"id": [4, 5], "item": ["cap", "nib"]}))  # v2 Append
+    ds.delete("id = 1")  # v3 Delete
+
+    customers = pa.table({"id": [1, 2], "name": ["ann", "bob"], "vip": [True, False]})
+    ns.create_table(CreateTableRequest(id=["sales", "customers"]), _ipc(customers))
+    ns.declare_table(DeclareTableRequest(id=["sales", "pending"], properties={"owner": "ops"}))
+
+    vec = pa.FixedSizeListArray.from_arrays(pa.array([0.1, 0.2, 0.3, 0.4], pa.float32()), 2)
+    invoices = pa.table({"id": [1, 2], "amount": [9.5, 3.0], "embedding": vec})
+    ns.create_table(CreateTableRequest(id=["sales", "eu", "invoices"]), _ipc(invoices))
+
+    ns.create_table(CreateTableRequest(id=["hr", "staff"]), _ipc(pa.table({"who": ["x"]})))
+
+    for i in range(55):
+        ns.declare_table(DeclareTableRequest(id=["bulk", f"t{i:03d}"]))
+
+    resp = ns.create_table(CreateTableRequest(id=["logs", "events"]), _ipc(pa.table({"n": [0]})))
+    ds = lance.dataset(resp.location)
+    for i in range(1, 60):
+        ds.insert(pa.table({"n": [i]}))
+    return root
+
+
+@pytest.fixture(scope="session")
+def sample_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample namespace, built once per test session (copied per test)."""
+    return build_sample_namespace(tmp_path_factory.mktemp("ui-template") / "root")
+
+
+@pytest.fixture
+def ui_root(sample_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the sample namespace for one test."""
+    root = tmp_path / "ui-root"
+    shutil.copytree(sample_template, root)
+    return root
+
+
+@pytest.fixture
+def ui_env(ui_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Environment for an AppTest on ``ui_root``; yields the root."""
+    import streamlit as st
+
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", str(ui_root))
+    monkeypatch.setenv("LANCE_CONSOLE_CONFIG", str(tmp_path / "connections.toml"))
+    monkeypatch.chdir(tmp_path)  # a stray relative path never lands in the repo
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield ui_root
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def open_page(at: Any, page: str) -> Any:
+    """Switch ``at`` to ``page`` (short name or ``views/x.py``) and run it."""
+    at.switch_page(PAGES.get(page, page))
+    return at.run()
+
+
+def new_app() -> Any:
+    """An AppTest for ``app/main.py`` (not yet run)."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(str(MAIN), default_timeout=TIMEOUT)
+
+
+@pytest.fixture
+def make_app(ui_env: Path) -> Callable[..., Any]:
+    """Factory: ``make_app(page=None, *, query_params=None)`` -> AppTest, already run."""
+
+    def factory(page: str | None = None, *, query_params: dict[str, Any] | None = None) -> Any:
+        at = new_app()
+        for key, value in (query_params or {}).items():
+            at.query_params[key] = value
+        at.run()
+        if page and page != "tables":
+            open_page(at, page)
+        return at
+
+    return factory
+
+
+def texts(at: Any) -> str:
+    """All visible text of the last run (markdown, captions, alerts, titles, code), joined."""
+    parts: list[str] = []
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "error",
+        "warning",
+        "info",
+        "success",
+        "code",
+        "text",
+    ):
+        for el in getattr(at, kind):
+            parts.append(str(el.value))
+    return "\n".join(parts)
+
+
+def assert_no_exception(at: Any) -> None:
+    """Fail with the exception text when the script raised."""
+    assert not at.exception, [e.value for e in at.exception]

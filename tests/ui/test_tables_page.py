@@ -1,0 +1,151 @@
+"""AppTest: "Namespaces & tables" on a real local namespace (see tests/ui/conftest.py)."""
+
+from __future__ import annotations
+
+import backend
+from backend import browse
+from tests.ui.conftest import assert_no_exception, texts
+
+
+def button_keys(at) -> list[str]:
+    return [b.key for b in at.button if b.key]
+
+
+def open_tables(at) -> list[str]:
+    return sorted(
+        k.removeprefix("tables.list.open.")
+        for k in button_keys(at)
+        if k.startswith("tables.list.open.")
+    )
+
+
+def test_drill_down_and_breadcrumbs(make_app) -> None:
+    at = make_app()
+    assert_no_exception(at)
+    assert {"tables.ns.open.sales", "tables.ns.open.hr", "tables.ns.open.bulk"} <= set(
+        button_keys(at)
+    )
+    at.button(key="tables.ns.open.sales").click().run()
+    assert open_tables(at) == ["customers", "orders", "pending"]
+    assert at.query_params["ns"] in ("sales", ["sales"])
+    at.button(key="tables.ns.open.eu").click().run()
+    assert open_tables(at) == ["invoices"]
+    assert "Tables in sales › eu" in texts(at)
+    at.button(key="tables.crumbs.crumb.1").click().run()  # back to "sales"
+    assert open_tables(at) == ["customers", "orders", "pending"]
+    at.button(key="tables.crumbs.crumb.0").click().run()  # root
+    assert "tables.ns.open.sales" in button_keys(at)
+    assert_no_exception(at)
+
+
+def test_table_detail_and_deep_link(make_app) -> None:
+    at = make_app(query_params={"ns": ["sales", "eu"], "table": "invoices"})
+    assert_no_exception(at)
+    page = texts(at)
+    assert "materialised" in page and "invoices" in page
+    schema = next(d.value for d in at.dataframe if "column" in d.value.columns)
+    assert list(schema["column"]) == ["id", "amount", "embedding"]
+    assert schema.set_index("column").loc["embedding", "type"] == "fixed_size_list<float32, 2>"
+    assert {m.label: m.value for m in at.metric}["Rows"] == "2"
+
+    at.button(key="tables.list.open.invoices")  # selected table is highlighted, still listed
+    at.button(key="tables.to_versions").click().run()  # jump to the versions of this table
+    assert_no_exception(at)
+    assert "Versions" in [t.value for t in at.title]
+    picker = [s for s in at.selectbox if s.key and s.key.startswith("versions.pick.table.")]
+    assert picker and picker[0].value == "invoices"
+
+    at = make_app(query_params={"ns": "sales", "table": "pending"})
+    page = texts(at)
+    assert "declared only" in page and "No schema yet" in page
+
+
+def test_search_filters_and_paging(make_app) -> None:
+    at = make_app(query_params={"ns": "bulk"})
+    assert len(open_tables(at)) == 50  # first page of 55
+    pager = next(p for p in at.pagination if p.key.startswith("tables.list.page."))
+    assert pager.num_pages == 2
+    pager.set_value(2).run()
+    assert open_tables(at) == [f"t{i:03d}" for i in range(50, 55)]
+
+    at.text_input(key="tables.search").input("t00?").run()
+    assert open_tables(at) == [f"t00{i}" for i in range(10)]
+    assert "10 of 55 tables match" in texts(at)
+    at.text_input(key="tables.search").input("nomatch").run()
+    assert open_tables(at) == []
+
+
+def test_declare_table_through_form(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "hr"})
+    at.text_input(key="tables.declare0.name").input("payroll")
+    at.session_state["tables.declare0.props"] = {
+        "edited_rows": {},
+        "added_rows": [{"key": "owner", "value": "finance"}],
+        "deleted_rows": [],
+    }
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert "Declared table hr › payroll." in page
+    assert "declared only" in page  # the new table is selected and described
+    assert "payroll" in open_tables(at)
+    ns = backend.connect(str(ui_env))
+    assert "payroll" in browse.list_table_names(ns, ["hr"])
+    detail = browse.describe_table(ns, ["hr", "payroll"])
+    assert detail.declared_only and detail.properties.get("owner") == "finance"
+    assert "declare_table" in page  # copy-as-Python snippet
+
+
+def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "hr"})
+    before = browse.list_table_names(backend.connect(str(ui_env)), ["hr"])
+    at.text_input(key="tables.declare0.name").input("bad name/x")
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    assert any("Invalid table name" in e.value for e in at.error)
+    assert browse.list_table_names(backend.connect(str(ui_env)), ["hr"]) == before
+
+    at.text_input(key="tables.create_ns0.name").input("has space")
+    at.button(key="FormSubmitter:tables.create_ns0-Create namespace").click().run()
+    assert any("Invalid namespace name" in e.value for e in at.error)
+    assert browse.list_namespace_names(backend.connect(str(ui_env)), ["hr"]) == []
+
+
+def test_create_namespace(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "hr"})
+    at.text_input(key="tables.create_ns0.name").input("contractors")
+    at.button(key="FormSubmitter:tables.create_ns0-Create namespace").click().run()
+    assert_no_exception(at)
+    assert "tables.ns.open.contractors" in button_keys(at)
+    assert browse.list_namespace_names(backend.connect(str(ui_env)), ["hr"]) == ["contractors"]
+
+
+def test_deregister_needs_typed_confirmation(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "sales", "table": "customers"})
+    at.text_input(key="tables.deregister0.confirm").input("customer")
+    at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+    assert any("type `customers` exactly" in e.value for e in at.error)
+    ns = backend.connect(str(ui_env))
+    assert "customers" in browse.list_table_names(ns, ["sales"])
+
+    at.text_input(key="tables.deregister0.confirm").input("customers")
+    at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+    assert_no_exception(at)
+    assert "Deregistered table sales › customers." in texts(at)
+    assert "customers" not in browse.list_table_names(ns, ["sales"])
+    assert "customers" not in open_tables(at)
+    assert "table" not in at.query_params
+
+
+def test_unknown_table_in_link_shows_readable_error(make_app) -> None:
+    at = make_app(query_params={"ns": "sales", "table": "nope"})
+    assert_no_exception(at)
+    assert any("TABLE_NOT_FOUND" in e.value for e in at.error)
+
+
+def test_missing_namespace_in_link(make_app) -> None:
+    at = make_app(query_params={"ns": ["sales", "gone"]})
+    assert_no_exception(at)
+    assert any("sales › gone does not exist" in w.value for w in at.warning)
+    at.button(key="tables.reset").click().run()
+    assert "tables.ns.open.sales" in button_keys(at)
