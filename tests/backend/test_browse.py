@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pytest
-import tomllib
 from lance_namespace import CreateNamespaceRequest, ListTableVersionsRequest
 from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import tomllib
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DeclareTableResponse
 
 import backend
