@@ -1,0 +1,157 @@
+"""Plotly charts of index statistics.
+
+Figure builders are plain functions (tested without streamlit):
+
+* :func:`coverage_figure` - per index, indexed vs unindexed rows (stacked bars);
+* :func:`size_figure` - index size on disk per index;
+* :func:`segments_figure` - index segments (deltas) per index;
+* :func:`history_figure` - coverage per index across the table's recent versions.
+
+:func:`render_index_charts` lays them out on a page.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+INDEXED_COLOR = "#2e7d32"
+UNINDEXED_COLOR = "#ef6c00"
+
+
+def _layout(fig: go.Figure, title: str, *, height: int = 320) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left"},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def coverage_figure(overview: pd.DataFrame) -> go.Figure:
+    """Stacked horizontal bars: indexed and unindexed rows per index."""
+    df = overview.fillna({"indexed_rows": 0, "unindexed_rows": 0})
+    names = list(df["name"])
+    fig = go.Figure(
+        [
+            go.Bar(
+                name="indexed rows",
+                y=names,
+                x=[int(v) for v in df["indexed_rows"]],
+                orientation="h",
+                marker_color=INDEXED_COLOR,
+            ),
+            go.Bar(
+                name="unindexed rows",
+                y=names,
+                x=[int(v) for v in df["unindexed_rows"]],
+                orientation="h",
+                marker_color=UNINDEXED_COLOR,
+            ),
+        ]
+    )
+    fig.update_layout(barmode="stack", xaxis_title="rows", yaxis={"autorange": "reversed"})
+    return _layout(
+        fig, "Coverage: indexed vs unindexed rows", height=max(220, 60 + 40 * len(names))
+    )
+
+
+def size_figure(overview: pd.DataFrame) -> go.Figure:
+    """Index size on disk (bytes) per index; indexes without a recorded size are left out."""
+    df = overview[overview["size_bytes"].notna()]
+    fig = go.Figure(
+        go.Bar(
+            x=list(df["name"]),
+            y=[int(v) for v in df["size_bytes"]],
+            marker_color="#1565c0",
+            hovertemplate="%{x}: %{y:,} bytes<extra></extra>",
+        )
+    )
+    fig.update_layout(yaxis_title="bytes")
+    return _layout(fig, "Size on disk")
+
+
+def segments_figure(overview: pd.DataFrame) -> go.Figure:
+    """Number of index segments (deltas) per index: more segments, slower queries."""
+    df = overview[overview["segments"].notna()]
+    fig = go.Figure(
+        go.Bar(
+            x=list(df["name"]),
+            y=[int(v) for v in df["segments"]],
+            marker_color="#6a1b9a",
+        )
+    )
+    fig.update_layout(yaxis_title="segments", yaxis={"dtick": 1})
+    return _layout(fig, "Segments")
+
+
+def history_figure(history: pd.DataFrame) -> go.Figure:
+    """Coverage (%) per index across versions, with unindexed rows in the hover."""
+    fig = go.Figure()
+    for name, group in history.groupby("index_name", sort=True):
+        group = group.sort_values("version")
+        coverage = [None if pd.isna(c) else round(float(c) * 100, 2) for c in group["coverage"]]
+        fig.add_trace(
+            go.Scatter(
+                name=str(name),
+                x=list(group["version"]),
+                y=coverage,
+                mode="lines+markers",
+                customdata=[
+                    [None if pd.isna(u) else int(u), None if pd.isna(t) else int(t)]
+                    for u, t in zip(group["unindexed_rows"], group["total_rows"], strict=True)
+                ],
+                hovertemplate=(
+                    "v%{x}: %{y}% indexed<br>unindexed rows: %{customdata[0]}"
+                    "<br>total rows: %{customdata[1]}<extra>%{fullData.name}</extra>"
+                ),
+            )
+        )
+    fig.update_layout(
+        xaxis_title="table version", yaxis_title="coverage (%)", yaxis={"range": [0, 105]}
+    )
+    return _layout(fig, "Coverage across versions")
+
+
+def render_index_charts(
+    overview: pd.DataFrame, history: pd.DataFrame | None, *, key_prefix: str
+) -> None:
+    """Coverage, size and segments of the current indexes; coverage history when given."""
+    if overview.empty:
+        st.caption("No indexes yet: nothing to chart.")
+        return
+    st.plotly_chart(coverage_figure(overview), key=f"{key_prefix}.coverage")
+    left, right = st.columns(2)
+    with left:
+        if overview["size_bytes"].notna().any():
+            st.plotly_chart(size_figure(overview), key=f"{key_prefix}.size")
+        else:
+            st.caption("The backend reports no index sizes.")
+    with right:
+        if overview["segments"].notna().any():
+            st.plotly_chart(segments_figure(overview), key=f"{key_prefix}.segments")
+        else:
+            st.caption("The backend reports no segment counts.")
+    if history is None:
+        return
+    if history.empty:
+        st.caption("No index existed in the recent versions.")
+        return
+    st.plotly_chart(history_figure(history), key=f"{key_prefix}.history")
+    source = history.attrs.get("source")
+    if source == "namespace":
+        st.caption(
+            "Per-version figures come from ListTableIndices with `version`; whether the server "
+            "honours `version` is up to the server."
+        )
+
+
+__all__ = [
+    "coverage_figure",
+    "history_figure",
+    "render_index_charts",
+    "segments_figure",
+    "size_figure",
+]
