@@ -94,6 +94,8 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
     shown = overview.drop(columns=["details", "uuid"]).copy()
     shown["size"] = [_human_bytes(v) for v in overview["size_bytes"]]
     shown = shown.drop(columns=["size_bytes"])
+    # Scalar and full-text indexes have no distance: show a dash, not "None".
+    shown["distance_type"] = shown["distance_type"].fillna("—")
     st.dataframe(
         shown,
         hide_index=True,
