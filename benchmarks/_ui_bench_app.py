@@ -1,0 +1,67 @@
+"""The "bare" baseline of benchmarks/bench_ui_pages.py: the same rows as a console page, shown by
+one ``st.dataframe(df)`` call.
+
+``?view=versions|tables|indexes``; ``BENCH_TARGET`` (namespace root or REST URL),
+``BENCH_NS_<VIEW>`` (namespace name) and ``BENCH_TABLE_<VIEW>`` come from the environment. The rows are fetched with the
+same client the console uses (``backend.connect``) and cached with ``st.cache_data`` like a
+real page would, so after the warm-up run the bare page costs one script run plus the grid.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+from lance_namespace import (
+    ListTableIndicesRequest,
+    ListTablesRequest,
+    ListTableVersionsRequest,
+)
+
+import backend
+
+TARGET = os.environ["BENCH_TARGET"]
+
+
+@st.cache_resource
+def _ns() -> Any:
+    return backend.connect(TARGET)
+
+
+def _pages(call: Any, request_type: Any, field: str, **kwargs: Any) -> list[Any]:
+    out: list[Any] = []
+    token = None
+    while True:
+        resp = call(request_type(**kwargs, page_token=token))
+        out.extend(getattr(resp, field) or [])
+        token = getattr(resp, "page_token", None)
+        if not token:
+            return out
+
+
+@st.cache_data
+def load(view: str, namespace: str, table: str) -> pd.DataFrame:
+    ns = _ns()
+    if view == "versions":
+        rows = _pages(
+            ns.list_table_versions, ListTableVersionsRequest, "versions", id=[namespace, table]
+        )
+        return pd.DataFrame([v.model_dump(exclude={"metadata"}) for v in rows])
+    if view == "tables":
+        return pd.DataFrame(
+            {"table": _pages(ns.list_tables, ListTablesRequest, "tables", id=[namespace])}
+        )
+    if view == "indexes":
+        resp = ns.list_table_indices(ListTableIndicesRequest(id=[namespace, table]))
+        return pd.DataFrame([i.model_dump() for i in resp.indexes])
+    raise ValueError(f"unknown view {view!r}")
+
+
+st.set_page_config(layout="wide")  # like the console
+view = st.query_params.get("view", "tables")
+env = os.environ
+st.dataframe(
+    load(view, env[f"BENCH_NS_{view.upper()}"], env.get(f"BENCH_TABLE_{view.upper()}", ""))
+)

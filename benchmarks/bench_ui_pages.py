@@ -1,0 +1,319 @@
+"""Time to a fully rendered console page vs. a bare ``st.dataframe(df)`` page of the same rows.
+
+Three scenarios, each in headless Chromium (Debian's ``/usr/bin/chromium``) against real
+``streamlit run`` servers:
+
+* ``versions``: the Versions page of a table with 10,000 versions;
+* ``tables``: the Namespaces & tables page of a namespace with 1,000 (declared) tables;
+* ``indexes``: the Indexes page of a table with 50 BTREE indexes.
+
+"Rendered" = the app's script finished (``stApp`` says ``notRunning``, no running indicator,
+no element still a loading skeleton) and the page's main grid is visible (the first
+``stDataFrame`` of the main area; on the tables page, the first table button of its paged
+grid). Every load opens a new tab (a new Streamlit session); by default all loads of a page share
+one browser context, so JS chunks come from the HTTP cache like for a returning user (``--cold``:
+a fresh context per load, as on a first visit). One warm-up load per page, then ``--runs``
+loads; medians are compared as console/bare against the 1.5x target.
+
+The bare page (benchmarks/_ui_bench_app.py) fetches the same rows through the same client
+(``backend.connect``) with ``st.cache_data``, then calls ``st.dataframe(df)``.
+
+Data (in a temp dir, or ``--root``): 10,000 versions are 10,000 real ``update_config`` commits
+of a one-row table (~1 ms each, constant manifest size); the tables are ``declare_table``
+calls; the indexes are BTREE indexes on 50 int64 columns of a 100-row table.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_ui_pages.py                  # full size, local backend
+    .venv/bin/python benchmarks/bench_ui_pages.py --scale 0.1 --runs 3   # quick
+    .venv/bin/python benchmarks/bench_ui_pages.py --backend rest --only versions,tables
+    .venv/bin/python benchmarks/bench_ui_pages.py --cold          # first-visit loads
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from playwright.sync_api import Browser, BrowserContext, sync_playwright  # noqa: E402
+
+from tests.e2e.harness import (  # noqa: E402
+    APP_TIMEOUT_MS,
+    VIEWPORT,
+    StreamlitServer,
+    launch_chromium,
+    page_url_for,
+    wait_for_app,
+)
+
+TARGET_RATIO = 1.5
+NAMESPACE = "bench"
+VERSIONS_TABLE = "history"
+INDEXES_TABLE = "wide"
+TABLES_NAMESPACE = "many"
+MAIN_GRID = '[data-testid="stMain"] [data-testid="stDataFrame"]'
+# The tables page lists names as a paged grid of buttons (first page: table_00000 ...).
+TABLES_GRID = '[data-testid="stMain"] .st-key-tables-list-open-table_00000'
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    label: str
+    console_path: str  # url_path of the console page
+    console_query: dict[str, str]
+    console_ready: str  # selector of the page's main grid
+    bare_query: dict[str, str]
+
+
+def _ipc(table: object) -> bytes:
+    import pyarrow as pa
+
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:  # type: ignore[attr-defined]
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[str]) -> None:
+    """Seed ``root`` (a directory namespace) with the three scenarios' data."""
+    import lance
+    import pyarrow as pa
+    from lance.namespace import (
+        CreateNamespaceRequest,
+        CreateTableRequest,
+        DeclareTableRequest,
+        DescribeTableRequest,
+        DirectoryNamespace,
+    )
+
+    ns = DirectoryNamespace(root=str(root))
+    ns.create_namespace(CreateNamespaceRequest(id=[NAMESPACE]))
+
+    if "versions" in only:
+        t0 = time.perf_counter()
+        one = pa.table({"id": pa.array([1], pa.int64()), "note": ["v"]})
+        ns.create_table(CreateTableRequest(id=[NAMESPACE, VERSIONS_TABLE]), _ipc(one))
+        loc = ns.describe_table(DescribeTableRequest(id=[NAMESPACE, VERSIONS_TABLE])).location
+        ds = lance.dataset(loc)
+        for step in range(versions - 1):  # version 1 is the create
+            ds.update_config({"bench.step": str(step)})
+        _log(f"  {versions} versions in {time.perf_counter() - t0:.1f}s")
+
+    if "tables" in only:
+        t0 = time.perf_counter()
+        ns.create_namespace(CreateNamespaceRequest(id=[TABLES_NAMESPACE]))
+        for i in range(tables):
+            ns.declare_table(DeclareTableRequest(id=[TABLES_NAMESPACE, f"table_{i:05d}"]))
+        _log(f"  {tables} declared tables in {time.perf_counter() - t0:.1f}s")
+
+    if "indexes" in only:
+        t0 = time.perf_counter()
+        cols = {f"c{j:03d}": pa.array(range(100), pa.int64()) for j in range(indexes)}
+        ns.create_table(CreateTableRequest(id=[NAMESPACE, INDEXES_TABLE]), _ipc(pa.table(cols)))
+        loc = ns.describe_table(DescribeTableRequest(id=[NAMESPACE, INDEXES_TABLE])).location
+        ds = lance.dataset(loc)
+        for col in cols:
+            ds.create_scalar_index(col, "BTREE", name=f"{col}_idx")
+        _log(f"  {indexes} BTREE indexes in {time.perf_counter() - t0:.1f}s")
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load_ms(context: BrowserContext, url: str, ready: str) -> float:
+    """Milliseconds from navigation to a finished script run with the main grid visible, in a
+    new tab (a new Streamlit session) of ``context``."""
+    page = context.new_page()
+    try:
+        page.set_default_timeout(APP_TIMEOUT_MS * 4)
+        t0 = time.perf_counter()
+        page.goto(url, wait_until="commit")
+        page.locator(ready).first.wait_for(state="visible")
+        wait_for_app(page, APP_TIMEOUT_MS * 4)
+        elapsed = (time.perf_counter() - t0) * 1000
+        errors = page.locator('[data-testid="stException"]').count()
+        if errors:
+            raise RuntimeError(f"{url} shows {errors} exception box(es)")
+        return elapsed
+    finally:
+        page.close()
+
+
+def measure(browser: Browser, url: str, ready: str, runs: int, *, cold: bool) -> list[float]:
+    """One warm-up load (server caches, first imports, the browser's HTTP cache), then ``runs``
+    loads. ``cold``: every load in a fresh browser context (empty HTTP cache: first visit);
+    otherwise one context for all loads (a returning user: cached JS chunks)."""
+    shared = None if cold else browser.new_context(viewport=VIEWPORT)
+    try:
+        out = []
+        for i in range(runs + 1):
+            context = shared or browser.new_context(viewport=VIEWPORT)
+            try:
+                ms = load_ms(context, url, ready)
+            finally:
+                if shared is None:
+                    context.close()
+            if i:
+                out.append(ms)
+        return out
+    finally:
+        if shared is not None:
+            shared.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--versions", type=int, default=10_000)
+    parser.add_argument("--tables", type=int, default=1_000)
+    parser.add_argument("--indexes", type=int, default=50)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the three sizes")
+    parser.add_argument("--runs", type=int, default=5, help="measured loads per page")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="a fresh browser context (empty HTTP cache) for every load",
+    )
+    parser.add_argument("--only", default="versions,tables,indexes")
+    parser.add_argument("--backend", choices=["local", "rest"], default="local")
+    parser.add_argument("--root", type=Path, help="reuse/keep data here (default: temp dir)")
+    args = parser.parse_args(argv)
+
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    versions = max(2, int(args.versions * args.scale))
+    tables = max(1, int(args.tables * args.scale))
+    indexes = max(1, int(args.indexes * args.scale))
+
+    with tempfile.TemporaryDirectory(prefix="bench-ui-") as tmp:
+        tmp_path = Path(tmp)
+        root = args.root or tmp_path / "root"
+        if not (root.exists() and any(root.iterdir())):
+            root.mkdir(parents=True, exist_ok=True)
+            _log(f"generating data in {root}")
+            generate(root, versions=versions, tables=tables, indexes=indexes, only=only)
+        return run(args, root, tmp_path, only, versions, tables, indexes)
+
+
+def run(
+    args: argparse.Namespace,
+    root: Path,
+    tmp: Path,
+    only: set[str],
+    versions: int,
+    tables: int,
+    indexes: int,
+) -> int:
+    rest = None
+    target = str(root)
+    if args.backend == "rest":
+        from tests.conftest import RestServer
+
+        rest = RestServer(root)
+        target = rest.url
+
+    scenarios = [
+        Scenario(
+            "versions",
+            f"Versions page, {versions:,} versions",
+            "versions",
+            {"ns": NAMESPACE, "table": VERSIONS_TABLE},
+            MAIN_GRID,
+            {"view": "versions"},
+        ),
+        Scenario(
+            "tables",
+            f"Namespaces & tables, {tables:,} tables",
+            "tables",
+            {"ns": TABLES_NAMESPACE},
+            TABLES_GRID,
+            {"view": "tables"},
+        ),
+        Scenario(
+            "indexes",
+            f"Indexes page, {indexes} indexes",
+            "indexes",
+            {"ns": NAMESPACE, "table": INDEXES_TABLE},
+            MAIN_GRID,
+            {"view": "indexes"},
+        ),
+    ]
+    scenarios = [s for s in scenarios if s.name in only]
+
+    common_env = {"LANCE_CONSOLE_CONFIG": str(tmp / "connections.toml")}
+    console = StreamlitServer(
+        script=REPO / "app" / "main.py",
+        env={**common_env, "LANCE_CONSOLE_TARGET": target},
+        log_path=tmp / "console.log",
+    )
+    bare = StreamlitServer(
+        script=REPO / "benchmarks" / "_ui_bench_app.py",
+        env={
+            **common_env,
+            "BENCH_TARGET": target,
+            "BENCH_NS_VERSIONS": NAMESPACE,
+            "BENCH_NS_TABLES": TABLES_NAMESPACE,
+            "BENCH_NS_INDEXES": NAMESPACE,
+            "BENCH_TABLE_VERSIONS": VERSIONS_TABLE,
+            "BENCH_TABLE_INDEXES": INDEXES_TABLE,
+        },
+        log_path=tmp / "bare.log",
+    )
+    rows: list[tuple[str, float, float]] = []
+    try:
+        console.start()
+        bare.start()
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            try:
+                for sc in scenarios:
+                    _log(f"measuring {sc.name} ...")
+                    c_url = page_url_for(console.url, sc.console_path, **sc.console_query)
+                    b_url = page_url_for(bare.url, "", **sc.bare_query)
+                    try:
+                        c_runs = measure(
+                            browser, c_url, sc.console_ready, args.runs, cold=args.cold
+                        )
+                        b_runs = measure(browser, b_url, MAIN_GRID, args.runs, cold=args.cold)
+                    except Exception as err:
+                        _log(f"  {sc.name} failed: {err}")
+                        _log("  console log tail:\n" + console.log_tail(20))
+                        _log("  bare log tail:\n" + bare.log_tail(20))
+                        raise
+                    _log(
+                        f"  console {[round(x) for x in c_runs]} bare {[round(x) for x in b_runs]}"
+                    )
+                    rows.append((sc.label, statistics.median(c_runs), statistics.median(b_runs)))
+            finally:
+                browser.close()
+    finally:
+        console.stop()
+        bare.stop()
+        if rest is not None:
+            rest.stop()
+
+    cache = "cold browser cache" if args.cold else "warm browser cache"
+    print(
+        f"UI page load, median of {args.runs} runs after 1 warm-up "
+        f"({args.backend} backend, {cache})"
+    )
+    print(f"{'scenario':<42}{'console ms':>12}{'bare ms':>10}{'ratio':>8}  target {TARGET_RATIO}x")
+    for label, c, b in rows:
+        ratio = c / b
+        verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
+        print(f"{label:<42}{c:>12.0f}{b:>10.0f}{ratio:>8.2f}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""Browser end-to-end fixtures: real namespaces, a real ``streamlit run`` per backend, Chromium.
+
+* ``local``: a directory namespace in a session tmp dir, seeded with small data;
+* ``rest``: a ``lance.namespace.RestAdapter`` server (in this process) on another seeded tmp
+  root; the console talks to it over HTTP.
+
+One streamlit server per backend per session (started on first use), one Chromium per session
+(Debian's ``/usr/bin/chromium``; Playwright never downloads a browser here), a new browser
+context per test. Every test of this directory is marked ``e2e``.
+
+Screenshots go to ``test-artifacts/screenshots/<test>-<backend>[-<label>].png`` (full page),
+taken by the ``shot`` fixture and automatically when a test fails.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+
+from tests.conftest import RestServer
+
+from .harness import (
+    APP_TIMEOUT_MS,
+    EXPECT_TIMEOUT_MS,
+    REPO,
+    RUN_COUNTER_JS,
+    SCREENSHOTS,
+    VIEWPORT,
+    Console,
+    StreamlitServer,
+    full_screenshot,
+    launch_chromium,
+    seed_namespace,
+)
+
+# Every ``expect`` waits at most this long unless it says otherwise (the default 5 s is short for
+# a script rerun on two busy cores).
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+
+# --------------------------------------------------------------------------- collection
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).parent == here:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def local_e2e_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("e2e-local")
+    seed_namespace(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def rest_e2e_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestServer]:
+    root = tmp_path_factory.mktemp("e2e-rest")
+    seed_namespace(root)
+    server = RestServer(root)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _start_console(kind: str, target: str, root: Path, logs: Path) -> Iterator[Console]:
+    server = StreamlitServer(
+        script=REPO / "app" / "main.py",
+        env={
+            "LANCE_CONSOLE_TARGET": target,
+            # Never read or write the developer's saved connections.
+            "LANCE_CONSOLE_CONFIG": str(logs / f"connections-{kind}.toml"),
+        },
+        log_path=logs / f"streamlit-{kind}.log",
+    ).start()
+    from backend.demo import create_demo_namespace  # already built: returns its summary
+
+    console = Console(
+        kind=kind, target=target, server=server, root=root, demo=create_demo_namespace(root)
+    )
+    failed_before = _FAILURES.count
+    try:
+        yield console
+    finally:
+        server.stop()
+        if _FAILURES.count > failed_before:
+            sys.stderr.write(f"\n--- streamlit ({kind}) log tail ---\n{server.log_tail()}\n")
+
+
+class _FailureCounter:
+    count = 0
+
+
+_FAILURES = _FailureCounter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.failed:
+        _FAILURES.count += 1
+
+
+@pytest.fixture(scope="session")
+def e2e_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e2e-logs")
+
+
+@pytest.fixture(scope="session")
+def console_local(local_e2e_root: Path, e2e_logs: Path) -> Iterator[Console]:
+    yield from _start_console("local", str(local_e2e_root), local_e2e_root, e2e_logs)
+
+
+@pytest.fixture(scope="session")
+def console_rest(rest_e2e_server: RestServer, e2e_logs: Path) -> Iterator[Console]:
+    yield from _start_console("rest", rest_e2e_server.url, rest_e2e_server.root, e2e_logs)
+
+
+@pytest.fixture
+def console(backend_kind: str, request: pytest.FixtureRequest) -> Console:
+    """The console of the parametrised backend (``backend_kind`` comes from tests/conftest.py:
+    ``local`` and ``rest``; a test narrows it with ``@pytest.mark.parametrize``)."""
+    return request.getfixturevalue(f"console_{backend_kind}")
+
+
+# --------------------------------------------------------------------------- browser
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    browser = launch_chromium(playwright_instance)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def _artifact_name(request: pytest.FixtureRequest) -> str:
+    """``<test>-<backend>[-<other params>]``: one file name per test case."""
+    node = request.node
+    name = getattr(node, "originalname", None) or node.name
+    callspec = getattr(node, "callspec", None)
+    params = dict(callspec.params) if callspec else {}
+    parts = [name]
+    if "backend_kind" in params:
+        parts.append(str(params.pop("backend_kind")))
+    parts.extend(str(v) for v in params.values())
+    return "-".join(parts)
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(APP_TIMEOUT_MS)
+    context.add_init_script(RUN_COUNTER_JS)
+    pg = context.new_page()
+    (SCREENSHOTS / f"{_artifact_name(request)}-FAILED.png").unlink(missing_ok=True)
+    try:
+        yield pg
+    finally:
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            try:
+                full_screenshot(pg, SCREENSHOTS / f"{_artifact_name(request)}-FAILED.png")
+            except Exception as exc:  # a failed screenshot must not hide the failure
+                sys.stderr.write(f"failure screenshot not taken: {exc}\n")
+        context.close()
+
+
+@pytest.fixture
+def shot(page: Page, request: pytest.FixtureRequest) -> Callable[..., Path]:
+    """``shot()`` / ``shot("label")``: a full-page screenshot of the current page."""
+
+    def take(label: str | None = None) -> Path:
+        name = _artifact_name(request) + (f"-{label}" if label else "")
+        return full_screenshot(page, SCREENSHOTS / f"{name}.png")
+
+    return take

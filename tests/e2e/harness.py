@@ -1,0 +1,470 @@
+"""Pieces shared by the browser tests and the UI benchmark (no pytest dependency).
+
+* :func:`seed_namespace`: the small deterministic data the e2e tests rely on;
+* :class:`StreamlitServer`: ``streamlit run <script>`` in its own process group on a free port,
+  health-checked, killed as a group;
+* :func:`launch_chromium`: Debian's Chromium (Playwright never downloads a browser here);
+* :func:`wait_for_app` / :func:`settle` / :func:`goto` / :func:`key`: drive a Streamlit page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LANCE_LOG", "error")
+
+from playwright.sync_api import Browser, Locator, Page, Playwright, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+CHROMIUM = os.environ.get("LANCE_CONSOLE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1440, "height": 900}
+STARTUP_TIMEOUT_S = 60.0
+# Generous: two cores are shared with other work; every wait is still bounded.
+APP_TIMEOUT_MS = 30_000
+EXPECT_TIMEOUT_MS = 15_000
+RUN_SEEN_MS = 10_000  # longest wait for a script run to show up after an interaction
+
+# The deterministic data every e2e test may rely on (besides whatever the demo adds).
+E2E_NAMESPACE = "e2e"
+DOCS_TABLE = "docs"  # id:int64, text:string, category:string, vector:fixed_size_list<float32,16>
+NOTES_TABLE = "notes"  # id:int64, body:string
+# Versions only (no other test writes to it): v1 create 5 rows, v2 append 3, v3 delete 2,
+# v4 add column "doubled" -> 6 rows.
+HISTORY_TABLE = "history"
+HISTORY_OPERATIONS = ("Overwrite", "Append", "Delete", "Merge")
+DOCS_ROWS = 512
+DOCS_VERSIONS = 3  # create + 2 appends
+VECTOR_DIM = 16
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _ipc(table: Any) -> bytes:
+    import pyarrow as pa
+
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def seed_namespace(root: Path) -> Any:
+    """Small deterministic data under ``root``: the console's demo (``backend.demo``) plus
+    namespace ``e2e`` with ``docs`` (3 versions, text + vector columns), ``notes`` and
+    ``history`` (4 versions of different operations). Returns the demo's summary."""
+    import lance
+    import numpy as np
+    import pyarrow as pa
+    from lance.namespace import (
+        CreateNamespaceRequest,
+        CreateTableRequest,
+        DescribeTableRequest,
+        DirectoryNamespace,
+    )
+
+    from backend.demo import create_demo_namespace
+
+    demo = create_demo_namespace(root)
+
+    ns = DirectoryNamespace(root=str(root))
+    ns.create_namespace(CreateNamespaceRequest(id=[E2E_NAMESPACE]))
+    rng = np.random.default_rng(7)
+    n = DOCS_ROWS
+    docs = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "text": [
+                f"document {i} about {('lance', 'arrow', 'vectors')[i % 3]}" for i in range(n)
+            ],
+            "category": [("alpha", "beta", "gamma")[i % 3] for i in range(n)],
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(rng.random(n * VECTOR_DIM, dtype=np.float32)), VECTOR_DIM
+            ),
+        }
+    )
+    ns.create_table(CreateTableRequest(id=[E2E_NAMESPACE, DOCS_TABLE]), _ipc(docs))
+    location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, DOCS_TABLE])).location
+    for start in range(DOCS_VERSIONS - 1):
+        extra = docs.slice(start * 8, 8).set_column(
+            0, "id", pa.array(range(n + start * 8, n + start * 8 + 8), pa.int64())
+        )
+        lance.write_dataset(extra, location, mode="append")
+    notes = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "body": ["one", "two", "three"]})
+    ns.create_table(CreateTableRequest(id=[E2E_NAMESPACE, NOTES_TABLE]), _ipc(notes))
+
+    history = pa.table({"id": pa.array(range(5), pa.int64()), "label": [f"r{i}" for i in range(5)]})
+    ns.create_table(CreateTableRequest(id=[E2E_NAMESPACE, HISTORY_TABLE]), _ipc(history))
+    location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, HISTORY_TABLE])).location
+    more = pa.table({"id": pa.array(range(5, 8), pa.int64()), "label": ["r5", "r6", "r7"]})
+    ds = lance.write_dataset(more, location, mode="append")
+    ds.delete("id < 2")
+    ds.add_columns({"doubled": "id * 2"})
+    return demo
+
+
+# --------------------------------------------------------------------------- streamlit server
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class StreamlitServer:
+    """``streamlit run <script>`` in its own process group, on a free loopback port."""
+
+    script: Path
+    env: dict[str, str]
+    log_path: Path
+    extra_args: list[str] = field(default_factory=list)
+    port: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> StreamlitServer:
+        self.port = free_port()
+        cmd = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(self.script),
+            "--server.port",
+            str(self.port),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+            *self.extra_args,
+        ]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=REPO,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"streamlit exited with {self.proc.returncode} before answering:\n"
+                    + self.log_tail()
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().decode().strip() == "ok":
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(
+            f"streamlit did not answer /_stcore/health in {timeout_s}s:\n{self.log_tail()}"
+        )
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+            except ProcessLookupError:
+                pass
+        self._log.close()
+        self.proc = None
+
+
+def launch_chromium(pw: Playwright) -> Browser:
+    return pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+@dataclass
+class Console:
+    """A running console bound to one backend."""
+
+    kind: str  # "local" | "rest"
+    target: str  # what LANCE_CONSOLE_TARGET says
+    server: StreamlitServer
+    root: Path  # the namespace root on disk (for the REST backend: the server's root)
+    demo: Any = None  # backend.demo.DemoSummary of the demo data under ``root``
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+
+# --------------------------------------------------------------------------- app helpers
+
+
+APP = '[data-testid="stApp"]'
+EXCEPTION = '[data-testid="stException"]'
+
+
+def wait_for_app(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> None:
+    """Wait until the app is connected, its script has finished running and no element is
+    still a loading skeleton."""
+    expect(page.locator(APP)).to_be_visible(timeout=timeout_ms)
+    expect(page.locator(APP)).to_have_attribute(
+        "data-test-connection-state", "CONNECTED", timeout=timeout_ms
+    )
+    expect(page.locator(APP)).to_have_attribute(
+        "data-test-script-state", "notRunning", timeout=timeout_ms
+    )
+    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden(timeout=timeout_ms)
+    # Lazily loaded elements (metrics, charts, ...) show a skeleton until their code arrives.
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout_ms)
+
+
+def assert_no_exception(page: Page) -> None:
+    """No traceback box anywhere on the page (``st.exception`` / uncaught errors)."""
+    expect(page.locator(EXCEPTION)).to_have_count(0, timeout=1_000)
+
+
+def settle(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> None:
+    wait_for_app(page, timeout_ms)
+    assert_no_exception(page)
+
+
+# The default page of st.navigation is served at "/" only ("/tables" answers "Page not found").
+DEFAULT_PAGE = "tables"
+
+
+def page_url_for(base_url: str, url_path: str = "", **query: str) -> str:
+    """URL of a page of an app served at ``base_url`` (the default page is ``/``)."""
+    path = "" if url_path == DEFAULT_PAGE else url_path
+    qs = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+    return f"{base_url}/{path}" + (f"?{qs}" if qs else "")
+
+
+def page_url(console: Console, url_path: str = "", **query: str) -> str:
+    return page_url_for(console.url, url_path, **query)
+
+
+def goto(page: Page, console: Console, url_path: str = "", **query: str) -> None:
+    """Open a page of the console (``url_path`` from app/main.py, query parameters as keywords)
+    and wait for it to render, with no traceback and no "Page not found" dialog."""
+    page.goto(page_url(console, url_path, **query))
+    settle(page)
+    expect(page.get_by_text("Page not found")).to_have_count(0, timeout=1_000)
+
+
+def key(widget_key: str) -> str:
+    """CSS selector of a keyed element: Streamlit adds class ``st-key-<key>`` with every
+    character outside ``[A-Za-z0-9_-]`` replaced by ``-`` (``tables.search`` ->
+    ``.st-key-tables-search``)."""
+    return ".st-key-" + re.sub(r"[^A-Za-z0-9_-]", "-", widget_key.strip())
+
+
+def open_expander(scope: Page | Locator, title: str) -> Locator:
+    """Expand the ``st.expander`` whose header reads ``title`` (if closed); returns it."""
+    root = scope if isinstance(scope, Page) else scope.page
+    exp = scope.get_by_test_id("stExpander").filter(
+        has=root.locator("summary").filter(has_text=title)
+    )
+    expect(exp).to_have_count(1)
+    details = exp.locator("details")
+    if details.get_attribute("open") is None:
+        exp.locator("summary").click()
+    expect(details).to_have_attribute("open", "")
+    return exp
+
+
+def open_tab(scope: Locator, name: str) -> Locator:
+    """Select the ``st.tabs`` tab ``name`` in ``scope``; returns the visible tab panel."""
+    tab = scope.get_by_role("tab", name=name)
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
+    return scope.get_by_role("tabpanel").filter(visible=True)
+
+
+def set_read_only(page: Page, on: bool) -> None:
+    """Flip the sidebar's read-only switch to ``on`` and wait for the rerun."""
+    switch = page.get_by_test_id("stSidebar").get_by_role("switch", name="Read-only")
+    if switch.is_checked() != on:
+        after_rerun(
+            page, lambda: page.locator(key("conn.read_only")).locator("label").first.click()
+        )
+    expect(switch).to_be_checked(checked=on)
+
+
+def full_screenshot(page: Page, path: Path) -> Path:
+    """Screenshot of the whole app: Streamlit scrolls inside ``stMain``, not the document, so
+    the viewport is grown to the main area's height for the shot, then restored."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size or VIEWPORT
+    height = page.evaluate(
+        """() => Math.max(
+            ...['stMain', 'stSidebarContent'].map(
+                (id) => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight ?? 0))"""
+    )
+    tall = min(max(int(height), size["height"]), 8_000)
+    try:
+        if tall > size["height"]:
+            page.set_viewport_size({"width": size["width"], "height": tall})
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        page.set_viewport_size(size)
+    return path
+
+
+def section(scope: Locator, heading: str) -> Locator:
+    """The elements that follow the (sub)header ``heading`` up to the next header of the same
+    block: Streamlit lays a page out as flat siblings, so a "section" is a sibling range."""
+    head = f'.//*[@data-testid="stHeading"][.//*[self::h1 or self::h2 or self::h3 or self::h4][normalize-space()="{heading}"]]'
+    nearest = './/*[@data-testid="stHeading"]'
+    return scope.locator(
+        f"xpath={head}/ancestor::*[@data-testid='stElementContainer'][1]"
+        f"/following-sibling::*[not({nearest})]"
+        f"[preceding-sibling::*[{nearest}][1][{head}]]"
+    )
+
+
+def grid(scope: Locator, index: int = 0) -> Locator:
+    """The ``index``-th ``st.dataframe`` in ``scope``."""
+    return scope.get_by_test_id("stDataFrame").nth(index)
+
+
+def grid_rows(frame: Locator) -> Locator:
+    """The data rows of an ``st.dataframe``. The grid draws on a canvas; its cells also live in
+    an accessible ``<table>`` inside the canvas (rows on screen only, filled shortly after the
+    first paint), which Playwright's role engine does not see: use CSS and let ``expect``
+    retry."""
+    return frame.locator("table tbody tr")
+
+
+def grid_cells(row: Locator) -> Locator:
+    return row.locator("td")
+
+
+def grid_row(frame: Locator, cell: str) -> Locator:
+    """The data row(s) of an ``st.dataframe`` with a cell reading exactly ``cell``."""
+    exact = frame.page.locator("td").filter(has_text=re.compile(rf"^{re.escape(cell)}$"))
+    return grid_rows(frame).filter(has=exact)
+
+
+# Counts finished script runs in the page (``stApp``'s ``data-test-script-state`` leaving
+# "running"), so a test can wait for the rerun its own click caused instead of guessing.
+RUN_COUNTER_JS = """
+(() => {
+  window.__stRuns = 0;
+  new MutationObserver((records) => {
+    for (const r of records) if (r.oldValue === "running") window.__stRuns += 1;
+  }).observe(document, {
+    subtree: true, attributes: true, attributeOldValue: true,
+    attributeFilter: ["data-test-script-state"],
+  });
+})();
+"""
+
+
+def after_rerun(page: Page, action: Callable[[], Any], timeout_ms: int = APP_TIMEOUT_MS) -> None:
+    """Do ``action`` (a click, a fill + Enter, ...), wait for the script run it triggers to
+    finish, then :func:`settle`. Needs :data:`RUN_COUNTER_JS` as an init script.
+
+    A very short run (a fragment rerun) can start and finish within one frame, leaving no trace
+    in the DOM: after ``RUN_SEEN_MS`` without a counted run the wait goes on to :func:`settle`,
+    and the caller's next ``expect`` checks the outcome."""
+    before = page.evaluate("window.__stRuns || 0")
+    action()
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function("n => (window.__stRuns || 0) > n", arg=before, timeout=RUN_SEEN_MS)
+    settle(page, timeout_ms)
+
+
+def type_into(field: Locator, value: str) -> None:
+    """Fill a text field inside an ``st.form`` and leave it, so the value is committed (and
+    the form re-rendered) before the submit button is pressed: a submit click that races the
+    commit-on-blur re-render can be lost."""
+    field.fill(value)
+    field.blur()
+    expect(field).to_have_value(value)
+
+
+def widget(scope: Page | Locator, test_id: str, label: str) -> Locator:
+    """The widget of type ``test_id`` (``stSelectbox``, ``stCheckbox``, ...) labelled ``label``."""
+    root = scope if isinstance(scope, Page) else scope.page
+    return scope.get_by_test_id(test_id).filter(
+        has=root.get_by_test_id("stWidgetLabel").get_by_text(label, exact=True)
+    )
+
+
+def choose(scope: Page | Locator, label: str, option: str | re.Pattern[str]) -> None:
+    """Pick the option whose text starts with ``option`` (or matches the pattern) in the
+    selectbox labelled ``label``, and wait for the rerun."""
+    page = scope if isinstance(scope, Page) else scope.page
+    box = widget(scope, "stSelectbox", label)
+    expect(box).to_have_count(1)
+    combo = box.get_by_role("combobox")
+    wanted = option if isinstance(option, re.Pattern) else re.compile(rf"^{re.escape(option)}")
+    if wanted.search(combo.input_value()):
+        return  # already chosen: picking it again would not rerun
+
+    def pick() -> None:
+        # A react-aria combobox: the "Open" button lists the options.
+        box.get_by_role("button", name="Open").click()
+        page.get_by_role("option").filter(has_text=wanted).first.click()
+
+    after_rerun(page, pick)
+    expect(combo).to_have_value(wanted)
+
+
+def set_checkbox(scope: Page | Locator, label: str, on: bool) -> None:
+    """Tick or untick the checkbox labelled ``label`` (waits for the rerun when it changes)."""
+    page = scope if isinstance(scope, Page) else scope.page
+    box = widget(scope, "stCheckbox", label)
+    expect(box).to_have_count(1)
+    field = box.get_by_role("checkbox")
+    if field.is_checked() != on:
+        after_rerun(page, lambda: box.locator("label").first.click())
+    expect(field).to_be_checked(checked=on)

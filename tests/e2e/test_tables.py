@@ -1,0 +1,115 @@
+"""Namespaces & tables: browse, describe, declare (with validation), read-only switch."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from .harness import (
+    DOCS_ROWS,
+    DOCS_TABLE,
+    DOCS_VERSIONS,
+    E2E_NAMESPACE,
+    HISTORY_TABLE,
+    NOTES_TABLE,
+    Console,
+    after_rerun,
+    goto,
+    key,
+    open_expander,
+    set_read_only,
+    settle,
+    type_into,
+)
+
+# Rows of the seeded docs table: DOCS_ROWS at creation + 8 per append.
+DOCS_TOTAL_ROWS = DOCS_ROWS + 8 * (DOCS_VERSIONS - 1)
+
+
+def _main(page: Page):
+    return page.get_by_test_id("stMain")
+
+
+def test_browse_namespace_and_describe_table(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    goto(page, console, "tables")
+    main = _main(page)
+    # The root lists the e2e namespace; open it by clicking.
+    main.locator(key(f"tables.ns.open.{E2E_NAMESPACE}")).get_by_role("button").click()
+    expect(main.get_by_text(f"Tables in {E2E_NAMESPACE}")).to_be_visible()
+    expect(page).to_have_url(f"{console.url}/?ns={E2E_NAMESPACE}")
+    settle(page)
+    for name in (DOCS_TABLE, NOTES_TABLE, HISTORY_TABLE):
+        expect(main.locator(key(f"tables.list.open.{name}"))).to_be_visible()
+
+    # docs gains versions in other tests; history is only read.
+    main.locator(key(f"tables.list.open.{HISTORY_TABLE}")).get_by_role("button").click()
+    expect(main.get_by_role("heading", name=HISTORY_TABLE, exact=True)).to_be_visible()
+    settle(page)
+    metrics = main.get_by_test_id("stMetric")
+    expect(metrics.filter(has_text="Version")).to_contain_text("4")
+    expect(metrics.filter(has_text="Rows")).to_contain_text("6")
+    expect(metrics.filter(has_text="Columns")).to_contain_text("3")
+    expect(main.get_by_text("materialised")).to_be_visible()
+    # Schema tab (default) is a grid.
+    expect(main.get_by_role("tabpanel").get_by_test_id("stDataFrame")).to_be_visible()
+    shot()
+
+
+def test_deep_link_selects_table(page: Page, console: Console) -> None:
+    goto(page, console, "tables", ns=E2E_NAMESPACE, table=NOTES_TABLE)
+    main = _main(page)
+    expect(main.get_by_role("heading", name=NOTES_TABLE, exact=True)).to_be_visible()
+    expect(main.get_by_test_id("stMetric").filter(has_text="Rows")).to_contain_text("3")
+
+
+def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) -> None:
+    name = f"declared_{uuid.uuid4().hex[:8]}"
+    goto(page, console, "tables", ns=E2E_NAMESPACE)
+    main = _main(page)
+    form = open_expander(main, "Declare a table")
+
+    # Validation first: a name with a space is refused before any call is made.
+    type_into(form.get_by_label("Table name", exact=True), "bad name")
+    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    expect(main.get_by_text("Invalid table name 'bad name'")).to_be_visible()
+
+    form = open_expander(main, "Declare a table")
+    type_into(form.get_by_label("Table name", exact=True), name)
+    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()
+    # Listed, selected, described as declared only.
+    expect(main.locator(key(f"tables.list.open.{name}"))).to_be_visible()
+    expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
+    expect(main.get_by_text("declared only", exact=True)).to_be_visible()
+    expect(page).to_have_url(f"{console.url}/?ns={E2E_NAMESPACE}&table={name}")
+    shot()
+
+
+def test_read_only_switch_disables_writes(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    goto(page, console, "tables", ns=E2E_NAMESPACE, table=DOCS_TABLE)
+    main = _main(page)
+    declare = open_expander(main, "Declare a table").get_by_role("button", name="Declare table")
+    expect(declare).to_be_enabled()
+
+    set_read_only(page, True)
+    expect(page.get_by_test_id("stSidebar").get_by_text("writable")).to_have_count(0)
+    expect(main.get_by_text("Read-only connection: writes are disabled")).to_be_visible()
+    for title, button in (
+        ("Declare a table", "Declare table"),
+        ("Create a namespace", "Create namespace"),
+        ("Deregister table", "Deregister"),
+    ):
+        expect(open_expander(main, title).get_by_role("button", name=button)).to_be_disabled()
+    shot()
+
+    set_read_only(page, False)
+    expect(
+        open_expander(main, "Declare a table").get_by_role("button", name="Declare table")
+    ).to_be_enabled()
