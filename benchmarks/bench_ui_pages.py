@@ -9,8 +9,8 @@ Three scenarios, each in headless Chromium (Debian's ``/usr/bin/chromium``) agai
 
 "Rendered" = the app's script finished (``stApp`` says ``notRunning``, no running indicator,
 no element still a loading skeleton) and the page's main grid is visible (the first
-``stDataFrame`` of the main area; on the tables page, the first table button of its paged
-grid). Every load opens a new tab (a new Streamlit session); by default all loads of a page share
+``stDataFrame`` of the main area; on the tables page, the grid listing the table names).
+Every load opens a new tab (a new Streamlit session); by default all loads of a page share
 one browser context, so JS chunks come from the HTTP cache like for a returning user (``--cold``:
 a fresh context per load, as on a first visit). One warm-up load per page, then ``--runs``
 loads; medians are compared as console/bare against the 1.5x target.
@@ -62,8 +62,10 @@ VERSIONS_TABLE = "history"
 INDEXES_TABLE = "wide"
 TABLES_NAMESPACE = "many"
 MAIN_GRID = '[data-testid="stMain"] [data-testid="stDataFrame"]'
-# The tables page lists names as a paged grid of buttons (first page: table_00000 ...).
-TABLES_GRID = '[data-testid="stMain"] .st-key-tables-list-open-table_00000'
+# The tables page lists one page of names as a selectable grid (key "tables.list.grid.page.<hash>").
+TABLES_GRID = (
+    '[data-testid="stMain"] [class*="st-key-tables-list-grid-page-"] [data-testid="stDataFrame"]'
+)
 
 
 @dataclass(frozen=True)

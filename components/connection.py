@@ -343,10 +343,20 @@ def _render_notice() -> None:
     {"error": st.error, "warning": st.warning}.get(kind, st.success)(text)
 
 
-def _render_connect_form() -> None:
+def _open_connect_dialog() -> None:
+    st.session_state.pop(state.TABLES_DIALOG, None)  # one dialog at a time
+    st.session_state[state.CONN_DIALOG] = True
+
+
+def _close_connect_dialog() -> None:
+    st.session_state.pop(state.CONN_DIALOG, None)
+
+
+@st.dialog("Connect to…", width="medium", on_dismiss=_close_connect_dialog)
+def _connect_dialog() -> None:
     version = st.session_state.get(state.CONN_FORM_VERSION, 0)
     p = f"conn.form{version}"
-    with st.expander("Connect to…", icon=":material/cable:"), st.form(f"{p}.form", border=False):
+    with st.form(f"{p}.form", border=False):
         target = st.text_input(
             "Folder, object-store URI or REST URL",
             key=f"{p}.target",
@@ -359,8 +369,9 @@ def _render_connect_form() -> None:
         c1, c2 = st.columns(2)
         api_key_env = c1.text_input("…or API key env var", key=f"{p}.api_key_env")
         auth_token_env = c2.text_input("…or token env var", key=f"{p}.auth_token_env")
-        delimiter = st.text_input("Delimiter", key=f"{p}.delimiter", placeholder="$")
-        timeout = st.number_input(
+        c1, c2 = st.columns(2)
+        delimiter = c1.text_input("Delimiter", key=f"{p}.delimiter", placeholder="$")
+        timeout = c2.number_input(
             "Timeout (s, 0 = default)", min_value=0.0, max_value=600.0, key=f"{p}.timeout"
         )
         empty = pd.DataFrame(
@@ -398,7 +409,10 @@ def _render_connect_form() -> None:
         st.error("Give the connection a name to save it.")
         return
     if not switch_to(spec, typed):
-        st.rerun()
+        # Refused: the previous connection stays; say why here, the form keeps its values.
+        _kind, problem = st.session_state.pop(state.CONN_NOTICE, ("error", "Not connected."))
+        st.error(problem, icon=":material/error:")
+        return
     if save:
         try:
             path = conns.save_connection(spec)
@@ -407,7 +421,19 @@ def _render_connect_form() -> None:
         except (OSError, ValueError) as err:
             st.session_state[state.CONN_NOTICE] = ("warning", f"Connected, but not saved: {err}")
     st.session_state[state.CONN_FORM_VERSION] = version + 1
+    _close_connect_dialog()
     st.rerun()
+
+
+def _render_connect_button() -> None:
+    """ "Connect to…": opens the connection form in a dialog (rendered only while open)."""
+    st.button(
+        "Connect to…",
+        key="conn.open",
+        icon=":material/cable:",
+        on_click=_open_connect_dialog,
+        width="stretch",
+    )
 
 
 def render_connection_sidebar() -> None:
@@ -439,7 +465,7 @@ def render_connection_sidebar() -> None:
         problems = _saved()[2]
         for problem in problems:
             st.caption(f":orange[{problem}]")
-        _render_connect_form()
+        _render_connect_button()
         if spec.source == "config" and st.button(
             "Forget this saved connection", key="conn.forget", type="tertiary"
         ):
@@ -449,6 +475,8 @@ def render_connection_sidebar() -> None:
             except (OSError, ValueError) as err:
                 st.session_state[state.CONN_NOTICE] = ("error", str(err))
             st.rerun()
+    if st.session_state.get(state.CONN_DIALOG):
+        _connect_dialog()
 
 
 def connection_summary() -> dict[str, Any]:

@@ -59,13 +59,22 @@ def inspector() -> None:
             for i, e in enumerate(entries)
         ]
     )
+    # Short columns first, the long URL last with a bounded width: every column fits a 1440 px
+    # window (the full URL is in the detail below).
     st.dataframe(
         table,
         hide_index=True,
         key="insp.table",
+        column_order=["#", "time", "method", "status", "elapsed ms", "operation", "error", "url"],
         column_config={
-            "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS"),
-            "status": st.column_config.NumberColumn("Status", format="%d"),
+            "#": st.column_config.NumberColumn("#", width=40),
+            "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS", width=105),
+            "method": st.column_config.TextColumn("Method", width=70),
+            "status": st.column_config.NumberColumn("Status", format="%d", width=65),
+            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", width=85),
+            "operation": st.column_config.TextColumn("Operation", width=140),
+            "error": st.column_config.TextColumn("Error", width=130),
+            "url": st.column_config.TextColumn("URL", width=320),
         },
     )
     index = st.selectbox(

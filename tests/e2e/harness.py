@@ -468,3 +468,43 @@ def set_checkbox(scope: Page | Locator, label: str, on: bool) -> None:
     if field.is_checked() != on:
         after_rerun(page, lambda: box.locator("label").first.click())
     expect(field).to_be_checked(checked=on)
+
+
+# --------------------------------------------------------------------------- dialogs, grid picks
+# (added for the tables page: write forms in dialogs, tables listed in a selectable grid)
+
+GRID_ROW_PX = 35  # st.dataframe's default row (and header) height
+
+
+def open_dialog(scope: Page | Locator, button: str) -> Locator:
+    """Click the button labelled ``button`` (in ``scope``) that opens an ``st.dialog``; wait for
+    the rerun and return the open dialog."""
+    page = scope if isinstance(scope, Page) else scope.page
+    after_rerun(page, scope.get_by_role("button", name=button, exact=True).click)
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    return dialog
+
+
+def close_dialog(page: Page) -> None:
+    """Dismiss the open ``st.dialog`` (Escape) and wait for it to be gone."""
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    settle(page)
+
+
+def keyed_grid(scope: Page | Locator, key_prefix: str) -> Locator:
+    """The ``st.dataframe`` whose key starts with ``key_prefix`` (keys that end in a hash)."""
+    css = key(key_prefix).removeprefix(".")
+    return scope.locator(f'[class*="{css}"]').get_by_test_id("stDataFrame")
+
+
+def click_grid_row(frame: Locator, cell: str) -> None:
+    """Click the row of a selectable ``st.dataframe`` with a cell reading exactly ``cell`` (the
+    grid is a canvas: click at the row's position, in its row-marker column). The row must be
+    on screen (no scrolling)."""
+    row = grid_row(frame, cell)
+    expect(row).to_have_count(1)
+    index = int(row.get_attribute("aria-rowindex") or 0)  # 1 = header row
+    assert index >= 2, f"row {cell!r} has no aria-rowindex"
+    frame.click(position={"x": 16, "y": GRID_ROW_PX * (index - 1) + GRID_ROW_PX // 2})

@@ -20,7 +20,7 @@ from .harness import (
     grid,
     grid_rows,
     key,
-    open_expander,
+    open_dialog,
     settle,
     type_into,
 )
@@ -39,7 +39,7 @@ def test_inspector_shows_rest_exchanges(
 
     # A write on another page...
     goto(page, console, "tables", ns=E2E_NAMESPACE)
-    form = open_expander(main, "Declare a table")
+    form = open_dialog(main, "Declare a table")
     type_into(form.get_by_label("Table name", exact=True), name)
     after_rerun(page, form.get_by_role("button", name="Declare table").click)
     expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()

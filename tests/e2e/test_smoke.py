@@ -10,7 +10,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .harness import Console, goto, grid, grid_rows, settle, widget
+from .harness import (
+    Console,
+    close_dialog,
+    goto,
+    grid,
+    grid_rows,
+    open_dialog,
+    open_tab,
+    settle,
+    widget,
+)
 
 # url_path -> navigation title (app/main.py)
 PAGES = {
@@ -20,6 +30,7 @@ PAGES = {
     "transactions": "Transactions",
     "inspector": "HTTP inspector",
 }
+CHARTS = '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]'
 # The demo's richest table: many versions, several index kinds, lagging coverage.
 DEMO_NS, DEMO_TABLE = "stdlib", "symbols"
 
@@ -59,14 +70,16 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
             expect(main.get_by_test_id("stMetric").filter(has_text="Versions")).to_contain_text(
                 str(console.demo.versions[demo_key])
             )
-            expect(main.get_by_test_id("stPlotlyChart")).to_be_visible()
+            # The version timeline (Plotly or Vega-Lite: the Versions page owns that choice).
+            expect(main.locator(CHARTS).first).to_be_visible()
         elif url_path == "indexes":
             rows = grid_rows(grid(main))
             for name in console.demo.indexes[demo_key]:
                 expect(rows.filter(has_text=name)).to_have_count(1)
             # Rows were appended after the index builds: the page says coverage lags.
             expect(main.get_by_text("Index lags behind the data")).to_be_visible()
-            expect(main.get_by_test_id("stPlotlyChart").first).to_be_visible()
+            # The charts live in the page's "Statistics" tab.
+            expect(open_tab(main, "Statistics").locator(CHARTS).first).to_be_visible()
         elif url_path == "transactions":
             field = widget(main, "stTextInput", "Table id").get_by_role("textbox")
             expect(field).to_have_value(demo_key)
@@ -78,3 +91,17 @@ def test_root_lists_demo_and_e2e_namespaces(page: Page, console: Console) -> Non
     main = page.get_by_test_id("stMain")
     for namespace in ("e2e", *("$".join(n) for n in console.demo.namespaces if len(n) == 1)):
         expect(main.get_by_role("button", name=namespace, exact=True)).to_be_visible()
+
+
+def test_connect_form_opens_in_a_dialog(page: Page, console: Console) -> None:
+    """The sidebar's "Connect to…" form (with its two grids) is rendered only when opened."""
+    goto(page, console, "tables")
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_test_id("stDataFrame")).to_have_count(0)
+    expect(sidebar.get_by_label("Folder, object-store URI or REST URL")).to_have_count(0)
+    dialog = open_dialog(sidebar, "Connect to…")
+    expect(dialog.get_by_label("Folder, object-store URI or REST URL")).to_be_visible()
+    expect(dialog.get_by_role("button", name="Connect")).to_be_visible()
+    expect(dialog.get_by_test_id("stDataFrame")).to_have_count(2)  # headers, storage options
+    close_dialog(page)
+    expect(sidebar.get_by_role("button", name="Connect to…")).to_be_visible()

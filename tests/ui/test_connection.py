@@ -23,6 +23,9 @@ API_KEY = "sekrit-api-key-0123456789abcdef"
 
 
 def connect_form(at, target: str, *, n: int = 0, **fields) -> None:
+    """Open the "Connect to…" dialog (if closed), fill it in, submit."""
+    if f"conn.form{n}.target" not in [t.key for t in at.text_input]:
+        at.button(key="conn.open").click().run()
     at.text_input(key=f"conn.form{n}.target").input(target)
     for name, value in fields.items():
         if isinstance(value, bool):
@@ -51,15 +54,21 @@ def test_default_connection_is_visible(make_app, ui_env) -> None:
 def test_read_only_disables_writes_on_every_page(make_app) -> None:
     at = make_app(query_params={"ns": "sales", "table": "orders"})
     submit = "FormSubmitter:tables.declare0-Declare table"
+    assert not at.button(key="tables.declare.open").disabled
+    at.button(key="tables.declare.open").click().run()
     assert not at.button(key=submit).disabled
-    at.toggle(key="conn.read_only").set_value(True).run()
+    at.toggle(key="conn.read_only").set_value(True).run()  # with the dialog still open
     assert ":orange-badge[:material/lock: read-only]" in texts(at)
     for key in (
         submit,
-        "FormSubmitter:tables.create_ns0-Create namespace",
+        "tables.declare.open",
+        "tables.create_ns.open",
         "FormSubmitter:tables.deregister0-Deregister",
     ):
         assert at.button(key=key).disabled, key
+    at.session_state["tables.dialog"] = "create_ns"  # a dialog open from before the switch
+    at.run()
+    assert at.button(key="FormSubmitter:tables.create_ns0-Create namespace").disabled
     assert "Read-only connection" in texts(at)
     open_page(at, "versions")
     deletes = [b for b in at.button if b.key and b.key.endswith("-Delete versions")]
@@ -78,7 +87,9 @@ def test_switch_folder_and_save_without_secrets(make_app, tmp_path: Path) -> Non
     doc = tomllib.loads((tmp_path / "connections.toml").read_text())
     assert doc["connections"]["other"] == {"target": str(root)}
     assert "other" in at.selectbox(key="conn.pick").options[1]
-    # the form was reset (conn.form1 now)
+    # the dialog closed; reopened, its form was reset (conn.form1 now)
+    assert "conn.form0.target" not in [t.key for t in at.text_input]
+    at.button(key="conn.open").click().run()
     assert at.text_input(key="conn.form1.target").value == ""
 
 

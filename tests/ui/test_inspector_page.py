@@ -19,6 +19,7 @@ def test_local_connection_is_not_applicable(make_app) -> None:
 def test_rest_traffic_listed_with_secrets_redacted(make_app, rest_server) -> None:
     backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["remote"]))
     at = make_app()
+    at.button(key="conn.open").click().run()  # the "Connect to…" dialog
     at.text_input(key="conn.form0.target").input(rest_server.url)
     at.text_input(key="conn.form0.name").input("srv")
     at.text_input(key="conn.form0.api_key").input(API_KEY)
