@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from lance_namespace import (
     BatchDeleteTableVersionsRequest,
@@ -346,6 +347,15 @@ def describe_table(
         except LanceNamespaceError as err:
             problems.append(f"row count unavailable: {err}")
     stats = resp.stats
+    fragments = getattr(stats, "num_fragments", None)
+    deleted = getattr(stats, "num_deleted_rows", None)
+    if fragments is None and not declared and hasattr(ns, "open_dataset"):
+        # The local backend returns no stats: read them from the dataset itself.
+        try:
+            ds = ns.open_dataset(table_id, resp.version)
+            fragments = len(ds.get_fragments())
+        except Exception as err:  # noqa: BLE001 - reported, the rest of the detail still shows
+            problems.append(f"fragment count unavailable: {err}")
     return TableDetail(
         id=table_id,
         location=resp.location or resp.table_uri,
@@ -357,8 +367,8 @@ def describe_table(
         schema=schema_frame(resp.var_schema),
         row_count=rows,
         managed_versioning=resp.managed_versioning,
-        num_fragments=getattr(stats, "num_fragments", None),
-        num_deleted_rows=getattr(stats, "num_deleted_rows", None),
+        num_fragments=fragments,
+        num_deleted_rows=deleted,
         problems=problems,
     )
 
@@ -724,6 +734,35 @@ def timeline_frame(versions: pd.DataFrame, operations: pd.DataFrame | None = Non
     return df
 
 
+TIMELINE_MAX_POINTS = 2_000
+
+
+def thin_timeline(
+    frame: pd.DataFrame, keep: Sequence[int] = (), max_points: int = TIMELINE_MAX_POINTS
+) -> pd.DataFrame:
+    """At most ``max_points`` rows of a :func:`timeline_frame` for charting: every row whose
+    version is in ``keep`` (the page on screen), the newest and the oldest version, and an
+    evenly spaced sample of the rest. Order is kept; ``attrs["total"]`` is ``len(frame)``.
+    """
+    total = len(frame)
+    if total <= max_points:
+        out = frame
+    else:
+        keep_mask = frame["version"].isin({int(v) for v in keep}).to_numpy(copy=True)
+        keep_mask[[0, -1]] = True
+        rest = (~keep_mask).nonzero()[0]
+        room = max(0, max_points - int(keep_mask.sum()))
+        if room and len(rest):
+            picks = rest[
+                np.linspace(0, len(rest) - 1, num=min(room, len(rest))).round().astype(int)
+            ]
+            keep_mask[picks] = True
+        out = frame[keep_mask]
+    out = out.copy()
+    out.attrs["total"] = total
+    return out
+
+
 __all__ = [
     "PAGE_SIZE",
     "Page",
@@ -742,6 +781,7 @@ __all__ = [
     "describe_table",
     "describe_version",
     "filter_names",
+    "thin_timeline",
     "latest_version",
     "list_namespace_names",
     "list_table_names",

@@ -12,6 +12,8 @@ Figure builders are plain functions (tested without streamlit):
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -110,9 +112,26 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
             )
         )
     fig.update_layout(
-        xaxis_title="table version", yaxis_title="coverage (%)", yaxis={"range": [0, 105]}
+        xaxis=version_axis(history["version"]),
+        yaxis_title="coverage (%)",
+        yaxis={"range": [0, 105]},
     )
     return _layout(fig, "Coverage across versions")
+
+
+def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
+    """A linear x axis of whole table versions: ticks every ``dtick`` (an integer >= 1, so at
+    most about ``max_ticks`` labels) starting at the oldest version, labels without decimals."""
+    values = [int(v) for v in versions.dropna()]
+    low, high = (min(values), max(values)) if values else (0, 0)
+    dtick = max(1, math.ceil((high - low + 1) / max_ticks))
+    return {
+        "title": {"text": "table version"},
+        "tickmode": "linear",
+        "tick0": low,
+        "dtick": dtick,
+        "tickformat": "d",
+    }
 
 
 def render_index_charts(
@@ -154,4 +173,5 @@ __all__ = [
     "render_index_charts",
     "segments_figure",
     "size_figure",
+    "version_axis",
 ]

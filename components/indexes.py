@@ -28,6 +28,11 @@ from components.common import (
 from components.connection import connection_key, get_namespace
 from components.transactions import remember_transaction
 
+# The Indexes page's tabs (labels: the e2e tests and deep links open them by name).
+TAB_CREATE = "Create an index"
+TAB_SELECTED = "Selected index"
+TAB_STATS = "Statistics"
+
 # --------------------------------------------------------------------------------------------
 # Cached reads
 # --------------------------------------------------------------------------------------------
@@ -147,19 +152,36 @@ def render_lag_warning(overview: pd.DataFrame) -> None:
     )
 
 
+def _sync_index_query_param(key: str) -> None:
+    """on_change of the index picker: the picked index becomes the ``?index=`` deep link."""
+    picked = st.session_state.get(key)
+    if picked:
+        st.query_params[state.QP_INDEX] = picked
+
+
 def render_index_picker(names: Sequence[str], *, key_prefix: str) -> str | None:
-    """Selectbox of the table's indexes, deep-linked through ``?index=``; returns the name."""
+    """Selectbox of the table's indexes, deep-linked through ``?index=``; returns the name.
+
+    The widget key is stable (``<key_prefix>.name``): the query parameter the widget writes is
+    not part of it, so a second pick sticks. ``?index=`` preselects on the first run (or when
+    the remembered pick is no longer an index of this table); the pick updates ``?index=``.
+    """
+    key = f"{key_prefix}.name"
     if not names:
+        st.session_state.pop(key, None)
         if state.QP_INDEX in st.query_params:
             del st.query_params[state.QP_INDEX]
         return None
+    options = list(names)
     wanted = st.query_params.get(state.QP_INDEX)
-    index = list(names).index(wanted) if wanted in names else 0
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = wanted if wanted in options else options[0]
     chosen = st.selectbox(
         "Index",
-        list(names),
-        index=index,
-        key=f"{key_prefix}.{'/'.join(names)}.{wanted}",
+        options,
+        key=key,
+        on_change=_sync_index_query_param,
+        args=(key,),
     )
     if chosen and chosen != wanted:
         st.query_params[state.QP_INDEX] = chosen
@@ -631,6 +653,9 @@ def capabilities_caption(caps: BackendCapabilities) -> str:
 
 
 __all__ = [
+    "TAB_CREATE",
+    "TAB_SELECTED",
+    "TAB_STATS",
     "after_write",
     "capabilities_caption",
     "coverage_history",

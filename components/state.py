@@ -39,6 +39,11 @@ VERSIONS_LAST_RESULT = "versions.last_result"  # (title, response dict) of the l
 VERSIONS_FORM_VERSION = "versions.form_version"  # bumped after a successful delete: clears forms
 VERSIONS_COMPARE = "versions.compare"  # (table id tuple, version a, version b) being compared
 INSP_SELECTED = "insp.selected"  # widget: index of the wire-log entry shown in detail
+CONN_DIALOG = "conn.dialog_open"  # bool: the sidebar's "Connect to…" dialog is open
+TABLES_DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
+# Selectable name lists (components.tables.render_name_list) keep "<key_prefix>.memo": what the
+# grid last showed as selected, so a click is told apart from a selection changed elsewhere.
+# Their grids are keyed "<key_prefix>.grid.page.<hash>" (connection, filter, page, epoch).
 
 # --- "Indexes" and "Transactions" pages (UI helper B) ---
 INDEXES_JOBS = "indexes.jobs"  # list[str]: build job ids started this session
@@ -53,3 +58,8 @@ TXN_ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction 
 TXN_DESCRIBED = "txn.described"  # dict: id parts, status, properties of the last describe/alter
 TXN_ID_INPUT = "txn.id_input"  # widget: transaction id text
 TXN_PENDING_ID = "txn.pending_id"  # str: written into TXN_ID_INPUT before it renders
+
+# --- Indexes / Versions / Transactions UX and speed fixes (UI helper C) ---
+INDEXES_TABS = "indexes.tabs"  # widget: the open tab of the Indexes page (stateful st.tabs)
+INDEXES_PICKED = "indexes.selected.name"  # widget: the index picker (synced to ?index=)
+TXN_TABS = "txn.tabs"  # widget: the open tab of the Transactions page

@@ -9,19 +9,82 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from backend import txn_builder as tb
 from components import state
-from components.common import render_json
+from components.common import error_text, render_json
 from components.connection import connection_key, get_namespace
 
 HISTORY_LIMIT = 50
+T = TypeVar("T")
+
+# --------------------------------------------------------------------------------------------
+# Errors: server messages without the server's source locations
+# --------------------------------------------------------------------------------------------
+
+# A trailing ", /path/to/namespace.rs:385:13" (or "at src/x.py:12"): where in its own source the
+# server raised the error, noise for the user.
+_SOURCE_LOCATION = re.compile(
+    r"(?:[,;][ \t]*|[ \t]+)(?:at[ \t]+)?[\w./\\~-]*\.(?:rs|py|java|go|cc|cpp|c|h|ts|js):\d+(?::\d+)?"
+    r"(?=[ \t]*$)",  # keep trailing spaces: "  " before a newline is a markdown line break
+    re.MULTILINE,
+)
+
+
+def trim_source_locations(text: str) -> str:
+    """``text`` without trailing source locations (``, /src/namespace.rs:385:13``) on any line."""
+    previous = None
+    while previous != text:
+        previous, text = text, _SOURCE_LOCATION.sub("", text)
+    return text
+
+
+def show_error(err: BaseException, *, action: str | None = None) -> None:
+    """``st.error`` with the server's source locations trimmed; the full text in an expander."""
+    full = error_text(err, action=action)
+    short = trim_source_locations(full)
+    st.error(short, icon=":material/error:")
+    if short != full:
+        with st.expander("Server said", icon=":material/dns:"):
+            st.code(full, language=None, wrap_lines=True)
+
+
+def run_op(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: Any) -> T | None:
+    """:func:`components.common.run_op` for this page: errors shown with :func:`show_error`."""
+    from lance_namespace.errors import LanceNamespaceError
+
+    try:
+        return fn(*args, **kwargs)
+    except (LanceNamespaceError, ValueError, OSError, RuntimeError) as err:
+        show_error(err, action=action)
+        return None
+
+
+# Icon-only buttons carry a text label for assistive technology (and Playwright's
+# get_by_role("button", name=...)); this style hides the label visually, the icon stays.
+_ICON_ONLY_KEYS = ("txn-ops-", "txn-alter-action-", "txn-history-")
+ICON_ONLY_CSS = (
+    "<style>"
+    + ",".join(f'[class*="st-key-{k}"] button p' for k in _ICON_ONLY_KEYS)
+    + (
+        "{position:absolute!important;width:1px!important;height:1px!important;overflow:hidden"
+        "!important;clip:rect(0 0 0 0)!important;white-space:nowrap!important;margin:-1px"
+        "!important;padding:0!important;border:0!important}"
+    )
+    + "</style>"
+)
+
+
+def render_icon_only_style() -> None:
+    """Visually hide the text labels of this page's icon-only buttons (call once per run)."""
+    st.html(ICON_ONLY_CSS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,7 +322,7 @@ def render_operation_list(
                     icon = ":material/error:" if p.severity == "error" else ":material/warning:"
                     st.markdown(f"{icon} {p.message}")
             if up.button(
-                "",
+                f"Move operation {i + 1} up",
                 icon=":material/arrow_upward:",
                 key=f"{key_prefix}.{i}.up",
                 disabled=i == 0,
@@ -267,7 +330,7 @@ def render_operation_list(
             ):
                 result = tb.move(operations, i, -1)
             if down.button(
-                "",
+                f"Move operation {i + 1} down",
                 icon=":material/arrow_downward:",
                 key=f"{key_prefix}.{i}.down",
                 disabled=i == len(operations) - 1,
@@ -275,7 +338,10 @@ def render_operation_list(
             ):
                 result = tb.move(operations, i, +1)
             if rm.button(
-                "", icon=":material/close:", key=f"{key_prefix}.{i}.remove", help="Remove"
+                f"Remove operation {i + 1}",
+                icon=":material/close:",
+                key=f"{key_prefix}.{i}.remove",
+                help="Remove",
             ):
                 result = tb.remove(operations, i)
     return result
@@ -402,12 +468,13 @@ def render_alter_builder(*, read_only: bool, key_prefix: str) -> list[dict[str, 
         if kind == "set_status":
             status = st.selectbox("Status", list(tb.TRANSACTION_STATUSES), key=f"{fk}.status")
         elif kind == "set_property":
-            c1, c2, c3 = st.columns([2, 2, 1])
+            # The mode column is as wide as the others: "Overwrite" and its label fit.
+            c1, c2, c3 = st.columns(3)
             key = c1.text_input("Key", key=f"{fk}.key")
             value = c2.text_input("Value", key=f"{fk}.value")
             mode = c3.selectbox("If the key exists", list(tb.SET_PROPERTY_MODES), key=f"{fk}.mode")
         else:
-            c1, c2 = st.columns([4, 1])
+            c1, c2 = st.columns([2, 1])
             key = c1.text_input("Key", key=f"{fk}.key")
             mode = c2.selectbox(
                 "If the key is missing", list(tb.UNSET_PROPERTY_MODES), key=f"{fk}.mode"
@@ -429,7 +496,10 @@ def render_alter_builder(*, read_only: bool, key_prefix: str) -> list[dict[str, 
         c1, c2 = st.columns([12, 1], vertical_alignment="center")
         c1.markdown(f"{i + 1}. {tb.describe_action(action)}")
         if c2.button(
-            "", icon=":material/close:", key=f"{key_prefix}.action.{i}.remove", help="Remove"
+            f"Remove action {i + 1}",
+            icon=":material/close:",
+            key=f"{key_prefix}.action.{i}.remove",
+            help="Remove",
         ):
             return [a for j, a in enumerate(actions) if j != i]
     return None
@@ -460,13 +530,20 @@ def render_history(delimiter: str, *, key_prefix: str) -> list[str] | None:
     for i, h in enumerate(history):
         c1, c2 = st.columns([12, 2], vertical_alignment="center")
         status = f" - {h['status']}" if h.get("status") else ""
-        c1.markdown(f"`{delimiter.join(h['id'])}`  \n{h['at']} · {h['source']}{status}")
-        if c2.button("Describe", key=f"{key_prefix}.{i}.describe", icon=":material/search:"):
+        text_id = delimiter.join(h["id"])
+        c1.markdown(f"`{text_id}`  \n{h['at']} · {h['source']}{status}")
+        if c2.button(
+            f"Describe {text_id}",
+            key=f"{key_prefix}.{i}.describe",
+            icon=":material/search:",
+            help="Describe this transaction",
+        ):
             picked = list(h["id"])
     return picked
 
 
 __all__ = [
+    "ICON_ONLY_CSS",
     "fingerprint",
     "get_alter_actions",
     "get_history",
@@ -484,6 +561,10 @@ __all__ = [
     "render_problems",
     "render_request_preview",
     "render_stage_helper",
+    "render_icon_only_style",
     "render_transaction",
+    "run_op",
     "set_operations",
+    "show_error",
+    "trim_source_locations",
 ]

@@ -10,16 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import altair as alt
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 import backend
 from backend import browse
 from components.common import render_json
 from components.connection import connection_key, require_namespace
-
-WEBGL_THRESHOLD = 1000  # points; above it the timeline uses WebGL
 
 # --------------------------------------------------------------------------------------------
 # Cached reads
@@ -109,6 +107,15 @@ def comparison(
 # --------------------------------------------------------------------------------------------
 
 
+GRID_ROW_PX = 35  # st.dataframe's default row height (the header row is as tall)
+GRID_MAX_ROWS = 20  # taller pages scroll inside the grid
+
+
+def grid_height(rows: int, *, max_rows: int = GRID_MAX_ROWS) -> int:
+    """Pixel height showing ``rows`` rows (at most ``max_rows``) and the header, no scrolling."""
+    return GRID_ROW_PX * (min(max(rows, 1), max_rows) + 1) + 3
+
+
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
     """One page of versions with their operations (newest first)."""
     cols = ["version", "operation", "timestamp", "manifest_size", "e_tag", "metadata"]
@@ -118,6 +125,7 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
         shown,
         hide_index=True,
         key=f"{key_prefix}.grid",
+        height=grid_height(len(shown)),
         column_config={
             "version": st.column_config.NumberColumn("Version", format="%d"),
             "operation": st.column_config.TextColumn("Operation"),
@@ -134,45 +142,89 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
     )
 
 
-def timeline_figure(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> Any:
-    """Plotly scatter of versions over time, coloured by operation (WebGL for many points).
+NOT_LOADED_COLOR = "#b0b0b0"
+UNKNOWN_COLOR = "#d62728"
+_OPERATION_COLORS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+)  # fmt: skip
 
-    ``highlight``: the versions on the current page, shaded as a band when the chart has more.
+
+def _operation_scale(operations: Sequence[str]) -> alt.Scale:
+    """Fixed colours: "(not loaded)" grey, "?" red, the rest in a stable palette order."""
+    domain = sorted(set(operations), key=lambda o: (o in ("(not loaded)", "?"), o))
+    colors, i = [], 0
+    for op in domain:
+        if op == "(not loaded)":
+            colors.append(NOT_LOADED_COLOR)
+        elif op == "?":
+            colors.append(UNKNOWN_COLOR)
+        else:
+            colors.append(_OPERATION_COLORS[i % len(_OPERATION_COLORS)])
+            i += 1
+    return alt.Scale(domain=domain, range=colors)
+
+
+def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt.LayerChart:
+    """Vega-Lite scatter of versions over time, coloured by operation.
+
+    ``frame``: a :func:`backend.browse.timeline_frame` (thin it first with
+    :func:`backend.browse.thin_timeline` for big tables). ``highlight``: the versions on the
+    current page, shaded as a band when the chart shows more than them.
     """
-    fig = px.scatter(
-        frame,
-        x="timestamp",
-        y="version",
-        color="operation",
-        hover_data={"version": True, "operation": True, "timestamp": True},
-        render_mode="webgl" if len(frame) > WEBGL_THRESHOLD else "svg",
-        color_discrete_map={"(not loaded)": "#b0b0b0", "?": "#d62728"},
-    )
-    if highlight and len(highlight) < len(frame):
-        fig.add_hrect(
-            y0=min(highlight) - 0.5,
-            y1=max(highlight) + 0.5,
-            fillcolor="#7f7f7f",
-            opacity=0.12,
-            line_width=0,
-            annotation_text="this page",
-            annotation_position="top left",
+    data = frame[["version", "timestamp", "operation"]].copy()
+    data["version"] = data["version"].astype("int64")
+    points = (
+        alt.Chart(data)
+        .mark_circle(size=36, opacity=0.85)
+        .encode(
+            x=alt.X("timestamp:T", title=None),
+            y=alt.Y(
+                "version:Q",
+                title="version",
+                scale=alt.Scale(zero=False),
+                axis=alt.Axis(format="d", tickMinStep=1),
+            ),
+            color=alt.Color(
+                "operation:N",
+                scale=_operation_scale(data["operation"].tolist()),
+                legend=alt.Legend(orient="bottom", title=None),
+            ),
+            tooltip=[
+                alt.Tooltip("version:Q", format="d"),
+                alt.Tooltip("operation:N"),
+                alt.Tooltip("timestamp:T", format="%Y-%m-%d %H:%M:%S.%L"),
+            ],
         )
-    fig.update_layout(
-        height=320,
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        legend={"orientation": "h", "y": -0.25, "title": None},
-        xaxis_title=None,
-        yaxis_title="version",
     )
-    return fig
+    layers: list[Any] = []
+    if highlight and len(highlight) < len(frame):
+        band = pd.DataFrame(
+            {"y0": [min(highlight) - 0.5], "y1": [max(highlight) + 0.5], "label": ["this page"]}
+        )
+        layers.append(
+            alt.Chart(band)
+            .mark_rect(color="#7f7f7f", opacity=0.12)
+            .encode(y="y0:Q", y2="y1:Q", tooltip=[alt.Tooltip("label:N", title="band")])
+        )
+    layers.append(points)
+    return alt.layer(*layers).properties(height=320)
 
 
 def render_timeline(frame: pd.DataFrame, *, key_prefix: str, highlight: Sequence[int] = ()) -> None:
-    """The versions-over-time chart (operation known for the versions looked up so far)."""
-    st.plotly_chart(
-        timeline_figure(frame, highlight=highlight), key=f"{key_prefix}.chart", width="stretch"
+    """The versions-over-time chart (operation known for the versions looked up so far).
+
+    Big tables are thinned to :data:`backend.browse.TIMELINE_MAX_POINTS` points (the current
+    page, the oldest and newest, an even sample of the rest); a caption says so.
+    """
+    shown = browse.thin_timeline(frame, keep=highlight)
+    st.altair_chart(
+        timeline_chart(shown, highlight=highlight), key=f"{key_prefix}.chart", width="stretch"
     )
+    if len(shown) < len(frame):
+        st.caption(
+            f"Plotted {len(shown):,} of {len(frame):,} versions: every version of this page, "
+            "the oldest and the newest, and an evenly spaced sample of the rest."
+        )
 
 
 def render_version_details(
@@ -216,13 +268,14 @@ def render_comparison(cmp: browse.VersionComparison, *, key_prefix: str) -> None
 
 __all__ = [
     "comparison",
+    "grid_height",
     "is_local_backend",
     "operations_for",
     "render_comparison",
     "render_timeline",
     "render_version_details",
     "render_version_table",
-    "timeline_figure",
+    "timeline_chart",
     "version_info",
     "versions_frame",
 ]

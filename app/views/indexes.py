@@ -7,6 +7,7 @@ import backend
 from backend import indexes as ix
 from components import index_charts as charts
 from components import indexes as ixc
+from components import state
 from components import tables as tbl
 from components.common import render_read_only_notice, run_op
 from components.connection import is_read_only, require_namespace
@@ -40,28 +41,38 @@ ixc.render_index_table(overview, key_prefix="indexes.list")
 ixc.render_lag_warning(overview)
 names = list(overview["name"])
 
-stats_tab, create_tab, index_tab = st.tabs(
-    ["Statistics", "Create an index", "Selected index"],
-    default="Create an index" if overview.empty else "Statistics",
+# The tabs are a keyed, stateful widget: a rerun after a write keeps the open tab, and only the
+# open tab's statistics are computed (the Plotly charts and the coverage history, which opens up
+# to 30 versions of the table, cost seconds). The default never changes (a changed default would
+# be a new widget); a deep link ``?index=`` opens "Selected index" on the session's first run.
+if state.INDEXES_TABS not in st.session_state and st.query_params.get(state.QP_INDEX) in names:
+    st.session_state[state.INDEXES_TABS] = ixc.TAB_SELECTED
+create_tab, index_tab, stats_tab = st.tabs(
+    [ixc.TAB_CREATE, ixc.TAB_SELECTED, ixc.TAB_STATS],
+    default=ixc.TAB_CREATE,
+    key=state.INDEXES_TABS,
+    on_change="rerun",
 )
 
-# --- statistics -------------------------------------------------------------------------------
+# --- statistics (only while its tab is open) -------------------------------------------------
 with stats_tab:
-    history = None
-    if not overview.empty:
-        max_versions = st.number_input(
-            "Versions in the coverage history",
-            min_value=1,
-            max_value=200,
-            value=30,
-            step=5,
-            key="indexes.history.max",
-            help="The most recent versions of the table, each opened and its indexes described.",
-        )
-        history = run_op(
-            ixc.coverage_history, table_id, max_versions, action="Reading coverage history"
-        )
-    charts.render_index_charts(overview, history, key_prefix="indexes.charts")
+    if stats_tab.open:
+        history = None
+        if not overview.empty:
+            max_versions = st.number_input(
+                "Versions in the coverage history",
+                min_value=1,
+                max_value=200,
+                value=30,
+                step=5,
+                key="indexes.history.max",
+                help="The most recent versions of the table, each opened and its indexes "
+                "described.",
+            )
+            history = run_op(
+                ixc.coverage_history, table_id, max_versions, action="Reading coverage history"
+            )
+        charts.render_index_charts(overview, history, key_prefix="indexes.charts")
 
 # --- create -------------------------------------------------------------------------------------
 with create_tab:

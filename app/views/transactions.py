@@ -12,7 +12,6 @@ from components.common import (
     clear_read_caches,
     render_python_snippet,
     render_read_only_notice,
-    run_op,
 )
 from components.connection import is_read_only, require_namespace
 
@@ -22,6 +21,9 @@ read_only = is_read_only()
 caps = backend.capabilities(ns)
 delimiter = getattr(ns, "delimiter", None) or "$"
 tbl.sync_selection()
+txc.render_icon_only_style()
+# Errors here trim the server's source locations (the full text stays in "Server said").
+run_op = txc.run_op
 if read_only:
     render_read_only_notice()
 
@@ -30,7 +32,9 @@ pending = st.session_state.pop(state.TXN_PENDING_ID, None)
 if pending is not None:
     st.session_state[state.TXN_ID_INPUT] = pending
 
-builder_tab, txn_tab = st.tabs(["Batch commit builder", "Describe / alter a transaction"])
+builder_tab, txn_tab = st.tabs(
+    ["Batch commit builder", "Describe / alter a transaction"], key=state.TXN_TABS
+)
 
 # ================================================================================================
 with builder_tab:

@@ -3,6 +3,7 @@ the list and the charts, drop one; validation and the read-only switch."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -86,11 +87,13 @@ def test_create_list_chart_and_drop_indexes(
     _create(page, panel, "FTS", fts_name)
 
     # --- vector index ------------------------------------------------------------------------
-    # Reload first: the one-shot result message and the build panel above the tabs shift their
-    # position, and the next rerun would reset the tabs to their default (reported).
-    main = _open(page, console, DOCS_TABLE)
-    panel = open_tab(main, "Create an index")
+    # No reload: after the build's rerun (result message and build panel above the tabs) the
+    # open tab stays open, and picking a column keeps it open too.
+    create = main.get_by_role("tab", name="Create an index")
+    expect(create).to_have_attribute("aria-selected", "true")
+    panel = main.get_by_role("tabpanel").filter(visible=True)
     choose(panel, "Column", "vector")
+    expect(create).to_have_attribute("aria-selected", "true")
     choose(panel, "Index type", "IVF_FLAT")
     choose(panel, "Distance type", "cosine")
     partitions = panel.get_by_label("num_partitions", exact=True)
@@ -122,11 +125,30 @@ def test_create_list_chart_and_drop_indexes(
     assert params["with_position"] is True
     assert params["max_token_length"] == 20
 
-    # --- drop the vector index -----------------------------------------------------------------
-    # Deep link to the index (picking it in the selectbox is lost on the first try: reported).
-    goto(page, console, "indexes", ns=E2E_NAMESPACE, table=DOCS_TABLE, index=vec_name)
-    main = page.get_by_test_id("stMain")
+    # --- pick indexes in a row; each pick sticks and becomes the ?index= deep link ---------------
     selected = open_tab(main, "Selected index")
+    picker = widget(selected, "stSelectbox", "Index").get_by_role("combobox")
+    for name in (vec_name, fts_name, vec_name):
+        choose(selected, "Index", name)
+        settle(page)
+        expect(picker).to_have_value(name)
+        expect(page).to_have_url(re.compile(rf"[?&]index={name}(&|$)"))
+        expect(selected.get_by_text(f"Drop index {name}.")).to_be_visible()
+    expect(main.get_by_role("tab", name="Selected index")).to_have_attribute(
+        "aria-selected", "true"
+    )
+
+    # A deep link preselects the index and opens its tab.
+    goto(page, console, "indexes", ns=E2E_NAMESPACE, table=DOCS_TABLE, index=fts_name)
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_role("tab", name="Selected index")).to_have_attribute(
+        "aria-selected", "true"
+    )
+    selected = main.get_by_role("tabpanel").filter(visible=True)
+    expect(widget(selected, "stSelectbox", "Index").get_by_role("combobox")).to_have_value(fts_name)
+
+    # --- drop the vector index -----------------------------------------------------------------
+    choose(selected, "Index", vec_name)
     expect(widget(selected, "stSelectbox", "Index").get_by_role("combobox")).to_have_value(vec_name)
     expect(selected.get_by_test_id("stMetric").filter(has_text="Type")).to_contain_text("IVF_FLAT")
     type_into(selected.get_by_label(f"Type `{vec_name}` to confirm", exact=True), vec_name)

@@ -46,10 +46,15 @@ def test_versions_listing_and_timeline(
         expect(grid_cells(rows.nth(i)).first).to_have_text(str(4 - i))
         expect(rows.nth(i)).to_contain_text(operation)
 
-    chart = main.get_by_test_id("stPlotlyChart")
+    # The grid is sized to its page (here 4 rows + header; at most 20 rows: tests/ui).
+    box = grid(section(main, "All versions")).bounding_box()
+    assert box is not None and abs(box["height"] - (35 * 5 + 3)) <= 4, box
+
+    chart = main.get_by_test_id("stVegaLiteChart")
     expect(chart).to_be_visible()
-    # Plotly drew one marker per version.
-    expect(chart.locator(".scatterlayer .point")).to_have_count(4)
+    # Vega-Lite drew one marker per version (SVG below 2,000 points); no Plotly on the page.
+    expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
+    expect(main.get_by_test_id("stPlotlyChart")).to_have_count(0)
     shot()
 
 

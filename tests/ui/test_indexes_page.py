@@ -90,6 +90,14 @@ def wait_for_builds(at) -> None:
     assert_no_exception(at)
 
 
+def open_tab(at, label: str):
+    """Open a tab of the page's stateful ``st.tabs`` (as a click on it would) and rerun."""
+    at.session_state[state.INDEXES_TABS] = label
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
 def overview(at):
     """The index table shown on the page (an empty frame when the table has no index)."""
     for frame in at.dataframe:
@@ -245,7 +253,9 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
         DescribeTableIndexStatsRequest(id=DOCS, index_name="vflat")
     )
     assert stats.num_indexed_rows == ROWS
-    # charts are drawn for the new index
+    # charts are drawn for the new index, once the Statistics tab is open (not before)
+    assert len(at.get("plotly_chart")) == 0
+    open_tab(at, "Statistics")
     assert len(at.get("plotly_chart")) >= 2
 
 
@@ -272,6 +282,29 @@ def test_drop_needs_typed_confirmation(docs_ns, make_app) -> None:
     assert list(overview(at)["name"]) == ["by_id"]
 
 
+def test_tabs_keep_their_place_and_picks_stick(docs_ns, make_app) -> None:
+    ix.create_index(docs_ns, ix.build_index_request(DOCS, "id", "BTREE", name="by_id"))
+    ix.create_index(docs_ns, ix.build_index_request(DOCS, "flag", "BITMAP", name="by_flag"))
+    at = make_app("indexes", query_params=QP)
+    assert at.session_state[state.INDEXES_TABS] == "Create an index"  # the default tab
+    open_tab(at, "Selected index")
+    picker = at.selectbox(key="indexes.selected.name")
+    first = picker.value
+    second = next(n for n in picker.options if n != first)
+    # pick one index, then another: each pick sticks and becomes the ?index= deep link
+    for name in (second, first, second):
+        at.selectbox(key="indexes.selected.name").set_value(name).run()
+        assert_no_exception(at)
+        assert at.selectbox(key="indexes.selected.name").value == name
+        assert at.query_params[state.QP_INDEX] == name
+        assert f"Drop index **{name}**" in texts(at)
+    # a rerun keeps the open tab (it does not fall back to the default)
+    at.run()
+    assert at.session_state[state.INDEXES_TABS] == "Selected index"
+    choose(at, "text", "FTS")  # widgets of another tab still work; the tab stays
+    assert at.session_state[state.INDEXES_TABS] == "Selected index"
+
+
 def test_lag_warning_and_history(docs_ns, ui_env, make_app) -> None:
     import lance
 
@@ -283,6 +316,8 @@ def test_lag_warning_and_history(docs_ns, ui_env, make_app) -> None:
     warning = " ".join(w.value for w in at.warning)
     assert "lags behind the data" in warning and "`by_id` (20 unindexed rows)" in warning
     assert "optimize" in warning.lower()
+    assert len(at.get("plotly_chart")) == 0  # statistics are computed only when opened
+    open_tab(at, "Statistics")
     assert len(at.get("plotly_chart")) >= 3  # coverage, size, segments, history
 
 
@@ -331,3 +366,10 @@ def test_chart_figures() -> None:
     fig = charts.history_figure(history)
     assert [t.name for t in fig.data] == ["a", "b"]
     assert list(fig.data[0].y) == [100.0, 66.67]
+    # whole versions only on the x axis (no 2.5 tick between versions 2 and 3)
+    axis = fig.layout.xaxis
+    assert axis.tickmode == "linear" and axis.tick0 == 2 and axis.dtick == 1
+    assert axis.tickformat == "d"
+    wide = history.assign(version=[1, 100, 250])
+    dtick = charts.history_figure(wide).layout.xaxis.dtick
+    assert isinstance(dtick, int) and dtick > 1 and (250 - 1) / dtick <= 12

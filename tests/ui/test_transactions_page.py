@@ -235,3 +235,29 @@ def test_read_only_disables_writes(make_app) -> None:
     assert len(ops(at)) == 1
     assert button(at, "Commit atomically").disabled
     assert button(at, "Stage next version from current").disabled
+
+
+def test_server_source_locations_are_trimmed() -> None:
+    from components.transactions import trim_source_locations
+
+    rust = "/home/ci/lance/rust/lance-namespace-impls/src/dir/namespace.rs:385:13"
+    assert (
+        trim_source_locations(f"Not supported: batch_commit_tables not implemented, {rust}")
+        == "Not supported: batch_commit_tables not implemented"
+    )
+    text = f"**Batch commit failed** - `UNSUPPORTED`: no, {rust}  \nHTTP status: 406"
+    assert (
+        trim_source_locations(text)
+        == "**Batch commit failed** - `UNSUPPORTED`: no  \nHTTP status: 406"
+    )
+    for kept in ("version 1.2.3 is fine", "see file x.rs", "a, b: 3:4"):
+        assert trim_source_locations(kept) == kept
+
+
+def test_icon_only_buttons_have_names(app) -> None:
+    at = add(app, "declare_table", "sales$one")
+    at = add(at, "declare_table", "sales$two")
+    assert at.button(key="txn.ops.0.up").label == "Move operation 1 up"
+    assert at.button(key="txn.ops.0.down").label == "Move operation 1 down"
+    assert at.button(key="txn.ops.1.remove").label == "Remove operation 2"
+    assert at.button(key="txn.ops.1.up").proto.help == "Move up"

@@ -35,7 +35,43 @@ def test_lists_versions_newest_first_with_operations(make_app) -> None:
     assert list(grid["operation"]) == ["Delete", "Append", "Overwrite"]
     assert grid["manifest_size"].notna().all() and grid["e_tag"].notna().all()
     assert at.query_params.get("version") in ("3", ["3"])  # latest selected, deep-linked
-    assert any(c.proto.spec for c in at.get("plotly_chart"))  # the timeline chart
+    charts = at.get("vega_lite_chart")  # the timeline, drawn with Vega-Lite
+    assert any(c.proto.spec for c in charts)
+    assert not at.get("plotly_chart")  # no Plotly bundle on this page
+
+
+def test_grid_is_sized_to_the_page() -> None:
+    from components import versions as ver
+
+    # (AppTest does not expose an element's height: the e2e test checks the rendered grid.)
+    # 50 rows on a page: 20 rows + the header visible (not the default ~10 rows) ...
+    assert ver.grid_height(browse.PAGE_SIZE) == 35 * 21 + 3
+    # ... and a short page is exactly as tall as its rows.
+    assert ver.grid_height(3) == 35 * 4 + 3
+    assert ver.grid_height(0) == 35 * 2 + 3
+
+
+def test_timeline_is_thinned_for_big_tables() -> None:
+    import pandas as pd
+
+    n = 10_000
+    frame = pd.DataFrame(
+        {
+            "version": range(n, 0, -1),
+            "timestamp": pd.date_range("2024-01-01", periods=n, freq="s")[::-1],
+            "operation": ["(not loaded)"] * n,
+        }
+    )
+    page = list(range(5_000, 4_950, -1))
+    thin = browse.thin_timeline(frame, keep=page, max_points=2_000)
+    assert len(thin) == 2_000 and thin.attrs["total"] == n
+    versions = set(thin["version"])
+    assert set(page) <= versions and {1, n} <= versions  # the page, the oldest, the newest
+    gaps = pd.Series(sorted(versions)).diff().dropna()
+    assert gaps.max() <= 6  # evenly spread over the whole range
+    assert list(thin["version"]) == sorted(versions, reverse=True)  # order kept
+    small = frame.head(30)
+    assert len(browse.thin_timeline(small, keep=[1])) == 30
 
 
 def test_table_picker_without_selection(make_app) -> None:
