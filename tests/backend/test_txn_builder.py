@@ -312,8 +312,7 @@ def test_stage_next_version_rest_is_unsupported(rest_server) -> None:
 
 def test_batch_commit_with_staged_version_local(local_ns: LanceNamespace) -> None:
     """The builder's request, with a version staged by the helper, commits for real."""
-    if not backend.capabilities(local_ns).batch_commit:
-        pytest.skip("batch commit not available on the local backend")
+    assert backend.capabilities(local_ns).batch_commit
     with_versions(local_ns, tid("t"), 3)
     create_table(local_ns, tid("old"), make_table(2))
     staged = tb.stage_next_version(local_ns, tid("t"))
