@@ -54,7 +54,7 @@ def inspector() -> None:
                 "url": _get(e, "url"),
                 "status": _get(e, "status"),
                 "elapsed ms": round(float(_get(e, "elapsed_ms", 0.0) or 0.0), 1),
-                "error": _get(e, "error"),
+                "error": _get(e, "error") or "",
             }
             for i, e in enumerate(entries)
         ]
