@@ -15,6 +15,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
+import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -82,8 +86,10 @@ def build_command(target: str, port: int, *, no_browser: bool) -> tuple[list[str
         str(app),
         "--server.port",
         str(port),
+        # Always headless: a non-headless first run asks for an e-mail address on stdin and
+        # blocks a newcomer's terminal. The browser is opened by us instead (see main).
         "--server.headless",
-        "true" if no_browser else "false",
+        "true",
         "--browser.gatherUsageStats",
         "false",
     ]
@@ -109,7 +115,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, env = build_command(target, args.port, no_browser=args.no_browser)
     print(f"lance-console: opening {target} on http://localhost:{args.port}")
     proc = subprocess.Popen(command, env=env)
+    if not args.no_browser:
+        _open_browser_when_ready(f"http://localhost:{args.port}", proc)
     return _supervise(proc)
+
+
+def _open_browser_when_ready(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Open ``url`` in the user's browser once streamlit answers its health check."""
+
+    def wait_and_open() -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        webbrowser.open(url)
+                        return
+            except OSError:
+                pass
+            time.sleep(0.3)
+
+    threading.Thread(target=wait_and_open, name="open-browser", daemon=True).start()
 
 
 def _supervise(proc: subprocess.Popen) -> int:

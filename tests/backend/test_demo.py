@@ -223,8 +223,10 @@ def test_command_runs_streamlit_on_the_app(tmp_path: Path) -> None:
     assert argv[argv.index("--server.port") + 1] == "8600"
     assert argv[argv.index("--server.headless") + 1] == "true"
     assert env[cli.TARGET_ENV] == str(tmp_path)
-    _, env = cli.build_command("http://localhost:2333", 8501, no_browser=False)
+    argv, env = cli.build_command("http://localhost:2333", 8501, no_browser=False)
     assert env[cli.TARGET_ENV] == "http://localhost:2333"
+    # Headless even when a browser is wanted: otherwise streamlit's first run waits on stdin.
+    assert argv[argv.index("--server.headless") + 1] == "true"
 
 
 def test_targets_are_resolved(tmp_path: Path, monkeypatch, built) -> None:
