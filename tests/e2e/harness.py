@@ -451,9 +451,19 @@ def choose(scope: Page | Locator, label: str, option: str | re.Pattern[str]) -> 
         return  # already chosen: picking it again would not rerun
 
     def pick() -> None:
-        # A react-aria combobox: the "Open" button lists the options.
-        box.get_by_role("button", name="Open").click()
-        page.get_by_role("option").filter(has_text=wanted).first.click()
+        # A react-aria combobox: the "Open" button lists the options. A rerun that lands
+        # between the two clicks (a fragment finishing, a widget default settling) re-renders
+        # the box and closes its list: open it again rather than wait for an option that is gone.
+        for _ in range(3):
+            box.get_by_role("button", name="Open").click()
+            item = page.get_by_role("option").filter(has_text=wanted).first
+            try:
+                item.click(timeout=8_000)
+                return
+            except PlaywrightTimeoutError:
+                page.keyboard.press("Escape")
+                settle(page)
+        raise AssertionError(f"{label!r}: option {wanted.pattern!r} never became clickable")
 
     after_rerun(page, pick)
     expect(combo).to_have_value(wanted)
