@@ -881,16 +881,21 @@ def _validate(ctx: _Ctx, ops: list[_Op]) -> _Plan:
     return plan
 
 
-def _validate_version(
-    ctx: _Ctx, op: _Op, s: _Sim, plan: _Plan, fail: Callable[..., LanceNamespaceError]
-) -> None:
-    req = op.request
-    if req.branch not in (None, "", "main"):
+def _refuse_branch(op: _Op) -> None:
+    """Version operations on a branch other than main are not part of the batch protocol."""
+    if op.request.branch not in (None, "", "main"):
         raise _error(
             ErrorCode.UNSUPPORTED,
             f"{op.label()}: branches are not supported in a batch commit",
             index=op.index,
         )
+
+
+def _validate_version(
+    ctx: _Ctx, op: _Op, s: _Sim, plan: _Plan, fail: Callable[..., LanceNamespaceError]
+) -> None:
+    req = op.request
+    _refuse_branch(op)
     version = req.version
     if not isinstance(version, int) or version < 1:
         raise fail(op, ErrorCode.INVALID_INPUT, f"version must be >= 1, got {version!r}")
@@ -982,12 +987,7 @@ def _validate_delete(
     ctx: _Ctx, op: _Op, s: _Sim, plan: _Plan, fail: Callable[..., LanceNamespaceError]
 ) -> None:
     req = op.request
-    if req.branch not in (None, "", "main"):
-        raise _error(
-            ErrorCode.UNSUPPORTED,
-            f"{op.label()}: branches are not supported in a batch commit",
-            index=op.index,
-        )
+    _refuse_branch(op)
     ranges = list(req.ranges or [])
     if not ranges:
         raise fail(op, ErrorCode.INVALID_INPUT, "no version ranges to delete")

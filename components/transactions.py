@@ -123,6 +123,15 @@ def latest_version(table_id: Sequence[str]) -> int:
     return _latest_version(connection_key(), tuple(table_id), get_namespace())
 
 
+def show_transaction(txn_id: Sequence[str], response: Any) -> None:
+    """Make ``response`` (DescribeTransaction / AlterTransaction) the transaction on display."""
+    st.session_state[state.TXN_DESCRIBED] = {
+        "id": txn_id,
+        "status": response.status,
+        "properties": response.properties,
+    }
+
+
 def remember_transaction(
     transaction_id: Sequence[str], *, source: str, status: str | None = None
 ) -> None:

@@ -155,11 +155,7 @@ with txn_tab:
         if txn_id is not None:
             described = run_op(tb.describe_transaction, ns, txn_id, action="DescribeTransaction")
             if described is not None:
-                st.session_state[state.TXN_DESCRIBED] = {
-                    "id": txn_id,
-                    "status": described.status,
-                    "properties": described.properties,
-                }
+                txc.show_transaction(txn_id, described)
                 txc.remember_transaction(txn_id, source="described", status=described.status)
         current = st.session_state.get(state.TXN_DESCRIBED)
         if current:
@@ -177,11 +173,7 @@ with txn_tab:
                     tb.alter_transaction, ns, current["id"], actions, action="AlterTransaction"
                 )
                 if altered is not None:
-                    st.session_state[state.TXN_DESCRIBED] = {
-                        "id": current["id"],
-                        "status": altered.status,
-                        "properties": altered.properties,
-                    }
+                    txc.show_transaction(current["id"], altered)
                     st.session_state[state.TXN_ALTER_ACTIONS] = []
                     txc.remember_transaction(current["id"], source="altered", status=altered.status)
                     txc.bump_form_version()
@@ -192,10 +184,6 @@ with txn_tab:
         if picked is not None:
             described = run_op(tb.describe_transaction, ns, picked, action="DescribeTransaction")
             if described is not None:
-                st.session_state[state.TXN_DESCRIBED] = {
-                    "id": picked,
-                    "status": described.status,
-                    "properties": described.properties,
-                }
+                txc.show_transaction(picked, described)
             st.session_state[state.TXN_PENDING_ID] = delimiter.join(picked)
             st.rerun()
