@@ -2,9 +2,13 @@
 
 ``connect(target, **options)`` returns a ``lance_namespace.LanceNamespace``:
 
-* a filesystem path, ``file://`` URI or any URI pylance's ``DirectoryNamespace`` accepts
-  (``memory://``, ``s3://`` with ``storage.*`` options) -> the local backend;
-* an ``http://`` or ``https://`` URL -> the REST backend (our own httpx client).
+* a filesystem path, ``file://`` URI, ``memory://`` or an object-store URI (``s3://`` with
+  ``storage_options``) -> the local backend (``backend.local``);
+* an ``http://`` or ``https://`` URL -> the REST backend (``backend.rest``, our httpx client).
+
+Rule modules, each the one place of its rule: ``ids``, ``index_rules``, ``alter_actions``,
+``batch_rules``, ``request_rules``, ``properties``, ``version_ranges``, ``locations``,
+``redaction``, ``arrow_ipc``, ``connect_options``. UI-facing services: ``services``.
 
 This package never imports streamlit: notebooks, scripts, tests and the UI share it as is.
 """
@@ -12,6 +16,7 @@ This package never imports streamlit: notebooks, scripts, tests and the UI share
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LANCE_LOG", "error")
@@ -19,7 +24,9 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 from lance_namespace import LanceNamespace  # noqa: E402
 
+from . import errors  # noqa: E402
 from .capabilities import BackendCapabilities  # noqa: E402
+from .connect_options import is_rest_target, target_kind  # noqa: E402
 from .errors import (  # noqa: E402
     NamespaceConnectionError,
     NamespaceTimeoutError,
@@ -27,19 +34,15 @@ from .errors import (  # noqa: E402
 )
 
 
-def is_rest_target(target: str) -> bool:
-    return str(target).lower().startswith(("http://", "https://"))
-
-
 def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
     """Open a Lance Namespace.
 
     Options (all optional): ``api_key``, ``auth_token``, ``delimiter`` (default ``$``),
-    ``headers`` (dict), ``timeout`` (seconds), ``max_retries``; for the local backend also
+    ``headers`` (dict), ``timeout`` (seconds), ``max_retries``; for the local backend
     ``storage_options`` (dict) or ``storage.<key>`` entries, passed to pylance.
     """
     target = os.fspath(target)
-    if is_rest_target(target):
+    if target_kind(target) == "rest":
         from .rest import RestNamespaceClient
 
         return RestNamespaceClient(target, **options)
@@ -48,12 +51,25 @@ def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
     return LocalNamespace(target, **options)
 
 
-def capabilities(ns: LanceNamespace) -> BackendCapabilities:
-    """What a connected backend can do (honoured index parameters, progress events, ...)."""
+def capabilities(ns: LanceNamespace, *, probe: bool = False) -> BackendCapabilities:
+    """What a connected backend can do (honoured index parameters, progress events, batch
+    commit...). ``probe=True`` asks a REST server what it implements."""
     caps = getattr(ns, "capabilities", None)
     if callable(caps):
-        return caps()
+        return caps(probe=probe)
     return BackendCapabilities.unknown()
+
+
+def missing_local_directory(target: str | os.PathLike[str]) -> Path | None:
+    """The directory a local target names when it does not exist yet (``None``: it exists,
+    or the target is not a local directory)."""
+    from .local import normalise_target
+
+    try:
+        _root, _dir, path = normalise_target(target)
+    except errors.LanceNamespaceError:
+        return None
+    return path if path is not None and not path.exists() else None
 
 
 __all__ = [
@@ -64,5 +80,8 @@ __all__ = [
     "capabilities",
     "connect",
     "describe_error",
+    "errors",
     "is_rest_target",
+    "missing_local_directory",
+    "target_kind",
 ]

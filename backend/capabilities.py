@@ -1,30 +1,12 @@
-"""What a backend honours, so the UI can say which knobs are real."""
+"""What a connected backend does, so the UI can say which knobs are real.
+
+``batch_commit`` is ``None`` until probed on a REST server (``backend.capabilities(ns,
+probe=True)`` asks it with an empty batch, which changes nothing).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-# CreateTableIndexRequest fields that tune a vector index build.
-VECTOR_BUILD_PARAMS: tuple[str, ...] = (
-    "num_partitions",
-    "num_sub_vectors",
-    "num_bits",
-    "sample_rate",
-    "max_iterations",
-    "target_partition_size",
-    "m",
-    "ef_construction",
-)
-FTS_PARAMS: tuple[str, ...] = (
-    "base_tokenizer",
-    "language",
-    "max_token_length",
-    "lower_case",
-    "stem",
-    "remove_stop_words",
-    "ascii_folding",
-    "with_position",
-)
 
 
 @dataclass(frozen=True)
@@ -34,10 +16,13 @@ class BackendCapabilities:
     # whether the server applies them is the server's business (REST).
     honoured_index_params: frozenset[str] | None = None
     progress_events: bool = False  # real build progress callbacks (local) vs polling (REST)
-    batch_commit: bool = False
+    batch_commit: bool | None = None  # True / False, or None: not probed yet
     wire_log: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
     def unknown(cls) -> BackendCapabilities:
         return cls(kind="unknown")
+
+
+__all__ = ["BackendCapabilities"]

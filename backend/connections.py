@@ -11,7 +11,8 @@ File (``$LANCE_CONSOLE_CONFIG``, default ``~/.config/lance-console/connections.t
     x-tenant = "acme"
 
 Secrets are never written to that file: only environment-variable *names* (``api_key_env``,
-``auth_token_env``, ``secret_headers_env``) are. Literal secrets typed in the UI stay in the
+``auth_token_env``, ``secret_headers_env``, ``secret_storage_env``) are. Literal secrets typed
+in the UI stay in the
 session. ``st.secrets["connections"]`` (Streamlit's secret store) may hold literal secrets;
 the UI passes it in as a plain mapping - this module never imports streamlit.
 """
@@ -28,7 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import is_rest_target
+from .connect_options import is_rest_target
+from .redaction import is_secret_name
 
 DEFAULT_TARGET = ".lance-console/demo"
 DEFAULT_CONFIG = Path("~/.config/lance-console/connections.toml")
@@ -36,34 +38,6 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Fields that hold a secret value (never written to the TOML file).
 SECRET_FIELDS = ("api_key", "auth_token")
-# Secret values: API keys, tokens, passwords, vended cloud credentials (aws_secret_access_key,
-# aws_session_token, azure SAS tokens, GCS service-account keys, ...). A key is secret when one of
-# its words (split on anything not a letter/digit) is in _SECRET_WORDS, or when its normalised
-# form contains one of _SECRET_PARTS.
-_SECRET_WORDS = frozenset(
-    {
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "credential",
-        "credentials",
-        "authorization",
-        "auth",
-        "cookie",
-        "signature",
-        "sig",
-        "sas",
-        "bearer",
-        "apikey",
-    }
-)
-_SECRET_PARTS = ("api_key", "access_key", "private_key", "account_key", "secret", "token")
-# Keys that match the rules above but are not secrets.
-_NOT_SECRET_KEYS = frozenset(
-    {"session_name", "expires_at_millis", "token_expires_at_millis", "aws_access_key_id"}
-)
 # A per-process key for fingerprints of secrets: stable within the process, useless outside.
 _FINGERPRINT_KEY = _secrets.token_bytes(32)
 
@@ -93,6 +67,7 @@ class ConnectionSpec:
     api_key_env: str | None = None
     auth_token_env: str | None = None
     secret_headers_env: Mapping[str, str] = field(default_factory=dict)  # header -> env var
+    secret_storage_env: Mapping[str, str] = field(default_factory=dict)  # option -> env var
     timeout: float | None = None
     read_only: bool = False
     source: str = "session"  # "default" | "env" | "config" | "secrets" | "session"
@@ -122,6 +97,8 @@ class ConnectionSpec:
             out["secret_headers_env"] = dict(self.secret_headers_env)
         if self.storage_options:
             out["storage_options"] = dict(self.storage_options)
+        if self.secret_storage_env:
+            out["secret_storage_env"] = dict(self.secret_storage_env)
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -136,22 +113,9 @@ class ConnectionSpec:
             "api_key_env": self.api_key_env,
             "auth_token_env": self.auth_token_env,
             "secret_headers": sorted(self.secret_headers_env),
+            "secret_storage": sorted(self.secret_storage_env),
             "read_only": self.read_only,
         }
-
-
-def is_secret_key(key: str) -> bool:
-    """True when a mapping key (header, storage option, property) names a secret value.
-
-    ``*_env`` keys hold environment-variable names, not secrets.
-    """
-    k = str(key).strip().lower()
-    if k in _NOT_SECRET_KEYS or k.endswith("_env"):
-        return False
-    norm = re.sub(r"[^a-z0-9]+", "_", k)
-    if any(word in _SECRET_WORDS for word in norm.split("_")):
-        return True
-    return any(part in norm for part in _SECRET_PARTS)
 
 
 def config_path() -> Path:
@@ -205,8 +169,8 @@ def spec_from_mapping(
         target = default_target()
     headers = _str_map(data.get("headers"), "headers", warnings)
     storage = _str_map(data.get("storage_options"), "storage_options", warnings)
-    secret_headers = {k: v for k, v in headers.items() if is_secret_key(k)}
-    secret_storage = {k: v for k, v in storage.items() if is_secret_key(k)}
+    secret_headers = {k: v for k, v in headers.items() if is_secret_name(k)}
+    secret_storage = {k: v for k, v in storage.items() if is_secret_name(k)}
     literal = {f: data.get(f) for f in SECRET_FIELDS if data.get(f)}
     if not allow_secrets and (literal or secret_headers or secret_storage):
         warnings.append(
@@ -224,11 +188,12 @@ def spec_from_mapping(
         name=name,
         target=target,
         delimiter=(str(data["delimiter"]) if data.get("delimiter") else None),
-        headers={k: v for k, v in headers.items() if not is_secret_key(k)},
-        storage_options={k: v for k, v in storage.items() if not is_secret_key(k)},
+        headers={k: v for k, v in headers.items() if not is_secret_name(k)},
+        storage_options={k: v for k, v in storage.items() if not is_secret_name(k)},
         api_key_env=(str(data["api_key_env"]) if data.get("api_key_env") else None),
         auth_token_env=(str(data["auth_token_env"]) if data.get("auth_token_env") else None),
         secret_headers_env=_str_map(data.get("secret_headers_env"), "secret_headers_env", warnings),
+        secret_storage_env=_str_map(data.get("secret_storage_env"), "secret_storage_env", warnings),
         timeout=timeout,
         read_only=bool(data.get("read_only", False)),
         source=source,
@@ -388,11 +353,17 @@ def resolve_secrets(
             val = from_env(var)
             if val:
                 headers[header] = val
+    storage = dict(session.storage_options)
+    for option, var in spec.secret_storage_env.items():
+        if option not in storage:
+            val = from_env(var)
+            if val:
+                storage[option] = val
     resolved = Secrets(
         api_key=session.api_key or from_env(spec.api_key_env),
         auth_token=session.auth_token or from_env(spec.auth_token_env),
         headers=headers,
-        storage_options=dict(session.storage_options),
+        storage_options=storage,
     )
     return resolved, problems
 
@@ -451,7 +422,6 @@ __all__ = [
     "default_target",
     "delete_connection",
     "dumps_connections",
-    "is_secret_key",
     "load_connections",
     "resolve_secrets",
     "save_connection",

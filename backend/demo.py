@@ -50,6 +50,7 @@ from lance_namespace import (
 )
 
 from .local import LocalNamespace, normalise_target
+from .locations import to_local_path
 
 DEMO_VERSION = 1
 VECTOR_DIM = 64
@@ -335,19 +336,12 @@ def _demo_complete(path: Path, summary: DemoSummary) -> bool:
     ns = LocalNamespace(str(path))
     try:
         for table_id in summary.tables:
-            location = ns.table_location(table_id)
-            if not (Path(_local(location)) / "_versions").is_dir():
+            location = to_local_path(ns.table_location(table_id))
+            if location is None or not (location / "_versions").is_dir():
                 return False
     except Exception:
         return False
     return True
-
-
-def _local(location: str) -> str:
-    from urllib.parse import unquote, urlparse
-
-    parsed = urlparse(location)
-    return unquote(parsed.path) if parsed.scheme == "file" else location
 
 
 def _clear(path: Path) -> None:

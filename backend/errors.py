@@ -1,32 +1,45 @@
-"""Errors raised by the operations module.
+"""Errors raised by the operations module: one mapping table, one boundary.
 
-Every failure is a ``lance_namespace.errors.LanceNamespaceError`` subclass, chosen by one
-mapping table from the spec's error code (0-23). Transport failures (connection refused, DNS,
-timeouts) are ``NamespaceConnectionError`` / ``NamespaceTimeoutError``: they are not namespace
-answers, so they live in their own branch but still derive from ``ServiceUnavailableError`` so
-that ``except LanceNamespaceError`` catches everything the backend raises.
+Every failure that leaves ``backend`` is a ``lance_namespace.errors.LanceNamespaceError``
+subclass, chosen by one table from the spec's error code (0-23). Transport failures
+(connection refused, DNS, timeouts) are :class:`NamespaceConnectionError` /
+:class:`NamespaceTimeoutError`: not namespace answers, so they have their own branch, but they
+derive from ``ServiceUnavailableError`` so that ``except LanceNamespaceError`` catches
+everything a backend raises.
+
+:func:`to_namespace_error` maps any other exception (pylance's bare ``Exception``,
+``ValueError``, pydantic ``ValidationError``, ``OSError``...) to a namespace error, and
+:func:`namespace_boundary` applies it to every operation of a ``LanceNamespace`` class, so no
+raw exception crosses the boundary. :func:`describe_error` gives the UI one readable summary,
+without the server's source locations.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from lance_namespace import LanceNamespace
 from lance_namespace import errors as ln_errors
 from lance_namespace.errors import (
     ErrorCode,
     InternalError,
+    InvalidInputError,
     LanceNamespaceError,
     ServiceUnavailableError,
     UnsupportedOperationError,
 )
 
-# One table: spec error code -> exception class.
+# One table: spec error code -> exception class (lance_namespace's own table).
 ERROR_CLASSES: dict[int, type[LanceNamespaceError]] = {
     int(code): cls
     for code, cls in ln_errors._ERROR_CODE_TO_EXCEPTION.items()  # noqa: SLF001 - the spec's table
 }
-# The table above is lance_namespace's own; pin what we rely on so a change there shows up here.
-assert len(ERROR_CLASSES) == 24, "lance_namespace error table changed: review backend/errors.py"
+if len(ERROR_CLASSES) != 24:  # pinned: a change upstream must be reviewed here
+    raise ImportError("lance_namespace error table changed: review backend/errors.py")
 
 
 class NamespaceConnectionError(ServiceUnavailableError):
@@ -70,17 +83,16 @@ def error_from_code(
     url: str | None = None,
     raw: Any = None,
 ) -> LanceNamespaceError:
-    """Build the exception for a spec error code; unknown codes become ``InternalError``.
+    """The exception for a spec error code; unknown codes become ``InternalError``.
 
     A server that says "not supported / not implemented" under the generic internal code
     (pylance's adapter answers 18 for that) is reported as ``UnsupportedOperationError``.
     """
     cls = ERROR_CLASSES.get(code, InternalError) if isinstance(code, int) else InternalError
-    if cls is InternalError and _looks_unsupported(message):
+    if cls is InternalError and looks_unsupported(message):
         cls = UnsupportedOperationError
-    err = cls(message)
     return attach_error_details(
-        err,
+        cls(message),
         status=status,
         message=message,
         detail=detail,
@@ -91,41 +103,142 @@ def error_from_code(
     )
 
 
-def _looks_unsupported(message: str) -> bool:
+def make(code: ErrorCode, message: str, **details: Any) -> LanceNamespaceError:
+    """A namespace error of ``code`` with the attributes of :func:`attach_error_details`."""
+    return error_from_code(int(code), message, **details)
+
+
+def invalid(message: str) -> LanceNamespaceError:
+    """``InvalidInputError(message)`` with the standard attributes."""
+    return make(ErrorCode.INVALID_INPUT, message)
+
+
+def looks_unsupported(message: str) -> bool:
     m = (message or "").lower()
     return m.startswith("not supported") or "not implemented" in m or "unsupported operation" in m
 
 
+# Errors a malformed request produces inside pylance (serde) or pydantic.
+_INPUT_HINTS = ("missing field", "unknown field", "invalid type", "invalid value", "invalid user")
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    UnicodeError,
+)
+
+
+def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceError:
+    """Any exception as a ``LanceNamespaceError`` (namespace errors pass, with details).
+
+    ``NotImplementedError`` -> ``UnsupportedOperationError``; value, type, key, attribute,
+    unicode and pydantic validation errors -> ``InvalidInputError``; pylance's bare
+    ``Exception`` -> ``InvalidInputError`` when it reports a malformed request, else
+    ``InternalError``; anything else (``OSError``...) -> ``InternalError``.
+    """
+    if isinstance(exc, LanceNamespaceError):
+        if not hasattr(exc, "server_message"):
+            attach_error_details(exc, message=str(exc))
+        return exc
+    text = trim_source_locations(str(exc).strip()) or type(exc).__name__
+    if isinstance(exc, NotImplementedError):
+        return make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})")
+    if isinstance(exc, _INPUT_ERRORS) or type(exc).__name__ == "ValidationError":
+        return invalid(f"{operation}: {text}")
+    lowered = text.lower()
+    code = ErrorCode.INVALID_INPUT if lowered.startswith(_INPUT_HINTS) else ErrorCode.INTERNAL
+    return make(code, f"{operation}: {text}")
+
+
+_NamespaceT = TypeVar("_NamespaceT", bound=type)
+_OPERATIONS = frozenset(
+    name
+    for name, member in vars(LanceNamespace).items()
+    if callable(member) and not name.startswith("_") and name != "namespace_id"
+)
+
+
+def namespace_boundary(cls: _NamespaceT) -> _NamespaceT:
+    """Wrap every ``LanceNamespace`` operation ``cls`` defines so that only namespace errors
+    leave it (see :func:`to_namespace_error`); ``KeyboardInterrupt`` and friends pass."""
+    for name in _OPERATIONS:
+        method = cls.__dict__.get(name)
+        if method is None or not inspect.isfunction(method):
+            continue
+        setattr(cls, name, _guarded(method, name))
+    return cls
+
+
+def guarded(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: the method's exceptions leave it as namespace errors (operation ``name``)."""
+    return lambda method: _guarded(method, name)
+
+
+def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:
+            mapped = to_namespace_error(exc, name)
+            if mapped is exc:
+                raise
+            raise mapped from exc
+
+    return wrapper
+
+
+# A trailing ", /path/to/namespace.rs:385:13" (or "at src/x.py:12"): where in its own source a
+# server or pylance raised the error; noise for the user.
+_SOURCE_LOCATION = re.compile(
+    r"(?:[,;][ \t]*|[ \t]+)(?:at[ \t]+)?[\w./\\~-]*\.(?:rs|py|java|go|cc|cpp|c|h|ts|js):\d+(?::\d+)?"
+    r"(?=[ \t'\")\]]*$)",
+    re.MULTILINE,
+)
+
+
+def trim_source_locations(text: str) -> str:
+    """``text`` without trailing source locations (``, /src/namespace.rs:385:13``) on any line."""
+    previous = None
+    while previous != text:
+        previous, text = text, _SOURCE_LOCATION.sub("", text)
+    return text
+
+
 def describe_error(err: BaseException) -> dict[str, Any]:
-    """A UI-friendly summary of any error: code name, message, detail, status."""
-    if isinstance(err, LanceNamespaceError):
-        code = getattr(err, "code", ErrorCode.INTERNAL)
-        return {
-            "code": int(code),
-            "code_name": ErrorCode(code).name if int(code) in ERROR_CLASSES else str(code),
-            "kind": type(err).__name__,
-            "message": getattr(err, "server_message", None) or str(err),
-            "detail": getattr(err, "detail", None),
-            "instance": getattr(err, "instance", None),
-            "status": getattr(err, "status", None),
-        }
+    """A UI-friendly summary of any error: code name, message (no source paths), detail,
+    status. The text is plain: the UI shows it as text, never as markdown."""
+    if not isinstance(err, LanceNamespaceError):
+        err = to_namespace_error(err, "operation")
+    code = int(getattr(err, "code", ErrorCode.INTERNAL))
+    message = getattr(err, "server_message", None) or str(err)
+    detail = getattr(err, "detail", None)
     return {
-        "code": int(ErrorCode.INTERNAL),
-        "code_name": "INTERNAL",
+        "code": code,
+        "code_name": ErrorCode(code).name if code in ERROR_CLASSES else str(code),
         "kind": type(err).__name__,
-        "message": str(err) or type(err).__name__,
-        "detail": None,
-        "instance": None,
-        "status": None,
+        "message": trim_source_locations(str(message)),
+        "detail": trim_source_locations(str(detail)) if detail else None,
+        "instance": getattr(err, "instance", None),
+        "status": getattr(err, "status", None),
     }
 
 
 __all__ = [
     "ERROR_CLASSES",
+    "InvalidInputError",
+    "LanceNamespaceError",
     "NamespaceConnectionError",
     "NamespaceTimeoutError",
     "attach_error_details",
-    "error_from_code",
     "describe_error",
-    "LanceNamespaceError",
+    "error_from_code",
+    "guarded",
+    "invalid",
+    "looks_unsupported",
+    "make",
+    "namespace_boundary",
+    "to_namespace_error",
+    "trim_source_locations",
 ]

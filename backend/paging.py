@@ -1,4 +1,5 @@
-"""Follow ``page_token`` across pages of any ``LanceNamespace`` list operation.
+"""Paging: follow ``page_token`` across pages of any ``LanceNamespace`` list operation, and
+cut a long list into the pages the UI shows.
 
 Works on every backend (REST, local, pylance's own classes), with request/response models or
 plain dicts::
@@ -14,7 +15,10 @@ token it already gave (which would loop forever) raises ``InternalError``; so do
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lance_namespace.errors import InternalError
@@ -108,4 +112,65 @@ def list_all(
     return list(iter_all(method, request, field, max_pages=max_pages))
 
 
-__all__ = ["DEFAULT_MAX_PAGES", "iter_all", "iter_pages", "list_all"]
+# -- pages of a list already fetched ---------------------------------------------------------------
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a longer list: ``items`` plus where it sits (1-based ``number``)."""
+
+    items: list[Any]
+    number: int
+    count: int  # number of pages (>= 1)
+    total: int  # number of items over all pages
+    start: int  # index of the first item in the full list
+
+    @property
+    def first_row(self) -> int:
+        """1-based position of the first item (0 when empty)."""
+        return self.start + 1 if self.items else 0
+
+    @property
+    def last_row(self) -> int:
+        return self.start + len(self.items)
+
+
+def page_count(total: int, page_size: int = PAGE_SIZE) -> int:
+    """Number of pages for ``total`` items (at least 1)."""
+    return max(1, math.ceil(total / max(1, page_size)))
+
+
+def paginate(items: Sequence[Any], number: int, page_size: int = PAGE_SIZE) -> Page:
+    """Page ``number`` (1-based, clamped into range) of ``items``."""
+    count = page_count(len(items), page_size)
+    number = min(max(1, int(number or 1)), count)
+    start = (number - 1) * page_size
+    return Page(list(items[start : start + page_size]), number, count, len(items), start)
+
+
+def filter_names(names: Sequence[str], query: str | None) -> list[str]:
+    """Names matching ``query``: case-insensitive substring, or a glob when it has ``*``/``?``."""
+    q = (query or "").strip().lower()
+    if not q:
+        return list(names)
+    if "*" in q or "?" in q:
+        pattern = re.compile(
+            "^" + "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in q) + "$"
+        )
+        return [n for n in names if pattern.match(n.lower())]
+    return [n for n in names if q in n.lower()]
+
+
+__all__ = [
+    "DEFAULT_MAX_PAGES",
+    "PAGE_SIZE",
+    "Page",
+    "filter_names",
+    "iter_all",
+    "iter_pages",
+    "list_all",
+    "page_count",
+    "paginate",
+]

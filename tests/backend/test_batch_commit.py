@@ -48,7 +48,7 @@ from lance_namespace_urllib3_client.models import (
 
 import backend
 from backend import batch as batch_mod
-from tests.backend.batch_support import (
+from tests.support import (
     batch,
     batch_records,
     build_namespace,
@@ -61,7 +61,7 @@ from tests.backend.batch_support import (
     stage,
     tree_digest,
 )
-from tests.backend.helpers import manifest_file, table_location
+from tests.support import manifest_file, table_location
 
 
 @pytest.fixture

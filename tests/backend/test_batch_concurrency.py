@@ -21,7 +21,7 @@ import pytest
 from lance_namespace import BatchCommitTablesRequest, ListTablesRequest, ListTableVersionsRequest
 
 import backend
-from tests.backend.batch_support import (
+from tests.support import (
     batch_records,
     build_namespace,
     console_leftovers,
@@ -30,7 +30,7 @@ from tests.backend.batch_support import (
     op_version,
     stage,
 )
-from tests.backend.helpers import table_location
+from tests.support import table_location
 
 pytestmark = pytest.mark.slow
 
@@ -221,7 +221,7 @@ sys.path.insert(0, {str(CHILD.parents[2])!r})
 import backend
 from lance_namespace import BatchCommitTablesRequest, ListTableVersionsRequest
 from lance_namespace.errors import ConcurrentModificationError
-from tests.backend.batch_support import op_declare, op_version, stage
+from tests.support import op_declare, op_version, stage
 name, wins, tries, conflicts = sys.argv[1], [], 0, 0
 ns = backend.connect({str(root)!r})
 while len(wins) < 2 and tries < 40:

@@ -36,7 +36,7 @@ import pytest
 from lance_namespace import BatchCommitTablesRequest, DescribeTransactionRequest, ListTablesRequest
 
 import backend
-from tests.backend.batch_support import (
+from tests.support import (
     batch_records,
     build_namespace,
     console_leftovers,

@@ -14,7 +14,7 @@ from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 import backend
 from backend import browse
 from backend import connections as conns
-from tests.backend.helpers import append_rows, create_table
+from tests.support import append_rows, create_table
 
 
 @pytest.fixture

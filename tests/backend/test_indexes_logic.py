@@ -14,7 +14,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 import backend
 from backend import indexes as ix
-from tests.backend.helpers import append_rows, create_table, make_table, table_location
+from tests.support import append_rows, create_table, make_table, table_location
 
 NS = ["a"]
 

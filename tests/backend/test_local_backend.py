@@ -67,7 +67,7 @@ import backend
 from backend import local_txn, txn_store
 from backend.capabilities import FTS_PARAMS, VECTOR_BUILD_PARAMS
 from backend.local import LocalNamespace, index_type_problem, to_ipc_bytes
-from tests.backend.helpers import stage_version
+from tests.support import stage_version
 
 DIM = 32
 ROWS = 300  # default table size (IVF_PQ needs >= 256 rows per partition to keep them all)

@@ -68,7 +68,7 @@ from lance_namespace_urllib3_client.models import (
 import backend
 from backend.errors import describe_error
 from backend.paging import iter_pages
-from tests.backend.helpers import (
+from tests.support import (
     append_rows,
     create_table,
     ipc_stream_bytes,

@@ -21,7 +21,7 @@ from lance_namespace import errors as lne
 import backend
 from backend.paging import list_all
 from backend.rest import RestNamespaceClient
-from backend.wirelog import to_curl
+from backend.rest import to_curl
 
 
 def ipc_bytes(table: pa.Table) -> bytes:

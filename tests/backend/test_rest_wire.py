@@ -28,8 +28,8 @@ from lance_namespace import errors as lne
 import backend
 from backend.errors import NamespaceConnectionError, NamespaceTimeoutError
 from backend.paging import iter_pages, list_all
-from backend.rest import ROUTES, RestNamespaceClient, parse_retry_after
-from backend.wirelog import REDACTED, WireLog, is_secret_name, redact_url, to_curl
+from backend.rest import ROUTES, RestNamespaceClient, WireLog, parse_retry_after, to_curl
+from backend.redaction import REDACTED, is_secret_name, redact_url
 
 BASE = "http://ns.test:2333"
 

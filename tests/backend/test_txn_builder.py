@@ -22,7 +22,7 @@ from lance_namespace.errors import LanceNamespaceError, UnsupportedOperationErro
 
 import backend
 from backend import txn_builder as tb
-from tests.backend.helpers import create_table, make_table, table_location, with_versions
+from tests.support import create_table, make_table, table_location, with_versions
 
 NS = ["a"]
 

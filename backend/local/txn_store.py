@@ -1,9 +1,8 @@
-"""A small store of transaction records under a namespace root.
+"""A small store of transaction records under a namespace root: the batch commits' records.
 
-The local backend keeps records here for transactions that are not a single table commit
-(batch commits). Per-table transactions are pylance's own: their AlterTransaction changes live
-where pylance's core keeps them (``<table>/_alter_transactions/<uuid>.json``), see
-``backend.local``. One JSON document per transaction id:
+Per-table transactions are pylance's own: their AlterTransaction changes live where pylance's
+core keeps them (``<table>/_alter_transactions/<uuid>.json``), see
+``backend.local.transactions``. One JSON document per transaction id:
 
 * a local root (path or ``file://``): ``<root>/_console/transactions/<quoted id>.json``, written
   atomically (temporary file in the same directory, fsync, ``os.replace``); ``put``/``update``
@@ -14,18 +13,7 @@ where pylance's core keeps them (``<table>/_alter_transactions/<uuid>.json``), s
   (an object PUT is atomic); the lock is in-process only.
 
 Records are plain JSON objects; the store adds ``txn_id`` and ``updated_at`` (epoch millis).
-Conventions shared by ``backend.local`` and ``backend.batch``:
-
-* ``status`` is one of ``TRANSACTION_STATUSES``, stored upper-case as pylance reports it
-  (``SUCCEEDED``); ``normalize_status()`` accepts PascalCase, snake_case or upper-case input;
-* ``properties`` is a ``{str: str}`` dict;
-* ``kind`` says what the record is (e.g. ``"batch"``);
-* ``readonly_properties`` (optional list of keys) names properties ``AlterTransaction`` must
-  not change or remove;
-* ``history`` (optional list) is appended to by ``AlterTransaction``: ``{"at", "actions"}``.
-
-``LanceNamespace.describe_transaction(id=[key])`` / ``alter_transaction`` find the record
-stored under ``key`` (multi-part ids are joined with ``$``, see ``backend.local.txn_key``).
+What a record holds is ``backend.local.batch.records``' business.
 """
 
 from __future__ import annotations
@@ -51,50 +39,6 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 STORE_DIR = "_console/transactions"
-
-# Spec statuses, in the upper-case spelling pylance answers with.
-QUEUED = "QUEUED"
-RUNNING = "RUNNING"
-SUCCEEDED = "SUCCEEDED"
-FAILED = "FAILED"
-CANCELED = "CANCELED"
-TRANSACTION_STATUSES: tuple[str, ...] = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELED)
-TERMINAL_STATUSES: frozenset[str] = frozenset({SUCCEEDED, FAILED, CANCELED})
-# Which status may follow which (a status may always be set to itself). Work never goes back
-# to QUEUED or RUNNING once it moved on; finished transactions may be re-labelled (an operator
-# marking a committed change CANCELED after rolling it back, say).
-ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
-    QUEUED: frozenset({RUNNING, SUCCEEDED, FAILED, CANCELED}),
-    RUNNING: frozenset({SUCCEEDED, FAILED, CANCELED}),
-    SUCCEEDED: frozenset({FAILED, CANCELED}),
-    FAILED: frozenset({SUCCEEDED, CANCELED}),
-    CANCELED: frozenset({SUCCEEDED, FAILED}),
-}
-_STATUS_ALIASES = {"CANCELLED": CANCELED}
-
-
-def normalize_status(status: str) -> str:
-    """``"Succeeded"``, ``"succeeded"``, ``"SUCCEEDED"`` -> ``"SUCCEEDED"``; unknown -> InvalidInputError."""
-    if not isinstance(status, str) or not status.strip():
-        raise InvalidInputError("transaction status must be a non-empty string")
-    key = status.strip().replace("-", "_").upper()
-    key = _STATUS_ALIASES.get(key, key)
-    if key not in TRANSACTION_STATUSES:
-        valid = ", ".join(s.capitalize() for s in TRANSACTION_STATUSES)
-        raise InvalidInputError(f"unknown transaction status {status!r}; valid: {valid}")
-    return key
-
-
-def check_transition(current: str, new: str) -> None:
-    """Raise InvalidInputError if a transaction in ``current`` cannot move to ``new``."""
-    current, new = normalize_status(current), normalize_status(new)
-    if current == new or new in ALLOWED_TRANSITIONS[current]:
-        return
-    raise InvalidInputError(
-        f"transaction status cannot go back from {current} to {new}: "
-        f"{new} is only valid before the transaction has "
-        + ("started" if new == QUEUED and current == RUNNING else "finished")
-    )
 
 
 def _now_ms() -> int:
@@ -405,20 +349,10 @@ def open_store(root: str, storage_options: dict[str, str] | None = None) -> TxnS
 
 
 __all__ = [
-    "ALLOWED_TRANSITIONS",
     "ArrowFsTxnStore",
-    "CANCELED",
-    "FAILED",
     "FileTxnStore",
     "MemoryTxnStore",
-    "QUEUED",
-    "RUNNING",
     "STORE_DIR",
-    "SUCCEEDED",
-    "TERMINAL_STATUSES",
-    "TRANSACTION_STATUSES",
     "TxnStore",
-    "check_transition",
-    "normalize_status",
     "open_store",
 ]

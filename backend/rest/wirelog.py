@@ -1,16 +1,12 @@
-"""Recent HTTP exchanges of the REST client: a ring buffer, secret redaction, copy-as-curl.
+"""Recent HTTP exchanges of the REST client: an httpx transport layer, a ring buffer,
+copy-as-curl. Secrets are redacted by ``backend.redaction`` in every view.
 
-Every request the REST client sends is recorded as a :class:`WireEntry` (newest last) in a
-bounded :class:`WireLog`. Recording is cheap: the entry keeps references to the bytes already
-on the wire and renders them (decode, truncate, redact) only when somebody looks.
-
-Secrets never leave an entry in full: header values whose *name* looks secret
-(``x-api-key``, ``Authorization``, ``Cookie``, anything with token/secret/password/credential/
-key/session/signature in it), JSON values under secret-looking keys (``storage_options``
-entries such as ``aws_secret_access_key``, session tokens, ...) and secret-looking query
-parameters are replaced by ``<redacted>`` in every rendering, including ``repr``.
-:func:`to_curl` turns an entry into a shell command in which the API key and bearer token are
-the shell variables ``$LANCE_API_KEY`` / ``$LANCE_AUTH_TOKEN``.
+:class:`WireLogTransport` wraps the client's real transport: every request that reaches the
+network (each retry included) is recorded as a :class:`WireEntry` in a bounded
+:class:`WireLog`, newest last. Recording keeps references to the bytes on the wire; an entry
+renders them (decode, truncate, redact) only when somebody looks, so logging costs almost
+nothing. :func:`to_curl` turns an entry into a shell command in which the API key and bearer
+token are the shell variables ``$LANCE_API_KEY`` / ``$LANCE_AUTH_TOKEN``.
 """
 
 from __future__ import annotations
@@ -23,96 +19,23 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-REDACTED = "<redacted>"
+import httpx
+
+from ..redaction import (
+    REDACTED,
+    redact_headers,
+    redact_json,
+    redact_text,
+    redact_url,
+)
+from .routes import ARROW_FILE, ARROW_STREAM
+
 DEFAULT_MAX_ENTRIES = 200
 DEFAULT_MAX_BODY_CHARS = 16_384
-ARROW_CONTENT_TYPES = ("application/vnd.apache.arrow.stream", "application/vnd.apache.arrow.file")
-
-# Header names that always carry credentials.
-_SECRET_HEADERS = frozenset(
-    {"x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie"}
-)
-# Any header / JSON key / query parameter whose name matches this is treated as a secret.
-_SECRET_NAME = re.compile(
-    r"(secret|token(?!iz)|passw|credential|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
-    r"|account[_-]?key|[_-]key$|session|signature|cookie|authori[sz]ation"
-    r"|(^|[_-])sas($|[_-]))",
-    re.IGNORECASE,
-)
-# Names that match the pattern above but are not secrets.
-_NOT_SECRET = frozenset({"page_token", "next_page_token", "max_token_length"})
-# Query parameters whose value is a JSON object that may hold secrets (create_table).
-_JSON_QUERY_PARAMS = frozenset({"storage_options", "properties"})
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a header name, JSON key or query parameter name looks like it holds a secret."""
-    lowered = name.lower()
-    if lowered in _NOT_SECRET:
-        return False
-    return lowered in _SECRET_HEADERS or bool(_SECRET_NAME.search(lowered))
-
-
-def redact_header(name: str, value: str) -> str:
-    if not is_secret_name(name):
-        return value
-    if name.lower() in ("authorization", "proxy-authorization"):
-        scheme, _, rest = value.partition(" ")
-        if rest and scheme.isalpha():
-            return f"{scheme} {REDACTED}"
-    return REDACTED
-
-
-def redact_headers(headers: Mapping[str, str] | Any) -> dict[str, str]:
-    items = headers.items() if hasattr(headers, "items") else headers
-    return {str(k): redact_header(str(k), str(v)) for k, v in items}
-
-
-def redact_json(value: Any) -> Any:
-    """A copy of a JSON value with the values of secret-looking keys replaced."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if isinstance(v, str) and v and is_secret_name(str(k)):
-                out[k] = REDACTED
-            else:
-                out[k] = redact_json(v)
-        return out
-    if isinstance(value, list):
-        return [redact_json(v) for v in value]
-    return value
-
-
-def redact_url(url: str) -> str:
-    """The URL with secret-looking query parameters (and secrets inside JSON-valued
-    ``storage_options`` / ``properties`` parameters) redacted; user:password removed."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
-    if not parts.query:
-        return urlunsplit(parts._replace(netloc=netloc))
-    pieces = []
-    changed = False
-    for key, val in parse_qsl(parts.query, keep_blank_values=True):
-        new = val
-        if is_secret_name(key):
-            new = REDACTED
-        elif key in _JSON_QUERY_PARAMS:
-            try:
-                parsed = json.loads(val)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict):
-                redacted = redact_json(parsed)
-                if redacted != parsed:
-                    new = json.dumps(redacted, separators=(",", ":"))
-        changed = changed or new != val
-        pieces.append(f"{quote(key, safe='')}={quote(new, safe='')}")
-    query = "&".join(pieces) if changed else parts.query
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+ARROW_CONTENT_TYPES = (ARROW_STREAM, ARROW_FILE)
+OP_EXTENSION = "lance_console.op"  # request extension naming the operation
+ATTEMPT_EXTENSION = "lance_console.attempt"
 
 
 def _content_type(headers: Mapping[str, str]) -> str:
@@ -123,8 +46,8 @@ def _content_type(headers: Mapping[str, str]) -> str:
 
 
 def render_body(raw: bytes | None, content_type: str, max_chars: int) -> Any:
-    """Decode a body for display: JSON (redacted, or truncated text when huge), a summary for
-    binary bodies, ``None`` when empty."""
+    """A body for display: JSON (redacted, or truncated text when huge), a summary for binary
+    bodies, ``None`` when empty."""
     if not raw:
         return None
     n = len(raw)
@@ -132,29 +55,23 @@ def render_body(raw: bytes | None, content_type: str, max_chars: int) -> Any:
         kind = "file" if content_type.endswith("file") else "ipc"
         return f"<{n} bytes arrow {kind}>"
     if n > max_chars:
-        # Too big to parse and show in full: redact what can be parsed, truncate the text.
         try:
             text = json.dumps(redact_json(json.loads(raw)), ensure_ascii=False)
         except ValueError:
-            text = raw.decode("utf-8", errors="replace")
+            text = redact_text(raw.decode("utf-8", errors="replace"))
         return f"{text[:max_chars]}... <truncated, {n} bytes>"
     try:
         return redact_json(json.loads(raw))
     except ValueError:
         pass
     try:
-        return raw.decode("utf-8")
+        return redact_text(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return f"<{n} bytes binary>"
 
 
 class WireEntry:
-    """One HTTP exchange.
-
-    Recording only keeps references (headers objects, body bytes); every public view
-    (``url``, ``request_headers``, ``response_headers``, ``request_body``, ``response_body``,
-    ``as_dict()``, ``repr``) is redacted, rendered on first access and cached.
-    """
+    """One HTTP exchange; every public view is redacted, rendered on first access, cached."""
 
     __slots__ = (
         "op",
@@ -194,7 +111,7 @@ class WireEntry:
         self.method = method
         self.status = status
         self.elapsed_ms = elapsed_ms
-        self.error = error
+        self.error = redact_text(error) if error else error
         self.attempt = attempt
         self.started_at = time.time() if started_at is None else started_at
         self.max_body_chars = max_body_chars
@@ -270,6 +187,9 @@ class WireEntry:
             "response_body": self.response_body,
         }
 
+    def to_curl(self) -> str:
+        return to_curl(self)
+
     def __repr__(self) -> str:
         return (
             f"WireEntry(op={self.op!r}, {self.method} {self.url}, status={self.status}, "
@@ -277,7 +197,7 @@ class WireEntry:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        # Pickling (e.g. a session-state snapshot) keeps the redacted views only.
+        # Pickling (a session-state snapshot, say) keeps the redacted views only.
         return self.as_dict()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -312,37 +232,11 @@ class WireLog:
     def enabled(self) -> bool:
         return self.max_entries > 0
 
-    def record(
-        self,
-        *,
-        op: str,
-        method: str,
-        url: str,
-        request_headers: Mapping[str, str],
-        request_body: bytes | None,
-        status: int | None,
-        response_headers: Mapping[str, str] | None,
-        response_body: bytes | None,
-        elapsed_ms: float,
-        error: str | None = None,
-        attempt: int = 1,
-    ) -> WireEntry | None:
+    def record(self, **fields: Any) -> WireEntry | None:
+        """Add one exchange (the keyword arguments of :class:`WireEntry`)."""
         if not self.max_entries:
             return None
-        entry = WireEntry(
-            op=op,
-            method=method,
-            url=url,
-            request_headers=request_headers,
-            status=status,
-            response_headers=response_headers,
-            elapsed_ms=elapsed_ms,
-            error=error,
-            attempt=attempt,
-            max_body_chars=self.max_body_chars,
-            request_body=request_body,
-            response_body=response_body,
-        )
+        entry = WireEntry(max_body_chars=self.max_body_chars, **fields)
         with self._lock:
             self._entries.append(entry)
         return entry
@@ -370,6 +264,53 @@ class WireLog:
 
     def __repr__(self) -> str:
         return f"WireLog({len(self)}/{self.max_entries} entries)"
+
+
+class WireLogTransport(httpx.BaseTransport):
+    """An httpx transport that records every exchange of the transport it wraps."""
+
+    def __init__(self, inner: httpx.BaseTransport, log: WireLog):
+        self.inner = inner
+        self.log = log
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not self.log.enabled:
+            return self.inner.handle_request(request)
+        started = time.perf_counter()
+        op = str(request.extensions.get(OP_EXTENSION, ""))
+        attempt = int(request.extensions.get(ATTEMPT_EXTENSION, 1))
+        body = request.content
+        try:
+            response = self.inner.handle_request(request)
+            response.read()
+        except httpx.TransportError as exc:
+            self.log.record(
+                op=op,
+                method=request.method,
+                url=str(request.url),
+                request_headers=request.headers,
+                request_body=body,
+                elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                error=f"{type(exc).__name__}: {exc}",
+                attempt=attempt,
+            )
+            raise
+        self.log.record(
+            op=op,
+            method=request.method,
+            url=str(request.url),
+            request_headers=request.headers,
+            request_body=body,
+            status=response.status_code,
+            response_headers=response.headers,
+            response_body=response.content,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            attempt=attempt,
+        )
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def _shell_var_for(name: str) -> str:
@@ -418,9 +359,7 @@ __all__ = [
     "REDACTED",
     "WireEntry",
     "WireLog",
-    "is_secret_name",
-    "redact_headers",
-    "redact_json",
-    "redact_url",
+    "WireLogTransport",
+    "render_body",
     "to_curl",
 ]

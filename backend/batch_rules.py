@@ -1,0 +1,387 @@
+"""BatchCommitTables rules: the one validation of a batch, for the builder and for the commit.
+
+:func:`check_batch` walks the operations in order against a :class:`CatalogView` of the
+namespace (what exists now) and a simulation of the operations before each one (a version
+created by operation 1 is operation 2's "latest"). It returns every :class:`Problem`; the
+local backend's commit refuses the batch on the first error, the builder lists them all.
+
+Checked, before any lock is taken or anything is read from storage:
+
+* the batch holds 1 to :data:`MAX_OPERATIONS` operations, each with exactly one kind;
+* ids follow ``backend.ids`` (new names for declared tables), properties ``backend.properties``;
+* the namespace of every table exists;
+* DeclareTable: not an existing table (or one declared earlier in the batch);
+* CreateTableVersion: on main, version = latest + 1 (``ConcurrentModificationError``
+  otherwise), not twice, a manifest path, a known naming scheme;
+* DeleteTableVersions: on main, ranges per ``backend.version_ranges`` (never the latest),
+  not a version created in the batch;
+* DeregisterTable: not a table declared or given a version in the batch;
+* nothing after a DeregisterTable of the same table.
+
+Warnings (never block): ranges that match no existing version, overlapping ranges.
+Operations are numbered from 1 in every message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lance_namespace import (
+    BatchCommitTablesRequest,
+    CommitTableOperation,
+    ListTableVersionsRequest,
+    NamespaceExistsRequest,
+    TableExistsRequest,
+)
+from lance_namespace.errors import (
+    ErrorCode,
+    LanceNamespaceError,
+    NamespaceNotFoundError,
+    TableNotFoundError,
+)
+
+from . import ids, properties, version_ranges
+from .errors import make
+
+DECLARE = "declare_table"
+CREATE_VERSION = "create_table_version"
+DELETE_VERSIONS = "delete_table_versions"
+DEREGISTER = "deregister_table"
+OPERATION_KINDS: tuple[str, ...] = (DECLARE, CREATE_VERSION, DELETE_VERSIONS, DEREGISTER)
+OPERATION_LABELS: dict[str, str] = {
+    DECLARE: "DeclareTable",
+    CREATE_VERSION: "CreateTableVersion",
+    DELETE_VERSIONS: "DeleteTableVersions",
+    DEREGISTER: "DeregisterTable",
+}
+NAMING_SCHEMES: tuple[str, ...] = ("V1", "V2")
+MAX_OPERATIONS = 10_000
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong with operation ``index`` (0-based; ``None``: the whole batch)."""
+
+    index: int | None
+    message: str
+    severity: str = "error"  # "error" blocks the commit; "warning" does not
+    code: ErrorCode = ErrorCode.INVALID_INPUT
+
+    @property
+    def number(self) -> int | None:
+        """The operation's number as people count (from 1)."""
+        return None if self.index is None else self.index + 1
+
+    def __str__(self) -> str:
+        where = "batch" if self.index is None else f"operation {self.index + 1}"
+        return f"{where}: {self.message}"
+
+    def error(self) -> LanceNamespaceError:
+        err = make(self.code, str(self))
+        err.operation_index = self.index  # type: ignore[attr-defined]
+        return err
+
+
+def has_errors(problems: Iterable[Problem]) -> bool:
+    return any(p.severity == "error" for p in problems)
+
+
+def first_error(problems: Iterable[Problem]) -> Problem | None:
+    return next((p for p in problems if p.severity == "error"), None)
+
+
+class CatalogView(Protocol):
+    """What the rules need to know of the namespace as it is now."""
+
+    def namespace_exists(self, namespace_id: Sequence[str]) -> bool: ...
+
+    def table_exists(self, table_id: Sequence[str]) -> bool: ...
+
+    def versions(self, table_id: Sequence[str]) -> set[int]: ...
+
+
+class NamespaceView:
+    """A :class:`CatalogView` answered by any ``LanceNamespace`` through the spec's calls
+    (NamespaceExists, TableExists, ListTableVersions), each answer cached for one check."""
+
+    def __init__(self, ns: Any):
+        self.ns = ns
+        self._ns: dict[tuple[str, ...], bool] = {}
+        self._tables: dict[tuple[str, ...], bool] = {}
+        self._versions: dict[tuple[str, ...], set[int]] = {}
+
+    def _exists(self, method: Any, request: Any) -> bool:
+        try:
+            answer = method(request)
+        except (NamespaceNotFoundError, TableNotFoundError):
+            return False
+        return answer is not False
+
+    def namespace_exists(self, namespace_id: Sequence[str]) -> bool:
+        key = tuple(namespace_id)
+        if not key:
+            return True
+        if key not in self._ns:
+            self._ns[key] = self._exists(
+                self.ns.namespace_exists, NamespaceExistsRequest(id=list(key))
+            )
+        return self._ns[key]
+
+    def table_exists(self, table_id: Sequence[str]) -> bool:
+        key = tuple(table_id)
+        if key not in self._tables:
+            self._tables[key] = self._exists(self.ns.table_exists, TableExistsRequest(id=list(key)))
+        return self._tables[key]
+
+    def versions(self, table_id: Sequence[str]) -> set[int]:
+        from .paging import list_all
+
+        key = tuple(table_id)
+        if key not in self._versions:
+            try:
+                items = list_all(
+                    self.ns.list_table_versions, ListTableVersionsRequest(id=list(key)), "versions"
+                )
+            except (TableNotFoundError, NamespaceNotFoundError):
+                items = []
+            self._versions[key] = {int(v.version) for v in items}
+        return self._versions[key]
+
+
+@dataclass
+class Op:
+    """One operation of a batch: its index (0-based), kind, table id and request."""
+
+    index: int
+    kind: str
+    table_id: list[str]
+    request: Any
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+
+def operations_of(request: BatchCommitTablesRequest) -> tuple[list[Op], list[Problem]]:
+    """The batch's operations with their kind, and the problems of their shape."""
+    problems: list[Problem] = []
+    operations = list(request.operations or [])
+    if not operations:
+        return [], [Problem(None, "the batch is empty: add at least one operation")]
+    if len(operations) > MAX_OPERATIONS:
+        return [], [
+            Problem(
+                None,
+                f"a batch holds at most {MAX_OPERATIONS:,} operations, got {len(operations):,}",
+            )
+        ]
+    ops = []
+    for i, op in enumerate(operations):
+        if not isinstance(op, CommitTableOperation):
+            problems.append(Problem(i, f"not a CommitTableOperation: {type(op).__name__}"))
+            continue
+        given = [k for k in OPERATION_KINDS if getattr(op, k, None) is not None]
+        if len(given) != 1:
+            problems.append(
+                Problem(
+                    i,
+                    f"exactly one of {', '.join(OPERATION_KINDS)} must be set, got "
+                    f"{', '.join(given) or 'none'}",
+                )
+            )
+            continue
+        req = getattr(op, given[0])
+        ops.append(Op(i, given[0], list(req.id or []), req))
+    return ops, problems
+
+
+@dataclass
+class _Sim:
+    """A table as the batch sees it after the operations checked so far."""
+
+    exists: bool
+    versions: set[int]
+    created: dict[int, int] = field(default_factory=dict)  # version -> op index
+    declared_by: int | None = None
+    deregistered_by: int | None = None
+    last_deleted: set[int] = field(default_factory=set)  # what the last delete removed
+
+
+def check_batch(
+    request: BatchCommitTablesRequest,
+    view: CatalogView,
+    *,
+    delimiter: str = ids.DEFAULT_DELIMITER,
+    deleted: dict[int, list[int]] | None = None,
+) -> list[Problem]:
+    """Every problem of the batch against ``view`` (see the module docstring). ``deleted``,
+    when given, receives for each DeleteTableVersions operation (by index) the versions it
+    deletes that no earlier operation of the batch deletes."""
+    ops, problems = operations_of(request)
+    if problems:
+        return problems
+    sims: dict[tuple[str, ...], _Sim] = {}
+    for op in ops:
+        found = _check_op(op, view, sims, delimiter)
+        problems += found
+        if deleted is not None and op.kind == DELETE_VERSIONS and not has_errors(found):
+            deleted[op.index] = sorted(sims[tuple(op.table_id)].last_deleted)
+    return problems
+
+
+def _sim(view: CatalogView, sims: dict[tuple[str, ...], _Sim], key: tuple[str, ...]) -> _Sim:
+    if key not in sims:
+        exists = view.table_exists(key)
+        sims[key] = _Sim(exists=exists, versions=set(view.versions(key)) if exists else set())
+    return sims[key]
+
+
+def _check_op(
+    op: Op, view: CatalogView, sims: dict[tuple[str, ...], _Sim], delimiter: str
+) -> list[Problem]:
+    i = op.index
+
+    def problem(message: str, code: ErrorCode = ErrorCode.INVALID_INPUT) -> list[Problem]:
+        return [Problem(i, f"{OPERATION_LABELS[op.kind]} {name}: {message}", code=code)]
+
+    bad_id = ids.id_problem(op.table_id, delimiter=delimiter, create=op.kind == DECLARE)
+    name = ids.format_id([str(p) for p in op.table_id], delimiter) or "(empty id)"
+    if bad_id:
+        return problem(bad_id)
+    key = tuple(op.table_id)
+    parent = key[:-1]
+    if parent and not view.namespace_exists(parent):
+        return problem(
+            f"namespace {ids.format_id(parent, delimiter)} not found", ErrorCode.NAMESPACE_NOT_FOUND
+        )
+    s = _sim(view, sims, key)
+    if s.deregistered_by is not None:
+        return problem(
+            f"comes after operation {s.deregistered_by + 1}, which deregisters the table: "
+            "nothing can follow a DeregisterTable of the same table in a batch"
+        )
+    req = op.request
+    if op.kind == DECLARE:
+        if s.declared_by is not None:
+            return problem(f"already declared by operation {s.declared_by + 1}")
+        if s.exists:
+            return problem("the table already exists", ErrorCode.TABLE_ALREADY_EXISTS)
+        if view.namespace_exists(key):
+            return problem("a namespace with this id exists", ErrorCode.TABLE_ALREADY_EXISTS)
+        bad_props = properties.properties_problem(req.properties)
+        if bad_props:
+            return problem(bad_props)
+        s.exists, s.declared_by, s.versions = True, i, set()
+        return []
+    if not s.exists:
+        return problem("the table does not exist", ErrorCode.TABLE_NOT_FOUND)
+    if op.kind in (CREATE_VERSION, DELETE_VERSIONS) and req.branch not in (None, "", "main"):
+        return problem("branches are not supported in a batch commit", ErrorCode.UNSUPPORTED)
+    if op.kind == CREATE_VERSION:
+        return _check_create(op, s, problem)
+    if op.kind == DELETE_VERSIONS:
+        return _check_delete(op, s, problem)
+    # DeregisterTable
+    if s.declared_by is not None:
+        return problem(f"the table is declared by operation {s.declared_by + 1} of this batch")
+    if s.created:
+        first = min(s.created.values())
+        return problem(f"operation {first + 1} creates a version of the table in this batch")
+    s.deregistered_by, s.exists = i, False
+    return []
+
+
+def _check_create(op: Op, s: _Sim, problem: Any) -> list[Problem]:
+    req = op.request
+    version = req.version
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        return problem(f"the version must be a positive integer, got {version!r}")
+    if version in s.created:
+        return problem(
+            f"version {version} is already created by operation {s.created[version] + 1}"
+        )
+    latest = max(s.versions) if s.versions else 0
+    if version != latest + 1:
+        return problem(
+            f"version {version} is not the next version: the latest is {latest}, so the next "
+            f"is {latest + 1}",
+            ErrorCode.CONCURRENT_MODIFICATION,
+        )
+    if not isinstance(req.manifest_path, str) or not req.manifest_path.strip():
+        return problem("the staged manifest path is empty")
+    if req.manifest_size is not None and (
+        not isinstance(req.manifest_size, int) or req.manifest_size < 0
+    ):
+        return problem(
+            f"the manifest size must be a non-negative integer, got {req.manifest_size!r}"
+        )
+    scheme = req.naming_scheme
+    if scheme is not None and str(scheme).upper() not in NAMING_SCHEMES:
+        return problem(f"the naming scheme must be one of {', '.join(NAMING_SCHEMES)}")
+    bad_meta = properties.properties_problem(req.metadata, "metadata")
+    if bad_meta:
+        return problem(bad_meta)
+    s.versions.add(version)
+    s.created[version] = op.index
+    return []
+
+
+def _check_delete(op: Op, s: _Sim, problem: Any) -> list[Problem]:
+    ranges = list(op.request.ranges or [])
+    latest = max(s.versions) if s.versions else None
+    found = version_ranges.range_problems(ranges, latest=latest)
+    if found:
+        return problem(" ".join(found))
+    pairs = version_ranges.spec_pairs(ranges)
+    chosen = set(version_ranges.covered(s.versions, ranges))
+    for v in sorted(chosen):
+        if v in s.created:
+            return problem(f"version {v} is created by operation {s.created[v] + 1} of this batch")
+    out: list[Problem] = []
+    spans: list[tuple[int, int]] = []
+    for start, end in pairs:
+        shown = version_ranges.describe_spec(start, end)
+        if not version_ranges.covered(s.versions, [(start, end)]):
+            out.append(
+                Problem(
+                    op.index,
+                    f"DeleteTableVersions: range {shown} matches no existing version",
+                    "warning",
+                )
+            )
+        for s0, e0 in spans:
+            if start < e0 and s0 < end:
+                out.append(
+                    Problem(
+                        op.index,
+                        f"DeleteTableVersions: range {shown} overlaps "
+                        f"{version_ranges.describe_spec(s0, e0)}",
+                        "warning",
+                    )
+                )
+        spans.append((start, end))
+    s.last_deleted = chosen
+    s.versions -= chosen
+    return out
+
+
+__all__ = [
+    "CREATE_VERSION",
+    "DECLARE",
+    "DELETE_VERSIONS",
+    "DEREGISTER",
+    "MAX_OPERATIONS",
+    "NAMING_SCHEMES",
+    "OPERATION_KINDS",
+    "OPERATION_LABELS",
+    "CatalogView",
+    "NamespaceView",
+    "Op",
+    "Problem",
+    "check_batch",
+    "first_error",
+    "has_errors",
+    "operations_of",
+]

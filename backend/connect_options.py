@@ -1,0 +1,190 @@
+"""Connection options: the rules ``backend.connect``, the sidebar's form and the saved
+connections apply before a client is made.
+
+* a REST URL is ``http(s)://host[:port][/path]``: no query, no fragment, and no
+  ``user:password@`` (credentials go in ``api_key`` / ``auth_token`` / headers, never in a
+  URL that ends up in logs);
+* ``timeout`` is a number of seconds in (0, :data:`MAX_TIMEOUT`]; ``max_retries`` an integer
+  in [0, 10]; the delimiter one character of ``backend.ids.SAFE_DELIMITERS``;
+* secrets (API key, token, secret headers, secret storage options) are printable ASCII: a
+  CR, LF, NUL or non-ASCII character would end up in an exception text (httpx quotes refused
+  header values) instead of on the wire;
+* header names are HTTP tokens, header values printable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from lance_namespace.errors import InvalidInputError
+
+from . import ids
+from .redaction import is_secret_name, register_secret
+
+MAX_TIMEOUT = 3600.0
+MAX_RETRIES = 10
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def is_rest_target(target: Any) -> bool:
+    """Whether ``target`` names a REST namespace server (``http://`` / ``https://``)."""
+    return str(target).strip().lower().startswith(("http://", "https://"))
+
+
+def target_kind(target: Any) -> str:
+    """``"rest"`` for http(s) URLs, else ``"local"``: the one rule ``connect`` follows."""
+    return "rest" if is_rest_target(target) else "local"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a REST namespace URL (``None``: it can)."""
+    text = str(url).strip()
+    if any(ord(c) < 33 or ord(c) == 127 for c in text):
+        return "the server URL contains white space or control characters"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        return f"the server URL is not valid: {exc}"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "the server URL must start with http:// or https://"
+    if not parts.hostname:
+        return "the server URL has no host"
+    if "@" in parts.netloc:
+        return (
+            "the server URL holds a user name or password: give credentials as the API key, "
+            "the bearer token or a header instead"
+        )
+    if parts.query or text.endswith("?"):
+        return "the server URL must not have a query string (?...)"
+    if parts.fragment or "#" in text:
+        return "the server URL must not have a fragment (#...)"
+    if port is not None and not 0 < port < 65536:
+        return f"the server URL's port {port} is out of range"
+    return None
+
+
+def secret_problem(value: Any, what: str) -> str | None:
+    """Why ``value`` cannot be sent as the secret ``what`` (never echoes the value)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        return f"the {what} must be a string"
+    if not all(32 <= ord(c) < 127 for c in value):
+        return (
+            f"the {what} contains a character that is not printable ASCII (a line break, NUL "
+            "or non-ASCII character): check what was pasted"
+        )
+    if len(value) > 16 * 1024:
+        return f"the {what} is longer than 16 KiB"
+    return None
+
+
+def header_problem(name: Any, value: Any) -> str | None:
+    if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        return f"{str(name)[:40]!r} is not a valid HTTP header name"
+    if is_secret_name(name):
+        return secret_problem(value, f"header {name}")
+    text = str(value)
+    if any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in text):
+        return f"the value of header {name} contains a control character"
+    return None
+
+
+def number_problem(value: Any, what: str, low: float, high: float, *, integer: bool) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return f"{what} must be a number"
+    if value != value or (integer and float(value) != int(value)):
+        return f"{what} must be {'a whole number' if integer else 'a number'}"
+    if not low <= value <= high:
+        return f"{what} must be between {low:g} and {high:g}"
+    return None
+
+
+def rest_option_problems(url: str, options: Mapping[str, Any]) -> list[str]:
+    """Every problem of a REST connection's URL and options."""
+    problems = [p for p in [url_problem(url)] if p]
+    for key, what in (("api_key", "API key"), ("auth_token", "bearer token")):
+        p = secret_problem(options.get(key), what)
+        if p:
+            problems.append(p)
+    headers = options.get("headers") or {}
+    if not isinstance(headers, Mapping):
+        problems.append("headers must be a mapping of names to values")
+    else:
+        problems += [p for p in (header_problem(k, v) for k, v in headers.items()) if p]
+    timeout = options.get("timeout")
+    p = number_problem(timeout, "the timeout (seconds)", 0.001, MAX_TIMEOUT, integer=False)
+    if p:
+        problems.append(p)
+    p = number_problem(options.get("max_retries"), "max_retries", 0, MAX_RETRIES, integer=True)
+    if p:
+        problems.append(p)
+    if "delimiter" in options and options["delimiter"] is not None:
+        p = ids.delimiter_problem(options["delimiter"])
+        if p:
+            problems.append(p)
+    return problems
+
+
+def storage_option_problems(storage_options: Mapping[str, Any] | None) -> list[str]:
+    problems = []
+    for key, value in (storage_options or {}).items():
+        if not isinstance(key, str) or not key or any(ord(c) < 33 for c in key):
+            problems.append(f"{str(key)[:40]!r} is not a valid storage option name")
+        elif is_secret_name(key):
+            p = secret_problem(value, f"storage option {key}")
+            if p:
+                problems.append(p)
+    return problems
+
+
+def check_rest_options(url: str, options: Mapping[str, Any]) -> None:
+    """``InvalidInputError`` listing :func:`rest_option_problems`; registers the secrets with
+    ``backend.redaction`` so that no text the console writes can show them."""
+    problems = rest_option_problems(url, options)
+    if problems:
+        raise InvalidInputError("; ".join(_capital(p) for p in problems))
+    for key in ("api_key", "auth_token"):
+        register_secret(options.get(key))
+    for name, value in (options.get("headers") or {}).items():
+        if is_secret_name(name):
+            register_secret(value)
+
+
+def check_storage_options(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
+    problems = storage_option_problems(storage_options)
+    if problems:
+        raise InvalidInputError("; ".join(_capital(p) for p in problems))
+    out = {str(k): str(v) for k, v in (storage_options or {}).items()}
+    for key, value in out.items():
+        if is_secret_name(key):
+            register_secret(value)
+    return out
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+__all__ = [
+    "MAX_RETRIES",
+    "MAX_TIMEOUT",
+    "check_rest_options",
+    "check_storage_options",
+    "header_problem",
+    "is_rest_target",
+    "rest_option_problems",
+    "secret_problem",
+    "storage_option_problems",
+    "target_kind",
+    "url_problem",
+]

@@ -1,0 +1,220 @@
+"""Object ids and names: the one rule for namespaces, tables, indexes, tags and transactions.
+
+An id is a list of parts (``["sales", "orders"]``); on the wire and in the UI the parts are
+joined with the connection's delimiter (``sales$orders``). Two levels of checks:
+
+* **addressing** an object (describe, list, drop, ...): every part is a non-empty string of at
+  most :data:`MAX_ADDRESS_PART` characters, without control characters, path separators or the
+  delimiter, and is not ``.`` or ``..``. These protect paths and URLs: a part can never name a
+  parent directory or collapse a REST route. Names other tools created (unicode, spaces) stay
+  reachable.
+* **creating** a name (a namespace, table, index or tag the console makes): additionally ASCII
+  letters, digits, ``_``, ``-`` and ``.``, starting with a letter, digit or ``_``, at most
+  :data:`MAX_NAME` characters, and the joined id at most :data:`MAX_CREATED_ID` characters.
+  Unicode names are refused: pylance's directory namespace stores them under a percent-encoded
+  directory whose location does not round-trip, so the console does not make them.
+
+Every path uses these functions: the local backend, the REST client before it sends, batch
+commit, the batch builder and the UI forms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from lance_namespace.errors import InvalidInputError
+
+DEFAULT_DELIMITER = "$"
+MAX_NAME = 128  # characters of a name the console creates
+MAX_CREATED_ID = 200  # characters of a created id, parts joined (a directory name must fit 255)
+MAX_ADDRESS_PART = 1024  # characters of any part of an id the console sends or opens
+MAX_PARTS = 16  # nesting depth
+# Delimiters: one printable ASCII punctuation character that means nothing in a path or a URL.
+SAFE_DELIMITERS = "$.:|~^!@"
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+_SEPARATORS = ("/", "\\")
+
+
+def _is_control(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def part_problem(
+    part: Any, *, what: str = "table", delimiter: str = DEFAULT_DELIMITER, create: bool = False
+) -> str | None:
+    """Why ``part`` cannot be one part of an id (``None``: it can). See the module docstring."""
+    if not isinstance(part, str):
+        return f"a {what} name must be a string, not {type(part).__name__}"
+    if not part:
+        return f"a {what} name must not be empty"
+    shown = _shown(part)
+    if len(part) > (MAX_NAME if create else MAX_ADDRESS_PART):
+        limit = MAX_NAME if create else MAX_ADDRESS_PART
+        return f"the {what} name {shown} is longer than {limit} characters"
+    if any(_is_control(c) for c in part):
+        return f"the {what} name {shown} contains a control character"
+    if any(sep in part for sep in _SEPARATORS):
+        return f"the {what} name {shown} contains a path separator ('/' or '\\')"
+    if part in (".", ".."):
+        return f"{part!r} is not a valid {what} name"
+    if delimiter and delimiter in part:
+        return (
+            f"the {what} name {shown} contains the delimiter {delimiter!r}, which separates "
+            "the parts of an id"
+        )
+    if part != part.strip():
+        return f"the {what} name {shown} starts or ends with white space"
+    if create:
+        if not part.isascii():
+            return (
+                f"the {what} name {shown} is not ASCII: names the console creates use ASCII "
+                "letters, digits, '_', '-' and '.'"
+            )
+        if not _NAME_RE.match(part):
+            return (
+                f"the {what} name {shown} is not valid: use letters, digits, '_', '-' and '.', "
+                "starting with a letter, digit or '_'"
+            )
+    return None
+
+
+def check_part(
+    part: Any, *, what: str = "table", delimiter: str = DEFAULT_DELIMITER, create: bool = False
+) -> str:
+    """``part`` if it is a valid id part, else ``InvalidInputError``."""
+    problem = part_problem(part, what=what, delimiter=delimiter, create=create)
+    if problem:
+        raise InvalidInputError(_capital(problem))
+    return part
+
+
+def id_problem(
+    parts: Any,
+    *,
+    what: str = "table",
+    delimiter: str = DEFAULT_DELIMITER,
+    create: bool = False,
+    allow_root: bool = False,
+) -> str | None:
+    """Why ``parts`` is not a valid id (``None``: it is). The root (``[]``) is only valid
+    with ``allow_root``. ``create`` checks the last part as a new name."""
+    if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence):
+        return f"a {what} id must be a list of names, not {type(parts).__name__}"
+    parts = list(parts)
+    if not parts:
+        return None if allow_root else f"a {what} id must have at least one part"
+    if len(parts) > MAX_PARTS:
+        return f"a {what} id has at most {MAX_PARTS} parts, got {len(parts)}"
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        problem = part_problem(
+            part,
+            what=what if last else "namespace",
+            delimiter=delimiter,
+            create=create and last,
+        )
+        if problem:
+            return problem
+    if create and len(delimiter.join(parts)) > MAX_CREATED_ID:
+        return f"the {what} id {_shown(delimiter.join(parts))} is longer than {MAX_CREATED_ID} characters"
+    return None
+
+
+def check_id(
+    parts: Any,
+    *,
+    what: str = "table",
+    delimiter: str = DEFAULT_DELIMITER,
+    create: bool = False,
+    allow_root: bool = False,
+) -> list[str]:
+    """``parts`` as a list if it is a valid id, else ``InvalidInputError``."""
+    problem = id_problem(
+        parts, what=what, delimiter=delimiter, create=create, allow_root=allow_root
+    )
+    if problem:
+        raise InvalidInputError(_capital(problem))
+    return list(parts)
+
+
+def name_problem(
+    name: str | None, what: str = "table", delimiter: str = DEFAULT_DELIMITER
+) -> str | None:
+    """For forms: why ``name`` cannot be the name of a new ``what`` (``None``: it can)."""
+    if not name or not str(name).strip():
+        return f"Enter a {what} name."
+    problem = part_problem(name, what=what, delimiter=delimiter, create=True)
+    return _capital(problem) + "." if problem else None
+
+
+def parse_id(
+    text: str | None,
+    delimiter: str = DEFAULT_DELIMITER,
+    what: str = "table",
+    *,
+    create: bool = False,
+) -> list[str]:
+    """``"sales$orders"`` -> ``["sales", "orders"]``; ``InvalidInputError`` when the text is
+    empty or a part is invalid (doubled, leading or trailing delimiters included)."""
+    t = (text or "").strip()
+    if not t:
+        raise InvalidInputError(f"Enter a {what} id.")
+    parts = t.split(delimiter) if delimiter else [t]
+    if any(not p for p in parts):
+        raise InvalidInputError(
+            f"{_capital(what)} id {t!r} has an empty part (split by {delimiter!r}): check for "
+            "doubled, leading or trailing delimiters."
+        )
+    return check_id(parts, what=what, delimiter=delimiter, create=create)
+
+
+def format_id(parts: Sequence[str], delimiter: str = DEFAULT_DELIMITER) -> str:
+    """``["sales", "orders"]`` -> ``sales$orders`` (the root is ``""``)."""
+    return delimiter.join(parts)
+
+
+def delimiter_problem(delimiter: Any) -> str | None:
+    """Why ``delimiter`` cannot join id parts (``None``: it can)."""
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        return f"the delimiter must be one character, got {delimiter!r}"
+    if delimiter not in SAFE_DELIMITERS:
+        return f"the delimiter {delimiter!r} is not one of {' '.join(SAFE_DELIMITERS)}"
+    return None
+
+
+def check_delimiter(delimiter: Any) -> str:
+    problem = delimiter_problem(delimiter)
+    if problem:
+        raise InvalidInputError(_capital(problem))
+    return delimiter
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    return repr(shown)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+__all__ = [
+    "DEFAULT_DELIMITER",
+    "MAX_ADDRESS_PART",
+    "MAX_CREATED_ID",
+    "MAX_NAME",
+    "SAFE_DELIMITERS",
+    "check_delimiter",
+    "check_id",
+    "check_part",
+    "delimiter_problem",
+    "format_id",
+    "id_problem",
+    "name_problem",
+    "parse_id",
+    "part_problem",
+]

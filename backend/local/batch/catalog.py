@@ -1,0 +1,373 @@
+"""The namespace's catalog (``__manifest``) and the tables' ``_versions`` directories as the
+batch protocol reads and writes them.
+
+* manifest file names (V1 / V2) and the version recorded inside a manifest;
+* :class:`Reader` - one read of the catalog plus lazily listed table versions; it is the
+  ``backend.batch_rules.CatalogView`` the commit validates against, and it gives every table
+  touched a *token* (catalog row, versions, latest manifest's size and mtime) so that a change
+  between validation and commit is seen;
+* :func:`catalog_commit` / :func:`catalog_undo` - one Lance commit of ``__manifest`` inserting
+  declared rows and deleting deregistered ones, and its undo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import struct
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import lance
+import pyarrow as pa
+from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTableVersionsRequest
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
+
+from ...locations import CATALOG_DIR
+from .context import DELIMITER, Ctx, error, oid
+from .durable import Durable
+from .faults import Steps
+
+U64_MAX = 2**64 - 1
+
+
+def manifest_name(version: int, naming_scheme: str | None = None) -> str:
+    """``_versions`` file name of ``version``: V2 (default, inverted, 20 digits) or V1."""
+    if (naming_scheme or "V2").upper() == "V1":
+        return f"{version}.manifest"
+    return f"{U64_MAX - version:020d}.manifest"
+
+
+def parse_manifest_name(name: str) -> int | None:
+    """The version a ``_versions`` file name stands for (V1 or V2), or None."""
+    if not name.endswith(".manifest"):
+        return None
+    stem = name[: -len(".manifest")]
+    if not stem.isdigit():
+        return None
+    number = int(stem)
+    return U64_MAX - number if len(stem) == 20 else number
+
+
+def manifest_version(data: bytes) -> int | None:
+    """The version recorded inside a Lance manifest file, or None if it is not one.
+
+    Layout: protobuf ``Manifest`` (u32 length prefix) at the offset given by the 16-byte
+    footer ``<u64 offset><u16 major><u16 minor>LANC``; ``version`` is field 3 (varint).
+    """
+    if len(data) < 20 or data[-4:] != b"LANC":
+        return None
+    (pos,) = struct.unpack_from("<Q", data, len(data) - 16)
+    if pos + 4 > len(data) - 16:
+        return None
+    (length,) = struct.unpack_from("<I", data, pos)
+    msg = data[pos + 4 : pos + 4 + length]
+    if len(msg) != length:
+        return None
+    i, version = 0, 0
+
+    def varint() -> int:
+        nonlocal i
+        shift = result = 0
+        while True:
+            if i >= len(msg) or shift > 63:
+                raise ValueError("truncated varint")
+            b = msg[i]
+            i += 1
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return result
+            shift += 7
+
+    try:
+        while i < len(msg):
+            key = varint()
+            field, wire = key >> 3, key & 7
+            if wire == 0:
+                value = varint()
+                if field == 3:
+                    version = value
+            elif wire == 1:
+                i += 8
+            elif wire == 2:
+                size = varint()
+                i += size
+            elif wire == 5:
+                i += 4
+            else:
+                return None
+            if i > len(msg):
+                return None
+    except ValueError:
+        return None
+    return version
+
+
+def list_versions(path: Path) -> tuple[dict[int, str], tuple[int, int] | None]:
+    """``({version: manifest file name}, (size, mtime_ns) of the latest)`` of a table dir."""
+    try:
+        names = os.listdir(path / "_versions")
+    except (FileNotFoundError, NotADirectoryError):
+        return {}, None
+    versions: dict[int, str] = {}
+    for name in names:
+        v = parse_manifest_name(name)
+        if v is not None:
+            versions[v] = name
+    stat = None
+    if versions:
+        with contextlib.suppress(FileNotFoundError):
+            st = (path / "_versions" / versions[max(versions)]).stat()
+            stat = (st.st_size, st.st_mtime_ns)
+    return versions, stat
+
+
+# -- reading --------------------------------------------------------------------------------------
+def open_catalog(ctx: Ctx) -> lance.LanceDataset | None:
+    try:
+        return lance.dataset(
+            ctx.manifest_uri(), storage_options=ctx.storage_options or None, session=ctx.session
+        )
+    except (ValueError, OSError) as e:
+        if "not found" in str(e).lower():
+            return None
+        raise
+
+
+@dataclasses.dataclass
+class Catalog:
+    rows: dict[str, dict[str, Any]]
+    schema: pa.Schema | None
+
+    def namespace_exists(self, ns_id: Sequence[str]) -> bool:
+        if not ns_id:
+            return True
+        row = self.rows.get(oid(ns_id))
+        return row is not None and row.get("object_type") == "namespace"
+
+    def table_locations(self) -> dict[str, str]:
+        return {
+            k: r["location"]
+            for k, r in self.rows.items()
+            if r.get("object_type") == "table" and r.get("location")
+        }
+
+
+def read_catalog(ctx: Ctx) -> Catalog:
+    ds = open_catalog(ctx)
+    if ds is None:
+        return Catalog(rows={}, schema=None)
+    rows = {r["object_id"]: r for r in ds.to_table().to_pylist()}
+    return Catalog(rows=rows, schema=ds.schema)
+
+
+@dataclasses.dataclass
+class TableState:
+    object_id: str
+    row: dict[str, Any] | None
+    path: Path | None  # local directory (file roots)
+    versions: dict[int, str]  # version -> manifest file name ("" on memory roots)
+    latest_stat: tuple[int, int] | None
+
+    @property
+    def is_table(self) -> bool:
+        return self.row is not None and self.row.get("object_type") == "table"
+
+    def token(self) -> tuple[Any, ...]:
+        row = self.row or {}
+        return (
+            row.get("object_type"),
+            row.get("location"),
+            tuple(sorted(self.versions)),
+            self.latest_stat,
+        )
+
+
+class Reader:
+    """One consistent-enough read of the catalog plus lazily listed table versions."""
+
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
+        self.catalog = read_catalog(ctx)
+        self._states: dict[str, TableState] = {}
+
+    def state(self, object_id: str) -> TableState:
+        if object_id in self._states:
+            return self._states[object_id]
+        row = self.catalog.rows.get(object_id)
+        path = None
+        versions: dict[int, str] = {}
+        stat = None
+        if row is not None and row.get("object_type") == "table":
+            if self.ctx.is_file:
+                path = self.ctx.table_path(row["location"])
+                versions, stat = list_versions(path)
+            else:
+                versions = self._api_versions(object_id)
+        st = TableState(object_id, row, path, versions, stat)
+        self._states[object_id] = st
+        return st
+
+    def _api_versions(self, object_id: str) -> dict[int, str]:
+        try:
+            resp = self.ctx.directory.list_table_versions(
+                ListTableVersionsRequest(id=object_id.split(DELIMITER))
+            )
+        except LanceNamespaceError as e:
+            if e.code == ErrorCode.TABLE_NOT_FOUND:  # declared only: no dataset yet
+                return {}
+            raise
+        return {v.version: "" for v in resp.versions}
+
+    def tokens(self, object_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        return {o: self.state(o).token() for o in object_ids}
+
+    # backend.batch_rules.CatalogView
+    def namespace_exists(self, namespace_id: Sequence[str]) -> bool:
+        return self.catalog.namespace_exists(namespace_id)
+
+    def table_exists(self, table_id: Sequence[str]) -> bool:
+        return self.state(oid(table_id)).is_table
+
+    def versions(self, table_id: Sequence[str]) -> set[int]:
+        return set(self.state(oid(table_id)).versions)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+def catalog_rows(schema: pa.Schema, rows: list[dict[str, Any]]) -> pa.Table:
+    names = schema.names
+    return pa.Table.from_pylist([{n: r.get(n) for n in names} for r in rows], schema=schema)
+
+
+def in_predicate(object_ids: Sequence[str]) -> str:
+    quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in object_ids)
+    return f"object_id IN ({quoted})"
+
+
+def bootstrap_catalog(ctx: Ctx) -> None:
+    """Have pylance create ``__manifest`` (it does so lazily, on the first write)."""
+    if open_catalog(ctx) is not None:
+        return
+    name = f"__lance_console_bootstrap_{uuid.uuid4().hex[:8]}"
+    ctx.directory.create_namespace(CreateNamespaceRequest(id=[name]))
+    ctx.directory.drop_namespace(DropNamespaceRequest(id=[name]))
+
+
+def declared_row(object_id: str, location: str, props: dict[str, str] | None) -> dict[str, Any]:
+    return {
+        "object_id": object_id,
+        "object_type": "table",
+        "location": location,
+        "metadata": json.dumps(props, separators=(",", ":")) if props else None,
+        "base_objects": None,
+    }
+
+
+def catalog_commit(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) -> None:
+    """One Lance commit of ``__manifest``: insert ``new_rows``, delete the rows ``gone``."""
+    ds = open_catalog(ctx)
+    if ds is None:
+        raise error(ErrorCode.INTERNAL, "the namespace catalog (__manifest) disappeared")
+    try:
+        if new_rows:
+            builder = ds.merge_insert("object_id").when_matched_fail().when_not_matched_insert_all()
+            if gone:
+                builder = builder.when_not_matched_by_source_delete(in_predicate(gone))
+            stats = builder.execute(catalog_rows(ds.schema, new_rows))
+            inserted, deleted = stats["num_inserted_rows"], stats["num_deleted_rows"]
+        else:
+            inserted, deleted = 0, ds.delete(in_predicate(gone))["num_deleted_rows"]
+    except OSError as e:
+        if "found matching row" in str(e):
+            raise error(
+                ErrorCode.CONCURRENT_MODIFICATION,
+                f"a declared table appeared in the catalog while the batch committed: {e}",
+            ) from e
+        raise
+    if inserted != len(new_rows) or deleted != len(gone):
+        raise error(
+            ErrorCode.CONCURRENT_MODIFICATION,
+            f"the catalog changed while the batch committed: inserted {inserted} of "
+            f"{len(new_rows)} rows, deleted {deleted} of {len(gone)}",
+        )
+
+
+def catalog_undo(
+    ctx: Ctx,
+    declared: list[tuple[str, str]],
+    restored: list[dict[str, Any]],
+    steps: Steps,
+    dur: Durable | None,
+) -> None:
+    """Make the catalog hold what it held before: delete the ``declared`` (object id,
+    location) rows that are ours, put back the ``restored`` rows that are missing."""
+    if not declared and not restored:
+        return
+    ds = open_catalog(ctx)
+    if ds is None:
+        return
+    rows = {r["object_id"]: r for r in ds.to_table().to_pylist()}
+    ours = [o for o, loc in declared if rows.get(o, {}).get("location") == loc]
+    back = [r for r in restored if r["object_id"] not in rows]
+    if not ours and not back:
+        return
+    before = catalog_files(ctx) if dur is not None else set()
+    if ours:
+        steps("undo.catalog.delete", f"{len(ours)} rows")
+        ds.delete(in_predicate(ours))
+    if back:
+        steps("undo.catalog.insert", f"{len(back)} rows")
+        ds = open_catalog(ctx)
+        assert ds is not None
+        ds.merge_insert("object_id").when_not_matched_insert_all().execute(
+            catalog_rows(ds.schema, back)
+        )
+    if dur is not None:
+        catalog_changes(ctx, before, dur)
+
+
+_CATALOG_SUBDIRS = ("_versions", "data", "_transactions", "_deletions")
+
+
+def catalog_files(ctx: Ctx) -> set[str]:
+    base = ctx.path(CATALOG_DIR)
+    out = set()
+    for sub in _CATALOG_SUBDIRS:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            out.update(f"{sub}/{n}" for n in os.listdir(base / sub))
+    return out
+
+
+def catalog_changes(ctx: Ctx, before: set[str], dur: Durable) -> None:
+    """Hand the files a catalog commit added (and their directories) to ``dur``."""
+    base = ctx.path(CATALOG_DIR)
+    dur.dir(base)
+    for sub in _CATALOG_SUBDIRS:
+        d = base / sub
+        if not d.is_dir():
+            continue
+        dur.dir(d)
+        for name in os.listdir(d):
+            if f"{sub}/{name}" not in before:
+                dur.file(d / name)
+
+
+__all__ = [
+    "Catalog",
+    "Reader",
+    "TableState",
+    "bootstrap_catalog",
+    "catalog_commit",
+    "catalog_undo",
+    "declared_row",
+    "list_versions",
+    "manifest_name",
+    "manifest_version",
+    "open_catalog",
+    "parse_manifest_name",
+    "read_catalog",
+]

@@ -1,0 +1,130 @@
+"""What the batch protocol needs from a ``LocalNamespace``: its root, files and catalog."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from lance.namespace import DirectoryNamespace
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
+
+from ...errors import make
+from ...locations import CATALOG_DIR, to_local_path
+from .. import txn_store
+
+try:  # POSIX only
+    import fcntl  # noqa: F401
+
+    HAS_FLOCK = True
+except ImportError:  # pragma: no cover - Windows
+    HAS_FLOCK = False
+
+DELIMITER = "$"  # pylance's object-id delimiter in __manifest
+
+
+def error(
+    code: ErrorCode, message: str, *, index: int | None = None, detail: str | None = None
+) -> LanceNamespaceError:
+    """A namespace error naming the operation (0-based ``index``) it is about, if any."""
+    err = make(code, message, detail=detail)
+    err.operation_index = index  # type: ignore[attr-defined]
+    return err
+
+
+def unsupported(message: str) -> LanceNamespaceError:
+    return error(ErrorCode.UNSUPPORTED, message)
+
+
+def oid(table_id: Any) -> str:
+    """The catalog's object id of an id (parts joined with ``$``)."""
+    return DELIMITER.join(table_id)
+
+
+@dataclasses.dataclass
+class Ctx:
+    ns: Any
+    directory: DirectoryNamespace
+    root: str
+    local_path: Path | None
+    storage_options: dict[str, str]
+    session: Any
+    store: txn_store.TxnStore
+
+    @property
+    def is_file(self) -> bool:
+        return self.local_path is not None
+
+    @property
+    def key(self) -> str:
+        return f"file:{self.local_path}" if self.local_path is not None else f"mem:{self.root}"
+
+    def path(self, rel: str) -> Path:
+        assert self.local_path is not None
+        return self.local_path / rel
+
+    def manifest_uri(self) -> str:
+        if self.local_path is not None:
+            return str(self.local_path / CATALOG_DIR)
+        return f"{self.root.rstrip('/')}/{CATALOG_DIR}"
+
+    def table_path(self, location: str) -> Path:
+        """The local directory of a catalog location (relative to the root, or absolute)."""
+        assert self.local_path is not None
+        path = to_local_path(location, self.local_path)
+        if path is None:
+            raise unsupported(
+                f"table location {location!r} is not on the local filesystem; batch commits "
+                "on a local namespace only handle tables stored under file paths"
+            )
+        return path
+
+    def table_uri(self, location: str) -> str:
+        """The location as pylance's single-table operations report it."""
+        if self.local_path is None:
+            if "://" in location:
+                return location
+            return f"{self.root.rstrip('/')}/{location}"
+        return self.table_path(location).as_uri()
+
+
+def context(ns: Any) -> Ctx:
+    """The protocol's view of a LocalNamespace; ``UnsupportedOperationError`` otherwise."""
+    directory = ns if isinstance(ns, DirectoryNamespace) else getattr(ns, "_inner", None)
+    root = getattr(ns, "root", None)
+    if not isinstance(directory, DirectoryNamespace) or not isinstance(root, str):
+        raise unsupported(
+            "batch commit needs a local namespace (backend.local.LocalNamespace): "
+            f"{type(ns).__name__} has no DirectoryNamespace/root"
+        )
+    local_path = getattr(ns, "local_path", None)
+    scheme = urlparse(root).scheme.lower()
+    if local_path is None and scheme in ("", "file"):
+        local_path = to_local_path(root, Path.cwd())
+    if local_path is None and scheme != "memory":
+        raise unsupported(
+            f"batch commit is not supported on {scheme}:// namespaces: the all-or-none "
+            "protocol needs a cross-process lock and atomic rename/link (put-if-absent) of "
+            "files, which this object store does not offer to the console; use a file:// "
+            "(local or mounted POSIX filesystem) or memory:// namespace"
+        )
+    if local_path is not None and not HAS_FLOCK:  # pragma: no cover - Windows
+        raise unsupported("batch commit on local directories needs POSIX flock (fcntl)")
+    so = dict(getattr(ns, "storage_options", None) or {})
+    store = getattr(ns, "txn_store", None)
+    if not isinstance(store, txn_store.TxnStore):
+        store = txn_store.open_store(root, so)
+    return Ctx(
+        ns=ns,
+        directory=directory,
+        root=root,
+        local_path=Path(os.path.abspath(local_path)) if local_path is not None else None,
+        storage_options=so,
+        session=getattr(ns, "_session", None),
+        store=store,
+    )
+
+
+__all__ = ["DELIMITER", "Ctx", "context", "error", "oid", "unsupported"]

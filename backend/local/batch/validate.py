@@ -1,0 +1,172 @@
+"""Validation: the batch's rules (``backend.batch_rules``) against the catalog as it is, then
+the local namespace's own checks while the plan is built. Nothing is written; no lock is held.
+
+The local checks: a declared table gets the location the directory namespace chooses (the
+request may only repeat it) and that location is inside the root; a staged manifest lies in
+the table's staging areas (``backend.locations.manifest_problem``), is a Lance manifest for
+exactly the version announced, and has the size announced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from pathlib import Path
+
+from lance_namespace import BatchCommitTablesRequest
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
+
+from ... import batch_rules
+from ...locations import location_problem, manifest_problem, to_local_path
+from .catalog import Reader, list_versions, manifest_name, manifest_version
+from .context import DELIMITER, Ctx, error, oid
+from .plan import DeclareStep, DeleteStep, DeregisterStep, Move, Plan, VersionStep
+
+
+def _fail(op: batch_rules.Op, code: ErrorCode, message: str) -> LanceNamespaceError:
+    label = batch_rules.OPERATION_LABELS[op.kind]
+    return error(
+        code,
+        f"operation {op.number}: {label} {oid(op.table_id)}: {message}",
+        index=op.index,
+    )
+
+
+def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
+    """The plan of ``request``, or the first problem as a namespace error (nothing written)."""
+    reader = Reader(ctx)
+    deleted: dict[int, list[int]] = {}
+    problems = batch_rules.check_batch(request, reader, delimiter=DELIMITER, deleted=deleted)
+    first = batch_rules.first_error(problems)
+    if first is not None:
+        raise first.error()
+    ops, _ = batch_rules.operations_of(request)
+    plan = Plan(ops)
+    tables = {Path(p) for p in _table_dirs(ctx, reader)} if ctx.is_file else set()
+    for op in ops:
+        key = oid(op.table_id)
+        plan.tokens.setdefault(key, reader.state(key).token())
+        if len(op.table_id) > 1:
+            parent = op.table_id[:-1]
+            plan.namespaces.setdefault(oid(parent), reader.namespace_exists(parent))
+        if op.kind == batch_rules.DECLARE:
+            plan.declares.append(_declare(ctx, op, tables))
+        elif op.kind == batch_rules.CREATE_VERSION:
+            _version(ctx, op, reader, plan)
+        elif op.kind == batch_rules.DELETE_VERSIONS:
+            plan.deletes.append(_delete(ctx, op, reader, deleted.get(op.index, [])))
+        else:
+            st = reader.state(key)
+            row = dict(st.row or {})
+            plan.deregisters.append(
+                DeregisterStep(op.index, op.table_id, key, row, row.get("location"))
+            )
+    return plan
+
+
+def _table_dirs(ctx: Ctx, reader: Reader) -> list[str]:
+    out = []
+    for location in reader.catalog.table_locations().values():
+        path = to_local_path(location, ctx.local_path)
+        if path is not None:
+            out.append(str(path))
+    return out
+
+
+def _declare(ctx: Ctx, op: batch_rules.Op, tables: set[Path]) -> DeclareStep:
+    req = op.request
+    key = oid(op.table_id)
+    if len(op.table_id) == 1:
+        location = f"{op.table_id[0]}.lance"
+    else:
+        location = f"{secrets.randbits(32):08x}_{key}"
+    if req.location and not (
+        len(op.table_id) == 1 and req.location.rstrip("/") in (location, ctx.table_uri(location))
+    ):
+        raise _fail(
+            op,
+            ErrorCode.INVALID_INPUT,
+            f"cannot declare the table at location {req.location!r}: the directory namespace "
+            "chooses table locations itself",
+        )
+    step = DeclareStep(
+        op.index,
+        op.table_id,
+        key,
+        location,
+        dict(req.properties) if req.properties is not None else None,
+    )
+    if ctx.is_file:
+        assert ctx.local_path is not None
+        path = ctx.table_path(location)
+        problem = location_problem(ctx.local_path, str(path), other_tables=tables)
+        if problem:
+            raise _fail(op, ErrorCode.INVALID_INPUT, problem)
+        step.path = str(path)
+    return step
+
+
+def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
+    req = op.request
+    key = oid(op.table_id)
+    scheme = (req.naming_scheme or "V2").upper()
+    step = VersionStep(op.index, op.table_id, key, req.version, scheme, req.manifest_path)
+    if ctx.is_file:
+        assert ctx.local_path is not None
+        declared = next((d for d in plan.declares if d.object_id == key), None)
+        location = declared.location if declared else (reader.state(key).row or {})["location"]
+        table_path = ctx.table_path(location)
+        problem = manifest_problem(ctx.local_path, table_path, req.manifest_path)
+        if problem:
+            raise _fail(op, ErrorCode.INVALID_INPUT, problem)
+        staged = to_local_path(req.manifest_path) or Path("/" + req.manifest_path.lstrip("/"))
+        try:
+            data = staged.read_bytes()
+        except OSError as e:
+            raise _fail(
+                op, ErrorCode.INVALID_INPUT, f"the staged manifest is unreadable: {e.strerror}"
+            ) from None
+        found = manifest_version(data)
+        if found is None:
+            raise _fail(
+                op, ErrorCode.INVALID_INPUT, f"{req.manifest_path!r} is not a Lance manifest"
+            )
+        if found != req.version:
+            raise _fail(
+                op,
+                ErrorCode.INVALID_INPUT,
+                f"the staged manifest is for version {found}, not {req.version}",
+            )
+        if req.manifest_size is not None and req.manifest_size != len(data):
+            raise _fail(
+                op,
+                ErrorCode.INVALID_INPUT,
+                f"manifest_size {req.manifest_size} does not match the staged manifest "
+                f"({len(data)} bytes)",
+            )
+        final = table_path / "_versions" / manifest_name(req.version, scheme)
+        step.staged = str(staged)
+        step.final = str(final)
+        step.table_path = str(table_path)
+        step.sha256 = hashlib.sha256(data).hexdigest()
+        step.size = len(data)
+        plan.staged_bytes[op.index] = data
+    plan.versions.append(step)
+
+
+def _delete(ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int]) -> DeleteStep:
+    key = oid(op.table_id)
+    moves = [Move(v) for v in versions]
+    if ctx.is_file and versions:
+        st = reader.state(key)
+        assert st.path is not None
+        names, _ = list_versions(st.path)
+        moves = [Move(v, src=str(st.path / "_versions" / names[v])) for v in versions]
+    ranges = [
+        {"start_version": r.start_version, "end_version": r.end_version}
+        for r in op.request.ranges or []
+    ]
+    return DeleteStep(op.index, op.table_id, key, ranges, moves, len(moves))
+
+
+__all__ = ["plan_batch"]

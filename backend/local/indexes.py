@@ -1,0 +1,137 @@
+"""Index builds on the local backend, through the Lance dataset API.
+
+pylance's namespace ``create_table_index`` ignores every vector build parameter (IVF_PQ is
+built with 1 partition and 16 sub-vectors whatever was asked); the dataset API honours them
+all and reports build progress. So every build (vector, FTS, scalar) goes through
+``LanceDataset.create_index`` / ``create_scalar_index``, checked first against
+``backend.index_rules`` with the table's real schema and row count.
+
+A vector request that leaves ``num_partitions`` (and, for PQ types, ``num_sub_vectors``)
+empty gets the console's documented choices (``index_rules.chosen_build_params``); the values
+chosen come back in the response's ``context`` (``chosen.<param>``) and as a progress event.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import lance
+from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
+from lance_namespace.errors import ErrorCode
+
+from .. import index_rules as rules
+from ..errors import invalid, make
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+CHOSEN_PREFIX = "chosen."
+
+
+def _progress_adapter(progress: ProgressCallback | None) -> Callable[[Any], None] | None:
+    if progress is None:
+        return None
+
+    def callback(event: Any) -> None:
+        try:
+            progress(
+                {
+                    "event": event.event,
+                    "stage": event.stage,
+                    "completed": event.completed,
+                    "total": event.total,
+                    "unit": event.unit,
+                    "fraction": event.fraction,
+                }
+            )
+        except Exception as exc:  # a broken progress display must not break the build
+            warnings.warn(f"index progress callback failed: {exc!r}", RuntimeWarning, stacklevel=1)
+
+    return callback
+
+
+def _warn_if_partitions_reduced(ds: lance.LanceDataset, name: str, requested: int) -> None:
+    """Lance trains fewer IVF partitions than asked when rows are scarce (PQ needs about
+    ``2**num_bits`` rows per partition); say so instead of letting it pass silently."""
+    try:
+        segments = ds.stats.index_stats(name).get("indices") or []
+        built = segments[0].get("num_partitions") if segments else None
+    except Exception:  # noqa: BLE001 - stats are a courtesy here; the index itself was built
+        return
+    if isinstance(built, int) and built != requested:
+        warnings.warn(
+            f"index {name!r}: lance built {built} IVF partition(s) instead of {requested} "
+            f"(the table has {ds.count_rows()} rows, too few to train {requested} partitions)",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
+def build_index(
+    ds: lance.LanceDataset,
+    req: CreateTableIndexRequest,
+    *,
+    table: str,
+    storage_options: dict[str, str] | None,
+    progress: ProgressCallback | None,
+) -> CreateTableIndexResponse:
+    """Check ``req`` against the dataset and build the index (see the module docstring)."""
+    index_type = rules.normalize_index_type(req.index_type) or ""
+    if req.branch:
+        raise make(
+            ErrorCode.UNSUPPORTED, "index builds on branches are not supported by the local backend"
+        )
+    column = rules.find_column(ds.schema, req.column)
+    if column is None:
+        raise make(
+            ErrorCode.TABLE_COLUMN_NOT_FOUND,
+            f"column {req.column!r} not found in table {table}; columns: "
+            + ", ".join(ds.schema.names),
+        )
+    category = rules.index_category(index_type)
+    num_rows = ds.count_rows() if category == "vector" else None
+    problems = rules.column_problems(req, column, num_rows)
+    if problems:
+        raise invalid(f"cannot build {index_type} on column {req.column!r}: " + " ".join(problems))
+    name = req.name or rules.default_index_name(req.column)
+    if any(i.name == name for i in ds.describe_indices()):
+        raise make(
+            ErrorCode.TABLE_INDEX_ALREADY_EXISTS, f"index {name!r} already exists on table {table}"
+        )
+    callback = _progress_adapter(progress)
+    chosen: dict[str, int] = {}
+    if category == "vector":
+        chosen = rules.chosen_build_params(req, column.dim, num_rows)
+        if chosen and progress is not None:
+            progress({"event": "params", "stage": "parameters chosen", "chosen": dict(chosen)})
+        kwargs: dict[str, Any] = {
+            "name": name,
+            "metric": rules.normalize_distance(req.distance_type) or "l2",
+            "replace": False,
+            "storage_options": storage_options or None,
+            "progress_callback": callback,
+        }
+        for field, keyword in rules.LANCE_VECTOR_KWARGS.items():
+            value = chosen.get(field, getattr(req, field))
+            if value is not None:
+                kwargs[keyword] = value
+        ds.create_index(req.column, index_type, **kwargs)
+        partitions = chosen.get("num_partitions", req.num_partitions)
+        if partitions is not None:
+            _warn_if_partitions_reduced(ds, name, partitions)
+    else:
+        fts = {p: getattr(req, p) for p in rules.FTS_PARAMS if getattr(req, p) is not None}
+        ds.create_scalar_index(
+            req.column,
+            rules.lance_index_type(index_type),
+            name=name,
+            replace=False,
+            progress_callback=callback,
+            **fts,
+        )
+    txn = ds.read_transaction(ds.version)
+    context = {f"{CHOSEN_PREFIX}{k}": str(v) for k, v in chosen.items()} or None
+    return CreateTableIndexResponse(transaction_id=getattr(txn, "uuid", None), context=context)
+
+
+__all__ = ["CHOSEN_PREFIX", "ProgressCallback", "build_index"]

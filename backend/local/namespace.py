@@ -1,0 +1,640 @@
+"""The local backend: pylance's ``DirectoryNamespace`` plus what the console adds to it.
+
+``LocalNamespace(target, **options)`` composes a ``lance.namespace.DirectoryNamespace`` and
+delegates every ``LanceNamespace`` operation to it, taking and returning the
+``lance_namespace`` request/response models (also for the version operations, which pylance
+handles as dicts). Every request first passes ``backend.request_rules``; every failure leaves
+as a ``lance_namespace.errors`` class (``backend.errors.namespace_boundary``).
+
+Added on top of pylance 14:
+
+* checks pylance does not make: the parent namespace exists before a create, declare or
+  register; a registered location is a Lance dataset inside the root that is not the root,
+  the catalog or another table; a dropped table's location is a table directory under the
+  root; a single CreateTableVersion's manifest lies in the table's staging areas; a version
+  delete never covers the latest version (unless ``allow_latest=True``) and refuses empty or
+  inverted ranges; Arrow bodies are checked before pylance reads them;
+* index builds through the dataset API (``backend.local.indexes``): vector parameters are
+  honoured, progress is reported, defaults are chosen and reported;
+* ``describe_table_index_stats`` fills ``distance_type`` (pylance answers null);
+* AlterTransaction applies its actions (``backend.local.transactions``);
+* ``list_table_versions`` pages (pylance honours ``limit`` but never returns a token) and
+  reports manifest paths as absolute paths;
+* atomic BatchCommitTables (``backend.local.batch``), and every single write serialised with
+  it through the namespace lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import lance
+import lance_namespace as ln
+from lance.namespace import DirectoryNamespace
+from lance_namespace import (
+    AlterTransactionRequest,
+    AlterTransactionResponse,
+    BatchCommitTablesRequest,
+    BatchCommitTablesResponse,
+    BatchDeleteTableVersionsRequest,
+    BatchDeleteTableVersionsResponse,
+    CreateTableIndexRequest,
+    CreateTableIndexResponse,
+    CreateTableRequest,
+    CreateTableResponse,
+    CreateTableVersionRequest,
+    CreateTableVersionResponse,
+    DeclareTableRequest,
+    DeclareTableResponse,
+    DescribeTableIndexStatsRequest,
+    DescribeTableIndexStatsResponse,
+    DescribeTableRequest,
+    DescribeTableResponse,
+    DescribeTableVersionRequest,
+    DescribeTableVersionResponse,
+    DescribeTransactionRequest,
+    DescribeTransactionResponse,
+    DropTableRequest,
+    DropTableResponse,
+    InsertIntoTableRequest,
+    InsertIntoTableResponse,
+    LanceNamespace,
+    ListNamespacesRequest,
+    ListTableIndicesRequest,
+    ListTablesRequest,
+    ListTablesResponse,
+    ListTableVersionsRequest,
+    ListTableVersionsResponse,
+    MergeInsertIntoTableRequest,
+    MergeInsertIntoTableResponse,
+    NamespaceExistsRequest,
+    RegisterTableRequest,
+    RegisterTableResponse,
+)
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
+from pydantic import BaseModel
+
+from .. import connect_options, ids, request_rules, version_ranges
+from ..arrow_ipc import to_ipc_stream
+from ..capabilities import BackendCapabilities
+from ..errors import invalid, make, namespace_boundary, to_namespace_error
+from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
+from ..locations import location_problem, manifest_problem, to_local_path
+from ..paging import list_all
+from . import batch, indexes, transactions, txn_store
+from .batch.catalog import read_catalog
+from .target import memory_session, normalise_target
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+REST_ONLY_OPTIONS: tuple[str, ...] = ("api_key", "auth_token", "headers", "timeout", "max_retries")
+DIRECTORY_OPTIONS: tuple[str, ...] = ("manifest_enabled", "dir_listing_enabled")
+HONOURED_INDEX_PARAMS: frozenset[str] = frozenset(
+    (*VECTOR_BUILD_PARAMS, *FTS_PARAMS, "distance_type")
+)
+
+
+def _coerce(model: type[ModelT], request: Any) -> ModelT:
+    if isinstance(request, model):
+        return request
+    if isinstance(request, Mapping):
+        out = model.from_dict(dict(request))  # type: ignore[attr-defined]
+        if out is None:
+            raise invalid(f"invalid {model.__name__}: empty")
+        return out
+    if isinstance(request, BaseModel):
+        return _coerce(model, request.model_dump(by_alias=True))
+    raise invalid(f"expected a {model.__name__} or a dict, got {type(request).__name__}")
+
+
+def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callable[..., Any]:
+    """A LanceNamespace method that checks the request and hands it to pylance."""
+
+    def method(self: LocalNamespace, request: Any) -> Any:
+        req = self._checked(op, model, request)
+        if not write:
+            return getattr(self._inner, op)(req)
+        with self._guard(getattr(req, "id", None)):
+            return getattr(self._inner, op)(req)
+
+    method.__name__ = op
+    method.__qualname__ = f"LocalNamespace.{op}"
+    method.__doc__ = f"pylance's ``{op}`` after ``backend.request_rules``" + (
+        ", under the namespace lock." if write else "."
+    )
+    return method
+
+
+@namespace_boundary
+class LocalNamespace(LanceNamespace):
+    """A Lance directory namespace (pylance) with the console's checks and fixes."""
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str],
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        delimiter: str = ids.DEFAULT_DELIMITER,
+        **options: Any,
+    ):
+        rest_only = sorted(k for k in options if k in REST_ONLY_OPTIONS)
+        if rest_only:
+            raise invalid(
+                f"option(s) {', '.join(rest_only)} only apply to REST namespaces "
+                "(http:// or https:// targets); the local backend reads the directory directly"
+            )
+        so = dict(storage_options or {})
+        dir_props: dict[str, str] = {}
+        unknown = []
+        for key, value in options.items():
+            if key.startswith("storage."):
+                so[key[len("storage.") :]] = value
+            elif key in DIRECTORY_OPTIONS:
+                dir_props[key] = str(value).lower() if isinstance(value, bool) else str(value)
+            else:
+                unknown.append(key)
+        if unknown:
+            raise invalid(
+                f"unknown option(s) for the local backend: {', '.join(sorted(unknown))}; "
+                "accepted: storage_options, storage.<key>, delimiter, "
+                + ", ".join(DIRECTORY_OPTIONS)
+            )
+        if delimiter != ids.DEFAULT_DELIMITER:
+            raise invalid(
+                f"the local backend's delimiter is {ids.DEFAULT_DELIMITER!r} (pylance's catalog "
+                f"joins id parts with it); {delimiter!r} is only available over REST"
+            )
+        self.storage_options = connect_options.check_storage_options(so)
+        self.root, self._dir_root, self.local_path = normalise_target(target)
+        self.delimiter = delimiter
+        self._session = memory_session(self.root) if self.root.startswith("memory:") else None
+        props = {f"storage.{k}": v for k, v in self.storage_options.items()}
+        props.update(dir_props)
+        try:
+            self._inner = DirectoryNamespace(session=self._session, root=self._dir_root, **props)
+        except Exception as exc:
+            raise to_namespace_error(exc, "connect") from exc
+        self.txn_store = txn_store.open_store(self.root, self.storage_options)
+        with contextlib.suppress(LanceNamespaceError, OSError):
+            batch.recover(self)  # browsing must still work; writes recover again first
+
+    # -- identity -------------------------------------------------------------------------
+    def namespace_id(self) -> str:
+        return f"LocalNamespace {{ root: {self.root!r} }}"
+
+    def __repr__(self) -> str:
+        return f"LocalNamespace({self.root!r})"
+
+    def capabilities(self, *, probe: bool = False) -> BackendCapabilities:
+        batch_ok = True
+        try:
+            batch.context(self)
+        except LanceNamespaceError:
+            batch_ok = False
+        return BackendCapabilities(
+            kind="local",
+            honoured_index_params=HONOURED_INDEX_PARAMS,
+            progress_events=True,
+            batch_commit=batch_ok,
+            wire_log=False,
+            notes=(
+                "index builds run through the Lance dataset API (pylance's namespace ignores "
+                "vector build parameters)",
+                "max_iterations is applied as lance's max_iters (IVF and PQ training)",
+                "transaction statuses are reported upper-case (SUCCEEDED), like pylance",
+            ),
+        )
+
+    def format_id(self, parts: Sequence[str]) -> str:
+        return ids.format_id(parts, self.delimiter)
+
+    # -- helpers used by the services and the batch module ---------------------------------
+    def table_location(self, table_id: Sequence[str]) -> str:
+        desc = self.describe_table(DescribeTableRequest(id=list(table_id)))
+        if not desc.location:
+            raise make(
+                ErrorCode.INVALID_TABLE_STATE, f"table {self.format_id(table_id)} has no location"
+            )
+        return desc.location
+
+    def open_dataset(
+        self, table_id: Sequence[str], version: int | str | None = None
+    ) -> lance.LanceDataset:
+        """The table as a ``lance.LanceDataset`` (latest, or ``version``: number or tag), opened
+        with the namespace's storage options and session."""
+        table_id = ids.check_id(table_id)
+        location = self.table_location(table_id)
+        try:
+            return self._lance_dataset(location, version)
+        except (ValueError, OSError) as e:
+            if "not found" not in str(e).lower():
+                raise make(
+                    ErrorCode.INTERNAL, f"cannot open {self.format_id(table_id)}: {e}"
+                ) from e
+            if version is not None and self._dataset_readable(location):
+                raise make(
+                    ErrorCode.TABLE_VERSION_NOT_FOUND,
+                    f"table {self.format_id(table_id)} has no version {version!r}",
+                ) from e
+            raise make(
+                ErrorCode.INVALID_TABLE_STATE,
+                f"table {self.format_id(table_id)} has no data (declared only, or its versions "
+                f"were deleted): {location}",
+            ) from e
+
+    def _lance_dataset(self, location: str, version: int | str | None = None) -> lance.LanceDataset:
+        return lance.dataset(
+            location,
+            version=version,
+            storage_options=self.storage_options or None,
+            session=self._session,
+        )
+
+    def _dataset_readable(self, location: str) -> bool:
+        try:
+            self._lance_dataset(location)
+        except (ValueError, OSError):
+            return False
+        return True
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _checked(self, op: str, model: type[ModelT], request: Any) -> ModelT:
+        req = _coerce(model, request)
+        request_rules.check_request(op, req, delimiter=self.delimiter)
+        return req
+
+    @contextlib.contextmanager
+    def _guard(self, *table_ids: Sequence[str] | None) -> Iterator[None]:
+        """Serialise a single write with batch commits (``batch.guard_single_op``)."""
+        with batch.guard_single_op(self, [list(t) for t in table_ids if t]):
+            yield
+
+    def _fix_location(self, location: str | None) -> str | None:
+        # pylance answers plain paths for some root-level tables and file:// URIs for others.
+        if location and self.local_path is not None and location.startswith("/"):
+            return Path(location).as_uri()
+        return location
+
+    def _fix_manifest_path(self, path: str | None) -> str | None:
+        # pylance reports object-store paths ("tmp/x/_versions/..."); on a file root they are
+        # absolute paths.
+        if path and self.local_path is not None and not path.startswith("/"):
+            return "/" + path
+        return path
+
+    def _require_parent_namespace(self, object_id: list[str]) -> None:
+        if len(object_id) > 1:
+            self.namespace_exists(NamespaceExistsRequest(id=object_id[:-1]))
+
+    def _table_dirs(self, exclude: Sequence[str] | None = None) -> list[Path]:
+        """Directories of the catalog's tables (``exclude``: one table id to leave out)."""
+        assert self.local_path is not None
+        ctx = batch.context(self)
+        skip = batch_oid(exclude) if exclude else None
+        out = []
+        for key, location in read_catalog(ctx).table_locations().items():
+            path = to_local_path(location, self.local_path)
+            if path is not None and key != skip:
+                out.append(path)
+        return out
+
+    # -- namespaces ------------------------------------------------------------------------
+    list_namespaces = _delegate("list_namespaces", ListNamespacesRequest)
+    describe_namespace = _delegate("describe_namespace", ln.DescribeNamespaceRequest)
+    namespace_exists = _delegate("namespace_exists", NamespaceExistsRequest)
+    drop_namespace = _delegate("drop_namespace", ln.DropNamespaceRequest, write=True)
+
+    def create_namespace(self, request: ln.CreateNamespaceRequest) -> ln.CreateNamespaceResponse:
+        req = self._checked("create_namespace", ln.CreateNamespaceRequest, request)
+        self._require_parent_namespace(req.id)
+        with self._guard(req.id):
+            return self._inner.create_namespace(req)
+
+    # -- tables ----------------------------------------------------------------------------
+    list_tables = _delegate("list_tables", ListTablesRequest)
+    table_exists = _delegate("table_exists", ln.TableExistsRequest)
+    count_table_rows = _delegate("count_table_rows", ln.CountTableRowsRequest)
+    get_table_stats = _delegate("get_table_stats", ln.GetTableStatsRequest)
+    query_table = _delegate("query_table", ln.QueryTableRequest)
+    explain_table_query_plan = _delegate(
+        "explain_table_query_plan", ln.ExplainTableQueryPlanRequest
+    )
+    analyze_table_query_plan = _delegate(
+        "analyze_table_query_plan", ln.AnalyzeTableQueryPlanRequest
+    )
+    deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
+    rename_table = _delegate("rename_table", ln.RenameTableRequest, write=True)
+    restore_table = _delegate("restore_table", ln.RestoreTableRequest, write=True)
+
+    def list_all_tables(self, request: ListTablesRequest) -> ListTablesResponse:
+        """Every table under ``request.id`` (default: the root), recursively, as full ids
+        joined with the delimiter. (pylance 14 only lists root-level tables.)"""
+        req = self._checked("list_all_tables", ListTablesRequest, request)
+        found: list[str] = []
+        pending = [list(req.id or [])]
+        while pending:
+            ns_id = pending.pop()
+            tables = list_all(
+                self.list_tables,
+                ListTablesRequest(id=ns_id, include_declared=req.include_declared),
+                "tables",
+            )
+            found.extend(self.format_id([*ns_id, t]) for t in tables)
+            children = list_all(self.list_namespaces, ListNamespacesRequest(id=ns_id), "namespaces")
+            pending.extend([*ns_id, c] for c in children)
+        found.sort()
+        if req.limit is not None:
+            found = found[: req.limit]
+        return ListTablesResponse(tables=found)
+
+    def describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
+        req = self._checked("describe_table", DescribeTableRequest, request)
+        resp = self._inner.describe_table(req)
+        resp.location = self._fix_location(resp.location)
+        resp.table_uri = self._fix_location(resp.table_uri)
+        return resp
+
+    def create_table(self, request: CreateTableRequest, request_data: Any) -> CreateTableResponse:
+        req = self._checked("create_table", CreateTableRequest, request)
+        data = to_ipc_stream(request_data)
+        self._require_parent_namespace(req.id)
+        with self._guard(req.id):
+            resp = self._inner.create_table(req, data)
+        resp.location = self._fix_location(resp.location)
+        return resp
+
+    def declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
+        req = self._checked("declare_table", DeclareTableRequest, request)
+        self._require_parent_namespace(req.id)
+        if req.location and self.local_path is not None:
+            problem = location_problem(
+                self.local_path, req.location, other_tables=self._table_dirs()
+            )
+            if problem:
+                raise invalid(f"declare_table: {problem}")
+        with self._guard(req.id):
+            resp = self._inner.declare_table(req)
+        resp.location = self._fix_location(resp.location)
+        return resp
+
+    def register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
+        req = self._checked("register_table", RegisterTableRequest, request)
+        self._require_parent_namespace(req.id)
+        if self.local_path is not None:
+            problem = location_problem(
+                self.local_path, req.location, other_tables=self._table_dirs(), must_exist=True
+            )
+            if problem:
+                raise invalid(f"register_table: {problem}")
+        with self._guard(req.id):
+            return self._inner.register_table(req)
+
+    def drop_table(self, request: DropTableRequest) -> DropTableResponse:
+        """Drop a table and delete its data; refused when its location is not a table
+        directory under the root (a dangerous registration: deregister it instead)."""
+        req = self._checked("drop_table", DropTableRequest, request)
+        with self._guard(req.id):
+            if self.local_path is not None:
+                location = self.describe_table(DescribeTableRequest(id=req.id)).location
+                problem = location_problem(
+                    self.local_path, location, other_tables=self._table_dirs(exclude=req.id)
+                )
+                if problem:
+                    raise invalid(
+                        f"drop_table: refusing to delete the data of {self.format_id(req.id)}: "
+                        f"{problem}; deregister the table instead"
+                    )
+            return self._inner.drop_table(req)
+
+    # -- data writes ------------------------------------------------------------------------
+    def insert_into_table(
+        self, request: InsertIntoTableRequest, request_data: Any
+    ) -> InsertIntoTableResponse:
+        req = self._checked("insert_into_table", InsertIntoTableRequest, request)
+        data = to_ipc_stream(request_data)
+        with self._guard(req.id):
+            return self._inner.insert_into_table(req, data)
+
+    def merge_insert_into_table(
+        self, request: MergeInsertIntoTableRequest, request_data: Any
+    ) -> MergeInsertIntoTableResponse:
+        req = self._checked("merge_insert_into_table", MergeInsertIntoTableRequest, request)
+        data = to_ipc_stream(request_data)
+        with self._guard(req.id):
+            return self._inner.merge_insert_into_table(req, data)
+
+    update_table = _delegate("update_table", ln.UpdateTableRequest, write=True)
+    delete_from_table = _delegate("delete_from_table", ln.DeleteFromTableRequest, write=True)
+    update_table_schema_metadata = _delegate(
+        "update_table_schema_metadata",
+        ln.UpdateTableSchemaMetadataRequest,
+        write=True,
+    )
+    alter_table_add_columns = _delegate(
+        "alter_table_add_columns", ln.AlterTableAddColumnsRequest, write=True
+    )
+    alter_table_alter_columns = _delegate(
+        "alter_table_alter_columns",
+        ln.AlterTableAlterColumnsRequest,
+        write=True,
+    )
+    alter_table_drop_columns = _delegate(
+        "alter_table_drop_columns",
+        ln.AlterTableDropColumnsRequest,
+        write=True,
+    )
+    alter_table_backfill_columns = _delegate(
+        "alter_table_backfill_columns",
+        ln.AlterTableBackfillColumnsRequest,
+        write=True,
+    )
+    create_materialized_view = _delegate(
+        "create_materialized_view",
+        ln.CreateMaterializedViewRequest,
+        write=True,
+    )
+    refresh_materialized_view = _delegate(
+        "refresh_materialized_view",
+        ln.RefreshMaterializedViewRequest,
+        write=True,
+    )
+
+    # -- tags and branches -------------------------------------------------------------------
+    list_table_tags = _delegate("list_table_tags", ln.ListTableTagsRequest)
+    get_table_tag_version = _delegate("get_table_tag_version", ln.GetTableTagVersionRequest)
+    create_table_tag = _delegate("create_table_tag", ln.CreateTableTagRequest, write=True)
+    delete_table_tag = _delegate("delete_table_tag", ln.DeleteTableTagRequest, write=True)
+    update_table_tag = _delegate("update_table_tag", ln.UpdateTableTagRequest, write=True)
+    create_table_branch = _delegate("create_table_branch", ln.CreateTableBranchRequest, write=True)
+    list_table_branches = _delegate("list_table_branches", ln.ListTableBranchesRequest)
+    delete_table_branch = _delegate("delete_table_branch", ln.DeleteTableBranchRequest, write=True)
+
+    # -- versions ----------------------------------------------------------------------------
+    def list_table_versions(self, request: ListTableVersionsRequest) -> ListTableVersionsResponse:
+        """Versions, ascending (or descending), paged by ``limit`` / ``page_token``.
+
+        pylance 14 honours ``limit`` but never returns a ``page_token`` (the listing silently
+        ends after the first page), so pages are cut here. Tokens are ``v<version>``: the
+        first version of the next page, which stays valid when versions are deleted.
+        """
+        req = self._checked("list_table_versions", ListTableVersionsRequest, request)
+        start_at: int | None = None
+        if req.page_token:
+            token = req.page_token
+            if not (token.startswith("v") and token[1:].isdigit()):
+                raise invalid(f"invalid page_token {token!r} for list_table_versions")
+            start_at = int(token[1:])
+        if req.limit is not None and req.limit < 1:
+            raise invalid(f"limit must be at least 1, got {req.limit}")
+        full = self._inner.list_table_versions(
+            req.model_copy(update={"limit": None, "page_token": None})
+        )
+        versions = sorted(full.versions, key=lambda v: v.version, reverse=bool(req.descending))
+        for v in versions:
+            v.manifest_path = self._fix_manifest_path(v.manifest_path)
+        if start_at is not None:
+            versions = [
+                v
+                for v in versions
+                if (v.version <= start_at if req.descending else v.version >= start_at)
+            ]
+        limit = req.limit if req.limit is not None else len(versions)
+        page, rest = versions[:limit], versions[limit:]
+        return ListTableVersionsResponse(
+            versions=page, page_token=f"v{rest[0].version}" if rest else None
+        )
+
+    def create_table_version(
+        self, request: CreateTableVersionRequest | Mapping[str, Any]
+    ) -> CreateTableVersionResponse:
+        req = self._checked("create_table_version", CreateTableVersionRequest, request)
+        with self._guard(req.id):
+            if self.local_path is not None:
+                location = to_local_path(self.table_location(req.id), self.local_path)
+                assert location is not None
+                problem = manifest_problem(self.local_path, location, req.manifest_path)
+                if problem:
+                    raise invalid(f"create_table_version: {problem}")
+            answer = self._inner.create_table_version(req.model_dump())
+        resp = CreateTableVersionResponse.from_dict(answer)
+        if resp.version is not None:
+            resp.version.manifest_path = self._fix_manifest_path(resp.version.manifest_path)
+        return resp
+
+    def describe_table_version(
+        self, request: DescribeTableVersionRequest | Mapping[str, Any]
+    ) -> DescribeTableVersionResponse:
+        req = self._checked("describe_table_version", DescribeTableVersionRequest, request)
+        resp = DescribeTableVersionResponse.from_dict(
+            self._inner.describe_table_version(req.model_dump())
+        )
+        if resp.version is not None:
+            resp.version.manifest_path = self._fix_manifest_path(resp.version.manifest_path)
+        return resp
+
+    def batch_delete_table_versions(
+        self,
+        request: BatchDeleteTableVersionsRequest | Mapping[str, Any],
+        *,
+        allow_latest: bool = False,
+    ) -> BatchDeleteTableVersionsResponse:
+        """Delete version records by ranges (start inclusive, end exclusive; ``end=-1``: to
+        latest), refused per ``backend.version_ranges`` (never the latest version unless
+        ``allow_latest``)."""
+        req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
+        with self._guard(req.id):
+            versions = self._inner.list_table_versions(
+                ListTableVersionsRequest(id=req.id, branch=req.branch)
+            ).versions
+            latest = max((v.version for v in versions), default=None)
+            version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
+            answer = self._inner.batch_delete_table_versions(req.model_dump())
+        return BatchDeleteTableVersionsResponse.from_dict(answer)
+
+    def batch_commit_tables(self, request: BatchCommitTablesRequest) -> BatchCommitTablesResponse:
+        """All-or-none batch of DeclareTable / CreateTableVersion / DeleteTableVersions /
+        DeregisterTable (``backend.local.batch``)."""
+        return batch.commit_batch(self, _coerce(BatchCommitTablesRequest, request))
+
+    # -- indexes -----------------------------------------------------------------------------
+    list_table_indices = _delegate("list_table_indices", ListTableIndicesRequest)
+    drop_table_index = _delegate("drop_table_index", ln.DropTableIndexRequest, write=True)
+
+    def describe_table_index_stats(
+        self, request: DescribeTableIndexStatsRequest
+    ) -> DescribeTableIndexStatsResponse:
+        req = self._checked("describe_table_index_stats", DescribeTableIndexStatsRequest, request)
+        resp = self._inner.describe_table_index_stats(req)
+        if resp.distance_type is None and req.index_name:
+            resp.distance_type = self._index_distance_type(req)
+        return resp
+
+    def _index_distance_type(self, req: DescribeTableIndexStatsRequest) -> str | None:
+        listing = self._inner.list_table_indices(
+            ListTableIndicesRequest(id=req.id, version=req.version, branch=req.branch)
+        )
+        for idx in listing.indexes:
+            if idx.index_name != req.index_name or not idx.index_details:
+                continue
+            try:
+                details = json.loads(idx.index_details)
+            except ValueError:
+                return None
+            metric = details.get("metric_type") if isinstance(details, dict) else None
+            return normalize_distance(metric) if isinstance(metric, str) else None
+        return None
+
+    def create_table_index(
+        self, request: CreateTableIndexRequest, *, progress: indexes.ProgressCallback | None = None
+    ) -> CreateTableIndexResponse:
+        """Build an index through the Lance dataset API (``backend.local.indexes``).
+
+        ``progress`` receives dicts ``{"event", "stage", "completed", "total", "unit",
+        "fraction"}`` from Lance's build progress events.
+        """
+        req = self._checked("create_table_index", CreateTableIndexRequest, request)
+        return self._build_index(req, progress)
+
+    def create_table_scalar_index(
+        self, request: CreateTableIndexRequest, *, progress: indexes.ProgressCallback | None = None
+    ) -> CreateTableIndexResponse:
+        req = self._checked("create_table_scalar_index", CreateTableIndexRequest, request)
+        return self._build_index(req, progress)
+
+    def _build_index(
+        self, req: CreateTableIndexRequest, progress: indexes.ProgressCallback | None
+    ) -> CreateTableIndexResponse:
+        with self._guard(req.id):
+            ds = self.open_dataset(req.id)
+            return indexes.build_index(
+                ds,
+                req,
+                table=self.format_id(req.id),
+                storage_options=self.storage_options,
+                progress=progress,
+            )
+
+    # -- transactions ------------------------------------------------------------------------
+    def describe_transaction(
+        self, request: DescribeTransactionRequest
+    ) -> DescribeTransactionResponse:
+        """A batch commit, or pylance's per-table transaction (table id + uuid or version)."""
+        req = self._checked("describe_transaction", DescribeTransactionRequest, request)
+        return transactions.describe(self, req)
+
+    def alter_transaction(self, request: AlterTransactionRequest) -> AlterTransactionResponse:
+        """All actions or none (``backend.local.transactions``)."""
+        req = self._checked("alter_transaction", AlterTransactionRequest, request)
+        return transactions.alter(self, req)
+
+
+def batch_oid(table_id: Sequence[str]) -> str:
+    return "$".join(table_id)
+
+
+__all__ = ["HONOURED_INDEX_PARAMS", "LocalNamespace"]

@@ -1,0 +1,134 @@
+"""Locations on the local filesystem: URI to path, and what a request may point at.
+
+Table locations and manifest paths arrive in requests (RegisterTable, CreateTableVersion,
+DeclareTable, batch commits); they are untrusted. The rules:
+
+* a table location is inside the namespace root, and is not the root, the catalog
+  (``__manifest``), the console's own directory (``_console``), nor the directory of another
+  table (or a directory inside or around one); a location being *registered* exists and holds
+  a Lance dataset (``_versions``);
+* a staged manifest is a regular file inside the table's own staging areas (the table
+  directory, or the namespace's ``_staging`` directory), never outside the root, never a file
+  of ``_versions`` itself, and not behind a symbolic link that leaves the root.
+
+Paths are compared after ``realpath``: ``..``, symbolic links and doubled slashes cannot escape.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+CATALOG_DIR = "__manifest"
+CONSOLE_DIR = "_console"
+STAGING_DIR = "_staging"
+RESERVED_DIRS = (CATALOG_DIR, CONSOLE_DIR, STAGING_DIR)
+
+
+def to_local_path(location: str | os.PathLike[str] | None, root: Path | None = None) -> Path | None:
+    """A ``file://`` URI or a path as a ``Path``; relative paths are taken from ``root``.
+    ``None`` for other schemes (``s3://`` ...) or when a relative path has no root."""
+    if location is None:
+        return None
+    text = os.fspath(location)
+    if not text:
+        return None
+    parsed = urlparse(text)
+    scheme = parsed.scheme.lower()
+    if scheme == "file":
+        if parsed.netloc not in ("", "localhost"):
+            return None
+        return Path(unquote(parsed.path))
+    if scheme and not (len(scheme) == 1 and os.name == "nt"):
+        return None
+    path = Path(text)
+    if path.is_absolute():
+        return path
+    return root / path if root is not None else None
+
+
+def real(path: Path) -> Path:
+    """``path`` with symbolic links, ``..`` and doubled separators resolved (need not exist)."""
+    return Path(os.path.realpath(path))
+
+
+def is_inside(path: Path, root: Path, *, strict: bool = False) -> bool:
+    """Whether ``path`` is ``root`` or below it (``strict``: below it only), after ``realpath``."""
+    p, r = real(path), real(root)
+    if p == r:
+        return not strict
+    return r in p.parents
+
+
+def location_problem(
+    root: Path,
+    location: str | None,
+    *,
+    other_tables: Iterable[Path] = (),
+    must_exist: bool = False,
+) -> str | None:
+    """Why ``location`` cannot be a table's directory under ``root`` (``None``: it can)."""
+    if not location or not str(location).strip():
+        return "the table location is empty"
+    path = to_local_path(location, root)
+    if path is None:
+        return f"the table location {location!r} is not a path on this filesystem"
+    if not is_inside(path, root):
+        return f"the table location {location!r} is outside the namespace root"
+    resolved, root_real = real(path), real(root)
+    if resolved == root_real:
+        return "the table location is the namespace root itself"
+    first = resolved.relative_to(root_real).parts[0]
+    if first in RESERVED_DIRS:
+        return f"the table location {location!r} is inside the namespace's {first} directory"
+    for other in other_tables:
+        o = real(other)
+        if resolved == o or o in resolved.parents:
+            return f"the table location {location!r} is the directory of another table"
+        if resolved in o.parents:
+            return f"the table location {location!r} contains another table's directory"
+    if must_exist:
+        if not resolved.is_dir():
+            return f"the table location {location!r} does not exist"
+        if not (resolved / "_versions").is_dir():
+            return f"the table location {location!r} holds no Lance dataset (no _versions)"
+    return None
+
+
+def manifest_problem(root: Path, table_dir: Path, manifest_path: str | None) -> str | None:
+    """Why ``manifest_path`` cannot be a staged manifest of the table in ``table_dir``."""
+    if not manifest_path or not str(manifest_path).strip():
+        return "manifest_path is required"
+    path = to_local_path(manifest_path)
+    if path is None:
+        # pylance reports object-store paths without the leading slash.
+        path = Path("/" + str(manifest_path).lstrip("/"))
+    if not path.is_absolute():
+        path = Path("/" + str(path))
+    resolved = real(path)
+    areas = [real(table_dir), real(root / STAGING_DIR)]
+    if not any(a in resolved.parents for a in areas):
+        return (
+            f"the staged manifest {manifest_path!r} is outside the table's staging areas "
+            "(its table directory and the namespace's _staging directory)"
+        )
+    if resolved.parent == real(table_dir / "_versions"):
+        return f"{manifest_path!r} is a published manifest of _versions, not a staged one"
+    if path.is_symlink() or not resolved.is_file():
+        return f"the staged manifest {manifest_path!r} is not a regular file"
+    return None
+
+
+__all__ = [
+    "CATALOG_DIR",
+    "CONSOLE_DIR",
+    "RESERVED_DIRS",
+    "STAGING_DIR",
+    "is_inside",
+    "location_problem",
+    "manifest_problem",
+    "real",
+    "to_local_path",
+]

@@ -1,0 +1,145 @@
+"""The static checks of every request, shared by both backends: nothing is sent or touched
+until a request passes them.
+
+:func:`check_request` applies, per operation, the rule modules: ids and names
+(``backend.ids``; names the operation creates follow the creation rule), properties and
+metadata caps (``backend.properties``), version ranges (``backend.version_ranges``), index
+requests (``backend.index_rules``), plus plain range checks of numbers (versions, limits).
+The local backend calls it on entry; the REST client calls it before it sends. What needs
+the namespace's state (does the namespace exist, is this the latest version) is each
+backend's business on top.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from lance_namespace.errors import InvalidInputError
+
+from . import alter_actions, ids, index_rules, properties, version_ranges
+
+# Operations addressing a namespace (the root included, as ``[]``).
+NAMESPACE_OPS = frozenset(
+    {
+        "list_namespaces",
+        "describe_namespace",
+        "drop_namespace",
+        "namespace_exists",
+        "list_tables",
+        "list_all_tables",
+        "create_namespace",
+    }
+)
+ROOT_OK_OPS = frozenset({"list_namespaces", "list_tables", "list_all_tables", "namespace_exists"})
+# Operations whose id ends in the name they create.
+NEW_NAME_OPS = frozenset(
+    {"create_namespace", "create_table", "create_empty_table", "declare_table", "register_table"}
+)
+TRANSACTION_OPS = frozenset({"describe_transaction", "alter_transaction"})
+NO_ID_OPS = frozenset({"batch_commit_tables", "batch_create_table_versions"})
+# Name fields other than the id: (field, what, created by this operation).
+_NAME_FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "describe_table_index_stats": (("index_name", "index", False),),
+    "drop_table_index": (("index_name", "index", False),),
+    "create_table_index": (("name", "index", True),),
+    "create_table_scalar_index": (("name", "index", True),),
+    "create_table_tag": (("tag", "tag", True),),
+    "update_table_tag": (("tag", "tag", False),),
+    "delete_table_tag": (("tag", "tag", False),),
+    "get_table_tag_version": (("tag", "tag", False),),
+    "describe_table": (("tag", "tag", False),),
+    "create_table_branch": (("name", "branch", True), ("from_branch", "branch", False)),
+    "delete_table_branch": (("name", "branch", False),),
+    "rename_table": (("new_table_name", "table", True),),
+}
+_PROPERTY_FIELDS = ("properties", "metadata")
+_VERSION_FIELDS = ("version", "from_version", "src_version", "read_version")
+MAX_LIMIT = 100_000
+MAX_TEXT_FIELD = 64 * 1024  # filters, predicates, locations, manifest paths
+
+
+def check_request(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIMITER) -> None:
+    """``InvalidInputError`` when ``request`` breaks a rule for operation ``op``."""
+    problem = request_problem(op, request, delimiter=delimiter)
+    if problem:
+        raise InvalidInputError(f"{op}: {problem}")
+
+
+def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIMITER) -> str | None:
+    """Why ``request`` breaks a rule for ``op`` (``None``: it does not)."""
+    if op not in NO_ID_OPS and hasattr(request, "id"):
+        what = (
+            "namespace"
+            if op in NAMESPACE_OPS
+            else "transaction"
+            if op in TRANSACTION_OPS
+            else "table"
+        )
+        problem = ids.id_problem(
+            request.id if request.id is not None else [],
+            what=what,
+            delimiter=delimiter,
+            create=op in NEW_NAME_OPS,
+            allow_root=op in ROOT_OK_OPS,
+        )
+        if problem:
+            return problem
+    for field, what, create in _NAME_FIELDS.get(op, ()):
+        value = getattr(request, field, None)
+        if value is None:
+            continue
+        problem = ids.part_problem(value, what=what, delimiter=delimiter, create=create)
+        if problem:
+            return problem
+    if op == "rename_table" and request.new_namespace_id is not None:
+        problem = ids.id_problem(
+            request.new_namespace_id, what="namespace", delimiter=delimiter, allow_root=True
+        )
+        if problem:
+            return problem
+    for field in _PROPERTY_FIELDS:
+        value = getattr(request, field, None)
+        if value is not None:
+            problem = properties.properties_problem(value, field)
+            if problem:
+                return problem
+    for field in _VERSION_FIELDS:
+        value = getattr(request, field, None)
+        if value is not None and (not _is_int(value) or value < 0):
+            return f"{field} must be a version number (0 or more), got {value!r}"
+    limit = getattr(request, "limit", None)
+    if limit is not None and (not _is_int(limit) or not 0 <= limit <= MAX_LIMIT):
+        return f"limit must be between 0 and {MAX_LIMIT:,}, got {limit!r}"
+    for field in ("location", "manifest_path", "filter", "predicate", "where"):
+        value = getattr(request, field, None)
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT_FIELD:
+                return f"{field} is longer than {MAX_TEXT_FIELD:,} characters"
+            if any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in value):
+                return f"{field} contains a control character"
+    if op == "batch_delete_table_versions":
+        found = version_ranges.range_problems(request.ranges or [], latest=None)
+        if found:
+            return " ".join(found)
+    if op in ("create_table_index", "create_table_scalar_index"):
+        found = index_rules.request_problems(request)
+        if found:
+            return " ".join(found)
+        if (
+            op == "create_table_scalar_index"
+            and index_rules.index_category(request.index_type) == "vector"
+        ):
+            return f"{request.index_type} is a vector index; use create_table_index"
+    if op == "alter_transaction":
+        found = alter_actions.action_problems(request.actions or [])
+        if found:
+            return found[0]
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+__all__ = ["NAMESPACE_OPS", "NEW_NAME_OPS", "check_request", "request_problem"]

@@ -1,0 +1,9 @@
+"""Services for the UI (and notebooks): plain functions over any ``LanceNamespace`` that shape
+answers for screens. No streamlit here.
+
+* :mod:`.namespaces` - namespaces and tables: names, details, create, declare, deregister;
+* :mod:`.versions` - a table's versions, the operation behind each, compare, delete ranges;
+* :mod:`.index_overview` - indexes joined with their stats, coverage across versions;
+* :mod:`.build_jobs` - index builds in background threads, with progress;
+* :mod:`.batch_builder` - the batch-commit builder and transaction describe/alter.
+"""

@@ -1,0 +1,408 @@
+"""The batch-commit builder and transaction helpers for the Transactions page (no streamlit).
+
+Builder operations are the spec's ``CommitTableOperation`` as JSON-friendly dicts (they live
+in the UI's session state), e.g. ``{"declare_table": {"id": ["sales", "t"]}}``. They are
+built by :func:`declare_op`, :func:`create_version_op`, :func:`delete_versions_op` and
+:func:`deregister_op`, which apply the same id, property and range rules as the commit.
+
+:func:`validate` runs ``backend.batch_rules`` against the namespace as it is, exactly the
+checks the local backend's commit (and the REST client, before it sends) makes: what Validate
+accepts, the commit does not refuse for a rule. Operations are numbered from 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from lance_namespace import (
+    AlterTransactionRequest,
+    AlterTransactionResponse,
+    BatchCommitTablesRequest,
+    BatchCommitTablesResponse,
+    CommitTableOperation,
+    DescribeTransactionRequest,
+    DescribeTransactionResponse,
+    LanceNamespace,
+)
+from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
+
+from .. import alter_actions, batch_rules, capabilities, ids, properties, version_ranges
+from ..batch_rules import (
+    CREATE_VERSION,
+    DECLARE,
+    DELETE_VERSIONS,
+    DEREGISTER,
+    OPERATION_KINDS,
+    OPERATION_LABELS,
+    Problem,
+    has_errors,
+)
+from ..locations import STAGING_DIR, to_local_path
+from ..text import plural
+
+Operation = dict[str, Any]
+
+
+def _op(kind: str, body: dict[str, Any]) -> Operation:
+    op = {kind: {k: v for k, v in body.items() if v is not None and v != {} and v != ""}}
+    CommitTableOperation.model_validate(op)  # the spec's shape, or ValidationError
+    return op
+
+
+def declare_op(
+    table_id: Sequence[str],
+    *,
+    location: str | None = None,
+    properties_: dict[str, str] | None = None,
+    delimiter: str = ids.DEFAULT_DELIMITER,
+) -> Operation:
+    """A DeclareTable operation (the table's name follows the creation rule)."""
+    tid = ids.check_id(table_id, delimiter=delimiter, create=True)
+    props = properties.check_properties(properties_ or None)
+    return _op(DECLARE, {"id": tid, "location": location, "properties": props})
+
+
+def create_version_op(
+    table_id: Sequence[str],
+    version: int,
+    manifest_path: str,
+    *,
+    manifest_size: int | None = None,
+    e_tag: str | None = None,
+    metadata: dict[str, str] | None = None,
+    naming_scheme: str | None = None,
+    delimiter: str = ids.DEFAULT_DELIMITER,
+) -> Operation:
+    """A CreateTableVersion operation (``manifest_path`` is the staged manifest)."""
+    if not str(manifest_path or "").strip():
+        raise InvalidInputError("Enter the staged manifest path.")
+    body = {
+        "id": ids.check_id(table_id, delimiter=delimiter),
+        "version": int(version),
+        "manifest_path": manifest_path.strip(),
+        "manifest_size": manifest_size,
+        "e_tag": e_tag,
+        "metadata": properties.check_properties(metadata or None, "metadata"),
+        "naming_scheme": naming_scheme,
+    }
+    return _op(CREATE_VERSION, body)
+
+
+def delete_versions_op(
+    table_id: Sequence[str],
+    spans: Iterable[version_ranges.Span],
+    *,
+    delimiter: str = ids.DEFAULT_DELIMITER,
+) -> Operation:
+    """A DeleteTableVersions operation for inclusive spans (sent as the spec's ranges)."""
+    ranges = [r.to_dict() for r in version_ranges.to_spec(spans)]
+    return _op(
+        DELETE_VERSIONS, {"id": ids.check_id(table_id, delimiter=delimiter), "ranges": ranges}
+    )
+
+
+def deregister_op(table_id: Sequence[str], *, delimiter: str = ids.DEFAULT_DELIMITER) -> Operation:
+    return _op(DEREGISTER, {"id": ids.check_id(table_id, delimiter=delimiter)})
+
+
+def kind_of(op: Operation) -> str:
+    return next((k for k in OPERATION_KINDS if op.get(k) is not None), "?")
+
+
+def body_of(op: Operation) -> dict[str, Any]:
+    return dict(op.get(kind_of(op)) or {})
+
+
+def move(operations: Sequence[Operation], index: int, delta: int) -> list[Operation]:
+    """A copy with the operation at ``index`` moved by ``delta`` (-1 up, +1 down); clamped."""
+    ops = list(operations)
+    if not 0 <= index < len(ops):
+        return ops
+    target = max(0, min(len(ops) - 1, index + delta))
+    ops.insert(target, ops.pop(index))
+    return ops
+
+
+def remove(operations: Sequence[Operation], index: int) -> list[Operation]:
+    """A copy without the operation at ``index``."""
+    return [op for i, op in enumerate(operations) if i != index]
+
+
+def describe_operation(op: Operation, delimiter: str = ids.DEFAULT_DELIMITER) -> str:
+    """One line, e.g. ``CreateTableVersion sales$orders -> v4 (manifest /x/_staging/a.manifest)``."""
+    kind = kind_of(op)
+    body = body_of(op)
+    label = OPERATION_LABELS.get(kind, kind)
+    name = ids.format_id(body.get("id") or [], delimiter)
+    if kind == DECLARE:
+        extra = []
+        if body.get("location"):
+            extra.append(f"at {body['location']}")
+        if body.get("properties"):
+            extra.append(plural(len(body["properties"]), "property", "properties"))
+        return f"{label} {name}" + (f" ({', '.join(extra)})" if extra else "")
+    if kind == CREATE_VERSION:
+        return f"{label} {name} -> v{body.get('version')} (manifest {body.get('manifest_path')})"
+    if kind == DELETE_VERSIONS:
+        pairs = version_ranges.spec_pairs(body.get("ranges") or [])
+        shown = ", ".join(version_ranges.describe_spec(s, e) for s, e in pairs)
+        return f"{label} {name}: versions {shown or '(none)'}"
+    return f"{label} {name}"
+
+
+def operations_frame(operations: Sequence[Operation], delimiter: str = "$") -> pd.DataFrame:
+    """The builder's list as a table: number (from 1), operation, table, summary."""
+    rows = [
+        {
+            "#": i,
+            "operation": OPERATION_LABELS.get(kind_of(op), kind_of(op)),
+            "table": ids.format_id(body_of(op).get("id") or [], delimiter),
+            "summary": describe_operation(op, delimiter),
+        }
+        for i, op in enumerate(operations, start=1)
+    ]
+    return pd.DataFrame(rows, columns=["#", "operation", "table", "summary"])
+
+
+# -- request, validation, commit ----------------------------------------------------------------------
+def to_request(operations: Sequence[Operation]) -> BatchCommitTablesRequest:
+    """The BatchCommitTablesRequest for the builder's operations, in order."""
+    return BatchCommitTablesRequest(
+        operations=[CommitTableOperation.model_validate(op) for op in operations]
+    )
+
+
+def request_json(request: BatchCommitTablesRequest, *, indent: int | None = 2) -> str:
+    """The request body as it goes on the wire (the spec's JSON: aliases, no nulls)."""
+    return json.dumps(
+        request.model_dump(mode="json", by_alias=True, exclude_none=True), indent=indent
+    )
+
+
+def validate(
+    ns: LanceNamespace, operations: Sequence[Operation], *, delimiter: str = "$"
+) -> list[Problem]:
+    """Every problem of the batch against the namespace as it is now (``backend.batch_rules``)."""
+    if not operations:
+        return [Problem(None, "the batch is empty: add at least one operation")]
+    return batch_rules.check_batch(
+        to_request(operations), batch_rules.NamespaceView(ns), delimiter=delimiter
+    )
+
+
+def commit(ns: LanceNamespace, operations: Sequence[Operation]) -> BatchCommitTablesResponse:
+    """Send the batch atomically (``ns.batch_commit_tables``)."""
+    return ns.batch_commit_tables(to_request(operations))
+
+
+def _result_summary(kind: str, result: Any) -> str:
+    if result is None:
+        return "no result"
+    if kind == CREATE_VERSION and result.create_table_version is not None:
+        v = result.create_table_version.version
+        return f"version {v.version} created" if v is not None else "version created"
+    if kind == DELETE_VERSIONS and result.delete_table_versions is not None:
+        n = result.delete_table_versions.deleted_count
+        return f"{plural(n, 'version')} deleted" if n is not None else "versions deleted"
+    if kind == DECLARE and result.declare_table is not None:
+        loc = result.declare_table.location
+        return f"declared at {loc}" if loc else "declared"
+    if kind == DEREGISTER and result.deregister_table is not None:
+        loc = result.deregister_table.location
+        return f"deregistered (data stays at {loc})" if loc else "deregistered"
+    return "empty result"
+
+
+def results_frame(
+    operations: Sequence[Operation], response: BatchCommitTablesResponse, delimiter: str = "$"
+) -> pd.DataFrame:
+    """Each operation (numbered from 1) next to its result."""
+    results = list(response.results or [])
+    rows = [
+        {
+            "#": i + 1,
+            "operation": OPERATION_LABELS.get(kind_of(op), kind_of(op)),
+            "table": ids.format_id(body_of(op).get("id") or [], delimiter),
+            "result": _result_summary(kind_of(op), results[i] if i < len(results) else None),
+        }
+        for i, op in enumerate(operations)
+    ]
+    return pd.DataFrame(rows, columns=["#", "operation", "table", "result"])
+
+
+# -- transactions ---------------------------------------------------------------------------------------
+def parse_transaction_id(text: str, delimiter: str = "$") -> list[str]:
+    """``"sales$orders$<uuid>"`` -> ``["sales", "orders", "<uuid>"]``."""
+    return ids.parse_id(text, delimiter, "transaction")
+
+
+def describe_transaction(
+    ns: LanceNamespace, transaction_id: Sequence[str]
+) -> DescribeTransactionResponse:
+    return ns.describe_transaction(DescribeTransactionRequest(id=list(transaction_id)))
+
+
+def alter_request(
+    transaction_id: Sequence[str], actions: Sequence[dict[str, Any]]
+) -> AlterTransactionRequest:
+    """One AlterTransactionRequest applying every action (all or none), validated by
+    ``backend.alter_actions`` exactly as the backends validate it."""
+    return AlterTransactionRequest(
+        id=list(transaction_id), actions=alter_actions.to_models(actions)
+    )
+
+
+def alter_transaction(
+    ns: LanceNamespace, transaction_id: Sequence[str], actions: Sequence[dict[str, Any]]
+) -> AlterTransactionResponse:
+    return ns.alter_transaction(alter_request(transaction_id, actions))
+
+
+def properties_frame(props: dict[str, str] | None) -> pd.DataFrame:
+    return pd.DataFrame(sorted((props or {}).items()), columns=["key", "value"])
+
+
+# -- staging a manifest for version latest+1 (local backend only) -----------------------------------
+@dataclass(frozen=True)
+class StagedManifest:
+    table_id: tuple[str, ...]
+    version: int  # the version this manifest is for (latest + 1)
+    manifest_path: str  # absolute path of the staged manifest
+    manifest_size: int
+    based_on: int  # the version it was copied from
+    transaction_files: tuple[str, ...] = field(default=())  # copied into the table's _transactions
+
+
+def _manifest_of(versions_dir: Path, version: int) -> Path:
+    from ..local.batch import manifest_name
+
+    for scheme in ("V2", "V1"):
+        candidate = versions_dir / manifest_name(version, scheme)
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"no manifest for version {version} in {versions_dir}")
+
+
+def stage_next_version(ns: LanceNamespace, table_id: Sequence[str]) -> StagedManifest:
+    """Stage version latest+1 of a table as a copy of its latest version (local backend only).
+
+    The table does not change: its latest manifest is copied into a scratch dataset under
+    ``<root>/_staging/``, where lance commits a ``Restore`` of it (so the new manifest really
+    says version latest+1 and points at the same data and indexes); that manifest is copied to
+    ``<root>/_staging/<uuid>.manifest`` and the scratch transaction file into the table's
+    ``_transactions/`` (unreferenced until a commit publishes the manifest).
+    ``UnsupportedOperationError`` on other backends or locations.
+    """
+    import lance
+
+    if capabilities(ns).kind != "local":
+        raise UnsupportedOperationError(
+            "Staging a manifest needs direct access to the table's files: local backend only. "
+            "On other backends, enter the path of a manifest your writer staged."
+        )
+    location = to_local_path(ns.table_location(list(table_id)))  # type: ignore[attr-defined]
+    if location is None or not location.is_dir():
+        raise UnsupportedOperationError(
+            "The table's location is not a local directory: cannot stage a manifest."
+        )
+    latest = int(ns.open_dataset(list(table_id)).latest_version)  # type: ignore[attr-defined]
+    source = _manifest_of(location / "_versions", latest)
+    staging = location.parent / STAGING_DIR
+    staging.mkdir(exist_ok=True)
+    scratch = staging / f"scratch-{uuid.uuid4().hex}"
+    copied: list[str] = []
+    try:
+        (scratch / "_versions").mkdir(parents=True)
+        shutil.copy2(source, scratch / "_versions" / source.name)
+        base = lance.dataset(str(scratch))
+        new = lance.LanceDataset.commit(
+            str(scratch), lance.LanceOperation.Restore(base.version), read_version=base.version
+        )
+        if int(new.version) != latest + 1:
+            raise InvalidInputError(
+                f"staging produced version {new.version}, expected {latest + 1}"
+            )
+        staged = staging / f"{uuid.uuid4().hex}.manifest"
+        shutil.copy2(_manifest_of(scratch / "_versions", int(new.version)), staged)
+        txn_dir = scratch / "_transactions"
+        if txn_dir.is_dir():
+            (location / "_transactions").mkdir(exist_ok=True)
+            for f in txn_dir.iterdir():
+                target = location / "_transactions" / f.name
+                if not target.exists():
+                    shutil.copy2(f, target)
+                    copied.append(str(target))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return StagedManifest(
+        table_id=tuple(table_id),
+        version=latest + 1,
+        manifest_path=str(staged),
+        manifest_size=staged.stat().st_size,
+        based_on=latest,
+        transaction_files=tuple(copied),
+    )
+
+
+def discard_staged(staged: Iterable[StagedManifest | dict[str, Any]]) -> int:
+    """Remove staged manifests the batch no longer uses (and the transaction files staged
+    with them); only files :func:`stage_next_version` made, inside a ``_staging`` directory,
+    are removed. Returns how many manifests went."""
+    removed = 0
+    for s in staged:
+        info = s if isinstance(s, dict) else s.__dict__
+        path = Path(str(info.get("manifest_path", "")))
+        if path.parent.name != STAGING_DIR or not path.name.endswith(".manifest"):
+            continue
+        if path.is_file() and not path.is_symlink():
+            os.unlink(path)
+            removed += 1
+            for txn in info.get("transaction_files") or ():
+                t = Path(txn)
+                if t.parent.name == "_transactions" and t.is_file():
+                    os.unlink(t)
+    return removed
+
+
+__all__ = [
+    "CREATE_VERSION",
+    "DECLARE",
+    "DELETE_VERSIONS",
+    "DEREGISTER",
+    "OPERATION_KINDS",
+    "OPERATION_LABELS",
+    "Operation",
+    "Problem",
+    "StagedManifest",
+    "alter_request",
+    "alter_transaction",
+    "body_of",
+    "commit",
+    "create_version_op",
+    "declare_op",
+    "delete_versions_op",
+    "deregister_op",
+    "describe_operation",
+    "describe_transaction",
+    "discard_staged",
+    "has_errors",
+    "kind_of",
+    "move",
+    "operations_frame",
+    "parse_transaction_id",
+    "properties_frame",
+    "remove",
+    "request_json",
+    "results_frame",
+    "stage_next_version",
+    "to_request",
+    "validate",
+]

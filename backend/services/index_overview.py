@@ -1,0 +1,358 @@
+"""A table's indexes shaped for the UI: columns and what fits them, the index listing joined
+with each index's stats, coverage across recent versions, the tokenizer preview, create and
+drop. The rules (types, parameters, defaults) are ``backend.index_rules``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from lance_namespace import (
+    CountTableRowsRequest,
+    CreateTableIndexRequest,
+    DescribeTableIndexStatsRequest,
+    DescribeTableRequest,
+    DropTableIndexRequest,
+    DropTableIndexResponse,
+    LanceNamespace,
+    ListTableIndicesRequest,
+    ListTableVersionsRequest,
+)
+from lance_namespace.errors import LanceNamespaceError
+
+from .. import capabilities
+from .. import index_rules as rules
+from ..arrow_types import ColumnInfo, columns_from_schema
+from ..errors import trim_source_locations
+from ..paging import list_all
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def table_columns(ns: LanceNamespace, table_id: Sequence[str]) -> list[ColumnInfo]:
+    """Top-level columns of a table, from DescribeTable(load_detailed_metadata=True)."""
+    resp = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
+    return columns_from_schema(_get(resp, "var_schema"))
+
+
+def table_num_rows(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
+    """Live rows of a table (CountTableRows); ``None`` when the backend cannot count."""
+    try:
+        count = ns.count_table_rows(CountTableRowsRequest(id=list(table_id))).count
+    except LanceNamespaceError:
+        return None
+    return int(count) if count is not None else None
+
+
+# -- tokenizer preview ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def available_tokenizers() -> tuple[str, ...]:
+    """Base tokenizers this pylance can run here (jieba / lindera need language models)."""
+    import lance
+
+    ok = []
+    for name in rules.BASE_TOKENIZERS:
+        try:
+            lance.tokenize("hello", base_tokenizer=name)
+        except Exception:  # noqa: BLE001 - a missing model raises a plain exception
+            continue
+        ok.append(name)
+    return tuple(ok)
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    position: int
+
+
+_TOKENIZE_OPTIONS = (
+    "base_tokenizer",
+    "language",
+    "lower_case",
+    "stem",
+    "remove_stop_words",
+    "ascii_folding",
+    "max_token_length",
+)
+
+
+def tokenize_preview(text: str, options: dict[str, Any]) -> list[Token]:
+    """Tokens of ``text`` under FTS options (request field names; pylance's ``lance.tokenize``).
+    ``ValueError`` with pylance's message (without its source location) when refused."""
+    import lance
+
+    kwargs = {k: options[k] for k in _TOKENIZE_OPTIONS if options.get(k) is not None}
+    if "max_token_length" in kwargs:
+        kwargs["max_token_length"] = int(kwargs["max_token_length"])
+    try:
+        tokens = lance.tokenize(text or "", **kwargs)
+    except Exception as err:  # noqa: BLE001 - pylance raises ValueError/RuntimeError/OSError
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(trim_source_locations(first)) from err
+    return [Token(t.text, int(t.position)) for t in tokens]
+
+
+# -- create / drop ----------------------------------------------------------------------------------
+def _accepts_progress(method: Callable[..., Any]) -> bool:
+    try:
+        sig = inspect.signature(method)
+    except (TypeError, ValueError):
+        return False
+    return "progress" in sig.parameters
+
+
+def create_index(
+    ns: LanceNamespace,
+    request: CreateTableIndexRequest,
+    *,
+    progress: Callable[[dict], None] | None = None,
+) -> Any:
+    """CreateTableScalarIndex for scalar types, CreateTableIndex otherwise. ``progress`` goes
+    to backends whose method takes it (the local backend); others never see it."""
+    category = rules.index_category(request.index_type)
+    method = ns.create_table_scalar_index if category == "scalar" else ns.create_table_index
+    if progress is not None and _accepts_progress(method):
+        return method(request, progress=progress)  # type: ignore[call-arg]
+    return method(request)
+
+
+def drop_index_request(table_id: Sequence[str], name: str) -> DropTableIndexRequest:
+    return DropTableIndexRequest(id=list(table_id), index_name=name)
+
+
+def drop_index(ns: LanceNamespace, table_id: Sequence[str], name: str) -> DropTableIndexResponse:
+    return ns.drop_table_index(drop_index_request(table_id, name))
+
+
+# -- overview ---------------------------------------------------------------------------------------
+OVERVIEW_COLUMNS: tuple[str, ...] = (
+    "name",
+    "type",
+    "columns",
+    "status",
+    "indexed_rows",
+    "unindexed_rows",
+    "coverage",
+    "size_bytes",
+    "segments",
+    "distance_type",
+    "created_at",
+    "uuid",
+    "details",
+)
+
+
+def list_indexes(
+    ns: LanceNamespace, table_id: Sequence[str], *, version: int | None = None
+) -> list[Any]:
+    """Every IndexContent of a table (all pages of ListTableIndices)."""
+    req = ListTableIndicesRequest(id=list(table_id), version=version)
+    return list(list_all(ns.list_table_indices, req, field="indexes"))
+
+
+def index_details_dict(details: str | None) -> dict[str, Any]:
+    """The index's opaque JSON details, parsed (empty dict when absent or not JSON)."""
+    if not details:
+        return {}
+    try:
+        data = json.loads(details)
+    except ValueError:
+        return {"raw": details}
+    return data if isinstance(data, dict) else {"value": data}
+
+
+def _distance_from_details(details: str | None) -> str | None:
+    data = index_details_dict(details)
+    for key in ("metric_type", "distance_type", "metric"):
+        if data.get(key):
+            return rules.normalize_distance(str(data[key])) or str(data[key]).lower()
+    return None
+
+
+def index_stats(ns: LanceNamespace, table_id: Sequence[str], name: str) -> Any | None:
+    """DescribeTableIndexStats for one index; ``None`` when the backend cannot say."""
+    try:
+        return ns.describe_table_index_stats(
+            DescribeTableIndexStatsRequest(id=list(table_id), index_name=name)
+        )
+    except LanceNamespaceError:
+        return None
+
+
+def index_overview(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
+    """One row per index: ListTableIndices joined with DescribeTableIndexStats per index.
+
+    Row counts prefer the stats answer and fall back to the listing; ``coverage`` is
+    indexed / (indexed + unindexed); ``distance_type`` (vector indexes only) falls back to
+    the metric in the index details; types are the console's names (``FTS``, ``BTREE``).
+    """
+    rows = []
+    for ix in list_indexes(ns, table_id):
+        name = _get(ix, "index_name")
+        stats = index_stats(ns, table_id, name)
+        indexed = _first(_get(stats, "num_indexed_rows"), _get(ix, "num_indexed_rows"))
+        unindexed = _first(_get(stats, "num_unindexed_rows"), _get(ix, "num_unindexed_rows"))
+        details = _get(ix, "index_details")
+        total = (indexed or 0) + (unindexed or 0)
+        index_type = rules.normalize_index_type(
+            _first(_get(ix, "index_type"), _get(stats, "index_type"))
+        )
+        is_vector = index_type in rules.VECTOR_INDEX_TYPES
+        rows.append(
+            {
+                "name": name,
+                "type": index_type,
+                "columns": ", ".join(_get(ix, "columns") or []),
+                "status": _get(ix, "status"),
+                "indexed_rows": indexed,
+                "unindexed_rows": unindexed,
+                "coverage": (indexed or 0) / total if total and indexed is not None else None,
+                "size_bytes": _get(ix, "size_bytes"),
+                "segments": _first(_get(ix, "num_segments"), _get(stats, "num_indices")),
+                "distance_type": _first(
+                    _get(stats, "distance_type") or None, _distance_from_details(details)
+                )
+                if is_vector
+                else None,
+                "created_at": _get(ix, "created_at"),
+                "uuid": _get(ix, "index_uuid"),
+                "details": details,
+            }
+        )
+    df = pd.DataFrame(rows, columns=list(OVERVIEW_COLUMNS))
+    for col in ("indexed_rows", "unindexed_rows", "size_bytes", "segments"):
+        df[col] = pd.array(df[col], dtype="Int64")
+    df["coverage"] = pd.array(df["coverage"], dtype="Float64")
+    df["distance_type"] = df["distance_type"].astype("object")
+    return df
+
+
+def lagging_indexes(overview: pd.DataFrame) -> pd.DataFrame:
+    """Indexes that lag behind the data (unindexed rows > 0)."""
+    if overview.empty:
+        return overview
+    mask = overview["unindexed_rows"].fillna(0) > 0
+    return overview[mask.astype(bool)]
+
+
+# -- coverage across versions -----------------------------------------------------------------------
+HISTORY_COLUMNS: tuple[str, ...] = (
+    "version",
+    "timestamp",
+    "index_name",
+    "index_type",
+    "indexed_rows",
+    "unindexed_rows",
+    "total_rows",
+    "coverage",
+)
+
+
+def coverage_history(
+    ns: LanceNamespace, table_id: Sequence[str], max_versions: int = 30
+) -> pd.DataFrame:
+    """Indexed vs unindexed rows per index for the table's most recent ``max_versions``.
+
+    Local backend: each version is opened by the namespace (its session, so ``memory://``
+    works) and its indexes described. Other backends: ListTableVersions, then
+    ListTableIndices with ``version`` per version (the server decides whether it honours
+    ``version``). ``df.attrs["source"]`` says which path was used.
+    """
+    if max_versions < 1:
+        raise ValueError("max_versions must be at least 1")
+    if capabilities(ns).kind == "local":
+        df = _history_local(ns, table_id, max_versions)
+        df.attrs["source"] = "pylance"
+        return df
+    df = _history_namespace(ns, table_id, max_versions)
+    df.attrs["source"] = "namespace"
+    return df
+
+
+def _row(version: int, ts: Any, name: str, index_type: Any, indexed: Any, total: Any) -> dict:
+    return {
+        "version": version,
+        "timestamp": ts,
+        "index_name": name,
+        "index_type": rules.normalize_index_type(index_type),
+        "indexed_rows": indexed,
+        "unindexed_rows": None if indexed is None or total is None else max(total - indexed, 0),
+        "total_rows": total,
+        "coverage": min(indexed / total, 1.0) if total and indexed is not None else None,
+    }
+
+
+def _history_local(ns: Any, table_id: Sequence[str], max_versions: int) -> pd.DataFrame:
+    ds = ns.open_dataset(list(table_id))
+    versions = sorted(ds.versions(), key=lambda v: v["version"])[-max_versions:]
+    rows = []
+    for v in versions:
+        dv = ds.checkout_version(v["version"])
+        total = dv.count_rows()
+        for ix in dv.describe_indices():
+            if ix.name.startswith("__"):  # internal system indexes (fragment reuse, ...)
+                continue
+            rows.append(
+                _row(
+                    int(v["version"]),
+                    v.get("timestamp"),
+                    ix.name,
+                    ix.index_type,
+                    int(ix.num_rows_indexed or 0),
+                    total,
+                )
+            )
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+def _history_namespace(
+    ns: LanceNamespace, table_id: Sequence[str], max_versions: int
+) -> pd.DataFrame:
+    req = ListTableVersionsRequest(id=list(table_id))
+    versions = sorted(list_all(ns.list_table_versions, req, "versions"), key=lambda v: v.version)
+    rows = []
+    for v in versions[-max_versions:]:
+        number = int(v.version)
+        ts = pd.Timestamp(v.timestamp_millis, unit="ms") if v.timestamp_millis else None
+        for ix in list_indexes(ns, table_id, version=number):
+            indexed = _get(ix, "num_indexed_rows")
+            unindexed = _get(ix, "num_unindexed_rows")
+            total = (indexed or 0) + (unindexed or 0) if indexed is not None else None
+            rows.append(
+                _row(number, ts, _get(ix, "index_name"), _get(ix, "index_type"), indexed, total)
+            )
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+__all__ = [
+    "HISTORY_COLUMNS",
+    "OVERVIEW_COLUMNS",
+    "Token",
+    "available_tokenizers",
+    "coverage_history",
+    "create_index",
+    "drop_index",
+    "drop_index_request",
+    "index_details_dict",
+    "index_overview",
+    "index_stats",
+    "lagging_indexes",
+    "list_indexes",
+    "table_columns",
+    "table_num_rows",
+    "tokenize_preview",
+]

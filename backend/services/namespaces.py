@@ -1,0 +1,201 @@
+"""Namespaces and tables shaped for the UI: names (never a describe per table), one table's
+detail, and the writes of the "Namespaces & tables" page."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from lance_namespace import (
+    CountTableRowsRequest,
+    CreateNamespaceRequest,
+    DeclareTableRequest,
+    DeregisterTableRequest,
+    DescribeNamespaceRequest,
+    DescribeTableRequest,
+    LanceNamespace,
+    ListNamespacesRequest,
+    ListTablesRequest,
+    NamespaceExistsRequest,
+)
+from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError
+
+from .. import ids
+from ..arrow_types import arrow_type_str
+from ..paging import list_all
+
+LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
+
+
+def list_namespace_names(ns: LanceNamespace, parent: Sequence[str]) -> list[str]:
+    """Names of the direct child namespaces of ``parent`` (all pages), sorted."""
+    req = ListNamespacesRequest(id=list(parent), limit=LIST_BATCH)
+    return sorted(set(list_all(ns.list_namespaces, req, "namespaces")))
+
+
+def list_table_names(ns: LanceNamespace, namespace: Sequence[str]) -> list[str]:
+    """Names of the tables (declared ones included) directly in ``namespace``, sorted."""
+    req = ListTablesRequest(id=list(namespace), limit=LIST_BATCH, include_declared=True)
+    return sorted(set(list_all(ns.list_tables, req, "tables")))
+
+
+def namespace_exists(ns: LanceNamespace, path: Sequence[str]) -> bool:
+    """Whether namespace ``path`` exists (the root always does)."""
+    if not path:
+        return True
+    try:
+        ns.namespace_exists(NamespaceExistsRequest(id=list(path)))
+    except NamespaceNotFoundError:
+        return False
+    return True
+
+
+def describe_namespace(ns: LanceNamespace, path: Sequence[str]) -> dict[str, str]:
+    """Properties of a namespace (``{}`` for the root or when it has none)."""
+    if not path:
+        return {}
+    resp = ns.describe_namespace(DescribeNamespaceRequest(id=list(path)))
+    return dict(resp.properties or {})
+
+
+def create_namespace_request(
+    parent: Sequence[str], name: str, properties: Mapping[str, str] | None = None
+) -> CreateNamespaceRequest:
+    """The request for child namespace ``name`` of ``parent``; a bad name is
+    ``InvalidInputError`` before any call (``backend.ids``)."""
+    table_id = ids.check_id([*parent, name], what="namespace", create=True)
+    return CreateNamespaceRequest(id=table_id, properties=dict(properties or {}) or None)
+
+
+def declare_table_request(
+    namespace: Sequence[str],
+    name: str,
+    *,
+    location: str | None = None,
+    properties: Mapping[str, str] | None = None,
+    vend_credentials: bool = False,
+) -> DeclareTableRequest:
+    """The request declaring table ``name`` in ``namespace`` (no data yet)."""
+    table_id = ids.check_id([*namespace, name], what="table", create=True)
+    return DeclareTableRequest(
+        id=table_id,
+        location=(location or "").strip() or None,
+        properties=dict(properties or {}) or None,
+        vend_credentials=True if vend_credentials else None,
+    )
+
+
+def deregister_table_request(table_id: Sequence[str]) -> DeregisterTableRequest:
+    return DeregisterTableRequest(id=ids.check_id(table_id))
+
+
+def schema_frame(json_schema: Any) -> pd.DataFrame:
+    """Columns of a ``JsonArrowSchema`` as rows: column, type, nullable."""
+    rows = []
+    if json_schema is not None:
+        if hasattr(json_schema, "model_dump"):
+            json_schema = json_schema.model_dump(exclude_none=True)
+        for f in json_schema.get("fields") or []:
+            rows.append(
+                {
+                    "column": f.get("name"),
+                    "type": arrow_type_str(f.get("type")),
+                    "nullable": bool(f.get("nullable", True)),
+                }
+            )
+    return pd.DataFrame(rows, columns=["column", "type", "nullable"])
+
+
+@dataclass
+class TableDetail:
+    """What the console shows for one table."""
+
+    id: list[str]
+    location: str | None
+    declared_only: bool
+    version: int | None
+    properties: dict[str, str]
+    storage_options: dict[str, str]
+    metadata: dict[str, str]
+    schema: pd.DataFrame
+    row_count: int | None
+    managed_versioning: bool | None
+    num_fragments: int | None = None
+    num_deleted_rows: int | None = None
+    problems: list[str] = field(default_factory=list)  # parts that could not be read
+
+    @property
+    def name(self) -> str:
+        return self.id[-1]
+
+    @property
+    def namespace(self) -> list[str]:
+        return self.id[:-1]
+
+    @property
+    def status(self) -> str:
+        return "declared only" if self.declared_only else "materialised"
+
+
+def describe_table(
+    ns: LanceNamespace, table_id: Sequence[str], *, count_rows: bool = True
+) -> TableDetail:
+    """Describe one table (schema, version, properties, location) and count its rows.
+
+    A failure to count rows or fragments is recorded in ``problems`` rather than raised; a
+    failure to describe raises ``LanceNamespaceError``.
+    """
+    table_id = list(table_id)
+    resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
+    if resp.is_only_declared is not None:
+        declared = bool(resp.is_only_declared)
+    else:
+        declared = resp.version is None and resp.var_schema is None
+    problems: list[str] = []
+    rows: int | None = None
+    if count_rows and not declared:
+        try:
+            rows = ns.count_table_rows(CountTableRowsRequest(id=table_id)).count
+        except LanceNamespaceError as err:
+            problems.append(f"row count unavailable: {err}")
+    stats = resp.stats
+    fragments = getattr(stats, "num_fragments", None)
+    deleted = getattr(stats, "num_deleted_rows", None)
+    open_dataset = getattr(ns, "open_dataset", None)
+    if fragments is None and not declared and callable(open_dataset):
+        # The local backend returns no stats: read them from the dataset itself.
+        try:
+            fragments = len(open_dataset(table_id, resp.version).get_fragments())
+        except LanceNamespaceError as err:
+            problems.append(f"fragment count unavailable: {err}")
+    return TableDetail(
+        id=table_id,
+        location=resp.location or resp.table_uri,
+        declared_only=declared,
+        version=resp.version,
+        properties=dict(resp.properties or {}),
+        storage_options=dict(resp.storage_options or {}),
+        metadata=dict(resp.metadata or {}),
+        schema=schema_frame(resp.var_schema),
+        row_count=rows,
+        managed_versioning=resp.managed_versioning,
+        num_fragments=fragments,
+        num_deleted_rows=deleted,
+        problems=problems,
+    )
+
+
+__all__ = [
+    "TableDetail",
+    "create_namespace_request",
+    "declare_table_request",
+    "deregister_table_request",
+    "describe_namespace",
+    "describe_table",
+    "list_namespace_names",
+    "list_table_names",
+    "namespace_exists",
+    "schema_frame",
+]

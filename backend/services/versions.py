@@ -1,0 +1,355 @@
+"""A table's versions shaped for the UI: the listing (metadata only, cheap for 10,000
+versions), the operation behind each version (looked up only for the versions on screen),
+snapshots and comparison of two versions, deleting version ranges, the timeline's points."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from lance_namespace import (
+    BatchDeleteTableVersionsRequest,
+    BatchDeleteTableVersionsResponse,
+    CountTableRowsRequest,
+    DescribeTableRequest,
+    DescribeTableVersionRequest,
+    DescribeTransactionRequest,
+    LanceNamespace,
+    ListTableIndicesRequest,
+    ListTableVersionsRequest,
+)
+from lance_namespace.errors import LanceNamespaceError
+
+from .. import capabilities, ids, version_ranges
+from ..errors import describe_error
+from ..paging import list_all
+from .namespaces import LIST_BATCH, schema_frame
+
+VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]
+
+
+def list_versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
+    """Every version of a table, newest first: version, timestamp (UTC), manifest_path,
+    manifest_size, e_tag, metadata (JSON text)."""
+    req = ListTableVersionsRequest(id=list(table_id), descending=True, limit=LIST_BATCH)
+    rows = [
+        {
+            "version": int(v.version),
+            "timestamp": v.timestamp_millis,
+            "manifest_path": v.manifest_path,
+            "manifest_size": v.manifest_size,
+            "e_tag": v.e_tag,
+            "metadata": json.dumps(v.metadata, sort_keys=True) if v.metadata else "",
+        }
+        for v in list_all(ns.list_table_versions, req, "versions")
+    ]
+    df = pd.DataFrame(rows, columns=VERSION_COLUMNS)
+    if not df.empty:
+        df = df.drop_duplicates("version").sort_values("version", ascending=False)
+    df["timestamp"] = pd.to_datetime(df["timestamp"], unit="ms", utc=True)
+    df["manifest_size"] = df["manifest_size"].astype("Int64")
+    return df.reset_index(drop=True)
+
+
+def latest_version(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
+    """The table's newest version, read fresh (``None``: it has none, e.g. declared only)."""
+    version = ns.describe_table(DescribeTableRequest(id=list(table_id))).version
+    return int(version) if version is not None else None
+
+
+def version_operations(
+    ns: LanceNamespace, table_id: Sequence[str], versions: Iterable[int]
+) -> pd.DataFrame:
+    """The transaction behind each version (DescribeTransaction with id = table id +
+    [version]): version, operation, read_version, status, uuid, error. Failures are per row:
+    one unreadable transaction never hides the others."""
+    rows = []
+    for v in versions:
+        row: dict[str, Any] = {"version": int(v), "operation": "?", "read_version": None}
+        row.update({"status": None, "uuid": None, "error": None})
+        try:
+            resp = ns.describe_transaction(DescribeTransactionRequest(id=[*table_id, str(v)]))
+        except LanceNamespaceError as err:
+            info = describe_error(err)
+            row["error"] = f"{info['kind']}: {info['message']}"
+        else:
+            props = dict(resp.properties or {})
+            row["operation"] = props.get("operation") or "?"
+            rv = props.get("read_version")
+            row["read_version"] = int(rv) if rv and str(rv).isdigit() else None
+            row["status"] = resp.status
+            row["uuid"] = props.get("uuid")
+        rows.append(row)
+    df = pd.DataFrame(
+        rows, columns=["version", "operation", "read_version", "status", "uuid", "error"]
+    )
+    df["read_version"] = df["read_version"].astype("Int64")
+    return df
+
+
+def with_operations(versions: pd.DataFrame, operations: pd.DataFrame) -> pd.DataFrame:
+    """``versions`` with ``operation`` / ``read_version`` / ``error`` joined in (rows without
+    a lookup get ``operation`` "(not loaded)")."""
+    cols = ["version", "operation", "read_version", "error"]
+    merged = versions.merge(operations[cols], on="version", how="left")
+    merged["operation"] = merged["operation"].fillna("(not loaded)")
+    return merged
+
+
+def describe_version(ns: LanceNamespace, table_id: Sequence[str], version: int) -> dict[str, Any]:
+    """DescribeTableVersion of one version as a dict (timestamp as ISO text)."""
+    resp = ns.describe_table_version(
+        DescribeTableVersionRequest(id=list(table_id), version=int(version))
+    )
+    out = resp.version.model_dump(exclude_none=True)
+    ts = out.get("timestamp_millis")
+    if ts is not None:
+        out["timestamp"] = pd.Timestamp(ts, unit="ms", tz="UTC").isoformat()
+    return out
+
+
+@dataclass
+class VersionSnapshot:
+    """Schema, rows, fragments and indexes of one version; ``None`` where unavailable."""
+
+    version: int
+    schema: dict[str, str] | None = None  # column -> type
+    rows: int | None = None
+    fragments: int | None = None
+    indexes: list[str] | None = None
+    unavailable: list[str] = field(default_factory=list)  # "what: why"
+
+
+def _problem(err: LanceNamespaceError) -> str:
+    return describe_error(err)["message"]
+
+
+def version_snapshot(ns: LanceNamespace, table_id: Sequence[str], version: int) -> VersionSnapshot:
+    """What a version looked like. Local backend: the dataset at that version, opened by the
+    namespace (its session and storage options). REST: DescribeTable, CountTableRows and
+    ListTableIndices at that version; fragments are not exposed there. Each part that fails
+    is listed in ``unavailable``."""
+    from ..arrow_types import arrow_type_str
+
+    snap = VersionSnapshot(version=int(version))
+    tid = list(table_id)
+    if capabilities(ns).kind == "local":
+        try:
+            ds = ns.open_dataset(tid, int(version))  # type: ignore[attr-defined]
+            snap.schema = {f.name: arrow_type_str(f.type) for f in ds.schema}
+            snap.rows = ds.count_rows()
+            snap.fragments = len(ds.get_fragments())
+            snap.indexes = sorted(
+                f"{i.name} ({', '.join(i.field_names)})"
+                for i in ds.describe_indices()
+                if not i.name.startswith("__")
+            )
+            return snap
+        except LanceNamespaceError as err:
+            snap.unavailable.append(f"dataset at version {version}: {_problem(err)}")
+        except (OSError, ValueError) as err:
+            snap.unavailable.append(f"dataset at version {version}: {err}")
+    try:
+        resp = ns.describe_table(
+            DescribeTableRequest(id=tid, version=int(version), load_detailed_metadata=True)
+        )
+        if resp.var_schema is not None:
+            frame = schema_frame(resp.var_schema)
+            snap.schema = dict(zip(frame["column"], frame["type"], strict=True))
+        else:
+            snap.unavailable.append("schema: not returned by the server")
+        if resp.stats is not None and getattr(resp.stats, "num_fragments", None) is not None:
+            snap.fragments = resp.stats.num_fragments
+    except LanceNamespaceError as err:
+        snap.unavailable.append(f"schema: {_problem(err)}")
+    try:
+        snap.rows = ns.count_table_rows(CountTableRowsRequest(id=tid, version=int(version))).count
+    except LanceNamespaceError as err:
+        snap.unavailable.append(f"row count: {_problem(err)}")
+    try:
+        req = ListTableIndicesRequest(id=tid, version=int(version), limit=LIST_BATCH)
+        snap.indexes = sorted(
+            f"{i.index_name} ({', '.join(i.columns)})"
+            for i in list_all(ns.list_table_indices, req, "indexes")
+        )
+    except LanceNamespaceError as err:
+        snap.unavailable.append(f"indexes: {_problem(err)}")
+    if snap.fragments is None:
+        snap.unavailable.append("fragments: not exposed by the REST API")
+    return snap
+
+
+@dataclass
+class VersionComparison:
+    """Differences between version ``a`` (older) and ``b`` (newer)."""
+
+    a: VersionSnapshot
+    b: VersionSnapshot
+    schema_changes: pd.DataFrame  # column, change, type_a, type_b
+    summary: pd.DataFrame  # metric, version a, version b, change
+
+    @property
+    def unavailable(self) -> list[str]:
+        return [f"v{self.a.version} {u}" for u in self.a.unavailable] + [
+            f"v{self.b.version} {u}" for u in self.b.unavailable
+        ]
+
+
+def compare_snapshots(a: VersionSnapshot, b: VersionSnapshot) -> VersionComparison:
+    """Schema changes (added / removed / type changed) and a metric table of two snapshots."""
+    changes = []
+    if a.schema is not None and b.schema is not None:
+        for col, t in b.schema.items():
+            if col not in a.schema:
+                changes.append({"column": col, "change": "added", "type_a": None, "type_b": t})
+            elif a.schema[col] != t:
+                changes.append(
+                    {"column": col, "change": "type changed", "type_a": a.schema[col], "type_b": t}
+                )
+        for col, t in a.schema.items():
+            if col not in b.schema:
+                changes.append({"column": col, "change": "removed", "type_a": t, "type_b": None})
+    schema_changes = pd.DataFrame(changes, columns=["column", "change", "type_a", "type_b"])
+
+    def diff(x: Any, y: Any) -> str:
+        if x is None or y is None:
+            return "unavailable"
+        if isinstance(x, int) and isinstance(y, int):
+            return f"{y - x:+d}"
+        return "same" if x == y else "changed"
+
+    def n_cols(s: VersionSnapshot) -> int | None:
+        return None if s.schema is None else len(s.schema)
+
+    def fmt_idx(x: list[str] | None) -> str | None:
+        return None if x is None else (", ".join(x) or "(none)")
+
+    metrics = [
+        ("rows", a.rows, b.rows, diff(a.rows, b.rows)),
+        ("fragments", a.fragments, b.fragments, diff(a.fragments, b.fragments)),
+        ("columns", n_cols(a), n_cols(b), diff(n_cols(a), n_cols(b))),
+        ("indexes", fmt_idx(a.indexes), fmt_idx(b.indexes), diff(a.indexes, b.indexes)),
+    ]
+    summary = pd.DataFrame(
+        [
+            {
+                "metric": m,
+                f"v{a.version}": "—" if x is None else str(x),
+                f"v{b.version}": "—" if y is None else str(y),
+                "change": d,
+            }
+            for m, x, y, d in metrics
+        ]
+    )
+    return VersionComparison(a=a, b=b, schema_changes=schema_changes, summary=summary)
+
+
+def compare_versions(
+    ns: LanceNamespace, table_id: Sequence[str], version_a: int, version_b: int
+) -> VersionComparison:
+    """Compare two versions (ordered so ``a`` is the older one)."""
+    lo, hi = sorted((int(version_a), int(version_b)))
+    return compare_snapshots(version_snapshot(ns, table_id, lo), version_snapshot(ns, table_id, hi))
+
+
+# -- deleting ---------------------------------------------------------------------------------------
+def delete_request(
+    table_id: Sequence[str], spans: Sequence[version_ranges.Span]
+) -> BatchDeleteTableVersionsRequest:
+    """The request for inclusive spans (the spec's ranges are end-exclusive)."""
+    return BatchDeleteTableVersionsRequest(
+        id=ids.check_id(table_id), ranges=version_ranges.to_spec(spans)
+    )
+
+
+def delete_problems(
+    spans: Sequence[version_ranges.Span], *, latest: int | None, existing: Iterable[int]
+) -> list[str]:
+    """What forbids deleting ``spans`` (``backend.version_ranges``), and spans that match no
+    existing version. Empty: fine."""
+    if latest is None:
+        return ["The table has no versions."]
+    problems = version_ranges.range_problems(version_ranges.to_spec(spans), latest=latest)
+    if not problems and not version_ranges.covered(existing, version_ranges.to_spec(spans)):
+        problems.append("None of these versions exist.")
+    return problems
+
+
+def delete_versions(
+    ns: LanceNamespace, table_id: Sequence[str], spans: Sequence[version_ranges.Span]
+) -> BatchDeleteTableVersionsResponse:
+    """Delete inclusive version spans; the backend refuses any covering the latest version."""
+    return ns.batch_delete_table_versions(delete_request(table_id, spans))
+
+
+# -- timeline ---------------------------------------------------------------------------------------
+TIMELINE_MAX_POINTS = 2_000
+
+
+def timeline_frame(versions: pd.DataFrame, operations: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Rows for the versions-over-time chart: version, timestamp, operation (looked-up ones;
+    "(not loaded)" for the rest)."""
+    df = versions[["version", "timestamp"]].copy()
+    if operations is not None and not operations.empty:
+        df = df.merge(operations[["version", "operation"]], on="version", how="left")
+    else:
+        df["operation"] = None
+    df["operation"] = df["operation"].fillna("(not loaded)")
+    return df
+
+
+def thin_timeline(
+    frame: pd.DataFrame, keep: Sequence[int] = (), max_points: int = TIMELINE_MAX_POINTS
+) -> pd.DataFrame:
+    """At most ``max_points`` rows of a :func:`timeline_frame` for charting: every row whose
+    version is in ``keep`` (the page on screen), the newest and the oldest version, and an
+    evenly spaced sample of the rest. Order is kept; ``attrs["total"]`` is ``len(frame)``."""
+    total = len(frame)
+    if total <= max_points:
+        out = frame
+    else:
+        keep_mask = frame["version"].isin({int(v) for v in keep}).to_numpy(copy=True)
+        keep_mask[[0, -1]] = True
+        rest = (~keep_mask).nonzero()[0]
+        room = max(0, max_points - int(keep_mask.sum()))
+        if room and len(rest):
+            picks = rest[
+                np.linspace(0, len(rest) - 1, num=min(room, len(rest))).round().astype(int)
+            ]
+            keep_mask[picks] = True
+        out = frame[keep_mask]
+    out = out.copy()
+    out.attrs["total"] = total
+    return out
+
+
+def time_span_seconds(frame: pd.DataFrame) -> float:
+    """Seconds between the oldest and the newest version of a timeline frame."""
+    if frame.empty:
+        return 0.0
+    ts = pd.to_datetime(frame["timestamp"])
+    return float((ts.max() - ts.min()).total_seconds())
+
+
+__all__ = [
+    "TIMELINE_MAX_POINTS",
+    "VersionComparison",
+    "VersionSnapshot",
+    "compare_snapshots",
+    "compare_versions",
+    "delete_problems",
+    "delete_request",
+    "delete_versions",
+    "describe_version",
+    "latest_version",
+    "list_versions",
+    "thin_timeline",
+    "time_span_seconds",
+    "timeline_frame",
+    "version_operations",
+    "with_operations",
+]

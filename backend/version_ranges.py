@@ -1,0 +1,194 @@
+"""Version ranges: one syntax for people, the spec's form on the wire, one safety rule.
+
+People write inclusive ranges: ``2-5, 8`` means versions 2, 3, 4, 5 and 8 (:func:`parse`,
+:func:`format_spans`). The spec's ``VersionRange`` is start-inclusive, end-exclusive, with
+``end_version = -1`` meaning "through the latest version" (:func:`to_spec`, :func:`from_spec`).
+
+:func:`range_problems` is the rule every delete path applies (local backend, REST client,
+batch commit, batch builder, Versions page): a start of at least 1, an end after the start,
+and never the latest version unless the caller opts in explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lance_namespace.errors import InvalidInputError
+from lance_namespace_urllib3_client.models import VersionRange
+
+THROUGH_LATEST = -1  # the spec's end_version meaning "through the latest version"
+MAX_RANGES = 1000  # ranges in one request
+
+_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Versions ``first`` to ``last`` inclusive."""
+
+    first: int
+    last: int
+
+    def __str__(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, int) and self.first <= version <= self.last
+
+
+def parse(text: str | None) -> list[Span]:
+    """``"2-5, 8"`` -> ``[Span(2, 5), Span(8, 8)]``; ``InvalidInputError`` on bad input."""
+    if not text or not text.strip():
+        raise InvalidInputError("Enter versions, e.g. 2-5, 8.")
+    spans = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        m = _PART.match(part)
+        if not m:
+            raise InvalidInputError(
+                f"{part.strip()!r} is not a version or a range: write 3 or 2-5 (inclusive)."
+            )
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) else first
+        if first < 1:
+            raise InvalidInputError("Versions start at 1.")
+        if last < first:
+            raise InvalidInputError(f"The range {first}-{last} ends before it starts.")
+        spans.append(Span(first, last))
+    if not spans:
+        raise InvalidInputError("Enter versions, e.g. 2-5, 8.")
+    if len(spans) > MAX_RANGES:
+        raise InvalidInputError(f"At most {MAX_RANGES} ranges at once.")
+    return spans
+
+
+def format_spans(spans: Iterable[Span]) -> str:
+    """``[Span(2, 5), Span(8, 8)]`` -> ``"2-5, 8"``."""
+    return ", ".join(str(s) for s in spans)
+
+
+def to_spec(spans: Iterable[Span]) -> list[VersionRange]:
+    """Inclusive spans as the spec's end-exclusive ``VersionRange`` list."""
+    return [VersionRange(start_version=s.first, end_version=s.last + 1) for s in spans]
+
+
+def from_spec(ranges: Iterable[Any], latest: int | None = None) -> list[Span]:
+    """Spec ranges (models, dicts or ``(start, end)`` pairs) as inclusive spans; ``-1`` ends at
+    ``latest`` (or at the start, when the latest version is unknown)."""
+    out = []
+    for start, end in spec_pairs(ranges):
+        last = (latest if latest is not None else start) if end == THROUGH_LATEST else end - 1
+        out.append(Span(start, last))
+    return out
+
+
+def spec_pairs(ranges: Iterable[Any]) -> list[tuple[int, int]]:
+    """``(start_version, end_version)`` of each spec range (model, dict or pair)."""
+    pairs = []
+    for r in ranges:
+        if isinstance(r, VersionRange):
+            pairs.append((r.start_version, r.end_version))
+        elif isinstance(r, dict):
+            pairs.append(
+                (
+                    r.get("start_version", r.get("startVersion")),
+                    r.get("end_version", r.get("endVersion")),
+                )
+            )
+        else:
+            start, end = r
+            pairs.append((start, end))
+    return pairs
+
+
+def describe_spec(start: int, end: int) -> str:
+    """A spec range for people: ``[2, 6)`` -> ``2-5``; ``[4, -1)`` -> ``4-latest``."""
+    if end == THROUGH_LATEST:
+        return f"{start}-latest"
+    if end == start + 1:
+        return str(start)
+    return f"{start}-{end - 1}"
+
+
+def range_problems(
+    ranges: Sequence[Any],
+    *,
+    latest: int | None,
+    allow_latest: bool = False,
+) -> list[str]:
+    """What forbids deleting the spec ranges ``ranges`` (empty list: nothing).
+
+    Refused: no ranges; a start below 1; an end that is not after the start (other than -1);
+    a range covering the latest version, unless ``allow_latest`` (deleting it rolls the table
+    back to an older version, or leaves it unreadable).
+    """
+    pairs = spec_pairs(ranges)
+    if not pairs:
+        return ["No version ranges to delete."]
+    if len(pairs) > MAX_RANGES:
+        return [f"At most {MAX_RANGES} version ranges in one request, got {len(pairs)}."]
+    problems = []
+    for start, end in pairs:
+        if not _is_int(start) or not _is_int(end):
+            problems.append(f"Range [{start!r}, {end!r}): versions must be integers.")
+            continue
+        shown = describe_spec(start, end)
+        if start < 1:
+            problems.append(f"Range {shown}: versions start at 1.")
+            continue
+        if end != THROUGH_LATEST and end <= start:
+            problems.append(
+                f"Range [{start}, {end}) is empty or inverted: the start is inclusive and the "
+                "end exclusive, so the end must be greater than the start."
+            )
+            continue
+        covers = latest is not None and start <= latest and (end == THROUGH_LATEST or latest < end)
+        if covers and not allow_latest:
+            problems.append(
+                f"Range {shown} covers version {latest}, the latest version: the table would "
+                "roll back to an older version or become unreadable."
+            )
+    return problems
+
+
+def check_ranges(ranges: Sequence[Any], *, latest: int | None, allow_latest: bool = False) -> None:
+    """``InvalidInputError`` listing :func:`range_problems`, if any."""
+    problems = range_problems(ranges, latest=latest, allow_latest=allow_latest)
+    if problems:
+        raise InvalidInputError(" ".join(problems))
+
+
+def covered(versions: Iterable[int], ranges: Sequence[Any], latest: int | None = None) -> list[int]:
+    """The ``versions`` that spec ``ranges`` cover (sorted)."""
+    pairs = spec_pairs(ranges)
+    out = []
+    for v in versions:
+        for start, end in pairs:
+            if start <= v and (end == THROUGH_LATEST or v < end):
+                out.append(int(v))
+                break
+    return sorted(out)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+__all__ = [
+    "MAX_RANGES",
+    "THROUGH_LATEST",
+    "Span",
+    "check_ranges",
+    "covered",
+    "describe_spec",
+    "format_spans",
+    "from_spec",
+    "parse",
+    "range_problems",
+    "spec_pairs",
+    "to_spec",
+]
