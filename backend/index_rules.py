@@ -340,6 +340,10 @@ def vector_param_defaults(index_type: str, dim: int | None, num_rows: int | None
     return out
 
 
+# Response context keys reporting the parameters a backend chose: ``chosen.num_partitions``.
+CHOSEN_PREFIX = "chosen."
+
+
 def chosen_build_params(
     request: CreateTableIndexRequest, dim: int | None, num_rows: int | None
 ) -> dict[str, int]:
@@ -674,6 +678,7 @@ def _capital(text: str) -> str:
 
 __all__ = [
     "ALL_INDEX_TYPES",
+    "CHOSEN_PREFIX",
     "ArrowTypeInfo",
     "ColumnInfo",
     "DISTANCE_TYPES",

@@ -174,6 +174,28 @@ def covered(versions: Iterable[int], ranges: Sequence[Any], latest: int | None =
     return sorted(out)
 
 
+def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) -> int | None:
+    """A table's latest version, read fresh from any namespace (``None``: it has none, e.g.
+    declared only): DescribeTable's version, else the highest ListTableVersions entry."""
+    from lance_namespace import DescribeTableRequest, ListTableVersionsRequest
+
+    from .paging import list_all
+
+    desc = ns.describe_table(
+        DescribeTableRequest(id=list(table_id), branch=branch, load_detailed_metadata=True)
+    )
+    if desc.version is not None:
+        return int(desc.version)
+    if getattr(desc, "is_only_declared", False):
+        return None
+    versions = list_all(
+        ns.list_table_versions,
+        ListTableVersionsRequest(id=list(table_id), branch=branch),
+        "versions",
+    )
+    return max((int(v.version) for v in versions), default=None)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -185,6 +207,7 @@ __all__ = [
     "check_ranges",
     "covered",
     "describe_spec",
+    "latest_version",
     "format_spans",
     "from_spec",
     "parse",

@@ -1,63 +1,41 @@
-"""Connection sidebar and the cached namespace client shared by every page.
+"""The connection sidebar and the cached namespace client shared by every page.
 
-Public API for pages:
+The active connection is the value of the sidebar's connection picker, which is bound to the
+URL (``?conn=<saved name>``, never a target or a secret), and so is the read-only switch
+(``?ro=true``): a reload keeps both. A link naming a connection this session cannot restore
+(one typed in the "Connect to..." dialog and never saved) opens the default connection
+read-only, with a warning, instead of quietly writing somewhere else.
 
-* :func:`get_namespace` -> the connected ``LanceNamespace`` (cached per connection);
-* :func:`require_namespace` -> same, or show the connection error and stop the page;
-* :func:`connection_key` -> stable, secret-free key to hash cached reads by;
-* :func:`is_read_only` -> whether writes must be disabled;
-* :func:`backend_kind` -> ``"local"`` | ``"rest"``;
-* :func:`current_spec` / :func:`snippet_connection` -> non-secret description of the connection;
-* :func:`render_connection_sidebar` -> the sidebar (called by ``app/main.py`` on every page).
+For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_only`,
+:func:`current_spec`, :func:`snippet_connection`, :func:`health`.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import os
+import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import pandas as pd
 import streamlit as st
+from lance_namespace import ListNamespacesRequest
 
 import backend
-from backend import browse
+from backend import connect_options
 from backend import connections as conns
+from backend import properties as props
 from backend.connections import ConnectionSpec, Secrets
-from components import state
-from components.common import clear_read_caches, error_text, mask_secret
+from backend.redaction import is_secret_name, mask_value, redact_url
+from components import feedback, state
+from components.common import empty_kv_frame
 
-# --------------------------------------------------------------------------------------------
-# Current connection
-# --------------------------------------------------------------------------------------------
-
-
-def default_target() -> str:
-    """``$LANCE_CONSOLE_TARGET`` or ``.lance-console/demo``."""
-    return conns.default_target()
+DEFAULT = "default"
+READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
+HEALTH_TTL = 10.0  # seconds a reachability answer is trusted
 
 
-def current_spec() -> ConnectionSpec:
-    """The active connection (non-secret settings); the launcher's default until switched."""
-    spec = st.session_state.get(state.CONN_SPEC)
-    if isinstance(spec, ConnectionSpec):
-        return spec
-    spec = conns.default_connection()
-    _set_active(spec)
-    return spec
-
-
-def _session_secrets() -> dict[str, Secrets]:
-    return st.session_state.setdefault(state.CONN_SECRETS, {})
-
-
-def _secret_slot(spec: ConnectionSpec) -> str:
-    # Typed secrets belong to one name *and* target: reusing a name for another server never
-    # sends the old credentials there.
-    return f"{spec.name}|{spec.target}"
-
-
+# -- which connections exist ------------------------------------------------------------------------
 def _streamlit_secrets() -> Mapping[str, Any]:
     """``st.secrets["connections"]`` if a secrets file defines it, else ``{}``."""
     try:
@@ -71,57 +49,107 @@ def _saved() -> tuple[list[ConnectionSpec], dict[str, Secrets], list[str]]:
     return conns.load_connections(secrets=_streamlit_secrets())
 
 
+def options() -> dict[str, ConnectionSpec]:
+    """Every connection the picker offers: the launcher's default, saved ones, and the ones
+    made in this session's dialog."""
+    out: dict[str, ConnectionSpec] = {DEFAULT: conns.default_connection()}
+    for spec in _saved()[0]:
+        out[spec.name] = spec
+    out.update(state.get(state.Conn.SESSION_SPECS) or {})
+    return out
+
+
+def current_spec() -> ConnectionSpec:
+    """The active connection (non-secret settings)."""
+    opts = options()
+    return opts.get(str(state.get(state.QP_CONN) or DEFAULT), opts[DEFAULT])
+
+
+def _secret_slot(spec: ConnectionSpec) -> str:
+    # Typed secrets belong to one name *and* target: reusing a name for another server never
+    # sends the old credentials there.
+    return f"{spec.name}|{spec.target}"
+
+
 def _resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
-    typed = _session_secrets().get(_secret_slot(spec))
+    typed = (state.get(state.Conn.SECRETS) or {}).get(_secret_slot(spec))
     if typed is None and spec.source == "secrets":
         typed = _saved()[1].get(spec.name)
     return conns.resolve_secrets(spec, typed)
 
 
-def connection_key() -> str:
-    """Stable, secret-free key of the active connection (use it to key ``st.cache_data``)."""
-    spec = current_spec()
+def connection_key(spec: ConnectionSpec | None = None) -> str:
+    """Stable, secret-free key of a connection (the active one by default)."""
+    spec = spec or current_spec()
     return conns.connection_key(spec, _resolved_secrets(spec)[0])
 
 
-def backend_kind() -> str:
-    """``"local"`` or ``"rest"`` for the active connection."""
-    return current_spec().kind
-
-
 def is_read_only() -> bool:
-    """True when the read-only switch is on: every page must disable its writes."""
-    return bool(st.session_state.get(state.READ_ONLY, False))
+    return state.read_only()
 
 
+def backend_kind() -> str:
+    return connect_options.target_kind(current_spec().target)
+
+
+# -- the client ---------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _connect(key: str, target: str, _options: dict[str, Any]) -> backend.LanceNamespace:
-    # ``key`` identifies the connection (secret fingerprint included); ``_options`` (with the
-    # secrets) is not hashed by streamlit.
+    # ``key`` identifies the connection (a fingerprint of its secrets included); ``_options``
+    # (with the secrets) is not hashed.
     return backend.connect(target, **_options)
 
 
-def get_namespace() -> backend.LanceNamespace:
-    """The connected namespace of the active connection (cached client).
+@st.cache_resource(show_spinner="Building the demo namespace (first run)…")
+def _ensure_demo(target: str) -> str:
+    from backend.demo import create_demo_namespace
 
-    Raises ``LanceNamespaceError`` (or another exception for unusable targets) when the backend
-    cannot be opened; pages usually call :func:`require_namespace` instead.
-    """
-    spec = current_spec()
+    create_demo_namespace(target)
+    return target
+
+
+def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
+    if spec.name == DEFAULT and spec.source == "default":
+        path = Path(spec.target)
+        if not path.exists() or not any(path.iterdir()):
+            _ensure_demo(spec.target)  # the newcomer path: `streamlit run app/main.py`
+    missing = backend.missing_local_directory(spec.target)
+    if missing is not None:
+        raise backend.errors.make(
+            backend.errors.ErrorCode.NAMESPACE_NOT_FOUND,
+            f"the directory {missing} does not exist",
+        )
     secrets, _ = _resolved_secrets(spec)
-    key = conns.connection_key(spec, secrets)
-    return _connect(key, spec.target, conns.connect_options(spec, secrets))
+    return _connect(connection_key(spec), spec.target, conns.connect_options(spec, secrets))
+
+
+def get_namespace() -> backend.LanceNamespace:
+    """The connected namespace of the active connection (a cached client)."""
+    return _open(current_spec())
 
 
 def require_namespace() -> backend.LanceNamespace:
-    """:func:`get_namespace`, or show the error readably and stop the page."""
+    """:func:`get_namespace`, or show why not (offering to create a missing directory) and
+    stop the page."""
     try:
         return get_namespace()
     except Exception as err:  # noqa: BLE001 - any failure to open is shown, never a traceback
-        st.error(error_text(err, action="Opening the namespace"), icon=":material/error:")
-        st.caption("Pick another connection in the sidebar.")
+        feedback.show_error(err, action="Opening the namespace")
+        missing = backend.missing_local_directory(current_spec().target)
+        if missing is not None:
+            if st.button(f"Create {missing}", key="conn.create_here", icon=":material/add:"):
+                _create_directory(missing)
+                st.rerun()
+            st.caption("Or pick another connection in the sidebar.")
+        else:
+            st.caption("Pick another connection in the sidebar.")
         st.stop()
         raise  # unreachable: st.stop() raises
+
+
+def display_target(target: str) -> str:
+    """The target with any password and secret query parameters masked."""
+    return redact_url(target) if "://" in target else target
 
 
 def snippet_connection() -> dict[str, Any]:
@@ -132,376 +160,390 @@ def snippet_connection() -> dict[str, Any]:
     out["has_api_key"] = bool(secrets.api_key)
     out["has_auth_token"] = bool(secrets.auth_token)
     out["secret_headers"] = sorted({*out["secret_headers"], *secrets.headers})
-    out["storage_options"] = {
-        **out["storage_options"],
-        **{k: "***" for k in secrets.storage_options},
-    }
+    out["secret_storage"] = sorted({*out.get("secret_storage", []), *secrets.storage_options})
     return out
 
 
-def display_target(target: str) -> str:
-    """The target with any password in the URL and secret query parameters masked."""
+# -- health -----------------------------------------------------------------------------------------
+@st.cache_data(ttl=HEALTH_TTL, show_spinner=False, max_entries=16)
+def _probe(key: str, _spec: ConnectionSpec) -> tuple[bool, str, float]:
     try:
-        parts = urlsplit(target)
-    except ValueError:
-        return target
-    if not parts.scheme or not parts.netloc:
-        return target
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = (
-            f"{user}:{mask_secret(userinfo.split(':', 1)[1])}@{host}" if ":" in userinfo else netloc
-        )
-    query = parts.query
-    if query:
-        items = []
-        for item in query.split("&"):
-            k, _, v = item.partition("=")
-            items.append(f"{k}={mask_secret(v)}" if conns.is_secret_key(k) and v else item)
-        query = "&".join(items)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        _open(_spec).list_namespaces(ListNamespacesRequest(id=[], limit=1))
+    except Exception as err:  # noqa: BLE001 - refused, timeout, bad path: all shown as text
+        return False, feedback.error_text(err), time.time()
+    return True, "", time.time()
 
 
-# --------------------------------------------------------------------------------------------
-# Switching
-# --------------------------------------------------------------------------------------------
+def health() -> tuple[bool, str, float]:
+    """``(reachable, why not, when checked)`` of the active connection (checked every 10 s)."""
+    spec = current_spec()
+    return _probe(connection_key(spec), spec)
 
 
-def _set_active(spec: ConnectionSpec) -> None:
-    st.session_state[state.CONN_SPEC] = spec
-    st.session_state[state.CONNECTION] = spec.describe()
+def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
+    """Open ``spec`` now and list one namespace; a readable error, or ``None`` when fine."""
+    try:
+        if secrets is not None and not secrets.is_empty():
+            ns = _connect(
+                conns.connection_key(spec, secrets),
+                spec.target,
+                conns.connect_options(spec, secrets),
+            )
+        else:
+            ns = _open(spec)
+        ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
+    except Exception as err:  # noqa: BLE001
+        return feedback.error_text(err, action=f"Connecting to {display_target(spec.target)}")
+    return None
+
+
+# -- switching --------------------------------------------------------------------------------------
+PENDING = "conn.pending"  # (connection name, read-only) applied before the widgets render
 
 
 def _reset_selection() -> None:
-    for key in (state.SEL_NAMESPACE, state.SEL_TABLE, state.SEL_VERSION):
-        st.session_state.pop(key, None)
-    st.session_state.pop(state.VERSIONS_COMPARE, None)
-    for qp in (state.QP_NAMESPACE, state.QP_TABLE, state.QP_VERSION, state.QP_INDEX):
+    state.set_selection([], None)
+    state.set_compare_pair(None)
+    for qp in (state.QP_NAMESPACE, state.QP_TABLE):
         if qp in st.query_params:
             del st.query_params[qp]
 
 
-def probe(spec: ConnectionSpec, secrets: Secrets) -> str | None:
-    """Open ``spec`` and list one namespace; returns a readable error, or ``None`` when fine."""
-    from lance_namespace import ListNamespacesRequest
+def _on_pick() -> None:
+    """The picker changed: probe the new connection; on failure keep the previous one."""
+    name = str(state.get(state.QP_CONN) or DEFAULT)
+    previous = str(state.get("conn.active") or DEFAULT)
+    spec = options().get(name)
+    problem = probe(spec) if spec is not None else f"Unknown connection {name}."
+    if spec is None or problem:
+        missing = backend.missing_local_directory(spec.target) if spec is not None else None
+        state.put(state.QP_CONN, previous)
+        if missing is not None:
+            state.put(state.Conn.CREATE_OFFER, (name, str(missing)))
+            state.notice("warning", f"The directory {missing} does not exist.")
+        else:
+            state.notice("error", problem or "Not connected.")
+        return
+    state.put("conn.active", name)
+    state.set_read_only(spec.read_only or state.read_only())
+    _reset_selection()
+    state.notice("success", f"Connected to {name} ({spec.kind}).")
 
-    try:
-        ns = _connect(
-            conns.connection_key(spec, secrets), spec.target, conns.connect_options(spec, secrets)
+
+def _apply_pending() -> None:
+    pending = state.drop(PENDING)
+    if pending:
+        name, read_only = pending
+        state.put(state.QP_CONN, name)
+        state.put("conn.active", name)
+        state.set_read_only(read_only)
+        _reset_selection()
+
+
+def _restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
+    """First run of a session: a ``?conn=`` the session cannot restore opens the default
+    read-only, with a warning (never a quiet switch to another backend)."""
+    if "conn.active" in st.session_state:
+        return
+    wanted = st.query_params.get(state.QP_CONN)
+    if wanted and wanted not in opts:
+        state.put(state.Conn.LOST, wanted)
+        state.set_read_only(True)
+        state.notice(
+            "warning",
+            f"This link names the connection {wanted}, which this browser session cannot "
+            "restore (it was not saved). The default connection is open, read-only: pick a "
+            "connection or connect again before writing.",
         )
-        ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
-    except Exception as err:  # noqa: BLE001 - refused, timeout, bad path: all shown readably
-        return error_text(err, action=f"Connecting to {display_target(spec.target)}")
+    elif os.environ.get(READ_ONLY_ENV) and state.QP_READ_ONLY not in st.query_params:
+        state.set_read_only(True)
+    state.put("conn.active", wanted if wanted in opts else DEFAULT)
+
+
+def switch_to(spec: ConnectionSpec, typed: Secrets | None = None) -> str | None:
+    """Make ``spec`` (from the dialog) the active connection after probing it; a readable
+    error when refused (the previous connection stays)."""
+    problem = probe(spec, typed)
+    if problem:
+        missing = backend.missing_local_directory(spec.target)
+        if missing is not None:
+            state.put(state.Conn.CREATE_OFFER, (spec.name, str(missing)))
+            _remember(spec, typed)
+            return f"The directory {missing} does not exist: create it from the sidebar."
+        return problem
+    _remember(spec, typed)
+    state.put(PENDING, (spec.name, spec.read_only))
+    state.notice("success", f"Connected to {spec.name} ({spec.kind}).")
     return None
 
 
-def switch_to(spec: ConnectionSpec, typed: Secrets | None = None, *, check: bool = True) -> bool:
-    """Make ``spec`` the active connection (after probing it when ``check``); True on success.
-
-    ``typed`` secrets are kept in the session only. On failure the previous connection stays
-    active and the error is shown in the sidebar.
-    """
+def _remember(spec: ConnectionSpec, typed: Secrets | None) -> None:
     if typed is not None and not typed.is_empty():
-        secrets, problems = conns.resolve_secrets(spec, typed)
-    else:
-        secrets, problems = _resolved_secrets(spec)
-    if check:
-        problem = probe(spec, secrets)
-        if problem:
-            st.session_state[state.CONN_NOTICE] = ("error", problem)
-            return False
-    if typed is not None and not typed.is_empty():
-        _session_secrets()[_secret_slot(spec)] = typed
-    _set_active(spec)
-    _reset_selection()
-    clear_read_caches()
-    st.session_state[state.CONN_PENDING_READ_ONLY] = spec.read_only
-    note = f"Connected to **{spec.name}** ({spec.kind})."
-    if problems:
-        note += "  \n" + "  \n".join(problems)
-    st.session_state[state.CONN_NOTICE] = ("warning" if problems else "success", note)
-    return True
+        secrets = dict(state.get(state.Conn.SECRETS) or {})
+        secrets[_secret_slot(spec)] = typed
+        state.put(state.Conn.SECRETS, secrets)
+    if spec.source == "session":
+        made = dict(state.get(state.Conn.SESSION_SPECS) or {})
+        made[spec.name] = spec
+        state.put(state.Conn.SESSION_SPECS, made)
 
 
-def _on_pick() -> None:
-    name = st.session_state.get(state.CONN_PICK)
-    if not name or name == current_spec().name:
-        return
-    options = _connection_options()
-    spec = options.get(name)
-    if spec is not None and not switch_to(spec):
-        st.session_state[state.CONN_PICK] = current_spec().name
-
-
-def _connection_options() -> dict[str, ConnectionSpec]:
-    default = conns.default_connection()
-    options: dict[str, ConnectionSpec] = {default.name: default}
-    for spec in _saved()[0]:
-        options[spec.name] = spec
-    active = current_spec()
-    options.setdefault(active.name, active)
-    return options
-
-
-# --------------------------------------------------------------------------------------------
-# Form parsing (pure: tests call it directly)
-# --------------------------------------------------------------------------------------------
-
-
-def rows_to_mapping(rows: pd.DataFrame | list[dict[str, Any]] | None, what: str) -> dict[str, str]:
-    """Key/value rows (``key``, ``value`` columns) from a data editor -> dict.
-
-    Blank rows are skipped; a blank key with a value, or a duplicate key, raises ``ValueError``.
-    """
-    try:
-        return browse.properties_from_rows(rows)
-    except ValueError as err:
-        raise ValueError(f"{what}: {err}") from None
-
-
+# -- the form (pure: tests call it) -----------------------------------------------------------------
 def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
-    """Build a connection from the sidebar form's values; raises ``ValueError`` on bad input.
-
-    Keys: target, name, api_key, api_key_env, auth_token, auth_token_env, delimiter, timeout,
-    headers (rows), storage_options (rows), read_only.
-    """
+    """A connection from the dialog's values; ``ValueError`` (readable) on bad input."""
     target = str(values.get("target") or "").strip()
     if not target:
         raise ValueError("Enter a folder path, an object-store URI or a REST server URL.")
     name = str(values.get("name") or "").strip() or "custom"
-    problem = conns.validate_name(name)
-    if problem:
-        raise ValueError(problem)
+    problem = conns.validate_name(name) or (
+        "The name default belongs to the launcher's connection." if name == DEFAULT else None
+    )
     for env_field in ("api_key_env", "auth_token_env"):
-        problem = conns.validate_env_name(str(values.get(env_field) or "").strip())
-        if problem:
-            raise ValueError(problem)
-    if backend.is_rest_target(target):
-        host = urlsplit(target).hostname
-        if not host:
-            raise ValueError(f"{target!r} is not a valid server URL.")
-    headers = rows_to_mapping(values.get("headers"), "Headers")
-    storage = rows_to_mapping(values.get("storage_options"), "Storage options")
+        problem = problem or conns.validate_env_name(str(values.get(env_field) or "").strip())
+    try:
+        headers = props.from_rows(values.get("headers"))
+        storage = props.from_rows(values.get("storage_options"))
+    except backend.errors.LanceNamespaceError as err:
+        raise ValueError(str(err)) from None
     delimiter = str(values.get("delimiter") or "").strip() or None
     timeout = values.get("timeout") or None
-    secret_headers = {k: v for k, v in headers.items() if conns.is_secret_key(k)}
-    secret_storage = {k: v for k, v in storage.items() if conns.is_secret_key(k)}
+    typed = Secrets(
+        api_key=str(values.get("api_key") or "") or None,
+        auth_token=str(values.get("auth_token") or "") or None,
+        headers={k: v for k, v in headers.items() if is_secret_name(k)},
+        storage_options={k: v for k, v in storage.items() if is_secret_name(k)},
+    )
+    if connect_options.is_rest_target(target):
+        found = connect_options.rest_option_problems(
+            target,
+            {
+                "api_key": typed.api_key,
+                "auth_token": typed.auth_token,
+                "headers": headers,
+                "timeout": float(timeout) if timeout else None,
+                "delimiter": delimiter,
+            },
+        )
+    else:
+        found = connect_options.storage_option_problems(storage)
+    problem = problem or (found[0][:1].upper() + found[0][1:] + "." if found else None)
+    if problem:
+        raise ValueError(problem)
     spec = ConnectionSpec(
         name=name,
         target=target,
         delimiter=delimiter,
-        headers={k: v for k, v in headers.items() if k not in secret_headers},
-        storage_options={k: v for k, v in storage.items() if k not in secret_storage},
+        headers={k: v for k, v in headers.items() if k not in typed.headers},
+        storage_options={k: v for k, v in storage.items() if k not in typed.storage_options},
         api_key_env=str(values.get("api_key_env") or "").strip() or None,
         auth_token_env=str(values.get("auth_token_env") or "").strip() or None,
         timeout=float(timeout) if timeout else None,
         read_only=bool(values.get("read_only")),
         source="session",
     )
-    typed = Secrets(
-        api_key=str(values.get("api_key") or "") or None,
-        auth_token=str(values.get("auth_token") or "") or None,
-        headers=secret_headers,
-        storage_options=secret_storage,
-    )
     return spec, typed
 
 
-# --------------------------------------------------------------------------------------------
-# Sidebar
-# --------------------------------------------------------------------------------------------
-
-
+# -- the sidebar -------------------------------------------------------------------------------------
 def _render_status(spec: ConnectionSpec) -> None:
     kind = ":blue-badge[REST]" if spec.kind == "rest" else ":green-badge[local]"
     ro = ":orange-badge[:material/lock: read-only]" if is_read_only() else ":gray-badge[writable]"
-    st.markdown(f"**{spec.name}** {kind} {ro}")
+    st.markdown(f"{kind} {ro}")
     st.code(display_target(spec.target), language=None, wrap_lines=True)
     secrets, problems = _resolved_secrets(spec)
-    lines = []
+    facts = []
     if secrets.api_key:
-        lines.append(f"API key `{mask_secret(secrets.api_key)}`")
+        facts.append(f"API key {mask_value(secrets.api_key)}")
     if secrets.auth_token:
-        lines.append(f"Bearer token `{mask_secret(secrets.auth_token)}`")
-    for header, value in secrets.headers.items():
-        lines.append(f"{header} `{mask_secret(value)}`")
+        facts.append(f"bearer token {mask_value(secrets.auth_token)}")
+    facts += [f"{h} {mask_value(v)}" for h, v in secrets.headers.items()]
     if spec.delimiter:
-        lines.append(f"delimiter `{spec.delimiter}`")
-    if lines:
-        st.caption(" · ".join(lines))
+        facts.append(f"delimiter {spec.delimiter}")
+    if facts:
+        st.caption(feedback.as_text(" · ".join(facts)))
     for problem in (*problems, *spec.warnings):
-        st.caption(f":orange[{problem}]")
+        st.caption(":orange[" + feedback.as_text(problem) + "]")
+    ok, why, checked = health()
+    when = time.strftime("%H:%M:%S", time.localtime(checked))
+    if ok:
+        st.caption(f":green[:material/check_circle:] reachable · checked {when}")
+    else:
+        st.caption(f":red[:material/error:] not reachable · checked {when}")
+        st.caption(feedback.as_text(why))
 
 
-def _render_notice() -> None:
-    notice = st.session_state.pop(state.CONN_NOTICE, None)
-    if not notice:
+def _render_create_offer() -> None:
+    offer = state.get(state.Conn.CREATE_OFFER)
+    if not offer:
         return
-    kind, text = notice
-    {"error": st.error, "warning": st.warning}.get(kind, st.success)(text)
+    name, path = offer
+    if st.button(f"Create {path}", key="conn.create", icon=":material/create_new_folder:"):
+        if _create_directory(Path(path)):
+            state.drop(state.Conn.CREATE_OFFER)
+            spec = options().get(name)
+            state.put(PENDING, (name, spec.read_only if spec else False))
+        st.rerun()
 
 
-def _open_connect_dialog() -> None:
-    st.session_state.pop(state.TABLES_DIALOG, None)  # one dialog at a time
-    st.session_state[state.CONN_DIALOG] = True
+def _create_directory(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True)
+    except OSError as err:
+        state.notice("error", f"Could not create {path}: {err.strerror}")
+        return False
+    state.notice("success", f"Created {path}: an empty namespace.")
+    _probe.clear()
+    return True
 
 
-def _close_connect_dialog() -> None:
-    st.session_state.pop(state.CONN_DIALOG, None)
+def _refresh() -> None:
+    from components.cache import invalidate
+
+    invalidate()
+    _probe.clear()
 
 
-@st.dialog("Connect to…", width="medium", on_dismiss=_close_connect_dialog)
+@st.dialog("Connect to…", width="medium", on_dismiss=lambda: state.open_dialog(None))
 def _connect_dialog() -> None:
-    version = st.session_state.get(state.CONN_FORM_VERSION, 0)
-    p = f"conn.form{version}"
+    p = f"conn.form{state.get(state.Conn.FORM_VERSION, 0)}"
     with st.form(f"{p}.form", border=False):
-        target = st.text_input(
-            "Folder, object-store URI or REST URL",
-            key=f"{p}.target",
-            placeholder="/data/lance  ·  s3://bucket/root  ·  https://lance.example.com",
-        )
-        name = st.text_input("Name", key=f"{p}.name", placeholder="custom")
+        values: dict[str, Any] = {
+            "target": st.text_input(
+                "Folder, object-store URI or REST URL",
+                key=f"{p}.target",
+                placeholder="/data/lance  ·  s3://bucket/root  ·  https://lance.example.com",
+            ),
+            "name": st.text_input("Name", key=f"{p}.name", placeholder="custom"),
+        }
         st.caption("REST authentication (kept in this session only; never saved)")
-        api_key = st.text_input("API key", type="password", key=f"{p}.api_key")
-        auth_token = st.text_input("Bearer token", type="password", key=f"{p}.auth_token")
+        values["api_key"] = st.text_input("API key", type="password", key=f"{p}.api_key")
+        values["auth_token"] = st.text_input("Bearer token", type="password", key=f"{p}.token")
         c1, c2 = st.columns(2)
-        api_key_env = c1.text_input("…or API key env var", key=f"{p}.api_key_env")
-        auth_token_env = c2.text_input("…or token env var", key=f"{p}.auth_token_env")
+        values["api_key_env"] = c1.text_input("…or API key env var", key=f"{p}.api_key_env")
+        values["auth_token_env"] = c2.text_input("…or token env var", key=f"{p}.token_env")
         c1, c2 = st.columns(2)
-        delimiter = c1.text_input("Delimiter", key=f"{p}.delimiter", placeholder="$")
-        timeout = c2.number_input(
-            "Timeout (s, 0 = default)", min_value=0.0, max_value=600.0, key=f"{p}.timeout"
+        values["delimiter"] = c1.text_input("Delimiter", key=f"{p}.delimiter", placeholder="$")
+        values["timeout"] = c2.number_input(
+            "Timeout (s, 0 = default)", min_value=0.0, max_value=3600.0, key=f"{p}.timeout"
         )
-        empty = pd.DataFrame(
-            {"key": pd.Series([], dtype="str"), "value": pd.Series([], dtype="str")}
+        st.caption("Extra HTTP headers (secret-looking values stay in this session)")
+        values["headers"] = st.data_editor(
+            empty_kv_frame(), num_rows="dynamic", key=f"{p}.headers", hide_index=True
         )
-        st.caption("Extra HTTP headers (secret-looking values are kept in the session only)")
-        headers = st.data_editor(empty, num_rows="dynamic", key=f"{p}.headers", hide_index=True)
-        st.caption("Storage options (local / object store)")
-        storage = st.data_editor(empty, num_rows="dynamic", key=f"{p}.storage", hide_index=True)
-        read_only = st.checkbox("Read-only", key=f"{p}.read_only")
-        save = st.checkbox("Save to config file (no secrets)", key=f"{p}.save")
+        st.caption("Storage options (local / object store; secrets stay in this session)")
+        values["storage_options"] = st.data_editor(
+            empty_kv_frame(), num_rows="dynamic", key=f"{p}.storage", hide_index=True
+        )
+        values["read_only"] = st.checkbox("Read-only", key=f"{p}.read_only")
+        save = st.checkbox("Save to the config file (no secrets)", key=f"{p}.save")
         submitted = st.form_submit_button("Connect", type="primary", key=f"{p}.submit")
     if not submitted:
         return
     try:
-        spec, typed = spec_from_form(
-            {
-                "target": target,
-                "name": name,
-                "api_key": api_key,
-                "auth_token": auth_token,
-                "api_key_env": api_key_env,
-                "auth_token_env": auth_token_env,
-                "delimiter": delimiter,
-                "timeout": timeout,
-                "headers": headers,
-                "storage_options": storage,
-                "read_only": read_only,
-            }
-        )
+        spec, typed = spec_from_form(values)
     except ValueError as err:
-        st.error(str(err))
+        feedback.show("error", str(err))
         return
-    if save and not str(name or "").strip():
-        st.error("Give the connection a name to save it.")
-        return
-    if not switch_to(spec, typed):
-        # Refused: the previous connection stays; say why here, the form keeps its values.
-        _kind, problem = st.session_state.pop(state.CONN_NOTICE, ("error", "Not connected."))
-        st.error(problem, icon=":material/error:")
+    problem = switch_to(spec, typed)
+    if problem:
+        feedback.show("error", problem)
         return
     if save:
         try:
             path = conns.save_connection(spec)
-            note = st.session_state.get(state.CONN_NOTICE, ("success", ""))
-            st.session_state[state.CONN_NOTICE] = (note[0], f"{note[1]}  \nSaved to `{path}`.")
+            state.notice("success", f"Connected to {spec.name}; saved to {path}.")
         except (OSError, ValueError) as err:
-            st.session_state[state.CONN_NOTICE] = ("warning", f"Connected, but not saved: {err}")
-    st.session_state[state.CONN_FORM_VERSION] = version + 1
-    _close_connect_dialog()
+            state.notice("warning", f"Connected, but not saved: {err}")
+    state.put(state.Conn.FORM_VERSION, int(state.get(state.Conn.FORM_VERSION, 0)) + 1)
+    state.open_dialog(None)
     st.rerun()
 
 
-def _render_connect_button() -> None:
-    """ "Connect to…": opens the connection form in a dialog (rendered only while open)."""
-    st.button(
-        "Connect to…",
-        key="conn.open",
-        icon=":material/cable:",
-        on_click=_open_connect_dialog,
-        width="stretch",
-    )
-
-
 def render_connection_sidebar() -> None:
-    """The connection panel in the sidebar: status, read-only switch, saved connections, form."""
-    spec = current_spec()
-    pending = st.session_state.pop(state.CONN_PENDING_READ_ONLY, None)
-    if pending is not None:
-        st.session_state[state.READ_ONLY] = pending
+    """The sidebar: the connection picker and read-only switch (both in the URL), status,
+    reachability, refresh, "Connect to…", forget a saved connection."""
+    _apply_pending()
+    opts = options()
+    _restore_after_reload(opts)
     with st.sidebar:
         st.subheader("Connection", divider="gray")
-        _render_notice()
+        notice = state.pop_notice()
+        if notice:
+            feedback.show(*notice)
+        _render_create_offer()
+        names = list(opts)
+        st.selectbox(
+            "Connection",
+            names,
+            key=state.QP_CONN,
+            bind="query-params",
+            on_change=_on_pick,
+            format_func=lambda n: f"{n} ({opts[n].kind}, {opts[n].source})",
+        )
         st.toggle(
             "Read-only",
-            key=state.READ_ONLY,
+            key=state.QP_READ_ONLY,
+            bind="query-params",
             help="Disables every write (create, declare, deregister, delete, ...) on every page.",
         )
+        spec = current_spec()
         _render_status(spec)
-        options = _connection_options()
-        names = list(options)
-        if st.session_state.get(state.CONN_PICK) not in names:
-            st.session_state[state.CONN_PICK] = spec.name
-        st.selectbox(
-            "Saved connections",
-            names,
-            key=state.CONN_PICK,
-            on_change=_on_pick,
-            format_func=lambda n: f"{n} ({options[n].kind}, {options[n].source})",
+        for problem in _saved()[2]:
+            st.caption(":orange[" + feedback.as_text(problem) + "]")
+        c1, c2 = st.columns(2)
+        c1.button(
+            "Refresh",
+            key="conn.refresh",
+            icon=":material/refresh:",
+            on_click=_refresh,
+            width="stretch",
         )
-        problems = _saved()[2]
-        for problem in problems:
-            st.caption(f":orange[{problem}]")
-        _render_connect_button()
+        c2.button(
+            "Connect…",
+            key="conn.open",
+            icon=":material/cable:",
+            on_click=state.open_dialog,
+            args=("connect",),
+            width="stretch",
+        )
         if spec.source == "config" and st.button(
             "Forget this saved connection", key="conn.forget", type="tertiary"
         ):
             try:
                 conns.delete_connection(spec.name)
-                switch_to(conns.default_connection(), check=False)
             except (OSError, ValueError) as err:
-                st.session_state[state.CONN_NOTICE] = ("error", str(err))
+                state.notice("error", str(err))
+            state.put(PENDING, (DEFAULT, False))
             st.rerun()
-    if st.session_state.get(state.CONN_DIALOG):
+    if state.dialog() == "connect":
         _connect_dialog()
 
 
-def connection_summary() -> dict[str, Any]:
-    """Non-secret summary of the active connection (name, kind, target, read-only)."""
-    spec = current_spec()
-    return {
-        **dataclasses.asdict(spec),
-        "target": display_target(spec.target),
-        "kind": spec.kind,
-        "read_only": is_read_only(),
-    }
+def render_health_banner() -> None:
+    """On every page: a warning when the server stopped answering (the page shows cached
+    data that may be stale)."""
+    ok, _why, checked = health()
+    if not ok:
+        when = time.strftime("%H:%M:%S", time.localtime(checked))
+        feedback.show(
+            "warning",
+            f"The namespace did not answer at {when}: what this page shows may be stale. "
+            "Use Refresh in the sidebar once it is back.",
+        )
 
 
 __all__ = [
     "backend_kind",
     "connection_key",
-    "connection_summary",
     "current_spec",
-    "default_target",
     "display_target",
     "get_namespace",
+    "health",
     "is_read_only",
+    "options",
     "render_connection_sidebar",
+    "render_health_banner",
     "require_namespace",
-    "rows_to_mapping",
     "snippet_connection",
     "spec_from_form",
     "switch_to",

@@ -116,7 +116,13 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
         yaxis_title="coverage (%)",
         yaxis={"range": [0, 105]},
     )
-    return _layout(fig, "Coverage across versions")
+    fig = _layout(fig, "Coverage across versions", height=360)
+    # A legend beside the plot never covers the axis, however many indexes there are.
+    fig.update_layout(
+        legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
 
 
 def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:

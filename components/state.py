@@ -1,65 +1,236 @@
-"""Every session-state key and query-parameter name the console uses, in one place.
+"""Every session-state key and query parameter of the console, with typed accessors, by page.
 
-Widget keys are prefixed by their page (``tables.``, ``versions.``, ``indexes.``, ``txn.``,
-``conn.``, ``insp.``) so they stay stable and never collide.
+Widget keys are prefixed by their page (``conn.``, ``sel.``, ``tables.``, ``versions.``,
+``indexes.``, ``txn.``, ``insp.``) so they stay stable and never collide. Widgets bound to the
+URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
+:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
 """
 
 from __future__ import annotations
 
-# --- connection (sidebar) ---
-CONNECTION = "conn.current"  # dict: the active connection's settings (secrets kept out of echo)
-READ_ONLY = "conn.read_only"
+from typing import Any
 
-# --- deep-link query parameters ---
-QP_NAMESPACE = "ns"
+import streamlit as st
+
+# --- query parameters (deep links; never secrets) ----------------------------------------------
+QP_NAMESPACE = "ns"  # repeated: ?ns=a&ns=b is the namespace a$b
 QP_TABLE = "table"
-QP_VERSION = "version"
-QP_INDEX = "index"
+QP_VERSION = "version"  # bound: the Versions page's version picker
+QP_INDEX = "index"  # bound: the Indexes page's index picker
+QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target or secret)
+QP_READ_ONLY = "ro"  # bound: the read-only switch
 
-# --- transactions page ---
-TXN_OPERATIONS = "txn.operations"  # list of builder operations (dicts)
-TXN_HISTORY = "txn.history"  # list of transaction ids committed / looked up this session
 
-# --- connection sidebar, "Namespaces & tables", "Versions", "HTTP inspector" (UI helper A) ---
-CONN_SPEC = "conn.spec"  # backend.connections.ConnectionSpec of the active connection (no secrets)
-CONN_SECRETS = "conn.secrets"  # dict "name|target" -> Secrets typed this session (never shown)
-CONN_NOTICE = "conn.notice"  # (kind, markdown) shown once in the sidebar after a switch attempt
-CONN_PENDING_READ_ONLY = "conn.pending_read_only"  # applied to READ_ONLY before the toggle renders
-CONN_FORM_VERSION = "conn.form_version"  # bumped after a successful connect: clears the form
-CONN_PICK = "conn.pick"  # widget: saved-connection selectbox
-SEL_NAMESPACE = "sel.namespace"  # list[str]: selected namespace path (shared by all pages)
-SEL_TABLE = "sel.table"  # str | None: selected table name inside SEL_NAMESPACE
-SEL_VERSION = "sel.version"  # int | None: selected version of the selected table
-TABLES_SEARCH = "tables.search"  # widget: table-name filter
-# Pagers are keyed "<page>.<list>.page.<hash of connection, list size, filter>" so they reset
-# when what they page through changes.
-TABLES_LAST_RESULT = "tables.last_result"  # (title, response dict) of the last write, shown once
-TABLES_FORM_VERSION = "tables.form_version"  # bumped after a successful write: clears forms
-VERSIONS_LAST_RESULT = "versions.last_result"  # (title, response dict) of the last delete
-VERSIONS_FORM_VERSION = "versions.form_version"  # bumped after a successful delete: clears forms
-VERSIONS_COMPARE = "versions.compare"  # (table id tuple, version a, version b) being compared
-INSP_SELECTED = "insp.selected"  # widget: index of the wire-log entry shown in detail
-CONN_DIALOG = "conn.dialog_open"  # bool: the sidebar's "Connect to…" dialog is open
-TABLES_DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
-# Selectable name lists (components.tables.render_name_list) keep "<key_prefix>.memo": what the
-# grid last showed as selected, so a click is told apart from a selection changed elsewhere.
-# Their grids are keyed "<key_prefix>.grid.page.<hash>" (connection, filter, page, epoch).
+def _get(key: str, default: Any = None) -> Any:
+    return st.session_state.get(key, default)
 
-# --- "Indexes" and "Transactions" pages (UI helper B) ---
-INDEXES_JOBS = "indexes.jobs"  # list[str]: build job ids started this session
-INDEXES_JOBS_SEEN = "indexes.jobs_seen"  # list[str]: finished jobs already handled
-INDEXES_FORM_VERSION = "indexes.form_version"  # bumped after a create/drop: clears forms
-INDEXES_LAST_RESULT = "indexes.last_result"  # (kind, markdown) of the last write, shown once
-INDEXES_PREVIEW_TEXT = "indexes.preview_text"  # widget: tokenizer preview sample text
-TXN_FORM_VERSION = "txn.form_version"  # bumped after add / commit / alter: clears forms
-TXN_PROBLEMS = "txn.problems"  # (operations fingerprint, list[Problem]) of the last validation
-TXN_LAST_COMMIT = "txn.last_commit"  # dict: results + response + transaction id of last commit
-TXN_ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction actions
-TXN_DESCRIBED = "txn.described"  # dict: id parts, status, properties of the last describe/alter
-TXN_ID_INPUT = "txn.id_input"  # widget: transaction id text
-TXN_PENDING_ID = "txn.pending_id"  # str: written into TXN_ID_INPUT before it renders
 
-# --- Indexes / Versions / Transactions UX and speed fixes (UI helper C) ---
-INDEXES_TABS = "indexes.tabs"  # widget: the open tab of the Indexes page (stateful st.tabs)
-INDEXES_PICKED = "indexes.selected.name"  # widget: the index picker (synced to ?index=)
-TXN_TABS = "txn.tabs"  # widget: the open tab of the Transactions page
+def _set(key: str, value: Any) -> None:
+    st.session_state[key] = value
+
+
+def _pop(key: str, default: Any = None) -> Any:
+    return st.session_state.pop(key, default)
+
+
+def _bump(key: str) -> int:
+    value = int(_get(key, 0)) + 1
+    _set(key, value)
+    return value
+
+
+# --- connection (sidebar) ------------------------------------------------------------------------
+class Conn:
+    SPEC = "conn.spec"  # ConnectionSpec of the active connection (no secrets)
+    SECRETS = "conn.secrets"  # "name|target" -> Secrets typed this session (never shown)
+    SESSION_SPECS = "conn.session_specs"  # name -> ConnectionSpec made in the dialog this session
+    NOTICE = "conn.notice"  # (kind, text) shown once in the sidebar
+    DIALOG = "conn.dialog_open"  # the "Connect to..." dialog is open
+    FORM_VERSION = "conn.form_version"  # bumped after a successful connect: clears the form
+    LOST = "conn.lost"  # name of a connection a reload could not restore
+    CREATE_OFFER = "conn.create_offer"  # a local directory that does not exist yet
+
+
+def notice(kind: str, text: str) -> None:
+    """A one-shot message for the sidebar (``kind``: success | warning | error | info)."""
+    _set(Conn.NOTICE, (kind, text))
+
+
+def pop_notice() -> tuple[str, str] | None:
+    return _pop(Conn.NOTICE)
+
+
+def read_only() -> bool:
+    return bool(_get(QP_READ_ONLY, False))
+
+
+def set_read_only(value: bool) -> None:
+    """Only from a callback or before the switch renders (it is a widget)."""
+    _set(QP_READ_ONLY, bool(value))
+
+
+# --- shared selection (every page) ---------------------------------------------------------------
+class Sel:
+    NAMESPACE = "sel.namespace"  # list[str]
+    TABLE = "sel.table"  # str | None
+
+
+def selection() -> tuple[list[str], str | None]:
+    return list(_get(Sel.NAMESPACE) or []), _get(Sel.TABLE)
+
+
+def set_selection(namespace: list[str], table: str | None) -> None:
+    _set(Sel.NAMESPACE, list(namespace))
+    _set(Sel.TABLE, table)
+
+
+def selected_version() -> int | None:
+    value = _get(QP_VERSION)
+    return int(value) if value else None
+
+
+# --- one-shot results and form generations, per page -----------------------------------------
+def flash(page: str, kind: str, text: str, **extra: Any) -> None:
+    """A result to show once on ``page`` after the rerun that follows a write."""
+    _set(f"{page}.flash", {"kind": kind, "text": text, **extra})
+
+
+def pop_flash(page: str) -> dict[str, Any] | None:
+    return _pop(f"{page}.flash")
+
+
+def form_version(page: str) -> int:
+    """Suffix of a page's form keys; :func:`reset_forms` bumps it, which empties the forms."""
+    return int(_get(f"{page}.form_version", 0))
+
+
+def reset_forms(page: str) -> None:
+    _bump(f"{page}.form_version")
+
+
+# --- Namespaces & tables -------------------------------------------------------------------------
+class Tables:
+    SEARCH = "tables.search"  # widget: table-name filter
+    DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
+
+
+def open_dialog(name: str | None) -> None:
+    """One dialog at a time: opening one closes the others."""
+    _pop(Conn.DIALOG)
+    _pop(Tables.DIALOG)
+    if name == "connect":
+        _set(Conn.DIALOG, True)
+    elif name:
+        _set(Tables.DIALOG, name)
+
+
+def dialog() -> str | None:
+    return "connect" if _get(Conn.DIALOG) else _get(Tables.DIALOG)
+
+
+# --- Versions ----------------------------------------------------------------------------------------
+class Versions:
+    COMPARE = "versions.compare"  # (table id tuple, version a, version b) being compared
+
+
+def compare_pair(table_id: list[str]) -> tuple[int, int] | None:
+    pair = _get(Versions.COMPARE)
+    return (pair[1], pair[2]) if pair and pair[0] == tuple(table_id) else None
+
+
+def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:
+    if table_id is None:
+        _pop(Versions.COMPARE)
+    else:
+        _set(Versions.COMPARE, (tuple(table_id), int(a), int(b)))
+
+
+# --- Indexes ----------------------------------------------------------------------------------------
+class Indexes:
+    JOBS = "indexes.jobs"  # list[str]: build job ids started this session
+    JOBS_SEEN = "indexes.jobs_seen"  # list[str]: finished jobs already handled
+    PREVIEW_TEXT = "indexes.preview_text"  # widget: tokenizer preview sample text
+    TABS = "indexes.tabs"  # widget: the open tab
+
+
+def build_jobs() -> list[str]:
+    return list(_get(Indexes.JOBS) or [])
+
+
+def add_build_job(job_id: str) -> None:
+    _set(Indexes.JOBS, [*build_jobs(), job_id])
+
+
+def first_time_finished(job_id: str) -> bool:
+    """True the first time a finished job is seen (its outcome is handled once)."""
+    seen = list(_get(Indexes.JOBS_SEEN) or [])
+    if job_id in seen:
+        return False
+    _set(Indexes.JOBS_SEEN, [*seen, job_id])
+    return True
+
+
+# --- Transactions --------------------------------------------------------------------------------
+class Txn:
+    OPERATIONS = "txn.operations"  # list of builder operations (spec dicts)
+    STAGED = "txn.staged"  # list of staged manifests (dicts) the batch may use
+    PROBLEMS = "txn.problems"  # (operations fingerprint, list[Problem]) of the last validation
+    LAST_COMMIT = "txn.last_commit"  # results + response + transaction id of the last commit
+    ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction actions
+    DESCRIBED = "txn.described"  # id parts, status, properties of the last describe/alter
+    ID_INPUT = "txn.id_input"  # widget: transaction id text
+    PENDING_ID = "txn.pending_id"  # written into ID_INPUT before it renders
+    HISTORY = "txn.history"  # transactions committed / looked up this session
+    TABS = "txn.tabs"  # widget: the open tab
+    CONFIRM_CLEAR = "txn.confirm_clear"  # "Clear the batch" waits for a confirmation
+
+
+def operations() -> list[dict[str, Any]]:
+    return list(_get(Txn.OPERATIONS) or [])
+
+
+def set_operations(ops: list[dict[str, Any]]) -> None:
+    _set(Txn.OPERATIONS, list(ops))
+    _pop(Txn.PROBLEMS)
+
+
+def staged() -> list[dict[str, Any]]:
+    return list(_get(Txn.STAGED) or [])
+
+
+def set_staged(items: list[dict[str, Any]]) -> None:
+    _set(Txn.STAGED, list(items))
+
+
+def alter_actions() -> list[dict[str, Any]]:
+    return list(_get(Txn.ALTER_ACTIONS) or [])
+
+
+def set_alter_actions(actions: list[dict[str, Any]]) -> None:
+    _set(Txn.ALTER_ACTIONS, list(actions))
+
+
+def history() -> list[dict[str, Any]]:
+    return list(_get(Txn.HISTORY) or [])
+
+
+def set_history(items: list[dict[str, Any]]) -> None:
+    _set(Txn.HISTORY, list(items))
+
+
+def get(key: str, default: Any = None) -> Any:
+    """Any key above (for the few places that need a raw read)."""
+    return _get(key, default)
+
+
+def put(key: str, value: Any) -> None:
+    _set(key, value)
+
+
+def drop(key: str) -> Any:
+    return _pop(key)
+
+
+# --- HTTP inspector ------------------------------------------------------------------------------
+class Insp:
+    SELECTED = "insp.selected"  # widget: index of the exchange shown in detail

@@ -1,9 +1,5 @@
-"""Version listing, timeline, details and comparison panels (data from ``backend.browse``).
-
-Cached reads keyed by the connection key: :func:`versions_frame` (the whole listing, metadata
-only), :func:`operations_for` (``DescribeTransaction`` for the versions on screen only),
-:func:`comparison`.
-"""
+"""Versions of a table: cached reads, the listing, the timeline, one version's details, the
+comparison of two, and the delete form (data from ``backend.services.versions``)."""
 
 from __future__ import annotations
 
@@ -13,131 +9,88 @@ from typing import Any
 import altair as alt
 import pandas as pd
 import streamlit as st
+from lance_namespace import BatchDeleteTableVersionsRequest
 
-import backend
-from backend import browse
-from components.common import render_json
-from components.connection import connection_key, require_namespace
+from backend import version_ranges
+from backend.errors import LanceNamespaceError
+from backend.services import versions as vsv
+from components import feedback
+from components.cache import cached, table_scope
+from components.common import render_json, render_typed_confirmation
 
 # --------------------------------------------------------------------------------------------
-# Cached reads
+# Cached reads (per connection and table)
 # --------------------------------------------------------------------------------------------
 
 
-@st.cache_data(ttl=30, show_spinner=False, max_entries=64)
-def _versions(conn: str, table_id: tuple[str, ...], _ns: Any) -> pd.DataFrame:
-    return browse.list_versions(_ns, table_id)
+@cached(table_scope, ttl=30, max_entries=64)
+def versions_frame(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
+    """Every version of the table, newest first."""
+    return vsv.list_versions(ns, table_id)
 
 
-@st.cache_data(ttl=300, show_spinner=False, max_entries=512)
-def _operations(conn: str, table_id: tuple[str, ...], versions: tuple[int, ...], _ns: Any):
-    return browse.version_operations(_ns, table_id, versions)
+@cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)
+def operations_for(ns: Any, table_id: tuple[str, ...], versions: tuple[int, ...]) -> pd.DataFrame:
+    """The operation behind each of ``versions`` (failures per row)."""
+    return vsv.version_operations(ns, table_id, versions)
 
 
-@st.cache_data(ttl=300, show_spinner=False, max_entries=64)
-def _comparison(
-    conn: str,
-    table_id: tuple[str, ...],
-    a: int,
-    b: int,
-    local: bool,
-    location: str | None,
-    _storage: dict[str, str] | None,
-    _ns: Any,
-) -> browse.VersionComparison:
-    return browse.compare_versions(
-        _ns, table_id, a, b, local=local, location=location, storage_options=_storage
-    )
+@cached(lambda table_id, version: table_scope(table_id), ttl=300)
+def version_info(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, Any]:
+    return vsv.describe_version(ns, table_id, version)
 
 
-@st.cache_data(ttl=300, show_spinner=False, max_entries=256)
-def _version_info(conn: str, table_id: tuple[str, ...], version: int, _ns: Any) -> dict[str, Any]:
-    return browse.describe_version(_ns, table_id, version)
-
-
-def versions_frame(table_id: Sequence[str]) -> pd.DataFrame:
-    """Every version of the table, newest first (cached per connection)."""
-    return _versions(connection_key(), tuple(table_id), require_namespace())
-
-
-def operations_for(table_id: Sequence[str], versions: Sequence[int]) -> pd.DataFrame:
-    """Operation behind each of ``versions`` (cached; failures per row)."""
-    return _operations(
-        connection_key(), tuple(table_id), tuple(int(v) for v in versions), require_namespace()
-    )
-
-
-def version_info(table_id: Sequence[str], version: int) -> dict[str, Any]:
-    """``DescribeTableVersion`` of one version as a dict (cached)."""
-    return _version_info(connection_key(), tuple(table_id), int(version), require_namespace())
-
-
-def is_local_backend(ns: Any) -> bool:
-    """True unless the namespace is a REST client (local datasets can be opened directly)."""
-    kind = backend.capabilities(ns).kind
-    if kind != "unknown":
-        return kind == "local"
-    return not hasattr(ns, "wire_log")
-
-
-def comparison(
-    table_id: Sequence[str],
-    a: int,
-    b: int,
-    *,
-    location: str | None,
-    storage_options: dict[str, str] | None = None,
-) -> browse.VersionComparison:
-    """:func:`backend.browse.compare_versions` for the active connection (cached)."""
-    ns = require_namespace()
-    return _comparison(
-        connection_key(),
-        tuple(table_id),
-        int(a),
-        int(b),
-        is_local_backend(ns),
-        location,
-        storage_options,
-        ns,
-    )
+@cached(lambda table_id, a, b: table_scope(table_id), ttl=300, max_entries=64)
+def comparison(ns: Any, table_id: tuple[str, ...], a: int, b: int) -> vsv.VersionComparison:
+    return vsv.compare_versions(ns, table_id, a, b)
 
 
 # --------------------------------------------------------------------------------------------
 # Panels
 # --------------------------------------------------------------------------------------------
 
-
 GRID_ROW_PX = 35  # st.dataframe's default row height (the header row is as tall)
 GRID_MAX_ROWS = 20  # taller pages scroll inside the grid
 
 
 def grid_height(rows: int, *, max_rows: int = GRID_MAX_ROWS) -> int:
-    """Pixel height showing ``rows`` rows (at most ``max_rows``) and the header, no scrolling."""
+    """Pixel height showing ``rows`` rows (at most ``max_rows``) and the header."""
     return GRID_ROW_PX * (min(max(rows, 1), max_rows) + 1) + 3
 
 
+def render_summary(versions: pd.DataFrame) -> None:
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Versions", f"{len(versions):,}")
+    c2.metric("Latest", int(versions["version"].max()))
+    c3.metric("Oldest", int(versions["version"].min()))
+    c4.metric("Last commit (UTC)", versions["timestamp"].max().strftime("%b %d, %H:%M"))
+
+
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
-    """One page of versions with their operations (newest first)."""
-    cols = ["version", "operation", "timestamp", "manifest_size", "e_tag", "metadata"]
-    cols += ["manifest_path", "read_version", "error"]
-    shown = rows[[c for c in cols if c in rows.columns]]
+    """One page of versions with their operations (newest first); every column fits 1440 px."""
+    cols = ["version", "operation", "timestamp", "manifest_size", "read_version"]
+    if "error" in rows.columns and rows["error"].notna().any():
+        cols.append("error")
+    shown = rows[[*cols, "manifest_path"]]  # e-tag and metadata: in the version's details
     st.dataframe(
         shown,
         hide_index=True,
         key=f"{key_prefix}.grid",
         height=grid_height(len(shown)),
         column_config={
-            "version": st.column_config.NumberColumn("Version", format="%d"),
-            "operation": st.column_config.TextColumn("Operation"),
+            "version": st.column_config.NumberColumn("Version", format="%d", width=70),
+            "operation": st.column_config.TextColumn("Operation", width=130),
             "timestamp": st.column_config.DatetimeColumn(
-                "Timestamp (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS"
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS", width=190
             ),
-            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
-            "e_tag": st.column_config.TextColumn("E-tag"),
-            "metadata": st.column_config.TextColumn("Metadata"),
-            "manifest_path": st.column_config.TextColumn("Manifest path"),
-            "read_version": st.column_config.NumberColumn("Read version", format="%d"),
-            "error": st.column_config.TextColumn("Lookup error"),
+            "manifest_size": st.column_config.NumberColumn(
+                "Manifest bytes", format="%d", width=110
+            ),
+            "e_tag": st.column_config.TextColumn("E-tag", width=110),
+            "metadata": st.column_config.TextColumn("Metadata", width=110),
+            "manifest_path": st.column_config.TextColumn("Manifest path", width=330),
+            "read_version": st.column_config.NumberColumn("Read version", format="%d", width=100),
+            "error": st.column_config.TextColumn("Lookup error", width=120),
         },
     )
 
@@ -164,20 +117,28 @@ def _operation_scale(operations: Sequence[str]) -> alt.Scale:
     return alt.Scale(domain=domain, range=colors)
 
 
-def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt.LayerChart:
-    """Vega-Lite scatter of versions over time, coloured by operation.
+def time_axis(span_seconds: float) -> alt.Axis:
+    """A readable time axis for versions ``span_seconds`` apart: milliseconds when they are
+    within a minute (the demo's are within a second), seconds within a day, dates beyond."""
+    if span_seconds < 60:
+        fmt = "%H:%M:%S.%L"
+    elif span_seconds < 86_400:
+        fmt = "%H:%M:%S"
+    else:
+        fmt = "%b %d %H:%M"
+    return alt.Axis(format=fmt, labelAngle=-30, labelOverlap="greedy", tickCount=6, title=None)
 
-    ``frame``: a :func:`backend.browse.timeline_frame` (thin it first with
-    :func:`backend.browse.thin_timeline` for big tables). ``highlight``: the versions on the
-    current page, shaded as a band when the chart shows more than them.
-    """
+
+def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt.LayerChart:
+    """Vega-Lite scatter of versions over time, coloured by operation; the versions on the
+    current page are shaded as a band when the chart shows more than them."""
     data = frame[["version", "timestamp", "operation"]].copy()
     data["version"] = data["version"].astype("int64")
     points = (
         alt.Chart(data)
         .mark_circle(size=36, opacity=0.85)
         .encode(
-            x=alt.X("timestamp:T", title=None),
+            x=alt.X("timestamp:T", axis=time_axis(vsv.time_span_seconds(data))),
             y=alt.Y(
                 "version:Q",
                 title="version",
@@ -211,12 +172,8 @@ def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt
 
 
 def render_timeline(frame: pd.DataFrame, *, key_prefix: str, highlight: Sequence[int] = ()) -> None:
-    """The versions-over-time chart (operation known for the versions looked up so far).
-
-    Big tables are thinned to :data:`backend.browse.TIMELINE_MAX_POINTS` points (the current
-    page, the oldest and newest, an even sample of the rest); a caption says so.
-    """
-    shown = browse.thin_timeline(frame, keep=highlight)
+    """The versions-over-time chart; big tables are thinned (a caption says so)."""
+    shown = vsv.thin_timeline(frame, keep=highlight)
     st.altair_chart(
         timeline_chart(shown, highlight=highlight), key=f"{key_prefix}.chart", width="stretch"
     )
@@ -236,14 +193,22 @@ def render_version_details(
         c1.metric("Version", info.get("version"))
         c2.metric("Manifest bytes", info.get("manifest_size", "—"))
         c3.metric("Operation", (operation or {}).get("operation") or "?")
-        st.caption(f"Timestamp: {info.get('timestamp', '—')} · e-tag: `{info.get('e_tag', '—')}`")
+        st.caption(
+            feedback.as_text(
+                f"Created {info.get('timestamp', '—')} · e-tag {info.get('e_tag', '—')}"
+            )
+        )
         st.caption("Manifest path")
         st.code(info.get("manifest_path") or "—", language=None, wrap_lines=True)
         if info.get("metadata"):
             render_json(info["metadata"], key_prefix=f"{key_prefix}.meta", label="Metadata")
     if operation:
         if operation.get("error"):
-            st.caption(f":orange[Transaction lookup failed: {operation['error']}]")
+            st.caption(
+                ":orange["
+                + feedback.as_text(f"Transaction lookup failed: {operation['error']}")
+                + "]"
+            )
         else:
             render_json(
                 {k: v for k, v in operation.items() if v is not None and not pd.isna(v)},
@@ -252,7 +217,7 @@ def render_version_details(
             )
 
 
-def render_comparison(cmp: browse.VersionComparison, *, key_prefix: str) -> None:
+def render_comparison(cmp: vsv.VersionComparison, *, key_prefix: str) -> None:
     """Metric table, schema changes, and what could not be compared."""
     st.dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
     if cmp.a.schema is None or cmp.b.schema is None:
@@ -263,18 +228,79 @@ def render_comparison(cmp: browse.VersionComparison, *, key_prefix: str) -> None
         st.caption("Schema changes")
         st.dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
     for item in cmp.unavailable:
-        st.caption(f":orange[Unavailable: {item}]")
+        st.caption(":orange[" + feedback.as_text(f"Unavailable: {item}") + "]")
+
+
+def render_compare_form(
+    versions: pd.DataFrame, picked: int, *, key_prefix: str
+) -> tuple[int, int] | None:
+    """Two version numbers; the pair when "Compare" is pressed and both exist."""
+    existing = set(versions["version"])
+    older = sorted(v for v in existing if v < picked)
+    with st.form(key_prefix, border=False):
+        ca, cb, cc = st.columns([1, 1, 1], vertical_alignment="bottom")
+        va = ca.number_input(
+            "Version A", min_value=1, value=older[-1] if older else picked, key=f"{key_prefix}.a"
+        )
+        vb = cb.number_input("Version B", min_value=1, value=picked, key=f"{key_prefix}.b")
+        go = cc.form_submit_button("Compare", icon=":material/compare_arrows:")
+    if not go:
+        return None
+    missing = [v for v in (int(va), int(vb)) if v not in existing]
+    if missing:
+        feedback.show("error", f"Version {missing[0]} does not exist.")
+        return None
+    return int(va), int(vb)
+
+
+def render_delete_form(
+    table_id: Sequence[str], versions: pd.DataFrame, *, key_prefix: str, read_only: bool
+) -> BatchDeleteTableVersionsRequest | None:
+    """Inclusive ranges (``2-5, 8``), a typed confirmation; the request when everything checks
+    out (``backend.version_ranges``: never the latest version)."""
+    table = table_id[-1]
+    latest = int(versions["version"].max())
+    with st.form(key_prefix, border=False):
+        st.caption(
+            f"Versions as ranges like 2-5, 8 (inclusive). The latest version (v{latest}) is never "
+            "deleted. Time travel to deleted versions is no longer possible."
+        )
+        text = st.text_input("Versions to delete", key=f"{key_prefix}.ranges")
+        confirmed = render_typed_confirmation(
+            table, key_prefix=key_prefix, label=f"Type the table name {table} to confirm"
+        )
+        submitted = st.form_submit_button("Delete versions", type="primary", disabled=read_only)
+    if not submitted:
+        return None
+    try:
+        spans = version_ranges.parse(text)
+    except LanceNamespaceError as err:
+        feedback.show("error", f"Nothing deleted. {err}")
+        return None
+    problems = vsv.delete_problems(spans, latest=latest, existing=versions["version"].tolist())
+    if read_only:
+        feedback.show("error", "The connection is read-only.")
+    elif problems:
+        feedback.show("error", "Nothing deleted. " + " ".join(problems))
+    elif not confirmed:
+        feedback.show("error", f"Nothing deleted: type {table} exactly to confirm.")
+    else:
+        return vsv.delete_request(table_id, spans)
+    return None
 
 
 __all__ = [
     "comparison",
     "grid_height",
-    "is_local_backend",
     "operations_for",
+    "render_compare_form",
     "render_comparison",
+    "render_delete_form",
+    "render_summary",
     "render_timeline",
     "render_version_details",
     "render_version_table",
+    "time_axis",
     "timeline_chart",
     "version_info",
     "versions_frame",

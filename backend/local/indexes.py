@@ -23,9 +23,9 @@ from lance_namespace.errors import ErrorCode
 
 from .. import index_rules as rules
 from ..errors import invalid, make
+from ..index_rules import CHOSEN_PREFIX
 
 ProgressCallback = Callable[[dict[str, Any]], None]
-CHOSEN_PREFIX = "chosen."
 
 
 def _progress_adapter(progress: ProgressCallback | None) -> Callable[[Any], None] | None:

@@ -169,7 +169,8 @@ class RestNamespaceClient(LanceNamespace):
             if self._delimiter == ids.DEFAULT_DELIMITER
             else "delimiter=" + quote(self._delimiter, safe="")
         )
-        self._root_segment = quote(self._delimiter, safe="")
+        # quote() leaves "." as it is, and a "." path segment is dropped by URL normalisation.
+        self._root_segment = "%2E" if self._delimiter == "." else quote(self._delimiter, safe="")
         self._timeout = None if timeout is None else float(timeout)
         self._retry = RetryPolicy(
             max_retries=max(0, int(max_retries)),
@@ -422,9 +423,7 @@ class RestNamespaceClient(LanceNamespace):
                 f"namespace {ids.format_id(req.new_namespace_id, self._delimiter)} not found"
             )
         if op == "batch_delete_table_versions":
-            latest = self.call(
-                "describe_table", ln.DescribeTableRequest(id=req.id, branch=req.branch)
-            ).version
+            latest = version_ranges.latest_version(self, req.id, req.branch)
             version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
         if op == "batch_commit_tables":
             problem = batch_rules.first_error(

@@ -57,8 +57,7 @@ def list_versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
 
 def latest_version(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
     """The table's newest version, read fresh (``None``: it has none, e.g. declared only)."""
-    version = ns.describe_table(DescribeTableRequest(id=list(table_id))).version
-    return int(version) if version is not None else None
+    return version_ranges.latest_version(ns, table_id)
 
 
 def version_operations(

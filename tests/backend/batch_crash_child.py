@@ -3,7 +3,7 @@
 It imports lance and the backend once, without using them, then reads one JSON job per line on
 stdin. Each job runs in a fresh ``fork()`` of this process (so no job pays the import again and
 no job inherits a started lance runtime); the forked process installs a fault hook on
-``backend.batch`` and either runs the batch or only opens the namespace (which recovers):
+``backend.local.batch`` and either runs the batch or only opens the namespace (which recovers):
 
 * ``{"mode": "count", ...}``: run to the end, write every checkpoint ``[index, step, phase]``
   to ``log``;
@@ -34,7 +34,7 @@ warnings.filterwarnings("ignore", message="lance is not fork-safe")
 from lance_namespace import BatchCommitTablesRequest  # noqa: E402
 
 import backend  # noqa: E402
-from backend import batch  # noqa: E402
+from backend.local import batch  # noqa: E402
 
 
 def run_job(job: dict) -> int:

@@ -27,7 +27,7 @@ os.environ.setdefault("LANCE_LOG", "error")
 from lance_namespace import BatchCommitTablesRequest  # noqa: E402
 
 import backend  # noqa: E402
-from backend import batch  # noqa: E402
+from backend.local import batch  # noqa: E402
 
 WAIT_SECONDS = 120.0
 

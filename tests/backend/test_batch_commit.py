@@ -10,6 +10,7 @@ as identical logical state (``logical_state``).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,21 +48,25 @@ from lance_namespace_urllib3_client.models import (
 )
 
 import backend
-from backend import batch as batch_mod
+from backend import batch_rules
+from backend.local import batch as batch_mod
+from backend.local.batch import commit as batch_commit_mod
+from backend.local.batch import records as batch_records_mod
 from tests.support import (
     batch,
     batch_records,
     build_namespace,
     console_leftovers,
     logical_state,
+    manifest_file,
     op_declare,
     op_delete,
     op_deregister,
     op_version,
     stage,
+    table_location,
     tree_digest,
 )
-from tests.support import manifest_file, table_location
 
 
 @pytest.fixture
@@ -157,7 +162,12 @@ def test_create_version_alone_matches_single_op(lns, root: Path) -> None:
     assert not Path(staged.manifest_path).exists()
     assert not Path(ref_staged.manifest_path).exists()
     assert ref.version is not None
-    assert made.version.manifest_path.endswith(manifest_file(location / "_versions", 5).name)
+    # Manifest paths are reported as absolute paths, the published file itself.
+    assert made.version.manifest_path.startswith("/")
+    assert made.version.manifest_path == str(manifest_file(location / "_versions", 5))
+    assert ref.version.manifest_path == str(
+        manifest_file(table_location(lns, ["a", "t1"]) / "_versions", 5)
+    )
     assert console_leftovers(root) == []
 
 
@@ -236,7 +246,10 @@ def test_mixed_batch_across_namespaces(lns, root: Path) -> None:
     ]
     resp = lns.batch_commit_tables(BatchCommitTablesRequest(operations=ops))
 
-    kinds = [next(k for k in batch_mod.KINDS if getattr(r, k) is not None) for r in resp.results]
+    kinds = [
+        next(k for k in batch_rules.OPERATION_KINDS if getattr(r, k) is not None)
+        for r in resp.results
+    ]
     assert kinds == [
         "declare_table",
         "declare_table",
@@ -351,6 +364,14 @@ def _garbage_manifest(root: Path) -> str:
     return str(p)
 
 
+def _copy_into(staged, directory: Path) -> str:
+    """A copy of a staged manifest in ``directory`` (a real manifest for the right version)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"copied-{Path(staged.manifest_path).name}"
+    shutil.copy2(staged.manifest_path, target)
+    return str(target)
+
+
 CASES = [
     # (name, builder(ns, root) -> list of ops, error class, index of the offending op)
     ("unknown namespace", lambda ns, r: [op_declare(["a", "ok"]), op_declare(["nope", "t"])], NamespaceNotFoundError, 1),
@@ -371,10 +392,17 @@ CASES = [
     ("inverted range", lambda ns, r: [op_delete(["a", "t0"], (3, 1))], InvalidInputError, 0),
     ("range covers latest", lambda ns, r: [op_delete(["a", "t0"], (1, 5))], InvalidInputError, 0),
     ("range to the end", lambda ns, r: [op_delete(["a", "t0"], (2, -1))], InvalidInputError, 0),
+    ("range from version 0", lambda ns, r: [op_declare(["a", "ok"]), op_delete(["a", "t0"], (0, 2))], InvalidInputError, 1),
     ("no ranges", lambda ns, r: [op_delete(["a", "t0"])], InvalidInputError, 0),
     ("delete what it creates", lambda ns, r: [op_version(["a", "t0"], stage(ns, ["a", "t0"])), op_delete(["a", "t0"], (5, 6))], InvalidInputError, 1),
     ("delete latest after a create", lambda ns, r: [op_delete(["a", "t0"], (4, 5)), op_version(["a", "t0"], stage(ns, ["a", "t0"]))], InvalidInputError, 0),
     ("delimiter in a name", lambda ns, r: [op_declare(["a", "x$y"])], InvalidInputError, 0),
+    ("slash in a name", lambda ns, r: [op_declare(["a", "ok"]), op_declare(["a", "b/c"])], InvalidInputError, 1),
+    ("space in a new name", lambda ns, r: [op_declare(["a", "ok"]), op_declare(["a", "has space"])], InvalidInputError, 1),
+    ("unicode new name", lambda ns, r: [op_declare(["a", "naïve"])], InvalidInputError, 0),
+    ("name too long", lambda ns, r: [op_declare(["a", "n" * 129])], InvalidInputError, 0),
+    ("dot-dot namespace", lambda ns, r: [op_declare(["..", "t"])], InvalidInputError, 0),
+    ("manifest in another table", lambda ns, r: [op_version(["a", "t0"], s := stage(ns, ["a", "t0"]), manifest_path=_copy_into(s, table_location(ns, ["a", "t1"])))], InvalidInputError, 0),
     ("declare at a chosen location", lambda ns, r: [op_declare(["a", "n"], location=str(r / "elsewhere"))], InvalidInputError, 0),
     ("two kinds in one operation", lambda ns, r: [CommitTableOperation(declare_table=DeclareTableRequest(id=["a", "n"]), deregister_table={"id": ["a", "t0"]})], InvalidInputError, 0),
     ("branch", lambda ns, r: [CommitTableOperation(delete_table_versions=BatchDeleteTableVersionsRequest(id=["a", "t0"], branch="dev", ranges=[VersionRange(start_version=1, end_version=2)]))], UnsupportedOperationError, 0),
@@ -388,7 +416,7 @@ def test_validation_failure_changes_no_byte(lns, root: Path, name, build, error,
     with pytest.raises(error) as info:
         lns.batch_commit_tables(BatchCommitTablesRequest(operations=ops))
     assert info.value.operation_index == index
-    assert f"operation {index}" in str(info.value)
+    assert f"operation {index + 1}: " in str(info.value)  # people count from 1
     assert tree_digest(root) == before
     assert batch_records(root) == {}
 
@@ -398,6 +426,91 @@ def test_empty_batch_is_refused(lns, root: Path) -> None:
     with pytest.raises(InvalidInputError):
         lns.batch_commit_tables(BatchCommitTablesRequest(operations=[]))
     assert tree_digest(root) == before
+
+
+def test_batch_is_capped_at_10000_operations(lns, root: Path) -> None:
+    before = tree_digest(root)
+    ops = [op_declare(["a", f"n{i}"]) for i in range(batch_rules.MAX_OPERATIONS + 1)]
+    with pytest.raises(InvalidInputError, match="at most 10,000 operations") as info:
+        lns.batch_commit_tables(BatchCommitTablesRequest(operations=ops))
+    assert info.value.operation_index is None  # the whole batch, not one operation
+    assert tree_digest(root) == before
+    assert batch_records(root) == {}
+
+
+# -- staged manifests and declared locations stay inside the root ----------------------------------
+def _outside_targets(root: Path, outside: Path, manifest: Path):
+    """Ways of naming ``manifest`` (outside the root) as a staged manifest path."""
+    link = root / "_staging" / "link-to-outside.manifest"
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(manifest)
+    return {
+        "absolute": str(manifest),
+        "file-uri": manifest.as_uri(),
+        "dot-dot": str(root / "_staging" / ".." / ".." / outside.name / manifest.name),
+        "symlink": str(link),
+    }
+
+
+@pytest.mark.parametrize("how", ["absolute", "file-uri", "dot-dot", "symlink"])
+def test_staged_manifest_outside_the_root_is_refused(lns, root: Path, tmp_path: Path, how) -> None:
+    staged = stage(lns, ["a", "t0"])
+    outside = tmp_path / "outside"
+    manifest = Path(_copy_into(staged, outside))  # a real manifest for version 5
+    path = _outside_targets(root, outside, manifest)[how]
+    before, before_outside = tree_digest(root), tree_digest(outside)
+
+    with pytest.raises(InvalidInputError, match="outside the table's staging areas") as info:
+        lns.batch_commit_tables(
+            batch(op_declare(["a", "ok"]), op_version(["a", "t0"], staged, manifest_path=path))
+        )
+    assert info.value.operation_index == 1
+    assert "operation 2: CreateTableVersion a$t0" in str(info.value)
+    assert tree_digest(root) == before
+    assert tree_digest(outside) == before_outside  # nothing outside moved, linked or deleted
+    assert manifest.is_file()
+    assert versions_of(lns, ["a", "t0"]) == [1, 2, 3, 4]
+    # The single operation applies the same rule.
+    with pytest.raises(InvalidInputError, match="outside the table's staging areas"):
+        lns.create_table_version({"id": ["a", "t0"], "version": 5, "manifest_path": path})
+    assert tree_digest(outside) == before_outside
+    assert versions_of(lns, ["a", "t0"]) == [1, 2, 3, 4]
+    # The same manifest staged inside the table's own directory is accepted.
+    inside = _copy_into(staged, table_location(lns, ["a", "t0"]))
+    resp = lns.batch_commit_tables(batch(op_version(["a", "t0"], staged, manifest_path=inside)))
+    assert versions_of(lns, ["a", "t0"]) == [1, 2, 3, 4, 5]
+    published = resp.results[0].create_table_version.version.manifest_path
+    assert published == str(manifest_file(table_location(lns, ["a", "t0"]) / "_versions", 5))
+    assert tree_digest(outside) == before_outside
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda base: op_declare([".."]),
+        lambda base: op_declare(["."]),
+        lambda base: op_declare([str(base / "evil")]),  # an absolute path as the name
+        lambda base: op_declare(["../evil"]),
+        lambda base: op_declare(["evil"], location=str(base / "evil")),
+        lambda base: op_declare(["evil"], location="../evil"),
+        lambda base: op_declare(["evil"], location=(base / "evil").as_uri()),
+    ],
+    ids=["dotdot", "dot", "absolute-name", "relative-name", "abs-location", "rel-location", "uri"],
+)
+def test_declare_never_creates_anything_above_the_root(lns, root: Path, make) -> None:
+    parent = root.parent
+    before = tree_digest(parent)
+    op = make(parent)
+    with pytest.raises(InvalidInputError) as info:
+        lns.batch_commit_tables(batch(op))
+    assert info.value.operation_index == 0
+    assert "operation 1: DeclareTable" in str(info.value)
+    assert tree_digest(parent) == before
+    assert not (parent / "evil").exists()
+    # The single DeclareTable refuses the same request.
+    with pytest.raises(InvalidInputError):
+        lns.declare_table(op.declare_table)
+    assert tree_digest(parent) == before
 
 
 # -- failures after the commit began ---------------------------------------------------------------
@@ -508,7 +621,7 @@ def test_cancel_before_the_commit_point(lns, root: Path) -> None:
 
 
 # -- crash recovery (in-process view; the kill -9 matrix is test_batch_crash.py) --------------------
-def test_open_recovers_a_batch_left_running(lns, root: Path) -> None:
+def test_open_recovers_a_batch_left_running(lns, root: Path, monkeypatch) -> None:
     """A journal and a RUNNING record with half the changes applied: connect() rolls back."""
     ops = _mixed_ops(lns)  # staging writes files: take the "before" picture after it
     before = logical_state(root, os.listdir(root))
@@ -522,15 +635,19 @@ def test_open_recovers_a_batch_left_running(lns, root: Path) -> None:
 
     # ... except that a BaseException still rolls back; emulate the dead process by making
     # the rollback itself impossible, then reopening.
-    real_undo = batch_mod._undo_file
-    batch_mod._undo_file = lambda *a, **k: (_ for _ in ()).throw(OSError("process gone"))
-    batch_mod.set_fault_hook(stop)
-    try:
-        with pytest.raises(InternalError, match="retried on the next open"):
-            lns.batch_commit_tables(BatchCommitTablesRequest(operations=ops))
-    finally:
-        batch_mod._undo_file = real_undo
-        batch_mod.set_fault_hook(None)
+    # (commit imports undo_file by name; recovery keeps its own, real, reference.)
+    with monkeypatch.context() as m:
+        m.setattr(
+            batch_commit_mod,
+            "undo_file",
+            lambda *a, **k: (_ for _ in ()).throw(OSError("process gone")),
+        )
+        batch_mod.set_fault_hook(stop)
+        try:
+            with pytest.raises(InternalError, match="retried on the next open"):
+                lns.batch_commit_tables(BatchCommitTablesRequest(operations=ops))
+        finally:
+            batch_mod.set_fault_hook(None)
     assert console_leftovers(root) != []
     assert logical_state(root, os.listdir(root)) != before  # half applied, for now
 
@@ -580,13 +697,17 @@ def test_describe_batch_transaction(lns, committed: str) -> None:
     assert p["started_at"] <= p["finished_at"]
     assert int(p["duration_ms"]) >= 0
     assert "reason" not in p
-    direct = batch_mod.describe_batch_transaction(lns, DescribeTransactionRequest(id=[committed]))
+    ctx = batch_mod.context(lns)
+    direct = batch_records_mod.describe(ctx, DescribeTransactionRequest(id=[committed]))
     assert direct == got
-    # Not a batch id: the hook declines and local.py answers from pylance's table transactions.
-    assert (
-        batch_mod.describe_batch_transaction(lns, DescribeTransactionRequest(id=["a", "t0", "1"]))
-        is None
-    )
+    # The batch records hold batches only: a table transaction id is not one of them ...
+    with pytest.raises(TransactionNotFoundError):
+        batch_records_mod.describe(ctx, DescribeTransactionRequest(id=["a", "t0", "1"]))
+    # ... and the namespace answers it from pylance's table transactions instead.
+    # (version 1 of a$t0 was deleted by the committed batch; version 2 is an Append)
+    table_txn = lns.describe_transaction(DescribeTransactionRequest(id=["a", "t0", "2"]))
+    assert table_txn.status == "SUCCEEDED"
+    assert table_txn.properties["operation"] == "Append"
     with pytest.raises(TransactionNotFoundError):
         describe_txn(lns, "batch-" + "0" * 32)
 
@@ -605,7 +726,6 @@ def test_alter_properties_with_modes(lns, committed: str) -> None:
 @pytest.mark.parametrize(
     "actions",
     [
-        [_set("a1", "x"), _set("owner", "again", "Fail")],  # key exists, mode Fail
         [_set("a1", "x"), _unset("missing", "Fail")],  # key missing, mode Fail
         [_set("a1", "x"), _set("operation_count", "3")],  # recorded by the batch: read-only
         [_set("a1", "x"), _unset("started_at")],
@@ -614,13 +734,35 @@ def test_alter_properties_with_modes(lns, committed: str) -> None:
         [_set("a1", "x"), _set("k", "v", "sometimes")],  # unknown mode
         [_set("a1", "x"), _status("Paused")],  # unknown status
         [_set("a1", "x"), AlterTransactionAction()],  # no action at all
+        [_set("a1", "x"), _set("a1", "y")],  # the same key twice in one request
+        [_set("a1", "x"), _unset("a1")],
+        [_status("Succeeded"), _status("Succeeded")],  # more than one set-status
     ],
 )
 def test_alter_is_all_or_nothing(lns, committed: str, actions) -> None:
     _alter(lns, committed, _set("owner", "me"))
     before = describe_txn(lns, committed)
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(InvalidInputError, match="(?i)action 2"):  # actions count from 1
         _alter(lns, committed, *actions)
+    assert describe_txn(lns, committed) == before
+
+
+def test_alter_fail_mode_set_of_an_existing_key_is_a_conflict(lns, committed: str) -> None:
+    """Same as for a table transaction: the key exists, so a Fail-mode set is a conflict."""
+    _alter(lns, committed, _set("owner", "me"))
+    before = describe_txn(lns, committed)
+    with pytest.raises(ConcurrentModificationError, match="action 2") as info:
+        _alter(lns, committed, _set("a1", "x"), _set("owner", "again", "Fail"))
+    assert "'owner' already exists" in str(info.value)
+    assert describe_txn(lns, committed) == before  # a1 was not set either
+
+
+def test_alter_skip_never_errors(lns, committed: str) -> None:
+    _alter(lns, committed, _set("owner", "me"))
+    before = describe_txn(lns, committed)
+    # Skip on existing keys, read-only ones included, changes nothing and raises nothing.
+    r = _alter(lns, committed, _set("owner", "you", "Skip"), _set("operation_count", "99", "Skip"))
+    assert r.properties == before.properties and r.status == before.status
     assert describe_txn(lns, committed) == before
 
 

@@ -29,8 +29,8 @@ from tests.support import (
     op_delete,
     op_version,
     stage,
+    table_location,
 )
-from tests.support import table_location
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ batch in a child process that SIGKILLs itself there; the test then opens the nam
 
 Also covered: a second kill during recovery itself, and a kill during the rollback of a batch
 that failed with an I/O error. Checkpoints are counted by the protocol's fault hook
-(``backend.batch.set_fault_hook``), not guessed from outside.
+(``backend.local.batch.set_fault_hook``), not guessed from outside.
 """
 
 from __future__ import annotations

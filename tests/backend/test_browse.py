@@ -1,4 +1,7 @@
-"""backend/browse.py on both backends (``ns`` fixture: real local dir + real REST server)."""
+"""The UI-facing reads and requests of the browse pages, on both backends (``ns`` fixture: real
+local dir + real REST server): ``backend.services.namespaces`` / ``versions``, and the pure
+helpers they use: ``backend.paging``, ``backend.properties``, ``backend.version_ranges``,
+``backend.ids``, ``backend.arrow_types``."""
 
 from __future__ import annotations
 
@@ -9,12 +12,23 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from lance_namespace import CreateNamespaceRequest, ListTableVersionsRequest
-from lance_namespace.errors import InvalidInputError, LanceNamespaceError
+from lance_namespace.errors import (
+    InvalidInputError,
+    LanceNamespaceError,
+    TableAlreadyExistsError,
+)
 
 import backend
-from backend import browse
 from backend import connections as conns
+from backend import ids, paging, properties, version_ranges
+from backend.arrow_types import arrow_type_str
+from backend.services import namespaces, versions
+from backend.version_ranges import Span
 from tests.support import append_rows, create_table
+
+
+def declare(ns, namespace: list[str], name: str, **kw) -> None:
+    ns.declare_table(namespaces.declare_table_request(namespace, name, **kw))
 
 
 @pytest.fixture
@@ -25,7 +39,7 @@ def sample(ns):
     create_table(ns, ["sales", "orders"], pa.table({"id": [1, 2, 3], "item": ["a", "b", "c"]}))
     append_rows(ns, ["sales", "orders"], pa.table({"id": [4], "item": ["d"]}))
     append_rows(ns, ["sales", "orders"], pa.table({"id": [5], "item": ["e"]}))
-    browse.declare_table(ns, ["sales"], "pending", properties={"owner": "ops"})
+    declare(ns, ["sales"], "pending", properties={"owner": "ops"})
     return ns
 
 
@@ -38,75 +52,134 @@ def sample(ns):
         ("orders", True),
         ("orders_2024.v1-x", True),
         ("_tmp", True),
+        ("x" * 128, True),
         ("", False),
         ("  ", False),
         (" lead", False),
         ("has space", False),
         ("a/b", False),
+        ("a\\b", False),
         ("a$b", False),
         ("-dash", False),
-        ("x" * 256, False),
+        (".", False),
+        ("..", False),
+        (".hidden", False),
+        ("café", False),
+        ("tab\there", False),
+        ("x" * 129, False),
     ],
 )
-def test_validate_identifier(name: str, ok: bool) -> None:
-    assert (browse.validate_identifier(name) is None) is ok
+def test_name_problem(name: str, ok: bool) -> None:
+    problem = ids.name_problem(name, "table")
+    assert (problem is None) is ok, problem
+    if not ok:
+        assert problem.endswith(".")  # a sentence for the form
+        with pytest.raises(InvalidInputError):
+            namespaces.declare_table_request(["sales"], name)
 
 
-def test_properties_from_rows() -> None:
+def test_ids_address_odd_but_safe_names_and_refuse_unsafe_ones() -> None:
+    assert ids.check_id(["sales", "has space", "café", 'quo"te']) == [
+        "sales",
+        "has space",
+        "café",
+        'quo"te',
+    ]
+    assert ids.parse_id("sales$orders") == ["sales", "orders"]
+    assert ids.parse_id("a.b", ".") == ["a", "b"]
+    for bad in (["a", ""], ["..", "t"], ["a/b"], ["a\\b"], ["a$b"], ["x" * 1025], ["a\x00"]):
+        with pytest.raises(InvalidInputError):
+            ids.check_id(bad)
+    assert ids.check_id(["x"] * 16) and ids.part_problem("x" * 1024) is None
+    with pytest.raises(InvalidInputError, match="at most 16 parts"):
+        ids.check_id(["x"] * 17)
+    with pytest.raises(InvalidInputError, match="empty part"):
+        ids.parse_id("sales$$orders")
+    with pytest.raises(InvalidInputError, match="longer than 200"):
+        ids.check_id(["n" * 100, "t" * 100], create=True)  # 201 characters joined
+
+
+def test_properties_from_rows_and_lines() -> None:
     rows = pd.DataFrame({"key": ["a", None, " b "], "value": ["1", None, "2"]})
-    assert browse.properties_from_rows(rows) == {"a": "1", "b": "2"}
-    with pytest.raises(ValueError, match="twice"):
-        browse.properties_from_rows([{"key": "a", "value": "1"}, {"key": "a", "value": "2"}])
-    with pytest.raises(ValueError, match="no key"):
-        browse.properties_from_rows([{"key": "", "value": "x"}])
+    assert properties.from_rows(rows) == {"a": "1", "b": "2"}
+    with pytest.raises(InvalidInputError, match="twice"):
+        properties.from_rows([{"key": "a", "value": "1"}, {"key": "a", "value": "2"}])
+    with pytest.raises(InvalidInputError, match="no key"):
+        properties.from_rows([{"key": "", "value": "x"}])
+    assert properties.from_lines("a=1\n\n b = x=y ") == {"a": "1", "b": "x=y"}
+    with pytest.raises(InvalidInputError, match="Line 2"):
+        properties.from_lines("a=1\nnope")
+    with pytest.raises(InvalidInputError, match="at most 256 entries"):
+        properties.from_rows([{"key": f"k{i}", "value": "v"} for i in range(257)])
+    assert properties.check_properties(None) is None
+    with pytest.raises(InvalidInputError, match="control character"):
+        properties.check_properties({"a\x01": "v"})
 
 
 def test_filter_and_paginate() -> None:
     names = [f"t{i:04d}" for i in range(2500)] + ["orders_eu", "orders_us"]
-    assert browse.filter_names(names, "ORDERS") == ["orders_eu", "orders_us"]
-    assert browse.filter_names(names, "orders_*") == ["orders_eu", "orders_us"]
-    assert browse.filter_names(names, "t000?") == [f"t000{i}" for i in range(10)]
-    page = browse.paginate(names, 3, 50)
+    assert paging.filter_names(names, "ORDERS") == ["orders_eu", "orders_us"]
+    assert paging.filter_names(names, "orders_*") == ["orders_eu", "orders_us"]
+    assert paging.filter_names(names, "t000?") == [f"t000{i}" for i in range(10)]
+    page = paging.paginate(names, 3, 50)
     assert (page.number, page.count, page.total) == (3, 51, 2502)
     assert page.items[0] == "t0100" and page.first_row == 101 and page.last_row == 150
-    assert browse.paginate(names, 999, 50).number == 51  # clamped
-    assert browse.paginate([], 1).count == 1
+    assert paging.paginate(names, 999, 50).number == 51  # clamped
+    assert paging.paginate([], 1).count == 1
+    assert paging.page_count(101, 50) == 3
 
 
 def test_parse_and_validate_ranges() -> None:
-    assert browse.parse_version_ranges("1-3, 7, 9..12") == [(1, 3), (7, 7), (9, 12)]
-    for bad in ("", "x", "3-1", "0", "1-"):
-        with pytest.raises(ValueError):
-            browse.parse_version_ranges(bad)
-    assert browse.validate_delete_ranges([(1, 2)], latest=5, existing=[1, 2, 3, 4, 5]) == []
-    assert "latest" in browse.validate_delete_ranges([(3, 5)], latest=5)[0]
-    assert browse.validate_delete_ranges([(7, 9)], latest=5)
-    assert browse.validate_delete_ranges([(1, 2)], latest=5, existing=[3, 4, 5])
-    req = browse.delete_request(["t"], [(2, 4)])
-    assert (req.ranges[0].start_version, req.ranges[0].end_version) == (2, 5)  # end exclusive
+    assert version_ranges.parse("1-3, 7, 9-12") == [Span(1, 3), Span(7, 7), Span(9, 12)]
+    for bad in ("", "x", "3-1", "0", "1-", "1:3", "9..12", "-2"):
+        with pytest.raises(InvalidInputError):
+            version_ranges.parse(bad)
+    spec = version_ranges.to_spec([Span(2, 4)])
+    assert [(r.start_version, r.end_version) for r in spec] == [(2, 5)]  # end exclusive
+    assert version_ranges.from_spec(spec) == [Span(2, 4)]
+    assert version_ranges.from_spec([(4, -1)], latest=9) == [Span(4, 9)]
+    assert version_ranges.describe_spec(2, 6) == "2-5"
+    assert version_ranges.describe_spec(4, -1) == "4-latest"
+    assert version_ranges.format_spans(version_ranges.parse("2-5,8")) == "2-5, 8"
+
+    problems = versions.delete_problems
+    existing = [1, 2, 3, 4, 5]
+    assert problems([Span(1, 2)], latest=5, existing=existing) == []
+    assert "latest" in problems([Span(3, 5)], latest=5, existing=existing)[0]
+    assert problems([Span(7, 9)], latest=5, existing=existing)  # beyond the latest? no match
+    assert problems([Span(1, 2)], latest=5, existing=[3, 4, 5]) == ["None of these versions exist."]
+    assert problems([Span(1, 1)], latest=None, existing=[]) == ["The table has no versions."]
+    assert version_ranges.range_problems([(0, 2)], latest=5)  # versions start at 1
+    assert version_ranges.range_problems([(3, -1)], latest=5)
+    assert version_ranges.range_problems([(3, -1)], latest=5, allow_latest=True) == []
+    req = versions.delete_request(["t"], [Span(2, 4)])
+    assert (req.ranges[0].start_version, req.ranges[0].end_version) == (2, 5)
 
 
 def test_arrow_type_names() -> None:
-    assert browse.arrow_type_name({"type": "int64"}) == "int64"
+    assert arrow_type_str({"type": "int64"}) == "int64"
     fsl = {
         "type": "fixed_size_list",
         "length": 8,
         "fields": [{"name": "item", "type": {"type": "float32"}}],
     }
-    assert browse.arrow_type_name(fsl) == "fixed_size_list<float32, 8>"
+    assert arrow_type_str(fsl) == "fixed_size_list<float32>[8]"
+    assert arrow_type_str(pa.list_(pa.float32(), 8)) == "fixed_size_list<float32>[8]"
     struct = {"type": "struct", "fields": [{"name": "a", "type": {"type": "utf8"}}]}
-    assert browse.arrow_type_name(struct) == "struct<a: utf8>"
+    assert arrow_type_str(struct) == "struct<a: utf8>"
+    assert arrow_type_str(None) == "?"
 
 
 def test_compare_snapshots() -> None:
-    a = browse.VersionSnapshot(1, {"id": "int64", "x": "utf8"}, rows=3, fragments=1, indexes=[])
-    b = browse.VersionSnapshot(2, {"id": "int32", "y": "utf8"}, rows=5, fragments=2, indexes=["i"])
-    cmp = browse.compare_snapshots(a, b)
+    VS = versions.VersionSnapshot
+    a = VS(1, {"id": "int64", "x": "utf8"}, rows=3, fragments=1, indexes=[])
+    b = VS(2, {"id": "int32", "y": "utf8"}, rows=5, fragments=2, indexes=["i"])
+    cmp = versions.compare_snapshots(a, b)
     changes = dict(zip(cmp.schema_changes["column"], cmp.schema_changes["change"], strict=True))
     assert changes == {"id": "type changed", "y": "added", "x": "removed"}
     summary = cmp.summary.set_index("metric")["change"]
     assert summary["rows"] == "+2" and summary["fragments"] == "+1"
-    c = browse.compare_snapshots(a, browse.VersionSnapshot(3, unavailable=["rows: no"]))
+    c = versions.compare_snapshots(a, VS(3, unavailable=["rows: no"]))
     assert c.summary.set_index("metric")["change"]["rows"] == "unavailable"
     assert c.unavailable == ["v3 rows: no"]
 
@@ -116,78 +189,89 @@ def test_compare_snapshots() -> None:
 
 def test_listing_and_describe(sample) -> None:
     ns = sample
-    assert browse.list_namespace_names(ns, []) == ["sales"]
-    assert browse.list_namespace_names(ns, ["sales"]) == ["eu"]
-    assert browse.list_table_names(ns, ["sales"]) == ["orders", "pending"]
-    assert browse.list_table_names(ns, ["sales", "eu"]) == []
-    assert browse.namespace_exists(ns, ["sales", "eu"]) and browse.namespace_exists(ns, [])
-    assert not browse.namespace_exists(ns, ["nope"])
+    assert namespaces.list_namespace_names(ns, []) == ["sales"]
+    assert namespaces.list_namespace_names(ns, ["sales"]) == ["eu"]
+    assert namespaces.list_table_names(ns, ["sales"]) == ["orders", "pending"]
+    assert namespaces.list_table_names(ns, ["sales", "eu"]) == []
+    assert namespaces.namespace_exists(ns, ["sales", "eu"]) and namespaces.namespace_exists(ns, [])
+    assert not namespaces.namespace_exists(ns, ["nope"])
 
-    orders = browse.describe_table(ns, ["sales", "orders"])
+    orders = namespaces.describe_table(ns, ["sales", "orders"])
+    assert isinstance(orders, namespaces.TableDetail)
     assert not orders.declared_only and orders.status == "materialised"
+    assert (orders.name, orders.namespace) == ("orders", ["sales"])
     assert orders.row_count == 5
     assert orders.version == 3
     assert list(orders.schema["column"]) == ["id", "item"]
     assert list(orders.schema["type"]) == ["int64", "utf8"]
     assert orders.location
+    assert orders.problems == []
 
-    pending = browse.describe_table(ns, ["sales", "pending"])
+    pending = namespaces.describe_table(ns, ["sales", "pending"])
     assert pending.declared_only and pending.row_count is None
     assert pending.properties.get("owner") == "ops"
     assert pending.schema.empty
 
 
-def test_listing_pages_through_many_tables(ns) -> None:
+def test_listing_pages_through_many_tables(ns, monkeypatch) -> None:
     ns.create_namespace(CreateNamespaceRequest(id=["bulk"]))
     for i in range(23):
-        browse.declare_table(ns, ["bulk"], f"t{i:02d}")
-    browse_batch = browse.LIST_BATCH
-    try:
-        browse.LIST_BATCH = 5  # force several pages
-        assert browse.list_table_names(ns, ["bulk"]) == [f"t{i:02d}" for i in range(23)]
-    finally:
-        browse.LIST_BATCH = browse_batch
+        declare(ns, ["bulk"], f"t{i:02d}")
+    monkeypatch.setattr(namespaces, "LIST_BATCH", 5)  # force several pages
+    assert namespaces.list_table_names(ns, ["bulk"]) == [f"t{i:02d}" for i in range(23)]
 
 
 def test_create_namespace_and_declare_validation(sample) -> None:
     ns = sample
-    browse.create_namespace(ns, ["sales"], "apac", {"team": "x"})
-    assert browse.list_namespace_names(ns, ["sales"]) == ["apac", "eu"]
+    req = namespaces.create_namespace_request(["sales"], "apac", {"team": "x"})
+    assert (req.id, req.properties) == (["sales", "apac"], {"team": "x"})
+    ns.create_namespace(req)
+    assert namespaces.list_namespace_names(ns, ["sales"]) == ["apac", "eu"]
+    assert namespaces.describe_namespace(ns, ["sales", "apac"]).get("team") == "x"
     with pytest.raises(InvalidInputError):
-        browse.create_namespace(ns, ["sales"], "bad name")
+        namespaces.create_namespace_request(["sales"], "bad name")
     with pytest.raises(InvalidInputError):
-        browse.declare_table(ns, ["sales"], "bad/name")
-    assert browse.list_table_names(ns, ["sales"]) == ["orders", "pending"]
-    with pytest.raises(LanceNamespaceError):
-        browse.declare_table(ns, ["sales"], "orders")  # exists
+        namespaces.declare_table_request(["sales"], "bad/name")
+    # The backends refuse the same names when a request is built by hand.
+    with pytest.raises(InvalidInputError):
+        ns.create_namespace(CreateNamespaceRequest(id=["sales", "bad name"]))
+    assert namespaces.list_table_names(ns, ["sales"]) == ["orders", "pending"]
+    assert namespaces.list_namespace_names(ns, ["sales"]) == ["apac", "eu"]
+    with pytest.raises(TableAlreadyExistsError):
+        declare(ns, ["sales"], "orders")  # exists
 
 
 def test_deregister(sample) -> None:
-    resp = browse.deregister_table(sample, ["sales", "pending"])
+    req = namespaces.deregister_table_request(["sales", "pending"])
+    assert req.id == ["sales", "pending"]
+    resp = sample.deregister_table(req)
     assert resp is not None
-    assert browse.list_table_names(sample, ["sales"]) == ["orders"]
+    assert namespaces.list_table_names(sample, ["sales"]) == ["orders"]
+    with pytest.raises(InvalidInputError):
+        namespaces.deregister_table_request(["sales", ".."])
 
 
 def test_versions_operations_and_compare(sample, backend_kind: str) -> None:
     ns = sample
     tid = ["sales", "orders"]
-    df = browse.list_versions(ns, tid)
+    df = versions.list_versions(ns, tid)
     assert list(df["version"]) == [3, 2, 1]
     assert str(df["timestamp"].dtype).startswith("datetime64")
     assert df["manifest_path"].notna().all()
-    ops = browse.version_operations(ns, tid, [3, 2, 1, 99])
+    ops = versions.version_operations(ns, tid, [3, 2, 1, 99])
     by_v = ops.set_index("version")
     if backend_kind == "local":
         assert list(by_v.loc[[3, 2, 1], "operation"]) == ["Append", "Append", "Overwrite"]
+        assert all(Path(p).is_absolute() for p in df["manifest_path"])
     assert by_v.loc[99, "operation"] == "?" and by_v.loc[99, "error"]  # tolerated per row
-    merged = browse.with_operations(df, ops)
+    merged = versions.with_operations(df, ops)
     assert "operation" in merged.columns and len(merged) == 3
 
-    info = browse.describe_version(ns, tid, 2)
+    info = versions.describe_version(ns, tid, 2)
     assert info["version"] == 2 and "timestamp" in info
 
     local = backend.capabilities(ns).kind == "local"
-    cmp = browse.compare_versions(ns, tid, 3, 1, local=local)
+    cmp = versions.compare_versions(ns, tid, 3, 1)
     assert (cmp.a.version, cmp.b.version) == (1, 3)
     assert cmp.schema_changes.empty
     rows = cmp.summary.set_index("metric")
@@ -198,31 +282,60 @@ def test_versions_operations_and_compare(sample, backend_kind: str) -> None:
     else:  # REST: schema, rows and indexes through the API; fragments said to be unavailable
         assert any("fragments" in u for u in cmp.unavailable) or rows.loc["fragments", "v1"] != "—"
         assert rows.loc["indexes", "change"] == "same"
-    timeline = browse.timeline_frame(df, ops)
+    snap = versions.version_snapshot(ns, tid, 1)
+    assert (snap.version, snap.rows, snap.schema) == (1, 3, {"id": "int64", "item": "utf8"})
+    timeline = versions.timeline_frame(df, ops)
     assert set(timeline.columns) == {"version", "timestamp", "operation"}
+    thin = versions.thin_timeline(timeline, keep=[2], max_points=2)
+    assert thin.attrs["total"] == 3 and list(thin["version"]) == [3, 2, 1]  # keep + both ends
+
+
+def test_thin_timeline_keeps_ends_and_page() -> None:
+    frame = pd.DataFrame(
+        {
+            "version": list(range(5000, 0, -1)),
+            "timestamp": pd.date_range("2024-01-01", periods=5000, freq="min"),
+            "operation": "Append",
+        }
+    )
+    thin = versions.thin_timeline(frame, keep=[2500, 2501], max_points=100)
+    assert len(thin) == 100 and thin.attrs["total"] == 5000
+    assert {5000, 1, 2500, 2501} <= set(thin["version"])
+    assert list(thin["version"]) == sorted(thin["version"], reverse=True)  # order kept
 
 
 def test_delete_version_ranges_refuses_latest(sample) -> None:
     ns = sample
     tid = ["sales", "orders"]
     with pytest.raises(InvalidInputError, match="latest"):
-        browse.delete_version_ranges(ns, tid, [(2, 3)])
-    assert list(browse.list_versions(ns, tid)["version"]) == [3, 2, 1]  # nothing deleted
-    browse.delete_version_ranges(ns, tid, [(1, 1)])
-    assert list(browse.list_versions(ns, tid)["version"]) == [3, 2]
-    assert browse.latest_version(ns, tid) == 3
+        versions.delete_versions(ns, tid, [Span(2, 3)])
+    assert list(versions.list_versions(ns, tid)["version"]) == [3, 2, 1]  # nothing deleted
+    versions.delete_versions(ns, tid, version_ranges.parse("1"))
+    assert list(versions.list_versions(ns, tid)["version"]) == [3, 2]
+    versions.delete_versions(ns, tid, [Span(2, 2)])
+    with pytest.raises(InvalidInputError, match="latest"):  # the one left is the latest
+        versions.delete_versions(ns, tid, [Span(3, 3)])
+    assert list(versions.list_versions(ns, tid)["version"]) == [3]
+
+
+def test_latest_version(sample) -> None:
+    assert versions.latest_version(sample, ["sales", "orders"]) == 3
+    append_rows(sample, ["sales", "orders"], pa.table({"id": [6], "item": ["f"]}))
+    assert versions.latest_version(sample, ["sales", "orders"]) == 4  # read fresh
+    assert versions.latest_version(sample, ["sales", "pending"]) is None  # declared only
 
 
 def test_list_versions_empty_for_declared(sample) -> None:
     try:
-        df = browse.list_versions(sample, ["sales", "pending"])
+        df = versions.list_versions(sample, ["sales", "pending"])
     except LanceNamespaceError:
         return  # a backend may refuse: the UI shows the error
     assert df.empty
 
 
-def test_versions_listing_pages(ns) -> None:
-    """list_versions follows page_token (REST servers page; 1 row per page forced here)."""
+def test_versions_listing_pages(ns, backend_kind: str, monkeypatch) -> None:
+    """list_versions follows page_token. The local backend pages (2 rows per page forced
+    here); pylance's REST adapter returns everything in one page without a token."""
     create_table(ns, ["t"], pa.table({"n": [0]}))
     for i in range(4):
         append_rows(ns, ["t"], pa.table({"n": [i + 1]}))
@@ -234,11 +347,15 @@ def test_versions_listing_pages(ns) -> None:
         return real(req)
 
     ns.list_table_versions = spy  # type: ignore[method-assign]
+    if backend_kind == "local":
+        monkeypatch.setattr(versions, "LIST_BATCH", 2)
     try:
-        assert list(browse.list_versions(ns, ["t"])["version"]) == [5, 4, 3, 2, 1]
+        assert list(versions.list_versions(ns, ["t"])["version"]) == [5, 4, 3, 2, 1]
     finally:
         del ns.list_table_versions
     assert calls and calls[0] is None
+    if backend_kind == "local":
+        assert calls == [None, "v3", "v1"]
 
 
 # --- saved connections (no streamlit) ----------------------------------------------------------

@@ -1,22 +1,37 @@
-"""backend/indexes.py: column types, fitting types, defaults, validation, overview, history, builds.
+"""Index rules and the Indexes page's services: column types, fitting types (checked against
+what pylance builds), defaults, validation, overview, history, builds.
 
-Pure functions are tested directly; everything touching a namespace runs on both backends
-through the ``ns`` fixture (a real local directory and a real ``RestAdapter`` server).
+* ``backend.index_rules`` (with the Arrow type helpers it re-exports) is tested directly;
+* ``backend.services.index_overview`` and ``backend.services.build_jobs`` run on both backends
+  through the ``ns`` fixture (a real local directory and a real ``RestAdapter`` server).
 """
 
 from __future__ import annotations
 
-import lance
+import json
+import uuid
+
+import numpy as np
 import pyarrow as pa
 import pytest
-from lance_namespace import CreateNamespaceRequest, LanceNamespace
-from lance_namespace.errors import LanceNamespaceError
+from lance_namespace import (
+    CreateNamespaceRequest,
+    CreateTableIndexRequest,
+    InsertIntoTableRequest,
+    LanceNamespace,
+)
+from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 
 import backend
-from backend import indexes as ix
-from tests.support import append_rows, create_table, make_table, table_location
+from backend import index_rules as rules
+from backend.redaction import REDACTED, is_secret_name, redact_json
+from backend.services import build_jobs
+from backend.services import index_overview as ov
+from tests.support import append_rows, create_table, ipc_stream_bytes, make_table
 
 NS = ["a"]
+STRING_TYPES = ["FTS", "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"]
+NUMERIC_TYPES = ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"]
 
 
 def tid(name: str) -> list[str]:
@@ -58,28 +73,43 @@ def mixed_table(n: int = 40) -> pa.Table:
 @pytest.mark.parametrize(
     ("arrow_type", "expected"),
     [
-        (pa.list_(pa.float32(), 16), list(ix.VECTOR_INDEX_TYPES)),
-        (pa.list_(pa.float32(), 12), [t for t in ix.VECTOR_INDEX_TYPES if t != "IVF_RQ"]),
+        (pa.list_(pa.float32(), 16), list(rules.VECTOR_INDEX_TYPES)),
+        (pa.list_(pa.float32(), 12), [t for t in rules.VECTOR_INDEX_TYPES if t != "IVF_RQ"]),
         (pa.list_(pa.uint8(), 8), ["IVF_FLAT", "IVF_HNSW_FLAT"]),
-        (pa.string(), ["FTS", "INVERTED", "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"]),
-        (
-            pa.large_string(),
-            ["FTS", "INVERTED", "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"],
-        ),
-        (pa.list_(pa.string()), ["LABEL_LIST", "FTS", "INVERTED"]),
+        (pa.string(), STRING_TYPES),
+        (pa.large_string(), STRING_TYPES),
+        (pa.list_(pa.string()), ["LABEL_LIST", "FTS"]),
         (pa.list_(pa.int32()), ["LABEL_LIST"]),
-        (pa.int64(), ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"]),
-        (pa.float64(), ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"]),
-        (pa.date32(), ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"]),
-        (pa.timestamp("us"), ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"]),
+        (pa.int64(), NUMERIC_TYPES),
+        (pa.float64(), NUMERIC_TYPES),
+        (pa.date32(), NUMERIC_TYPES),
+        (pa.timestamp("us"), NUMERIC_TYPES),
+        (pa.binary(), NUMERIC_TYPES),
         (pa.bool_(), ["BITMAP", "BTREE", "ZONEMAP"]),
+        (pa.binary(4), ["BTREE", "BITMAP", "ZONEMAP"]),
+        (pa.decimal128(10, 2), ["BTREE", "BITMAP", "ZONEMAP"]),
+        (pa.dictionary(pa.int32(), pa.string()), ["ZONEMAP"]),
         (pa.struct([("x", pa.int32())]), []),
     ],
 )
 def test_fitting_index_types(arrow_type: pa.DataType, expected: list[str]) -> None:
-    assert ix.fitting_index_types(arrow_type) == expected
-    # the same answer from the JSON type string shown in the UI
-    assert ix.fitting_index_types(ix.arrow_type_str(arrow_type)) == expected
+    assert rules.fitting_index_types(arrow_type) == expected
+    # the same answer from the type string shown in the UI
+    assert rules.fitting_index_types(rules.arrow_type_str(arrow_type)) == expected
+    assert "INVERTED" not in expected  # one type, shown as FTS
+
+
+def test_fts_and_inverted_are_one_type() -> None:
+    assert rules.normalize_index_type("INVERTED") == "FTS"
+    assert rules.normalize_index_type("Inverted") == "FTS"
+    assert rules.normalize_index_type("fts") == "FTS"
+    assert rules.normalize_index_type("BTree") == "BTREE"
+    assert rules.normalize_index_type("ivf_pq") == "IVF_PQ"
+    assert rules.index_category("INVERTED") == rules.index_category("FTS") == "fts"
+    assert rules.lance_index_type("FTS") == "INVERTED"
+    assert "INVERTED" not in rules.ALL_INDEX_TYPES
+    req = rules.build_index_request(["a", "t"], "text", "INVERTED")
+    assert req.index_type == "FTS"
 
 
 def test_parse_json_arrow_types() -> None:
@@ -88,86 +118,208 @@ def test_parse_json_arrow_types() -> None:
         "length": 16,
         "fields": [{"name": "item", "nullable": True, "type": {"type": "float32"}}],
     }
-    assert ix.arrow_type_str(fsl) == "fixed_size_list<float32>[16]"
-    assert ix.column_kind(fsl) == "vector"
-    assert ix.vector_dimension(fsl) == 16
+    assert rules.arrow_type_str(fsl) == "fixed_size_list<float32>[16]"
+    assert rules.column_kind(fsl) == "vector"
+    assert rules.vector_dimension(fsl) == 16
     lst = {"type": "list", "fields": [{"name": "item", "nullable": True, "type": {"type": "utf8"}}]}
-    assert ix.arrow_type_str(lst) == "list<utf8>"
-    assert ix.column_kind({"type": "bool"}) == "boolean"
-    assert ix.column_kind("fixed_size_list<item: uint8>[8]") == "binary_vector"
-    assert ix.distance_types_for("fixed_size_list<item: uint8>[8]") == ["hamming"]
-    assert ix.distance_types_for(pa.list_(pa.float32(), 4)) == ["l2", "cosine", "dot"]
+    assert rules.arrow_type_str(lst) == "list<utf8>"
+    assert rules.column_kind({"type": "bool"}) == "boolean"
+    assert rules.column_kind(pa.binary(16)) == "fixed_binary"
+    assert rules.column_kind(pa.dictionary(pa.int8(), pa.string())) == "dictionary"
+    assert rules.column_kind("fixed_size_list<item: uint8>[8]") == "binary_vector"
+    assert rules.distance_types_for("fixed_size_list<item: uint8>[8]") == ["hamming"]
+    assert rules.distance_types_for(pa.list_(pa.float32(), 4)) == ["l2", "cosine", "dot"]
+    assert rules.distance_types_for(pa.int64()) == []
 
 
 def test_table_columns(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("m"), mixed_table())
-    cols = {c.name: c for c in ix.table_columns(ns_a, tid("m"))}
+    cols = {c.name: c for c in ov.table_columns(ns_a, tid("m"))}
     assert list(cols) == ["id", "text", "tags", "flag", "day", "vec", "bits"]
     assert cols["vec"].kind == "vector" and cols["vec"].dim == 8
     assert cols["vec"].arrow_type_str == "fixed_size_list<float32>[8]"
     assert cols["bits"].kind == "binary_vector"
-    assert cols["text"].fitting_types[0] == "FTS"
-    assert cols["tags"].fitting_types == ["LABEL_LIST", "FTS", "INVERTED"]
+    assert cols["bits"].fitting_types == ["IVF_FLAT", "IVF_HNSW_FLAT"]
+    assert cols["text"].fitting_types == STRING_TYPES
+    assert cols["tags"].fitting_types == ["LABEL_LIST", "FTS"]
     assert cols["flag"].fitting_types == ["BITMAP", "BTREE", "ZONEMAP"]
     assert cols["day"].kind == "temporal"
-    assert ix.table_num_rows(ns_a, tid("m")) == 40
+    assert ov.table_num_rows(ns_a, tid("m")) == 40
+
+
+# --------------------------------------------------------------------------- fit table vs pylance
+
+
+def built_types(ds, column: str, candidates, build) -> list[str]:
+    """The candidates lance builds on ``column`` (each under its own name)."""
+    out = []
+    for i, candidate in enumerate(candidates):
+        try:
+            build(ds, column, candidate, f"probe_{i}")
+        except Exception:  # noqa: BLE001 - lance refuses with ValueError/OSError/RuntimeError
+            continue
+        out.append(candidate)
+    return out
+
+
+def test_fit_table_matches_pylance_for_dictionary_columns(local_ns: LanceNamespace) -> None:
+    n = 60
+    data = pa.table({"cat": pa.array([f"c{i % 5}" for i in range(n)]).dictionary_encode()})
+    create_table(local_ns, tid("d"), data)
+    ds = local_ns.open_dataset(tid("d"))
+    assert pa.types.is_dictionary(ds.schema.field("cat").type)
+
+    def build(ds, column, index_type, name):
+        ds.create_scalar_index(column, rules.lance_index_type(index_type), name=name)
+
+    candidates = [*rules.SCALAR_INDEX_TYPES, "FTS"]
+    fitting = rules.fitting_index_types(ds.schema.field("cat").type)
+    assert built_types(ds, "cat", candidates, build) == fitting == ["ZONEMAP"]
+
+    # The local backend applies the same table: ZONEMAP builds, the others are refused first.
+    ov.create_index(local_ns, rules.build_index_request(tid("d"), "cat", "ZONEMAP", name="z"))
+    with pytest.raises(InvalidInputError, match="fitting types: ZONEMAP"):
+        ov.create_index(local_ns, rules.build_index_request(tid("d"), "cat", "BTREE", name="b"))
+
+
+def test_fit_table_matches_pylance_for_uint8_vectors(local_ns: LanceNamespace) -> None:
+    # At least 256 rows: with fewer, lance skips PQ training and "builds" PQ on anything.
+    n, dim = rules.PQ_ROWS_PER_PARTITION + 44, 16
+    rng = np.random.default_rng(0)
+    bits = pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.integers(0, 256, n * dim, dtype=np.uint8)), dim
+    )
+    create_table(local_ns, tid("b"), pa.table({"bits": bits}))
+    ds = local_ns.open_dataset(tid("b"))
+    column_type = ds.schema.field("bits").type
+
+    def build(ds, column, combo, name):
+        index_type, metric = combo
+        extra = {"num_sub_vectors": 2} if index_type in rules.PQ_TYPES else {}
+        ds.create_index(column, index_type, name=name, metric=metric, num_partitions=1, **extra)
+
+    combos = [(t, m) for t in rules.VECTOR_INDEX_TYPES for m in rules.DISTANCE_TYPES]
+    expected = [
+        (t, m)
+        for t in rules.fitting_index_types(column_type)
+        for m in rules.distance_types_for(column_type)
+    ]
+    assert built_types(ds, "bits", combos, build) == expected
+    assert expected == [("IVF_FLAT", "hamming"), ("IVF_HNSW_FLAT", "hamming")]
+
+    with pytest.raises(InvalidInputError, match="only the hamming distance fits"):
+        local_ns.create_table_index(
+            CreateTableIndexRequest(id=tid("b"), column="bits", index_type="IVF_FLAT")
+        )
+    resp = local_ns.create_table_index(
+        CreateTableIndexRequest(
+            id=tid("b"), column="bits", index_type="IVF_FLAT", distance_type="hamming", name="h"
+        )
+    )
+    assert resp.transaction_id
+    assert local_ns.describe_table_index_stats(
+        {"id": tid("b"), "index_name": "h"}
+    ).distance_type == "hamming"
 
 
 # --------------------------------------------------------------------------- defaults (pure)
 
 
 def test_vector_param_defaults() -> None:
-    d = ix.vector_param_defaults("IVF_PQ", 32, 40_000)
+    d = rules.vector_param_defaults("IVF_PQ", 32, 40_000)
     assert d == {
-        "num_partitions": 4,  # 40000 // 8192
+        "num_partitions": 156,  # sqrt(40000) = 200, at most 40000 // 256 = 156 for PQ
         "num_sub_vectors": 2,  # 32 / 16
         "num_bits": 8,
         "sample_rate": 256,
         "max_iterations": 50,
         "target_partition_size": 8192,
     }
-    assert ix.vector_param_defaults("IVF_FLAT", 16, 40_000)["num_partitions"] == 9  # // 4096
-    assert ix.vector_param_defaults("IVF_RQ", 16, 40_000)["num_bits"] == 5
-    hnsw = ix.vector_param_defaults("IVF_HNSW_SQ", 16, 40_000)
+    assert rules.vector_param_defaults("IVF_FLAT", 16, 40_000)["num_partitions"] == 200  # sqrt
+    assert rules.vector_param_defaults("IVF_PQ", 16, 300)["num_partitions"] == 1  # 300 // 256
+    assert rules.vector_param_defaults("IVF_RQ", 16, 40_000)["num_bits"] == 5
+    hnsw = rules.vector_param_defaults("IVF_HNSW_SQ", 16, 40_000)
     assert hnsw["num_partitions"] == 1 and hnsw["m"] == 20 and hnsw["ef_construction"] == 150
     assert "num_sub_vectors" not in hnsw
-    assert ix.vector_param_defaults("IVF_FLAT", 8, 100)["num_partitions"] == 1
-    assert ix.vector_param_defaults("IVF_FLAT", 8, 10**9)["num_partitions"] == 4096
-    assert ix.default_num_sub_vectors(24) == 3 and ix.default_num_sub_vectors(12) == 1
-    assert ix.vector_params_for("IVF_FLAT") == [
+    assert rules.vector_param_defaults("IVF_HNSW_FLAT", 16, 5 * 2**20)["num_partitions"] == 5
+    assert rules.vector_param_defaults("IVF_FLAT", 8, 100)["num_partitions"] == 10
+    assert rules.vector_param_defaults("IVF_FLAT", 8, 0)["num_partitions"] == 1
+    assert rules.vector_param_defaults("IVF_FLAT", 8, 10**9)["num_partitions"] == 4096
+    assert rules.vector_param_defaults("IVF_FLAT", 8, None)["num_partitions"] is None
+    assert rules.default_num_sub_vectors(24) == 3 and rules.default_num_sub_vectors(12) == 1
+    assert rules.vector_params_for("IVF_FLAT") == [
         "num_partitions",
         "sample_rate",
         "max_iterations",
         "target_partition_size",
     ]
-    assert "m" in ix.vector_params_for("IVF_HNSW_PQ") and "num_sub_vectors" in ix.vector_params_for(
-        "IVF_HNSW_PQ"
-    )
+    assert "m" in rules.vector_params_for("IVF_HNSW_PQ")
+    assert "num_sub_vectors" in rules.vector_params_for("IVF_HNSW_PQ")
+    with pytest.raises(ValueError):
+        rules.vector_param_defaults("BTREE", None, 10)
 
 
-def test_default_partitions_match_pylance(local_ns: LanceNamespace) -> None:
-    """The num_partitions rule shown in the form is what pylance builds with empty fields."""
-    rows, dim = 9000, 8  # 9000 // 4096 = 2 partitions for IVF_FLAT
+def test_chosen_build_params() -> None:
+    def chosen(index_type: str, **kw):
+        req = CreateTableIndexRequest(id=["t"], column="v", index_type=index_type, **kw)
+        return rules.chosen_build_params(req, 32, 1000)
+
+    assert chosen("IVF_FLAT") == {"num_partitions": 31}
+    assert chosen("IVF_PQ") == {"num_partitions": 3, "num_sub_vectors": 2}
+    assert chosen("IVF_PQ", num_partitions=2) == {"num_sub_vectors": 2}
+    assert chosen("IVF_FLAT", target_partition_size=100) == {}
+    assert chosen("IVF_HNSW_SQ") == {"num_partitions": 1}
+    assert chosen("BTREE") == {}
+
+
+def test_vector_request_without_parameters_uses_the_chosen_partitions(
+    local_ns: LanceNamespace,
+) -> None:
+    """num_partitions left empty: the local backend builds with the console's documented
+    choice (index_rules.default_num_partitions) and reports it."""
+    rows, dim = 1000, 8
     create_table(local_ns, tid("big"), make_table(rows, dim=dim))
-    req = ix.build_index_request(tid("big"), "vec", "IVF_FLAT", name="f", dim=dim, num_rows=rows)
-    ix.create_index(local_ns, req)
-    built = lance.dataset(str(table_location(local_ns, tid("big")))).stats.index_stats("f")
-    expected = ix.vector_param_defaults("IVF_FLAT", dim, rows)["num_partitions"]
-    assert built["indices"][0]["num_partitions"] == expected == 2
+    req = rules.build_index_request(tid("big"), "vec", "IVF_FLAT", name="f", dim=dim, num_rows=rows)
+    assert req.num_partitions is None
+    resp = ov.create_index(local_ns, req)
+    expected = rules.vector_param_defaults("IVF_FLAT", dim, rows)["num_partitions"]
+    assert expected == rules.default_num_partitions("IVF_FLAT", rows) == 31  # isqrt(1000)
+    built = local_ns.open_dataset(tid("big")).stats.index_stats("f")
+    assert built["indices"][0]["num_partitions"] == expected
+    assert resp.context["chosen.num_partitions"] == str(expected)
+
+
+def test_plain_ivf_pq_request_builds_on_the_local_backend(local_ns: LanceNamespace) -> None:
+    """An IVF_PQ request with no build parameters at all (this used to fail with
+    "num_partitions and num_sub_vectors are required")."""
+    rows, dim = 600, 16
+    create_table(local_ns, tid("pq"), make_table(rows, dim=dim))
+    events: list[dict] = []
+    resp = local_ns.create_table_index(
+        CreateTableIndexRequest(id=tid("pq"), column="vec", index_type="IVF_PQ"),
+        progress=events.append,
+    )
+    assert resp.context == {"chosen.num_partitions": "2", "chosen.num_sub_vectors": "1"}
+    assert {"num_partitions": 2, "num_sub_vectors": 1} in [
+        e.get("chosen") for e in events if e.get("event") == "params"
+    ]
+    (stats,) = local_ns.open_dataset(tid("pq")).stats.index_stats("vec_idx")["indices"]
+    assert stats["num_partitions"] == 2
+    assert stats["sub_index"]["num_sub_vectors"] == 1
 
 
 # --------------------------------------------------------------------------- request + validation
 
 
-def col(arrow_type: pa.DataType, name: str = "c") -> ix.ColumnInfo:
-    info = ix.parse_arrow_type(arrow_type)
-    return ix.ColumnInfo(
-        name, str(info), ix.column_kind(info), dim=ix.vector_dimension(info), type_info=info
+def col(arrow_type: pa.DataType, name: str = "c") -> rules.ColumnInfo:
+    info = rules.parse_arrow_type(arrow_type)
+    return rules.ColumnInfo(
+        name, str(info), rules.column_kind(info), dim=rules.vector_dimension(info), type_info=info
     )
 
 
 def test_build_request_fills_required_and_drops_foreign_params() -> None:
-    req = ix.build_index_request(
+    req = rules.build_index_request(
         ["a", "t"],
         "vec",
         "IVF_PQ",
@@ -178,7 +330,7 @@ def test_build_request_fills_required_and_drops_foreign_params() -> None:
     )
     assert req.num_sub_vectors == 2 and req.num_partitions == 2 and req.m is None
     assert req.distance_type == "cosine" and req.name is None
-    fts = ix.build_index_request(
+    fts = rules.build_index_request(
         ["a", "t"], "text", "fts", name="ft", params={"stem": False, "max_token_length": 12}
     )
     assert (fts.index_type, fts.stem, fts.max_token_length, fts.num_partitions) == (
@@ -188,7 +340,7 @@ def test_build_request_fills_required_and_drops_foreign_params() -> None:
         None,
     )
     with pytest.raises(ValueError):
-        ix.build_index_request(["a", "t"], "c", "NOPE")
+        rules.build_index_request(["a", "t"], "c", "NOPE")
 
 
 @pytest.mark.parametrize(
@@ -198,6 +350,7 @@ def test_build_request_fills_required_and_drops_foreign_params() -> None:
         (pa.list_(pa.float32(), 16), "IVF_FLAT", {"num_partitions": 700}, 600, "exceeds"),
         (pa.list_(pa.float32(), 16), "IVF_FLAT", {"distance_type": "hamming"}, 600, "binary"),
         (pa.list_(pa.uint8(), 16), "IVF_FLAT", {"distance_type": "l2"}, 600, "hamming"),
+        (pa.list_(pa.uint8(), 16), "IVF_PQ", {"distance_type": "hamming"}, 600, "does not fit"),
         (
             pa.list_(pa.float32(), 16),
             "IVF_FLAT",
@@ -217,40 +370,57 @@ def test_build_request_fills_required_and_drops_foreign_params() -> None:
         (pa.list_(pa.float32(), 12), "IVF_RQ", {}, 600, "does not fit"),
         (pa.int64(), "IVF_FLAT", {}, 600, "does not fit"),
         (pa.string(), "LABEL_LIST", {}, 600, "does not fit"),
+        (pa.bool_(), "BLOOMFILTER", {}, 600, "does not fit"),
+        (pa.binary(8), "BLOOMFILTER", {}, 600, "does not fit"),
+        (pa.dictionary(pa.int32(), pa.string()), "BITMAP", {}, 600, "does not fit"),
         (pa.string(), "FTS", {"language": "Klingon"}, 600, "Unknown language"),
         (pa.string(), "FTS", {"max_token_length": 0}, 600, "at least 1"),
+        (pa.string(), "BTREE", {"name": "bad name"}, 600, "index name"),
         (pa.list_(pa.float32(), 16), "IVF_FLAT", {}, 0, "no rows"),
     ],
 )
 def test_validate_rejects(column, index_type, kwargs, num_rows, needle) -> None:
-    from lance_namespace import CreateTableIndexRequest
-
     req = CreateTableIndexRequest(id=["a", "t"], column="c", index_type=index_type, **kwargs)
-    problems = ix.validate_index_request(req, col(column), num_rows=num_rows)
-    assert any(needle in p for p in problems), problems
+    problems = rules.validate_index_request(req, col(column), num_rows=num_rows)
+    assert any(needle.lower() in p.lower() for p in problems), problems
 
 
 def test_request_hints() -> None:
-    req = ix.build_index_request(
+    req = rules.build_index_request(
         ["a", "t"], "c", "IVF_PQ", params={"num_partitions": 2}, dim=16, num_rows=300
     )
-    assert ix.validate_index_request(req, col(pa.list_(pa.float32(), 16)), num_rows=300) == []
-    (hint,) = ix.index_request_hints(req, 300)
+    assert rules.validate_index_request(req, col(pa.list_(pa.float32(), 16)), num_rows=300) == []
+    (hint,) = rules.index_request_hints(req, 300)
     assert "about 512 rows" in hint
-    assert ix.index_request_hints(req, 600) == []
+    assert rules.index_request_hints(req, 600) == []
 
 
 def test_validate_accepts_and_names() -> None:
-    req = ix.build_index_request(
+    req = rules.build_index_request(
         ["a", "t"], "c", "IVF_HNSW_SQ", distance_type="dot", params={"m": 8}, dim=16, num_rows=50
     )
-    assert ix.validate_index_request(req, col(pa.list_(pa.float32(), 16)), num_rows=50) == []
-    named = ix.build_index_request(["a", "t"], "c", "BTREE", name="by id")
-    assert any("Index name" in p for p in ix.validate_index_request(named, col(pa.int64())))
-    dup = ix.build_index_request(["a", "t"], "c", "BTREE", name="c_idx")
-    problems = ix.validate_index_request(dup, col(pa.int64()), existing_names=["c_idx"])
+    assert rules.validate_index_request(req, col(pa.list_(pa.float32(), 16)), num_rows=50) == []
+    named = rules.build_index_request(["a", "t"], "c", "BTREE", name="by id")
+    problems = rules.validate_index_request(named, col(pa.int64()))
+    assert any("index name 'by id'" in p for p in problems), problems
+    assert rules.request_problems(named) == problems
+    dup = rules.build_index_request(["a", "t"], "c", "BTREE", name="c_idx")
+    problems = rules.validate_index_request(dup, col(pa.int64()), existing_names=["c_idx"])
     assert any("already exists" in p for p in problems)
-    assert ix.validate_index_request(dup, None) == ["Column 'c' does not exist in this table."]
+    assert rules.validate_index_request(dup, None) == ["Column 'c' does not exist in this table."]
+    assert rules.column_problems(dup, None, None) == ["Column 'c' does not exist in this table."]
+
+
+def test_index_names_follow_the_creation_rule(ns_a: LanceNamespace) -> None:
+    create_table(ns_a, tid("t"), make_table(10))
+    for bad in ("by id", "café", "-x", "a/b", "x" * 129):
+        with pytest.raises(InvalidInputError):
+            ov.create_index(ns_a, CreateTableIndexRequest(
+                id=tid("t"), column="id", index_type="BTREE", name=bad
+            ))  # fmt: skip
+    assert ov.index_overview(ns_a, tid("t")).empty
+    ov.create_index(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="by_id.v1-x"))
+    assert list(ov.index_overview(ns_a, tid("t"))["name"]) == ["by_id.v1-x"]
 
 
 # --------------------------------------------------------------------------- tokenizer preview
@@ -258,22 +428,22 @@ def test_validate_accepts_and_names() -> None:
 
 def test_tokenize_preview_follows_options() -> None:
     text = "The Running Dogs of Café"
-    default = [t.text for t in ix.tokenize_preview(text, ix.fts_param_defaults())]
+    default = [t.text for t in ov.tokenize_preview(text, rules.fts_param_defaults())]
     assert default == ["run", "dog", "cafe"]
-    plain = ix.tokenize_preview(
+    plain = ov.tokenize_preview(
         text,
         {"base_tokenizer": "whitespace", "lower_case": False, "stem": False,
          "remove_stop_words": False, "ascii_folding": False},
     )  # fmt: skip
     assert [t.text for t in plain] == ["The", "Running", "Dogs", "of", "Café"]
     assert [t.position for t in plain] == [0, 1, 2, 3, 4]
-    short = ix.tokenize_preview(text, {"max_token_length": 4, "stem": False})
+    short = ov.tokenize_preview(text, {"max_token_length": 4, "stem": False})
     assert "running" not in [t.text for t in short]
-    grams = ix.tokenize_preview("lance", ix.fts_param_defaults("ngram"))
+    grams = ov.tokenize_preview("lance", rules.fts_param_defaults("ngram"))
     assert "lan" in [t.text for t in grams]
     with pytest.raises(ValueError, match="Klingon"):
-        ix.tokenize_preview(text, {"language": "Klingon", "stem": True})
-    assert {"simple", "whitespace", "raw", "ngram"} <= set(ix.available_tokenizers())
+        ov.tokenize_preview(text, {"language": "Klingon", "stem": True})
+    assert {"simple", "whitespace", "raw", "ngram"} <= set(ov.available_tokenizers())
 
 
 # --------------------------------------------------------------------------- overview, drop
@@ -281,39 +451,65 @@ def test_tokenize_preview_follows_options() -> None:
 
 def test_index_overview_and_lag(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("t"), make_table(50))
-    ix.create_index(ns_a, ix.build_index_request(tid("t"), "id", "BTREE", name="by_id"))
-    ix.create_index(
+    ov.create_index(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="by_id"))
+    ov.create_index(
         ns_a,
-        ix.build_index_request(
+        rules.build_index_request(
             tid("t"), "text", "FTS", name="ft", params={"with_position": True, "stem": False}
         ),
     )
-    df = ix.index_overview(ns_a, tid("t"))
-    assert list(df.columns) == list(ix.OVERVIEW_COLUMNS)
+    df = ov.index_overview(ns_a, tid("t"))
+    assert list(df.columns) == list(ov.OVERVIEW_COLUMNS)
     rows = df.set_index("name")
     assert rows.loc["by_id", "type"] == "BTREE"
-    assert rows.loc["ft", "type"] == "INVERTED"
+    assert rows.loc["ft", "type"] == "FTS"  # lance's INVERTED, shown as FTS
     assert rows.loc["by_id", "columns"] == "id"
     assert int(rows.loc["by_id", "indexed_rows"]) == 50
     assert int(rows.loc["by_id", "unindexed_rows"]) == 0
     assert float(rows.loc["by_id", "coverage"]) == 1.0
-    details = ix.index_details_dict(rows.loc["ft", "details"])
+    details = ov.index_details_dict(rows.loc["ft", "details"])
     assert details.get("with_position") is True and details.get("stem") is False
-    assert ix.lagging_indexes(df).empty
+    assert ov.lagging_indexes(df).empty
 
     append_rows(ns_a, tid("t"), make_table(7, start=50))
-    df = ix.index_overview(ns_a, tid("t"))
-    lag = ix.lagging_indexes(df)
+    df = ov.index_overview(ns_a, tid("t"))
+    lag = ov.lagging_indexes(df)
     assert set(lag["name"]) == {"by_id", "ft"}
     assert int(lag.set_index("name").loc["by_id", "unindexed_rows"]) == 7
 
-    ix.drop_index(ns_a, tid("t"), "by_id")
-    assert list(ix.index_overview(ns_a, tid("t"))["name"]) == ["ft"]
+    ov.drop_index(ns_a, tid("t"), "by_id")
+    assert list(ov.index_overview(ns_a, tid("t"))["name"]) == ["ft"]
+    assert [i.index_name for i in ov.list_indexes(ns_a, tid("t"))] == ["ft"]
+
+
+def test_fts_details_stay_readable_after_redaction(local_ns: LanceNamespace) -> None:
+    """FTS options are not secrets: the JSON viewer's redaction must leave them readable."""
+    for name in ("base_tokenizer", "max_token_length", "page_token", "key"):
+        assert not is_secret_name(name), name
+    create_table(local_ns, tid("t"), make_table(20))
+    ov.create_index(
+        local_ns,
+        rules.build_index_request(
+            tid("t"),
+            "text",
+            "FTS",
+            name="ft",
+            params={"base_tokenizer": "whitespace", "max_token_length": 12},
+        ),
+    )
+    row = ov.index_overview(local_ns, tid("t")).set_index("name").loc["ft"]
+    details = ov.index_details_dict(row["details"])
+    assert (details["base_tokenizer"], details["max_token_length"]) == ("whitespace", 12)
+    shown = redact_json(details)
+    assert shown == details
+    assert (shown["base_tokenizer"], shown["max_token_length"]) == ("whitespace", 12)
+    assert REDACTED not in json.dumps(redact_json(row.to_dict()), default=str)
+    assert redact_json({**details, "api_token": "s3cret"})["api_token"] == REDACTED
 
 
 def test_overview_distance_type(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("v"), make_table(60, dim=8))
-    req = ix.build_index_request(
+    req = rules.build_index_request(
         tid("v"),
         "vec",
         "IVF_FLAT",
@@ -321,16 +517,16 @@ def test_overview_distance_type(ns_a: LanceNamespace) -> None:
         distance_type="cosine",
         params={"num_partitions": 2},
     )
-    ix.create_index(ns_a, req)
-    row = ix.index_overview(ns_a, tid("v")).set_index("name").loc["flat"]
+    ov.create_index(ns_a, req)
+    row = ov.index_overview(ns_a, tid("v")).set_index("name").loc["flat"]
     assert row["type"] == "IVF_FLAT"
     assert row["distance_type"] == "cosine"
 
 
 def test_empty_overview(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("e"), make_table(3))
-    df = ix.index_overview(ns_a, tid("e"))
-    assert df.empty and list(df.columns) == list(ix.OVERVIEW_COLUMNS)
+    df = ov.index_overview(ns_a, tid("e"))
+    assert df.empty and list(df.columns) == list(ov.OVERVIEW_COLUMNS)
 
 
 # --------------------------------------------------------------------------- coverage history
@@ -338,13 +534,14 @@ def test_empty_overview(ns_a: LanceNamespace) -> None:
 
 def test_coverage_history(ns_a: LanceNamespace, backend_kind: str) -> None:
     create_table(ns_a, tid("h"), make_table(20))  # v1
-    ix.create_index(ns_a, ix.build_index_request(tid("h"), "id", "BTREE", name="by_id"))  # v2
+    ov.create_index(ns_a, rules.build_index_request(tid("h"), "id", "BTREE", name="by_id"))  # v2
     append_rows(ns_a, tid("h"), make_table(5, start=20))  # v3
     append_rows(ns_a, tid("h"), make_table(5, start=25))  # v4
-    df = ix.coverage_history(ns_a, tid("h"), max_versions=30)
-    assert list(df.columns) == list(ix.HISTORY_COLUMNS)
+    df = ov.coverage_history(ns_a, tid("h"), max_versions=30)
+    assert list(df.columns) == list(ov.HISTORY_COLUMNS)
     by_version = df[df.index_name == "by_id"].set_index("version")
     assert sorted(by_version.index) == [2, 3, 4]
+    assert set(by_version["index_type"]) == {"BTREE"}
     if backend_kind == "local":
         assert df.attrs["source"] == "pylance"
         assert by_version.loc[4, "unindexed_rows"] == 10
@@ -353,23 +550,42 @@ def test_coverage_history(ns_a: LanceNamespace, backend_kind: str) -> None:
     else:
         assert df.attrs["source"] == "namespace"
     # bounded
-    last2 = ix.coverage_history(ns_a, tid("h"), max_versions=2)
+    last2 = ov.coverage_history(ns_a, tid("h"), max_versions=2)
     assert sorted(set(last2.version)) == [3, 4]
     with pytest.raises(ValueError):
-        ix.coverage_history(ns_a, tid("h"), max_versions=0)
+        ov.coverage_history(ns_a, tid("h"), max_versions=0)
+
+
+def test_coverage_history_on_a_memory_namespace() -> None:
+    """memory:// data lives in the namespace's lance session: history must read through it."""
+    ns = backend.connect(f"memory://coverage-{uuid.uuid4().hex}")
+    ns.create_namespace(CreateNamespaceRequest(id=NS))
+    create_table(ns, tid("h"), make_table(20))  # v1
+    ov.create_index(ns, rules.build_index_request(tid("h"), "id", "BTREE", name="by_id"))  # v2
+    ns.insert_into_table(
+        InsertIntoTableRequest(id=tid("h"), mode="append"),
+        ipc_stream_bytes(make_table(5, start=20)),
+    )  # v3
+    df = ov.coverage_history(ns, tid("h"))
+    assert df.attrs["source"] == "pylance"
+    by_version = df[df.index_name == "by_id"].set_index("version")
+    assert sorted(by_version.index) == [2, 3]
+    assert (by_version.loc[3, "indexed_rows"], by_version.loc[3, "total_rows"]) == (20, 25)
+    assert by_version.loc[3, "unindexed_rows"] == 5
+    assert by_version.loc[2, "coverage"] == 1.0
 
 
 # --------------------------------------------------------------------------- background builds
 
 
 def test_build_job_vector(ns_a: LanceNamespace, backend_kind: str) -> None:
-    rows = 2 * ix.PQ_ROWS_PER_PARTITION  # PQ trains one partition per 256 rows at most
+    rows = 2 * rules.PQ_ROWS_PER_PARTITION  # PQ trains one partition per 256 rows at most
     create_table(ns_a, tid("v"), make_table(rows, dim=16))
-    req = ix.build_index_request(
+    req = rules.build_index_request(
         tid("v"), "vec", "IVF_PQ", name="pq", params={"num_partitions": 2}, dim=16, num_rows=rows
     )
-    assert ix.index_request_hints(req, rows) == []
-    registry = ix.BuildJobRegistry()
+    assert rules.index_request_hints(req, rows) == []
+    registry = build_jobs.BuildJobRegistry()
     job_id = registry.start(ns_a, req, poll_interval=0.05)
     job = registry.wait(job_id, timeout=120)
     assert job.status == "succeeded", job.error
@@ -382,15 +598,15 @@ def test_build_job_vector(ns_a: LanceNamespace, backend_kind: str) -> None:
         assert job.mode == "polling"
     assert [j.job_id for j in registry.jobs(tid("v"))] == [job_id]
     assert registry.running() == []
-    row = ix.index_overview(ns_a, tid("v")).set_index("name").loc["pq"]
+    row = ov.index_overview(ns_a, tid("v")).set_index("name").loc["pq"]
     assert int(row["indexed_rows"]) == rows
 
 
 def test_build_job_failure_is_reported(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("t"), make_table(10))
-    ix.create_index(ns_a, ix.build_index_request(tid("t"), "id", "BTREE", name="dup"))
-    registry = ix.BuildJobRegistry()
-    job_id = registry.start(ns_a, ix.build_index_request(tid("t"), "id", "BTREE", name="dup"))
+    ov.create_index(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="dup"))
+    registry = build_jobs.BuildJobRegistry()
+    job_id = registry.start(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="dup"))
     job = registry.wait(job_id, timeout=60)
     assert job.status == "failed"
     assert isinstance(job.error, LanceNamespaceError)
@@ -398,3 +614,4 @@ def test_build_job_failure_is_reported(ns_a: LanceNamespace) -> None:
     assert info["code_name"] == "TABLE_INDEX_ALREADY_EXISTS"
     registry.forget(job_id)
     assert registry.get(job_id) is None
+    assert build_jobs.JOBS is not registry and callable(build_jobs.start_build)

@@ -37,10 +37,13 @@ from lance_namespace import (
     DescribeTableVersionRequest,
     DescribeTableVersionResponse,
     DescribeTransactionRequest,
+    DeregisterTableRequest,
     DropTableIndexRequest,
+    DropTableRequest,
     ListTableIndicesRequest,
     ListTablesRequest,
     ListTableVersionsRequest,
+    RegisterTableRequest,
     RenameTableRequest,
 )
 from lance_namespace.errors import (
@@ -64,10 +67,13 @@ from lance_namespace_urllib3_client.models import (
 )
 
 import backend
-from backend import local_txn, txn_store
-from backend.capabilities import FTS_PARAMS, VECTOR_BUILD_PARAMS
-from backend.local import LocalNamespace, index_type_problem, to_ipc_bytes
-from tests.support import stage_version
+import backend.local.batch
+from backend import alter_actions, index_rules
+from backend.arrow_ipc import to_ipc_stream
+from backend.arrow_types import ColumnInfo
+from backend.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS
+from backend.local import LocalNamespace, txn_store
+from tests.support import batch, op_declare, stage_version, tree_digest
 
 DIM = 32
 ROWS = 300  # default table size (IVF_PQ needs >= 256 rows per partition to keep them all)
@@ -102,7 +108,7 @@ def ours(root: Path) -> LocalNamespace:
 
 def new_table(ns, table_id: list[str], data: pa.Table | None = None) -> None:
     data = make_data() if data is None else data
-    ns.create_table(CreateTableRequest(id=table_id), to_ipc_bytes(data))
+    ns.create_table(CreateTableRequest(id=table_id), to_ipc_stream(data))
 
 
 def dataset(ns, table_id: list[str]) -> lance.LanceDataset:
@@ -175,7 +181,7 @@ def test_memory_target_is_shared_within_the_process() -> None:
     assert b.open_dataset(["t"]).count_rows() == 7
     # Plain DirectoryNamespace cannot even describe its own memory table's transaction
     # (every call opens a fresh in-memory store); ours shares one lance Session per root.
-    assert txn_store.normalize_status(describe_txn(b, ["t", "1"]).status) == "SUCCEEDED"
+    assert alter_actions.normalize_status(describe_txn(b, ["t", "1"]).status) == "SUCCEEDED"
     assert isinstance(b.txn_store, txn_store.MemoryTxnStore)
 
 
@@ -197,13 +203,22 @@ def test_storage_options_from_dict_and_prefixed_keys(tmp_path: Path) -> None:
         str(tmp_path),
         storage_options={"region": "eu-west-1"},
         **{"storage.timeout": "30s", "storage.allow_http": True},
-        delimiter=".",
     )
     assert ns.storage_options == {"region": "eu-west-1", "timeout": "30s", "allow_http": "True"}
-    assert ns.delimiter == "."
-    assert ns.format_id(["a", "b"]) == "a.b"
+    assert ns.delimiter == "$"
+    assert ns.format_id(["a", "b"]) == "a$b"
     new_table(ns, ["t"], make_data(3))  # the options reach pylance without breaking local IO
     assert ns.open_dataset(["t"]).count_rows() == 3
+
+
+@pytest.mark.parametrize("delimiter", [".", ":", "|", "/", ""])
+def test_local_delimiter_is_always_dollar(tmp_path: Path, delimiter: str) -> None:
+    """pylance's catalog joins id parts with "$": any other delimiter would misname objects."""
+    fresh = tmp_path / "fresh"
+    with pytest.raises(InvalidInputError, match="delimiter"):
+        backend.connect(str(fresh), delimiter=delimiter)
+    assert not fresh.exists()  # refused before anything was opened or created
+    assert backend.connect(str(tmp_path), delimiter="$").delimiter == "$"
 
 
 def test_capabilities(tmp_path: Path) -> None:
@@ -214,8 +229,11 @@ def test_capabilities(tmp_path: Path) -> None:
     assert caps.wire_log is False
     assert set(VECTOR_BUILD_PARAMS) | set(FTS_PARAMS) <= caps.honoured_index_params
     assert "distance_type" in caps.honoured_index_params
-    batch_file = Path(backend.__file__).parent / "batch.py"
-    assert caps.batch_commit is batch_file.exists()
+    assert caps.batch_commit is True  # file roots commit batches atomically
+    assert backend.capabilities(ns, probe=True) == caps  # nothing to probe locally
+    assert ns.capabilities(probe=True).batch_commit is True
+    memory = backend.connect(f"memory://caps-{id(object())}")
+    assert backend.capabilities(memory).batch_commit is True
 
 
 def test_pylance_errors_carry_our_attributes(tmp_path: Path) -> None:
@@ -243,7 +261,7 @@ def test_write_guard_wraps_every_single_operation_write(tmp_path: Path, monkeypa
         entered.append([list(t) for t in tables])
         yield
 
-    monkeypatch.setattr(local_txn, "write_guard", recording_guard)
+    monkeypatch.setattr(backend.local.batch, "guard_single_op", recording_guard)
     ns = ours(tmp_path)
     ns.create_namespace(CreateNamespaceRequest(id=["n"]))
     new_table(ns, ["n", "t"], make_data(5))
@@ -297,16 +315,20 @@ def test_alter_transaction_is_all_or_nothing(tmp_path: Path) -> None:
     alter(ns, txn, set_prop("owner", "ops"))
     before = describe_txn(ns, txn)
 
-    with pytest.raises(ConcurrentModificationError, match="already exists"):
+    with pytest.raises(ConcurrentModificationError, match=r"^action 3 .*already exists"):
         alter(ns, txn, set_status("Failed"), set_prop("x", "1"), set_prop("owner", "dev", "Fail"))
-    with pytest.raises(InvalidInputError, match="does not exist"):
+    with pytest.raises(InvalidInputError, match=r"^action 2 .*does not exist"):
         alter(ns, txn, set_prop("x", "2"), unset_prop("absent", mode="fail"))
-    with pytest.raises(InvalidInputError, match="recorded by Lance"):
+    with pytest.raises(InvalidInputError, match=r"^action 2 .*'operation' is recorded by .* commit"):
         alter(ns, txn, set_prop("y", "3"), set_prop("operation", "Append"))
-    with pytest.raises(InvalidInputError, match="recorded by Lance"):
+    with pytest.raises(InvalidInputError, match=r"'uuid' is recorded by .*cannot be removed"):
         alter(ns, txn, unset_prop("uuid"))
     with pytest.raises(InvalidInputError, match="unknown set-property mode"):
         alter(ns, txn, set_prop("z", "1", mode="sometimes"))
+    with pytest.raises(InvalidInputError, match="(?i)action 2: only one set-status"):
+        alter(ns, txn, set_status("Failed"), set_status("Canceled"))
+    with pytest.raises(InvalidInputError, match="(?i)action 3: property 'x' is already changed by action 1"):
+        alter(ns, txn, set_prop("x", "1"), set_prop("y", "2"), unset_prop("x"))
     with pytest.raises(InvalidInputError, match="exactly one"):
         alter(
             ns,
@@ -333,7 +355,10 @@ def test_set_and_skip_modes(tmp_path: Path) -> None:
     assert describe_txn(ns, txn).properties["k"] == "3"
     alter(ns, txn, set_prop("operation", "x", mode="skip"))  # skip keeps even reserved keys
     alter(ns, txn, unset_prop("never", mode="Skip"))
-    assert describe_txn(ns, txn).properties["k"] == "3"
+    alter(ns, txn, unset_prop("never"))  # the spec's default unset mode is Skip
+    alter(ns, txn, set_prop("new", "v", mode="Fail"))  # Fail only fails on an existing key
+    props = describe_txn(ns, txn).properties
+    assert (props["k"], props["new"], props["operation"]) == ("3", "v", "Overwrite")
 
 
 @pytest.mark.parametrize("spelling", ["Canceled", "canceled", "CANCELED", "cancelled"])
@@ -348,7 +373,7 @@ def test_status_is_case_insensitive_and_reported_upper_case(tmp_path: Path, spel
 def test_finished_transaction_cannot_go_back(tmp_path: Path, backwards: str) -> None:
     ns = ours(tmp_path)
     new_table(ns, ["t"], make_data(3))
-    with pytest.raises(InvalidInputError, match="cannot go back from SUCCEEDED"):
+    with pytest.raises(InvalidInputError, match="cannot change status from SUCCEEDED to"):
         alter(ns, ["t", "1"], set_status(backwards))
     with pytest.raises(InvalidInputError, match="unknown transaction status"):
         alter(ns, ["t", "1"], set_status("done"))
@@ -366,36 +391,44 @@ def test_missing_transactions(tmp_path: Path) -> None:
         describe_txn(ns, ["no-such-job"])
 
 
-def test_store_records_are_transactions_too(tmp_path: Path) -> None:
-    """Records in txn_store (other than batch commits) are transactions found by their key."""
+def test_batch_records_are_the_store_transactions(tmp_path: Path) -> None:
+    """txn_store holds the batch commits' records: a batch is a transaction addressed by its
+    ``batch-<hex>`` id, altered with the batch policy. Other records in the store are not
+    transactions (the old path describing arbitrary store records is gone)."""
     ns = ours(tmp_path)
-    ns.txn_store.put(
-        "job-1",
-        {
-            "kind": "job",
-            "status": "Queued",
-            "properties": {"operations": "2", "owner": "ops"},
-            "readonly_properties": ["operations"],
-        },
-    )
-    assert describe_txn(ns, ["job-1"]).status == "QUEUED"
-    assert alter(ns, ["job-1"], set_status("running")).status == "RUNNING"
-    resp = alter(ns, ["job-1"], set_status("Succeeded"), set_prop("note", "done"))
+    ns.create_namespace(CreateNamespaceRequest(id=["n"]))
+    resp = ns.batch_commit_tables(batch(op_declare(["n", "d1"]), op_declare(["n", "d2"])))
+    txn = [resp.transaction_id]
+    assert backend.local.batch.is_batch_transaction_id(txn)
+
+    described = describe_txn(ns, txn)
+    assert described.status == "SUCCEEDED"
+    assert described.properties["operation"] == "BatchCommitTables"
+    assert described.properties["declare_table_count"] == "2"
+
+    resp = alter(ns, txn, set_prop("note", "done"))
     assert (resp.status, resp.properties["note"]) == ("SUCCEEDED", "done")
-    with pytest.raises(InvalidInputError):
-        alter(ns, ["job-1"], set_status("Running"))
-    with pytest.raises(InvalidInputError, match="recorded by Lance"):
-        alter(ns, ["job-1"], unset_prop("operations"))
-    record = ns.txn_store.get("job-1")
-    assert record["status"] == "SUCCEEDED"
-    assert record["properties"] == {"operations": "2", "owner": "ops", "note": "done"}
+    with pytest.raises(InvalidInputError, match="SUCCEEDED is final"):
+        alter(ns, txn, set_status("Canceled"))
+    with pytest.raises(InvalidInputError, match="'operation_count' is recorded by"):
+        alter(ns, txn, unset_prop("operation_count"))
+    with pytest.raises(ConcurrentModificationError, match="already exists"):
+        alter(ns, txn, set_prop("note", "again", mode="Fail"))
+    record = ns.txn_store.get(txn[0])
+    assert record["status"] == "SUCCEEDED" and record["properties"]["note"] == "done"
     assert [h["actions"] for h in record["history"]] == [
-        ["set status RUNNING"],
-        ["set status SUCCEEDED", "set property note (overwrite)"],
+        ["set property note = 'done' (if it exists: Overwrite)"]
     ]
-    # A multi-part id is the parts joined with "$".
-    ns.txn_store.put("ns$job-2", {"kind": "job", "status": "FAILED", "properties": {}})
-    assert describe_txn(ns, ["ns", "job-2"]).status == "FAILED"
+
+    ns.txn_store.put("job-1", {"kind": "job", "status": "QUEUED", "properties": {}})
+    with pytest.raises(TransactionNotFoundError):
+        describe_txn(ns, ["job-1"])
+    with pytest.raises(TransactionNotFoundError):
+        alter(ns, ["job-1"], set_status("Running"))
+    assert ns.txn_store.get("job-1")["status"] == "QUEUED"
+    # A batch id nobody issued is not found either.
+    with pytest.raises(TransactionNotFoundError):
+        describe_txn(ns, ["batch-" + "0" * 32])
 
 
 # --------------------------------------------------------------------------- (b) index builds
@@ -589,12 +622,20 @@ def test_fts_and_scalar_params_land_in_the_index(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"column": "id", "index_type": "HNSW"}, InvalidInputError, "unknown index type"),
+        ({"column": "id", "index_type": "HNSW"}, InvalidInputError, "Unknown index type 'HNSW'"),
         ({"column": "nope", "index_type": "BTREE"}, TableColumnNotFoundError, "nope"),
-        ({"column": "id", "index_type": "IVF_PQ"}, InvalidInputError, "fixed_size_list"),
-        ({"column": "doc", "index_type": "LABEL_LIST"}, InvalidInputError, "list of scalar"),
-        ({"column": "vector", "index_type": "BTREE"}, InvalidInputError, "non-nested"),
-        ({"column": "id", "index_type": "FTS"}, InvalidInputError, "string"),
+        ({"column": "id", "index_type": "IVF_PQ"}, InvalidInputError, "IVF_PQ does not fit column 'id'"),
+        (
+            {"column": "doc", "index_type": "LABEL_LIST"},
+            InvalidInputError,
+            "LABEL_LIST does not fit column 'doc'",
+        ),
+        (
+            {"column": "vector", "index_type": "BTREE"},
+            InvalidInputError,
+            "BTREE does not fit column 'vector'",
+        ),
+        ({"column": "id", "index_type": "FTS"}, InvalidInputError, "FTS does not fit column 'id'"),
         (
             {"column": "id", "index_type": "BTREE", "num_partitions": 4},
             InvalidInputError,
@@ -618,7 +659,7 @@ def test_fts_and_scalar_params_land_in_the_index(tmp_path: Path) -> None:
         (
             {"column": "vector", "index_type": "IVF_FLAT", "distance_type": "manhattan"},
             InvalidInputError,
-            "unknown distance type",
+            "Unknown distance type 'manhattan'",
         ),
         (
             {"column": "doc", "index_type": "BTREE", "stem": True},
@@ -628,7 +669,7 @@ def test_fts_and_scalar_params_land_in_the_index(tmp_path: Path) -> None:
         (
             {"column": "vector", "index_type": "IVF_PQ", "num_sub_vectors": 5},
             InvalidInputError,
-            "divisible",
+            r"num_sub_vectors \(5\) must divide the dimension \(32\)",
         ),
     ],
 )
@@ -653,18 +694,49 @@ def test_duplicate_index_and_vector_on_scalar_endpoint(tmp_path: Path) -> None:
         )
 
 
+def type_problems(index_type: str, arrow_type: pa.DataType, **kwargs) -> list[str]:
+    """What the local backend's build check says of ``index_type`` on a column of this type."""
+    request = CreateTableIndexRequest(id=["t"], column="c", index_type=index_type, **kwargs)
+    return index_rules.column_problems(request, ColumnInfo.of("c", arrow_type), None)
+
+
 def test_index_type_fit_table() -> None:
     fsl = pa.list_(pa.float32(), 8)
-    assert index_type_problem("IVF_PQ", fsl) is None
-    assert index_type_problem("IVF_FLAT", pa.list_(fsl)) is None  # multivector
-    assert index_type_problem("IVF_PQ", pa.list_(pa.string(), 8)) is not None
-    assert index_type_problem("BTREE", pa.timestamp("us")) is None
-    assert index_type_problem("BITMAP", pa.string()) is None
-    assert index_type_problem("LABEL_LIST", pa.large_list(pa.int32())) is None
-    assert index_type_problem("FTS", pa.large_string()) is None
-    assert index_type_problem("INVERTED", pa.list_(pa.string())) is None
-    assert index_type_problem("NGRAM", pa.int64()) is not None
-    assert index_type_problem("ZONEMAP", pa.struct([("a", pa.int8())])) is not None
+    assert type_problems("IVF_PQ", fsl) == []
+    assert type_problems("IVF_PQ", pa.list_(pa.string(), 8)) != []
+    assert type_problems("BTREE", pa.timestamp("us")) == []
+    assert type_problems("BITMAP", pa.string()) == []
+    assert type_problems("LABEL_LIST", pa.large_list(pa.int32())) == []
+    assert type_problems("FTS", pa.large_string()) == []
+    assert type_problems("INVERTED", pa.list_(pa.string())) == []  # INVERTED is FTS
+    assert type_problems("NGRAM", pa.int64()) != []
+    assert type_problems("ZONEMAP", pa.struct([("a", pa.int8())])) != []
+    assert type_problems("BLOOMFILTER", pa.bool_()) != []
+    assert type_problems("BLOOMFILTER", pa.binary(4)) != []
+    assert type_problems("BTREE", pa.dictionary(pa.int32(), pa.string())) != []
+    assert type_problems("ZONEMAP", pa.dictionary(pa.int32(), pa.string())) == []
+
+
+def test_multivector_index_builds_with_cosine(tmp_path: Path) -> None:
+    """pylance builds vector indexes on list<fixed_size_list<float>> columns (cosine only)."""
+    fsl = pa.list_(pa.float32(), 8)
+    assert type_problems("IVF_FLAT", pa.list_(fsl), distance_type="cosine") == []
+    rows, per_row, dim = 64, 2, 8
+    rng = np.random.default_rng(0)
+    inner = pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.random(rows * per_row * dim, dtype=np.float32)), dim
+    )
+    offsets = pa.array(range(0, rows * per_row + 1, per_row), pa.int32())
+    data = pa.table({"mv": pa.ListArray.from_arrays(offsets, inner)})
+    ns = ours(tmp_path)
+    new_table(ns, ["t"], data)
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=["t"], column="mv", index_type="IVF_FLAT", distance_type="cosine", num_partitions=1
+        )
+    )
+    (idx,) = ns.open_dataset(["t"]).describe_indices()
+    assert idx.name == "mv_idx" and idx.field_names == ["mv"]
 
 
 # --------------------------------------------------------------------------- (c) distance type
@@ -733,14 +805,17 @@ def test_deleting_the_latest_version_is_refused(tmp_path: Path) -> None:
 
     ns = ours(tmp_path / "ours")
     with_versions(ns, ["t"], 4)
-    for start, end in ((4, 5), (3, -1), (0, -1), (1, 10)):
-        with pytest.raises(InvalidInputError, match="latest version") as info:
+    for start, end in ((4, 5), (3, -1), (1, -1), (1, 10)):
+        with pytest.raises(InvalidInputError, match="covers version 4, the latest version"):
             ns.batch_delete_table_versions(
                 BatchDeleteTableVersionsRequest(
                     id=["t"], ranges=[VersionRange(start_version=start, end_version=end)]
                 )
             )
-        assert "refusing to delete version 4" in str(info.value)
+    with pytest.raises(InvalidInputError, match="versions start at 1"):  # was accepted
+        ns.batch_delete_table_versions(
+            {"id": ["t"], "ranges": [{"start_version": 0, "end_version": 2}]}
+        )
     assert versions_of(ns, ["t"]) == [1, 2, 3, 4]
 
     resp = ns.batch_delete_table_versions(
@@ -758,12 +833,13 @@ def test_deleting_the_latest_version_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("ranges", "message"),
     [
-        ([], "no version ranges"),
+        ([], "No version ranges"),
         ([(3, 2)], "empty or inverted"),
         ([(2, 2)], "empty or inverted"),
         ([(1, 2), (3, 1)], "empty or inverted"),
-        ([(-1, 2)], "start_version"),
-        ([(1, -5)], "end_version"),
+        ([(-1, 2)], "versions start at 1"),
+        ([(0, 2)], "versions start at 1"),
+        ([(1, -5)], r"\[1, -5\) is empty or inverted"),
     ],
 )
 def test_empty_or_inverted_ranges_are_refused(tmp_path: Path, ranges, message) -> None:
@@ -776,7 +852,7 @@ def test_empty_or_inverted_ranges_are_refused(tmp_path: Path, ranges, message) -
     with pytest.raises(InvalidInputError, match=message):
         ns.batch_delete_table_versions(request)
     assert versions_of(ns, ["t"]) == [1, 2, 3]
-    if len(ranges) == 1 and ranges[0][0] >= 0 and ranges[0][1] >= 0:
+    if len(ranges) == 1 and 0 <= ranges[0][1] <= ranges[0][0]:
         # pylance accepts the same request and silently deletes nothing.
         assert plain(tmp_path).batch_delete_table_versions(request) == {"deleted_count": 0}
         assert versions_of(ns, ["t"]) == [1, 2, 3]
@@ -863,7 +939,7 @@ def test_root_level_declared_table_location_is_a_uri(tmp_path: Path) -> None:
 
 
 def test_tables_need_their_namespace(tmp_path: Path) -> None:
-    plain(tmp_path).create_table(CreateTableRequest(id=["ghost", "t"]), to_ipc_bytes(make_data(2)))
+    plain(tmp_path).create_table(CreateTableRequest(id=["ghost", "t"]), to_ipc_stream(make_data(2)))
     assert plain(tmp_path).list_tables(ListTablesRequest(id=["ghost"])).tables == ["t"]  # pylance
 
     ns = ours(tmp_path / "ours")
@@ -906,34 +982,178 @@ def test_open_dataset_versions(tmp_path: Path) -> None:
 
 def test_batch_commit_dispatches_to_the_batch_module(tmp_path: Path, monkeypatch) -> None:
     ns = ours(tmp_path)
-    request = BatchCommitTablesRequest(operations=[])
-    monkeypatch.setitem(sys.modules, "backend.batch", None)  # module absent
-    with pytest.raises(UnsupportedOperationError, match="not available yet"):
-        ns.batch_commit_tables(request)
-
     calls = []
-    module = types.ModuleType("backend.batch")
-    module.commit_batch = lambda namespace, req: calls.append((namespace, req)) or "result"
-    monkeypatch.setitem(sys.modules, "backend.batch", module)
+
+    def fake_commit(namespace, req):
+        calls.append((namespace, req))
+        return "result"
+
+    monkeypatch.setattr(backend.local.batch, "commit_batch", fake_commit)
+    request = BatchCommitTablesRequest(operations=[])
     assert ns.batch_commit_tables(request) == "result"
-    assert calls == [(ns, request)]
+    assert ns.batch_commit_tables({"operations": []}) == "result"  # dicts become the model
+    assert calls == [(ns, request), (ns, request)]
+    assert isinstance(calls[1][1], BatchCommitTablesRequest)
+
+
+def test_batch_commit_of_nothing_is_refused(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    with pytest.raises(InvalidInputError, match="the batch is empty"):
+        ns.batch_commit_tables(BatchCommitTablesRequest(operations=[]))
+    assert ns.txn_store.list() == []
+
+
+# --------------------------------------------------------------------------- (e) locations, bodies
+
+
+def test_manifest_paths_are_absolute(tmp_path: Path) -> None:
+    new_table(plain(tmp_path / "plain"), ["t"], make_data(2))
+    raw = plain(tmp_path / "plain").list_table_versions(ListTableVersionsRequest(id=["t"]))
+    assert not raw.versions[0].manifest_path.startswith("/")  # pylance: an object-store path
+
+    ns = ours(tmp_path / "ours")
+    with_versions(ns, ["t"], 2)
+    listed = ns.list_table_versions(ListTableVersionsRequest(id=["t"])).versions
+    described = ns.describe_table_version({"id": ["t"], "version": 2}).version
+    assert described.manifest_path == listed[1].manifest_path
+    for v in listed:
+        path = Path(v.manifest_path)
+        assert path.is_absolute() and path.is_file()
+        assert path.parent == tmp_path / "ours" / "t.lance" / "_versions"
+
+
+def test_register_table_location_is_checked(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    lance.write_dataset(make_data(3), str(tmp_path / "outside"))
+    lance.write_dataset(make_data(3), str(root / "copy"))
+    (root / "empty").mkdir()
+    ns = ours(root)
+    ns.create_namespace(CreateNamespaceRequest(id=["n"]))
+    new_table(ns, ["n", "t"], make_data(2))
+    t_dir = Path(ns.describe_table(DescribeTableRequest(id=["n", "t"])).location[len("file://") :])
+    for location, message in (
+        ("../outside", "outside the namespace root"),
+        (str(tmp_path / "outside"), "outside the namespace root"),
+        (".", "the namespace root itself"),
+        ("__manifest", "__manifest directory"),
+        ("_console", "_console directory"),
+        ("missing", "does not exist"),
+        ("empty", "no Lance dataset"),
+        (t_dir.name, "another table"),
+        (f"{t_dir.name}/data", "another table"),
+    ):
+        with pytest.raises(InvalidInputError, match=message):
+            ns.register_table(RegisterTableRequest(id=["n", "r"], location=location))
+    assert ns.list_tables(ListTablesRequest(id=["n"])).tables == ["t"]
+    # pylance registers the namespace root as a table without a word.
+    plain(root).register_table(RegisterTableRequest(id=["n", "r"], location="."))
+    assert "r" in plain(root).list_tables(ListTablesRequest(id=["n"])).tables
+    plain(root).deregister_table(DeregisterTableRequest(id=["n", "r"]))
+
+    ns.register_table(RegisterTableRequest(id=["n", "copy"], location="copy"))
+    assert ns.open_dataset(["n", "copy"]).count_rows() == 3
+
+
+def test_drop_table_never_deletes_a_foreign_location(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    ns = ours(root)
+    ns.create_namespace(CreateNamespaceRequest(id=["n"]))
+    new_table(ns, ["n", "t"], make_data(2))
+    t_dir = Path(ns.describe_table(DescribeTableRequest(id=["n", "t"])).location[len("file://") :])
+    # Registrations pylance accepts that drop_table would turn into a disaster.
+    plain(root).register_table(RegisterTableRequest(id=["n", "whole"], location="."))
+    plain(root).register_table(RegisterTableRequest(id=["n", "twin"], location=t_dir.name))
+    before = tree_digest(root, exclude=("_console", "__manifest"))
+    for table in ("whole", "twin"):
+        with pytest.raises(InvalidInputError, match="deregister the table instead"):
+            ns.drop_table(DropTableRequest(id=["n", table]))
+    assert tree_digest(root, exclude=("_console", "__manifest")) == before
+    assert ns.open_dataset(["n", "t"]).count_rows() == 2
+    with pytest.raises(InvalidInputError, match="directory of another table"):  # twin's too
+        ns.drop_table(DropTableRequest(id=["n", "t"]))
+    ns.deregister_table(DeregisterTableRequest(id=["n", "twin"]))
+    ns.deregister_table(DeregisterTableRequest(id=["n", "whole"]))
+    ns.drop_table(DropTableRequest(id=["n", "t"]))  # its own directory alone: dropped
+    assert not t_dir.exists()
+    assert tree_digest(root, exclude=("_console", "__manifest", t_dir.name)) == {
+        k: v for k, v in before.items() if not k.startswith(t_dir.name)
+    }
+
+
+def test_single_create_table_version_needs_a_staged_manifest(tmp_path: Path) -> None:
+    ns = ours(tmp_path / "root")
+    with_versions(ns, ["t"], 2)
+    staged = stage_version(ns, ["t"], make_data(1, start=50))
+    elsewhere = tmp_path / "elsewhere.manifest"
+    elsewhere.write_bytes(Path(staged.manifest_path).read_bytes())
+    published = Path(ns.list_table_versions(ListTableVersionsRequest(id=["t"])).versions[0].manifest_path)
+    for path, message in (
+        (str(elsewhere), "outside the table's staging areas"),
+        (str(published), "published manifest of _versions"),
+        (str(tmp_path / "root" / "_staging" / "missing.manifest"), "not a regular file"),
+    ):
+        with pytest.raises(InvalidInputError, match=message):
+            ns.create_table_version({"id": ["t"], "version": 3, "manifest_path": path})
+    assert versions_of(ns, ["t"]) == [1, 2]
+    ns.create_table_version({"id": ["t"], "version": 3, "manifest_path": staged.manifest_path})
+    assert versions_of(ns, ["t"]) == [1, 2, 3]
+
+
+def test_arrow_bodies_are_checked_before_pylance(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    for body in (b"garbage", b"", b"\xff\xff\xff\xff" + b"\x00" * 3):
+        with pytest.raises(InvalidInputError, match="Arrow IPC"):
+            ns.create_table(CreateTableRequest(id=["t"]), body)
+    assert ns.list_tables(ListTablesRequest(id=[])).tables == []
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, make_data(4).schema) as writer:  # an IPC *file*: converted
+        writer.write_table(make_data(4))
+    ns.create_table(CreateTableRequest(id=["t"]), sink.getvalue().to_pybytes())
+    assert ns.open_dataset(["t"]).count_rows() == 4
+
+
+def test_created_names_follow_the_creation_rule(tmp_path: Path) -> None:
+    ns = ours(tmp_path)
+    for bad in ("has space", "café", "-dash", "x" * 129, "a/b", "..", "a$b"):
+        with pytest.raises(InvalidInputError):
+            ns.create_namespace(CreateNamespaceRequest(id=[bad]))
+        with pytest.raises(InvalidInputError):
+            ns.declare_table(DeclareTableRequest(id=[bad]))
+    with pytest.raises(InvalidInputError, match="at most 16 parts"):
+        ns.describe_table(DescribeTableRequest(id=[f"n{i}" for i in range(17)]))
+    assert ns.list_tables(ListTablesRequest(id=[])).tables == []
+    # A name another tool created stays reachable.
+    plain(tmp_path).declare_table(DeclareTableRequest(id=["has space"]))
+    assert ns.list_tables(ListTablesRequest(id=[])).tables == ["has space"]
+    assert ns.describe_table(
+        DescribeTableRequest(id=["has space"], check_declared=True)
+    ).is_only_declared
 
 
 # --------------------------------------------------------------------------- txn_store
 
 
 def test_status_helpers() -> None:
-    assert txn_store.normalize_status("succeeded") == "SUCCEEDED"
-    assert txn_store.normalize_status(" Running ") == "RUNNING"
+    """Statuses live in backend.alter_actions (txn_store only stores records)."""
+    assert not hasattr(txn_store, "normalize_status")
+    assert alter_actions.normalize_status("succeeded") == "SUCCEEDED"
+    assert alter_actions.normalize_status(" Running ") == "RUNNING"
+    assert alter_actions.normalize_status("cancelled") == "CANCELED"
     with pytest.raises(InvalidInputError):
-        txn_store.normalize_status("paused")
-    txn_store.check_transition("QUEUED", "running")
-    txn_store.check_transition("Running", "Failed")
-    txn_store.check_transition("SUCCEEDED", "CANCELED")
-    txn_store.check_transition("FAILED", "FAILED")
+        alter_actions.normalize_status("paused")
+    policy = alter_actions.table_policy
+    assert policy("QUEUED", "RUNNING") is None
+    assert policy("RUNNING", "FAILED") is None
+    assert policy("SUCCEEDED", "CANCELED") is None
     for current, new in (("RUNNING", "QUEUED"), ("FAILED", "RUNNING"), ("CANCELED", "QUEUED")):
-        with pytest.raises(InvalidInputError, match="cannot go back"):
-            txn_store.check_transition(current, new)
+        assert policy(current, new), (current, new)
+        assert new not in alter_actions.TABLE_TRANSITIONS[current]
+    # Setting the current status again is a no-op the engine always allows.
+    same = alter_actions.parse_actions([{"setStatusAction": {"status": "Failed"}}])
+    assert alter_actions.apply_actions(same, "FAILED", {}, policy=policy)[0] == "FAILED"
+    assert alter_actions.batch_policy("RUNNING", "CANCELED") is None
+    assert alter_actions.batch_policy("SUCCEEDED", "FAILED")
 
 
 def test_store_put_get_update_list_delete(tmp_path: Path) -> None:
@@ -1017,7 +1237,7 @@ def test_store_updates_are_serialised_across_processes(tmp_path: Path) -> None:
     store = txn_store.open_store(str(tmp_path))
     store.put("counter", {"n": 0})
     script = (
-        "import sys; from backend.txn_store import open_store\n"
+        "import sys; from backend.local.txn_store import open_store\n"
         "s = open_store(sys.argv[1])\n"
         "for _ in range(30):\n"
         "    s.update('counter', lambda r: {**r, 'n': r['n'] + 1})\n"

@@ -68,6 +68,7 @@ from lance_namespace_urllib3_client.models import (
 import backend
 from backend.errors import describe_error
 from backend.paging import iter_pages
+from tests.conftest import RestServer
 from tests.support import (
     append_rows,
     create_table,
@@ -79,7 +80,6 @@ from tests.support import (
     table_location,
     with_versions,
 )
-from tests.conftest import RestServer
 
 NS = ["a"]
 VECTOR_ROWS = 520  # IVF_PQ trains 256 centroids per sub-vector: fewer rows give an empty index
@@ -778,39 +778,29 @@ def test_batch_delete_table_versions(ns_a: LanceNamespace) -> None:
     assert (ds.version, ds.count_rows()) == (6, 12)
 
 
-def test_batch_delete_covering_latest_refused_local(local_ns: LanceNamespace) -> None:
-    with_versions(local_ns, tid("t1"), 4, rows=2)
-    for rng in ((3, -1), (1, 5), (4, 5)):
+def test_batch_delete_covering_latest_refused(ns_a: LanceNamespace, backend_kind: str) -> None:
+    """The same rule on both backends: a start of at least 1, an end after the start (or -1),
+    never the latest version unless ``allow_latest=True``. The REST client asks the server for
+    the latest version first and sends nothing it refuses."""
+    with_versions(ns_a, tid("t1"), 4, rows=2)
+    for rng in ((3, -1), (1, 5), (4, 5), (0, 2), (3, 2), (3, 3)):
         with pytest.raises(InvalidInputError):
-            _delete(local_ns, tid("t1"), rng)
+            _delete(ns_a, tid("t1"), rng)
     with pytest.raises(InvalidInputError):  # one bad range refuses the whole request
-        _delete(local_ns, tid("t1"), (1, 2), (4, -1))
-    with pytest.raises(InvalidInputError):  # inverted: start inclusive, end exclusive
-        _delete(local_ns, tid("t1"), (3, 2))
-    assert list_versions(local_ns, tid("t1")) == [1, 2, 3, 4]
+        _delete(ns_a, tid("t1"), (1, 2), (4, -1))
+    assert list_versions(ns_a, tid("t1")) == [1, 2, 3, 4]
+    if backend_kind == "rest":
+        assert wire_bodies(ns_a, "batch_delete_table_versions") == []  # nothing was sent
 
-    resp = _delete(local_ns, tid("t1"), (4, -1), allow_latest=True)
+    resp = _delete(ns_a, tid("t1"), (4, -1), allow_latest=True)
     assert resp.deleted_count == 1
-    assert list_versions(local_ns, tid("t1")) == [1, 2, 3]
-    ds = lance.dataset(str(table_location(local_ns, tid("t1"))))
+    assert list_versions(ns_a, tid("t1")) == [1, 2, 3]
+    ds = lance.dataset(str(table_location(ns_a, tid("t1"))))
     assert (ds.version, ds.count_rows()) == (3, 6)
-
-
-def test_batch_delete_covering_latest_rest_against_pylance_adapter(
-    rest_ns: LanceNamespace,
-) -> None:
-    """The guard is the local backend's: pylance's adapter deletes the latest version record
-    and the table silently rolls back to the newest remaining version. The REST backend passes
-    the request through unchanged (the UI has to warn before sending such a range)."""
-    with_versions(rest_ns, tid("t1"), 4, rows=2)
-    resp = _delete(rest_ns, tid("t1"), (4, -1))
-    assert resp.deleted_count == 1
-    assert wire_bodies(rest_ns, "batch_delete_table_versions")[-1]["ranges"] == [
-        {"start_version": 4, "end_version": -1}
-    ]
-    assert list_versions(rest_ns, tid("t1")) == [1, 2, 3]
-    ds = lance.dataset(str(table_location(rest_ns, tid("t1"))))
-    assert (ds.version, ds.count_rows()) == (3, 6)
+    if backend_kind == "rest":
+        assert wire_bodies(ns_a, "batch_delete_table_versions") == [
+            {"id": tid("t1"), "ranges": [{"start_version": 4, "end_version": -1}]}
+        ]
 
 
 # --------------------------------------------------------------------------- batch commit

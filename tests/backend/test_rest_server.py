@@ -20,8 +20,7 @@ from lance_namespace import errors as lne
 
 import backend
 from backend.paging import list_all
-from backend.rest import RestNamespaceClient
-from backend.rest import to_curl
+from backend.rest import RestNamespaceClient, to_curl
 
 
 def ipc_bytes(table: pa.Table) -> bytes:
@@ -60,14 +59,77 @@ def test_namespace_lifecycle(client: RestNamespaceClient) -> None:
     assert client.list_namespaces(ln.ListNamespacesRequest(id=["prod"])).namespaces == []
 
 
-def test_odd_names_round_trip(client: RestNamespaceClient) -> None:
-    odd = "a/b? #%é"
-    client.create_namespace(ln.CreateNamespaceRequest(id=[odd]))
+@pytest.mark.parametrize("name", ["a/b? #%é", "é", "t 1", "..", "-x", "a\\b"])
+def test_names_the_console_does_not_create_are_refused_before_sending(
+    client: RestNamespaceClient, name: str
+) -> None:
+    with pytest.raises(lne.InvalidInputError):
+        client.create_namespace(ln.CreateNamespaceRequest(id=[name]))
+    with pytest.raises(lne.InvalidInputError):
+        client.create_table(ln.CreateTableRequest(id=[name]), ipc_bytes(SMALL))
+    assert len(client.wire_log) == 0  # nothing reached the server
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []
+    assert client.list_tables(ln.ListTablesRequest(id=[])).tables == []
+
+
+def test_odd_names_made_by_another_tool_round_trip(
+    client: RestNamespaceClient, rest_server
+) -> None:
+    """Spaces, '#', '%' and unicode in existing names stay addressable through the client."""
+    from lance.namespace import DirectoryNamespace
+
+    odd, table = "q x #%é", "t 1 ü"
+    other = DirectoryNamespace(root=str(rest_server.root))
+    other.create_namespace(ln.CreateNamespaceRequest(id=[odd]))
+    other.create_table(ln.CreateTableRequest(id=[odd, table]), ipc_bytes(SMALL))
     assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == [odd]
-    client.create_table(ln.CreateTableRequest(id=[odd, "t 1/ü"]), ipc_bytes(SMALL))
-    assert client.list_tables(ln.ListTablesRequest(id=[odd])).tables == ["t 1/ü"]
-    desc = client.describe_table(ln.DescribeTableRequest(id=[odd, "t 1/ü"]))
-    assert desc.table == "t 1/ü" and desc.namespace == [odd]
+    assert client.list_tables(ln.ListTablesRequest(id=[odd])).tables == [table]
+    desc = client.describe_table(ln.DescribeTableRequest(id=[odd, table]))
+    assert desc.table == table and desc.namespace == [odd]
+    assert client.count_table_rows(ln.CountTableRowsRequest(id=[odd, table])).count == 6
+    versions = client.list_table_versions(ln.ListTableVersionsRequest(id=[odd, table])).versions
+    assert [v.version for v in versions] == [1]
+    # a new table inside the odd namespace: only the new (last) name follows the creation rule
+    client.create_table(ln.CreateTableRequest(id=[odd, "plain"]), ipc_bytes(SMALL))
+    assert sorted(client.list_tables(ln.ListTablesRequest(id=[odd])).tables) == ["plain", table]
+
+
+def test_writes_into_a_missing_namespace_are_refused_by_the_client(
+    client: RestNamespaceClient, rest_server
+) -> None:
+    with pytest.raises(lne.NamespaceNotFoundError):
+        client.create_table(ln.CreateTableRequest(id=["ghost", "t"]), ipc_bytes(SMALL))
+    with pytest.raises(lne.NamespaceNotFoundError):
+        client.declare_table(ln.DeclareTableRequest(id=["ghost", "t"]))
+    with pytest.raises(lne.NamespaceNotFoundError):
+        client.create_namespace(ln.CreateNamespaceRequest(id=["ghost", "child"]))
+    assert {e.op for e in client.wire_log} == {"namespace_exists"}
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []
+    assert client.list_tables(ln.ListTablesRequest(id=[])).tables == []
+
+
+def test_delete_of_the_latest_version_is_refused_by_the_client(
+    client: RestNamespaceClient,
+) -> None:
+    client.create_table(ln.CreateTableRequest(id=["d"]), ipc_bytes(SMALL))
+    client.insert_into_table(ln.InsertIntoTableRequest(id=["d"], mode="append"), SMALL)
+    with pytest.raises(lne.InvalidInputError, match="latest version"):
+        client.batch_delete_table_versions(
+            {"id": ["d"], "ranges": [{"start_version": 1, "end_version": -1}]}
+        )
+    assert client.wire_log.last().op == "describe_table"
+    versions = client.list_table_versions(ln.ListTableVersionsRequest(id=["d"])).versions
+    assert [v.version for v in versions] == [1, 2]
+    assert client.count_table_rows(ln.CountTableRowsRequest(id=["d"])).count == 12
+
+
+def test_dot_delimiter_reaches_the_root_namespace(rest_server) -> None:
+    """With delimiter '.', the root namespace's path segment must survive URL normalisation."""
+    with backend.connect(rest_server.url, delimiter=".") as client:
+        client.create_namespace(ln.CreateNamespaceRequest(id=["top"]))
+        client.create_namespace(ln.CreateNamespaceRequest(id=["top", "sub"]))
+        assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == ["top"]
+        assert client.list_namespaces(ln.ListNamespacesRequest(id=["top"])).namespaces == ["sub"]
 
 
 def test_declare_then_list_including_declared_only(client: RestNamespaceClient) -> None:

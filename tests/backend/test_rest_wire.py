@@ -12,6 +12,7 @@ import email.utils
 import inspect
 import json
 import pickle
+import random
 import shlex
 import socket
 import time
@@ -22,14 +23,23 @@ import httpx
 import lance_namespace as ln
 import lance_namespace_urllib3_client as urllib3_client
 import lance_namespace_urllib3_client.api as urllib3_api
+import pyarrow as pa
 import pytest
 from lance_namespace import errors as lne
 
 import backend
 from backend.errors import NamespaceConnectionError, NamespaceTimeoutError
 from backend.paging import iter_pages, list_all
-from backend.rest import ROUTES, RestNamespaceClient, WireLog, parse_retry_after, to_curl
 from backend.redaction import REDACTED, is_secret_name, redact_url
+from backend.rest import (
+    ROUTES,
+    RestNamespaceClient,
+    RetryPolicy,
+    WireLog,
+    parse_retry_after,
+    to_curl,
+)
+from tests.support import batch, ipc_stream_bytes, make_table, op_declare
 
 BASE = "http://ns.test:2333"
 
@@ -74,6 +84,24 @@ def make_client(server: Server, **options: Any) -> tuple[RestNamespaceClient, Sl
 
 def err_json(code: int, message: str, status: int, **extra: Any) -> httpx.Response:
     return httpx.Response(status, json={"error": message, "code": code, **extra})
+
+
+# Real Arrow IPC stream bytes: the client checks every Arrow body before sending it.
+IPC = ipc_stream_bytes(make_table(3))
+
+
+def table_not_found(name: str = "t") -> httpx.Response:
+    return err_json(4, f"Table {name} not found", 404)
+
+
+def namespace_not_found(name: str = "t") -> httpx.Response:
+    return err_json(1, f"Namespace {name} not found", 404)
+
+
+def declare_batch_checks(name: str = "t") -> tuple[httpx.Response, httpx.Response]:
+    """The answers to the checks before a batch declaring root table ``name`` is sent:
+    TableExists (not found), NamespaceExists of the same id (not found)."""
+    return table_not_found(name), namespace_not_found(name)
 
 
 # Spec error codes 0-23 -> exception class, written out from the spec (not from our table).
@@ -218,10 +246,16 @@ def test_unknown_code_is_internal_error() -> None:
 
 def test_not_supported_under_internal_code_is_unsupported() -> None:
     msg = "Not supported: batch_commit_tables not implemented, namespace.rs:385:13"
-    client, _ = make_client(Server(err_json(18, msg, 500)))
+    server = Server(*declare_batch_checks(), err_json(18, msg, 500))
+    client, _ = make_client(server)
     with pytest.raises(lne.UnsupportedOperationError) as info:
-        client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[]))
+        client.batch_commit_tables(batch(op_declare(["t"])))
     assert info.value.status == 500
+    assert [r.url.path for r in server.requests] == [
+        "/v1/table/t/exists",
+        "/v1/namespace/t/exists",
+        "/v1/table/batch-commit",
+    ]
 
 
 def test_error_object_with_nested_message() -> None:
@@ -229,7 +263,7 @@ def test_error_object_with_nested_message() -> None:
     body = {"error": {"message": "Failed to parse create_table properties as JSON"}}
     client, _ = make_client(Server(httpx.Response(400, json=body)))
     with pytest.raises(lne.InvalidInputError, match="Failed to parse create_table"):
-        client.create_table(ln.CreateTableRequest(id=["t"]), b"ipc")
+        client.create_table(ln.CreateTableRequest(id=["t"]), IPC)
 
 
 @pytest.mark.parametrize(
@@ -321,45 +355,55 @@ def test_503_and_429_retried_with_exponential_backoff_then_succeed() -> None:
         httpx.Response(429, json={"error": "slow", "code": 21}),
         httpx.Response(200, json={"namespaces": ["x"]}),
     )
-    client, sleeps = make_client(server, backoff=0.01)
+    client, sleeps = make_client(server, backoff=0.01, jitter=False)
     assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == ["x"]
     assert sleeps == [0.01, 0.02]
 
 
 def test_retries_exhausted_raise_the_last_answer() -> None:
     server = Server(default=httpx.Response(503, json={"error": "down", "code": 17}))
-    client, sleeps = make_client(server, max_retries=2, backoff=0.01)
+    client, sleeps = make_client(server, max_retries=2, backoff=0.01, jitter=False)
     with pytest.raises(lne.ServiceUnavailableError, match="down"):
         client.describe_table(ln.DescribeTableRequest(id=["t"]))
     assert len(server.requests) == 3
     assert sleeps == [0.01, 0.02]
 
 
-WRITES: list[tuple[str, Any, tuple[Any, ...]]] = [
-    ("create_namespace", ln.CreateNamespaceRequest(id=["a"]), ()),
-    ("declare_table", ln.DeclareTableRequest(id=["t"]), ()),
-    ("drop_table", ln.DropTableRequest(id=["t"]), ()),
-    ("deregister_table", ln.DeregisterTableRequest(id=["t"]), ()),
+# (operation, request, extra arguments, answers to the read-only checks sent before the write)
+WRITES: list[tuple[str, Any, tuple[Any, ...], tuple[httpx.Response, ...]]] = [
+    ("create_namespace", ln.CreateNamespaceRequest(id=["a"]), (), ()),
+    ("declare_table", ln.DeclareTableRequest(id=["t"]), (), ()),
+    ("drop_table", ln.DropTableRequest(id=["t"]), (), ()),
+    ("deregister_table", ln.DeregisterTableRequest(id=["t"]), (), ()),
     ("alter_transaction", ln.AlterTransactionRequest.from_dict(
-            {"id": ["t", "tx"], "actions": [{"set_status_action": {"status": "Canceled"}}]}
-        ), ()),
-    ("batch_commit_tables", ln.BatchCommitTablesRequest(operations=[]), ()),
-    ("create_table_index", ln.CreateTableIndexRequest(id=["t"], column="c", index_type="BTREE"), ()),
-    ("create_table", ln.CreateTableRequest(id=["t"]), (b"ipc",)),
+            {"id": ["t", "tx"], "actions": [{"setStatusAction": {"status": "Canceled"}}]}
+        ), (), ()),
+    ("batch_commit_tables", batch(op_declare(["t"])), (), declare_batch_checks()),
+    ("create_table_index", ln.CreateTableIndexRequest(id=["t"], column="c", index_type="BTREE"), (), ()),
+    ("create_table", ln.CreateTableRequest(id=["t"]), (IPC,), ()),
+    ("create_table_in_a_namespace", ln.CreateTableRequest(id=["a", "t"]), (IPC,),
+     (httpx.Response(200, json={}),)),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("op", "request_model", "extra"), WRITES, ids=[w[0] for w in WRITES])
-def test_writes_are_never_retried(op: str, request_model: Any, extra: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize(
+    ("op", "request_model", "extra", "checks"), WRITES, ids=[w[0] for w in WRITES]
+)
+def test_writes_are_never_retried(
+    op: str, request_model: Any, extra: tuple[Any, ...], checks: tuple[httpx.Response, ...]
+) -> None:
+    op = op.removesuffix("_in_a_namespace")
     assert not ROUTES[op].read_only
     server = Server(
+        *checks,
         httpx.Response(503, json={"error": "busy", "code": 17}, headers={"Retry-After": "1"}),
         default=httpx.Response(200, json={}),
     )
     client, sleeps = make_client(server)
     with pytest.raises(lne.ServiceUnavailableError):
         getattr(client, op)(request_model, *extra)
-    assert len(server.requests) == 1
+    assert len(server.requests) == len(checks) + 1
+    assert [e.op for e in client.wire_log][-1] == op
     assert sleeps == []
 
 
@@ -369,7 +413,7 @@ def test_connection_reset_retried_for_reads() -> None:
         httpx.RemoteProtocolError("Server disconnected without sending a response."),
         httpx.Response(200, json={"versions": []}),
     )
-    client, sleeps = make_client(server, backoff=0.01)
+    client, sleeps = make_client(server, backoff=0.01, jitter=False)
     resp = client.list_table_versions(ln.ListTableVersionsRequest(id=["t"]))
     assert resp.versions == []
     assert len(server.requests) == 3
@@ -449,11 +493,12 @@ def test_closed_client_raises_connection_error() -> None:
 
 
 def test_odd_names_are_percent_encoded_in_one_path_segment() -> None:
+    """Existing odd-but-safe names (spaces, quotes, '?', '#', '%', unicode) stay addressable."""
     server = Server(httpx.Response(200, json={"table": "x"}))
     client, _ = make_client(server)
-    client.describe_table(ln.DescribeTableRequest(id=["a/b", "c?d#e f%g", "é~ü.-_"]))
+    client.describe_table(ln.DescribeTableRequest(id=["a b", "c?d#e f%g'", "é~ü.-_"]))
     assert server.last.url.raw_path == (
-        b"/v1/table/a%2Fb%24c%3Fd%23e%20f%25g%24%C3%A9~%C3%BC.-_/describe"
+        b"/v1/table/a%20b%24c%3Fd%23e%20f%25g%27%24%C3%A9~%C3%BC.-_/describe"
         b"?with_table_uri=false&check_declared=false"
     )
 
@@ -461,8 +506,33 @@ def test_odd_names_are_percent_encoded_in_one_path_segment() -> None:
 def test_index_name_is_encoded_too() -> None:
     server = Server(httpx.Response(200, json={}))
     client, _ = make_client(server)
-    client.drop_table_index(ln.DropTableIndexRequest(id=["t"], index_name="my idx/1"))
-    assert server.last.url.raw_path == b"/v1/table/t/index/my%20idx%2F1/drop"
+    client.drop_table_index(ln.DropTableIndexRequest(id=["t"], index_name="my idx?1#é"))
+    assert server.last.url.raw_path == b"/v1/table/t/index/my%20idx%3F1%23%C3%A9/drop"
+
+
+@pytest.mark.parametrize("index_name", ["..", ".", "a/b", "a\\b", "x\ny", ""])
+@pytest.mark.parametrize("op", ["drop_table_index", "describe_table_index_stats"])
+def test_index_names_that_could_change_the_route_are_refused_before_sending(
+    op: str, index_name: str
+) -> None:
+    server = Server()
+    client, _ = make_client(server)
+    model = ROUTES[op].request
+    with pytest.raises(lne.InvalidInputError):
+        getattr(client, op)(model(id=["t"], index_name=index_name))
+    assert server.requests == []
+    assert len(client.wire_log) == 0
+
+
+@pytest.mark.parametrize("name", ["..", ".", "my idx", "é", "-lead", "a/b"])
+def test_new_index_names_follow_the_creation_rule(name: str) -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match="index name"):
+        client.create_table_index(
+            ln.CreateTableIndexRequest(id=["t"], column="id", index_type="BTREE", name=name)
+        )
+    assert server.requests == []
 
 
 def test_root_namespace_is_the_delimiter() -> None:
@@ -475,11 +545,32 @@ def test_root_namespace_is_the_delimiter() -> None:
 
 def test_custom_delimiter_is_sent_as_query_parameter() -> None:
     server = Server(default=httpx.Response(200, json={"namespaces": []}))
-    client, _ = make_client(server, delimiter="/")
+    client, _ = make_client(server, delimiter=":")
     client.list_namespaces(ln.ListNamespacesRequest(id=["a", "b"], limit=5))
     client.list_namespaces(ln.ListNamespacesRequest())
-    assert server.requests[0].url.raw_path == b"/v1/namespace/a%2Fb/list?delimiter=%2F&limit=5"
-    assert server.requests[1].url.raw_path == b"/v1/namespace/%2F/list?delimiter=%2F"
+    assert server.requests[0].url.raw_path == b"/v1/namespace/a%3Ab/list?delimiter=%3A&limit=5"
+    assert server.requests[1].url.raw_path == b"/v1/namespace/%3A/list?delimiter=%3A"
+
+
+@pytest.mark.parametrize("delimiter", sorted("$.:|~^!@"))
+def test_every_allowed_delimiter_keeps_the_root_namespace_in_the_path(delimiter: str) -> None:
+    """The root namespace is the delimiter as one path segment, whichever delimiter is used:
+    a '.' segment must not be collapsed away by URL normalisation."""
+    server = Server(default=httpx.Response(200, json={"namespaces": []}))
+    client, _ = make_client(server, delimiter=delimiter)
+    client.list_namespaces(ln.ListNamespacesRequest())
+    path = server.last.url.raw_path.split(b"?")[0]
+    assert path.startswith(b"/v1/namespace/") and path.endswith(b"/list")
+    segment = path[len(b"/v1/namespace/") : -len(b"/list")]
+    assert httpx.URL("http://h/" + segment.decode()).path == "/" + delimiter
+    if delimiter != "$":
+        assert server.last.url.params["delimiter"] == delimiter
+
+
+@pytest.mark.parametrize("delimiter", ["/", "\\", "", "$$", "a", " ", "%", "#", "?"])
+def test_unsafe_delimiters_are_refused(delimiter: str) -> None:
+    with pytest.raises(lne.InvalidInputError, match="delimiter"):
+        RestNamespaceClient(BASE, delimiter=delimiter, transport=httpx.MockTransport(Server()))
 
 
 def test_default_delimiter_is_not_sent() -> None:
@@ -490,7 +581,11 @@ def test_default_delimiter_is_not_sent() -> None:
     assert "delimiter" not in server.last.url.params
 
 
-@pytest.mark.parametrize("bad_id", [["a$b"], ["a", ""], "a"])
+@pytest.mark.parametrize(
+    "bad_id",
+    [["a$b"], ["a", ""], "a", ["a/b"], ["a\\b"], [".."], ["a", "."], ["a\nb"], ["x" * 1025],
+     ["p"] * 17],
+)  # fmt: skip
 def test_ids_that_cannot_be_encoded_are_rejected_before_sending(bad_id: Any) -> None:
     server = Server()
     client, _ = make_client(server)
@@ -525,7 +620,7 @@ def test_identity_goes_to_headers_never_to_the_body() -> None:
 
 
 def test_identity_stripped_from_nested_batch_requests() -> None:
-    server = Server(default=httpx.Response(200, json={"results": []}))
+    server = Server(*declare_batch_checks(), httpx.Response(200, json={"results": []}))
     client, _ = make_client(server)
     op = ln.CommitTableOperation.from_dict(
         {
@@ -538,6 +633,8 @@ def test_identity_stripped_from_nested_batch_requests() -> None:
         }
     )
     client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[op]))
+    assert len(server.requests) == 3  # TableExists, NamespaceExists, then the batch
+    assert b"nested-secret" not in b"".join(r.content for r in server.requests)
     body = json.loads(server.last.content)
     assert body == {
         "operations": [
@@ -640,22 +737,52 @@ def test_create_table_sends_arrow_ipc_and_query_parameters() -> None:
     server = Server(httpx.Response(200, json={"location": "/x", "version": 1}))
     client, _ = make_client(server)
     resp = client.create_table(
-        ln.CreateTableRequest(id=["t"], mode="overwrite", properties={"owner": "me"}),
-        b"ARROW-IPC-BYTES",
+        ln.CreateTableRequest(id=["t"], mode="overwrite", properties={"owner": "me"}), IPC
     )
     assert resp.version == 1
     req = server.last
     assert req.headers["content-type"] == "application/vnd.apache.arrow.stream"
-    assert req.content == b"ARROW-IPC-BYTES"
+    assert req.content == IPC  # a valid stream travels unchanged
     assert req.url.params["mode"] == "overwrite"
     assert json.loads(req.url.params["properties"]) == {"owner": "me"}
+
+
+def _ipc_file_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def test_an_arrow_ipc_file_or_a_table_is_sent_as_a_stream() -> None:
+    table = make_table(4)
+    server = Server(default=httpx.Response(200, json={"version": 1}))
+    client, _ = make_client(server)
+    client.create_table(ln.CreateTableRequest(id=["f"]), _ipc_file_bytes(table))
+    client.insert_into_table(ln.InsertIntoTableRequest(id=["f"]), table)
+    for req in server.requests:
+        assert req.headers["content-type"] == "application/vnd.apache.arrow.stream"
+        assert req.content[:4] == b"\xff\xff\xff\xff"
+        assert pa.ipc.open_stream(req.content).read_all().equals(table)
+
+
+@pytest.mark.parametrize("body", [b"ARROW-IPC-BYTES", b"", b"\x00" * 64, b"ARROW1 not a file"])
+@pytest.mark.parametrize("op", ["create_table", "insert_into_table", "merge_insert_into_table"])
+def test_bodies_that_are_not_arrow_ipc_are_refused_before_sending(op: str, body: bytes) -> None:
+    server = Server()
+    client, _ = make_client(server)
+    model = ROUTES[op].request
+    kwargs: dict[str, Any] = {"on": ["id"]} if op == "merge_insert_into_table" else {}
+    with pytest.raises(lne.InvalidInputError, match="Arrow IPC"):
+        getattr(client, op)(model(id=["t"], **kwargs), body)
+    assert server.requests == []
 
 
 def test_merge_insert_repeats_on_for_composite_keys() -> None:
     server = Server(httpx.Response(200, json={}))
     client, _ = make_client(server)
     client.merge_insert_into_table(
-        ln.MergeInsertIntoTableRequest(id=["t"], on=["region", "id"], use_index=True), b"x"
+        ln.MergeInsertIntoTableRequest(id=["t"], on=["region", "id"], use_index=True), IPC
     )
     assert server.last.url.params.get_list("on") == ["region", "id"]
     assert server.last.url.params["use_index"] == "true"
@@ -689,32 +816,44 @@ def test_count_plan_and_query_responses() -> None:
 
 
 @pytest.mark.parametrize(
-    ("op", "payload", "answer", "expected_type"),
+    ("op", "payload", "checks", "answer", "expected_type"),
     [
         ("create_table_version",
-         {"id": ["t"], "version": 3, "manifest_path": "_versions/3.manifest"},
+         {"id": ["t"], "version": 3, "manifest_path": "_versions/3.manifest"}, [],
          {"version": {"version": 3, "manifest_path": "_versions/3.manifest"}},
          ln.CreateTableVersionResponse),
-        ("describe_table_version", {"id": ["t"], "version": 3},
+        ("describe_table_version", {"id": ["t"], "version": 3}, [],
          {"version": {"version": 3, "manifest_path": "m"}}, ln.DescribeTableVersionResponse),
         ("batch_delete_table_versions",
          {"id": ["t"], "ranges": [{"start_version": 1, "end_version": 2}]},
+         [{"version": 5}],  # DescribeTable first: the latest version is 5
          {"deleted_count": 2}, ln.BatchDeleteTableVersionsResponse),
     ],
 )  # fmt: skip
 def test_dict_requests_accepted_models_returned(
-    op: str, payload: dict[str, Any], answer: dict[str, Any], expected_type: type
+    op: str,
+    payload: dict[str, Any],
+    checks: list[dict[str, Any]],
+    answer: dict[str, Any],
+    expected_type: type,
 ) -> None:
-    server = Server(httpx.Response(200, json=answer))
+    server = Server(
+        *(httpx.Response(200, json=c) for c in checks),
+        httpx.Response(200, json=answer),
+        default=httpx.Response(500, json={"error": "unexpected request", "code": 18}),
+    )
     client, _ = make_client(server)
     resp = getattr(client, op)(payload)
     assert type(resp) is expected_type
+    assert len(server.requests) == len(checks) + 1
     assert json.loads(server.last.content) == payload
 
 
-def test_unknown_option_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="unknown REST option"):
+def test_unknown_option_is_invalid_input() -> None:
+    with pytest.raises(lne.InvalidInputError, match="unknown REST option.*api_kye"):
         RestNamespaceClient(BASE, api_kye="typo")
+    with pytest.raises(lne.InvalidInputError, match="unknown REST option"):
+        backend.connect(BASE, api_kye="typo")
 
 
 # ---------------------------------------------------------------------------- pagination
@@ -854,19 +993,22 @@ def test_wire_log_redacts_secrets_in_query_strings() -> None:
         ln.CreateTableRequest(
             id=["t"], storage_options={"aws_secret_access_key": "AKIA-SECRET-VALUE", "region": "eu"}
         ),
-        b"\x00" * 1234,
+        IPC,
     )
     entry = client.wire_log.last()
     assert "AKIA-SECRET-VALUE" in str(server.last.url.params["storage_options"])  # sent for real
     _assert_no_secret(entry.url)
     assert "region" in entry.url
-    assert entry.request_body == "<1234 bytes arrow ipc>"
+    assert entry.request_body == f"<{len(IPC)} bytes arrow ipc>"
     curl = to_curl(entry)
     assert "--data-binary @request.arrow" in curl
     _assert_no_secret(curl)
-    assert redact_url("http://user:pw@h/x?api_key=hunter2&limit=1") == (
-        f"http://{REDACTED}@h/x?api_key={REDACTED.replace('<', '%3C').replace('>', '%3E')}&limit=1"
+    # The password goes, the user name stays (it says whose credentials were meant).
+    assert redact_url("http://user:hunter2@h/x?api_key=hunter2&limit=1") == (
+        f"http://user:{REDACTED}@h/x?api_key={REDACTED.replace('<', '%3C').replace('>', '%3E')}"
+        "&limit=1"
     )
+    assert redact_url("http://hunter2@h/x") == f"http://{REDACTED}@h/x"
 
 
 def test_wire_log_truncates_huge_bodies_and_is_a_ring_buffer() -> None:
@@ -925,24 +1067,29 @@ def test_wire_log_records_errors() -> None:
 def test_to_curl_is_copy_pasteable() -> None:
     server = Server(httpx.Response(200, json={}))
     client, _ = make_client(server, api_key="conn-key-123", auth_token="conn-token-456")
-    client.declare_table(ln.DeclareTableRequest(id=["ns", "it's"], location="s3://b/x"))
+    # An existing namespace with a quote in its name (made by another tool) stays addressable.
+    client.declare_table(ln.DeclareTableRequest(id=["it's", "t"], location="s3://b/x"))
+    assert [e.op for e in client.wire_log] == ["namespace_exists", "declare_table"]
     curl = to_curl(client.wire_log.last())
     _assert_no_secret(curl)
     argv = shlex.split(curl)  # valid shell quoting
     assert argv[:4] == ["curl", "-sS", "-X", "POST"]
-    assert argv[4] == f"{BASE}/v1/table/ns%24it%27s/declare"
+    assert argv[4] == f"{BASE}/v1/table/it%27s%24t/declare"
     assert "x-api-key: $LANCE_API_KEY" in argv
     assert "authorization: Bearer $LANCE_AUTH_TOKEN" in argv
     data = argv[argv.index("--data-raw") + 1]
-    assert json.loads(data) == {"id": ["ns", "it's"], "location": "s3://b/x"}
+    assert json.loads(data) == {"id": ["it's", "t"], "location": "s3://b/x"}
     assert '"x-api-key: $LANCE_API_KEY"' in curl  # double quotes: the shell expands it
 
 
 def test_capabilities_and_identity_strings() -> None:
-    client, _ = make_client(Server(), api_key="conn-key-123")
+    server = Server()
+    client, _ = make_client(server, api_key="conn-key-123")
     caps = backend.capabilities(client)
     assert caps.kind == "rest"
-    assert caps.batch_commit and caps.wire_log and not caps.progress_events
+    assert caps.batch_commit is None  # unknown until probed
+    assert server.requests == []  # nothing asked without probe=True
+    assert caps.wire_log and not caps.progress_events
     assert caps.honoured_index_params is None
     assert caps.notes
     assert client.namespace_id() == f"RestNamespaceClient {{ uri: '{BASE}' }}"
@@ -966,3 +1113,387 @@ def test_wire_log_keeps_property_names_of_alter_transaction() -> None:
     assert entry.request_body["actions"][0]["setPropertyAction"]["key"] == "owner"
     assert is_secret_name("sas_key") and is_secret_name("master-key")
     assert not is_secret_name("key")
+
+
+# ---------------------------------------------------------------------------- protections
+
+
+NAMESPACED_CREATES: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
+    ("create_namespace", ln.CreateNamespaceRequest(id=["a", "b"]), (), {}),
+    ("create_table", ln.CreateTableRequest(id=["a", "t"]), (IPC,), {"version": 1}),
+    ("declare_table", ln.DeclareTableRequest(id=["a", "t"]), (), {"location": "/r/a/t"}),
+    ("register_table", ln.RegisterTableRequest(id=["a", "t"], location="t.lance"), (),
+     {"location": "t.lance"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("op", "request_model", "extra", "answer"),
+    NAMESPACED_CREATES,
+    ids=[c[0] for c in NAMESPACED_CREATES],
+)
+def test_creates_in_a_missing_namespace_are_never_sent(
+    op: str, request_model: Any, extra: tuple[Any, ...], answer: dict[str, Any]
+) -> None:
+    server = Server(
+        namespace_not_found("a"),
+        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
+    )
+    client, _ = make_client(server)
+    with pytest.raises(lne.NamespaceNotFoundError, match="namespace a not found"):
+        getattr(client, op)(request_model, *extra)
+    assert [(r.method, r.url.raw_path) for r in server.requests] == [
+        ("POST", b"/v1/namespace/a/exists")
+    ]
+    assert json.loads(server.requests[0].content) == {"id": ["a"]}
+    assert [e.op for e in client.wire_log] == ["namespace_exists"]
+
+
+@pytest.mark.parametrize(
+    ("op", "request_model", "extra", "answer"),
+    NAMESPACED_CREATES,
+    ids=[c[0] for c in NAMESPACED_CREATES],
+)
+def test_creates_in_an_existing_namespace_follow_the_check(
+    op: str, request_model: Any, extra: tuple[Any, ...], answer: dict[str, Any]
+) -> None:
+    server = Server(httpx.Response(200, json={}), httpx.Response(200, json=answer))
+    client, _ = make_client(server)
+    getattr(client, op)(request_model, *extra)
+    assert [e.op for e in client.wire_log] == ["namespace_exists", op]
+    assert server.requests[0].url.raw_path == b"/v1/namespace/a/exists"
+    assert (
+        server.last.url.raw_path.split(b"?")[0]
+        == ROUTES[op].path.replace("{id}", "a%24" + request_model.id[-1]).encode()
+    )
+
+
+def test_rename_into_a_missing_namespace_is_never_sent() -> None:
+    server = Server(
+        namespace_not_found("b"),
+        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
+    )
+    client, _ = make_client(server)
+    with pytest.raises(lne.NamespaceNotFoundError, match="namespace b not found"):
+        client.rename_table(
+            ln.RenameTableRequest(id=["a", "t"], new_table_name="u", new_namespace_id=["b"])
+        )
+    assert [e.op for e in client.wire_log] == ["namespace_exists"]
+    assert server.requests[0].url.raw_path == b"/v1/namespace/b/exists"
+
+
+def test_rename_target_name_follows_the_creation_rule() -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match="rename_table"):
+        client.rename_table(ln.RenameTableRequest(id=["a", "t"], new_table_name="new name"))
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("op", "request_model", "extra"),
+    [
+        ("create_namespace", ln.CreateNamespaceRequest(id=["a"]), ()),
+        ("create_table", ln.CreateTableRequest(id=["t"]), (IPC,)),
+        ("declare_table", ln.DeclareTableRequest(id=["t"]), ()),
+    ],
+    ids=["create_namespace", "create_table", "declare_table"],
+)
+def test_creates_in_the_root_namespace_need_no_check(
+    op: str, request_model: Any, extra: tuple[Any, ...]
+) -> None:
+    server = Server(httpx.Response(200, json={}))
+    client, _ = make_client(server)
+    getattr(client, op)(request_model, *extra)
+    assert [e.op for e in client.wire_log] == [op]
+
+
+@pytest.mark.parametrize(
+    ("op", "request_model", "extra"),
+    [
+        ("create_namespace", ln.CreateNamespaceRequest(id=["a", "b c"]), ()),
+        ("create_namespace", ln.CreateNamespaceRequest(id=["é"]), ()),
+        ("create_table", ln.CreateTableRequest(id=["a", "it's"]), (IPC,)),
+        ("declare_table", ln.DeclareTableRequest(id=["a", ".hidden"]), ()),
+        ("register_table", ln.RegisterTableRequest(id=["a", "x" * 129], location="x"), ()),
+        ("create_table_tag", ln.CreateTableTagRequest(id=["t"], tag="v 1", version=1), ()),
+        ("create_table_branch", ln.CreateTableBranchRequest(id=["t"], name="..", from_version=1),
+         ()),
+    ],
+)  # fmt: skip
+def test_new_names_are_checked_before_anything_is_sent(
+    op: str, request_model: Any, extra: tuple[Any, ...]
+) -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match=op):
+        getattr(client, op)(request_model, *extra)
+    assert server.requests == []
+
+
+def test_created_id_length_is_capped() -> None:
+    server = Server()
+    client, _ = make_client(server)
+    long_ns = ["n" * 100, "m" * 100]  # addressing: fine; the new id would be 201+ characters
+    with pytest.raises(lne.InvalidInputError, match="longer than 200"):
+        client.declare_table(ln.DeclareTableRequest(id=[*long_ns, "t"]))
+    assert server.requests == []
+
+
+def _describe(version: int) -> httpx.Response:
+    return httpx.Response(200, json={"table": "t", "version": version})
+
+
+@pytest.mark.parametrize(
+    "ranges",
+    [
+        [{"start_version": 4, "end_version": 6}],  # [4, 6) covers 5
+        [{"start_version": 2, "end_version": -1}],  # through the latest
+        [{"start_version": 1, "end_version": 2}, {"start_version": 5, "end_version": 6}],
+    ],
+)
+def test_delete_covering_the_latest_version_is_never_sent(ranges: list[dict[str, int]]) -> None:
+    server = Server(
+        _describe(5), default=httpx.Response(500, json={"error": "must not be sent", "code": 18})
+    )
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match="covers version 5, the latest version"):
+        client.batch_delete_table_versions({"id": ["t"], "ranges": ranges})
+    assert [e.op for e in client.wire_log] == ["describe_table"]
+    assert server.requests[0].url.raw_path.startswith(b"/v1/table/t/describe")
+
+
+def test_delete_covering_the_latest_version_is_sent_with_allow_latest() -> None:
+    server = Server(_describe(5), httpx.Response(200, json={"deleted_count": 4}))
+    client, _ = make_client(server)
+    ranges = [{"start_version": 2, "end_version": -1}]
+    resp = client.batch_delete_table_versions({"id": ["t"], "ranges": ranges}, allow_latest=True)
+    assert resp.deleted_count == 4
+    assert [e.op for e in client.wire_log] == ["describe_table", "batch_delete_table_versions"]
+    assert json.loads(server.last.content) == {"id": ["t"], "ranges": ranges}
+
+
+def test_delete_of_older_versions_is_sent_after_the_check() -> None:
+    server = Server(_describe(5), httpx.Response(200, json={"deleted_count": 3}))
+    client, _ = make_client(server)
+    ranges = [{"start_version": 1, "end_version": 5}]  # 1-4 (end exclusive)
+    assert client.batch_delete_table_versions({"id": ["t"], "ranges": ranges}).deleted_count == 3
+    assert [e.op for e in client.wire_log] == ["describe_table", "batch_delete_table_versions"]
+
+
+@pytest.mark.parametrize(
+    "ranges",
+    [
+        [],
+        [{"start_version": 0, "end_version": 2}],  # versions start at 1
+        [{"start_version": 3, "end_version": 3}],  # empty
+        [{"start_version": 3, "end_version": 2}],  # inverted
+    ],
+)
+def test_malformed_delete_ranges_are_refused_without_any_request(
+    ranges: list[dict[str, int]],
+) -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError):
+        client.batch_delete_table_versions({"id": ["t"], "ranges": ranges}, allow_latest=True)
+    assert server.requests == []
+
+
+def test_batch_commit_is_checked_against_the_server_first() -> None:
+    """check_batch asks TableExists / NamespaceExists / ListTableVersions; an error is
+    refused before the batch is sent, naming the operation from 1."""
+    versions = {"versions": [{"version": v, "manifest_path": f"m{v}"} for v in (1, 2, 3)]}
+    server = Server(
+        table_not_found("new"),  # operation 1: TableExists new
+        namespace_not_found("new"),  # ... and no namespace of that id
+        httpx.Response(200, json={}),  # operation 2: TableExists old -> exists
+        httpx.Response(200, json=versions),  # ListTableVersions old -> latest 3
+        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
+    )
+    client, _ = make_client(server)
+    request = batch(op_declare(["new"]), op_delete_spec(["old"], (2, 4)))
+    with pytest.raises(lne.InvalidInputError) as info:
+        client.batch_commit_tables(request)
+    assert str(info.value).startswith("operation 2: DeleteTableVersions old: ")
+    assert "covers version 3, the latest version" in str(info.value)
+    assert info.value.operation_index == 1
+    assert [e.op for e in client.wire_log] == [
+        "table_exists",
+        "namespace_exists",
+        "table_exists",
+        "list_table_versions",
+    ]
+
+
+def test_batch_commit_declaring_an_existing_table_is_never_sent() -> None:
+    server = Server(
+        httpx.Response(200, json={}),  # TableExists t -> it exists
+        httpx.Response(200, json={"versions": [{"version": 1, "manifest_path": "m1"}]}),
+        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
+    )
+    client, _ = make_client(server)
+    with pytest.raises(lne.TableAlreadyExistsError) as info:
+        client.batch_commit_tables(batch(op_declare(["t"])))
+    assert str(info.value) == "operation 1: DeclareTable t: the table already exists"
+    assert info.value.operation_index == 0
+    assert [e.op for e in client.wire_log] == ["table_exists", "list_table_versions"]
+
+
+def test_empty_batch_is_refused_without_any_request() -> None:
+    server = Server()
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match="empty"):
+        client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[]))
+    assert server.requests == []
+
+
+def op_delete_spec(table_id: list[str], *ranges: tuple[int, int]) -> ln.CommitTableOperation:
+    """A DeleteTableVersions operation with spec ranges ``[start, end)``."""
+    return ln.CommitTableOperation.from_dict(
+        {
+            "delete_table_versions": {
+                "id": table_id,
+                "ranges": [{"start_version": s, "end_version": e} for s, e in ranges],
+            }
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (httpx.Response(404, text="", headers={"content-type": "text/plain"}), False),
+        (err_json(18, "Not supported: batch_commit_tables, namespace.rs:385:13", 500), False),
+        (err_json(0, "batch commit is not implemented", 406), False),
+        (err_json(13, "the batch is empty", 400), True),
+        (httpx.Response(400, text="bad request", headers={"content-type": "text/plain"}), True),
+        (httpx.Response(200, json={"results": []}), True),
+    ],
+)
+def test_capability_probe_of_batch_commit(answer: httpx.Response, expected: bool) -> None:
+    server = Server(answer, default=httpx.Response(500, json={"error": "asked twice", "code": 18}))
+    client, _ = make_client(server)
+    assert client.capabilities().batch_commit is None
+    assert server.requests == []
+    assert client.capabilities(probe=True).batch_commit is expected
+    assert backend.capabilities(client, probe=True).batch_commit is expected  # cached
+    assert client.capabilities().batch_commit is expected
+    assert len(server.requests) == 1
+    probe = server.requests[0]
+    assert (probe.method, probe.url.path) == ("POST", "/v1/table/batch-commit")
+    assert json.loads(probe.content) == {"operations": []}  # an empty batch changes nothing
+
+
+def test_capability_probe_without_an_answer_stays_unknown() -> None:
+    server = Server(httpx.ConnectError("refused"), httpx.Response(400, json={"error": "x", "code": 13}))  # fmt: skip
+    client, _ = make_client(server, max_retries=0)
+    assert client.capabilities(probe=True).batch_commit is None
+    assert client.capabilities(probe=True).batch_commit is True  # asked again: not cached
+    assert len(server.requests) == 2
+
+
+def test_jittered_backoff_stays_within_the_exponential_ceiling() -> None:
+    policy = RetryPolicy(backoff=0.5, cap=3.0, rng=random.Random(1234))
+    ceilings = [0.5, 1.0, 2.0, 3.0, 3.0, 3.0]
+    for _ in range(200):
+        delays = [policy.delay(attempt) for attempt in range(1, 7)]
+        assert all(0.0 <= d <= c for d, c in zip(delays, ceilings, strict=True))
+    seen = [policy.delay(3) for _ in range(500)]
+    assert min(seen) < 0.5 and max(seen) > 1.5  # spread over [0, ceiling], not a constant
+    same = RetryPolicy(backoff=0.5, cap=3.0, rng=random.Random(7))
+    again = RetryPolicy(backoff=0.5, cap=3.0, rng=random.Random(7))
+    assert [same.delay(2) for _ in range(5)] == [again.delay(2) for _ in range(5)]
+    fixed = RetryPolicy(backoff=0.5, cap=3.0, jitter=False)
+    assert [fixed.delay(a) for a in range(1, 7)] == ceilings
+
+
+def test_client_jitters_by_default_and_retry_after_still_caps() -> None:
+    server = Server(
+        httpx.Response(503, text="busy"),
+        httpx.Response(503, text="busy"),
+        httpx.Response(503, text="busy"),
+        httpx.Response(200, json={"namespaces": []}),
+    )
+    client, sleeps = make_client(server, backoff=0.4, retry_cap=1.0)
+    client.list_namespaces(ln.ListNamespacesRequest())
+    assert len(sleeps) == 3
+    assert all(0.0 <= d <= c for d, c in zip(sleeps, [0.4, 0.8, 1.0], strict=True))
+    server = Server(
+        httpx.Response(429, json={"error": "slow", "code": 21}, headers={"Retry-After": "60"}),
+        httpx.Response(200, json={"namespaces": []}),
+    )
+    client, sleeps = make_client(server, retry_cap=1.5)  # jitter on: Retry-After is exact
+    client.list_namespaces(ln.ListNamespacesRequest())
+    assert sleeps == [1.5]
+
+
+SECRET_WITH_NEWLINE = "abc-SECRET-9876\nX-Injected: 1"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"api_key": SECRET_WITH_NEWLINE},
+        {"auth_token": SECRET_WITH_NEWLINE},
+        {"api_key": "abc-SECRET-9876\r"},
+        {"api_key": "abc-SECRET-9876\x00"},
+        {"api_key": "abc-SECRET-9876é"},
+        {"headers": {"X-Api-Token": SECRET_WITH_NEWLINE}},
+    ],
+)
+def test_secrets_that_cannot_be_sent_are_refused_without_echoing_them(
+    options: dict[str, Any],
+) -> None:
+    for connect in (
+        lambda: RestNamespaceClient(BASE, transport=httpx.MockTransport(Server()), **options),
+        lambda: backend.connect(BASE, **options),
+    ):
+        with pytest.raises(lne.InvalidInputError) as info:
+            connect()
+        text = str(info.value) + repr(info.value) + repr(info.value.args)
+        assert "abc-SECRET-9876" not in text
+        assert "printable ASCII" in text
+
+
+def test_a_request_identity_with_a_line_break_is_refused_before_sending() -> None:
+    server = Server()
+    client, _ = make_client(server)
+    identity = ln.CreateNamespaceRequest.model_fields["identity"].annotation.__args__[0]
+    with pytest.raises(lne.InvalidInputError) as info:
+        client.describe_namespace(
+            ln.DescribeNamespaceRequest(id=["a"], identity=identity(api_key=SECRET_WITH_NEWLINE))
+        )
+    assert "abc-SECRET-9876" not in str(info.value)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "match"),
+    [
+        ("http://ns.test/x?token=1", {}, "query string"),
+        ("http://ns.test/x#frag", {}, "fragment"),
+        ("http://user:pw@ns.test", {}, "user name or password"),
+        ("ftp://ns.test", {}, "http"),
+        (BASE, {"timeout": 0}, "(?i)timeout"),
+        (BASE, {"timeout": 3601}, "(?i)timeout"),
+        (BASE, {"timeout": -1}, "(?i)timeout"),
+        (BASE, {"max_retries": 11}, "(?i)max_retries"),
+        (BASE, {"max_retries": -1}, "(?i)max_retries"),
+        (BASE, {"max_retries": 1.5}, "(?i)max_retries"),
+        (BASE, {"delimiter": "/"}, "delimiter"),
+        (BASE, {"headers": {"bad header": "x"}}, "header"),
+    ],
+)
+def test_connection_options_are_validated(url: str, options: dict[str, Any], match: str) -> None:
+    with pytest.raises(lne.InvalidInputError, match=match):
+        RestNamespaceClient(url, transport=httpx.MockTransport(Server()), **options)
+
+
+@pytest.mark.parametrize(
+    "options", [{"timeout": 3600}, {"timeout": 0.5}, {"max_retries": 0}, {"max_retries": 10}]
+)
+def test_connection_options_at_the_limits_are_accepted(options: dict[str, Any]) -> None:
+    server = Server(httpx.Response(200, json={"namespaces": []}))
+    client, _ = make_client(server, **options)
+    assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []

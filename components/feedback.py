@@ -1,0 +1,110 @@
+"""Errors and results, shown readably and as text: one helper for every page.
+
+Streamlit renders alert bodies as markdown (and ``$...$`` as LaTeX); names and server messages
+are data, so :func:`as_text` escapes them: a ``$``, ``_`` or ``:`` in a name shows as typed.
+Error texts come from ``backend.describe_error`` (no server source paths, no secrets).
+
+* :func:`show_error` / :func:`run` - call a backend operation, show any failure in one box;
+* :func:`show_problems` - a list of problems in one box;
+* :func:`flash` / :func:`render_flash` - a result kept across the rerun that follows a write.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+import backend
+from components import state
+
+T = TypeVar("T")
+# ASCII punctuation markdown (CommonMark, Streamlit's extensions, LaTeX) may interpret.
+_SPECIAL = frozenset("\\`*_{}[]()#+-.!|$<>~:=^&%\"'")
+_ICONS = {
+    "success": ":material/check_circle:",
+    "error": ":material/error:",
+    "warning": ":material/warning:",
+    "info": ":material/info:",
+}
+
+
+# Icon shortcodes survive backslash escapes: a zero-width space after the colon breaks them.
+_SHORTCODES = re.compile(r":(?=(?:material|streamlit)/)", re.IGNORECASE)
+
+
+def as_text(text: Any) -> str:
+    """``text`` escaped so markdown shows it exactly as typed (line breaks kept)."""
+    lines = _SHORTCODES.sub(":\u200b", str(text)).split("\n")
+    return "  \n".join("".join("\\" + c if c in _SPECIAL else c for c in line) for line in lines)
+
+
+def error_lines(err: BaseException, *, action: str | None = None) -> list[str]:
+    """The plain-text lines of an error: what failed, the code, the message, detail, status."""
+    info = backend.describe_error(err)
+    head = f"{action} failed. " if action else ""
+    lines = [f"{head}{info['code_name']}: {info['message']}"]
+    if info.get("detail"):
+        lines.append(f"Detail: {info['detail']}")
+    if info.get("status"):
+        lines.append(f"HTTP status: {info['status']}")
+    return lines
+
+
+def error_text(err: BaseException, *, action: str | None = None) -> str:
+    return "\n".join(error_lines(err, action=action))
+
+
+def show(kind: str, text: str) -> None:
+    """One alert box (``kind``: success | info | warning | error) with ``text`` as text."""
+    box = {"success": st.success, "info": st.info, "warning": st.warning}.get(kind, st.error)
+    box(as_text(text), icon=_ICONS.get(kind))
+
+
+def show_error(err: BaseException, *, action: str | None = None) -> None:
+    """An error as one readable box; never a traceback."""
+    show("error", error_text(err, action=action))
+
+
+def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: Any) -> T | None:
+    """``fn(*args, **kwargs)``; any failure is shown (:func:`show_error`) and gives ``None``."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
+        show_error(err, action=action)
+        return None
+
+
+def show_problems(title: str, problems: Iterable[Any], *, kind: str = "error") -> None:
+    """``title`` and one line per problem, in one box."""
+    items = [str(p) for p in problems]
+    if items:
+        show(kind, title + "\n" + "\n".join(f"• {p}" for p in items))
+
+
+def flash(page: str, kind: str, text: str, **extra: Any) -> None:
+    """Keep a result for the next run of ``page`` (after ``st.rerun``)."""
+    state.flash(page, kind, text, **extra)
+
+
+def render_flash(page: str) -> dict[str, Any] | None:
+    """Show the result a write kept for this page, once; returns it (with its extras)."""
+    item = state.pop_flash(page)
+    if item:
+        show(item["kind"], item["text"])
+    return item
+
+
+__all__ = [
+    "as_text",
+    "error_lines",
+    "error_text",
+    "flash",
+    "render_flash",
+    "run",
+    "show",
+    "show_error",
+    "show_problems",
+]

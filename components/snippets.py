@@ -1,0 +1,109 @@
+"""Copy as Python: the backend call that reproduces an operation, secrets as environment
+lookups (``os.environ[...]``), secret values in the request masked (``backend.redaction``)."""
+
+from __future__ import annotations
+
+import pprint
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from backend.redaction import is_secret_name, redact_json
+
+_SECRET_ENV = {"api_key": "LANCE_API_KEY", "auth_token": "LANCE_AUTH_TOKEN"}
+
+
+def _env_name(prefix: str, key: str) -> str:
+    return prefix + re.sub(r"[^A-Za-z0-9]", "_", key).upper()
+
+
+def _literal(value: Any, indent: int) -> str:
+    text = pprint.pformat(value, width=88 - indent, sort_dicts=False)
+    return text.replace("\n", "\n" + " " * indent)
+
+
+def _mapping_arg(name: str, data: Mapping[str, Any], secret_keys: set[str], env_prefix: str) -> str:
+    parts = []
+    for k, v in data.items():
+        if is_secret_name(k) or k in secret_keys:
+            parts.append(f"{k!r}: os.environ[{_env_name(env_prefix, k)!r}]")
+        else:
+            parts.append(f"{k!r}: {v!r}")
+    for k in sorted(secret_keys - set(data)):
+        parts.append(f"{k!r}: os.environ[{_env_name(env_prefix, k)!r}]")
+    return f"{name}={{" + ", ".join(parts) + "}"
+
+
+def connect_args(connection: Mapping[str, Any]) -> list[str]:
+    """``backend.connect`` arguments for a connection description (secrets as env lookups)."""
+    args = [repr(str(connection.get("target", "")))]
+    for opt, default_env in _SECRET_ENV.items():
+        env_name = connection.get(f"{opt}_env")
+        if env_name or connection.get(f"has_{opt}"):
+            args.append(f"{opt}=os.environ[{(env_name or default_env)!r}]")
+    if connection.get("delimiter"):
+        args.append(f"delimiter={connection['delimiter']!r}")
+    headers = dict(connection.get("headers") or {})
+    secret_headers = set(connection.get("secret_headers") or ())
+    if headers or secret_headers:
+        args.append(_mapping_arg("headers", headers, secret_headers, "LANCE_HEADER_"))
+    storage = dict(connection.get("storage_options") or {})
+    secret_storage = set(connection.get("secret_storage") or ())
+    if storage or secret_storage:
+        args.append(_mapping_arg("storage_options", storage, secret_storage, "LANCE_STORAGE_"))
+    return args
+
+
+def python_snippet(
+    operation: str, request: Any, connection: Mapping[str, Any], *, extra_args: str | None = None
+) -> str:
+    """Python reproducing one operation: ``backend.connect(...)`` then ``ns.<operation>(...)``."""
+    args = connect_args(connection)
+    needs_os = any("os.environ" in a for a in args)
+    lines = ["import os", ""] if needs_os else []
+    lines.append("import backend")
+    call_args: list[str] = []
+    if request is not None:
+        cls = type(request).__name__
+        lines.append(f"from lance_namespace import {cls}")
+        dumped = redact_json(
+            request.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+            if hasattr(request, "model_dump")
+            else request
+        )
+        fields = ",\n".join(f"        {k}={_literal(v, 9 + len(k))}" for k, v in dumped.items())
+        call_args.append(f"{cls}(\n{fields},\n    )" if fields else f"{cls}()")
+    if extra_args:
+        call_args.append(extra_args)
+    lines.append("")
+    if len(args) == 1:
+        lines.append(f"ns = backend.connect({args[0]})")
+    else:
+        joined = ",\n    ".join(args)
+        lines.append(f"ns = backend.connect(\n    {joined},\n)")
+    lines.append(f"response = ns.{operation}(\n    " + ",\n    ".join(call_args) + ",\n)")
+    lines.append("print(response)")
+    return "\n".join(lines) + "\n"
+
+
+def render_python_snippet(
+    operation: str, request: Any, *, key_prefix: str, label: str = "Copy as Python"
+) -> str:
+    """:func:`python_snippet` for the active connection in an expander; returns the code."""
+    from components.connection import snippet_connection
+
+    code = python_snippet(operation, request, snippet_connection())
+    with st.expander(label, icon=":material/code:"):
+        st.code(code, language="python")
+    return code
+
+
+def render_code(code: str | None, *, label: str = "Copy as Python") -> None:
+    if code:
+        with st.expander(label, icon=":material/code:"):
+            st.code(code, language="python")
+
+
+__all__ = ["connect_args", "python_snippet", "render_code", "render_python_snippet"]
