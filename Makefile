@@ -25,6 +25,7 @@ browser:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests.
 test: $(STAMP) browser lint

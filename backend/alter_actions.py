@@ -134,19 +134,27 @@ class Action:
 
     def to_model(self) -> AlterTransactionAction:
         if self.kind == SET_STATUS:
-            return AlterTransactionAction(
-                set_status_action=AlterTransactionSetStatus(status=self.status)
+            return AlterTransactionAction.model_validate(
+                {
+                    "set_status_action": AlterTransactionSetStatus(
+                        status=str(self.status).capitalize()
+                    )
+                }
             )
         if self.kind == SET_PROPERTY:
-            return AlterTransactionAction(
-                set_property_action=AlterTransactionSetProperty(
-                    key=self.key, value=self.value, mode=str(self.mode).capitalize()
+            return AlterTransactionAction.model_validate(
+                {
+                    "set_property_action": AlterTransactionSetProperty(
+                        key=self.key, value=self.value, mode=str(self.mode).capitalize()
+                    )
+                }
+            )
+        return AlterTransactionAction.model_validate(
+            {
+                "unset_property_action": AlterTransactionUnsetProperty(
+                    key=self.key, mode=str(self.mode).capitalize()
                 )
-            )
-        return AlterTransactionAction(
-            unset_property_action=AlterTransactionUnsetProperty(
-                key=self.key, mode=str(self.mode).capitalize()
-            )
+            }
         )
 
     def to_wire(self) -> dict[str, Any]:

@@ -172,7 +172,8 @@ def is_scalar_base(base: str) -> bool:
 
 
 def column_kind(value: Any) -> str:
-    """What a column holds: ``vector``, ``binary_vector``, ``string``, ``list``, ``integer``,
+    """What a column holds: ``vector``, ``binary_vector``, ``multivector`` (a list of float
+    vectors), ``string``, ``list``, ``integer``,
     ``float``, ``decimal``, ``temporal``, ``boolean``, ``binary``, ``fixed_binary``,
     ``dictionary``, ``struct`` or ``other``."""
     t = parse_arrow_type(value)
@@ -182,7 +183,10 @@ def column_kind(value: Any) -> str:
             return "vector"
         return "binary_vector" if t.child.base == "uint8" else "other"
     if base in LIST_TYPES:
-        return "list" if t.child is not None and is_scalar_base(t.child.base) else "other"
+        child = t.child
+        if child is not None and child.base == "fixed_size_list" and child.child is not None:
+            return "multivector" if child.child.base in FLOAT_TYPES else "other"
+        return "list" if child is not None and is_scalar_base(child.base) else "other"
     kinds = {"decimal": "decimal", "bool": "boolean", "fixed_size_binary": "fixed_binary"}
     if base in kinds:
         return kinds[base]
@@ -200,8 +204,10 @@ def column_kind(value: Any) -> str:
 
 
 def vector_dimension(value: Any) -> int | None:
-    """The dimension of a fixed-size-list column, else ``None``."""
+    """The dimension of a vector (or multivector) column, else ``None``."""
     t = parse_arrow_type(value)
+    if t.base in LIST_TYPES and t.child is not None:
+        t = t.child
     return t.length if t.base == "fixed_size_list" else None
 
 

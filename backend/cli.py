@@ -1,7 +1,9 @@
-"""``lance-console [TARGET] [--port N] [--demo-dir DIR] [--no-browser]``.
+"""``lance-console [TARGET] [--port N] [--demo-dir DIR] [--read-only] [--no-browser]``.
 
 Without TARGET the demo namespace is built (once) in ``./.lance-console/demo`` (or
-``--demo-dir``) and opened. TARGET may be a directory, any URI the local backend accepts, or
+``--demo-dir``) and opened; a folder there that is neither empty nor a demo is left alone, and
+the launcher says what to do instead. ``--read-only`` starts the console with every write
+disabled. TARGET may be a directory, any URI the local backend accepts, or
 an ``http(s)://`` URL of a Lance REST namespace (passed through as is). The console itself is
 ``python -m streamlit run app/main.py`` with ``LANCE_CONSOLE_TARGET`` set; its exit code is
 ours, and Ctrl-C stops it cleanly.
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 TARGET_ENV = "LANCE_CONSOLE_TARGET"
+READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
 DEFAULT_PORT = 8501
 DEFAULT_DEMO_DIR = Path(".lance-console") / "demo"
 
@@ -50,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"where to build the demo when no TARGET is given (default ./{DEFAULT_DEMO_DIR})",
     )
+    parser.add_argument("--read-only", action="store_true", help="start with every write disabled")
     parser.add_argument(
         "--no-browser", action="store_true", help="do not open a browser window (headless)"
     )
@@ -64,10 +68,17 @@ def resolve_target(target: str | None, demo_dir: str | None, *, echo=print) -> s
         if is_rest_target(target) or "://" in target:
             return target
         return str(Path(target).expanduser().resolve())
-    from .demo import create_demo_namespace
+    from .demo import create_demo_namespace, is_foreign_directory
 
     directory = Path(demo_dir).expanduser() if demo_dir else DEFAULT_DEMO_DIR
     directory = directory.resolve()
+    if is_foreign_directory(directory):
+        raise SystemExit(
+            f"lance-console: {directory} holds files but no demo namespace, so the demo is not "
+            "built there. Open it as a namespace with `lance-console "
+            f"{directory}`, or build the demo elsewhere with `lance-console --demo-dir "
+            "<empty or new folder>`."
+        )
     summary = create_demo_namespace(directory, progress=lambda m: echo(f"[demo] {m}"))
     if summary.created:
         tables = ", ".join("$".join(t) for t in summary.tables)
@@ -75,7 +86,9 @@ def resolve_target(target: str | None, demo_dir: str | None, *, echo=print) -> s
     return str(directory)
 
 
-def build_command(target: str, port: int, *, no_browser: bool) -> tuple[list[str], dict[str, str]]:
+def build_command(
+    target: str, port: int, *, no_browser: bool, read_only: bool = False
+) -> tuple[list[str], dict[str, str]]:
     """``(argv, env)`` of the streamlit process."""
     app = repo_dir() / "app" / "main.py"
     argv = [
@@ -95,6 +108,10 @@ def build_command(target: str, port: int, *, no_browser: bool) -> tuple[list[str
     ]
     env = dict(os.environ)
     env[TARGET_ENV] = target
+    if read_only:
+        env[READ_ONLY_ENV] = "1"
+    else:
+        env.pop(READ_ONLY_ENV, None)
     root = str(repo_dir())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return argv, env
@@ -109,11 +126,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = resolve_target(args.target, args.demo_dir)
     except KeyboardInterrupt:
         return 130
+    except SystemExit as exc:  # a refusal with advice
+        print(str(exc), file=sys.stderr)
+        return 2
     except Exception as exc:  # show a one-line reason instead of a traceback
         print(f"lance-console: {exc}", file=sys.stderr)
         return 1
-    command, env = build_command(target, args.port, no_browser=args.no_browser)
-    print(f"lance-console: opening {target} on http://localhost:{args.port}")
+    command, env = build_command(
+        target, args.port, no_browser=args.no_browser, read_only=args.read_only
+    )
+    mode = " (read-only)" if args.read_only else ""
+    print(f"lance-console: opening {target}{mode} on http://localhost:{args.port}")
     proc = subprocess.Popen(command, env=env)
     if not args.no_browser:
         _open_browser_when_ready(f"http://localhost:{args.port}", proc)

@@ -352,6 +352,14 @@ def _clear(path: Path) -> None:
             child.unlink()
 
 
+def is_foreign_directory(path: Path) -> bool:
+    """True for a directory that holds files but no demo (complete, or interrupted while
+    building): the demo is never built over somebody's data."""
+    if not path.is_dir() or not any(path.iterdir()):
+        return False
+    return _read_marker(path) is None and not (path / BUILDING_MARKER).exists()
+
+
 def create_demo_namespace(
     root: str | os.PathLike[str],
     *,
@@ -370,12 +378,12 @@ def create_demo_namespace(
     if existing is not None and not force and _demo_complete(path, existing):
         _say(progress, f"demo already present at {path}")
         return dataclasses.replace(existing, created=False)
+    if is_foreign_directory(path):
+        raise ValueError(
+            f"refusing to build the demo in {path}: the directory is not empty and holds no "
+            "demo; choose an empty or new directory"
+        )
     if path.exists() and any(path.iterdir()):
-        if existing is None and not (path / BUILDING_MARKER).exists():
-            raise ValueError(
-                f"refusing to build the demo in {path}: the directory is not empty and holds "
-                "no demo; choose an empty or new directory"
-            )
         _say(progress, f"clearing the previous demo at {path}")
         _clear(path)
     path.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,8 @@ type below builds on such a column; the others are refused by lance):
 
 * ``fixed_size_list<float16|32|64>[d]``: every vector type; ``IVF_RQ`` only when ``d % 8 == 0``;
 * ``fixed_size_list<uint8>[d]`` (binary vectors): ``IVF_FLAT`` and ``IVF_HNSW_FLAT``, hamming only;
+* ``list<fixed_size_list<float>[d]>`` (multivectors): ``IVF_FLAT``, ``IVF_PQ``, ``IVF_SQ``,
+  ``IVF_HNSW_SQ``, cosine only;
 * strings (utf8, large_utf8): ``FTS``, ``BTREE``, ``BITMAP``, ``NGRAM``, ``ZONEMAP``, ``BLOOMFILTER``;
 * ``list<string>``: ``LABEL_LIST``, ``FTS``; other lists of scalars: ``LABEL_LIST``;
 * integers, floats, dates, timestamps, binary: ``BTREE``, ``BITMAP``, ``ZONEMAP``, ``BLOOMFILTER``;
@@ -142,6 +144,7 @@ def normalize_distance(value: str | None) -> str | None:
 
 _FITTING: dict[str, tuple[str, ...]] = {
     "binary_vector": ("IVF_FLAT", "IVF_HNSW_FLAT"),
+    "multivector": ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ"),
     "string": (FTS, "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"),
     "integer": ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"),
     "float": ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"),
@@ -171,6 +174,8 @@ def distance_types_for(arrow_type: Any) -> list[str]:
     kind = column_kind(arrow_type)
     if kind == "binary_vector":
         return ["hamming"]
+    if kind == "multivector":
+        return ["cosine"]
     if kind == "vector":
         return ["l2", "cosine", "dot"]
     return []
@@ -432,7 +437,8 @@ def fts_options(details: Mapping[str, Any] | None) -> dict[str, Any]:
     DescribeTableIndexStats), under the request's field names; missing ones are left out."""
     if not details:
         return {}
-    params = details.get("params") if isinstance(details.get("params"), Mapping) else details
+    nested = details.get("params")
+    params: Mapping[str, Any] = nested if isinstance(nested, Mapping) else details
     out = {}
     for name in FTS_PARAMS:
         for key in (name, {"remove_stop_words": "stop_words"}.get(name, name)):
@@ -545,6 +551,10 @@ def column_problems(
     if column.kind == "binary_vector" and metric != "hamming":
         problems.append(
             f"Column {column.name!r} holds binary (uint8) vectors: only the hamming distance fits."
+        )
+    elif column.kind == "multivector" and metric != "cosine":
+        problems.append(
+            f"Column {column.name!r} holds multivectors: only the cosine distance fits."
         )
     elif column.kind == "vector" and metric == "hamming":
         problems.append(

@@ -17,9 +17,10 @@ Paths are compared after ``realpath``: ``..``, symbolic links and doubled slashe
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote, unquote, urlparse
 
 CATALOG_DIR = "__manifest"
 CONSOLE_DIR = "_console"
@@ -47,6 +48,13 @@ def to_local_path(location: str | os.PathLike[str] | None, root: Path | None = N
     if path.is_absolute():
         return path
     return root / path if root is not None else None
+
+
+def path_uri(path: Path | str) -> str:
+    """A local path as a ``file://`` URI, encoded the way pylance reports table locations
+    (``$``, ``+``, ``:`` and friends stay; spaces, ``%``, ``#``, ``?`` and non-ASCII are
+    percent-encoded)."""
+    return "file://" + quote(os.path.abspath(path), safe="/$+':@&*=,;!~()")
 
 
 def real(path: Path) -> Path:
@@ -121,6 +129,43 @@ def manifest_problem(root: Path, table_dir: Path, manifest_path: str | None) -> 
     return None
 
 
+def _split(uri: str) -> tuple[str, str, str]:
+    """``(scheme, host, normalised path)`` of a URI or path; plain paths count as ``file``
+    (object-store paths without a leading slash are absolute, as pylance reports them)."""
+    parsed = urlparse(uri)
+    scheme = parsed.scheme.lower()
+    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
+        path = unquote(parsed.path) if scheme == "file" else uri
+        return "file", "", posixpath.normpath("/" + path.lstrip("/"))
+    return scheme, parsed.netloc, posixpath.normpath("/" + unquote(parsed.path).lstrip("/"))
+
+
+def remote_manifest_problem(table_location: str | None, manifest_path: str | None) -> str | None:
+    """The staged-manifest rule for a table known only by its location (a REST server's):
+    the manifest lies in the table's directory or in the ``_staging`` directory beside it,
+    and is not one of the table's published ``_versions`` manifests. Paths are normalised
+    (``..`` cannot escape); nothing is read."""
+    if not manifest_path or not str(manifest_path).strip():
+        return "manifest_path is required"
+    if not table_location:
+        return "the table has no location to check the staged manifest against"
+    t_scheme, t_host, t_path = _split(table_location)
+    m_scheme, m_host, m_path = _split(str(manifest_path))
+    if m_scheme == "file" and t_scheme != "file":  # a bare path on an object store: same bucket
+        m_scheme, m_host = t_scheme, t_host
+    if (m_scheme, m_host) != (t_scheme, t_host):
+        return f"the staged manifest {manifest_path!r} is not in the table's storage"
+    areas = (t_path, posixpath.join(posixpath.dirname(t_path), STAGING_DIR))
+    if not any(m_path.startswith(a.rstrip("/") + "/") for a in areas):
+        return (
+            f"the staged manifest {manifest_path!r} is outside the table's staging areas (its "
+            "table directory and the _staging directory beside it)"
+        )
+    if posixpath.dirname(m_path) == posixpath.join(t_path, "_versions"):
+        return f"{manifest_path!r} is a published manifest of _versions, not a staged one"
+    return None
+
+
 __all__ = [
     "CATALOG_DIR",
     "CONSOLE_DIR",
@@ -129,6 +174,8 @@ __all__ = [
     "is_inside",
     "location_problem",
     "manifest_problem",
+    "path_uri",
     "real",
+    "remote_manifest_problem",
     "to_local_path",
 ]

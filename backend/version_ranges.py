@@ -86,9 +86,10 @@ def from_spec(ranges: Iterable[Any], latest: int | None = None) -> list[Span]:
     return out
 
 
-def spec_pairs(ranges: Iterable[Any]) -> list[tuple[int, int]]:
-    """``(start_version, end_version)`` of each spec range (model, dict or pair)."""
-    pairs = []
+def spec_pairs(ranges: Iterable[Any]) -> list[tuple[Any, Any]]:
+    """``(start_version, end_version)`` of each spec range (model, dict or pair); the values
+    are as given (:func:`range_problems` checks them)."""
+    pairs: list[tuple[Any, Any]] = []
     for r in ranges:
         if isinstance(r, VersionRange):
             pairs.append((r.start_version, r.end_version))
@@ -136,10 +137,10 @@ def range_problems(
         if not _is_int(start) or not _is_int(end):
             problems.append(f"Range [{start!r}, {end!r}): versions must be integers.")
             continue
-        shown = describe_spec(start, end)
         if start < 1:
-            problems.append(f"Range {shown}: versions start at 1.")
+            problems.append(f"Range [{start}, {end}): versions start at 1.")
             continue
+        shown = describe_spec(start, end)
         if end != THROUGH_LATEST and end <= start:
             problems.append(
                 f"Range [{start}, {end}) is empty or inverted: the start is inclusive and the "

@@ -490,16 +490,16 @@ def render_connection_sidebar() -> None:
         _render_status(spec)
         for problem in _saved()[2]:
             st.caption(":orange[" + feedback.as_text(problem) + "]")
-        c1, c2 = st.columns(2)
-        c1.button(
+        st.button(
             "Refresh",
             key="conn.refresh",
             icon=":material/refresh:",
             on_click=_refresh,
-            width="stretch",
+            type="tertiary",
+            help="Read everything again from the namespace (listings are cached for a minute).",
         )
-        c2.button(
-            "Connect…",
+        st.button(
+            "Connect to…",
             key="conn.open",
             icon=":material/cable:",
             on_click=state.open_dialog,

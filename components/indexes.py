@@ -96,20 +96,22 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
             "distance_type",
             "created_at",
         ],  # fmt: skip
-        column_config={
-            "name": st.column_config.TextColumn("Index"),
-            "type": st.column_config.TextColumn("Type"),
-            "columns": st.column_config.TextColumn("Columns"),
-            "status": st.column_config.TextColumn("Status"),
-            "indexed_rows": st.column_config.NumberColumn("Indexed rows", format="%d"),
-            "unindexed_rows": st.column_config.NumberColumn("Unindexed rows", format="%d"),
+        column_config={  # widths: every column fits a 1440 px window
+            "name": st.column_config.TextColumn("Index", width=130),
+            "type": st.column_config.TextColumn("Type", width=85),
+            "columns": st.column_config.TextColumn("Columns", width=90),
+            "status": st.column_config.TextColumn("Status", width=85),
+            "indexed_rows": st.column_config.NumberColumn("Indexed", format="%d", width=75),
+            "unindexed_rows": st.column_config.NumberColumn("Unindexed", format="%d", width=80),
             "coverage": st.column_config.ProgressColumn(
-                "Coverage", min_value=0.0, max_value=1.0, format="percent"
+                "Coverage", min_value=0.0, max_value=1.0, format="percent", width=105
             ),
-            "size": st.column_config.TextColumn("Size"),
-            "segments": st.column_config.NumberColumn("Segments", format="%d"),
-            "distance_type": st.column_config.TextColumn("Distance"),
-            "created_at": st.column_config.DatetimeColumn("Created", format="YYYY-MM-DD HH:mm:ss"),
+            "size": st.column_config.TextColumn("Size", width=75),
+            "segments": st.column_config.NumberColumn("Segments", format="%d", width=70),
+            "distance_type": st.column_config.TextColumn("Distance", width=70),
+            "created_at": st.column_config.DatetimeColumn(
+                "Created", format="MM-DD HH:mm", width=95
+            ),
         },
     )
 

@@ -122,7 +122,8 @@ def table_detail(ns: Any, table_id: tuple[str, ...]) -> nsv.TableDetail:
 
 def render_breadcrumbs(path: Sequence[str], *, key_prefix: str) -> list[str] | None:
     """Root › a › b as one row of small buttons; returns the path clicked, else ``None``."""
-    crumbs = [("(root)", [])] + [(name, list(path[: i + 1])) for i, name in enumerate(path)]
+    crumbs: list[tuple[str, list[str]]] = [("(root)", [])]
+    crumbs += [(name, list(path[: i + 1])) for i, name in enumerate(path)]
     clicked = None
     with st.container(horizontal=True, gap=None, vertical_alignment="center"):
         for i, (label, target) in enumerate(crumbs):
@@ -165,7 +166,7 @@ def render_name_list(
     on_page = selected if selected in items else None
     shown = memo.get("shown") if memo.get("key") == key else on_page
     default = {"selection": {"rows": [items.index(on_page)], "columns": []}} if on_page else None
-    event = st.dataframe(
+    event = st.dataframe(  # type: ignore[call-overload]
         pd.DataFrame({column: items}),
         key=key,
         on_select="rerun",

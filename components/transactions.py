@@ -364,7 +364,7 @@ def render_alter_builder(*, read_only: bool, key_prefix: str) -> list[dict[str, 
     Every list is checked by ``backend.alter_actions``, exactly as the backends check it."""
     actions = state.alter_actions()
     kind = st.segmented_control(
-        "Action", list(aa.ACTION_KINDS), default=aa.SET_PROPERTY, format_func=_ACTION_LABELS.get,
+        "Action", list(aa.ACTION_KINDS), default=aa.SET_PROPERTY, format_func=lambda k: _ACTION_LABELS[k],
         key=f"{key_prefix}.kind", required=True,
     ) or aa.SET_PROPERTY  # fmt: skip
     fk = f"{key_prefix}.{kind}.{state.form_version('txn')}.{len(actions)}"

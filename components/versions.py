@@ -168,7 +168,8 @@ def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt
             .encode(y="y0:Q", y2="y1:Q", tooltip=[alt.Tooltip("label:N", title="band")])
         )
     layers.append(points)
-    return alt.layer(*layers).properties(height=320)
+    chart: alt.LayerChart = alt.layer(*layers).properties(height=320)  # type: ignore[assignment]
+    return chart
 
 
 def render_timeline(frame: pd.DataFrame, *, key_prefix: str, highlight: Sequence[int] = ()) -> None:

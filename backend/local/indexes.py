@@ -123,7 +123,7 @@ def build_index(
         fts = {p: getattr(req, p) for p in rules.FTS_PARAMS if getattr(req, p) is not None}
         ds.create_scalar_index(
             req.column,
-            rules.lance_index_type(index_type),
+            rules.lance_index_type(index_type),  # type: ignore[arg-type]
             name=name,
             replace=False,
             progress_callback=callback,

@@ -84,7 +84,7 @@ from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make, namespace_boundary, to_namespace_error
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
-from ..locations import location_problem, manifest_problem, to_local_path
+from ..locations import location_problem, manifest_problem, path_uri, to_local_path
 from ..paging import list_all
 from . import batch, indexes, transactions, txn_store
 from .batch.catalog import read_catalog
@@ -210,12 +210,12 @@ class LocalNamespace(LanceNamespace):
             ),
         )
 
-    def format_id(self, parts: Sequence[str]) -> str:
-        return ids.format_id(parts, self.delimiter)
+    def format_id(self, parts: Sequence[str] | None) -> str:
+        return ids.format_id(parts or [], self.delimiter)
 
     # -- helpers used by the services and the batch module ---------------------------------
-    def table_location(self, table_id: Sequence[str]) -> str:
-        desc = self.describe_table(DescribeTableRequest(id=list(table_id)))
+    def table_location(self, table_id: Sequence[str] | None) -> str:
+        desc = self.describe_table(DescribeTableRequest(id=list(table_id or [])))
         if not desc.location:
             raise make(
                 ErrorCode.INVALID_TABLE_STATE, f"table {self.format_id(table_id)} has no location"
@@ -223,7 +223,7 @@ class LocalNamespace(LanceNamespace):
         return desc.location
 
     def open_dataset(
-        self, table_id: Sequence[str], version: int | str | None = None
+        self, table_id: Sequence[str] | None, version: int | str | None = None
     ) -> lance.LanceDataset:
         """The table as a ``lance.LanceDataset`` (latest, or ``version``: number or tag), opened
         with the namespace's storage options and session."""
@@ -277,19 +277,20 @@ class LocalNamespace(LanceNamespace):
     def _fix_location(self, location: str | None) -> str | None:
         # pylance answers plain paths for some root-level tables and file:// URIs for others.
         if location and self.local_path is not None and location.startswith("/"):
-            return Path(location).as_uri()
+            return path_uri(location)
         return location
 
-    def _fix_manifest_path(self, path: str | None) -> str | None:
+    def _fix_manifest_path(self, path: str) -> str:
         # pylance reports object-store paths ("tmp/x/_versions/..."); on a file root they are
         # absolute paths.
         if path and self.local_path is not None and not path.startswith("/"):
             return "/" + path
         return path
 
-    def _require_parent_namespace(self, object_id: list[str]) -> None:
-        if len(object_id) > 1:
-            self.namespace_exists(NamespaceExistsRequest(id=object_id[:-1]))
+    def _require_parent_namespace(self, object_id: Sequence[str] | None) -> None:
+        parts = list(object_id or [])
+        if len(parts) > 1:
+            self.namespace_exists(NamespaceExistsRequest(id=parts[:-1]))
 
     def _table_dirs(self, exclude: Sequence[str] | None = None) -> list[Path]:
         """Directories of the catalog's tables (``exclude``: one table id to leave out)."""
@@ -384,6 +385,13 @@ class LocalNamespace(LanceNamespace):
 
     def register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
         req = self._checked("register_table", RegisterTableRequest, request)
+        if len(req.id or []) == 1:
+            # pylance writes the catalog row of a root-level registration but never finds the
+            # table again (it looks root-level tables up by directory name).
+            raise invalid(
+                "register_table: register tables inside a namespace; a root-level "
+                "registration cannot be read back by the directory namespace"
+            )
         self._require_parent_namespace(req.id)
         if self.local_path is not None:
             problem = location_problem(
@@ -521,7 +529,7 @@ class LocalNamespace(LanceNamespace):
                 if problem:
                     raise invalid(f"create_table_version: {problem}")
             answer = self._inner.create_table_version(req.model_dump())
-        resp = CreateTableVersionResponse.from_dict(answer)
+        resp = _response(CreateTableVersionResponse, answer)
         if resp.version is not None:
             resp.version.manifest_path = self._fix_manifest_path(resp.version.manifest_path)
         return resp
@@ -530,8 +538,8 @@ class LocalNamespace(LanceNamespace):
         self, request: DescribeTableVersionRequest | Mapping[str, Any]
     ) -> DescribeTableVersionResponse:
         req = self._checked("describe_table_version", DescribeTableVersionRequest, request)
-        resp = DescribeTableVersionResponse.from_dict(
-            self._inner.describe_table_version(req.model_dump())
+        resp = _response(
+            DescribeTableVersionResponse, self._inner.describe_table_version(req.model_dump())
         )
         if resp.version is not None:
             resp.version.manifest_path = self._fix_manifest_path(resp.version.manifest_path)
@@ -554,7 +562,7 @@ class LocalNamespace(LanceNamespace):
             latest = max((v.version for v in versions), default=None)
             version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
             answer = self._inner.batch_delete_table_versions(req.model_dump())
-        return BatchDeleteTableVersionsResponse.from_dict(answer)
+        return _response(BatchDeleteTableVersionsResponse, answer)
 
     def batch_commit_tables(self, request: BatchCommitTablesRequest) -> BatchCommitTablesResponse:
         """All-or-none batch of DeclareTable / CreateTableVersion / DeleteTableVersions /
@@ -602,9 +610,12 @@ class LocalNamespace(LanceNamespace):
 
     def create_table_scalar_index(
         self, request: CreateTableIndexRequest, *, progress: indexes.ProgressCallback | None = None
-    ) -> CreateTableIndexResponse:
+    ) -> ln.CreateTableScalarIndexResponse:
         req = self._checked("create_table_scalar_index", CreateTableIndexRequest, request)
-        return self._build_index(req, progress)
+        built = self._build_index(req, progress)
+        return ln.CreateTableScalarIndexResponse(
+            transaction_id=built.transaction_id, context=built.context
+        )
 
     def _build_index(
         self, req: CreateTableIndexRequest, progress: indexes.ProgressCallback | None
@@ -635,6 +646,14 @@ class LocalNamespace(LanceNamespace):
 
 def batch_oid(table_id: Sequence[str]) -> str:
     return "$".join(table_id)
+
+
+def _response(model: type[ModelT], answer: Any) -> ModelT:
+    """pylance's dict answer as the response model (``InternalError`` when it is empty)."""
+    out = model.from_dict(answer)  # type: ignore[attr-defined]
+    if out is None:
+        raise make(ErrorCode.INTERNAL, f"pylance returned no {model.__name__}")
+    return out
 
 
 __all__ = ["HONOURED_INDEX_PARAMS", "LocalNamespace"]

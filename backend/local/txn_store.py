@@ -18,6 +18,7 @@ What a record holds is ``backend.local.batch.records``' business.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import hashlib
@@ -104,9 +105,9 @@ class TxnStore:
         with self._locked():
             return self._remove(txn_id)
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> builtins.list[dict[str, Any]]:
         """Every record, sorted by ``txn_id``. Unreadable documents are skipped."""
-        out = []
+        out: builtins.list[dict[str, Any]] = []
         for raw in self._read_all():
             try:
                 rec = json.loads(raw)
@@ -123,7 +124,7 @@ class TxnStore:
             raise InvalidInputError("a transaction id must be a non-empty string")
         return txn_id
 
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[Any]:
         raise NotImplementedError
 
     def _read(self, txn_id: str) -> str | None:
@@ -135,7 +136,7 @@ class TxnStore:
     def _remove(self, txn_id: str) -> bool:
         raise NotImplementedError
 
-    def _read_all(self) -> list[str]:
+    def _read_all(self) -> builtins.list[str]:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -235,7 +236,7 @@ class MemoryTxnStore(TxnStore):
         with _LOCKS_GUARD:
             self._docs = _MEMORY.setdefault(root, {})
 
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[Any]:
         return self._lock
 
     def _read(self, txn_id: str) -> str | None:
@@ -262,7 +263,7 @@ class ArrowFsTxnStore(TxnStore):
         self.location = location or self.base
         self._lock = _lock_for(f"arrowfs:{type(filesystem).__name__}:{self.location}")
 
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[Any]:
         return self._lock
 
     def _path(self, txn_id: str) -> str:

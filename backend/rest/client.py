@@ -48,6 +48,7 @@ from .. import batch_rules, connect_options, ids, request_rules, version_ranges
 from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
+from ..locations import remote_manifest_problem
 from ..redaction import install_log_filter, redact_url
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
@@ -422,6 +423,8 @@ class RestNamespaceClient(LanceNamespace):
             raise NamespaceNotFoundError(
                 f"namespace {ids.format_id(req.new_namespace_id, self._delimiter)} not found"
             )
+        if op == "create_table_version":
+            self._check_manifest(req.id, req.manifest_path)
         if op == "batch_delete_table_versions":
             latest = version_ranges.latest_version(self, req.id, req.branch)
             version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
@@ -433,6 +436,23 @@ class RestNamespaceClient(LanceNamespace):
             )
             if problem is not None:
                 raise problem.error()
+            for i, operation in enumerate(req.operations or []):
+                version = operation.create_table_version
+                if version is not None:
+                    self._check_manifest(version.id, version.manifest_path, number=i + 1)
+
+    def _check_manifest(self, table_id: Any, manifest_path: Any, number: int | None = None) -> None:
+        location = self.call("describe_table", ln.DescribeTableRequest(id=table_id)).location
+        problem = remote_manifest_problem(location, manifest_path)
+        if problem:
+            raise InvalidInputError(
+                (
+                    f"operation {number}: CreateTableVersion: "
+                    if number
+                    else "create_table_version: "
+                )
+                + problem
+            )
 
     # ------------------------------------------------------------------ sending
 

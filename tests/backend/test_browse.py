@@ -146,7 +146,7 @@ def test_parse_and_validate_ranges() -> None:
     existing = [1, 2, 3, 4, 5]
     assert problems([Span(1, 2)], latest=5, existing=existing) == []
     assert "latest" in problems([Span(3, 5)], latest=5, existing=existing)[0]
-    assert problems([Span(7, 9)], latest=5, existing=existing)  # beyond the latest? no match
+    assert problems([Span(7, 9)], latest=5, existing=existing) == ["None of these versions exist."]
     assert problems([Span(1, 2)], latest=5, existing=[3, 4, 5]) == ["None of these versions exist."]
     assert problems([Span(1, 1)], latest=None, existing=[]) == ["The table has no versions."]
     assert version_ranges.range_problems([(0, 2)], latest=5)  # versions start at 1

@@ -276,9 +276,44 @@ def test_main_rejects_a_bad_port(capsys) -> None:
 
 
 def test_main_reports_a_demo_it_cannot_build(tmp_path: Path, capsys) -> None:
+    """A folder holding somebody's files is left alone; the launcher says what to do."""
     (tmp_path / "x").write_text("not a demo")
-    assert cli.main(["--demo-dir", str(tmp_path)]) == 1
-    assert "refusing to build the demo" in capsys.readouterr().err
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert cli.main(["--demo-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "holds files but no demo namespace" in err
+    assert f"lance-console {tmp_path.resolve()}" in err and "--demo-dir" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "x").read_text() == "not a demo"
+
+
+def test_foreign_directories_are_recognised(tmp_path: Path, built) -> None:
+    root, _ = built
+    assert demo.is_foreign_directory(tmp_path / "missing") is False
+    (tmp_path / "empty").mkdir()
+    assert demo.is_foreign_directory(tmp_path / "empty") is False
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "precious.txt").write_text("keep me")
+    assert demo.is_foreign_directory(tmp_path / "data") is True
+    assert demo.is_foreign_directory(root) is False  # a finished demo
+    crashed = tmp_path / "crashed"
+    (crashed / "_console").mkdir(parents=True)
+    (crashed / demo.BUILDING_MARKER).write_text("crashed")
+    assert demo.is_foreign_directory(crashed) is False  # an interrupted build is redone
+    with pytest.raises(SystemExit, match="holds files but no demo namespace"):
+        cli.resolve_target(None, str(tmp_path / "data"), echo=lambda m: None)
+    assert (tmp_path / "data" / "precious.txt").read_text() == "keep me"
+
+
+def test_read_only_launch(tmp_path: Path, monkeypatch) -> None:
+    _, env = cli.build_command(str(tmp_path), 8600, no_browser=True, read_only=True)
+    assert env[cli.READ_ONLY_ENV] == "1"
+    # Not read-only: a value inherited from the caller's environment does not leak through.
+    monkeypatch.setenv(cli.READ_ONLY_ENV, "1")
+    _, env = cli.build_command(str(tmp_path), 8600, no_browser=True)
+    assert cli.READ_ONLY_ENV not in env
+    assert cli.build_parser().parse_args(["--read-only", str(tmp_path)]).read_only is True
+    assert cli.build_parser().parse_args([str(tmp_path)]).read_only is False
 
 
 SUPERVISOR = """

@@ -217,9 +217,10 @@ def test_fit_table_matches_pylance_for_uint8_vectors(local_ns: LanceNamespace) -
         )
     )
     assert resp.transaction_id
-    assert local_ns.describe_table_index_stats(
-        {"id": tid("b"), "index_name": "h"}
-    ).distance_type == "hamming"
+    assert (
+        local_ns.describe_table_index_stats({"id": tid("b"), "index_name": "h"}).distance_type
+        == "hamming"
+    )
 
 
 # --------------------------------------------------------------------------- defaults (pure)

@@ -3,7 +3,7 @@
 Every defect test runs the same request against plain ``lance.namespace.DirectoryNamespace``
 and against ``LocalNamespace`` on real directories: pylance's wrong answer is asserted where it
 is deterministic for the pinned pylance (>=14,<15), and ours must be right. The transaction
-record store (``backend.txn_store``) is tested for atomic writes and serialised updates across
+record store (``backend.local.txn_store``) is tested for atomic writes and serialised updates across
 threads and processes. (The cross-backend conformance suite is ``test_operations.py``.)
 """
 
@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 import threading
-import types
 from pathlib import Path
 
 import lance
@@ -32,12 +31,12 @@ from lance_namespace import (
     CreateTableRequest,
     CreateTableVersionRequest,
     DeclareTableRequest,
+    DeregisterTableRequest,
     DescribeTableIndexStatsRequest,
     DescribeTableRequest,
     DescribeTableVersionRequest,
     DescribeTableVersionResponse,
     DescribeTransactionRequest,
-    DeregisterTableRequest,
     DropTableIndexRequest,
     DropTableRequest,
     ListTableIndicesRequest,
@@ -319,7 +318,9 @@ def test_alter_transaction_is_all_or_nothing(tmp_path: Path) -> None:
         alter(ns, txn, set_status("Failed"), set_prop("x", "1"), set_prop("owner", "dev", "Fail"))
     with pytest.raises(InvalidInputError, match=r"^action 2 .*does not exist"):
         alter(ns, txn, set_prop("x", "2"), unset_prop("absent", mode="fail"))
-    with pytest.raises(InvalidInputError, match=r"^action 2 .*'operation' is recorded by .* commit"):
+    with pytest.raises(
+        InvalidInputError, match=r"^action 2 .*'operation' is recorded by .* commit"
+    ):
         alter(ns, txn, set_prop("y", "3"), set_prop("operation", "Append"))
     with pytest.raises(InvalidInputError, match=r"'uuid' is recorded by .*cannot be removed"):
         alter(ns, txn, unset_prop("uuid"))
@@ -327,7 +328,9 @@ def test_alter_transaction_is_all_or_nothing(tmp_path: Path) -> None:
         alter(ns, txn, set_prop("z", "1", mode="sometimes"))
     with pytest.raises(InvalidInputError, match="(?i)action 2: only one set-status"):
         alter(ns, txn, set_status("Failed"), set_status("Canceled"))
-    with pytest.raises(InvalidInputError, match="(?i)action 3: property 'x' is already changed by action 1"):
+    with pytest.raises(
+        InvalidInputError, match="(?i)action 3: property 'x' is already changed by action 1"
+    ):
         alter(ns, txn, set_prop("x", "1"), set_prop("y", "2"), unset_prop("x"))
     with pytest.raises(InvalidInputError, match="exactly one"):
         alter(
@@ -624,7 +627,11 @@ def test_fts_and_scalar_params_land_in_the_index(tmp_path: Path) -> None:
     [
         ({"column": "id", "index_type": "HNSW"}, InvalidInputError, "Unknown index type 'HNSW'"),
         ({"column": "nope", "index_type": "BTREE"}, TableColumnNotFoundError, "nope"),
-        ({"column": "id", "index_type": "IVF_PQ"}, InvalidInputError, "IVF_PQ does not fit column 'id'"),
+        (
+            {"column": "id", "index_type": "IVF_PQ"},
+            InvalidInputError,
+            "IVF_PQ does not fit column 'id'",
+        ),
         (
             {"column": "doc", "index_type": "LABEL_LIST"},
             InvalidInputError,
@@ -1087,7 +1094,9 @@ def test_single_create_table_version_needs_a_staged_manifest(tmp_path: Path) -> 
     staged = stage_version(ns, ["t"], make_data(1, start=50))
     elsewhere = tmp_path / "elsewhere.manifest"
     elsewhere.write_bytes(Path(staged.manifest_path).read_bytes())
-    published = Path(ns.list_table_versions(ListTableVersionsRequest(id=["t"])).versions[0].manifest_path)
+    published = Path(
+        ns.list_table_versions(ListTableVersionsRequest(id=["t"])).versions[0].manifest_path
+    )
     for path, message in (
         (str(elsewhere), "outside the table's staging areas"),
         (str(published), "published manifest of _versions"),

@@ -819,8 +819,9 @@ def test_count_plan_and_query_responses() -> None:
     ("op", "payload", "checks", "answer", "expected_type"),
     [
         ("create_table_version",
-         {"id": ["t"], "version": 3, "manifest_path": "_versions/3.manifest"}, [],
-         {"version": {"version": 3, "manifest_path": "_versions/3.manifest"}},
+         {"id": ["t"], "version": 3, "manifest_path": "/data/_staging/3.manifest"},
+         [{"location": "file:///data/t"}],  # DescribeTable first: the staging areas
+         {"version": {"version": 3, "manifest_path": "/data/t/_versions/3.manifest"}},
          ln.CreateTableVersionResponse),
         ("describe_table_version", {"id": ["t"], "version": 3}, [],
          {"version": {"version": 3, "manifest_path": "m"}}, ln.DescribeTableVersionResponse),

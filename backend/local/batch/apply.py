@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import os
 import shutil
@@ -274,7 +275,7 @@ def cleanup_file(ctx: Ctx, journal: Journal, steps: Steps, *, committed: bool) -
 
 # -- memory:// ------------------------------------------------------------------------------------
 def apply_memory(
-    ctx: Ctx, plan: Plan, steps: Steps, undo: list[Callable[[], None]]
+    ctx: Ctx, plan: Plan, steps: Steps, undo: list[Callable[[], Any]]
 ) -> dict[int, Any]:
     """pylance's own operations; returns their answers by operation index. ``undo`` receives
     one step per change made (the caller runs them in reverse on failure)."""
@@ -283,7 +284,7 @@ def apply_memory(
     for e in plan.declares:
         steps("apply.declare", e.object_id)
         answers[e.index] = d.declare_table(DeclareTableRequest(id=e.id, properties=e.properties))
-        undo.append(lambda e=e: d.deregister_table(DeregisterTableRequest(id=e.id)))
+        undo.append(functools.partial(d.deregister_table, DeregisterTableRequest(id=e.id)))
     for v in plan.versions:
         steps("apply.version", f"{v.object_id} v{v.version}")
         answers[v.index] = d.create_table_version(
@@ -294,18 +295,12 @@ def apply_memory(
                 "naming_scheme": v.naming_scheme,
             }
         )
-        undo.append(
-            lambda v=v: d.batch_delete_table_versions(
-                {
-                    "id": v.id,
-                    "ranges": [{"start_version": v.version, "end_version": v.version + 1}],
-                }
-            )
-        )
+        one = {"start_version": v.version, "end_version": v.version + 1}
+        undo.append(functools.partial(d.batch_delete_table_versions, {"id": v.id, "ranges": [one]}))
     for g in plan.deregisters:
         steps("apply.deregister", g.object_id)
         answers[g.index] = d.deregister_table(DeregisterTableRequest(id=g.id))
-        undo.append(lambda g=g: _restore_rows(ctx, [g.row]))
+        undo.append(functools.partial(_restore_rows, ctx, [g.row]))
     # Deleting a manifest cannot be undone through pylance's API: deletes go last.
     for x in plan.deletes:
         steps("apply.delete", x.object_id)

@@ -335,7 +335,7 @@ _CATALOG_SUBDIRS = ("_versions", "data", "_transactions", "_deletions")
 
 def catalog_files(ctx: Ctx) -> set[str]:
     base = ctx.path(CATALOG_DIR)
-    out = set()
+    out: set[str] = set()
     for sub in _CATALOG_SUBDIRS:
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             out.update(f"{sub}/{n}" for n in os.listdir(base / sub))

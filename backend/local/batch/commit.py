@@ -160,7 +160,7 @@ def _commit_memory(ctx: Ctx, plan: Plan) -> tuple[str, dict[int, Any]]:
         base = base_record(plan, txn_id, now_iso())
         _refuse_conflict(ctx, plan, txn_id, base, steps)
         put_running(ctx, txn_id, base)
-        undo: list[Callable[[], None]] = []
+        undo: list[Callable[[], Any]] = []
         try:
             answers = apply_memory(ctx, plan, steps, undo)
             steps("commit.record", txn_id)

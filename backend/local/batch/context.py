@@ -12,7 +12,7 @@ from lance.namespace import DirectoryNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from ...errors import make
-from ...locations import CATALOG_DIR, to_local_path
+from ...locations import CATALOG_DIR, path_uri, to_local_path
 from .. import txn_store
 
 try:  # POSIX only
@@ -87,7 +87,7 @@ class Ctx:
             if "://" in location:
                 return location
             return f"{self.root.rstrip('/')}/{location}"
-        return self.table_path(location).as_uri()
+        return path_uri(self.table_path(location))
 
 
 def context(ns: Any) -> Ctx:

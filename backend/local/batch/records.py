@@ -193,7 +193,7 @@ def _props(rec: dict[str, Any]) -> dict[str, str]:
 
 
 def describe(ctx: Ctx, request: DescribeTransactionRequest) -> DescribeTransactionResponse:
-    rec = _record(ctx, request.id[0])
+    rec = _record(ctx, (request.id or [""])[0])
     return DescribeTransactionResponse(
         status=aa.normalize_status(rec.get("status") or aa.RUNNING), properties=_props(rec)
     )
@@ -202,7 +202,7 @@ def describe(ctx: Ctx, request: DescribeTransactionRequest) -> DescribeTransacti
 def alter(ctx: Ctx, request: AlterTransactionRequest) -> AlterTransactionResponse:
     """All actions or none, with the batch policy (module docstring)."""
     actions = aa.parse_actions(request.actions)
-    txn_id = request.id[0]
+    txn_id = (request.id or [""])[0]
 
     def fn(rec: dict[str, Any] | None) -> dict[str, Any]:
         if rec is None or rec.get("kind") != RECORD_KIND:
