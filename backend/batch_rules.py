@@ -42,7 +42,7 @@ from lance_namespace.errors import (
     TableNotFoundError,
 )
 
-from . import ids, properties, version_ranges
+from . import ids, properties, request_rules, version_ranges
 from .errors import make
 
 DECLARE = "declare_table"
@@ -57,6 +57,13 @@ OPERATION_LABELS: dict[str, str] = {
     DEREGISTER: "DeregisterTable",
 }
 NAMING_SCHEMES: tuple[str, ...] = ("V1", "V2")
+# The single operation each kind of batch operation is (its request rules apply).
+_REQUEST_OPS = {
+    DECLARE: "declare_table",
+    CREATE_VERSION: "create_table_version",
+    DELETE_VERSIONS: "batch_delete_table_versions",
+    DEREGISTER: "deregister_table",
+}
 MAX_OPERATIONS = 10_000
 
 
@@ -246,10 +253,10 @@ def _check_op(
     def problem(message: str, code: ErrorCode = ErrorCode.INVALID_INPUT) -> list[Problem]:
         return [Problem(i, f"{OPERATION_LABELS[op.kind]} {name}: {message}", code=code)]
 
-    bad_id = ids.id_problem(op.table_id, delimiter=delimiter, create=op.kind == DECLARE)
     name = ids.format_id([str(p) for p in op.table_id], delimiter) or "(empty id)"
-    if bad_id:
-        return problem(bad_id)
+    bad = request_rules.request_problem(_REQUEST_OPS[op.kind], op.request, delimiter=delimiter)
+    if bad:
+        return problem(bad)
     key = tuple(op.table_id)
     parent = key[:-1]
     if parent and not view.namespace_exists(parent):

@@ -98,10 +98,7 @@ def number_problem(value: Any, what: str, low: float, high: float, *, integer: b
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            return f"{what} must be a number"
+        return f"{what} must be a number, not {type(value).__name__}"
     if value != value or (integer and float(value) != int(value)):
         return f"{what} must be {'a whole number' if integer else 'a number'}"
     if not low <= value <= high:

@@ -140,6 +140,32 @@ def _split(uri: str) -> tuple[str, str, str]:
     return scheme, parsed.netloc, posixpath.normpath("/" + unquote(parsed.path).lstrip("/"))
 
 
+# Directories inside a Lance dataset: a location there is a part of a table, not a table.
+_DATASET_PARTS = frozenset({"_versions", "_transactions", "_deletions", "_indices", "data"})
+
+
+def remote_location_problem(location: str | None) -> str | None:
+    """The location rule for a table registered on a server whose files the console cannot see:
+    a relative path below the namespace root, not the root, not the catalog, ``_console`` or
+    ``_staging``, not a part of a dataset, with no ``..``. (Whether it exists, and whether it
+    is another table's directory, need the server: see the REST client.)"""
+    if location is None or not str(location).strip():
+        return "the table location is empty"
+    text = str(location)
+    if urlparse(text).scheme or text.startswith(("/", "\\")):
+        return f"the table location {text!r} must be a path relative to the namespace root"
+    parts = [p for p in posixpath.normpath(text.replace("\\", "/")).split("/") if p]
+    if not parts or parts == ["."]:
+        return "the table location is the namespace root itself"
+    if parts[0] == "..":
+        return f"the table location {text!r} is outside the namespace root"
+    if parts[0] in RESERVED_DIRS:
+        return f"the table location {text!r} is inside the namespace's {parts[0]} directory"
+    if _DATASET_PARTS & set(parts[1:]):
+        return f"the table location {text!r} is inside a Lance dataset"
+    return None
+
+
 def remote_manifest_problem(table_location: str | None, manifest_path: str | None) -> str | None:
     """The staged-manifest rule for a table known only by its location (a REST server's):
     the manifest lies in the table's directory or in the ``_staging`` directory beside it,
@@ -176,6 +202,7 @@ __all__ = [
     "manifest_problem",
     "path_uri",
     "real",
+    "remote_location_problem",
     "remote_manifest_problem",
     "to_local_path",
 ]

@@ -497,6 +497,65 @@ def render_drop_form(name: str | None, *, read_only: bool, key_prefix: str) -> s
     return name
 
 
+def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None:
+    """The Statistics tab: coverage, size and segments charts, and coverage across versions."""
+    from components import index_charts as charts
+
+    history = None
+    if not overview.empty:
+        depth = st.number_input(
+            "Versions in the coverage history",
+            min_value=1,
+            max_value=200,
+            value=30,
+            step=5,
+            key="indexes.history.max",
+        )
+        history = feedback.run(
+            coverage_history, table_id, int(depth), action="Reading the coverage history"
+        )
+    charts.render_index_charts(overview, history, key_prefix="indexes.charts")
+
+
+def render_create_tab(
+    table_id: list[str], names: Sequence[str], caps: BackendCapabilities, *, read_only: bool
+) -> tuple[CreateTableIndexRequest, int | None] | None:
+    """The create panel on the table's columns and rows; ``(request, rows)`` on submit."""
+    tid = tuple(table_id)
+    columns = feedback.run(table_columns, tid, action="Reading the schema") or []
+    num_rows = table_num_rows(tid)
+    request = render_create_panel(
+        table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix="indexes.create"
+    )
+    return (request, num_rows) if request is not None else None
+
+
+def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | None:
+    """One index's details and the drop form; the name to drop when confirmed."""
+    names = list(overview["name"])
+    selected = render_index_picker(names)
+    if selected:
+        render_index_details(
+            overview[overview["name"] == selected].iloc[0], key_prefix="indexes.selected"
+        )
+        st.divider()
+    return render_drop_form(selected, read_only=read_only, key_prefix="indexes.drop")
+
+
+def open_tabs(names: Sequence[str]) -> tuple[Any, Any, Any]:
+    """The page's stateful tabs (a rerun keeps the open one; only the open one is computed);
+    a deep link ``?index=`` opens "Selected index" on the session's first run."""
+    if state.Indexes.TABS not in st.session_state and st.query_params.get(state.QP_INDEX) in names:
+        state.put(state.Indexes.TABS, TAB_SELECTED)
+    create_tab, index_tab, stats_tab = st.tabs(
+        [TAB_CREATE, TAB_SELECTED, TAB_STATS],
+        default=TAB_CREATE,
+        key=state.Indexes.TABS,
+        on_change="rerun",
+    )
+    return create_tab, index_tab, stats_tab
+
+
 def capabilities_caption(caps: BackendCapabilities) -> str:
     if caps.kind == "local":
         return "Local backend: build parameters are honoured and builds report progress events."

@@ -423,6 +423,101 @@ def render_open_dialog(
 
 
 # --------------------------------------------------------------------------------------------
+# The sections of "Namespaces & tables"
+# --------------------------------------------------------------------------------------------
+
+
+def render_header(path: Sequence[str], *, read_only: bool) -> None:
+    """Breadcrumbs, the read-only notice, a stale link to a missing namespace (stops the page),
+    and the result of the last write."""
+    from components.common import render_read_only_notice
+    from components.snippets import render_code
+
+    crumb = render_breadcrumbs(path, key_prefix="tables.crumbs")
+    if crumb is not None:
+        go_to(crumb)
+    if read_only:
+        render_read_only_notice()
+    exists = feedback.run(namespace_exists, tuple(path), action="Checking the namespace")
+    if path and exists is False:
+        feedback.show(
+            "warning", f"Namespace {display_path(path)} does not exist (deleted, or a stale link)."
+        )
+        if st.button("Back to the root namespace", key="tables.reset"):
+            go_to([])
+        st.stop()
+    flashed = feedback.render_flash("tables")
+    if flashed:
+        render_write_result(flashed, key_prefix="tables.result")
+        render_code(flashed.get("snippet"))
+
+
+def render_namespaces_column(path: Sequence[str], *, read_only: bool) -> None:
+    """The child namespaces (opening one navigates) and "Create a namespace"."""
+    st.subheader("Namespaces", anchor=False)
+    children = feedback.run(namespace_names, tuple(path), action="Listing namespaces") or []
+    child = render_namespace_list(children, path, key_prefix="tables.ns")
+    if child is not None:
+        go_to(child)
+    render_dialog_button("create_ns", key_prefix="tables", read_only=read_only)
+
+
+def render_tables_column(path: Sequence[str], table: str | None, *, read_only: bool) -> None:
+    """The tables of ``path`` with a search (picking one navigates) and "Declare a table"."""
+    from backend.paging import filter_names
+
+    st.subheader(f"Tables in {display_path(path)}", anchor=False)
+    search = st.text_input(
+        "Search tables",
+        key=state.Tables.SEARCH,
+        placeholder="part of a name, or a glob like orders_*",
+        icon=":material/search:",
+    )
+    names = feedback.run(table_names, tuple(path), action="Listing tables") or []
+    shown = filter_names(names, search)
+    if search:
+        st.caption(
+            f"{len(shown)} of {plural(len(names), 'table')} match {feedback.as_text(search)}."
+        )
+    elif not names:
+        st.caption("No tables here.")
+    pick = render_name_list(
+        shown,
+        key_prefix="tables.list",
+        column="table",
+        selected=table,
+        reset_on=(tuple(path), search),
+    )
+    if pick:
+        go_to(path, pick.name)
+    render_dialog_button("declare", key_prefix="tables", read_only=read_only)
+
+
+def render_table_section(table_id: list[str], *, read_only: bool) -> DeregisterTableRequest | None:
+    """One table: details, copy as Python, a link to its versions, and the deregister form
+    (its request, when confirmed)."""
+    from lance_namespace import DescribeTableRequest
+
+    from components.snippets import render_python_snippet
+
+    st.divider()
+    detail = feedback.run(table_detail, tuple(table_id), action=f"Describing {table_id[-1]}")
+    if detail is None:
+        return None
+    render_table_detail(detail, key_prefix="tables.detail")
+    render_python_snippet(
+        "describe_table",
+        DescribeTableRequest(id=table_id, load_detailed_metadata=True),
+        key_prefix="tables.detail.snippet",
+    )
+    if st.button("Versions", icon=":material/history:", key="tables.to_versions"):
+        st.switch_page("views/versions.py")
+    return render_deregister_form(
+        table_id, key_prefix=f"tables.deregister{state.form_version('tables')}", read_only=read_only
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # The table picker of the other pages
 # --------------------------------------------------------------------------------------------
 

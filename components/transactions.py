@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,34 @@ from components.cache import cached, table_scope
 from components.common import render_json
 
 HISTORY_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The user asked to stage version latest+1 of a table (a write: the page performs it)."""
+
+    table_id: list[str]
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The user asked to commit these operations; they passed the batch rules just now."""
+
+    operations: list[dict[str, Any]]
+
+    @property
+    def tables(self) -> list[list[str]]:
+        return [bb.body_of(op)["id"] for op in self.operations]
+
+
+@dataclass(frozen=True)
+class Alter:
+    """The user asked to apply these actions to a transaction in one request."""
+
+    txn_id: list[str]
+    actions: list[dict[str, Any]]
+
+
 # Icon-only buttons carry a text label for assistive technology (and Playwright's
 # get_by_role("button", name=...)); this style hides the label visually, the icon stays.
 _ICON_ONLY_KEYS = ("txn-ops-", "txn-alter-action-", "txn-history-")
@@ -421,8 +450,18 @@ def render_apply_form(count: int, *, read_only: bool, key_prefix: str) -> bool:
         )  # fmt: skip
 
 
-def render_history(delimiter: str, *, key_prefix: str) -> list[str] | None:
-    """This session's transactions, newest first; an id when its "Describe" is pressed."""
+def render_history(ns: Any, delimiter: str, *, key_prefix: str) -> None:
+    """This session's transactions, newest first; "Describe" shows one (and fills the id)."""
+    picked = _history_list(delimiter, key_prefix=key_prefix)
+    if picked is not None:
+        described = feedback.run(bb.describe_transaction, ns, picked, action="DescribeTransaction")
+        if described is not None:
+            show_transaction(picked, described)
+        state.put(state.Txn.PENDING_ID, delimiter.join(picked))
+        st.rerun()
+
+
+def _history_list(delimiter: str, *, key_prefix: str) -> list[str] | None:
     items = state.history()
     if not items:
         st.caption(
@@ -449,7 +488,174 @@ def render_history(delimiter: str, *, key_prefix: str) -> list[str] | None:
     return picked
 
 
+# --------------------------------------------------------------------------------------------
+# The builder tab and the describe/alter column, as the page shows them
+# --------------------------------------------------------------------------------------------
+
+
+def _validate(ns: Any, operations: list[dict[str, Any]], delimiter: str) -> list[bb.Problem] | None:
+    found = feedback.run(bb.validate, ns, operations, delimiter=delimiter, action="Validating")
+    if found is not None:
+        state.put(state.Txn.PROBLEMS, (fingerprint(operations), found))
+    return found
+
+
+def _set_and_discard(operations: list[dict[str, Any]]) -> None:
+    """New operations; manifests staged for operations no longer in the batch are removed."""
+    state.set_operations(operations)
+    kept, unused = unused_staged(operations)
+    bb.discard_staged(unused)
+    state.set_staged(kept)
+
+
+def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> Stage | Commit | None:
+    """The builder: add, list, validate, clear, preview, commit. Returns what the user asked
+    the page to write (stage a version, commit), else ``None``."""
+    from components import tables as tbl
+    from components.snippets import render_python_snippet
+
+    operations = state.operations()
+    st.caption(
+        "Operations are sent together as one BatchCommitTables request: all of them are "
+        "applied, or none."
+    )
+    can_commit = render_batch_support(caps.batch_commit, caps.kind)
+    st.subheader("Add an operation", anchor=False)
+    table_id = tbl.render_table_picker(key_prefix="txn.picker")
+    latest = latest_version(tuple(table_id)) if table_id else None
+    new_op = render_add_operation(
+        table_id, delimiter, next_version=(latest or 0) + 1, key_prefix="txn.add"
+    )
+    if new_op is not None:
+        state.set_operations([*operations, new_op])
+        state.reset_forms("txn")
+        st.rerun()
+    local = caps.kind == "local"
+    if render_stage_helper(
+        table_id, delimiter, local=local, read_only=read_only, key_prefix="txn.stage"
+    ):
+        return Stage(list(table_id or []))
+    count = plural(len(operations), "operation")
+    st.subheader(f"Batch ({count})", anchor=False)
+    saved = state.get(state.Txn.PROBLEMS)
+    problems = saved[1] if saved and saved[0] == fingerprint(operations) else None
+    changed = render_operation_list(operations, problems, delimiter, key_prefix="txn.ops")
+    if changed is not None:
+        _set_and_discard(changed)
+        st.rerun()
+    if not operations:
+        return None
+    c1, c2 = st.columns(2)
+    with c1:
+        if (
+            st.button("Validate", icon=":material/rule:", key="txn.validate")
+            and _validate(ns, operations, delimiter) is not None
+        ):
+            st.rerun()
+    with c2:
+        if render_clear_button(key_prefix="txn.clear"):
+            _set_and_discard([])
+            st.rerun()
+    if problems is not None:
+        render_problems(problems)
+    render_request_preview(operations)
+    render_python_snippet(
+        "batch_commit_tables", bb.to_request(operations), key_prefix="txn.snippet"
+    )
+    if not render_commit_form(
+        len(operations), enabled=can_commit and not read_only, key_prefix="txn.commit"
+    ):
+        return None
+    found = _validate(ns, operations, delimiter)
+    if found is None:
+        return None
+    if bb.has_errors(found):
+        st.rerun()  # the problems show once, next to their operations and in the summary
+    return Commit(operations)
+
+
+def add_staged(staged: bb.StagedManifest) -> None:
+    """A manifest the page staged: remember it (so an abandoned batch removes it) and add its
+    CreateTableVersion to the batch."""
+    state.set_staged([*state.staged(), staged.__dict__])
+    op = bb.create_version_op(
+        staged.table_id, staged.version, staged.manifest_path, manifest_size=staged.manifest_size
+    )
+    state.set_operations([*state.operations(), op])
+
+
+def committed(operations: list[dict[str, Any]], response: Any, delimiter: str) -> None:
+    """After a successful commit: its results on display, the builder emptied."""
+    txn = [response.transaction_id] if response.transaction_id else None
+    if txn:
+        remember_transaction(txn, source="batch commit", status="SUCCEEDED")
+    state.put(
+        state.Txn.LAST_COMMIT,
+        {
+            "transaction_id": txn,
+            "results": bb.results_frame(operations, response, delimiter).to_dict("records"),
+            "response": response.model_dump(mode="json", exclude_none=True),
+        },
+    )
+    state.set_operations([])
+    state.set_staged([])
+    state.reset_forms("txn")
+
+
+def render_last_commit(delimiter: str) -> None:
+    last = state.get(state.Txn.LAST_COMMIT)
+    if last:
+        st.subheader("Last commit", anchor=False)
+        render_commit_result(last, delimiter, key_prefix="txn.last")
+
+
+def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter | None:
+    """Describe a transaction by id, show it, collect alter actions. Returns the alter the
+    user asked for (a write: the page performs it), else ``None``."""
+    pending = state.drop(state.Txn.PENDING_ID)
+    if pending is not None:
+        state.put(state.Txn.ID_INPUT, pending)  # a "Describe" in the history fills the id field
+    st.subheader("Describe", anchor=False)
+    txn_id = render_describe_form(delimiter, key_prefix="txn.describe")
+    if txn_id is not None:
+        described = feedback.run(bb.describe_transaction, ns, txn_id, action="DescribeTransaction")
+        if described is not None:
+            show_transaction(txn_id, described)
+            remember_transaction(txn_id, source="described", status=described.status)
+    current = state.get(state.Txn.DESCRIBED)
+    if not current:
+        return None
+    render_transaction(current, delimiter, key_prefix="txn.current")
+    st.subheader("Alter", anchor=False)
+    st.caption("All actions go in one AlterTransaction request: all apply, or none.")
+    new_actions = render_alter_builder(read_only=read_only, key_prefix="txn.alter")
+    if new_actions is not None:
+        state.set_alter_actions(new_actions)
+        st.rerun()
+    actions = state.alter_actions()
+    if render_apply_form(len(actions), read_only=read_only, key_prefix="txn.apply"):
+        return Alter(list(current["id"]), actions)
+    return None
+
+
+def altered(txn_id: list[str], response: Any) -> None:
+    """After a successful alter: the new state on display, the actions emptied."""
+    show_transaction(txn_id, response)
+    state.set_alter_actions([])
+    remember_transaction(txn_id, source="altered", status=response.status)
+    state.reset_forms("txn")
+
+
 __all__ = [
+    "Alter",
+    "Commit",
+    "Stage",
+    "add_staged",
+    "altered",
+    "committed",
+    "render_builder",
+    "render_describe_alter",
+    "render_last_commit",
     "fingerprint",
     "latest_version",
     "remember_transaction",

@@ -290,7 +290,77 @@ def render_delete_form(
     return None
 
 
+def render_listing(table_id: tuple[str, ...], versions: pd.DataFrame) -> pd.DataFrame:
+    """One page of versions with their operations, and the timeline; returns the operations
+    looked up (for the versions on this page)."""
+    from components.pager import render_pager
+
+    st.subheader("All versions", anchor=False)
+    page = render_pager(
+        list(versions.index), key_prefix="versions.list", reset_on=table_id, noun="versions"
+    )
+    rows = versions.iloc[page.start : page.start + len(page.items)]
+    ops = operations_for(table_id, tuple(rows["version"].tolist()))
+    render_version_table(vsv.with_operations(rows, ops), key_prefix="versions.list")
+    with st.expander("Timeline", icon=":material/timeline:", expanded=True):
+        render_timeline(
+            vsv.timeline_frame(versions, ops),
+            key_prefix="versions.timeline",
+            highlight=rows["version"].tolist(),
+        )
+        st.caption("Operations are looked up for the versions on the current page only.")
+    return ops
+
+
+def render_details_section(
+    table_id: tuple[str, ...], versions: pd.DataFrame, ops: pd.DataFrame
+) -> int:
+    """The version picker (bound to ``?version=``) and that version's details; returns the
+    version picked."""
+    from components import state
+
+    st.subheader("Version details", anchor=False)
+    latest = int(versions["version"].max())
+    picked = int(
+        st.number_input(
+            "Version", min_value=1, value=latest, step=1, key=state.QP_VERSION, bind="query-params"
+        )
+    )
+    if picked not in set(versions["version"]):
+        feedback.show(
+            "warning",
+            f"Version {picked} does not exist (deleted, or never written); the latest is {latest}.",
+        )
+        return latest
+    info = feedback.run(version_info, table_id, picked, action=f"Describing version {picked}")
+    one = ops[ops["version"] == picked]
+    if one.empty:
+        one = operations_for(table_id, (picked,))
+    render_version_details(
+        info, one.iloc[0].to_dict() if not one.empty else None, key_prefix="versions.one"
+    )
+    return picked
+
+
+def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: int) -> None:
+    """Two version numbers, and their comparison once asked for."""
+    from components import state
+
+    st.subheader("Compare two versions", anchor=False)
+    tid = tuple(table_id)
+    pair = render_compare_form(versions, picked, key_prefix=f"versions.compare.{tid}")
+    if pair:
+        state.set_compare_pair(table_id, *pair)
+    pair = state.compare_pair(table_id)
+    cmp = feedback.run(comparison, tid, *pair, action="Comparing versions") if pair else None
+    if cmp is not None:
+        render_comparison(cmp, key_prefix="versions.cmp")
+
+
 __all__ = [
+    "render_compare_section",
+    "render_details_section",
+    "render_listing",
     "comparison",
     "grid_height",
     "operations_for",

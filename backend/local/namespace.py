@@ -84,10 +84,10 @@ from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make, namespace_boundary, to_namespace_error
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
-from ..locations import location_problem, manifest_problem, path_uri, to_local_path
+from ..locations import location_problem, path_uri, to_local_path
 from ..paging import list_all
 from . import batch, indexes, transactions, txn_store
-from .batch.catalog import read_catalog
+from .batch.catalog import read_catalog, read_staged_manifest
 from .target import memory_session, normalise_target
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -524,10 +524,13 @@ class LocalNamespace(LanceNamespace):
         with self._guard(req.id):
             if self.local_path is not None:
                 location = to_local_path(self.table_location(req.id), self.local_path)
-                assert location is not None
-                problem = manifest_problem(self.local_path, location, req.manifest_path)
-                if problem:
-                    raise invalid(f"create_table_version: {problem}")
+                assert location is not None and req.version is not None
+                try:
+                    read_staged_manifest(
+                        self.local_path, location, req.manifest_path, req.version, req.manifest_size
+                    )
+                except LanceNamespaceError as exc:
+                    raise invalid(f"create_table_version: {exc}") from None
             answer = self._inner.create_table_version(req.model_dump())
         resp = _response(CreateTableVersionResponse, answer)
         if resp.version is not None:

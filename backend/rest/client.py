@@ -25,6 +25,7 @@ Wire conventions:
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import threading
 import time
@@ -48,7 +49,7 @@ from .. import batch_rules, connect_options, ids, request_rules, version_ranges
 from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
-from ..locations import remote_manifest_problem
+from ..locations import remote_location_problem, remote_manifest_problem
 from ..redaction import install_log_filter, redact_url
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
@@ -70,6 +71,7 @@ from .wirelog import ATTEMPT_EXTENSION, DEFAULT_MAX_ENTRIES, OP_EXTENSION, WireL
 
 DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "lance-namespace-console/0.1 (httpx)"
+_TABLE_DIR = re.compile(r"^[0-9a-f]{8}_.+")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _BODY_EXCLUDE = frozenset({"identity", "context"})
 _KNOWN_OPTIONS = (
@@ -157,7 +159,7 @@ class RestNamespaceClient(LanceNamespace):
             {
                 "api_key": api_key,
                 "auth_token": auth_token,
-                "headers": dict(headers or {}),
+                "headers": headers or {},
                 "timeout": timeout,
                 "max_retries": max_retries,
                 "delimiter": delimiter,
@@ -423,6 +425,8 @@ class RestNamespaceClient(LanceNamespace):
             raise NamespaceNotFoundError(
                 f"namespace {ids.format_id(req.new_namespace_id, self._delimiter)} not found"
             )
+        if op == "register_table":
+            self._check_registration(req.location)
         if op == "create_table_version":
             self._check_manifest(req.id, req.manifest_path)
         if op == "batch_delete_table_versions":
@@ -440,6 +444,24 @@ class RestNamespaceClient(LanceNamespace):
                 version = operation.create_table_version
                 if version is not None:
                     self._check_manifest(version.id, version.manifest_path, number=i + 1)
+
+    def _check_registration(self, location: Any) -> None:
+        """A registration may not point at the root, the catalog, a part of a dataset, or the
+        directory of a table the server already has (pylance's directory layout:
+        ``<name>.lance`` at the root, ``<8 hex digits>_<ns$name>`` for nested tables)."""
+        problem = None
+        parts = posixpath.normpath(str(location or "")).split("/")
+        owner: list[str] | None = None
+        if parts[0].endswith(".lance") and len(parts[0]) > len(".lance"):
+            owner = [parts[0][: -len(".lance")]]
+        elif _TABLE_DIR.match(parts[0]):
+            owner = parts[0].split("_", 1)[1].split("$")
+        if owner and ids.id_problem(owner) is None and self.exists("table_exists", owner):
+            where = "the directory of" if len(parts) == 1 else "inside the directory of"
+            problem = f"the table location {location!r} is {where} another table"
+        problem = problem or remote_location_problem(location)
+        if problem:
+            raise InvalidInputError(f"register_table: {problem}")
 
     def _check_manifest(self, table_id: Any, manifest_path: Any, number: int | None = None) -> None:
         location = self.call("describe_table", ln.DescribeTableRequest(id=table_id)).location

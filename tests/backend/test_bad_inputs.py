@@ -50,6 +50,7 @@ from lance_namespace import (
     CreateTableTagRequest,
     CreateTableVersionRequest,
     DeclareTableRequest,
+    DeleteFromTableRequest,
     DeleteTableTagRequest,
     DeregisterTableRequest,
     DescribeNamespaceRequest,
@@ -80,6 +81,7 @@ from lance_namespace_urllib3_client.models import (
     AlterTransactionSetProperty,
     AlterTransactionSetStatus,
     AlterTransactionUnsetProperty,
+    Identity,
     VersionRange,
 )
 
@@ -114,6 +116,10 @@ SMALL_IPC = ipc_stream_bytes(SMALL)
 # The console's own bookkeeping (lock file, batch records, FAILED records of refused batches)
 # may change: the rules allow it. Everything else in the sandbox must stay byte for byte.
 DIGEST_EXCLUDE = ("root/_console",)
+
+
+SECRET = "sk-LIVE-0123456789abcdef"  # never shown by an error text
+PASSWORD = "hunter2-very-secret"
 
 
 # -- the sandbox ----------------------------------------------------------------------------------
@@ -572,6 +578,15 @@ def _ids() -> None:
     )
     case(
         g,
+        "rename_table-new-namespace-dotdot",
+        lambda e: e.ns.rename_table(
+            RenameTableRequest(id=T0, new_table_name="t9", new_namespace_id=[".."])
+        ),
+        match="not a valid",
+        offline=True,
+    )
+    case(
+        g,
         "register_table-unicode-name",
         lambda e: e.ns.register_table(
             RegisterTableRequest(id=["a", "régistré"], location=e.sb.rel(e.sb.t0_dir))
@@ -604,12 +619,25 @@ def _locations() -> None:
         ("outside-dotdot-through-dir", lambda sb: "plain-dir/../../outside/other-table", "outside"),
         ("outside-absolute", lambda sb: str(sb.outside / "other-table"), "outside"),
         ("outside-file-uri", lambda sb: (sb.outside / "other-table").as_uri(), "outside"),
-        ("missing-directory", lambda sb: "missing-dir", "does not exist"),
-        ("directory-without-versions", lambda sb: "plain-dir", "_versions"),
         ("empty-location", lambda sb: "", None),
+        ("nul-in-location", lambda sb: sb.rel(sb.t0_dir) + "\x00", "control"),
     ]
     for name, location, match in cases:
         case(g, f"register_table-{name}", register(location), match=match, after=nothing_registered)
+    # Whether a directory exists and holds a dataset only the server can see: the REST client
+    # checks the location's shape; these two are the local backend's (and the server's) to refuse.
+    for name, location, match in [
+        ("missing-directory", lambda sb: "missing-dir", "does not exist"),
+        ("directory-without-versions", lambda sb: "plain-dir", "_versions"),
+    ]:
+        case(
+            g,
+            f"register_table-{name}",
+            register(location),
+            match=match,
+            after=nothing_registered,
+            backends=(LOCAL,),
+        )
 
     def declare(location: Callable[[Sandbox], str]) -> Callable[[Env], Any]:
         return lambda e: e.ns.declare_table(
@@ -643,41 +671,51 @@ def table_missing(table_id: list[str]) -> Callable[[Env], None]:
 
 
 # ---- manifest paths (backend.locations.manifest_problem; batch: validate.py) -------------------
-MANIFEST_TARGETS: list[tuple[str, Callable[[Sandbox], str], str | None, tuple[str, ...]]] = [
-    ("outside-root", lambda sb: str(sb.outside_staged), "outside", BOTH),
-    ("outside-relative", lambda sb: "../outside/staged-copy.manifest", "outside", BOTH),
-    ("outside-file-uri", lambda sb: sb.outside_staged.as_uri(), "outside", BOTH),
-    ("outside-published-copy", lambda sb: str(sb.outside_published), "outside", BOTH),
-    ("another-tables-published", lambda sb: str(sb.r_published), "outside", BOTH),
-    ("own-versions-dir", lambda sb: str(sb.t0_published), "published", BOTH),
-    ("symlink-leaving-root", lambda sb: str(sb.symlink), "outside", (LOCAL,)),
-    ("not-a-manifest", lambda sb: str(sb.not_manifest), None, BOTH),
-    ("manifest-of-another-version", lambda sb: str(sb.wrong_version), "version 2", BOTH),
-    ("a-directory", lambda sb: str(sb.staging_subdir), "regular file", BOTH),
-    ("empty", lambda sb: "", None, BOTH),
+# (name, manifest_path, message, backends, decidable from the path alone). The REST client
+# can check the path against the table's location (backend.locations.remote_manifest_problem)
+# but cannot read the server's files: whether the file is a manifest, of which version, or a
+# directory, only the server can tell.
+MANIFEST_TARGETS: list[tuple[str, Callable[[Sandbox], str], str | None, tuple[str, ...], bool]] = [
+    ("outside-root", lambda sb: str(sb.outside_staged), "outside", BOTH, True),
+    ("outside-relative", lambda sb: "../outside/staged-copy.manifest", "outside", BOTH, True),
+    ("outside-file-uri", lambda sb: sb.outside_staged.as_uri(), "outside", BOTH, True),
+    ("outside-published-copy", lambda sb: str(sb.outside_published), "outside", BOTH, True),
+    ("another-tables-published", lambda sb: str(sb.r_published), "outside", BOTH, True),
+    ("own-versions-dir", lambda sb: str(sb.t0_published), "published", BOTH, True),
+    ("symlink-leaving-root", lambda sb: str(sb.symlink), "outside", (LOCAL,), False),
+    ("not-a-manifest", lambda sb: str(sb.not_manifest), None, BOTH, False),
+    ("manifest-of-another-version", lambda sb: str(sb.wrong_version), "version 2", BOTH, False),
+    ("a-directory", lambda sb: str(sb.staging_subdir), "regular file", BOTH, False),
+    ("empty", lambda sb: "", None, BOTH, True),
+    ("nul-byte", lambda sb: sb.staged.manifest_path + "\x00.txt", "control|null", BOTH, True),
 ]
 
 
 def _manifests() -> None:
     g = "manifests"
-    for name, target, match, backends in MANIFEST_TARGETS:
+    for name, target, match, backends, by_path in MANIFEST_TARGETS:
+        # A single CreateTableVersion goes to the server when its path passes the client's
+        # rule: what the file holds only the server can check (pylance's RestAdapter moves
+        # whatever file it is given), so those cases are the local backend's.
+        backends = backends if by_path else (LOCAL,)
         case(
             g,
             f"create_table_version-{name}",
             lambda e, target=target: e.ns.create_table_version(
                 CreateTableVersionRequest(id=T0, version=4, manifest_path=target(e.sb))
             ),
-            match=match,
+            match={LOCAL: match, REST: match if by_path else None},
             backends=backends,
             after=latest_is(T0, 3),
         )
-    for name, target, match, backends in MANIFEST_TARGETS:
-        if name == "empty":  # batch_rules: "the staged manifest path is empty" (both backends)
-            expected: Expected = InvalidInputError
-        else:
-            # pylance's RestAdapter has no BatchCommitTables: a batch that passes the client's
-            # rules (batch_rules) is answered "not supported" by the server.
-            expected = {LOCAL: InvalidInputError, REST: UnsupportedOperationError}
+    for name, target, match, backends, by_path in MANIFEST_TARGETS:
+        # What the path alone shows is refused by the client before sending; the rest of a
+        # batch that passes the client's rules goes to the server, and pylance's RestAdapter
+        # has no BatchCommitTables: it answers "not supported" (nothing is applied).
+        expected: Expected = {
+            LOCAL: InvalidInputError,
+            REST: InvalidInputError if by_path else UnsupportedOperationError,
+        }
         case(
             g,
             f"batch-create_table_version-{name}",
@@ -1198,9 +1236,88 @@ def _dicts() -> None:
         offline=True,
         after=table_still_exists(T0),
     )
+    case(
+        g,
+        "create_table_tag-negative-version-unvalidated",
+        lambda e: e.ns.create_table_tag(
+            CreateTableTagRequest.model_construct(id=T0, tag="v1", version=-1)
+        ),
+        match="version number",
+        offline=True,
+    )
+    case(
+        g,
+        "list_tables-bool-limit-unvalidated",
+        lambda e: e.ns.list_tables(ListTablesRequest.model_construct(id=["a"], limit=True)),
+        match="limit",
+        offline=True,
+    )
+
+
+# ---- text fields and per-request headers (request_rules; connect_options for headers) -------
+def _fields() -> None:
+    g = "fields"
+    case(
+        g,
+        "delete_from_table-nul-in-predicate",
+        lambda e: e.ns.delete_from_table(DeleteFromTableRequest(id=T0, predicate="id >= 0\x00")),
+        match="control",
+        offline=True,
+        after=latest_is(T0, 3),
+    )
+    case(
+        g,
+        "delete_from_table-70000-char-predicate",
+        lambda e: e.ns.delete_from_table(
+            DeleteFromTableRequest(id=T0, predicate="id >= 0" + " OR id >= 0" * 6400)
+        ),
+        match="longer than",
+        offline=True,
+        after=latest_is(T0, 3),
+    )
+    case(
+        g,
+        "count_table_rows-escape-in-predicate",
+        lambda e: e.ns.count_table_rows(CountTableRowsRequest(id=T0, predicate="id > 1\x1b[2J")),
+        match="control",
+        offline=True,
+    )
+    # context and identity travel as HTTP headers: REST only (the local backend ignores them).
+    case(
+        g,
+        "context-header-crlf-injection",
+        lambda e: e.ns.describe_table(
+            DescribeTableRequest(id=T0, context={"header.X-Note": "v\r\nX-Injected: 1"})
+        ),
+        match="control",
+        backends=(REST,),
+        offline=True,
+    )
+    case(
+        g,
+        "context-header-name-with-space",
+        lambda e: e.ns.describe_table(
+            DescribeTableRequest(id=T0, context={"header.Bad Name": "v"})
+        ),
+        match="header",
+        backends=(REST,),
+        offline=True,
+    )
+    case(
+        g,
+        "identity-api-key-newline",
+        lambda e: e.ns.describe_table(
+            DescribeTableRequest(id=T0, identity=Identity(api_key=SECRET + "\n"))
+        ),
+        match="API key",
+        backends=(REST,),
+        offline=True,
+        secrets=(SECRET,),
+    )
 
 
 for _group in (
+    _fields,
     _ids,
     _locations,
     _manifests,
@@ -1323,8 +1440,6 @@ def test_bad_input_is_refused_and_changes_nothing(
 
 
 # -- connection options (backend.connect -> connect_options / LocalNamespace options) ----------
-SECRET = "sk-LIVE-0123456789abcdef"
-PASSWORD = "hunter2-very-secret"
 
 
 @dataclass(frozen=True)
@@ -1509,8 +1624,8 @@ def test_a_manifest_path_outside_the_root_never_moves_the_file(
         run = lambda: env.ns.batch_commit_tables(  # noqa: E731
             make_batch(CommitTableOperation(create_table_version=request))
         )
-        expected = InvalidInputError if kind == LOCAL else UnsupportedOperationError
-    c = Case("outside", f"{how}-{which}", lambda e: None, expected=expected)
+        expected = InvalidInputError  # outside the root: the path alone shows it
+    c = Case("outside", f"{how}-{which}", lambda e: None, expected=expected, match="outside")
     problems, _err = _problems_of(env, c, run)
     if not victim.is_file():
         problems.insert(0, f"{victim.name} was moved or deleted")

@@ -1123,7 +1123,7 @@ NAMESPACED_CREATES: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
     ("create_namespace", ln.CreateNamespaceRequest(id=["a", "b"]), (), {}),
     ("create_table", ln.CreateTableRequest(id=["a", "t"]), (IPC,), {"version": 1}),
     ("declare_table", ln.DeclareTableRequest(id=["a", "t"]), (), {"location": "/r/a/t"}),
-    ("register_table", ln.RegisterTableRequest(id=["a", "t"], location="t.lance"), (),
+    ("register_table", ln.RegisterTableRequest(id=["a", "t"], location="tables/t"), (),
      {"location": "t.lance"}),
 ]  # fmt: skip
 

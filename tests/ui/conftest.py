@@ -18,13 +18,20 @@
   ``app/main.py``, already run, switched to ``page`` (``"tables"``, ``"versions"``,
   ``"indexes"``, ``"transactions"``, ``"inspector"`` or a ``views/x.py`` path).
 * :func:`open_page` - switch an existing AppTest to another page and run it.
-* :func:`texts` - every markdown/caption/error/... text on the page, for ``in`` assertions.
+* :func:`texts` - every visible text of the page as a reader sees it (the markdown escapes of
+  ``components.feedback.as_text`` undone), for ``in`` assertions; :func:`sources` - the same
+  elements' markdown sources, as the page sent them.
+* :func:`alerts` - the texts of the page's ``error`` / ``warning`` / ``info`` / ``success`` boxes.
+
+Widgets bound to the URL (``bind="query-params"``) are written to the URL by the browser, which
+AppTest has not: tests read a widget's binding from ``proto.query_param_key`` and check that a
+URL given before the first run (a link, a reload) sets the widget.
 """
 
 from __future__ import annotations
 
-import io
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +41,7 @@ import pyarrow as pa
 import pytest
 
 import backend
+from tests.support import ipc_stream_bytes
 
 os.environ.setdefault("LANCE_LOG", "error")
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
@@ -51,13 +59,6 @@ PAGES = {
 }
 
 
-def _ipc(table: pa.Table) -> bytes:
-    buf = io.BytesIO()
-    with pa.ipc.new_stream(buf, table.schema) as writer:
-        writer.write_table(table)
-    return buf.getvalue()
-
-
 def build_sample_namespace(root: Path) -> Path:
     """Create the sample namespace described in the module docstring under ``root``."""
     import lance
@@ -69,25 +70,27 @@ def build_sample_namespace(root: Path) -> Path:
         ns.create_namespace(CreateNamespaceRequest(id=path))
 
     orders = pa.table({"id": [1, 2, 3], "item": ["pen", "ink", "pad"]})
-    resp = ns.create_table(CreateTableRequest(id=["sales", "orders"]), _ipc(orders))
+    resp = ns.create_table(CreateTableRequest(id=["sales", "orders"]), ipc_stream_bytes(orders))
     ds = lance.dataset(resp.location)
     ds.insert(pa.table({"id": [4, 5], "item": ["cap", "nib"]}))  # v2 Append
     ds.delete("id = 1")  # v3 Delete
 
     customers = pa.table({"id": [1, 2], "name": ["ann", "bob"], "vip": [True, False]})
-    ns.create_table(CreateTableRequest(id=["sales", "customers"]), _ipc(customers))
+    ns.create_table(CreateTableRequest(id=["sales", "customers"]), ipc_stream_bytes(customers))
     ns.declare_table(DeclareTableRequest(id=["sales", "pending"], properties={"owner": "ops"}))
 
     vec = pa.FixedSizeListArray.from_arrays(pa.array([0.1, 0.2, 0.3, 0.4], pa.float32()), 2)
     invoices = pa.table({"id": [1, 2], "amount": [9.5, 3.0], "embedding": vec})
-    ns.create_table(CreateTableRequest(id=["sales", "eu", "invoices"]), _ipc(invoices))
+    ns.create_table(CreateTableRequest(id=["sales", "eu", "invoices"]), ipc_stream_bytes(invoices))
 
-    ns.create_table(CreateTableRequest(id=["hr", "staff"]), _ipc(pa.table({"who": ["x"]})))
+    staff = pa.table({"who": ["x"]})
+    ns.create_table(CreateTableRequest(id=["hr", "staff"]), ipc_stream_bytes(staff))
 
     for i in range(55):
         ns.declare_table(DeclareTableRequest(id=["bulk", f"t{i:03d}"]))
 
-    resp = ns.create_table(CreateTableRequest(id=["logs", "events"]), _ipc(pa.table({"n": [0]})))
+    events = pa.table({"n": [0]})
+    resp = ns.create_table(CreateTableRequest(id=["logs", "events"]), ipc_stream_bytes(events))
     ds = lance.dataset(resp.location)
     for i in range(1, 60):
         ds.insert(pa.table({"n": [i]}))
@@ -115,6 +118,7 @@ def ui_env(ui_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
 
     monkeypatch.setenv("LANCE_CONSOLE_TARGET", str(ui_root))
     monkeypatch.setenv("LANCE_CONSOLE_CONFIG", str(tmp_path / "connections.toml"))
+    monkeypatch.delenv("LANCE_CONSOLE_READ_ONLY", raising=False)
     monkeypatch.chdir(tmp_path)  # a stray relative path never lands in the repo
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -152,25 +156,55 @@ def make_app(ui_env: Path) -> Callable[..., Any]:
     return factory
 
 
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+_MARKDOWN_KINDS = (
+    "title",
+    "header",
+    "subheader",
+    "markdown",
+    "caption",
+    "error",
+    "warning",
+    "info",
+    "success",
+)
+
+
+def plain(markdown: str) -> str:
+    """What a reader sees of ``feedback.as_text`` output: escapes and hard breaks undone."""
+    return _ESCAPED.sub(r"\1", str(markdown).replace("\u200b", "")).replace("  \n", "\n")
+
+
+def sources(at: Any) -> list[str]:
+    """The markdown source of every markdown-like element (alerts included) of the last run."""
+    return [str(el.value) for kind in _MARKDOWN_KINDS for el in getattr(at, kind)]
+
+
 def texts(at: Any) -> str:
-    """All visible text of the last run (markdown, captions, alerts, titles, code), joined."""
-    parts: list[str] = []
-    for kind in (
-        "title",
-        "header",
-        "subheader",
-        "markdown",
-        "caption",
-        "error",
-        "warning",
-        "info",
-        "success",
-        "code",
-        "text",
-    ):
-        for el in getattr(at, kind):
-            parts.append(str(el.value))
+    """All visible text of the last run (markdown, captions, alerts, titles, code), joined;
+    markdown escapes undone (code is shown literally and kept as is)."""
+    parts = [plain(s) for s in sources(at)]
+    parts += [str(el.value) for kind in ("code", "text") for el in getattr(at, kind)]
     return "\n".join(parts)
+
+
+def alerts(at: Any, kind: str) -> list[str]:
+    """The texts of the ``kind`` boxes (``error`` | ``warning`` | ``info`` | ``success``)."""
+    return [plain(el.value) for el in getattr(at, kind)]
+
+
+def widget(elements: Any, prefix: str, suffix: str = "") -> Any:
+    """The one widget whose key starts with ``prefix`` and ends with ``suffix``."""
+    found = [e for e in elements if e.key and e.key.startswith(prefix) and e.key.endswith(suffix)]
+    assert len(found) == 1, [e.key for e in elements]
+    return found[0]
+
+
+def button(at: Any, label: str) -> Any:
+    """The one button labelled ``label``."""
+    found = [b for b in at.button if b.label == label]
+    assert len(found) == 1, [b.label for b in at.button]
+    return found[0]
 
 
 def assert_no_exception(at: Any) -> None:

@@ -21,9 +21,13 @@ from lance_namespace import (
 )
 
 import backend
-from backend import indexes as ix
+from backend import index_rules as rules
+from backend.redaction import REDACTED
+from backend.services import build_jobs
+from backend.services import index_overview as ixs
 from components import state
-from tests.ui.conftest import assert_no_exception, texts
+from tests.support import ipc_stream_bytes
+from tests.ui.conftest import alerts, assert_no_exception, button, plain, texts
 
 DOCS = ["sales", "docs"]
 ROWS = 300
@@ -51,18 +55,15 @@ def docs_table(n: int = ROWS, start: int = 0) -> pa.Table:
     )
 
 
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
 @pytest.fixture
 def docs_ns(ui_env: Path):
     ns = backend.connect(str(ui_env))
-    ns.create_table(CreateTableRequest(id=DOCS), _ipc(docs_table()))
+    ns.create_table(CreateTableRequest(id=DOCS), ipc_stream_bytes(docs_table()))
     return ns
+
+
+def create_index(ns, column: str, index_type: str, name: str, **kw) -> None:
+    ixs.create_index(ns, rules.build_index_request(DOCS, column, index_type, name=name, **kw))
 
 
 def listed(ns) -> dict[str, object]:
@@ -83,16 +84,20 @@ def create_button(at):
     return next(b for b in at.button if b.label.startswith("Create "))
 
 
+def jobs(at) -> list[str]:
+    return list(at.session_state[state.Indexes.JOBS]) if state.Indexes.JOBS in at.session_state else []
+
+
 def wait_for_builds(at) -> None:
-    for job_id in at.session_state[state.INDEXES_JOBS]:
-        ix.JOBS.wait(job_id, timeout=120)
+    for job_id in jobs(at):
+        build_jobs.JOBS.wait(job_id, timeout=120)
     at.run()  # the build panel notices, clears caches, reruns the page
     assert_no_exception(at)
 
 
 def open_tab(at, label: str):
     """Open a tab of the page's stateful ``st.tabs`` (as a click on it would) and rerun."""
-    at.session_state[state.INDEXES_TABS] = label
+    at.session_state[state.Indexes.TABS] = label
     at.run()
     assert_no_exception(at)
     return at
@@ -105,6 +110,11 @@ def overview(at):
         if "indexed_rows" in value.columns and "status" in value.columns:
             return value
     return pd.DataFrame(columns=["name"])
+
+
+def details_caption(at) -> str:
+    (caption,) = [plain(c.value) for c in at.caption if plain(c.value).startswith("UUID ")]
+    return caption
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,18 +137,11 @@ def test_only_fitting_types_are_offered(docs_ns, make_app) -> None:
         at.selectbox(key="indexes.create.column").set_value(col).run()
         return [o.split(" - ")[0] for o in at.selectbox(key=f"indexes.create.type.{col}").options]
 
-    assert offered("vec") == list(ix.VECTOR_INDEX_TYPES)
+    assert offered("vec") == list(rules.VECTOR_INDEX_TYPES)
     assert offered("bits") == ["IVF_FLAT", "IVF_HNSW_FLAT"]
-    assert offered("text") == [
-        "FTS",
-        "INVERTED",
-        "BTREE",
-        "BITMAP",
-        "NGRAM",
-        "ZONEMAP",
-        "BLOOMFILTER",
-    ]
-    assert offered("tags") == ["LABEL_LIST", "FTS", "INVERTED"]
+    # FTS and INVERTED are one type: offered once, as FTS
+    assert offered("text") == ["FTS", "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"]
+    assert offered("tags") == ["LABEL_LIST", "FTS"]
     assert offered("flag") == ["BITMAP", "BTREE", "ZONEMAP"]
     assert offered("id") == ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"]
     # binary vectors: hamming is the only distance
@@ -180,7 +183,7 @@ def test_fields_follow_the_kind(docs_ns, make_app) -> None:
 
 def test_tokenizer_preview_is_live(docs_ns, make_app) -> None:
     at = choose(make_app("indexes", query_params=QP), "text", "FTS")
-    at.text_input(key=state.INDEXES_PREVIEW_TEXT).set_value("The Running Dogs of Café").run()
+    at.text_input(key=state.Indexes.PREVIEW_TEXT).set_value("The Running Dogs of Café").run()
     assert "`run` `dog` `cafe`" in texts(at)
     at.checkbox(key="indexes.create.fts.simple.stem").uncheck().run()
     assert "`running` `dogs` `cafe`" in texts(at)
@@ -189,6 +192,7 @@ def test_tokenizer_preview_is_live(docs_ns, make_app) -> None:
     at.selectbox(key="indexes.create.fts.base").set_value("raw").run()
     # options reset to that tokenizer's defaults (ascii folding on): one token, folded
     assert "`the running dogs of cafe`" in texts(at)
+    assert "1 token;" in texts(at)  # not "1 tokens"
 
 
 def test_invalid_params_rejected_nothing_created(docs_ns, make_app) -> None:
@@ -197,20 +201,18 @@ def test_invalid_params_rejected_nothing_created(docs_ns, make_app) -> None:
     at.number_input(key="indexes.create.p.IVF_PQ.num_partitions").set_value(ROWS + 1).run()
     create_button(at).click().run()
     assert_no_exception(at)
-    errors = " ".join(e.value for e in at.error)
-    assert "Not created" in errors
+    (errors,) = alerts(at, "error")  # every problem, in one box
+    assert errors.startswith("Not created. Fix these first:")
     assert "must divide the dimension (16)" in errors
     assert f"exceeds the table's rows ({ROWS})" in errors
-    assert (
-        not at.session_state[state.INDEXES_JOBS] if state.INDEXES_JOBS in at.session_state else True
-    )
+    assert jobs(at) == []
     assert listed(docs_ns) == {}
 
     # a bad index name is refused too
     choose(at, "id", "BTREE")
     at.text_input(key="indexes.create.form0.name").set_value("bad name!")
     create_button(at).click().run()
-    assert "Index name 'bad name!'" in " ".join(e.value for e in at.error)
+    assert "The index name 'bad name!' is not valid" in " ".join(alerts(at, "error"))
     assert listed(docs_ns) == {}
 
 
@@ -223,16 +225,49 @@ def test_fts_index_with_options_created_and_listed(docs_ns, make_app) -> None:
     at.text_input(key="indexes.create.form0.name").set_value("ft")
     create_button(at).click().run()
     assert_no_exception(at)
-    assert "**ft** (FTS on `text`)" in texts(at)  # the build panel
+    assert "Building FTS index ft in the background." in alerts(at, "info")
+    assert "**ft** (FTS on text)" in texts(at)  # the build panel
     wait_for_builds(at)
-    df = overview(at)
-    row = df.set_index("name").loc["ft"]
-    assert row["type"] == "INVERTED" and int(row["indexed_rows"]) == ROWS
+    row = overview(at).set_index("name").loc["ft"]
+    assert row["type"] == "FTS" and int(row["indexed_rows"]) == ROWS
     details = json.loads(listed(docs_ns)["ft"].index_details)
     assert details["stem"] is False and details["with_position"] is True
     assert details["language"] == "French" and details["max_token_length"] == 12
     # the index build's transaction is in the session's history
-    assert any(h["source"] == "create index ft" for h in at.session_state[state.TXN_HISTORY])
+    assert any(h["source"] == "create index ft" for h in at.session_state[state.Txn.HISTORY])
+    assert any(s.startswith("Index ft built in") for s in alerts(at, "success"))
+
+
+def test_fts_details_show_options_unmasked(docs_ns, make_app) -> None:
+    create_index(
+        docs_ns, "text", "FTS", "ft", params={"base_tokenizer": "whitespace", "max_token_length": 12}
+    )
+    at = make_app("indexes", query_params={**QP, "index": "ft"})
+    assert_no_exception(at)
+    assert at.session_state[state.Indexes.TABS] == "Selected index"  # the deep link opens it
+    assert "distance" not in details_caption(at)
+    options = next(d.value for d in at.dataframe if list(d.value.columns) == ["option", "value"])
+    shown = dict(zip(options["option"], options["value"], strict=True))
+    assert shown["base_tokenizer"] == "whitespace"
+    assert shown["max_token_length"] == "12"
+    (details,) = [j.value for j in at.json if "max_token_length" in str(j.value)]
+    details = json.loads(details) if isinstance(details, str) else details
+    assert details["max_token_length"] == 12 and details["base_tokenizer"] == "whitespace"
+    assert REDACTED not in json.dumps(details)
+
+
+def test_details_caption_has_distance_only_for_vector_indexes(docs_ns, make_app) -> None:
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    create_index(docs_ns, "vec", "IVF_FLAT", "v", distance_type="cosine", params={"num_partitions": 2})
+    at = make_app("indexes", query_params={**QP, "index": "by_id"})
+    assert_no_exception(at)
+    caption = details_caption(at)
+    assert "columns id" in caption and "distance" not in caption
+    grid = overview(at).set_index("name")
+    assert grid.loc["by_id", "distance_type"] == "—" and grid.loc["v", "distance_type"] == "cosine"
+    at.selectbox(key="index").set_value("v").run()
+    assert "distance cosine" in details_caption(at)
+    assert "distance nan" not in texts(at).lower()
 
 
 def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
@@ -242,11 +277,10 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
     at.text_input(key="indexes.create.form0.name").set_value("vflat")
     create_button(at).click().run()
     assert_no_exception(at)
-    (job_id,) = at.session_state[state.INDEXES_JOBS]
-    job = ix.JOBS.wait(job_id, timeout=120)
+    (job_id,) = jobs(at)
+    job = build_jobs.JOBS.wait(job_id, timeout=120)
     assert job.status == "succeeded" and job.mode == "events" and job.events
     wait_for_builds(at)
-    assert "vflat" in texts(at) or "vflat" in set(overview(at)["name"])
     row = overview(at).set_index("name").loc["vflat"]
     assert row["type"] == "IVF_FLAT" and row["distance_type"] == "cosine"
     stats = docs_ns.describe_table_index_stats(
@@ -260,76 +294,84 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
 
 
 def test_drop_needs_typed_confirmation(docs_ns, make_app) -> None:
-    ix.create_index(docs_ns, ix.build_index_request(DOCS, "id", "BTREE", name="by_id"))
-    ix.create_index(docs_ns, ix.build_index_request(DOCS, "flag", "BITMAP", name="by_flag"))
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    create_index(docs_ns, "flag", "BITMAP", "by_flag")
     at = make_app("indexes", query_params={**QP, "index": "by_flag"})
     assert_no_exception(at)
-    assert (
-        at.selectbox(key=next(s.key for s in at.selectbox if s.label == "Index")).value == "by_flag"
-    )
-    drop = next(b for b in at.button if b.label == "Drop index")
+    assert at.selectbox(key="index").value == "by_flag"
     confirm = next(t for t in at.text_input if t.key and t.key.endswith(".by_flag.confirm"))
     confirm.set_value("by_id")
-    drop.click().run()
-    assert "Type `by_flag` exactly" in " ".join(e.value for e in at.error)
+    button(at, "Drop index").click().run()
+    assert alerts(at, "error") == ["Type by_flag exactly to confirm."]
     assert set(listed(docs_ns)) == {"by_id", "by_flag"}
     confirm = next(t for t in at.text_input if t.key and t.key.endswith(".by_flag.confirm"))
     confirm.set_value("by_flag")
-    next(b for b in at.button if b.label == "Drop index").click().run()
+    button(at, "Drop index").click().run()
     assert_no_exception(at)
     assert set(listed(docs_ns)) == {"by_id"}
-    assert "Index `by_flag` dropped." in texts(at)
+    assert alerts(at, "success") == ["Index by_flag dropped."]
     assert list(overview(at)["name"]) == ["by_id"]
 
 
 def test_tabs_keep_their_place_and_picks_stick(docs_ns, make_app) -> None:
-    ix.create_index(docs_ns, ix.build_index_request(DOCS, "id", "BTREE", name="by_id"))
-    ix.create_index(docs_ns, ix.build_index_request(DOCS, "flag", "BITMAP", name="by_flag"))
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    create_index(docs_ns, "flag", "BITMAP", "by_flag")
     at = make_app("indexes", query_params=QP)
-    assert at.session_state[state.INDEXES_TABS] == "Create an index"  # the default tab
+    assert at.session_state[state.Indexes.TABS] == "Create an index"  # the default tab
     open_tab(at, "Selected index")
-    picker = at.selectbox(key="indexes.selected.name")
+    picker = at.selectbox(key="index")
+    assert picker.proto.query_param_key == "index"  # bound to ?index=
     first = picker.value
     second = next(n for n in picker.options if n != first)
-    # pick one index, then another: each pick sticks and becomes the ?index= deep link
     for name in (second, first, second):
-        at.selectbox(key="indexes.selected.name").set_value(name).run()
+        at.selectbox(key="index").set_value(name).run()
         assert_no_exception(at)
-        assert at.selectbox(key="indexes.selected.name").value == name
-        assert at.query_params[state.QP_INDEX] == name
+        assert at.selectbox(key="index").value == name
         assert f"Drop index **{name}**" in texts(at)
     # a rerun keeps the open tab (it does not fall back to the default)
     at.run()
-    assert at.session_state[state.INDEXES_TABS] == "Selected index"
+    assert at.session_state[state.Indexes.TABS] == "Selected index"
     choose(at, "text", "FTS")  # widgets of another tab still work; the tab stays
-    assert at.session_state[state.INDEXES_TABS] == "Selected index"
+    assert at.session_state[state.Indexes.TABS] == "Selected index"
 
 
 def test_lag_warning_and_history(docs_ns, ui_env, make_app) -> None:
     import lance
 
-    ix.create_index(docs_ns, ix.build_index_request(DOCS, "id", "BTREE", name="by_id"))
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    create_index(docs_ns, "flag", "BITMAP", "by_flag")
     location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
     lance.write_dataset(docs_table(20, start=ROWS), location, mode="append")
+    lance.write_dataset(docs_table(1, start=ROWS + 20), location, mode="append")
     at = make_app("indexes", query_params=QP)
     assert_no_exception(at)
-    warning = " ".join(w.value for w in at.warning)
-    assert "lags behind the data" in warning and "`by_id` (20 unindexed rows)" in warning
+    (warning,) = alerts(at, "warning")
+    assert "lags behind the data" in warning
+    assert "by_id (21 unindexed rows)" in warning and "by_flag (21 unindexed rows)" in warning
     assert "optimize" in warning.lower()
     assert len(at.get("plotly_chart")) == 0  # statistics are computed only when opened
     open_tab(at, "Statistics")
     assert len(at.get("plotly_chart")) >= 3  # coverage, size, segments, history
 
 
-def test_read_only_disables_writes(docs_ns, make_app) -> None:
-    ix.create_index(docs_ns, ix.build_index_request(DOCS, "id", "BTREE", name="by_id"))
+def test_one_unindexed_row_is_singular(docs_ns, ui_env, make_app) -> None:
+    import lance
+
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
+    lance.write_dataset(docs_table(1, start=ROWS), location, mode="append")
     at = make_app("indexes", query_params=QP)
-    at.session_state[state.READ_ONLY] = True
-    at.run()
+    (warning,) = alerts(at, "warning")
+    assert "by_id (1 unindexed row)" in warning
+
+
+def test_read_only_disables_writes(docs_ns, make_app) -> None:
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    at = make_app("indexes", query_params={**QP, "ro": "true", "index": "by_id"})
     assert_no_exception(at)
     assert "Read-only connection" in texts(at)
     assert create_button(at).disabled
-    assert next(b for b in at.button if b.label == "Drop index").disabled
+    assert button(at, "Drop index").disabled
 
 
 # --------------------------------------------------------------------------- chart builders
@@ -373,3 +415,6 @@ def test_chart_figures() -> None:
     wide = history.assign(version=[1, 100, 250])
     dtick = charts.history_figure(wide).layout.xaxis.dtick
     assert isinstance(dtick, int) and dtick > 1 and (250 - 1) / dtick <= 12
+    # the coverage legend sits beside the plot (right of it), never over the axis
+    legend = fig.layout.legend
+    assert legend.orientation == "v" and legend.x > 1 and legend.xanchor == "left"

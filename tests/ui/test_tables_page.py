@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import backend
-from backend import browse
-from tests.ui.conftest import assert_no_exception, texts
+from backend.services import namespaces as browse
+from tests.ui.conftest import alerts, assert_no_exception, texts
 
 
 def button_keys(at) -> list[str]:
@@ -73,7 +73,7 @@ def test_table_detail_and_deep_link(make_app) -> None:
     assert "materialised" in page and "invoices" in page
     schema = next(d.value for d in at.dataframe if "column" in d.value.columns)
     assert list(schema["column"]) == ["id", "amount", "embedding"]
-    assert schema.set_index("column").loc["embedding", "type"] == "fixed_size_list<float32, 2>"
+    assert schema.set_index("column").loc["embedding", "type"] == "fixed_size_list<float32>[2]"
     assert {m.label: m.value for m in at.metric}["Rows"] == "2"
 
     assert open_tables(at) == ["invoices"]
@@ -144,7 +144,7 @@ def test_declare_table_through_form(make_app, ui_env) -> None:
     at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
     assert_no_exception(at)
     page = texts(at)
-    assert "Declared table hr › payroll." in page
+    assert alerts(at, "success") == ["Declared table hr › payroll."]
     assert "declared only" in page  # the new table is selected and described
     assert "payroll" in open_tables(at)
     ns = backend.connect(str(ui_env))
@@ -161,13 +161,15 @@ def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
     at.text_input(key="tables.declare0.name").input("bad name/x")
     at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
     assert_no_exception(at)
-    assert any("Invalid table name" in e.value for e in at.error)
+    assert alerts(at, "error") == [
+        "The table name 'bad name/x' contains a path separator ('/' or '\\')."
+    ]
     assert browse.list_table_names(backend.connect(str(ui_env)), ["hr"]) == before
 
     open_dialog(at, "create_ns")
     at.text_input(key="tables.create_ns0.name").input("has space")
     at.button(key="FormSubmitter:tables.create_ns0-Create namespace").click().run()
-    assert any("Invalid namespace name" in e.value for e in at.error)
+    assert any("The namespace name 'has space' is not valid" in e for e in alerts(at, "error"))
     assert browse.list_namespace_names(backend.connect(str(ui_env)), ["hr"]) == []
 
 
@@ -177,8 +179,12 @@ def test_create_namespace(make_app, ui_env) -> None:
     at.text_input(key="tables.create_ns0.name").input("contractors")
     at.button(key="FormSubmitter:tables.create_ns0-Create namespace").click().run()
     assert_no_exception(at)
-    assert "tables.ns.open.contractors" in button_keys(at)
+    assert alerts(at, "success") == ["Created namespace hr › contractors."]
+    assert "Tables in hr › contractors" in texts(at)  # the new namespace is opened
+    assert at.query_params["ns"] == ["hr", "contractors"]
     assert not [t for t in at.text_input if t.key and t.key.startswith("tables.create_ns")]
+    at.button(key="tables.crumbs.crumb.1").click().run()  # back to hr: listed there
+    assert "tables.ns.open.contractors" in button_keys(at)
     assert browse.list_namespace_names(backend.connect(str(ui_env)), ["hr"]) == ["contractors"]
 
 
@@ -186,14 +192,15 @@ def test_deregister_needs_typed_confirmation(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "sales", "table": "customers"})
     at.text_input(key="tables.deregister0.confirm").input("customer")
     at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
-    assert any("type `customers` exactly" in e.value for e in at.error)
+    assert alerts(at, "error") == ["Not deregistered: type customers exactly to confirm."]
     ns = backend.connect(str(ui_env))
     assert "customers" in browse.list_table_names(ns, ["sales"])
 
     at.text_input(key="tables.deregister0.confirm").input("customers")
     at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
     assert_no_exception(at)
-    assert "Deregistered table sales › customers." in texts(at)
+    (done,) = alerts(at, "success")
+    assert done.startswith("Deregistered table sales › customers; its files stay")
     assert "customers" not in browse.list_table_names(ns, ["sales"])
     assert "customers" not in open_tables(at)
     assert "table" not in at.query_params
@@ -202,13 +209,16 @@ def test_deregister_needs_typed_confirmation(make_app, ui_env) -> None:
 def test_unknown_table_in_link_shows_readable_error(make_app) -> None:
     at = make_app(query_params={"ns": "sales", "table": "nope"})
     assert_no_exception(at)
-    assert any("TABLE_NOT_FOUND" in e.value for e in at.error)
+    (error,) = alerts(at, "error")
+    assert error.startswith("Describing nope failed. TABLE_NOT_FOUND: ")
 
 
 def test_missing_namespace_in_link(make_app) -> None:
     at = make_app(query_params={"ns": ["sales", "gone"]})
     assert_no_exception(at)
-    assert any("sales › gone does not exist" in w.value for w in at.warning)
+    assert "Namespace sales › gone does not exist (deleted, or a stale link)." in alerts(
+        at, "warning"
+    )
     at.button(key="tables.reset").click().run()
     assert "tables.ns.open.sales" in button_keys(at)
 

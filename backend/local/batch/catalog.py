@@ -27,7 +27,8 @@ import pyarrow as pa
 from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTableVersionsRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ...locations import CATALOG_DIR
+from ...errors import invalid
+from ...locations import CATALOG_DIR, manifest_problem, to_local_path
 from .context import DELIMITER, Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
@@ -105,6 +106,33 @@ def manifest_version(data: bytes) -> int | None:
     except ValueError:
         return None
     return version
+
+
+def read_staged_manifest(
+    root: Path, table_path: Path, manifest_path: str, version: int, size: int | None
+) -> tuple[Path, bytes]:
+    """The staged manifest of version ``version`` of the table in ``table_path``, checked:
+    inside the staging areas (``backend.locations.manifest_problem``), readable, a Lance
+    manifest recording exactly ``version``, of ``size`` bytes when given. ``InvalidInputError``
+    otherwise; nothing is written."""
+    problem = manifest_problem(root, table_path, manifest_path)
+    if problem:
+        raise invalid(problem)
+    staged = to_local_path(manifest_path) or Path("/" + manifest_path.lstrip("/"))
+    try:
+        data = staged.read_bytes()
+    except OSError as e:
+        raise invalid(f"the staged manifest is unreadable: {e.strerror}") from None
+    found = manifest_version(data)
+    if found is None:
+        raise invalid(f"{manifest_path!r} is not a Lance manifest")
+    if found != version:
+        raise invalid(f"the staged manifest is for version {found}, not {version}")
+    if size is not None and size != len(data):
+        raise invalid(
+            f"manifest_size {size} does not match the staged manifest ({len(data)} bytes)"
+        )
+    return staged, data
 
 
 def list_versions(path: Path) -> tuple[dict[int, str], tuple[int, int] | None]:

@@ -17,8 +17,8 @@ from lance_namespace import BatchCommitTablesRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from ... import batch_rules
-from ...locations import location_problem, manifest_problem, to_local_path
-from .catalog import Reader, list_versions, manifest_name, manifest_version
+from ...locations import location_problem, to_local_path
+from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
 from .context import DELIMITER, Ctx, error, oid
 from .plan import DeclareStep, DeleteStep, DeregisterStep, Move, Plan, VersionStep
 
@@ -116,34 +116,12 @@ def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
         declared = next((d for d in plan.declares if d.object_id == key), None)
         location = declared.location if declared else (reader.state(key).row or {})["location"]
         table_path = ctx.table_path(location)
-        problem = manifest_problem(ctx.local_path, table_path, req.manifest_path)
-        if problem:
-            raise _fail(op, ErrorCode.INVALID_INPUT, problem)
-        staged = to_local_path(req.manifest_path) or Path("/" + req.manifest_path.lstrip("/"))
         try:
-            data = staged.read_bytes()
-        except OSError as e:
-            raise _fail(
-                op, ErrorCode.INVALID_INPUT, f"the staged manifest is unreadable: {e.strerror}"
-            ) from None
-        found = manifest_version(data)
-        if found is None:
-            raise _fail(
-                op, ErrorCode.INVALID_INPUT, f"{req.manifest_path!r} is not a Lance manifest"
+            staged, data = read_staged_manifest(
+                ctx.local_path, table_path, req.manifest_path, req.version, req.manifest_size
             )
-        if found != req.version:
-            raise _fail(
-                op,
-                ErrorCode.INVALID_INPUT,
-                f"the staged manifest is for version {found}, not {req.version}",
-            )
-        if req.manifest_size is not None and req.manifest_size != len(data):
-            raise _fail(
-                op,
-                ErrorCode.INVALID_INPUT,
-                f"manifest_size {req.manifest_size} does not match the staged manifest "
-                f"({len(data)} bytes)",
-            )
+        except LanceNamespaceError as e:
+            raise _fail(op, ErrorCode.INVALID_INPUT, str(e)) from None
         final = table_path / "_versions" / manifest_name(req.version, scheme)
         step.staged = str(staged)
         step.final = str(final)

@@ -1,0 +1,136 @@
+"""AppTest of the UI kernel every page uses: messages shown as text (``components.feedback``)
+and cached reads invalidated per connection after a write (``components.cache``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
+
+import backend
+from backend import connections as conns
+from backend import ids
+from backend.errors import LanceNamespaceError
+from backend.services import namespaces as nsv
+from components import cache, feedback
+from tests.ui.conftest import alerts, assert_no_exception, plain, texts
+
+MARKDOWN_NAME = "a_b:red[x]$x$"  # emphasis, a coloured directive and LaTeX, if rendered
+
+
+# --- as_text ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("$x$", r"\$x\$"),
+        ("a_b", r"a\_b"),
+        ("*bold*", r"\*bold\*"),
+        (":red[x]", r"\:red\[x\]"),
+        ("sales:orders", r"sales\:orders"),
+    ],
+)
+def test_as_text_escapes_markdown(text: str, escaped: str) -> None:
+    assert feedback.as_text(text) == escaped
+
+
+def test_as_text_breaks_icon_shortcodes_and_keeps_lines() -> None:
+    shown = feedback.as_text("x :material/home: y\nsecond line")
+    assert ":material/home:" not in shown and "material/home" in shown
+    assert shown.endswith("  \nsecond line")
+    for text in (MARKDOWN_NAME, "**x** `y` <b>z</b> # h", "1. item\n- item", "50% & ~x~ ^y^"):
+        assert plain(feedback.as_text(text)) == text
+
+
+# --- messages on the pages are escaped -------------------------------------------------------
+
+
+def test_backend_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "sales", "table": MARKDOWN_NAME})
+    assert_no_exception(at)
+    with pytest.raises(LanceNamespaceError) as caught:
+        nsv.describe_table(backend.connect(str(ui_env)), ["sales", MARKDOWN_NAME])
+    message = feedback.error_text(caught.value, action=f"Describing {MARKDOWN_NAME}")
+    assert [e.value for e in at.error] == [feedback.as_text(message)]
+    assert MARKDOWN_NAME in alerts(at, "error")[0]  # as typed, once the escapes are rendered
+
+
+def test_form_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "hr"})
+    at.button(key="tables.declare.open").click().run()
+    at.text_input(key="tables.declare0.name").input(MARKDOWN_NAME)
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    problem = ids.name_problem(MARKDOWN_NAME, "table")
+    assert problem and MARKDOWN_NAME in problem
+    assert [e.value for e in at.error] == [feedback.as_text(problem)]
+
+
+def test_warning_about_a_missing_namespace_is_shown_as_text(make_app) -> None:
+    at = make_app(query_params={"ns": ["sales", "a_b_"]})
+    assert_no_exception(at)
+    (warning,) = at.warning
+    assert "sales › a_b_ does not exist" in plain(warning.value)
+    assert warning.value == feedback.as_text(plain(warning.value))
+
+
+def test_names_with_underscores_show_as_typed(make_app, ui_env) -> None:
+    """A name is data: ``__tmp__`` must not turn into a bold "tmp" in a heading."""
+    ns = backend.connect(str(ui_env))
+    ns.create_namespace(CreateNamespaceRequest(id=["__tmp__"]))
+    ns.declare_table(DeclareTableRequest(id=["__tmp__", "_draft_"]))
+    at = make_app(query_params={"ns": "__tmp__", "table": "_draft_"})
+    assert_no_exception(at)
+    headings = [h.value for h in at.subheader]
+    assert "Tables in " + feedback.as_text("__tmp__") in headings
+    assert feedback.as_text("_draft_") in headings
+
+
+# --- cache: a write invalidates only its connection's reads ------------------------------------
+
+
+def _key(spec: conns.ConnectionSpec) -> str:
+    return conns.connection_key(spec, conns.resolve_secrets(spec)[0])
+
+
+def test_write_invalidates_only_its_connection(make_app, ui_env, tmp_path: Path) -> None:
+    other = tmp_path / "other-root"
+    other.mkdir()
+    backend.connect(str(other)).create_namespace(CreateNamespaceRequest(id=["elsewhere"]))
+    (tmp_path / "connections.toml").write_text(f'[connections.other]\ntarget = "{other}"\n')
+    key_a = _key(conns.default_connection())
+    key_b = _key(next(s for s in conns.load_connections()[0] if s.name == "other"))
+    assert key_a != key_b
+
+    at = make_app()
+    at.selectbox(key="conn").set_value("other").run()  # B's listing is read (and cached)
+    assert [b.key for b in at.button if b.key.startswith("tables.ns.open.")] == [
+        "tables.ns.open.elsewhere"
+    ]
+    backend.connect(str(other)).create_namespace(CreateNamespaceRequest(id=["later"]))
+    at.selectbox(key="conn").set_value("default").run()
+    at.button(key="tables.ns.open.hr").click().run()
+
+    payroll = cache.table_scope(["hr", "payroll"])
+    before = {(k, s): cache.epoch(k, s) for k in (key_a, key_b) for s in (cache.CATALOG, payroll)}
+    at.button(key="tables.declare.open").click().run()
+    at.text_input(key="tables.declare0.name").input("payroll")
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    assert "payroll" in texts(at)  # A's listing was read again
+
+    assert cache.epoch(key_a, cache.CATALOG) == before[(key_a, cache.CATALOG)] + 1
+    assert cache.epoch(key_a, payroll) == before[(key_a, payroll)] + 1
+    assert cache.epoch(key_b, cache.CATALOG) == before[(key_b, cache.CATALOG)]
+    assert cache.epoch(key_b, payroll) == before[(key_b, payroll)]
+
+    # B's cached listing was not thrown away: the namespace made behind its back shows only
+    # after B's own Refresh
+    at.selectbox(key="conn").set_value("other").run()
+    opened = lambda: {b.key for b in at.button if b.key.startswith("tables.ns.open.")}  # noqa: E731
+    assert opened() == {"tables.ns.open.elsewhere"}
+    at.button(key="conn.refresh").click().run()
+    assert opened() == {"tables.ns.open.elsewhere", "tables.ns.open.later"}
+    assert cache.epoch(key_a, cache.CATALOG) == before[(key_a, cache.CATALOG)] + 1
