@@ -40,8 +40,8 @@ from lance_namespace import (  # noqa: E402
 )
 
 import backend  # noqa: E402
-from backend import batch as batch_mod  # noqa: E402
-from tests.backend.helpers import manifest_file, table_location  # noqa: E402
+from backend.local.batch import apply as batch_apply  # noqa: E402
+from tests.support import manifest_file, table_location  # noqa: E402
 
 
 class Counters:
@@ -57,7 +57,7 @@ class Counters:
             real_fsync(fd)
 
         os.fsync = fsync  # type: ignore[assignment]
-        real_commit = batch_mod._catalog_commit
+        real_commit = batch_apply.catalog_commit
 
         def catalog_commit(*a: Any, **k: Any) -> None:
             t = time.perf_counter()
@@ -66,7 +66,7 @@ class Counters:
             finally:
                 self.catalog_s += time.perf_counter() - t
 
-        batch_mod._catalog_commit = catalog_commit
+        batch_apply.catalog_commit = catalog_commit  # the apply phase's catalog commit
 
     def snapshot(self) -> tuple[int, float]:
         return self.fsync, self.catalog_s

@@ -33,7 +33,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import io
 import statistics
 import sys
 import tempfile
@@ -78,15 +77,6 @@ class Scenario:
     bare_query: dict[str, str]
 
 
-def _ipc(table: object) -> bytes:
-    import pyarrow as pa
-
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:  # type: ignore[attr-defined]
-        writer.write_table(table)
-    return sink.getvalue()
-
-
 def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[str]) -> None:
     """Seed ``root`` (a directory namespace) with the three scenarios' data."""
     import lance
@@ -105,7 +95,7 @@ def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[
     if "versions" in only:
         t0 = time.perf_counter()
         one = pa.table({"id": pa.array([1], pa.int64()), "note": ["v"]})
-        ns.create_table(CreateTableRequest(id=[NAMESPACE, VERSIONS_TABLE]), _ipc(one))
+        ns.create_table(CreateTableRequest(id=[NAMESPACE, VERSIONS_TABLE]), one)
         loc = ns.describe_table(DescribeTableRequest(id=[NAMESPACE, VERSIONS_TABLE])).location
         ds = lance.dataset(loc)
         for step in range(versions - 1):  # version 1 is the create
@@ -122,7 +112,7 @@ def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[
     if "indexes" in only:
         t0 = time.perf_counter()
         cols = {f"c{j:03d}": pa.array(range(100), pa.int64()) for j in range(indexes)}
-        ns.create_table(CreateTableRequest(id=[NAMESPACE, INDEXES_TABLE]), _ipc(pa.table(cols)))
+        ns.create_table(CreateTableRequest(id=[NAMESPACE, INDEXES_TABLE]), pa.table(cols))
         loc = ns.describe_table(DescribeTableRequest(id=[NAMESPACE, INDEXES_TABLE])).location
         ds = lance.dataset(loc)
         for col in cols:

@@ -1,5 +1,5 @@
 """AppTest of the Transactions page on a real local namespace (``tests/ui/conftest.py``):
-the batch-commit builder (add, reorder, remove, validate, preview, stage, commit) and
+the batch-commit builder (add, reorder, remove, validate, preview, stage, clear, commit) and
 describe / alter a transaction."""
 
 from __future__ import annotations
@@ -8,21 +8,35 @@ import json
 from pathlib import Path
 
 import pytest
+from lance_namespace import CreateNamespaceRequest
 
 import backend
-from backend import indexes as ix
+from backend import index_rules as rules
+from backend.services import batch_builder as bb
+from backend.services import index_overview as ixs
+from backend.services.versions import latest_version
 from components import state
-from tests.ui.conftest import assert_no_exception, texts
+from components import transactions as txc
+from tests.ui.conftest import alerts, assert_no_exception, button, new_app, texts
 
 QP = {"ns": "sales", "table": "orders"}
 
 
 def ops(at) -> list[dict]:
-    return list(at.session_state.get(state.TXN_OPERATIONS) or [])
+    return list(at.session_state[state.Txn.OPERATIONS]) if state.Txn.OPERATIONS in at.session_state else []
+
+
+def kinds(at) -> list[str]:
+    return [bb.kind_of(o) for o in ops(at)]
+
+
+def staged(at) -> list[dict]:
+    return list(at.session_state[state.Txn.STAGED]) if state.Txn.STAGED in at.session_state else []
 
 
 def fv(at) -> int:
-    return at.session_state.get(state.TXN_FORM_VERSION, 0)
+    key = "txn.form_version"
+    return at.session_state[key] if key in at.session_state else 0
 
 
 def add(at, kind: str, table: str, **fields):
@@ -41,13 +55,23 @@ def add(at, kind: str, table: str, **fields):
             "properties": at.text_area,
         }[name]
         widget(key=f"{prefix}.{name}").set_value(value)
-    next(b for b in at.button if b.label == "Add to batch").click().run()
+    button(at, "Add to batch").click().run()
     assert_no_exception(at)
     return at
 
 
-def button(at, label: str):
-    return next(b for b in at.button if b.label == label)
+def stage(at):
+    button(at, "Stage next version from current").click().run()
+    assert_no_exception(at)
+    return at
+
+
+def clear_batch(at):
+    """ "Clear the batch", then confirm."""
+    at.button(key="txn.clear.ask").click().run()
+    at.button(key="txn.clear.yes").click().run()
+    assert_no_exception(at)
+    return at
 
 
 @pytest.fixture
@@ -60,60 +84,62 @@ def app(make_app):
 def test_builder_add_reorder_remove(app) -> None:
     at = add(app, "declare_table", "sales$new", properties="owner=me\nteam=data")
     at = add(at, "deregister_table", "sales$customers")
-    at = add(at, "delete_table_versions", "sales$orders", ranges="1:2")
-    assert [o["kind"] for o in ops(at)] == [
-        "declare_table",
-        "deregister_table",
-        "delete_table_versions",
-    ]
-    assert ops(at)[0]["properties"] == {"owner": "me", "team": "data"}
-    assert ops(at)[2]["ranges"] == [[1, 2]]
+    at = add(at, "delete_table_versions", "sales$orders", ranges="1-2")
+    assert kinds(at) == ["declare_table", "deregister_table", "delete_table_versions"]
+    assert bb.body_of(ops(at)[0])["properties"] == {"owner": "me", "team": "data"}
+    # inclusive 1-2 is sent as the spec's end-exclusive [1, 3)
+    assert bb.body_of(ops(at)[2])["ranges"] == [{"start_version": 1, "end_version": 3}]
     page = texts(at)
-    assert "DeclareTable sales$new (2 properties)" in page
-    assert "DeleteTableVersions sales$orders: [1, 2)" in page
+    assert "**1.** DeclareTable sales$new (2 properties)" in page  # numbered from 1
+    assert "**3.** DeleteTableVersions sales$orders: versions 1-2" in page
+    assert "Batch (3 operations)" in page
 
     at.button(key="txn.ops.2.up").click().run()
-    assert [o["kind"] for o in ops(at)] == [
-        "declare_table",
-        "delete_table_versions",
-        "deregister_table",
-    ]
+    assert kinds(at) == ["declare_table", "delete_table_versions", "deregister_table"]
     at.button(key="txn.ops.0.down").click().run()
-    assert [o["kind"] for o in ops(at)] == [
-        "delete_table_versions",
-        "declare_table",
-        "deregister_table",
-    ]
+    assert kinds(at) == ["delete_table_versions", "declare_table", "deregister_table"]
     assert at.button(key="txn.ops.0.up").disabled and at.button(key="txn.ops.2.down").disabled
     at.button(key="txn.ops.1.remove").click().run()
-    assert [o["kind"] for o in ops(at)] == ["delete_table_versions", "deregister_table"]
+    assert kinds(at) == ["delete_table_versions", "deregister_table"]
     assert_no_exception(at)
 
 
+def test_counts_are_singular_for_one(app) -> None:
+    at = add(app, "declare_table", "sales$new", properties="owner=me")
+    page = texts(at)
+    assert "DeclareTable sales$new (1 property)" in page and "(1 properties)" not in page
+    assert "Batch (1 operation)" in page and "1 operation, committed atomically" in page
+    assert "1 operations" not in page
+
+
 def test_bad_input_is_not_added(app) -> None:
-    at = add(app, "delete_table_versions", "sales$orders", ranges="1-3")
-    assert "Not added" in " ".join(e.value for e in at.error)
+    at = add(app, "delete_table_versions", "sales$orders", ranges="1:3")
+    assert any(e.startswith("Not added:") and "not a version or a range" in e for e in alerts(at, "error"))
     at = add(at, "declare_table", "sales$$x")
-    assert "empty part" in " ".join(e.value for e in at.error)
+    assert any("empty" in e for e in alerts(at, "error"))
     at = add(at, "create_table_version", "sales$orders", version=4)  # no manifest path
-    assert "staged manifest path" in " ".join(e.value for e in at.error)
+    assert any("staged manifest path" in e for e in alerts(at, "error"))
     assert ops(at) == []
+    assert "No operations yet" in texts(at)
 
 
 def test_validate_and_preview(app) -> None:
     at = add(app, "declare_table", "sales$orders")  # exists
     at = add(at, "create_table_version", "sales$orders", version=9, manifest="/x/m.manifest")
-    at = add(at, "delete_table_versions", "sales$orders", ranges="2:-1")  # covers latest
+    at = add(at, "delete_table_versions", "sales$orders", ranges="2-3")  # covers latest (3)
     at = add(at, "declare_table", "nowhere$t")  # missing namespace
     button(at, "Validate").click().run()
     assert_no_exception(at)
-    errors = " ".join(e.value for e in at.error)
-    assert "#1: Table sales$orders already exists" in errors
-    assert "#2: Version 9 of sales$orders is not the next version: the latest is 3" in errors
-    assert "#3: Range [2, latest] covers the latest version" in errors
-    assert "#4: Namespace 'nowhere' does not exist" in errors
+    (errors,) = alerts(at, "error")  # every problem in one box
+    lines = errors.split("\n")
+    assert lines[0].startswith("4 problems")
+    assert lines[1].startswith("• operation 1: ") and "sales$orders" in lines[1]
+    assert lines[2].startswith("• operation 2: ") and "9" in lines[2]
+    assert lines[3].startswith("• operation 3: ") and "covers version 3" in lines[3]
+    assert lines[4].startswith("• operation 4: ") and "nowhere" in lines[4]
     # problems are shown next to their operation too
-    assert "Table sales$orders already exists: it cannot be declared." in texts(at)
+    markdown = [m.value for m in at.markdown]
+    assert sum(":material/error:" in m for m in markdown) == 4
 
     # the exact request body
     body = next(c.value for c in at.code if c.language == "json" and "operations" in c.value)
@@ -125,7 +151,7 @@ def test_validate_and_preview(app) -> None:
         ["declare_table"],
     ]
     assert sent["operations"][2]["delete_table_versions"]["ranges"] == [
-        {"start_version": 2, "end_version": -1}
+        {"start_version": 2, "end_version": 4}
     ]
     assert sent["operations"][1]["create_table_version"] == {
         "id": ["sales", "orders"],
@@ -133,125 +159,199 @@ def test_validate_and_preview(app) -> None:
         "manifest_path": "/x/m.manifest",
     }
 
-    # committing an invalid batch is refused before any call
-    button(at, "Commit atomically").click().run()
-    assert "Not committed" in " ".join(e.value for e in at.error)
-    assert len(ops(at)) == 4
 
-    # a good batch validates
-    button(at, "Clear the batch").click().run()
-    at = add(at, "declare_table", "sales$fresh")
+def test_one_problem_is_singular(app) -> None:
+    at = add(app, "declare_table", "sales$orders")  # exists
     button(at, "Validate").click().run()
-    assert "Valid against the current namespace." in " ".join(s.value for s in at.success)
+    (errors,) = alerts(at, "error")
+    first = errors.split("\n")[0]
+    assert first.startswith("1 problem ") and "1 problems" not in first
+    assert "1 problem block " not in first  # "1 problem blocks the commit"
+
+
+def test_commit_with_problems_shows_one_error_box(app, ui_env: Path) -> None:
+    at = add(app, "declare_table", "sales$orders")  # exists
+    at = add(at, "delete_table_versions", "sales$orders", ranges="3")  # the latest
+    button(at, "Commit atomically").click().run()
+    assert_no_exception(at)
+    assert len(at.error) == 1, alerts(at, "error")
+    (errors,) = alerts(at, "error")
+    assert "operation 1: " in errors and "operation 2: " in errors
+    assert len(ops(at)) == 2  # nothing committed, the batch stays
+    assert latest_version(backend.connect(str(ui_env)), ["sales", "orders"]) == 3
+    assert state.Txn.LAST_COMMIT not in at.session_state
+
+
+def test_good_batch_validates(app) -> None:
+    at = add(app, "declare_table", "sales$fresh")
+    button(at, "Validate").click().run()
+    assert alerts(at, "success") == ["Valid against the current namespace."]
+
+
+def test_clear_the_batch_asks_for_confirmation(app) -> None:
+    at = add(app, "declare_table", "sales$one")
+    at = add(at, "declare_table", "sales$two")
+    at.button(key="txn.clear.ask").click().run()
+    assert len(ops(at)) == 2  # asked, not cleared
+    assert "Remove every operation, and the manifests staged for them?" in texts(at)
+    at.button(key="txn.clear.no").click().run()
+    assert len(ops(at)) == 2
+    assert "txn.clear.yes" not in [b.key for b in at.button]
+    clear_batch(at)
+    assert ops(at) == []
+    assert "No operations yet" in texts(at)
+    assert "txn.clear.yes" not in [b.key for b in at.button]
+
+
+def test_clearing_removes_the_staged_manifests(app, ui_env: Path) -> None:
+    at = stage(app)
+    (op,) = ops(at)
+    body = bb.body_of(op)
+    assert bb.kind_of(op) == "create_table_version" and body["id"] == ["sales", "orders"]
+    assert body["version"] == 4
+    (made,) = staged(at)
+    manifest = Path(made["manifest_path"])
+    extra = [Path(t) for t in made["transaction_files"]]
+    assert manifest.is_file() and manifest.parent.name == "_staging"
+    assert body["manifest_path"] == str(manifest) and all(t.is_file() for t in extra)
+    at.button(key="txn.clear.ask").click().run()
+    assert manifest.is_file()  # not before the confirmation
+    at.button(key="txn.clear.yes").click().run()
+    assert_no_exception(at)
+    assert ops(at) == [] and staged(at) == []
+    assert not manifest.exists() and not any(t.exists() for t in extra)
+    assert latest_version(backend.connect(str(ui_env)), ["sales", "orders"]) == 3
+
+
+def test_removing_an_operation_removes_its_staged_manifest(app) -> None:
+    at = stage(app)
+    at = add(at, "declare_table", "sales$fresh")
+    manifest = Path(staged(at)[0]["manifest_path"])
+    at.button(key="txn.ops.1.remove").click().run()  # the declare: the manifest stays
+    assert manifest.is_file() and len(staged(at)) == 1
+    at.button(key="txn.ops.0.remove").click().run()
+    assert not manifest.exists() and staged(at) == []
+
+
+def test_unused_staged_and_discard(ui_env: Path, make_app) -> None:
+    """The pieces the page uses, on a manifest really staged on the local backend."""
+    ns = backend.connect(str(ui_env))
+    one = bb.stage_next_version(ns, ["sales", "orders"])
+    two = bb.stage_next_version(ns, ["hr", "staff"])
+    at = make_app("transactions", query_params=QP)
+    kept_op = bb.create_version_op(one.table_id, one.version, one.manifest_path)
+    at.session_state[state.Txn.STAGED] = [one.__dict__, two.__dict__]
+    at.session_state[state.Txn.OPERATIONS] = [kept_op]
+    at.run()
+    assert_no_exception(at)
+    clear_batch(at)
+    assert not Path(one.manifest_path).exists() and not Path(two.manifest_path).exists()
+    # discard_staged removes only files stage_next_version made
+    outside = ui_env / "not-staged.manifest"
+    outside.write_bytes(b"x")
+    assert bb.discard_staged([{"manifest_path": str(outside)}]) == 0 and outside.exists()
+    assert bb.discard_staged([one]) == 0  # already gone
 
 
 def test_stage_and_commit(app, ui_env: Path) -> None:
     ns = backend.connect(str(ui_env))
-    button(app, "Stage next version from current").click().run()
-    assert_no_exception(app)
-    (op,) = ops(app)
-    assert op["kind"] == "create_table_version" and op["id"] == ["sales", "orders"]
-    assert op["version"] == 4 and Path(op["manifest_path"]).is_file()
-    at = add(app, "declare_table", "sales$fresh")
+    at = stage(app)
+    at = add(at, "declare_table", "sales$fresh")
     button(at, "Validate").click().run()
-    assert "Valid against the current namespace." in " ".join(s.value for s in at.success)
+    assert alerts(at, "success") == ["Valid against the current namespace."]
     button(at, "Commit atomically").click().run()
     assert_no_exception(at)
-    if not backend.capabilities(ns).batch_commit:
-        assert "UNSUPPORTED" in " ".join(e.value for e in at.error)
-        return
-    assert not at.error, [e.value for e in at.error]
-    assert "Committed." in " ".join(s.value for s in at.success)
-    assert ops(at) == []
+    assert not at.error, alerts(at, "error")
+    assert any(s.startswith("Committed.") for s in alerts(at, "success"))
+    assert ops(at) == [] and staged(at) == []
     results = next(d.value for d in at.dataframe if "result" in d.value.columns)
+    assert list(results["#"]) == [1, 2]  # numbered from 1
     assert list(results["result"])[0] == "version 4 created"
     assert list(results["result"])[1].startswith("declared")
-    from backend import txn_builder as tb
-
-    assert tb.latest_version(ns, ["sales", "orders"]) == 4
-    history = at.session_state[state.TXN_HISTORY]
+    assert latest_version(ns, ["sales", "orders"]) == 4
+    history = at.session_state[state.Txn.HISTORY]
     assert history[0]["source"] == "batch commit"
 
 
 def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     ns = backend.connect(str(ui_env))
-    resp = ix.create_index(ns, ix.build_index_request(["sales", "orders"], "id", "BTREE", name="b"))
+    resp = ixs.create_index(
+        ns, rules.build_index_request(["sales", "orders"], "id", "BTREE", name="b")
+    )
     txn_text = f"sales$orders${resp.transaction_id}"
 
     at = app
-    at.text_input(key=state.TXN_ID_INPUT).set_value("sales$$x")
+    at.text_input(key=state.Txn.ID_INPUT).set_value("sales$$x")
     button(at, "Describe").click().run()
-    assert "empty part" in " ".join(e.value for e in at.error)
+    assert any("empty" in e for e in alerts(at, "error"))
 
-    at.text_input(key=state.TXN_ID_INPUT).set_value("sales$orders$no-such-txn")
+    at.text_input(key=state.Txn.ID_INPUT).set_value("sales$orders$no-such-txn")
     button(at, "Describe").click().run()
     assert_no_exception(at)
-    assert "DescribeTransaction failed" in " ".join(e.value for e in at.error)
+    assert any(e.startswith("DescribeTransaction failed.") for e in alerts(at, "error"))
 
-    at.text_input(key=state.TXN_ID_INPUT).set_value(txn_text)
+    at.text_input(key=state.Txn.ID_INPUT).set_value(txn_text)
     button(at, "Describe").click().run()
     assert_no_exception(at)
-    page = texts(at)
-    assert f"Transaction `{txn_text}` - status **SUCCEEDED**" in page
+    assert f"Transaction {txn_text}: status **SUCCEEDED**" in texts(at)
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["operation"] == "CreateIndex"
 
-    # two actions in one request
+    # two actions in one request, numbered from 1
     at.segmented_control(key="txn.alter.kind").set_value("set_property").run()
     prefix = f"txn.alter.set_property.{fv(at)}.0"
     at.text_input(key=f"{prefix}.key").set_value("reviewed")
     at.text_input(key=f"{prefix}.value").set_value("yes")
     button(at, "Add action").click().run()
+    assert "Apply 1 action in one request" in [b.label for b in at.button]
     at.segmented_control(key="txn.alter.kind").set_value("unset_property").run()
     prefix = f"txn.alter.unset_property.{fv(at)}.1"
     at.text_input(key=f"{prefix}.key").set_value("nothing")
     button(at, "Add action").click().run()
     assert_no_exception(at)
-    assert "set reviewed = 'yes' (if exists: Overwrite)" in texts(at)
-    assert "unset nothing (if missing: Skip)" in texts(at)
-    button(at, "Apply 2 action(s) in one request").click().run()
+    listed = [m for m in texts(at).split("\n") if m.startswith(("1. ", "2. "))]
+    assert len(listed) == 2 and "reviewed" in listed[0] and "nothing" in listed[1]
+    button(at, "Apply 2 actions in one request").click().run()
     assert_no_exception(at)
-    assert not at.error, [e.value for e in at.error]
+    assert not at.error, alerts(at, "error")
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["reviewed"] == "yes"
-    from backend import txn_builder as tb
-
-    assert tb.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
+    assert bb.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
 
     # the session's history: quick describe fills the id field again
-    history = at.session_state[state.TXN_HISTORY]
+    history = at.session_state[state.Txn.HISTORY]
     assert history[0]["id"] == txn_text.split("$")
-    at.text_input(key=state.TXN_ID_INPUT).set_value("")
+    at.text_input(key=state.Txn.ID_INPUT).set_value("")
     at.button(key="txn.history.0.describe").click().run()
     assert_no_exception(at)
-    assert at.text_input(key=state.TXN_ID_INPUT).value == txn_text
+    assert at.text_input(key=state.Txn.ID_INPUT).value == txn_text
 
 
 def test_read_only_disables_writes(make_app) -> None:
-    at = make_app("transactions", query_params=QP)
-    at.session_state[state.READ_ONLY] = True
-    at.run()
+    at = make_app("transactions", query_params={**QP, "ro": "true"})
     at = add(at, "declare_table", "sales$fresh")  # building is not writing
     assert len(ops(at)) == 1
     assert button(at, "Commit atomically").disabled
     assert button(at, "Stage next version from current").disabled
 
 
-def test_server_source_locations_are_trimmed() -> None:
-    from components.transactions import trim_source_locations
-
-    rust = "/home/ci/lance/rust/lance-namespace-impls/src/dir/namespace.rs:385:13"
-    assert (
-        trim_source_locations(f"Not supported: batch_commit_tables not implemented, {rust}")
-        == "Not supported: batch_commit_tables not implemented"
-    )
-    text = f"**Batch commit failed** - `UNSUPPORTED`: no, {rust}  \nHTTP status: 406"
-    assert (
-        trim_source_locations(text)
-        == "**Batch commit failed** - `UNSUPPORTED`: no  \nHTTP status: 406"
-    )
-    for kept in ("version 1.2.3 is fine", "see file x.rs", "a, b: 3:4"):
-        assert trim_source_locations(kept) == kept
+def test_rest_server_without_batch_commit_says_so_before_validate(ui_env, rest_server) -> None:
+    backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["remote"]))
+    at = new_app()
+    at.run()
+    at.button(key="conn.open").click().run()
+    at.text_input(key="conn.form0.target").input(rest_server.url)
+    at.text_input(key="conn.form0.name").input("srv")
+    at.button(key="conn.form0.submit").click().run()
+    at.switch_page("views/transactions.py")
+    at.run()
+    assert_no_exception(at)
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("This REST server does not implement BatchCommitTables")
+    assert "Stage next version from current" not in [b.label for b in at.button]  # local only
+    at = add(at, "declare_table", "remote$t")
+    assert button(at, "Commit atomically").disabled
+    assert "Validate" in [b.label for b in at.button]
 
 
 def test_icon_only_buttons_have_names(app) -> None:
@@ -261,3 +361,4 @@ def test_icon_only_buttons_have_names(app) -> None:
     assert at.button(key="txn.ops.0.down").label == "Move operation 1 down"
     assert at.button(key="txn.ops.1.remove").label == "Remove operation 2"
     assert at.button(key="txn.ops.1.up").proto.help == "Move up"
+    assert all(k in txc.ICON_ONLY_CSS for k in ("txn-ops-", "txn-history-"))
