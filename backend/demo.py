@@ -8,6 +8,7 @@ is downloaded. Layout (ids joined with ``$``)::
     stdlib$symbols                 functions, classes, methods  11 versions, 5 indexes
     stdlib$text                    namespace: text-processing modules
     stdlib$text$functions          their functions and methods   4 versions, IVF_HNSW_SQ + FTS
+    stdlib$passages                ~25,000 docstring passages    IVF_PQ (64 partitions) + FTS
     sandbox                        namespace
     sandbox$embeddings_v2          declared only (no data yet)
 
@@ -15,6 +16,11 @@ is downloaded. Layout (ids joined with ``$``)::
 batch, an added column, a config change, index builds) and rows appended after its indexes
 were built, so index coverage lags. Vectors are 64-dimensional feature hashes of the docstring
 tokens (L2-normalised), so similar docstrings really are close.
+
+``stdlib$passages`` is the table for search and tuning: sliding windows of
+:data:`PASSAGE_WORDS` words (stride :data:`PASSAGE_STRIDE`) over every docstring, enough rows
+for an IVF index whose recall visibly depends on ``nprobes``. Its ``embedding.function``
+property names the feature hashing, so the console can embed a typed text query the same way.
 
 ``create_demo_namespace(root)`` is idempotent: ``<root>/_console/demo.json`` is written last and
 a complete demo is returned as is. A crashed build (``demo.building`` marker) is rebuilt.
@@ -52,8 +58,12 @@ from lance_namespace import (
 from .local import LocalNamespace, normalise_target
 from .locations import to_local_path
 
-DEMO_VERSION = 1
+DEMO_VERSION = 2
 VECTOR_DIM = 64
+EMBEDDING_FUNCTION = "lance-console/feature-hash-64"
+PASSAGE_WORDS = 10
+PASSAGE_STRIDE = 1
+PASSAGE_PARTITIONS = 64
 MARKER = "_console/demo.json"
 BUILDING_MARKER = "_console/demo.building"
 MAX_METHODS_PER_CLASS = 12
@@ -124,6 +134,7 @@ SECOND_BATCH = frozenset({"threading", "time", "types", "unicodedata", "urllib.p
 SYMBOLS_ID = ["stdlib", "symbols"]
 MODULES_ID = ["stdlib", "modules"]
 TEXT_ID = ["stdlib", "text", "functions"]
+PASSAGES_ID = ["stdlib", "passages"]
 DECLARED_ID = ["sandbox", "embeddings_v2"]
 
 
@@ -315,6 +326,48 @@ def modules_table(rows: list[dict[str, Any]], modules: Iterable[str] = DEMO_MODU
     )
 
 
+def passages(rows: list[dict[str, Any]], modules: Iterable[str] = DEMO_MODULES) -> list[dict]:
+    """Windows of :data:`PASSAGE_WORDS` words every :data:`PASSAGE_STRIDE` words over each
+    module's and symbol's docstring, each text once, in a stable order."""
+    sources: list[tuple[str, str, str]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in modules:
+            try:
+                doc = inspect.getdoc(importlib.import_module(name)) or ""
+            except ImportError:
+                continue
+            sources.append((name, name, doc))
+    sources += [(r["module"], f"{r['module']}.{r['qualname']}", r["doc"]) for r in rows]
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for module, qualname, doc in sources:
+        words = doc.split()
+        last = max(0, len(words) - PASSAGE_WORDS)
+        for start in range(0, last + 1, PASSAGE_STRIDE):
+            text = " ".join(words[start : start + PASSAGE_WORDS])
+            if text and text not in seen:
+                seen.add(text)
+                out.append({"module": module, "source": qualname, "word": start, "passage": text})
+    return out
+
+
+def passages_table(items: list[dict[str, Any]]) -> pa.Table:
+    vectors = embed(item["passage"] for item in items)
+    return pa.table(
+        {
+            "id": pa.array(range(len(items)), pa.int64()),
+            "module": pa.array([i["module"] for i in items], pa.string()),
+            "source": pa.array([i["source"] for i in items], pa.string()),
+            "word": pa.array([i["word"] for i in items], pa.int32()),
+            "passage": pa.array([i["passage"] for i in items], pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.reshape(-1), pa.float32()), VECTOR_DIM
+            ),
+        }
+    )
+
+
 # -- build -----------------------------------------------------------------------------------
 def _say(progress: Callable[[str], None] | None, message: str) -> None:
     if progress is not None:
@@ -449,6 +502,8 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
                 "owner": "demo",
                 "description": "Public functions, classes and methods with their docstrings",
                 "embedding": f"feature hashing of docstring tokens, {VECTOR_DIM} dims, L2-normalised",
+                "embedding.function": EMBEDDING_FUNCTION,
+                "embedding.source": "qualname and doc",
             },
         ),
         first,
@@ -543,6 +598,47 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
     )
     ns.open_dataset(TEXT_ID).insert(symbols_table(text_rows[half:], first_id=half))
 
+    # stdlib$passages: the table to tune on
+    items = passages(rows)
+    _say(progress, f"writing stdlib$passages ({len(items):,} rows) and its indexes")
+    ns.create_table(
+        CreateTableRequest(
+            id=PASSAGES_ID,
+            properties={
+                "owner": "demo",
+                "description": (
+                    f"{PASSAGE_WORDS}-word windows over every docstring, for search and tuning"
+                ),
+                "embedding.function": EMBEDDING_FUNCTION,
+                "embedding.column": "vector",
+                "embedding.source": "passage",
+            },
+        ),
+        passages_table(items),
+    )
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=PASSAGES_ID,
+            column="vector",
+            index_type="IVF_PQ",
+            name="vector_ivf_pq",
+            distance_type="cosine",
+            num_partitions=PASSAGE_PARTITIONS,
+            num_sub_vectors=16,
+        )
+    )
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=PASSAGES_ID,
+            column="passage",
+            index_type="FTS",
+            name="passage_fts",
+            with_position=True,
+            stem=True,
+            remove_stop_words=True,
+        )
+    )
+
     # sandbox$embeddings_v2: declared only
     _say(progress, "declaring sandbox$embeddings_v2 (no data)")
     ns.declare_table(
@@ -556,7 +652,7 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
         )
     )
 
-    tables = [MODULES_ID, SYMBOLS_ID, TEXT_ID]
+    tables = [MODULES_ID, PASSAGES_ID, SYMBOLS_ID, TEXT_ID]
     rows_by_table, versions, indexes = {}, {}, {}
     for table_id in tables:
         ds = ns.open_dataset(table_id)

@@ -631,6 +631,21 @@ def index_request_hints(request: CreateTableIndexRequest, num_rows: int | None) 
     return hints
 
 
+def requested_build_fields(
+    request: CreateTableIndexRequest, chosen: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """The vector build parameters a request asked for (distance normalised), plus those the
+    backend ``chosen`` for it: what "requested against applied" compares with lance's record."""
+    fields = {
+        p: getattr(request, p)
+        for p in (*VECTOR_BUILD_PARAMS, "distance_type")
+        if getattr(request, p, None) is not None
+    }
+    if fields.get("distance_type"):
+        fields["distance_type"] = normalize_distance(fields["distance_type"])
+    return {**fields, **dict(chosen or {})}
+
+
 def default_index_name(column: str, index_type: str | None = None) -> str:
     """``<column>_idx`` (pylance's default)."""
     return f"{column}_idx"

@@ -4,7 +4,7 @@ until a request passes them.
 :func:`check_request` applies, per operation, the rule modules: ids and names
 (``backend.ids``; names the operation creates follow the creation rule), properties and
 metadata caps (``backend.properties``), version ranges (``backend.version_ranges``), index
-requests (``backend.index_rules``), plus plain range checks of numbers (versions, limits).
+requests (``backend.index_rules``), queries (``backend.query_rules``), plus plain range checks of numbers (versions, limits).
 The local backend calls it on entry; the REST client calls it before it sends. What needs
 the namespace's state (does the namespace exist, is this the latest version) is each
 backend's business on top.
@@ -17,7 +17,7 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError
 
-from . import alter_actions, ids, index_rules, properties, version_ranges
+from . import alter_actions, ids, index_rules, properties, query_rules, version_ranges
 
 # Operations addressing a namespace (the root included, as ``[]``).
 NAMESPACE_OPS = frozenset(
@@ -111,13 +111,9 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
     limit = getattr(request, "limit", None)
     if limit is not None and (not _is_int(limit) or not 0 <= limit <= MAX_LIMIT):
         return f"limit must be between 0 and {MAX_LIMIT:,}, got {limit!r}"
-    for field in ("location", "manifest_path", "filter", "predicate", "where"):
-        value = getattr(request, field, None)
-        if isinstance(value, str):
-            if len(value) > MAX_TEXT_FIELD:
-                return f"{field} is longer than {MAX_TEXT_FIELD:,} characters"
-            if any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in value):
-                return f"{field} contains a control character"
+    problem = _text_problem(request)
+    if problem:
+        return problem
     if op == "batch_delete_table_versions":
         found = version_ranges.range_problems(request.ranges or [], latest=None)
         if found:
@@ -131,10 +127,32 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
             and index_rules.index_category(request.index_type) == "vector"
         ):
             return f"{request.index_type} is a vector index; use create_table_index"
+    if op in ("query_table", "analyze_table_query_plan"):
+        found = query_rules.query_problems(request)
+        if found:
+            return found[0]
+    if op == "explain_table_query_plan" and request.query is not None:
+        nested = _text_problem(request.query)
+        if nested:
+            return nested
+        found = query_rules.query_problems(request.query)
+        if found:
+            return found[0]
     if op == "alter_transaction":
         found = alter_actions.action_problems(request.actions or [])
         if found:
             return found[0]
+    return None
+
+
+def _text_problem(request: Any) -> str | None:
+    for field in ("location", "manifest_path", "filter", "predicate", "where"):
+        value = getattr(request, field, None)
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT_FIELD:
+                return f"{field} is longer than {MAX_TEXT_FIELD:,} characters"
+            if any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in value):
+                return f"{field} contains a control character"
     return None
 
 

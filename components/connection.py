@@ -137,7 +137,11 @@ def require_namespace() -> backend.LanceNamespace:
         feedback.show_error(err, action="Opening the namespace")
         missing = backend.missing_local_directory(current_spec().target)
         if missing is not None:
-            if st.button(f"Create {missing}", key="conn.create_here", icon=":material/add:"):
+            if st.button(
+                f"Create {feedback.as_text(str(missing))}",
+                key="conn.create_here",
+                icon=":material/add:",
+            ):
                 _create_directory(missing)
                 st.rerun()
             st.caption("Or pick another connection in the sidebar.")
@@ -348,7 +352,8 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
 def _render_status(spec: ConnectionSpec) -> None:
     kind = ":blue-badge[REST]" if spec.kind == "rest" else ":green-badge[local]"
     ro = ":orange-badge[:material/lock: read-only]" if is_read_only() else ":gray-badge[writable]"
-    st.markdown(f"{kind} {ro}")
+    source = f":gray-badge[{feedback.as_text(spec.source)}]"
+    st.markdown(f"{kind} {ro} {source}")
     st.code(display_target(spec.target), language=None, wrap_lines=True)
     secrets, problems = _resolved_secrets(spec)
     facts = []
@@ -377,7 +382,11 @@ def _render_create_offer() -> None:
     if not offer:
         return
     name, path = offer
-    if st.button(f"Create {path}", key="conn.create", icon=":material/create_new_folder:"):
+    if st.button(
+        f"Create {feedback.as_text(str(path))}",
+        key="conn.create",
+        icon=":material/create_new_folder:",
+    ):
         if _create_directory(Path(path)):
             state.drop(state.Conn.CREATE_OFFER)
             spec = options().get(name)
@@ -393,6 +402,7 @@ def _create_directory(path: Path) -> bool:
         return False
     state.notice("success", f"Created {path}: an empty namespace.")
     _probe.clear()
+    _connect.clear()  # a client of a deleted directory still answers from its old catalog
     return True
 
 
@@ -401,6 +411,7 @@ def _refresh() -> None:
 
     invalidate()
     _probe.clear()
+    _connect.clear()
 
 
 @st.dialog("Connect to…", width="medium", on_dismiss=lambda: state.open_dialog(None))
@@ -478,7 +489,7 @@ def render_connection_sidebar() -> None:
             key=state.QP_CONN,
             bind="query-params",
             on_change=_on_pick,
-            format_func=lambda n: f"{n} ({opts[n].kind}, {opts[n].source})",
+            help="Bound to the URL (?conn=name): a reload or a shared link keeps it.",
         )
         st.toggle(
             "Read-only",

@@ -128,7 +128,7 @@ def render_breadcrumbs(path: Sequence[str], *, key_prefix: str) -> list[str] | N
     with st.container(horizontal=True, gap=None, vertical_alignment="center"):
         for i, (label, target) in enumerate(crumbs):
             if st.button(
-                label,
+                feedback.as_text(label),
                 key=f"{key_prefix}.crumb.{i}",
                 type="tertiary",
                 icon=":material/home:" if i == 0 else ":material/chevron_right:",
@@ -204,7 +204,10 @@ def render_namespace_list(
     page = paginate(children, 1, NAMESPACE_BUTTONS_MAX)
     for name in page.items:
         if st.button(
-            name, key=f"{key_prefix}.open.{name}", icon=":material/folder:", type="tertiary"
+            feedback.as_text(name),
+            key=f"{key_prefix}.open.{name}",
+            icon=":material/folder:",
+            type="tertiary",
         ):
             return [*path, name]
     return None
@@ -213,7 +216,7 @@ def render_namespace_list(
 def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
     """Header, metrics, location and tabs (schema, properties, storage options, metadata)."""
     badge = ":orange-badge[declared only]" if detail.declared_only else ":green-badge[materialised]"
-    st.subheader(detail.name, anchor=False)
+    st.subheader(feedback.as_text(detail.name), anchor=False)
     st.markdown(f"{badge} in {feedback.as_text(display_path(detail.namespace))}")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Version", "—" if detail.version is None else detail.version)
@@ -466,7 +469,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     """The tables of ``path`` with a search (picking one navigates) and "Declare a table"."""
     from backend.paging import filter_names
 
-    st.subheader(f"Tables in {display_path(path)}", anchor=False)
+    st.subheader(f"Tables in {feedback.as_text(display_path(path))}", anchor=False)
     search = st.text_input(
         "Search tables",
         key=state.Tables.SEARCH,
@@ -477,7 +480,8 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     shown = filter_names(names, search)
     if search:
         st.caption(
-            f"{len(shown)} of {plural(len(names), 'table')} match {feedback.as_text(search)}."
+            f"{len(shown)} of {plural(len(names), 'table')} "
+            f"{'matches' if len(shown) == 1 else 'match'} {feedback.as_text(search)}."
         )
     elif not names:
         st.caption("No tables here.")

@@ -291,7 +291,8 @@ def render_problems(problems: Sequence[bb.Problem]) -> None:
     errors = [p for p in problems if p.severity == "error"]
     warnings = [p for p in problems if p.severity != "error"]
     if errors:
-        feedback.show_problems(f"{plural(len(errors), 'problem')} block the commit:", errors)
+        verb = "blocks" if len(errors) == 1 else "block"
+        feedback.show_problems(f"{plural(len(errors), 'problem')} {verb} the commit:", errors)
     if warnings:
         feedback.show_problems(f"{plural(len(warnings), 'warning')}:", warnings, kind="warning")
 

@@ -13,8 +13,12 @@ chosen come back in the response's ``context`` (``chosen.<param>``) and as a pro
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import lance
@@ -65,6 +69,49 @@ def _warn_if_partitions_reduced(ds: lance.LanceDataset, name: str, requested: in
             UserWarning,
             stacklevel=5,
         )
+
+
+# -- what was asked for each index (the Search & tune page compares it with what lance used) ---------
+REQUESTS_FILE = "_console/index_requests.json"
+_MEMORY_REQUESTS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+_REQUESTS_LOCK = threading.Lock()
+
+
+def _requests_path(root: Path) -> Path:
+    return root / REQUESTS_FILE
+
+
+def record_request(
+    root: Path | None, root_uri: str, table: str, name: str, params: dict[str, Any]
+) -> None:
+    """Remember the build parameters asked for (and chosen) for index ``name`` of ``table``."""
+    with _REQUESTS_LOCK:
+        if root is None:
+            _MEMORY_REQUESTS.setdefault(root_uri, {}).setdefault(table, {})[name] = params
+            return
+        path = _requests_path(root)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        data.setdefault(table, {})[name] = params
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def recorded_requests(root: Path | None, root_uri: str, table: str) -> dict[str, dict[str, Any]]:
+    """Index name -> the build parameters the console asked for, for ``table``."""
+    with _REQUESTS_LOCK:
+        if root is None:
+            return dict(_MEMORY_REQUESTS.get(root_uri, {}).get(table, {}))
+        try:
+            data = json.loads(_requests_path(root).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+    found = data.get(table) if isinstance(data, dict) else None
+    return dict(found) if isinstance(found, dict) else {}
 
 
 def build_index(

@@ -80,13 +80,14 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from pydantic import BaseModel
 
 from .. import connect_options, ids, request_rules, version_ranges
+from .. import index_rules as rules
 from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make, namespace_boundary, to_namespace_error
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from ..locations import location_problem, path_uri, to_local_path
 from ..paging import list_all
-from . import batch, indexes, transactions, txn_store
+from . import batch, indexes, query_plans, transactions, txn_store
 from .batch.catalog import read_catalog, read_staged_manifest
 from .target import memory_session, normalise_target
 
@@ -322,12 +323,23 @@ class LocalNamespace(LanceNamespace):
     count_table_rows = _delegate("count_table_rows", ln.CountTableRowsRequest)
     get_table_stats = _delegate("get_table_stats", ln.GetTableStatsRequest)
     query_table = _delegate("query_table", ln.QueryTableRequest)
-    explain_table_query_plan = _delegate(
-        "explain_table_query_plan", ln.ExplainTableQueryPlanRequest
-    )
-    analyze_table_query_plan = _delegate(
-        "analyze_table_query_plan", ln.AnalyzeTableQueryPlanRequest
-    )
+
+    def explain_table_query_plan(self, request: Any) -> str:
+        """The plan of the request's query, full-text queries included (``query_plans``)."""
+        req = self._checked("explain_table_query_plan", ln.ExplainTableQueryPlanRequest, request)
+        query = req.query
+        if query is None or not query_plans.plannable(query):
+            return self._inner.explain_table_query_plan(req)
+        ds = self.open_dataset(req.id or query.id or [])
+        return query_plans.plan(ds, query, analyze=False, verbose=bool(req.verbose))
+
+    def analyze_table_query_plan(self, request: Any) -> str:
+        """The executed plan with each node's metrics, full-text queries included."""
+        req = self._checked("analyze_table_query_plan", ln.AnalyzeTableQueryPlanRequest, request)
+        query = ln.QueryTableRequest.model_validate(req.model_dump(exclude={"identity", "context"}))
+        if not query_plans.plannable(query):
+            return self._inner.analyze_table_query_plan(req)
+        return query_plans.plan(self.open_dataset(req.id or []), query, analyze=True, verbose=True)
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
     rename_table = _delegate("rename_table", ln.RenameTableRequest, write=True)
     restore_table = _delegate("restore_table", ln.RestoreTableRequest, write=True)
@@ -625,13 +637,51 @@ class LocalNamespace(LanceNamespace):
     ) -> CreateTableIndexResponse:
         with self._guard(req.id):
             ds = self.open_dataset(req.id)
-            return indexes.build_index(
+            response = indexes.build_index(
                 ds,
                 req,
                 table=self.format_id(req.id),
                 storage_options=self.storage_options,
                 progress=progress,
             )
+        if rules.index_category(req.index_type or "") == "vector":
+            chosen = {
+                k[len(rules.CHOSEN_PREFIX) :]: int(v)
+                for k, v in (response.context or {}).items()
+                if k.startswith(rules.CHOSEN_PREFIX)
+            }
+            name = req.name or rules.default_index_name(req.column or "")
+            indexes.record_request(
+                self.local_path, self.root, self.format_id(req.id), name,
+                rules.requested_build_fields(req, chosen),
+            )  # fmt: skip
+        return response
+
+    def index_requests(self, table_id: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Index name -> the build parameters the console asked for (vector indexes)."""
+        return indexes.recorded_requests(self.local_path, self.root, self.format_id(table_id))
+
+    # -- maintenance (no spec operation: the local backend's own) -----------------------------
+    def optimize_indexes(self, table_id: Sequence[str]) -> dict[str, Any]:
+        """Add the rows the indexes do not cover yet to them (``optimize_indices``)."""
+        with self._guard(list(table_id)):
+            ds = self.open_dataset(table_id)
+            before = ds.version
+            ds.optimize.optimize_indices()
+            after = self.open_dataset(table_id).version
+        return {"version_before": before, "version_after": after}
+
+    def compact_files(self, table_id: Sequence[str]) -> dict[str, Any]:
+        """Merge small data files (``compact_files``); indexes are remapped by lance."""
+        with self._guard(list(table_id)):
+            ds = self.open_dataset(table_id)
+            metrics = ds.optimize.compact_files()
+        return {
+            "fragments_removed": int(getattr(metrics, "fragments_removed", 0)),
+            "fragments_added": int(getattr(metrics, "fragments_added", 0)),
+            "files_removed": int(getattr(metrics, "files_removed", 0)),
+            "files_added": int(getattr(metrics, "files_added", 0)),
+        }
 
     # -- transactions ------------------------------------------------------------------------
     def describe_transaction(

@@ -29,7 +29,7 @@ import posixpath
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -46,6 +46,7 @@ from lance_namespace.errors import (
 from pydantic import BaseModel
 
 from .. import batch_rules, connect_options, ids, request_rules, version_ranges
+from .. import index_rules
 from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
@@ -203,6 +204,9 @@ class RestNamespaceClient(LanceNamespace):
         self._urls: dict[str, httpx.URL] = {}
         self._probed: dict[str, bool | None] = {}
         self._probe_lock = threading.Lock()
+        # What this client asked for when building vector indexes (table -> index -> fields):
+        # the spec's index details say what the server applied, not what it was asked.
+        self._index_requests: dict[str, dict[str, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -773,7 +777,18 @@ class RestNamespaceClient(LanceNamespace):
     def create_table_index(
         self, request: ln.CreateTableIndexRequest
     ) -> ln.CreateTableIndexResponse:
-        return self.call("create_table_index", request)
+        response = self.call("create_table_index", request)
+        if index_rules.index_category(request.index_type or "") == "vector":
+            name = request.name or index_rules.default_index_name(request.column or "")
+            table = self._delimiter.join(request.id or [])
+            self._index_requests.setdefault(table, {})[name] = (
+                index_rules.requested_build_fields(request)
+            )
+        return response
+
+    def index_requests(self, table_id: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Index name -> the vector build parameters this client sent (this session only)."""
+        return dict(self._index_requests.get(self._delimiter.join(table_id), {}))
 
     def create_table_scalar_index(
         self, request: ln.CreateTableIndexRequest

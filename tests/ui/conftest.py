@@ -202,7 +202,7 @@ def widget(elements: Any, prefix: str, suffix: str = "") -> Any:
 
 def button(at: Any, label: str) -> Any:
     """The one button labelled ``label``."""
-    found = [b for b in at.button if b.label == label]
+    found = [b for b in at.button if plain(b.label) == label]
     assert len(found) == 1, [b.label for b in at.button]
     return found[0]
 

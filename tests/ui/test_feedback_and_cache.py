@@ -11,7 +11,7 @@ from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 import backend
 from backend import connections as conns
 from backend import ids
-from backend.errors import LanceNamespaceError
+from backend.errors import ErrorCode, LanceNamespaceError, make
 from backend.services import namespaces as nsv
 from components import cache, feedback
 from tests.ui.conftest import alerts, assert_no_exception, plain, texts
@@ -42,6 +42,14 @@ def test_as_text_breaks_icon_shortcodes_and_keeps_lines() -> None:
     assert shown.endswith("  \nsecond line")
     for text in (MARKDOWN_NAME, "**x** `y` <b>z</b> # h", "1. item\n- item", "50% & ~x~ ^y^"):
         assert plain(feedback.as_text(text)) == text
+
+
+def test_error_text_has_no_server_source_paths() -> None:
+    rust = "/home/ci/lance/rust/lance-namespace-impls/src/dir/namespace.rs:385:13"
+    err = make(ErrorCode.UNSUPPORTED, f"batch_commit_tables not implemented, {rust}")
+    text = feedback.error_text(err, action="Batch commit")
+    assert text.startswith("Batch commit failed. UNSUPPORTED: ")
+    assert "batch_commit_tables not implemented" in text and ".rs:" not in text
 
 
 # --- messages on the pages are escaped -------------------------------------------------------

@@ -17,13 +17,19 @@ from backend.services import index_overview as ixs
 from backend.services.versions import latest_version
 from components import state
 from components import transactions as txc
-from tests.ui.conftest import alerts, assert_no_exception, button, new_app, texts
+from tests.ui.conftest import (
+    alerts,
+    assert_no_exception,
+    button,
+    new_app,
+    texts,
+)
 
 QP = {"ns": "sales", "table": "orders"}
 
 
 def ops(at) -> list[dict]:
-    return list(at.session_state[state.Txn.OPERATIONS]) if state.Txn.OPERATIONS in at.session_state else []
+    return list(at.session_state.get(state.Txn.OPERATIONS, []))
 
 
 def kinds(at) -> list[str]:
@@ -31,12 +37,11 @@ def kinds(at) -> list[str]:
 
 
 def staged(at) -> list[dict]:
-    return list(at.session_state[state.Txn.STAGED]) if state.Txn.STAGED in at.session_state else []
+    return list(at.session_state.get(state.Txn.STAGED, []))
 
 
 def fv(at) -> int:
-    key = "txn.form_version"
-    return at.session_state[key] if key in at.session_state else 0
+    return at.session_state.get("txn.form_version", 0)
 
 
 def add(at, kind: str, table: str, **fields):
@@ -114,7 +119,9 @@ def test_counts_are_singular_for_one(app) -> None:
 
 def test_bad_input_is_not_added(app) -> None:
     at = add(app, "delete_table_versions", "sales$orders", ranges="1:3")
-    assert any(e.startswith("Not added:") and "not a version or a range" in e for e in alerts(at, "error"))
+    assert any(
+        e.startswith("Not added:") and "not a version or a range" in e for e in alerts(at, "error")
+    )
     at = add(at, "declare_table", "sales$$x")
     assert any("empty" in e for e in alerts(at, "error"))
     at = add(at, "create_table_version", "sales$orders", version=4)  # no manifest path

@@ -52,7 +52,7 @@ def test_timeline_axis_shows_milliseconds_within_a_minute(make_app) -> None:
     at = make_app("versions", query_params=ORDERS)  # three versions written within a second
     spec = timeline_spec(at)
     layers = spec.get("layer") or [spec]
-    x_axes = [l["encoding"]["x"]["axis"] for l in layers if "x" in l.get("encoding", {})]
+    x_axes = [ly["encoding"]["x"]["axis"] for ly in layers if "x" in ly.get("encoding", {})]
     assert x_axes and all(a["format"] == "%H:%M:%S.%L" for a in x_axes)
     from components.versions import time_axis
 

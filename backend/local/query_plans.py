@@ -1,0 +1,96 @@
+"""Explain and analyze a QueryTable request with pylance's scanner.
+
+pylance's ``DirectoryNamespace`` plans a QueryTable request without its full-text query
+(the plan of a full-text search is a plain scan), so the local backend builds the scanner
+itself from the request: the same columns, filter, limit, offset, vector search settings and
+full-text query that QueryTable runs. A full-text query this module cannot map (boolean,
+boost, multi-match) is left to pylance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lance
+from lance_namespace import QueryTableRequest
+
+
+def _full_text(request: QueryTableRequest) -> Any | None:
+    fts = request.full_text_query
+    if fts is None:
+        return None
+    if fts.string_query is not None:
+        query = fts.string_query
+        if query.columns:
+            return {"query": query.query, "columns": list(query.columns)}
+        return query.query
+    structured = fts.structured_query.query if fts.structured_query else None
+    if structured is None:
+        return None
+    from lance.query import MatchQuery, PhraseQuery
+
+    if structured.phrase is not None:
+        phrase = structured.phrase
+        return PhraseQuery(phrase.terms, phrase.column or "", slop=int(phrase.slop or 0))
+    if structured.match is not None:
+        match = structured.match
+        return MatchQuery(match.terms, match.column or "", fuzziness=int(match.fuzziness or 0))
+    return None
+
+
+def plannable(request: QueryTableRequest) -> bool:
+    """True when this module maps every part of the request (else pylance plans it)."""
+    return request.full_text_query is None or _full_text(request) is not None
+
+
+def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
+    """``LanceDataset.scanner`` keyword arguments for a QueryTable request."""
+    kwargs: dict[str, Any] = {}
+    if request.columns is not None and request.columns.column_names is not None:
+        kwargs["columns"] = list(request.columns.column_names)
+    if request.filter:
+        kwargs["filter"] = request.filter
+    if request.prefilter is not None:
+        kwargs["prefilter"] = bool(request.prefilter)
+    if request.with_row_id:
+        kwargs["with_row_id"] = True
+    if request.fast_search is not None:
+        kwargs["fast_search"] = bool(request.fast_search)
+    vector = request.vector
+    values = vector.single_vector if vector is not None else None
+    if values:
+        nearest: dict[str, Any] = {
+            "column": request.vector_column,
+            "q": list(values),
+            "k": int(request.k or 10),
+        }
+        for field in ("nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "ef"):
+            value = getattr(request, field, None)
+            if value is not None:
+                nearest[field] = int(value)
+        if request.distance_type:
+            nearest["metric"] = request.distance_type
+        if request.bypass_vector_index:
+            nearest["use_index"] = False
+        kwargs["nearest"] = nearest
+    else:
+        if request.k is not None:
+            kwargs["limit"] = int(request.k)
+        if request.offset:
+            kwargs["offset"] = int(request.offset)
+    fts = _full_text(request)
+    if fts is not None:
+        kwargs["full_text_query"] = fts
+    return kwargs
+
+
+def plan(ds: lance.LanceDataset, request: QueryTableRequest, *, analyze: bool, verbose: bool) -> str:
+    """The physical plan of ``request`` on ``ds`` (at the request's version); with
+    ``analyze`` the query runs and each node carries its metrics."""
+    if request.version is not None:
+        ds = ds.checkout_version(int(request.version))
+    scanner = ds.scanner(**scanner_arguments(request))
+    return scanner.analyze_plan() if analyze else scanner.explain_plan(verbose=verbose)
+
+
+__all__ = ["plan", "plannable", "scanner_arguments"]

@@ -1,0 +1,120 @@
+"""The rule for QueryTable (and the query inside ExplainTableQueryPlan and
+AnalyzeTableQueryPlan): ranges of k, offset and the vector search settings, a finite query
+vector, known distances, non-empty column lists.
+
+``backend.request_rules`` applies it to every query request on both backends; the search
+page and the tuning helpers build requests that pass it and show its message when a typed
+setting does not.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import index_rules
+
+MAX_K = 10_000
+MAX_OFFSET = 10_000_000
+MAX_NPROBES = 100_000
+MAX_REFINE_FACTOR = 1_000
+MAX_EF = 100_000
+MAX_VECTOR_DIM = 65_536
+MAX_QUERY_TEXT = 10_000
+
+# Integer settings of a vector search and the range each must fall in.
+_RANGES: dict[str, tuple[int, int]] = {
+    "nprobes": (1, MAX_NPROBES),
+    "minimum_nprobes": (1, MAX_NPROBES),
+    "maximum_nprobes": (1, MAX_NPROBES),
+    "refine_factor": (1, MAX_REFINE_FACTOR),
+    "ef": (1, MAX_EF),
+}
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _vector_problems(vector: Any) -> list[str]:
+    if vector is None:
+        return []
+    single = getattr(vector, "single_vector", None)
+    multi = getattr(vector, "multi_vector", None)
+    rows = ([single] if single else []) + list(multi or [])
+    problems = []
+    for row in rows:
+        if len(row) > MAX_VECTOR_DIM:
+            problems.append(f"the query vector has more than {MAX_VECTOR_DIM:,} numbers")
+        elif not all(isinstance(x, (int, float)) and math.isfinite(x) for x in row):
+            problems.append("the query vector must hold finite numbers only")
+    return problems[:1]
+
+
+def _fts_problems(fts: Any) -> list[str]:
+    if fts is None:
+        return []
+    string = getattr(fts, "string_query", None)
+    structured = getattr(fts, "structured_query", None)
+    if string is None and structured is None:
+        return ["the full-text query is empty"]
+    if string is not None:
+        text = string.query or ""
+        if not text.strip():
+            return ["enter the text to search for"]
+        if len(text) > MAX_QUERY_TEXT:
+            return [f"the search text is longer than {MAX_QUERY_TEXT:,} characters"]
+        if string.columns is not None and not [c for c in string.columns if str(c).strip()]:
+            return ["pick the column(s) to search"]
+    return []
+
+
+def query_problems(query: Any) -> list[str]:
+    """What is wrong with a QueryTableRequest (or an Explain/Analyze query); ``[]`` if fine."""
+    problems: list[str] = []
+    k = getattr(query, "k", None)
+    if k is not None and (not _int(k) or not 1 <= k <= MAX_K):
+        problems.append(f"k must be between 1 and {MAX_K:,}, got {k!r}")
+    offset = getattr(query, "offset", None)
+    if offset is not None and (not _int(offset) or not 0 <= offset <= MAX_OFFSET):
+        problems.append(f"offset must be between 0 and {MAX_OFFSET:,}, got {offset!r}")
+    for name, (low, high) in _RANGES.items():
+        value = getattr(query, name, None)
+        if value is not None and (not _int(value) or not low <= value <= high):
+            problems.append(f"{name} must be between {low} and {high:,}, got {value!r}")
+    low_p, high_p = getattr(query, "minimum_nprobes", None), getattr(query, "maximum_nprobes", None)
+    if isinstance(low_p, int) and isinstance(high_p, int) and low_p > high_p:
+        problems.append(
+            f"minimum_nprobes ({low_p}) must not be more than maximum_nprobes ({high_p})"
+        )
+    low_b, high_b = getattr(query, "lower_bound", None), getattr(query, "upper_bound", None)
+    for name, value in (("lower_bound", low_b), ("upper_bound", high_b)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            problems.append(f"{name} must be a finite number")
+    if (
+        isinstance(low_b, (int, float))
+        and isinstance(high_b, (int, float))
+        and math.isfinite(low_b)
+        and math.isfinite(high_b)
+        and low_b > high_b
+    ):
+        problems.append("lower_bound must not be more than upper_bound")
+    distance = getattr(query, "distance_type", None)
+    if distance is not None and index_rules.normalize_distance(distance) is None:
+        problems.append(
+            f"unknown distance {distance!r}; use one of "
+            + ", ".join(sorted(index_rules.DISTANCE_TYPES))
+        )
+    columns = getattr(query, "columns", None)
+    names = getattr(columns, "column_names", None) if columns is not None else None
+    if names is not None and any(not str(n).strip() for n in names):
+        problems.append("a column name is empty")
+    column = getattr(query, "vector_column", None)
+    if column is not None and not str(column).strip():
+        problems.append("the vector column name is empty")
+    problems += _vector_problems(getattr(query, "vector", None))
+    problems += _fts_problems(getattr(query, "full_text_query", None))
+    return problems
+
+
+__all__ = ["MAX_K", "query_problems"]

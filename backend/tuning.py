@@ -1,0 +1,670 @@
+"""Tune vector indexes against measured recall and latency; a notebook API (no streamlit).
+
+* :func:`recall` - recall@k of ANN search against exact search over a seeded sample of the
+  table's own rows (the query row itself excluded on both sides), with latencies;
+* :func:`sweep` - the same for every combination of a grid of query parameters;
+* :func:`pareto_front`, :func:`cheapest` - which settings are worth it, and the cheapest one
+  reaching a target recall;
+* :func:`build_ab` - compare index *build* configurations on a scratch copy of a sample;
+* :func:`requested_vs_applied` - the build parameters asked for against those lance used;
+* :func:`python_snippets` - the backend call and the plain pylance call of a setting.
+
+Everything goes through QueryTable, so it runs the same on the local backend and over REST::
+
+    from backend import tuning
+    r = tuning.recall(ns, ["docs", "notes"], column="vector", k=10, nprobes=8)
+    print(r.mean, r.std, r.ann_p50_ms, r.exact_p50_ms)
+    df = tuning.sweep(ns, ["docs", "notes"], column="vector", grid={"nprobes": [1, 4, 16]})
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from lance_namespace import DescribeTableRequest, LanceNamespace
+from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
+
+from . import capabilities
+from . import index_rules as rules
+from . import query_rules
+from .arrow_types import columns_from_schema
+from .services import search
+
+MAX_SAMPLE = 1000
+MAX_K = query_rules.MAX_K - 1  # the query asks for k + 1 (the row itself)
+MAX_GRID_POINTS = 200
+
+
+@dataclass
+class RecallResult:
+    """recall@k over a sample: the mean, its spread, one value per sampled row, latencies."""
+
+    k: int
+    per_query: list[float]
+    ann_ms: list[float]
+    exact_ms: list[float]
+    query_params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean(self) -> float:
+        return float(statistics.fmean(self.per_query)) if self.per_query else float("nan")
+
+    @property
+    def std(self) -> float:
+        return float(statistics.pstdev(self.per_query)) if len(self.per_query) > 1 else 0.0
+
+    @property
+    def ann_p50_ms(self) -> float:
+        return search.percentile(self.ann_ms, 50)
+
+    @property
+    def ann_p95_ms(self) -> float:
+        return search.percentile(self.ann_ms, 95)
+
+    @property
+    def exact_p50_ms(self) -> float:
+        return search.percentile(self.exact_ms, 50)
+
+    @property
+    def exact_p95_ms(self) -> float:
+        return search.percentile(self.exact_ms, 95)
+
+
+@dataclass
+class _Query:
+    row_id: int
+    vector: list[float]
+
+
+def vector_column(ns: LanceNamespace, table_id: Sequence[str], column: str) -> Any:
+    """The column's ``ColumnInfo``; ``InvalidInputError`` when it is not a vector column."""
+    desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
+    found = {c.name: c for c in columns_from_schema(desc.var_schema)}
+    info = found.get(column)
+    if info is None:
+        raise InvalidInputError(f"the table has no column {column!r}")
+    if info.kind not in ("vector", "binary_vector"):
+        raise InvalidInputError(
+            f"{column!r} is not a vector column ({info.arrow_type_str}): recall is measured on "
+            "fixed-size lists of floats (or uint8)"
+        )
+    return info
+
+
+def _check(k: int, sample: int) -> None:
+    if not 1 <= int(k) <= MAX_K:
+        raise InvalidInputError(f"k must be between 1 and {MAX_K}")
+    if not 1 <= int(sample) <= MAX_SAMPLE:
+        raise InvalidInputError(f"the sample holds 1 to {MAX_SAMPLE} rows")
+
+
+def sample_queries(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    column: str,
+    sample: int,
+    seed: int,
+    *,
+    version: int | None = None,
+    filter: str | None = None,
+) -> list[_Query]:
+    """``sample`` rows chosen with ``seed`` among the table's rows (the same on every
+    backend: positions in the table's scan order), with their row ids and vectors."""
+    total = search.count_rows(ns, table_id, version=version, filter=filter)
+    if total == 0:
+        raise InvalidInputError("the table has no rows to sample")
+    rng = np.random.default_rng(int(seed))
+    positions = sorted(rng.choice(total, size=min(int(sample), total), replace=False).tolist())
+    queries = []
+    for pos in positions:
+        req = search.query_request(
+            table_id, k=1, offset=int(pos) or None, columns=[column], with_row_id=True,
+            version=version, filter=filter,
+        )  # fmt: skip
+        row = search.run_query(ns, req).to_pylist()[0]
+        queries.append(_Query(int(row[search.ROW_ID]), [float(x) for x in row[column]]))
+    return queries
+
+
+def _neighbours(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    query: _Query,
+    column: str,
+    k: int,
+    params: Mapping[str, Any],
+) -> tuple[list[int], float]:
+    """Row ids of the ``k`` nearest neighbours of a sampled row (itself left out), and the
+    query's latency in milliseconds."""
+    req = search.query_request(
+        table_id, vector=query.vector, vector_column=column, k=k + 1, columns=[],
+        with_row_id=True, **params,
+    )  # fmt: skip
+    started = time.perf_counter()
+    table = search.run_query(ns, req)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    ids = [int(i) for i in table.column(search.ROW_ID).to_pylist() if int(i) != query.row_id]
+    return ids[:k], elapsed
+
+
+def _exact(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    queries: Sequence[_Query],
+    column: str,
+    k: int,
+    base: Mapping[str, Any],
+) -> tuple[list[list[int]], list[float]]:
+    truth, times = [], []
+    for q in queries:
+        ids, ms = _neighbours(ns, table_id, q, column, k, {**base, "bypass_vector_index": True})
+        truth.append(ids)
+        times.append(ms)
+    return truth, times
+
+
+def _measure(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    queries: Sequence[_Query],
+    truth: Sequence[Sequence[int]],
+    column: str,
+    k: int,
+    params: Mapping[str, Any],
+) -> tuple[list[float], list[float]]:
+    per_query, times = [], []
+    for q, expected in zip(queries, truth, strict=True):
+        ids, ms = _neighbours(ns, table_id, q, column, k, params)
+        times.append(ms)
+        per_query.append(len(set(ids) & set(expected)) / max(1, len(expected)))
+    return per_query, times
+
+
+_BASE_FIELDS = ("distance_type", "version", "filter", "prefilter")
+
+
+def recall(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    column: str,
+    k: int = 10,
+    sample: int = 100,
+    seed: int = 0,
+    **query_params: Any,
+) -> RecallResult:
+    """recall@k of the ANN search ``query_params`` describe (QueryTable fields: ``nprobes``,
+    ``refine_factor``, ``ef``, ``bypass_vector_index``, ``distance_type``, ``version``,
+    ``filter``...) against exact search, over ``sample`` rows drawn with ``seed``."""
+    _check(k, sample)
+    vector_column(ns, table_id, column)
+    base = {f: query_params[f] for f in _BASE_FIELDS if query_params.get(f) is not None}
+    queries = sample_queries(
+        ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
+    )
+    truth, exact_ms = _exact(ns, table_id, queries, column, k, base)
+    per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, query_params)
+    return RecallResult(k, per_query, ann_ms, exact_ms, dict(query_params))
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of ``grid`` (a ``None`` value: the parameter is not sent)."""
+    if not grid:
+        return [{}]
+    unknown = sorted(set(grid) - set(search.VECTOR_QUERY_PARAMS) - {"distance_type"})
+    if unknown:
+        raise InvalidInputError(
+            f"unknown query parameter(s) {', '.join(unknown)}; a grid takes "
+            + ", ".join(search.VECTOR_QUERY_PARAMS)
+        )
+    keys = list(grid)
+    points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*grid.values())]
+    if len(points) > MAX_GRID_POINTS:
+        raise InvalidInputError(f"the grid has {len(points)} points; at most {MAX_GRID_POINTS}")
+    return points
+
+
+def sweep(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    column: str,
+    k: int = 10,
+    sample: int = 50,
+    seed: int = 0,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **base_params: Any,
+) -> pd.DataFrame:
+    """One row per combination of ``grid``: a column per grid key (``None`` kept as a missing
+    value), ``recall``, ``recall_std``, ``p50_ms`` and ``p95_ms``. The exact neighbours of
+    the sample are computed once; ``progress(done, total)`` follows the points."""
+    _check(k, sample)
+    grid = dict(grid or {})
+    points = grid_points(grid)
+    vector_column(ns, table_id, column)
+    base = {f: base_params[f] for f in _BASE_FIELDS if base_params.get(f) is not None}
+    queries = sample_queries(
+        ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
+    )
+    truth, _ = _exact(ns, table_id, queries, column, k, base)
+    rows = []
+    for i, point in enumerate(points):
+        params = {**base_params, **{p: v for p, v in point.items() if v is not None}}
+        per_query, times = _measure(ns, table_id, queries, truth, column, k, params)
+        rows.append(
+            {
+                **{key: point.get(key) for key in grid},
+                "recall": float(statistics.fmean(per_query)),
+                "recall_std": float(statistics.pstdev(per_query)) if len(per_query) > 1 else 0.0,
+                "p50_ms": search.percentile(times, 50),
+                "p95_ms": search.percentile(times, 95),
+            }
+        )
+        if progress is not None:
+            progress(i + 1, len(points))
+    frame = pd.DataFrame(rows, columns=[*grid, "recall", "recall_std", "p50_ms", "p95_ms"])
+    for key in grid:
+        frame[key] = frame[key].astype("object").where(frame[key].notna(), None)
+    return frame
+
+
+def pareto_front(frame: pd.DataFrame) -> pd.Series:
+    """A boolean mask of the settings no other setting beats (at least the recall for at most
+    the p50 latency, better in one)."""
+    recall_values = frame["recall"].to_numpy(dtype=float)
+    latency = frame["p50_ms"].to_numpy(dtype=float)
+    mask = []
+    for i in range(len(frame)):
+        dominated = (
+            (recall_values >= recall_values[i])
+            & (latency <= latency[i])
+            & ((recall_values > recall_values[i]) | (latency < latency[i]))
+        )
+        mask.append(not bool(dominated.any()))
+    return pd.Series(mask, index=frame.index, name="pareto")
+
+
+def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
+    """The setting with the lowest p50 latency whose recall reaches ``target`` (``None``:
+    none does)."""
+    ok = frame[frame["recall"] >= float(target)]
+    if ok.empty:
+        return None
+    return ok.sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
+
+
+def setting_params(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """The query parameters of one sweep row (missing values left out, numpy types plain)."""
+    out = {}
+    for key in keys:
+        value = row[key]
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            continue
+        out[key] = value.item() if hasattr(value, "item") else value
+    return out
+
+
+def python_snippets(
+    connect_line: str, table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]
+) -> tuple[str, str]:
+    """The setting as Python: ``(backend call, plain pylance call)``. The pylance arguments
+    are those the local backend gives the scanner for the same request."""
+    from .local.query_plans import scanner_arguments
+
+    fields = ", ".join(f"{key}={value!r}" for key, value in params.items())
+    extra = f", {fields}" if fields else ""
+    console = (
+        "import backend\n"
+        "from backend.services import search\n\n"
+        f"{connect_line}\n"
+        f"request = search.query_request(\n    {list(table_id)!r}, vector=query, "
+        f"vector_column={column!r}, k={k}{extra}\n)\n"
+        "rows = search.run_query(ns, request)\n"
+    )
+    probe = search.query_request(table_id, vector=[0.0], vector_column=column, k=k, **params)
+    arguments = scanner_arguments(probe)
+    nearest = {key: value for key, value in arguments.pop("nearest").items() if key != "q"}
+    nearest_text = ", ".join(f"{key!r}: {value!r}" for key, value in nearest.items())
+    others = "".join(f", {key}={value!r}" for key, value in arguments.items())
+    pylance = (
+        "import lance\n\n"
+        "ds = lance.dataset(location)  # DescribeTable's location\n"
+        f"rows = ds.to_table(nearest={{{nearest_text}, 'q': query}}{others})\n"
+    )
+    return console, pylance
+
+
+# -- shareable settings (query parameters of the Search & tune page) ---------------------------------
+SHARE_KEYS: tuple[str, ...] = ("column", "k", "distance_type", *search.VECTOR_QUERY_PARAMS)
+_BOOL_PARAMS = frozenset({"fast_search", "bypass_vector_index", "prefilter"})
+
+
+def share_params(column: str, k: int, params: Mapping[str, Any]) -> dict[str, str]:
+    """A vector search setting as URL query parameters (``?column=vector&k=10&nprobes=8``)."""
+    out = {"column": str(column), "k": str(int(k))}
+    for key, value in params.items():
+        if key in SHARE_KEYS and value is not None:
+            out[key] = str(value).lower() if key in _BOOL_PARAMS else str(value)
+    return out
+
+
+def parse_share_params(query: Mapping[str, str]) -> dict[str, Any]:
+    """The setting a shared URL carries (:func:`share_params`), checked by the query rule;
+    unknown keys are ignored, a bad value raises ``InvalidInputError``."""
+    out: dict[str, Any] = {}
+    for key in SHARE_KEYS:
+        text = query.get(key)
+        if text is None or text == "":
+            continue
+        if key in ("column", "distance_type"):
+            out[key] = str(text)
+        elif key in _BOOL_PARAMS:
+            if text.lower() not in ("true", "false"):
+                raise InvalidInputError(f"{key} must be true or false, got {text!r}")
+            out[key] = text.lower() == "true"
+        else:
+            try:
+                out[key] = int(text)
+            except ValueError:
+                raise InvalidInputError(f"{key} must be a whole number, got {text!r}") from None
+    problems = query_rules.query_problems(SimpleNamespace(**out))
+    if problems:
+        raise InvalidInputError(problems[0])
+    return out
+
+
+# -- build configurations compared on a scratch copy ------------------------------------------------
+SCRATCH_NOTE = (
+    "Built on a scratch copy of a sample of the table's rows, in a temporary directory on this "
+    "machine: the table and its indexes are never touched, it works the same over REST, and it "
+    "is cheap. A table branch would need write access to the table, and a shallow clone shares "
+    "the table's files; both would leave objects behind in the table's storage."
+)
+
+
+def build_ab(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    column: str,
+    configs: Sequence[Mapping[str, Any]],
+    sample_rows: int = 20_000,
+    queries: int = 50,
+    k: int = 10,
+    seed: int = 0,
+    query_params: Mapping[str, Any] | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> pd.DataFrame:
+    """Compare vector index builds (each a dict of CreateTableIndexRequest fields with
+    ``index_type``, e.g. ``{"index_type": "IVF_PQ", "num_partitions": 16, "num_sub_vectors":
+    8}``) on one scratch copy of up to ``sample_rows`` rows: recall@k against exact search over
+    ``queries`` sampled rows, ANN p50 latency, index size, build time. See :data:`SCRATCH_NOTE`."""
+    import lance
+
+    info = vector_column(ns, table_id, column)
+    if not configs:
+        raise InvalidInputError("give at least one build configuration")
+    say = progress or (lambda stage, fraction: None)
+    say("copying a sample of the table", 0.0)
+    rows = search.run_query(
+        ns, search.query_request(table_id, k=int(sample_rows), columns=[column])
+    )
+    if rows.num_rows < 2:
+        raise InvalidInputError("the table has too few rows to compare index builds")
+    scratch = Path(tempfile.mkdtemp(prefix="lance-console-ab-"))
+    results = []
+    try:
+        base_uri = str(scratch / "sample.lance")
+        base = lance.write_dataset(pa.table({column: rows.column(column)}), base_uri)
+        rng = np.random.default_rng(int(seed))
+        picks = rng.choice(
+            base.count_rows(), size=min(int(queries), base.count_rows()), replace=False
+        )
+        with_ids = base.to_table(columns=[column], with_row_id=True)
+        sample = with_ids.take(pa.array(sorted(int(p) for p in picks))).to_pylist()
+        truth = [_scratch_neighbours(base, column, q, k, {"use_index": False})[0] for q in sample]
+        for i, config in enumerate(configs):
+            label = describe_config(config)
+            say(f"building {label}", (i + 0.1) / len(configs))
+            uri = str(scratch / f"config{i}.lance")
+            shutil.copytree(base_uri, uri)
+            ds = lance.dataset(uri)
+            kwargs = _build_kwargs(config, info.dim, base.count_rows())
+            started = time.perf_counter()
+            index_type = rules.normalize_index_type(config.get("index_type"))
+            if index_type is None:
+                raise InvalidInputError(f"{label}: give the index type")
+            ds.create_index(column, index_type, **kwargs)
+            build_s = time.perf_counter() - started
+            ds = lance.dataset(uri)
+            say(f"measuring {label}", (i + 0.6) / len(configs))
+            per_query, times = [], []
+            for q, expected in zip(sample, truth, strict=True):
+                ids, ms = _scratch_neighbours(ds, column, q, k, dict(query_params or {}))
+                times.append(ms)
+                per_query.append(len(set(ids) & set(expected)) / max(1, len(expected)))
+            size = sum(p.stat().st_size for p in (Path(uri) / "_indices").rglob("*") if p.is_file())
+            results.append(
+                {
+                    "config": label,
+                    "recall": float(statistics.fmean(per_query)),
+                    "p50_ms": search.percentile(times, 50),
+                    "size_bytes": int(size),
+                    "build_s": build_s,
+                    "rows": base.count_rows(),
+                }
+            )
+        say("done", 1.0)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return pd.DataFrame(
+        results, columns=["config", "recall", "p50_ms", "size_bytes", "build_s", "rows"]
+    )
+
+
+def describe_config(config: Mapping[str, Any]) -> str:
+    """``IVF_PQ 16×8`` style labels (partitions × sub-vectors), else the parameters given."""
+    t = rules.normalize_index_type(config.get("index_type")) or "?"
+    parts = [f"{k}={v}" for k, v in config.items() if k != "index_type" and v is not None]
+    if t in rules.PQ_TYPES and {"num_partitions", "num_sub_vectors"} <= set(config):
+        return f"{t} {config['num_partitions']}×{config['num_sub_vectors']}"
+    return f"{t} " + ", ".join(parts) if parts else t
+
+
+def _build_kwargs(config: Mapping[str, Any], dim: int | None, rows: int) -> dict[str, Any]:
+    from lance_namespace import CreateTableIndexRequest
+
+    request = CreateTableIndexRequest(id=["scratch"], column="v", **dict(config))
+    problems = rules.request_problems(request)
+    if problems:
+        raise InvalidInputError(" ".join(problems))
+    chosen = rules.chosen_build_params(request, dim, rows)
+    kwargs: dict[str, Any] = {"metric": rules.normalize_distance(request.distance_type) or "l2"}
+    for name, keyword in rules.LANCE_VECTOR_KWARGS.items():
+        value = chosen.get(name, getattr(request, name))
+        if value is not None:
+            kwargs[keyword] = value
+    return kwargs
+
+
+def _scratch_neighbours(
+    ds: Any, column: str, row: Mapping[str, Any], k: int, params: Mapping[str, Any]
+) -> tuple[list[int], float]:
+    nearest = {"column": column, "q": row[column], "k": k + 1, **params}
+    started = time.perf_counter()
+    table = ds.to_table(nearest=nearest, columns=[], with_row_id=True)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    own = int(row[search.ROW_ID])
+    ids = [int(i) for i in table.column(search.ROW_ID).to_pylist() if int(i) != own]
+    return ids[:k], elapsed
+
+
+# -- requested against applied ----------------------------------------------------------------------
+# Where lance reports each build parameter in an index's details / stats.
+_APPLIED_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "num_sub_vectors": (("compression", "num_sub_vectors"),),
+    "num_bits": (("compression", "num_bits"),),
+    "m": (("hnsw", "max_connections"),),
+    "ef_construction": (("hnsw", "construction_ef"),),
+    "max_iterations": (("runtime_hints", "lance.ivf.max_iters"),),
+    "sample_rate": (("runtime_hints", "lance.ivf.sample_rate"),),
+}
+
+
+def _dig(data: Any, path: Sequence[str]) -> Any:
+    for part in path:
+        if not isinstance(data, Mapping) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def applied_params(
+    details: Mapping[str, Any], stats: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The build parameters lance records for an index (its details, and its stats where the
+    backend exposes them: the number of IVF partitions)."""
+    out: dict[str, Any] = {}
+    for name, paths in _APPLIED_PATHS.items():
+        for path in paths:
+            value = _dig(details, path)
+            if value is not None:
+                out[name] = int(value) if str(value).isdigit() else value
+                break
+    metric = details.get("metric_type")
+    if metric:
+        out["distance_type"] = rules.normalize_distance(str(metric)) or str(metric).lower()
+    segments = (stats or {}).get("indices") or []
+    if segments and segments[0].get("num_partitions") is not None:
+        out["num_partitions"] = int(segments[0]["num_partitions"])
+    return out
+
+
+def requested_vs_applied(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    requested: Mapping[str, Mapping[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """For every vector index: each parameter asked for (``requested``: index name ->
+    request fields; by default the backend's own record of the builds it sent) and what lance
+    applied; a difference is flagged. Parameters lance does not report show as unknown."""
+    from .services.index_overview import index_details_dict, list_indexes
+
+    if requested is None:
+        recorded = getattr(ns, "index_requests", None)
+        requested = recorded(list(table_id)) if recorded is not None else {}
+
+    local = capabilities(ns).kind == "local"
+    ds = ns.open_dataset(list(table_id)) if local else None  # type: ignore[attr-defined]
+    rows = []
+    for ix in list_indexes(ns, table_id):
+        index_type = rules.normalize_index_type(ix.index_type)
+        if index_type not in rules.VECTOR_INDEX_TYPES:
+            continue
+        stats = ds.stats.index_stats(ix.index_name) if ds is not None else None
+        applied = applied_params(index_details_dict(ix.index_details), stats)
+        asked = dict(requested.get(ix.index_name) or {})
+        names = [
+            p
+            for p in (*rules.vector_params_for(index_type), "distance_type")
+            if p in asked or p in applied
+        ]
+        for name in names:
+            want, got = asked.get(name), applied.get(name)
+            differs = want is not None and got is not None and str(want).lower() != str(got).lower()
+            if want is None:
+                note = "not asked: lance's default"
+            elif got is None:
+                note = "not reported by this backend"
+            elif differs:
+                note = _difference_note(name, want, got, local)
+            else:
+                note = "as asked"
+            rows.append(
+                {
+                    "index": ix.index_name,
+                    "type": index_type,
+                    "parameter": name,
+                    "requested": "" if want is None else str(want),
+                    "applied": "?" if got is None else str(got),
+                    "differs": differs,
+                    "note": note,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["index", "type", "parameter", "requested", "applied", "differs", "note"]
+    )
+
+
+def _difference_note(name: str, want: Any, got: Any, local: bool) -> str:
+    if name == "num_partitions" and int(got) < int(want):
+        return "lance trained fewer partitions (too few rows per partition)"
+    if not local:
+        return "the server did not apply the parameter"
+    return "lance applied another value"
+
+
+# -- maintenance ------------------------------------------------------------------------------------
+MAINTENANCE_UNSUPPORTED = (
+    "The Lance Namespace spec has no operation to optimize indexes or compact files: over "
+    "REST this is the server's job (or run it with pylance next to the data)."
+)
+
+
+def optimize_indexes(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any]:
+    """Add the rows the indexes do not cover yet (local backend)."""
+    method = getattr(ns, "optimize_indexes", None)
+    if method is None:
+        raise UnsupportedOperationError(MAINTENANCE_UNSUPPORTED)
+    return method(list(table_id))
+
+
+def compact_files(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any]:
+    """Merge small data files (local backend)."""
+    method = getattr(ns, "compact_files", None)
+    if method is None:
+        raise UnsupportedOperationError(MAINTENANCE_UNSUPPORTED)
+    return method(list(table_id))
+
+
+def result_json(frame: pd.DataFrame) -> str:
+    return json.dumps(frame.to_dict("records"), default=str)
+
+
+__all__ = [
+    "MAINTENANCE_UNSUPPORTED",
+    "SCRATCH_NOTE",
+    "SHARE_KEYS",
+    "RecallResult",
+    "applied_params",
+    "build_ab",
+    "cheapest",
+    "compact_files",
+    "describe_config",
+    "grid_points",
+    "optimize_indexes",
+    "parse_share_params",
+    "pareto_front",
+    "python_snippets",
+    "recall",
+    "requested_vs_applied",
+    "sample_queries",
+    "setting_params",
+    "share_params",
+    "sweep",
+    "vector_column",
+]
