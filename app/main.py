@@ -30,6 +30,12 @@ page = st.navigation(
             url_path="indexes",
         ),
         st.Page(
+            VIEWS / "search.py",
+            title="Search & tune",
+            icon=":material/travel_explore:",
+            url_path="search",
+        ),
+        st.Page(
             VIEWS / "transactions.py",
             title="Transactions",
             icon=":material/receipt_long:",

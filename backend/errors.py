@@ -33,6 +33,8 @@ from lance_namespace.errors import (
     UnsupportedOperationError,
 )
 
+from .redaction import REDACTED, is_secret_name
+
 # One table: spec error code -> exception class (lance_namespace's own table).
 ERROR_CLASSES: dict[int, type[LanceNamespaceError]] = {
     int(code): cls
@@ -144,11 +146,28 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     text = trim_source_locations(str(exc).strip()) or type(exc).__name__
     if isinstance(exc, NotImplementedError):
         return make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})")
-    if isinstance(exc, _INPUT_ERRORS) or type(exc).__name__ == "ValidationError":
+    if type(exc).__name__ == "ValidationError" and hasattr(exc, "errors"):
+        return invalid(f"{operation}: {validation_text(exc)}")
+    if isinstance(exc, _INPUT_ERRORS):
         return invalid(f"{operation}: {text}")
     lowered = text.lower()
     code = ErrorCode.INVALID_INPUT if lowered.startswith(_INPUT_HINTS) else ErrorCode.INTERNAL
     return make(code, f"{operation}: {text}")
+
+
+def validation_text(exc: Any) -> str:
+    """A pydantic ``ValidationError`` as one short line per field: ``k: Input should be a
+    valid integer (got 'x')`` (no documentation links, values cut at 60 characters)."""
+    parts = []
+    for error in exc.errors()[:5]:
+        loc = [str(p) for p in error.get("loc", ())]
+        where = ".".join(loc) or "request"
+        value = repr(error.get("input"))
+        if any(is_secret_name(p) for p in loc):
+            value = REDACTED
+        value = value if len(value) <= 60 else value[:57] + "..."
+        parts.append(f"{where}: {error.get('msg', 'invalid')} (got {value})")
+    return "; ".join(parts)
 
 
 _NamespaceT = TypeVar("_NamespaceT", bound=type)

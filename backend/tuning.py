@@ -37,9 +37,8 @@ import pyarrow as pa
 from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
-from . import capabilities
+from . import capabilities, query_rules
 from . import index_rules as rules
-from . import query_rules
 from .arrow_types import columns_from_schema
 from .services import search
 
@@ -211,6 +210,7 @@ def recall(
     ``filter``...) against exact search, over ``sample`` rows drawn with ``seed``."""
     _check(k, sample)
     vector_column(ns, table_id, column)
+    query_params = {key: value for key, value in query_params.items() if value is not None}
     base = {f: query_params[f] for f in _BASE_FIELDS if query_params.get(f) is not None}
     queries = sample_queries(
         ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
@@ -218,6 +218,24 @@ def recall(
     truth, exact_ms = _exact(ns, table_id, queries, column, k, base)
     per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, query_params)
     return RecallResult(k, per_query, ann_ms, exact_ms, dict(query_params))
+
+
+def parse_grid_values(name: str, text: str) -> list[Any]:
+    """A typed list of values to try: ``"1, 2, 4"`` -> ``[1, 2, 4]``; ``none`` stands for
+    "not sent" (the backend's default). Duplicates are dropped, order kept."""
+    values: list[Any] = []
+    for part in (text or "").replace(";", ",").split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        if part in ("none", "default", "-"):
+            values.append(None)
+            continue
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise InvalidInputError(f"{name}: {part!r} is not a whole number or none") from None
+    return list(dict.fromkeys(values))
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -234,6 +252,12 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*grid.values())]
     if len(points) > MAX_GRID_POINTS:
         raise InvalidInputError(f"the grid has {len(points)} points; at most {MAX_GRID_POINTS}")
+    for point in points:
+        problems = query_rules.query_problems(
+            SimpleNamespace(**{k: v for k, v in point.items() if v is not None})
+        )
+        if problems:
+            raise InvalidInputError(f"grid: {problems[0]}")
     return points
 
 
@@ -256,6 +280,7 @@ def sweep(
     grid = dict(grid or {})
     points = grid_points(grid)
     vector_column(ns, table_id, column)
+    base_params = {key: value for key, value in base_params.items() if value is not None}
     base = {f: base_params[f] for f in _BASE_FIELDS if base_params.get(f) is not None}
     queries = sample_queries(
         ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
@@ -277,8 +302,8 @@ def sweep(
         if progress is not None:
             progress(i + 1, len(points))
     frame = pd.DataFrame(rows, columns=[*grid, "recall", "recall_std", "p50_ms", "p95_ms"])
-    for key in grid:
-        frame[key] = frame[key].astype("object").where(frame[key].notna(), None)
+    for key in grid:  # as given: whole numbers stay whole, a missing value stays None
+        frame[key] = pd.Series([point.get(key) for point in points], dtype=object)
     return frame
 
 
@@ -314,7 +339,8 @@ def setting_params(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> d
         value = row[key]
         if value is None or (isinstance(value, float) and np.isnan(value)):
             continue
-        out[key] = value.item() if hasattr(value, "item") else value
+        value = value.item() if hasattr(value, "item") else value
+        out[key] = int(value) if isinstance(value, float) and value.is_integer() else value
     return out
 
 
@@ -420,9 +446,7 @@ def build_ab(
         raise InvalidInputError("give at least one build configuration")
     say = progress or (lambda stage, fraction: None)
     say("copying a sample of the table", 0.0)
-    rows = search.run_query(
-        ns, search.query_request(table_id, k=int(sample_rows), columns=[column])
-    )
+    rows = search.read_rows(ns, table_id, limit=int(sample_rows), columns=[column])
     if rows.num_rows < 2:
         raise InvalidInputError("the table has too few rows to compare index builds")
     scratch = Path(tempfile.mkdtemp(prefix="lance-console-ab-"))
@@ -657,6 +681,7 @@ __all__ = [
     "describe_config",
     "grid_points",
     "optimize_indexes",
+    "parse_grid_values",
     "parse_share_params",
     "pareto_front",
     "python_snippets",

@@ -116,20 +116,95 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
     )
 
 
-def render_lag_warning(overview: pd.DataFrame) -> None:
-    """A warning naming every index that lags behind the data."""
+def render_lag_warning(overview: pd.DataFrame) -> bool:
+    """A warning naming every index that lags behind the data; True when one lags."""
     lag = ixs.lagging_indexes(overview)
     if lag.empty:
-        return
+        return False
     parts = [
         f"{r.name} ({plural(int(r.unindexed_rows), 'unindexed row')})" for r in lag.itertuples()
     ]
     feedback.show(
         "warning",
         "Index lags behind the data: " + ", ".join(parts) + ". Queries scan the unindexed rows "
-        "without the index. Optimize the indexes (pylance: dataset.optimize.optimize_indices()) "
-        "to add the new rows, or drop and rebuild them.",
+        "without the index. Optimize the indexes to add the new rows.",
     )
+    return True
+
+
+def _maintenance_tasks(table_id: tuple[str, ...]) -> list[Any]:
+    from backend.services.tasks import TASKS
+
+    found = [TASKS.get(t) for t in reversed(state.tasks())]
+    return [
+        t
+        for t in found
+        if t is not None and t.kind in ("optimize", "compact") and t.table_id == table_id
+    ]
+
+
+def render_maintenance(
+    ns: Any,
+    table_id: Sequence[str],
+    *,
+    lagging: bool,
+    caps: BackendCapabilities,
+    read_only: bool,
+    key_prefix: str,
+    page: str = "indexes",
+) -> None:
+    """Optimize the indexes (cover unindexed rows) and compact files, in the background, with
+    progress; the table's reads are refreshed when done. Over REST: why not."""
+    from backend import tuning
+    from backend.services.tasks import TASKS
+
+    tid = tuple(table_id)
+    if caps.kind != "local":
+        if lagging:
+            st.caption(":material/info: " + feedback.as_text(tuning.MAINTENANCE_UNSUPPORTED))
+        return
+    running = any(not t.done for t in _maintenance_tasks(tid))
+    c1, c2, _ = st.columns([1, 1, 3])
+    actions = {
+        "optimize": (c1, "Optimize indexes", ":material/auto_fix_high:", tuning.optimize_indexes),
+        "compact": (c2, "Compact files", ":material/compress:", tuning.compact_files),
+    }
+    for kind, (col, label, icon, fn) in actions.items():
+        if col.button(
+            label,
+            key=f"{key_prefix}.{kind}",
+            icon=icon,
+            type="primary" if kind == "optimize" and lagging else "secondary",
+            disabled=read_only or running,
+            help="Disabled: read-only connection" if read_only else None,
+        ):
+
+            def work(progress: Any, fn: Any = fn, label: str = label) -> Any:
+                progress(f"{label.lower()}…", 0.1)
+                return fn(ns, list(tid))
+
+            state.add_task(TASKS.start(kind, label, tid, work))
+            st.rerun()
+    tasks = _maintenance_tasks(tid)
+    if not tasks:
+        return
+
+    def panel() -> None:
+        task = _maintenance_tasks(tid)[0]
+        if not task.done:
+            st.progress(task.fraction, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)")
+            return
+        if task.status == "failed":
+            feedback.show_error(task.error, action=task.label)
+        elif state.first_time_finished(task.task_id):
+            invalidate_tables([list(tid)])
+            result = task.result or {}
+            before, after = result.get("version_before"), result.get("version_after")
+            change = f"version {before} → {after}" if before != after else "nothing to do"
+            feedback.flash(page, "success", f"{task.label}: {change} ({task.elapsed:.1f} s).")
+            st.rerun(scope="app")
+
+    st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
 
 
 def render_index_picker(names: Sequence[str]) -> str | None:
@@ -581,6 +656,7 @@ __all__ = [
     "render_index_picker",
     "render_index_table",
     "render_lag_warning",
+    "render_maintenance",
     "table_columns",
     "table_num_rows",
 ]

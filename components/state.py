@@ -1,7 +1,7 @@
 """Every session-state key and query parameter of the console, with typed accessors, by page.
 
 Widget keys are prefixed by their page (``conn.``, ``sel.``, ``tables.``, ``versions.``,
-``indexes.``, ``txn.``, ``insp.``) so they stay stable and never collide. Widgets bound to the
+``indexes.``, ``search.``, ``txn.``, ``insp.``) so they stay stable and never collide. Widgets bound to the
 URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
 :data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
 """
@@ -19,6 +19,8 @@ QP_VERSION = "version"  # bound: the Versions page's version picker
 QP_INDEX = "index"  # bound: the Indexes page's index picker
 QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target or secret)
 QP_READ_ONLY = "ro"  # bound: the read-only switch
+QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
+# Search & tune setting keys (``backend.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
 
 def _get(key: str, default: Any = None) -> Any:
@@ -229,6 +231,34 @@ def put(key: str, value: Any) -> None:
 
 def drop(key: str) -> Any:
     return _pop(key)
+
+
+# --- Search & tune --------------------------------------------------------------------------------
+class Search:
+    TABS = "search.tabs"  # widget: the open tab
+    RESULTS = "search.results"  # (table id, what) -> the last result of each panel
+    SHARED = "search.shared"  # the shared setting already applied (query-string fingerprint)
+    TASKS = "search.tasks"  # list[str]: background task ids (build A/B, maintenance)
+    TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
+
+
+def result(table_id: tuple[str, ...], what: str) -> Any:
+    """The last result of a Search & tune panel (``what``) for this table, else ``None``."""
+    return (_get(Search.RESULTS) or {}).get((tuple(table_id), what))
+
+
+def set_result(table_id: tuple[str, ...], what: str, value: Any) -> None:
+    results = dict(_get(Search.RESULTS) or {})
+    results[(tuple(table_id), what)] = value
+    _set(Search.RESULTS, results)
+
+
+def tasks() -> list[str]:
+    return list(_get(Search.TASKS) or [])
+
+
+def add_task(task_id: str) -> None:
+    _set(Search.TASKS, [*tasks(), task_id])
 
 
 # --- HTTP inspector ------------------------------------------------------------------------------

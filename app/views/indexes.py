@@ -36,7 +36,11 @@ if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)
 ixc.render_index_table(overview, key_prefix="indexes.list")
-ixc.render_lag_warning(overview)
+lagging = ixc.render_lag_warning(overview)
+if not overview.empty:
+    ixc.render_maintenance(
+        ns, table_id, lagging=lagging, caps=caps, read_only=read_only, key_prefix="indexes.maint"
+    )
 create_tab, index_tab, stats_tab = ixc.open_tabs(list(overview["name"]))
 
 with stats_tab:

@@ -340,6 +340,7 @@ class LocalNamespace(LanceNamespace):
         if not query_plans.plannable(query):
             return self._inner.analyze_table_query_plan(req)
         return query_plans.plan(self.open_dataset(req.id or []), query, analyze=True, verbose=True)
+
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
     rename_table = _delegate("rename_table", ln.RenameTableRequest, write=True)
     restore_table = _delegate("restore_table", ln.RestoreTableRequest, write=True)
@@ -675,8 +676,12 @@ class LocalNamespace(LanceNamespace):
         """Merge small data files (``compact_files``); indexes are remapped by lance."""
         with self._guard(list(table_id)):
             ds = self.open_dataset(table_id)
+            before = ds.version
             metrics = ds.optimize.compact_files()
+            after = self.open_dataset(table_id).version
         return {
+            "version_before": before,
+            "version_after": after,
             "fragments_removed": int(getattr(metrics, "fragments_removed", 0)),
             "fragments_added": int(getattr(metrics, "fragments_added", 0)),
             "files_removed": int(getattr(metrics, "files_removed", 0)),

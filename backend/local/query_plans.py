@@ -84,7 +84,9 @@ def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
     return kwargs
 
 
-def plan(ds: lance.LanceDataset, request: QueryTableRequest, *, analyze: bool, verbose: bool) -> str:
+def plan(
+    ds: lance.LanceDataset, request: QueryTableRequest, *, analyze: bool, verbose: bool
+) -> str:
     """The physical plan of ``request`` on ``ds`` (at the request's version); with
     ``analyze`` the query runs and each node carries its metrics."""
     if request.version is not None:

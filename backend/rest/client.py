@@ -45,8 +45,7 @@ from lance_namespace.errors import (
 )
 from pydantic import BaseModel
 
-from .. import batch_rules, connect_options, ids, request_rules, version_ranges
-from .. import index_rules
+from .. import batch_rules, connect_options, ids, index_rules, request_rules, version_ranges
 from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
@@ -778,11 +777,11 @@ class RestNamespaceClient(LanceNamespace):
         self, request: ln.CreateTableIndexRequest
     ) -> ln.CreateTableIndexResponse:
         response = self.call("create_table_index", request)
-        if index_rules.index_category(request.index_type or "") == "vector":
+        if index_rules.normalize_index_type(request.index_type) in index_rules.VECTOR_INDEX_TYPES:
             name = request.name or index_rules.default_index_name(request.column or "")
             table = self._delimiter.join(request.id or [])
-            self._index_requests.setdefault(table, {})[name] = (
-                index_rules.requested_build_fields(request)
+            self._index_requests.setdefault(table, {})[name] = index_rules.requested_build_fields(
+                request
             )
         return response
 

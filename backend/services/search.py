@@ -32,6 +32,7 @@ from lance_namespace.errors import InvalidInputError
 from .. import demo, query_rules
 from ..arrow_ipc import ipc_file_to_table
 from ..arrow_types import ColumnInfo
+from ..errors import guarded
 
 ROW_ID = "_rowid"
 DISTANCE = "_distance"
@@ -56,6 +57,7 @@ def _table(answer: Any) -> pa.Table:
     return ipc_file_to_table(bytes(data or b""))
 
 
+@guarded("query_table")
 def query_request(table_id: Sequence[str], **fields: Any) -> QueryTableRequest:
     """A QueryTableRequest; ``None`` values are left out, ``columns`` may be a list of names,
     ``vector`` a list of floats (or ``None`` for a plain scan)."""
@@ -75,6 +77,32 @@ def query_request(table_id: Sequence[str], **fields: Any) -> QueryTableRequest:
 def run_query(ns: LanceNamespace, request: QueryTableRequest) -> pa.Table:
     """QueryTable, its Arrow answer as a table."""
     return _table(ns.query_table(request))
+
+
+def read_rows(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    limit: int,
+    columns: Sequence[str] | None = None,
+    version: int | None = None,
+) -> pa.Table:
+    """Up to ``limit`` rows in scan order, read in pages of at most ``query_rules.MAX_K``."""
+    pages = []
+    offset = 0
+    while offset < limit:
+        size = min(query_rules.MAX_K, limit - offset)
+        page = run_query(
+            ns,
+            query_request(
+                table_id, k=size, offset=offset or None, columns=columns, version=version
+            ),
+        )
+        pages.append(page)
+        offset += page.num_rows
+        if page.num_rows < size:
+            break
+    return pa.concat_tables(pages) if pages else pa.table({})
 
 
 # -- data preview ---------------------------------------------------------------------------------
@@ -127,7 +155,7 @@ def _short(value: Any) -> Any:
         items = list(value)
         if items and isinstance(items[0], (list, tuple, np.ndarray)):
             return f"[{len(items)} vectors]"
-        if len(items) > 4 and all(isinstance(x, (int, float)) for x in items[:4]):
+        if len(items) > 4 and all(isinstance(x, (int, float, np.number)) for x in items[:4]):
             head = ", ".join(f"{float(x):.3g}" for x in items[:3])
             return f"[{head}, … {len(items)} dims]"
         return str(items)
@@ -346,6 +374,25 @@ class PlanNode:
     def elapsed(self) -> str | None:
         return self.metrics.get("elapsed") or self.metrics.get("elapsed_compute")
 
+    @property
+    def elapsed_ms(self) -> float | None:
+        """The node's time (inclusive of its children) in milliseconds."""
+        return duration_ms(self.elapsed)
+
+
+_DURATION_UNITS = (("ns", 1e-6), ("µs", 1e-3), ("us", 1e-3), ("ms", 1.0), ("s", 1000.0))
+
+
+def duration_ms(text: str | None) -> float | None:
+    """A DataFusion duration (``4.68ms``, ``862.7µs``, ``1.2s``) in milliseconds."""
+    for unit, factor in _DURATION_UNITS:
+        if text and text.endswith(unit):
+            try:
+                return float(text[: -len(unit)]) * factor
+            except ValueError:
+                return None
+    return None
+
 
 # Plan nodes that show a vector index (IVF partitions, HNSW, PQ) or a full-text index at work.
 _INDEX_NODES = (
@@ -409,9 +456,7 @@ def plan_summary(nodes: Sequence[PlanNode]) -> dict[str, Any]:
     used = [n for n in names if n.startswith(_INDEX_NODES)]
     brute = [n for n in names if n.startswith(_BRUTE_FORCE)]
     scans = [n for n in nodes if n.name.startswith(("LanceRead", "LanceScan"))]
-    rows = sum(
-        _number(n.metrics.get("rows_scanned", n.metrics.get("output_rows"))) for n in scans
-    )
+    rows = sum(_number(n.metrics.get("rows_scanned", n.metrics.get("output_rows"))) for n in scans)
     bytes_read = sum(_size(n.metrics.get("bytes_read")) for n in nodes)
     return {
         "index_used": bool(used),
@@ -420,6 +465,7 @@ def plan_summary(nodes: Sequence[PlanNode]) -> dict[str, Any]:
         "rows_scanned": rows if scans else None,
         "bytes_read": bytes_read if scans else None,
         "elapsed": nodes[0].elapsed if nodes else None,
+        "elapsed_ms": nodes[0].elapsed_ms if nodes else None,
     }
 
 
@@ -446,32 +492,95 @@ def _size(value: str | None) -> int:
 
 
 def plan_frame(nodes: Sequence[PlanNode]) -> pd.DataFrame:
-    """The plan as rows: an indented step, time, rows out, bytes, the rest."""
+    """The plan as rows: an indented step, its time (ms), rows out, bytes read, the rest of
+    its line (timings left out)."""
     return pd.DataFrame(
         [
             {
-                "step": "  " * n.depth + n.name,
-                "elapsed": n.elapsed or "",
-                "rows": n.metrics.get("output_rows", ""),
-                "bytes": n.metrics.get("output_bytes", n.metrics.get("bytes_read", "")),
-                "detail": n.detail[:200],
+                "step": "\u2003" * n.depth + n.name,
+                "ms": n.elapsed_ms,
+                "rows": _number(n.metrics["output_rows"]) if "output_rows" in n.metrics else None,
+                "bytes_read": _size(n.metrics["bytes_read"]) if "bytes_read" in n.metrics else None,
+                "detail": re.sub(r"^elapsed=[^,]*,?\s*", "", n.detail)[:300],
             }
             for n in nodes
         ],
-        columns=["step", "elapsed", "rows", "bytes", "detail"],
+        columns=["step", "ms", "rows", "bytes_read", "detail"],
     )
 
 
-def vector_columns(columns: Sequence[ColumnInfo]) -> list[ColumnInfo]:
-    return [c for c in columns if c.kind in ("vector", "binary_vector")]
+@dataclass(frozen=True)
+class SearchTable:
+    """What the search page needs to know about a table: its columns, properties, rows, the
+    latest version, and which columns have a vector or full-text index."""
+
+    table_id: tuple[str, ...]
+    columns: tuple[ColumnInfo, ...]
+    properties: dict[str, str]
+    num_rows: int | None
+    latest_version: int | None
+    vector_indexes: dict[str, dict[str, Any]]  # column -> name, type, distance
+    fts_indexes: dict[str, dict[str, Any]]  # column -> name, tokenizer options
+
+    @property
+    def vector_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.kind in ("vector", "binary_vector")]
+
+    @property
+    def text_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.kind == "string"]
+
+    @property
+    def embedding(self) -> str | None:
+        return embedding_of(self.properties)
+
+    def column(self, name: str) -> ColumnInfo | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    def distance_for(self, column: str) -> str | None:
+        return (self.vector_indexes.get(column) or {}).get("distance")
+
+    @property
+    def id_column(self) -> str:
+        """The column a row is picked by: an integer ``id`` column, else ``_rowid``."""
+        info = self.column("id")
+        return "id" if info is not None and info.kind == "integer" else ROW_ID
 
 
-def text_columns(columns: Sequence[ColumnInfo]) -> list[ColumnInfo]:
-    return [c for c in columns if c.kind == "string"]
+def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
+    from ..arrow_types import columns_from_schema
+    from ..index_rules import fts_options, index_category, normalize_index_type
+    from .index_overview import index_details_dict, list_indexes
 
-
-def table_properties(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, str]:
-    return dict(ns.describe_table(DescribeTableRequest(id=list(table_id))).properties or {})
+    desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
+    vector: dict[str, dict[str, Any]] = {}
+    fts: dict[str, dict[str, Any]] = {}
+    for ix in list_indexes(ns, table_id):
+        kind = normalize_index_type(ix.index_type) or ""
+        try:
+            category = index_category(kind)
+        except ValueError:  # a type this console does not know: not searchable here
+            continue
+        details = index_details_dict(ix.index_details)
+        for column in ix.columns or []:
+            if category == "vector":
+                metric = str(details.get("metric_type") or "").lower() or None
+                vector.setdefault(column, {"name": ix.index_name, "type": kind, "distance": metric})
+            elif category == "fts":
+                fts.setdefault(column, {"name": ix.index_name, "options": fts_options(details)})
+    try:
+        rows: int | None = count_rows(ns, table_id, version=None, filter=None)
+    except InvalidInputError:
+        rows = None
+    return SearchTable(
+        table_id=tuple(table_id),
+        columns=tuple(columns_from_schema(desc.var_schema)),
+        properties=dict(desc.properties or {}),
+        num_rows=rows,
+        latest_version=desc.version,
+        vector_indexes=vector,
+        fts_indexes=fts,
+    )
 
 
 def describe_latencies(values: Sequence[float]) -> str:
@@ -493,6 +602,7 @@ __all__ = [
     "VECTOR_QUERY_PARAMS",
     "PlanNode",
     "Preview",
+    "SearchTable",
     "SearchResult",
     "abbreviate",
     "analyze",
@@ -501,6 +611,7 @@ __all__ = [
     "embed_text",
     "embedding_of",
     "explain",
+    "search_table",
     "fts_request",
     "fts_search",
     "highlight",
@@ -510,12 +621,10 @@ __all__ = [
     "plan_frame",
     "plan_summary",
     "preview",
+    "read_rows",
     "query_request",
     "row_vector",
     "run_query",
-    "table_properties",
-    "text_columns",
     "timed",
-    "vector_columns",
     "vector_search",
 ]

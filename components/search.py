@@ -1,0 +1,1009 @@
+"""Pieces of the Search & tune page: data preview, vector and full-text search, query plans,
+recall, the parameter sweep, build A/B and index maintenance.
+
+The logic is ``backend.services.search`` (queries, plans) and ``backend.tuning`` (recall,
+sweep, build comparison, requested against applied); the query rule is
+``backend.query_rules``. Each panel keeps its last result per table in the session
+(``state.result``) so switching tabs does not lose it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from lance_namespace.errors import InvalidInputError
+
+from backend import capabilities, index_rules, tuning
+from backend.services import search
+from backend.services.index_overview import tokenize_preview
+from backend.services.tasks import TASKS
+from backend.text import plural
+from components import feedback, state
+from components.cache import cached, table_scope
+
+TAB_PREVIEW = "Data preview"
+TAB_VECTOR = "Vector search"
+TAB_FTS = "Full-text search"
+TAB_PLAN = "Query plan"
+TAB_RECALL = "Recall"
+TAB_SWEEP = "Sweep"
+TAB_AB = "Build A/B"
+TAB_PARAMS = "Index parameters"
+TABS = (TAB_PREVIEW, TAB_VECTOR, TAB_FTS, TAB_PLAN, TAB_RECALL, TAB_SWEEP, TAB_AB, TAB_PARAMS)
+# ``?tab=`` values of shared links.
+TAB_SLUGS = {
+    "preview": TAB_PREVIEW,
+    "vector": TAB_VECTOR,
+    "fts": TAB_FTS,
+    "plan": TAB_PLAN,
+    "recall": TAB_RECALL,
+    "sweep": TAB_SWEEP,
+    "ab": TAB_AB,
+    "params": TAB_PARAMS,
+}
+DISTANCES = ("l2", "cosine", "dot", "hamming")
+DEFAULT_GRID = {"nprobes": "1, 2, 4, 8, 16, 32", "refine_factor": "none, 4", "ef": ""}
+
+
+# --------------------------------------------------------------------------------------------
+# Cached reads, tabs, shared links
+# --------------------------------------------------------------------------------------------
+
+
+@cached(table_scope, ttl=30)
+def search_table(ns: Any, table_id: tuple[str, ...]) -> search.SearchTable:
+    return search.search_table(ns, table_id)
+
+
+@cached(lambda table_id, version, columns, filter, offset, limit: table_scope(table_id), ttl=30)
+def preview(
+    ns: Any,
+    table_id: tuple[str, ...],
+    version: int | None,
+    columns: tuple[str, ...],
+    filter: str,
+    offset: int,
+    limit: int,
+) -> search.Preview:
+    return search.preview(
+        ns, table_id, version=version, columns=columns, filter=filter, offset=offset, limit=limit
+    )
+
+
+def open_tabs() -> Any:
+    """The page's stateful tabs (only the open one is computed); ``?tab=`` opens one."""
+    slug = st.query_params.get(state.QP_TAB)
+    if state.Search.TABS not in st.session_state and slug in TAB_SLUGS:
+        state.put(state.Search.TABS, TAB_SLUGS[slug])
+    return st.tabs(list(TABS), default=TAB_PREVIEW, key=state.Search.TABS, on_change="rerun")
+
+
+def _setting_key(panel: str, name: str) -> str:
+    return f"search.{panel}.{name}"
+
+
+def apply_shared_setting() -> None:
+    """A shared link's setting (``?column=&k=&nprobes=...``) fills the vector search and
+    recall forms, once per link."""
+    query = {k: str(st.query_params.get(k)) for k in tuning.SHARE_KEYS if k in st.query_params}
+    fingerprint = urlencode(sorted(query.items()))
+    if not query or state.get(state.Search.SHARED) == fingerprint:
+        return
+    state.put(state.Search.SHARED, fingerprint)
+    try:
+        setting = tuning.parse_share_params(query)
+    except InvalidInputError as err:
+        feedback.show("warning", f"The link's search setting was not applied: {err}")
+        return
+    for panel in ("vec", "recall"):
+        for name, value in setting.items():
+            state.put(_setting_key(panel, name), value)
+
+
+def share_url(table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]) -> str:
+    """A link to this page's vector search with a setting filled in."""
+    query: list[tuple[str, str]] = [(state.QP_NAMESPACE, part) for part in table_id[:-1]]
+    query += [(state.QP_TABLE, table_id[-1]), (state.QP_TAB, "vector")]
+    query += list(tuning.share_params(column, k, params).items())
+    base = str(getattr(st.context, "url", "") or "").split("?")[0]
+    return f"{base}?{urlencode(query)}"
+
+
+def render_table_summary(info: search.SearchTable) -> None:
+    parts = [plural(info.num_rows, "row") if info.num_rows is not None else "rows unknown"]
+    if info.latest_version is not None:
+        parts.append(f"version {info.latest_version}")
+    if info.vector_indexes:
+        parts.append(
+            "vector index on "
+            + ", ".join(f"{c} ({v['type']})" for c, v in info.vector_indexes.items())
+        )
+    if info.fts_indexes:
+        parts.append("full-text index on " + ", ".join(info.fts_indexes))
+    if info.embedding:
+        parts.append(f"embedding {info.embedding}")
+    st.caption(feedback.as_text(" · ".join(parts)))
+
+
+def render_version_input(info: search.SearchTable) -> int | None:
+    """The version every panel reads (empty: the latest), bound to ``?version=``."""
+    latest = info.latest_version
+    value = st.columns([1, 3])[0].number_input(
+        "Version (empty: latest)",
+        min_value=1,
+        max_value=latest or None,
+        value=None,
+        step=1,
+        key=state.QP_VERSION,
+        bind="query-params",
+        placeholder=f"latest ({latest})" if latest else "latest",
+    )
+    return int(value) if value else None
+
+
+# --------------------------------------------------------------------------------------------
+# Data preview
+# --------------------------------------------------------------------------------------------
+
+
+def render_preview(info: search.SearchTable, version: int | None, *, key_prefix: str) -> None:
+    """Rows at a version: a column picker, an SQL filter, paging, the matching row count."""
+    names = [c.name for c in info.columns]
+    c1, c2, c3 = st.columns([3, 3, 1])
+    columns = c1.multiselect("Columns", names, default=names, key=f"{key_prefix}.columns")
+    filter_text = c2.text_input(
+        "Filter (SQL)", key=f"{key_prefix}.filter", placeholder="e.g. module = 'json'"
+    )
+    size = c3.selectbox("Rows per page", (25, 50, 100, 250), index=1, key=f"{key_prefix}.size")
+    page_key = f"{key_prefix}.page.{info.table_id}.{version}.{filter_text}"
+    page = int(state.get(page_key, 1))
+    result = feedback.run(
+        preview,
+        info.table_id,
+        version,
+        tuple(columns),
+        filter_text.strip(),
+        (page - 1) * size,
+        size,
+        action="Reading rows",
+    )
+    if result is None:
+        return
+    total = result.total or 0
+    pages = max(1, -(-total // size))
+    first = result.offset + 1 if len(result.rows) else 0
+    st.caption(
+        f"{plural(total, 'row')} match"
+        + (f" · rows {first}–{result.offset + len(result.rows)}" if total else "")
+        + (f" · version {version}" if version else " · latest version")
+    )
+    st.dataframe(result.rows, hide_index=True, key=f"{key_prefix}.grid")
+    if pages > 1:
+        c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="center")
+        if c1.button("Previous", key=f"{key_prefix}.prev", disabled=page <= 1):
+            state.put(page_key, page - 1)
+            st.rerun()
+        c2.caption(f"Page {page} of {pages}")
+        if c3.button("Next", key=f"{key_prefix}.next", disabled=page >= pages):
+            state.put(page_key, page + 1)
+            st.rerun()
+
+
+# --------------------------------------------------------------------------------------------
+# Vector search settings (shared by vector search, recall and sweep)
+# --------------------------------------------------------------------------------------------
+
+
+def _column_default(info: search.SearchTable) -> str | None:
+    indexed = [c for c in info.vector_columns if c in info.vector_indexes]
+    found = indexed or info.vector_columns
+    return found[0] if found else None
+
+
+def render_column_and_k(
+    info: search.SearchTable, *, panel: str, k_default: int = 10
+) -> tuple[str, int]:
+    columns = info.vector_columns
+    key = _setting_key(panel, "column")
+    if state.get(key) not in columns:
+        state.put(key, _column_default(info))
+    c1, c2 = st.columns([3, 1])
+    column = c1.selectbox("Vector column", columns, key=key)
+    k = c2.number_input(
+        "k", min_value=1, max_value=tuning.MAX_K, value=k_default, key=_setting_key(panel, "k")
+    )
+    return str(column), int(k)
+
+
+def render_query_settings(info: search.SearchTable, column: str, *, panel: str) -> dict[str, Any]:
+    """Distance, probes, refine factor, ef, fast search and bypass: QueryTable fields (empty
+    ones left out: the backend's default)."""
+    key = _setting_key(panel, "distance_type")
+    indexed = info.distance_for(column)
+    if state.get(key) not in DISTANCES:
+        state.put(key, indexed or "l2")
+    c1, c2, c3, c4 = st.columns(4)
+    params: dict[str, Any] = {
+        "distance_type": c1.selectbox(
+            "Distance",
+            DISTANCES,
+            key=key,
+            help=f"The index was built with {indexed}." if indexed else None,
+        )
+    }
+    number_fields = (
+        (c2, "nprobes", "IVF partitions to search (both bounds)"),
+        (c3, "minimum_nprobes", "Search at least this many partitions"),
+        (c4, "maximum_nprobes", "Search at most this many partitions"),
+    )
+    for col, name, help_text in number_fields:
+        params[name] = col.number_input(
+            name, min_value=1, value=None, step=1, key=_setting_key(panel, name), help=help_text
+        )
+    c1, c2, c3, c4 = st.columns(4)
+    params["refine_factor"] = c1.number_input(
+        "refine_factor",
+        min_value=1,
+        value=None,
+        step=1,
+        key=_setting_key(panel, "refine_factor"),
+        help="Re-rank k × refine_factor candidates with exact distances",
+    )
+    params["ef"] = c2.number_input(
+        "ef",
+        min_value=1,
+        value=None,
+        step=1,
+        key=_setting_key(panel, "ef"),
+        help="HNSW search breadth",
+    )
+    params["fast_search"] = c3.checkbox(
+        "fast_search", key=_setting_key(panel, "fast_search"), help="Skip unindexed rows"
+    )
+    params["bypass_vector_index"] = c4.checkbox(
+        "Bypass index (exact)", key=_setting_key(panel, "bypass_vector_index")
+    )
+    return {
+        k: v
+        for k, v in params.items()
+        if v is not None and v is not False and not (k == "distance_type" and v == indexed)
+    }
+
+
+def _clean(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: int(v) if isinstance(v, float) else v for k, v in params.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Vector search
+# --------------------------------------------------------------------------------------------
+
+SOURCE_ROW = "A row, by id"
+SOURCE_NUMBERS = "Pasted numbers"
+SOURCE_TEXT = "Text, embedded"
+
+
+def _query_vector(
+    ns: Any, info: search.SearchTable, column: str, source: str, value: Any, version: int | None
+) -> list[float]:
+    if source == SOURCE_ROW:
+        vector, _row = search.row_vector(
+            ns, info.table_id, column, filter=f"{info.id_column} = {int(value)}", version=version
+        )
+        return vector
+    if source == SOURCE_TEXT:
+        return search.embed_text(info.properties, str(value or ""))
+    dim = info.column(column).dim if info.column(column) is not None else None  # type: ignore[union-attr]
+    return search.parse_vector(str(value or ""), dim)
+
+
+def render_vector_search(ns: Any, info: search.SearchTable, version: int | None) -> None:
+    """The vector search form and its result: rows with distances, p50/p95 latency."""
+    if not info.vector_columns:
+        st.info("This table has no vector column.", icon=":material/info:")
+        return
+    sources = [SOURCE_ROW, SOURCE_NUMBERS] + ([SOURCE_TEXT] if info.embedding else [])
+    source = st.segmented_control(
+        "Query vector", sources, default=sources[-1], key="search.vec.source",
+        help=None if info.embedding else "Text queries need the table to name its embedding "
+        "(property embedding.function).",
+    ) or sources[-1]  # fmt: skip
+    with st.form("search.vec.form"):
+        column, k = render_column_and_k(info, panel="vec")
+        if source == SOURCE_ROW:
+            value: Any = st.number_input(
+                f"Row id ({info.id_column})", min_value=0, value=0, key="search.vec.row"
+            )
+        elif source == SOURCE_NUMBERS:
+            value = st.text_area(
+                "Numbers", key="search.vec.numbers", height=68, placeholder="0.1, -0.2, 0.05, …"
+            )
+        else:
+            value = st.text_input(
+                "Text",
+                key="search.vec.text",
+                placeholder="e.g. parse command line arguments",
+                help=f"Embedded with the table's own {info.embedding}",
+            )
+        params = render_query_settings(info, column, panel="vec")
+        c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+        where = c1.text_input("Filter (SQL)", key="search.vec.filter")
+        prefilter = c2.checkbox("Prefilter", key="search.vec.prefilter")
+        repeats = c3.number_input(
+            "Repeats", min_value=1, max_value=100, value=5, key="search.vec.n"
+        )
+        submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+    if submitted:
+        extra = {"filter": where.strip() or None, "prefilter": True if prefilter else None}
+
+        def go_search() -> search.SearchResult:
+            vector = _query_vector(ns, info, column, source, value, version)
+            return search.vector_search(
+                ns, info.table_id, vector, column=column, k=k, repeats=int(repeats),
+                version=version, **_clean(params), **extra,
+            )  # fmt: skip
+
+        found = feedback.run(go_search, action="Vector search")
+        if found is not None:
+            state.set_result(info.table_id, "vector", (found, column, k, _clean(params)))
+    last = state.result(info.table_id, "vector")
+    if last:
+        render_search_result(last[0], score=search.DISTANCE, key_prefix="search.vec.result")
+        render_setting_snippets(info.table_id, last[1], last[2], last[3])
+
+
+def render_search_result(found: search.SearchResult, *, score: str, key_prefix: str) -> None:
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Rows", len(found.rows))
+    c2.metric("p50 latency", f"{found.p50_ms:.1f} ms")
+    c3.metric("p95 latency", f"{found.p95_ms:.1f} ms")
+    st.caption(search.describe_latencies(found.latencies_ms))
+    rows = found.rows
+    if score in rows.columns:
+        rows = rows[[score, *[c for c in rows.columns if c != score]]]
+    st.dataframe(rows, hide_index=True, key=f"{key_prefix}.grid")
+
+
+def render_setting_snippets(
+    table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]
+) -> None:
+    """Copy as Python (the backend call and plain pylance) and a shareable link."""
+    from components.connection import snippet_connection
+    from components.snippets import connect_args
+
+    args = ", ".join(connect_args(snippet_connection()))
+    console, pylance = tuning.python_snippets(
+        f"ns = backend.connect({args})", table_id, column, k, params
+    )
+    with st.expander("Copy as Python · share", icon=":material/code:"):
+        st.caption("With the backend (any connection):")
+        st.code(console, language="python")
+        st.caption("With plain pylance, next to the data:")
+        st.code(pylance, language="python")
+        st.caption("A link to this setting:")
+        st.code(share_url(table_id, column, k, params), language=None, wrap_lines=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Full-text search
+# --------------------------------------------------------------------------------------------
+
+
+def highlighted(text: str, query: str, options: dict[str, Any], *, width: int = 400) -> str:
+    """Markdown of ``text`` (cut around the first match) with the matched words marked."""
+    pieces = search.highlight(text, query, options)
+    first = next((i for i, (_, hit) in enumerate(pieces) if hit), 0)
+    start = max(0, first - 20)
+    out, size = [], 0
+    for piece, hit in pieces[start:]:
+        if size > width:
+            out.append("…")
+            break
+        shown = feedback.as_text(piece)
+        out.append(f":orange-background[**{shown}**]" if hit else shown)
+        size += len(piece)
+    return ("… " if start else "") + "".join(out)
+
+
+def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) -> None:
+    """Match or phrase queries with BM25 scores and the matched terms highlighted; the query
+    as the index's own tokenizer sees it."""
+    if not info.text_columns:
+        st.info("This table has no text column.", icon=":material/info:")
+        return
+    indexed = [c for c in info.text_columns if c in info.fts_indexes]
+    if not indexed:
+        feedback.show(
+            "info",
+            "No full-text index on this table yet: create one on the Indexes page (FTS); "
+            "without it a query has nothing to search.",
+        )
+        return
+    with st.form("search.fts.form"):
+        c1, c2, c3, c4 = st.columns([4, 1, 2, 1], vertical_alignment="bottom")
+        text = c1.text_input(
+            "Search for", key="search.fts.text", placeholder="e.g. parse command line"
+        )
+        mode = c2.radio("Query", ("Match", "Phrase"), key="search.fts.mode", horizontal=False)
+        columns = c3.multiselect("Columns", indexed, default=indexed[:1], key="search.fts.columns")
+        k = c4.number_input("k", min_value=1, max_value=1000, value=10, key="search.fts.k")
+        submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+    if submitted:
+        found = feedback.run(
+            search.fts_search, ns, info.table_id, text, columns=columns, k=int(k),
+            phrase=mode == "Phrase", version=version, action="Full-text search",
+        )  # fmt: skip
+        if found is not None:
+            state.set_result(info.table_id, "fts", (found, text, list(columns)))
+    last = state.result(info.table_id, "fts")
+    if not last:
+        return
+    found, text, columns = last
+    options = info.fts_indexes[columns[0]]["options"]
+    render_query_tokens(text, options, key_prefix="search.fts.tokens")
+    c1, c2 = st.columns(2)
+    c1.metric("Matches shown", len(found.rows))
+    c2.metric("Latency", f"{found.p50_ms:.1f} ms")
+    with st.container(border=True, gap="small"):
+        for i, row in found.rows.head(50).iterrows():
+            score = row.get(search.SCORE)
+            head = f"`{i + 1}.` :gray-badge[BM25 {score:.2f}]" if score is not None else ""
+            for column in columns:
+                st.markdown(f"{head} {highlighted(str(row.get(column) or ''), text, options)}")
+                head = ""
+    with st.expander("All columns"):
+        st.dataframe(found.rows, hide_index=True, key="search.fts.grid")
+
+
+def render_query_tokens(text: str, options: dict[str, Any], *, key_prefix: str) -> None:
+    """The query's tokens under the index's tokenizer, beside a live tokenizer preview."""
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**The query, as the index tokenizes it**")
+        try:
+            tokens = tokenize_preview(text, options)
+        except ValueError as err:
+            feedback.show("warning", f"The tokenizer refuses this text: {err}")
+            tokens = []
+        st.markdown(" ".join(f"`{t.text.replace('`', '')}`" for t in tokens) or "*(no tokens)*")
+        shown = {k: v for k, v in options.items() if v is not None}
+        st.caption(feedback.as_text(", ".join(f"{k}={v}" for k, v in shown.items())))
+    with c2:
+        st.markdown("**Tokenizer preview**")
+        sample = st.text_input(
+            "Sample text", value="Running runners ran quickly", key=f"{key_prefix}.sample"
+        )
+        try:
+            preview_tokens = tokenize_preview(sample, options)
+        except ValueError as err:
+            feedback.show("warning", f"The tokenizer refuses this text: {err}")
+            preview_tokens = []
+        st.markdown(
+            " ".join(f"`{t.text.replace('`', '')}`" for t in preview_tokens) or "*(no tokens)*"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Query plan
+# --------------------------------------------------------------------------------------------
+
+PLAN_VECTOR = "The last vector search"
+PLAN_FTS = "The last full-text search"
+PLAN_SCAN = "A filtered scan"
+
+
+def plan_figure(nodes: Sequence[search.PlanNode]) -> go.Figure:
+    """Time per node (analyze), the plan's steps top to bottom."""
+    labels = [f"{'· ' * n.depth}{n.name}" for n in nodes]
+    times = [n.elapsed_ms or 0.0 for n in nodes]
+    fig = go.Figure(go.Bar(x=times, y=labels, orientation="h", marker_color="#4C78A8"))
+    fig.update_layout(
+        height=max(160, 34 * len(nodes) + 60),
+        margin={"l": 10, "r": 10, "t": 30, "b": 30},
+        title={"text": "Time per step (ms, inclusive)", "font": {"size": 14}},
+        yaxis={"autorange": "reversed"},
+        xaxis={"title": "ms"},
+    )
+    return fig
+
+
+def render_plan(ns: Any, info: search.SearchTable, version: int | None) -> None:
+    """Explain or analyze a query; the plan drawn readably, the raw text one click away."""
+    choices = [PLAN_SCAN]
+    if state.result(info.table_id, "fts"):
+        choices.insert(0, PLAN_FTS)
+    if state.result(info.table_id, "vector"):
+        choices.insert(0, PLAN_VECTOR)
+    c1, c2 = st.columns([2, 3])
+    which = c1.radio("Plan of", choices, key="search.plan.which")
+    where = c2.text_input(
+        "Filter of the scan (SQL)", key="search.plan.filter", disabled=which != PLAN_SCAN
+    )
+    c1, c2, _ = st.columns([1, 1, 4])
+    explain = c1.button("Explain", key="search.plan.explain", icon=":material/account_tree:")
+    analyze = c2.button("Analyze", key="search.plan.analyze", icon=":material/speed:")
+    if explain or analyze:
+        if which == PLAN_VECTOR:
+            request = state.result(info.table_id, "vector")[0].request
+        elif which == PLAN_FTS:
+            request = state.result(info.table_id, "fts")[0].request
+        else:
+            request = feedback.run(
+                search.query_request, info.table_id, k=100, version=version,
+                filter=where.strip() or None, action="Building the query",
+            )  # fmt: skip
+        if request is not None:
+            run = search.analyze if analyze else search.explain
+            text = feedback.run(run, ns, request, action="Analyze" if analyze else "Explain")
+            if text is not None:
+                state.set_result(info.table_id, "plan", (text, bool(analyze), which))
+    last = state.result(info.table_id, "plan")
+    if last:
+        render_plan_text(*last)
+
+
+def render_plan_text(text: str, analyzed: bool, which: str) -> None:
+    nodes = search.parse_plan(text)
+    summary = search.plan_summary(nodes)
+    c1, c2, c3, c4 = st.columns(4)
+    if summary["index_used"]:
+        c1.metric("Index used", "yes")
+        c1.caption(feedback.as_text(", ".join(summary["index_nodes"])))
+    else:
+        c1.metric("Index used", "no")
+        c1.caption("brute force" if summary["brute_force"] else "a scan")
+    if analyzed:
+        rows, read = summary["rows_scanned"], summary["bytes_read"]
+        c2.metric("Rows scanned", "—" if rows is None else f"{rows:,}")
+        c3.metric("Bytes read", "—" if read is None else _bytes(read))
+        total = summary["elapsed_ms"]
+        c4.metric("Total time", "—" if total is None else f"{total:.2f} ms")
+    else:
+        c2.caption("Explain shows the plan only: Analyze runs it and measures every step.")
+    if which == PLAN_FTS and not any(
+        n.name.startswith(("MatchQuery", "PhraseQuery", "FlatMatch", "BooleanQuery")) for n in nodes
+    ):
+        feedback.show(
+            "warning",
+            "This plan has no full-text step: the server planned the query without its "
+            "full-text part (pylance's DirectoryNamespace does this), so it does not show "
+            "how the search runs.",
+        )
+    if analyzed:
+        st.plotly_chart(plan_figure(nodes), key="search.plan.chart")
+    st.dataframe(
+        search.plan_frame(nodes),
+        hide_index=True,
+        key="search.plan.grid",
+        column_config={
+            "step": st.column_config.TextColumn("Step", width=200),
+            "ms": st.column_config.NumberColumn("Time (ms)", format="%.3f", width=90),
+            "rows": st.column_config.NumberColumn("Rows out", format="%d", width=80),
+            "bytes_read": st.column_config.NumberColumn("Bytes read", format="%d", width=90),
+            "detail": st.column_config.TextColumn("Detail"),
+        },
+    )
+    with st.expander("Raw plan"):
+        st.code(text, language=None)
+
+
+def _bytes(n: int) -> str:
+    from components.indexes import human_bytes
+
+    return human_bytes(n)
+
+
+# --------------------------------------------------------------------------------------------
+# Recall
+# --------------------------------------------------------------------------------------------
+
+
+def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> None:
+    """recall@k of ANN against exact search over a seeded sample of the table's own rows."""
+    if not info.vector_columns:
+        st.info("This table has no vector column.", icon=":material/info:")
+        return
+    with st.form("search.recall.form"):
+        column, k = render_column_and_k(info, panel="recall")
+        c1, c2 = st.columns(2)
+        sample = c1.number_input(
+            "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=100,
+            key="search.recall.sample",
+        )  # fmt: skip
+        seed = c2.number_input("Seed", min_value=0, value=0, key="search.recall.seed")
+        params = render_query_settings(info, column, panel="recall")
+        submitted = st.form_submit_button(
+            "Measure recall", type="primary", icon=":material/target:"
+        )
+    if submitted:
+        with st.spinner(f"Searching {plural(int(sample), 'sampled row')} twice (ANN, exact)…"):
+            found = feedback.run(
+                tuning.recall, ns, info.table_id, column=column, k=k, sample=int(sample),
+                seed=int(seed), version=version, **_clean(params), action="Measuring recall",
+            )  # fmt: skip
+        if found is not None:
+            state.set_result(info.table_id, "recall", found)
+    found = state.result(info.table_id, "recall")
+    if found:
+        render_recall_result(found)
+
+
+def render_recall_result(found: tuning.RecallResult) -> None:
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(f"recall@{found.k}", f"{found.mean:.3f} ± {found.std:.3f}")
+    c2.metric("ANN p50", f"{found.ann_p50_ms:.1f} ms")
+    c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms")
+    speed = found.exact_p50_ms / found.ann_p50_ms if found.ann_p50_ms else float("nan")
+    c4.metric("Speed-up", f"{speed:.1f}×")
+    settings = ", ".join(f"{k}={v}" for k, v in found.query_params.items()) or "defaults"
+    st.caption(
+        feedback.as_text(
+            f"{plural(len(found.per_query), 'sampled row')}, each searched without itself; "
+            f"settings: {settings}"
+        )
+    )
+    c1, c2 = st.columns(2)
+    hist = go.Figure(
+        go.Histogram(x=found.per_query, xbins={"start": 0, "end": 1.0001, "size": 0.1})
+    )
+    hist.update_layout(
+        title={"text": "Recall per query", "font": {"size": 14}},
+        xaxis={"title": f"recall@{found.k}", "range": [0, 1.05]},
+        yaxis={"title": "queries"},
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        bargap=0.05,
+    )
+    c1.plotly_chart(hist, key="search.recall.hist")
+    box = go.Figure()
+    box.add_trace(go.Box(y=found.ann_ms, name="ANN", boxpoints=False))
+    box.add_trace(go.Box(y=found.exact_ms, name="exact", boxpoints=False))
+    box.update_layout(
+        title={"text": "Latency per query", "font": {"size": 14}},
+        yaxis={"title": "ms", "rangemode": "tozero"},
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        showlegend=False,
+    )
+    c2.plotly_chart(box, key="search.recall.latency")
+
+
+# --------------------------------------------------------------------------------------------
+# Sweep
+# --------------------------------------------------------------------------------------------
+
+
+def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.Figure:
+    """Recall against p50 latency, one point per setting, the Pareto front drawn, the target
+    as a line and the cheapest setting reaching it circled."""
+    labels = [
+        ", ".join(f"{k}={v}" for k, v in tuning.setting_params(row, keys).items()) or "defaults"
+        for _, row in frame.iterrows()
+    ]
+    front = tuning.pareto_front(frame)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=frame["p50_ms"], y=frame["recall"], mode="markers", name="setting",
+            text=labels, marker={"size": 9, "color": "#9ecae1"},
+            error_y={"type": "data", "array": frame["recall_std"], "visible": False},
+            hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
+        )
+    )  # fmt: skip
+    on_front = frame[front].sort_values("p50_ms")
+    fig.add_trace(
+        go.Scatter(
+            x=on_front["p50_ms"], y=on_front["recall"], mode="lines+markers", name="Pareto front",
+            line={"color": "#08519c", "shape": "hv"}, marker={"size": 10, "color": "#08519c"},
+            text=[labels[i] for i in on_front.index.map(frame.index.get_loc)],
+            hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
+        )
+    )  # fmt: skip
+    fig.add_hline(
+        y=target, line={"dash": "dash", "color": "#d62728"},
+        annotation_text=f"target {target:.2f}", annotation_position="bottom right",
+    )  # fmt: skip
+    best = tuning.cheapest(frame, target)
+    if best is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[best["p50_ms"]], y=[best["recall"]], mode="markers", name="cheapest ≥ target",
+                marker={"size": 18, "symbol": "circle-open", "color": "#d62728", "line": {"width": 3}},
+            )
+        )  # fmt: skip
+    fig.update_layout(
+        height=420,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        title={"text": "Recall against latency", "font": {"size": 14}},
+        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
+        yaxis={"title": "recall", "range": [0, 1.05]},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None:
+    """A grid of query parameters measured for recall and latency; the cheapest setting that
+    reaches a target recall, with copy as Python and a link."""
+    if not info.vector_columns:
+        st.info("This table has no vector column.", icon=":material/info:")
+        return
+    with st.form("search.sweep.form"):
+        column, k = render_column_and_k(info, panel="sweep")
+        c1, c2 = st.columns(2)
+        sample = c1.number_input(
+            "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=50,
+            key="search.sweep.sample",
+        )  # fmt: skip
+        seed = c2.number_input("Seed", min_value=0, value=0, key="search.sweep.seed")
+        st.caption("Values to try, comma-separated; `none` = not sent (the backend's default).")
+        grid_text = {
+            name: col.text_input(name, value=default, key=f"search.sweep.grid.{name}")
+            for col, (name, default) in zip(st.columns(3), DEFAULT_GRID.items(), strict=True)
+        }
+        submitted = st.form_submit_button("Run the sweep", type="primary", icon=":material/tune:")
+    if submitted:
+        try:
+            grid = {n: tuning.parse_grid_values(n, t) for n, t in grid_text.items()}
+            grid = {n: v for n, v in grid.items() if v}
+            points = len(tuning.grid_points(grid))
+        except InvalidInputError as err:
+            feedback.show_error(err, action="Reading the grid")
+            return
+        bar = st.progress(0.0, text=f"Measuring {plural(points, 'setting')}…")
+
+        def tick(done: int, total: int) -> None:
+            bar.progress(done / total, text=f"{done} of {plural(total, 'setting')} measured")
+
+        frame = feedback.run(
+            tuning.sweep, ns, info.table_id, column=column, k=k, sample=int(sample),
+            seed=int(seed), grid=grid, progress=tick, version=version, action="Sweeping",
+        )  # fmt: skip
+        bar.empty()
+        if frame is not None:
+            state.set_result(info.table_id, "sweep", (frame, list(grid), column, k))
+    last = state.result(info.table_id, "sweep")
+    if last:
+        render_sweep_result(info, *last)
+
+
+def render_sweep_result(
+    info: search.SearchTable, frame: pd.DataFrame, keys: list[str], column: str, k: int
+) -> None:
+    target = st.slider(
+        "Target recall", min_value=0.5, max_value=1.0, value=0.95, step=0.01,
+        key=state.Search.TARGET,
+    )  # fmt: skip
+    st.plotly_chart(sweep_figure(frame, keys, target), key="search.sweep.chart")
+    best = tuning.cheapest(frame, target)
+    if best is None:
+        top = frame["recall"].max()
+        feedback.show(
+            "warning",
+            f"No setting reaches recall {target:.2f} (best {top:.3f}): try more probes, a "
+            "refine factor, or a finer index.",
+        )
+    else:
+        params = tuning.setting_params(best, keys)
+        text = ", ".join(f"{k}={v}" for k, v in params.items()) or "the defaults"
+        feedback.show(
+            "success",
+            f"Cheapest setting reaching recall {target:.2f}: {text} (recall "
+            f"{best['recall']:.3f}, p50 {best['p50_ms']:.1f} ms, p95 {best['p95_ms']:.1f} ms).",
+        )
+        render_setting_snippets(info.table_id, column, k, params)
+    shown = frame.assign(pareto=tuning.pareto_front(frame))
+    st.dataframe(shown, hide_index=True, key="search.sweep.grid")
+    st.download_button(
+        "Download the sweep (JSON)", tuning.result_json(frame), file_name="sweep.json",
+        mime="application/json", key="search.sweep.download", icon=":material/download:",
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Build A/B
+# --------------------------------------------------------------------------------------------
+
+AB_DEFAULT = pd.DataFrame(
+    [
+        {"index_type": "IVF_PQ", "num_partitions": 16, "num_sub_vectors": 8, "m": None},
+        {"index_type": "IVF_PQ", "num_partitions": 64, "num_sub_vectors": 16, "m": None},
+        {"index_type": "IVF_HNSW_SQ", "num_partitions": 4, "num_sub_vectors": None, "m": 16},
+    ]
+)
+
+
+def ab_configs(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """The editor's rows as build configurations (empty cells left out)."""
+    configs = []
+    for _, row in rows.iterrows():
+        config = {
+            key: (int(value) if key != "index_type" else str(value))
+            for key, value in row.items()
+            if value is not None and not (isinstance(value, float) and pd.isna(value))
+        }
+        if config.get("index_type"):
+            configs.append(config)
+    return configs
+
+
+def _task_list(kind: str, table_id: tuple[str, ...]) -> list[Any]:
+    found = [TASKS.get(t) for t in reversed(state.tasks())]
+    return [t for t in found if t is not None and t.kind == kind and t.table_id == table_id]
+
+
+def render_task(task: Any) -> bool:
+    """A task's progress or outcome; True once it has finished."""
+    if not task.done:
+        st.progress(task.fraction, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)")
+        return False
+    if task.status == "failed":
+        feedback.show_error(task.error, action=task.label)
+    return True
+
+
+def render_build_ab(ns: Any, info: search.SearchTable) -> None:
+    """Compare vector index builds on a scratch copy of a sample, in the background."""
+    if not info.vector_columns:
+        st.info("This table has no vector column.", icon=":material/info:")
+        return
+    st.caption(tuning.SCRATCH_NOTE)
+    with st.form("search.ab.form"):
+        column, k = render_column_and_k(info, panel="ab")
+        c1, c2 = st.columns(2)
+        rows = c1.number_input(
+            "Sample (rows copied)", min_value=100, max_value=200_000, value=20_000, step=1000,
+            key="search.ab.rows",
+        )  # fmt: skip
+        queries = c2.number_input(
+            "Queries", min_value=1, max_value=500, value=50, key="search.ab.queries"
+        )
+        edited = st.data_editor(
+            AB_DEFAULT,
+            num_rows="dynamic",
+            hide_index=True,
+            key="search.ab.configs",
+            column_config={
+                "index_type": st.column_config.SelectboxColumn(
+                    "Index type", options=list(index_rules.VECTOR_INDEX_TYPES), required=True
+                ),
+                "num_partitions": st.column_config.NumberColumn("Partitions", min_value=1),
+                "num_sub_vectors": st.column_config.NumberColumn("Sub-vectors", min_value=1),
+                "m": st.column_config.NumberColumn("HNSW m", min_value=1),
+            },
+        )
+        running = any(not t.done for t in _task_list("build_ab", info.table_id))
+        submitted = st.form_submit_button(
+            "Compare builds", type="primary", icon=":material/compare_arrows:", disabled=running
+        )
+    if submitted:
+        configs = ab_configs(edited)
+
+        def work(progress: Any) -> pd.DataFrame:
+            return tuning.build_ab(
+                ns, info.table_id, column=column, configs=configs, sample_rows=int(rows),
+                queries=int(queries), k=k, progress=progress,
+            )  # fmt: skip
+
+        state.add_task(
+            TASKS.start(
+                "build_ab", f"Comparing {plural(len(configs), 'build')}", info.table_id, work
+            )
+        )
+    render_ab_tasks(info.table_id)
+
+
+def render_ab_tasks(table_id: tuple[str, ...]) -> None:
+    tasks = _task_list("build_ab", table_id)
+    if not tasks:
+        return
+
+    def panel() -> None:
+        task = _task_list("build_ab", table_id)[0]
+        if render_task(task) and task.status == "succeeded":
+            render_ab_result(task.result)
+
+    st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
+
+
+def render_ab_result(frame: pd.DataFrame) -> None:
+    from components.indexes import human_bytes
+
+    st.dataframe(
+        frame.assign(size=[human_bytes(v) for v in frame["size_bytes"]]).drop(
+            columns=["size_bytes"]
+        ),
+        hide_index=True,
+        key="search.ab.grid",
+        column_config={
+            "recall": st.column_config.ProgressColumn("Recall", min_value=0.0, max_value=1.0),
+            "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.2f"),
+            "size": st.column_config.TextColumn("Index size"),
+            "build_s": st.column_config.NumberColumn("Build (s)", format="%.2f"),
+        },
+    )
+    largest = max(1, int(frame["size_bytes"].max()))
+    fig = go.Figure(
+        go.Scatter(
+            x=frame["p50_ms"], y=frame["recall"], mode="markers+text", text=frame["config"],
+            textposition="top center",
+            marker={"size": [10 + 26 * (s / largest) ** 0.5 for s in frame["size_bytes"]],
+                    "opacity": 0.7},
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        height=360,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        title={"text": "Recall against latency (marker size: index size)", "font": {"size": 14}},
+        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
+        yaxis={"title": "recall", "range": [0, 1.1]},
+    )
+    st.plotly_chart(fig, key="search.ab.chart")
+
+
+# --------------------------------------------------------------------------------------------
+# Requested against applied, maintenance
+# --------------------------------------------------------------------------------------------
+
+
+def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
+    frame = feedback.run(
+        tuning.requested_vs_applied, ns, info.table_id, action="Reading the index details"
+    )
+    if frame is None:
+        return
+    if frame.empty:
+        st.info("This table has no vector index.", icon=":material/info:")
+        return
+    if capabilities(ns).kind == "rest":
+        st.caption(
+            "Requested: what this console sent in this session (the spec does not keep it); "
+            "applied: what the server's index details say."
+        )
+    else:
+        st.caption("Requested: what the console asked for (and chose); applied: lance's record.")
+    differs = frame[frame["differs"]]
+    if not differs.empty:
+        feedback.show(
+            "warning",
+            "Applied differs from requested: "
+            + "; ".join(
+                f"{r.index} {r.parameter} {r.requested} → {r.applied} ({r.note})"
+                for r in differs.itertuples()
+            ),
+        )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key="search.params.grid",
+        column_config={"differs": st.column_config.CheckboxColumn("Differs")},
+    )
+
+
+__all__ = [
+    "TABS",
+    "TAB_SLUGS",
+    "ab_configs",
+    "apply_shared_setting",
+    "highlighted",
+    "open_tabs",
+    "plan_figure",
+    "render_build_ab",
+    "render_fts_search",
+    "render_plan",
+    "render_preview",
+    "render_recall",
+    "render_requested_vs_applied",
+    "render_sweep",
+    "render_table_summary",
+    "render_vector_search",
+    "render_version_input",
+    "search_table",
+    "share_url",
+    "sweep_figure",
+]
