@@ -81,13 +81,23 @@ def check_ipc_stream(data: bytes, *, max_bytes: int = MAX_BODY_BYTES) -> bytes:
     return data
 
 
+def to_ipc_file(table: pa.Table) -> bytes:
+    """A table as an Arrow IPC *file* (QueryTable's answer format)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 def read_ipc(data: bytes) -> pa.Table:
     """A checked IPC stream (or file) as a pyarrow Table."""
     return pa.ipc.open_stream(pa.py_buffer(check_ipc_stream(data))).read_all()
 
 
-def ipc_file_to_table(data: bytes) -> pa.Table:
+def ipc_file_to_table(data: Any) -> pa.Table:
     """An Arrow IPC *file* (QueryTable's answer) as a Table; ``InvalidInputError`` if not."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InvalidInputError(f"not Arrow IPC data: {type(data).__name__}")
     try:
         return pa.ipc.open_file(pa.py_buffer(data)).read_all()
     except (pa.ArrowException, OSError, ValueError):
@@ -103,5 +113,6 @@ __all__ = [
     "check_ipc_stream",
     "ipc_file_to_table",
     "read_ipc",
+    "to_ipc_file",
     "to_ipc_stream",
 ]

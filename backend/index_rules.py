@@ -282,11 +282,13 @@ def vector_params_for(index_type: str) -> list[str]:
 
 
 def default_num_sub_vectors(dim: int | None) -> int | None:
-    """Sub-vectors of 16 dimensions when 16 divides the dimension, else of 8, else 1: the
-    sub-vector length stays a multiple of 8 wherever the dimension allows it."""
+    """Sub-vectors of 16 dimensions from 128 dimensions up (when 16 divides the dimension),
+    else of 8 (when 8 divides it), else 1: the sub-vector length stays a multiple of 8
+    wherever the dimension allows it, and small vectors keep enough sub-vectors to be told
+    apart (16 dimensions in 1 sub-vector of 256 codes lose most neighbours)."""
     if not dim or dim <= 0:
         return None
-    if dim % 16 == 0:
+    if dim >= 128 and dim % 16 == 0:
         return dim // 16
     if dim % 8 == 0:
         return dim // 8

@@ -3,7 +3,7 @@
 The first fenced ``python`` block under the first heading mentioning Python is executed in an
 empty temporary working directory (so any relative namespace path in it is brand new). The
 effects are then read back through a separate connection: the snippet must have connected,
-declared a table, built an index, and printed that index's stats.
+declared a table, built an index, printed that index's stats and a recall check.
 """
 
 from __future__ import annotations
@@ -111,6 +111,9 @@ def test_readme_python_session_runs(
             assert stats.num_indexed_rows and stats.num_indexed_rows > 0
             stats_seen.append(stats)
     assert stats_seen, "the README session builds no index"
+    assert re.search(r"recall@10 [01]\.\d\d ± \d\.\d\d", printed), (
+        f"the README session does not print a recall check; it printed:\n{printed}"
+    )
     assert any(
         re.search(rf"num_indexed_rows\W+{s.num_indexed_rows}\b", printed) for s in stats_seen
     ), f"the README session does not print the index stats; it printed:\n{printed}"

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 import lance
 import lance_namespace as ln
+import pyarrow as pa
 from lance.namespace import DirectoryNamespace
 from lance_namespace import (
     AlterTransactionRequest,
@@ -81,14 +82,15 @@ from pydantic import BaseModel
 
 from .. import connect_options, ids, request_rules, version_ranges
 from .. import index_rules as rules
-from ..arrow_ipc import to_ipc_stream
+from ..arrow_ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
 from ..capabilities import BackendCapabilities
-from ..errors import invalid, make, namespace_boundary, to_namespace_error
+from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from ..locations import location_problem, path_uri, to_local_path
 from ..paging import list_all
 from . import batch, indexes, query_plans, transactions, txn_store
 from .batch.catalog import read_catalog, read_staged_manifest
+from .open_tables import OpenTables
 from .target import memory_session, normalise_target
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -181,6 +183,12 @@ class LocalNamespace(LanceNamespace):
         except Exception as exc:
             raise to_namespace_error(exc, "connect") from exc
         self.txn_store = txn_store.open_store(self.root, self.storage_options)
+        catalog = (
+            str(self.local_path / "__manifest")
+            if self.local_path is not None
+            else f"{self.root.rstrip('/')}/__manifest"
+        )
+        self._open_tables = OpenTables(self._lance_dataset, self.table_location, catalog)
         with contextlib.suppress(LanceNamespaceError, OSError):
             batch.recover(self)  # browsing must still work; writes recover again first
 
@@ -322,7 +330,35 @@ class LocalNamespace(LanceNamespace):
     table_exists = _delegate("table_exists", ln.TableExistsRequest)
     count_table_rows = _delegate("count_table_rows", ln.CountTableRowsRequest)
     get_table_stats = _delegate("get_table_stats", ln.GetTableStatsRequest)
-    query_table = _delegate("query_table", ln.QueryTableRequest)
+
+    def query_table(self, request: Any) -> ln.QueryTableResponse:
+        """QueryTable: :meth:`query_table_arrow`'s rows as the spec's Arrow IPC file."""
+        req = self._checked("query_table", ln.QueryTableRequest, request)
+        table = self._query_open_table(req)
+        if table is None:
+            return self._inner.query_table(req)
+        return ln.QueryTableResponse(data=to_ipc_file(table))
+
+    @guarded("query_table")
+    def query_table_arrow(self, request: Any) -> pa.Table:
+        """QueryTable's rows as a pyarrow Table (no IPC round trip). Queries ``query_plans``
+        maps run on a dataset kept open (``open_tables``: refreshed to the latest version on
+        every call); the rest, and any query that fails there, go to pylance (whose error is
+        the answer)."""
+        req = self._checked("query_table", ln.QueryTableRequest, request)
+        table = self._query_open_table(req)
+        if table is None:
+            return ipc_file_to_table(self._inner.query_table(req).data)
+        return table
+
+    def _query_open_table(self, req: ln.QueryTableRequest) -> pa.Table | None:
+        if not query_plans.runnable(req):
+            return None
+        try:
+            ds = self._open_tables.dataset(req.id or [], req.version)
+            return ds.to_table(**query_plans.scanner_arguments(req))
+        except Exception:  # noqa: BLE001 - pylance's own path reports the error
+            return None
 
     def explain_table_query_plan(self, request: Any) -> str:
         """The plan of the request's query, full-text queries included (``query_plans``)."""
@@ -658,11 +694,13 @@ class LocalNamespace(LanceNamespace):
             )  # fmt: skip
         return response
 
+    @guarded("index_requests")
     def index_requests(self, table_id: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Index name -> the build parameters the console asked for (vector indexes)."""
         return indexes.recorded_requests(self.local_path, self.root, self.format_id(table_id))
 
     # -- maintenance (no spec operation: the local backend's own) -----------------------------
+    @guarded("optimize_indexes")
     def optimize_indexes(self, table_id: Sequence[str]) -> dict[str, Any]:
         """Add the rows the indexes do not cover yet to them (``optimize_indices``)."""
         with self._guard(list(table_id)):
@@ -672,6 +710,7 @@ class LocalNamespace(LanceNamespace):
             after = self.open_dataset(table_id).version
         return {"version_before": before, "version_after": after}
 
+    @guarded("compact_files")
     def compact_files(self, table_id: Sequence[str]) -> dict[str, Any]:
         """Merge small data files (``compact_files``); indexes are remapped by lance."""
         with self._guard(list(table_id)):

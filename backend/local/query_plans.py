@@ -43,6 +43,19 @@ def plannable(request: QueryTableRequest) -> bool:
     return request.full_text_query is None or _full_text(request) is not None
 
 
+def runnable(request: QueryTableRequest) -> bool:
+    """True when the request can run on a dataset with :func:`scanner_arguments`: plannable,
+    on the main branch, without column aliases or multivector queries."""
+    columns = request.columns
+    vector = request.vector
+    return (
+        plannable(request)
+        and not request.branch
+        and not (columns is not None and getattr(columns, "column_aliases", None))
+        and not (vector is not None and vector.multi_vector)
+    )
+
+
 def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
     """``LanceDataset.scanner`` keyword arguments for a QueryTable request."""
     kwargs: dict[str, Any] = {}
@@ -72,15 +85,21 @@ def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
             nearest["metric"] = request.distance_type
         if request.bypass_vector_index:
             nearest["use_index"] = False
+        if request.lower_bound is not None or request.upper_bound is not None:
+            nearest["distance_range"] = (request.lower_bound, request.upper_bound)
         kwargs["nearest"] = nearest
-    else:
-        if request.k is not None:
-            kwargs["limit"] = int(request.k)
-        if request.offset:
-            kwargs["offset"] = int(request.offset)
+    elif request.k is not None:
+        kwargs["limit"] = int(request.k)
+    if request.offset:
+        kwargs["offset"] = int(request.offset)
     fts = _full_text(request)
     if fts is not None:
         kwargs["full_text_query"] = fts
+    # QueryTable answers carry the score of a search; named explicitly, lance adds it without
+    # its deprecation warning about automatic projection.
+    score = "_distance" if "nearest" in kwargs else "_score" if fts is not None else None
+    if score and "columns" in kwargs and score not in kwargs["columns"]:
+        kwargs["columns"] = [*kwargs["columns"], score]
     return kwargs
 
 
@@ -95,4 +114,4 @@ def plan(
     return scanner.analyze_plan() if analyze else scanner.explain_plan(verbose=verbose)
 
 
-__all__ = ["plan", "plannable", "scanner_arguments"]
+__all__ = ["plan", "plannable", "runnable", "scanner_arguments"]

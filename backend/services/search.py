@@ -75,7 +75,11 @@ def query_request(table_id: Sequence[str], **fields: Any) -> QueryTableRequest:
 
 
 def run_query(ns: LanceNamespace, request: QueryTableRequest) -> pa.Table:
-    """QueryTable, its Arrow answer as a table."""
+    """QueryTable, its Arrow answer as a table (the local backend hands the table over
+    without encoding it)."""
+    direct = getattr(ns, "query_table_arrow", None)
+    if direct is not None:
+        return direct(request)
     return _table(ns.query_table(request))
 
 

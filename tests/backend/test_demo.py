@@ -29,6 +29,7 @@ SYMBOLS = ["stdlib", "symbols"]
 MODULES = ["stdlib", "modules"]
 TEXT = ["stdlib", "text", "functions"]
 DECLARED = ["sandbox", "embeddings_v2"]
+PASSAGES = ["stdlib", "passages"]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def ns(built) -> LocalNamespace:
 def test_summary_describes_what_was_built(built, ns: LocalNamespace) -> None:
     root, summary = built
     assert summary.root == root.as_uri()
-    assert summary.tables == [MODULES, SYMBOLS, TEXT]
+    assert summary.tables == [MODULES, PASSAGES, SYMBOLS, TEXT]
     assert summary.declared == [DECLARED]
     for table_id in summary.tables:
         key = "$".join(table_id)
@@ -60,17 +61,44 @@ def test_summary_describes_what_was_built(built, ns: LocalNamespace) -> None:
         assert summary.rows[key] == ds.count_rows() > 0
         assert summary.versions[key] == ds.version > 1
         assert summary.indexes[key] == sorted(i.name for i in ds.describe_indices())
-    assert sum(summary.rows.values()) < 5000  # a few thousand rows at most
+    # a few thousand rows for browsing; the passages table is the one big enough to tune on
+    assert sum(v for k, v in summary.rows.items() if k != "$".join(PASSAGES)) < 5000
+    assert summary.rows["$".join(PASSAGES)] >= 20_000
+
+
+def test_passages_table_is_made_for_tuning(built, ns: LocalNamespace) -> None:
+    """At least 20,000 rows of 64-dim vectors, an IVF index whose recall depends on nprobes,
+    a full-text index, and an embedding the console can run for text queries."""
+    from backend import tuning
+    from backend.services import search
+
+    info = search.search_table(ns, PASSAGES)
+    assert info.num_rows is not None and info.num_rows >= 20_000
+    assert info.column("vector").dim == demo.VECTOR_DIM >= 64
+    assert info.vector_indexes["vector"]["type"].startswith("IVF")
+    assert "passage" in info.fts_indexes
+    assert info.embedding == demo.EMBEDDING_FUNCTION
+    query = search.embed_text(info.properties, "parse command line arguments")
+    found = search.vector_search(ns, PASSAGES, query, column="vector", k=5, nprobes=8)
+    assert "argparse" in found.table.column("module").to_pylist()
+    frame = tuning.sweep(ns, PASSAGES, column="vector", sample=20, grid={"nprobes": [1, 32]})
+    low, high = frame["recall"].tolist()
+    assert low < high and high >= 0.8
 
 
 def test_layout_is_listed(ns: LocalNamespace) -> None:
     assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["sandbox", "stdlib"]
     assert ns.list_namespaces(ListNamespacesRequest(id=["stdlib"])).namespaces == ["text"]
-    assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == ["modules", "symbols"]
+    assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == [
+        "modules",
+        "passages",
+        "symbols",
+    ]
     assert ns.list_tables(ListTablesRequest(id=["stdlib", "text"])).tables == ["functions"]
     assert ns.list_all_tables(ListTablesRequest(id=[])).tables == [
         "sandbox$embeddings_v2",
         "stdlib$modules",
+        "stdlib$passages",
         "stdlib$symbols",
         "stdlib$text$functions",
     ]

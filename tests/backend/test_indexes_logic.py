@@ -230,7 +230,7 @@ def test_vector_param_defaults() -> None:
     d = rules.vector_param_defaults("IVF_PQ", 32, 40_000)
     assert d == {
         "num_partitions": 156,  # sqrt(40000) = 200, at most 40000 // 256 = 156 for PQ
-        "num_sub_vectors": 2,  # 32 / 16
+        "num_sub_vectors": 4,  # 32 / 8 (16-dim sub-vectors from 128 dims up)
         "num_bits": 8,
         "sample_rate": 256,
         "max_iterations": 50,
@@ -248,6 +248,8 @@ def test_vector_param_defaults() -> None:
     assert rules.vector_param_defaults("IVF_FLAT", 8, 10**9)["num_partitions"] == 4096
     assert rules.vector_param_defaults("IVF_FLAT", 8, None)["num_partitions"] is None
     assert rules.default_num_sub_vectors(24) == 3 and rules.default_num_sub_vectors(12) == 1
+    assert rules.default_num_sub_vectors(16) == 2 and rules.default_num_sub_vectors(64) == 8
+    assert rules.default_num_sub_vectors(128) == 8 and rules.default_num_sub_vectors(768) == 48
     assert rules.vector_params_for("IVF_FLAT") == [
         "num_partitions",
         "sample_rate",
@@ -266,8 +268,8 @@ def test_chosen_build_params() -> None:
         return rules.chosen_build_params(req, 32, 1000)
 
     assert chosen("IVF_FLAT") == {"num_partitions": 31}
-    assert chosen("IVF_PQ") == {"num_partitions": 3, "num_sub_vectors": 2}
-    assert chosen("IVF_PQ", num_partitions=2) == {"num_sub_vectors": 2}
+    assert chosen("IVF_PQ") == {"num_partitions": 3, "num_sub_vectors": 4}
+    assert chosen("IVF_PQ", num_partitions=2) == {"num_sub_vectors": 4}
     assert chosen("IVF_FLAT", target_partition_size=100) == {}
     assert chosen("IVF_HNSW_SQ") == {"num_partitions": 1}
     assert chosen("BTREE") == {}
@@ -300,13 +302,13 @@ def test_plain_ivf_pq_request_builds_on_the_local_backend(local_ns: LanceNamespa
         CreateTableIndexRequest(id=tid("pq"), column="vec", index_type="IVF_PQ"),
         progress=events.append,
     )
-    assert resp.context == {"chosen.num_partitions": "2", "chosen.num_sub_vectors": "1"}
-    assert {"num_partitions": 2, "num_sub_vectors": 1} in [
+    assert resp.context == {"chosen.num_partitions": "2", "chosen.num_sub_vectors": "2"}
+    assert {"num_partitions": 2, "num_sub_vectors": 2} in [
         e.get("chosen") for e in events if e.get("event") == "params"
     ]
     (stats,) = local_ns.open_dataset(tid("pq")).stats.index_stats("vec_idx")["indices"]
     assert stats["num_partitions"] == 2
-    assert stats["sub_index"]["num_sub_vectors"] == 1
+    assert stats["sub_index"]["num_sub_vectors"] == 2
 
 
 # --------------------------------------------------------------------------- request + validation
@@ -329,7 +331,7 @@ def test_build_request_fills_required_and_drops_foreign_params() -> None:
         dim=32,
         num_rows=600,
     )
-    assert req.num_sub_vectors == 2 and req.num_partitions == 2 and req.m is None
+    assert req.num_sub_vectors == 4 and req.num_partitions == 2 and req.m is None
     assert req.distance_type == "cosine" and req.name is None
     fts = rules.build_index_request(
         ["a", "t"], "text", "fts", name="ft", params={"stem": False, "max_token_length": 12}
