@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +45,7 @@ from backend import tuning  # noqa: E402
 from backend.arrow_ipc import ipc_file_to_table, to_ipc_stream  # noqa: E402
 from backend.local.query_plans import scanner_arguments  # noqa: E402
 from backend.services import search  # noqa: E402
+from benchmarks.bench_rest_client import measure  # noqa: E402  (interleaved medians)
 
 TABLE = ["bench", "vectors"]
 PARAMS = {"nprobes": 20, "refine_factor": 2}
@@ -77,21 +76,6 @@ def build(root: Path, rows: int, dim: int, seed: int = 0) -> tuple[Any, str, flo
     )
     print(f"index built in {time.perf_counter() - started:.1f} s, chosen {built.context}")
     return ns, made.location, time.perf_counter() - started
-
-
-def measure(cases: dict[str, Callable[[], Any]], iterations: int, warmup: int) -> dict[str, float]:
-    names = list(cases)
-    for _ in range(warmup):
-        for name in names:
-            cases[name]()
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for i in range(iterations):
-        order = names[i % len(names) :] + names[: i % len(names)]  # rotate: no order bias
-        for name in order:
-            start = time.perf_counter()
-            cases[name]()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) * 1000.0 for name, values in samples.items()}
 
 
 class LanceTimer:

@@ -212,7 +212,7 @@ def render_index_picker(names: Sequence[str]) -> str | None:
     if not names:
         return None
     if state.get(state.QP_INDEX) not in names:
-        state.drop(state.QP_INDEX)  # an index of another table
+        state.put(state.QP_INDEX, names[0])  # a dropped index, or one of another table
     return st.selectbox("Index", list(names), key=state.QP_INDEX, bind="query-params")
 
 
@@ -368,9 +368,11 @@ def render_tokenizer_preview(params: dict[str, Any]) -> list[ixs.Token]:
         return []
     if tokens:
         st.markdown("**Tokens:** " + " ".join(f"`{t.text.replace('`', '')}`" for t in tokens))
+        positions = [t.position for t in tokens]
+        gaps = any(b - a > 1 for a, b in zip(positions, positions[1:], strict=False))
         st.caption(
-            f"{plural(len(tokens), 'token')}; positions {', '.join(str(t.position) for t in tokens)}"
-            " (gaps: removed stop words)"
+            f"{plural(len(tokens), 'token')}; positions {', '.join(str(p) for p in positions)}"
+            + (" (gaps: removed stop words)" if gaps or (positions and positions[0] > 0) else "")
         )
     else:
         st.markdown("**Tokens:** *(none)*")

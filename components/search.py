@@ -603,19 +603,27 @@ def _bytes(n: int) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def render_sample_inputs(
+    info: search.SearchTable, *, panel: str, sample: int
+) -> tuple[str, int, int, int]:
+    """Column, k, sample size and seed of a measurement (recall, sweep)."""
+    column, k = render_column_and_k(info, panel=panel)
+    c1, c2 = st.columns(2)
+    size = c1.number_input(
+        "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=sample,
+        key=f"search.{panel}.sample",
+    )  # fmt: skip
+    seed = c2.number_input("Seed", min_value=0, value=0, key=f"search.{panel}.seed")
+    return column, k, int(size), int(seed)
+
+
 def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> None:
     """recall@k of ANN against exact search over a seeded sample of the table's own rows."""
     if not info.vector_columns:
         st.info("This table has no vector column.", icon=":material/info:")
         return
     with st.form("search.recall.form"):
-        column, k = render_column_and_k(info, panel="recall")
-        c1, c2 = st.columns(2)
-        sample = c1.number_input(
-            "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=100,
-            key="search.recall.sample",
-        )  # fmt: skip
-        seed = c2.number_input("Seed", min_value=0, value=0, key="search.recall.seed")
+        column, k, sample, seed = render_sample_inputs(info, panel="recall", sample=100)
         params = render_query_settings(info, column, panel="recall")
         submitted = st.form_submit_button(
             "Measure recall", type="primary", icon=":material/target:"
@@ -734,13 +742,7 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
         st.info("This table has no vector column.", icon=":material/info:")
         return
     with st.form("search.sweep.form"):
-        column, k = render_column_and_k(info, panel="sweep")
-        c1, c2 = st.columns(2)
-        sample = c1.number_input(
-            "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=50,
-            key="search.sweep.sample",
-        )  # fmt: skip
-        seed = c2.number_input("Seed", min_value=0, value=0, key="search.sweep.seed")
+        column, k, sample, seed = render_sample_inputs(info, panel="sweep", sample=50)
         st.caption("Values to try, comma-separated; `none` = not sent (the backend's default).")
         grid_text = {
             name: col.text_input(name, value=default, key=f"search.sweep.grid.{name}")

@@ -117,16 +117,27 @@ def _operation_scale(operations: Sequence[str]) -> alt.Scale:
     return alt.Scale(domain=domain, range=colors)
 
 
-def time_axis(span_seconds: float) -> alt.Axis:
+TICKS = 5
+
+
+def time_axis(span_seconds: float, start: pd.Timestamp | None = None) -> alt.Axis:
     """A readable time axis for versions ``span_seconds`` apart: milliseconds when they are
-    within a minute (the demo's are within a second), seconds within a day, dates beyond."""
+    within a minute (the demo's are within a second), seconds within a day, dates beyond.
+    Within a minute Vega draws one or two ticks at most, so with ``start`` the axis gets
+    :data:`TICKS` evenly spaced tick values (epoch milliseconds)."""
+    values = None
     if span_seconds < 60:
         fmt = "%H:%M:%S.%L"
+        if start is not None:
+            first = pd.Timestamp(start).timestamp() * 1000.0
+            step = max(span_seconds * 1000.0, 1.0) / (TICKS - 1)
+            values = [first + i * step for i in range(TICKS)]
     elif span_seconds < 86_400:
         fmt = "%H:%M:%S"
     else:
         fmt = "%b %d %H:%M"
-    return alt.Axis(format=fmt, labelAngle=-30, labelOverlap="greedy", tickCount=6, title=None)
+    extra = {"values": values} if values else {"tickCount": 6}
+    return alt.Axis(format=fmt, labelAngle=-30, labelOverlap="greedy", title=None, **extra)
 
 
 def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt.LayerChart:
@@ -138,7 +149,13 @@ def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt
         alt.Chart(data)
         .mark_circle(size=36, opacity=0.85)
         .encode(
-            x=alt.X("timestamp:T", axis=time_axis(vsv.time_span_seconds(data))),
+            x=alt.X(
+                "timestamp:T",
+                axis=time_axis(
+                    vsv.time_span_seconds(data),
+                    pd.to_datetime(data["timestamp"]).min() if len(data) else None,
+                ),
+            ),
             y=alt.Y(
                 "version:Q",
                 title="version",

@@ -4,6 +4,9 @@
 * ``rest``: a ``lance.namespace.RestAdapter`` server (in this process) on another seeded tmp
   root; the console talks to it over HTTP.
 
+Each console's ``$LANCE_CONSOLE_CONFIG`` holds one saved connection, ``SAVED_CONNECTION``, to
+the same target (so that a test can pick a saved connection and reload).
+
 One streamlit server per backend per session (started on first use), one Chromium per session
 (Debian's ``/usr/bin/chromium``; Playwright never downloads a browser here), a new browser
 context per test. Every test of this directory is marked ``e2e``.
@@ -14,6 +17,7 @@ taken by the ``shot`` fixture and automatically when a test fails.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +33,7 @@ from .harness import (
     EXPECT_TIMEOUT_MS,
     REPO,
     RUN_COUNTER_JS,
+    SAVED_CONNECTION,
     SCREENSHOTS,
     VIEWPORT,
     Console,
@@ -78,12 +83,16 @@ def rest_e2e_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestSe
 
 
 def _start_console(kind: str, target: str, root: Path, logs: Path) -> Iterator[Console]:
+    config = logs / f"connections-{kind}.toml"
+    # One saved connection (to the same target), so that tests can pick a connection that a
+    # reload must restore from ?conn=.
+    config.write_text(f"[connections.{SAVED_CONNECTION}]\ntarget = {json.dumps(target)}\n")
     server = StreamlitServer(
         script=REPO / "app" / "main.py",
         env={
             "LANCE_CONSOLE_TARGET": target,
             # Never read or write the developer's saved connections.
-            "LANCE_CONSOLE_CONFIG": str(logs / f"connections-{kind}.toml"),
+            "LANCE_CONSOLE_CONFIG": str(config),
         },
         log_path=logs / f"streamlit-{kind}.log",
     ).start()

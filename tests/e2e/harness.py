@@ -61,6 +61,9 @@ HISTORY_OPERATIONS = ("Overwrite", "Append", "Delete", "Merge")
 DOCS_ROWS = 512
 DOCS_VERSIONS = 3  # create + 2 appends
 VECTOR_DIM = 16
+# A saved connection (in the console's $LANCE_CONSOLE_CONFIG) to the same target as the
+# launcher's default: the picker offers it as "e2e_saved (<kind>, config)".
+SAVED_CONNECTION = "e2e_saved"
 
 
 # --------------------------------------------------------------------------- data
@@ -328,30 +331,45 @@ def open_tab(scope: Locator, name: str) -> Locator:
     return scope.get_by_role("tabpanel").filter(visible=True)
 
 
+def read_only_switch(page: Page) -> Locator:
+    """The sidebar's read-only toggle (keyed ``ro``, bound to ``?ro=``)."""
+    return page.get_by_test_id("stSidebar").get_by_role("switch", name="Read-only")
+
+
 def set_read_only(page: Page, on: bool) -> None:
     """Flip the sidebar's read-only switch to ``on`` and wait for the rerun."""
-    switch = page.get_by_test_id("stSidebar").get_by_role("switch", name="Read-only")
+    switch = read_only_switch(page)
     if switch.is_checked() != on:
-        after_rerun(
-            page, lambda: page.locator(key("conn.read_only")).locator("label").first.click()
-        )
+        after_rerun(page, lambda: page.locator(key("ro")).locator("label").first.click())
     expect(switch).to_be_checked(checked=on)
+
+
+_CONTENT_HEIGHT_JS = """() => {
+  const el = (id) => document.querySelector(`[data-testid="${id}"]`);
+  const main = el('stMain');
+  const block = el('stMainBlockContainer');
+  const bottom = block && main ? block.getBoundingClientRect().bottom + main.scrollTop : 0;
+  return Math.ceil(Math.max(
+    bottom, ...['stMain', 'stSidebarContent'].map((id) => el(id)?.scrollHeight ?? 0)));
+}"""
+_TWO_FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
 def full_screenshot(page: Page, path: Path) -> Path:
     """Screenshot of the whole app: Streamlit scrolls inside ``stMain``, not the document, so
-    the viewport is grown to the main area's height for the shot, then restored."""
+    the viewport is grown to the content's height for the shot, then restored. The content is
+    measured again after each resize (a re-layout can make it taller), at most three times."""
     path.parent.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size or VIEWPORT
-    height = page.evaluate(
-        """() => Math.max(
-            ...['stMain', 'stSidebarContent'].map(
-                (id) => document.querySelector(`[data-testid="${id}"]`)?.scrollHeight ?? 0))"""
-    )
-    tall = min(max(int(height), size["height"]), 8_000)
+    current = size["height"]
     try:
-        if tall > size["height"]:
+        for _ in range(3):
+            tall = min(max(int(page.evaluate(_CONTENT_HEIGHT_JS)), size["height"]), 8_000)
+            if tall <= current:
+                break
             page.set_viewport_size({"width": size["width"], "height": tall})
+            current = tall
+            page.evaluate(_TWO_FRAMES_JS)
         page.screenshot(path=str(path), full_page=True)
     finally:
         page.set_viewport_size(size)

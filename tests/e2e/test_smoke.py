@@ -27,6 +27,7 @@ PAGES = {
     "tables": "Namespaces & tables",
     "versions": "Versions",
     "indexes": "Indexes",
+    "search": "Search & tune",
     "transactions": "Transactions",
     "inspector": "HTTP inspector",
 }

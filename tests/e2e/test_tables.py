@@ -16,8 +16,10 @@ from .harness import (
     E2E_NAMESPACE,
     HISTORY_TABLE,
     NOTES_TABLE,
+    SAVED_CONNECTION,
     Console,
     after_rerun,
+    choose,
     click_grid_row,
     close_dialog,
     goto,
@@ -26,9 +28,11 @@ from .harness import (
     keyed_grid,
     open_dialog,
     open_expander,
+    read_only_switch,
     set_read_only,
     settle,
     type_into,
+    widget,
 )
 
 # Rows of the seeded docs table: DOCS_ROWS at creation + 8 per append.
@@ -113,7 +117,12 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
     # Validation first: a name with a space is refused before any call is made.
     type_into(form.get_by_label("Table name", exact=True), "bad name")
     after_rerun(page, form.get_by_role("button", name="Declare table").click)
-    expect(form.get_by_text("Invalid table name 'bad name'")).to_be_visible()
+    refused = form.get_by_test_id("stAlert").filter(
+        has_text="The table name 'bad name' is not valid"
+    )
+    expect(refused).to_be_visible()
+    expect(refused).to_contain_text("use letters, digits")
+    expect(page.get_by_role("dialog")).to_be_visible()  # nothing sent: the form stays open
 
     type_into(form.get_by_label("Table name", exact=True), name)
     after_rerun(page, form.get_by_role("button", name="Declare table").click)
@@ -151,3 +160,73 @@ def test_read_only_switch_disables_writes(
     expect(
         open_dialog(main, "Declare a table").get_by_role("button", name="Declare table")
     ).to_be_enabled()
+
+
+def test_reload_keeps_connection_and_read_only(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """The connection picker (``?conn=``) and the read-only switch (``?ro=``) are bound to the
+    URL: a reload restores both, and writes stay disabled."""
+    goto(page, console, "tables")
+    sidebar = page.get_by_test_id("stSidebar")
+    main = _main(page)
+    picker = widget(sidebar, "stSelectbox", "Connection").get_by_role("combobox")
+    expect(picker).to_have_value("default")
+    choose(sidebar, "Connection", re.compile(rf"^{SAVED_CONNECTION}$"))
+    expect(page).to_have_url(re.compile(rf"[?&]conn={SAVED_CONNECTION}(&|$)"))
+    expect(
+        sidebar.get_by_test_id("stAlert").filter(has_text=f"Connected to {SAVED_CONNECTION}")
+    ).to_be_visible()
+    set_read_only(page, True)
+    expect(page).to_have_url(re.compile(r"[?&]ro=true(&|$)"))
+    # Open the e2e namespace: the selection joins the URL too.
+    main.locator(key(f"tables.ns.open.{E2E_NAMESPACE}")).get_by_role("button").click()
+    expect(main.get_by_text(f"Tables in {E2E_NAMESPACE}")).to_be_visible()
+    expect(page).to_have_url(re.compile(rf"[?&]ns={E2E_NAMESPACE}(&|$)"))
+    settle(page)
+    before = page.url
+
+    page.reload()
+    settle(page)
+    expect(page).to_have_url(before)
+    expect(picker).to_have_value(SAVED_CONNECTION)
+    expect(read_only_switch(page)).to_be_checked()
+    expect(sidebar.get_by_text(re.compile(r"read-only$"))).to_be_visible()  # the status badge
+    expect(sidebar.get_by_text("writable", exact=True)).to_have_count(0)
+    expect(main.get_by_text(f"Tables in {E2E_NAMESPACE}")).to_be_visible()
+    expect(main.get_by_text("Read-only connection: writes are disabled")).to_be_visible()
+    for opener in ("Declare a table", "Create a namespace"):
+        expect(main.get_by_role("button", name=opener, exact=True)).to_be_disabled()
+    shot()
+
+    # Switching it off again is kept by the next reload too (the parameter leaves the URL).
+    set_read_only(page, False)
+    expect(page).not_to_have_url(re.compile(r"[?&]ro="))
+    page.reload()
+    settle(page)
+    expect(read_only_switch(page)).not_to_be_checked()
+    expect(picker).to_have_value(SAVED_CONNECTION)
+    expect(main.get_by_role("button", name="Declare a table", exact=True)).to_be_enabled()
+
+
+def test_refused_name_is_shown_as_typed(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """A message naming "a$b" shows both dollar signs as text (Streamlit would read
+    ``$...$`` as LaTeX); nothing is created."""
+    goto(page, console, "tables", ns=E2E_NAMESPACE)
+    main = _main(page)
+    form = open_dialog(main, "Create a namespace")
+    type_into(form.get_by_label("Name", exact=True), "a$b")
+    after_rerun(page, form.get_by_role("button", name="Create namespace").click)
+    refused = form.get_by_test_id("stAlert")
+    expect(refused).to_have_count(1)
+    expect(refused).to_contain_text(
+        "The namespace name 'a$b' contains the delimiter '$', which separates the parts of an id."
+    )
+    assert refused.inner_text().count("$") == 2, refused.inner_text()
+    expect(refused.locator(".katex, math")).to_have_count(0)  # no formula was typeset
+    expect(page.get_by_role("dialog")).to_be_visible()
+    shot()
+    close_dialog(page)
+    expect(main.get_by_role("button", name="a$b", exact=True)).to_have_count(0)

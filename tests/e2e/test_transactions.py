@@ -53,7 +53,24 @@ def _add(page: Page, main: Locator, kind: str, table_id: str) -> None:
 
 
 def _batch(main: Locator, count: int) -> None:
-    expect(main.get_by_role("heading", name=f"Batch ({count} operations)")).to_be_visible()
+    noun = "operation" if count == 1 else "operations"
+    expect(main.get_by_role("heading", name=f"Batch ({count} {noun})")).to_be_visible()
+
+
+def _operation_line(main: Locator, pattern: str) -> Locator:
+    """The markdown line of a batch operation (``1. DeclareTable e2e$docs``)."""
+    return main.get_by_test_id("stMarkdownContainer").filter(has_text=re.compile(pattern))
+
+
+def _clear_batch(page: Page, main: Locator) -> None:
+    """ "Clear the batch" asks first: "Keep the batch" keeps it, "Clear" empties it."""
+    after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
+    expect(
+        main.get_by_text("Remove every operation, and the manifests staged for them?")
+    ).to_be_visible()
+    after_rerun(page, main.get_by_role("button", name="Clear", exact=True).click)
+    _batch(main, 0)
+    expect(main.get_by_role("button", name="Keep the batch")).to_have_count(0)
 
 
 def test_builder_syntax_validation_and_json_preview(
@@ -74,9 +91,15 @@ def test_builder_syntax_validation_and_json_preview(
     _add(page, main, "DeregisterTable", f"{E2E_NAMESPACE}$nope")
     _batch(main, 2)
     after_rerun(page, main.get_by_role("button", name="Validate").click)
-    problems = main.get_by_test_id("stAlert").filter(has_text="problem(s) block the commit")
-    expect(problems).to_contain_text(f"Table {E2E_NAMESPACE}${DOCS_TABLE} already exists")
-    expect(problems).to_contain_text(f"Table {E2E_NAMESPACE}$nope does not exist")
+    problems = main.get_by_test_id("stAlert").filter(has_text="2 problems block the commit:")
+    expect(problems).to_contain_text(
+        f"operation 1: DeclareTable {E2E_NAMESPACE}${DOCS_TABLE}: the table already exists"
+    )
+    expect(problems).to_contain_text(
+        f"operation 2: DeregisterTable {E2E_NAMESPACE}$nope: the table does not exist"
+    )
+    # ... and each problem next to its operation.
+    expect(_operation_line(main, r"the table already exists$")).to_have_count(1)
 
     # The request body exactly as it will be sent.
     preview = open_expander(main, "Request JSON")
@@ -88,9 +111,16 @@ def test_builder_syntax_validation_and_json_preview(
         ]
     }
 
-    # Committing re-validates and refuses.
-    after_rerun(page, main.get_by_role("button", name="Commit atomically").click)
-    expect(main.get_by_text("Not committed: fix the problems above first.")).to_be_visible()
+    commit = main.get_by_role("button", name="Commit atomically")
+    if console.kind == "local":
+        # Committing re-validates and refuses: the problems stay, nothing is committed.
+        after_rerun(page, commit.click)
+        expect(problems).to_be_visible()
+        expect(main.get_by_test_id("stAlert").filter(has_text="Committed.")).to_have_count(0)
+    else:
+        # The RestAdapter's server has no BatchCommitTables: no commit is offered at all.
+        expect(commit).to_be_disabled()
+    _batch(main, 2)
     shot()
 
     # Reorder, then remove: the batch follows.
@@ -100,16 +130,26 @@ def test_builder_syntax_validation_and_json_preview(
     label_box = up.get_by_text("Move operation 2 up").bounding_box()
     assert label_box is not None and label_box["width"] <= 1, label_box
     after_rerun(page, up.click)
+    expect(_operation_line(main, rf"^1\. DeregisterTable {E2E_NAMESPACE}\$nope$")).to_be_visible()
     expect(
-        main.get_by_test_id("stMarkdownContainer").filter(has_text="1. DeregisterTable")
+        _operation_line(main, rf"^2\. DeclareTable {E2E_NAMESPACE}\${DOCS_TABLE}$")
     ).to_be_visible()
     after_rerun(page, main.get_by_role("button", name="Remove operation 1", exact=True).click)
     _batch(main, 1)
     expect(
-        main.get_by_test_id("stMarkdownContainer").filter(has_text="1. DeclareTable")
+        _operation_line(main, rf"^1\. DeclareTable {E2E_NAMESPACE}\${DOCS_TABLE}$")
     ).to_be_visible()
+
+    # "Clear the batch" asks first; "Keep the batch" keeps it.
     after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
-    _batch(main, 0)
+    expect(
+        main.get_by_text("Remove every operation, and the manifests staged for them?")
+    ).to_be_visible()
+    expect(main.get_by_role("button", name="Clear the batch")).to_have_count(0)
+    after_rerun(page, main.get_by_role("button", name="Keep the batch").click)
+    _batch(main, 1)
+    expect(main.get_by_role("button", name="Clear the batch")).to_be_visible()
+    _clear_batch(page, main)
 
 
 def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -> None:
@@ -123,10 +163,12 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
         after_rerun(page, main.get_by_role("button", name="Stage next version from current").click)
         _batch(main, 2)
         # (markdown shows "->" as an arrow)
-        staged = re.compile(
-            rf"2\. CreateTableVersion {re.escape(E2E_NAMESPACE)}\${DOCS_TABLE} \S+ v{latest + 1} "
+        # (markdown shows "->" as an arrow)
+        staged = (
+            rf"^2\. CreateTableVersion {E2E_NAMESPACE}\${DOCS_TABLE} (->|→) v{latest + 1} "
+            r"\(manifest "
         )
-        expect(main.get_by_test_id("stMarkdownContainer").filter(has_text=staged)).to_be_visible()
+        expect(_operation_line(main, staged)).to_be_visible()
         after_rerun(page, main.get_by_role("button", name="Commit atomically").click)
         done = main.get_by_test_id("stAlert").filter(has_text="Committed. Transaction")
         expect(done).to_be_visible()
@@ -139,14 +181,14 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
         assert _latest_version(console, DOCS_TABLE) == latest + 1
         # The committed transaction is in this session's history.
         panel = open_tab(main, "Describe / alter a transaction")
-        batch_line = re.compile(r"^batch-\w+\s+[\d:]+ · batch commit$")
+        batch_line = re.compile(r"^batch-\w+\s+[\d:]+ · batch commit - SUCCEEDED$")
         expect(panel.get_by_text(batch_line)).to_be_visible()
         # Describing it from the history shows the batch's record.
         describe = panel.get_by_role("button", name=re.compile(r"^Describe batch-\w+$"))
         expect(describe).to_have_count(1)
         after_rerun(page, describe.click)
         panel = open_tab(main, "Describe / alter a transaction")
-        status = re.compile(r"^Transaction batch-\w+ - status SUCCEEDED")
+        status = re.compile(r"^Transaction batch-\w+: status SUCCEEDED$")
         expect(panel.get_by_text(status)).to_be_visible()
         props = grid(panel)
         expect(grid_row(props, "operation")).to_contain_text("BatchCommitTables")
@@ -158,17 +200,21 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
     else:
         # No staging helper on REST (it writes files next to the table).
         expect(main.get_by_text("offered on the local backend")).to_be_visible()
-        # The RestAdapter's directory namespace does not implement BatchCommitTables: the server
-        # says so and the console shows it readably; the batch is kept.
-        after_rerun(page, main.get_by_role("button", name="Commit atomically").click)
-        error = main.get_by_test_id("stAlert").filter(has_text="Batch commit failed")
-        expect(error).to_be_visible()
-        expect(error).to_contain_text("not implemented")
-        # The server's own source location (", /…/namespace.rs:385:13") is not in the message,
-        # but kept under "Server said".
-        expect(error).not_to_contain_text(".rs:")
-        said = open_expander(main, "Server said")
-        expect(said.get_by_test_id("stCode")).to_contain_text(re.compile(r"\.rs:\d+:\d+"))
+        # The RestAdapter's directory namespace does not implement BatchCommitTables: the
+        # builder says so up front and offers no commit; building and validating still work.
+        warning = main.get_by_test_id("stAlert").filter(
+            has_text="This REST server does not implement BatchCommitTables"
+        )
+        expect(warning).to_be_visible()
+        expect(warning).to_contain_text("you can build, validate and preview a batch")
+        expect(main.get_by_role("button", name="Commit atomically")).to_be_disabled()
+        after_rerun(page, main.get_by_role("button", name="Validate").click)
+        expect(
+            main.get_by_test_id("stAlert").filter(has_text="Valid against the current namespace.")
+        ).to_be_visible()
+        preview = open_expander(main, "Request JSON")
+        body = json.loads(preview.get_by_test_id("stCode").inner_text())
+        assert body == {"operations": [{"declare_table": {"id": [E2E_NAMESPACE, name]}}]}
         _batch(main, 1)
         shot()
 
@@ -189,7 +235,7 @@ def test_describe_and_alter_transaction(
     type_into(panel.get_by_label("Transaction id", exact=True), txn_id)
     after_rerun(page, panel.get_by_role("button", name="Describe").first.click)
     panel = open_tab(main, "Describe / alter a transaction")
-    expect(panel.get_by_text(f"Transaction {txn_id} - status SUCCEEDED")).to_be_visible()
+    expect(panel.get_by_text(f"Transaction {txn_id}: status SUCCEEDED", exact=True)).to_be_visible()
     expect(grid_row(grid(panel), "operation")).to_contain_text("Overwrite")
 
     # Alter: set a property, apply in one request. The mode select shows its whole value.
@@ -202,12 +248,12 @@ def test_describe_and_alter_transaction(
     after_rerun(page, panel.get_by_role("button", name="Add action").click)
     panel = open_tab(main, "Describe / alter a transaction")
     expect(panel.get_by_role("button", name="Remove action 1", exact=True)).to_be_visible()
-    after_rerun(page, panel.get_by_role("button", name="Apply 1 action(s) in one request").click)
+    after_rerun(page, panel.get_by_role("button", name="Apply 1 action in one request").click)
     panel = open_tab(main, "Describe / alter a transaction")
     expect(grid_row(grid(panel), prop)).to_contain_text("yes")
     # The session history lists it.
     expect(
-        panel.get_by_text(re.compile(rf"^{re.escape(txn_id)}\s+[\d:]+ · altered"))
+        panel.get_by_text(re.compile(rf"^{re.escape(txn_id)}\s+[\d:]+ · altered - SUCCEEDED$"))
     ).to_be_visible()
     shot()
 
@@ -227,3 +273,59 @@ def test_read_only_disables_commit_and_alter(
     panel = open_tab(main, "Describe / alter a transaction")
     expect(panel.get_by_role("button", name="Add action")).to_be_disabled()
     shot()
+
+
+@pytest.mark.parametrize("backend_kind", ["local"])
+def test_staged_manifest_is_removed_with_its_operation(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """A manifest staged for the batch lives under <root>/_staging until it is committed; taking
+    its operation out of the batch (remove, or clear) deletes it, and the transaction file
+    staged with it."""
+    staging = console.root / "_staging"
+    transactions = _table_dir(console, DOCS_TABLE) / "_transactions"
+    txn_files = set(transactions.iterdir())
+    latest = _latest_version(console, DOCS_TABLE)
+    main = _open(page, console)
+    _batch(main, 0)
+
+    def stage() -> Path:
+        after_rerun(page, main.get_by_role("button", name="Stage next version from current").click)
+        _batch(main, 1)
+        line = _operation_line(
+            main, rf"^1\. CreateTableVersion {E2E_NAMESPACE}\${DOCS_TABLE} (->|→) v{latest + 1} "
+        )
+        expect(line).to_be_visible()
+        found = re.search(r"\(manifest (\S+\.manifest)\)", line.inner_text())
+        assert found, line.inner_text()
+        manifest = Path(found.group(1))
+        assert manifest.parent == staging, manifest
+        assert manifest.is_file()
+        assert set(transactions.iterdir()) > txn_files  # its transaction file, unreferenced
+        return manifest
+
+    # Remove the operation: its manifest goes.
+    manifest = stage()
+    shot("staged")
+    after_rerun(page, main.get_by_role("button", name="Remove operation 1", exact=True).click)
+    _batch(main, 0)
+    assert not manifest.exists(), manifest
+    assert set(transactions.iterdir()) == txn_files
+
+    # Clear the batch: "Keep the batch" keeps the manifest, "Clear" removes it.
+    manifest = stage()
+    after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
+    after_rerun(page, main.get_by_role("button", name="Keep the batch").click)
+    _batch(main, 1)
+    assert manifest.is_file()
+    _clear_batch(page, main)
+    assert not manifest.exists(), manifest
+    assert set(transactions.iterdir()) == txn_files
+    # The table did not change.
+    assert _latest_version(console, DOCS_TABLE) == latest
+
+
+def _table_dir(console: Console, table: str) -> Path:
+    ns = DirectoryNamespace(root=str(console.root))
+    location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, table])).location
+    return Path(location.removeprefix("file://"))

@@ -3,9 +3,12 @@ delete-range validation and the read-only switch."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+import lance
+from lance.namespace import DescribeTableRequest, DirectoryNamespace
 from playwright.sync_api import Locator, Page, expect
 
 from .harness import (
@@ -13,6 +16,7 @@ from .harness import (
     HISTORY_OPERATIONS,
     HISTORY_TABLE,
     Console,
+    after_rerun,
     goto,
     grid,
     grid_cells,
@@ -39,7 +43,12 @@ def test_versions_listing_and_timeline(
     expect(metrics.filter(has_text="Latest")).to_contain_text("4")
     expect(metrics.filter(has_text="Oldest")).to_contain_text("1")
 
-    rows = grid_rows(grid(section(main, "All versions")))
+    listing = grid(section(main, "All versions"))
+    # The columns, in this order (lookup errors only when a lookup failed).
+    expect(listing.locator("table thead th")).to_have_text(
+        ["Version", "Operation", "Created (UTC)", "Manifest bytes", "Read version", "Manifest path"]
+    )
+    rows = grid_rows(listing)
     # Four versions, newest first, each with its operation.
     expect(rows).to_have_count(4)
     for i, operation in enumerate(reversed(HISTORY_OPERATIONS)):
@@ -103,12 +112,27 @@ def test_delete_versions_validation_and_read_only(
 ) -> None:
     main = _open_history(page, console)
     delete = section(main, "Delete old versions")
-    type_into(delete.get_by_label("Versions to delete", exact=True), "3-4")
-    delete.get_by_role("button", name="Delete versions").click()
+    field = delete.get_by_label("Versions to delete", exact=True)
+    # Inclusive ranges: 3-4 covers the latest version, v4, which is never deleted.
+    type_into(field, "3-4")
+    after_rerun(page, delete.get_by_role("button", name="Delete versions").click)
+    refused = main.get_by_test_id("stAlert").filter(has_text="Nothing deleted.")
+    expect(refused).to_contain_text("Range 3-4 covers version 4, the latest version")
+    # 2-3 is allowed by the range rule; the typed confirmation is still missing.
+    type_into(field, "2-3")
+    after_rerun(page, delete.get_by_role("button", name="Delete versions").click)
     expect(
-        main.get_by_text("includes the latest version v4, which is never deleted")
+        main.get_by_test_id("stAlert").filter(
+            has_text=f"Nothing deleted: type {HISTORY_TABLE} exactly to confirm."
+        )
     ).to_be_visible()
-    settle(page)
+    expect(main.get_by_text("covers version 4")).to_have_count(0)
+    # Malformed input is refused with the syntax.
+    type_into(field, "3-2")
+    after_rerun(page, delete.get_by_role("button", name="Delete versions").click)
+    expect(
+        main.get_by_test_id("stAlert").filter(has_text="The range 3-2 ends before it starts.")
+    ).to_be_visible()
     # Nothing was deleted.
     expect(main.get_by_test_id("stMetric").filter(has_text="Versions")).to_contain_text("4")
 
@@ -118,3 +142,49 @@ def test_delete_versions_validation_and_read_only(
         section(main, "Delete old versions").get_by_role("button", name="Delete versions")
     ).to_be_disabled()
     shot()
+
+
+# Visible labels of the timeline's x axis (Vega hides overlapping ones with opacity 0), with
+# their boxes on screen.
+_X_TICKS_JS = """(chart) => {
+  const axis = [...chart.querySelectorAll('g.role-axis')].find(
+    (g) => (g.getAttribute('aria-label') || '').startsWith('X-axis'));
+  if (!axis) return null;
+  return [...axis.querySelectorAll('g.role-axis-label text')]
+    .filter((t) => t.getAttribute('opacity') !== '0' && getComputedStyle(t).opacity !== '0')
+    .map((t) => { const b = t.getBoundingClientRect();
+                  return {text: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height}; });
+}"""
+
+
+def test_timeline_tick_labels_are_readable(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """The seeded versions are written within a second: the time axis still shows several
+    distinct, non-overlapping labels (milliseconds), not one repeated time."""
+    span = _history_span_seconds(console)
+    assert span < 1.0, f"the premise: the seeded versions are {span:.3f} s apart"
+    main = _open_history(page, console)
+    chart = main.get_by_test_id("stVegaLiteChart")
+    expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
+    ticks = chart.locator("g.role-axis-label text")
+    expect(ticks.first).to_be_visible()
+    labels = chart.element_handle().evaluate(_X_TICKS_JS)
+    assert labels is not None, "no x axis in the timeline"
+    texts = [label["text"] for label in labels]
+    assert len(texts) >= 3, texts
+    assert len(set(texts)) == len(texts), f"repeated tick labels: {texts}"
+    for text in texts:
+        assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", text), texts
+    # Spread along the axis (rotated labels: their boxes may touch, their anchors may not).
+    xs = sorted(label["x"] for label in labels)
+    assert all(b - a >= 10 for a, b in zip(xs, xs[1:], strict=False)), labels
+    shot()
+
+
+def _history_span_seconds(console: Console) -> float:
+    """Seconds between the first and the last version of the seeded history table."""
+    ns = DirectoryNamespace(root=str(console.root))
+    location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, HISTORY_TABLE])).location
+    stamps = [v["timestamp"] for v in lance.dataset(location).versions()]
+    return (max(stamps) - min(stamps)).total_seconds()

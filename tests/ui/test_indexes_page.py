@@ -158,7 +158,7 @@ def test_fields_follow_the_kind(docs_ns, make_app) -> None:
     assert {"num_partitions", "num_sub_vectors", "num_bits", "m", "ef_construction"} <= numbers
     assert "Base tokenizer" not in {s.label for s in at.selectbox}
     sub = at.number_input(key="indexes.create.p.IVF_HNSW_PQ.num_sub_vectors")
-    assert sub.value is None and "default: 1" in sub.proto.placeholder  # 16 / 16
+    assert sub.value is None and "default: 2" in sub.proto.placeholder  # 16 / 8
 
     choose(at, "vec", "IVF_FLAT")
     numbers = labels("number_input")
