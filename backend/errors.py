@@ -140,6 +140,9 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     ``InternalError``; anything else (``OSError``...) -> ``InternalError``.
     """
     if isinstance(exc, LanceNamespaceError):
+        if int(getattr(exc, "code", -1)) == ErrorCode.INTERNAL and "InvalidInput {" in str(exc):
+            # pylance reports a bad filter or expression as an internal error
+            return invalid(f"{operation}: {trim_source_locations(str(exc))}")
         if not hasattr(exc, "server_message"):
             attach_error_details(exc, message=str(exc))
         return exc
@@ -217,8 +220,17 @@ _SOURCE_LOCATION = re.compile(
 )
 
 
+# Rust's debug form of an error: ``, location: Location { file: "...", line: 1, column: 2 }``
+# and ``, backtrace: MaybeBacktrace``.
+_RUST_LOCATION = re.compile(
+    r",?\s*location:\s*Location\s*\{[^}]*\}|,?\s*backtrace:\s*\w+(?:\s*\{[^}]*\})?"
+)
+
+
 def trim_source_locations(text: str) -> str:
-    """``text`` without trailing source locations (``, /src/namespace.rs:385:13``) on any line."""
+    """``text`` without source locations: trailing ones (``, /src/namespace.rs:385:13``) on any
+    line and Rust's ``location: Location { file: ... }`` / ``backtrace: ...`` fields."""
+    text = _RUST_LOCATION.sub("", text)
     previous = None
     while previous != text:
         previous, text = text, _SOURCE_LOCATION.sub("", text)

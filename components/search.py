@@ -9,6 +9,7 @@ sweep, build comparison, requested against applied); the query rule is
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -85,6 +86,22 @@ def open_tabs() -> Any:
 
 def _setting_key(panel: str, name: str) -> str:
     return f"search.{panel}.{name}"
+
+
+# Widgets whose state cannot be written back (buttons, editors, uploads).
+_NOT_SETTABLE = (".explain", ".analyze", ".prev", ".next", ".download", ".configs")
+_SETTINGS = ("search.vec.", "search.recall.", "search.sweep.", "search.ab.", "search.fts.")
+
+
+def keep_settings() -> None:
+    """Keep the panels' settings when their tab is closed: Streamlit forgets the state of a
+    widget that a run does not draw, so each run writes the settings back (their values are
+    kept, the widgets are not recreated)."""
+    for key in list(st.session_state.keys()):
+        name = str(key)
+        if name.startswith(_SETTINGS) and not name.endswith(_NOT_SETTABLE):
+            with contextlib.suppress(st.errors.StreamlitAPIException):
+                st.session_state[name] = st.session_state[name]
 
 
 def apply_shared_setting() -> None:
@@ -661,7 +678,7 @@ def render_recall_result(found: tuning.RecallResult) -> None:
     )
     hist.update_layout(
         title={"text": "Recall per query", "font": {"size": 14}},
-        xaxis={"title": f"recall@{found.k}", "range": [0, 1.05]},
+        xaxis={"title": f"recall@{found.k}", "range": [0, 1.1]},
         yaxis={"title": "queries"},
         height=300,
         margin={"l": 10, "r": 10, "t": 40, "b": 40},
@@ -989,6 +1006,7 @@ def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
 
 __all__ = [
     "TABS",
+    "keep_settings",
     "TAB_SLUGS",
     "ab_configs",
     "apply_shared_setting",

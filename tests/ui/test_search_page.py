@@ -1,0 +1,571 @@
+"""AppTest of the Search & tune page on a real local namespace (``tests/ui/conftest.py``).
+
+The sample namespace has no table worth searching, so this module adds two, once, to a copy
+of it (``ui_root`` is overridden below: every test still gets its own private copy):
+
+* ``sales$vecs`` - 600 rows: ``id`` int64, ``text`` (six words drawn from a small vocabulary),
+  ``vec`` 16-d float32; an IVF_PQ index (4 partitions asked, 4 sub-vectors) and an FTS index
+  on ``text`` with positions. 600 rows are too few for 4 partitions: lance trains 2, and the
+  page says so.
+* ``sales$emb`` - 200 rows whose 64-d vectors are ``backend.demo.embed(text)``, with the table
+  property ``embedding.function``: the only table offering text queries.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from lance_namespace import CreateTableIndexRequest, CreateTableRequest
+
+import backend
+from backend import demo
+from backend.services.tasks import TASKS
+from components import search as srch
+from components import state
+from tests.support import append_rows, ipc_stream_bytes
+from tests.ui.conftest import alerts, assert_no_exception, plain, sources, texts
+
+VECS = ("sales", "vecs")
+EMB = ("sales", "emb")
+ROWS = 600
+DIM = 16
+QP = {"ns": "sales", "table": "vecs"}
+PAGE = "views/search.py"
+WORDS = [
+    "lance",
+    "arrow",
+    "vector",
+    "search",
+    "index",
+    "table",
+    "namespace",
+    "query",
+    "running",
+    "dogs",
+    "parse",
+    "command",
+    "line",
+    "arguments",
+    "cats",
+    "jumping",
+    "quickly",
+    "river",
+    "mountain",
+]
+
+
+def rows_table(n: int, *, start: int = 0, seed: int = 0, embedded: bool = False) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    words = [f"row {i} " + " ".join(rng.choice(WORDS, 6)) for i in range(start, start + n)]
+    if embedded:
+        flat, dim = demo.embed(words).reshape(-1), demo.VECTOR_DIM
+    else:
+        flat, dim = rng.random(n * DIM, dtype=np.float32), DIM
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + n), pa.int64()),
+            "text": pa.array(words),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def search_template(sample_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample namespace plus ``sales$vecs`` and ``sales$emb``, built once per module."""
+    root = tmp_path_factory.mktemp("ui-search") / "root"
+    shutil.copytree(sample_template, root)
+    ns = backend.connect(str(root))
+    ns.create_table(CreateTableRequest(id=list(VECS)), ipc_stream_bytes(rows_table(ROWS)))
+    with pytest.warns(UserWarning, match="instead of 4"):  # 600 rows: lance trains 2
+        ns.create_table_index(
+            CreateTableIndexRequest(
+                id=list(VECS), column="vec", index_type="IVF_PQ", num_partitions=4,
+                num_sub_vectors=4,
+            )
+        )  # fmt: skip
+    ns.create_table_index(
+        CreateTableIndexRequest(id=list(VECS), column="text", index_type="FTS", with_position=True)
+    )
+    ns.create_table(
+        CreateTableRequest(
+            id=list(EMB), properties={"embedding.function": demo.EMBEDDING_FUNCTION}
+        ),
+        ipc_stream_bytes(rows_table(200, seed=1, embedded=True)),
+    )
+    return root
+
+
+@pytest.fixture
+def ui_root(search_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the sample namespace with the search tables (overrides conftest's)."""
+    root = tmp_path / "ui-root"
+    shutil.copytree(search_template, root)
+    return root
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def search_page(make_app, **query: str):
+    at = make_app(PAGE, query_params={**QP, **query})
+    assert_no_exception(at)
+    return at
+
+
+def open_tab(at, label: str):
+    """Open a tab of the page's stateful ``st.tabs`` (as a click on it would) and rerun."""
+    at.session_state[state.Search.TABS] = label
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
+def submit(at, form: str, label: str):
+    """Click the submit button ``label`` of the form keyed ``form`` and rerun."""
+    at.button(key=f"FormSubmitter:{form}-{label}").click().run()
+    assert_no_exception(at)
+    return at
+
+
+def metrics(at) -> dict[str, str]:
+    return {plain(m.label): str(m.value) for m in at.metric}
+
+
+def grid_with(at, column: str):
+    (frame,) = [d.value for d in at.dataframe if column in d.value.columns]
+    return frame
+
+
+def result(at, table_id, what: str):
+    """The last result a panel kept in the session (``components.state.result``)."""
+    if state.Search.RESULTS not in at.session_state:
+        return None
+    return (at.session_state[state.Search.RESULTS] or {}).get((tuple(table_id), what))
+
+
+def vector_search(at, source: str = srch.SOURCE_ROW, **settings):
+    """Run a vector search from the Vector search tab: query ``source``, then ``settings``
+    (widget key suffix -> value)."""
+    open_tab(at, srch.TAB_VECTOR)
+    at.segmented_control(key="search.vec.source").set_value(source).run()
+    assert_no_exception(at)
+    for name, value in settings.items():
+        widgets = [w for kind in ("number_input", "text_area", "text_input", "checkbox")
+                   for w in getattr(at, kind) if w.key == f"search.vec.{name}"]  # fmt: skip
+        assert len(widgets) == 1, name
+        widgets[0].set_value(value)
+    return submit(at, "search.vec.form", "Search")
+
+
+# --------------------------------------------------------------------------------------------
+# the page, the summary, the preview
+
+
+def test_no_table_picked_shows_the_info(make_app) -> None:
+    at = make_app(PAGE)
+    assert_no_exception(at)
+    assert alerts(at, "info") == ["Pick a table to search it and tune its indexes."]
+    assert not at.tabs
+
+
+def test_summary_caption(make_app) -> None:
+    at = search_page(make_app)
+    caption = plain(at.caption[0].value)
+    assert caption == (
+        f"{ROWS} rows · version 3 · vector index on vec (IVF_PQ) · full-text index on text"
+    )
+    emb = make_app(PAGE, query_params={"ns": "sales", "table": "emb"})
+    assert_no_exception(emb)
+    assert plain(emb.caption[0].value) == (
+        f"200 rows · version 1 · embedding {demo.EMBEDDING_FUNCTION}"
+    )
+
+
+def test_preview_rows_filter_and_abbreviated_vectors(make_app) -> None:
+    at = search_page(make_app)
+    assert at.session_state[state.Search.TABS] == srch.TAB_PREVIEW
+    assert f"{ROWS} rows match · rows 1–50 · latest version" in texts(at)
+    frame = grid_with(at, "vec")
+    assert len(frame) == 50 and list(frame.columns) == ["id", "text", "vec"]
+    assert list(frame["id"]) == list(range(50))
+    assert all(re.fullmatch(r"\[.+, … 16 dims\]", v) for v in frame["vec"]), frame["vec"][0]
+    assert "Page 1 of 12" in texts(at)
+
+    at.text_input(key="search.preview.filter").set_value("id < 10").run()
+    assert_no_exception(at)
+    assert "10 rows match · rows 1–10 · latest version" in texts(at)
+    assert list(grid_with(at, "vec")["id"]) == list(range(10))
+    assert "Page 1 of" not in texts(at)  # one page: no paging buttons
+
+    at.multiselect(key="search.preview.columns").set_value(["id", "text"]).run()
+    assert_no_exception(at)
+    assert list(grid_with(at, "text").columns) == ["id", "text"]
+
+
+def test_preview_bad_filter_is_a_readable_error_box(make_app) -> None:
+    at = search_page(make_app)
+    at.text_input(key="search.preview.filter").set_value("id >").run()
+    assert_no_exception(at)
+    (error,) = alerts(at, "error")
+    assert error.startswith("Reading rows failed.")
+    assert "id >" in error
+    assert "rows match" not in texts(at)
+    # The console's own rule for error boxes (``backend.describe_error``): no source paths.
+    # Lance's message carries a Rust ``Location { file: ".../sql.rs", line: .. }``.
+    assert not re.search(r"\.rs\b", error), error
+    assert "backtrace" not in error.lower(), error
+
+
+# --------------------------------------------------------------------------------------------
+# vector search
+
+
+def test_vector_search_by_row_id_passes_the_settings(make_app) -> None:
+    at = search_page(make_app)
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, nprobes=2, refine_factor=3, n=3)
+    assert alerts(at, "error") == []
+    shown = metrics(at)
+    assert shown["Rows"] == "7"
+    assert re.fullmatch(r"\d+\.\d ms", shown["p50 latency"])
+    assert re.fullmatch(r"\d+\.\d ms", shown["p95 latency"])
+    assert "over 3 runs" in texts(at)
+    rows = grid_with(at, "_distance")
+    assert list(rows.columns)[0] == "_distance"  # the score first
+    assert len(rows) == 7
+    distances = list(rows["_distance"])
+    assert distances == sorted(distances)
+    assert 5 in list(rows["id"])  # the row itself is among its nearest neighbours
+
+    found, column, k, params = result(at, VECS, "vector")
+    assert (column, k) == ("vec", 7)
+    assert params == {"nprobes": 2, "refine_factor": 3}
+    assert found.request.nprobes == 2 and found.request.refine_factor == 3 and found.request.k == 7
+    assert len(found.latencies_ms) == 3
+    code = "\n".join(str(c.value) for c in at.code)
+    assert "nprobes=2" in code and "refine_factor=3" in code
+    assert "'nprobes': 2" in code  # the plain pylance call
+    assert "tab=vector&column=vec&k=7&nprobes=2&refine_factor=3" in code  # the link
+
+
+def test_vector_settings_survive_a_tab_switch(make_app) -> None:
+    """Only the open tab is computed; the form a user filled in must still be filled in (and
+    match the result shown under it) after a look at another tab."""
+    at = search_page(make_app)
+    vector_search(at, source=srch.SOURCE_ROW, row=5, nprobes=2)
+    assert result(at, VECS, "vector")[3] == {"nprobes": 2}
+    open_tab(at, srch.TAB_PLAN)
+    open_tab(at, srch.TAB_VECTOR)
+    assert metrics(at)["Rows"] == "10"  # the result is kept...
+    # ...and so is the setting that produced it
+    assert at.segmented_control(key="search.vec.source").value == srch.SOURCE_ROW
+    assert at.number_input(key="search.vec.nprobes").value == 2
+    assert at.number_input(key="search.vec.row").value == 5
+
+
+def test_pasted_numbers_are_checked(make_app) -> None:
+    at = search_page(make_app)
+    at = vector_search(at, source=srch.SOURCE_NUMBERS, numbers="0.1, 0.2, 0.3")
+    (error,) = alerts(at, "error")
+    assert (
+        error
+        == "Vector search failed. INVALID_INPUT: the column has 16 dimensions; 3 numbers given"
+    )
+    assert result(at, VECS, "vector") is None
+    assert not [m for m in at.metric if m.label == "Rows"]
+
+    at.text_area(key="search.vec.numbers").set_value("0.1, x, 0.3")
+    submit(at, "search.vec.form", "Search")
+    assert alerts(at, "error") == [
+        "Vector search failed. INVALID_INPUT: the query vector must be numbers separated by commas"
+    ]
+
+    at.text_area(key="search.vec.numbers").set_value("[" + ", ".join(["0.5"] * DIM) + "]")
+    submit(at, "search.vec.form", "Search")
+    assert alerts(at, "error") == []
+    assert metrics(at)["Rows"] == "10"
+    assert len(grid_with(at, "_distance")) == 10
+
+
+def test_text_query_only_with_an_embedding(make_app) -> None:
+    at = search_page(make_app)
+    open_tab(at, srch.TAB_VECTOR)
+    source = at.segmented_control(key="search.vec.source")
+    assert source.options == [srch.SOURCE_ROW, srch.SOURCE_NUMBERS]
+    assert "embedding.function" in source.help
+
+    at = make_app(PAGE, query_params={"ns": "sales", "table": "emb", "tab": "vector"})
+    assert_no_exception(at)
+    source = at.segmented_control(key="search.vec.source")
+    assert source.options == [srch.SOURCE_ROW, srch.SOURCE_NUMBERS, srch.SOURCE_TEXT]
+    assert source.value == srch.SOURCE_TEXT  # the default when offered
+    at.text_input(key="search.vec.text").set_value("river mountain")
+    submit(at, "search.vec.form", "Search")
+    assert alerts(at, "error") == []
+    rows = grid_with(at, "_distance")
+    assert len(rows) == 10
+    top = str(rows["text"].iloc[0])
+    assert "river" in top or "mountain" in top, top
+    found = result(at, EMB, "vector")[0]
+    assert found.request.vector.single_vector == [
+        float(x) for x in demo.embed(["river mountain"])[0]
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# full-text search
+
+
+def test_full_text_highlights_scores_and_tokens(make_app) -> None:
+    at = search_page(make_app, tab="fts")
+    assert at.session_state[state.Search.TABS] == srch.TAB_FTS
+    at.text_input(key="search.fts.text").set_value("Running dogs")
+    submit(at, "search.fts.form", "Search")
+    assert alerts(at, "error") == []
+    assert metrics(at)["Matches shown"] == "10"
+    hits = [s for s in sources(at) if "BM25" in s]
+    assert len(hits) == 10
+    for line in hits:
+        assert re.match(r"`\d+\.` :gray-badge\[BM25 \d+\.\d\d\] ", line), line
+        assert ":orange-background[**running**]" in line or ":orange-background[**dogs**]" in line
+    scores = [float(re.search(r"BM25 (\d+\.\d+)", s).group(1)) for s in hits]
+    assert scores == sorted(scores, reverse=True)
+    # the words not asked for stay plain
+    assert not any(":orange-background[**lance**]" in s for s in hits)
+    # the query as the index's tokenizer sees it: lower-cased and stemmed
+    assert "`run` `dog`" in texts(at)
+    assert "**The query, as the index tokenizes it**" in sources(at)
+    found = result(at, VECS, "fts")[0]
+    assert found.request.full_text_query.string_query.query == "Running dogs"
+
+    at.radio(key="search.fts.mode").set_value("Phrase")
+    submit(at, "search.fts.form", "Search")
+    assert alerts(at, "error") == []
+    hits = [s for s in sources(at) if "BM25" in s]
+    assert hits
+    for line in hits:  # both words, next to each other
+        assert ":orange-background[**running**] :orange-background[**dogs**]" in line, line
+
+
+# --------------------------------------------------------------------------------------------
+# query plan
+
+
+def test_plan_analyze_shows_the_index_and_bypass(make_app) -> None:
+    at = search_page(make_app)
+    vector_search(at, source=srch.SOURCE_ROW, row=3)
+    open_tab(at, srch.TAB_PLAN)
+    which = at.radio(key="search.plan.which")
+    assert which.options == [srch.PLAN_VECTOR, srch.PLAN_SCAN]
+    assert which.value == srch.PLAN_VECTOR
+    at.button(key="search.plan.analyze").click().run()
+    assert_no_exception(at)
+    assert alerts(at, "error") == []
+    shown = metrics(at)
+    assert shown["Index used"] == "yes"
+    assert {"Rows scanned", "Bytes read", "Total time"} <= set(shown)
+    assert re.fullmatch(r"\d+\.\d\d ms", shown["Total time"])
+    assert "ANNSubIndex" in texts(at)
+    assert [e.label for e in at.expander] == ["Raw plan"]
+    raw = "\n".join(str(c.value) for c in at.expander[0].code)
+    assert "ANNSubIndex" in raw and "metrics=" in raw
+    assert len(at.get("plotly_chart")) == 1  # time per step
+
+    vector_search(at, row=3, bypass_vector_index=True)
+    assert result(at, VECS, "vector")[0].request.bypass_vector_index is True
+    open_tab(at, srch.TAB_PLAN)
+    at.button(key="search.plan.analyze").click().run()
+    assert_no_exception(at)
+    assert metrics(at)["Index used"] == "no"
+    assert "brute force" in texts(at)
+
+    # Explain: the plan only, no timings
+    at.button(key="search.plan.explain").click().run()
+    assert_no_exception(at)
+    assert "Rows scanned" not in metrics(at)
+    assert "Analyze runs it" in texts(at)
+
+
+# --------------------------------------------------------------------------------------------
+# recall, sweep
+
+
+def test_recall_small_sample_and_bypass(make_app) -> None:
+    at = search_page(make_app, tab="recall")
+    assert at.session_state[state.Search.TABS] == srch.TAB_RECALL
+    at.number_input(key="search.recall.sample").set_value(20)
+    submit(at, "search.recall.form", "Measure recall")
+    assert alerts(at, "error") == []
+    value = metrics(at)["recall@10"]
+    m = re.fullmatch(r"(\d\.\d{3}) ± (\d\.\d{3})", value)
+    assert m, value
+    assert 0.0 < float(m.group(1)) < 1.0  # PQ on 4 sub-vectors is approximate
+    assert {"ANN p50", "Exact p50", "Speed-up"} <= set(metrics(at))
+    assert "20 sampled rows, each searched without itself; settings: defaults" in texts(at)
+    assert len(at.get("plotly_chart")) == 2
+    assert len(result(at, VECS, "recall").per_query) == 20
+
+    at.checkbox(key="search.recall.bypass_vector_index").check()
+    submit(at, "search.recall.form", "Measure recall")
+    assert metrics(at)["recall@10"] == "1.000 ± 0.000"
+    assert "settings: bypass_vector_index=True" in texts(at)
+
+
+def test_sweep_grid_target_and_bad_values(make_app) -> None:
+    at = search_page(make_app, tab="sweep")
+    at.number_input(key="search.sweep.sample").set_value(20)
+    at.text_input(key="search.sweep.grid.nprobes").set_value("1, 4")
+    at.text_input(key="search.sweep.grid.refine_factor").set_value("none")
+    submit(at, "search.sweep.form", "Run the sweep")
+    assert alerts(at, "error") == []
+    frame = grid_with(at, "recall")
+    assert len(frame) == 2
+    assert list(frame["nprobes"]) == [1, 4]
+    assert {"recall", "recall_std", "p50_ms", "p95_ms", "pareto"} <= set(frame.columns)
+    assert len(at.get("plotly_chart")) == 1
+    best = float(frame["recall"].max())
+    assert 0.5 <= best < 1.0
+
+    # reachable target: the cheapest setting, with its snippets
+    at.slider(key=state.Search.TARGET).set_value(0.5).run()
+    assert_no_exception(at)
+    (ok,) = alerts(at, "success")
+    assert ok.startswith("Cheapest setting reaching recall 0.50: nprobes=")
+    assert "Copy as Python · share" in [e.label for e in at.expander]
+    # unreachable target: a warning naming the best recall
+    at.slider(key=state.Search.TARGET).set_value(1.0).run()
+    assert alerts(at, "success") == []
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith(f"No setting reaches recall 1.00 (best {best:.3f})")
+
+    at.text_input(key="search.sweep.grid.nprobes").set_value("1, abc")
+    submit(at, "search.sweep.form", "Run the sweep")
+    assert alerts(at, "error") == [
+        "Reading the grid failed. INVALID_INPUT: nprobes: 'abc' is not a whole number or none"
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# shared links
+
+
+def test_shared_link_fills_the_vector_and_recall_forms(make_app) -> None:
+    at = search_page(make_app, tab="vector", column="vec", k="7", nprobes="3")
+    assert at.session_state[state.Search.TABS] == srch.TAB_VECTOR
+    assert alerts(at, "warning") == []
+    assert at.selectbox(key="search.vec.column").value == "vec"
+    assert at.number_input(key="search.vec.k").value == 7
+    assert at.number_input(key="search.vec.nprobes").value == 3
+    at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_ROW).run()
+    assert at.number_input(key="search.vec.nprobes").value == 3  # kept
+    submit(at, "search.vec.form", "Search")
+    found = result(at, VECS, "vector")[0]
+    assert (found.request.k, found.request.nprobes) == (7, 3)
+    open_tab(at, srch.TAB_RECALL)
+    assert at.number_input(key="search.recall.k").value == 7
+    assert at.number_input(key="search.recall.nprobes").value == 3
+
+
+def test_shared_link_with_a_bad_value_warns(make_app) -> None:
+    at = search_page(make_app, tab="vector", column="vec", k="7", nprobes="0")
+    assert_no_exception(at)
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("The link's search setting was not applied:")
+    assert "nprobes" in warning
+    assert at.session_state[state.Search.TABS] == srch.TAB_VECTOR
+    assert at.number_input(key="search.vec.nprobes").value is None
+    assert at.number_input(key="search.vec.k").value == 10
+    # once per link: the next run does not warn again
+    at.run()
+    assert alerts(at, "warning") == []
+
+
+# --------------------------------------------------------------------------------------------
+# index parameters, maintenance
+
+
+def test_requested_against_applied_parameters(make_app) -> None:
+    at = search_page(make_app, tab="params")
+    assert at.session_state[state.Search.TABS] == srch.TAB_PARAMS
+    frame = grid_with(at, "requested").set_index("parameter")
+    assert set(frame["index"]) == {"vec_idx"}  # the FTS index is not a vector index
+    parts = frame.loc["num_partitions"]
+    assert (parts["requested"], parts["applied"], bool(parts["differs"])) == ("4", "2", True)
+    assert "fewer partitions" in parts["note"]
+    subs = frame.loc["num_sub_vectors"]
+    assert (subs["requested"], subs["applied"], bool(subs["differs"])) == ("4", "4", False)
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("Applied differs from requested: vec_idx num_partitions 4 → 2")
+    assert "Requested: what the console asked for" in texts(at)
+    # maintenance on the local backend: both buttons, nothing lags
+    assert "Maintenance" in texts(at)
+    optimize = at.button(key="search.maint.optimize")
+    assert optimize.label == "Optimize indexes" and not optimize.disabled
+    assert optimize.proto.type == "secondary"  # not urged: nothing to add
+    assert not at.button(key="search.maint.compact").disabled
+
+
+def test_lagging_index_optimized_in_the_background(ui_env, make_app) -> None:
+    ns = backend.connect(str(ui_env))
+    append_rows(ns, list(VECS), rows_table(30, start=ROWS, seed=3))
+    at = search_page(make_app, tab="params")
+    lag = [w for w in alerts(at, "warning") if w.startswith("Index lags behind the data")]
+    assert lag == [
+        "Index lags behind the data: text_idx (30 unindexed rows), vec_idx (30 unindexed rows). "
+        "Queries scan the unindexed rows without the index. Optimize the indexes to add the "
+        "new rows."
+    ]
+    optimize = at.button(key="search.maint.optimize")
+    assert optimize.proto.type == "primary"  # urged
+    optimize.click().run()
+    assert_no_exception(at)
+    (task_id,) = at.session_state[state.Search.TASKS]  # components.state.tasks()
+    task = TASKS.wait(task_id, timeout=60)
+    assert task.status == "succeeded", task.error
+    at.run()  # the panel sees the finished task, flashes its outcome, reruns the page
+    assert_no_exception(at)
+    (done,) = alerts(at, "success")
+    assert re.fullmatch(r"Optimize indexes: version 4 → 5 \(\d+\.\d s\)\.", done), done
+    assert not [w for w in alerts(at, "warning") if w.startswith("Index lags")]
+    assert plain(at.caption[0].value).startswith(f"{ROWS + 30} rows · version 5")
+    at.run()  # shown once
+    assert alerts(at, "success") == []
+
+
+def test_read_only_disables_maintenance(make_app) -> None:
+    at = search_page(make_app, tab="params", ro="true")
+    assert at.toggle(key="ro").value is True
+    assert "read-only" in texts(at)
+    for name in ("optimize", "compact"):
+        button = at.button(key=f"search.maint.{name}")
+        assert button.disabled
+        assert button.help == "Disabled: read-only connection"
+    # reading still works
+    vector_search(at, source=srch.SOURCE_ROW, row=1)
+    assert metrics(at)["Rows"] == "10"
+
+
+def test_recall_histogram_shows_every_bin(make_app) -> None:
+    """A recall of exactly 1.0 (every exact search) must be drawn inside the chart, not as a
+    bar cut in half at the axis' right edge."""
+    at = search_page(make_app, tab="recall")
+    at.number_input(key="search.recall.sample").set_value(5)
+    at.checkbox(key="search.recall.bypass_vector_index").check()
+    submit(at, "search.recall.form", "Measure recall")
+    assert metrics(at)["recall@10"] == "1.000 ± 0.000"
+    (chart,) = [c for c in at.get("plotly_chart") if "Recall per query" in c.proto.spec]
+    spec = json.loads(chart.proto.spec)
+    (trace,) = spec["data"]
+    bins, axis = trace["xbins"], spec["layout"]["xaxis"]["range"]
+    last_bin_end = bins["start"] + bins["size"] * math.ceil(
+        (bins["end"] - bins["start"]) / bins["size"]
+    )
+    assert axis[0] <= bins["start"] and last_bin_end <= axis[1] + 1e-9, (bins, axis)
