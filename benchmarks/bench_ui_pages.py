@@ -46,6 +46,7 @@ if str(REPO) not in sys.path:
 
 from playwright.sync_api import Browser, BrowserContext, sync_playwright  # noqa: E402
 
+from backend.arrow_ipc import to_ipc_stream  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     APP_TIMEOUT_MS,
     VIEWPORT,
@@ -95,7 +96,7 @@ def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[
     if "versions" in only:
         t0 = time.perf_counter()
         one = pa.table({"id": pa.array([1], pa.int64()), "note": ["v"]})
-        ns.create_table(CreateTableRequest(id=[NAMESPACE, VERSIONS_TABLE]), one)
+        ns.create_table(CreateTableRequest(id=[NAMESPACE, VERSIONS_TABLE]), to_ipc_stream(one))
         loc = ns.describe_table(DescribeTableRequest(id=[NAMESPACE, VERSIONS_TABLE])).location
         ds = lance.dataset(loc)
         for step in range(versions - 1):  # version 1 is the create
@@ -112,7 +113,9 @@ def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[
     if "indexes" in only:
         t0 = time.perf_counter()
         cols = {f"c{j:03d}": pa.array(range(100), pa.int64()) for j in range(indexes)}
-        ns.create_table(CreateTableRequest(id=[NAMESPACE, INDEXES_TABLE]), pa.table(cols))
+        ns.create_table(
+            CreateTableRequest(id=[NAMESPACE, INDEXES_TABLE]), to_ipc_stream(pa.table(cols))
+        )
         loc = ns.describe_table(DescribeTableRequest(id=[NAMESPACE, INDEXES_TABLE])).location
         ds = lance.dataset(loc)
         for col in cols:
