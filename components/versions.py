@@ -120,18 +120,27 @@ def _operation_scale(operations: Sequence[str]) -> alt.Scale:
 TICKS = 5
 
 
+def _datetime(ts: pd.Timestamp) -> alt.DateTime:
+    """A UTC instant as a Vega-Lite DateTime (millisecond precision)."""
+    return alt.DateTime(
+        year=ts.year, month=ts.month, date=ts.day, hours=ts.hour, minutes=ts.minute,
+        seconds=ts.second, milliseconds=ts.microsecond // 1000, utc=True,
+    )  # fmt: skip
+
+
 def time_axis(span_seconds: float, start: pd.Timestamp | None = None) -> alt.Axis:
     """A readable time axis for versions ``span_seconds`` apart: milliseconds when they are
     within a minute (the demo's are within a second), seconds within a day, dates beyond.
     Within a minute Vega draws one or two ticks at most, so with ``start`` the axis gets
-    :data:`TICKS` evenly spaced tick values (epoch milliseconds)."""
+    :data:`TICKS` evenly spaced tick values (UTC DateTimes)."""
     values = None
     if span_seconds < 60:
         fmt = "%H:%M:%S.%L"
         if start is not None:
-            first = pd.Timestamp(start).timestamp() * 1000.0
-            step = max(span_seconds * 1000.0, 1.0) / (TICKS - 1)
-            values = [first + i * step for i in range(TICKS)]
+            first = pd.Timestamp(start)
+            first = first.tz_localize("UTC") if first.tzinfo is None else first.tz_convert("UTC")
+            step = pd.Timedelta(milliseconds=max(span_seconds * 1000.0, 1.0) / (TICKS - 1))
+            values = [_datetime(first + i * step) for i in range(TICKS)]
     elif span_seconds < 86_400:
         fmt = "%H:%M:%S"
     else:
