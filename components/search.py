@@ -253,36 +253,22 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
             help=f"The index was built with {indexed}." if indexed else None,
         )
     }
+    c5, c6, c7, c8 = st.columns(4)
     number_fields = (
         (c2, "nprobes", "IVF partitions to search (both bounds)"),
         (c3, "minimum_nprobes", "Search at least this many partitions"),
         (c4, "maximum_nprobes", "Search at most this many partitions"),
+        (c5, "refine_factor", "Re-rank k × refine_factor candidates with exact distances"),
+        (c6, "ef", "HNSW search breadth"),
     )
     for col, name, help_text in number_fields:
         params[name] = col.number_input(
             name, min_value=1, value=None, step=1, key=_setting_key(panel, name), help=help_text
         )
-    c1, c2, c3, c4 = st.columns(4)
-    params["refine_factor"] = c1.number_input(
-        "refine_factor",
-        min_value=1,
-        value=None,
-        step=1,
-        key=_setting_key(panel, "refine_factor"),
-        help="Re-rank k × refine_factor candidates with exact distances",
-    )
-    params["ef"] = c2.number_input(
-        "ef",
-        min_value=1,
-        value=None,
-        step=1,
-        key=_setting_key(panel, "ef"),
-        help="HNSW search breadth",
-    )
-    params["fast_search"] = c3.checkbox(
+    params["fast_search"] = c7.checkbox(
         "fast_search", key=_setting_key(panel, "fast_search"), help="Skip unindexed rows"
     )
-    params["bypass_vector_index"] = c4.checkbox(
+    params["bypass_vector_index"] = c8.checkbox(
         "Bypass index (exact)", key=_setting_key(panel, "bypass_vector_index")
     )
     return {

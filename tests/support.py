@@ -66,6 +66,37 @@ def make_table(
     return pa.table(columns)
 
 
+# Words of the ``text`` column of :func:`search_rows` (full-text and highlighting tests).
+SEARCH_WORDS = (
+    "lance", "arrow", "vector", "search", "index", "table", "namespace", "query", "running",
+    "dogs", "parse", "command", "line", "arguments", "cats", "jumping", "quickly", "river",
+    "mountain",
+)  # fmt: skip
+
+
+def search_rows(
+    n: int, *, start: int = 0, seed: int = 0, dim: int = 16, embedded: bool = False
+) -> pa.Table:
+    """``id`` int64, ``text`` (``row <i>`` and six of :data:`SEARCH_WORDS`) and ``vec``:
+    random float32 vectors of ``dim``, or with ``embedded`` the demo's embedding of the text
+    (``backend.demo.embed``, ``VECTOR_DIM`` dims)."""
+    rng = np.random.default_rng(seed)
+    words = [f"row {i} " + " ".join(rng.choice(SEARCH_WORDS, 6)) for i in range(start, start + n)]
+    if embedded:
+        from backend import demo
+
+        flat, dim = demo.embed(words).reshape(-1), demo.VECTOR_DIM
+    else:
+        flat = rng.random(n * dim, dtype=np.float32)
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + n), pa.int64()),
+            "text": pa.array(words),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim),
+        }
+    )
+
+
 def ipc_stream_bytes(table: pa.Table) -> bytes:
     """The Arrow IPC *stream* encoding that CreateTable carries as its body."""
     sink = pa.BufferOutputStream()

@@ -16,14 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 from lance_namespace import CreateTableIndexRequest, CreateTableRequest
 from playwright.sync_api import Locator, Page, expect
 
 import backend
 from backend import tuning
-from tests.support import append_rows, ipc_stream_bytes
+from tests.support import append_rows, ipc_stream_bytes, search_rows
 
 from .harness import (
     E2E_NAMESPACE,
@@ -38,45 +36,10 @@ from .harness import (
 )
 
 ROWS = 600
-DIM = 16
-WORDS = [
-    "lance",
-    "arrow",
-    "vector",
-    "search",
-    "index",
-    "table",
-    "namespace",
-    "query",
-    "running",
-    "dogs",
-    "parse",
-    "command",
-    "line",
-    "arguments",
-    "cats",
-    "jumping",
-    "quickly",
-    "river",
-    "mountain",
-]
 TASK_TIMEOUT_MS = 60_000
 
 # backend kind -> the name of its read-only search table (built on first use)
 _TABLES: dict[str, str] = {}
-
-
-def rows_table(n: int, *, start: int = 0, seed: int = 0) -> pa.Table:
-    rng = np.random.default_rng(seed)
-    return pa.table(
-        {
-            "id": pa.array(range(start, start + n), pa.int64()),
-            "text": [f"row {i} " + " ".join(rng.choice(WORDS, 6)) for i in range(start, start + n)],
-            "vec": pa.FixedSizeListArray.from_arrays(
-                pa.array(rng.random(n * DIM, dtype=np.float32)), DIM
-            ),
-        }
-    )
 
 
 def create_search_table(console: Console, name: str, *, lag_rows: int = 0) -> str:
@@ -85,7 +48,7 @@ def create_search_table(console: Console, name: str, *, lag_rows: int = 0) -> st
     table_id = [E2E_NAMESPACE, name]
     ns: Any = backend.connect(console.target)
     try:
-        ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(rows_table(ROWS)))
+        ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(search_rows(ROWS)))
         with warnings.catch_warnings():  # 600 rows are too few for 4 partitions: lance says so
             warnings.simplefilter("ignore", UserWarning)
             ns.create_table_index(
@@ -100,7 +63,7 @@ def create_search_table(console: Console, name: str, *, lag_rows: int = 0) -> st
             )
         )
         if lag_rows:
-            append_rows(ns, table_id, rows_table(lag_rows, start=ROWS, seed=1))
+            append_rows(ns, table_id, search_rows(lag_rows, start=ROWS, seed=1))
     finally:
         close = getattr(ns, "close", None)
         if close is not None:

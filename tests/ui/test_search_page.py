@@ -19,8 +19,6 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
 import pytest
 from lance_namespace import CreateTableIndexRequest, CreateTableRequest
 
@@ -29,7 +27,7 @@ from backend import demo
 from backend.services.tasks import TASKS
 from components import search as srch
 from components import state
-from tests.support import append_rows, ipc_stream_bytes
+from tests.support import append_rows, ipc_stream_bytes, search_rows
 from tests.ui.conftest import alerts, assert_no_exception, plain, sources, texts
 
 VECS = ("sales", "vecs")
@@ -38,43 +36,6 @@ ROWS = 600
 DIM = 16
 QP = {"ns": "sales", "table": "vecs"}
 PAGE = "views/search.py"
-WORDS = [
-    "lance",
-    "arrow",
-    "vector",
-    "search",
-    "index",
-    "table",
-    "namespace",
-    "query",
-    "running",
-    "dogs",
-    "parse",
-    "command",
-    "line",
-    "arguments",
-    "cats",
-    "jumping",
-    "quickly",
-    "river",
-    "mountain",
-]
-
-
-def rows_table(n: int, *, start: int = 0, seed: int = 0, embedded: bool = False) -> pa.Table:
-    rng = np.random.default_rng(seed)
-    words = [f"row {i} " + " ".join(rng.choice(WORDS, 6)) for i in range(start, start + n)]
-    if embedded:
-        flat, dim = demo.embed(words).reshape(-1), demo.VECTOR_DIM
-    else:
-        flat, dim = rng.random(n * DIM, dtype=np.float32), DIM
-    return pa.table(
-        {
-            "id": pa.array(range(start, start + n), pa.int64()),
-            "text": pa.array(words),
-            "vec": pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim),
-        }
-    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +44,7 @@ def search_template(sample_template: Path, tmp_path_factory: pytest.TempPathFact
     root = tmp_path_factory.mktemp("ui-search") / "root"
     shutil.copytree(sample_template, root)
     ns = backend.connect(str(root))
-    ns.create_table(CreateTableRequest(id=list(VECS)), ipc_stream_bytes(rows_table(ROWS)))
+    ns.create_table(CreateTableRequest(id=list(VECS)), ipc_stream_bytes(search_rows(ROWS)))
     with pytest.warns(UserWarning, match="instead of 4"):  # 600 rows: lance trains 2
         ns.create_table_index(
             CreateTableIndexRequest(
@@ -98,7 +59,7 @@ def search_template(sample_template: Path, tmp_path_factory: pytest.TempPathFact
         CreateTableRequest(
             id=list(EMB), properties={"embedding.function": demo.EMBEDDING_FUNCTION}
         ),
-        ipc_stream_bytes(rows_table(200, seed=1, embedded=True)),
+        ipc_stream_bytes(search_rows(200, seed=1, embedded=True)),
     )
     return root
 
@@ -515,7 +476,7 @@ def test_requested_against_applied_parameters(make_app) -> None:
 
 def test_lagging_index_optimized_in_the_background(ui_env, make_app) -> None:
     ns = backend.connect(str(ui_env))
-    append_rows(ns, list(VECS), rows_table(30, start=ROWS, seed=3))
+    append_rows(ns, list(VECS), search_rows(30, start=ROWS, seed=3))
     at = search_page(make_app, tab="params")
     lag = [w for w in alerts(at, "warning") if w.startswith("Index lags behind the data")]
     assert lag == [
