@@ -28,13 +28,39 @@ def render_json(
         if isinstance(shown, (dict, list)):
             st.json(shown, expanded=open_all)
         else:
-            st.code(str(shown), language=None, wrap_lines=True)
+            st.text(str(shown))
 
     if label is None:
         body(expanded)
         return
     with st.expander(label, expanded=expanded):
         body(True)
+
+
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span: shown as typed, in monospace (a fence longer than
+    any run of backticks inside it; markdown, LaTeX and directives are not interpreted)."""
+    run = longest = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def render_path(text: str) -> None:
+    """A path, URI or location in monospace, as typed. Not ``st.code``: its code-block
+    component costs about half a second per page load (benchmarks/bench_ui_pages.py)."""
+    st.markdown(code_span(" ".join(text.splitlines()) or "—"))
+
+
+def lazy_expander(label: str, *, key: str, icon: str | None = None) -> Any | None:
+    """A collapsed expander whose content is built only while it is open (its open state is
+    kept per session under ``key``): the container when open, else ``None``. For heavy,
+    on-demand panels (charts, highlighted code) that would slow every page load."""
+    box = st.expander(label, icon=icon, key=key, on_change="rerun")
+    return box if box.open else None
 
 
 def render_mapping(data: dict[str, Any] | None, *, empty: str, key_prefix: str) -> None:

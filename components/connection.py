@@ -28,7 +28,7 @@ from backend import properties as props
 from backend.connections import ConnectionSpec, Secrets
 from backend.redaction import is_secret_name, mask_value, redact_url
 from components import feedback, state
-from components.common import empty_kv_frame
+from components.common import empty_kv_frame, render_path
 
 DEFAULT = "default"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
@@ -354,7 +354,7 @@ def _render_status(spec: ConnectionSpec) -> None:
     ro = ":orange-badge[:material/lock: read-only]" if is_read_only() else ":gray-badge[writable]"
     source = f":gray-badge[{feedback.as_text(spec.source)}]"
     st.markdown(f"{kind} {ro} {source}")
-    st.code(display_target(spec.target), language=None, wrap_lines=True)
+    render_path(display_target(spec.target))
     secrets, problems = _resolved_secrets(spec)
     facts = []
     if secrets.api_key:

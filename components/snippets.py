@@ -95,9 +95,19 @@ def render_python_snippet(
     from components.connection import snippet_connection
 
     code = python_snippet(operation, request, snippet_connection())
-    with st.expander(label, icon=":material/code:"):
-        st.code(code, language="python")
+    render_lazy_code(code, key=f"{key_prefix}.open", label=label)
     return code
+
+
+def render_lazy_code(code: str, *, key: str, label: str = "Copy as Python") -> None:
+    """``code`` in a collapsed expander that renders it only once opened: a highlighted code
+    block costs about half a second of every page load that shows one
+    (benchmarks/bench_ui_pages.py), and these snippets are read on demand."""
+    from components.common import lazy_expander
+
+    if box := lazy_expander(label, key=key, icon=":material/code:"):
+        with box:
+            st.code(code, language="python")
 
 
 def render_code(code: str | None, *, label: str = "Copy as Python") -> None:
@@ -106,4 +116,10 @@ def render_code(code: str | None, *, label: str = "Copy as Python") -> None:
             st.code(code, language="python")
 
 
-__all__ = ["connect_args", "python_snippet", "render_code", "render_python_snippet"]
+__all__ = [
+    "connect_args",
+    "python_snippet",
+    "render_code",
+    "render_lazy_code",
+    "render_python_snippet",
+]

@@ -133,6 +133,7 @@ def dialog() -> str | None:
 # --- Versions ----------------------------------------------------------------------------------------
 class Versions:
     COMPARE = "versions.compare"  # (table id tuple, version a, version b) being compared
+    TIMELINE_OPEN = "versions.timeline.open"  # widget: the timeline expander is open
 
 
 def compare_pair(table_id: list[str]) -> tuple[int, int] | None:

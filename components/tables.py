@@ -27,6 +27,7 @@ from components.common import (
     empty_kv_frame,
     render_json,
     render_mapping,
+    render_path,
     render_typed_confirmation,
 )
 from components.pager import pager_key, render_pager
@@ -227,7 +228,7 @@ def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
     else:
         c4.metric("Fragments", "—" if detail.declared_only else "n/a")
     st.caption("Location")
-    st.code(detail.location or "(none)", language=None, wrap_lines=True)
+    render_path(detail.location or "(none)")
     if detail.managed_versioning is not None:
         st.caption(f"Managed versioning: {'yes' if detail.managed_versioning else 'no'}")
     for problem in detail.problems:
@@ -268,7 +269,7 @@ def render_write_result(item: dict[str, Any] | None, *, key_prefix: str) -> None
         return
     if "location" in body:
         st.caption("Location")
-        st.code(body.get("location") or "(none)", language=None, wrap_lines=True)
+        render_path(body.get("location") or "(none)")
     render_json(body, key_prefix=f"{key_prefix}.json", label="Response")
 
 

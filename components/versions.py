@@ -14,9 +14,14 @@ from lance_namespace import BatchDeleteTableVersionsRequest
 from backend import version_ranges
 from backend.errors import LanceNamespaceError
 from backend.services import versions as vsv
-from components import feedback
+from components import feedback, state
 from components.cache import cached, table_scope
-from components.common import render_json, render_typed_confirmation
+from components.common import (
+    lazy_expander,
+    render_json,
+    render_path,
+    render_typed_confirmation,
+)
 
 # --------------------------------------------------------------------------------------------
 # Cached reads (per connection and table)
@@ -226,7 +231,7 @@ def render_version_details(
             )
         )
         st.caption("Manifest path")
-        st.code(info.get("manifest_path") or "—", language=None, wrap_lines=True)
+        render_path(info.get("manifest_path") or "—")
         if info.get("metadata"):
             render_json(info["metadata"], key_prefix=f"{key_prefix}.meta", label="Metadata")
     if operation:
@@ -328,13 +333,16 @@ def render_listing(table_id: tuple[str, ...], versions: pd.DataFrame) -> pd.Data
     rows = versions.iloc[page.start : page.start + len(page.items)]
     ops = operations_for(table_id, tuple(rows["version"].tolist()))
     render_version_table(vsv.with_operations(rows, ops), key_prefix="versions.list")
-    with st.expander("Timeline", icon=":material/timeline:", expanded=True):
-        render_timeline(
-            vsv.timeline_frame(versions, ops),
-            key_prefix="versions.timeline",
-            highlight=rows["version"].tolist(),
-        )
-        st.caption("Operations are looked up for the versions on the current page only.")
+    if box := lazy_expander(
+        "Timeline", key=state.Versions.TIMELINE_OPEN, icon=":material/timeline:"
+    ):
+        with box:
+            render_timeline(
+                vsv.timeline_frame(versions, ops),
+                key_prefix="versions.timeline",
+                highlight=rows["version"].tolist(),
+            )
+            st.caption("Operations are looked up for the versions on the current page only.")
     return ops
 
 
@@ -343,7 +351,6 @@ def render_details_section(
 ) -> int:
     """The version picker (bound to ``?version=``) and that version's details; returns the
     version picked."""
-    from components import state
 
     st.subheader("Version details", anchor=False)
     latest = int(versions["version"].max())
@@ -370,7 +377,6 @@ def render_details_section(
 
 def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: int) -> None:
     """Two version numbers, and their comparison once asked for."""
-    from components import state
 
     st.subheader("Compare two versions", anchor=False)
     tid = tuple(table_id)

@@ -286,7 +286,7 @@ def delete_versions(
 
 
 # -- timeline ---------------------------------------------------------------------------------------
-TIMELINE_MAX_POINTS = 2_000
+TIMELINE_MAX_POINTS = 500
 
 
 def timeline_frame(versions: pd.DataFrame, operations: pd.DataFrame | None = None) -> pd.DataFrame:

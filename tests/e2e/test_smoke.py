@@ -17,6 +17,7 @@ from .harness import (
     grid,
     grid_rows,
     open_dialog,
+    open_expander,
     open_tab,
     settle,
     widget,
@@ -71,8 +72,8 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
             expect(main.get_by_test_id("stMetric").filter(has_text="Versions")).to_contain_text(
                 str(console.demo.versions[demo_key])
             )
-            # The version timeline (Plotly or Vega-Lite: the Versions page owns that choice).
-            expect(main.locator(CHARTS).first).to_be_visible()
+            # The version timeline (drawn once its expander is open; kept open per session).
+            expect(open_expander(main, "Timeline").locator(CHARTS).first).to_be_visible()
         elif url_path == "indexes":
             rows = grid_rows(grid(main))
             for name in console.demo.indexes[demo_key]:

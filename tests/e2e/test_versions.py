@@ -22,6 +22,7 @@ from .harness import (
     grid_cells,
     grid_row,
     grid_rows,
+    open_expander,
     section,
     set_read_only,
     settle,
@@ -59,7 +60,9 @@ def test_versions_listing_and_timeline(
     box = grid(section(main, "All versions")).bounding_box()
     assert box is not None and abs(box["height"] - (35 * 5 + 3)) <= 4, box
 
-    chart = main.get_by_test_id("stVegaLiteChart")
+    # The timeline is drawn once its expander is opened (it would slow every page load).
+    expect(main.get_by_test_id("stVegaLiteChart")).to_have_count(0)
+    chart = open_expander(main, "Timeline").get_by_test_id("stVegaLiteChart")
     expect(chart).to_be_visible()
     # Vega-Lite drew one marker per version (SVG below 2,000 points); no Plotly on the page.
     expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
@@ -165,7 +168,7 @@ def test_timeline_tick_labels_are_readable(
     span = _history_span_seconds(console)
     assert span < 1.0, f"the premise: the seeded versions are {span:.3f} s apart"
     main = _open_history(page, console)
-    chart = main.get_by_test_id("stVegaLiteChart")
+    chart = open_expander(main, "Timeline").get_by_test_id("stVegaLiteChart")
     expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
     ticks = chart.locator("g.role-axis-label text")
     expect(ticks.first).to_be_visible()

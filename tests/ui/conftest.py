@@ -180,6 +180,21 @@ def sources(at: Any) -> list[str]:
     return [str(el.value) for kind in _MARKDOWN_KINDS for el in getattr(at, kind)]
 
 
+def paths_shown(at: Any) -> list[str]:
+    """Paths and locations the page shows in monospace (``components.common.render_path``:
+    one Markdown code span), as typed."""
+    out = []
+    for m in at.markdown:
+        value = str(m.value)
+        fence = len(value) - len(value.lstrip("`"))
+        if fence and value.endswith("`" * fence) and len(value) > 2 * fence:
+            inner = value[fence:-fence]
+            if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+                inner = inner[1:-1]
+            out.append(inner)
+    return out
+
+
 def texts(at: Any) -> str:
     """All visible text of the last run (markdown, captions, alerts, titles, code), joined;
     markdown escapes undone (code is shown literally and kept as is)."""

@@ -22,6 +22,7 @@ from tests.ui.conftest import (
     button,
     new_app,
     open_page,
+    paths_shown,
     plain,
     texts,
 )
@@ -74,7 +75,7 @@ def test_default_connection_is_visible(make_app, ui_env) -> None:
     assert at.selectbox(key="conn").value == "default"
     assert offered(at) == ["default"]
     assert ":green-badge[local] :gray-badge[writable]" in page
-    assert str(ui_env) in [c.value for c in at.code]
+    assert str(ui_env) in paths_shown(at)
     assert "reachable" in page and "not reachable" not in page
     assert at.toggle(key="ro").value is False
     assert namespace_buttons(at) == {"bulk", "hr", "logs", "sales"}
@@ -106,7 +107,7 @@ def test_reload_keeps_connection_and_read_only(make_app, tmp_path: Path) -> None
     assert at.selectbox(key="conn").value == "archive"
     assert at.toggle(key="ro").value is True
     assert namespace_buttons(at) == {"elsewhere"}
-    assert str(root) in [c.value for c in at.code]
+    assert str(root) in paths_shown(at)
     assert not at.warning
     # ... and without ro: the same connection, writable
     at = make_app(query_params={"conn": "archive"})
@@ -129,7 +130,7 @@ def test_picked_connection_survives_a_reload(make_app, tmp_path: Path) -> None:
     assert_no_exception(reloaded)
     assert reloaded.selectbox(key="conn").value == "archive"
     assert reloaded.toggle(key="ro").value is False and not reloaded.warning
-    assert str(root) in [c.value for c in reloaded.code]
+    assert str(root) in paths_shown(reloaded)
 
 
 def test_unknown_connection_in_link_opens_default_read_only(make_app, ui_env) -> None:
@@ -139,7 +140,7 @@ def test_unknown_connection_in_link_opens_default_read_only(make_app, ui_env) ->
     assert "names the connection unknown" in warnings and "read-only" in warnings
     assert at.selectbox(key="conn").value == "default"
     assert at.toggle(key="ro").value is True
-    assert str(ui_env) in [c.value for c in at.code]
+    assert str(ui_env) in paths_shown(at)
     assert namespace_buttons(at) == {"bulk", "hr", "logs", "sales"}
     for key in WRITE_BUTTONS:
         assert at.button(key=key).disabled, key
@@ -221,7 +222,7 @@ def test_bad_form_input_changes_nothing(make_app, ui_env) -> None:
     assert any("Connection names" in e for e in alerts(at, "error"))
     connect_form(at, "/tmp/x", name="default")
     assert any("belongs to the launcher" in e for e in alerts(at, "error"))
-    assert str(ui_env) in [c.value for c in at.code]
+    assert str(ui_env) in paths_shown(at)
     assert at.selectbox(key="conn").value == "default"
 
 
@@ -234,7 +235,7 @@ def test_refused_rest_server_is_readable_and_keeps_connection(make_app, ui_env) 
     assert "SERVICE_UNAVAILABLE" in errors
     assert API_KEY not in texts(at) + errors
     assert at.selectbox(key="conn").value == "default"  # still on the previous connection
-    assert str(ui_env) in [c.value for c in at.code]
+    assert str(ui_env) in paths_shown(at)
 
 
 def test_switch_to_rest_with_api_key_masks_it(make_app, rest_server) -> None:

@@ -9,6 +9,7 @@ import pandas as pd
 import backend
 from backend.paging import PAGE_SIZE
 from backend.services import versions as vsv
+from components import state
 from tests.ui.conftest import alerts, assert_no_exception, texts, widget
 
 ORDERS = {"ns": "sales", "table": "orders"}
@@ -31,6 +32,10 @@ def listed(ui_env, table_id: list[str]) -> list[int]:
 
 
 def timeline_spec(at) -> dict:
+    """The timeline's Vega-Lite spec, after opening its expander (drawn only when open)."""
+    if not [c for c in at.get("vega_lite_chart") if c.proto.spec]:
+        at.session_state[state.Versions.TIMELINE_OPEN] = True
+        at.run()
     (chart,) = [c for c in at.get("vega_lite_chart") if c.proto.spec]
     return json.loads(chart.proto.spec)
 
@@ -44,6 +49,7 @@ def test_lists_versions_newest_first_with_operations(make_app) -> None:
     assert grid["manifest_size"].notna().all() and grid["manifest_path"].notna().all()
     assert {m.label: m.value for m in at.metric}["Versions"] == "3"
     assert at.number_input(key="version").value == 3  # the latest is picked
+    assert not at.get("vega_lite_chart")  # the timeline is drawn only once opened
     assert timeline_spec(at)  # the timeline, drawn with Vega-Lite
     assert not at.get("plotly_chart")  # no Plotly bundle on this page
 
