@@ -221,6 +221,36 @@ def tree_digest(root: Path, *, exclude: Iterable[str] = ()) -> dict[str, str]:
     return out
 
 
+class ZygoteChild:
+    """A child process (a crash-test script) that forks one process per JSON job read on its
+    stdin and answers one JSON line per job (``{"signal": n}`` or ``{"exit": code}``)."""
+
+    def __init__(self, script: Path) -> None:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(Path(__file__).resolve().parents[1]),
+        )
+
+    def run(self, **job: Any) -> dict[str, int]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, "the crash child died"
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def catalog_rows(root: Path) -> dict[str, dict[str, Any]]:
     try:
         ds = lance.dataset(str(root / CATALOG))

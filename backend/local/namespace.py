@@ -89,6 +89,7 @@ from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from ..locations import location_problem, path_uri, to_local_path
 from ..paging import list_all
 from . import batch, indexes, query_plans, transactions, txn_store
+from .batch import catalog_ops
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTables
 from .target import memory_session, normalise_target
@@ -210,6 +211,8 @@ class LocalNamespace(LanceNamespace):
             honoured_index_params=HONOURED_INDEX_PARAMS,
             progress_events=True,
             batch_commit=batch_ok,
+            rename=batch_ok,
+            drop_cascade=batch_ok,
             wire_log=False,
             notes=(
                 "index builds run through the Lance dataset API (pylance's namespace ignores "
@@ -317,7 +320,39 @@ class LocalNamespace(LanceNamespace):
     list_namespaces = _delegate("list_namespaces", ListNamespacesRequest)
     describe_namespace = _delegate("describe_namespace", ln.DescribeNamespaceRequest)
     namespace_exists = _delegate("namespace_exists", NamespaceExistsRequest)
-    drop_namespace = _delegate("drop_namespace", ln.DropNamespaceRequest, write=True)
+
+    def drop_namespace(self, request: ln.DropNamespaceRequest) -> ln.DropNamespaceResponse:
+        """RESTRICT (the default) is pylance's; CASCADE drops the namespace with every child
+        namespace and table in one catalog commit, then deletes the tables' data
+        (``batch.catalog_ops``: all or none, crash-safe)."""
+        req = self._checked("drop_namespace", ln.DropNamespaceRequest, request)
+        behavior = (req.behavior or "Restrict").lower()
+        mode = (req.mode or "Fail").lower()
+        if behavior not in ("restrict", "cascade"):
+            raise invalid(
+                f"drop_namespace: behavior must be Restrict or Cascade, not {req.behavior!r}"
+            )
+        if mode not in ("fail", "skip"):
+            raise invalid(f"drop_namespace: mode must be Fail or Skip, not {req.mode!r}")
+        if not req.id:
+            raise invalid("drop_namespace: the root namespace cannot be dropped")
+        with self._guard(req.id):
+            if mode == "skip" and not self._inner_namespace_exists(req.id):
+                return ln.DropNamespaceResponse()
+            if behavior == "restrict":
+                return self._inner.drop_namespace(req.model_copy(update={"behavior": None}))
+            catalog_ops.drop_cascade(batch.context(self), req.id)
+            self._open_tables.clear()
+            return ln.DropNamespaceResponse()
+
+    def _inner_namespace_exists(self, namespace_id: Sequence[str]) -> bool:
+        try:
+            self._inner.namespace_exists(NamespaceExistsRequest(id=list(namespace_id)))
+        except LanceNamespaceError as err:
+            if getattr(err, "code", None) == ErrorCode.NAMESPACE_NOT_FOUND:
+                return False
+            raise
+        return True
 
     def create_namespace(self, request: ln.CreateNamespaceRequest) -> ln.CreateNamespaceResponse:
         req = self._checked("create_namespace", ln.CreateNamespaceRequest, request)
@@ -378,7 +413,6 @@ class LocalNamespace(LanceNamespace):
         return query_plans.plan(self.open_dataset(req.id or []), query, analyze=True, verbose=True)
 
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
-    rename_table = _delegate("rename_table", ln.RenameTableRequest, write=True)
     restore_table = _delegate("restore_table", ln.RestoreTableRequest, write=True)
 
     def list_all_tables(self, request: ListTablesRequest) -> ListTablesResponse:
@@ -450,6 +484,22 @@ class LocalNamespace(LanceNamespace):
                 raise invalid(f"register_table: {problem}")
         with self._guard(req.id):
             return self._inner.register_table(req)
+
+    def rename_table(self, request: ln.RenameTableRequest) -> ln.RenameTableResponse:
+        """Rename a table, also into another namespace: one catalog commit that moves its row
+        (same location, same properties; the data is not touched), so a crash leaves the old
+        name or the new one (``batch.catalog_ops``)."""
+        req = self._checked("rename_table", ln.RenameTableRequest, request)
+        if not req.id:
+            raise invalid("rename_table: the table id is missing")
+        namespace = list(req.new_namespace_id if req.new_namespace_id is not None else req.id[:-1])
+        new_id = [*namespace, req.new_table_name]
+        if new_id == list(req.id):
+            raise invalid(f"rename_table: {self.format_id(req.id)} already has that name")
+        with self._guard(req.id, new_id):
+            catalog_ops.rename(batch.context(self), req.id, new_id)
+            self._open_tables.clear()
+        return ln.RenameTableResponse()
 
     def drop_table(self, request: DropTableRequest) -> DropTableResponse:
         """Drop a table and delete its data; refused when its location is not a table

@@ -29,6 +29,7 @@ import posixpath
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -230,11 +231,14 @@ class RestNamespaceClient(LanceNamespace):
         BatchCommitTables (an empty batch, which changes nothing); otherwise that stays
         ``None`` (unknown) until probed."""
         batch = self.supports_batch_commit() if probe else self._probed.get("batch_commit_tables")
+        rename = self.supports_rename() if probe else self._probed.get("rename_table")
         return BackendCapabilities(
             kind="rest",
             honoured_index_params=None,
             progress_events=False,
             batch_commit=batch,
+            rename=rename,
+            drop_cascade=None,
             wire_log=True,
             notes=(
                 "Index parameters are sent as the spec defines; whether they are applied is "
@@ -250,23 +254,34 @@ class RestNamespaceClient(LanceNamespace):
         """Whether the server implements BatchCommitTables (probed once with an empty batch:
         a server that has the operation refuses it as invalid input; ``None`` when the
         server could not be asked)."""
-        op = "batch_commit_tables"
+        return self._probe("batch_commit_tables", ln.BatchCommitTablesRequest(operations=[]))
+
+    def supports_rename(self) -> bool | None:
+        """Whether the server implements RenameTable (probed once by renaming a table that
+        does not exist: a server that has the operation answers "not found")."""
+        missing = f"__lance_console_probe_{uuid.uuid4().hex[:12]}"
+        return self._probe(
+            "rename_table", ln.RenameTableRequest(id=[missing], new_table_name=f"{missing}_")
+        )
+
+    def _probe(self, op: str, request: BaseModel) -> bool | None:
+        """Send ``request`` (one that changes nothing) once; whether ``op`` is implemented:
+        any answer but "unsupported" means yes; ``None`` when the server could not be asked."""
+        route = ROUTES[op]
         with self._probe_lock:
             if op in self._probed:
                 return self._probed[op]
+            body, content_type = self._body(route, request, None)
             try:
                 response = self._send(
-                    ROUTES[op],
-                    self._uri + ROUTES[op].path,
-                    b'{"operations":[]}',
-                    {"Content-Type": JSON_TYPE},
+                    route, self._url(route, request), body, {"Content-Type": content_type}
                 )
             except LanceNamespaceError:
                 return None
             if 200 <= response.status_code < 300:
                 answer: bool | None = True
             else:
-                err = error_map.error_from_response(ROUTES[op], response)
+                err = error_map.error_from_response(route, response)
                 answer = not isinstance(err, UnsupportedOperationError)
             self._probed[op] = answer
             return answer

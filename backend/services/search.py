@@ -12,7 +12,7 @@ import math
 import re
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,40 @@ def run_query(ns: LanceNamespace, request: QueryTableRequest) -> pa.Table:
     return _table(ns.query_table(request))
 
 
+def iter_rows(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    limit: int | None = None,
+    columns: Sequence[str] | None = None,
+    version: int | None = None,
+    filter: str | None = None,
+    page_size: int = query_rules.MAX_K,
+) -> Iterator[pa.Table]:
+    """Rows in scan order as pages of at most ``page_size`` (``query_rules.MAX_K`` at most),
+    up to ``limit`` rows (``None``: to the end). The first page is always yielded, empty or
+    not, so the caller learns the schema."""
+    page_size = max(1, min(int(page_size), query_rules.MAX_K))
+    offset = 0
+    while limit is None or offset < limit:
+        size = page_size if limit is None else min(page_size, limit - offset)
+        page = run_query(
+            ns,
+            query_request(
+                table_id,
+                k=size,
+                offset=offset or None,
+                columns=columns,
+                version=version,
+                filter=filter or None,
+            ),
+        )
+        yield page
+        offset += page.num_rows
+        if page.num_rows < size:
+            break
+
+
 def read_rows(
     ns: LanceNamespace,
     table_id: Sequence[str],
@@ -91,21 +125,9 @@ def read_rows(
     columns: Sequence[str] | None = None,
     version: int | None = None,
 ) -> pa.Table:
-    """Up to ``limit`` rows in scan order, read in pages of at most ``query_rules.MAX_K``."""
-    pages = []
-    offset = 0
-    while offset < limit:
-        size = min(query_rules.MAX_K, limit - offset)
-        page = run_query(
-            ns,
-            query_request(
-                table_id, k=size, offset=offset or None, columns=columns, version=version
-            ),
-        )
-        pages.append(page)
-        offset += page.num_rows
-        if page.num_rows < size:
-            break
+    """Up to ``limit`` rows in scan order, read in pages of at most ``query_rules.MAX_K``
+    (:func:`iter_rows`)."""
+    pages = list(iter_rows(ns, table_id, limit=limit, columns=columns, version=version))
     return pa.concat_tables(pages) if pages else pa.table({})
 
 
@@ -619,6 +641,7 @@ __all__ = [
     "fts_request",
     "fts_search",
     "highlight",
+    "iter_rows",
     "parse_plan",
     "parse_vector",
     "percentile",

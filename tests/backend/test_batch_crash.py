@@ -25,8 +25,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
-import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +35,7 @@ from lance_namespace import BatchCommitTablesRequest, DescribeTransactionRequest
 
 import backend
 from tests.support import (
+    ZygoteChild,
     batch_records,
     build_namespace,
     console_leftovers,
@@ -55,35 +54,9 @@ KILL_POINTS = int(os.environ.get("BATCH_CRASH_POINTS", "36"))
 CHILD = Path(__file__).with_name("batch_crash_child.py")
 
 
-class Child:
-    """The zygote process of batch_crash_child.py."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(CHILD)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=str(CHILD.parents[2]),
-        )
-
-    def run(self, **job: Any) -> dict[str, int]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(job) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, "the crash child died"
-        return json.loads(line)
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-
-
 @pytest.fixture(scope="module")
-def child() -> Iterator[Child]:
-    c = Child()
+def child() -> Iterator[ZygoteChild]:
+    c = ZygoteChild(CHILD)
     try:
         yield c
     finally:
@@ -143,7 +116,7 @@ class Scenario:
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory: pytest.TempPathFactory, child: Child) -> Scenario:
+def scenario(tmp_path_factory: pytest.TempPathFactory, child: ZygoteChild) -> Scenario:
     s = Scenario(tmp_path_factory.mktemp("batch-crash"))
     root, request = s.fresh("count")
     log = s.base / "count.log"
@@ -204,7 +177,7 @@ def choose_points(calls: list[list], count: int, seed: int) -> list[int]:
     return sorted(chosen)
 
 
-def test_kill_at_every_phase(scenario: Scenario, child: Child) -> None:
+def test_kill_at_every_phase(scenario: Scenario, child: ZygoteChild) -> None:
     s = scenario
     phases = {phase for _, _, phase in s.calls}
     assert {
@@ -241,7 +214,7 @@ def test_kill_at_every_phase(scenario: Scenario, child: Child) -> None:
     assert {"before", "after"} == {o for got in outcomes.values() for o in got}
 
 
-def test_kill_during_recovery(scenario: Scenario, child: Child) -> None:
+def test_kill_during_recovery(scenario: Scenario, child: ZygoteChild) -> None:
     """Killed mid-batch, then killed again while the next open rolls back (or finishes)."""
     s = scenario
     by_phase: dict[str, list[int]] = defaultdict(list)
@@ -267,7 +240,7 @@ def test_kill_during_recovery(scenario: Scenario, child: Child) -> None:
         shutil.rmtree(root)
 
 
-def test_kill_during_rollback_of_a_failed_batch(scenario: Scenario, child: Child) -> None:
+def test_kill_during_rollback_of_a_failed_batch(scenario: Scenario, child: ZygoteChild) -> None:
     """An I/O error starts the rollback; a kill interrupts it; the next open completes it."""
     s = scenario
     by_phase: dict[str, list[int]] = defaultdict(list)

@@ -1,6 +1,7 @@
 """Recovery of batches a dead process left behind, and the guard single writes go through.
 
-A killed committer leaves its journal in ``_console/batch/pending``. :func:`recover` (on open,
+A killed committer leaves its journal in ``_console/batch/pending`` (a killed cascade drop, its
+drop intent: ``catalog_ops``). :func:`recover` (on open,
 and before every guarded write) finishes its clean-up when the record says SUCCEEDED (the
 commit point was reached), else rolls it back and records FAILED.
 
@@ -25,6 +26,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from ... import alter_actions as aa
 from .apply import PENDING_DIR, cleanup_file, undo_file
 from .catalog import Reader
+from .catalog_ops import DROP_PREFIX, finish_drop, pending_drops
 from .context import Ctx, context, error, oid
 from .durable import Durable
 from .faults import Steps, fire
@@ -50,8 +52,8 @@ def load_journals(ctx: Ctx) -> list[tuple[Path, Journal | None]]:
         if name.startswith(".tmp-"):  # a journal write that never reached its rename
             out.append((path, None))
             continue
-        if not name.endswith(".json"):
-            continue
+        if not name.endswith(".json") or name.startswith(DROP_PREFIX):
+            continue  # drop intents: catalog_ops.finish_drop
         try:
             out.append((path, Journal.from_json(json.loads(path.read_text(encoding="utf-8")))))
         except (OSError, ValueError, TypeError, KeyError):
@@ -74,6 +76,9 @@ def recover_locked(ctx: Ctx) -> list[str]:
         return []
     done = []
     steps = Steps()
+    for intent in pending_drops(ctx):
+        finish_drop(ctx, intent, steps)
+        done.append(intent.name)
     for path, journal in load_journals(ctx):
         if journal is None:
             steps("recover.drop-partial", path.name)

@@ -1,0 +1,148 @@
+"""RenameTable and DropNamespace CASCADE on a local namespace, on the batch machinery.
+
+Both are one Lance commit of the catalog (``__manifest``), so a crash leaves the catalog as it
+was or as it is after, never in between:
+
+* rename: one ``merge_insert`` that inserts the row under its new object id (same location,
+  same properties) and deletes the old row. The table's data is not touched.
+* cascade drop: one delete of every row of the namespace's subtree (the namespace, its child
+  namespaces, their tables). The tables' directories are deleted after the commit; which ones
+  is written durably *before* the commit as a drop intent in the batch protocol's pending
+  directory, so recovery (on open and before every guarded write) finishes the deletes of a
+  process killed after the commit, and discards the intent of one killed before it.
+
+Both run under the namespace lock (the caller's ``guard_single_op``), after recovery.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lance_namespace.errors import ErrorCode
+
+from .apply import PENDING_DIR
+from .catalog import catalog_commit, open_catalog, read_catalog
+from .context import DELIMITER, Ctx, error, oid
+from .durable import fsync_path, write_atomic
+from .faults import Steps
+
+DROP_PREFIX = "drop-"
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """Everything under a namespace, as the catalog lists it (object ids, deepest last)."""
+
+    namespaces: list[list[str]]  # child namespaces (not the namespace itself)
+    tables: list[list[str]]
+    locations: dict[str, str]  # table object id -> catalog location
+
+
+def subtree(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
+    """The child namespaces and tables of ``namespace_id`` (every level)."""
+    rows = read_catalog(ctx).rows
+    prefix = oid(namespace_id) + DELIMITER
+    namespaces, tables, locations = [], [], {}
+    for key in sorted(rows):
+        if not key.startswith(prefix):
+            continue
+        row = rows[key]
+        parts = key.split(DELIMITER)
+        if row.get("object_type") == "namespace":
+            namespaces.append(parts)
+        elif row.get("object_type") == "table":
+            tables.append(parts)
+            if row.get("location"):
+                locations[key] = row["location"]
+    return Subtree(namespaces=namespaces, tables=tables, locations=locations)
+
+
+def rename(ctx: Ctx, old_id: Sequence[str], new_id: Sequence[str]) -> None:
+    """Move the catalog row of table ``old_id`` to ``new_id`` in one catalog commit."""
+    steps = Steps()
+    catalog = read_catalog(ctx)
+    row = catalog.rows.get(oid(old_id))
+    if row is None or row.get("object_type") != "table":
+        raise error(ErrorCode.TABLE_NOT_FOUND, f"table {oid(old_id)} not found")
+    if not catalog.namespace_exists(list(new_id[:-1])):
+        raise error(ErrorCode.NAMESPACE_NOT_FOUND, f"namespace {oid(new_id[:-1])} not found")
+    if oid(new_id) in catalog.rows:
+        what = "table" if catalog.rows[oid(new_id)].get("object_type") == "table" else "object"
+        code = ErrorCode.TABLE_ALREADY_EXISTS
+        raise error(code, f"a {what} named {oid(new_id)} already exists")
+    steps("rename.catalog", f"{oid(old_id)} -> {oid(new_id)}")
+    catalog_commit(ctx, [{**row, "object_id": oid(new_id)}], [oid(old_id)])
+    steps("rename.committed", oid(new_id))
+
+
+def drop_cascade(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
+    """Drop ``namespace_id`` with everything under it in one catalog commit, then delete the
+    tables' directories (crash-safe through a drop intent). Returns what was dropped."""
+    steps = Steps()
+    catalog = read_catalog(ctx)
+    if not catalog.namespace_exists(list(namespace_id)):
+        raise error(ErrorCode.NAMESPACE_NOT_FOUND, f"namespace {oid(namespace_id)} not found")
+    tree = subtree(ctx, namespace_id)
+    gone = [oid(namespace_id)] + [oid(n) for n in tree.namespaces] + [oid(t) for t in tree.tables]
+    intent = None
+    if ctx.is_file:
+        paths = [str(ctx.table_path(loc)) for loc in tree.locations.values()]
+        intent = ctx.path(PENDING_DIR) / f"{DROP_PREFIX}{uuid.uuid4().hex}.json"
+        intent.parent.mkdir(parents=True, exist_ok=True)
+        steps("drop.intent", intent.name)
+        write_atomic(intent, json.dumps({"object_ids": gone, "paths": paths}).encode())
+    steps("drop.catalog", f"{len(gone)} rows")
+    ds = open_catalog(ctx)
+    if ds is None:
+        raise error(ErrorCode.INTERNAL, "the namespace catalog (__manifest) disappeared")
+    catalog_commit(ctx, [], gone)
+    steps("drop.committed", oid(namespace_id))
+    if intent is not None:
+        finish_drop(ctx, intent, steps)
+    return tree
+
+
+def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
+    """Complete (catalog rows gone) or discard (rows still there) a drop intent."""
+    try:
+        data = json.loads(intent.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict):
+        rows = read_catalog(ctx).rows
+        committed = not any(o in rows for o in data.get("object_ids") or [])
+        if committed:
+            root = ctx.path("")
+            for raw in data.get("paths") or []:
+                path = Path(raw)
+                if path.parent != root.resolve() and path.parent != root:
+                    continue  # only table directories directly under the root
+                steps("drop.data", path.name)
+                shutil.rmtree(path, ignore_errors=True)
+    steps("drop.forget", intent.name)
+    try:
+        os.unlink(intent)
+        fsync_path(intent.parent, directory=True)
+    except FileNotFoundError:
+        pass
+
+
+def pending_drops(ctx: Ctx) -> list[Path]:
+    try:
+        names = sorted(os.listdir(ctx.path(PENDING_DIR)))
+    except FileNotFoundError:
+        return []
+    return [
+        ctx.path(PENDING_DIR) / n
+        for n in names
+        if n.startswith(DROP_PREFIX) and n.endswith(".json")
+    ]
+
+
+__all__ = ["Subtree", "drop_cascade", "finish_drop", "pending_drops", "rename", "subtree"]

@@ -1,0 +1,459 @@
+"""A table's and a namespace's life after creation, as functions a notebook can call, on both
+backends: restore a version, tags, cleanup of old versions by policy, drop vs deregister,
+rename, schema metadata, and dropping a namespace (RESTRICT or CASCADE).
+
+Every write is one spec operation; the rules it needs (ids, version ranges) come from the rule
+modules. What a backend cannot do is said before anything is sent
+(``backend.capabilities``), or, when it cannot be known in advance (CASCADE over REST), the
+server's refusal is reported as such and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pandas as pd
+from lance_namespace import (
+    BatchDeleteTableVersionsRequest,
+    BatchDeleteTableVersionsResponse,
+    CreateTableTagRequest,
+    DeleteTableTagRequest,
+    DeregisterTableRequest,
+    DeregisterTableResponse,
+    DescribeTableRequest,
+    DropNamespaceRequest,
+    DropNamespaceResponse,
+    DropTableRequest,
+    DropTableResponse,
+    GetTableTagVersionRequest,
+    LanceNamespace,
+    ListNamespacesRequest,
+    ListTablesRequest,
+    ListTableTagsRequest,
+    RenameTableRequest,
+    RenameTableResponse,
+    RestoreTableRequest,
+    RestoreTableResponse,
+    UpdateTableSchemaMetadataRequest,
+    UpdateTableTagRequest,
+)
+from lance_namespace.errors import (
+    ErrorCode,
+    LanceNamespaceError,
+    NamespaceNotEmptyError,
+)
+
+from .. import ids, version_ranges
+from ..capabilities import BackendCapabilities
+from ..errors import invalid, make
+from ..locations import to_local_path
+from ..paging import list_all
+from .versions import list_versions
+
+# -- versions: restore ----------------------------------------------------------------------------
+
+
+def restore_version(
+    ns: LanceNamespace, table_id: Sequence[str], version: int
+) -> RestoreTableResponse:
+    """Make a new latest version whose content is ``version``'s (RestoreTable). Refused for
+    the latest version itself (nothing to restore) and for versions that do not exist."""
+    tid = ids.check_id(table_id)
+    latest = version_ranges.latest_version(ns, tid)
+    if latest is None:
+        raise invalid(f"{ids.format_id(tid)} has no versions to restore")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise invalid(f"restore: a version number (1 or more), got {version!r}")
+    if version == latest:
+        raise invalid(f"v{version} is already the latest version: nothing to restore")
+    existing = set(list_versions(ns, tid)["version"].tolist())
+    if version not in existing:
+        raise make(
+            ErrorCode.TABLE_VERSION_NOT_FOUND,
+            f"version {version} of {ids.format_id(tid)} does not exist (deleted or never written)",
+        )
+    return ns.restore_table(RestoreTableRequest(id=tid, version=version))
+
+
+# -- tags -----------------------------------------------------------------------------------------
+
+TAG_COLUMNS = ["tag", "version", "manifest_size"]
+
+
+def list_tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
+    """Every tag of a table: tag, version, manifest_size (sorted by version, then tag)."""
+    tid = ids.check_id(table_id)
+    tags: dict[str, Any] = {}
+    token = None
+    for _ in range(1000):
+        resp = ns.list_table_tags(ListTableTagsRequest(id=tid, page_token=token))
+        tags.update(resp.tags or {})
+        token = resp.page_token
+        if not token:
+            break
+    rows = [
+        {"tag": name, "version": int(t.version), "manifest_size": t.manifest_size}
+        for name, t in tags.items()
+    ]
+    frame = pd.DataFrame(rows, columns=TAG_COLUMNS)
+    frame["manifest_size"] = frame["manifest_size"].astype("Int64")
+    return frame.sort_values(["version", "tag"]).reset_index(drop=True)
+
+
+def tagged_versions(tags: pd.DataFrame) -> dict[int, list[str]]:
+    """version -> its tags."""
+    out: dict[int, list[str]] = {}
+    for row in tags.itertuples():
+        out.setdefault(int(row.version), []).append(str(row.tag))
+    return out
+
+
+def _check_tag(tag: str, *, create: bool) -> str:
+    problem = ids.part_problem(tag, what="tag", create=create)
+    if problem:
+        raise invalid(problem)
+    return tag
+
+
+def _existing_version(ns: LanceNamespace, tid: list[str], version: int) -> None:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise invalid(f"a version number (1 or more), got {version!r}")
+    if version not in set(list_versions(ns, tid)["version"].tolist()):
+        raise make(
+            ErrorCode.TABLE_VERSION_NOT_FOUND,
+            f"version {version} of {ids.format_id(tid)} does not exist",
+        )
+
+
+def create_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int) -> None:
+    """Tag ``version`` (the version must exist; the tag must be new)."""
+    tid = ids.check_id(table_id)
+    _check_tag(tag, create=True)
+    _existing_version(ns, tid, version)
+    ns.create_table_tag(CreateTableTagRequest(id=tid, tag=tag, version=version))
+
+
+def move_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int) -> None:
+    """Point an existing tag at another (existing) version."""
+    tid = ids.check_id(table_id)
+    _check_tag(tag, create=False)
+    _existing_version(ns, tid, version)
+    ns.update_table_tag(UpdateTableTagRequest(id=tid, tag=tag, version=version))
+
+
+def delete_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str) -> None:
+    tid = ids.check_id(table_id)
+    ns.delete_table_tag(DeleteTableTagRequest(id=tid, tag=_check_tag(tag, create=False)))
+
+
+def tag_version(ns: LanceNamespace, table_id: Sequence[str], tag: str) -> int:
+    """The version a tag points at (``?tag=`` deep links)."""
+    tid = ids.check_id(table_id)
+    resp = ns.get_table_tag_version(
+        GetTableTagVersionRequest(id=tid, tag=_check_tag(tag, create=False))
+    )
+    return int(resp.version)
+
+
+# -- cleanup by policy ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CleanupPlan:
+    """What a cleanup policy deletes (a dry run): never the latest, never a tagged version."""
+
+    table_id: list[str]
+    delete: list[int]
+    keep: list[int]
+    latest: int | None
+    protected: dict[int, list[str]] = field(default_factory=dict)  # tagged versions kept
+    policy: str = ""
+
+    @property
+    def spans(self) -> list[version_ranges.Span]:
+        return version_ranges.parse(", ".join(str(v) for v in self.delete)) if self.delete else []
+
+    def request(self) -> BatchDeleteTableVersionsRequest:
+        if not self.delete:
+            raise invalid("the cleanup policy deletes no version")
+        return BatchDeleteTableVersionsRequest(
+            id=list(self.table_id), ranges=version_ranges.to_spec(self.spans)
+        )
+
+
+def cleanup_plan(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    keep_last: int | None = None,
+    older_than: timedelta | None = None,
+    now: datetime | None = None,
+) -> CleanupPlan:
+    """The versions a policy deletes. ``keep_last``: keep the newest N versions;
+    ``older_than``: only versions created before ``now - older_than``. Both given: a version
+    goes when it is outside the newest N *and* older. The latest version and every tagged
+    version always stay."""
+    if keep_last is None and older_than is None:
+        raise invalid("a cleanup policy needs keep_last, older_than or both")
+    if keep_last is not None and (
+        not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1
+    ):
+        raise invalid(f"keep_last must be 1 or more, got {keep_last!r}")
+    if older_than is not None and older_than < timedelta(0):
+        raise invalid("older_than must not be negative")
+    tid = ids.check_id(table_id)
+    versions = list_versions(ns, tid)  # newest first
+    if versions.empty:
+        return CleanupPlan(tid, [], [], None, policy=describe_policy(keep_last, older_than))
+    latest = int(versions["version"].max())
+    tagged = tagged_versions(list_tags(ns, tid))
+    cutoff = None
+    if older_than is not None:
+        cutoff = (now or datetime.now(UTC)) - older_than
+        if cutoff.tzinfo is None:
+            cutoff = cutoff.replace(tzinfo=UTC)
+    delete: list[int] = []
+    keep: list[int] = []
+    for rank, row in enumerate(versions.itertuples()):
+        v = int(row.version)
+        goes = v != latest and v not in tagged
+        if keep_last is not None and rank < keep_last:
+            goes = False
+        if cutoff is not None and not (pd.Timestamp(row.timestamp) < pd.Timestamp(cutoff)):
+            goes = False
+        (delete if goes else keep).append(v)
+    protected = {v: t for v, t in tagged.items() if v in set(keep)}
+    return CleanupPlan(
+        tid,
+        sorted(delete),
+        sorted(keep),
+        latest,
+        protected,
+        policy=describe_policy(keep_last, older_than),
+    )
+
+
+def describe_policy(keep_last: int | None, older_than: timedelta | None) -> str:
+    parts = []
+    if keep_last is not None:
+        parts.append(f"keep the newest {keep_last}")
+    if older_than is not None:
+        parts.append(f"delete only versions older than {older_than}")
+    return "; ".join(parts) + "; never the latest or a tagged version"
+
+
+def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersionsResponse:
+    """Delete what a :func:`cleanup_plan` listed, after checking that nothing it keeps changed
+    status meanwhile (a new tag on a listed version: refused, nothing deleted)."""
+    fresh = tagged_versions(list_tags(ns, plan.table_id))
+    newly_tagged = sorted(set(plan.delete) & set(fresh))
+    if newly_tagged:
+        raise make(
+            ErrorCode.CONCURRENT_MODIFICATION,
+            f"versions {', '.join(map(str, newly_tagged))} were tagged since the dry run: run it "
+            "again; nothing deleted",
+        )
+    return ns.batch_delete_table_versions(plan.request())
+
+
+# -- tables: drop, deregister, rename, metadata ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DropPreview:
+    """What dropping (deleting data) or deregistering (keeping it) a table concerns."""
+
+    table_id: list[str]
+    location: str | None
+    declared_only: bool
+    latest: int | None
+    files: int | None = None  # local file roots: the data on disk
+    bytes: int | None = None
+    local_path: str | None = None
+
+
+def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
+    tid = ids.check_id(table_id)
+    desc = ns.describe_table(DescribeTableRequest(id=tid, load_detailed_metadata=True))
+    declared = bool(getattr(desc, "is_only_declared", False))
+    latest = None if declared else version_ranges.latest_version(ns, tid)
+    root = getattr(ns, "local_path", None)
+    files = size = None
+    path = None
+    if root is not None and desc.location:
+        local = to_local_path(desc.location, root)
+        if local is not None and local.is_dir():
+            path = str(local)
+            files, size = 0, 0
+            for base, _dirs, names in os.walk(local):
+                for name in names:
+                    files += 1
+                    with contextlib.suppress(OSError):
+                        size += os.stat(os.path.join(base, name)).st_size
+    return DropPreview(tid, desc.location, declared, latest, files, size, path)
+
+
+def drop_table(ns: LanceNamespace, table_id: Sequence[str]) -> DropTableResponse:
+    """Remove the table from the catalog and delete its data."""
+    return ns.drop_table(DropTableRequest(id=ids.check_id(table_id)))
+
+
+def deregister_table(ns: LanceNamespace, table_id: Sequence[str]) -> DeregisterTableResponse:
+    """Remove the table from the catalog; its data stays where it is."""
+    return ns.deregister_table(DeregisterTableRequest(id=ids.check_id(table_id)))
+
+
+RENAME_UNSUPPORTED = (
+    "This server does not implement RenameTable (it answered that it is not supported): "
+    "nothing was renamed."
+)
+
+
+def rename_table(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    new_name: str,
+    new_namespace: Sequence[str] | None = None,
+    *,
+    caps: BackendCapabilities | None = None,
+) -> RenameTableResponse:
+    """Rename a table, optionally into another namespace (``new_namespace``). On the local
+    backend it is atomic (one catalog commit). Refused up front on a REST server known not to
+    implement it."""
+    tid = ids.check_id(table_id)
+    ids.check_part(new_name, what="table", create=True)
+    if caps is not None and caps.rename is False:
+        raise make(ErrorCode.UNSUPPORTED, RENAME_UNSUPPORTED)
+    target = list(new_namespace) if new_namespace is not None else None
+    if target is not None:
+        ids.check_id(target, what="namespace", allow_root=True)
+    return ns.rename_table(
+        RenameTableRequest(id=tid, new_table_name=new_name, new_namespace_id=target)
+    )
+
+
+def schema_metadata(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, str]:
+    """A table's schema metadata (the part of its properties that can be edited)."""
+    desc = ns.describe_table(
+        DescribeTableRequest(id=ids.check_id(table_id), load_detailed_metadata=True)
+    )
+    schema = getattr(desc, "var_schema", None)
+    return dict(getattr(schema, "metadata", None) or {})
+
+
+def update_schema_metadata(
+    ns: LanceNamespace, table_id: Sequence[str], metadata: dict[str, str]
+) -> dict[str, str]:
+    """Replace the keys given in ``metadata`` (UpdateTableSchemaMetadata); returns what the
+    table holds afterwards."""
+    tid = ids.check_id(table_id)
+    ns.update_table_schema_metadata(UpdateTableSchemaMetadataRequest(id=tid, metadata=metadata))
+    return schema_metadata(ns, tid)
+
+
+PROPERTIES_READ_ONLY = (
+    "Catalog properties (set by CreateNamespace / DeclareTable) cannot be edited: the Lance "
+    "Namespace spec has no operation that changes them. A table's schema metadata can be."
+)
+
+# -- namespaces -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Children:
+    """Everything under a namespace, at every level."""
+
+    namespaces: list[list[str]]
+    tables: list[list[str]]
+
+    @property
+    def empty(self) -> bool:
+        return not self.namespaces and not self.tables
+
+    def describe(self, delimiter: str = ids.DEFAULT_DELIMITER, limit: int = 20) -> str:
+        names = [f"namespace {ids.format_id(n, delimiter)}" for n in self.namespaces]
+        names += [f"table {ids.format_id(t, delimiter)}" for t in self.tables]
+        shown = ", ".join(names[:limit])
+        more = f" and {len(names) - limit} more" if len(names) > limit else ""
+        return shown + more
+
+
+def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:
+    """Child namespaces and tables of ``namespace_id``, recursively (spec listings: works on
+    both backends)."""
+    root = ids.check_id(namespace_id, what="namespace")
+    namespaces: list[list[str]] = []
+    tables: list[list[str]] = []
+    todo = [root]
+    while todo:
+        current = todo.pop(0)
+        for name in list_all(ns.list_tables, ListTablesRequest(id=current), "tables"):
+            tables.append([*current, name])
+        for name in list_all(ns.list_namespaces, ListNamespacesRequest(id=current), "namespaces"):
+            child = [*current, name]
+            namespaces.append(child)
+            todo.append(child)
+    return Children(namespaces, tables)
+
+
+CASCADE_UNSUPPORTED = (
+    "This server refused DropNamespace with CASCADE for a namespace that has children (it "
+    "does not implement CASCADE): nothing was dropped. Drop its tables and child namespaces "
+    "first, then the namespace."
+)
+
+
+def drop_namespace(
+    ns: LanceNamespace, namespace_id: Sequence[str], *, cascade: bool = False
+) -> DropNamespaceResponse:
+    """RESTRICT (default): refused while the namespace has children, naming them. CASCADE:
+    the namespace and everything under it (local backend: all or none, crash-safe)."""
+    nid = ids.check_id(namespace_id, what="namespace")
+    delimiter = getattr(ns, "delimiter", ids.DEFAULT_DELIMITER)
+    if not cascade:
+        children = namespace_children(ns, nid)
+        if not children.empty:
+            raise NamespaceNotEmptyError(
+                f"namespace {ids.format_id(nid, delimiter)} is not empty: "
+                f"{children.describe(delimiter)}. Drop them first, or drop with CASCADE."
+            )
+        return ns.drop_namespace(DropNamespaceRequest(id=nid, behavior="Restrict"))
+    try:
+        return ns.drop_namespace(DropNamespaceRequest(id=nid, behavior="Cascade"))
+    except LanceNamespaceError as err:
+        if isinstance(err, NamespaceNotEmptyError):
+            raise make(ErrorCode.UNSUPPORTED, CASCADE_UNSUPPORTED) from None
+        raise
+
+
+__all__ = [
+    "CASCADE_UNSUPPORTED",
+    "Children",
+    "CleanupPlan",
+    "DropPreview",
+    "PROPERTIES_READ_ONLY",
+    "RENAME_UNSUPPORTED",
+    "cleanup_plan",
+    "create_tag",
+    "delete_tag",
+    "deregister_table",
+    "describe_policy",
+    "drop_namespace",
+    "drop_preview",
+    "drop_table",
+    "list_tags",
+    "move_tag",
+    "namespace_children",
+    "rename_table",
+    "restore_version",
+    "run_cleanup",
+    "schema_metadata",
+    "tag_version",
+    "tagged_versions",
+    "update_schema_metadata",
+]

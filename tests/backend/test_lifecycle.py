@@ -1,0 +1,315 @@
+"""Table and namespace lifecycle (backend.services.lifecycle) on both real backends: restore,
+tags, cleanup by policy, drop vs deregister, rename, schema metadata, drop namespace RESTRICT
+and CASCADE; on REST, the clear refusals of what the server does not implement."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from lance_namespace import (
+    CountTableRowsRequest,
+    CreateNamespaceRequest,
+    DeclareTableRequest,
+    ListNamespacesRequest,
+    ListTablesRequest,
+    TableExistsRequest,
+)
+from lance_namespace.errors import (
+    InvalidInputError,
+    LanceNamespaceError,
+    NamespaceNotEmptyError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    TableVersionNotFoundError,
+    UnsupportedOperationError,
+)
+
+import backend
+from backend.services import lifecycle as lc
+from backend.services.versions import list_versions
+from tests.support import append_rows, create_table, make_table, table_location, with_versions
+
+T = ["ns", "t"]
+
+
+@pytest.fixture
+def table(ns):
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    with_versions(ns, T, 4, rows=3)  # v1: 3 rows, v2: 6, v3: 9, v4: 12
+    return T
+
+
+def rows(ns, table_id) -> int:
+    return ns.count_table_rows(CountTableRowsRequest(id=table_id)).count
+
+
+def versions(ns, table_id) -> list[int]:
+    return sorted(list_versions(ns, table_id)["version"].tolist())
+
+
+def exists(ns, table_id) -> bool:
+    try:
+        ns.table_exists(TableExistsRequest(id=table_id))
+    except TableNotFoundError:
+        return False
+    return True
+
+
+# -- restore --------------------------------------------------------------------------------------
+
+
+def test_restore_makes_a_new_version_with_the_old_content(ns, table) -> None:
+    lc.restore_version(ns, table, 2)
+    assert versions(ns, table) == [1, 2, 3, 4, 5]
+    assert rows(ns, table) == 6  # v2's content, now as v5
+
+
+@pytest.mark.parametrize(
+    ("version", "error"),
+    [(4, InvalidInputError), (0, InvalidInputError), (99, TableVersionNotFoundError)],
+)
+def test_restore_refusals_change_nothing(ns, table, version, error) -> None:
+    with pytest.raises(error):
+        lc.restore_version(ns, table, version)
+    assert versions(ns, table) == [1, 2, 3, 4]
+
+
+# -- tags -----------------------------------------------------------------------------------------
+
+
+def test_tag_create_list_move_resolve_delete(ns, table) -> None:
+    lc.create_tag(ns, table, "gold", 2)
+    lc.create_tag(ns, table, "silver", 3)
+    tags = lc.list_tags(ns, table)
+    assert list(tags["tag"]) == ["gold", "silver"] and list(tags["version"]) == [2, 3]
+    assert lc.tag_version(ns, table, "gold") == 2
+    lc.move_tag(ns, table, "gold", 4)
+    assert lc.tag_version(ns, table, "gold") == 4
+    lc.delete_tag(ns, table, "silver")
+    assert list(lc.list_tags(ns, table)["tag"]) == ["gold"]
+
+
+@pytest.mark.parametrize("tag", ["", "a/b", "..", "bad tag", "x" * 200])
+def test_bad_tag_names_are_refused(ns, table, tag) -> None:
+    with pytest.raises(InvalidInputError):
+        lc.create_tag(ns, table, tag, 2)
+    assert lc.list_tags(ns, table).empty
+
+
+def test_tag_on_a_missing_version_is_refused(ns, table) -> None:
+    with pytest.raises(TableVersionNotFoundError):
+        lc.create_tag(ns, table, "gold", 42)
+    assert lc.list_tags(ns, table).empty
+
+
+# -- cleanup by policy ----------------------------------------------------------------------------
+
+
+def test_cleanup_keep_last_never_takes_latest_or_tagged(ns, table) -> None:
+    lc.create_tag(ns, table, "keep-me", 1)
+    plan = lc.cleanup_plan(ns, table, keep_last=2)
+    assert plan.delete == [2] and plan.keep == [1, 3, 4]
+    assert plan.protected == {1: ["keep-me"]}
+    assert versions(ns, table) == [1, 2, 3, 4]  # a dry run deletes nothing
+    lc.run_cleanup(ns, plan)
+    assert versions(ns, table) == [1, 3, 4]
+    assert rows(ns, table) == 12
+
+
+def test_cleanup_by_age(ns, table) -> None:
+    stamps = list_versions(ns, table).set_index("version")["timestamp"]
+    # "now" one hour after v3 was written: v1..v3 are older than 30 minutes, v4 is the latest.
+    now = stamps[3].to_pydatetime() + timedelta(hours=1)
+    plan = lc.cleanup_plan(ns, table, older_than=timedelta(minutes=30), now=now)
+    assert plan.delete == [1, 2, 3]
+    young = lc.cleanup_plan(ns, table, older_than=timedelta(days=1), now=datetime.now(UTC))
+    assert young.delete == []
+    both = lc.cleanup_plan(ns, table, keep_last=3, older_than=timedelta(minutes=30), now=now)
+    assert both.delete == [1]
+
+
+def test_cleanup_refuses_when_a_listed_version_was_tagged_since(ns, table) -> None:
+    plan = lc.cleanup_plan(ns, table, keep_last=1)
+    assert plan.delete == [1, 2, 3]
+    lc.create_tag(ns, table, "late", 2)
+    with pytest.raises(LanceNamespaceError, match="tagged since the dry run"):
+        lc.run_cleanup(ns, plan)
+    assert versions(ns, table) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"keep_last": 0}, {"older_than": timedelta(-1)}])
+def test_cleanup_policy_must_make_sense(ns, table, kwargs) -> None:
+    with pytest.raises(InvalidInputError):
+        lc.cleanup_plan(ns, table, **kwargs)
+
+
+# -- drop vs deregister ---------------------------------------------------------------------------
+
+
+def test_drop_deletes_data_deregister_keeps_it(ns, table, backend_kind, tmp_path: Path) -> None:
+    create_table(ns, ["ns", "kept"], make_table(5))
+    kept_dir = table_location(ns, ["ns", "kept"])
+    dropped_dir = table_location(ns, table)
+    preview = lc.drop_preview(ns, table)
+    assert preview.latest == 4 and not preview.declared_only and preview.location
+    if backend_kind == "local":
+        assert preview.files and preview.files > 4 and preview.bytes and preview.bytes > 0
+    lc.deregister_table(ns, ["ns", "kept"])
+    lc.drop_table(ns, table)
+    assert not exists(ns, table) and not exists(ns, ["ns", "kept"])
+    assert kept_dir.is_dir() and any(kept_dir.iterdir())  # deregister: the data stays
+    assert not dropped_dir.exists() or not any(dropped_dir.rglob("*.lance"))
+
+
+def test_drop_preview_of_a_declared_table(ns) -> None:
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    ns.declare_table(DeclareTableRequest(id=["ns", "d"]))
+    preview = lc.drop_preview(ns, ["ns", "d"])
+    assert preview.declared_only and preview.latest is None
+
+
+# -- rename ---------------------------------------------------------------------------------------
+
+
+def test_rename_local_same_and_other_namespace(tmp_path: Path) -> None:
+    ns = backend.connect(str(tmp_path))
+    for n in (["a"], ["b"]):
+        ns.create_namespace(CreateNamespaceRequest(id=n))
+    with_versions(ns, ["a", "t"], 2)
+    ns.declare_table(DeclareTableRequest(id=["a", "d"], properties={"owner": "ops"}))
+    lc.rename_table(ns, ["a", "t"], "t2")
+    assert not exists(ns, ["a", "t"]) and rows(ns, ["a", "t2"]) == 6
+    assert versions(ns, ["a", "t2"]) == [1, 2]  # history kept
+    lc.rename_table(ns, ["a", "t2"], "moved", ["b"])
+    assert ns.list_tables(ListTablesRequest(id=["b"])).tables == ["moved"]
+    lc.rename_table(ns, ["a", "d"], "d2")  # a declared table keeps its properties
+    assert ns.describe_table({"id": ["a", "d2"]}).properties == {"owner": "ops"}
+    # the old name is free again
+    create_table(ns, ["a", "t"], make_table(1))
+    assert rows(ns, ["a", "t"]) == 1 and rows(ns, ["b", "moved"]) == 6
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "namespace", "error"),
+    [
+        (["a", "t"], "u", ["b"], TableAlreadyExistsError),
+        (["a", "missing"], "z", None, TableNotFoundError),
+        (["a", "t"], "bad/name", None, InvalidInputError),
+        (["a", "t"], "t", None, InvalidInputError),
+        (["a", "t"], "z", ["nowhere"], LanceNamespaceError),
+    ],
+)
+def test_rename_refusals_change_nothing(tmp_path: Path, source, name, namespace, error) -> None:
+    ns = backend.connect(str(tmp_path))
+    for n in (["a"], ["b"]):
+        ns.create_namespace(CreateNamespaceRequest(id=n))
+    create_table(ns, ["a", "t"], make_table(2))
+    create_table(ns, ["b", "u"], make_table(3))
+    with pytest.raises(error):
+        lc.rename_table(ns, source, name, namespace)
+    assert ns.list_tables(ListTablesRequest(id=["a"])).tables == ["t"]
+    assert ns.list_tables(ListTablesRequest(id=["b"])).tables == ["u"]
+
+
+def test_rename_over_rest_is_refused_up_front(rest_server) -> None:
+    client = backend.connect(rest_server.url)
+    client.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(client, ["a", "t"], make_table(2))
+    caps = backend.capabilities(client, probe=True)
+    assert caps.rename is False  # pylance's RestAdapter does not implement RenameTable
+    sent_before = len(client.wire_log)
+    with pytest.raises(UnsupportedOperationError, match="does not implement RenameTable"):
+        lc.rename_table(client, ["a", "t"], "u", caps=caps)
+    assert len(client.wire_log) == sent_before  # refused before anything was sent
+    assert client.list_tables(ListTablesRequest(id=["a"])).tables == ["t"]
+
+
+def test_local_capabilities_offer_rename_and_cascade(tmp_path: Path) -> None:
+    caps = backend.capabilities(backend.connect(str(tmp_path)))
+    assert caps.rename is True and caps.drop_cascade is True
+
+
+# -- schema metadata ------------------------------------------------------------------------------
+
+
+def test_schema_metadata_edit(ns, table) -> None:
+    after = lc.update_schema_metadata(ns, table, {"owner": "data-team", "tier": "gold"})
+    assert after.get("owner") == "data-team" and after.get("tier") == "gold"
+    assert lc.schema_metadata(ns, table).get("tier") == "gold"
+
+
+def test_schema_metadata_caps_apply(ns, table) -> None:
+    with pytest.raises(InvalidInputError):
+        lc.update_schema_metadata(ns, table, {"k": "x" * (64 * 1024 + 1)})
+
+
+# -- namespaces -----------------------------------------------------------------------------------
+
+
+def _tree(ns) -> None:
+    for n in (["top"], ["top", "mid"], ["top", "mid", "low"], ["other"]):
+        ns.create_namespace(CreateNamespaceRequest(id=n))
+    create_table(ns, ["top", "t1"], make_table(2))
+    create_table(ns, ["top", "mid", "t2"], make_table(2))
+    ns.declare_table(DeclareTableRequest(id=["top", "mid", "low", "d"]))
+    create_table(ns, ["other", "keep"], make_table(2))
+
+
+def test_namespace_children_recursive(ns) -> None:
+    _tree(ns)
+    kids = lc.namespace_children(ns, ["top"])
+    assert kids.namespaces == [["top", "mid"], ["top", "mid", "low"]]
+    assert sorted(kids.tables) == [["top", "mid", "low", "d"], ["top", "mid", "t2"], ["top", "t1"]]
+
+
+def test_drop_restrict_lists_children_and_changes_nothing(ns) -> None:
+    _tree(ns)
+    with pytest.raises(NamespaceNotEmptyError) as err:
+        lc.drop_namespace(ns, ["top"])
+    text = str(err.value)
+    assert "table top$t1" in text and "namespace top$mid" in text
+    assert sorted(ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces) == ["other", "top"]
+    ns.create_namespace(CreateNamespaceRequest(id=["empty"]))
+    lc.drop_namespace(ns, ["empty"])
+    assert "empty" not in ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces
+
+
+def test_drop_cascade_local_removes_everything_under_it(tmp_path: Path) -> None:
+    ns = backend.connect(str(tmp_path))
+    _tree(ns)
+    dirs = [table_location(ns, t) for t in (["top", "t1"], ["top", "mid", "t2"])]
+    kept = table_location(ns, ["other", "keep"])
+    lc.drop_namespace(ns, ["top"], cascade=True)
+    assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["other"]
+    assert not any(d.exists() for d in dirs)  # the dropped tables' data is deleted
+    assert kept.is_dir() and rows(ns, ["other", "keep"]) == 2
+    assert not list((tmp_path / "_console" / "batch" / "pending").glob("*"))
+    # the names are free again
+    ns.create_namespace(CreateNamespaceRequest(id=["top"]))
+    assert ns.list_tables(ListTablesRequest(id=["top"])).tables == []
+
+
+def test_drop_cascade_over_rest_is_a_clear_refusal(rest_server) -> None:
+    client = backend.connect(rest_server.url)
+    _tree(client)
+    with pytest.raises(UnsupportedOperationError, match="does not implement CASCADE"):
+        lc.drop_namespace(client, ["top"], cascade=True)
+    assert sorted(client.list_namespaces(ListNamespacesRequest(id=[])).namespaces) == [
+        "other",
+        "top",
+    ]
+    assert rows(client, ["top", "t1"]) == 2
+
+
+def test_drop_cascade_of_an_empty_namespace_works_everywhere(ns) -> None:
+    ns.create_namespace(CreateNamespaceRequest(id=["solo"]))
+    lc.drop_namespace(ns, ["solo"], cascade=True)
+    assert "solo" not in ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces
+
+
+def test_append_after_restore_builds_on_the_restored_content(ns, table) -> None:
+    lc.restore_version(ns, table, 1)
+    append_rows(ns, table, make_table(1, start=100))
+    assert rows(ns, table) == 4 and versions(ns, table) == [1, 2, 3, 4, 5, 6]
