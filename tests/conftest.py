@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,3 +79,91 @@ def ns(backend_kind: str, tmp_path: Path):
                 close()
         finally:
             server.stop()
+
+
+class S3Server:
+    """moto's S3 in server mode (``ThreadedMotoServer``) on a free loopback port: a real
+    S3-compatible HTTP endpoint that enforces conditional writes (If-None-Match)."""
+
+    ACCESS_KEY = "AKIDCONSOLETEST"
+    SECRET_KEY = "console-test-secret-key-0123456789"
+    REGION = "us-east-1"
+
+    def __init__(self) -> None:
+        import logging
+        import socket
+
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self.server.start()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._buckets = 0
+
+    def client(self):  # noqa: ANN201 - boto3 client
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self.ACCESS_KEY,
+            aws_secret_access_key=self.SECRET_KEY,
+            region_name=self.REGION,
+        )
+
+    def new_bucket(self) -> str:
+        self._buckets += 1
+        name = f"lake{self._buckets}"
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        return {
+            "aws_endpoint": self.endpoint,
+            "aws_access_key_id": self.ACCESS_KEY,
+            "aws_secret_access_key": self.SECRET_KEY,
+            "aws_region": self.REGION,
+            "allow_http": "true",
+        }
+
+    def objects(self, bucket: str) -> dict[str, str]:
+        """Every object of ``bucket``: key -> ETag."""
+        out: dict[str, str] = {}
+        for page in self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            for obj in page.get("Contents", []):
+                out[obj["Key"]] = obj["ETag"]
+        return out
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = S3Server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class S3Root:
+    ns: Any  # the connected LocalNamespace
+    bucket: str
+    target: str  # s3://bucket/root
+    server: S3Server
+
+
+@pytest.fixture
+def s3_root(s3_server: S3Server) -> S3Root:
+    """A local-backend namespace on ``s3://<fresh bucket>/root`` of the moto server."""
+    bucket = s3_server.new_bucket()
+    target = f"s3://{bucket}/root"
+    ns = backend.connect(target, storage_options=s3_server.storage_options)
+    return S3Root(ns=ns, bucket=bucket, target=target, server=s3_server)

@@ -182,6 +182,11 @@ class LocalNamespace(LanceNamespace):
         try:
             self._inner = DirectoryNamespace(session=self._session, root=self._dir_root, **props)
         except Exception as exc:
+            if "NoSuchBucket" in str(exc):
+                raise invalid(
+                    f"connect: the bucket of {self.root} does not exist (the object store "
+                    "answered NoSuchBucket)"
+                ) from None
             raise to_namespace_error(exc, "connect") from exc
         self.txn_store = txn_store.open_store(self.root, self.storage_options)
         catalog = (
@@ -211,7 +216,7 @@ class LocalNamespace(LanceNamespace):
             honoured_index_params=HONOURED_INDEX_PARAMS,
             progress_events=True,
             batch_commit=batch_ok,
-            rename=batch_ok,
+            rename=True,  # one catalog commit: file, memory and object-store roots
             drop_cascade=batch_ok,
             wire_log=False,
             notes=(
@@ -341,7 +346,17 @@ class LocalNamespace(LanceNamespace):
                 return ln.DropNamespaceResponse()
             if behavior == "restrict":
                 return self._inner.drop_namespace(req.model_copy(update={"behavior": None}))
-            catalog_ops.drop_cascade(batch.context(self), req.id)
+            try:
+                ctx = batch.context(self)
+            except LanceNamespaceError:
+                raise make(
+                    ErrorCode.UNSUPPORTED,
+                    "drop_namespace: CASCADE is all-or-none on file:// and memory:// roots only "
+                    "(the tables' data is deleted after the catalog commit, through a drop "
+                    "intent that recovery needs a local file for); on this root drop the "
+                    "tables and child namespaces first, then the namespace",
+                ) from None
+            catalog_ops.drop_cascade(ctx, req.id)
             self._open_tables.clear()
             return ln.DropNamespaceResponse()
 
@@ -497,7 +512,7 @@ class LocalNamespace(LanceNamespace):
         if new_id == list(req.id):
             raise invalid(f"rename_table: {self.format_id(req.id)} already has that name")
         with self._guard(req.id, new_id):
-            catalog_ops.rename(batch.context(self), req.id, new_id)
+            catalog_ops.rename(batch.context(self, catalog_only=True), req.id, new_id)
             self._open_tables.clear()
         return ln.RenameTableResponse()
 

@@ -11,7 +11,10 @@ was or as it is after, never in between:
   directory, so recovery (on open and before every guarded write) finishes the deletes of a
   process killed after the commit, and discards the intent of one killed before it.
 
-Both run under the namespace lock (the caller's ``guard_single_op``), after recovery.
+Both run under the namespace lock (the caller's ``guard_single_op``), after recovery. Rename
+also runs on object stores (``s3://``...): Lance commits the catalog there with a conditional
+write, which is the whole of its atomicity. A cascade drop needs the drop intent on a file
+root (or a memory:// root, where nothing survives a crash).
 """
 
 from __future__ import annotations

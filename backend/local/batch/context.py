@@ -90,8 +90,11 @@ class Ctx:
         return path_uri(self.table_path(location))
 
 
-def context(ns: Any) -> Ctx:
-    """The protocol's view of a LocalNamespace; ``UnsupportedOperationError`` otherwise."""
+def context(ns: Any, *, catalog_only: bool = False) -> Ctx:
+    """The protocol's view of a LocalNamespace; ``UnsupportedOperationError`` otherwise.
+
+    ``catalog_only``: for operations that are one Lance commit of the catalog and need no
+    lock or rename of ours (``catalog_ops``): object stores are accepted too."""
     directory = ns if isinstance(ns, DirectoryNamespace) else getattr(ns, "_inner", None)
     root = getattr(ns, "root", None)
     if not isinstance(directory, DirectoryNamespace) or not isinstance(root, str):
@@ -103,7 +106,7 @@ def context(ns: Any) -> Ctx:
     scheme = urlparse(root).scheme.lower()
     if local_path is None and scheme in ("", "file"):
         local_path = to_local_path(root, Path.cwd())
-    if local_path is None and scheme != "memory":
+    if local_path is None and scheme != "memory" and not catalog_only:
         raise unsupported(
             f"batch commit is not supported on {scheme}:// namespaces: the all-or-none "
             "protocol needs a cross-process lock and atomic rename/link (put-if-absent) of "
