@@ -16,12 +16,14 @@ Paths are compared after ``realpath``: ``..``, symbolic links and doubled slashe
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
+URI_SAFE = "/$+':@&*=,;!~()"  # characters pylance leaves unencoded in file:// locations
 CATALOG_DIR = "__manifest"
 CONSOLE_DIR = "_console"
 STAGING_DIR = "_staging"
@@ -54,7 +56,7 @@ def path_uri(path: Path | str) -> str:
     """A local path as a ``file://`` URI, encoded the way pylance reports table locations
     (``$``, ``+``, ``:`` and friends stay; spaces, ``%``, ``#``, ``?`` and non-ASCII are
     percent-encoded)."""
-    return "file://" + quote(os.path.abspath(path), safe="/$+':@&*=,;!~()")
+    return "file://" + quote(os.path.abspath(path), safe=URI_SAFE)
 
 
 def real(path: Path) -> Path:
@@ -70,33 +72,55 @@ def is_inside(path: Path, root: Path, *, strict: bool = False) -> bool:
     return r in p.parents
 
 
+class TableDirs:
+    """The resolved directories of a namespace's tables, for conflict checks that stay cheap
+    when a batch declares thousands of tables into a namespace that holds thousands."""
+
+    def __init__(self, dirs: Iterable[Path | str] = ()) -> None:
+        self._set = {str(real(Path(d))) for d in dirs}
+        self._sorted = sorted(self._set)
+
+    def conflict(self, resolved: Path) -> str | None:
+        """How ``resolved`` (a real path) collides with a table directory, or ``None``."""
+        text = str(resolved)
+        if text in self._set:
+            return "is the directory of another table"
+        if any(str(parent) in self._set for parent in resolved.parents):
+            return "is inside another table's directory"
+        prefix = text.rstrip("/") + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        if i < len(self._sorted) and self._sorted[i].startswith(prefix):
+            return "contains another table's directory"
+        return None
+
+
 def location_problem(
     root: Path,
     location: str | None,
     *,
-    other_tables: Iterable[Path] = (),
+    other_tables: TableDirs | Iterable[Path] = (),
     must_exist: bool = False,
+    root_real: Path | None = None,
 ) -> str | None:
-    """Why ``location`` cannot be a table's directory under ``root`` (``None``: it can)."""
+    """Why ``location`` cannot be a table's directory under ``root`` (``None``: it can).
+    ``root_real``: ``real(root)`` when the caller already has it."""
     if not location or not str(location).strip():
         return "the table location is empty"
     path = to_local_path(location, root)
     if path is None:
         return f"the table location {location!r} is not a path on this filesystem"
-    if not is_inside(path, root):
+    resolved, root_real = real(path), root_real or real(root)
+    if resolved != root_real and root_real not in resolved.parents:
         return f"the table location {location!r} is outside the namespace root"
-    resolved, root_real = real(path), real(root)
     if resolved == root_real:
         return "the table location is the namespace root itself"
     first = resolved.relative_to(root_real).parts[0]
     if first in RESERVED_DIRS:
         return f"the table location {location!r} is inside the namespace's {first} directory"
-    for other in other_tables:
-        o = real(other)
-        if resolved == o or o in resolved.parents:
-            return f"the table location {location!r} is the directory of another table"
-        if resolved in o.parents:
-            return f"the table location {location!r} contains another table's directory"
+    tables = other_tables if isinstance(other_tables, TableDirs) else TableDirs(other_tables)
+    clash = tables.conflict(resolved)
+    if clash:
+        return f"the table location {location!r} {clash}"
     if must_exist:
         if not resolved.is_dir():
             return f"the table location {location!r} does not exist"

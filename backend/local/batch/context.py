@@ -6,13 +6,13 @@ import dataclasses
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from lance.namespace import DirectoryNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from ...errors import make
-from ...locations import CATALOG_DIR, path_uri, to_local_path
+from ...locations import CATALOG_DIR, URI_SAFE, path_uri, to_local_path
 from .. import txn_store
 
 try:  # POSIX only
@@ -73,6 +73,8 @@ class Ctx:
     def table_path(self, location: str) -> Path:
         """The local directory of a catalog location (relative to the root, or absolute)."""
         assert self.local_path is not None
+        if _plain_child(location):
+            return self.local_path / location
         path = to_local_path(location, self.local_path)
         if path is None:
             raise unsupported(
@@ -87,7 +89,24 @@ class Ctx:
             if "://" in location:
                 return location
             return f"{self.root.rstrip('/')}/{location}"
+        if _plain_child(location):
+            return path_uri(self.local_path) + "/" + quote(location, safe=URI_SAFE)
         return path_uri(self.table_path(location))
+
+
+def _plain_child(location: str) -> bool:
+    """A location that names a direct child of the root (the ones the namespace generates):
+    no scheme, no separator, not ``.`` or ``..``."""
+    return (
+        bool(location)
+        and "/" not in location
+        and ":" not in location
+        and location
+        not in (
+            ".",
+            "..",
+        )
+    )
 
 
 def context(ns: Any, *, catalog_only: bool = False) -> Ctx:

@@ -17,7 +17,7 @@ from lance_namespace import BatchCommitTablesRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from ... import batch_rules
-from ...locations import location_problem, to_local_path
+from ...locations import TableDirs, location_problem, real, to_local_path
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
 from .context import DELIMITER, Ctx, error, oid
 from .plan import DeclareStep, DeleteStep, DeregisterStep, Move, Plan, VersionStep
@@ -42,7 +42,8 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
         raise first.error()
     ops, _ = batch_rules.operations_of(request)
     plan = Plan(ops)
-    tables = {Path(p) for p in _table_dirs(ctx, reader)} if ctx.is_file else set()
+    tables = TableDirs(_table_dirs(ctx, reader) if ctx.is_file else ())
+    root_real = real(ctx.local_path) if ctx.local_path is not None else None
     for op in ops:
         key = oid(op.table_id)
         plan.tokens.setdefault(key, reader.state(key).token())
@@ -50,7 +51,7 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
             parent = op.table_id[:-1]
             plan.namespaces.setdefault(oid(parent), reader.namespace_exists(parent))
         if op.kind == batch_rules.DECLARE:
-            plan.declares.append(_declare(ctx, op, tables))
+            plan.declares.append(_declare(ctx, op, tables, root_real))
         elif op.kind == batch_rules.CREATE_VERSION:
             _version(ctx, op, reader, plan)
         elif op.kind == batch_rules.DELETE_VERSIONS:
@@ -73,7 +74,9 @@ def _table_dirs(ctx: Ctx, reader: Reader) -> list[str]:
     return out
 
 
-def _declare(ctx: Ctx, op: batch_rules.Op, tables: set[Path]) -> DeclareStep:
+def _declare(
+    ctx: Ctx, op: batch_rules.Op, tables: TableDirs, root_real: Path | None
+) -> DeclareStep:
     req = op.request
     key = oid(op.table_id)
     if len(op.table_id) == 1:
@@ -99,7 +102,9 @@ def _declare(ctx: Ctx, op: batch_rules.Op, tables: set[Path]) -> DeclareStep:
     if ctx.is_file:
         assert ctx.local_path is not None
         path = ctx.table_path(location)
-        problem = location_problem(ctx.local_path, str(path), other_tables=tables)
+        problem = location_problem(
+            ctx.local_path, str(path), other_tables=tables, root_real=root_real
+        )
         if problem:
             raise _fail(op, ErrorCode.INVALID_INPUT, problem)
         step.path = str(path)
