@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from lance_namespace import (
+    CountTableRowsRequest,
     DescribeTableIndexStatsRequest,
     DescribeTableRequest,
     LanceNamespace,
@@ -117,3 +118,10 @@ def test_readme_python_session_runs(
     assert any(
         re.search(rf"num_indexed_rows\W+{s.num_indexed_rows}\b", printed) for s in stats_seen
     ), f"the README session does not print the index stats; it printed:\n{printed}"
+    # The lifecycle part: tagged, restored, cleaned up, renamed.
+    assert ["docs", "notes_2026"] in tables and ["docs", "notes"] not in tables
+    from backend.services import lifecycle
+
+    assert list(lifecycle.list_tags(ns, ["docs", "notes_2026"])["tag"]) == ["indexed"]
+    assert "cleanup deletes [1, 3], keeps tagged {2: ['indexed']}" in printed
+    assert ns.count_table_rows(CountTableRowsRequest(id=["docs", "notes_2026"])).count == 200
