@@ -238,9 +238,17 @@ class ZygoteChild:
         )
 
     def run(self, **job: Any) -> dict[str, int]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.send(**job)
+        return self.receive()
+
+    def send(self, **job: Any) -> None:
+        """Start a job without waiting for it (several children can then run at once)."""
+        assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, int]:
+        assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line, "the crash child died"
         return json.loads(line)

@@ -206,18 +206,22 @@ class LocalNamespace(LanceNamespace):
         return f"LocalNamespace({self.root!r})"
 
     def capabilities(self, *, probe: bool = False) -> BackendCapabilities:
-        batch_ok = True
+        batch_ok = cascade_ok = True
         try:
-            batch.context(self)
+            batch.context(self, catalog_only=True)  # file, memory and object-store roots
         except LanceNamespaceError:
             batch_ok = False
+        try:
+            batch.context(self)  # roots with a local lock: CASCADE's drop intent
+        except LanceNamespaceError:
+            cascade_ok = False
         return BackendCapabilities(
             kind="local",
             honoured_index_params=HONOURED_INDEX_PARAMS,
             progress_events=True,
             batch_commit=batch_ok,
             rename=True,  # one catalog commit: file, memory and object-store roots
-            drop_cascade=batch_ok,
+            drop_cascade=cascade_ok,
             wire_log=False,
             notes=(
                 "index builds run through the Lance dataset API (pylance's namespace ignores "
@@ -511,6 +515,12 @@ class LocalNamespace(LanceNamespace):
         new_id = [*namespace, req.new_table_name]
         if new_id == list(req.id):
             raise invalid(f"rename_table: {self.format_id(req.id)} already has that name")
+        if len(req.id) == 1 or len(new_id) == 1:
+            raise invalid(
+                "rename_table: root-level tables cannot be renamed on a directory namespace "
+                "(pylance lists them by their directory names, so the new name would not show); "
+                "rename tables inside a namespace"
+            )
         with self._guard(req.id, new_id):
             catalog_ops.rename(batch.context(self, catalog_only=True), req.id, new_id)
             self._open_tables.clear()

@@ -46,7 +46,7 @@ def _batch_ctx(ns: Any, parts: list[str]) -> Any:
     if not is_batch_transaction_id(parts):
         return None
     try:
-        ctx = context(ns)
+        ctx = context(ns, catalog_only=True)
     except LanceNamespaceError:
         return None
     try_recover(ctx)

@@ -810,7 +810,8 @@ def test_memory_namespace(tmp_path: Path) -> None:
     assert len(failed) == 1 and "injected" in failed[0]["properties"]["reason"]
 
 
-def test_object_store_without_primitives_is_refused() -> None:
+def test_single_operations_on_object_stores_are_not_guarded() -> None:
+    """Object-store roots have no local lock (batches there: test_object_store_batch.py)."""
     from lance.namespace import DirectoryNamespace
 
     class S3Like:  # what LocalNamespace looks like on an s3:// root, without the network
@@ -819,8 +820,7 @@ def test_object_store_without_primitives_is_refused() -> None:
         local_path = None
 
     with pytest.raises(UnsupportedOperationError, match="lock"):
-        batch_mod.commit_batch(S3Like(), batch(op_declare(["t"])))
-    # Single operations on such stores are not guarded (and not blocked).
+        batch_mod.context(S3Like())
     with batch_mod.guard_single_op(S3Like(), [["t"]]):
         pass
 

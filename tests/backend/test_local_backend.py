@@ -55,7 +55,6 @@ from lance_namespace.errors import (
     TableIndexAlreadyExistsError,
     TableVersionNotFoundError,
     TransactionNotFoundError,
-    UnsupportedOperationError,
 )
 from lance_namespace_urllib3_client.models import (
     AlterTransactionAction,
@@ -244,12 +243,15 @@ def test_pylance_errors_carry_our_attributes(tmp_path: Path) -> None:
     assert "missing" in info.value.server_message
 
 
-def test_rename_table_is_unsupported_not_a_bare_python_error(tmp_path: Path) -> None:
+def test_rename_table_pylance_has_none_ours_renames(tmp_path: Path) -> None:
     new_table(plain(tmp_path), ["t"], make_data(2))
     with pytest.raises(NotImplementedError):  # pylance: not a LanceNamespaceError at all
         plain(tmp_path).rename_table(RenameTableRequest(id=["t"], new_table_name="u"))
-    with pytest.raises(UnsupportedOperationError):
+    # Root-level tables are listed by directory name: a rename would not show, so it is refused
+    # (tests/backend/test_lifecycle.py renames inside namespaces).
+    with pytest.raises(InvalidInputError, match="root-level"):
         ours(tmp_path).rename_table(RenameTableRequest(id=["t"], new_table_name="u"))
+    assert ours(tmp_path).list_tables(ListTablesRequest(id=[])).tables == ["t"]
 
 
 def test_write_guard_wraps_every_single_operation_write(tmp_path: Path, monkeypatch) -> None:

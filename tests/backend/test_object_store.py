@@ -1,13 +1,12 @@
 """The local backend on an S3-compatible object store: moto's server (a real HTTP endpoint that
 enforces conditional writes), started by the tests. Browsing, declare, create, indexes,
-versions, tags, restore, rename; clear refusals (batch commit, CASCADE) that change nothing in
-the bucket; storage-option secrets never in a repr or an error."""
+versions, tags, restore, rename; clear refusals (CASCADE, RESTRICT on a non-empty namespace) that
+change nothing in the bucket; storage-option secrets never in a repr or an error."""
 
 from __future__ import annotations
 
 import pytest
 from lance_namespace import (
-    BatchCommitTablesRequest,
     CountTableRowsRequest,
     CreateNamespaceRequest,
     CreateTableIndexRequest,
@@ -28,7 +27,7 @@ import backend
 from backend.services import lifecycle as lc
 from backend.services import namespaces as nsv
 from backend.services.versions import list_versions
-from tests.support import create_table, make_table, op_declare
+from tests.support import create_table, make_table
 
 
 def test_s3_namespace_browse_declare_create(s3_root) -> None:
@@ -101,14 +100,12 @@ def test_s3_refusals_change_nothing_in_the_bucket(s3_root) -> None:
         ns.create_namespace(CreateNamespaceRequest(id=n))
     create_table(ns, ["a", "t"], make_table(5))
     before = s3_root.server.objects(s3_root.bucket)  # key -> ETag
-    with pytest.raises(UnsupportedOperationError, match="s3://"):
-        ns.batch_commit_tables(BatchCommitTablesRequest(operations=[op_declare(["a", "x"])]))
     with pytest.raises(UnsupportedOperationError, match="CASCADE"):
         ns.drop_namespace(DropNamespaceRequest(id=["a"], behavior="Cascade"))
     with pytest.raises(LanceNamespaceError):
         lc.drop_namespace(ns, ["a"])  # RESTRICT: not empty
     assert s3_root.server.objects(s3_root.bucket) == before
-    assert backend.capabilities(ns).batch_commit is False
+    assert backend.capabilities(ns).batch_commit is True  # tests/backend/test_object_store_batch.py
     assert backend.capabilities(ns).drop_cascade is False
 
 

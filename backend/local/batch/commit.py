@@ -41,6 +41,7 @@ from .context import DELIMITER, Ctx, context, error
 from .durable import Durable, write_atomic
 from .faults import Steps, fire
 from .lock import locked
+from .objects import commit_objects, is_object_root
 from .plan import Journal, Plan
 from .records import (
     Canceled,
@@ -58,14 +59,16 @@ def commit_batch(ns: Any, request: BatchCommitTablesRequest) -> BatchCommitTable
     """Apply every operation of ``request`` or none of them; see the module docstring."""
     from .validate import plan_batch
 
-    ctx = context(ns)
+    ctx = context(ns, catalog_only=True)
     if not isinstance(request, BatchCommitTablesRequest):
         request = BatchCommitTablesRequest.model_validate(request)
     plan = plan_batch(ctx, request)
     fire("validated", str(len(plan.ops)))
+    answers: dict[int, Any] = {}
     if ctx.is_file:
         txn_id = _commit_file(ctx, plan)
-        answers: dict[int, Any] = {}
+    elif is_object_root(ctx.root):
+        txn_id = commit_objects(ctx, plan, _conflicts)
     else:
         txn_id, answers = _commit_memory(ctx, plan)
     try:

@@ -31,6 +31,7 @@ from .context import Ctx, context, error, oid
 from .durable import Durable
 from .faults import Steps, fire
 from .lock import NamespaceLock, held
+from .objects import is_object_root, recover_on_open
 from .plan import Journal
 from .records import put_final, record_status
 
@@ -104,13 +105,18 @@ def recover(ns: Any) -> list[str]:
     writer holds the namespace lock, it recovers before its own work. Returns the ids handled.
     """
     try:
-        ctx = context(ns)
+        ctx = context(ns, catalog_only=True)
     except LanceNamespaceError:
         return []
     return try_recover(ctx)
 
 
 def try_recover(ctx: Ctx) -> list[str]:
+    if is_object_root(ctx.root):
+        try:
+            return recover_on_open(ctx)
+        except Exception:  # unreachable store: the next batch recovers under its lease
+            return []
     if not has_pending(ctx) or held().get(ctx.key):
         return []  # nothing to do, or this thread is the committer: its journal is live
     lock = NamespaceLock(ctx)
