@@ -227,13 +227,22 @@ _RUST_LOCATION = re.compile(
 )
 
 
+# A Rust ``{:?}`` dump of a nested error (``ProviderError(ProviderError { source: ... })``):
+# the readable message is what comes before it.
+_RUST_DEBUG_DUMP = re.compile(r"\b[A-Z]\w*\((?:[A-Z]\w*\s*)?\{\s*\w+:|\b[A-Z]\w* \{\s*\w+: ")
+
+
 def trim_source_locations(text: str) -> str:
     """``text`` without source locations: trailing ones (``, /src/namespace.rs:385:13``) on any
-    line and Rust's ``location: Location { file: ... }`` / ``backtrace: ...`` fields."""
+    line and Rust's ``location: Location { file: ... }`` / ``backtrace: ...`` fields; a Rust
+    debug dump of a nested error (HTTP responses, headers) is cut to ``(…)``."""
     text = _RUST_LOCATION.sub("", text)
     previous = None
     while previous != text:
         previous, text = text, _SOURCE_LOCATION.sub("", text)
+    dump = _RUST_DEBUG_DUMP.search(text)
+    if dump and len(text[: dump.start()].strip(" :")) >= 12:  # keep dumps that are the message
+        text = text[: dump.start()].rstrip(" :") + " (…)"
     return text
 
 
