@@ -1380,10 +1380,39 @@ def test_capability_probe_of_batch_commit(answer: httpx.Response, expected: bool
     assert client.capabilities(probe=True).batch_commit is expected
     assert backend.capabilities(client, probe=True).batch_commit is expected  # cached
     assert client.capabilities().batch_commit is expected
-    assert len(server.requests) == 1
-    probe = server.requests[0]
-    assert (probe.method, probe.url.path) == ("POST", "/v1/table/batch-commit")
-    assert json.loads(probe.content) == {"operations": []}  # an empty batch changes nothing
+    batch_probes = [r for r in server.requests if r.url.path == "/v1/table/batch-commit"]
+    assert len(batch_probes) == 1  # asked once, then cached
+    assert batch_probes[0].method == "POST"
+    assert json.loads(batch_probes[0].content) == {"operations": []}  # changes nothing
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (err_json(4, "Table not found: __lance_console_probe", 404), True),
+        (
+            err_json(0, "Not supported: rename_table not implemented, namespace.rs:292:13", 406),
+            False,
+        ),
+        (httpx.Response(404, text="", headers={"content-type": "text/plain"}), False),
+    ],
+)
+def test_capability_probe_of_rename(answer: httpx.Response, expected: bool) -> None:
+    """Probed with a rename of a table that does not exist (nothing changes); cached."""
+
+    def route(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/rename"):
+            return answer
+        return httpx.Response(400, json={"error": "empty", "code": 13})
+
+    server = Server(default=route)
+    client, _ = make_client(server)
+    assert client.capabilities().rename is None
+    assert client.capabilities(probe=True).rename is expected
+    assert client.capabilities(probe=True).rename is expected
+    renames = [r for r in server.requests if r.url.path.endswith("/rename")]
+    assert len(renames) == 1
+    assert "__lance_console_probe_" in renames[0].url.path
 
 
 def test_capability_probe_without_an_answer_stays_unknown() -> None:
@@ -1391,7 +1420,7 @@ def test_capability_probe_without_an_answer_stays_unknown() -> None:
     client, _ = make_client(server, max_retries=0)
     assert client.capabilities(probe=True).batch_commit is None
     assert client.capabilities(probe=True).batch_commit is True  # asked again: not cached
-    assert len(server.requests) == 2
+    assert [r.url.path for r in server.requests].count("/v1/table/batch-commit") == 2
 
 
 def test_jittered_backoff_stays_within_the_exponential_ceiling() -> None:
