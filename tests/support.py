@@ -221,6 +221,31 @@ def tree_digest(root: Path, *, exclude: Iterable[str] = ()) -> dict[str, str]:
     return out
 
 
+def zygote_main(run_job: Any) -> None:
+    """The loop of a crash-test child script: one JSON job per stdin line, each run by
+    ``run_job(job) -> exit code`` in a fresh ``fork()`` (imports paid once, no lance runtime
+    inherited), answered with one JSON line: ``{"signal": n}`` or ``{"exit": code}``."""
+    import sys
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = run_job(job)
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            answer = {"signal": os.WTERMSIG(status)}
+        else:
+            answer = {"exit": os.WEXITSTATUS(status)}
+        print(json.dumps(answer), flush=True)
+
+
 class ZygoteChild:
     """A child process (a crash-test script) that forks one process per JSON job read on its
     stdin and answers one JSON line per job (``{"signal": n}`` or ``{"exit": code}``)."""

@@ -34,6 +34,7 @@ warnings.filterwarnings("ignore", message="lance is not fork-safe")
 import backend  # noqa: E402
 from backend.local import batch  # noqa: E402
 from backend.services import lifecycle  # noqa: E402
+from tests.support import zygote_main  # noqa: E402
 
 
 def run_job(job: dict) -> int:
@@ -66,25 +67,5 @@ def run_job(job: dict) -> int:
     return 0
 
 
-def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        job = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                code = run_job(job)
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            answer = {"signal": os.WTERMSIG(status)}
-        else:
-            answer = {"exit": os.WEXITSTATUS(status)}
-        print(json.dumps(answer), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    zygote_main(run_job)
