@@ -36,6 +36,12 @@ page = st.navigation(
             url_path="search",
         ),
         st.Page(
+            VIEWS / "transfer.py",
+            title="Import & export",
+            icon=":material/swap_vert:",
+            url_path="transfer",
+        ),
+        st.Page(
             VIEWS / "transactions.py",
             title="Transactions",
             icon=":material/receipt_long:",

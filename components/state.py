@@ -20,6 +20,7 @@ QP_INDEX = "index"  # bound: the Indexes page's index picker
 QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target or secret)
 QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
+QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
 # Search & tune setting keys (``backend.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
 
@@ -114,6 +115,19 @@ def reset_forms(page: str) -> None:
 class Tables:
     SEARCH = "tables.search"  # widget: table-name filter
     DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
+    # widgets: the expanders of the lifecycle panels, per table / namespace (:func:`panel_key`)
+    DROP_OPEN = "tables.drop.open"  # "Drop table (deletes data)"
+    DEREGISTER_OPEN = "tables.deregister.open"  # "Deregister table (keeps data)"
+    RENAME_OPEN = "tables.rename.open"  # "Rename or move"
+    METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
+    DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
+    DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
+
+
+def panel_key(key: str, ident: Any) -> str:
+    """``key`` for one table or namespace (``ident``: its id), so that an expander opened
+    for one is closed for the next."""
+    return f"{key}.{'/'.join(ident)}"
 
 
 def open_dialog(name: str | None) -> None:
@@ -134,11 +148,36 @@ def dialog() -> str | None:
 class Versions:
     COMPARE = "versions.compare"  # (table id tuple, version a, version b) being compared
     TIMELINE_OPEN = "versions.timeline.open"  # widget: the timeline expander is open
+    PENDING = "versions.pending"  # a version for the picker, written before it renders
+    TAG_LINK = "versions.tag_link"  # ((table id tuple, tag), version) of the ?tag= link followed
+    CLEANUP = "versions.cleanup"  # (table id tuple, CleanupPlan) of the last dry run
+    BROWSE = "versions.browse"  # widget: "Browse the data at vK" (to Search & tune's preview)
+    RESTORE_OPEN = "versions.restore.open"  # widget: the "Restore this version" expander
+    TAGS_OPEN = "versions.tags.open"  # widget: the "Move or delete a tag" expander
+    CLEANUP_OPEN = "versions.cleanup.open"  # widget: the "Dry run a policy" expander
 
 
 def compare_pair(table_id: list[str]) -> tuple[int, int] | None:
     pair = _get(Versions.COMPARE)
     return (pair[1], pair[2]) if pair and pair[0] == tuple(table_id) else None
+
+
+def show_version(version: int) -> None:
+    """Open ``version`` in the picker on the next run (after a write: the picker has rendered)."""
+    _set(Versions.PENDING, int(version))
+
+
+def cleanup_plan(table_id: list[str]) -> Any:
+    """The last dry run's plan for this table (``backend.services.lifecycle.CleanupPlan``)."""
+    item = _get(Versions.CLEANUP)
+    return item[1] if item and item[0] == tuple(table_id) else None
+
+
+def set_cleanup_plan(table_id: list[str] | None, plan: Any = None) -> None:
+    if table_id is None or plan is None:
+        _pop(Versions.CLEANUP)
+    else:
+        _set(Versions.CLEANUP, (tuple(table_id), plan))
 
 
 def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:
@@ -265,3 +304,14 @@ def add_task(task_id: str) -> None:
 # --- HTTP inspector ------------------------------------------------------------------------------
 class Insp:
     SELECTED = "insp.selected"  # widget: index of the exchange shown in detail
+
+
+# --- Import & export -----------------------------------------------------------------------------
+class Transfer:
+    PAGE = "transfer"  # flash messages and form generations of the page
+    PICKER = "transfer.picker"  # prefix: the namespace / table picker
+    IMPORT = "transfer.import"  # prefix: the upload, its types grid, the target, the button
+    EXPORT = "transfer.export"  # prefix: the export form and the download button
+    PREVIEW = "transfer.preview"  # (upload file id, ImportPreview or the error reading it)
+    DOWNLOAD = "transfer.download"  # the prepared export: table id, path, name, mime, rows...
+    TABS = "transfer.tabs"  # widget: the open tab (Import | Export)

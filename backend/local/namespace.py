@@ -289,6 +289,18 @@ class LocalNamespace(LanceNamespace):
         request_rules.check_request(op, req, delimiter=self.delimiter)
         return req
 
+    def write_guard(
+        self, *table_ids: Sequence[str] | None
+    ) -> contextlib.AbstractContextManager[None]:
+        """The guard of every single write, for writers outside this class (imports): the
+        namespace lock, recovery first, and a conflict check when the lock was busy."""
+        return self._guard(*table_ids)
+
+    @property
+    def session(self) -> Any:
+        """The lance session datasets of this namespace are opened with (``None``: default)."""
+        return self._session
+
     @contextlib.contextmanager
     def _guard(self, *table_ids: Sequence[str] | None) -> Iterator[None]:
         """Serialise a single write with batch commits (``batch.guard_single_op``)."""

@@ -26,6 +26,7 @@ refused by name unless the caller asks to leave them out.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -84,7 +85,12 @@ MODES: tuple[str, ...] = ("create", "append", "merge")
 MAX_IMPORT_ENV = "LANCE_CONSOLE_MAX_IMPORT_BYTES"
 DEFAULT_MAX_IMPORT_BYTES = 1 << 30
 SAMPLE_ROWS = 20
-BLOCK_BYTES = 8 << 20  # CSV / JSON Lines: a block at a time; types inferred from the first one
+# CSV / JSON Lines: types are inferred from the first INFER_BYTES, then the file is read
+# BLOCK_BYTES at a time; an import writes lance data files of at most IMPORT_ROWS_PER_FILE rows
+# (lance's writer holds more of a file in memory the more rows it has: bounded memory).
+INFER_BYTES = 8 << 20
+BLOCK_BYTES = 1 << 20
+IMPORT_ROWS_PER_FILE = 256 * 1024
 PARQUET_BATCH_ROWS = 64 * 1024
 EXPORT_BATCH_ROWS = 8 * 1024
 # Column kinds (backend.arrow_types.column_kind) a CSV file cannot hold.
@@ -310,10 +316,6 @@ def source_size(source: Source) -> int:
     """The size of an upload in bytes, without reading it."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return memoryview(source).nbytes
-    getbuffer = getattr(source, "getbuffer", None)
-    if callable(getbuffer):
-        with getbuffer() as view:
-            return int(view.nbytes)
     try:
         position = source.tell()
         end = source.seek(0, os.SEEK_END)
@@ -377,9 +379,10 @@ class _Unclosable:
 def _input(source: Source) -> pa.NativeFile:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return pa.BufferReader(pa.py_buffer(source))
-    getbuffer = getattr(source, "getbuffer", None)
-    if callable(getbuffer):  # BytesIO (Streamlit's uploads): zero copy
-        return pa.BufferReader(pa.py_buffer(getbuffer()))
+    if isinstance(source, io.BytesIO):
+        # Streamlit's uploads: getvalue() hands over the bytes the BytesIO was made from
+        # (getbuffer() would copy them first).
+        return pa.BufferReader(pa.py_buffer(source.getvalue()))
     source.seek(0)
     return pa.PythonFile(_Unclosable(source), mode="r")
 
@@ -396,27 +399,50 @@ class _Upload:
     total: int | None
 
 
-def _null_as_string(schema: pa.Schema) -> dict[str, pa.DataType] | None:
-    nulls = [f.name for f in schema if pa.types.is_null(f.type)]
-    if not nulls:
-        return None
-    return {f.name: (pa.string() if f.name in nulls else f.type) for f in schema}
+def _null_as_string(schema: pa.Schema) -> pa.Schema:
+    """A column empty at the start of the file is read as text (its type can be edited)."""
+    return pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in schema])
+
+
+def _head(source: Source, size: int) -> pa.Buffer:
+    """The first ``size`` bytes, cut after the last line break (unless the file ends
+    sooner): whole lines, which is what CSV and JSON Lines rows are."""
+    if isinstance(source, (bytes, bytearray, memoryview, io.BytesIO)):
+        whole = _input(source).read_buffer()
+        head = whole.slice(0, min(size, whole.size))
+        data = head.to_pybytes() if whole.size > size else None
+    else:
+        source.seek(0)
+        data = source.read(size + 1)
+        source.seek(0)
+        head = pa.py_buffer(data[:size])
+        data = data if len(data) > size else None
+    if data is None:
+        return head
+    cut = data.rfind(b"\n", 0, size)
+    return head.slice(0, cut + 1) if cut >= 0 else head
 
 
 def _csv(source: Source, schema: pa.Schema | None) -> _Upload:
-    read = pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
-    types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else None
-    reader = pacsv.open_csv(
-        _input(source), read_options=read, convert_options=pacsv.ConvertOptions(column_types=types)
+    """Types inferred from the first lines (the file's columns either way), then the file
+    streamed in small blocks, parsed as ``schema``'s types when given."""
+    head = _head(source, INFER_BYTES)
+    probe = pacsv.open_csv(
+        pa.BufferReader(head),
+        read_options=pacsv.ReadOptions(block_size=max(head.size, 1), use_threads=False),
     )
-    if schema is None and (fixed := _null_as_string(reader.schema)) is not None:
-        # A column empty in the first block: read it as text (its type can be edited).
-        reader = pacsv.open_csv(
+    inferred = _null_as_string(probe.schema)
+    wanted = schema if schema is not None else inferred
+    types = dict(zip(wanted.names, wanted.types, strict=True))
+
+    def stream() -> Iterator[pa.RecordBatch]:  # opened when first read
+        yield from pacsv.open_csv(
             _input(source),
-            read_options=read,
-            convert_options=pacsv.ConvertOptions(column_types=fixed),
+            read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
+            convert_options=pacsv.ConvertOptions(column_types=types),
         )
-    return _Upload(reader.schema, iter(reader), None)
+
+    return _Upload(inferred if schema is not None else wanted, stream(), None)
 
 
 def _json_parse_type(t: pa.DataType) -> pa.DataType:
@@ -428,19 +454,25 @@ def _json_parse_type(t: pa.DataType) -> pa.DataType:
 
 
 def _jsonl(source: Source, schema: pa.Schema | None) -> _Upload:
-    read = pajson.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
+    """Like :func:`_csv` (JSON arrays are parsed as lists and cast afterwards)."""
+    head = _head(source, INFER_BYTES)
+    probe = pajson.open_json(
+        pa.BufferReader(head),
+        read_options=pajson.ReadOptions(block_size=max(head.size, 1), use_threads=False),
+    )
+    inferred = _null_as_string(probe.schema)
+    wanted = schema if schema is not None else inferred
+    explicit = pa.schema([f.with_type(_json_parse_type(f.type)) for f in wanted])
+    parse = pajson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="error")
 
-    def open_with(explicit: pa.Schema | None) -> Any:
-        parse = pajson.ParseOptions(explicit_schema=explicit)
-        return pajson.open_json(_input(source), read_options=read, parse_options=parse)
+    def stream() -> Iterator[pa.RecordBatch]:  # opened when first read
+        yield from pajson.open_json(
+            _input(source),
+            read_options=pajson.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
+            parse_options=parse,
+        )
 
-    explicit = None
-    if schema is not None:
-        explicit = pa.schema([f.with_type(_json_parse_type(f.type)) for f in schema])
-    reader = open_with(explicit)
-    if schema is None and (fixed := _null_as_string(reader.schema)) is not None:
-        reader = open_with(pa.schema(list(fixed.items())))
-    return _Upload(reader.schema, iter(reader), None)
+    return _Upload(inferred if schema is not None else explicit, stream(), None)
 
 
 def _parquet(source: Source) -> _Upload:
@@ -479,8 +511,8 @@ def _open_upload(source: Source, fmt: str, schema: pa.Schema | None = None) -> _
     if schema is not None:
         if sorted(schema.names) != sorted(upload.schema.names):
             raise invalid(
-                "the schema given does not name the upload's columns: "
-                f"{', '.join(upload.schema.names)}"
+                f"the schema given names the columns {', '.join(schema.names)}; the upload's "
+                f"are {', '.join(upload.schema.names)}"
             )
         upload = _Upload(schema, _conform(upload.batches, schema), upload.total)
     return upload
@@ -494,6 +526,13 @@ def _conform(batches: Iterator[pa.RecordBatch], target: pa.Schema) -> Iterator[p
         if not batch.schema.equals(target):
             batch = batch.cast(target, safe=True)
         yield batch
+
+
+def _close(batches: Iterator[pa.RecordBatch]) -> None:
+    """Stop reading (a streaming reader left open would keep reading ahead)."""
+    close = getattr(batches, "close", None)
+    if callable(close):
+        close()
 
 
 # -- inspect -------------------------------------------------------------------------------------
@@ -539,6 +578,7 @@ def inspect_upload(source: Source, fmt: str, *, sample_rows: int = SAMPLE_ROWS) 
     upload = _open_upload(source, fmt)
     try:
         first = next(upload.batches, None)
+        _close(upload.batches)
         rows = _count_rows(source, fmt, upload.schema)
     except _READ_ERRORS as exc:
         raise _not_readable(fmt, exc) from None
@@ -547,7 +587,8 @@ def inspect_upload(source: Source, fmt: str, *, sample_rows: int = SAMPLE_ROWS) 
         if first is not None
         else upload.schema.empty_table()
     )
-    return ImportPreview(fmt, upload.schema, rows, search.abbreviate(head), size)
+    sample = search.abbreviate(head).copy(deep=True)  # no view into the upload's memory
+    return ImportPreview(fmt, upload.schema, rows, sample, size)
 
 
 # -- import --------------------------------------------------------------------------------------
@@ -592,7 +633,7 @@ class _Feed:
     def reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.schema, iter(self))
 
-    def failure(self, fmt: str) -> BaseException | None:
+    def failure(self, fmt: str, *, inferred: bool) -> BaseException | None:
         """What to raise for the failure while reading (``None``: reading did not fail)."""
         exc = self.error
         if exc is None:
@@ -601,10 +642,14 @@ class _Feed:
             return exc
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         hint = ""
-        if fmt in ("csv", "jsonl") and ("conversion" in text.lower() or "changed" in text):
+        if (
+            inferred
+            and fmt in ("csv", "jsonl")
+            and ("conversion" in text.lower() or "changed" in text)
+        ):
             hint = (
-                " (types are inferred from the start of the file: set that column's type "
-                "and import again)"
+                f" (types are inferred from the first {human_bytes(INFER_BYTES)} of the file: "
+                "set that column's type and import again)"
             )
         return invalid(
             f"the upload could not be read after row {self.rows:,}: {text}{hint}; "
@@ -618,7 +663,9 @@ def _delimiter(ns: LanceNamespace) -> str:
 
 def _writes_locally(ns: LanceNamespace) -> bool:
     """The local backend: datasets can be opened and written under the namespace lock."""
-    return callable(getattr(ns, "open_dataset", None)) and callable(getattr(ns, "_guard", None))
+    return callable(getattr(ns, "open_dataset", None)) and callable(
+        getattr(ns, "write_guard", None)
+    )
 
 
 def _name(ns: LanceNamespace, table_id: Sequence[str]) -> str:
@@ -684,8 +731,8 @@ def _write_local(
     ns: Any, table_id: list[str], mode: str, feed: _Feed, keys: list[str], checked: pa.Schema
 ) -> tuple[int | None, dict[str, Any]]:
     options = dict(getattr(ns, "storage_options", None) or {}) or None
-    session = getattr(ns, "_session", None)
-    with ns._guard(table_id):
+    session = getattr(ns, "session", None)
+    with ns.write_guard(table_id):
         if mode == "create":
             declared = ns.declare_table(DeclareTableRequest(id=table_id))
             try:
@@ -693,6 +740,7 @@ def _write_local(
                     feed.reader(),
                     declared.location,
                     mode="create",
+                    max_rows_per_file=IMPORT_ROWS_PER_FILE,
                     storage_options=options,
                     session=session,
                 )
@@ -708,7 +756,13 @@ def _write_local(
                 "written, try again",
             )
         if mode == "append":
-            ds = lance.write_dataset(feed.reader(), ds, mode="append", storage_options=options)
+            ds = lance.write_dataset(
+                feed.reader(),
+                ds,
+                mode="append",
+                max_rows_per_file=IMPORT_ROWS_PER_FILE,
+                storage_options=options,
+            )
             return ds.version, {}
         stats = (
             ds.merge_insert(keys)
@@ -807,7 +861,7 @@ def import_table(
         else:
             version, stats = _write_rest(ns, table_id, mode, feed, keys)
     except BaseException:
-        failure = feed.failure(fmt)
+        failure = feed.failure(fmt, inferred=schema is None)
         if failure is not None:
             raise failure from None
         raise

@@ -56,6 +56,7 @@ PAGES = {
     "indexes": "views/indexes.py",
     "transactions": "views/transactions.py",
     "inspector": "views/inspector.py",
+    "transfer": "views/transfer.py",
 }
 
 

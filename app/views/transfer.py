@@ -1,0 +1,89 @@
+"""Import & export: load a CSV, Parquet, Arrow IPC or JSON Lines file into a new table or
+into the picked one (append, or merge on key columns); download a table (a version, a filter,
+some columns) as Parquet, CSV or Arrow IPC."""
+
+import streamlit as st
+
+from components import feedback, state
+from components import tables as tbl
+from components import transfer as tx
+from components.cache import invalidate_tables
+from components.common import render_read_only_notice
+from components.connection import is_read_only, require_namespace
+from components.versions import versions_frame
+
+PAGE = state.Transfer.PAGE
+
+st.title("Import & export")
+ns = require_namespace()
+read_only = is_read_only()
+tbl.sync_selection()
+
+table_id = tbl.render_table_picker(key_prefix=state.Transfer.PICKER)
+namespace, _ = state.selection()
+if read_only:
+    render_read_only_notice()
+feedback.render_flash(PAGE)
+import_tab, export_tab = st.tabs(
+    ["Import", "Export"], default="Import", key=state.Transfer.TABS, on_change="rerun"
+)
+
+with import_tab:
+    upload = tx.render_upload(key_prefix=state.Transfer.IMPORT)
+    preview = tx.upload_preview(upload) if upload is not None else None
+    if preview is not None:
+        types = tx.render_preview(preview, upload, key_prefix=state.Transfer.IMPORT)
+        target = tx.render_target(
+            preview,
+            upload,
+            namespace,
+            table_id,
+            key_prefix=state.Transfer.IMPORT,
+            read_only=read_only,
+        )
+        if target is not None:
+            bar = st.progress(0.0, text="Importing…")
+            result = feedback.run(
+                tx.run_import,
+                ns,
+                upload,
+                preview,
+                types,
+                target,
+                bar,
+                action=f"Importing into {tbl.display_path(target.table_id)}",
+            )
+            bar.empty()
+            if result is not None:
+                invalidate_tables([target.table_id], catalog=target.mode == "create")
+                feedback.flash(PAGE, "success", tx.import_summary(result))
+                state.reset_forms(PAGE)
+                tbl.go_to(target.table_id[:-1], target.table_id[-1])
+
+with export_tab:
+    if not table_id:
+        st.info("Pick a namespace and a table to export it.", icon=":material/table:")
+    else:
+        history = feedback.run(versions_frame, tuple(table_id), action="Listing versions")
+        detail = feedback.run(tbl.table_detail, tuple(table_id), action="Describing the table")
+        if detail is not None and detail.declared_only:
+            st.info("This table is declared only: it has no rows to export yet.")
+        elif history is not None and detail is not None:
+            request = tx.render_export_form(
+                table_id,
+                [int(v) for v in history["version"]],
+                list(detail.schema["column"]),
+                key_prefix=state.Transfer.EXPORT,
+            )
+            if request is not None:
+                bar = st.progress(0.0, text="Exporting…")
+                feedback.run(
+                    tx.prepare_export,
+                    ns,
+                    table_id,
+                    request,
+                    bar,
+                    action=f"Exporting {tbl.display_path(table_id)}",
+                )
+                bar.empty()
+            tx.render_download(table_id, key_prefix=state.Transfer.EXPORT)

@@ -1,0 +1,407 @@
+"""Import & export: the upload and its preview (inferred types editable), the import target,
+the export form and the prepared download. Forms return what to do; the page does it.
+
+The work itself is ``backend.services.transfer``; this module adds the widgets, the progress
+bar callback, the preview kept per uploaded file, and the temporary file an export is
+streamed into before the browser downloads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from backend.errors import LanceNamespaceError
+from backend.services import transfer as tr
+from backend.text import plural
+from components import feedback, state
+from components.tables import display_path
+
+T = TypeVar("T")
+UPLOAD_TYPES = [ext.lstrip(".") for ext in tr.EXTENSIONS]
+MODE_LABELS = {
+    "create": "New table in this namespace",
+    "append": "Append to the picked table",
+    "merge": "Merge into the picked table on key columns",
+}
+EXPORT_LABELS = {"parquet": "Parquet", "csv": "CSV", "arrow": "Arrow IPC"}
+
+
+# -- import -----------------------------------------------------------------------------------
+def upload_limit() -> int:
+    """The largest upload, in bytes: the import cap, or less when the Streamlit server accepts
+    less (``server.maxUploadSize``)."""
+    server = int(st.get_option("server.maxUploadSize") or 0) * (1 << 20)
+    cap = tr.max_import_bytes()
+    return min(cap, server) if server else cap
+
+
+def limit_text() -> str:
+    limit, cap = upload_limit(), tr.max_import_bytes()
+    text = f"CSV, Parquet, Arrow IPC or JSON Lines, up to {tr.human_bytes(limit)}"
+    if limit < cap:
+        text += (
+            f" (the server's upload limit, server.maxUploadSize; imports accept up to "
+            f"{tr.human_bytes(cap)})"
+        )
+    return text + "."
+
+
+def render_upload(*, key_prefix: str) -> Any | None:
+    """The file chooser (the upload limit stated); the uploaded file, else ``None``."""
+    upload = st.file_uploader(
+        "File to import",
+        type=UPLOAD_TYPES,
+        key=f"{key_prefix}.file{state.form_version(state.Transfer.PAGE)}",
+        max_upload_size=max(1, upload_limit() >> 20),
+        help="The file's columns and types are shown before anything is written.",
+    )
+    st.caption(feedback.as_text(limit_text()))
+    return upload
+
+
+def upload_preview(upload: Any) -> tr.ImportPreview | None:
+    """The upload's preview, read once per uploaded file (a failure is shown every run)."""
+    file_id = _upload_key(upload)
+    kept = state.get(state.Transfer.PREVIEW)
+    if not kept or kept[0] != file_id:
+        try:
+            found: Any = tr.inspect_upload(upload, tr.format_of(upload.name))
+        except LanceNamespaceError as err:
+            found = err
+        kept = (file_id, found)
+        state.put(state.Transfer.PREVIEW, kept)
+    if isinstance(kept[1], BaseException):
+        feedback.show_error(kept[1], action=f"Reading {upload.name}")
+        return None
+    return kept[1]
+
+
+def changed_types(inferred: pd.DataFrame, edited: pd.DataFrame) -> dict[str, str]:
+    """Column -> type text, for the rows of the types grid whose type was edited."""
+    before = dict(zip(inferred["column"], inferred["type"], strict=True))
+    return {
+        str(name): str(text).strip()
+        for name, text in zip(edited["column"], edited["type"], strict=True)
+        if name in before and str(text or "").strip() != before[name]
+    }
+
+
+def _upload_key(upload: Any) -> str:
+    return str(getattr(upload, "file_id", None) or upload.name)
+
+
+def render_preview(preview: tr.ImportPreview, upload: Any, *, key_prefix: str) -> dict[str, str]:
+    """What the file holds: format, rows, size, the types grid (the type column editable),
+    the first rows. Returns the edited types (column -> type text)."""
+    st.markdown(
+        feedback.as_text(
+            f"{upload.name}: {tr.FORMAT_NAMES[preview.format]}, "
+            f"{plural(preview.num_rows, 'row')}, {tr.human_bytes(preview.size)}"
+        )
+    )
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
+        st.caption("Columns (edit a type to read the column as another type)")
+        inferred = preview.types()
+        edited = st.data_editor(
+            inferred,
+            key=f"{key_prefix}.types.{_upload_key(upload)}",
+            hide_index=True,
+            disabled=["column"],
+            width="stretch",
+            column_config={
+                "column": st.column_config.TextColumn("Column"),
+                "type": st.column_config.TextColumn(
+                    "Type", help="int64, float64, utf8, bool, date32, timestamp[ms], ..."
+                ),
+            },
+        )
+    with right:
+        st.caption(f"First {plural(len(preview.sample), 'row')}")
+        st.dataframe(preview.sample, hide_index=True, width="stretch", key=f"{key_prefix}.rows")
+    return changed_types(inferred, edited)
+
+
+@dataclass(frozen=True)
+class ImportTarget:
+    mode: str
+    table_id: list[str]
+    on: list[str] | None
+
+
+def default_table_name(file_name: str) -> str:
+    """A new table's name from a file name: ``sales 2024.csv`` -> ``sales_2024``."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(file_name).stem).strip("._-")
+    return stem or "imported"
+
+
+def render_target(
+    preview: tr.ImportPreview,
+    upload: Any,
+    namespace: Sequence[str],
+    table_id: list[str] | None,
+    *,
+    key_prefix: str,
+    read_only: bool,
+) -> ImportTarget | None:
+    """Where the rows go (a new table, or the picked one: appended or merged on keys) and the
+    Import button; the target when it is clicked."""
+    version = state.form_version(state.Transfer.PAGE)
+    mode = st.radio(
+        "Import into",
+        list(MODE_LABELS),
+        format_func=MODE_LABELS.__getitem__,
+        key=f"{key_prefix}.mode",
+        horizontal=True,
+    )
+    on: list[str] | None = None
+    if mode == "create":
+        name = st.text_input(
+            f"New table name (in {display_path(namespace)})",
+            value=default_table_name(upload.name),
+            key=f"{key_prefix}.name.{_upload_key(upload)}",
+        ).strip()
+        target = [*namespace, name] if name else None
+    else:
+        target = table_id
+        if target is None:
+            st.info("Pick a table above to append or merge into it.", icon=":material/table:")
+        else:
+            st.caption(feedback.as_text(f"Into table {display_path(target)}."))
+        if mode == "merge":
+            names = list(preview.schema.names)
+            on = st.multiselect(
+                "Key columns (rows with the same keys are updated, the others inserted)",
+                names,
+                default=[n for n in names if n == "id"][:1],
+                key=f"{key_prefix}.on.{version}",
+            )
+    if read_only:
+        st.caption(":material/lock: Read-only connection: importing is disabled.")
+    clicked = st.button(
+        "Import",
+        type="primary",
+        icon=":material/upload:",
+        key=f"{key_prefix}.go",
+        disabled=read_only or target is None or (mode == "merge" and not on),
+    )
+    if not clicked or read_only or target is None:
+        return None
+    return ImportTarget(mode, target, on)
+
+
+def with_progress(work: Callable[[tr.Progress], T], bar: Any, verb: str) -> T:
+    """``work(progress)`` in a worker thread while this (the script's) thread draws its
+    progress on ``bar`` (an ``st.progress``): lance reports rows from its own threads, which
+    cannot draw."""
+    seen: dict[str, Any] = {"done": 0, "total": None}
+
+    def progress(done: int, total: int | None) -> None:
+        seen["done"], seen["total"] = done, total
+
+    with ThreadPoolExecutor(1, thread_name_prefix="transfer") as pool:
+        future = pool.submit(work, progress)
+        while True:
+            try:
+                return future.result(timeout=0.25)
+            except TimeoutError:
+                done, total = seen["done"], seen["total"]
+                if total:
+                    bar.progress(min(done / total, 1.0), text=f"{verb} {done:,} of {total:,} rows")
+                elif done:
+                    bar.progress(0.5, text=f"{verb} {done:,} rows")
+
+
+def run_import(
+    ns: Any,
+    upload: Any,
+    preview: tr.ImportPreview,
+    types: dict[str, str],
+    target: ImportTarget,
+    bar: Any,
+) -> tr.ImportResult:
+    """The import the form asked for, with the edited types, its progress drawn on ``bar``."""
+    schema = tr.apply_types(preview.schema, types) if types else None
+    return with_progress(
+        lambda progress: tr.import_table(
+            ns,
+            target.table_id,
+            upload,
+            preview.format,
+            mode=target.mode,
+            on=target.on,
+            schema=schema,
+            progress=progress,
+            total_rows=preview.num_rows,
+        ),
+        bar,
+        "Imported",
+    )
+
+
+def import_summary(result: tr.ImportResult) -> str:
+    where = display_path(list(result.table_id))
+    rows = plural(result.rows, "row")
+    version = f" (version {result.version})" if result.version is not None else ""
+    if result.mode == "create":
+        return f"Created table {where} with {rows}{version}."
+    if result.mode == "append":
+        return f"Appended {rows} to {where}{version}."
+    return (
+        f"Merged {rows} into {where}{version}: {result.updated or 0:,} updated, "
+        f"{result.inserted or 0:,} inserted."
+    )
+
+
+# -- export --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExportRequest:
+    fmt: str
+    version: int | None
+    filter: str | None
+    columns: list[str] | None
+    drop_nested: bool
+
+
+def render_export_form(
+    table_id: list[str], versions: Sequence[int], columns: Sequence[str], *, key_prefix: str
+) -> ExportRequest | None:
+    """Format, version (default the latest), optional SQL filter and columns, and the
+    "Prepare download" button; the request when it is clicked."""
+    at = f"{key_prefix}.{'/'.join(table_id)}"
+    c1, c2 = st.columns(2)
+    fmt = c1.selectbox(
+        "Format", list(EXPORT_LABELS), format_func=EXPORT_LABELS.__getitem__, key=f"{at}.fmt"
+    )
+    latest = max(versions) if versions else None
+    version = c2.selectbox(  # 0: the latest version, whichever it is when the export runs
+        "Version",
+        [0, *sorted(versions, reverse=True)],
+        format_func=lambda v: f"v{v}" if v else f"latest (v{latest})",
+        key=f"{at}.version",
+    )
+    where = st.text_input(
+        "Filter (SQL, optional)", placeholder="id > 100 AND category = 'a'", key=f"{at}.filter"
+    )
+    picked = st.multiselect(
+        "Columns (none picked: all)", list(columns), key=f"{at}.columns", placeholder="All columns"
+    )
+    drop = False
+    if fmt == "csv":
+        drop = st.checkbox(
+            "Leave out vector, list and struct columns (CSV cannot hold them)",
+            key=f"{at}.drop",
+        )
+    if not st.button("Prepare download", icon=":material/download:", key=f"{at}.prepare"):
+        return None
+    return ExportRequest(
+        fmt=fmt,
+        version=int(version) or None,
+        filter=(where or "").strip() or None,
+        columns=list(picked) or None,
+        drop_nested=drop,
+    )
+
+
+def _forget_download() -> None:
+    kept = state.drop(state.Transfer.DOWNLOAD)
+    if kept:
+        with contextlib.suppress(OSError):
+            os.unlink(kept["path"])
+
+
+def prepare_export(
+    ns: Any, table_id: list[str], request: ExportRequest, bar: Any
+) -> dict[str, Any]:
+    """Stream the export into a temporary file (its progress drawn on ``bar``); what the
+    download button needs (also kept in the session, replacing the previous one)."""
+    handle, path = tempfile.mkstemp(prefix="lance-console-export-", suffix=f".{request.fmt}")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            result = with_progress(
+                lambda progress: tr.export_table(
+                    ns,
+                    table_id,
+                    request.fmt,
+                    out,
+                    version=request.version,
+                    filter=request.filter,
+                    columns=request.columns,
+                    progress=progress,
+                    drop_nested=request.drop_nested,
+                ),
+                bar,
+                "Exported",
+            )
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    _forget_download()
+    prepared = {
+        "table_id": list(table_id),
+        "path": path,
+        "file_name": result.file_name,
+        "mime": tr.EXPORT_MIME[result.format],
+        "rows": result.rows,
+        "bytes": result.bytes,
+        "columns": list(result.columns),
+    }
+    state.put(state.Transfer.DOWNLOAD, prepared)
+    return prepared
+
+
+def render_download(table_id: list[str], *, key_prefix: str) -> None:
+    """The download button of the export prepared for this table (if any)."""
+    kept = state.get(state.Transfer.DOWNLOAD)
+    if not kept or kept["table_id"] != list(table_id) or not os.path.exists(kept["path"]):
+        return
+    path = kept["path"]
+    feedback.show(
+        "success",
+        f"{kept['file_name']} is ready: {plural(kept['rows'], 'row')}, "
+        f"{tr.human_bytes(kept['bytes'])} ({', '.join(kept['columns'])}).",
+    )
+    st.download_button(
+        f"Download {kept['file_name']}",
+        data=lambda: Path(path).read_bytes(),
+        file_name=kept["file_name"],
+        mime=kept["mime"],
+        icon=":material/download:",
+        type="primary",
+        key=f"{key_prefix}.download",
+        on_click="ignore",
+    )
+
+
+__all__ = [
+    "EXPORT_LABELS",
+    "MODE_LABELS",
+    "ExportRequest",
+    "ImportTarget",
+    "changed_types",
+    "default_table_name",
+    "import_summary",
+    "limit_text",
+    "prepare_export",
+    "with_progress",
+    "render_download",
+    "render_export_form",
+    "render_preview",
+    "render_target",
+    "render_upload",
+    "run_import",
+    "upload_limit",
+    "upload_preview",
+]

@@ -1,0 +1,564 @@
+"""Import and export of table data (``backend.services.transfer``) on both backends (``ns``:
+a real local directory namespace and a real REST server): every format round-trips, append
+and merge, refusals that leave the table untouched, the size cap, type overrides, exports at
+an older version / with a filter, CSV and vector columns."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from lance_namespace import (
+    CreateNamespaceRequest,
+    DescribeTableRequest,
+    ListTablesRequest,
+    ListTableVersionsRequest,
+)
+from lance_namespace.errors import (
+    InvalidInputError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+
+from backend.services import search
+from backend.services import transfer as tr
+from tests.support import local_path
+
+NS = ["data"]
+
+
+def source_table(n: int, *, start: int = 0) -> pa.Table:
+    ids = np.arange(start, start + n, dtype=np.int64)
+    return pa.table(
+        {
+            "id": pa.array(ids),
+            "name": pa.array([f"item {i}" for i in ids]),
+            "score": pa.array(ids / 4.0),
+            "flag": pa.array(ids % 3 == 0),
+            "ts": pa.array(1_700_000_000_000 + ids * 1000, pa.timestamp("ms")),
+        }
+    )
+
+
+def vector_table(n: int, dim: int = 8) -> pa.Table:
+    rng = np.random.default_rng(3)
+    flat = pa.array(rng.random(n * dim, dtype=np.float32))
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "label": pa.array([f"v{i}" for i in range(n)]),
+            "vec": pa.FixedSizeListArray.from_arrays(flat, dim),
+        }
+    )
+
+
+def encode(table: pa.Table, fmt: str) -> bytes:
+    """``table`` as the bytes of a file of ``fmt`` (arrow: IPC file; arrow-stream: stream)."""
+    sink = io.BytesIO()
+    if fmt == "csv":
+        pacsv.write_csv(table, sink)
+    elif fmt == "parquet":
+        pq.write_table(table, sink)
+    elif fmt == "arrow":
+        with pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+    elif fmt == "arrow-stream":
+        with pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table)
+    elif fmt == "jsonl":
+        for row in table.to_pylist():
+            row = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
+            sink.write((json.dumps(row) + "\n").encode())
+    return sink.getvalue()
+
+
+def decode(data: bytes, fmt: str) -> pa.Table:
+    if fmt == "parquet":
+        return pq.read_table(io.BytesIO(data))
+    if fmt == "csv":
+        return pacsv.read_csv(io.BytesIO(data))
+    return pa.ipc.open_file(pa.py_buffer(data)).read_all()
+
+
+def same_rows(got: pa.Table, want: pa.Table) -> None:
+    """Equal values, compared in ``want``'s types and ``id`` order."""
+    got = got.select(want.column_names).cast(want.schema).sort_by("id")
+    assert got.equals(want.sort_by("id")), (got.slice(0, 3), want.slice(0, 3))
+
+
+def export(ns: Any, table_id: list[str], fmt: str, **kw: Any) -> tuple[bytes, tr.ExportResult]:
+    out = io.BytesIO()
+    result = tr.export_table(ns, table_id, fmt, out, **kw)
+    assert result.bytes == len(out.getvalue())
+    return out.getvalue(), result
+
+
+def versions(ns: Any, table_id: list[str]) -> list[int]:
+    listing = ns.list_table_versions(ListTableVersionsRequest(id=table_id))
+    return sorted(v.version for v in listing.versions)
+
+
+def all_rows(ns: Any, table_id: list[str]) -> pa.Table:
+    return search.read_rows(ns, table_id, limit=100_000)
+
+
+def tables_in(ns: Any, namespace: list[str]) -> list[str]:
+    return list(ns.list_tables(ListTablesRequest(id=namespace, include_declared=True)).tables)
+
+
+@pytest.fixture
+def data_ns(ns: Any) -> Any:
+    ns.create_namespace(CreateNamespaceRequest(id=NS))
+    return ns
+
+
+# --- pure helpers -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("a.csv", "csv"),
+        ("A.CSV", "csv"),
+        ("x.parquet", "parquet"),
+        ("x.pq", "parquet"),
+        ("x.arrow", "arrow"),
+        ("x.ipc", "arrow"),
+        ("x.feather", "arrow"),
+        ("x.jsonl", "jsonl"),
+        ("x.ndjson", "jsonl"),
+    ],
+)
+def test_format_of(name: str, fmt: str) -> None:
+    assert tr.format_of(name) == fmt
+
+
+@pytest.mark.parametrize("name", ["x.json", "x.txt", "x", "", "csv"])
+def test_format_of_unknown(name: str) -> None:
+    with pytest.raises(InvalidInputError, match="cannot tell the format"):
+        tr.format_of(name)
+
+
+def test_apply_types() -> None:
+    schema = pa.schema([("a", pa.int64()), ("b", pa.timestamp("s")), ("c", pa.string())])
+    out = tr.apply_types(
+        schema, {"a": "float32", "b": "timestamp", "c": "fixed_size_list<float32>[4]"}
+    )
+    # "timestamp" prints like b's current type: b keeps its unit.
+    assert out.types == [pa.float32(), pa.timestamp("s"), pa.list_(pa.float32(), 4)]
+    assert tr.apply_types(schema, {"b": "timestamp[ms]", "c": "string"}).types == [
+        pa.int64(),
+        pa.timestamp("ms"),
+        pa.string(),
+    ]
+    assert tr.apply_types(schema, {"a": "list<int32>"}).field("a").type == pa.list_(pa.int32())
+    with pytest.raises(InvalidInputError) as err:
+        tr.apply_types(schema, {"zz": "int64", "a": "int65", "c": ""})
+    text = str(err.value)
+    assert "no column 'zz'" in text and "int65" in text and "column c: the type is empty" in text
+    with pytest.raises(InvalidInputError, match="decimal"):
+        tr.apply_types(schema, {"a": "decimal128(10, 2)"})
+
+
+def test_schema_differences_names_every_problem() -> None:
+    table = pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64())])
+    upload = pa.schema([("id", pa.string()), ("score", pa.int32()), ("extra", pa.bool_())])
+    problems = tr.schema_differences(upload, table, on=["key"])
+    text = "; ".join(problems)
+    assert "missing columns (in the table, not in the upload): name" in text
+    assert "extra columns (not in the table): extra" in text
+    assert "column id: the table holds int64, the upload utf8" in text
+    assert "score" not in text.split("column id")[1]  # int32 fits a float64 column
+    assert "key column key is not a column of the table" in text
+    assert tr.schema_differences(table, table, on=["id"]) == []
+
+
+# --- inspect --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "arrow", "arrow-stream", "jsonl"])
+def test_inspect_upload(fmt: str) -> None:
+    table = source_table(1234)
+    data = encode(table, fmt)
+    preview = tr.inspect_upload(data, "arrow" if fmt.startswith("arrow") else fmt)
+    assert preview.num_rows == 1234
+    assert preview.size == len(data)
+    assert preview.schema.names == table.column_names
+    assert list(preview.sample["id"])[:3] == [0, 1, 2]
+    assert len(preview.sample) == tr.SAMPLE_ROWS
+    types = dict(zip(preview.types()["column"], preview.types()["type"], strict=True))
+    assert types["id"] == "int64" and types["name"] == "utf8" and types["score"] == "float64"
+    # A file object (a BytesIO like Streamlit's uploads, or any other) is read the same way,
+    # and left open.
+    for handle in (io.BytesIO(data), io.BufferedReader(io.BytesIO(data))):
+        again = tr.inspect_upload(handle, "arrow" if fmt.startswith("arrow") else fmt)
+        assert again.num_rows == 1234 and not handle.closed
+        assert again.schema == preview.schema
+
+
+def test_inspect_refuses_garbage() -> None:
+    with pytest.raises(InvalidInputError, match="not readable as Parquet"):
+        tr.inspect_upload(b"not a parquet file at all", "parquet")
+    with pytest.raises(InvalidInputError, match="import formats"):
+        tr.inspect_upload(b"a,b\n1,2\n", "xlsx")
+    with pytest.raises(InvalidInputError, match="empty"):
+        tr.inspect_upload(b"", "csv")
+
+
+# --- round trips ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "arrow", "arrow-stream", "jsonl"])
+def test_each_format_round_trips(data_ns: Any, fmt: str) -> None:
+    ns = data_ns
+    table = source_table(3000)
+    table_id = [*NS, f"rt_{fmt.replace('-', '_')}"]
+    seen: list[tuple[int, int | None]] = []
+    result = tr.import_table(
+        ns,
+        table_id,
+        encode(table, fmt),
+        "arrow" if fmt.startswith("arrow") else fmt,
+        progress=lambda done, total: seen.append((done, total)),
+        total_rows=3000,
+    )
+    assert (result.rows, result.mode, result.version) == (3000, "create", 1)
+    assert seen and seen[-1] == (3000, 3000)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert versions(ns, table_id) == [1]
+    same_rows(all_rows(ns, table_id), table)
+    for out_fmt in tr.EXPORT_FORMATS:
+        data, exported = export(ns, table_id, out_fmt)
+        assert (exported.rows, exported.version) == (3000, 1)
+        assert exported.file_name == f"{table_id[-1]}-v1.{out_fmt}"
+        same_rows(decode(data, out_fmt), table)
+
+
+def test_import_from_a_file_object(data_ns: Any, tmp_path: Path) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_bytes(encode(source_table(500), "csv"))
+    with open(path, "rb") as handle:
+        result = tr.import_table(data_ns, [*NS, "from_file"], handle, "csv")
+        assert not handle.closed
+    assert result.rows == 500
+    same_rows(all_rows(data_ns, [*NS, "from_file"]), source_table(500))
+
+
+def test_create_is_a_real_table(data_ns: Any) -> None:
+    tr.import_table(data_ns, [*NS, "real"], encode(source_table(10), "parquet"), "parquet")
+    desc = data_ns.describe_table(DescribeTableRequest(id=[*NS, "real"]))
+    assert not desc.is_only_declared
+    assert versions(data_ns, [*NS, "real"]) == [1]
+    assert "real" in tables_in(data_ns, NS)
+
+
+def test_vector_columns_round_trip_and_csv_refuses_them(data_ns: Any) -> None:
+    ns = data_ns
+    table = vector_table(300)
+    table_id = [*NS, "vectors"]
+    tr.import_table(ns, table_id, encode(table, "arrow"), "arrow")
+    for fmt in ("parquet", "arrow"):
+        data, _ = export(ns, table_id, fmt)
+        assert decode(data, fmt).schema.field("vec").type == pa.list_(pa.float32(), 8)
+        same_rows(decode(data, fmt), table)
+    out = io.BytesIO()
+    with pytest.raises(InvalidInputError, match="CSV cannot hold .*vec") as err:
+        tr.export_table(ns, table_id, "csv", out)
+    assert "label" not in str(err.value)
+    assert out.getvalue() == b""
+    data, result = export(ns, table_id, "csv", drop_nested=True)
+    assert result.columns == ("id", "label")
+    same_rows(decode(data, "csv"), table.select(["id", "label"]))
+    # Columns picked without the vector: CSV is fine.
+    data, result = export(ns, table_id, "csv", columns=["label", "id"])
+    assert decode(data, "csv").column_names == ["label", "id"]
+
+
+def test_jsonl_vectors_into_a_vector_column(data_ns: Any) -> None:
+    ns = data_ns
+    table = vector_table(50)
+    tr.import_table(ns, [*NS, "vj"], encode(table, "arrow"), "arrow")
+    more = vector_table(60).slice(50)
+    lines = "".join(json.dumps(r) + "\n" for r in more.to_pylist()).encode()
+    result = tr.import_table(ns, [*NS, "vj"], lines, "jsonl", mode="append")
+    assert (result.rows, result.version) == (10, 2)
+    rows = all_rows(ns, [*NS, "vj"])
+    assert rows.schema.field("vec").type == pa.list_(pa.float32(), 8)
+    same_rows(rows, vector_table(60))
+
+
+# --- append and merge -------------------------------------------------------------------------
+
+
+def test_append_and_merge(data_ns: Any) -> None:
+    ns = data_ns
+    table_id = [*NS, "orders"]
+    tr.import_table(ns, table_id, encode(source_table(100), "parquet"), "parquet")
+    appended = tr.import_table(
+        ns, table_id, encode(source_table(50, start=100), "csv"), "csv", mode="append"
+    )
+    assert (appended.rows, appended.version, appended.mode) == (50, 2, "append")
+    same_rows(all_rows(ns, table_id), source_table(150))
+
+    changed = source_table(20, start=140)
+    changed = changed.set_column(1, "name", pa.array([f"new {i}" for i in range(140, 160)]))
+    merged = tr.import_table(
+        ns, table_id, encode(changed, "jsonl"), "jsonl", mode="merge", on=["id"]
+    )
+    assert (merged.rows, merged.version, merged.mode) == (20, 3, "merge")
+    assert (merged.updated, merged.inserted) == (10, 10)
+    rows = all_rows(ns, table_id).sort_by("id")
+    assert rows.num_rows == 160
+    names = dict(zip(rows["id"].to_pylist(), rows["name"].to_pylist(), strict=True))
+    assert names[139] == "item 139" and names[140] == "new 140" and names[159] == "new 159"
+    assert versions(ns, table_id) == [1, 2, 3]
+
+
+def test_append_casts_to_the_table_types(data_ns: Any) -> None:
+    ns = data_ns
+    table_id = [*NS, "typed"]
+    tr.import_table(ns, table_id, encode(source_table(10), "parquet"), "parquet")
+    narrow = source_table(5, start=10)
+    narrow = narrow.set_column(0, "id", narrow["id"].cast(pa.int32()))
+    narrow = narrow.set_column(4, "ts", narrow["ts"].cast(pa.timestamp("s")))
+    narrow = narrow.select(["ts", "name", "id", "flag", "score"])  # another column order
+    tr.import_table(ns, table_id, encode(narrow, "arrow"), "arrow", mode="append")
+    rows = all_rows(ns, table_id)
+    assert rows.schema.field("id").type == pa.int64()
+    same_rows(rows, source_table(15))
+
+
+# --- refusals that write nothing -----------------------------------------------------------------
+
+
+def test_schema_mismatch_is_refused_and_writes_nothing(data_ns: Any) -> None:
+    ns = data_ns
+    table_id = [*NS, "strict"]
+    tr.import_table(ns, table_id, encode(source_table(20), "parquet"), "parquet")
+    before = versions(ns, table_id)
+    wrong = pa.table(
+        {
+            "id": pa.array([f"x{i}" for i in range(5)]),
+            "name": pa.array(["a"] * 5),
+            "score": pa.array([1.0] * 5),
+            "colour": pa.array(["red"] * 5),
+        }
+    )
+    for fmt in ("csv", "parquet"):
+        with pytest.raises(InvalidInputError) as err:
+            tr.import_table(ns, table_id, encode(wrong, fmt), fmt, mode="append")
+        text = str(err.value)
+        assert "nothing was written" in text
+        assert "missing columns (in the table, not in the upload): flag, ts" in text
+        assert "extra columns (not in the table): colour" in text
+        assert "column id: the table holds int64, the upload utf8" in text
+    with pytest.raises(InvalidInputError) as err:
+        tr.import_table(
+            ns,
+            table_id,
+            encode(source_table(5).drop_columns(["id"]), "arrow"),
+            "arrow",
+            mode="merge",
+            on=["id"],
+        )
+    assert "key column id is not in the upload" in str(err.value)
+    with pytest.raises(InvalidInputError, match="key columns"):
+        tr.import_table(ns, table_id, encode(source_table(5), "csv"), "csv", mode="merge")
+    assert versions(ns, table_id) == before
+    same_rows(all_rows(ns, table_id), source_table(20))
+
+
+def test_create_refusals(data_ns: Any) -> None:
+    ns = data_ns
+    tr.import_table(ns, [*NS, "taken"], encode(source_table(3), "csv"), "csv")
+    with pytest.raises(TableAlreadyExistsError):
+        tr.import_table(ns, [*NS, "taken"], encode(source_table(3), "csv"), "csv")
+    with pytest.raises(NamespaceNotFoundError):
+        tr.import_table(ns, ["nowhere", "t"], encode(source_table(3), "csv"), "csv")
+    with pytest.raises(InvalidInputError):
+        tr.import_table(ns, [*NS, "bad name"], encode(source_table(3), "csv"), "csv")
+    with pytest.raises(TableNotFoundError):
+        tr.import_table(ns, [*NS, "absent"], encode(source_table(3), "csv"), "csv", mode="append")
+    assert tables_in(ns, NS) == ["taken"]
+    assert versions(ns, [*NS, "taken"]) == [1]
+
+
+def wide_csv(rows: int, bad_row: int | None = None) -> bytes:
+    """A CSV of several 1 MiB reading blocks (long text), ``x`` as the id of ``bad_row``."""
+    pad = "p" * 200
+    lines = ["id,name,pad"]
+    for i in range(rows):
+        lines.append(f"{'x' if i == bad_row else i},item {i},{pad}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_bad_value_midway_writes_nothing(data_ns: Any, backend_kind: str) -> None:
+    ns = data_ns
+    data = wide_csv(10_000, bad_row=9_000)
+    assert len(data) > 2 * tr.BLOCK_BYTES
+    schema = tr.apply_types(tr.inspect_upload(wide_csv(100), "csv").schema, {"id": "int64"})
+    seen: list[int] = []
+    # create: the table declared for the import is dropped again
+    with pytest.raises(InvalidInputError) as err:
+        tr.import_table(
+            ns, [*NS, "midway"], data, "csv", schema=schema, progress=lambda d, t: seen.append(d)
+        )
+    assert "invalid value 'x'" in str(err.value) and "nothing was written" in str(err.value)
+    assert seen and 0 < seen[-1] < 9_000  # some batches were read (and handed on) first
+    assert "midway" not in tables_in(ns, NS)
+    with pytest.raises(TableNotFoundError):
+        ns.describe_table(DescribeTableRequest(id=[*NS, "midway"]))
+    if backend_kind == "local":
+        root = local_path(ns.root)
+        assert not [p for p in root.iterdir() if "midway" in p.name]
+    # append: no new version
+    tr.import_table(ns, [*NS, "target"], wide_csv(100), "csv", schema=schema)
+    with pytest.raises(InvalidInputError, match="invalid value 'x'"):
+        tr.import_table(ns, [*NS, "target"], data, "csv", schema=schema, mode="append")
+    assert versions(ns, [*NS, "target"]) == [1]
+    assert all_rows(ns, [*NS, "target"]).num_rows == 100
+
+
+def test_value_too_large_for_the_column_writes_nothing(data_ns: Any) -> None:
+    ns = data_ns
+    small = pa.table({"id": pa.array([1, 2], pa.int32())})
+    tr.import_table(ns, [*NS, "narrow"], encode(small, "parquet"), "parquet")
+    big = pa.table({"id": pa.array([3, 2**40], pa.int64())})
+    with pytest.raises(InvalidInputError, match="not in range"):
+        tr.import_table(ns, [*NS, "narrow"], encode(big, "parquet"), "parquet", mode="append")
+    assert versions(ns, [*NS, "narrow"]) == [1]
+
+
+class Unreadable(io.RawIOBase):
+    """A file object of a given size whose bytes must never be read."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.position = 0
+        self.reads = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.position = {0: 0, 1: self.position, 2: self.size}[whence] + offset
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+    def readinto(self, buffer: Any) -> int:
+        self.reads += 1
+        raise AssertionError("the upload was read")
+
+
+def test_size_cap_refuses_before_reading(data_ns: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert tr.MAX_IMPORT_BYTES == tr.DEFAULT_MAX_IMPORT_BYTES == 1 << 30
+    monkeypatch.setenv(tr.MAX_IMPORT_ENV, "1000")
+    assert tr.max_import_bytes() == 1000
+    source = Unreadable(1001)
+    with pytest.raises(InvalidInputError) as err:
+        tr.import_table(data_ns, [*NS, "capped"], source, "csv")
+    text = str(err.value)
+    assert "1,001 bytes" in text and "limit is 1,000 bytes" in text and tr.MAX_IMPORT_ENV in text
+    assert "Nothing was read" in text
+    with pytest.raises(InvalidInputError, match="limit is 1,000 bytes"):
+        tr.inspect_upload(source, "csv")
+    with pytest.raises(InvalidInputError, match="limit"):
+        tr.import_table(data_ns, [*NS, "capped"], b"x" * 1001, "csv")
+    assert source.reads == 0
+    assert tables_in(data_ns, NS) == []
+    # At the cap: accepted.
+    monkeypatch.setenv(tr.MAX_IMPORT_ENV, str(len(encode(source_table(3), "csv"))))
+    assert tr.import_table(data_ns, [*NS, "capped"], encode(source_table(3), "csv"), "csv").rows
+    monkeypatch.setenv(tr.MAX_IMPORT_ENV, "lots")
+    with pytest.raises(InvalidInputError, match="positive number of bytes"):
+        tr.max_import_bytes()
+
+
+def test_type_overrides(data_ns: Any) -> None:
+    ns = data_ns
+    csv = b"code,amount,when\n007,1.5,2024-01-02T03:04:05\n010,2.25,2024-02-03T04:05:06\n"
+    preview = tr.inspect_upload(csv, "csv")
+    assert [str(t) for t in preview.schema.types] == ["int64", "double", "timestamp[s]"]
+    schema = tr.apply_types(
+        preview.schema, {"code": "utf8", "amount": "float32", "when": "timestamp[ms]"}
+    )
+    tr.import_table(ns, [*NS, "codes"], csv, "csv", schema=schema)
+    rows = all_rows(ns, [*NS, "codes"])
+    assert rows.schema.field("code").type == pa.string()
+    assert rows.schema.field("amount").type == pa.float32()
+    assert rows.schema.field("when").type == pa.timestamp("ms")
+    assert rows["code"].to_pylist() == ["007", "010"]
+    # A type the values do not fit fails, nothing written.
+    with pytest.raises(InvalidInputError, match="nothing was written"):
+        tr.import_table(
+            ns, [*NS, "codes2"], csv, "csv", schema=tr.apply_types(preview.schema, {"when": "bool"})
+        )
+    assert "codes2" not in tables_in(ns, NS)
+    # A schema naming other columns than the file's is refused.
+    other = pa.schema([("code", pa.string()), ("total", pa.float64())])
+    with pytest.raises(InvalidInputError, match="the schema given names the columns code, total"):
+        tr.import_table(ns, [*NS, "codes3"], csv, "csv", schema=other)
+    assert "codes3" not in tables_in(ns, NS)
+
+
+# --- export ----------------------------------------------------------------------------------------
+
+
+def test_export_an_older_version_with_a_filter_and_columns(data_ns: Any) -> None:
+    ns = data_ns
+    table_id = [*NS, "history"]
+    tr.import_table(ns, table_id, encode(source_table(100), "parquet"), "parquet")
+    tr.import_table(
+        ns, table_id, encode(source_table(50, start=100), "parquet"), "parquet", mode="append"
+    )
+    data, result = export(ns, table_id, "parquet", version=1)
+    assert (result.rows, result.version, result.file_name) == (100, 1, "history-v1.parquet")
+    same_rows(decode(data, "parquet"), source_table(100))
+    data, result = export(ns, table_id, "arrow")
+    assert (result.rows, result.version) == (150, 2)
+    seen: list[tuple[int, int | None]] = []
+    data, result = export(
+        ns,
+        table_id,
+        "csv",
+        version=2,
+        filter="id >= 95 AND id < 105",
+        columns=["id", "name"],
+        progress=lambda d, t: seen.append((d, t)),
+    )
+    assert result.rows == 10 and seen[-1] == (10, 10)
+    same_rows(decode(data, "csv"), source_table(105).slice(95).select(["id", "name"]))
+    data, result = export(ns, table_id, "parquet", version=1, filter="id >= 95")
+    assert result.rows == 5
+    data, result = export(ns, table_id, "parquet", filter="id < 0")
+    assert result.rows == 0 and decode(data, "parquet").column_names == source_table(1).column_names
+    with pytest.raises(InvalidInputError, match="no column nope"):
+        export(ns, table_id, "parquet", columns=["id", "nope"])
+    with pytest.raises(InvalidInputError, match="export formats"):
+        export(ns, table_id, "xlsx")
+
+
+def test_export_pages_through_query_pages(data_ns: Any) -> None:
+    ns = data_ns
+    table = source_table(10_000)  # REST: one full QueryTable page, then an empty one
+    tr.import_table(ns, [*NS, "big"], encode(table, "parquet"), "parquet")
+    data, result = export(ns, [*NS, "big"], "arrow")
+    assert result.rows == 10_000
+    same_rows(decode(data, "arrow"), table)
+    pages = list(search.iter_rows(ns, [*NS, "big"], page_size=3_000, filter="id >= 10"))
+    assert [p.num_rows for p in pages] == [3_000, 3_000, 3_000, 990]
+    same_rows(pa.concat_tables(pages), table.slice(10))
+    assert search.read_rows(ns, [*NS, "big"], limit=4_321).num_rows == 4_321
