@@ -232,16 +232,22 @@ _RUST_LOCATION = re.compile(
 _RUST_DEBUG_DUMP = re.compile(r"\b[A-Z]\w*\((?:[A-Z]\w*\s*)?\{\s*\w+:|\b[A-Z]\w* \{\s*\w+: ")
 
 
+_RUST_HTTP_DUMP = re.compile(r"\bResponse \{|\bheaders: \{|\bSdkBody\b")
+
+
 def trim_source_locations(text: str) -> str:
     """``text`` without source locations: trailing ones (``, /src/namespace.rs:385:13``) on any
     line and Rust's ``location: Location { file: ... }`` / ``backtrace: ...`` fields; a Rust
-    debug dump of a nested error (HTTP responses, headers) is cut to ``(…)``."""
+    debug dump holding an HTTP response (status, headers, body) is cut to ``(…)``; other
+    dumps stay (they name the field, the statement, ...)."""
     text = _RUST_LOCATION.sub("", text)
     previous = None
     while previous != text:
         previous, text = text, _SOURCE_LOCATION.sub("", text)
     dump = _RUST_DEBUG_DUMP.search(text)
-    if dump and len(text[: dump.start()].strip(" :")) >= 12:  # keep dumps that are the message
+    if dump and _RUST_HTTP_DUMP.search(text, dump.start()):
+        # A nested HTTP response (status, headers, body): its summary is the message; the
+        # dump is noise and can carry headers.
         text = text[: dump.start()].rstrip(" :") + " (…)"
     return text
 

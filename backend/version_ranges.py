@@ -66,6 +66,17 @@ def parse(text: str | None) -> list[Span]:
     return spans
 
 
+def spans_of(versions: Iterable[int]) -> list[Span]:
+    """The fewest inclusive spans covering exactly ``versions`` (``[1, 2, 3, 5]`` -> 1-3, 5)."""
+    out: list[Span] = []
+    for v in sorted({int(v) for v in versions}):
+        if out and out[-1].last == v - 1:
+            out[-1] = Span(out[-1].first, v)
+        else:
+            out.append(Span(v, v))
+    return out
+
+
 def format_spans(spans: Iterable[Span]) -> str:
     """``[Span(2, 5), Span(8, 8)]`` -> ``"2-5, 8"``."""
     return ", ".join(str(s) for s in spans)

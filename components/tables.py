@@ -1,5 +1,6 @@
 """Namespaces and tables: the shared selection (deep-linked), cached listings, the panels of
-"Namespaces & tables", and the table picker of the other pages.
+"Namespaces & tables", and the table picker of the other pages (the lifecycle panels: drop,
+deregister, rename, schema metadata, drop namespace, are in ``components.lifecycle``).
 
 Selection is in the URL as ``?ns=a&ns=b&table=t`` (:func:`sync_selection`: a deep link or a
 reload wins, otherwise the session's selection is written to the URL). Write forms return the
@@ -13,13 +14,14 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 import streamlit as st
-from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DeregisterTableRequest
+from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 from backend import ids
 from backend import properties as props
 from backend.errors import LanceNamespaceError
 from backend.paging import paginate
 from backend.services import namespaces as nsv
+from backend.services.lifecycle import PROPERTIES_READ_ONLY
 from backend.text import plural
 from components import feedback, state
 from components.cache import CATALOG, cached, table_scope
@@ -28,7 +30,6 @@ from components.common import (
     render_json,
     render_mapping,
     render_path,
-    render_typed_confirmation,
 )
 from components.pager import pager_key, render_pager
 
@@ -68,10 +69,12 @@ def _write_query_params() -> None:
 
 def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
     """Select a namespace (and a table); updates the URL too. The version picked for the
-    previous table is forgotten."""
+    previous table is forgotten, and so is a ``?tag=`` link to it."""
     if (list(namespace), table) != state.selection():
         state.drop(state.QP_VERSION)
         state.drop(state.QP_INDEX)
+        if state.QP_TAG in st.query_params:
+            del st.query_params[state.QP_TAG]
     state.set_selection(list(namespace), table)
     _write_query_params()
 
@@ -252,6 +255,7 @@ def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
             st.dataframe(detail.schema, hide_index=True, key=f"{key_prefix}.schema")
     with props_tab:
         render_mapping(detail.properties, empty="No properties.", key_prefix=f"{key_prefix}.props")
+        st.caption(PROPERTIES_READ_ONLY)
     with storage_tab:
         render_mapping(
             detail.storage_options,
@@ -357,26 +361,6 @@ def render_declare_table_form(
         )
     )
     return None if _refused(problem or bad_request, read_only) else request
-
-
-def render_deregister_form(
-    table_id: Sequence[str], *, key_prefix: str, read_only: bool
-) -> DeregisterTableRequest | None:
-    """ "Deregister table" in an expander, guarded by typing the table name."""
-    name = table_id[-1]
-    with (
-        st.expander("Deregister table", icon=":material/link_off:"),
-        st.form(key_prefix, border=False),
-    ):
-        st.caption("Removes the table from the namespace; its files stay at the location above.")
-        confirmed = render_typed_confirmation(
-            name, key_prefix=key_prefix, label=f"Type the table name {name} to confirm"
-        )
-        submitted = st.form_submit_button("Deregister", disabled=read_only)
-    if not submitted:
-        return None
-    problem = None if confirmed else f"Not deregistered: type {name} exactly to confirm."
-    return None if _refused(problem, read_only) else nsv.deregister_table_request(table_id)
 
 
 # The write dialogs of "Namespaces & tables": name -> (title, icon, form). Only the open one
@@ -498,9 +482,9 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     render_dialog_button("declare", key_prefix="tables", read_only=read_only)
 
 
-def render_table_section(table_id: list[str], *, read_only: bool) -> DeregisterTableRequest | None:
-    """One table: details, copy as Python, a link to its versions, and the deregister form
-    (its request, when confirmed)."""
+def render_table_section(table_id: list[str]) -> nsv.TableDetail | None:
+    """One table: details, copy as Python and a link to its versions; returns the detail
+    (``None`` when it could not be read). Its lifecycle panels: ``components.lifecycle``."""
     from lance_namespace import DescribeTableRequest
 
     from components.snippets import render_python_snippet
@@ -517,9 +501,7 @@ def render_table_section(table_id: list[str], *, read_only: bool) -> DeregisterT
     )
     if st.button("Versions", icon=":material/history:", key="tables.to_versions"):
         st.switch_page("views/versions.py")
-    return render_deregister_form(
-        table_id, key_prefix=f"tables.deregister{state.form_version('tables')}", read_only=read_only
-    )
+    return detail
 
 
 # --------------------------------------------------------------------------------------------
@@ -527,7 +509,7 @@ def render_table_section(table_id: list[str], *, read_only: bool) -> DeregisterT
 # --------------------------------------------------------------------------------------------
 
 
-def _candidates(current: list[str]) -> list[tuple[str, ...]]:
+def nearby_namespaces(current: list[str]) -> list[tuple[str, ...]]:
     """The current namespace, its parent, its siblings and its children, as full paths."""
     parent = current[:-1]
     found: list[tuple[str, ...]] = [tuple(current)]
@@ -547,7 +529,7 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
             if st.button("Back to the root namespace", key=f"{key_prefix}.reset"):
                 go_to([])
             return None
-        spaces = _candidates(current)
+        spaces = nearby_namespaces(current)
         names = table_names(tuple(current))
     except LanceNamespaceError as err:
         feedback.show_error(err, action=f"Listing {display_path(current)}")
@@ -585,10 +567,10 @@ __all__ = [
     "go_to",
     "namespace_exists",
     "namespace_names",
+    "nearby_namespaces",
     "render_breadcrumbs",
     "render_create_namespace_form",
     "render_declare_table_form",
-    "render_deregister_form",
     "render_dialog_button",
     "render_name_list",
     "render_namespace_list",

@@ -1,10 +1,13 @@
 """Namespaces & tables: drill down namespaces, find tables, describe one; create a namespace,
-declare a table, deregister one."""
+declare a table; a table's lifecycle (schema metadata, rename or move, drop vs deregister) and
+dropping a namespace (RESTRICT or CASCADE)."""
 
 import streamlit as st
 from lance_namespace import CreateNamespaceRequest
 
+import backend
 from components import feedback, state
+from components import lifecycle as life
 from components import tables as tbl
 from components.cache import invalidate_tables
 from components.connection import is_read_only, require_namespace, snippet_connection
@@ -44,23 +47,28 @@ def create(request) -> bool:
     return True
 
 
+def send(write: life.Write) -> None:
+    """A lifecycle write; on success: read again what it touched, say it, follow it."""
+    done = feedback.run(write.call, action=write.action)
+    if done is None:
+        return
+    invalidate_tables(write.touched, catalog=True)
+    feedback.flash("tables", "success", write.said(done[0]))
+    state.reset_forms("tables")
+    tbl.go_to(*(write.go or (path, table)))
+
+
 tbl.render_header(path, read_only=read_only)
 left, right = st.columns([1, 2], gap="large")
 with left:
     tbl.render_namespaces_column(path, read_only=read_only)
+    if drop := life.render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
+        send(drop.write(ns, path))
 with right:
     tbl.render_tables_column(path, table, read_only=read_only)
 tbl.render_open_dialog(path, key_prefix="tables", read_only=read_only, submit=create)
 
-if table:
-    table_id = [*path, table]
-    request = tbl.render_table_section(table_id, read_only=read_only)
-    if request is not None and feedback.run(ns.deregister_table, request, action="Deregistering"):
-        invalidate_tables([table_id], catalog=True)
-        feedback.flash(
-            "tables",
-            "success",
-            f"Deregistered table {tbl.display_path(table_id)}; its files stay at its location.",
-        )
-        state.reset_forms("tables")
-        tbl.go_to(path)
+if table and (detail := tbl.render_table_section([*path, table])) is not None:
+    key_prefix = f"tables.life{state.form_version('tables')}"
+    if action := life.render_table_actions(ns, detail, key_prefix=key_prefix, read_only=read_only):
+        send(action.write(ns, [*path, table]))

@@ -1,10 +1,12 @@
 """Versions: every version of a table (paged, newest first), a timeline, one version's
-details, the comparison of two, and deleting old versions (never the latest)."""
+details (restore it, browse its data), tags (``?tag=`` opens a tagged version), the
+comparison of two, and deleting old versions by policy or by range (never the latest)."""
 
 import streamlit as st
 
 from backend.text import plural
 from components import feedback, state
+from components import lifecycle as life
 from components import tables as tbl
 from components import versions as ver
 from components.cache import invalidate_tables
@@ -34,16 +36,57 @@ if versions.empty:
     feedback.show("info", f"{tid[-1]} has no versions yet (a declared-only table has none).")
     st.stop()
 
+
+def send(write: life.Write, *, show_result: bool = False) -> None:
+    """A write of this page; on success the table is read again, forms, plan and comparison
+    start afresh, the result is said (and, with ``show_result``, opened in the picker)."""
+    done = feedback.run(write.call, action=write.action)
+    if done is None:
+        return
+    invalidate_tables([table_id])
+    state.reset_forms("versions")
+    state.set_cleanup_plan(None)
+    state.set_compare_pair(None)
+    if show_result:
+        state.show_version(done[0])
+    feedback.flash("versions", "success", write.said(done[0]))
+    st.rerun()
+
+
+latest = int(versions["version"].max())
 ver.render_summary(versions)
 ops = ver.render_listing(tid, versions)
+life.apply_version_link(table_id)
 picked = ver.render_details_section(tid, versions, ops)
+life.follow_version_link(picked)
+fv = state.form_version("versions")
+if restore := life.render_version_actions(
+    table_id, picked, latest, key_prefix=f"versions.restore{fv}.{tid}", read_only=read_only
+):
+    send(life.restore_write(ns, table_id, restore), show_result=True)
+
+st.subheader("Tags", anchor=False)
+tags = feedback.run(life.tags, tid, action="Listing tags")
+if tags is not None and (
+    tag := life.render_tags(
+        table_id, tags, picked, key_prefix=f"versions.tags{fv}.{tid}", read_only=read_only
+    )
+):
+    send(tag.write(ns, table_id))
+
 ver.render_compare_section(table_id, versions, picked)
+
+st.subheader("Clean up by policy", anchor=False)
+if plan := life.render_cleanup(
+    ns, table_id, versions, key_prefix=f"versions.cleanup{fv}.{tid}", read_only=read_only
+):
+    send(life.cleanup_write(ns, table_id, plan))
 
 st.subheader("Delete old versions", anchor=False)
 request = ver.render_delete_form(
     table_id,
     versions,
-    key_prefix=f"versions.delete{state.form_version('versions')}.{tid}",
+    key_prefix=f"versions.delete{fv}.{tid}",
     read_only=read_only,
 )
 if request is not None:

@@ -176,7 +176,7 @@ class CleanupPlan:
 
     @property
     def spans(self) -> list[version_ranges.Span]:
-        return version_ranges.parse(", ".join(str(v) for v in self.delete)) if self.delete else []
+        return version_ranges.spans_of(self.delete)
 
     def request(self) -> BatchDeleteTableVersionsRequest:
         if not self.delete:

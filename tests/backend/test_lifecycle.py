@@ -313,3 +313,11 @@ def test_append_after_restore_builds_on_the_restored_content(ns, table) -> None:
     lc.restore_version(ns, table, 1)
     append_rows(ns, table, make_table(1, start=100))
     assert rows(ns, table) == 4 and versions(ns, table) == [1, 2, 3, 4, 5, 6]
+
+
+def test_cleanup_plan_spans_merge_runs() -> None:
+    """A policy deleting thousands of versions is a few spans, not one per version (the
+    spec request caps ranges at 1000)."""
+    plan = lc.CleanupPlan(["ns", "t"], delete=[*range(1, 3001), 3005], keep=[3002], latest=3006)
+    assert [str(s) for s in plan.spans] == ["1-3000", "3005"]
+    assert len(plan.request().ranges) == 2

@@ -103,3 +103,21 @@ def test_secret_in_an_exception_text_is_masked(rest_server) -> None:
     with pytest.raises(ln.errors.InvalidInputError) as info:
         backend.connect(rest_server.url, api_key=bad)
     assert bad not in str(info.value) and "line2-secret" not in str(info.value)
+
+
+def test_rust_http_response_dumps_are_cut_other_dumps_stay() -> None:
+    from backend.errors import trim_source_locations
+
+    http = (
+        "connect: LanceError(IO): Failed to get AWS credentials: ProviderError(ProviderError { "
+        'source: ServiceError(ServiceError { raw: Response { status: 403, headers: {"x-amz": '
+        '"token-abc"}, body: SdkBody { inner: Once(Some(b"denied")) } } }) })'
+    )
+    assert trim_source_locations(http) == (
+        "connect: LanceError(IO): Failed to get AWS credentials (…)"
+    )
+    field = (
+        "query_table: Failed to execute query: InvalidInput { source: SchemaError(FieldNotFound "
+        '{ field: Column { name: "no_such_column" } }) }'
+    )
+    assert "no_such_column" in trim_source_locations(field)

@@ -242,3 +242,255 @@ def test_many_namespaces_listed_in_a_grid(make_app, ui_env) -> None:
     assert_no_exception(at)
     assert "Tables in hr › team07" in texts(at)
     assert at.query_params["ns"] == ["hr", "team07"]
+
+
+# -- lifecycle: drop vs deregister, rename, schema metadata, drop namespace -----------------
+
+ORDERS = {"ns": "sales", "table": "orders"}
+
+
+def open_panel(at, key: str, ident: list[str]) -> None:
+    """Open a lifecycle expander (drawn only while open) and rerun."""
+    from components import state
+
+    at.session_state[state.panel_key(key, ident)] = True
+    at.run()
+    assert_no_exception(at)
+
+
+def submit(at, prefix: str, label: str) -> None:
+    found = [b for b in at.button if b.key and b.key.startswith(f"FormSubmitter:{prefix}")
+             and b.key.endswith(f"-{label}")]  # fmt: skip
+    assert len(found) == 1, [b.key for b in at.button]
+    found[0].click().run()
+    assert_no_exception(at)
+
+
+def table_dir(ui_env, table_id: list[str]):
+    from backend.locations import to_local_path
+
+    ns = backend.connect(str(ui_env))
+    return to_local_path(browse.describe_table(ns, table_id).location, ns.local_path)
+
+
+def test_drop_deletes_data_deregister_keeps_it(make_app, ui_env) -> None:
+    from components import state
+
+    orders_dir = table_dir(ui_env, ["sales", "orders"])
+    at = make_app(query_params=ORDERS)
+    assert "Drop table (deletes data)" in [e.label for e in at.expander]
+    assert "Deregister table (keeps data)" in [e.label for e in at.expander]
+    open_panel(at, state.Tables.DROP_OPEN, ["sales", "orders"])
+    page = texts(at)
+    assert "Removes sales › orders from the catalog and deletes its data at:" in page
+    assert str(orders_dir) in page
+    assert "latest version v3 (every version and tag). This cannot be undone." in page
+    assert " files, " in page and " KB" in page
+    widget_key = "tables.life0.drop.confirm"
+    at.text_input(key=widget_key).input("order")
+    submit(at, "tables.life0.drop.form", "Drop table")
+    assert alerts(at, "error") == ["Not dropped: type orders exactly to confirm."]
+    assert orders_dir.is_dir()
+    at.text_input(key=widget_key).input("orders")
+    submit(at, "tables.life0.drop.form", "Drop table")
+    assert alerts(at, "success") == ["Dropped table sales › orders: its data was deleted."]
+    assert "orders" not in browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
+    assert not orders_dir.exists()  # the data went with it
+    assert "table" not in at.query_params and "orders" not in open_tables(at)
+
+    customers_dir = table_dir(ui_env, ["sales", "customers"])
+    at = make_app(query_params={"ns": "sales", "table": "customers"})
+    open_panel(at, state.Tables.DEREGISTER_OPEN, ["sales", "customers"])
+    page = texts(at)
+    assert "Removes sales › customers from the catalog; nothing is deleted." in page
+    assert "Kept: " in page and "latest version v1" in page
+    at.text_input(key="tables.deregister0.confirm").input("customers")
+    at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+    assert_no_exception(at)
+    assert "customers" not in browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
+    assert customers_dir.is_dir()  # the data stays
+
+
+def test_rename_and_move_follows_the_table(make_app, ui_env) -> None:
+    from components import state
+
+    at = make_app(query_params=ORDERS)
+    open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
+    assert "only its name and namespace change" in texts(at)
+    box = at.selectbox(key="tables.life0.rename.namespace")
+    assert box.value == ("sales",) and () in box.options or "(root)" in box.options
+    at.text_input(key="tables.life0.rename.name").input("bad name")
+    submit(at, "tables.life0.rename.form", "Rename")
+    (error,) = alerts(at, "error")
+    assert error.startswith("Not renamed. The table name 'bad name' is not valid")
+
+    at.text_input(key="tables.life0.rename.name").input("purchases")
+    at.selectbox(key="tables.life0.rename.namespace").set_value(("sales", "eu"))
+    submit(at, "tables.life0.rename.form", "Rename")
+    assert alerts(at, "success") == ["Renamed table sales › orders to sales › eu › purchases."]
+    assert at.query_params["ns"] == ["sales", "eu"] and at.query_params["table"] in (
+        "purchases",
+        ["purchases"],
+    )
+    assert "purchases" in [h.value for h in at.subheader]  # the selection followed it
+    assert {m.label: m.value for m in at.metric}["Rows"] == "4"  # data and versions kept
+    ns = backend.connect(str(ui_env))
+    assert "orders" not in browse.list_table_names(ns, ["sales"])
+    assert browse.list_table_names(ns, ["sales", "eu"]) == ["invoices", "purchases"]
+
+
+def test_rename_on_a_rest_server_without_it_is_refused_up_front(
+    make_app, ui_env, monkeypatch
+) -> None:
+    from components import state
+    from tests.conftest import RestServer
+
+    server = RestServer(ui_env)  # pylance's RestAdapter: no RenameTable, no CASCADE
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        at = make_app(query_params=ORDERS)
+        assert_no_exception(at)
+        open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
+        assert "This server does not implement RenameTable (it said so when asked)" in texts(at)
+        assert at.text_input(key="tables.life0.rename.name").disabled
+        assert at.selectbox(key="tables.life0.rename.namespace").disabled
+        assert at.button(key="FormSubmitter:tables.life0.rename.form-Rename").disabled
+
+        # CASCADE: sent, and the refusal is said as such; nothing is dropped.
+        at = make_app(query_params={"ns": ["sales", "eu"]})
+        open_panel(at, state.Tables.DROP_NS_OPEN, ["sales", "eu"])
+        at.radio(key=state.panel_key(state.Tables.DROP_NS_MODE, ["sales", "eu"])).set_value(
+            "CASCADE"
+        ).run()
+        assert "This server may not implement CASCADE" in texts(at)
+        at.text_input(key="tables.drop_ns0.sales/eu.confirm").input("eu")
+        submit(at, "tables.drop_ns0.sales/eu", "Drop eu and 1 item")
+        (error,) = alerts(at, "error")
+        assert error.startswith("Dropping namespace eu failed. UNSUPPORTED: This server refused")
+        assert "nothing was dropped" in error
+        assert browse.list_table_names(backend.connect(str(ui_env)), ["sales", "eu"]) == [
+            "invoices"
+        ]
+    finally:
+        server.stop()
+
+
+def test_schema_metadata_edit_and_read_only_properties(make_app, ui_env) -> None:
+    import lance
+
+    from backend.services import lifecycle
+    from components import state
+
+    at = make_app(query_params=ORDERS)
+    open_panel(at, state.Tables.METADATA_OPEN, ["sales", "orders"])
+    assert lifecycle.PROPERTIES_READ_ONLY in texts(at)
+    key = "tables.life0.meta.rows"
+    at.session_state[key] = {
+        "edited_rows": {},
+        "added_rows": [{"key": "owner", "value": "data_team"}, {"key": "tier", "value": "$gold"}],
+        "deleted_rows": [],
+    }
+    submit(at, "tables.life0.meta.form", "Save schema metadata")
+    assert alerts(at, "success") == ["Saved the schema metadata of sales › orders: owner, tier."]
+    location = browse.describe_table(backend.connect(str(ui_env)), ["sales", "orders"]).location
+    assert lance.dataset(location).schema.metadata == {b"owner": b"data_team", b"tier": b"$gold"}
+    editor = next(e for e in at.dataframe if e.key == "tables.life1.meta.rows")
+    assert dict(zip(editor.value["key"], editor.value["value"], strict=True)) == {
+        "owner": "data_team",
+        "tier": "$gold",
+    }
+
+    # A removed row cannot remove its key (the operation only adds and changes keys).
+    at.session_state["tables.life1.meta.rows"] = {
+        "edited_rows": {},
+        "added_rows": [],
+        "deleted_rows": [0],
+    }
+    submit(at, "tables.life1.meta.form", "Save schema metadata")
+    (error,) = alerts(at, "error")
+    assert error.startswith("Nothing saved. Keys cannot be removed (owner)")
+
+    at = make_app(query_params={"ns": "sales", "table": "pending"})  # declared: properties only
+    open_panel(at, state.Tables.METADATA_OPEN, ["sales", "pending"])
+    page = texts(at)
+    assert "A declared table has no schema yet" in page and lifecycle.PROPERTIES_READ_ONLY in page
+    grids = [d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"]]
+    assert len(grids) == 2  # the Properties tab and the panel: read-only grids, no editor
+    assert all(dict(zip(g["key"], g["value"], strict=True)) == {"owner": "ops"} for g in grids)
+
+
+def test_drop_namespace_restrict_lists_children_cascade_drops_all(make_app, ui_env) -> None:
+    from components import state
+
+    at = make_app(query_params={"ns": "sales"})
+    assert "Drop namespace sales" in [e.label for e in at.expander]
+    open_panel(at, state.Tables.DROP_NS_OPEN, ["sales"])
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("sales is not empty: namespace sales › eu, table sales › customers")
+    assert "RESTRICT is refused while it has children" in warning
+    at.text_input(key="tables.drop_ns0.sales.confirm").input("sales")
+    submit(at, "tables.drop_ns0.sales", "Drop sales")  # tried anyway: the refusal names them
+    (error,) = alerts(at, "error")
+    assert error.startswith("Dropping namespace sales failed. NAMESPACE_NOT_EMPTY")
+    assert "table sales$orders" in error
+    assert browse.namespace_exists(backend.connect(str(ui_env)), ["sales"])
+
+    at.radio(key=state.panel_key(state.Tables.DROP_NS_MODE, ["sales"])).set_value("CASCADE").run()
+    goes = next(d.value for d in at.dataframe if list(d.value.columns) == ["kind", "path"])
+    assert sorted(goes["path"]) == [
+        "sales › customers",
+        "sales › eu",
+        "sales › eu › invoices",
+        "sales › orders",
+        "sales › pending",
+    ]
+    assert "CASCADE drops sales and everything under it: 4 tables" in texts(at)
+    orders_dir = table_dir(ui_env, ["sales", "orders"])
+    at.text_input(key="tables.drop_ns0.sales.confirm").input("sales")
+    submit(at, "tables.drop_ns0.sales", "Drop sales and 5 items")
+    assert alerts(at, "success") == [
+        "Dropped namespace sales with 4 tables (their data deleted) and 1 child namespace."
+    ]
+    assert "ns" not in at.query_params  # the selection moved to the parent: the root
+    assert "tables.ns.open.sales" not in button_keys(at)
+    ns = backend.connect(str(ui_env))
+    assert not browse.namespace_exists(ns, ["sales"]) and not orders_dir.exists()
+
+
+def test_drop_an_empty_namespace(make_app, ui_env) -> None:
+    from lance_namespace import CreateNamespaceRequest
+
+    from components import state
+
+    backend.connect(str(ui_env)).create_namespace(CreateNamespaceRequest(id=["hr", "temp"]))
+    at = make_app(query_params={"ns": ["hr", "temp"]})
+    open_panel(at, state.Tables.DROP_NS_OPEN, ["hr", "temp"])
+    assert "hr › temp is empty: nothing else goes with it." in texts(at)
+    at.text_input(key="tables.drop_ns0.hr/temp.confirm").input("temp")
+    submit(at, "tables.drop_ns0.hr/temp", "Drop temp")
+    assert alerts(at, "success") == ["Dropped namespace hr › temp."]
+    assert at.query_params["ns"] in ("hr", ["hr"])
+    assert browse.list_namespace_names(backend.connect(str(ui_env)), ["hr"]) == []
+
+
+def test_read_only_disables_the_lifecycle_writes(make_app) -> None:
+    from components import state
+
+    at = make_app(query_params={**ORDERS, "ro": "true"})
+    for key, ident in (
+        (state.Tables.DROP_OPEN, ["sales", "orders"]),
+        (state.Tables.RENAME_OPEN, ["sales", "orders"]),
+        (state.Tables.METADATA_OPEN, ["sales", "orders"]),
+        (state.Tables.DROP_NS_OPEN, ["sales"]),
+    ):
+        at.session_state[state.panel_key(key, ident)] = True
+    at.run()
+    assert_no_exception(at)
+    for key in (
+        "FormSubmitter:tables.life0.drop.form-Drop table",
+        "FormSubmitter:tables.life0.rename.form-Rename",
+        "FormSubmitter:tables.life0.meta.form-Save schema metadata",
+        "FormSubmitter:tables.deregister0-Deregister",
+        "FormSubmitter:tables.drop_ns0.sales-Drop sales",
+    ):
+        assert at.button(key=key).disabled, key

@@ -195,3 +195,210 @@ def test_missing_namespace_in_link_is_readable(make_app) -> None:
     assert any("Namespace gone does not exist" in w for w in alerts(at, "warning"))
     at.button(key="versions.pick.reset").click().run()
     assert "Pick a table" in texts(at)
+
+
+# -- lifecycle: restore, time travel, tags, cleanup by policy ---------------------------------
+
+
+def rows_at(ui_env, table_id: list[str], version: int | None = None) -> int:
+    from lance_namespace import CountTableRowsRequest
+
+    ns = backend.connect(str(ui_env))
+    return int(ns.count_table_rows(CountTableRowsRequest(id=table_id, version=version)).count)
+
+
+def open_panel(at, key: str) -> None:
+    """Open a lazily drawn expander (its content exists only while it is open) and rerun."""
+    if key not in at.session_state or not at.session_state[key]:
+        at.session_state[key] = True
+        at.run()
+        assert_no_exception(at)
+
+
+def restore(at, version: int, *, confirm: bool, n: int = 0) -> None:
+    open_panel(at, state.Versions.RESTORE_OPEN)
+    widget(at.checkbox, f"versions.restore{n}.", f".{version}.confirm").check() if confirm else None
+    widget(at.button, f"FormSubmitter:versions.restore{n}.", f"-Restore v{version}").click().run()
+    assert_no_exception(at)
+
+
+def test_restore_needs_the_confirmation_and_makes_a_new_version(make_app, ui_env) -> None:
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    assert not at.checkbox  # drawn once "Restore this version" is opened
+    restore(at, 1, confirm=False)
+    assert "Restoring makes a new latest version, v4, whose content is v1's." in texts(at)
+    assert alerts(at, "error") == ["Not restored: tick the box to confirm v4 from v1."]
+    assert listed(ui_env, ["sales", "orders"]) == [3, 2, 1]
+
+    restore(at, 1, confirm=True)
+    assert alerts(at, "success") == ["Restored v1 of sales › orders as v4, the new latest version."]
+    assert listed(ui_env, ["sales", "orders"]) == [4, 3, 2, 1]
+    assert rows_at(ui_env, ["sales", "orders"]) == rows_at(ui_env, ["sales", "orders"], 1) == 3
+    assert at.number_input(key="version").value == 4  # the new version is opened
+    assert {m.label: m.value for m in at.metric}["Latest"] == "4"
+    assert "v4 is the latest version: there is nothing to restore." in texts(at)
+    assert not [
+        b for b in at.button if b.key and b.key.startswith("FormSubmitter:versions.restore")
+    ]
+
+
+def test_browse_the_data_opens_the_preview_at_that_version(make_app) -> None:
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    from components.lifecycle import search_link_params
+
+    assert search_link_params(["sales", "orders"]) == [
+        ("ns", "sales"), ("table", "orders"), ("tab", "preview"),
+    ]  # fmt: skip
+    at.button(key="versions.browse").click().run()
+    assert_no_exception(at)
+    assert "Search & tune" in [t.value for t in at.title]
+    # Search & tune's preview reads v1 (3 rows, id 1 still there), not the latest.
+    assert at.number_input(key="version").value == 1
+    assert "3 rows match · rows 1–3 · version 1" in texts(at)
+    grid = next(d.value for d in at.dataframe if "item" in d.value.columns)
+    assert sorted(grid["id"]) == [1, 2, 3]
+
+
+def tag_form(at, form: str, *, n: int = 0, **fields) -> None:
+    if form != "create":
+        open_panel(at, state.Versions.TAGS_OPEN)
+    for name, value in fields.items():
+        field = widget(getattr(at, "text_input" if name != "tag" else "selectbox"),
+                       f"versions.tags{n}.", f".{form}.{name}")  # fmt: skip
+        field.set_value(value) if name == "tag" else field.input(value)
+    label = {"create": "-Tag v", "move": "-Move to v", "delete": "-Delete tag"}[form]
+    found = [b for b in at.button if b.key and b.key.startswith(f"FormSubmitter:versions.tags{n}.")
+             and f".{form}{label}" in b.key]  # fmt: skip
+    assert len(found) == 1, [b.key for b in at.button]
+    found[0].click().run()
+    assert_no_exception(at)
+
+
+def tag_grid(at) -> dict[str, int]:
+    grids = [d.value for d in at.dataframe if list(d.value.columns) == ["tag", "version"]]
+    return dict(zip(grids[0]["tag"], grids[0]["version"], strict=True)) if grids else {}
+
+
+def test_tags_create_move_delete(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    at = make_app("versions", query_params={**ORDERS, "version": "2"})
+    assert "No tags yet." in texts(at)
+    tag_form(at, "create", name="bad name")
+    (error,) = alerts(at, "error")
+    assert error.startswith("Not tagged. The tag name 'bad name' is not valid")
+    tag_form(at, "create", name="gold")
+    assert alerts(at, "success") == ["Tagged v2 of sales › orders as gold."]
+    assert tag_grid(at) == {"gold": 2}
+    assert "v2 is tagged gold." in texts(at)
+    tag_form(at, "create", n=1, name="gold")
+    assert alerts(at, "error") == ["Not tagged. Tag gold already exists (on v2): move it instead."]
+
+    at.number_input(key="version").set_value(1).run()
+    tag_form(at, "move", n=1, tag="gold")
+    assert alerts(at, "success") == ["Moved tag gold of sales › orders to v1."]
+    assert tag_grid(at) == {"gold": 1}
+
+    tag_form(at, "delete", n=2, tag="gold", confirm="gol")
+    assert alerts(at, "error") == ["Not deleted: type gold exactly to confirm."]
+    tag_form(at, "delete", n=2, tag="gold", confirm="gold")
+    assert alerts(at, "success") == ["Deleted tag gold of sales › orders; its version stays."]
+    assert tag_grid(at) == {}
+    ns = backend.connect(str(ui_env))
+    assert lifecycle.list_tags(ns, ["sales", "orders"]).empty
+    assert listed(ui_env, ["sales", "orders"]) == [3, 2, 1]
+
+
+def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
+    assert_no_exception(at)
+    assert at.number_input(key="version").value == 2
+    assert {m.label: m.value for m in at.metric}["Operation"] == "Append"
+    at.run()  # a rerun keeps it
+    assert at.number_input(key="version").value == 2
+    at.number_input(key="version").set_value(3).run()  # a pick of the user's wins
+    assert {m.label: m.value for m in at.metric}["Operation"] == "Delete"
+    assert "tag" not in at.query_params  # the URL names the version shown, not the tag
+
+    at = make_app("versions", query_params={**ORDERS, "tag": "nope"})
+    assert_no_exception(at)
+    assert alerts(at, "warning") == [
+        "The link's tag nope does not exist on sales › orders (deleted, or never made)."
+    ]
+    assert at.number_input(key="version").value == 3  # the latest, as without the link
+    assert "tag" not in at.query_params  # said once: the link leaves the URL
+    at.run()
+    assert not alerts(at, "warning")
+
+
+def cleanup(at, *, keep: int | None = None, days: int | None = None, n: int = 0) -> None:
+    open_panel(at, state.Versions.CLEANUP_OPEN)
+    if keep is not None:
+        widget(at.number_input, f"versions.cleanup{n}.", ".keep").set_value(keep)
+    if days is not None:
+        widget(at.number_input, f"versions.cleanup{n}.", ".days").set_value(days)
+    widget(at.button, f"FormSubmitter:versions.cleanup{n}.", ".policy-Dry run").click().run()
+    assert_no_exception(at)
+
+
+def test_cleanup_by_policy_dry_run_then_delete(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    lifecycle.create_tag(backend.connect(str(ui_env)), ["logs", "events"], "keep-me", 5)
+    at = make_app("versions", query_params=EVENTS)
+    cleanup(at)  # no policy
+    (error,) = alerts(at, "error")
+    assert "a cleanup policy needs keep_last, older_than or both" in error
+    cleanup(at, keep=10)
+    (info,) = alerts(at, "info")
+    assert info == (
+        "Dry run (keep the newest 10; never the latest or a tagged version): deletes 49 "
+        "versions (1-4, 6-50), keeps 11 versions. Kept because tagged: v5 (keep-me)."
+    )
+    plan = next(d.value for d in at.dataframe if "fate" in d.value.columns)
+    fates = dict(zip(plan["version"], plan["fate"], strict=True))
+    assert fates[60] == "kept: latest" and fates[51] == "kept: policy"
+    assert fates[5] == "kept: tagged keep-me" and fates[50] == fates[1] == "deleted"
+    assert listed(ui_env, ["logs", "events"]) == list(range(60, 0, -1))  # a dry run deletes nothing
+
+    delete = widget(at.button, "FormSubmitter:versions.cleanup0.", ".run-Delete 49 versions")
+    widget(at.text_input, "versions.cleanup0.", ".run.confirm").input("event")
+    delete.click().run()
+    assert alerts(at, "error") == ["Nothing deleted: type events exactly to confirm."]
+    widget(at.text_input, "versions.cleanup0.", ".run.confirm").input("events")
+    widget(at.button, "FormSubmitter:versions.cleanup0.", ".run-Delete 49 versions").click().run()
+    assert_no_exception(at)
+    assert alerts(at, "success") == [
+        "Deleted 49 versions of logs › events (1-4, 6-50; keep the newest 10; never the latest "
+        "or a tagged version)."
+    ]
+    assert listed(ui_env, ["logs", "events"]) == [*range(60, 50, -1), 5]
+    assert {m.label: m.value for m in at.metric}["Versions"] == "11"
+    assert not [d for d in at.dataframe if "fate" in d.value.columns]  # the plan was used up
+
+
+def test_cleanup_by_age_keeps_young_versions(make_app, ui_env) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    cleanup(at, days=1)  # every version was written seconds ago
+    (info,) = alerts(at, "info")
+    assert "deletes nothing" in info
+    assert not [b for b in at.button if b.key and ".run-Delete" in b.key]
+
+
+def test_read_only_disables_the_lifecycle_writes(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    at = make_app("versions", query_params={**ORDERS, "version": "1", "ro": "true"})
+    for key in (state.Versions.RESTORE_OPEN, state.Versions.TAGS_OPEN, state.Versions.CLEANUP_OPEN):
+        at.session_state[key] = True
+    at.run()
+    assert_no_exception(at)
+    writes = [b for b in at.button if b.key and b.key.startswith("FormSubmitter:versions.")]
+    by_label = {b.key.rsplit("-", 1)[-1]: b.disabled for b in writes}
+    for label in ("Restore v1", "Tag v1", "Move to v1", "Delete tag", "Delete versions"):
+        assert by_label[label] is True, label
+    assert by_label["Dry run"] is False and by_label["Compare"] is False  # reads stay
