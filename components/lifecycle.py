@@ -87,6 +87,20 @@ def runs(versions: Sequence[int]) -> str:
     return version_ranges.format_spans(version_ranges.spans_of(versions))
 
 
+def confirmed_submit(submitted: bool, *, read_only: bool, confirmed: bool, refusal: str) -> bool:
+    """Whether a confirmed write form may go ahead: submitted, on a writable connection, and
+    confirmed; otherwise why not is shown (``refusal`` when the confirmation is missing)."""
+    if not submitted:
+        return False
+    if read_only:
+        feedback.show("error", READ_ONLY)
+    elif not confirmed:
+        feedback.show("error", refusal)
+    else:
+        return True
+    return False
+
+
 @dataclass(frozen=True)
 class Write:
     """One write for a page to send with ``feedback.run(write.call, action=write.action)``:
@@ -250,15 +264,14 @@ def render_version_actions(
         submitted = st.form_submit_button(
             f"Restore v{picked}", type="primary", icon=":material/restore:", disabled=read_only
         )
-    if not submitted:
+    if not confirmed_submit(
+        submitted,
+        read_only=read_only,
+        confirmed=confirmed,
+        refusal=f"Not restored: tick the box to confirm v{new} from v{picked}.",
+    ):
         return None
-    if read_only:
-        feedback.show("error", READ_ONLY)
-    elif not confirmed:
-        feedback.show("error", f"Not restored: tick the box to confirm v{new} from v{picked}.")
-    else:
-        return picked
-    return None
+    return picked
 
 
 # --------------------------------------------------------------------------------------------
@@ -459,15 +472,14 @@ def _render_cleanup_body(
             icon=":material/delete_sweep:",
             disabled=read_only,
         )
-    if not submitted:
+    if not confirmed_submit(
+        submitted,
+        read_only=read_only,
+        confirmed=confirmed,
+        refusal=f"Nothing deleted: type {table} exactly to confirm.",
+    ):
         return None
-    if read_only:
-        feedback.show("error", READ_ONLY)
-    elif not confirmed:
-        feedback.show("error", f"Nothing deleted: type {table} exactly to confirm.")
-    else:
-        return plan
-    return None
+    return plan
 
 
 def plan_frame(plan: lc.CleanupPlan, versions: pd.DataFrame) -> pd.DataFrame:
@@ -624,15 +636,14 @@ def render_drop_form(
             submitted = st.form_submit_button(
                 "Drop table", type="primary", icon=":material/delete_forever:", disabled=read_only
             )
-    if not submitted:
+    if not confirmed_submit(
+        submitted,
+        read_only=read_only,
+        confirmed=confirmed,
+        refusal=f"Not dropped: type {name} exactly to confirm.",
+    ):
         return None
-    if read_only:
-        feedback.show("error", READ_ONLY)
-    elif not confirmed:
-        feedback.show("error", f"Not dropped: type {name} exactly to confirm.")
-    else:
-        return TableAction("drop")
-    return None
+    return TableAction("drop")
 
 
 def render_deregister_form(
@@ -666,15 +677,14 @@ def render_deregister_form(
             submitted = st.form_submit_button(
                 "Deregister", icon=":material/link_off:", disabled=read_only
             )
-    if not submitted:
+    if not confirmed_submit(
+        submitted,
+        read_only=read_only,
+        confirmed=confirmed,
+        refusal=f"Not deregistered: type {name} exactly to confirm.",
+    ):
         return None
-    if read_only:
-        feedback.show("error", READ_ONLY)
-    elif not confirmed:
-        feedback.show("error", f"Not deregistered: type {name} exactly to confirm.")
-    else:
-        return TableAction("deregister")
-    return None
+    return TableAction("deregister")
 
 
 def rename_caption(caps: backend.BackendCapabilities) -> str:
@@ -937,15 +947,14 @@ def render_drop_namespace(
             submitted = st.form_submit_button(
                 label, type="primary", icon=":material/folder_delete:", disabled=read_only
             )
-    if not submitted:
+    if not confirmed_submit(
+        submitted,
+        read_only=read_only,
+        confirmed=confirmed,
+        refusal=f"Not dropped: type {name} exactly to confirm.",
+    ):
         return None
-    if read_only:
-        feedback.show("error", READ_ONLY)
-    elif not confirmed:
-        feedback.show("error", f"Not dropped: type {name} exactly to confirm.")
-    else:
-        return DropNamespace(cascade, found)
-    return None
+    return DropNamespace(cascade, found)
 
 
 __all__ = [

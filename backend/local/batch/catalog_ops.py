@@ -26,11 +26,12 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lance_namespace.errors import ErrorCode
 
 from .apply import PENDING_DIR
-from .catalog import catalog_commit, open_catalog, read_catalog
+from .catalog import catalog_commit, read_catalog
 from .context import DELIMITER, Ctx, error, oid
 from .durable import fsync_path, write_atomic
 from .faults import Steps
@@ -47,9 +48,9 @@ class Subtree:
     locations: dict[str, str]  # table object id -> catalog location
 
 
-def subtree(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
-    """The child namespaces and tables of ``namespace_id`` (every level)."""
-    rows = read_catalog(ctx).rows
+def subtree(rows: dict[str, dict[str, Any]], namespace_id: Sequence[str]) -> Subtree:
+    """The child namespaces and tables of ``namespace_id`` (every level) among the catalog's
+    ``rows``."""
     prefix = oid(namespace_id) + DELIMITER
     namespaces, tables, locations = [], [], {}
     for key in sorted(rows):
@@ -91,7 +92,7 @@ def drop_cascade(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
     catalog = read_catalog(ctx)
     if not catalog.namespace_exists(list(namespace_id)):
         raise error(ErrorCode.NAMESPACE_NOT_FOUND, f"namespace {oid(namespace_id)} not found")
-    tree = subtree(ctx, namespace_id)
+    tree = subtree(catalog.rows, namespace_id)
     gone = [oid(namespace_id)] + [oid(n) for n in tree.namespaces] + [oid(t) for t in tree.tables]
     intent = None
     if ctx.is_file:
@@ -101,10 +102,7 @@ def drop_cascade(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
         steps("drop.intent", intent.name)
         write_atomic(intent, json.dumps({"object_ids": gone, "paths": paths}).encode())
     steps("drop.catalog", f"{len(gone)} rows")
-    ds = open_catalog(ctx)
-    if ds is None:
-        raise error(ErrorCode.INTERNAL, "the namespace catalog (__manifest) disappeared")
-    catalog_commit(ctx, [], gone)
+    catalog_commit(ctx, [], gone)  # refuses a catalog that disappeared
     steps("drop.committed", oid(namespace_id))
     if intent is not None:
         finish_drop(ctx, intent, steps)

@@ -49,6 +49,7 @@ from .catalog import (
     declared_row,
     manifest_name,
     manifest_version,
+    read_catalog,
 )
 from .context import Ctx, error
 from .faults import Steps, fire
@@ -258,6 +259,17 @@ def _sha(data: bytes) -> str:
 def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) -> dict:
     """The plan with object keys and what undoing each step needs; reads the staged manifests
     (checked: inside the table or the root's staging area, the right version)."""
+    catalog: dict[str, dict[str, Any]] = {}
+
+    def row_location(object_id: str) -> str:
+        """The catalog location of an existing table (the catalog read once, when needed)."""
+        if not catalog:
+            catalog.update(read_catalog(ctx).rows)
+        row = catalog.get(object_id)
+        if not row or not row.get("location"):
+            raise error(ErrorCode.TABLE_NOT_FOUND, f"table {object_id} not found")
+        return str(row["location"])
+
     declares = []
     locations: dict[str, str] = {}
     for d in plan.declares:
@@ -276,7 +288,7 @@ def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) 
         )
     versions = []
     for v in plan.versions:
-        location = locations.get(v.object_id) or _row_location(ctx, v.object_id)
+        location = locations.get(v.object_id) or row_location(v.object_id)
         table = store.key(location)
         staged = store.key(v.manifest_path)
         if not (staged.startswith(table + "/") or staged.startswith("_staging/")):
@@ -313,7 +325,7 @@ def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) 
     for x in plan.deletes:
         if not x.moves:
             continue
-        table = store.key(_row_location(ctx, x.object_id))
+        table = store.key(row_location(x.object_id))
         names = {_parse(k): k for k in store.list(f"{table}/_versions/") if _parse(k) is not None}
         for m in x.moves:
             if m.version in names:
@@ -340,15 +352,6 @@ def _parse(key: str) -> int | None:
     from .catalog import parse_manifest_name
 
     return parse_manifest_name(key.rsplit("/", 1)[-1])
-
-
-def _row_location(ctx: Ctx, object_id: str) -> str:
-    from .catalog import read_catalog
-
-    row = read_catalog(ctx).rows.get(object_id)
-    if not row or not row.get("location"):
-        raise error(ErrorCode.TABLE_NOT_FOUND, f"table {object_id} not found")
-    return str(row["location"])
 
 
 # -- commit ------------------------------------------------------------------------------------
