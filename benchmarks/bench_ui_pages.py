@@ -13,7 +13,8 @@ no element still a loading skeleton) and the page's main grid is visible (the fi
 Every load opens a new tab (a new Streamlit session); by default all loads of a page share
 one browser context, so JS chunks come from the HTTP cache like for a returning user (``--cold``:
 a fresh context per load, as on a first visit). One warm-up load per page, then ``--runs``
-loads; medians are compared as console/bare against the 1.3x target.
+rounds of one console and one bare load each (interleaved, so machine drift weighs on both);
+medians are compared as console/bare against the 1.3x target.
 
 The bare page (benchmarks/_ui_bench_app.py) fetches the same rows through the same client
 (``backend.connect``) with ``st.cache_data``, then calls ``st.dataframe(df)``.
@@ -146,26 +147,32 @@ def load_ms(context: BrowserContext, url: str, ready: str) -> float:
         page.close()
 
 
-def measure(browser: Browser, url: str, ready: str, runs: int, *, cold: bool) -> list[float]:
-    """One warm-up load (server caches, first imports, the browser's HTTP cache), then ``runs``
-    loads. ``cold``: every load in a fresh browser context (empty HTTP cache: first visit);
-    otherwise one context for all loads (a returning user: cached JS chunks)."""
-    shared = None if cold else browser.new_context(viewport=VIEWPORT)
+def measure(
+    browser: Browser, pages: list[tuple[str, str]], runs: int, *, cold: bool
+) -> list[list[float]]:
+    """Load times of each ``(url, ready)`` page: one warm-up load each (server caches, first
+    imports, the browser's HTTP cache), then ``runs`` rounds loading every page once in turn,
+    so that a slower stretch of the machine weighs on all pages alike. ``cold``: every load
+    in a fresh browser context (empty HTTP cache: first visit); otherwise one context per
+    page for all its loads (a returning user: cached JS chunks)."""
+    shared = [None if cold else browser.new_context(viewport=VIEWPORT) for _ in pages]
     try:
-        out = []
+        out: list[list[float]] = [[] for _ in pages]
         for i in range(runs + 1):
-            context = shared or browser.new_context(viewport=VIEWPORT)
-            try:
-                ms = load_ms(context, url, ready)
-            finally:
-                if shared is None:
-                    context.close()
-            if i:
-                out.append(ms)
+            for j, (url, ready) in enumerate(pages):
+                context = shared[j] or browser.new_context(viewport=VIEWPORT)
+                try:
+                    ms = load_ms(context, url, ready)
+                finally:
+                    if shared[j] is None:
+                        context.close()
+                if i:
+                    out[j].append(ms)
         return out
     finally:
-        if shared is not None:
-            shared.close()
+        for context in shared:
+            if context is not None:
+                context.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,10 +283,12 @@ def run(
                     c_url = page_url_for(console.url, sc.console_path, **sc.console_query)
                     b_url = page_url_for(bare.url, "", **sc.bare_query)
                     try:
-                        c_runs = measure(
-                            browser, c_url, sc.console_ready, args.runs, cold=args.cold
+                        c_runs, b_runs = measure(
+                            browser,
+                            [(c_url, sc.console_ready), (b_url, MAIN_GRID)],
+                            args.runs,
+                            cold=args.cold,
                         )
-                        b_runs = measure(browser, b_url, MAIN_GRID, args.runs, cold=args.cold)
                     except Exception as err:
                         _log(f"  {sc.name} failed: {err}")
                         _log("  console log tail:\n" + console.log_tail(20))

@@ -16,7 +16,8 @@ def render_json(
     data: Any, *, key_prefix: str, label: str | None = None, expanded: bool = False
 ) -> None:
     """A model/dict/list/JSON text as collapsible JSON, secret values masked
-    (``backend.redaction``). With ``label`` the viewer sits in an expander."""
+    (``backend.redaction``). With ``label`` the viewer sits in an expander, built only
+    while it is open unless ``expanded``."""
     if isinstance(data, (str, bytes)):
         try:
             data = json.loads(data)
@@ -33,8 +34,14 @@ def render_json(
     if label is None:
         body(expanded)
         return
-    with st.expander(label, expanded=expanded):
-        body(True)
+    if expanded:
+        with st.expander(label, expanded=True):
+            body(True)
+        return
+    # Collapsed: the JSON viewer is built only once opened (its component is heavy to load).
+    if box := lazy_expander(label, key=f"{key_prefix}.open"):
+        with box:
+            body(True)
 
 
 def code_span(text: str) -> str:

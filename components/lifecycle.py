@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from lance_namespace import BatchDeleteTableVersionsRequest
 from lance_namespace.errors import LanceNamespaceError, TableTagNotFoundError
 
 import backend
@@ -35,6 +36,9 @@ from components.common import (
     render_path,
     render_typed_confirmation,
 )
+from components.connection import snippet_connection
+from components.snippets import python_snippet
+from components.versions import TAGS_TAB
 
 READ_ONLY = "The connection is read-only."
 
@@ -114,6 +118,7 @@ class Write:
     touched: list[list[str]] = field(default_factory=list)
     go: tuple[list[str], str | None] | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    snippet: str | None = None  # the write as Python, shown with the result
 
     def call(self) -> tuple[Any]:
         """The result as a 1-tuple: never ``None`` on success, even for an operation that
@@ -152,6 +157,7 @@ def apply_version_link(table_id: Sequence[str]) -> None:
         state.drop(state.Versions.TAG_LINK)
         return
     state.put(state.Versions.TAG_LINK, (link, version))
+    state.open_manage_tab(TAGS_TAB)  # the link's tag is shown with the others
     if pending is None:
         state.put(state.QP_VERSION, version)
 
@@ -207,6 +213,17 @@ def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
     return Write(
         _restore, (ns, list(table_id), int(version)), f"Restoring v{version}",
         lambda new: f"Restored v{version} of {where} as v{new}, the new latest version.",
+    )  # fmt: skip
+
+
+def delete_versions_write(
+    ns: Any, table_id: Sequence[str], request: BatchDeleteTableVersionsRequest
+) -> Write:
+    """BatchDeleteTableVersions of the ranges asked for (and its Python snippet)."""
+    return Write(
+        ns.batch_delete_table_versions, (request,), "Deleting versions",
+        lambda r: f"Deleted {plural(r.deleted_count or 0, 'version')} of {_path(table_id)}.",
+        snippet=python_snippet("batch_delete_table_versions", request, snippet_connection()),
     )  # fmt: skip
 
 
@@ -406,26 +423,11 @@ def render_cleanup(
 ) -> lc.CleanupPlan | None:
     """A policy (keep the newest N, older than D days, or both), its dry run (kept on the
     session per table: every version with what happens to it), then "Delete N versions"
-    with a typed confirmation, drawn while its expander is open. Returns the plan to run
-    once confirmed."""
+    with a typed confirmation. Returns the plan to run once confirmed."""
     st.caption(
         "A version goes when it is outside the newest N and older than D days (both when both "
         "are given). The latest version and every tagged version always stay."
     )
-    box = lazy_expander(
-        "Dry run a policy", key=state.Versions.CLEANUP_OPEN, icon=":material/checklist:"
-    )
-    if box is None:
-        return None
-    with box:
-        return _render_cleanup_body(
-            ns, table_id, versions, key_prefix=key_prefix, read_only=read_only
-        )
-
-
-def _render_cleanup_body(
-    ns: Any, table_id: Sequence[str], versions: pd.DataFrame, *, key_prefix: str, read_only: bool
-) -> lc.CleanupPlan | None:
     with st.form(f"{key_prefix}.policy", border=False):
         c1, c2, c3 = st.columns([1, 1, 1], vertical_alignment="bottom")
         keep = c1.number_input(

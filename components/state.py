@@ -154,7 +154,14 @@ class Versions:
     BROWSE = "versions.browse"  # widget: "Browse the data at vK" (to Search & tune's preview)
     RESTORE_OPEN = "versions.restore.open"  # widget: the "Restore this version" expander
     TAGS_OPEN = "versions.tags.open"  # widget: the "Move or delete a tag" expander
-    CLEANUP_OPEN = "versions.cleanup.open"  # widget: the "Dry run a policy" expander
+    MANAGE_OPEN = "versions.manage.open"  # widget: the "Manage versions" expander is open
+    MANAGE_TAB = "versions.manage.tab"  # widget: the open "Manage versions" tab (its label)
+
+
+def open_manage_tab(label: str) -> None:
+    """Open the "Manage versions" panel at its tab ``label`` (before the panel renders)."""
+    _set(Versions.MANAGE_OPEN, True)
+    _set(Versions.MANAGE_TAB, label)
 
 
 def compare_pair(table_id: list[str]) -> tuple[int, int] | None:

@@ -25,8 +25,8 @@ from backend.ids import parse_id
 from backend.services import batch_builder as bb
 from backend.text import plural
 from components import feedback, state
-from components.cache import cached, table_scope
 from components.common import render_json
+from components.versions import latest_version
 
 HISTORY_LIMIT = 50
 
@@ -75,13 +75,6 @@ def render_icon_only_style() -> None:
 
 def fingerprint(operations: Sequence[dict[str, Any]]) -> str:
     return hashlib.sha1(json.dumps(list(operations), sort_keys=True).encode()).hexdigest()
-
-
-@cached(table_scope, ttl=30)
-def latest_version(ns: Any, table_id: tuple[str, ...]) -> int | None:
-    from backend.services.versions import latest_version as latest
-
-    return latest(ns, list(table_id))
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,10 +28,23 @@ from components.common import (
 # --------------------------------------------------------------------------------------------
 
 
-@cached(table_scope, ttl=30, max_entries=64)
-def versions_frame(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
-    """Every version of the table, newest first."""
+@cached(table_scope, ttl=3, max_entries=256)
+def latest_version(ns: Any, table_id: tuple[str, ...]) -> int | None:
+    """The table's newest version (one cheap read, a few seconds fresh)."""
+    return vsv.latest_version(ns, list(table_id))
+
+
+@cached(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)
+def _versions_at(ns: Any, table_id: tuple[str, ...], latest: int | None) -> pd.DataFrame:
     return vsv.list_versions(ns, table_id)
+
+
+def versions_frame(table_id: tuple[str, ...]) -> pd.DataFrame:
+    """Every version of the table, newest first. Listing thousands of versions takes
+    seconds, checking the latest one milliseconds: the listing is kept while the latest
+    version is unchanged (a new commit lists again; our writes clear it; old versions
+    deleted by another process show within ten minutes, or on Refresh)."""
+    return _versions_at(table_id, latest_version(table_id))
 
 
 @cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)
@@ -375,10 +388,25 @@ def render_details_section(
     return picked
 
 
+MANAGE_TABS = ("Compare", "Tags", "Clean up by policy", "Delete by range")
+TAGS_TAB = MANAGE_TABS[1]
+MANAGE_LABEL = "Manage versions: compare, tags, clean up, delete"
+
+
+def manage_tabs() -> Sequence[Any] | None:
+    """The "Manage versions" tabs (compare, tags, cleanup, delete by range) in an expander:
+    ``None`` while it is closed. Only the open tab's content is to be built (``tab.open``);
+    the expander and the open tab are kept per session. Closed, they cost a page load
+    nothing but the expander."""
+    box = lazy_expander(MANAGE_LABEL, key=state.Versions.MANAGE_OPEN, icon=":material/tune:")
+    if box is None:
+        return None
+    with box:
+        return st.tabs(MANAGE_TABS, key=state.Versions.MANAGE_TAB, on_change="rerun")
+
+
 def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: int) -> None:
     """Two version numbers, and their comparison once asked for."""
-
-    st.subheader("Compare two versions", anchor=False)
     tid = tuple(table_id)
     pair = render_compare_form(versions, picked, key_prefix=f"versions.compare.{tid}")
     if pair:
@@ -390,6 +418,10 @@ def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: 
 
 
 __all__ = [
+    "MANAGE_LABEL",
+    "MANAGE_TABS",
+    "TAGS_TAB",
+    "manage_tabs",
     "render_compare_section",
     "render_details_section",
     "render_listing",
@@ -406,5 +438,6 @@ __all__ = [
     "time_axis",
     "timeline_chart",
     "version_info",
+    "latest_version",
     "versions_frame",
 ]

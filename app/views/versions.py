@@ -1,18 +1,18 @@
 """Versions: every version of a table (paged, newest first), a timeline, one version's
-details (restore it, browse its data), tags (``?tag=`` opens a tagged version), the
-comparison of two, and deleting old versions by policy or by range (never the latest)."""
+details (restore it, browse its data), then "Manage versions" tabs, only the open one drawn:
+the comparison of two, tags (``?tag=`` opens a tagged version), deleting old versions by
+policy or by range (never the latest)."""
 
 import streamlit as st
 
-from backend.text import plural
 from components import feedback, state
 from components import lifecycle as life
 from components import tables as tbl
 from components import versions as ver
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace, snippet_connection
-from components.snippets import python_snippet, render_code
+from components.connection import is_read_only, require_namespace
+from components.snippets import render_code
 
 st.title("Versions")
 ns = require_namespace()
@@ -49,7 +49,7 @@ def send(write: life.Write, *, show_result: bool = False) -> None:
     state.set_compare_pair(None)
     if show_result:
         state.show_version(done[0])
-    feedback.flash("versions", "success", write.said(done[0]))
+    feedback.flash("versions", "success", write.said(done[0]), snippet=write.snippet)
     st.rerun()
 
 
@@ -65,41 +65,30 @@ if restore := life.render_version_actions(
 ):
     send(life.restore_write(ns, table_id, restore), show_result=True)
 
-st.subheader("Tags", anchor=False)
-tags = feedback.run(life.tags, tid, action="Listing tags")
-if tags is not None and (
-    tag := life.render_tags(
-        table_id, tags, picked, key_prefix=f"versions.tags{fv}.{tid}", read_only=read_only
-    )
-):
-    send(tag.write(ns, table_id))
-
-ver.render_compare_section(table_id, versions, picked)
-
-st.subheader("Clean up by policy", anchor=False)
-if plan := life.render_cleanup(
-    ns, table_id, versions, key_prefix=f"versions.cleanup{fv}.{tid}", read_only=read_only
-):
-    send(life.cleanup_write(ns, table_id, plan))
-
-st.subheader("Delete old versions", anchor=False)
-request = ver.render_delete_form(
-    table_id,
-    versions,
-    key_prefix=f"versions.delete{fv}.{tid}",
-    read_only=read_only,
-)
-if request is not None:
-    response = feedback.run(ns.batch_delete_table_versions, request, action="Deleting versions")
-    if response is not None:
-        invalidate_tables([table_id])
-        state.reset_forms("versions")
-        state.set_compare_pair(None)
-        feedback.flash(
-            "versions",
-            "success",
-            f"Deleted {plural(response.deleted_count or 0, 'version')} of "
-            f"{tbl.display_path(table_id)}.",
-            snippet=python_snippet("batch_delete_table_versions", request, snippet_connection()),
-        )
-        st.rerun()
+if (tabs := ver.manage_tabs()) is None:
+    st.stop()
+compare, tagging, cleanup, deleting = tabs
+if compare.open:
+    with compare:
+        ver.render_compare_section(table_id, versions, picked)
+if tagging.open:
+    with tagging:
+        tags = feedback.run(life.tags, tid, action="Listing tags")
+        if tags is not None and (
+            tag := life.render_tags(
+                table_id, tags, picked, key_prefix=f"versions.tags{fv}.{tid}", read_only=read_only
+            )
+        ):
+            send(tag.write(ns, table_id))
+if cleanup.open:
+    with cleanup:
+        if plan := life.render_cleanup(
+            ns, table_id, versions, key_prefix=f"versions.cleanup{fv}.{tid}", read_only=read_only
+        ):
+            send(life.cleanup_write(ns, table_id, plan))
+if deleting.open:
+    with deleting:
+        if request := ver.render_delete_form(
+            table_id, versions, key_prefix=f"versions.delete{fv}.{tid}", read_only=read_only
+        ):
+            send(life.delete_versions_write(ns, table_id, request))

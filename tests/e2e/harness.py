@@ -331,6 +331,27 @@ def open_tab(scope: Locator, name: str) -> Locator:
     return scope.get_by_role("tabpanel").filter(visible=True)
 
 
+def manage_versions(page: Page, tab: str) -> Locator:
+    """On the Versions page: open the "Manage versions" panel (drawn once opened) at ``tab``
+    (only the open tab is drawn), waiting for each run; returns the tab's panel."""
+    from components.versions import MANAGE_LABEL
+
+    main = page.get_by_test_id("stMain")
+    box = main.get_by_test_id("stExpander").filter(
+        has=page.locator("summary").filter(has_text=MANAGE_LABEL)
+    )
+    expect(box).to_have_count(1)
+    if box.locator("details").first.get_attribute("open") is None:
+        after_rerun(page, lambda: open_expander(main, MANAGE_LABEL))
+    button = box.get_by_role("tab", name=tab, exact=True)
+    if button.get_attribute("aria-selected") != "true":
+        after_rerun(page, button.click)
+    expect(button).to_have_attribute("aria-selected", "true")
+    panel = box.get_by_role("tabpanel").filter(visible=True)
+    expect(panel).to_have_count(1)
+    return panel
+
+
 def read_only_switch(page: Page) -> Locator:
     """The sidebar's read-only toggle (keyed ``ro``, bound to ``?ro=``)."""
     return page.get_by_test_id("stSidebar").get_by_role("switch", name="Read-only")

@@ -31,6 +31,7 @@ from .harness import (
     goto,
     grid_row,
     keyed_grid,
+    manage_versions,
     open_expander,
     section,
     settle,
@@ -165,12 +166,12 @@ def test_tag_deep_link_and_time_travel(
     three_versions(console, namespace)
     goto(page, console, "versions", ns=namespace, table="t", version="2")
     main = _main(page)
-    tags = section(main, "Tags")
+    tags = manage_versions(page, "Tags")
     expect(tags.get_by_text("No tags yet.")).to_be_visible()
     type_into(tags.get_by_label("New tag", exact=True), "gold")
     click(page, tags.get_by_role("button", name="Tag v2"))
     expect(alert(main, f"Tagged v2 of {namespace} › t as gold.")).to_be_visible()
-    grid = first_grid(section(main, "Tags"))
+    grid = first_grid(manage_versions(page, "Tags"))
     expect(grid_row(grid, "gold")).to_have_count(1)
     expect(grid_row(grid, "gold")).to_contain_text("2")
     shot("tagged")
@@ -180,7 +181,8 @@ def test_tag_deep_link_and_time_travel(
     main = _main(page)
     expect(main.get_by_label("Version", exact=True)).to_have_value("2")
     expect(metric(section(main, "Version details"), "Operation")).to_have_text("Append")
-    expect(main.get_by_text("v2 is tagged gold.")).to_be_visible()
+    # ... with the Tags tab open, saying so.
+    expect(manage_versions(page, "Tags").get_by_text("v2 is tagged gold.")).to_be_visible()
     shot("deep-link")
     # ... and its data, as it was at v2: 8 rows.
     after_rerun(page, main.get_by_role("button", name="Browse the data at v2").click)
@@ -194,12 +196,12 @@ def test_tag_deep_link_and_time_travel(
     expect(main.get_by_label("Version", exact=True)).to_have_value("3")
 
     # Delete the tag (typed confirmation).
-    box = open_lazy(main, "Move or delete a tag")
+    box = open_lazy(manage_versions(page, "Tags"), "Move or delete a tag")
     pick_in_form(box, "Tag to delete", "gold")
     type_into(box.get_by_label("Type the tag name to confirm", exact=True), "gold")
     click(page, box.get_by_role("button", name="Delete tag"))
     expect(alert(main, f"Deleted tag gold of {namespace} › t; its version stays.")).to_be_visible()
-    expect(section(main, "Tags").get_by_text("No tags yet.")).to_be_visible()
+    expect(manage_versions(page, "Tags").get_by_text("No tags yet.")).to_be_visible()
     expect(metric(main, "Versions")).to_have_text("3")
     shot("deleted")
 
@@ -209,8 +211,8 @@ def test_cleanup_by_policy(page: Page, console: Console, shot: Callable[..., Pat
     three_versions(console, namespace)
     goto(page, console, "versions", ns=namespace, table="t")
     main = _main(page)
-    # The policy form is drawn once its expander is opened (it would slow every page load).
-    cleanup = open_lazy(section(main, "Clean up by policy"), "Dry run a policy")
+    # The policy form is drawn once its tab is opened (it would slow every page load).
+    cleanup = manage_versions(page, "Clean up by policy")
     type_into(cleanup.get_by_label("Keep the newest", exact=True), "1")
     click(page, cleanup.get_by_role("button", name="Dry run", exact=True))
     expect(alert(cleanup, "deletes 2 versions (1-2), keeps 1 version")).to_be_visible()

@@ -22,6 +22,7 @@ from .harness import (
     grid_cells,
     grid_row,
     grid_rows,
+    manage_versions,
     open_expander,
     section,
     set_read_only,
@@ -93,8 +94,8 @@ def test_version_details_deep_link(page: Page, console: Console) -> None:
 
 
 def test_compare_two_versions(page: Page, console: Console, shot: Callable[..., Path]) -> None:
-    main = _open_history(page, console)
-    compare = section(main, "Compare two versions")
+    _open_history(page, console)
+    compare = manage_versions(page, "Compare")
     type_into(compare.get_by_label("Version A", exact=True), "1")
     type_into(compare.get_by_label("Version B", exact=True), "4")
     compare.get_by_role("button", name="Compare").click()
@@ -114,7 +115,7 @@ def test_delete_versions_validation_and_read_only(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
     main = _open_history(page, console)
-    delete = section(main, "Delete old versions")
+    delete = manage_versions(page, "Delete by range")
     field = delete.get_by_label("Versions to delete", exact=True)
     # Inclusive ranges: 3-4 covers the latest version, v4, which is never deleted.
     type_into(field, "3-4")
@@ -142,7 +143,7 @@ def test_delete_versions_validation_and_read_only(
     set_read_only(page, True)
     expect(main.get_by_text("Read-only connection: writes are disabled")).to_be_visible()
     expect(
-        section(main, "Delete old versions").get_by_role("button", name="Delete versions")
+        manage_versions(page, "Delete by range").get_by_role("button", name="Delete versions")
     ).to_be_disabled()
     shot()
 

@@ -174,6 +174,10 @@ def test_read_only_disables_writes_on_every_page(make_app) -> None:
     at.run()
     assert at.button(key="FormSubmitter:tables.create_ns0-Create namespace").disabled
     assert "Read-only connection" in texts(at)
+    from components import state
+
+    at.session_state[state.Versions.MANAGE_OPEN] = True  # "Manage versions" at "Delete by range"
+    at.session_state[state.Versions.MANAGE_TAB] = "Delete by range"
     open_page(at, "versions")
     deletes = [b for b in at.button if b.key and b.key.endswith("-Delete versions")]
     assert deletes and all(b.disabled for b in deletes)

@@ -259,6 +259,9 @@ def test_fts_details_show_options_unmasked(docs_ns, make_app) -> None:
     shown = dict(zip(options["option"], options["value"], strict=True))
     assert shown["base_tokenizer"] == "whitespace"
     assert shown["max_token_length"] == "12"
+    assert not at.json  # the JSON viewer is built once "Index details" is opened
+    at.session_state["indexes.selected.details.open"] = True
+    at.run()
     (details,) = [j.value for j in at.json if "max_token_length" in str(j.value)]
     details = json.loads(details) if isinstance(details, str) else details
     assert details["max_token_length"] == 12 and details["base_tokenizer"] == "whitespace"

@@ -20,7 +20,22 @@ def version_grid(at):
     return next(d.value for d in at.dataframe if "operation" in d.value.columns)
 
 
+def open_tab(at, label: str) -> None:
+    """Open the "Manage versions" panel at tab ``label`` (only the open tab is drawn)."""
+    from components.versions import MANAGE_TABS
+
+    assert label in MANAGE_TABS
+    key, tab = state.Versions.MANAGE_OPEN, state.Versions.MANAGE_TAB
+    if key in at.session_state and at.session_state[key] and at.session_state[tab] == label:
+        return
+    at.session_state[state.Versions.MANAGE_OPEN] = True
+    at.session_state[state.Versions.MANAGE_TAB] = label
+    at.run()
+    assert_no_exception(at)
+
+
 def delete_form(at, ranges: str, confirm: str, *, n: int = 0) -> None:
+    open_tab(at, "Delete by range")
     widget(at.text_input, f"versions.delete{n}.", ".ranges").input(ranges)
     widget(at.text_input, f"versions.delete{n}.", ".confirm").input(confirm)
     widget(at.button, f"FormSubmitter:versions.delete{n}.", "-Delete versions").click().run()
@@ -135,6 +150,7 @@ def test_picking_a_missing_version_warns(make_app) -> None:
 
 def test_compare_two_versions(make_app) -> None:
     at = make_app("versions", query_params=ORDERS)
+    open_tab(at, "Compare")
     widget(at.number_input, "versions.compare.", ".a").set_value(1)
     widget(at.number_input, "versions.compare.", ".b").set_value(3)
     widget(at.button, "FormSubmitter:versions.compare.", "-Compare").click().run()
@@ -260,6 +276,7 @@ def test_browse_the_data_opens_the_preview_at_that_version(make_app) -> None:
 
 
 def tag_form(at, form: str, *, n: int = 0, **fields) -> None:
+    open_tab(at, "Tags")
     if form != "create":
         open_panel(at, state.Versions.TAGS_OPEN)
     for name, value in fields.items():
@@ -283,6 +300,7 @@ def test_tags_create_move_delete(make_app, ui_env) -> None:
     from backend.services import lifecycle
 
     at = make_app("versions", query_params={**ORDERS, "version": "2"})
+    open_tab(at, "Tags")
     assert "No tags yet." in texts(at)
     tag_form(at, "create", name="bad name")
     (error,) = alerts(at, "error")
@@ -316,6 +334,9 @@ def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> N
     at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
     assert_no_exception(at)
     assert at.number_input(key="version").value == 2
+    # The link opens the Tags tab, which says the version shown is tagged.
+    assert at.session_state[state.Versions.MANAGE_TAB] == "Tags"
+    assert "v2 is tagged gold." in texts(at)
     assert {m.label: m.value for m in at.metric}["Operation"] == "Append"
     at.run()  # a rerun keeps it
     assert at.number_input(key="version").value == 2
@@ -335,7 +356,7 @@ def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> N
 
 
 def cleanup(at, *, keep: int | None = None, days: int | None = None, n: int = 0) -> None:
-    open_panel(at, state.Versions.CLEANUP_OPEN)
+    open_tab(at, "Clean up by policy")
     if keep is not None:
         widget(at.number_input, f"versions.cleanup{n}.", ".keep").set_value(keep)
     if days is not None:
@@ -392,13 +413,57 @@ def test_read_only_disables_the_lifecycle_writes(make_app, ui_env) -> None:
     from backend.services import lifecycle
 
     lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    from components.versions import MANAGE_TABS
+
     at = make_app("versions", query_params={**ORDERS, "version": "1", "ro": "true"})
-    for key in (state.Versions.RESTORE_OPEN, state.Versions.TAGS_OPEN, state.Versions.CLEANUP_OPEN):
+    for key in (state.Versions.RESTORE_OPEN, state.Versions.TAGS_OPEN):
         at.session_state[key] = True
-    at.run()
-    assert_no_exception(at)
-    writes = [b for b in at.button if b.key and b.key.startswith("FormSubmitter:versions.")]
-    by_label = {b.key.rsplit("-", 1)[-1]: b.disabled for b in writes}
+    by_label = {}
+    for tab in MANAGE_TABS:  # one tab drawn at a time
+        open_tab(at, tab)
+        writes = [b for b in at.button if b.key and b.key.startswith("FormSubmitter:versions.")]
+        by_label.update({b.key.rsplit("-", 1)[-1]: b.disabled for b in writes})
     for label in ("Restore v1", "Tag v1", "Move to v1", "Delete tag", "Delete versions"):
         assert by_label[label] is True, label
     assert by_label["Dry run"] is False and by_label["Compare"] is False  # reads stay
+
+
+def test_manage_panels_and_json_are_drawn_only_when_opened(make_app) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    forms = lambda: sorted({b.key.split(".")[1] for b in at.button  # noqa: E731
+                            if b.key and b.key.startswith("FormSubmitter:versions.")})  # fmt: skip
+    assert forms() == []  # closed: no compare, tag, cleanup or delete form on a page load
+    assert not at.json  # the transaction viewer too: its component is heavy to load
+    open_tab(at, "Compare")
+    assert forms() == ["compare"]  # one tab at a time
+    open_tab(at, "Tags")
+    assert forms() == ["tags0"]
+    at.session_state["versions.one.txn.open"] = True
+    at.run()
+    (txn,) = at.json
+    assert json.loads(txn.value)["operation"] == "Delete"
+
+
+def test_listing_is_kept_until_the_latest_version_changes(make_app, ui_env, monkeypatch) -> None:
+    import time
+
+    import lance
+    import pyarrow as pa
+    from lance_namespace import DescribeTableRequest
+
+    calls = []
+    real = vsv.list_versions
+    monkeypatch.setattr(vsv, "list_versions", lambda *a: calls.append(a) or real(*a))
+    at = make_app("versions", query_params=ORDERS)
+    assert {m.label: m.value for m in at.metric}["Versions"] == "3"
+    at.run()
+    at.run()
+    assert len(calls) <= 1  # reruns reuse the listing (listed once, maybe before the patch)
+    seen = len(calls)
+    ns = backend.connect(str(ui_env))
+    location = ns.describe_table(DescribeTableRequest(id=["sales", "orders"])).location
+    lance.write_dataset(pa.table({"id": [9], "item": ["x"]}), location, mode="append")
+    time.sleep(3.2)  # the latest version is read again after 3 s
+    at.run()
+    assert {m.label: m.value for m in at.metric}["Versions"] == "4"  # another writer's commit
+    assert len(calls) == seen + 1
