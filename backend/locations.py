@@ -35,6 +35,8 @@ def to_local_path(location: str | os.PathLike[str] | None, root: Path | None = N
     ``None`` for other schemes (``s3://`` ...) or when a relative path has no root."""
     if location is None:
         return None
+    if isinstance(location, Path):  # a path already: no URI to parse
+        return location if location.is_absolute() else (root / location if root else None)
     text = os.fspath(location)
     if not text:
         return None
@@ -85,8 +87,12 @@ class TableDirs:
         text = str(resolved)
         if text in self._set:
             return "is the directory of another table"
-        if any(str(parent) in self._set for parent in resolved.parents):
-            return "is inside another table's directory"
+        parent = os.path.dirname(text)
+        while parent != text:  # up to "/"
+            if parent in self._set:
+                return "is inside another table's directory"
+            text, parent = parent, os.path.dirname(parent)
+        text = str(resolved)
         prefix = text.rstrip("/") + "/"
         i = bisect.bisect_left(self._sorted, prefix)
         if i < len(self._sorted) and self._sorted[i].startswith(prefix):
@@ -94,9 +100,17 @@ class TableDirs:
         return None
 
 
+def _resolved(path: Path, root: Path, root_real: Path) -> Path:
+    """``real(path)``; without walking every component when ``path`` is a plain child of
+    ``root`` that is not a symbolic link (a new table directory: one ``lstat``)."""
+    if path.parent == root and path.name not in ("", ".", "..") and not path.is_symlink():
+        return root_real / path.name
+    return real(path)
+
+
 def location_problem(
     root: Path,
-    location: str | None,
+    location: str | Path | None,
     *,
     other_tables: TableDirs | Iterable[Path] = (),
     must_exist: bool = False,
@@ -106,26 +120,29 @@ def location_problem(
     ``root_real``: ``real(root)`` when the caller already has it."""
     if not location or not str(location).strip():
         return "the table location is empty"
+    shown = os.fspath(location)
     path = to_local_path(location, root)
     if path is None:
-        return f"the table location {location!r} is not a path on this filesystem"
-    resolved, root_real = real(path), root_real or real(root)
-    if resolved != root_real and root_real not in resolved.parents:
-        return f"the table location {location!r} is outside the namespace root"
-    if resolved == root_real:
+        return f"the table location {shown!r} is not a path on this filesystem"
+    root_real = root_real or real(root)
+    resolved = _resolved(path, root, root_real)
+    text, base = str(resolved), str(root_real).rstrip("/") + "/"
+    if text == str(root_real):
         return "the table location is the namespace root itself"
-    first = resolved.relative_to(root_real).parts[0]
+    if not text.startswith(base):
+        return f"the table location {shown!r} is outside the namespace root"
+    first = text[len(base) :].split("/", 1)[0]
     if first in RESERVED_DIRS:
-        return f"the table location {location!r} is inside the namespace's {first} directory"
+        return f"the table location {shown!r} is inside the namespace's {first} directory"
     tables = other_tables if isinstance(other_tables, TableDirs) else TableDirs(other_tables)
     clash = tables.conflict(resolved)
     if clash:
-        return f"the table location {location!r} {clash}"
+        return f"the table location {shown!r} {clash}"
     if must_exist:
         if not resolved.is_dir():
-            return f"the table location {location!r} does not exist"
+            return f"the table location {shown!r} does not exist"
         if not (resolved / "_versions").is_dir():
-            return f"the table location {location!r} holds no Lance dataset (no _versions)"
+            return f"the table location {shown!r} holds no Lance dataset (no _versions)"
     return None
 
 

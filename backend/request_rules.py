@@ -86,7 +86,7 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
         if problem:
             return problem
     for field, what, create in _NAME_FIELDS.get(op, ()):
-        value = getattr(request, field, None)
+        value = _field(request, field)
         if value is None:
             continue
         problem = ids.part_problem(value, what=what, delimiter=delimiter, create=create)
@@ -99,16 +99,16 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
         if problem:
             return problem
     for field in _PROPERTY_FIELDS:
-        value = getattr(request, field, None)
+        value = _field(request, field)
         if value is not None:
             problem = properties.properties_problem(value, field)
             if problem:
                 return problem
     for field in _VERSION_FIELDS:
-        value = getattr(request, field, None)
+        value = _field(request, field)
         if value is not None and (not _is_int(value) or value < 0):
             return f"{field} must be a version number (0 or more), got {value!r}"
-    limit = getattr(request, "limit", None)
+    limit = _field(request, "limit")
     if limit is not None and (not _is_int(limit) or not 0 <= limit <= MAX_LIMIT):
         return f"limit must be between 0 and {MAX_LIMIT:,}, got {limit!r}"
     problem = _text_problem(request)
@@ -147,13 +147,23 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
 
 def _text_problem(request: Any) -> str | None:
     for field in ("location", "manifest_path", "filter", "predicate", "where"):
-        value = getattr(request, field, None)
+        value = _field(request, field)
         if isinstance(value, str):
             if len(value) > MAX_TEXT_FIELD:
                 return f"{field} is longer than {MAX_TEXT_FIELD:,} characters"
             if any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in value):
                 return f"{field} contains a control character"
     return None
+
+
+def _field(request: Any, name: str) -> Any:
+    """``request.name``, or ``None`` when the request has no such field. On a pydantic model
+    a missing attribute goes through its slow ``__getattr__`` (an exception per miss): the
+    model's field names are checked first."""
+    fields = getattr(type(request), "__pydantic_fields__", None)
+    if fields is not None and name not in fields:
+        return None
+    return getattr(request, name, None)
 
 
 def _is_int(value: Any) -> bool:

@@ -101,6 +101,9 @@ def fresh(base: Path, name: str) -> tuple[Path, Any]:
 
 
 def measure(root: Path, fn: Callable[..., Any], *args: Any) -> dict[str, float]:
+    # Each side starts with nothing dirty on the filesystem: the batch's one syncfs would
+    # otherwise also write back what the previous run (and its clean-up) left behind.
+    os.sync()
     f0, y0, c0 = COUNTERS.snapshot()
     v0 = catalog_versions(root)
     t = time.perf_counter()
@@ -281,16 +284,41 @@ def bench_versions(base: Path, tables: int, per_table: int, reps: int) -> float:
     )
 
 
+# A namespace root lives where its user keeps data; the console keeps its own default one
+# under .lance-console/. (On some machines the system temp directory is far slower at creating
+# directories than the rest of the same filesystem: the probe below prints the cost.)
+DEFAULT_DIR = Path(".lance-console")
+
+
+def mkdir_cost_us(base: Path, n: int = 200) -> float:
+    """Microseconds per mkdir(2) in ``base`` (a fresh directory, removed after)."""
+    probe = base / "mkdir-probe"
+    probe.mkdir()
+    t = time.perf_counter()
+    for i in range(n):
+        (probe / str(i)).mkdir()
+    elapsed = time.perf_counter() - t
+    shutil.rmtree(probe)
+    return elapsed / n * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3, help="repetitions per measurement")
     parser.add_argument("--sizes", default="10,100,1000", help="DeclareTable batch sizes")
-    parser.add_argument("--dir", default=None, help="where to create the namespaces")
+    parser.add_argument(
+        "--dir",
+        default=str(DEFAULT_DIR),
+        help="where to create the namespaces (default: beside the console's own default "
+        "namespace, .lance-console/)",
+    )
     parser.add_argument("--s3-sizes", default="10,100", help="DeclareTable batch sizes on S3")
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="bench-batch-", dir=args.dir))
+    Path(args.dir).mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="bench-batch-", dir=args.dir)).resolve()
     print(f"pylance {lance.__version__}, namespaces under {base} ({os.cpu_count()} CPUs)")
     try:
+        print(f"this filesystem: {mkdir_cost_us(base):.0f} us per mkdir (what a declare costs)")
         root, ns = fresh(base, "warm-up")  # imports, thread pool, first catalog commits
         ns.batch_commit_tables(
             BatchCommitTablesRequest(

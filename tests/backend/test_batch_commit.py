@@ -833,3 +833,62 @@ def test_manifest_helpers() -> None:
     assert batch_mod.is_batch_transaction_id(["batch-" + "a" * 32])
     assert not batch_mod.is_batch_transaction_id(["batch-xyz"])
     assert not batch_mod.is_batch_transaction_id(["t", "batch-" + "a" * 32])
+
+
+# -- the location rule and the journal's JSON form (fast paths of large batches) ---------------
+
+
+def test_location_rule_resolves_a_symlinked_child_and_every_clash(tmp_path: Path) -> None:
+    from backend.locations import TableDirs, location_problem
+
+    root = tmp_path / "root"
+    (root / "t1.lance" / "inner").mkdir(parents=True)
+    (root / "group" / "t2").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "escape").symlink_to(outside)  # a plain child of the root that leaves it
+    (root / "loop").symlink_to(root / "t1.lance")  # ... or lands in another table
+    tables = TableDirs([root / "t1.lance", root / "group" / "t2"])
+
+    def why(location: str | Path) -> str | None:
+        return location_problem(root, location, other_tables=tables)
+
+    assert why(root / "new_table") is None and why("new_table") is None
+    assert "outside the namespace root" in str(why(root / "escape"))
+    assert "outside the namespace root" in str(why("escape"))
+    assert "is the directory of another table" in str(why(root / "loop"))
+    assert "is inside another table's directory" in str(why(root / "t1.lance" / "inner"))
+    assert "contains another table's directory" in str(why(root / "group"))
+    assert "the namespace root itself" in str(why(root / "."))
+    assert "outside the namespace root" in str(why(root / ".." / "outside"))
+    assert "_console directory" in str(why(root / "_console"))
+    # A path is shown as typed, never as a Path repr.
+    assert (
+        why(root / "escape")
+        == f"the table location {str(root / 'escape')!r} is outside the namespace root"
+    )
+
+
+def test_journal_json_is_the_dataclass_form(tmp_path: Path) -> None:
+    import dataclasses
+
+    from backend.local.batch.plan import (
+        DeclareStep,
+        DeleteStep,
+        DeregisterStep,
+        Journal,
+        Move,
+        VersionStep,
+    )
+
+    journal = Journal(
+        "txn",
+        {"id": "txn", "status": "RUNNING"},
+        [DeclareStep(0, ["a", "t"], "a$t", "x_a$t", {"k": "v"})],
+        [VersionStep(1, ["a", "u"], "a$u", 2, "V2", "/m")],
+        [DeleteStep(2, ["a", "u"], "a$u", [{"start": 1, "end": 1}], [Move(1, "/s", "/t")], 1)],
+        [DeregisterStep(3, ["a", "w"], "a$w", {"object_id": "a$w"}, "loc")],
+    )
+    data = journal.to_json()
+    assert data == dataclasses.asdict(journal)
+    assert Journal.from_json(data) == journal

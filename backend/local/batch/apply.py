@@ -41,9 +41,9 @@ from .catalog import (
     open_catalog,
 )
 from .context import Ctx, error, unsupported
-from .durable import Durable, fsync_path, move, write_new
+from .durable import Durable, fsync_path, move, run_all, write_new
 from .faults import Steps
-from .plan import Journal, Plan
+from .plan import DeclareStep, Journal, Plan
 
 PENDING_DIR = f"{CONSOLE_DIR}/batch/pending"
 WORK_DIR = f"{CONSOLE_DIR}/batch/work"
@@ -78,7 +78,7 @@ def make_journal(ctx: Ctx, plan: Plan, txn_id: str, record: dict[str, Any]) -> J
         assert d.path is not None
         path = Path(d.path)
         d.dir_existed = path.exists()
-        d.reserved_existed = (path / RESERVED_FILE).exists()
+        d.reserved_existed = d.dir_existed and (path / RESERVED_FILE).exists()
     for v in plan.versions:
         assert v.table_path is not None
         v.tmp = str(work / f"v{v.index}.manifest")
@@ -99,18 +99,8 @@ def apply_file(
     ctx: Ctx, journal: Journal, staged: dict[int, bytes], steps: Steps, dur: Durable
 ) -> None:
     """Every change of the batch (see the module docstring)."""
-    for d in journal.declares:
-        path = Path(str(d.path))
-        if not path.exists():
-            steps("apply.declare.mkdir", d.object_id)
-            path.mkdir()
-            dur.dir(path.parent)
-        reserved = path / RESERVED_FILE
-        if not reserved.exists():
-            steps("apply.declare.reserve", d.object_id)
-            write_new(reserved, RESERVED_BYTES, sync=False)
-            dur.file(reserved)
-            dur.dir(path)
+    todo = [d for d in journal.declares if not (d.dir_existed and d.reserved_existed)]
+    run_all(lambda d: _declare_dir(d, steps, dur), todo)
     work = work_path(ctx, journal.txn_id)
     for v in journal.versions:
         final = Path(str(v.final))
@@ -159,6 +149,24 @@ def apply_file(
         _catalog_apply(ctx, journal)
         catalog_changes(ctx, before, dur)
     dur.flush()  # everything durable before the commit record
+
+
+def _declare_dir(d: DeclareStep, steps: Steps, dur: Durable) -> None:
+    """A declared table's directory and ``.lance-reserved``; what the journal found there
+    stays as it was."""
+    path = Path(str(d.path))
+    if not d.dir_existed:
+        steps("apply.declare.mkdir", d.object_id)
+        with contextlib.suppress(FileExistsError):  # appeared since: kept
+            path.mkdir()
+        dur.dir(path.parent)
+    if not d.reserved_existed:
+        steps("apply.declare.reserve", d.object_id)
+        reserved = path / RESERVED_FILE
+        with contextlib.suppress(FileExistsError):
+            write_new(reserved, RESERVED_BYTES, sync=False)
+        dur.file(reserved)
+        dur.dir(path)
 
 
 def _link(tmp: Path, final: Path, alt_tmp: Path, dur: Durable) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,12 @@ class Ctx:
     session: Any
     store: txn_store.TxnStore
 
+    @functools.cached_property
+    def root_uri(self) -> str:
+        """The local root as a ``file://`` URI (local roots only)."""
+        assert self.local_path is not None
+        return path_uri(self.local_path)
+
     @property
     def is_file(self) -> bool:
         return self.local_path is not None
@@ -90,7 +97,7 @@ class Ctx:
                 return location
             return f"{self.root.rstrip('/')}/{location}"
         if _plain_child(location):
-            return path_uri(self.local_path) + "/" + quote(location, safe=URI_SAFE)
+            return self.root_uri + "/" + quote(location, safe=URI_SAFE)
         return path_uri(self.table_path(location))
 
 

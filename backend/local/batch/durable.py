@@ -21,11 +21,14 @@ import errno
 import os
 import sys
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-FSYNC_THREADS = 16  # fsync releases the GIL; the filesystem journal batches concurrent ones
+T = TypeVar("T")
+
+IO_THREADS = 16  # fsync, mkdir, create release the GIL; the filesystem journal batches them
 SYNCFS_FROM = 64  # paths at a barrier from which one syncfs per filesystem replaces fsyncs
 
 
@@ -114,6 +117,20 @@ def move(src: Path, dst: Path) -> None:
         os.unlink(src)
 
 
+def run_all(fn: Callable[[T], object], items: Sequence[T], *, threads: int = IO_THREADS) -> None:
+    """``fn(item)`` for every item; in threads when there are more than a few (file system
+    calls release the GIL and their waits overlap; the journal batches concurrent ones).
+    Every item is attempted; then the first exception, if any, is raised."""
+    if len(items) < 4:
+        for item in items:
+            fn(item)
+        return
+    with ThreadPoolExecutor(min(threads, len(items))) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+    for future in futures:
+        future.result()
+
+
 class Durable:
     """Files and directories changed since the last barrier; :meth:`flush` makes them durable."""
 
@@ -130,15 +147,7 @@ class Durable:
         paths, self.paths = self.paths, {}
         if len(paths) >= SYNCFS_FROM:
             paths = self._syncfs(paths)
-        if len(paths) < 4:
-            for p, is_dir in paths.items():
-                fsync_path(p, directory=is_dir)
-            return
-        with ThreadPoolExecutor(min(FSYNC_THREADS, len(paths))) as pool:
-            for future in [
-                pool.submit(fsync_path, p, directory=is_dir) for p, is_dir in paths.items()
-            ]:
-                future.result()
+        run_all(lambda item: fsync_path(item[0], directory=item[1]), list(paths.items()))
 
     @staticmethod
     def _syncfs(paths: dict[Path, bool]) -> dict[Path, bool]:
@@ -156,4 +165,4 @@ class Durable:
         return left
 
 
-__all__ = ["Durable", "fsync_path", "move", "syncfs", "write_atomic", "write_new"]
+__all__ = ["Durable", "fsync_path", "move", "run_all", "syncfs", "write_atomic", "write_new"]

@@ -110,7 +110,16 @@ class Journal:
         return [g.row for g in self.deregisters]
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The journal as JSON-ready data (the steps hold plain values; a delete's moves are
+        dataclasses too). Shallow copies: ``dataclasses.asdict`` deep-copies every value,
+        which costs more than the rest of a 1,000-declare batch's journal."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name in ("declares", "versions", "deregisters"):
+            out[name] = [dict(vars(step)) for step in out[name]]
+        out["deletes"] = [
+            {**vars(x), "moves": [dict(vars(m)) for m in x.moves]} for x in self.deletes
+        ]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Journal:

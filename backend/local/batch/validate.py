@@ -102,9 +102,7 @@ def _declare(
     if ctx.is_file:
         assert ctx.local_path is not None
         path = ctx.table_path(location)
-        problem = location_problem(
-            ctx.local_path, str(path), other_tables=tables, root_real=root_real
-        )
+        problem = location_problem(ctx.local_path, path, other_tables=tables, root_real=root_real)
         if problem:
             raise _fail(op, ErrorCode.INVALID_INPUT, problem)
         step.path = str(path)
