@@ -357,12 +357,8 @@ def render_tags(
         )
     move = delete = False
     moved = doomed = typed = None
-    box = lazy_expander(
-        "Move or delete a tag", key=state.Versions.TAGS_OPEN, icon=":material/label:"
-    ) if names else None  # fmt: skip
-    if box is not None:
-        with box:
-            left, right = st.columns(2)
+    if names:  # the tab is drawn only while open: the move and delete forms go with it
+        left, right = st.columns(2)
         with left, st.form(f"{key_prefix}.move"):
             moved = st.selectbox(
                 "Tag to move", names, index=None, key=f"{key_prefix}.move.tag",

@@ -153,7 +153,6 @@ class Versions:
     CLEANUP = "versions.cleanup"  # (table id tuple, CleanupPlan) of the last dry run
     BROWSE = "versions.browse"  # widget: "Browse the data at vK" (to Search & tune's preview)
     RESTORE_OPEN = "versions.restore.open"  # widget: the "Restore this version" expander
-    TAGS_OPEN = "versions.tags.open"  # widget: the "Move or delete a tag" expander
     MANAGE_OPEN = "versions.manage.open"  # widget: the "Manage versions" expander is open
     MANAGE_TAB = "versions.manage.tab"  # widget: the open "Manage versions" tab (its label)
 

@@ -277,8 +277,6 @@ def test_browse_the_data_opens_the_preview_at_that_version(make_app) -> None:
 
 def tag_form(at, form: str, *, n: int = 0, **fields) -> None:
     open_tab(at, "Tags")
-    if form != "create":
-        open_panel(at, state.Versions.TAGS_OPEN)
     for name, value in fields.items():
         field = widget(getattr(at, "text_input" if name != "tag" else "selectbox"),
                        f"versions.tags{n}.", f".{form}.{name}")  # fmt: skip
@@ -416,8 +414,7 @@ def test_read_only_disables_the_lifecycle_writes(make_app, ui_env) -> None:
     from components.versions import MANAGE_TABS
 
     at = make_app("versions", query_params={**ORDERS, "version": "1", "ro": "true"})
-    for key in (state.Versions.RESTORE_OPEN, state.Versions.TAGS_OPEN):
-        at.session_state[key] = True
+    at.session_state[state.Versions.RESTORE_OPEN] = True
     by_label = {}
     for tab in MANAGE_TABS:  # one tab drawn at a time
         open_tab(at, tab)
