@@ -87,12 +87,11 @@ class TableDirs:
         text = str(resolved)
         if text in self._set:
             return "is the directory of another table"
-        parent = os.path.dirname(text)
-        while parent != text:  # up to "/"
+        child, parent = text, os.path.dirname(text)
+        while parent != child:  # up to "/"
             if parent in self._set:
                 return "is inside another table's directory"
-            text, parent = parent, os.path.dirname(parent)
-        text = str(resolved)
+            child, parent = parent, os.path.dirname(parent)
         prefix = text.rstrip("/") + "/"
         i = bisect.bisect_left(self._sorted, prefix)
         if i < len(self._sorted) and self._sorted[i].startswith(prefix):

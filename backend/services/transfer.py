@@ -423,15 +423,21 @@ def _head(source: Source, size: int) -> pa.Buffer:
     return head.slice(0, cut + 1) if cut >= 0 else head
 
 
+def _inferred_schema(source: Source, open_reader: Any, read_options: Any) -> pa.Schema:
+    """The columns pyarrow's streaming reader (CSV or JSON) infers from the file's first
+    :data:`INFER_BYTES` (whole lines), all-null columns as strings."""
+    head = _head(source, INFER_BYTES)
+    probe = open_reader(
+        pa.BufferReader(head),
+        read_options=read_options(block_size=max(head.size, 1), use_threads=False),
+    )
+    return _null_as_string(probe.schema)
+
+
 def _csv(source: Source, schema: pa.Schema | None) -> _Upload:
     """Types inferred from the first lines (the file's columns either way), then the file
     streamed in small blocks, parsed as ``schema``'s types when given."""
-    head = _head(source, INFER_BYTES)
-    probe = pacsv.open_csv(
-        pa.BufferReader(head),
-        read_options=pacsv.ReadOptions(block_size=max(head.size, 1), use_threads=False),
-    )
-    inferred = _null_as_string(probe.schema)
+    inferred = _inferred_schema(source, pacsv.open_csv, pacsv.ReadOptions)
     wanted = schema if schema is not None else inferred
     types = dict(zip(wanted.names, wanted.types, strict=True))
 
@@ -455,12 +461,7 @@ def _json_parse_type(t: pa.DataType) -> pa.DataType:
 
 def _jsonl(source: Source, schema: pa.Schema | None) -> _Upload:
     """Like :func:`_csv` (JSON arrays are parsed as lists and cast afterwards)."""
-    head = _head(source, INFER_BYTES)
-    probe = pajson.open_json(
-        pa.BufferReader(head),
-        read_options=pajson.ReadOptions(block_size=max(head.size, 1), use_threads=False),
-    )
-    inferred = _null_as_string(probe.schema)
+    inferred = _inferred_schema(source, pajson.open_json, pajson.ReadOptions)
     wanted = schema if schema is not None else inferred
     explicit = pa.schema([f.with_type(_json_parse_type(f.type)) for f in wanted])
     parse = pajson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="error")
