@@ -97,7 +97,8 @@ def click(page: Page, button: Locator) -> None:
 def pick_in_form(scope: Locator, label: str, option: str) -> None:
     """Pick ``option`` in the selectbox labelled ``label`` of a form (no rerun until submit):
     open its list from the keyboard (a click on its "Open" button does not open it inside a
-    form in an expander), type to filter, click the option. A key press that lands while
+    form in an expander), type to filter, take the focused match with Enter.
+    A key press that lands while
     the form is still being re-rendered opens nothing: pressed again until the list shows."""
     combo = widget(scope, "stSelectbox", label).get_by_role("combobox")
     expect(combo).to_have_count(1)
@@ -112,9 +113,11 @@ def pick_in_form(scope: Locator, label: str, option: str) -> None:
             if attempt == 2:
                 raise
     combo.fill(option)
-    scope.page.get_by_role("option").filter(
-        has_text=re.compile(rf"^{re.escape(option)}$")
-    ).first.click()
+    # Chosen from the keyboard: a pointer click can land on a label laid over the list.
+    expect(
+        scope.page.get_by_role("option").filter(has_text=re.compile(rf"^{re.escape(option)}$"))
+    ).to_have_count(1)
+    combo.press("Enter")
     expect(combo).to_have_value(option)
 
 
