@@ -17,13 +17,15 @@ import json
 import math
 import re
 import shutil
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lance_namespace import CreateTableIndexRequest, CreateTableRequest
 
 import backend
-from backend import demo
+from backend import demo, tuning
 from backend.services.tasks import TASKS
 from components import search as srch
 from components import state
@@ -474,8 +476,18 @@ def test_requested_against_applied_parameters(make_app) -> None:
     assert not at.button(key="search.maint.compact").disabled
 
 
-def test_lagging_index_optimized_in_the_background(ui_env, make_app) -> None:
+def test_lagging_index_optimized_in_the_background(ui_env, make_app, monkeypatch) -> None:
     ns = backend.connect(str(ui_env))
+    # the real optimize, held until the page has shown it running (a small table can finish
+    # before the click's own rerun draws the panel, which then shows the outcome there)
+    release = threading.Event()
+    optimize_indexes = tuning.optimize_indexes
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        assert release.wait(timeout=60)
+        return optimize_indexes(*args, **kwargs)
+
+    monkeypatch.setattr(tuning, "optimize_indexes", held)
     append_rows(ns, list(VECS), search_rows(30, start=ROWS, seed=3))
     at = search_page(make_app, tab="params")
     lag = [w for w in alerts(at, "warning") if w.startswith("Index lags behind the data")]
@@ -489,6 +501,10 @@ def test_lagging_index_optimized_in_the_background(ui_env, make_app) -> None:
     optimize.click().run()
     assert_no_exception(at)
     (task_id,) = at.session_state[state.Search.TASKS]  # components.state.tasks()
+    (running,) = at.get("progress")
+    assert running.proto.text.startswith("Optimize indexes: optimize indexes…")
+    assert alerts(at, "success") == []
+    release.set()
     task = TASKS.wait(task_id, timeout=60)
     assert task.status == "succeeded", task.error
     at.run()  # the panel sees the finished task, flashes its outcome, reruns the page
