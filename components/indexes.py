@@ -269,6 +269,7 @@ def render_vector_fields(
         "Distance type",
         rules.distance_types_for(column.type_info),
         key=f"{key_prefix}.distance.{column.kind}",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
         help="hamming is offered only for binary (uint8) vectors, and is their only choice.",
     )
     defaults = rules.vector_param_defaults(index_type, column.dim, num_rows)
@@ -284,6 +285,7 @@ def render_vector_fields(
             step=1,
             placeholder=f"default: {default}" if default is not None else "server default",
             key=f"{key_prefix}.p.{index_type}.{name}",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
             help=f"{rules.VECTOR_PARAM_HELP[name]}. Backend: {backend_note(caps, name)}.",
         )
     with st.expander("Defaults and what the backend honours"):
@@ -318,6 +320,7 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
         "Base tokenizer",
         list(ixs.available_tokenizers()),
         key=f"{key_prefix}.fts.base",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
         help="jieba / lindera appear when their language models are installed.",
     )
     defaults = rules.fts_param_defaults(base)
@@ -326,6 +329,7 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
         list(rules.FTS_LANGUAGES),
         index=list(rules.FTS_LANGUAGES).index(defaults["language"]),
         key=f"{key_prefix}.fts.language",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
         help=rules.FTS_PARAM_HELP["language"],
     )
     max_len = c3.number_input(
@@ -334,6 +338,7 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
         value=defaults["max_token_length"],
         step=1,
         key=f"{key_prefix}.fts.max_token_length",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
         help=rules.FTS_PARAM_HELP["max_token_length"],
     )
     values: dict[str, Any] = {}
@@ -344,6 +349,7 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
             label,
             value=defaults[name],
             key=f"{key_prefix}.fts.{base}.{name}",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
             help=rules.FTS_PARAM_HELP[name],
         )
     params = {
@@ -359,7 +365,10 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
 def render_tokenizer_preview(params: dict[str, Any]) -> list[ixs.Token]:
     """Tokens of a sample text under ``params`` (pylance's ``lance.tokenize``), live."""
     text = st.text_input(
-        "Tokenizer preview: sample text", value=DEFAULT_SAMPLE_TEXT, key=state.Indexes.PREVIEW_TEXT
+        "Tokenizer preview: sample text",
+        value=DEFAULT_SAMPLE_TEXT,
+        key=state.Indexes.PREVIEW_TEXT,
+        persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     try:
         tokens = ixs.tokenize_preview(text, params)
@@ -406,6 +415,7 @@ def render_create_panel(
             indexable,
             format_func=lambda n: f"{n} · {by_name[n].arrow_type_str}",
             key=f"{key_prefix}.column",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
     ]
     index_type = st.selectbox(
@@ -413,6 +423,7 @@ def render_create_panel(
         column.fitting_types,
         format_func=lambda t: f"{t} - {rules.INDEX_TYPE_HELP.get(t, '')}",
         key=f"{key_prefix}.type.{column.name}",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
         help=f"Only the types that fit {column.arrow_type_str} are offered.",
     )
     kind = rules.index_category(index_type)

@@ -9,7 +9,6 @@ sweep, build comparison, requested against applied); the query rule is
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -86,22 +85,6 @@ def open_tabs() -> Any:
 
 def _setting_key(panel: str, name: str) -> str:
     return f"search.{panel}.{name}"
-
-
-# Widgets whose state cannot be written back (buttons, editors, uploads).
-_NOT_SETTABLE = (".explain", ".analyze", ".prev", ".next", ".download", ".configs")
-_SETTINGS = ("search.vec.", "search.recall.", "search.sweep.", "search.ab.", "search.fts.")
-
-
-def keep_settings() -> None:
-    """Keep the panels' settings when their tab is closed: Streamlit forgets the state of a
-    widget that a run does not draw, so each run writes the settings back (their values are
-    kept, the widgets are not recreated)."""
-    for key in list(st.session_state.keys()):
-        name = str(key)
-        if name.startswith(_SETTINGS) and not name.endswith(_NOT_SETTABLE):
-            with contextlib.suppress(st.errors.StreamlitAPIException):
-                st.session_state[name] = st.session_state[name]
 
 
 def apply_shared_setting() -> None:
@@ -230,9 +213,14 @@ def render_column_and_k(
     if state.get(key) not in columns:
         state.put(key, _column_default(info))
     c1, c2 = st.columns([3, 1])
-    column = c1.selectbox("Vector column", columns, key=key)
+    column = c1.selectbox("Vector column", columns, key=key, persist_state=state.KEEP_WHILE_ON_PAGE)
     k = c2.number_input(
-        "k", min_value=1, max_value=tuning.MAX_K, value=k_default, key=_setting_key(panel, "k")
+        "k",
+        min_value=1,
+        max_value=tuning.MAX_K,
+        value=k_default,
+        key=_setting_key(panel, "k"),
+        persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     return str(column), int(k)
 
@@ -250,6 +238,7 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
             "Distance",
             DISTANCES,
             key=key,
+            persist_state=state.KEEP_WHILE_ON_PAGE,
             help=f"The index was built with {indexed}." if indexed else None,
         )
     }
@@ -263,13 +252,24 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
     )
     for col, name, help_text in number_fields:
         params[name] = col.number_input(
-            name, min_value=1, value=None, step=1, key=_setting_key(panel, name), help=help_text
+            name,
+            min_value=1,
+            value=None,
+            step=1,
+            key=_setting_key(panel, name),
+            persist_state=state.KEEP_WHILE_ON_PAGE,
+            help=help_text,
         )
     params["fast_search"] = c7.checkbox(
-        "fast_search", key=_setting_key(panel, "fast_search"), help="Skip unindexed rows"
+        "fast_search",
+        key=_setting_key(panel, "fast_search"),
+        persist_state=state.KEEP_WHILE_ON_PAGE,
+        help="Skip unindexed rows",
     )
     params["bypass_vector_index"] = c8.checkbox(
-        "Bypass index (exact)", key=_setting_key(panel, "bypass_vector_index")
+        "Bypass index (exact)",
+        key=_setting_key(panel, "bypass_vector_index"),
+        persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     return {
         k: v
@@ -312,7 +312,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         return
     sources = [SOURCE_ROW, SOURCE_NUMBERS] + ([SOURCE_TEXT] if info.embedding else [])
     source = st.segmented_control(
-        "Query vector", sources, default=sources[-1], key="search.vec.source",
+        "Query vector", sources, default=sources[-1], key="search.vec.source", persist_state=state.KEEP_WHILE_ON_PAGE,
         help=None if info.embedding else "Text queries need the table to name its embedding "
         "(property embedding.function).",
     ) or sources[-1]  # fmt: skip
@@ -320,25 +320,43 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         column, k = render_column_and_k(info, panel="vec")
         if source == SOURCE_ROW:
             value: Any = st.number_input(
-                f"Row id ({info.id_column})", min_value=0, value=0, key="search.vec.row"
+                f"Row id ({info.id_column})",
+                min_value=0,
+                value=0,
+                key="search.vec.row",
+                persist_state=state.KEEP_WHILE_ON_PAGE,
             )
         elif source == SOURCE_NUMBERS:
             value = st.text_area(
-                "Numbers", key="search.vec.numbers", height=68, placeholder="0.1, -0.2, 0.05, …"
+                "Numbers",
+                key="search.vec.numbers",
+                persist_state=state.KEEP_WHILE_ON_PAGE,
+                height=68,
+                placeholder="0.1, -0.2, 0.05, …",
             )
         else:
             value = st.text_input(
                 "Text",
                 key="search.vec.text",
+                persist_state=state.KEEP_WHILE_ON_PAGE,
                 placeholder="e.g. parse command line arguments",
                 help=f"Embedded with the table's own {info.embedding}",
             )
         params = render_query_settings(info, column, panel="vec")
         c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-        where = c1.text_input("Filter (SQL)", key="search.vec.filter")
-        prefilter = c2.checkbox("Prefilter", key="search.vec.prefilter")
+        where = c1.text_input(
+            "Filter (SQL)", key="search.vec.filter", persist_state=state.KEEP_WHILE_ON_PAGE
+        )
+        prefilter = c2.checkbox(
+            "Prefilter", key="search.vec.prefilter", persist_state=state.KEEP_WHILE_ON_PAGE
+        )
         repeats = c3.number_input(
-            "Repeats", min_value=1, max_value=100, value=5, key="search.vec.n"
+            "Repeats",
+            min_value=1,
+            max_value=100,
+            value=5,
+            key="search.vec.n",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     if submitted:
@@ -430,11 +448,32 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
     with st.form("search.fts.form"):
         c1, c2, c3, c4 = st.columns([4, 1, 2, 1], vertical_alignment="bottom")
         text = c1.text_input(
-            "Search for", key="search.fts.text", placeholder="e.g. parse command line"
+            "Search for",
+            key="search.fts.text",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
+            placeholder="e.g. parse command line",
         )
-        mode = c2.radio("Query", ("Match", "Phrase"), key="search.fts.mode", horizontal=False)
-        columns = c3.multiselect("Columns", indexed, default=indexed[:1], key="search.fts.columns")
-        k = c4.number_input("k", min_value=1, max_value=1000, value=10, key="search.fts.k")
+        mode = c2.radio(
+            "Query",
+            ("Match", "Phrase"),
+            key="search.fts.mode",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
+        )
+        columns = c3.multiselect(
+            "Columns",
+            indexed,
+            default=indexed[:1],
+            key="search.fts.columns",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
+        )
+        k = c4.number_input(
+            "k",
+            min_value=1,
+            max_value=1000,
+            value=10,
+            key="search.fts.k",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
+        )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     if submitted:
         found = feedback.run(
@@ -479,7 +518,10 @@ def render_query_tokens(text: str, options: dict[str, Any], *, key_prefix: str) 
     with c2:
         st.markdown("**Tokenizer preview**")
         sample = st.text_input(
-            "Sample text", value="Running runners ran quickly", key=f"{key_prefix}.sample"
+            "Sample text",
+            value="Running runners ran quickly",
+            key=f"{key_prefix}.sample",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         try:
             preview_tokens = tokenize_preview(sample, options)
@@ -614,9 +656,15 @@ def render_sample_inputs(
     c1, c2 = st.columns(2)
     size = c1.number_input(
         "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=sample,
-        key=f"search.{panel}.sample",
+        key=f"search.{panel}.sample", persist_state=state.KEEP_WHILE_ON_PAGE,
     )  # fmt: skip
-    seed = c2.number_input("Seed", min_value=0, value=0, key=f"search.{panel}.seed")
+    seed = c2.number_input(
+        "Seed",
+        min_value=0,
+        value=0,
+        key=f"search.{panel}.seed",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
+    )
     return column, k, int(size), int(seed)
 
 
@@ -748,7 +796,12 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
         column, k, sample, seed = render_sample_inputs(info, panel="sweep", sample=50)
         st.caption("Values to try, comma-separated; `none` = not sent (the backend's default).")
         grid_text = {
-            name: col.text_input(name, value=default, key=f"search.sweep.grid.{name}")
+            name: col.text_input(
+                name,
+                value=default,
+                key=f"search.sweep.grid.{name}",
+                persist_state=state.KEEP_WHILE_ON_PAGE,
+            )
             for col, (name, default) in zip(st.columns(3), DEFAULT_GRID.items(), strict=True)
         }
         submitted = st.form_submit_button("Run the sweep", type="primary", icon=":material/tune:")
@@ -782,7 +835,7 @@ def render_sweep_result(
 ) -> None:
     target = st.slider(
         "Target recall", min_value=0.5, max_value=1.0, value=0.95, step=0.01,
-        key=state.Search.TARGET,
+        key=state.Search.TARGET, persist_state=state.KEEP_WHILE_ON_PAGE,
     )  # fmt: skip
     st.plotly_chart(sweep_figure(frame, keys, target), key="search.sweep.chart")
     best = tuning.cheapest(frame, target)
@@ -863,10 +916,15 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> None:
         c1, c2 = st.columns(2)
         rows = c1.number_input(
             "Sample (rows copied)", min_value=100, max_value=200_000, value=20_000, step=1000,
-            key="search.ab.rows",
+            key="search.ab.rows", persist_state=state.KEEP_WHILE_ON_PAGE,
         )  # fmt: skip
         queries = c2.number_input(
-            "Queries", min_value=1, max_value=500, value=50, key="search.ab.queries"
+            "Queries",
+            min_value=1,
+            max_value=500,
+            value=50,
+            key="search.ab.queries",
+            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         edited = st.data_editor(
             AB_DEFAULT,
@@ -992,7 +1050,6 @@ def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
 
 __all__ = [
     "TABS",
-    "keep_settings",
     "TAB_SLUGS",
     "ab_configs",
     "apply_shared_setting",

@@ -8,7 +8,7 @@ URL (``bind="query-params"``) use the query parameter's name as their key: :data
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -22,6 +22,11 @@ QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
 # Search & tune setting keys (``backend.tuning.SHARE_KEYS``): column, k, nprobes, ...
+
+# Pages draw only their open tab; Streamlit forgets the value of a widget that a run does not
+# draw. Settings a user fills in inside a tab (Search & tune panels, the Indexes create panel)
+# pass ``persist_state=KEEP_WHILE_ON_PAGE``: kept while the user stays on the page.
+KEEP_WHILE_ON_PAGE: Literal["page"] = "page"
 
 
 def _get(key: str, default: Any = None) -> Any:

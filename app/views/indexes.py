@@ -48,7 +48,9 @@ with stats_tab:
         ixc.render_statistics(overview, tuple(table_id))
 
 with create_tab:
-    if wanted := ixc.render_create_tab(table_id, list(overview["name"]), caps, read_only=read_only):
+    if create_tab.open and (
+        wanted := ixc.render_create_tab(table_id, list(overview["name"]), caps, read_only=read_only)
+    ):
         request, num_rows = wanted
         state.add_build_job(build_jobs.start_build(ns, request))
         state.reset_forms("indexes")
@@ -62,7 +64,7 @@ with create_tab:
         st.rerun()
 
 with index_tab:
-    if to_drop := ixc.render_selected_tab(overview, read_only=read_only):
+    if index_tab.open and (to_drop := ixc.render_selected_tab(overview, read_only=read_only)):
         request = drop_index_request(table_id, to_drop)
         response = feedback.run(ns.drop_table_index, request, action=f"Dropping {to_drop}")
         if response is not None:

@@ -14,7 +14,6 @@ from components.connection import is_read_only, require_namespace
 st.title("Search & tune")
 ns = require_namespace()
 tbl.sync_selection()
-srch.keep_settings()
 srch.apply_shared_setting()
 
 table_id = tbl.render_table_picker(key_prefix="search.picker")

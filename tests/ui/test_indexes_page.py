@@ -345,8 +345,18 @@ def test_tabs_keep_their_place_and_picks_stick(docs_ns, make_app) -> None:
     # a rerun keeps the open tab (it does not fall back to the default)
     at.run()
     assert at.session_state[state.Indexes.TABS] == "Selected index"
-    choose(at, "text", "FTS")  # widgets of another tab still work; the tab stays
-    assert at.session_state[state.Indexes.TABS] == "Selected index"
+    # only the open tab is drawn; what was picked in a tab is there again when it reopens
+    assert not [s for s in at.selectbox if s.key == "indexes.create.column"]
+    open_tab(at, "Create an index")
+    assert not [s for s in at.selectbox if s.key == "index"]
+    choose(at, "text", "FTS")
+    at.checkbox(key="indexes.create.fts.simple.stem").uncheck().run()
+    open_tab(at, "Selected index")
+    assert at.selectbox(key="index").value == second
+    open_tab(at, "Create an index")
+    assert at.selectbox(key="indexes.create.column").value == "text"
+    assert at.selectbox(key="indexes.create.type.text").value == "FTS"
+    assert at.checkbox(key="indexes.create.fts.simple.stem").value is False
 
 
 def test_lag_warning_and_history(docs_ns, ui_env, make_app) -> None:
@@ -384,8 +394,9 @@ def test_read_only_disables_writes(docs_ns, make_app) -> None:
     at = make_app("indexes", query_params={**QP, "ro": "true", "index": "by_id"})
     assert_no_exception(at)
     assert "Read-only connection" in texts(at)
+    assert button(at, "Drop index").disabled  # the ?index= link opened "Selected index"
+    open_tab(at, "Create an index")
     assert create_button(at).disabled
-    assert button(at, "Drop index").disabled
 
 
 # --------------------------------------------------------------------------- chart builders
