@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -892,3 +893,24 @@ def test_journal_json_is_the_dataclass_form(tmp_path: Path) -> None:
     data = journal.to_json()
     assert data == dataclasses.asdict(journal)
     assert Journal.from_json(data) == journal
+
+
+@pytest.mark.parametrize("sliced", [False, True])
+def test_run_all_attempts_every_item_then_raises_the_first_error(sliced: bool) -> None:
+    from backend.local.batch.durable import run_all
+
+    done: list[int] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        if i in (3, 7):
+            raise OSError(f"item {i}")
+        with lock:
+            done.append(i)
+
+    with pytest.raises(OSError, match=r"item [37]"):
+        run_all(work, list(range(20)), threads=2, sliced=sliced)
+    assert sorted(done) == [i for i in range(20) if i not in (3, 7)]
+    done.clear()
+    run_all(work, [i for i in range(20) if i not in (3, 7)], threads=2, sliced=sliced)
+    assert len(done) == 18

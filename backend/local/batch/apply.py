@@ -48,7 +48,7 @@ from .plan import DeclareStep, Journal, Plan
 PENDING_DIR = f"{CONSOLE_DIR}/batch/pending"
 WORK_DIR = f"{CONSOLE_DIR}/batch/work"
 RESERVED_FILE = ".lance-reserved"
-DECLARE_THREADS = 4  # mkdir + create in parallel: more threads only add contention on 2 cores
+DECLARE_THREADS = 2  # mkdir + create in two slices: on 2 cores, more threads only add contention
 RESERVED_BYTES = b"reserved"  # what pylance's DeclareTable writes
 
 
@@ -101,7 +101,7 @@ def apply_file(
 ) -> None:
     """Every change of the batch (see the module docstring)."""
     todo = [d for d in journal.declares if not (d.dir_existed and d.reserved_existed)]
-    run_all(lambda d: _declare_dir(d, steps, dur), todo, threads=DECLARE_THREADS)
+    run_all(lambda d: _declare_dir(d, steps, dur), todo, threads=DECLARE_THREADS, sliced=True)
     work = work_path(ctx, journal.txn_id)
     for v in journal.versions:
         final = Path(str(v.final))

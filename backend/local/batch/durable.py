@@ -117,18 +117,44 @@ def move(src: Path, dst: Path) -> None:
         os.unlink(src)
 
 
-def run_all(fn: Callable[[T], object], items: Sequence[T], *, threads: int = IO_THREADS) -> None:
+def run_all(
+    fn: Callable[[T], object],
+    items: Sequence[T],
+    *,
+    threads: int = IO_THREADS,
+    sliced: bool = False,
+) -> None:
     """``fn(item)`` for every item; in threads when there are more than a few (file system
     calls release the GIL and their waits overlap; the journal batches concurrent ones).
-    Every item is attempted; then the first exception, if any, is raised."""
+    ``sliced``: each thread works through one slice of the items (for many short calls, where
+    a task per item costs more than the call itself). Every item is attempted; then the first
+    exception, if any, is raised."""
     if len(items) < 4:
         for item in items:
             fn(item)
         return
-    with ThreadPoolExecutor(min(threads, len(items))) as pool:
-        futures = [pool.submit(fn, item) for item in items]
+    workers = min(threads, len(items))
+    if sliced:
+        tasks: Sequence[Any] = [items[i::workers] for i in range(workers)]
+        run: Callable[[Any], object] = lambda part: _each(fn, part)  # noqa: E731
+    else:
+        tasks, run = items, fn
+    with ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(run, task) for task in tasks]
     for future in futures:
         future.result()
+
+
+def _each(fn: Callable[[T], object], items: Sequence[T]) -> None:
+    """``fn`` on every item, then the first exception raised, if any."""
+    first: BaseException | None = None
+    for item in items:
+        try:
+            fn(item)
+        except BaseException as exc:  # noqa: BLE001 - raised once the rest is attempted
+            first = first or exc
+    if first is not None:
+        raise first
 
 
 class Durable:
