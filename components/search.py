@@ -312,7 +312,8 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         return
     sources = [SOURCE_ROW, SOURCE_NUMBERS] + ([SOURCE_TEXT] if info.embedding else [])
     source = st.segmented_control(
-        "Query vector", sources, default=sources[-1], key="search.vec.source", persist_state=state.KEEP_WHILE_ON_PAGE,
+        "Query vector", sources, default=sources[-1], key="search.vec.source",
+        persist_state=state.KEEP_WHILE_ON_PAGE,
         help=None if info.embedding else "Text queries need the table to name its embedding "
         "(property embedding.function).",
     ) or sources[-1]  # fmt: skip

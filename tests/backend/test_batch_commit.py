@@ -914,3 +914,7 @@ def test_run_all_attempts_every_item_then_raises_the_first_error(sliced: bool) -
     done.clear()
     run_all(work, [i for i in range(20) if i not in (3, 7)], threads=2, sliced=sliced)
     assert len(done) == 18
+    done.clear()
+    with pytest.raises(OSError, match="item 3"):  # a short list runs in this thread
+        run_all(work, [2, 3, 4], threads=2, sliced=sliced)
+    assert done == [2, 4]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import sys
 import uuid
@@ -130,13 +131,12 @@ def run_all(
     a task per item costs more than the call itself). Every item is attempted; then the first
     exception, if any, is raised."""
     if len(items) < 4:
-        for item in items:
-            fn(item)
+        _each(fn, items)
         return
     workers = min(threads, len(items))
     if sliced:
         tasks: Sequence[Any] = [items[i::workers] for i in range(workers)]
-        run: Callable[[Any], object] = lambda part: _each(fn, part)  # noqa: E731
+        run: Callable[[Any], object] = functools.partial(_each, fn)
     else:
         tasks, run = items, fn
     with ThreadPoolExecutor(workers) as pool:
