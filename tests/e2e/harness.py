@@ -279,6 +279,16 @@ def settle(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> None:
     assert_no_exception(page)
 
 
+def settle_load(page: Page) -> None:
+    """After a page load (goto, reload): wait for its first script run to be counted, then
+    :func:`settle`. Connected and "notRunning" also describe the moment before that run
+    starts, and an interaction made while it runs is undone when it redraws the page (its
+    once-only notices go, the elements after them move). Needs :data:`RUN_COUNTER_JS`."""
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function("() => (window.__stRuns || 0) >= 1", timeout=RUN_SEEN_MS)
+    settle(page)
+
+
 # The default page of st.navigation is served at "/" only ("/tables" answers "Page not found").
 DEFAULT_PAGE = "tables"
 
@@ -298,7 +308,7 @@ def goto(page: Page, console: Console, url_path: str = "", **query: str) -> None
     """Open a page of the console (``url_path`` from app/main.py, query parameters as keywords)
     and wait for it to render, with no traceback and no "Page not found" dialog."""
     page.goto(page_url(console, url_path, **query))
-    settle(page)
+    settle_load(page)
     expect(page.get_by_text("Page not found")).to_have_count(0, timeout=1_000)
 
 

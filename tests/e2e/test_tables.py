@@ -31,6 +31,7 @@ from .harness import (
     read_only_switch,
     set_read_only,
     settle,
+    settle_load,
     type_into,
     widget,
 )
@@ -187,7 +188,7 @@ def test_reload_keeps_connection_and_read_only(
     before = page.url
 
     page.reload()
-    settle(page)
+    settle_load(page)
     expect(page).to_have_url(before)
     expect(picker).to_have_value(SAVED_CONNECTION)
     expect(read_only_switch(page)).to_be_checked()
@@ -203,7 +204,7 @@ def test_reload_keeps_connection_and_read_only(
     set_read_only(page, False)
     expect(page).not_to_have_url(re.compile(r"[?&]ro="))
     page.reload()
-    settle(page)
+    settle_load(page)
     expect(read_only_switch(page)).not_to_be_checked()
     expect(picker).to_have_value(SAVED_CONNECTION)
     expect(main.get_by_role("button", name="Declare a table", exact=True)).to_be_enabled()
