@@ -82,16 +82,19 @@ class TableDirs:
         self._set = {str(real(Path(d))) for d in dirs}
         self._sorted = sorted(self._set)
 
-    def conflict(self, resolved: Path) -> str | None:
+    def conflict(self, resolved: str | os.PathLike[str]) -> str | None:
         """How ``resolved`` (a real path) collides with a table directory, or ``None``."""
-        text = str(resolved)
+        text = os.fspath(resolved)
+        if not self._set:
+            return None
         if text in self._set:
             return "is the directory of another table"
-        child, parent = text, os.path.dirname(text)
-        while parent != child:  # up to "/"
-            if parent in self._set:
+        end = len(text)
+        while (end := text.rfind("/", 0, end)) > 0:  # every ancestor, then "/"
+            if text[:end] in self._set:
                 return "is inside another table's directory"
-            child, parent = parent, os.path.dirname(parent)
+        if text.startswith("/") and "/" in self._set:
+            return "is inside another table's directory"
         prefix = text.rstrip("/") + "/"
         i = bisect.bisect_left(self._sorted, prefix)
         if i < len(self._sorted) and self._sorted[i].startswith(prefix):
@@ -99,12 +102,15 @@ class TableDirs:
         return None
 
 
-def _resolved(path: Path, root: Path, root_real: Path) -> Path:
-    """``real(path)``; without walking every component when ``path`` is a plain child of
-    ``root`` that is not a symbolic link (a new table directory: one ``lstat``)."""
-    if path.parent == root and path.name not in ("", ".", "..") and not path.is_symlink():
-        return root_real / path.name
-    return real(path)
+def _resolved(path: Path, root: Path, root_real: Path) -> str:
+    """``real(path)`` as a string; without walking every component when ``path`` is a plain
+    child of ``root`` that is not a symbolic link (a new table directory: one ``lstat``).
+    Strings, not ``pathlib``: a batch checks thousands of locations."""
+    text = os.fspath(path)
+    parent, name = os.path.split(text)
+    if parent == os.fspath(root) and name not in ("", ".", "..") and not os.path.islink(text):
+        return os.path.join(os.fspath(root_real), name)
+    return os.path.realpath(text)
 
 
 def location_problem(
@@ -124,8 +130,8 @@ def location_problem(
     if path is None:
         return f"the table location {shown!r} is not a path on this filesystem"
     root_real = root_real or real(root)
-    resolved = _resolved(path, root, root_real)
-    text, base = str(resolved), str(root_real).rstrip("/") + "/"
+    text = _resolved(path, root, root_real)
+    base = str(root_real).rstrip("/") + "/"
     if text == str(root_real):
         return "the table location is the namespace root itself"
     if not text.startswith(base):
@@ -134,10 +140,11 @@ def location_problem(
     if first in RESERVED_DIRS:
         return f"the table location {shown!r} is inside the namespace's {first} directory"
     tables = other_tables if isinstance(other_tables, TableDirs) else TableDirs(other_tables)
-    clash = tables.conflict(resolved)
+    clash = tables.conflict(text)
     if clash:
         return f"the table location {shown!r} {clash}"
     if must_exist:
+        resolved = Path(text)
         if not resolved.is_dir():
             return f"the table location {shown!r} does not exist"
         if not (resolved / "_versions").is_dir():

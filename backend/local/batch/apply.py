@@ -75,11 +75,10 @@ def _sha256(path: Path) -> str | None:
 def make_journal(ctx: Ctx, plan: Plan, txn_id: str, record: dict[str, Any]) -> Journal:
     """The plan plus what undoing each step needs."""
     work = work_path(ctx, txn_id)
-    for d in plan.declares:
+    for d in plan.declares:  # strings, not pathlib: thousands per batch
         assert d.path is not None
-        path = Path(d.path)
-        d.dir_existed = path.exists()
-        d.reserved_existed = d.dir_existed and (path / RESERVED_FILE).exists()
+        d.dir_existed = os.path.exists(d.path)
+        d.reserved_existed = d.dir_existed and os.path.exists(_reserved(d.path))
     for v in plan.versions:
         assert v.table_path is not None
         v.tmp = str(work / f"v{v.index}.manifest")
@@ -152,18 +151,22 @@ def apply_file(
     dur.flush()  # everything durable before the commit record
 
 
+def _reserved(table_dir: str) -> str:
+    return os.path.join(table_dir, RESERVED_FILE)
+
+
 def _declare_dir(d: DeclareStep, steps: Steps, dur: Durable) -> None:
     """A declared table's directory and ``.lance-reserved``; what the journal found there
-    stays as it was."""
-    path = Path(str(d.path))
+    stays as it was. Paths as strings: ``pathlib`` costs more per table than the ``mkdir``."""
+    path = str(d.path)
     if not d.dir_existed:
         steps("apply.declare.mkdir", d.object_id)
         with contextlib.suppress(FileExistsError):  # appeared since: kept
-            path.mkdir()
-        dur.dir(path.parent)
+            os.mkdir(path)
+        dur.dir(os.path.dirname(path))
     if not d.reserved_existed:
         steps("apply.declare.reserve", d.object_id)
-        reserved = path / RESERVED_FILE
+        reserved = _reserved(path)
         with contextlib.suppress(FileExistsError):
             write_new(reserved, RESERVED_BYTES, sync=False)
         dur.file(reserved)

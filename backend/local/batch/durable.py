@@ -79,7 +79,7 @@ def fsync_path(path: Path, *, directory: bool = False) -> None:
         os.close(fd)
 
 
-def write_new(path: Path, data: bytes, *, sync: bool = True) -> None:
+def write_new(path: str | os.PathLike[str], data: bytes, *, sync: bool = True) -> None:
     """Create ``path`` (it must not exist) with ``data``; fsynced unless ``sync=False``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
@@ -158,35 +158,49 @@ def _each(fn: Callable[[T], object], items: Sequence[T]) -> None:
 
 
 class Durable:
-    """Files and directories changed since the last barrier; :meth:`flush` makes them durable."""
+    """Files and directories changed since the last barrier; :meth:`flush` makes them durable.
+    Paths are kept as strings: a batch registers thousands, and ``pathlib`` costs more per
+    path than the ``mkdir`` that made it."""
 
     def __init__(self) -> None:
-        self.paths: dict[Path, bool] = {}  # path -> is a directory
+        self.paths: dict[str, bool] = {}  # path -> is a directory
 
-    def file(self, path: Path) -> None:
-        self.paths.setdefault(path, False)
+    def file(self, path: str | os.PathLike[str]) -> None:
+        self.paths.setdefault(os.fspath(path), False)
 
-    def dir(self, path: Path) -> None:
-        self.paths[path] = True
+    def dir(self, path: str | os.PathLike[str]) -> None:
+        self.paths[os.fspath(path)] = True
 
     def flush(self) -> None:
         paths, self.paths = self.paths, {}
         if len(paths) >= SYNCFS_FROM:
             paths = self._syncfs(paths)
-        run_all(lambda item: fsync_path(item[0], directory=item[1]), list(paths.items()))
+        run_all(lambda item: fsync_path(Path(item[0]), directory=item[1]), list(paths.items()))
 
     @staticmethod
-    def _syncfs(paths: dict[Path, bool]) -> dict[Path, bool]:
-        """One syncfs per filesystem of ``paths``; returns the paths still to fsync."""
-        by_device: dict[int, list[Path]] = {}
-        for p in paths:
-            try:
-                by_device.setdefault(os.stat(p).st_dev, []).append(p)
-            except FileNotFoundError:
-                continue  # gone since: nothing to make durable (its directory is listed)
-        left: dict[Path, bool] = {}
-        for group in by_device.values():
-            if not syncfs(group[0]):
+    def _syncfs(paths: dict[str, bool]) -> dict[str, bool]:
+        """One syncfs per filesystem of ``paths``; returns the paths still to fsync. A file
+        is on its directory's filesystem, so files are grouped by their directory's device
+        (one ``stat`` per directory); a directory may be a mount point and is looked at."""
+        devices: dict[str, int | None] = {}
+
+        def device(path: str) -> int | None:
+            if path not in devices:
+                try:
+                    devices[path] = os.stat(path).st_dev
+                except FileNotFoundError:
+                    devices[path] = None  # gone since: nothing to make durable
+            return devices[path]
+
+        by_device: dict[int, tuple[str, list[str]]] = {}  # device -> (a path on it, paths)
+        for p, is_dir in paths.items():
+            looked_at = p if is_dir else os.path.dirname(p) or "."
+            dev = device(looked_at)
+            if dev is not None:
+                by_device.setdefault(dev, (looked_at, []))[1].append(p)
+        left: dict[str, bool] = {}
+        for opened, group in by_device.values():
+            if not syncfs(Path(opened)):
                 left.update({p: paths[p] for p in group})
         return left
 
