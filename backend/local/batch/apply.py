@@ -40,16 +40,14 @@ from .catalog import (
     declared_row,
     open_catalog,
 )
-from .context import Ctx, error, unsupported
+from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error, unsupported
 from .durable import Durable, fsync_path, move, run_all, write_new
 from .faults import Steps
 from .plan import DeclareStep, Journal, Plan
 
 PENDING_DIR = f"{CONSOLE_DIR}/batch/pending"
 WORK_DIR = f"{CONSOLE_DIR}/batch/work"
-RESERVED_FILE = ".lance-reserved"
 DECLARE_THREADS = 2  # mkdir + create in two slices: on 2 cores, more threads only add contention
-RESERVED_BYTES = b"reserved"  # what pylance's DeclareTable writes
 
 
 def journal_path(ctx: Ctx, txn_id: str) -> Path:
@@ -244,7 +242,7 @@ def undo_file(ctx: Ctx, journal: Journal, steps: Steps, dur: Durable) -> None:
             dur.dir(vdir.parent)
     for d in reversed(journal.declares):
         path = Path(str(d.path))
-        reserved = path / RESERVED_FILE
+        reserved = Path(_reserved(str(d.path)))
         if not d.reserved_existed and reserved.exists():
             steps("undo.declare.unreserve", d.object_id)
             os.unlink(reserved)

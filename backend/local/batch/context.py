@@ -24,6 +24,10 @@ except ImportError:  # pragma: no cover - Windows
     HAS_FLOCK = False
 
 DELIMITER = "$"  # pylance's object-id delimiter in __manifest
+# The marker pylance's DeclareTable leaves in a declared table's directory, and its content
+# (file and object-store roots alike).
+RESERVED_FILE = ".lance-reserved"
+RESERVED_BYTES = b"reserved"
 
 
 def error(

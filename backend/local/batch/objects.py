@@ -51,7 +51,7 @@ from .catalog import (
     manifest_version,
     read_catalog,
 )
-from .context import Ctx, error
+from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
 from .faults import Steps, fire
 from .plan import Plan
 from .records import base_record, new_txn_id, now_iso, put_final, put_running
@@ -70,7 +70,6 @@ LEASE = "_console/batch/lease.json"
 PENDING = "_console/batch/pending/"
 DECIDED = "_console/batch/decided/"
 WORK = "_console/batch/work/"
-RESERVED = ".lance-reserved"
 COMMITTED, ABORTED = b"committed", b"aborted"
 # object_store client options (the rest of the storage options are store configuration).
 _CLIENT_KEYS = frozenset(
@@ -275,14 +274,14 @@ def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) 
     for d in plan.declares:
         key = store.key(d.location)
         locations[d.object_id] = d.location
-        existed = store.get(f"{key}/{RESERVED}") is not None
+        existed = store.get(f"{key}/{RESERVED_FILE}") is not None
         declares.append(
             {
                 "id": d.id,
                 "object_id": d.object_id,
                 "location": d.location,
                 "properties": d.properties,
-                "reserved": f"{key}/{RESERVED}",
+                "reserved": f"{key}/{RESERVED_FILE}",
                 "reserved_existed": existed,
             }
         )
@@ -411,7 +410,7 @@ def _apply(ctx: Ctx, store: Store, j: dict, staged: dict[int, bytes], steps: Ste
     for d in j["declares"]:
         if not d["reserved_existed"]:
             steps("apply.declare.reserve", d["object_id"])
-            store.create(d["reserved"], b"reserved")
+            store.create(d["reserved"], RESERVED_BYTES)
     for v in j["versions"]:
         steps("apply.version.put", f"{v['object_id']} v{v['version']}")
         if store.create(v["final"], staged[v["index"]]) is None:
