@@ -242,7 +242,7 @@ def undo_file(ctx: Ctx, journal: Journal, steps: Steps, dur: Durable) -> None:
             dur.dir(vdir.parent)
     for d in reversed(journal.declares):
         path = Path(str(d.path))
-        reserved = Path(_reserved(str(d.path)))
+        reserved = path / RESERVED_FILE
         if not d.reserved_existed and reserved.exists():
             steps("undo.declare.unreserve", d.object_id)
             os.unlink(reserved)

@@ -49,7 +49,7 @@ def _libc_syncfs() -> Any:
 _SYNCFS = _libc_syncfs()
 
 
-def syncfs(path: Path) -> bool:
+def syncfs(path: str | os.PathLike[str]) -> bool:
     """``syncfs(2)`` of the filesystem holding ``path``; False when it is unavailable or
     fails (the caller then fsyncs)."""
     if _SYNCFS is None:
@@ -64,7 +64,7 @@ def syncfs(path: Path) -> bool:
         os.close(fd)
 
 
-def fsync_path(path: Path, *, directory: bool = False) -> None:
+def fsync_path(path: str | os.PathLike[str], *, directory: bool = False) -> None:
     flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
     try:
         fd = os.open(path, flags)
@@ -175,7 +175,7 @@ class Durable:
         paths, self.paths = self.paths, {}
         if len(paths) >= SYNCFS_FROM:
             paths = self._syncfs(paths)
-        run_all(lambda item: fsync_path(Path(item[0]), directory=item[1]), list(paths.items()))
+        run_all(lambda item: fsync_path(item[0], directory=item[1]), list(paths.items()))
 
     @staticmethod
     def _syncfs(paths: dict[str, bool]) -> dict[str, bool]:
@@ -200,7 +200,7 @@ class Durable:
                 by_device.setdefault(dev, (looked_at, []))[1].append(p)
         left: dict[str, bool] = {}
         for opened, group in by_device.values():
-            if not syncfs(Path(opened)):
+            if not syncfs(opened):
                 left.update({p: paths[p] for p in group})
         return left
 
