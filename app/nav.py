@@ -1,0 +1,66 @@
+"""The console's frame: its pages in navigation order, its page settings, and the chrome drawn
+around every page (navigation, connection sidebar, health banner). One table for the router
+(app/main.py) and for the page benchmark's frame (benchmarks/_ui_bench_app.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from components.connection import render_connection_sidebar, render_health_banner
+
+VIEWS = Path(__file__).parent / "views"
+PAGE_TITLE = "Lance Namespace Console"
+PAGE_ICON = ":material/database:"
+
+
+@dataclass(frozen=True)
+class Route:
+    script: str  # in app/views/
+    title: str
+    icon: str
+    url_path: str
+
+
+ROUTES = (
+    Route("tables.py", "Namespaces & tables", ":material/folder_open:", "tables"),
+    Route("versions.py", "Versions", ":material/history:", "versions"),
+    Route("indexes.py", "Indexes", ":material/manage_search:", "indexes"),
+    Route("search.py", "Search & tune", ":material/travel_explore:", "search"),
+    Route("transfer.py", "Import & export", ":material/swap_vert:", "transfer"),
+    Route("transactions.py", "Transactions", ":material/receipt_long:", "transactions"),
+    Route("inspector.py", "HTTP inspector", ":material/lan:", "inspector"),
+)
+DEFAULT_ROUTE = ROUTES[0]  # served at "/"
+
+
+def console_pages(view: Callable[[Route], Callable[[], None]] | None = None) -> list[Any]:
+    """An ``st.Page`` per route, the first one the default. ``view`` (the benchmark's frame)
+    gives each route a function to run instead of its script."""
+    return [
+        st.Page(
+            VIEWS / route.script if view is None else view(route),
+            title=route.title,
+            icon=route.icon,
+            url_path=route.url_path,
+            default=route is DEFAULT_ROUTE,
+        )
+        for route in ROUTES
+    ]
+
+
+def render_frame(pages: list[Any]) -> Any:
+    """Page settings, the navigation over ``pages``, the connection sidebar and the health
+    banner; returns the page to run."""
+    st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
+    page = st.navigation(pages)
+    render_connection_sidebar()
+    render_health_banner()
+    return page
+
+
+__all__ = ["DEFAULT_ROUTE", "ROUTES", "Route", "console_pages", "render_frame"]
