@@ -5,6 +5,10 @@ one ``st.dataframe(df)`` call.
 ``BENCH_NS_<VIEW>`` (namespace name) and ``BENCH_TABLE_<VIEW>`` come from the environment. The rows are fetched with the
 same client the console uses (``backend.connect``) and cached with ``st.cache_data`` like a
 real page would, so after the warm-up run the bare page costs one script run plus the grid.
+
+``&frame=1``: the same grid as the page of the console's own frame (app/nav.py: page settings,
+the navigation over every route, the connection sidebar and health banner), served at the
+console page's path. It separates what the frame costs from what a page's content costs.
 """
 
 from __future__ import annotations
@@ -59,9 +63,18 @@ def load(view: str, namespace: str, table: str) -> pd.DataFrame:
     raise ValueError(f"unknown view {view!r}")
 
 
-st.set_page_config(layout="wide")  # like the console
-view = st.query_params.get("view", "tables")
-env = os.environ
-st.dataframe(
-    load(view, env[f"BENCH_NS_{view.upper()}"], env.get(f"BENCH_TABLE_{view.upper()}", ""))
-)
+def bare_grid() -> None:
+    view = st.query_params.get("view", "tables")
+    env = os.environ
+    st.dataframe(
+        load(view, env[f"BENCH_NS_{view.upper()}"], env.get(f"BENCH_TABLE_{view.upper()}", ""))
+    )
+
+
+if st.query_params.get("frame"):
+    from app.nav import console_pages, render_frame
+
+    render_frame(console_pages(lambda route: bare_grid)).run()
+else:
+    st.set_page_config(layout="wide")  # like the console
+    bare_grid()

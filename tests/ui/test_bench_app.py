@@ -1,0 +1,59 @@
+"""The page benchmark's baselines (benchmarks/_ui_bench_app.py): the bare grid, and the same
+grid inside the console's frame (app/nav.py). A baseline that drifted from what it stands for
+would make every ratio of benchmarks/bench_ui_pages.py meaningless."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.nav import DEFAULT_ROUTE, ROUTES
+from tests.ui.conftest import REPO, TIMEOUT
+
+BENCH_APP = REPO / "benchmarks" / "_ui_bench_app.py"
+
+
+def bench_app(ui_env: Path, monkeypatch: pytest.MonkeyPatch, **query: str) -> Any:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("BENCH_TARGET", str(ui_env))
+    monkeypatch.setenv("BENCH_NS_TABLES", "bulk")
+    monkeypatch.setenv("BENCH_NS_VERSIONS", "logs")
+    monkeypatch.setenv("BENCH_TABLE_VERSIONS", "events")
+    at = AppTest.from_file(str(BENCH_APP), default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+@pytest.mark.parametrize(("view", "rows"), [("tables", 55), ("versions", 60)])
+def test_bare_page_is_one_grid_of_every_row(
+    ui_env: Path, monkeypatch: pytest.MonkeyPatch, view: str, rows: int
+) -> None:
+    at = bench_app(ui_env, monkeypatch, view=view)
+    assert not at.exception
+    assert len(at.dataframe) == 1
+    assert len(at.dataframe[0].value) == rows
+    assert len(at.main) == 1  # nothing but the grid
+    assert len(at.sidebar) == 0
+
+
+def test_frame_page_is_the_same_grid_inside_the_console_frame(
+    ui_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = bench_app(ui_env, monkeypatch, view="tables", frame="1")
+    assert not at.exception
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 55
+    # The console's connection sidebar, on the console's connection.
+    assert at.sidebar.selectbox(key="conn").label == "Connection"
+    assert [t.label for t in at.sidebar.toggle] == ["Read-only"]
+    assert str(ui_env) in " ".join(m.value for m in at.sidebar.markdown)
+
+
+def test_route_table_has_one_default_and_distinct_paths() -> None:
+    assert DEFAULT_ROUTE is ROUTES[0]
+    assert len({r.url_path for r in ROUTES}) == len(ROUTES)
+    for route in ROUTES:
+        assert (REPO / "app" / "views" / route.script).is_file(), route
