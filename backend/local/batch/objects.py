@@ -272,16 +272,16 @@ def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) 
     declares = []
     locations: dict[str, str] = {}
     for d in plan.declares:
-        key = store.key(d.location)
+        reserved = f"{store.key(d.location)}/{RESERVED_FILE}"
         locations[d.object_id] = d.location
-        existed = store.get(f"{key}/{RESERVED_FILE}") is not None
+        existed = store.get(reserved) is not None
         declares.append(
             {
                 "id": d.id,
                 "object_id": d.object_id,
                 "location": d.location,
                 "properties": d.properties,
-                "reserved": f"{key}/{RESERVED_FILE}",
+                "reserved": reserved,
                 "reserved_existed": existed,
             }
         )
