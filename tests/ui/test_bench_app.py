@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from app.nav import DEFAULT_ROUTE, ROUTES
+from app.nav import ROUTES
+from components import state
 from tests.ui.conftest import REPO, TIMEOUT
 
 BENCH_APP = REPO / "benchmarks" / "_ui_bench_app.py"
@@ -47,13 +48,12 @@ def test_frame_page_is_the_same_grid_inside_the_console_frame(
     assert not at.exception
     assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 55
     # The console's connection sidebar, on the console's connection.
-    assert at.sidebar.selectbox(key="conn").label == "Connection"
+    assert at.sidebar.selectbox(key=state.QP_CONN).label == "Connection"
     assert [t.label for t in at.sidebar.toggle] == ["Read-only"]
     assert str(ui_env) in " ".join(m.value for m in at.sidebar.markdown)
 
 
-def test_route_table_has_one_default_and_distinct_paths() -> None:
-    assert DEFAULT_ROUTE is ROUTES[0]
+def test_every_route_has_its_own_path_and_an_existing_page_script() -> None:
     assert len({r.url_path for r in ROUTES}) == len(ROUTES)
     for route in ROUTES:
         assert (REPO / "app" / "views" / route.script).is_file(), route
