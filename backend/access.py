@@ -1,0 +1,226 @@
+"""Who may do what: the three roles, the role of each operation, and the roles file.
+
+Roles, lowest first:
+
+* ``viewer`` - reads only;
+* ``editor`` - writes that destroy nothing: declare, create, insert, update, merge, index
+  builds, tags, restore, rename, schema metadata, optimize, batch commits without deletes or
+  deregisters;
+* ``admin`` - everything, including drops, deregisters, CASCADE, cleanup, version deletes,
+  row deletes, index drops, branch deletes and column drops.
+
+:func:`required_role` is the one classification of every operation (both backends' names plus
+the console's own service-level writes); :func:`check` raises ``PermissionDeniedError`` with the
+reason. :class:`RoleMap` reads the roles file (``$LANCE_CONSOLE_ROLES`` or
+``~/.config/lance-console/roles.toml``)::
+
+    default = "viewer"            # a signed-in user no rule names
+    groups_claim = "groups"       # the ID-token claim that lists a user's groups
+
+    [users]                       # e-mail -> role
+    "ada@example.com" = "admin"
+
+    [subjects]                    # the token's ``sub`` -> role
+    "248289761001" = "editor"
+
+    [groups]                      # a group in ``groups_claim`` -> role
+    "data-team" = "editor"
+
+A user gets the highest role any rule gives them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from lance_namespace.errors import InvalidInputError, PermissionDeniedError
+
+from .rest.routes import READ_ONLY_OPS
+
+VIEWER, EDITOR, ADMIN = "viewer", "editor", "admin"
+ROLES: tuple[str, ...] = (VIEWER, EDITOR, ADMIN)
+_RANK = {r: i for i, r in enumerate(ROLES)}
+
+# Operations that only read: the spec's read-only operations (the REST route table says which)
+# and the console's own reads; every other operation writes.
+READ_OPS: frozenset[str] = READ_ONLY_OPS | frozenset({"preflight"})
+
+# Writes that delete data, catalog entries or history: admin only.
+DESTRUCTIVE_OPS: frozenset[str] = frozenset(
+    {
+        "drop_table",
+        "deregister_table",
+        "drop_namespace",
+        "batch_delete_table_versions",
+        "delete_from_table",
+        "drop_table_index",
+        "delete_table_branch",
+        "alter_table_drop_columns",
+        "cleanup",  # the console's cleanup by policy
+    }
+)
+
+# What a BatchCommitTables operation entry holds, and which of them are destructive.
+_DESTRUCTIVE_BATCH_KEYS = ("delete_table_versions", "deregister_table")
+
+_WHAT = {
+    EDITOR: "changes data (an editor's or admin's right)",
+    ADMIN: "deletes data, catalog entries or history (an admin's right)",
+}
+
+
+def rank(role: str) -> int:
+    return _RANK.get(role, -1)
+
+
+def is_write(operation: str) -> bool:
+    return operation not in READ_OPS
+
+
+def _batch_is_destructive(request: Any) -> bool:
+    operations = _field(request, "operations") or []
+    for entry in operations:
+        for key in _DESTRUCTIVE_BATCH_KEYS:
+            if _field(entry, key) is not None:
+                return True
+    return False
+
+
+def _field(value: Any, name: str) -> Any:
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def required_role(operation: str, request: Any = None) -> str:
+    """The lowest role allowed to run ``operation`` with ``request``."""
+    if operation in READ_OPS:
+        return VIEWER
+    if operation in DESTRUCTIVE_OPS:
+        return ADMIN
+    if operation == "batch_commit_tables" and _batch_is_destructive(request):
+        return ADMIN
+    if operation == "drop_namespace_cascade":
+        return ADMIN
+    return EDITOR
+
+
+def allowed(role: str | None, operation: str, request: Any = None) -> bool:
+    return rank(role or "") >= rank(required_role(operation, request))
+
+
+def denial(role: str | None, operation: str, request: Any = None) -> str | None:
+    """Why ``role`` may not run ``operation`` (``None``: it may). Shown next to a disabled
+    button and in the refusal."""
+    need = required_role(operation, request)
+    if rank(role or "") >= rank(need):
+        return None
+    who = f"the {role} role" if role else "a visitor without a role"
+    return f"{operation} {_WHAT.get(need, 'is not allowed')}: {who} may not run it"
+
+
+def check(role: str | None, operation: str, request: Any = None) -> None:
+    """``PermissionDeniedError`` when ``role`` may not run ``operation``."""
+    reason = denial(role, operation, request)
+    if reason:
+        raise PermissionDeniedError(reason)
+
+
+# -- the roles file -------------------------------------------------------------------------------
+def roles_path() -> Path:
+    raw = os.environ.get("LANCE_CONSOLE_ROLES")
+    if raw:
+        return Path(raw).expanduser()
+    return Path("~/.config/lance-console/roles.toml").expanduser()
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleMap:
+    """Users (e-mail, subject, groups) to roles."""
+
+    users: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    subjects: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    groups: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    default: str | None = VIEWER
+    groups_claim: str = "groups"
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> RoleMap:
+        def table(name: str) -> dict[str, str]:
+            raw = data.get(name) or {}
+            if not isinstance(raw, Mapping):
+                raise InvalidInputError(f"roles file: [{name}] must be a table")
+            out = {}
+            for key, role in raw.items():
+                if role not in ROLES:
+                    raise InvalidInputError(
+                        f"roles file: [{name}] {key!r} has role {role!r}; "
+                        f"roles are {', '.join(ROLES)}"
+                    )
+                out[str(key).strip().lower() if name == "users" else str(key)] = role
+            return out
+
+        default = data.get("default", VIEWER)
+        if default not in (*ROLES, None, ""):
+            raise InvalidInputError(
+                f"roles file: default role {default!r}; roles are {', '.join(ROLES)}"
+            )
+        return cls(
+            users=table("users"),
+            subjects=table("subjects"),
+            groups=table("groups"),
+            default=default or None,
+            groups_claim=str(data.get("groups_claim") or "groups"),
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None) -> RoleMap:
+        """The roles file (missing: every signed-in user is a viewer)."""
+        p = Path(path) if path is not None else roles_path()
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise InvalidInputError(f"roles file {p}: {e}") from None
+        return cls.from_mapping(data)
+
+    def role_of(self, claims: Mapping[str, Any]) -> str | None:
+        """The highest role the rules give a user with these ID-token ``claims``."""
+        found: list[str] = []
+        email = str(claims.get("email") or "").strip().lower()
+        if email and email in self.users:
+            found.append(self.users[email])
+        sub = str(claims.get("sub") or "")
+        if sub and sub in self.subjects:
+            found.append(self.subjects[sub])
+        groups = claims.get(self.groups_claim) or []
+        if isinstance(groups, str):
+            groups = [groups]
+        if isinstance(groups, Iterable):
+            found += [self.groups[str(g)] for g in groups if str(g) in self.groups]
+        if not found:
+            return self.default
+        return max(found, key=rank)
+
+
+__all__ = [
+    "ADMIN",
+    "DESTRUCTIVE_OPS",
+    "EDITOR",
+    "READ_OPS",
+    "ROLES",
+    "VIEWER",
+    "RoleMap",
+    "allowed",
+    "check",
+    "denial",
+    "is_write",
+    "required_role",
+    "roles_path",
+]

@@ -1,0 +1,299 @@
+"""The audit log: one JSON Lines record per write the console performs, kept on local disk.
+
+* :class:`AuditLog` appends an entry as one line, flushed and ``fsync``'ed before the call
+  returns, under a lock shared by threads and processes (``fcntl.flock`` on a lock file), so
+  a crash loses at most the entry being written; a torn last line is skipped when reading.
+* The file is rotated by size: ``audit.jsonl`` becomes ``audit.jsonl.1`` (the older ones shift
+  up, ``keep`` of them are kept), and the directory is synced after the rename.
+* :func:`summarize` turns a request into the redacted, bounded summary an entry keeps: every
+  secret-named field masked (``backend.redaction``, the one classifier), long strings and
+  lists cut, Arrow bodies replaced by their size.
+* :func:`filter_entries` / :func:`to_csv` serve the Audit page and exports.
+
+The directory is ``$LANCE_CONSOLE_AUDIT_DIR`` or ``~/.local/state/lance-console/audit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import datetime as dt
+import io
+import json
+import os
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import redaction
+
+LOG_NAME = "audit.jsonl"
+LOCK_NAME = ".audit.lock"
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+DEFAULT_KEEP = 5
+_MAX_TEXT = 300  # characters of one string kept in a summary
+_MAX_ITEMS = 20  # items of one list (or keys of one mapping) kept in a summary
+
+OK = "ok"
+FAILED = "error"
+
+CSV_COLUMNS = (
+    "ts",
+    "user",
+    "source",
+    "connection",
+    "operation",
+    "ids",
+    "outcome",
+    "error_class",
+    "error_message",
+    "transaction_id",
+    "duration_ms",
+    "request",
+)
+
+
+def default_directory() -> Path:
+    raw = os.environ.get("LANCE_CONSOLE_AUDIT_DIR")
+    if raw:
+        return Path(raw).expanduser()
+    return Path("~/.local/state/lance-console/audit").expanduser()
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclasses.dataclass
+class AuditEntry:
+    """One write: who, when, where (the connection's name, never a secret), what, the outcome."""
+
+    user: str
+    connection: str
+    operation: str
+    ids: list[str] = dataclasses.field(default_factory=list)
+    request: Any = None
+    outcome: str = OK
+    error_class: str | None = None
+    error_message: str | None = None
+    transaction_id: str | None = None
+    duration_ms: float | None = None
+    source: str = "console"  # console | notebook
+    ts: str = dataclasses.field(default_factory=now_iso)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["connection"] = redaction.redact_text(str(self.connection))
+        if self.error_message is not None:
+            data["error_message"] = redaction.redact_text(str(self.error_message))
+        data["request"] = summarize(self.request)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AuditEntry:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def summarize(value: Any, *, depth: int = 0) -> Any:
+    """A JSON-safe, redacted and bounded summary of a request (a pydantic model, a mapping,
+    bytes, a list...): secret-named fields masked wherever they are nested."""
+    if depth > 6:
+        return "…"
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(exclude_none=True, by_alias=False)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for i, (k, v) in enumerate(value.items()):
+            if i >= _MAX_ITEMS:
+                out["…"] = f"{len(value) - _MAX_ITEMS} more keys"
+                break
+            key = str(k)
+            if redaction.is_secret_name(key):
+                out[key] = redaction.mask_value(v)
+            else:
+                out[key] = summarize(v, depth=depth + 1)
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+        kept = [summarize(v, depth=depth + 1) for v in items[:_MAX_ITEMS]]
+        if len(items) > _MAX_ITEMS:
+            kept.append(f"… {len(items) - _MAX_ITEMS} more")
+        return kept
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = redaction.redact_text(str(value))
+    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "…"
+
+
+class AuditLog:
+    """Append-only JSON Lines on local disk, rotated by size."""
+
+    _thread_lock = threading.Lock()
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        keep: int = DEFAULT_KEEP,
+    ) -> None:
+        self.directory = Path(directory) if directory is not None else default_directory()
+        self.max_bytes = max(1024, int(max_bytes))
+        self.keep = max(1, int(keep))
+
+    @property
+    def path(self) -> Path:
+        return self.directory / LOG_NAME
+
+    def files(self) -> list[Path]:
+        """The log's files, oldest first."""
+        rotated = [self.directory / f"{LOG_NAME}.{i}" for i in range(self.keep, 0, -1)]
+        return [p for p in (*rotated, self.path) if p.exists()]
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        import fcntl
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self._thread_lock:
+            fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    def append(self, entry: AuditEntry) -> None:
+        """Write ``entry`` as one line, durable before this returns."""
+        line = (json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n").encode()
+        with self._locked():
+            self._rotate_if_needed(len(line))
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                view = memoryview(line)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _rotate_if_needed(self, incoming: int) -> None:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size == 0 or size + incoming <= self.max_bytes:
+            return
+        oldest = self.directory / f"{LOG_NAME}.{self.keep}"
+        with contextlib.suppress(FileNotFoundError):
+            oldest.unlink()
+        for i in range(self.keep - 1, 0, -1):
+            src = self.directory / f"{LOG_NAME}.{i}"
+            if src.exists():
+                os.replace(src, self.directory / f"{LOG_NAME}.{i + 1}")
+        os.replace(self.path, self.directory / f"{LOG_NAME}.1")
+        dfd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    def entries(self) -> list[AuditEntry]:
+        """Every readable entry, oldest first (a torn or foreign line is skipped)."""
+        out: list[AuditEntry] = []
+        for path in self.files():
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            for raw in data.splitlines():
+                try:
+                    item = json.loads(raw)
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                if isinstance(item, dict) and "operation" in item:
+                    out.append(AuditEntry.from_json(item))
+        return out
+
+
+def filter_entries(
+    entries: Iterable[AuditEntry],
+    *,
+    user: str | None = None,
+    operation: str | Sequence[str] | None = None,
+    table: str | None = None,
+    since: str | dt.datetime | None = None,
+    until: str | dt.datetime | None = None,
+    outcome: str | None = None,
+) -> list[AuditEntry]:
+    """The entries that match every given filter; ``table`` matches any part of the ids
+    (``sales`` finds ``sales › orders``), ``user`` a substring, case-insensitive."""
+    ops = {operation} if isinstance(operation, str) else set(operation or ())
+    lo, hi = _as_iso(since), _as_iso(until)
+    needle_user = (user or "").strip().lower()
+    needle_table = (table or "").strip().lower()
+    out = []
+    for e in entries:
+        if needle_user and needle_user not in (e.user or "").lower():
+            continue
+        if ops and e.operation not in ops:
+            continue
+        if needle_table and not any(needle_table in str(i).lower() for i in e.ids or []):
+            continue
+        if lo and e.ts < lo:
+            continue
+        if hi and e.ts > hi:
+            continue
+        if outcome and e.outcome != outcome:
+            continue
+        out.append(e)
+    return out
+
+
+def _as_iso(value: str | dt.datetime | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return str(value)
+
+
+def to_rows(entries: Iterable[AuditEntry]) -> list[dict[str, Any]]:
+    """Flat rows (ids joined with " › ", the request as compact JSON) for tables and CSV."""
+    rows = []
+    for e in entries:
+        data = e.to_json()
+        data["ids"] = " › ".join(str(i) for i in e.ids or [])
+        data["request"] = json.dumps(data["request"], ensure_ascii=False, default=str)
+        rows.append({c: data.get(c) for c in CSV_COLUMNS})
+    return rows
+
+
+def to_csv(entries: Iterable[AuditEntry]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS))
+    writer.writeheader()
+    for row in to_rows(entries):
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+__all__ = [
+    "FAILED",
+    "OK",
+    "AuditEntry",
+    "AuditLog",
+    "default_directory",
+    "filter_entries",
+    "summarize",
+    "to_csv",
+    "to_rows",
+]

@@ -1,0 +1,96 @@
+"""Roles: the classification of every operation and the roles file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lance_namespace import BatchCommitTablesRequest
+from lance_namespace.errors import InvalidInputError, PermissionDeniedError
+
+from backend import access
+from backend.rest.routes import ROUTES
+
+
+def test_every_spec_operation_is_classified_by_what_it_does() -> None:
+    for op, route in ROUTES.items():
+        role = access.required_role(op)
+        if route.read_only:
+            assert role == access.VIEWER, op
+        else:
+            assert role in (access.EDITOR, access.ADMIN), op
+    assert access.required_role("drop_table") == access.ADMIN
+    assert access.required_role("deregister_table") == access.ADMIN
+    assert access.required_role("batch_delete_table_versions") == access.ADMIN
+    assert access.required_role("declare_table") == access.EDITOR
+    assert access.required_role("create_table_tag") == access.EDITOR
+    assert access.required_role("create_table_index") == access.EDITOR
+    assert access.required_role("compact_files") == access.EDITOR  # a console-only write
+
+
+def batch(*ops: dict) -> BatchCommitTablesRequest:
+    return BatchCommitTablesRequest.model_validate({"operations": list(ops)})
+
+
+def test_batch_commit_needs_admin_only_with_deletes_or_deregisters() -> None:
+    declare = {"declare_table": {"id": ["a", "t"]}}
+    deregister = {"deregister_table": {"id": ["a", "u"]}}
+    delete = {
+        "delete_table_versions": {
+            "id": ["a", "u"],
+            "ranges": [{"start_version": 1, "end_version": 1}],
+        }
+    }
+    assert access.required_role("batch_commit_tables", batch(declare)) == access.EDITOR
+    assert access.required_role("batch_commit_tables", batch(declare, deregister)) == access.ADMIN
+    assert access.required_role("batch_commit_tables", batch(delete)) == access.ADMIN
+    assert access.required_role("batch_commit_tables", {"operations": [deregister]}) == "admin"
+
+
+@pytest.mark.parametrize(
+    ("role", "op", "ok"),
+    [
+        ("viewer", "list_tables", True),
+        ("viewer", "declare_table", False),
+        ("editor", "declare_table", True),
+        ("editor", "drop_table", False),
+        ("admin", "drop_table", True),
+        (None, "list_tables", False),
+    ],
+)
+def test_check_refuses_with_the_reason(role, op, ok) -> None:
+    if ok:
+        access.check(role, op)
+        assert access.denial(role, op) is None
+    else:
+        with pytest.raises(PermissionDeniedError) as info:
+            access.check(role, op)
+        assert op in str(info.value)
+
+
+def test_role_map_highest_rule_wins(tmp_path: Path) -> None:
+    path = tmp_path / "roles.toml"
+    path.write_text(
+        'default = "viewer"\n'
+        'groups_claim = "roles"\n'
+        '[users]\n"Ada@Example.com" = "editor"\n'
+        '[subjects]\n"sub-1" = "admin"\n'
+        '[groups]\n"ops" = "admin"\n"data" = "editor"\n'
+    )
+    roles = access.RoleMap.load(path)
+    assert roles.role_of({"email": "ada@example.com"}) == "editor"
+    assert roles.role_of({"email": "ada@example.com", "sub": "sub-1"}) == "admin"
+    assert roles.role_of({"email": "x@example.com", "roles": ["data"]}) == "editor"
+    assert roles.role_of({"email": "x@example.com", "roles": "ops"}) == "admin"
+    assert roles.role_of({"email": "nobody@example.com"}) == "viewer"
+    assert access.RoleMap.load(tmp_path / "missing.toml").role_of({"email": "a"}) == "viewer"
+
+
+def test_role_map_refuses_unknown_roles(tmp_path: Path) -> None:
+    path = tmp_path / "roles.toml"
+    path.write_text('[users]\n"a@b.c" = "root"\n')
+    with pytest.raises(InvalidInputError, match="roles are viewer, editor, admin"):
+        access.RoleMap.load(path)
+    path.write_text("[users\n")
+    with pytest.raises(InvalidInputError, match="roles file"):
+        access.RoleMap.load(path)
