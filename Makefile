@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint browser
+.PHONY: run test test-fast lint browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,4 +29,8 @@ lint: $(STAMP)
 
 ## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests.
 test: $(STAMP) browser lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
+
+## The inner loop: everything but the browser tests and the crash/concurrency tests.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not e2e and not slow" --durations=10

@@ -1,0 +1,212 @@
+"""The one gate on the write path: read-only launches, roles and the audit log.
+
+:class:`GatedNamespace` wraps a connected namespace (either backend) for one actor. Every
+operation goes through it; a write is
+
+1. refused when the gate is read-only (``PermissionDeniedError`` naming why),
+2. refused when the actor's role may not run it (``backend.access``, the one classification),
+3. run, timed and recorded in the audit log (``backend.audit``), whether it succeeds or fails.
+
+Reads pass straight through. The wrapped client may be shared by many actors (the console
+caches one client per connection); the gate is per actor and cheap to make. Services take the
+gate where they take a namespace (they are duck-typed), so a page or a component has no other
+way to a write.
+
+Writes that happen outside the spec's operations (an import writing through lance under
+``write_guard``) are recorded by their service with :meth:`GatedNamespace.record`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import getpass
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from lance_namespace.errors import PermissionDeniedError
+
+from . import access, audit
+from .rest.routes import ROUTES
+
+# The console's own writes besides the spec's operations (both backends' extra methods).
+EXTRA_WRITES: frozenset[str] = frozenset(
+    {"compact_files", "optimize_indexes", "create_empty_table", "write_guard"}
+)
+# Methods that run another operation by name (REST ``call(op, request, ...)``).
+DISPATCHERS: frozenset[str] = frozenset({"call"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Actor:
+    """Who acts: the signed-in user (or the OS user in a notebook) and their role."""
+
+    user: str
+    role: str | None = access.ADMIN
+    source: str = "console"  # console | notebook
+
+    @classmethod
+    def os_user(cls) -> Actor:
+        try:
+            name = getpass.getuser()
+        except Exception:  # noqa: BLE001 - no login name (containers): the uid
+            name = f"uid {os.getuid()}"
+        return cls(user=name, role=access.ADMIN, source="notebook")
+
+
+def _ids(request: Any) -> list[str]:
+    raw = request.get("id") if isinstance(request, dict) else getattr(request, "id", None)
+    return [str(p) for p in raw] if isinstance(raw, (list, tuple)) else []
+
+
+def _txn_id(result: Any) -> str | None:
+    txn = getattr(result, "transaction_id", None)
+    if txn is None and isinstance(result, dict):
+        txn = result.get("transaction_id")
+    return str(txn) if txn else None
+
+
+class GatedNamespace:
+    """A namespace seen through the write gate (see the module docstring)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        actor: Actor,
+        connection: str,
+        read_only: str | None = None,
+        log: audit.AuditLog | None = None,
+    ) -> None:
+        self._inner = inner
+        self._actor = actor
+        self._connection = connection
+        self._read_only = read_only
+        self._log = log
+
+    # -- what the UI asks before drawing a button ----------------------------------------------
+    @property
+    def inner(self) -> Any:
+        return self._inner
+
+    @property
+    def actor(self) -> Actor:
+        return self._actor
+
+    @property
+    def read_only(self) -> str | None:
+        """Why every write is refused (``None``: writes are allowed, per role)."""
+        return self._read_only
+
+    def denial(self, operation: str, request: Any = None) -> str | None:
+        """Why ``operation`` would be refused for this actor (``None``: it would run)."""
+        if not access.is_write(operation):
+            return None
+        if self._read_only:
+            return self._read_only
+        return access.denial(self._actor.role, operation, request)
+
+    def check(self, operation: str, request: Any = None) -> None:
+        reason = self.denial(operation, request)
+        if reason:
+            raise PermissionDeniedError(reason)
+
+    # -- the wrapped operations ----------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if not callable(value) or name.startswith("_"):
+            return value
+        if name in DISPATCHERS:
+            return self._dispatcher(value)
+        if name in ROUTES or name in EXTRA_WRITES:
+            if not access.is_write(name):
+                return value
+            if name == "write_guard":
+                return self._guarded_context(value)
+            return self._write(name, value)
+        return value
+
+    def _write(self, operation: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            request = args[0] if args else kwargs.get("request")
+            with self.record(operation, request) as out:
+                out["result"] = method(*args, **kwargs)
+                return out["result"]
+
+        run.__name__ = operation
+        return run
+
+    def _dispatcher(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(op: str, request: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if not access.is_write(op):
+                return method(op, request, *args, **kwargs)
+            with self.record(op, request) as out:
+                out["result"] = method(op, request, *args, **kwargs)
+                return out["result"]
+
+        return call
+
+    def _guarded_context(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        def guard(*table_ids: Sequence[str] | None) -> Any:
+            self.check("write_guard")
+            return method(*table_ids)
+
+        return guard
+
+    @contextlib.contextmanager
+    def record(
+        self, operation: str, request: Any = None, *, ids: Sequence[str] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Check, run the body, and record one audit entry for ``operation`` (a refusal too);
+        the body may put ``transaction_id`` (or ``result``) into the yielded dict."""
+        outcome: dict[str, Any] = {}
+        started = time.perf_counter()
+        entry = audit.AuditEntry(
+            user=self._actor.user,
+            source=self._actor.source,
+            connection=self._connection,
+            operation=operation,
+            ids=list(ids) if ids is not None else _ids(request),
+            request=request,
+        )
+        try:
+            self.check(operation, request)
+            yield outcome
+        except BaseException as exc:
+            entry.outcome = audit.FAILED
+            entry.error_class = type(exc).__name__
+            entry.error_message = str(getattr(exc, "server_message", None) or exc)
+            raise
+        finally:
+            entry.duration_ms = round((time.perf_counter() - started) * 1000, 1)
+            entry.transaction_id = outcome.get("transaction_id") or _txn_id(outcome.get("result"))
+            if self._log is not None:
+                with contextlib.suppress(OSError):  # a full disk must not fail the write itself
+                    self._log.append(entry)
+
+    def __repr__(self) -> str:
+        return f"GatedNamespace({self._inner!r}, user={self._actor.user!r})"
+
+
+def gate(
+    ns: Any,
+    *,
+    actor: Actor | None = None,
+    connection: str = "",
+    read_only: str | None = None,
+    log: audit.AuditLog | None = None,
+) -> GatedNamespace:
+    """``ns`` behind the write gate (an already gated namespace is re-gated on its inner one)."""
+    inner = ns.inner if isinstance(ns, GatedNamespace) else ns
+    return GatedNamespace(
+        inner,
+        actor=actor or Actor.os_user(),
+        connection=connection,
+        read_only=read_only,
+        log=log,
+    )
+
+
+__all__ = ["EXTRA_WRITES", "Actor", "GatedNamespace", "gate"]
