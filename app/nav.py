@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from components import auth
 from components.connection import render_connection_sidebar, render_health_banner
 
 VIEWS = Path(__file__).parent / "views"
@@ -34,6 +35,7 @@ ROUTES = (
     Route("transfer.py", "Import & export", ":material/swap_vert:", "transfer"),
     Route("transactions.py", "Transactions", ":material/receipt_long:", "transactions"),
     Route("inspector.py", "HTTP inspector", ":material/lan:", "inspector"),
+    Route("audit.py", "Audit", ":material/policy:", "audit"),
 )
 DEFAULT_ROUTE = ROUTES[0]  # served at "/"
 
@@ -54,11 +56,14 @@ def console_pages(view: Callable[[Route], Callable[[], None]] | None = None) -> 
 
 
 def render_frame(pages: list[Any]) -> Any:
-    """Page settings, the navigation over ``pages``, the connection sidebar and the health
-    banner; returns the page to run."""
+    """Page settings, the sign-in gate (a visitor who is not signed in sees only the sign-in
+    page), the navigation over ``pages``, the connection sidebar with who is signed in, and the
+    health banner; returns the page to run."""
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
+    auth.render_sign_in_gate()
     page = st.navigation(pages)
     render_connection_sidebar()
+    auth.render_user_sidebar(auth.current_actor())
     render_health_banner()
     return page
 

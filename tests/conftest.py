@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,10 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("LANCE_LOG", "error")
+# The console's audit log (every write) and roles file of this test run, never the developer's.
+_RUN_STATE = tempfile.mkdtemp(prefix="lance-console-tests-")
+os.environ.setdefault("LANCE_CONSOLE_AUDIT_DIR", os.path.join(_RUN_STATE, "audit"))
+os.environ.setdefault("LANCE_CONSOLE_ROLES", os.path.join(_RUN_STATE, "roles.toml"))
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 import backend  # noqa: E402

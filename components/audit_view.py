@@ -1,0 +1,90 @@
+"""The Audit page's pieces: filters over the audit log, the entries as a table, CSV export.
+
+The entries are already redacted when written (``backend.audit``); nothing here unmasks them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from backend import audit
+from backend.text import plural
+
+
+def entries_frame(entries: Sequence[audit.AuditEntry]) -> pd.DataFrame:
+    """The entries as rows, newest first (the time as a timestamp)."""
+    rows = audit.to_rows(entries)
+    frame = pd.DataFrame(rows, columns=list(audit.CSV_COLUMNS))
+    if not frame.empty:
+        frame["ts"] = pd.to_datetime(frame["ts"], utc=True)
+        frame = frame.iloc[::-1].reset_index(drop=True)
+    return frame
+
+
+def render_filters(entries: Sequence[audit.AuditEntry], *, key_prefix: str) -> dict[str, Any]:
+    """User, operation, table, outcome and a date range; returns ``filter_entries`` kwargs."""
+    users = sorted({e.user for e in entries if e.user})
+    ops = sorted({e.operation for e in entries})
+    c1, c2, c3 = st.columns(3)
+    user = c1.selectbox("User", ["(any)", *users], key=f"{key_prefix}.user")
+    operation = c2.multiselect("Operation", ops, key=f"{key_prefix}.operation")
+    table = c3.text_input(
+        "Table or namespace", key=f"{key_prefix}.table", placeholder="any part of the id"
+    )
+    c4, c5 = st.columns([1, 2])
+    outcome = c4.selectbox("Outcome", ["(any)", audit.OK, audit.FAILED], key=f"{key_prefix}.out")
+    today = dt.datetime.now(dt.UTC).date()
+    first = min((e.ts[:10] for e in entries), default=today.isoformat())
+    span = c5.date_input(
+        "Between",
+        value=(dt.date.fromisoformat(first), today),
+        key=f"{key_prefix}.span",
+        help="Days in UTC, both included.",
+    )
+    since = until = None
+    if isinstance(span, (tuple, list)) and span:
+        since = dt.datetime.combine(span[0], dt.time.min, tzinfo=dt.UTC)
+        end = span[1] if len(span) > 1 else span[0]
+        until = dt.datetime.combine(end, dt.time.max, tzinfo=dt.UTC)
+    return {
+        "user": None if user == "(any)" else user,
+        "operation": operation or None,
+        "table": table or None,
+        "outcome": None if outcome == "(any)" else outcome,
+        "since": since,
+        "until": until,
+    }
+
+
+def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefix: str) -> None:
+    """The matching entries, newest first, and their CSV."""
+    st.caption(f"{plural(len(entries), 'entry', 'entries')} of {total}")
+    frame = entries_frame(entries)
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "ts": st.column_config.DatetimeColumn("time (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "duration_ms": st.column_config.NumberColumn("ms", format="%.1f"),
+            "request": st.column_config.TextColumn("request (redacted)", width="large"),
+        },
+        key=f"{key_prefix}.table",
+    )
+    st.download_button(
+        "Export CSV",
+        data=audit.to_csv(entries),
+        file_name="lance-console-audit.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key=f"{key_prefix}.csv",
+        disabled=not entries,
+    )
+
+
+__all__ = ["entries_frame", "render_entries", "render_filters"]
