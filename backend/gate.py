@@ -37,6 +37,9 @@ EXTRA_WRITES: frozenset[str] = frozenset(
 )
 # Methods that run another operation by name (REST ``call(op, request, ...)``).
 DISPATCHERS: frozenset[str] = frozenset({"call"})
+# The request context entry that carries the actor to a REST server (sent as the header
+# ``x-lance-ctx-console-user``), so that the server can audit too.
+USER_CONTEXT_KEY = "console-user"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +60,8 @@ class Actor:
 
 
 def _ids(request: Any) -> list[str]:
+    if isinstance(request, (list, tuple)) and all(isinstance(p, str) for p in request):
+        return list(request)  # the console's own writes take a table id
     raw = request.get("id") if isinstance(request, dict) else getattr(request, "id", None)
     return [str(p) for p in raw] if isinstance(raw, (list, tuple)) else []
 
@@ -85,6 +90,8 @@ class GatedNamespace:
         self._connection = connection
         self._read_only = read_only
         self._log = log
+        # Over REST every request carries the actor (the local backend has no one to tell).
+        self._tell_server = callable(getattr(inner, "call", None))
 
     # -- what the UI asks before drawing a button ----------------------------------------------
     @property
@@ -120,19 +127,32 @@ class GatedNamespace:
             return value
         if name in DISPATCHERS:
             return self._dispatcher(value)
+        if name == "write_guard":
+            return self._guarded_context(value)
         if name in ROUTES or name in EXTRA_WRITES:
-            if not access.is_write(name):
-                return value
-            if name == "write_guard":
-                return self._guarded_context(value)
-            return self._write(name, value)
+            return self._operation(name, value)
         return value
 
-    def _write(self, operation: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            request = args[0] if args else kwargs.get("request")
+    def _with_user(self, request: Any) -> Any:
+        """``request`` with the actor in its context (REST only; the caller's copy is kept)."""
+        if not self._tell_server or request is None:
+            return request
+        if isinstance(request, dict):
+            context = {**(request.get("context") or {}), USER_CONTEXT_KEY: self._actor.user}
+            return {**request, "context": context}
+        if hasattr(request, "model_copy") and "context" in type(request).model_fields:
+            context = {**(request.context or {}), USER_CONTEXT_KEY: self._actor.user}
+            return request.model_copy(update={"context": context})
+        return request
+
+    def _operation(self, operation: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def run(request: Any = None, *args: Any, **kwargs: Any) -> Any:
+            sent = self._with_user(request)
+            call_args = (sent, *args) if request is not None or args else ()
+            if not access.is_write(operation):
+                return method(*call_args, **kwargs)
             with self.record(operation, request) as out:
-                out["result"] = method(*args, **kwargs)
+                out["result"] = method(*call_args, **kwargs)
                 return out["result"]
 
         run.__name__ = operation
@@ -140,10 +160,11 @@ class GatedNamespace:
 
     def _dispatcher(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def call(op: str, request: Any = None, *args: Any, **kwargs: Any) -> Any:
+            sent = self._with_user(request)
             if not access.is_write(op):
-                return method(op, request, *args, **kwargs)
+                return method(op, sent, *args, **kwargs)
             with self.record(op, request) as out:
-                out["result"] = method(op, request, *args, **kwargs)
+                out["result"] = method(op, sent, *args, **kwargs)
                 return out["result"]
 
         return call

@@ -127,3 +127,33 @@ def test_rows_kept_by_gate_are_redacted(built, tmp_path: Path) -> None:
     g.declare_table(DeclareTableRequest(id=["a", "p"], properties={"password": secret, "o": "k"}))
     text = (tmp_path / "audit" / audit.LOG_NAME).read_text()
     assert secret not in text and '"o": "k"' in text
+
+
+def test_rest_requests_carry_the_user_as_context(rest_server) -> None:
+    import backend
+
+    client = backend.connect(rest_server.url)
+    try:
+        g = gate(client, actor=Actor("ada@example.com", access.EDITOR), connection="rest")
+        request = DeclareTableRequest(id=["t"])
+        g.declare_table(request)
+        g.list_tables(ListTablesRequest(id=[]))
+        g.call("table_exists", {"id": ["t"]})
+        sent = [e.request_headers for e in client.wire_log.entries()]
+        assert sent and all(h.get("x-lance-ctx-console-user") == "ada@example.com" for h in sent)
+        assert request.context is None  # the caller's request is not changed
+    finally:
+        client.close()
+
+
+def test_console_writes_by_table_id_are_recorded(local_root: Path, tmp_path: Path) -> None:
+    import backend
+    from tests.support import with_versions
+
+    ns = backend.connect(str(local_root))  # compact_files is the local backend's own write
+    with_versions(ns, ["t"], 3)
+    log = audit.AuditLog(tmp_path / "audit")
+    g = gate(ns, actor=Actor("ed", access.EDITOR), connection="c", log=log)
+    g.compact_files(["t"])
+    (entry,) = log.entries()
+    assert (entry.operation, entry.ids, entry.outcome) == ("compact_files", ["t"], "ok")
