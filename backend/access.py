@@ -40,15 +40,43 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError, PermissionDeniedError
 
-from .rest.routes import READ_ONLY_OPS
+from .rest.routes import READ_ONLY_OPS, ROUTES
 
 VIEWER, EDITOR, ADMIN = "viewer", "editor", "admin"
 ROLES: tuple[str, ...] = (VIEWER, EDITOR, ADMIN)
 _RANK = {r: i for i, r in enumerate(ROLES)}
 
+# The console backends' own methods besides the spec's operations that change nothing.
+CONSOLE_READS: frozenset[str] = frozenset(
+    {
+        "build_url",  # the URL a request would go to (nothing is sent)
+        "capabilities",
+        "close",
+        "format_id",
+        "index_requests",
+        "namespace_id",
+        "open_dataset",
+        "preflight",  # the REST batch preflight: reads only
+        "query_table_arrow",
+        "supports_batch_commit",
+        "supports_rename",
+        "table_location",
+    }
+)
+# The console backends' own writes besides the spec's operations.
+CONSOLE_WRITES: frozenset[str] = frozenset(
+    {
+        "compact_files",
+        "create_empty_table",  # deprecated spec operation (no REST route)
+        "optimize_indexes",
+        "write_guard",  # the guard writers outside the backend take (imports)
+    }
+)
 # Operations that only read: the spec's read-only operations (the REST route table says which)
-# and the console's own reads; every other operation writes.
-READ_OPS: frozenset[str] = READ_ONLY_OPS | frozenset({"preflight"})
+# and the console's own reads. Every other name counts as a write, so that a method added later
+# is refused until it is classified.
+READ_OPS: frozenset[str] = READ_ONLY_OPS | CONSOLE_READS
+WRITE_OPS: frozenset[str] = (frozenset(ROUTES) - READ_ONLY_OPS) | CONSOLE_WRITES
 
 # Writes that delete data, catalog entries or history: admin only.
 DESTRUCTIVE_OPS: frozenset[str] = frozenset(
@@ -213,7 +241,10 @@ __all__ = [
     "ADMIN",
     "DESTRUCTIVE_OPS",
     "EDITOR",
+    "CONSOLE_READS",
+    "CONSOLE_WRITES",
     "READ_OPS",
+    "WRITE_OPS",
     "ROLES",
     "VIEWER",
     "RoleMap",

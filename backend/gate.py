@@ -31,12 +31,8 @@ from lance_namespace.errors import PermissionDeniedError
 from . import access, audit
 from .rest.routes import ROUTES
 
-# The console's own writes besides the spec's operations (both backends' extra methods).
-EXTRA_WRITES: frozenset[str] = frozenset(
-    {"compact_files", "optimize_indexes", "create_empty_table", "write_guard"}
-)
-# Methods that run another operation by name (REST ``call(op, request, ...)``).
-DISPATCHERS: frozenset[str] = frozenset({"call"})
+# Methods that run the operation named by their first argument (REST ``call``, ``exists``).
+DISPATCHERS: frozenset[str] = frozenset({"call", "exists"})
 # The request context entry that carries the actor to a REST server (sent as the header
 # ``x-lance-ctx-console-user``), so that the server can audit too.
 USER_CONTEXT_KEY = "console-user"
@@ -129,7 +125,7 @@ class GatedNamespace:
             return self._dispatcher(value)
         if name == "write_guard":
             return self._guarded_context(value)
-        if name in ROUTES or name in EXTRA_WRITES:
+        if name in ROUTES or access.is_write(name):  # an unknown method counts as a write
             return self._operation(name, value)
         return value
 
@@ -211,6 +207,13 @@ class GatedNamespace:
         return f"GatedNamespace({self._inner!r}, user={self._actor.user!r})"
 
 
+def require_writable(ns: Any, operation: str) -> None:
+    """For writes that bypass the namespace's methods (files written directly, such as a staged
+    manifest): the gate's refusal, when ``ns`` is gated and may not write."""
+    if isinstance(ns, GatedNamespace):
+        ns.check(operation)
+
+
 def gate(
     ns: Any,
     *,
@@ -230,4 +233,4 @@ def gate(
     )
 
 
-__all__ = ["EXTRA_WRITES", "Actor", "GatedNamespace", "gate"]
+__all__ = ["Actor", "GatedNamespace", "gate", "require_writable"]

@@ -14,7 +14,7 @@ from lance_namespace import (
 from lance_namespace.errors import PermissionDeniedError
 
 from backend import access, audit
-from backend.gate import EXTRA_WRITES, Actor, gate
+from backend.gate import Actor, gate
 from backend.rest.routes import ROUTES
 from backend.services import lifecycle
 from tests.support import batch as make_batch
@@ -34,7 +34,7 @@ def built(ns, tmp_path: Path, backend_kind: str):
 
 
 def forbidden(role: str) -> list[str]:
-    ops = [*WRITE_OPS, *sorted(EXTRA_WRITES)]
+    ops = [*WRITE_OPS, *sorted(access.CONSOLE_WRITES)]
     return [op for op in ops if access.rank(role) < access.rank(access.required_role(op))]
 
 
