@@ -217,9 +217,12 @@ def test_sweep_frame_has_one_row_per_combination(flat_table: LanceNamespace) -> 
         progress=lambda done, total: calls.append((done, total)),
     )  # fmt: skip
     assert list(frame.columns) == [
-        "nprobes", "refine_factor", "recall", "recall_std", "p50_ms", "p95_ms",
+        "nprobes", "refine_factor", "recall", "recall_std", "p50_ms", "p95_ms", "metric",
+        "brute_force",
     ]  # fmt: skip
     assert len(frame) == 6
+    assert frame["metric"].tolist() == ["l2"] * 6  # the IVF_FLAT index's (lance's default)
+    assert not frame["brute_force"].any()
     assert calls == [(i, 6) for i in range(1, 7)]
     pairs = [
         (None if pd.isna(a) else a, None if pd.isna(b) else b)
@@ -252,7 +255,7 @@ def test_sweep_setting_with_a_default_can_be_run_again(flat_table: LanceNamespac
 
 def test_sweep_without_a_grid_measures_the_base_setting(flat_table: LanceNamespace) -> None:
     frame = tuning.sweep(flat_table, T, column="vec", k=5, sample=4, nprobes=4)
-    assert list(frame.columns) == ["recall", "recall_std", "p50_ms", "p95_ms"]
+    assert list(frame.columns) == list(tuning.SWEEP_COLUMNS)
     assert len(frame) == 1
     assert frame.loc[0, "recall"] == 1.0  # 4 probes of 4 IVF_FLAT partitions: exact
 
@@ -758,7 +761,11 @@ def test_build_ab_leaves_the_table_alone(ns_a: LanceNamespace) -> None:
     frame = tuning.build_ab(
         ns_a, T, column="vec", configs=configs, sample_rows=1000, queries=10, progress=report
     )
-    assert list(frame.columns) == ["config", "recall", "p50_ms", "size_bytes", "build_s", "rows"]
+    assert list(frame.columns) == [
+        "config", "recall", "p50_ms", "size_bytes", "build_s", "rows", "metric", "brute_force",
+    ]  # fmt: skip
+    assert frame["metric"].tolist() == ["l2", "l2"]  # the table's own index: lance's default
+    assert not frame["brute_force"].any()
     assert frame["config"].tolist() == ["IVF_PQ 4×4", "IVF_FLAT num_partitions=4"]
     assert frame["recall"].between(0.0, 1.0).all()
     assert frame.loc[1, "recall"] >= frame.loc[0, "recall"]  # raw vectors vs 4 sub-vectors
