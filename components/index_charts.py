@@ -148,11 +148,13 @@ RECALL_BINS = 10
 
 def recall_histogram(per_query: Sequence[float], k: int) -> go.Figure:
     """Queries per recall bin: ten bins of width 0.1 covering exactly [0, 1], the last one
-    closed (recall 1.0 falls in [0.9, 1.0]); counted with numpy, drawn as bars, so no bin
-    reaches past 1.0 on an axis that ends at 1.0."""
-    counts, edges = np.histogram(
-        np.asarray(per_query, dtype=float), bins=RECALL_BINS, range=(0.0, 1.0)
-    )
+    closed (recall 1.0 falls in [0.9, 1.0]), drawn as bars, so no bin reaches past 1.0 on an
+    axis that ends at 1.0. A recall on an edge (3/10) counts in the bin it starts (rounded
+    before the floor: 0.3 * 10 is 2.9999999999999996 in floating point)."""
+    values = np.clip(np.asarray(per_query, dtype=float), 0.0, 1.0)
+    bins = np.minimum(np.floor(np.round(values * RECALL_BINS, 9)).astype(int), RECALL_BINS - 1)
+    counts = np.bincount(bins, minlength=RECALL_BINS)
+    edges = np.arange(RECALL_BINS + 1) / RECALL_BINS
     labels = [
         f"[{lo:.1f}, {hi:.1f}{']' if i == RECALL_BINS - 1 else ')'}"
         for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True))
