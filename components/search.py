@@ -401,7 +401,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         render_setting_snippets(info.table_id, last[1], last[2], last[3])
 
 
-def render_metric_note(metric: Any, *, bypass: bool = False) -> None:
+def render_metric_note(metric: query_rules.QueryMetric | None, *, bypass: bool = False) -> None:
     """The metric a vector search (or measurement) used, and a warning when a metric other
     than the index's made lance search without the index."""
     if metric is None:
