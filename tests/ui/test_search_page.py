@@ -717,3 +717,32 @@ def test_plan_grid_has_no_none_cells(make_app) -> None:
         assert not [c for c in cells if c in ("None", "nan", "NaN", "<NA>")], cells
         assert pd.api.types.is_numeric_dtype(grid.value["ms"])
     assert any(v for v in shown["ms"])  # Analyze: times shown
+
+
+def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
+    """The Build A/B tab: a build without a distance takes the table's index metric (cosine
+    here), shown per build; the editor's Distance column is read as text."""
+    rows = pd.DataFrame(
+        [
+            {"index_type": "IVF_FLAT", "num_partitions": 2.0, "distance_type": None},
+            {"index_type": "IVF_FLAT", "num_partitions": 2.0, "distance_type": "dot"},
+        ]
+    )
+    assert srch.ab_configs(rows) == [
+        {"index_type": "IVF_FLAT", "num_partitions": 2},
+        {"index_type": "IVF_FLAT", "num_partitions": 2, "distance_type": "dot"},
+    ]
+    at = metric_page(make_app, "cosine", "ab")
+    assert "A build without a distance uses the metric of the table's own index" in texts(at)
+    at.number_input(key="search.ab.rows").set_value(1000)
+    at.number_input(key="search.ab.queries").set_value(5)
+    submit(at, "search.ab.form", "Compare builds")
+    (task_id,) = at.session_state[state.Search.TASKS]
+    task = TASKS.wait(task_id, timeout=120)
+    assert task.status == "succeeded", task.error
+    at.run()
+    assert_no_exception(at)
+    frame = grid_with(at, "config")
+    assert frame["metric"].tolist() == ["cosine"] * len(srch.AB_DEFAULT)
+    assert not frame["brute_force"].any()
+    assert frame["recall"].between(0.0, 1.0).all()
