@@ -10,6 +10,7 @@ setting does not.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from . import index_rules
@@ -117,4 +118,72 @@ def query_problems(query: Any) -> list[str]:
     return problems
 
 
-__all__ = ["MAX_K", "query_problems"]
+# -- the metric of a vector query ------------------------------------------------------------------
+INCOMPATIBLE_NOTE = (
+    "lance searches without the index ('incompatible with index metric ... falling back to "
+    "brute-force search')"
+)
+
+
+@dataclass(frozen=True)
+class QueryMetric:
+    """The distance a vector query on a column is measured with, and where it comes from."""
+
+    metric: str  # what the query (and its exact ground truth) computes
+    index_metric: str | None  # the metric the column's vector index was built with
+    chosen: bool  # the caller asked for ``metric``; else it is the index's or lance's default
+
+    @property
+    def mismatch(self) -> bool:
+        """The query asks for another metric than its index's: lance goes brute force."""
+        return self.index_metric is not None and self.metric != self.index_metric
+
+    @property
+    def source(self) -> str:
+        if self.index_metric is not None and self.metric == self.index_metric:
+            return "the index's"
+        return "chosen" if self.chosen else "lance's default"
+
+    def brute_force_reason(self, bypass: bool = False) -> str | None:
+        """Why a query with this metric runs as brute force (``None``: it uses the index)."""
+        if self.mismatch:
+            return (
+                f"the query's metric ({self.metric}) is not the index's ({self.index_metric}): "
+                + INCOMPATIBLE_NOTE
+            )
+        if self.index_metric is None:
+            return "the column has no vector index: every query is brute force"
+        if bypass:
+            return "bypass_vector_index: exact search without the index"
+        return None
+
+    def describe(self) -> str:
+        """``distance cosine (the index's)``, as the page shows it."""
+        return f"distance {self.metric} ({self.source})"
+
+
+def query_metric(
+    index_metric: str | None, requested: str | None = None, *, column_kind: str = "vector"
+) -> QueryMetric:
+    """The one rule of a vector query's metric on a column: the metric asked for, if any;
+    else the metric of the column's vector index; else lance's default (hamming for binary
+    vectors, l2 for floats). Every search, exact search, recall, sweep, build A/B and plan
+    goes through it, so the exact ground truth is computed with the metric of the index
+    being measured unless another one is chosen. ``InvalidInputError`` for an unknown one."""
+    from lance_namespace.errors import InvalidInputError
+
+    indexed = index_rules.normalize_distance(index_metric)
+    if requested is not None and str(requested).strip():
+        metric = index_rules.normalize_distance(requested)
+        if metric is None:
+            raise InvalidInputError(
+                f"unknown distance {requested!r}; use one of "
+                + ", ".join(sorted(index_rules.DISTANCE_TYPES))
+            )
+        return QueryMetric(metric, indexed, True)
+    if indexed is not None:
+        return QueryMetric(indexed, indexed, False)
+    return QueryMetric("hamming" if column_kind == "binary_vector" else "l2", None, False)
+
+
+__all__ = ["INCOMPATIBLE_NOTE", "MAX_K", "QueryMetric", "query_metric", "query_problems"]

@@ -56,6 +56,11 @@ class RecallResult:
     ann_ms: list[float]
     exact_ms: list[float]
     query_params: dict[str, Any] = field(default_factory=dict)
+    # the metric the ANN and the exact searches computed (the index's unless one was chosen),
+    # the index's own metric, and why the "ANN" search ran as brute force (None: it did not)
+    metric: str | None = None
+    index_metric: str | None = None
+    brute_force: str | None = None
 
     @property
     def mean(self) -> float:
@@ -207,17 +212,30 @@ def recall(
 ) -> RecallResult:
     """recall@k of the ANN search ``query_params`` describe (QueryTable fields: ``nprobes``,
     ``refine_factor``, ``ef``, ``bypass_vector_index``, ``distance_type``, ``version``,
-    ``filter``...) against exact search, over ``sample`` rows drawn with ``seed``."""
+    ``filter``...) against exact search, over ``sample`` rows drawn with ``seed``.
+
+    Both searches use one metric: ``distance_type`` if given, else the index's
+    (``query_rules.query_metric``); the result names it, and says when the "ANN" search ran
+    as brute force (a metric other than the index's, no index, bypass_vector_index)."""
     _check(k, sample)
-    vector_column(ns, table_id, column)
+    info = vector_column(ns, table_id, column)
     query_params = {key: value for key, value in query_params.items() if value is not None}
-    base = {f: query_params[f] for f in _BASE_FIELDS if query_params.get(f) is not None}
+    metric = search.query_metric(
+        ns, table_id, column, query_params.get("distance_type"),
+        version=query_params.get("version"), column_kind=info.kind,
+    )  # fmt: skip
+    sent = {**query_params, "distance_type": metric.metric}  # both searches: the same metric
+    base = {f: sent[f] for f in _BASE_FIELDS if sent.get(f) is not None}
     queries = sample_queries(
         ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
     )
     truth, exact_ms = _exact(ns, table_id, queries, column, k, base)
-    per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, query_params)
-    return RecallResult(k, per_query, ann_ms, exact_ms, dict(query_params))
+    per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, sent)
+    return RecallResult(
+        k, per_query, ann_ms, exact_ms, dict(query_params), metric=metric.metric,
+        index_metric=metric.index_metric,
+        brute_force=metric.brute_force_reason(bool(query_params.get("bypass_vector_index"))),
+    )  # fmt: skip
 
 
 def parse_grid_values(name: str, text: str) -> list[Any]:
@@ -274,22 +292,35 @@ def sweep(
     **base_params: Any,
 ) -> pd.DataFrame:
     """One row per combination of ``grid``: a column per grid key (``None`` kept as a missing
-    value), ``recall``, ``recall_std``, ``p50_ms`` and ``p95_ms``. The exact neighbours of
-    the sample are computed once; ``progress(done, total)`` follows the points."""
+    value), ``recall``, ``recall_std``, ``p50_ms``, ``p95_ms``, ``metric`` (the distance
+    both the ANN and the exact searches computed: ``distance_type`` of the point or of
+    ``base_params``, else the index's) and ``brute_force`` (the point's search ran without
+    the index: another metric than the index's, no index, bypass_vector_index). The exact
+    neighbours of the sample are computed once per metric; ``progress(done, total)``
+    follows the points."""
     _check(k, sample)
     grid = dict(grid or {})
     points = grid_points(grid)
-    vector_column(ns, table_id, column)
+    info = vector_column(ns, table_id, column)
     base_params = {key: value for key, value in base_params.items() if value is not None}
-    base = {f: base_params[f] for f in _BASE_FIELDS if base_params.get(f) is not None}
+    version = base_params.get("version")
+    indexed = search.index_metric(ns, table_id, column, version=version)
     queries = sample_queries(
-        ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
+        ns, table_id, column, sample, seed, version=version, filter=base_params.get("filter")
     )
-    truth, _ = _exact(ns, table_id, queries, column, k, base)
+    truths: dict[tuple, list[list[int]]] = {}  # exact neighbours per metric (and base fields)
     rows = []
     for i, point in enumerate(points):
         params = {**base_params, **{p: v for p, v in point.items() if v is not None}}
-        per_query, times = _measure(ns, table_id, queries, truth, column, k, params)
+        metric = query_rules.query_metric(
+            indexed, params.get("distance_type"), column_kind=info.kind
+        )
+        params["distance_type"] = metric.metric
+        base = {f: params[f] for f in _BASE_FIELDS if params.get(f) is not None}
+        fields = tuple(sorted(base.items()))
+        if fields not in truths:
+            truths[fields] = _exact(ns, table_id, queries, column, k, base)[0]
+        per_query, times = _measure(ns, table_id, queries, truths[fields], column, k, params)
         rows.append(
             {
                 **{key: point.get(key) for key in grid},
@@ -297,14 +328,22 @@ def sweep(
                 "recall_std": float(statistics.pstdev(per_query)) if len(per_query) > 1 else 0.0,
                 "p50_ms": search.percentile(times, 50),
                 "p95_ms": search.percentile(times, 95),
+                "metric": metric.metric,
+                "brute_force": metric.brute_force_reason(bool(params.get("bypass_vector_index")))
+                is not None,
             }
         )
         if progress is not None:
             progress(i + 1, len(points))
-    frame = pd.DataFrame(rows, columns=[*grid, "recall", "recall_std", "p50_ms", "p95_ms"])
+    frame = pd.DataFrame(rows, columns=[*grid, *SWEEP_COLUMNS])
     for key in grid:  # as given: whole numbers stay whole, a missing value stays None
         frame[key] = pd.Series([point.get(key) for point in points], dtype=object)
     return frame
+
+
+SWEEP_COLUMNS: tuple[str, ...] = (
+    "recall", "recall_std", "p50_ms", "p95_ms", "metric", "brute_force",
+)  # fmt: skip
 
 
 def pareto_front(frame: pd.DataFrame) -> pd.Series:
@@ -325,8 +364,11 @@ def pareto_front(frame: pd.DataFrame) -> pd.Series:
 
 def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
     """The setting with the lowest p50 latency whose recall reaches ``target`` (``None``:
-    none does)."""
+    none does). Settings that ran as brute force (a ``brute_force`` column) are not index
+    settings and are left out."""
     ok = frame[frame["recall"] >= float(target)]
+    if "brute_force" in ok.columns:
+        ok = ok[~ok["brute_force"].astype(bool)]
     if ok.empty:
         return None
     return ok.sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
@@ -438,12 +480,17 @@ def build_ab(
     """Compare vector index builds (each a dict of CreateTableIndexRequest fields with
     ``index_type``, e.g. ``{"index_type": "IVF_PQ", "num_partitions": 16, "num_sub_vectors":
     8}``) on one scratch copy of up to ``sample_rows`` rows: recall@k against exact search over
-    ``queries`` sampled rows, ANN p50 latency, index size, build time. See :data:`SCRATCH_NOTE`."""
+    ``queries`` sampled rows, ANN p50 latency, index size, build time, the metric measured
+    and whether the search ran as brute force. A build without ``distance_type`` uses the
+    metric of the table's own index on ``column`` (else lance's default); the searches and
+    their exact ground truth use the build's metric unless ``query_params`` chooses another
+    (then lance searches without the index: ``brute_force``). See :data:`SCRATCH_NOTE`."""
     import lance
 
     info = vector_column(ns, table_id, column)
     if not configs:
         raise InvalidInputError("give at least one build configuration")
+    table_metric = search.index_metric(ns, table_id, column)
     say = progress or (lambda stage, fraction: None)
     say("copying a sample of the table", 0.0)
     rows = search.read_rows(ns, table_id, limit=int(sample_rows), columns=[column])
@@ -460,14 +507,28 @@ def build_ab(
         )
         with_ids = base.to_table(columns=[column], with_row_id=True)
         sample = with_ids.take(pa.array(sorted(int(p) for p in picks))).to_pylist()
-        truth = [_scratch_neighbours(base, column, q, k, {"use_index": False})[0] for q in sample]
+        truths: dict[str, list[list[int]]] = {}  # exact neighbours per metric
         for i, config in enumerate(configs):
             label = describe_config(config)
+            # the build's metric: the config's, else that of the table's own index; the
+            # queries' metric: the one asked for, else the build's
+            built = query_rules.query_metric(
+                table_metric, config.get("distance_type"), column_kind=info.kind
+            )
+            asked = query_rules.query_metric(
+                built.metric, (query_params or {}).get("distance_type"), column_kind=info.kind
+            )
+            if asked.metric not in truths:
+                exact = {"use_index": False, "metric": asked.metric}
+                truths[asked.metric] = [
+                    _scratch_neighbours(base, column, q, k, exact)[0] for q in sample
+                ]
+            truth = truths[asked.metric]
             say(f"building {label}", (i + 0.1) / len(configs))
             uri = str(scratch / f"config{i}.lance")
             shutil.copytree(base_uri, uri)
             ds = lance.dataset(uri)
-            kwargs = _build_kwargs(config, info.dim, base.count_rows())
+            kwargs = _build_kwargs(config, info.dim, base.count_rows(), built.metric)
             started = time.perf_counter()
             index_type = rules.normalize_index_type(config.get("index_type"))
             if index_type is None:
@@ -477,8 +538,12 @@ def build_ab(
             ds = lance.dataset(uri)
             say(f"measuring {label}", (i + 0.6) / len(configs))
             per_query, times = [], []
+            params = {
+                **{key: v for key, v in (query_params or {}).items() if key != "distance_type"},
+                "metric": asked.metric,
+            }
             for q, expected in zip(sample, truth, strict=True):
-                ids, ms = _scratch_neighbours(ds, column, q, k, dict(query_params or {}))
+                ids, ms = _scratch_neighbours(ds, column, q, k, params)
                 times.append(ms)
                 per_query.append(len(set(ids) & set(expected)) / max(1, len(expected)))
             size = sum(p.stat().st_size for p in (Path(uri) / "_indices").rglob("*") if p.is_file())
@@ -490,14 +555,19 @@ def build_ab(
                     "size_bytes": int(size),
                     "build_s": build_s,
                     "rows": base.count_rows(),
+                    "metric": asked.metric,
+                    "brute_force": asked.mismatch,
                 }
             )
         say("done", 1.0)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return pd.DataFrame(
-        results, columns=["config", "recall", "p50_ms", "size_bytes", "build_s", "rows"]
-    )
+    return pd.DataFrame(results, columns=list(AB_COLUMNS))
+
+
+AB_COLUMNS: tuple[str, ...] = (
+    "config", "recall", "p50_ms", "size_bytes", "build_s", "rows", "metric", "brute_force",
+)  # fmt: skip
 
 
 def describe_config(config: Mapping[str, Any]) -> str:
@@ -509,7 +579,9 @@ def describe_config(config: Mapping[str, Any]) -> str:
     return f"{t} " + ", ".join(parts) if parts else t
 
 
-def _build_kwargs(config: Mapping[str, Any], dim: int | None, rows: int) -> dict[str, Any]:
+def _build_kwargs(
+    config: Mapping[str, Any], dim: int | None, rows: int, metric: str
+) -> dict[str, Any]:
     from lance_namespace import CreateTableIndexRequest
 
     request = CreateTableIndexRequest(id=["scratch"], column="v", **dict(config))
@@ -517,7 +589,7 @@ def _build_kwargs(config: Mapping[str, Any], dim: int | None, rows: int) -> dict
     if problems:
         raise InvalidInputError(" ".join(problems))
     chosen = rules.chosen_build_params(request, dim, rows)
-    kwargs: dict[str, Any] = {"metric": rules.normalize_distance(request.distance_type) or "l2"}
+    kwargs: dict[str, Any] = {"metric": metric}
     for name, keyword in rules.LANCE_VECTOR_KWARGS.items():
         value = chosen.get(name, getattr(request, name))
         if value is not None:
@@ -670,9 +742,11 @@ def result_json(frame: pd.DataFrame) -> str:
 
 
 __all__ = [
+    "AB_COLUMNS",
     "MAINTENANCE_UNSUPPORTED",
     "SCRATCH_NOTE",
     "SHARE_KEYS",
+    "SWEEP_COLUMNS",
     "RecallResult",
     "applied_params",
     "build_ab",

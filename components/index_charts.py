@@ -5,7 +5,8 @@ Figure builders are plain functions (tested without streamlit):
 * :func:`coverage_figure` - per index, indexed vs unindexed rows (stacked bars);
 * :func:`size_figure` - index size on disk per index;
 * :func:`segments_figure` - index segments (deltas) per index;
-* :func:`history_figure` - coverage per index across the table's recent versions.
+* :func:`history_figure` - coverage per index across the table's recent versions;
+* :func:`recall_histogram` - recall per query of a recall measurement, bins inside [0, 1].
 
 :func:`render_index_charts` lays them out on a page.
 """
@@ -13,7 +14,9 @@ Figure builders are plain functions (tested without streamlit):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -140,6 +143,40 @@ def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
     }
 
 
+RECALL_BINS = 10
+
+
+def recall_histogram(per_query: Sequence[float], k: int) -> go.Figure:
+    """Queries per recall bin: ten bins of width 0.1 covering exactly [0, 1], the last one
+    closed (recall 1.0 falls in [0.9, 1.0]), drawn as bars, so no bin reaches past 1.0 on an
+    axis that ends at 1.0. A recall on an edge (3/10) counts in the bin it starts (rounded
+    before the floor: 0.3 * 10 is 2.9999999999999996 in floating point)."""
+    values = np.clip(np.asarray(per_query, dtype=float), 0.0, 1.0)
+    bins = np.minimum(np.floor(np.round(values * RECALL_BINS, 9)).astype(int), RECALL_BINS - 1)
+    counts = np.bincount(bins, minlength=RECALL_BINS)
+    edges = np.arange(RECALL_BINS + 1) / RECALL_BINS
+    labels = [
+        f"[{lo:.1f}, {hi:.1f}{']' if i == RECALL_BINS - 1 else ')'}"
+        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+    ]
+    width = 1.0 / RECALL_BINS
+    fig = go.Figure(
+        go.Bar(
+            x=(edges[:-1] + width / 2).tolist(), y=counts.tolist(), width=width * 0.95,
+            customdata=labels, marker_color="#4C78A8",
+            hovertemplate="recall %{customdata}<br>%{y} queries<extra></extra>",
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        title={"text": "Recall per query", "font": {"size": 14}},
+        xaxis={"title": f"recall@{k}", "range": [0.0, 1.0], "dtick": width},
+        yaxis={"title": "queries"},
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+    )
+    return fig
+
+
 def render_index_charts(
     overview: pd.DataFrame, history: pd.DataFrame | None, *, key_prefix: str
 ) -> None:
@@ -176,6 +213,7 @@ def render_index_charts(
 __all__ = [
     "coverage_figure",
     "history_figure",
+    "recall_histogram",
     "render_index_charts",
     "segments_figure",
     "size_figure",

@@ -18,13 +18,14 @@ import plotly.graph_objects as go
 import streamlit as st
 from lance_namespace.errors import InvalidInputError
 
-from backend import capabilities, index_rules, tuning
+from backend import capabilities, index_rules, query_rules, tuning
 from backend.services import search
 from backend.services.index_overview import tokenize_preview
 from backend.services.tasks import TASKS
 from backend.text import plural
 from components import feedback, state
 from components.cache import cached, table_scope
+from components.index_charts import recall_histogram
 
 TAB_PREVIEW = "Data preview"
 TAB_VECTOR = "Vector search"
@@ -47,6 +48,7 @@ TAB_SLUGS = {
     "params": TAB_PARAMS,
 }
 DISTANCES = ("l2", "cosine", "dot", "hamming")
+AUTO = "index"  # the Distance select box's default: the metric of the column's index
 DEFAULT_GRID = {"nprobes": "1, 2, 4, 8, 16, 32", "refine_factor": "none, 4", "ef": ""}
 
 
@@ -225,23 +227,47 @@ def render_column_and_k(
     return str(column), int(k)
 
 
-def render_query_settings(info: search.SearchTable, column: str, *, panel: str) -> dict[str, Any]:
-    """Distance, probes, refine factor, ef, fast search and bypass: QueryTable fields (empty
-    ones left out: the backend's default)."""
+def render_distance(info: search.SearchTable, column: str, *, panel: str, where: Any) -> str:
+    """The Distance select box: :data:`AUTO` (the default) is the metric of the column's
+    index (``query_rules.query_metric``), shown with its name; another choice is sent as
+    ``distance_type``."""
     key = _setting_key(panel, "distance_type")
+    if state.get(key) not in (AUTO, *DISTANCES):
+        state.put(key, AUTO)
+    metric = info.metric_for(column)
+    auto = f"the index's ({metric.metric})" if metric.index_metric else f"default ({metric.metric})"
     indexed = info.distance_for(column)
-    if state.get(key) not in DISTANCES:
-        state.put(key, indexed or "l2")
-    c1, c2, c3, c4 = st.columns(4)
-    params: dict[str, Any] = {
-        "distance_type": c1.selectbox(
+    return str(
+        where.selectbox(
             "Distance",
-            DISTANCES,
+            (AUTO, *DISTANCES),
             key=key,
             persist_state=state.KEEP_WHILE_ON_PAGE,
-            help=f"The index was built with {indexed}." if indexed else None,
+            format_func=lambda v: auto if v == AUTO else v,
+            help=(
+                f"The index was built with {indexed}: another distance makes lance search "
+                "without the index (brute force), and exact searches use the chosen one."
+                if indexed
+                else "The column has no vector index: every search is exact."
+            ),
         )
-    }
+    )
+
+
+def chosen_distance(info: search.SearchTable, column: str, value: str) -> str | None:
+    """The ``distance_type`` to send for the select box's ``value``: ``None`` for the
+    column's own metric (the backend resolves it the same way), else the choice."""
+    if value == AUTO or value == info.metric_for(column).metric:
+        return None
+    return value
+
+
+def render_query_settings(info: search.SearchTable, column: str, *, panel: str) -> dict[str, Any]:
+    """Distance, probes, refine factor, ef, fast search and bypass: QueryTable fields (empty
+    ones left out: the backend's default; no distance: the index's metric)."""
+    c1, c2, c3, c4 = st.columns(4)
+    distance = render_distance(info, column, panel=panel, where=c1)
+    params: dict[str, Any] = {"distance_type": chosen_distance(info, column, distance)}
     c5, c6, c7, c8 = st.columns(4)
     number_fields = (
         (c2, "nprobes", "IVF partitions to search (both bounds)"),
@@ -271,11 +297,7 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
         key=_setting_key(panel, "bypass_vector_index"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
-    return {
-        k: v
-        for k, v in params.items()
-        if v is not None and v is not False and not (k == "distance_type" and v == indexed)
-    }
+    return {k: v for k, v in params.items() if v is not None and v is not False}
 
 
 def _clean(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -379,12 +401,27 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         render_setting_snippets(info.table_id, last[1], last[2], last[3])
 
 
+def render_metric_note(metric: query_rules.QueryMetric | None, *, bypass: bool = False) -> None:
+    """The metric a vector search (or measurement) used, and a warning when a metric other
+    than the index's made lance search without the index."""
+    if metric is None:
+        return
+    reason = metric.brute_force_reason(bypass)
+    text = metric.describe()
+    if reason and not metric.mismatch:
+        text += f" · brute force: {reason}"
+    st.caption(feedback.as_text(text))
+    if metric.mismatch:
+        feedback.show("warning", f"Brute force, not the index: {reason}.")
+
+
 def render_search_result(found: search.SearchResult, *, score: str, key_prefix: str) -> None:
     c1, c2, c3 = st.columns(3)
     c1.metric("Rows", len(found.rows))
     c2.metric("p50 latency", f"{found.p50_ms:.1f} ms")
     c3.metric("p95 latency", f"{found.p95_ms:.1f} ms")
     st.caption(search.describe_latencies(found.latencies_ms))
+    render_metric_note(found.metric, bypass=bool(found.request.bypass_vector_index))
     rows = found.rows
     if score in rows.columns:
         rows = rows[[score, *[c for c in rows.columns if c != score]]]
@@ -574,8 +611,10 @@ def render_plan(ns: Any, info: search.SearchTable, version: int | None) -> None:
     explain = c1.button("Explain", key="search.plan.explain", icon=":material/account_tree:")
     analyze = c2.button("Analyze", key="search.plan.analyze", icon=":material/speed:")
     if explain or analyze:
+        metric = None
         if which == PLAN_VECTOR:
-            request = state.result(info.table_id, "vector")[0].request
+            found = state.result(info.table_id, "vector")[0]
+            request, metric = found.request, found.metric
         elif which == PLAN_FTS:
             request = state.result(info.table_id, "fts")[0].request
         else:
@@ -587,13 +626,22 @@ def render_plan(ns: Any, info: search.SearchTable, version: int | None) -> None:
             run = search.analyze if analyze else search.explain
             text = feedback.run(run, ns, request, action="Analyze" if analyze else "Explain")
             if text is not None:
-                state.set_result(info.table_id, "plan", (text, bool(analyze), which))
+                bypass = bool(request.bypass_vector_index)
+                state.set_result(
+                    info.table_id, "plan", (text, bool(analyze), which, metric, bypass)
+                )
     last = state.result(info.table_id, "plan")
     if last:
         render_plan_text(*last)
 
 
-def render_plan_text(text: str, analyzed: bool, which: str) -> None:
+def render_plan_text(
+    text: str,
+    analyzed: bool,
+    which: str,
+    metric: query_rules.QueryMetric | None = None,
+    bypass: bool = False,
+) -> None:
     nodes = search.parse_plan(text)
     summary = search.plan_summary(nodes)
     c1, c2, c3, c4 = st.columns(4)
@@ -603,6 +651,7 @@ def render_plan_text(text: str, analyzed: bool, which: str) -> None:
     else:
         c1.metric("Index used", "no")
         c1.caption("brute force" if summary["brute_force"] else "a scan")
+    render_metric_note(metric, bypass=bypass)
     if analyzed:
         rows, read = summary["rows_scanned"], summary["bytes_read"]
         c2.metric("Rows scanned", "—" if rows is None else f"{rows:,}")
@@ -623,19 +672,30 @@ def render_plan_text(text: str, analyzed: bool, which: str) -> None:
     if analyzed:
         st.plotly_chart(plan_figure(nodes), key="search.plan.chart")
     st.dataframe(
-        search.plan_frame(nodes),
+        plan_table(search.plan_frame(nodes)),
         hide_index=True,
         key="search.plan.grid",
         column_config={
             "step": st.column_config.TextColumn("Step", width=200),
-            "ms": st.column_config.NumberColumn("Time (ms)", format="%.3f", width=90),
-            "rows": st.column_config.NumberColumn("Rows out", format="%d", width=80),
-            "bytes_read": st.column_config.NumberColumn("Bytes read", format="%d", width=90),
+            "ms": st.column_config.NumberColumn("Time (ms)", width=90),
+            "rows": st.column_config.NumberColumn("Rows out", width=80),
+            "bytes_read": st.column_config.NumberColumn("Bytes read", width=90),
             "detail": st.column_config.TextColumn("Detail"),
         },
     )
     with st.expander("Raw plan"):
         st.code(text, language=None)
+
+
+PLAN_FORMATS = {"ms": "{:.3f}", "rows": "{:.0f}", "bytes_read": "{:.0f}"}
+
+
+def plan_table(frame: pd.DataFrame) -> Any:
+    """The plan's rows for the grid: a step without a figure (no time, rows or bytes
+    reported) shows an empty cell, not "None"; the numbers stay numbers (sortable)."""
+    numbers = {c: pd.to_numeric(frame[c], errors="coerce") for c in PLAN_FORMATS}
+    frame = frame.assign(**numbers, detail=frame["detail"].fillna(""))
+    return frame.style.format(PLAN_FORMATS, na_rep="")
 
 
 def _bytes(n: int) -> str:
@@ -693,6 +753,14 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
         render_recall_result(found)
 
 
+def recall_metric(found: tuning.RecallResult) -> query_rules.QueryMetric | None:
+    """The metric a recall measurement used (``None`` for a result without one)."""
+    if found.metric is None:
+        return None
+    chosen = found.query_params.get("distance_type") is not None
+    return query_rules.QueryMetric(found.metric, found.index_metric, chosen)
+
+
 def render_recall_result(found: tuning.RecallResult) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.metric(f"recall@{found.k}", f"{found.mean:.3f} ± {found.std:.3f}")
@@ -707,19 +775,11 @@ def render_recall_result(found: tuning.RecallResult) -> None:
             f"settings: {settings}"
         )
     )
+    render_metric_note(
+        recall_metric(found), bypass=bool(found.query_params.get("bypass_vector_index"))
+    )
     c1, c2 = st.columns(2)
-    hist = go.Figure(
-        go.Histogram(x=found.per_query, xbins={"start": 0, "end": 1.0001, "size": 0.1})
-    )
-    hist.update_layout(
-        title={"text": "Recall per query", "font": {"size": 14}},
-        xaxis={"title": f"recall@{found.k}", "range": [0, 1.1]},
-        yaxis={"title": "queries"},
-        height=300,
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        bargap=0.05,
-    )
-    c1.plotly_chart(hist, key="search.recall.hist")
+    c1.plotly_chart(recall_histogram(found.per_query, found.k), key="search.recall.hist")
     box = go.Figure()
     box.add_trace(go.Box(y=found.ann_ms, name="ANN", boxpoints=False))
     box.add_trace(go.Box(y=found.exact_ms, name="exact", boxpoints=False))
@@ -741,26 +801,43 @@ def render_recall_result(found: tuning.RecallResult) -> None:
 def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.Figure:
     """Recall against p50 latency, one point per setting, the Pareto front drawn, the target
     as a line and the cheapest setting reaching it circled."""
-    labels = [
-        ", ".join(f"{k}={v}" for k, v in tuning.setting_params(row, keys).items()) or "defaults"
-        for _, row in frame.iterrows()
-    ]
-    front = tuning.pareto_front(frame)
+    labels = {
+        i: ", ".join(f"{k}={v}" for k, v in tuning.setting_params(row, keys).items()) or "defaults"
+        for i, row in frame.iterrows()
+    }
+    brute = (
+        frame["brute_force"].astype(bool)
+        if "brute_force" in frame
+        else pd.Series(False, index=frame.index)
+    )
+    ann = frame[~brute]  # settings that used the index; brute-force ones drawn apart
+    front = tuning.pareto_front(ann)
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=frame["p50_ms"], y=frame["recall"], mode="markers", name="setting",
-            text=labels, marker={"size": 9, "color": "#9ecae1"},
-            error_y={"type": "data", "array": frame["recall_std"], "visible": False},
+            x=ann["p50_ms"], y=ann["recall"], mode="markers", name="setting",
+            text=[labels[i] for i in ann.index], marker={"size": 9, "color": "#9ecae1"},
+            error_y={"type": "data", "array": ann["recall_std"], "visible": False},
             hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
         )
     )  # fmt: skip
-    on_front = frame[front].sort_values("p50_ms")
+    if brute.any():
+        forced = frame[brute]
+        fig.add_trace(
+            go.Scatter(
+                x=forced["p50_ms"], y=forced["recall"], mode="markers",
+                name="brute force (no index)", text=[labels[i] for i in forced.index],
+                marker={"size": 9, "color": "#969696", "symbol": "x"},
+                hovertemplate="%{text}<br>brute force<br>recall %{y:.3f}<br>p50 %{x:.2f} ms"
+                "<extra></extra>",
+            )
+        )  # fmt: skip
+    on_front = ann[front].sort_values("p50_ms")
     fig.add_trace(
         go.Scatter(
             x=on_front["p50_ms"], y=on_front["recall"], mode="lines+markers", name="Pareto front",
             line={"color": "#08519c", "shape": "hv"}, marker={"size": 10, "color": "#08519c"},
-            text=[labels[i] for i in on_front.index.map(frame.index.get_loc)],
+            text=[labels[i] for i in on_front.index],
             hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
         )
     )  # fmt: skip
@@ -795,6 +872,9 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
         return
     with st.form("search.sweep.form"):
         column, k, sample, seed = render_sample_inputs(info, panel="sweep", sample=50)
+        distance = chosen_distance(
+            info, column, render_distance(info, column, panel="sweep", where=st)
+        )
         st.caption("Values to try, comma-separated; `none` = not sent (the backend's default).")
         grid_text = {
             name: col.text_input(
@@ -821,27 +901,42 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
 
         frame = feedback.run(
             tuning.sweep, ns, info.table_id, column=column, k=k, sample=int(sample),
-            seed=int(seed), grid=grid, progress=tick, version=version, action="Sweeping",
+            seed=int(seed), grid=grid, progress=tick, version=version, distance_type=distance,
+            action="Sweeping",
         )  # fmt: skip
         bar.empty()
         if frame is not None:
-            state.set_result(info.table_id, "sweep", (frame, list(grid), column, k))
+            metric = info.metric_for(column, distance)
+            state.set_result(info.table_id, "sweep", (frame, list(grid), column, k, metric))
     last = state.result(info.table_id, "sweep")
     if last:
         render_sweep_result(info, *last)
 
 
 def render_sweep_result(
-    info: search.SearchTable, frame: pd.DataFrame, keys: list[str], column: str, k: int
+    info: search.SearchTable,
+    frame: pd.DataFrame,
+    keys: list[str],
+    column: str,
+    k: int,
+    metric: query_rules.QueryMetric | None = None,
 ) -> None:
     target = st.slider(
         "Target recall", min_value=0.5, max_value=1.0, value=0.95, step=0.01,
         key=state.Search.TARGET, persist_state=state.KEEP_WHILE_ON_PAGE,
     )  # fmt: skip
+    render_metric_note(metric)
     st.plotly_chart(sweep_figure(frame, keys, target), key="search.sweep.chart")
     best = tuning.cheapest(frame, target)
-    if best is None:
-        top = frame["recall"].max()
+    indexed = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame
+    if best is None and indexed.empty:
+        feedback.show(
+            "warning",
+            "Every setting ran as brute force (lance searched without the index): there is "
+            "no index setting to pick.",
+        )
+    elif best is None:
+        top = indexed["recall"].max()
         feedback.show(
             "warning",
             f"No setting reaches recall {target:.2f} (best {top:.3f}): try more probes, a "
@@ -849,6 +944,8 @@ def render_sweep_result(
         )
     else:
         params = tuning.setting_params(best, keys)
+        if metric is not None and metric.chosen and "distance_type" not in params:
+            params["distance_type"] = metric.metric  # the sweep's own choice, kept in the link
         text = ", ".join(f"{k}={v}" for k, v in params.items()) or "the defaults"
         feedback.show(
             "success",
@@ -856,7 +953,10 @@ def render_sweep_result(
             f"{best['recall']:.3f}, p50 {best['p50_ms']:.1f} ms, p95 {best['p95_ms']:.1f} ms).",
         )
         render_setting_snippets(info.table_id, column, k, params)
-    shown = frame.assign(pareto=tuning.pareto_front(frame))
+    indexed_rows = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame
+    shown = frame.assign(
+        pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)
+    )
     st.dataframe(shown, hide_index=True, key="search.sweep.grid")
     st.download_button(
         "Download the sweep (JSON)", tuning.result_json(frame), file_name="sweep.json",
@@ -874,17 +974,21 @@ AB_DEFAULT = pd.DataFrame(
         {"index_type": "IVF_PQ", "num_partitions": 64, "num_sub_vectors": 16, "m": None},
         {"index_type": "IVF_HNSW_SQ", "num_partitions": 4, "num_sub_vectors": None, "m": 16},
     ]
-)
+).assign(distance_type=pd.Series([None] * 3, dtype=object))
+_AB_TEXT = frozenset({"index_type", "distance_type"})
 
 
 def ab_configs(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """The editor's rows as build configurations (empty cells left out)."""
+    """The editor's rows as build configurations (empty cells left out: no distance is the
+    metric of the table's own index)."""
     configs = []
     for _, row in rows.iterrows():
         config = {
-            key: (int(value) if key != "index_type" else str(value))
+            key: (int(value) if key not in _AB_TEXT else str(value))
             for key, value in row.items()
-            if value is not None and not (isinstance(value, float) and pd.isna(value))
+            if value is not None
+            and not (isinstance(value, float) and pd.isna(value))
+            and str(value) != ""
         }
         if config.get("index_type"):
             configs.append(config)
@@ -913,6 +1017,10 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> None:
         return
     st.caption(tuning.SCRATCH_NOTE)
     with st.form("search.ab.form"):
+        st.caption(
+            "A build without a distance uses the metric of the table's own index on the "
+            "column; each build is measured against exact search with its own metric."
+        )
         column, k = render_column_and_k(info, panel="ab")
         c1, c2 = st.columns(2)
         rows = c1.number_input(
@@ -939,6 +1047,9 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> None:
                 "num_partitions": st.column_config.NumberColumn("Partitions", min_value=1),
                 "num_sub_vectors": st.column_config.NumberColumn("Sub-vectors", min_value=1),
                 "m": st.column_config.NumberColumn("HNSW m", min_value=1),
+                "distance_type": st.column_config.SelectboxColumn(
+                    "Distance", options=list(DISTANCES), required=False
+                ),
             },
         )
         running = any(not t.done for t in _task_list("build_ab", info.table_id))
@@ -989,6 +1100,8 @@ def render_ab_result(frame: pd.DataFrame) -> None:
             "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.2f"),
             "size": st.column_config.TextColumn("Index size"),
             "build_s": st.column_config.NumberColumn("Build (s)", format="%.2f"),
+            "metric": st.column_config.TextColumn("Distance"),
+            "brute_force": st.column_config.CheckboxColumn("Brute force"),
         },
     )
     largest = max(1, int(frame["size_bytes"].max()))

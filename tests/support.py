@@ -97,6 +97,45 @@ def search_rows(
     )
 
 
+def varied_norm_rows(n: int, *, dim: int = 16, seed: int = 0) -> pa.Table:
+    """``id`` int64 and ``vec``: float32 vectors of random directions whose norms spread over
+    two orders of magnitude (log-normal), so that l2, cosine and dot products name different
+    nearest neighbours (:func:`metric_neighbours`)."""
+    rng = np.random.default_rng(seed)
+    data = rng.normal(size=(n, dim)) * rng.lognormal(0.0, 1.0, size=(n, 1))
+    flat = pa.array(data.astype(np.float32).reshape(-1))
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "vec": pa.FixedSizeListArray.from_arrays(flat, dim),
+        }
+    )
+
+
+def metric_distances(data: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray:
+    """The distance lance reports for ``metric`` from ``query`` to every row of ``data``,
+    computed in float64: squared l2, 1 - cosine similarity, 1 - the dot product, and for
+    uint8 rows the number of differing bits (hamming)."""
+    if metric == "hamming":
+        return np.unpackbits(data.astype(np.uint8) ^ query.astype(np.uint8), axis=1).sum(axis=1)
+    x, q = data.astype(np.float64), query.astype(np.float64)
+    if metric == "l2":
+        return ((x - q) ** 2).sum(axis=1)
+    if metric == "cosine":
+        return 1.0 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
+    if metric == "dot":
+        return 1.0 - (x @ q)
+    raise ValueError(metric)
+
+
+def metric_neighbours(data: np.ndarray, row: int, k: int, metric: str) -> list[int]:
+    """The exact ``k`` nearest rows of ``data[row]`` under ``metric``, the row itself left
+    out."""
+    d = metric_distances(data, data[row], metric).astype(np.float64)
+    d[row] = np.inf
+    return [int(i) for i in np.argsort(d, kind="stable")[:k]]
+
+
 def ipc_stream_bytes(table: pa.Table) -> bytes:
     """The Arrow IPC *stream* encoding that CreateTable carries as its body."""
     sink = pa.BufferOutputStream()

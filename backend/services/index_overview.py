@@ -175,7 +175,8 @@ def index_details_dict(details: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"value": data}
 
 
-def _distance_from_details(details: str | None) -> str | None:
+def distance_from_details(details: str | None) -> str | None:
+    """The metric a vector index was built with, from its details (``metric_type``)."""
     data = index_details_dict(details)
     for key in ("metric_type", "distance_type", "metric"):
         if data.get(key):
@@ -224,7 +225,7 @@ def index_overview(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
                 "size_bytes": _get(ix, "size_bytes"),
                 "segments": _first(_get(ix, "num_segments"), _get(stats, "num_indices")),
                 "distance_type": _first(
-                    _get(stats, "distance_type") or None, _distance_from_details(details)
+                    _get(stats, "distance_type") or None, distance_from_details(details)
                 )
                 if is_vector
                 else None,
@@ -345,6 +346,7 @@ __all__ = [
     "available_tokenizers",
     "coverage_history",
     "create_index",
+    "distance_from_details",
     "drop_index",
     "drop_index_request",
     "index_details_dict",

@@ -33,6 +33,7 @@ from .. import demo, query_rules
 from ..arrow_ipc import ipc_file_to_table
 from ..arrow_types import ColumnInfo
 from ..errors import guarded
+from ..query_rules import QueryMetric
 
 ROW_ID = "_rowid"
 DISTANCE = "_distance"
@@ -277,12 +278,62 @@ def _feature_hash(text: str) -> list[float]:
 EMBEDDINGS = {demo.EMBEDDING_FUNCTION: _feature_hash}
 
 
+# -- the metric of a vector query ------------------------------------------------------------------
+def index_metric(
+    ns: LanceNamespace, table_id: Sequence[str], column: str, *, version: int | None = None
+) -> str | None:
+    """The metric of the vector index on ``column`` (at ``version``), from ListTableIndices'
+    details (both backends report ``metric_type`` there); ``None`` when it has none."""
+    from ..index_rules import VECTOR_INDEX_TYPES, normalize_index_type
+    from .index_overview import distance_from_details, list_indexes
+
+    for ix in list_indexes(ns, table_id, version=version):
+        if normalize_index_type(ix.index_type) in VECTOR_INDEX_TYPES and column in (
+            ix.columns or []
+        ):
+            return distance_from_details(ix.index_details)
+    return None
+
+
+def query_metric(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    column: str,
+    requested: str | None = None,
+    *,
+    version: int | None = None,
+    column_kind: str | None = None,
+) -> QueryMetric:
+    """The metric a vector query on ``column`` runs with (``query_rules.query_metric``, the
+    one rule): ``requested``, else the index's, else lance's default for the column's type
+    (``column_kind``; read from the schema when needed and not given)."""
+    indexed = index_metric(ns, table_id, column, version=version)
+    if column_kind is None and indexed is None and not requested:
+        from ..arrow_types import columns_from_schema
+
+        desc = ns.describe_table(
+            DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
+        )
+        found = {c.name: c.kind for c in columns_from_schema(desc.var_schema)}
+        column_kind = found.get(column)
+    return query_rules.query_metric(indexed, requested, column_kind=column_kind or "vector")
+
+
 @dataclass
 class SearchResult:
     rows: pd.DataFrame
     table: pa.Table
     latencies_ms: list[float]
     request: QueryTableRequest
+    metric: QueryMetric | None = None  # a vector search's metric, and why it is that one
+
+    @property
+    def brute_force_reason(self) -> str | None:
+        """Why this vector search ran without its index (``None``: it used it, or it is not
+        a vector search)."""
+        if self.metric is None:
+            return None
+        return self.metric.brute_force_reason(bool(self.request.bypass_vector_index))
 
     @property
     def p50_ms(self) -> float:
@@ -325,9 +376,18 @@ def vector_search(
     """Nearest neighbours of ``vector`` in ``column``: the rows with their ``_distance`` and
     the latency over ``repeats`` runs. ``params``: QueryTable fields (``distance_type``,
     ``nprobes``, ``refine_factor``, ``ef``, ``filter``, ``prefilter``, ``fast_search``,
-    ``bypass_vector_index``, ``columns``, ``version``...)."""
-    request = query_request(table_id, vector=vector, vector_column=column, k=int(k), **params)
-    return timed(ns, request, repeats)
+    ``bypass_vector_index``, ``columns``, ``version``...). Without ``distance_type`` the
+    search (exact ones too) uses the metric of the column's index (:func:`query_metric`)."""
+    metric = query_metric(
+        ns, table_id, column, params.pop("distance_type", None), version=params.get("version")
+    )
+    request = query_request(
+        table_id, vector=vector, vector_column=column, k=int(k), distance_type=metric.metric,
+        **params,
+    )  # fmt: skip
+    found = timed(ns, request, repeats)
+    found.metric = metric
+    return found
 
 
 def fts_request(
@@ -564,7 +624,14 @@ class SearchTable:
         return next((c for c in self.columns if c.name == name), None)
 
     def distance_for(self, column: str) -> str | None:
+        """The metric of the vector index on ``column`` (``None``: no vector index)."""
         return (self.vector_indexes.get(column) or {}).get("distance")
+
+    def metric_for(self, column: str, requested: str | None = None) -> QueryMetric:
+        """The metric a query on ``column`` runs with (``query_rules.query_metric``)."""
+        info = self.column(column)
+        kind = info.kind if info is not None else "vector"
+        return query_rules.query_metric(self.distance_for(column), requested, column_kind=kind)
 
     @property
     def id_column(self) -> str:
@@ -576,7 +643,7 @@ class SearchTable:
 def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
     from ..arrow_types import columns_from_schema
     from ..index_rules import fts_options, index_category, normalize_index_type
-    from .index_overview import index_details_dict, list_indexes
+    from .index_overview import distance_from_details, index_details_dict, list_indexes
 
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
     vector: dict[str, dict[str, Any]] = {}
@@ -590,7 +657,7 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
         details = index_details_dict(ix.index_details)
         for column in ix.columns or []:
             if category == "vector":
-                metric = str(details.get("metric_type") or "").lower() or None
+                metric = distance_from_details(ix.index_details)
                 vector.setdefault(column, {"name": ix.index_name, "type": kind, "distance": metric})
             elif category == "fts":
                 fts.setdefault(column, {"name": ix.index_name, "options": fts_options(details)})
@@ -641,6 +708,7 @@ __all__ = [
     "fts_request",
     "fts_search",
     "highlight",
+    "index_metric",
     "iter_rows",
     "parse_plan",
     "parse_vector",
@@ -648,8 +716,9 @@ __all__ = [
     "plan_frame",
     "plan_summary",
     "preview",
-    "read_rows",
+    "query_metric",
     "query_request",
+    "read_rows",
     "row_vector",
     "run_query",
     "timed",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 import tempfile
 import threading
 import time
@@ -53,6 +54,7 @@ from backend import index_rules as rules
 from backend.services import search
 from backend.services.index_overview import index_details_dict, index_overview
 from backend.services.tasks import TaskRegistry
+from tests import support as tests_support
 from tests.support import append_rows, create_table, ipc_stream_bytes, make_table, table_location
 
 NS = ["a"]
@@ -201,6 +203,202 @@ def test_exact_search_is_the_same_on_both_backends(local_root: Path, rest_server
         rest.close()
 
 
+# -- 2b. every measurement uses the metric of the index being measured -----------------------------------
+METRICS = ("cosine", "dot", "l2")
+VARIED_ROWS = 2000
+
+
+def true_neighbour_sets(data: np.ndarray, rows: list[int], k: int) -> dict[str, list[set[int]]]:
+    return {m: [set(tests_support.metric_neighbours(data, r, k, m)) for r in rows] for m in METRICS}
+
+
+@pytest.fixture(scope="module")
+def varied() -> tuple[pa.Table, np.ndarray]:
+    """2,000 × 16 vectors of strongly varied norms, on which the three metrics disagree
+    (checked here, so that a test measuring with the wrong metric cannot pass)."""
+    table = tests_support.varied_norm_rows(VARIED_ROWS, dim=DIM, seed=5)
+    data = vectors_of(table)
+    rows = list(range(0, VARIED_ROWS, 100))
+    sets = true_neighbour_sets(data, rows, 10)
+    for a, b in (("cosine", "l2"), ("dot", "l2"), ("cosine", "dot")):
+        differ = sum(x != y for x, y in zip(sets[a], sets[b], strict=True))
+        assert differ >= 0.9 * len(rows), f"{a} and {b} agree on too many rows"
+    return table, data
+
+
+def ann_ids(ns: LanceNamespace, row: int, vector: list[float], k: int, **fields) -> list[int]:
+    """ANN neighbours of a sampled row (itself left out) by a QueryTable built here, without
+    distance_type: lance searches with the index's own metric."""
+    request = QueryTableRequest.model_validate(
+        {"id": T, "vector": {"single_vector": vector}, "vector_column": "vec", "k": k + 1,
+         "columns": {"column_names": ["id"]}, **fields}
+    )  # fmt: skip
+    ids = search.run_query(ns, request).column("id").to_pylist()
+    return [int(i) for i in ids if int(i) != row][:k]
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_recall_sweep_and_exact_search_use_the_index_metric(
+    ns_a: LanceNamespace, varied: tuple[pa.Table, np.ndarray], metric: str
+) -> None:
+    """On a cosine / dot / l2 index: exact search, recall and sweep compute the exact
+    neighbours with that metric (numpy ground truth), without being told it."""
+    table, data = varied
+    create_table(ns_a, T, table)
+    vector_index(ns_a, T, "IVF_PQ", num_partitions=4, num_sub_vectors=4, distance_type=metric)
+    assert search.index_metric(ns_a, T, "vec") == metric
+    k, sample, seed = 10, 20, 3
+    queries = tuning.sample_queries(ns_a, T, "vec", sample, seed)
+
+    # exact search (bypass) without a distance: the index's metric, its distances numpy's
+    for q in queries[:5]:
+        found = search.vector_search(
+            ns_a, T, q.vector, column="vec", k=k + 1, bypass_vector_index=True, columns=["id"]
+        )
+        assert found.metric is not None and found.metric.metric == metric
+        assert found.metric.source == "the index's"
+        assert found.request.distance_type == metric
+        ids = [i for i in found.table.column("id").to_pylist() if i != q.row_id][:k]
+        assert set(ids) == set(tests_support.metric_neighbours(data, q.row_id, k, metric))
+        expected = np.sort(tests_support.metric_distances(data, data[q.row_id], metric))
+        got = found.table.column(search.DISTANCE).to_numpy()
+        np.testing.assert_allclose(got, expected[: k + 1], rtol=1e-3, atol=1e-3)
+
+    # recall: the console's figure against numpy ground truth of the same ANN answers
+    result = tuning.recall(ns_a, T, column="vec", k=k, sample=sample, seed=seed, nprobes=1)
+    assert (result.metric, result.index_metric, result.brute_force) == (metric, metric, None)
+    truth = [set(tests_support.metric_neighbours(data, q.row_id, k, metric)) for q in queries]
+    ann = [set(ann_ids(ns_a, q.row_id, q.vector, k, nprobes=1)) for q in queries]
+    by_numpy = statistics.fmean(len(a & t) / k for a, t in zip(ann, truth, strict=True))
+    assert abs(result.mean - by_numpy) <= 0.05, (result.mean, by_numpy)
+    if metric != "l2":  # the check has teeth: against l2 neighbours the figure is another
+        l2_truth = [set(tests_support.metric_neighbours(data, q.row_id, k, "l2")) for q in queries]
+        by_l2 = statistics.fmean(len(a & t) / k for a, t in zip(ann, l2_truth, strict=True))
+        assert abs(by_numpy - by_l2) > 0.05, (by_numpy, by_l2)
+
+    # the sweep takes the same metric and reports it
+    frame = tuning.sweep(
+        ns_a, T, column="vec", k=k, sample=sample, seed=seed, grid={"nprobes": [1]}
+    )
+    assert frame["metric"].tolist() == [metric]
+    assert frame["brute_force"].tolist() == [False]
+    assert frame.loc[0, "recall"] == pytest.approx(result.mean)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_another_metric_than_the_index_is_brute_force(
+    ns_a: LanceNamespace, varied: tuple[pa.Table, np.ndarray], metric: str
+) -> None:
+    """A metric other than the index's makes lance search without the index ('incompatible
+    with index metric'): recall, sweep and the plan say so instead of measuring it as ANN,
+    and the ground truth is computed with the metric chosen."""
+    table, data = varied
+    create_table(ns_a, T, table)
+    vector_index(ns_a, T, "IVF_PQ", num_partitions=4, num_sub_vectors=4, distance_type=metric)
+    k = 10
+    result = tuning.recall(ns_a, T, column="vec", k=k, sample=10, seed=1, distance_type="l2")
+    assert (result.metric, result.index_metric) == ("l2", metric)
+    assert result.brute_force is not None and "incompatible with index metric" in result.brute_force
+    assert result.per_query == [1.0] * 10  # brute force against brute force
+    frame = tuning.sweep(
+        ns_a, T, column="vec", k=k, sample=5, seed=1, grid={"distance_type": [None, "l2"]}
+    )
+    assert frame["metric"].tolist() == [metric, "l2"]
+    assert frame["brute_force"].tolist() == [False, True]
+    assert tuning.cheapest(frame, 0.0)["metric"] == metric  # brute force is no index setting
+
+    q = tuning.sample_queries(ns_a, T, "vec", 1, 0)[0]
+    found = search.vector_search(ns_a, T, q.vector, column="vec", k=k, distance_type="l2")
+    assert found.metric is not None and found.metric.mismatch
+    assert "incompatible with index metric" in (found.brute_force_reason or "")
+    ids = [int(i) for i in found.table.column("id").to_pylist()]
+    assert set(ids) - {q.row_id} <= set(tests_support.metric_neighbours(data, q.row_id, k, "l2"))
+    plan = search.plan_summary(search.parse_plan(search.explain(ns_a, found.request)))
+    assert plan["brute_force"] is True and plan["index_used"] is False
+    own = search.vector_search(ns_a, T, q.vector, column="vec", k=k)
+    assert own.brute_force_reason is None
+    assert search.plan_summary(search.parse_plan(search.explain(ns_a, own.request)))["index_used"]
+
+
+def test_build_ab_measures_each_build_with_its_metric(
+    ns_a: LanceNamespace, varied: tuple[pa.Table, np.ndarray]
+) -> None:
+    """IVF_FLAT probing every partition is exact search: its recall is 1.0 exactly when the
+    ground truth uses the build's metric. A build without a distance takes the table's
+    index metric (cosine here)."""
+    table, _ = varied
+    create_table(ns_a, T, table)
+    vector_index(ns_a, T, "IVF_FLAT", num_partitions=2, distance_type="cosine")
+    configs = [
+        {"index_type": "IVF_FLAT", "num_partitions": 2},
+        {"index_type": "IVF_FLAT", "num_partitions": 2, "distance_type": "dot"},
+    ]
+    frame = tuning.build_ab(
+        ns_a, T, column="vec", configs=configs, sample_rows=1000, queries=10,
+        query_params={"nprobes": 2},
+    )  # fmt: skip
+    assert frame["metric"].tolist() == ["cosine", "dot"]
+    assert frame["recall"].tolist() == [1.0, 1.0]
+    assert frame["brute_force"].tolist() == [False, False]
+    other = tuning.build_ab(
+        ns_a, T, column="vec", configs=configs[:1], sample_rows=1000, queries=5,
+        query_params={"nprobes": 2, "distance_type": "l2"},
+    )  # fmt: skip
+    assert other["metric"].tolist() == ["l2"] and other["brute_force"].tolist() == [True]
+    assert other["recall"].tolist() == [1.0]
+
+
+def test_hamming_index_on_binary_vectors(local_ns: LanceNamespace) -> None:
+    """uint8 vectors with an IVF_FLAT hamming index (local backend): exact search and recall
+    use hamming, with numpy's bit counts. Over REST the query vector travels as floats (the
+    spec's ``single_vector``) and pylance's server refuses it for a uint8 column, so the
+    REST side is not measured here."""
+    rng = np.random.default_rng(2)
+    data = rng.integers(0, 256, size=(800, 8), dtype=np.uint8)
+    table = pa.table(
+        {
+            "id": pa.array(range(800), pa.int64()),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(data.reshape(-1)), 8),
+        }
+    )
+    create_table(local_ns, T, table)
+    vector_index(local_ns, T, "IVF_FLAT", num_partitions=2, distance_type="hamming")
+    q = tuning.sample_queries(local_ns, T, "vec", 1, 4)[0]
+    found = search.vector_search(
+        local_ns, T, q.vector, column="vec", k=10, bypass_vector_index=True
+    )
+    assert found.metric is not None and found.metric.metric == "hamming"
+    expected = np.sort(tests_support.metric_distances(data, data[q.row_id], "hamming"))[:10]
+    np.testing.assert_array_equal(found.table.column(search.DISTANCE).to_numpy(), expected)
+    result = tuning.recall(local_ns, T, column="vec", k=5, sample=5, nprobes=2)
+    assert (result.metric, result.index_metric, result.brute_force) == ("hamming", "hamming", None)
+    assert 0.0 <= result.mean <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("index_metric", "requested", "kind", "expected"),
+    [
+        ("cosine", None, "vector", ("cosine", "the index's", False)),
+        ("COSINE", "cosine", "vector", ("cosine", "the index's", False)),
+        ("dot", "l2", "vector", ("l2", "chosen", True)),
+        ("l2", "Euclidean", "vector", ("l2", "the index's", False)),
+        (None, None, "vector", ("l2", "lance's default", False)),
+        (None, None, "binary_vector", ("hamming", "lance's default", False)),
+        (None, "dot", "vector", ("dot", "chosen", False)),
+    ],
+)
+def test_query_metric_rule(index_metric, requested, kind, expected) -> None:
+    metric = query_rules.query_metric(index_metric, requested, column_kind=kind)
+    assert (metric.metric, metric.source, metric.mismatch) == expected
+    reason = metric.brute_force_reason()
+    assert (reason is not None) == (metric.mismatch or index_metric is None)
+
+
+def test_query_metric_rule_refuses_an_unknown_distance() -> None:
+    with pytest.raises(InvalidInputError, match="unknown distance 'manhattan'"):
+        query_rules.query_metric("l2", "manhattan")
+
+
 # -- 3. sweep frames, Pareto front, cheapest setting ---------------------------------------------------
 @pytest.fixture
 def flat_table(ns_a: LanceNamespace) -> LanceNamespace:
@@ -217,9 +415,12 @@ def test_sweep_frame_has_one_row_per_combination(flat_table: LanceNamespace) -> 
         progress=lambda done, total: calls.append((done, total)),
     )  # fmt: skip
     assert list(frame.columns) == [
-        "nprobes", "refine_factor", "recall", "recall_std", "p50_ms", "p95_ms",
+        "nprobes", "refine_factor", "recall", "recall_std", "p50_ms", "p95_ms", "metric",
+        "brute_force",
     ]  # fmt: skip
     assert len(frame) == 6
+    assert frame["metric"].tolist() == ["l2"] * 6  # the IVF_FLAT index's (lance's default)
+    assert not frame["brute_force"].any()
     assert calls == [(i, 6) for i in range(1, 7)]
     pairs = [
         (None if pd.isna(a) else a, None if pd.isna(b) else b)
@@ -252,7 +453,7 @@ def test_sweep_setting_with_a_default_can_be_run_again(flat_table: LanceNamespac
 
 def test_sweep_without_a_grid_measures_the_base_setting(flat_table: LanceNamespace) -> None:
     frame = tuning.sweep(flat_table, T, column="vec", k=5, sample=4, nprobes=4)
-    assert list(frame.columns) == ["recall", "recall_std", "p50_ms", "p95_ms"]
+    assert list(frame.columns) == list(tuning.SWEEP_COLUMNS)
     assert len(frame) == 1
     assert frame.loc[0, "recall"] == 1.0  # 4 probes of 4 IVF_FLAT partitions: exact
 
@@ -758,7 +959,11 @@ def test_build_ab_leaves_the_table_alone(ns_a: LanceNamespace) -> None:
     frame = tuning.build_ab(
         ns_a, T, column="vec", configs=configs, sample_rows=1000, queries=10, progress=report
     )
-    assert list(frame.columns) == ["config", "recall", "p50_ms", "size_bytes", "build_s", "rows"]
+    assert list(frame.columns) == [
+        "config", "recall", "p50_ms", "size_bytes", "build_s", "rows", "metric", "brute_force",
+    ]  # fmt: skip
+    assert frame["metric"].tolist() == ["l2", "l2"]  # the table's own index: lance's default
+    assert not frame["brute_force"].any()
     assert frame["config"].tolist() == ["IVF_PQ 4×4", "IVF_FLAT num_partitions=4"]
     assert frame["recall"].between(0.0, 1.0).all()
     assert frame.loc[1, "recall"] >= frame.loc[0, "recall"]  # raw vectors vs 4 sub-vectors

@@ -9,27 +9,42 @@ of it (``ui_root`` is overridden below: every test still gets its own private co
   page says so.
 * ``sales$emb`` - 200 rows whose 64-d vectors are ``backend.demo.embed(text)``, with the table
   property ``embedding.function``: the only table offering text queries.
+* ``sales$cos`` and ``sales$dot`` - 1,000 rows of 16-d vectors of strongly varied norms
+  (``tests.support.varied_norm_rows``) with an IVF_PQ index built for cosine / dot: the
+  tables where a measurement with lance's default (l2) would be wrong.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
+import statistics
 import threading
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
-from lance_namespace import CreateTableIndexRequest, CreateTableRequest
+from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTableRequest
 
 import backend
 from backend import demo, tuning
+from backend.services import search
 from backend.services.tasks import TASKS
 from components import search as srch
 from components import state
-from tests.support import append_rows, ipc_stream_bytes, search_rows
+from tests.support import (
+    append_rows,
+    ipc_stream_bytes,
+    metric_distances,
+    metric_neighbours,
+    search_rows,
+    varied_norm_rows,
+)
 from tests.ui.conftest import alerts, assert_no_exception, plain, sources, texts
 
 VECS = ("sales", "vecs")
@@ -37,6 +52,8 @@ EMB = ("sales", "emb")
 ROWS = 600
 DIM = 16
 QP = {"ns": "sales", "table": "vecs"}
+METRIC_TABLES = {"cosine": ("sales", "cos"), "dot": ("sales", "dot")}
+METRIC_ROWS = 1000
 PAGE = "views/search.py"
 
 
@@ -63,6 +80,17 @@ def search_template(sample_template: Path, tmp_path_factory: pytest.TempPathFact
         ),
         ipc_stream_bytes(search_rows(200, seed=1, embedded=True)),
     )
+    for metric, table_id in METRIC_TABLES.items():
+        ns.create_table(
+            CreateTableRequest(id=list(table_id)),
+            ipc_stream_bytes(varied_norm_rows(METRIC_ROWS, dim=DIM, seed=9)),
+        )
+        ns.create_table_index(
+            CreateTableIndexRequest(
+                id=list(table_id), column="vec", index_type="IVF_PQ", num_partitions=2,
+                num_sub_vectors=4, distance_type=metric,
+            )
+        )  # fmt: skip
     return root
 
 
@@ -530,19 +558,191 @@ def test_read_only_disables_maintenance(make_app) -> None:
     assert metrics(at)["Rows"] == "10"
 
 
-def test_recall_histogram_shows_every_bin(make_app) -> None:
-    """A recall of exactly 1.0 (every exact search) must be drawn inside the chart, not as a
-    bar cut in half at the axis' right edge."""
+def _bin(value: float) -> int:
+    """The recall bin of ``value`` in exact arithmetic: [0, 0.1), ..., [0.9, 1.0]."""
+    return min(int(Fraction(value).limit_denominator(10_000) * 10), 9)
+
+
+def test_recall_histogram_bins_lie_inside_zero_one(make_app) -> None:
+    """The recall histogram's bins cover exactly [0, 1] on an axis that ends at 1.0 (no bin
+    past it), recall 1.0 in the last bin, every query counted in its own bin (3/10 in
+    [0.3, 0.4), where floating point would put it in [0.2, 0.3))."""
     at = search_page(make_app, tab="recall")
-    at.number_input(key="search.recall.sample").set_value(5)
-    at.checkbox(key="search.recall.bypass_vector_index").check()
+    at.number_input(key="search.recall.sample").set_value(30)
     submit(at, "search.recall.form", "Measure recall")
-    assert metrics(at)["recall@10"] == "1.000 ± 0.000"
+    per_query = result(at, VECS, "recall").per_query
+    assert len(set(per_query)) > 1  # PQ: recalls vary, several bins in use
     (chart,) = [c for c in at.get("plotly_chart") if "Recall per query" in c.proto.spec]
     spec = json.loads(chart.proto.spec)
     (trace,) = spec["data"]
-    bins, axis = trace["xbins"], spec["layout"]["xaxis"]["range"]
-    last_bin_end = bins["start"] + bins["size"] * math.ceil(
-        (bins["end"] - bins["start"]) / bins["size"]
+    assert spec["layout"]["xaxis"]["range"] == [0.0, 1.0]
+    lefts = [x - w / 2 for x, w in zip(trace["x"], [trace["width"]] * 10, strict=True)]
+    rights = [x + trace["width"] / 2 for x in trace["x"]]
+    assert min(lefts) >= 0.0 and max(rights) <= 1.0 + 1e-9
+    expected = [0] * 10
+    for value in per_query:
+        expected[_bin(value)] += 1
+    assert trace["y"] == expected
+    assert trace["customdata"][-1] == "[0.9, 1.0]" and trace["customdata"][3] == "[0.3, 0.4)"
+
+
+def test_recall_histogram_counts_edge_values() -> None:
+    from components.index_charts import recall_histogram
+
+    values = [0.0, 0.3, 0.3, 0.7, 0.95, 1.0, 1.0]
+    (trace,) = recall_histogram(values, 10).data
+    assert list(trace.y) == [1, 0, 0, 2, 0, 0, 0, 1, 0, 3]
+    assert sum(trace.y) == len(values)
+
+
+# --------------------------------------------------------------------------------------------
+# the index's metric: recall, sweep, exact search and plans on cosine and dot indexes
+
+
+def metric_page(make_app, metric: str, tab: str):
+    table_id = METRIC_TABLES[metric]
+    return search_page(make_app, ns=table_id[0], table=table_id[1], tab=tab)
+
+
+def numpy_recall(ns: Any, table_id: tuple[str, ...], metric: str, k: int, sample: int, **fields):
+    """recall@k of lance's ANN answers (QueryTable without distance_type: the index's own
+    metric) against numpy's exact neighbours under ``metric``, over the rows the console
+    samples (``tuning.sample_queries``, the same seed)."""
+    data = varied_norm_rows(METRIC_ROWS, dim=DIM, seed=9).column("vec").combine_chunks()
+    data = data.flatten().to_numpy().reshape(METRIC_ROWS, DIM)
+    values = []
+    for q in tuning.sample_queries(ns, table_id, "vec", sample, 0):
+        request = QueryTableRequest.model_validate(
+            {"id": list(table_id), "vector": {"single_vector": q.vector}, "vector_column": "vec",
+             "k": k + 1, "columns": {"column_names": ["id"]}, **fields}
+        )  # fmt: skip
+        ids = [i for i in search.run_query(ns, request).column("id").to_pylist() if i != q.row_id]
+        truth = set(metric_neighbours(data, q.row_id, k, metric))
+        values.append(len(set(ids[:k]) & truth) / k)
+    return statistics.fmean(values)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot"])
+def test_recall_and_sweep_on_the_index_metric(ui_env, make_app, metric: str) -> None:
+    """The Recall and Sweep tabs measure with the index's metric without being told: the
+    figure the page shows matches numpy ground truth, and the page names the metric."""
+    table_id = METRIC_TABLES[metric]
+    at = metric_page(make_app, metric, "recall")
+    distance = at.selectbox(key="search.recall.distance_type")
+    assert distance.value == srch.AUTO
+    assert distance.format_func(srch.AUTO) == f"the index's ({metric})"
+    at.number_input(key="search.recall.sample").set_value(20)
+    at.number_input(key="search.recall.nprobes").set_value(1)
+    submit(at, "search.recall.form", "Measure recall")
+    assert alerts(at, "error") == [] and alerts(at, "warning") == []
+    found = result(at, table_id, "recall")
+    assert (found.metric, found.index_metric, found.brute_force) == (metric, metric, None)
+    assert f"distance {metric} (the index's)" in texts(at)
+    shown = float(metrics(at)["recall@10"].split(" ± ")[0])
+    ns = backend.connect(str(ui_env))
+    expected = numpy_recall(ns, table_id, metric, 10, 20, nprobes=1)
+    assert abs(shown - expected) <= 0.05, (shown, expected)
+    # the check has teeth: measured against l2 neighbours the figure would be another
+    assert abs(expected - numpy_recall(ns, table_id, "l2", 10, 20, nprobes=1)) > 0.05
+
+    open_tab(at, srch.TAB_SWEEP)
+    assert at.selectbox(key="search.sweep.distance_type").value == srch.AUTO
+    at.number_input(key="search.sweep.sample").set_value(20)
+    at.text_input(key="search.sweep.grid.nprobes").set_value("1, 2")
+    at.text_input(key="search.sweep.grid.refine_factor").set_value("none")
+    submit(at, "search.sweep.form", "Run the sweep")
+    assert alerts(at, "error") == []
+    frame = grid_with(at, "recall")
+    assert frame["metric"].tolist() == [metric, metric]
+    assert frame["brute_force"].tolist() == [False, False]
+    assert f"distance {metric} (the index's)" in texts(at)
+    for probes, recall in zip(frame["nprobes"], frame["recall"], strict=True):
+        by_numpy = numpy_recall(ns, table_id, metric, 10, 20, nprobes=int(probes))
+        assert abs(recall - by_numpy) <= 0.05, (probes, recall, by_numpy)
+    assert frame.loc[0, "recall"] == pytest.approx(shown, abs=1e-3)  # the Recall tab's figure
+
+
+def test_exact_search_and_plan_on_a_cosine_index(make_app) -> None:
+    """'Bypass index' searches with the index's metric (cosine distances, numpy's); another
+    distance chosen is flagged as brute force in the result and in its plan."""
+    at = metric_page(make_app, "cosine", "vector")
+    vector_search(at, source=srch.SOURCE_ROW, row=7, bypass_vector_index=True)
+    assert alerts(at, "warning") == []
+    rows = grid_with(at, "_distance")
+    data = varied_norm_rows(METRIC_ROWS, dim=DIM, seed=9).column("vec").combine_chunks()
+    data = data.flatten().to_numpy().reshape(METRIC_ROWS, DIM)
+    expected = metric_distances(data, data[7], "cosine")
+    np.testing.assert_allclose(
+        rows["_distance"].to_numpy(), expected[rows["id"].to_numpy()], rtol=1e-3, atol=1e-4
     )
-    assert axis[0] <= bins["start"] and last_bin_end <= axis[1] + 1e-9, (bins, axis)
+    assert set(rows["id"]) == {7, *metric_neighbours(data, 7, 9, "cosine")}
+    assert "distance cosine (the index's)" in texts(at)
+
+    at.selectbox(key="search.vec.distance_type").set_value("l2")
+    submit(at, "search.vec.form", "Search")
+    found = result(at, METRIC_TABLES["cosine"], "vector")[0]
+    assert found.request.distance_type == "l2"
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("Brute force, not the index: the query's metric (l2) is not")
+    assert "incompatible with index metric" in warning
+    rows = grid_with(at, "_distance")
+    assert set(rows["id"]) == {7, *metric_neighbours(data, 7, 9, "l2")}
+
+    open_tab(at, srch.TAB_PLAN)
+    at.button(key="search.plan.analyze").click().run()
+    assert_no_exception(at)
+    assert metrics(at)["Index used"] == "no"
+    (warning,) = alerts(at, "warning")
+    assert "incompatible with index metric" in warning
+
+
+def _display_values(element: Any) -> pa.Table:
+    """The cells a styled grid shows (its Styler's display values)."""
+    data = element.proto.arrow_data.styler.display_values
+    return pa.ipc.open_stream(data).read_all()
+
+
+def test_plan_grid_has_no_none_cells(make_app) -> None:
+    """Explain reports no times: those cells are empty, not "None" (so are missing rows and
+    bytes in Analyze); the figures stay numbers."""
+    at = search_page(make_app)
+    vector_search(at, source=srch.SOURCE_ROW, row=3)
+    open_tab(at, srch.TAB_PLAN)
+    for button in ("search.plan.explain", "search.plan.analyze"):
+        at.button(key=button).click().run()
+        assert_no_exception(at)
+        (grid,) = [d for d in at.dataframe if "step" in d.value.columns]
+        shown = _display_values(grid).to_pandas()
+        cells = [str(v) for c in ("ms", "rows", "bytes_read", "detail") for v in shown[c]]
+        assert not [c for c in cells if c in ("None", "nan", "NaN", "<NA>")], cells
+        assert pd.api.types.is_numeric_dtype(grid.value["ms"])
+    assert any(v for v in shown["ms"])  # Analyze: times shown
+
+
+def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
+    """The Build A/B tab: a build without a distance takes the table's index metric (cosine
+    here), shown per build; the editor's Distance column is read as text."""
+    rows = pd.DataFrame(
+        [
+            {"index_type": "IVF_FLAT", "num_partitions": 2.0, "distance_type": None},
+            {"index_type": "IVF_FLAT", "num_partitions": 2.0, "distance_type": "dot"},
+        ]
+    )
+    assert srch.ab_configs(rows) == [
+        {"index_type": "IVF_FLAT", "num_partitions": 2},
+        {"index_type": "IVF_FLAT", "num_partitions": 2, "distance_type": "dot"},
+    ]
+    at = metric_page(make_app, "cosine", "ab")
+    assert "A build without a distance uses the metric of the table's own index" in texts(at)
+    at.number_input(key="search.ab.rows").set_value(1000)
+    at.number_input(key="search.ab.queries").set_value(5)
+    submit(at, "search.ab.form", "Compare builds")
+    (task_id,) = at.session_state[state.Search.TASKS]
+    task = TASKS.wait(task_id, timeout=120)
+    assert task.status == "succeeded", task.error
+    at.run()
+    assert_no_exception(at)
+    frame = grid_with(at, "config")
+    assert frame["metric"].tolist() == ["cosine"] * len(srch.AB_DEFAULT)
+    assert not frame["brute_force"].any()
+    assert frame["recall"].between(0.0, 1.0).all()
