@@ -87,7 +87,7 @@ class RecallResult:
             return f"recall@{self.k}: no queries"
         params = ", ".join(f"{k}={v}" for k, v in sorted(self.query_params.items()))
         return (
-            f"recall@{self.k} {self.mean:.3f} ± {self.std:.3f} over {len(self.per_query)} "
+            f"recall@{self.k} {self.mean:.2f} ± {self.std:.2f} over {len(self.per_query)} "
             f"queries (min {min(self.per_query):.2f}); ANN p50 {self.ann_p50_ms:.2f} ms, "
             f"p95 {self.ann_p95_ms:.2f} ms; exact p50 {self.exact_p50_ms:.2f} ms"
             + (f"; {params}" if params else "")
