@@ -361,7 +361,11 @@ def storage_setup_problems(
                 "aws_container_credentials_full_uri",
             ),
         )
-        if endpoint and not (key_id or secret or other_credentials):
+        # an S3-compatible server (not AWS itself, where instance roles are normal) needs
+        # credentials; without them the AWS chain would probe the instance metadata service
+        host = (urlsplit(endpoint).hostname or "") if "://" in endpoint else endpoint
+        on_aws = host.lower().rstrip(".").endswith(".amazonaws.com")
+        if endpoint and not on_aws and not (key_id or secret or other_credentials):
             problems.append(
                 "no credentials for the endpoint: set aws_access_key_id and "
                 "aws_secret_access_key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY), or "

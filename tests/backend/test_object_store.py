@@ -239,3 +239,26 @@ def test_typical_console_writes_leave_no_directory_markers(s3_root) -> None:
     assert any(k.startswith("root/_console/") for k in objects)  # the console did write
     markers = [k for k, etag in objects.items() if k.endswith("/") or etag == EMPTY_ETAG]
     assert markers == []
+
+
+def test_setup_rules_per_store_and_the_environment() -> None:
+    from backend.connect_options import storage_keys, storage_setup_problems
+    from backend.local.object_store import split_options
+
+    aws_endpoint = {"aws_endpoint": "https://b.vpce-1.s3.us-east-1.vpce.amazonaws.com"}
+    assert storage_setup_problems("s3://b/r", aws_endpoint, env={}) == []  # instance roles
+    assert storage_setup_problems("s3://b/r", {"aws_region": "eu-west-1"}, env={}) == []
+    env = {"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+    assert storage_setup_problems("s3://b/r", {}, env=env) == []  # all from the environment
+    assert storage_setup_problems("s3a://b/r", {}, env={})[0].startswith("no region")
+    (az,) = storage_setup_problems("az://container/r", {}, env={})
+    assert "azure_storage_account_name" in az
+    assert storage_setup_problems("az://c/r", {}, env={"AZURE_STORAGE_ACCOUNT_NAME": "a"}) == []
+    assert storage_setup_problems("gs://b/r", {}, env={}) == []  # default credentials may do
+    assert storage_setup_problems("/a/folder", {}, env={}) == []
+    assert {k.key for k in storage_keys("gs://b")} >= {"google_service_account", "timeout"}
+    config, client, retry = split_options(
+        {"aws_region": "x", "allow_http": "TRUE", "client_max_retries": "2", "use_opendal": "1"}
+    )
+    assert config == {"aws_region": "x"} and client == {"allow_http": True}
+    assert retry == {"max_retries": 2}
