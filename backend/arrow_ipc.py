@@ -1,8 +1,8 @@
 """Arrow IPC bodies: the one writer and the one cheap check before anything reads them.
 
 CreateTable, InsertIntoTable and MergeInsertIntoTable carry their rows as an Arrow IPC
-*stream*. :func:`to_ipc_stream` turns a pyarrow Table / RecordBatch / RecordBatchReader (or
-bytes) into checked stream bytes; :func:`check_ipc_stream` verifies bytes with pyarrow
+*stream*. :func:`to_ipc_stream` turns a pyarrow Table / RecordBatch / RecordBatchReader, a
+pandas DataFrame (or bytes) into checked stream bytes; :func:`check_ipc_stream` verifies bytes with pyarrow
 (zero-copy over the buffer: no allocation proportional to what a header claims) before pylance
 or a server sees them. Garbage is refused in well under a millisecond; an Arrow IPC *file* is
 recognised by its magic and converted to a stream.
@@ -28,19 +28,44 @@ def _stream_bytes(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
+def _is_data_frame(data: Any) -> bool:
+    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas")
+
+
+def from_pandas(frame: Any) -> pa.Table:
+    """A pandas DataFrame as an Arrow table, its index left out. pandas' string columns
+    (``str`` dtype, Arrow-backed ``large_string``) become ``string``, the type pyarrow gives a
+    list of Python strings, so that rows from a DataFrame append to a table made from Arrow."""
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise InvalidInputError(f"the DataFrame cannot be converted to Arrow: {exc}") from None
+    narrow = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
+    fields = [field.with_type(narrow.get(field.type, field.type)) for field in table.schema]
+    schema = pa.schema(fields, metadata=table.schema.metadata)
+    return table if schema.equals(table.schema) else table.cast(schema)
+
+
 def to_ipc_stream(data: Any) -> bytes:
-    """Arrow IPC stream bytes for ``data`` (a pyarrow Table, RecordBatch, RecordBatchReader,
-    or IPC bytes, which are checked with :func:`check_ipc_stream`)."""
+    """Arrow IPC stream bytes for ``data``: a pyarrow Table, RecordBatch, RecordBatchReader
+    (its batches written as they are read), a pandas DataFrame (its index left out), or IPC
+    bytes, which are checked with :func:`check_ipc_stream`."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         return check_ipc_stream(bytes(data))
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     elif isinstance(data, pa.RecordBatchReader):
-        data = data.read_all()
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, data.schema) as writer:
+            for batch in data:
+                writer.write_batch(batch)
+        return sink.getvalue()
+    elif _is_data_frame(data):
+        data = from_pandas(data)
     if not isinstance(data, pa.Table):
         raise InvalidInputError(
-            "table data must be Arrow IPC stream bytes or a pyarrow Table / RecordBatch / "
-            f"RecordBatchReader, not {type(data).__name__}"
+            "table data must be a pyarrow Table / RecordBatch / RecordBatchReader, a pandas "
+            f"DataFrame or Arrow IPC stream bytes, not {type(data).__name__}"
         )
     return _stream_bytes(data)
 
@@ -111,6 +136,7 @@ def ipc_file_to_table(data: Any) -> pa.Table:
 __all__ = [
     "MAX_BODY_BYTES",
     "check_ipc_stream",
+    "from_pandas",
     "ipc_file_to_table",
     "read_ipc",
     "to_ipc_file",

@@ -9,14 +9,20 @@ connections apply before a client is made.
 * secrets (API key, token, secret headers, secret storage options) are printable ASCII: a
   CR, LF, NUL or non-ASCII character would end up in an exception text (httpx quotes refused
   header values) instead of on the wire;
-* header names are HTTP tokens, header values printable.
+* header names are HTTP tokens, header values printable;
+* object-store roots (``s3://``, ``gs://``, ``az://``): :data:`STORAGE_KEYS` lists the storage
+  options each store knows, with a short hint (the Connect dialog offers them);
+  :func:`storage_setup_problems` says what is missing before any request is made (no region
+  nor endpoint, an ``http://`` endpoint without ``allow_http``, an endpoint without
+  credentials, half a key pair), counting the environment variables lance reads too.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from lance_namespace.errors import InvalidInputError
@@ -168,20 +174,241 @@ def check_storage_options(storage_options: Mapping[str, Any] | None) -> dict[str
     return out
 
 
+class StorageKey(NamedTuple):
+    """A storage option an object store knows: its name, a short hint, the env variable lance
+    reads when the option is not given."""
+
+    key: str
+    hint: str
+    env: str = ""
+
+
+# The storage options worth knowing per object store (lance / object_store key names).
+STORAGE_KEYS: dict[str, tuple[StorageKey, ...]] = {
+    "s3": (
+        StorageKey("aws_region", "the bucket's region, e.g. us-east-1", "AWS_REGION"),
+        StorageKey(
+            "aws_endpoint",
+            "S3-compatible server URL, e.g. http://127.0.0.1:9000 (MinIO, moto, R2)",
+            "AWS_ENDPOINT",
+        ),
+        StorageKey(
+            "aws_access_key_id", "access key id (secret: better from env)", "AWS_ACCESS_KEY_ID"
+        ),
+        StorageKey("aws_secret_access_key", "secret access key (secret)", "AWS_SECRET_ACCESS_KEY"),
+        StorageKey(
+            "aws_session_token", "session token of temporary credentials", "AWS_SESSION_TOKEN"
+        ),
+        StorageKey("allow_http", "true to allow an http:// endpoint", "AWS_ALLOW_HTTP"),
+        StorageKey(
+            "aws_virtual_hosted_style_request",
+            "true: bucket in the host name (false: in the path, as MinIO wants)",
+            "AWS_VIRTUAL_HOSTED_STYLE_REQUEST",
+        ),
+        StorageKey(
+            "aws_skip_signature", "true: anonymous access to a public bucket", "AWS_SKIP_SIGNATURE"
+        ),
+    ),
+    "gs": (
+        StorageKey(
+            "google_service_account",
+            "path of a service-account JSON file",
+            "GOOGLE_SERVICE_ACCOUNT",
+        ),
+        StorageKey(
+            "google_service_account_key",
+            "the service-account JSON itself (secret)",
+            "GOOGLE_SERVICE_ACCOUNT_KEY",
+        ),
+        StorageKey(
+            "google_application_credentials",
+            "path of application-default credentials",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ),
+    ),
+    "az": (
+        StorageKey(
+            "azure_storage_account_name", "storage account name", "AZURE_STORAGE_ACCOUNT_NAME"
+        ),
+        StorageKey(
+            "azure_storage_account_key", "account key (secret)", "AZURE_STORAGE_ACCOUNT_KEY"
+        ),
+        StorageKey(
+            "azure_storage_sas_token",
+            "SAS token instead of a key (secret)",
+            "AZURE_STORAGE_SAS_TOKEN",
+        ),
+        StorageKey("azure_client_id", "service principal: client id", "AZURE_CLIENT_ID"),
+        StorageKey(
+            "azure_client_secret", "service principal: client secret", "AZURE_CLIENT_SECRET"
+        ),
+        StorageKey("azure_tenant_id", "service principal: tenant id", "AZURE_TENANT_ID"),
+        StorageKey(
+            "azure_storage_use_emulator",
+            "true for Azurite on localhost",
+            "AZURE_STORAGE_USE_EMULATOR",
+        ),
+    ),
+}
+# Options every store reads.
+COMMON_STORAGE_KEYS = (
+    StorageKey("timeout", "request timeout, e.g. 30s"),
+    StorageKey("connect_timeout", "connection timeout, e.g. 5s"),
+    StorageKey("client_max_retries", "retries of a failed request (lance: 10)"),
+)
+_STORE_OF_SCHEME = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gs",
+    "gcs": "gs",
+    "az": "az",
+    "azure": "az",
+    "abfs": "az",
+    "abfss": "az",
+    "adl": "az",
+}
+
+
+def object_store_kind(target: Any) -> str | None:
+    """``"s3"``, ``"gs"`` or ``"az"`` for an object-store URI, else ``None``."""
+    scheme = str(target).strip().split("://", 1)[0].lower() if "://" in str(target) else ""
+    return _STORE_OF_SCHEME.get(scheme)
+
+
+def storage_keys(target: Any) -> tuple[StorageKey, ...]:
+    """The storage options worth offering for ``target`` (every store's when unknown)."""
+    kind = object_store_kind(target)
+    if kind is None:
+        return tuple(k for keys in STORAGE_KEYS.values() for k in keys) + COMMON_STORAGE_KEYS
+    return STORAGE_KEYS[kind] + COMMON_STORAGE_KEYS
+
+
+def storage_setup_hint(target: Any) -> str:
+    """One sentence naming the storage options a root of ``target``'s store needs."""
+    kind = object_store_kind(target)
+    if kind == "s3":
+        return (
+            "Set the storage options aws_region (the bucket's region) and the credentials "
+            "aws_access_key_id / aws_secret_access_key (or AWS_REGION, AWS_ACCESS_KEY_ID, "
+            "AWS_SECRET_ACCESS_KEY in the environment); for an S3-compatible server also "
+            "aws_endpoint (e.g. http://127.0.0.1:9000) and allow_http=true for http://"
+        )
+    if kind == "gs":
+        return (
+            "Set the storage option google_service_account (a service-account JSON file) or "
+            "GOOGLE_APPLICATION_CREDENTIALS in the environment"
+        )
+    if kind == "az":
+        return (
+            "Set the storage options azure_storage_account_name and azure_storage_account_key "
+            "(or azure_storage_sas_token, or AZURE_STORAGE_ACCOUNT_NAME / "
+            "AZURE_STORAGE_ACCOUNT_KEY in the environment)"
+        )
+    return "Check the storage options"
+
+
+def _given(options: Mapping[str, str], env: Mapping[str, str], keys: tuple[str, ...]) -> str:
+    """The first non-empty value of ``keys`` in the options (any case), then in the environment
+    (upper case): where lance looks."""
+    low = {k.lower(): v for k, v in options.items()}
+    for key in keys:
+        if str(low.get(key, "")).strip():
+            return str(low[key]).strip()
+    for key in keys:
+        if str(env.get(key.upper(), "")).strip():
+            return str(env[key.upper()]).strip()
+    return ""
+
+
+def storage_setup_problems(
+    target: Any, storage_options: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """What is certainly missing to open the object-store root ``target`` (``[]``: nothing
+    known; the store may still refuse). Options first, then the environment lance reads."""
+    env = os.environ if env is None else env
+    options = {str(k): str(v) for k, v in (storage_options or {}).items()}
+    kind = object_store_kind(target)
+    problems: list[str] = []
+    if kind == "s3":
+        region = _given(options, env, ("aws_region", "region", "aws_default_region"))
+        endpoint = _given(
+            options, env, ("aws_endpoint", "aws_endpoint_url", "endpoint", "endpoint_url")
+        )
+        if not region and not endpoint:
+            problems.append(
+                "no region: set the storage option aws_region (e.g. us-east-1) or AWS_REGION; "
+                "for an S3-compatible server set aws_endpoint (e.g. http://127.0.0.1:9000)"
+            )
+        allow_http = _given(options, env, ("allow_http", "aws_allow_http"))
+        if endpoint.lower().startswith("http://") and allow_http.lower() not in _TRUE:
+            problems.append(
+                f"the endpoint {endpoint.split('?', 1)[0]} is plain http: set the storage "
+                "option allow_http=true (or use https://)"
+            )
+        key_id = _given(options, env, ("aws_access_key_id", "access_key_id"))
+        secret = _given(options, env, ("aws_secret_access_key", "secret_access_key"))
+        if bool(key_id) != bool(secret):
+            missing = "aws_secret_access_key" if key_id else "aws_access_key_id"
+            problems.append(f"half a key pair: set {missing} too")
+        other_credentials = _given(
+            options,
+            env,
+            (
+                "aws_skip_signature",
+                "aws_profile",
+                "aws_web_identity_token_file",
+                "aws_container_credentials_relative_uri",
+                "aws_container_credentials_full_uri",
+            ),
+        )
+        # an S3-compatible server (not AWS itself, where instance roles are normal) needs
+        # credentials; without them the AWS chain would probe the instance metadata service
+        host = (urlsplit(endpoint).hostname or "") if "://" in endpoint else endpoint
+        on_aws = host.lower().rstrip(".").endswith(".amazonaws.com")
+        if endpoint and not on_aws and not (key_id or secret or other_credentials):
+            problems.append(
+                "no credentials for the endpoint: set aws_access_key_id and "
+                "aws_secret_access_key (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY), or "
+                "aws_skip_signature=true for a public bucket"
+            )
+    elif kind == "az":
+        netloc = str(target).split("://", 1)[1].split("/", 1)[0]
+        account = _given(
+            options, env, ("azure_storage_account_name", "account_name", "azure_account_name")
+        )
+        emulator = _given(options, env, ("azure_storage_use_emulator", "use_emulator"))
+        if not account and "@" not in netloc and "." not in netloc and emulator not in _TRUE:
+            problems.append(
+                "no storage account: set the storage option azure_storage_account_name (or "
+                "AZURE_STORAGE_ACCOUNT_NAME)"
+            )
+    return problems
+
+
+_TRUE = ("1", "true", "yes", "on")
+
+
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
 __all__ = [
+    "COMMON_STORAGE_KEYS",
     "MAX_RETRIES",
     "MAX_TIMEOUT",
+    "STORAGE_KEYS",
+    "StorageKey",
     "check_rest_options",
     "check_storage_options",
     "header_problem",
     "is_rest_target",
     "rest_option_problems",
     "secret_problem",
+    "object_store_kind",
+    "storage_keys",
     "storage_option_problems",
+    "storage_setup_hint",
+    "storage_setup_problems",
     "target_kind",
     "url_problem",
 ]

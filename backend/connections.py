@@ -322,6 +322,50 @@ def _write(path: Path, specs: list[ConnectionSpec]) -> None:
     os.replace(tmp, path)
 
 
+# --- the storage-options grid of the Connect dialog ------------------------------------------
+
+
+def storage_from_rows(rows: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """Storage-option rows (``key``, ``value``, ``env``: a DataFrame or dicts) ->
+    ``(values, env_names)``. A row gives a value *or* the name of the environment variable that
+    holds it (so that a saved connection keeps its secret out of the file); a key with neither
+    is skipped (the grid offers known keys unfilled). ``ValueError`` (readable) on a value
+    without a key, a key given twice, both a value and a variable, or a bad variable name."""
+    if rows is None:
+        return {}, {}
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
+    values: dict[str, str] = {}
+    env: dict[str, str] = {}
+    for rec in records:
+        key, value, var = (_cell(rec.get(c)).strip() for c in ("key", "value", "env"))
+        if not (value or var):
+            continue
+        if not key:
+            raise ValueError("A storage option row has a value but no key.")
+        if key in values or key in env:
+            raise ValueError(f"The storage option {key} is given twice.")
+        if value and var:
+            raise ValueError(
+                f"The storage option {key} has both a value and an environment variable: give one."
+            )
+        if var:
+            problem = validate_env_name(var)
+            if problem:
+                raise ValueError(problem)
+            env[key] = var
+        else:
+            values[key] = value
+    return values, env
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if type(value).__name__ == "NAType":  # pandas.NA in an edited grid
+        return ""
+    return str(value)
+
+
 # --- resolving secrets and connect options ----------------------------------------------------
 
 
@@ -426,6 +470,7 @@ __all__ = [
     "resolve_secrets",
     "save_connection",
     "spec_from_mapping",
+    "storage_from_rows",
     "validate_env_name",
     "validate_name",
 ]

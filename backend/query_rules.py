@@ -1,6 +1,7 @@
 """The rule for QueryTable (and the query inside ExplainTableQueryPlan and
 AnalyzeTableQueryPlan): ranges of k, offset and the vector search settings, a finite query
-vector, known distances, non-empty column lists.
+vector, known distances, non-empty column lists; which column a vector search uses when none
+is named (:func:`infer_vector_column`: the table's only vector column).
 
 ``backend.request_rules`` applies it to every query request on both backends; the search
 page and the tuning helpers build requests that pass it and show its message when a typed
@@ -186,4 +187,30 @@ def query_metric(
     return QueryMetric("hamming" if column_kind == "binary_vector" else "l2", None, False)
 
 
-__all__ = ["INCOMPATIBLE_NOTE", "MAX_K", "QueryMetric", "query_metric", "query_problems"]
+def infer_vector_column(columns: Any, named: str | None = None) -> str:
+    """The vector column of a search: ``named`` if given, else the table's only vector column.
+    ``columns``: ``backend.arrow_types.ColumnInfo`` of the table. ``InvalidInputError`` when
+    the table has none, or several (naming them, so the caller can pick one)."""
+    from lance_namespace.errors import InvalidInputError
+
+    if named:
+        return named
+    vectors = [c.name for c in columns if c.kind in ("vector", "binary_vector")]
+    if len(vectors) == 1:
+        return vectors[0]
+    if not vectors:
+        raise InvalidInputError("the table has no vector column (fixed-size list of numbers)")
+    raise InvalidInputError(
+        f"the table has {len(vectors)} vector columns ({', '.join(vectors)}): name one "
+        "with column=..."
+    )
+
+
+__all__ = [
+    "INCOMPATIBLE_NOTE",
+    "MAX_K",
+    "QueryMetric",
+    "infer_vector_column",
+    "query_metric",
+    "query_problems",
+]

@@ -86,6 +86,24 @@ class RecallResult:
     def exact_p95_ms(self) -> float:
         return search.percentile(self.exact_ms, 95)
 
+    def _summary(self) -> str:
+        """One line: recall@k mean ± spread over the sample, latencies, the query settings."""
+        if not self.per_query:
+            return f"recall@{self.k}: no queries"
+        params = ", ".join(f"{k}={v}" for k, v in sorted(self.query_params.items()))
+        return (
+            f"recall@{self.k} {self.mean:.2f} ± {self.std:.2f} over {len(self.per_query)} "
+            f"queries (min {min(self.per_query):.2f}); ANN p50 {self.ann_p50_ms:.2f} ms, "
+            f"p95 {self.ann_p95_ms:.2f} ms; exact p50 {self.exact_p50_ms:.2f} ms"
+            + (f"; {params}" if params else "")
+        )
+
+    def __repr__(self) -> str:
+        # a summary, not every per-query float (they stay in .per_query)
+        return f"RecallResult({self._summary()})"
+
+    __str__ = __repr__
+
 
 @dataclass
 class _Query:

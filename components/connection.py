@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 from lance_namespace import ListNamespacesRequest
 
@@ -181,13 +182,20 @@ def _probe(key: str, _spec: ConnectionSpec) -> tuple[bool, str, float]:
 def health() -> tuple[bool, str, float]:
     """``(reachable, why not, when checked)`` of the active connection (checked every 10 s)."""
     spec = current_spec()
-    return _probe(connection_key(spec), spec)
+    key = connection_key(spec)
+    found = _probe(key, spec)
+    if found[0]:
+        reached = set(state.get(state.Conn.REACHED) or ())
+        if key not in reached:
+            state.put(state.Conn.REACHED, reached | {key})
+    return found
 
 
 def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
     """Open ``spec`` now and list one namespace; a readable error, or ``None`` when fine."""
     try:
         if secrets is not None and not secrets.is_empty():
+            secrets, _ = conns.resolve_secrets(spec, secrets)  # typed, then the env vars named
             ns = _connect(
                 conns.connection_key(spec, secrets),
                 spec.target,
@@ -306,9 +314,9 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         problem = problem or conns.validate_env_name(str(values.get(env_field) or "").strip())
     try:
         headers = props.from_rows(values.get("headers"))
-        storage = props.from_rows(values.get("storage_options"))
     except backend.errors.LanceNamespaceError as err:
         raise ValueError(str(err)) from None
+    storage, storage_env = conns.storage_from_rows(values.get("storage_options"))
     delimiter = str(values.get("delimiter") or "").strip() or None
     timeout = values.get("timeout") or None
     typed = Secrets(
@@ -329,7 +337,7 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
             },
         )
     else:
-        found = connect_options.storage_option_problems(storage)
+        found = connect_options.storage_option_problems({**storage_env, **storage})
     problem = problem or (found[0][:1].upper() + found[0][1:] + "." if found else None)
     if problem:
         raise ValueError(problem)
@@ -339,6 +347,7 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         delimiter=delimiter,
         headers={k: v for k, v in headers.items() if k not in typed.headers},
         storage_options={k: v for k, v in storage.items() if k not in typed.storage_options},
+        secret_storage_env=storage_env,
         api_key_env=str(values.get("api_key_env") or "").strip() or None,
         auth_token_env=str(values.get("auth_token_env") or "").strip() or None,
         timeout=float(timeout) if timeout else None,
@@ -414,9 +423,56 @@ def _refresh() -> None:
     _connect.clear()
 
 
+STORE_KINDS = {"": "Folder / other", "s3": "S3", "gs": "GCS", "az": "Azure"}
+
+
+def storage_grid(kind: str) -> pd.DataFrame:
+    """The storage-options grid for an object store ``kind`` (``s3`` / ``gs`` / ``az``): one
+    row per known key, value and env var empty, with its hint (empty grid for other roots)."""
+    keys = connect_options.STORAGE_KEYS.get(kind, ())
+    if keys:
+        keys = keys + connect_options.COMMON_STORAGE_KEYS
+    hints = [k.hint + (f" (lance also reads {k.env})" if k.env else "") for k in keys]
+    return pd.DataFrame(
+        {
+            "key": pd.Series([k.key for k in keys], dtype="str"),
+            "value": pd.Series([""] * len(keys), dtype="str"),
+            "env": pd.Series([""] * len(keys), dtype="str"),
+            "hint": pd.Series(hints, dtype="str"),
+        }
+    )
+
+
+STORAGE_COLUMNS = {
+    "key": st.column_config.TextColumn("key"),
+    "value": st.column_config.TextColumn("value", help="Typed secrets stay in this session."),
+    "env": st.column_config.TextColumn(
+        "…or env var",
+        help="Name of an environment variable holding the value: a saved connection keeps "
+        "the name, never the secret.",
+    ),
+    "hint": st.column_config.TextColumn("hint", disabled=True),
+}
+
+
+def _typed_only(spec: ConnectionSpec, typed: Secrets) -> list[str]:
+    """The secrets typed in the dialog, which a saved connection cannot keep."""
+    out = [k for k in ("api_key", "auth_token") if getattr(typed, k)]
+    return out + sorted({*typed.headers, *typed.storage_options})
+
+
 @st.dialog("Connect to…", width="medium", on_dismiss=lambda: state.open_dialog(None))
 def _connect_dialog() -> None:
     p = f"conn.form{state.get(state.Conn.FORM_VERSION, 0)}"
+    # outside the form: picking a store refills the storage grid with its known keys
+    kind = st.radio(
+        "Object store",
+        list(STORE_KINDS),
+        format_func=STORE_KINDS.__getitem__,
+        horizontal=True,
+        key=f"{p}.store",
+        help="Offers the storage options S3, GCS or Azure know, with hints.",
+    )
     with st.form(f"{p}.form", border=False):
         values: dict[str, Any] = {
             "target": st.text_input(
@@ -441,12 +497,22 @@ def _connect_dialog() -> None:
         values["headers"] = st.data_editor(
             empty_kv_frame(), num_rows="dynamic", key=f"{p}.headers", hide_index=True
         )
-        st.caption("Storage options (local / object store; secrets stay in this session)")
+        st.caption(
+            "Storage options (object stores: pick the store above for its known keys). A "
+            "value typed here stays in this session; name an env var to keep it across reloads."
+        )
         values["storage_options"] = st.data_editor(
-            empty_kv_frame(), num_rows="dynamic", key=f"{p}.storage", hide_index=True
+            storage_grid(kind),
+            num_rows="dynamic",
+            key=f"{p}.storage.{kind or 'none'}",
+            hide_index=True,
+            column_config=STORAGE_COLUMNS,
         )
         values["read_only"] = st.checkbox("Read-only", key=f"{p}.read_only")
-        save = st.checkbox("Save to the config file (no secrets)", key=f"{p}.save")
+        save = st.checkbox(
+            "Save by name to the config file (env var names only, never a secret)",
+            key=f"{p}.save",
+        )
         submitted = st.form_submit_button("Connect", type="primary", key=f"{p}.submit")
     if not submitted:
         return
@@ -462,7 +528,16 @@ def _connect_dialog() -> None:
     if save:
         try:
             path = conns.save_connection(spec)
-            state.notice("success", f"Connected to {spec.name}; saved to {path}.")
+            lost = _typed_only(spec, typed)
+            if lost:
+                state.notice(
+                    "warning",
+                    f"Connected to {spec.name}; saved to {path} without "
+                    f"{', '.join(lost)} (typed, so kept in this session only): name an env "
+                    "var for it so that a reload keeps it.",
+                )
+            else:
+                state.notice("success", f"Connected to {spec.name}; saved to {path}.")
         except (OSError, ValueError) as err:
             state.notice("warning", f"Connected, but not saved: {err}")
     state.put(state.Conn.FORM_VERSION, int(state.get(state.Conn.FORM_VERSION, 0)) + 1)
@@ -532,9 +607,10 @@ def render_connection_sidebar() -> None:
 
 def render_health_banner() -> None:
     """On every page: a warning when the server stopped answering (the page shows cached
-    data that may be stale)."""
+    data that may be stale). A connection that never answered in this session has nothing
+    stale: the page shows why it cannot be opened instead."""
     ok, _why, checked = health()
-    if not ok:
+    if not ok and connection_key() in (state.get(state.Conn.REACHED) or ()):
         when = time.strftime("%H:%M:%S", time.localtime(checked))
         feedback.show(
             "warning",

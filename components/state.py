@@ -57,6 +57,7 @@ class Conn:
     FORM_VERSION = "conn.form_version"  # bumped after a successful connect: clears the form
     LOST = "conn.lost"  # name of a connection a reload could not restore
     CREATE_OFFER = "conn.create_offer"  # a local directory that does not exist yet
+    REACHED = "conn.reached"  # connection keys that answered in this session (stale banner)
 
 
 def notice(kind: str, text: str) -> None:

@@ -92,7 +92,7 @@ from . import batch, indexes, query_plans, transactions, txn_store
 from .batch import catalog_ops
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTables
-from .target import memory_session, normalise_target
+from .target import check_object_store, memory_session, normalise_target, open_failure
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -179,6 +179,7 @@ class LocalNamespace(LanceNamespace):
         self._session = memory_session(self.root) if self.root.startswith("memory:") else None
         props = {f"storage.{k}": v for k, v in self.storage_options.items()}
         props.update(dir_props)
+        check_object_store(self.root, self.storage_options)  # what to set, before a request
         try:
             self._inner = DirectoryNamespace(session=self._session, root=self._dir_root, **props)
         except Exception as exc:
@@ -187,7 +188,7 @@ class LocalNamespace(LanceNamespace):
                     f"connect: the bucket of {self.root} does not exist (the object store "
                     "answered NoSuchBucket)"
                 ) from None
-            raise to_namespace_error(exc, "connect") from exc
+            raise (open_failure(exc, self.root) or to_namespace_error(exc, "connect")) from None
         self.txn_store = txn_store.open_store(self.root, self.storage_options)
         catalog = (
             str(self.local_path / "__manifest")

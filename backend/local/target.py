@@ -4,17 +4,26 @@ A path (relative, ``~``) or ``file://`` URI becomes an absolute ``file://`` URI;
 the plain path, which it encodes itself. ``memory://`` and object-store URIs (``s3://``,
 ``gs://``, ``az://``) pass through without a trailing slash. ``memory://`` data only exists
 inside one lance Session: one is shared per root in this process.
+
+:func:`check_object_store` refuses an object-store root whose storage options (with the
+environment lance reads) certainly cannot work, naming what to set, before any request is made;
+:func:`open_failure` turns what lance says when it cannot open such a root (``ResolveRegion {
+... dns error }``) into the same kind of message.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import lance
+from lance_namespace.errors import LanceNamespaceError
 
+from ..connect_options import object_store_kind, storage_setup_problems
 from ..errors import invalid
 
 OBJECT_STORE_SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory")
@@ -63,4 +72,34 @@ def normalise_target(target: str | os.PathLike[str]) -> tuple[str, str, Path | N
     return path.as_uri(), str(path), path
 
 
-__all__ = ["OBJECT_STORE_SCHEMES", "memory_session", "normalise_target"]
+def check_object_store(root: str, storage_options: Mapping[str, Any]) -> None:
+    """``InvalidInputError`` naming what to set when the options (and the environment) of an
+    object-store ``root`` certainly cannot open it; nothing for other roots."""
+    if object_store_kind(root) is None:
+        return
+    problems = storage_setup_problems(root, storage_options)
+    if problems:
+        raise invalid(
+            f"Cannot open {root}: "
+            + "; ".join(problems)
+            + " (storage options, or the environment variables lance reads)."
+        )
+
+
+def open_failure(exc: BaseException, root: str) -> LanceNamespaceError | None:
+    """What lance's failure to open the object-store ``root`` means, naming what to set
+    (``None``: not an object-store root)."""
+    if object_store_kind(root) is None:
+        return None
+    from .object_store import store_error
+
+    return store_error(exc, root, "open the namespace")
+
+
+__all__ = [
+    "OBJECT_STORE_SCHEMES",
+    "check_object_store",
+    "memory_session",
+    "normalise_target",
+    "open_failure",
+]

@@ -9,8 +9,10 @@ core keeps them (``<table>/_alter_transactions/<uuid>.json``), see
   hold an in-process lock and, where ``fcntl`` exists, an exclusive lock on
   ``<root>/_console/transactions/.lock`` so that processes sharing the root serialise too;
 * ``memory://...``: an in-process dict per root (memory roots only live in this process);
-* any other URI (``s3://``, ``gs://``, ``az://``, ...): ``pyarrow.fs``, one object per record
-  (an object PUT is atomic); the lock is in-process only.
+* any other URI (``s3://``, ``gs://``, ``az://``, ...): the console's object-store layer
+  (``backend.local.object_store``: obstore with lance's options and environment), one object
+  per record (an object PUT is atomic, no directory marker is written); the lock is
+  in-process only.
 
 Records are plain JSON objects; the store adds ``txn_id`` and ``updated_at`` (epoch millis).
 What a record holds is ``backend.local.batch.records``' business.
@@ -254,79 +256,75 @@ class MemoryTxnStore(TxnStore):
             return list(self._docs.values())
 
 
-class ArrowFsTxnStore(TxnStore):
-    """Records as objects on a ``pyarrow.fs`` filesystem (object stores)."""
+class ObjectTxnStore(TxnStore):
+    """Records as objects under ``<root>/_console/transactions/`` of an object store, through
+    the console's one object-store layer (``backend.local.object_store``: obstore, the same
+    options and environment as lance). One PUT per record; no directory marker objects."""
 
-    def __init__(self, filesystem: Any, base_path: str, location: str | None = None):
-        self.fs = filesystem
-        self.base = base_path.rstrip("/")
-        self.location = location or self.base
-        self._lock = _lock_for(f"arrowfs:{type(filesystem).__name__}:{self.location}")
+    def __init__(self, root: str, storage_options: dict[str, str] | None = None):
+        from . import object_store
+
+        self._errors = object_store.store_error
+        self.root = root.rstrip("/")
+        self.location = f"{self.root}/{STORE_DIR}"
+        self.store = object_store.open_root(self.root, storage_options)
+        self._lock = _lock_for(f"objects:{self.location}")
 
     def _locked(self) -> contextlib.AbstractContextManager[Any]:
         return self._lock
 
-    def _path(self, txn_id: str) -> str:
-        return f"{self.base}/{_file_name(txn_id)}"
+    @contextlib.contextmanager
+    def _calls(self, action: str) -> Iterator[None]:
+        # obstore's failures (unreachable endpoint, refused credentials) as namespace errors
+        try:
+            yield
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - only namespace errors leave the backend
+            raise self._errors(exc, self.root, action) from None
+
+    def _key(self, txn_id: str) -> str:
+        return f"{STORE_DIR}/{_file_name(txn_id)}"
 
     def _read(self, txn_id: str) -> str | None:
-        import pyarrow.fs as pafs
+        import obstore
 
-        path = self._path(txn_id)
-        if self.fs.get_file_info(path).type != pafs.FileType.File:
-            return None
-        with self.fs.open_input_stream(path) as fh:
-            return fh.read().decode("utf-8")
+        with self._calls("read a transaction record"):
+            try:
+                return bytes(obstore.get(self.store, self._key(txn_id)).bytes()).decode("utf-8")
+            except FileNotFoundError:
+                return None
 
     def _write(self, txn_id: str, data: str) -> None:
-        self.fs.create_dir(self.base, recursive=True)
-        with self.fs.open_output_stream(self._path(txn_id)) as fh:
-            fh.write(data.encode("utf-8"))
+        import obstore
+
+        with self._calls("write a transaction record"):
+            obstore.put(self.store, self._key(txn_id), data.encode("utf-8"))
 
     def _remove(self, txn_id: str) -> bool:
-        import pyarrow.fs as pafs
+        import obstore
 
-        path = self._path(txn_id)
-        if self.fs.get_file_info(path).type != pafs.FileType.File:
-            return False
-        self.fs.delete_file(path)
-        return True
+        with self._calls("delete a transaction record"):
+            if self._read(txn_id) is None:
+                return False
+            obstore.delete(self.store, self._key(txn_id))
+            return True
 
     def _read_all(self) -> list[str]:
-        import pyarrow.fs as pafs
+        import obstore
 
-        selector = pafs.FileSelector(self.base, allow_not_found=True)
         out = []
-        for info in sorted(self.fs.get_file_info(selector), key=lambda i: i.path):
-            name = info.path.rsplit("/", 1)[-1]
-            if info.type == pafs.FileType.File and name.endswith(".json"):
-                with self.fs.open_input_stream(info.path) as fh:
-                    out.append(fh.read().decode("utf-8"))
+        with self._calls("list the transaction records"):
+            keys = sorted(
+                m["path"]
+                for batch in obstore.list(self.store, STORE_DIR + "/")
+                for m in batch
+                if m["path"].endswith(".json") and "/" not in m["path"][len(STORE_DIR) + 1 :]
+            )
+            for key in keys:
+                with contextlib.suppress(FileNotFoundError):
+                    out.append(bytes(obstore.get(self.store, key).bytes()).decode("utf-8"))
         return out
-
-
-def _s3_filesystem(storage_options: dict[str, str]) -> Any:
-    import pyarrow.fs as pafs
-
-    opts = {k.lower(): v for k, v in storage_options.items()}
-    kwargs: dict[str, Any] = {}
-    for ours, theirs in (
-        ("aws_access_key_id", "access_key"),
-        ("access_key_id", "access_key"),
-        ("aws_secret_access_key", "secret_key"),
-        ("secret_access_key", "secret_key"),
-        ("aws_session_token", "session_token"),
-        ("session_token", "session_token"),
-        ("aws_region", "region"),
-        ("region", "region"),
-        ("aws_endpoint", "endpoint_override"),
-        ("endpoint", "endpoint_override"),
-    ):
-        if ours in opts:
-            kwargs[theirs] = opts[ours]
-    if str(opts.get("allow_http", "")).lower() == "true":
-        kwargs["scheme"] = "http"
-    return pafs.S3FileSystem(**kwargs)
 
 
 def open_store(root: str, storage_options: dict[str, str] | None = None) -> TxnStore:
@@ -339,20 +337,13 @@ def open_store(root: str, storage_options: dict[str, str] | None = None) -> TxnS
     if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
         path = unquote(parsed.path) if scheme == "file" else root
         return FileTxnStore(Path(path) / STORE_DIR)
-    import pyarrow.fs as pafs
-
-    base = f"{parsed.netloc}{parsed.path}".rstrip("/") + "/" + STORE_DIR
-    if scheme in ("s3", "s3a") and storage_options:
-        fs = _s3_filesystem(storage_options)
-    else:
-        fs, _ = pafs.FileSystem.from_uri(root)
-    return ArrowFsTxnStore(fs, base, location=root.rstrip("/") + "/" + STORE_DIR)
+    return ObjectTxnStore(root, storage_options)
 
 
 __all__ = [
-    "ArrowFsTxnStore",
     "FileTxnStore",
     "MemoryTxnStore",
+    "ObjectTxnStore",
     "STORE_DIR",
     "TxnStore",
     "open_store",

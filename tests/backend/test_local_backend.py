@@ -19,7 +19,6 @@ from pathlib import Path
 import lance
 import numpy as np
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pytest
 from lance.namespace import DirectoryNamespace
 from lance_namespace import (
@@ -1270,8 +1269,10 @@ def test_memory_store_is_per_root() -> None:
     assert txn_store.open_store("memory://store-b").get("x") is None
 
 
-def test_arrow_filesystem_store(tmp_path: Path) -> None:
-    store = txn_store.ArrowFsTxnStore(pafs.LocalFileSystem(), str(tmp_path / "objects"))
+def test_object_store_txn_store_on_obstore(tmp_path: Path) -> None:
+    # the object-store record store, here on obstore's local-file store (moto: test_object_store)
+    (tmp_path / "objects").mkdir()
+    store = txn_store.ObjectTxnStore((tmp_path / "objects").as_uri())
     assert store.list() == []
     store.put("b/1", {"status": "QUEUED"})
     store.update("b/1", lambda r: {**r, "status": "RUNNING"})

@@ -24,6 +24,7 @@ from lance_namespace.errors import (
 )
 
 import backend
+from backend.local import txn_store
 from backend.services import lifecycle as lc
 from backend.services import namespaces as nsv
 from backend.services.versions import list_versions
@@ -121,3 +122,143 @@ def test_s3_secrets_never_in_repr_or_errors(s3_root) -> None:
             f"s3://{s3_root.bucket}-missing/root", storage_options=s3_root.server.storage_options
         )
     assert secret not in str(err.value) and "<Error>" not in str(err.value)
+
+
+# -- storage set-up: what to set, lance's environment, one storage layer, no markers ------------
+
+EMPTY_ETAG = '"d41d8cd98f00b204e9800998ecf8427e"'  # MD5 of zero bytes
+
+
+@pytest.fixture
+def clean_aws_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No AWS_* variable of the developer's shell reaches the test (lance and obstore read them)."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "ALLOW_HTTP")):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_s3_without_usable_options_names_what_to_set(s3_server, clean_aws_env) -> None:
+    bucket = s3_server.new_bucket()
+    target = f"s3://{bucket}/root"
+    opts = s3_server.storage_options
+    creds = {k: opts[k] for k in ("aws_access_key_id", "aws_secret_access_key")}
+    cases = [
+        ({}, ("aws_region", "aws_endpoint")),
+        ({"aws_endpoint": s3_server.endpoint, **creds}, ("allow_http=true",)),
+        ({"aws_endpoint": s3_server.endpoint, "allow_http": "true"}, ("aws_access_key_id",)),
+        (
+            {"aws_region": "us-east-1", "aws_access_key_id": opts["aws_access_key_id"]},
+            ("aws_secret_access_key",),
+        ),
+    ]
+    for options, named in cases:
+        with pytest.raises(InvalidInputError) as err:
+            backend.connect(target, storage_options=options)
+        text = str(err.value)
+        assert text.startswith(f"Cannot open {target}: "), text
+        assert all(n in text for n in named), (options, text)
+        assert "ResolveRegion" not in text and "dns" not in text and "{" not in text
+        assert s3_server.SECRET_KEY not in text
+    assert s3_server.objects(bucket) == {}  # nothing was written
+
+
+def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_options(clean_aws_env) -> None:
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    options = {
+        "aws_endpoint": f"http://127.0.0.1:{port}",
+        "allow_http": "true",
+        "aws_region": "us-east-1",
+        "aws_access_key_id": "AKIDUNREACHABLE",
+        "aws_secret_access_key": "unreachable-secret-0123456789",
+        "client_max_retries": "0",
+        "client_retry_timeout": "1",
+    }
+    with pytest.raises(backend.NamespaceConnectionError) as err:
+        backend.connect("s3://nowhere/root", storage_options=options)
+    text = str(err.value)
+    assert "endpoint did not answer" in text and "aws_endpoint" in text, text
+    assert "unreachable-secret" not in text and "Debug source" not in text
+    store = txn_store.ObjectTxnStore("s3://nowhere/root", options)
+    for call in (lambda: store.get("t1"), lambda: store.put("t1", {"a": 1}), store.list):
+        with pytest.raises(backend.NamespaceConnectionError, match="aws_endpoint"):
+            call()
+
+
+def test_aws_endpoint_from_the_environment_reaches_txn_store(s3_server, clean_aws_env) -> None:
+    # lance honours AWS_ENDPOINT; the console's own records go through the same layer, so a
+    # namespace opened with no storage options at all works end to end.
+    env = {
+        "AWS_ENDPOINT": s3_server.endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_REGION": s3_server.REGION,
+        "AWS_ACCESS_KEY_ID": s3_server.ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": s3_server.SECRET_KEY,
+    }
+    for name, value in env.items():
+        clean_aws_env.setenv(name, value)
+    bucket = s3_server.new_bucket()
+    ns = backend.connect(f"s3://{bucket}/root")
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    assert isinstance(ns.txn_store, txn_store.ObjectTxnStore)
+    assert ns.txn_store.list() == []
+    ns.txn_store.put("b-1", {"status": "RUNNING"})
+    ns.txn_store.update("b-1", lambda r: {**r, "status": "SUCCEEDED"})
+    assert [r["status"] for r in ns.txn_store.list()] == ["SUCCEEDED"]
+    assert "root/_console/transactions/b-1.json" in s3_server.objects(bucket)
+    # options given for part of the set-up: the rest still comes from the environment
+    partial = txn_store.ObjectTxnStore(f"s3://{bucket}/root", {"timeout": "30s"})
+    assert partial.get("b-1")["status"] == "SUCCEEDED"
+    assert ns.txn_store.delete("b-1") and ns.txn_store.get("b-1") is None
+    assert "root/_console/transactions/b-1.json" not in s3_server.objects(bucket)
+
+
+def test_typical_console_writes_leave_no_directory_markers(s3_root) -> None:
+    from tests.backend.s3_support import stage_version_s3
+    from tests.support import batch, op_declare, op_version
+
+    ns, server = s3_root.ns, s3_root.server
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(ns, ["a", "t"], make_table(40, dim=8))
+    create_table(ns, ["a", "u"], make_table(5))
+    ns.declare_table(DeclareTableRequest(id=["a", "d"]))
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=["a", "t"], column="id", index_type="BTREE")
+    )
+    lc.create_tag(ns, ["a", "t"], "v1", 1)
+    staged = stage_version_s3(ns, server, ["a", "u"], make_table(3, start=50))
+    ns.batch_commit_tables(batch(op_declare(["a", "e"]), op_version(["a", "u"], staged)))
+    ns.txn_store.put("manual", {"status": "QUEUED"})
+    objects = server.objects(s3_root.bucket)
+    assert any(k.startswith("root/_console/") for k in objects)  # the console did write
+    markers = [k for k, etag in objects.items() if k.endswith("/") or etag == EMPTY_ETAG]
+    assert markers == []
+
+
+def test_setup_rules_per_store_and_the_environment() -> None:
+    from backend.connect_options import storage_keys, storage_setup_problems
+    from backend.local.object_store import split_options
+
+    aws_endpoint = {"aws_endpoint": "https://b.vpce-1.s3.us-east-1.vpce.amazonaws.com"}
+    assert storage_setup_problems("s3://b/r", aws_endpoint, env={}) == []  # instance roles
+    assert storage_setup_problems("s3://b/r", {"aws_region": "eu-west-1"}, env={}) == []
+    env = {"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+    assert storage_setup_problems("s3://b/r", {}, env=env) == []  # all from the environment
+    assert storage_setup_problems("s3a://b/r", {}, env={})[0].startswith("no region")
+    (az,) = storage_setup_problems("az://container/r", {}, env={})
+    assert "azure_storage_account_name" in az
+    assert storage_setup_problems("az://c/r", {}, env={"AZURE_STORAGE_ACCOUNT_NAME": "a"}) == []
+    assert storage_setup_problems("gs://b/r", {}, env={}) == []  # default credentials may do
+    assert storage_setup_problems("/a/folder", {}, env={}) == []
+    assert {k.key for k in storage_keys("gs://b")} >= {"google_service_account", "timeout"}
+    config, client, retry = split_options(
+        {"aws_region": "x", "allow_http": "TRUE", "client_max_retries": "2", "use_opendal": "1"}
+    )
+    assert config == {"aws_region": "x"} and client == {"allow_http": True}
+    assert retry == {"max_retries": 2}

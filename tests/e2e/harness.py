@@ -157,7 +157,7 @@ class StreamlitServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> StreamlitServer:
-        self.port = free_port()
+        self.port = self.port or free_port()
         cmd = [
             sys.executable,
             "-m",

@@ -256,6 +256,17 @@ def test_switch_to_rest_with_api_key_masks_it(make_app, rest_server) -> None:
     assert namespace_buttons(at) == {"remote"}
 
 
+def test_saving_a_typed_secret_says_it_is_not_kept(make_app, rest_server, tmp_path) -> None:
+    at = make_app()
+    connect_form(at, rest_server.url, name="typed", api_key=API_KEY, save=True)
+    assert_no_exception(at)
+    warned = " ".join(alerts(at, "warning"))
+    assert "saved to" in warned and "without api_key" in warned and "env var" in warned
+    text = (tmp_path / "connections.toml").read_text()
+    assert API_KEY not in text and "typed" in text
+    assert API_KEY not in texts(at)
+
+
 def test_saved_connections_from_config_file(make_app, tmp_path: Path) -> None:
     root = other_root(tmp_path)
     save_config(tmp_path, f'[connections.archive]\ntarget = "{root}"\nread_only = true\n')

@@ -71,10 +71,6 @@ PENDING = "_console/batch/pending/"
 DECIDED = "_console/batch/decided/"
 WORK = "_console/batch/work/"
 COMMITTED, ABORTED = b"committed", b"aborted"
-# object_store client options (the rest of the storage options are store configuration).
-_CLIENT_KEYS = frozenset(
-    {"allow_http", "allow_invalid_certificates", "timeout", "connect_timeout", "proxy_url"}
-)
 
 
 # -- the store ---------------------------------------------------------------------------------
@@ -85,15 +81,13 @@ class Store:
 
     def __init__(self, root: str, storage_options: dict[str, str]):
         import obstore
-        from obstore.store import from_url
+
+        from ..object_store import open_root
 
         self._obs = obstore
         self.root = root.rstrip("/")
-        config: dict[str, Any] = {k: v for k, v in storage_options.items() if k not in _CLIENT_KEYS}
-        client: dict[str, Any] = {k: v for k, v in storage_options.items() if k in _CLIENT_KEYS}
-        if "allow_http" in client:
-            client["allow_http"] = str(client["allow_http"]).lower() in ("1", "true", "yes")
-        self.store = from_url(self.root, config=config, client_options=client)  # type: ignore[call-overload]
+        # the console's one object-store layer (lance's options and environment)
+        self.store = open_root(self.root, storage_options)
         self.requests = 0  # object-store requests made (benchmarks, tests)
         self.conditional = 0  # of which conditional writes
         self.protocol_writes = 0  # conditional writes of the protocol's own objects

@@ -1,0 +1,198 @@
+"""Sign-in against a real OpenID Connect provider on localhost (oidc-provider-mock), and what
+each role may do: a visitor sees only the sign-in page; a viewer's writes are disabled with
+the reason; an editor writes but may not drop; an admin sees every write in the Audit page."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .harness import (
+    REPO,
+    StreamlitServer,
+    after_rerun,
+    free_port,
+    open_dialog,
+    open_expander,
+    settle,
+    settle_load,
+    type_into,
+)
+
+TEAM = "team"
+NOTES = "notes"
+USERS = {
+    "ada": ("ada@example.com", "admin"),
+    "ed": ("ed@example.com", "editor"),
+    "vi": ("vi@example.com", "viewer"),
+}
+
+
+@dataclass
+class AuthConsole:
+    url: str
+    root: Path
+    audit_dir: Path
+
+
+@pytest.fixture(scope="module")
+def oidc_provider() -> Iterator[str]:
+    from oidc_provider_mock import User, run_server_in_thread
+
+    users = [
+        User(sub=sub, claims={"email": email, "name": sub.title()})
+        for sub, (email, _role) in USERS.items()
+    ]
+    with run_server_in_thread(port=0, user_claims=users) as server:
+        # The provider answers on "localhost", the console on 127.0.0.1: separate cookie jars.
+        yield f"http://localhost:{server.server_port}"
+
+
+@pytest.fixture(scope="module")
+def auth_console(
+    oidc_provider: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AuthConsole]:
+    import pyarrow as pa
+    from lance_namespace import CreateNamespaceRequest, CreateTableRequest
+
+    import backend
+    from tests.support import ipc_stream_bytes
+
+    base = tmp_path_factory.mktemp("e2e-auth")
+    root = base / "root"
+    root.mkdir()
+    ns = backend.connect(str(root))
+    ns.create_namespace(CreateNamespaceRequest(id=[TEAM]))
+    notes = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "body": ["a", "b", "c"]})
+    ns.create_table(CreateTableRequest(id=[TEAM, NOTES]), ipc_stream_bytes(notes))
+
+    roles = base / "roles.toml"
+    roles.write_text(
+        'default = "viewer"\n[users]\n'
+        + "".join(f'"{email}" = "{role}"\n' for email, role in USERS.values())
+    )
+    port = free_port()
+    secrets = base / "secrets.toml"
+    secrets.write_text(
+        "[auth]\n"
+        f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+        'cookie_secret = "e2e-cookie-secret-0123456789abcdef"\n'
+        'client_id = "lance-console"\n'
+        'client_secret = "e2e-client-secret"\n'
+        f'server_metadata_url = "{oidc_provider}/.well-known/openid-configuration"\n'
+    )
+    config = base / "connections.toml"
+    config.write_text("")
+    audit_dir = base / "audit"
+    server = StreamlitServer(
+        script=REPO / "app" / "main.py",
+        env={
+            "LANCE_CONSOLE_TARGET": str(root),
+            "LANCE_CONSOLE_CONFIG": str(config),
+            "LANCE_CONSOLE_ROLES": str(roles),
+            "LANCE_CONSOLE_AUDIT_DIR": str(audit_dir),
+        },
+        log_path=base / "streamlit-auth.log",
+        extra_args=["--secrets.files", str(secrets)],
+        port=port,
+    ).start()
+    try:
+        yield AuthConsole(url=server.url, root=root, audit_dir=audit_dir)
+    finally:
+        server.stop()
+
+
+def _main(page: Page):
+    return page.get_by_test_id("stMain")
+
+
+def sign_in(page: Page, console: AuthConsole, sub: str, path: str = "tables") -> None:
+    page.goto(f"{console.url}/{path}")
+    settle_load(page)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/oauth2/authorize**")
+    page.get_by_role("button", name=sub, exact=True).click()
+    page.wait_for_url(f"{console.url}/**")
+    settle_load(page)
+    email, role = USERS[sub]
+    expect(page.get_by_test_id("stSidebar")).to_contain_text(f"Signed in as {email}")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text(role)
+
+
+def test_a_visitor_sees_only_the_sign_in_page(page: Page, auth_console: AuthConsole) -> None:
+    for path in ("", "tables", "versions", "audit"):
+        page.goto(f"{auth_console.url}/{path}")
+        settle_load(page)
+        expect(_main(page).get_by_role("button", name="Sign in")).to_be_visible()
+        expect(_main(page)).to_contain_text("Sign in to use this console.")
+        # No page content and no navigation: nothing of the namespace is shown.
+        expect(page.get_by_text(TEAM, exact=True)).to_have_count(0)
+        expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
+
+
+def test_viewer_sees_disabled_writes_with_the_reason(
+    page: Page, auth_console: AuthConsole, shot: Callable[..., Path]
+) -> None:
+    sign_in(page, auth_console, "vi")
+    page.goto(f"{auth_console.url}/tables?ns={TEAM}&table={NOTES}")
+    settle_load(page)
+    main = _main(page)
+    for opener in ("Declare a table", "Create a namespace"):
+        expect(main.get_by_role("button", name=opener, exact=True)).to_be_disabled()
+    expect(main).to_contain_text("viewer role")
+    shot("viewer")
+    page.goto(f"{auth_console.url}/audit")
+    settle_load(page)
+    expect(_main(page)).to_contain_text("The audit log is shown to admins only.")
+
+
+def test_editor_declares_but_may_not_drop_and_admin_audits(
+    page: Page, auth_console: AuthConsole, shot: Callable[..., Path]
+) -> None:
+    name = f"by_editor_{uuid.uuid4().hex[:6]}"
+    sign_in(page, auth_console, "ed")
+    page.goto(f"{auth_console.url}/tables?ns={TEAM}")
+    settle_load(page)
+    main = _main(page)
+    form = open_dialog(main, "Declare a table")
+    type_into(form.get_by_label("Table name", exact=True), name)
+    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    expect(main.get_by_text(f"Declared table {TEAM} › {name}.")).to_be_visible()
+    # Destructive actions are an admin's: the drop form's button is disabled, with the reason.
+    page.goto(f"{auth_console.url}/tables?ns={TEAM}&table={NOTES}")
+    settle_load(page)
+    drop = open_expander(_main(page), "Drop table")
+    expect(drop.get_by_role("button", name="Drop table")).to_be_disabled()
+    expect(_main(page)).to_contain_text("admin")
+    shot("editor")
+
+    # Sign out, then in as the admin: the Audit page shows the editor's declare.
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out").click()
+    end = page.get_by_role("button", name="End session")
+    end.click()
+    page.wait_for_url(f"{auth_console.url}/**")
+    settle_load(page)
+    expect(_main(page).get_by_role("button", name="Sign in")).to_be_visible()
+    sign_in(page, auth_console, "ada", path="audit")
+    main = _main(page)
+    expect(main.get_by_role("heading", name="Audit")).to_be_visible()
+    type_into(main.get_by_label("Table or namespace"), name)
+    settle(page)
+    grid = main.get_by_test_id("stDataFrame")
+    expect(grid).to_contain_text("ed@example.com")
+    expect(grid).to_contain_text("declare_table")
+    shot("audit")
+    entries = [
+        json.loads(line)
+        for line in (auth_console.audit_dir / "audit.jsonl").read_text().splitlines()
+    ]
+    mine = [e for e in entries if e["ids"] == [TEAM, name]]
+    assert [(e["user"], e["operation"], e["outcome"]) for e in mine] == [
+        ("ed@example.com", "declare_table", "ok")
+    ]
