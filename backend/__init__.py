@@ -38,8 +38,10 @@ def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
     """Open a Lance Namespace.
 
     Options (all optional): ``api_key``, ``auth_token``, ``delimiter`` (default ``$``),
-    ``headers`` (dict), ``timeout`` (seconds), ``max_retries``; for the local backend
-    ``storage_options`` (dict) or ``storage.<key>`` entries, passed to pylance.
+    ``headers`` (dict) or ``header.<Name>`` entries, ``timeout`` (seconds), ``max_retries``;
+    for the local backend ``storage_options`` (dict) or ``storage.<key>`` entries, passed to
+    pylance (``connect_options.fold_properties``). A target that is not text (``None``...) is
+    ``InvalidInputError``.
     """
     target = check_target(target)
     if target_kind(target) == "rest":

@@ -259,3 +259,24 @@ def test_bad_properties_are_refused(
     with pytest.raises(InvalidInputError, match=match):
         cls(**props)
     assert not root.exists() and list(tmp_path.iterdir()) == []
+
+
+# -- the README's example ------------------------------------------------------------------------
+def _readme_block(heading: str) -> str:
+    """The first ```python block after the README heading ``heading``."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip("#").strip() == heading)
+    opening = next(i for i in range(start, len(lines)) if lines[i].strip() == "```python")
+    closing = next(i for i in range(opening + 1, len(lines)) if lines[i].strip() == "```")
+    return "\n".join(lines[opening + 1 : closing]) + "\n"
+
+
+def test_the_readme_example_runs_as_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    exec(compile(_readme_block("As a Lance namespace implementation"), "README.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == ["[1, 0]", "['items']"]
+    console = backend.connect(str(tmp_path / "my-lake"))
+    assert console.count_table_rows(CountTableRowsRequest(id=["app", "items"])).count == 4
