@@ -143,12 +143,12 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     if isinstance(exc, LanceNamespaceError):
         if int(getattr(exc, "code", -1)) == ErrorCode.INTERNAL and "InvalidInput {" in str(exc):
             # pylance reports a bad filter or expression as an internal error
-            return invalid(f"{operation}: {trim_source_locations(str(exc))}")
+            return invalid(f"{operation}: {clean_text(exc)}")
         _scrub(exc)
         if not hasattr(exc, "server_message"):
             attach_error_details(exc, message=str(exc))
         return exc
-    text = trim_source_locations(str(exc).strip()) or type(exc).__name__
+    text = clean_text(str(exc).strip()) or type(exc).__name__
     if isinstance(exc, NotImplementedError):
         return make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})")
     if type(exc).__name__ == "ValidationError" and hasattr(exc, "errors"):
