@@ -1735,6 +1735,19 @@ def test_last_bad_inputs_are_refused_and_change_nothing(
     assert not problems, f"{kind} {c.id}: " + "; ".join(problems)
 
 
+def test_the_spec_words_pass_in_any_case_and_snake_case() -> None:
+    from backend.request_rules import request_problem
+
+    for word in ("Create", "exist_ok", "EXISTOK", "ExistOk", "overwrite"):
+        assert (
+            request_problem("create_namespace", CreateNamespaceRequest(id=["x"], mode=word)) is None
+        )
+    for mode, behavior in (("skip", "cascade"), ("FAIL", "Restrict")):
+        request = DropNamespaceRequest(id=["x"], mode=mode, behavior=behavior)
+        assert request_problem("drop_namespace", request) is None
+    assert request_problem("list_table_versions", ListTableVersionsRequest(id=T0, limit=1)) is None
+
+
 @pytest.mark.parametrize("target", [None, 42, {"root": "x"}, ["a"]], ids=repr)
 def test_connect_without_a_target_text_is_refused(
     target: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
