@@ -26,7 +26,7 @@ from lance_namespace import LanceNamespace  # noqa: E402
 
 from . import errors  # noqa: E402
 from .capabilities import BackendCapabilities  # noqa: E402
-from .connect_options import is_rest_target, target_kind  # noqa: E402
+from .connect_options import check_target, is_rest_target, target_kind  # noqa: E402
 from .errors import (  # noqa: E402
     NamespaceConnectionError,
     NamespaceTimeoutError,
@@ -38,10 +38,12 @@ def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
     """Open a Lance Namespace.
 
     Options (all optional): ``api_key``, ``auth_token``, ``delimiter`` (default ``$``),
-    ``headers`` (dict), ``timeout`` (seconds), ``max_retries``; for the local backend
-    ``storage_options`` (dict) or ``storage.<key>`` entries, passed to pylance.
+    ``headers`` (dict) or ``header.<Name>`` entries, ``timeout`` (seconds), ``max_retries``;
+    for the local backend ``storage_options`` (dict) or ``storage.<key>`` entries, passed to
+    pylance (``connect_options.fold_properties``). A target that is not text (``None``...) is
+    ``InvalidInputError``.
     """
-    target = os.fspath(target)
+    target = check_target(target)
     if target_kind(target) == "rest":
         from .rest import RestNamespaceClient
 

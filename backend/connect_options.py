@@ -15,6 +15,10 @@ connections apply before a client is made.
   :func:`storage_setup_problems` says what is missing before any request is made (no region
   nor endpoint, an ``http://`` endpoint without ``allow_http``, an endpoint without
   credentials, half a key pair), counting the environment variables lance reads too.
+* pylance's flat property names (what ``lance_namespace.connect(impl, properties)`` and
+  ``lancedb.connect_namespace`` pass as keyword arguments) fold into these options:
+  ``storage.<key>`` into ``storage_options``, ``header.<Name>`` into ``headers``, numbers and
+  booleans given as text parsed (:func:`fold_properties`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,67 @@ from .redaction import is_secret_name, register_secret
 MAX_TIMEOUT = 3600.0
 MAX_RETRIES = 10
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+# Flat property prefixes and the option each folds into (pylance's property names).
+PROPERTY_PREFIXES: dict[str, str] = {"storage.": "storage_options", "header.": "headers"}
+# Options that arrive as text from a properties dict, and how each is parsed.
+_FLOAT_OPTIONS = frozenset({"timeout", "backoff", "retry_cap"})
+_INT_OPTIONS = frozenset({"max_retries", "wire_log_size"})
+_BOOL_OPTIONS = frozenset({"jitter", "verify"})
+_BOOL_TEXT = {"true": True, "false": False}
+
+
+def check_target(target: Any) -> str:
+    """The target as text (a path, URI or URL); ``InvalidInputError`` when it is none of
+    these (``None``, a number, a dict...)."""
+    if isinstance(target, (str, os.PathLike)):
+        text = os.fspath(target)
+        if isinstance(text, str):
+            return text
+    raise InvalidInputError(
+        "connect: the target must be a directory path, a file://, memory:// or object-store "
+        f"URI, or an http(s):// URL, not {type(target).__name__}"
+    )
+
+
+def fold_properties(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with pylance's flat property names folded in: ``storage.<key>`` entries
+    join ``storage_options`` and ``header.<Name>`` entries ``headers`` (a flat entry wins over
+    the same key in the mapping); ``timeout``, ``max_retries``, ... given as text (property
+    values are strings) become numbers or booleans when the text is one; any other text stays
+    as it is, for the option checks to refuse."""
+    out: dict[str, Any] = {}
+    folded: dict[str, dict[str, Any]] = {}
+    for key, value in options.items():
+        prefix = next((p for p in PROPERTY_PREFIXES if str(key).startswith(p)), None)
+        if prefix is not None:
+            folded.setdefault(PROPERTY_PREFIXES[prefix], {})[str(key)[len(prefix) :]] = value
+        else:
+            out[key] = _parse_text(key, value)
+    for option, entries in folded.items():
+        given = out.get(option)
+        if given is not None and not isinstance(given, Mapping):
+            out[option] = given  # not a mapping: the option checks say so
+            continue
+        out[option] = {**dict(given or {}), **entries}
+    return out
+
+
+def _parse_text(key: str, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        if key in _FLOAT_OPTIONS:
+            return float(text)
+        if key in _INT_OPTIONS:
+            return int(text)
+    except ValueError:
+        return value
+    if key in _BOOL_OPTIONS and text.lower() in _BOOL_TEXT:
+        return _BOOL_TEXT[text.lower()]
+    return value
 
 
 def is_rest_target(target: Any) -> bool:
@@ -398,8 +463,11 @@ __all__ = [
     "MAX_TIMEOUT",
     "STORAGE_KEYS",
     "StorageKey",
+    "PROPERTY_PREFIXES",
     "check_rest_options",
     "check_storage_options",
+    "check_target",
+    "fold_properties",
     "header_problem",
     "is_rest_target",
     "rest_option_problems",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,7 +34,7 @@ from lance_namespace.errors import (
     UnsupportedOperationError,
 )
 
-from .redaction import REDACTED, is_secret_name
+from .redaction import REDACTED, is_secret_name, redact_text
 
 # One table: spec error code -> exception class (lance_namespace's own table).
 ERROR_CLASSES: dict[int, type[LanceNamespaceError]] = {
@@ -142,11 +143,12 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     if isinstance(exc, LanceNamespaceError):
         if int(getattr(exc, "code", -1)) == ErrorCode.INTERNAL and "InvalidInput {" in str(exc):
             # pylance reports a bad filter or expression as an internal error
-            return invalid(f"{operation}: {trim_source_locations(str(exc))}")
+            return invalid(f"{operation}: {clean_text(exc)}")
+        _scrub(exc)
         if not hasattr(exc, "server_message"):
             attach_error_details(exc, message=str(exc))
         return exc
-    text = trim_source_locations(str(exc).strip()) or type(exc).__name__
+    text = clean_text(str(exc).strip()) or type(exc).__name__
     if isinstance(exc, NotImplementedError):
         return make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})")
     if type(exc).__name__ == "ValidationError" and hasattr(exc, "errors"):
@@ -235,12 +237,23 @@ _RUST_DEBUG_DUMP = re.compile(r"\b[A-Z]\w*\((?:[A-Z]\w*\s*)?\{\s*\w+:|\b[A-Z]\w*
 _RUST_HTTP_DUMP = re.compile(r"\bResponse \{|\bheaders: \{|\bSdkBody\b")
 
 
+# A Rust source file anywhere in a text: a path with a directory (``/home/runner/work/lance/
+# .../builder.rs``, ``src/x.rs``) or a file with its line (``x.rs:12``), quoted or not. A bare
+# name such as a table called ``data.rs`` is left alone.
+_RUST_SOURCE = re.compile(
+    r"(?:[,;][ \t]*|[ \t]+)?(?:at[ \t]+)?\"?"
+    r"(?:[\w.~@+-]*[/\\][\w./\\~@+-]*\.rs(?::\d+)*|[\w.~@+-]+\.rs(?::\d+)+)"
+    r"\"?(?![\w./\\])"
+)
+
+
 def trim_source_locations(text: str) -> str:
-    """``text`` without source locations: trailing ones (``, /src/namespace.rs:385:13``) on any
-    line and Rust's ``location: Location { file: ... }`` / ``backtrace: ...`` fields; a Rust
-    debug dump holding an HTTP response (status, headers, body) is cut to ``(…)``; other
-    dumps stay (they name the field, the statement, ...)."""
-    text = _RUST_LOCATION.sub("", text)
+    """``text`` without source locations: Rust source files anywhere (``/home/runner/.../x.rs``,
+    ``x.rs:12:5``), trailing ones of other languages (``, at src/x.py:12``) on any line, and
+    Rust's ``location: Location { file: ... }`` / ``backtrace: ...`` fields; a Rust debug dump
+    holding an HTTP response (status, headers, body) is cut to ``(…)``; other dumps stay (they
+    name the field, the statement, ...)."""
+    text = _RUST_SOURCE.sub("", _RUST_LOCATION.sub("", text))
     previous = None
     while previous != text:
         previous, text = text, _SOURCE_LOCATION.sub("", text)
@@ -250,6 +263,28 @@ def trim_source_locations(text: str) -> str:
         # dump is noise and can carry headers.
         text = text[: dump.start()].rstrip(" :") + " (…)"
     return text
+
+
+def clean_text(text: Any, limit: int | None = None) -> str:
+    """Error text made safe to show, the one rule of every message (local errors, REST
+    answers, :func:`describe_error`): no source locations (:func:`trim_source_locations`), no
+    control characters (line breaks and tabs kept), known secrets masked, at most ``limit``
+    characters."""
+    s = trim_source_locations(str(text))
+    s = "".join(c if c in "\n\t" or unicodedata.category(c)[0] != "C" else " " for c in s)
+    if limit is not None and len(s) > limit:
+        s = s[:limit] + f"… ({len(s) - limit} more characters)"
+    return redact_text(s)
+
+
+def _scrub(err: LanceNamespaceError) -> None:
+    """An error raised elsewhere (pylance, a server) with its texts through :func:`clean_text`,
+    in place: ``str(err)``, ``repr(err)``, the server message and the detail."""
+    err.args = tuple(clean_text(a) if isinstance(a, str) else a for a in err.args)
+    for attr in ("server_message", "detail"):
+        value = getattr(err, attr, None)
+        if isinstance(value, str):
+            setattr(err, attr, clean_text(value))
 
 
 def describe_error(err: BaseException) -> dict[str, Any]:
@@ -264,8 +299,8 @@ def describe_error(err: BaseException) -> dict[str, Any]:
         "code": code,
         "code_name": ErrorCode(code).name if code in ERROR_CLASSES else str(code),
         "kind": type(err).__name__,
-        "message": trim_source_locations(str(message)),
-        "detail": trim_source_locations(str(detail)) if detail else None,
+        "message": clean_text(message),
+        "detail": clean_text(detail) if detail else None,
         "instance": getattr(err, "instance", None),
         "status": getattr(err, "status", None),
     }
@@ -278,6 +313,7 @@ __all__ = [
     "NamespaceConnectionError",
     "NamespaceTimeoutError",
     "attach_error_details",
+    "clean_text",
     "describe_error",
     "error_from_code",
     "guarded",

@@ -259,6 +259,7 @@ DEFAULT_SAMPLE_RATE = 256
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_HNSW_M = 20
 DEFAULT_HNSW_EF_CONSTRUCTION = 150
+MIN_HNSW_M = 4  # lance refuses fewer edges per node (a fragmented graph)
 PQ_ROWS_PER_PARTITION = 256  # PQ trains at most one IVF partition per this many rows
 MAX_PARAM_VALUE = 1 << 24
 
@@ -492,6 +493,8 @@ def request_problems(request: CreateTableIndexRequest) -> list[str]:
             problems.append(f"{p} must be at most {MAX_PARAM_VALUE:,} (got {value:,}).")
     if request.num_partitions is not None and request.target_partition_size is not None:
         problems.append("Set either num_partitions or target_partition_size, not both.")
+    if t in HNSW_TYPES:
+        problems += _hnsw_problems(request)
     q = quantizer(t)
     if (
         request.num_bits is not None
@@ -515,6 +518,26 @@ def request_problems(request: CreateTableIndexRequest) -> list[str]:
     else:
         problems += _fts_problems(request)
     return problems
+
+
+def _hnsw_problems(request: CreateTableIndexRequest) -> list[str]:
+    """lance's HNSW ranges, checked before a build writes anything: ``m`` at least
+    :data:`MIN_HNSW_M`; ``ef_construction`` at least ``m`` (a value left empty is lance's
+    default, :data:`DEFAULT_HNSW_M` / :data:`DEFAULT_HNSW_EF_CONSTRUCTION`)."""
+    m = request.m if request.m is not None else DEFAULT_HNSW_M
+    ef = (
+        request.ef_construction
+        if request.ef_construction is not None
+        else DEFAULT_HNSW_EF_CONSTRUCTION
+    )
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (m, ef)):
+        return []  # not whole numbers: reported above
+    if m < MIN_HNSW_M:
+        return [f"m must be at least {MIN_HNSW_M} (got {m}): fewer edges fragment the graph."]
+    if ef < m:
+        given = "" if request.ef_construction is not None else " (its default)"
+        return [f"ef_construction{given} must be at least m ({m}), got {ef}."]
+    return []
 
 
 def _fts_problems(request: CreateTableIndexRequest) -> list[str]:

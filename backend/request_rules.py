@@ -4,7 +4,8 @@ until a request passes them.
 :func:`check_request` applies, per operation, the rule modules: ids and names
 (``backend.ids``; names the operation creates follow the creation rule), properties and
 metadata caps (``backend.properties``), version ranges (``backend.version_ranges``), index
-requests (``backend.index_rules``), queries (``backend.query_rules``), plus plain range checks of numbers (versions, limits).
+requests (``backend.index_rules``), queries (``backend.query_rules``), plus plain range checks
+of numbers (versions, limits) and the spec's words of ``mode`` / ``behavior`` fields.
 The local backend calls it on entry; the REST client calls it before it sends. What needs
 the namespace's state (does the namespace exist, is this the latest version) is each
 backend's business on top.
@@ -53,6 +54,14 @@ _NAME_FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "delete_table_branch": (("name", "branch", False),),
     "rename_table": (("new_table_name", "table", True),),
 }
+# Fields whose value is one of the spec's words, per operation (case insensitive, PascalCase
+# or snake_case: "ExistOk", "exist_ok" and "EXISTOK" are the same word).
+CHOICE_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "create_namespace": {"mode": ("Create", "ExistOk", "Overwrite")},
+    "drop_namespace": {"mode": ("Fail", "Skip"), "behavior": ("Restrict", "Cascade")},
+}
+# The smallest ``limit`` per operation where 0 means nothing (default: 0).
+MIN_LIMIT: dict[str, int] = {"list_table_versions": 1}
 _PROPERTY_FIELDS = ("properties", "metadata")
 _VERSION_FIELDS = ("version", "from_version", "src_version", "read_version")
 MAX_LIMIT = 100_000
@@ -109,8 +118,13 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
         if value is not None and (not _is_int(value) or value < 0):
             return f"{field} must be a version number (0 or more), got {value!r}"
     limit = _field(request, "limit")
-    if limit is not None and (not _is_int(limit) or not 0 <= limit <= MAX_LIMIT):
-        return f"limit must be between 0 and {MAX_LIMIT:,}, got {limit!r}"
+    low = MIN_LIMIT.get(op, 0)
+    if limit is not None and (not _is_int(limit) or not low <= limit <= MAX_LIMIT):
+        return f"limit must be between {low} and {MAX_LIMIT:,}, got {limit!r}"
+    for field, words in CHOICE_FIELDS.get(op, {}).items():
+        value = _field(request, field)
+        if value is not None and choice_key(value) not in {choice_key(w) for w in words}:
+            return f"{field} must be one of {', '.join(words)}, got {value!r}"
     problem = _text_problem(request)
     if problem:
         return problem
@@ -145,6 +159,11 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
     return None
 
 
+def choice_key(value: Any) -> str:
+    """A spec word compared case insensitively, PascalCase and snake_case alike."""
+    return str(value).replace("_", "").lower()
+
+
 def _text_problem(request: Any) -> str | None:
     for field in ("location", "manifest_path", "filter", "predicate", "where"):
         value = _field(request, field)
@@ -170,4 +189,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-__all__ = ["NAMESPACE_OPS", "NEW_NAME_OPS", "check_request", "request_problem"]
+__all__ = [
+    "CHOICE_FIELDS",
+    "MIN_LIMIT",
+    "NAMESPACE_OPS",
+    "NEW_NAME_OPS",
+    "check_request",
+    "choice_key",
+    "request_problem",
+]

@@ -1046,10 +1046,10 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> None:
                 ),
                 "num_partitions": st.column_config.NumberColumn("Partitions", min_value=1),
                 "num_sub_vectors": st.column_config.NumberColumn("Sub-vectors", min_value=1),
-                "m": st.column_config.NumberColumn("HNSW m", min_value=1),
                 "distance_type": st.column_config.SelectboxColumn(
                     "Distance", options=list(DISTANCES), required=False
                 ),
+                "m": st.column_config.NumberColumn("HNSW m", min_value=index_rules.MIN_HNSW_M),
             },
         )
         running = any(not t.done for t in _task_list("build_ab", info.table_id))

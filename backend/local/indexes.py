@@ -6,6 +6,10 @@ all and reports build progress. So every build (vector, FTS, scalar) goes throug
 ``LanceDataset.create_index`` / ``create_scalar_index``, checked first against
 ``backend.index_rules`` with the table's real schema and row count.
 
+Every build writes its files under ``_indices/<uuid>`` with a uuid chosen here
+(``index_uuid``): when the build fails, that one directory (the partial build) is removed,
+and no other index's files are touched (:func:`remove_partial_build`).
+
 A vector request that leaves ``num_partitions`` (and, for PQ types, ``num_sub_vectors``)
 empty gets the console's documented choices (``index_rules.chosen_build_params``); the values
 chosen come back in the response's ``context`` (``chosen.<param>``) and as a progress event.
@@ -13,11 +17,14 @@ chosen come back in the response's ``context`` (``chosen.<param>``) and as a pro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import threading
+import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +35,7 @@ from lance_namespace.errors import ErrorCode
 from .. import index_rules as rules
 from ..errors import invalid, make
 from ..index_rules import CHOSEN_PREFIX
+from ..locations import to_local_path
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -147,6 +155,7 @@ def build_index(
         )
     callback = _progress_adapter(progress)
     chosen: dict[str, int] = {}
+    segment = str(uuid.uuid4())  # the build's directory: _indices/<segment>
     if category == "vector":
         chosen = rules.chosen_build_params(req, column.dim, num_rows)
         if chosen and progress is not None:
@@ -157,28 +166,81 @@ def build_index(
             "replace": False,
             "storage_options": storage_options or None,
             "progress_callback": callback,
+            "index_uuid": segment,
         }
         for field, keyword in rules.LANCE_VECTOR_KWARGS.items():
             value = chosen.get(field, getattr(req, field))
             if value is not None:
                 kwargs[keyword] = value
-        ds.create_index(req.column, index_type, **kwargs)
+        with _partial_build_removed(ds, segment, storage_options):
+            ds.create_index(req.column, index_type, **kwargs)
         partitions = chosen.get("num_partitions", req.num_partitions)
         if partitions is not None:
             _warn_if_partitions_reduced(ds, name, partitions)
     else:
         fts = {p: getattr(req, p) for p in rules.FTS_PARAMS if getattr(req, p) is not None}
-        ds.create_scalar_index(
-            req.column,
-            rules.lance_index_type(index_type),  # type: ignore[arg-type]
-            name=name,
-            replace=False,
-            progress_callback=callback,
-            **fts,
-        )
+        with _partial_build_removed(ds, segment, storage_options):
+            ds.create_scalar_index(
+                req.column,
+                rules.lance_index_type(index_type),  # type: ignore[arg-type]
+                name=name,
+                replace=False,
+                progress_callback=callback,
+                index_uuid=segment,
+                **fts,
+            )
     txn = ds.read_transaction(ds.version)
     context = {f"{CHOSEN_PREFIX}{k}": str(v) for k, v in chosen.items()} or None
     return CreateTableIndexResponse(transaction_id=getattr(txn, "uuid", None), context=context)
 
 
-__all__ = ["CHOSEN_PREFIX", "ProgressCallback", "build_index"]
+@contextlib.contextmanager
+def _partial_build_removed(
+    ds: lance.LanceDataset, segment: str, storage_options: dict[str, str] | None
+) -> Iterator[None]:
+    """Run a build; when it fails, remove what it wrote under ``_indices/<segment>``, and
+    ``_indices`` itself on a file root when the build made it and it is left empty."""
+    local = to_local_path(str(ds.uri))
+    parent = local / "_indices" if local is not None else None
+    parent_existed = parent is not None and parent.is_dir()
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):  # the build's own error is the answer
+            remove_partial_build(ds, segment, storage_options)
+            if parent is not None and not parent_existed:
+                parent.rmdir()  # only when empty: another build's files stay
+        raise
+
+
+def remove_partial_build(
+    ds: lance.LanceDataset, segment: str, storage_options: dict[str, str] | None
+) -> bool:
+    """Remove ``_indices/<segment>`` of the table when no index of its latest version uses it
+    (a failed build; the uuid was chosen for this build, so the files are the console's own).
+    Only that directory is touched. File roots and object stores (``s3://``, ``gs://``,
+    ``az://``); a ``memory://`` table keeps its files in this process only, where nothing reads
+    them. ``True`` when something was removed."""
+    latest = ds.checkout_version(ds.latest_version)
+    if any(s.uuid == segment for i in latest.describe_indices() for s in i.segments):
+        return False  # committed after all: a real index
+    uri = str(ds.uri)
+    local = to_local_path(uri)
+    if local is not None:
+        path = local / "_indices" / segment
+        if not path.is_dir():
+            return False
+        shutil.rmtree(path)
+        return True
+    if uri.startswith("memory://"):
+        return False
+    from .batch.objects import Store
+
+    store = Store(uri, dict(storage_options or {}))
+    keys = store.list(f"_indices/{segment}/")
+    for key in keys:
+        store.delete(key)
+    return bool(keys)
+
+
+__all__ = ["CHOSEN_PREFIX", "ProgressCallback", "build_index", "remove_partial_build"]

@@ -140,25 +140,34 @@ class LocalNamespace(LanceNamespace):
 
     def __init__(
         self,
-        target: str | os.PathLike[str],
+        target: str | os.PathLike[str] | None = None,
         *,
+        root: str | os.PathLike[str] | None = None,
         storage_options: Mapping[str, Any] | None = None,
         delimiter: str = ids.DEFAULT_DELIMITER,
         **options: Any,
     ):
+        """``target`` (or ``root``, pylance's property name: ``lance_namespace.connect(
+        "backend.local.LocalNamespace", {"root": ..., "storage.<key>": ...})``) is the
+        directory or URI; options follow ``connect_options.fold_properties``."""
+        if target is not None and root is not None:
+            raise invalid("connect: give the namespace root once (target or root), not both")
+        target = connect_options.check_target(target if target is not None else root)
+        options = connect_options.fold_properties({"storage_options": storage_options, **options})
+        storage_options = options.pop("storage_options")
         rest_only = sorted(k for k in options if k in REST_ONLY_OPTIONS)
         if rest_only:
             raise invalid(
                 f"option(s) {', '.join(rest_only)} only apply to REST namespaces "
                 "(http:// or https:// targets); the local backend reads the directory directly"
             )
+        if storage_options is not None and not isinstance(storage_options, Mapping):
+            raise invalid("storage_options must be a mapping of option names to values")
         so = dict(storage_options or {})
         dir_props: dict[str, str] = {}
         unknown = []
         for key, value in options.items():
-            if key.startswith("storage."):
-                so[key[len("storage.") :]] = value
-            elif key in DIRECTORY_OPTIONS:
+            if key in DIRECTORY_OPTIONS:
                 dir_props[key] = str(value).lower() if isinstance(value, bool) else str(value)
             else:
                 unknown.append(key)
@@ -348,14 +357,9 @@ class LocalNamespace(LanceNamespace):
         namespace and table in one catalog commit, then deletes the tables' data
         (``batch.catalog_ops``: all or none, crash-safe)."""
         req = self._checked("drop_namespace", ln.DropNamespaceRequest, request)
-        behavior = (req.behavior or "Restrict").lower()
-        mode = (req.mode or "Fail").lower()
-        if behavior not in ("restrict", "cascade"):
-            raise invalid(
-                f"drop_namespace: behavior must be Restrict or Cascade, not {req.behavior!r}"
-            )
-        if mode not in ("fail", "skip"):
-            raise invalid(f"drop_namespace: mode must be Fail or Skip, not {req.mode!r}")
+        # request_rules.CHOICE_FIELDS admitted only the spec's words
+        behavior = request_rules.choice_key(req.behavior or "Restrict")
+        mode = request_rules.choice_key(req.mode or "Fail")
         if not req.id:
             raise invalid("drop_namespace: the root namespace cannot be dropped")
         with self._guard(req.id):
@@ -393,7 +397,18 @@ class LocalNamespace(LanceNamespace):
             return self._inner.create_namespace(req)
 
     # -- tables ----------------------------------------------------------------------------
-    list_tables = _delegate("list_tables", ListTablesRequest)
+    def list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
+        """pylance's listing; a namespace that does not exist is ``NamespaceNotFoundError``
+        (pylance answers an empty list)."""
+        req = self._checked("list_tables", ListTablesRequest, request)
+        resp = self._inner.list_tables(req)
+        if req.id and not resp.tables and not self._inner_namespace_exists(req.id):
+            raise make(
+                ErrorCode.NAMESPACE_NOT_FOUND,
+                f"list_tables: namespace {self.format_id(req.id)} not found",
+            )
+        return resp
+
     table_exists = _delegate("table_exists", ln.TableExistsRequest)
     count_table_rows = _delegate("count_table_rows", ln.CountTableRowsRequest)
     get_table_stats = _delegate("get_table_stats", ln.GetTableStatsRequest)
@@ -634,8 +649,6 @@ class LocalNamespace(LanceNamespace):
             if not (token.startswith("v") and token[1:].isdigit()):
                 raise invalid(f"invalid page_token {token!r} for list_table_versions")
             start_at = int(token[1:])
-        if req.limit is not None and req.limit < 1:
-            raise invalid(f"limit must be at least 1, got {req.limit}")
         full = self._inner.list_table_versions(
             req.model_copy(update={"limit": None, "page_token": None})
         )

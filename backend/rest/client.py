@@ -132,7 +132,7 @@ class RestNamespaceClient(LanceNamespace):
 
     def __init__(
         self,
-        uri: str,
+        uri: str | None = None,
         *,
         api_key: str | None = None,
         auth_token: str | None = None,
@@ -149,11 +149,33 @@ class RestNamespaceClient(LanceNamespace):
         verify: bool | str = True,
         **unknown: Any,
     ):
+        # pylance's property names (``header.<Name>``; numbers as text) fold into the options.
+        given = connect_options.fold_properties(
+            {
+                "headers": headers,
+                "timeout": timeout,
+                "max_retries": max_retries,
+                "backoff": backoff,
+                "retry_cap": retry_cap,
+                "jitter": jitter,
+                "wire_log_size": wire_log_size,
+                "verify": verify,
+                **unknown,
+            }
+        )
+        headers, timeout = given.pop("headers"), given.pop("timeout")
+        max_retries, backoff = given.pop("max_retries"), given.pop("backoff")
+        retry_cap, jitter = given.pop("retry_cap"), given.pop("jitter")
+        wire_log_size, verify = given.pop("wire_log_size"), given.pop("verify")
+        unknown = given
         if unknown:
             raise InvalidInputError(
                 f"unknown REST option(s) {', '.join(sorted(unknown))}; expected one of "
                 + ", ".join(_KNOWN_OPTIONS)
+                + " or header.<Name>"
             )
+        if uri is None:
+            raise InvalidInputError("connect: the REST namespace needs its server URL (uri)")
         uri = str(uri).strip()
         connect_options.check_rest_options(
             uri,
@@ -648,7 +670,15 @@ class RestNamespaceClient(LanceNamespace):
         return self.call("namespace_exists", request)
 
     def list_tables(self, request: ln.ListTablesRequest) -> ln.ListTablesResponse:
-        return self.call("list_tables", request)
+        """ListTables; an empty answer for a namespace that does not exist (pylance's server
+        gives one) is ``NamespaceNotFoundError``, as on the local backend."""
+        resp = self.call("list_tables", request)
+        ns_id = list(getattr(self._coerce(ROUTES["list_tables"], request), "id", None) or [])
+        if ns_id and not resp.tables and not self.exists("namespace_exists", ns_id):
+            raise NamespaceNotFoundError(
+                f"list_tables: namespace {ids.format_id(ns_id, self._delimiter)} not found"
+            )
+        return resp
 
     def list_all_tables(self, request: ln.ListTablesRequest) -> ln.ListTablesResponse:
         return self.call("list_all_tables", request)

@@ -4,13 +4,12 @@ A JSON error body (``{"error": ..., "code": n}``, ``{"error": {"message", "code"
 spec's ``{"type", "title", "detail", "instance", "code"}``) maps by its spec code through
 ``backend.errors``; a body without one maps by HTTP status (:data:`STATUS_TO_CODE`). The
 server is not trusted: messages are cut to :data:`MAX_MESSAGE_CHARS`, control characters are
-removed and known secrets masked.
+removed, source locations trimmed and known secrets masked (``backend.errors.clean_text``).
 """
 
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
 import httpx
@@ -20,9 +19,10 @@ from ..errors import (
     NamespaceConnectionError,
     NamespaceTimeoutError,
     attach_error_details,
+    clean_text,
     error_from_code,
 )
-from ..redaction import redact_text, redact_url
+from ..redaction import redact_url
 from .routes import Route
 
 # Error code for an error answer without a JSON error body, by HTTP status.
@@ -44,12 +44,9 @@ MAX_MESSAGE_CHARS = 2000
 
 
 def clean(text: Any, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """Server text made safe to show: no control characters (newlines kept), at most
-    ``limit`` characters, known secrets masked."""
-    s = "".join(c if c in "\n\t" or unicodedata.category(c)[0] != "C" else " " for c in str(text))
-    if len(s) > limit:
-        s = s[:limit] + f"… ({len(s) - limit} more characters)"
-    return redact_text(s)
+    """Server text made safe to show (``backend.errors.clean_text``: no source locations, no
+    control characters, known secrets masked), at most ``limit`` characters."""
+    return clean_text(text, limit)
 
 
 def error_from_response(route: Route, response: httpx.Response) -> LanceNamespaceError:

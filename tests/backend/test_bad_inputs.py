@@ -1654,3 +1654,294 @@ def test_an_arrow_ipc_file_body_is_accepted_as_a_stream(
     allowed = ("root/__manifest", new_dir)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     assert changed and all(k.startswith(allowed) for k in changed), sorted(changed)[:10]
+
+
+# -- the last bad inputs: missing namespace, connect(None), spec words, index parameters, limits,
+# -- source locations (request_rules, index_rules, errors.clean_text) ---------------------------
+LAST_CASES = [
+    Case(
+        "last",
+        "list_tables-missing-namespace",
+        lambda e: e.ns.list_tables(ListTablesRequest(id=["nope"])),
+        expected=NamespaceNotFoundError,
+        match="nope",
+    ),
+    Case(
+        "last",
+        "list_tables-missing-nested-namespace",
+        lambda e: e.ns.list_tables(ListTablesRequest(id=["a", "nope"])),
+        expected=NamespaceNotFoundError,
+        match="nope",
+    ),
+    Case(
+        "last",
+        "create_namespace-unknown-mode",
+        lambda e: e.ns.create_namespace(CreateNamespaceRequest(id=["a", "fresh"], mode="Replace")),
+        match="mode must be one of Create, ExistOk, Overwrite",
+        offline=True,
+    ),
+    Case(
+        "last",
+        "create_namespace-unknown-mode-existing",
+        lambda e: e.ns.create_namespace(CreateNamespaceRequest(id=["a"], mode="bogus")),
+        match="mode",
+        offline=True,
+    ),
+    Case(
+        "last",
+        "drop_namespace-unknown-behavior",
+        lambda e: e.ns.drop_namespace(DropNamespaceRequest(id=["a", "b"], behavior="Purge")),
+        match="behavior must be one of Restrict, Cascade",
+        offline=True,
+    ),
+    Case(
+        "last",
+        "list_table_versions-limit-0",
+        lambda e: e.ns.list_table_versions(ListTableVersionsRequest(id=T0, limit=0)),
+        match="limit must be between 1 and",
+        offline=True,
+    ),
+    Case(
+        "last",
+        "create_table_index-hnsw-m-2",
+        lambda e: e.ns.create_table_index(
+            CreateTableIndexRequest(id=T0, column="vec", index_type="IVF_HNSW_SQ", m=2)
+        ),
+        match="m must be at least 4",
+        offline=True,
+    ),
+    Case(
+        "last",
+        "create_table_index-hnsw-ef-below-default-m",
+        lambda e: e.ns.create_table_index(
+            CreateTableIndexRequest(
+                id=T0, column="vec", index_type="IVF_HNSW_FLAT", ef_construction=10
+            )
+        ),
+        match=r"ef_construction must be at least m \(20\)",
+        offline=True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "c"), [pytest.param(k, c, id=f"{k}-{c.id}") for c in LAST_CASES for k in c.backends]
+)
+def test_last_bad_inputs_are_refused_and_change_nothing(
+    use_env: Callable[[str], Env], kind: str, c: Case
+) -> None:
+    env = use_env(kind)
+    problems, _err = _problems_of(env, c, lambda: c.call(env))
+    assert not problems, f"{kind} {c.id}: " + "; ".join(problems)
+
+
+def test_the_spec_words_pass_in_any_case_and_snake_case() -> None:
+    from backend.request_rules import request_problem
+
+    for word in ("Create", "exist_ok", "EXISTOK", "ExistOk", "overwrite"):
+        assert (
+            request_problem("create_namespace", CreateNamespaceRequest(id=["x"], mode=word)) is None
+        )
+    for mode, behavior in (("skip", "cascade"), ("FAIL", "Restrict")):
+        request = DropNamespaceRequest(id=["x"], mode=mode, behavior=behavior)
+        assert request_problem("drop_namespace", request) is None
+    assert request_problem("list_table_versions", ListTableVersionsRequest(id=T0, limit=1)) is None
+
+
+@pytest.mark.parametrize("target", [None, 42, {"root": "x"}, ["a"]], ids=repr)
+def test_connect_without_a_target_text_is_refused(
+    target: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backend.local import LocalNamespace
+
+    monkeypatch.chdir(tmp_path)
+    for connect in (backend.connect, LocalNamespace):
+        with pytest.raises(InvalidInputError, match="target must be a directory path") as info:
+            connect(target)
+        assert type(info.value).__module__ == "lance_namespace.errors"
+    assert list(tmp_path.iterdir()) == []
+
+
+# Traces of the code that raised an error: Rust source files, Location { file: ... } fields,
+# CI and cargo paths.
+SOURCE_TRACE = re.compile(r"\.rs\b|Location \{|location:|backtrace:|/home/runner/|/root/\.cargo/")
+
+
+def _restore_missing_version(e: Env) -> Any:
+    from lance_namespace import RestoreTableRequest
+
+    return e.ns.restore_table(RestoreTableRequest(id=T0, version=50))
+
+
+# Failures whose raw text (pylance's, or the REST server's answer) names Rust source files.
+TRACED_FAILURES = [
+    Case(
+        "trace",
+        "delete_from_table-unparsable-predicate",
+        lambda e: e.ns.delete_from_table(DeleteFromTableRequest(id=T0, predicate="nosuch >")),
+    ),
+    Case(
+        "trace",
+        "create_table_index-missing-column",
+        lambda e: e.ns.create_table_index(
+            CreateTableIndexRequest(id=T0, column="zz", index_type="BTREE")
+        ),
+        expected=LanceNamespaceError,
+    ),
+    Case("trace", "restore_table-missing-version", _restore_missing_version, LanceNamespaceError),
+    Case(
+        "trace",
+        "count_table_rows-unknown-column",
+        lambda e: e.ns.count_table_rows(CountTableRowsRequest(id=T0, predicate="nosuch > 1")),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "c"),
+    [pytest.param(k, c, id=f"{k}-{c.id}") for c in TRACED_FAILURES for k in c.backends],
+)
+def test_error_texts_carry_no_source_locations(
+    use_env: Callable[[str], Env], kind: str, c: Case
+) -> None:
+    env = use_env(kind)
+    problems, err = _problems_of(env, c, lambda: c.call(env))
+    assert not problems, f"{kind} {c.id}: " + "; ".join(problems)
+    assert err is not None
+    described = describe_error(err)
+    texts = {
+        "str": str(err),
+        "repr": repr(err),
+        "server_message": str(getattr(err, "server_message", "")),
+        "detail": str(getattr(err, "detail", "") or ""),
+        "describe_error": f"{described['message']} {described['detail'] or ''}",
+    }
+    traced = {where: text for where, text in texts.items() if SOURCE_TRACE.search(text)}
+    assert not traced, f"{kind} {c.id}: {traced}"
+    assert described["message"] == str(err)  # one cleaning: the UI shows what was raised
+
+
+def test_describe_error_and_the_rest_path_clean_alike() -> None:
+    """One rule (``backend.errors.clean_text``): a server's answer and an exception raised
+    in-process come out the same."""
+    import httpx
+
+    from backend.rest import RestNamespaceClient
+
+    raw = (
+        'Invalid user input: bad m\x07, location: Location { file: "/home/runner/work/lance/'
+        'lance/rust/lance-index/src/vector/hnsw/builder.rs", line: 145, column: 24 }, '
+        "/home/runner/work/lance/lance/rust/lance/src/dataset.rs:765:44"
+    )
+
+    def server(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, json={"error": raw, "code": 13, "detail": raw})
+
+    client = RestNamespaceClient(
+        "http://ns.test", transport=httpx.MockTransport(server), max_retries=0
+    )
+    with pytest.raises(InvalidInputError) as info:
+        client.describe_namespace(DescribeNamespaceRequest(id=["a"]))
+    from_rest = describe_error(info.value)
+    in_process = describe_error(ValueError(raw))
+    assert from_rest["message"] == "Invalid user input: bad m "
+    assert from_rest["detail"] == from_rest["message"]
+    assert in_process["message"] == f"operation: {from_rest['message']}"
+    assert not SOURCE_TRACE.search(str(info.value) + repr(info.value))
+
+
+def _vector_table(ns: Any, table_id: list[str]) -> None:
+    """``table_id`` with 300 rows of 8-dimensional vectors and a BTREE index on ``id`` (so
+    ``_indices`` holds another index's directory)."""
+    from tests.support import create_table
+
+    create_table(ns, table_id, make_table(300, dim=8))
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=table_id, column="id", index_type="BTREE")
+    )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"m": 2}, {"m": 3, "ef_construction": 200}, {"m": 200}, {"m": 16, "ef_construction": 8}],
+    ids=["m-2", "m-3", "m-200-default-ef", "ef-below-m"],
+)
+def test_an_index_build_refused_for_its_parameters_writes_nothing(
+    ns: Any, backend_kind: str, params: dict[str, int]
+) -> None:
+    """HNSW ranges (``index_rules``) on a table where lance would build: refused before any
+    file is written, on both backends (REST: before anything is sent)."""
+    _vector_table(ns, ["v"])
+    table_dir = table_location(ns, ["v"])
+    before = tree_digest(table_dir)
+    if backend_kind == REST:
+        ns.wire_log.clear()
+    request = CreateTableIndexRequest(
+        id=["v"], column="vec", index_type="IVF_HNSW_SQ", num_partitions=2, **params
+    )
+    with pytest.raises(InvalidInputError, match="at least"):
+        ns.create_table_index(request)
+    assert tree_digest(table_dir) == before
+    if backend_kind == REST:
+        assert [e.op for e in ns.wire_log] == []
+
+
+def test_a_failed_local_build_removes_its_own_partial_directory_only(tmp_path: Path) -> None:
+    """A build lance refuses after writing (``backend.local.indexes``, the request rules
+    bypassed): its ``_indices/<uuid>`` goes, another index's directory and a directory another
+    writer is filling stay. Control: lance alone leaves a partial directory."""
+    import lance
+
+    from backend.local import indexes
+
+    ns = backend.connect(str(tmp_path / "root"))
+    _vector_table(ns, ["v"])
+    table_dir = table_location(ns, ["v"])
+    foreign = table_dir / "_indices" / "0b8e7c52-5d2b-4d0e-9f1e-6a0c1d2e3f40"
+    foreign.mkdir()
+    (foreign / "part-0.lance").write_bytes(b"another writer's build in progress")
+    control = tmp_path / "control"
+    shutil.copytree(table_dir, control)
+    before = tree_digest(table_dir)
+    request = CreateTableIndexRequest(
+        id=["v"], column="vec", index_type="IVF_HNSW_SQ", num_partitions=2, m=2
+    )
+    with pytest.raises(ValueError, match="at least 4"):
+        indexes.build_index(
+            ns.open_dataset(["v"]), request, table="v", storage_options=None, progress=None
+        )
+    assert tree_digest(table_dir) == before
+    with pytest.raises(ValueError, match="at least 4"):
+        lance.dataset(str(control)).create_index(
+            "vec", "IVF_HNSW_SQ", num_partitions=2, m=2, replace=False
+        )
+    left = set(os.listdir(control / "_indices")) - set(os.listdir(table_dir / "_indices"))
+    assert len(left) == 1, left  # what the cleanup removed
+
+
+def test_a_partial_build_on_an_object_store_is_removed_and_nothing_else(s3_root: Any) -> None:
+    """``remove_partial_build`` on S3 (moto): the objects under ``_indices/<segment>`` of a
+    build go; another segment's objects and a committed index's stay (lance writes nothing to
+    a bucket before the HNSW check fails, so the partial objects are put here)."""
+    import uuid
+
+    from backend.local import indexes
+
+    _vector_table(s3_root.ns, ["v"])
+    ds = s3_root.ns.open_dataset(["v"])
+    committed = ds.describe_indices()[0].segments[0].uuid
+    bucket = s3_root.bucket
+    table_key = ds.uri.split(f"s3://{bucket}/", 1)[1]
+    ours, theirs = str(uuid.uuid4()), str(uuid.uuid4())
+    s3 = s3_root.server.client()
+    for segment in (ours, theirs):
+        for name in ("part-0.lance", "sub/part-1.lance"):
+            s3.put_object(Bucket=bucket, Key=f"{table_key}/_indices/{segment}/{name}", Body=b"x")
+    before = s3_root.server.objects(bucket)
+    options = s3_root.ns.storage_options
+    assert indexes.remove_partial_build(ds, committed, options) is False  # a real index
+    assert s3_root.server.objects(bucket) == before
+    assert indexes.remove_partial_build(ds, ours, options) is True
+    gone = {k for k in before if f"/_indices/{ours}/" in k}
+    assert len(gone) == 2
+    assert s3_root.server.objects(bucket) == {k: v for k, v in before.items() if k not in gone}
