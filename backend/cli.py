@@ -37,7 +37,7 @@ from pathlib import Path
 
 from . import launch
 from .launch import READ_ONLY_ENV, TARGET_ENV
-from .redaction import is_secret_name, mask_value, redact_url
+from .redaction import is_secret_name, mask_value, redact_url, register_secret
 
 DEFAULT_PORT = 8501
 DEFAULT_HOST = launch.LOOPBACK
@@ -243,6 +243,8 @@ def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) ->
     problems = storage_option_problems(values)
     if problems:
         raise ValueError("; ".join(problems))
+    for key in out.secret_env:  # no text this process prints shows them (redact_text)
+        register_secret(values[key])
     return out
 
 
@@ -374,6 +376,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"lance-console: {exc}", file=sys.stderr)
         return 2
+    if storage.public or storage.secret_env:
+        from . import is_rest_target
+
+        if args.target and is_rest_target(args.target):
+            print(
+                "lance-console: --storage is for folders and object stores (s3://, gs://, "
+                "az://); a REST server keeps its own storage settings",
+                file=sys.stderr,
+            )
+            return 2
     if args.api_key_env and not os.environ.get(args.api_key_env):
         print(f"lance-console: --api-key-env: {args.api_key_env} is not set", file=sys.stderr)
         return 2

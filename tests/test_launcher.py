@@ -144,6 +144,18 @@ def test_bad_storage_options_are_refused(item: str, problem: str, capsys) -> Non
     assert problem in capsys.readouterr().err
 
 
+def test_storage_options_are_refused_for_a_rest_target(capsys) -> None:
+    assert cli.main(["http://127.0.0.1:9/api", "--storage", "region=us-east-1"]) == 2
+    assert "--storage is for folders and object stores" in capsys.readouterr().err
+
+
+def test_launcher_errors_never_show_a_storage_secret() -> None:
+    from backend.redaction import redact_text
+
+    cli.parse_storage([f"aws_secret_access_key={SECRET}"], {})
+    assert SECRET not in redact_text(f"could not open the bucket with {SECRET}")
+
+
 def test_default_connection_gets_the_launch_options(monkeypatch: pytest.MonkeyPatch) -> None:
     from backend import connections as conns
 
