@@ -547,7 +547,10 @@ def render_connection_sidebar() -> None:
             width="stretch",
         )
         if spec.source == "config" and st.button(
-            "Forget this saved connection", key="conn.forget", type="tertiary"
+            "Forget this saved connection",
+            key="conn.forget",
+            type="tertiary",
+            disabled=locked is not None,  # a read-only server changes no file
         ):
             try:
                 conns.delete_connection(spec.name)

@@ -400,11 +400,17 @@ def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeyp
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     missing = tmp_path / "not-yet"
-    save_config(tmp_path, f'[connections.fresh]\ntarget = "{missing}"\n')
+    root = other_root(tmp_path)
+    save_config(
+        tmp_path,
+        f'[connections.fresh]\ntarget = "{missing}"\n[connections.archive]\ntarget = "{root}"\n',
+    )
     at = make_app()
     at.selectbox(key="conn").set_value("fresh").run()
     assert_no_exception(at)
     assert at.button(key="conn.create").disabled
+    at.selectbox(key="conn").set_value("archive").run()
+    assert at.button(key="conn.forget").disabled  # the config file is not changed either
     # the refusal below the button, for a request that reaches the server anyway
     assert connection._create_directory(missing) is False
     assert not missing.exists()
