@@ -12,9 +12,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-## Launch the console on the embedded default: a local directory namespace with demo data.
+## Launch the console on the embedded default: a local directory namespace with demo data
+## (built once, then opened as it is). TARGET: another namespace; ARGS: launcher options.
 run: $(STAMP)
-	$(BIN)/lance-console $(TARGET)
+	$(BIN)/lance-console $(TARGET) $(ARGS)
 
 ## Debian's Chromium for the browser tests (Playwright never downloads its own browser here).
 browser:

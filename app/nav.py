@@ -37,21 +37,33 @@ ROUTES = (
     Route("inspector.py", "HTTP inspector", ":material/lan:", "inspector"),
     Route("audit.py", "Audit", ":material/policy:", "audit"),
 )
-DEFAULT_ROUTE = ROUTES[0]  # served at "/"
+DEFAULT_ROUTE = ROUTES[0]  # what "/" opens
+HOME = "home"  # the hidden page served at "/": it forwards to DEFAULT_ROUTE's own path
+
+
+def _home() -> None:
+    """Never drawn: :func:`render_frame` forwards "/" to the default route first."""
 
 
 def console_pages(view: Callable[[Route], Callable[[], None]] | None = None) -> list[Any]:
-    """An ``st.Page`` per route, the first one the default. ``view`` (the benchmark's frame)
-    gives each route a function to run instead of its script."""
+    """An ``st.Page`` per route, each at its own path (``/tables`` too), and a hidden default
+    page for "/" that forwards to the first route (Streamlit serves its default page at "/"
+    only). ``view`` (the benchmark's frame) gives each route a function to run instead of
+    its script."""
+    home = st.Page(
+        _home, title=DEFAULT_ROUTE.title, url_path=HOME, default=True, visibility="hidden"
+    )
     return [
-        st.Page(
-            VIEWS / route.script if view is None else view(route),
-            title=route.title,
-            icon=route.icon,
-            url_path=route.url_path,
-            default=route is DEFAULT_ROUTE,
-        )
-        for route in ROUTES
+        home,
+        *(
+            st.Page(
+                VIEWS / route.script if view is None else view(route),
+                title=route.title,
+                icon=route.icon,
+                url_path=route.url_path,
+            )
+            for route in ROUTES
+        ),
     ]
 
 
@@ -62,10 +74,15 @@ def render_frame(pages: list[Any]) -> Any:
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
     page = st.navigation(pages)
+    if page.url_path == "":  # "/": the default route at its own path, with the link's query
+        target = next(p for p in pages if p.url_path == DEFAULT_ROUTE.url_path)
+        st.switch_page(
+            target, query_params={k: st.query_params.get_all(k) for k in st.query_params}
+        )
     render_connection_sidebar()
     auth.render_user_sidebar(auth.current_actor())
     render_health_banner()
     return page
 
 
-__all__ = ["DEFAULT_ROUTE", "ROUTES", "Route", "console_pages", "render_frame"]
+__all__ = ["DEFAULT_ROUTE", "HOME", "ROUTES", "Route", "console_pages", "render_frame"]

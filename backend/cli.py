@@ -1,18 +1,28 @@
-"""``lance-console [TARGET] [--port N] [--demo-dir DIR] [--read-only] [--no-browser]``.
+"""``lance-console [TARGET] [options]``: start the console (``lance-console --help``).
 
 Without TARGET the demo namespace is built (once) in ``./.lance-console/demo`` (or
-``--demo-dir``) and opened; a folder there that is neither empty nor a demo is left alone, and
-the launcher says what to do instead. ``--read-only`` starts the console with every write
-disabled. TARGET may be a directory, any URI the local backend accepts, or
-an ``http(s)://`` URL of a Lance REST namespace (passed through as is). The console itself is
-``python -m streamlit run app/main.py`` with ``LANCE_CONSOLE_TARGET`` set; its exit code is
-ours, and Ctrl-C stops it cleanly.
+``--demo-dir``) and opened as it is on every later start: nothing in that folder is ever
+deleted, demo tables dropped or renamed since are reported and built again only with
+``--rebuild-demo``. A non-empty folder that is not a demo is left alone. TARGET may be a
+directory, any URI the local backend accepts, or an ``http(s)://`` URL of a Lance REST
+namespace (passed through as is).
+
+The console listens on ``127.0.0.1`` unless ``--host`` says otherwise; exposed on another
+address without sign-in configured (:func:`backend.launch.sign_in_configured`) it starts
+read-only, unless ``--allow-anonymous-writes``. ``--read-only`` (or
+``LANCE_CONSOLE_READ_ONLY``) makes it read-only for the life of the server.
+
+The console itself is ``python -m streamlit run app/main.py``; everything it needs (target,
+storage options, read-only, secrets) reaches it through its environment
+(:mod:`backend.launch`), never its command line. Its exit code is ours, and Ctrl-C stops it
+cleanly.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -21,13 +31,57 @@ import threading
 import time
 import urllib.request
 import webbrowser
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-TARGET_ENV = "LANCE_CONSOLE_TARGET"
-READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
+from . import launch
+from .launch import READ_ONLY_ENV, TARGET_ENV
+from .redaction import is_secret_name, mask_value, redact_url, register_secret
+
 DEFAULT_PORT = 8501
+DEFAULT_HOST = launch.LOOPBACK
 DEFAULT_DEMO_DIR = Path(".lance-console") / "demo"
+ENV_PREFIX = "env:"  # --storage KEY=env:NAME reads the value from the variable NAME
+# Variables of the console process that only the launcher sets (never inherited as they are).
+_LAUNCH_VARS = (
+    launch.READ_ONLY_ENV,
+    launch.READ_ONLY_REASON_ENV,
+    launch.ANONYMOUS_WRITES_ENV,
+    launch.STORAGE_ENV,
+    launch.STORAGE_SECRETS_ENV,
+    launch.API_KEY_ENV_NAME,
+)
+_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
+
+EPILOG = """\
+storage options:
+  --storage KEY=VALUE (repeatable) passes an option to the object store of a local or
+  object-store TARGET (s3://, gs://, az://, file://), as Lance's storage_options.
+  KEY=env:NAME takes the value from the environment variable NAME: use it for secrets
+  (aws_secret_access_key, ...), which then never appear on a command line. Secret values
+  are masked in everything the launcher and the console print.
+
+  An S3-compatible store (MinIO, Ceph, a local test server) over plain HTTP:
+
+    export S3_KEY_ID=minio S3_SECRET=minio-secret
+    lance-console s3://my-bucket/lance \\
+      --storage endpoint=http://127.0.0.1:9000 \\
+      --storage region=us-east-1 \\
+      --storage allow_http=true \\
+      --storage aws_access_key_id=env:S3_KEY_ID \\
+      --storage aws_secret_access_key=env:S3_SECRET
+
+REST servers:
+  The API key of an http(s):// TARGET comes from the environment: LANCE_CONSOLE_API_KEY,
+  or the variable named by --api-key-env.
+
+exposure:
+  The console listens on 127.0.0.1 (this machine only). --host 0.0.0.0 (or another
+  address) exposes it; without sign-in configured (an [auth] section in
+  .streamlit/secrets.toml) it then starts read-only. --allow-anonymous-writes lets anyone
+  who reaches it write, with a warning on every page.
+"""
 
 
 def repo_dir() -> Path:
@@ -40,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lance-console",
         description="Browser admin console for Lance namespaces (local directory or REST).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "target",
@@ -49,19 +105,56 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP port (default 8501)")
     parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        metavar="ADDRESS",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every "
+        "interface)",
+    )
+    parser.add_argument(
         "--demo-dir",
         default=None,
         help=f"where to build the demo when no TARGET is given (default ./{DEFAULT_DEMO_DIR})",
     )
-    parser.add_argument("--read-only", action="store_true", help="start with every write disabled")
+    parser.add_argument(
+        "--rebuild-demo",
+        action="store_true",
+        help="build the demo tables that are missing (dropped or renamed) again; nothing else "
+        "in the folder is touched",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="every write refused for the life of the server",
+    )
+    parser.add_argument(
+        "--allow-anonymous-writes",
+        action="store_true",
+        help="exposed (--host) without sign-in: accept writes anyway (every page warns)",
+    )
+    parser.add_argument(
+        "--storage",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a storage option (repeatable); KEY=env:NAME reads the value from $NAME",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="NAME",
+        help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
+    )
     parser.add_argument(
         "--no-browser", action="store_true", help="do not open a browser window (headless)"
     )
     return parser
 
 
-def resolve_target(target: str | None, demo_dir: str | None, *, echo=print) -> str:
-    """The target to open; builds the demo when there is none."""
+def resolve_target(
+    target: str | None, demo_dir: str | None, *, echo=print, rebuild_demo: bool = False
+) -> str:
+    """The target to open; builds the demo when there is none (never deletes anything)."""
     if target:
         from . import is_rest_target
 
@@ -79,17 +172,148 @@ def resolve_target(target: str | None, demo_dir: str | None, *, echo=print) -> s
             f"{directory}`, or build the demo elsewhere with `lance-console --demo-dir "
             "<empty or new folder>`."
         )
-    summary = create_demo_namespace(directory, progress=lambda m: echo(f"[demo] {m}"))
+    summary = create_demo_namespace(
+        directory, rebuild_missing=rebuild_demo, progress=lambda m: echo(f"[demo] {m}")
+    )
     if summary.created:
         tables = ", ".join("$".join(t) for t in summary.tables)
         echo(f"[demo] tables: {tables}")
+    if summary.missing:
+        names = ", ".join("$".join(t) for t in summary.missing)
+        echo(
+            f"[demo] demo tables not in the catalog (dropped or renamed): {names}. The folder "
+            "is opened as it is; `lance-console --rebuild-demo` builds them again (nothing "
+            "else is touched)."
+        )
     return str(directory)
 
 
+# -- storage options and secrets ---------------------------------------------------------------
+@dataclass
+class StorageOptions:
+    """``--storage`` parsed: what the console process gets, and what may be printed."""
+
+    public: dict[str, str] = field(default_factory=dict)  # non-secret options
+    secret_env: dict[str, str] = field(default_factory=dict)  # secret option -> variable name
+    child_env: dict[str, str] = field(default_factory=dict)  # variables the launcher sets
+    warnings: list[str] = field(default_factory=list)
+
+    def shown(self) -> str:
+        """``key=value, ...`` with every secret masked (for the launcher's output)."""
+        items = {**self.public, **{k: mask_value("x") for k in self.secret_env}}
+        return ", ".join(f"{k}={v}" for k, v in sorted(items.items()))
+
+
+def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) -> StorageOptions:
+    """``KEY=VALUE`` / ``KEY=env:NAME`` items; ``ValueError`` (readable, no value shown) on a
+    malformed item or an unset variable. Secret options (``redaction.is_secret_name``) go to
+    the console through environment variables only."""
+    from .connect_options import storage_option_problems
+
+    env = os.environ if env is None else env
+    out = StorageOptions()
+    values: dict[str, str] = {}  # every option with its value, for the one check below
+    for n, item in enumerate(items):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--storage takes KEY=VALUE, not {key or item[:20]!r}")
+        secret = is_secret_name(key)
+        if value.startswith(ENV_PREFIX):
+            var = value[len(ENV_PREFIX) :]
+            if not env.get(var):
+                raise ValueError(f"--storage {key}: the environment variable {var} is not set")
+            values[key] = env[var]
+            if secret:
+                out.secret_env[key] = var
+            else:
+                out.public[key] = env[var]
+            continue
+        values[key] = value
+        if secret:
+            var = _SECRET_VAR.format(n)
+            out.secret_env[key] = var
+            out.child_env[var] = value
+            out.warnings.append(
+                f"--storage {key}: a secret typed on the command line is visible to other "
+                f"users of this machine (ps); use {key}=env:NAME instead"
+            )
+        else:
+            out.public[key] = value
+    problems = storage_option_problems(values)
+    if problems:
+        raise ValueError("; ".join(problems))
+    for key in out.secret_env:  # no text this process prints shows them (redact_text)
+        register_secret(values[key])
+    return out
+
+
+# -- the launch policy --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Mode:
+    """How the console starts: read-only (and why), anonymous writes allowed (on which
+    address), and what the launcher says about it."""
+
+    read_only_reason: str | None
+    anonymous_writes: str | None
+    messages: tuple[str, ...] = ()
+
+
+def launch_mode(
+    host: str,
+    *,
+    read_only: bool = False,
+    allow_anonymous_writes: bool = False,
+    signed_in: bool | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Mode:
+    """The rule: loopback is writable; another address needs sign-in (``signed_in``: default
+    :func:`launch.sign_in_configured`) or ``--allow-anonymous-writes``; ``--read-only`` or
+    ``LANCE_CONSOLE_READ_ONLY`` always wins."""
+    env = os.environ if env is None else env
+    inherited = launch.launch_read_only({READ_ONLY_ENV: env.get(READ_ONLY_ENV, "")})
+    if read_only or inherited:
+        why = "started with --read-only" if read_only else f"{READ_ONLY_ENV} is set"
+        return Mode(why, None)
+    if launch.is_loopback(host):
+        return Mode(None, None)
+    if signed_in is None:
+        signed_in = launch.sign_in_configured()
+    if signed_in:
+        return Mode(None, None)
+    if allow_anonymous_writes:
+        return Mode(
+            None,
+            host,
+            (
+                f"WARNING: the console listens on {host} without sign-in and accepts writes "
+                "from anyone who can reach it (--allow-anonymous-writes).",
+            ),
+        )
+    why = f"it listens on {host} and no sign-in is configured"
+    return Mode(
+        why,
+        None,
+        (
+            f"The console is read-only: {why}. To allow writes, configure sign-in (an [auth] "
+            "section in .streamlit/secrets.toml, see Streamlit's st.login), or listen on "
+            "127.0.0.1 (the default), or pass --allow-anonymous-writes.",
+        ),
+    )
+
+
 def build_command(
-    target: str, port: int, *, no_browser: bool, read_only: bool = False
+    target: str,
+    port: int,
+    *,
+    no_browser: bool,
+    read_only: bool = False,
+    host: str = DEFAULT_HOST,
+    mode: Mode | None = None,
+    storage: StorageOptions | None = None,
+    api_key_env: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
-    """``(argv, env)`` of the streamlit process."""
+    """``(argv, env)`` of the streamlit process. ``argv`` holds no target and no secret."""
     app = repo_dir() / "app" / "main.py"
     argv = [
         sys.executable,
@@ -97,6 +321,8 @@ def build_command(
         "streamlit",
         "run",
         str(app),
+        "--server.address",
+        host,
         "--server.port",
         str(port),
         # Always headless: a non-headless first run asks for an e-mail address on stdin and
@@ -106,15 +332,38 @@ def build_command(
         "--browser.gatherUsageStats",
         "false",
     ]
-    env = dict(os.environ)
+    if mode is None:
+        mode = Mode("started with --read-only" if read_only else None, None)
+    storage = storage or StorageOptions()
+    env = {k: v for k, v in os.environ.items() if k not in _LAUNCH_VARS}
     env[TARGET_ENV] = target
-    if read_only:
+    if mode.read_only_reason:
         env[READ_ONLY_ENV] = "1"
-    else:
-        env.pop(READ_ONLY_ENV, None)
+        env[launch.READ_ONLY_REASON_ENV] = mode.read_only_reason
+    if mode.anonymous_writes:
+        env[launch.ANONYMOUS_WRITES_ENV] = mode.anonymous_writes
+    if storage.public:
+        env[launch.STORAGE_ENV] = json.dumps(storage.public)
+    if storage.secret_env:
+        env[launch.STORAGE_SECRETS_ENV] = json.dumps(storage.secret_env)
+    env.update(storage.child_env)
+    if api_key_env:
+        env[launch.API_KEY_ENV_NAME] = api_key_env
     root = str(repo_dir())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return argv, env
+
+
+def display_target(target: str) -> str:
+    """The target as the launcher prints it (any password or secret parameter masked)."""
+    return redact_url(target) if "://" in target else target
+
+
+def browser_url(host: str, port: int) -> str:
+    """Where this machine reaches the console (an any-address bind: via localhost)."""
+    name = "localhost" if host in ("0.0.0.0", "::", "") else host
+    name = f"[{name}]" if ":" in name else name
+    return f"http://{name}:{port}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,23 +372,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lance-console: invalid port {args.port}", file=sys.stderr)
         return 2
     try:
-        target = resolve_target(args.target, args.demo_dir)
+        storage = parse_storage(args.storage)
+    except ValueError as exc:
+        print(f"lance-console: {exc}", file=sys.stderr)
+        return 2
+    if storage.public or storage.secret_env:
+        from . import is_rest_target
+
+        if args.target and is_rest_target(args.target):
+            print(
+                "lance-console: --storage is for folders and object stores (s3://, gs://, "
+                "az://); a REST server keeps its own storage settings",
+                file=sys.stderr,
+            )
+            return 2
+    if args.api_key_env and not os.environ.get(args.api_key_env):
+        print(f"lance-console: --api-key-env: {args.api_key_env} is not set", file=sys.stderr)
+        return 2
+    try:
+        target = resolve_target(args.target, args.demo_dir, rebuild_demo=args.rebuild_demo)
     except KeyboardInterrupt:
         return 130
     except SystemExit as exc:  # a refusal with advice
         print(str(exc), file=sys.stderr)
         return 2
     except Exception as exc:  # show a one-line reason instead of a traceback
-        print(f"lance-console: {exc}", file=sys.stderr)
+        from .redaction import redact_text
+
+        print(f"lance-console: {redact_text(str(exc))}", file=sys.stderr)
         return 1
-    command, env = build_command(
-        target, args.port, no_browser=args.no_browser, read_only=args.read_only
+    mode = launch_mode(
+        args.host, read_only=args.read_only, allow_anonymous_writes=args.allow_anonymous_writes
     )
-    mode = " (read-only)" if args.read_only else ""
-    print(f"lance-console: opening {target}{mode} on http://localhost:{args.port}")
+    command, env = build_command(
+        target,
+        args.port,
+        no_browser=args.no_browser,
+        host=args.host,
+        mode=mode,
+        storage=storage,
+        api_key_env=args.api_key_env,
+    )
+    for message in (*storage.warnings, *mode.messages):
+        print(f"lance-console: {message}", file=sys.stderr)
+    url = browser_url(args.host, args.port)
+    state = " (read-only)" if mode.read_only_reason else ""
+    print(f"lance-console: opening {display_target(target)}{state} on {url}", flush=True)
+    if storage.public or storage.secret_env:
+        print(f"lance-console: storage options {storage.shown()}", flush=True)
     proc = subprocess.Popen(command, env=env)
     if not args.no_browser:
-        _open_browser_when_ready(f"http://localhost:{args.port}", proc)
+        _open_browser_when_ready(url, proc)
     return _supervise(proc)
 
 

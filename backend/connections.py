@@ -130,9 +130,21 @@ def default_target() -> str:
 
 
 def default_connection() -> ConnectionSpec:
-    """The connection the console opens with: the launcher's local directory namespace."""
+    """The connection the console opens with: the launcher's target, with the storage options
+    and API key variable it was given (``backend.launch``)."""
+    from . import launch
+
     source = "env" if os.environ.get("LANCE_CONSOLE_TARGET") else "default"
-    return ConnectionSpec(name="default", target=default_target(), source=source)
+    target = default_target()
+    storage, secret_storage = launch.launch_storage()
+    return ConnectionSpec(
+        name="default",
+        target=target,
+        storage_options=storage,
+        secret_storage_env=secret_storage,
+        api_key_env=launch.launch_api_key_env() if is_rest_target(target) else None,
+        source=source,
+    )
 
 
 def validate_name(name: str) -> str | None:

@@ -22,8 +22,11 @@ tokens (L2-normalised), so similar docstrings really are close.
 for an IVF index whose recall visibly depends on ``nprobes``. Its ``embedding.function``
 property names the feature hashing, so the console can embed a typed text query the same way.
 
-``create_demo_namespace(root)`` is idempotent: ``<root>/_console/demo.json`` is written last and
-a complete demo is returned as is. A crashed build (``demo.building`` marker) is rebuilt.
+``create_demo_namespace(root)`` never deletes anything: ``<root>/_console/demo.json`` is
+written last and an existing demo is opened as it is, whatever the user did to it since (tables
+dropped, renamed, imported). Demo tables that are missing are listed in the summary and built
+again only on request (``rebuild_missing=True``, ``lance-console --rebuild-demo``); an
+interrupted build (``demo.building`` marker) is finished by building the tables it had not made.
 """
 
 from __future__ import annotations
@@ -35,7 +38,6 @@ import inspect
 import json
 import os
 import re
-import shutil
 import sys
 import time
 import warnings
@@ -51,12 +53,17 @@ from lance_namespace import (
     CreateTableIndexRequest,
     CreateTableRequest,
     DeclareTableRequest,
+    DescribeNamespaceRequest,
     DescribeTableRequest,
     UpdateTableSchemaMetadataRequest,
 )
+from lance_namespace.errors import (
+    LanceNamespaceError,
+    NamespaceNotFoundError,
+    TableNotFoundError,
+)
 
 from .local import LocalNamespace, normalise_target
-from .locations import to_local_path
 
 DEMO_VERSION = 2
 VECTOR_DIM = 64
@@ -136,6 +143,8 @@ MODULES_ID = ["stdlib", "modules"]
 TEXT_ID = ["stdlib", "text", "functions"]
 PASSAGES_ID = ["stdlib", "passages"]
 DECLARED_ID = ["sandbox", "embeddings_v2"]
+DATA_TABLES = [MODULES_ID, PASSAGES_ID, SYMBOLS_ID, TEXT_ID]
+DEMO_TABLES = [*DATA_TABLES, DECLARED_ID]  # every table the demo makes
 
 
 @dataclasses.dataclass
@@ -150,6 +159,7 @@ class DemoSummary:
     build_seconds: float
     created: bool = True
     demo_version: int = DEMO_VERSION
+    missing: list[list[str]] = dataclasses.field(default_factory=list)  # dropped or renamed
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -384,25 +394,15 @@ def _read_marker(path: Path) -> DemoSummary | None:
     return DemoSummary.from_json(data)
 
 
-def _demo_complete(path: Path, summary: DemoSummary) -> bool:
-    """The marker is there and every table directory it lists still exists."""
-    ns = LocalNamespace(str(path))
-    try:
-        for table_id in summary.tables:
-            location = to_local_path(ns.table_location(table_id))
-            if location is None or not (location / "_versions").is_dir():
-                return False
-    except Exception:
-        return False
-    return True
-
-
-def _clear(path: Path) -> None:
-    for child in path.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
+def missing_tables(ns: LocalNamespace) -> list[list[str]]:
+    """The demo tables the catalog does not list (dropped, renamed or moved since)."""
+    missing = []
+    for table_id in DEMO_TABLES:
+        try:
+            ns.describe_table(DescribeTableRequest(id=table_id))
+        except (TableNotFoundError, NamespaceNotFoundError):
+            missing.append(table_id)
+    return missing
 
 
 def is_foreign_directory(path: Path) -> bool:
@@ -416,35 +416,46 @@ def is_foreign_directory(path: Path) -> bool:
 def create_demo_namespace(
     root: str | os.PathLike[str],
     *,
-    force: bool = False,
+    rebuild_missing: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> DemoSummary:
     """Build (or find) the demo namespace in a local directory. See module docstring.
 
-    Refuses to write into a non-empty directory that is not a demo. ``force=True`` rebuilds a
-    demo from scratch. ``progress`` receives short human-readable messages.
+    Nothing is ever deleted. An empty or new directory gets the whole demo; an existing demo
+    is returned as it is, with ``missing`` naming the demo tables dropped or renamed since
+    (``rebuild_missing=True`` builds those again, next to whatever else the folder holds); an
+    interrupted build is finished the same way. A non-empty directory that is not a demo is
+    refused. ``progress`` receives short human-readable messages.
     """
     root_uri, _, path = normalise_target(root)
     if path is None:
         raise ValueError(f"the demo is built in a local directory, not {root_uri}")
     existing = _read_marker(path)
-    if existing is not None and not force and _demo_complete(path, existing):
-        _say(progress, f"demo already present at {path}")
-        return dataclasses.replace(existing, created=False)
-    if is_foreign_directory(path):
-        raise ValueError(
-            f"refusing to build the demo in {path}: the directory is not empty and holds no "
-            "demo; choose an empty or new directory"
-        )
-    if path.exists() and any(path.iterdir()):
-        _say(progress, f"clearing the previous demo at {path}")
-        _clear(path)
+    interrupted = (path / BUILDING_MARKER).exists()
+    if existing is None and not interrupted:
+        if is_foreign_directory(path):
+            raise ValueError(
+                f"refusing to build the demo in {path}: the directory is not empty and holds "
+                "no demo; choose an empty or new directory"
+            )
+        only = None  # a new demo
+    else:
+        missing = missing_tables(LocalNamespace(str(path)))
+        if existing is not None and not interrupted and not (missing and rebuild_missing):
+            _say(progress, f"demo already present at {path}")
+            return _as_found(existing, missing)
+        only = missing
+        if not only:  # an interrupted build that had made every table
+            _say(progress, f"finishing the interrupted demo build at {path}")
+        else:
+            names = ", ".join("$".join(t) for t in only)
+            _say(progress, f"building the missing demo tables at {path}: {names}")
     path.mkdir(parents=True, exist_ok=True)
     (path / BUILDING_MARKER).parent.mkdir(parents=True, exist_ok=True)
     (path / BUILDING_MARKER).write_text(str(time.time()), encoding="utf-8")
 
     started = time.perf_counter()
-    summary = _build(path, progress)
+    summary = _build(path, progress, only)
     summary.build_seconds = round(time.perf_counter() - started, 3)
     marker = path / MARKER
     tmp = marker.with_suffix(".tmp")
@@ -456,42 +467,56 @@ def create_demo_namespace(
     return summary
 
 
-def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
-    ns = LocalNamespace(str(path))
-    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+def _as_found(recorded: DemoSummary, missing: list[list[str]]) -> DemoSummary:
+    """The recorded summary without the demo tables that are missing now."""
+    return dataclasses.replace(
+        recorded,
+        created=False,
+        tables=[t for t in recorded.tables if t not in missing],
+        declared=[t for t in recorded.declared if t not in missing],
+        missing=missing,
+    )
 
-    _say(progress, "reading standard-library docstrings")
-    rows = collect_symbols()
-    early = [r for r in rows if r["module"] not in SECOND_BATCH | LATE_MODULES]
-    second = [r for r in rows if r["module"] in SECOND_BATCH]
-    late = [r for r in rows if r["module"] in LATE_MODULES]
 
-    _say(progress, "creating namespaces")
-    ns.create_namespace(
-        CreateNamespaceRequest(
-            id=["stdlib"],
-            properties={
+def _python() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _create_namespaces(ns: LocalNamespace, progress: Callable[[str], None] | None) -> None:
+    """The demo's namespaces that are not there (a namespace that is there is kept as is)."""
+    wanted = (
+        (
+            ["stdlib"],
+            {
                 "description": "Docstrings of Python standard-library modules",
                 "source": "inspect.getdoc, generated locally",
-                "python": py,
+                "python": _python(),
             },
-        )
-    )
-    ns.create_namespace(
-        CreateNamespaceRequest(
-            id=["stdlib", "text"],
-            properties={
+        ),
+        (
+            ["stdlib", "text"],
+            {
                 "description": "Text-processing modules",
                 "modules": ", ".join(sorted(TEXT_MODULES)),
             },
-        )
+        ),
+        (["sandbox"], {"description": "Work in progress; tables may be empty"}),
     )
-    ns.create_namespace(
-        CreateNamespaceRequest(
-            id=["sandbox"], properties={"description": "Work in progress; tables may be empty"}
-        )
-    )
+    for namespace_id, properties in wanted:
+        try:
+            ns.describe_namespace(DescribeNamespaceRequest(id=namespace_id))
+        except NamespaceNotFoundError:
+            _say(progress, f"creating namespace {'$'.join(namespace_id)}")
+            ns.create_namespace(CreateNamespaceRequest(id=namespace_id, properties=properties))
 
+
+def _build_symbols(
+    ns: LocalNamespace, rows: list[dict[str, Any]], progress: Callable[[str], None] | None
+) -> None:
+    py = _python()
+    early = [r for r in rows if r["module"] not in SECOND_BATCH | LATE_MODULES]
+    second = [r for r in rows if r["module"] in SECOND_BATCH]
+    late = [r for r in rows if r["module"] in LATE_MODULES]
     # stdlib$symbols: the main table, with history and lagging indexes.
     _say(progress, f"writing stdlib$symbols ({len(rows)} rows over several versions)")
     first = symbols_table(early)
@@ -554,6 +579,10 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
     )
     ns.open_dataset(SYMBOLS_ID).insert(late_table)
 
+
+def _build_modules(
+    ns: LocalNamespace, rows: list[dict[str, Any]], progress: Callable[[str], None] | None
+) -> None:
     # stdlib$modules
     _say(progress, "writing stdlib$modules")
     ns.create_table(
@@ -568,6 +597,10 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
         )
     )
 
+
+def _build_text(
+    ns: LocalNamespace, rows: list[dict[str, Any]], progress: Callable[[str], None] | None
+) -> None:
     # stdlib$text$functions
     _say(progress, "writing stdlib$text$functions")
     text_rows = [r for r in rows if r["module"] in TEXT_MODULES and r["kind"] != "class"]
@@ -598,6 +631,10 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
     )
     ns.open_dataset(TEXT_ID).insert(symbols_table(text_rows[half:], first_id=half))
 
+
+def _build_passages(
+    ns: LocalNamespace, rows: list[dict[str, Any]], progress: Callable[[str], None] | None
+) -> None:
     # stdlib$passages: the table to tune on
     items = passages(rows)
     _say(progress, f"writing stdlib$passages ({len(items):,} rows) and its indexes")
@@ -639,6 +676,10 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
         )
     )
 
+
+def _build_declared(
+    ns: LocalNamespace, rows: list[dict[str, Any]], progress: Callable[[str], None] | None
+) -> None:
     # sandbox$embeddings_v2: declared only
     _say(progress, "declaring sandbox$embeddings_v2 (no data)")
     ns.declare_table(
@@ -652,26 +693,64 @@ def _build(path: Path, progress: Callable[[str], None] | None) -> DemoSummary:
         )
     )
 
-    tables = [MODULES_ID, PASSAGES_ID, SYMBOLS_ID, TEXT_ID]
+
+# Demo table -> its builder, in build order.
+_BUILDERS: dict[tuple[str, ...], Callable[..., None]] = {
+    tuple(SYMBOLS_ID): _build_symbols,
+    tuple(MODULES_ID): _build_modules,
+    tuple(TEXT_ID): _build_text,
+    tuple(PASSAGES_ID): _build_passages,
+    tuple(DECLARED_ID): _build_declared,
+}
+
+
+def _build(
+    path: Path,
+    progress: Callable[[str], None] | None,
+    only: list[list[str]] | None = None,
+) -> DemoSummary:
+    """Build the demo tables (``only``: just those), creating namespaces that are missing."""
+    ns = LocalNamespace(str(path))
+    wanted = {tuple(t) for t in (DEMO_TABLES if only is None else only)}
+    _create_namespaces(ns, progress)
+    rows: list[dict[str, Any]] = []
+    if wanted - {tuple(DECLARED_ID)}:
+        _say(progress, "reading standard-library docstrings")
+        rows = collect_symbols()
+    for table_id, builder in _BUILDERS.items():
+        if table_id in wanted:
+            builder(ns, rows, progress)
+    if tuple(DECLARED_ID) in wanted:
+        desc = ns.describe_table(DescribeTableRequest(id=DECLARED_ID, check_declared=True))
+        if not desc.is_only_declared:
+            raise RuntimeError(f"the declared demo table {'$'.join(DECLARED_ID)} has data")
+    return _summarise(ns)
+
+
+def _summarise(ns: LocalNamespace) -> DemoSummary:
+    """What the demo tables hold now (tables dropped or renamed since are listed as missing)."""
+    missing = missing_tables(ns)
+    tables = [t for t in DATA_TABLES if t not in missing]
     rows_by_table, versions, indexes = {}, {}, {}
     for table_id in tables:
-        ds = ns.open_dataset(table_id)
         key = "$".join(table_id)
+        try:
+            ds = ns.open_dataset(table_id)
+        except LanceNamespaceError:  # a table of that name without data (not ours)
+            continue
         rows_by_table[key] = ds.count_rows()
         versions[key] = ds.version
         indexes[key] = sorted(i.name for i in ds.describe_indices())
-    desc = ns.describe_table(DescribeTableRequest(id=DECLARED_ID, check_declared=True))
-    if not desc.is_only_declared:
-        raise RuntimeError(f"the declared demo table {'$'.join(DECLARED_ID)} has data")
     return DemoSummary(
         root=ns.root,
         tables=tables,
         namespaces=[["stdlib"], ["stdlib", "text"], ["sandbox"]],
-        declared=[DECLARED_ID],
+        declared=[t for t in [DECLARED_ID] if t not in missing],
         rows=rows_by_table,
         versions=versions,
         indexes=indexes,
         build_seconds=0.0,
+        missing=missing,
     )
 
 

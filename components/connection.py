@@ -6,13 +6,18 @@ URL (``?conn=<saved name>``, never a target or a secret), and so is the read-onl
 (one typed in the "Connect to..." dialog and never saved) opens the default connection
 read-only, with a warning, instead of quietly writing somewhere else.
 
+Read-only is enforced below the UI: while it is on, :func:`get_namespace` hands out the
+namespace behind ``backend.write_gate.read_only``, which refuses every write (a page's direct
+service call included). A read-only launch (``lance-console --read-only``,
+``LANCE_CONSOLE_READ_ONLY``, or an exposed launch without sign-in: ``backend.launch``) is fixed
+for the life of the server: the switch then only shows it, whatever the URL says.
+
 For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_only`,
 :func:`current_spec`, :func:`snippet_connection`, :func:`health`.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,7 +28,7 @@ import streamlit as st
 from lance_namespace import ListNamespacesRequest
 
 import backend
-from backend import connect_options
+from backend import connect_options, launch, write_gate
 from backend import connections as conns
 from backend import properties as props
 from backend.connections import ConnectionSpec, Secrets
@@ -32,7 +37,7 @@ from components import feedback, state
 from components.common import empty_kv_frame, render_path
 
 DEFAULT = "default"
-READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
+SWITCH_REASON = "the connection is read-only (sidebar switch)"
 HEALTH_TTL = 10.0  # seconds a reachability answer is trusted
 
 
@@ -85,8 +90,13 @@ def connection_key(spec: ConnectionSpec | None = None) -> str:
     return conns.connection_key(spec, _resolved_secrets(spec)[0])
 
 
+def launch_lock() -> str | None:
+    """Why this server is read-only for its whole life (``None``: the switch decides)."""
+    return launch.launch_read_only()
+
+
 def is_read_only() -> bool:
-    return state.read_only()
+    return launch_lock() is not None or state.read_only()
 
 
 def backend_kind() -> str:
@@ -112,7 +122,7 @@ def _ensure_demo(target: str) -> str:
 def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
     if spec.name == DEFAULT and spec.source == "default":
         path = Path(spec.target)
-        if not path.exists() or not any(path.iterdir()):
+        if (not path.exists() or not any(path.iterdir())) and launch_lock() is None:
             _ensure_demo(spec.target)  # the newcomer path: `streamlit run app/main.py`
     missing = backend.missing_local_directory(spec.target)
     if missing is not None:
@@ -125,8 +135,12 @@ def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
 
 
 def get_namespace() -> backend.LanceNamespace:
-    """The connected namespace of the active connection (a cached client)."""
-    return _open(current_spec())
+    """The connected namespace of the active connection (a cached client); while read-only,
+    behind the write gate, so that every write is refused whoever makes it."""
+    ns = _open(current_spec())
+    if is_read_only():
+        return write_gate.read_only(ns, launch_lock() or SWITCH_REASON)  # type: ignore[return-value]
+    return ns
 
 
 def require_namespace() -> backend.LanceNamespace:
@@ -142,6 +156,7 @@ def require_namespace() -> backend.LanceNamespace:
                 f"Create {feedback.as_text(str(missing))}",
                 key="conn.create_here",
                 icon=":material/add:",
+                disabled=launch_lock() is not None,
             ):
                 _create_directory(missing)
                 st.rerun()
@@ -267,8 +282,6 @@ def _restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
             "restore (it was not saved). The default connection is open, read-only: pick a "
             "connection or connect again before writing.",
         )
-    elif os.environ.get(READ_ONLY_ENV) and state.QP_READ_ONLY not in st.query_params:
-        state.set_read_only(True)
     state.put("conn.active", wanted if wanted in opts else DEFAULT)
 
 
@@ -395,6 +408,7 @@ def _render_create_offer() -> None:
         f"Create {feedback.as_text(str(path))}",
         key="conn.create",
         icon=":material/create_new_folder:",
+        disabled=launch_lock() is not None,
     ):
         if _create_directory(Path(path)):
             state.drop(state.Conn.CREATE_OFFER)
@@ -404,6 +418,10 @@ def _render_create_offer() -> None:
 
 
 def _create_directory(path: Path) -> bool:
+    locked = launch_lock()
+    if locked:  # a read-only server creates nothing, not even an empty folder
+        state.notice("error", f"Read-only server ({locked}): {path} is not created.")
+        return False
     try:
         path.mkdir(parents=True)
     except OSError as err:
@@ -551,6 +569,9 @@ def render_connection_sidebar() -> None:
     _apply_pending()
     opts = options()
     _restore_after_reload(opts)
+    locked = launch_lock()
+    if locked:  # before the switch renders: it shows the lock, whatever the URL says
+        state.set_read_only(True)
     with st.sidebar:
         st.subheader("Connection", divider="gray")
         notice = state.pop_notice()
@@ -570,8 +591,16 @@ def render_connection_sidebar() -> None:
             "Read-only",
             key=state.QP_READ_ONLY,
             bind="query-params",
-            help="Disables every write (create, declare, deregister, delete, ...) on every page.",
+            disabled=locked is not None,
+            help=(
+                f"Read-only for the life of this server: {locked}."
+                if locked
+                else "Disables every write (create, declare, deregister, delete, ...) on "
+                "every page."
+            ),
         )
+        if locked:
+            st.caption(":material/lock: " + feedback.as_text(f"Read-only server: {locked}."))
         spec = current_spec()
         _render_status(spec)
         for problem in _saved()[2]:
@@ -593,7 +622,10 @@ def render_connection_sidebar() -> None:
             width="stretch",
         )
         if spec.source == "config" and st.button(
-            "Forget this saved connection", key="conn.forget", type="tertiary"
+            "Forget this saved connection",
+            key="conn.forget",
+            type="tertiary",
+            disabled=locked is not None,  # a read-only server changes no file
         ):
             try:
                 conns.delete_connection(spec.name)
@@ -606,9 +638,17 @@ def render_connection_sidebar() -> None:
 
 
 def render_health_banner() -> None:
-    """On every page: a warning when the server stopped answering (the page shows cached
+    """On every page: a warning when anyone may write (an exposed launch with
+    ``--allow-anonymous-writes``) and when the server stopped answering (the page shows cached
     data that may be stale). A connection that never answered in this session has nothing
     stale: the page shows why it cannot be opened instead."""
+    anonymous = launch.anonymous_writes()
+    if anonymous:
+        feedback.show(
+            "warning",
+            f"This console listens on {anonymous} without sign-in and accepts writes from "
+            "anyone who can reach it (started with --allow-anonymous-writes).",
+        )
     ok, _why, checked = health()
     if not ok and connection_key() in (state.get(state.Conn.REACHED) or ()):
         when = time.strftime("%H:%M:%S", time.localtime(checked))
@@ -627,6 +667,7 @@ __all__ = [
     "get_namespace",
     "health",
     "is_read_only",
+    "launch_lock",
     "options",
     "render_connection_sidebar",
     "render_health_banner",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -241,19 +242,90 @@ def test_refuses_a_directory_that_is_not_a_demo(tmp_path: Path) -> None:
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
 
-def test_interrupted_build_is_redone(tmp_path: Path) -> None:
+def _user_table(ns: LocalNamespace, table_id: list[str]) -> pa.Table:
+    """A table of the user's own, made in the demo folder (as an import would)."""
+    from lance_namespace import CreateTableRequest
+
+    from tests.support import ipc_stream_bytes
+
+    data = pa.table({"id": [1, 2, 3], "note": ["mine", "keep", "me"]})
+    ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(data))
+    return data
+
+
+def test_a_changed_demo_is_opened_as_it_is_and_rebuilt_only_on_request(
+    built, tmp_path: Path
+) -> None:
+    """Demo tables dropped and renamed, a table of the user's: a restart keeps all of it;
+    ``rebuild_missing`` builds the missing demo tables next to it and touches nothing else."""
+    from lance_namespace import DropTableRequest, RenameTableRequest
+
+    root = tmp_path / "demo"
+    shutil.copytree(built[0], root)
+    ns = backend.connect(str(root))
+    ns.drop_table(DropTableRequest(id=MODULES))
+    ns.rename_table(RenameTableRequest(id=SYMBOLS, new_table_name="symbols_mine"))
+    mine = _user_table(ns, ["stdlib", "imported"])
+    renamed_rows = ns.open_dataset(["stdlib", "symbols_mine"]).count_rows()
+
+    said: list[str] = []
+    again = demo.create_demo_namespace(root, progress=said.append)
+    assert again.created is False and said == [f"demo already present at {root}"]
+    assert again.missing == [MODULES, SYMBOLS]
+    assert MODULES not in again.tables and SYMBOLS not in again.tables
+    ns = backend.connect(str(root))
+    assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == [
+        "imported",
+        "passages",
+        "symbols_mine",
+    ]
+    assert ns.open_dataset(["stdlib", "imported"]).to_table().equals(mine)
+
+    rebuilt = demo.create_demo_namespace(root, rebuild_missing=True, progress=said.append)
+    assert rebuilt.created is True and rebuilt.missing == []
+    assert any("building the missing demo tables" in m and "stdlib$modules" in m for m in said)
+    ns = backend.connect(str(root))
+    assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == [
+        "imported",
+        "modules",
+        "passages",
+        "symbols",
+        "symbols_mine",
+    ]
+    assert ns.open_dataset(["stdlib", "imported"]).to_table().equals(mine)
+    assert ns.open_dataset(["stdlib", "symbols_mine"]).count_rows() == renamed_rows
+    summary = built[1]
+    for table_id in (MODULES, SYMBOLS):  # the same tables as the first build made
+        key = "$".join(table_id)
+        assert rebuilt.rows[key] == summary.rows[key]
+        assert rebuilt.versions[key] == summary.versions[key]
+        assert rebuilt.indexes[key] == summary.indexes[key]
+    # the passages table was there all along: not rebuilt (still its first build's version)
+    assert rebuilt.versions["$".join(PASSAGES)] == summary.versions["$".join(PASSAGES)]
+    assert demo.create_demo_namespace(root).created is False
+
+
+def test_interrupted_build_is_finished_without_deleting(tmp_path: Path) -> None:
+    """A crash left the building marker and some files: the build makes what is missing and
+    deletes nothing."""
     root = tmp_path / "demo"
     (root / "_console").mkdir(parents=True)
     (root / demo.BUILDING_MARKER).write_text("crashed")
     (root / "half-written.lance").mkdir()
+    (root / "half-written.lance" / "data.bin").write_bytes(b"12345")
+    ns = backend.connect(str(root))
+    from lance_namespace import CreateNamespaceRequest
+
+    ns.create_namespace(CreateNamespaceRequest(id=["sandbox"]))
+    mine = _user_table(ns, ["sandbox", "mine"])
     summary = demo.create_demo_namespace(root)
-    assert summary.created is True
+    assert summary.created is True and summary.missing == []
+    assert summary.tables == [MODULES, PASSAGES, SYMBOLS, TEXT]
     assert not (root / demo.BUILDING_MARKER).exists()
-    assert not (root / "half-written.lance").exists()
     assert (root / demo.MARKER).is_file()
-    forced = demo.create_demo_namespace(root, force=True)
-    assert forced.created is True
-    assert forced.rows == summary.rows
+    assert (root / "half-written.lance" / "data.bin").read_bytes() == b"12345"
+    ns = backend.connect(str(root))
+    assert ns.open_dataset(["sandbox", "mine"]).to_table().equals(mine)
 
 
 def test_demo_needs_a_local_directory() -> None:

@@ -289,15 +289,11 @@ def settle_load(page: Page) -> None:
     settle(page)
 
 
-# The default page of st.navigation is served at "/" only ("/tables" answers "Page not found").
-DEFAULT_PAGE = "tables"
-
-
 def page_url_for(base_url: str, url_path: str = "", **query: str) -> str:
-    """URL of a page of an app served at ``base_url`` (the default page is ``/``)."""
-    path = "" if url_path == DEFAULT_PAGE else url_path
+    """URL of a page of an app served at ``base_url`` (every page has its own path, the
+    default one too: ``/`` forwards to ``/tables``)."""
     qs = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
-    return f"{base_url}/{path}" + (f"?{qs}" if qs else "")
+    return f"{base_url}/{url_path}" + (f"?{qs}" if qs else "")
 
 
 def page_url(console: Console, url_path: str = "", **query: str) -> str:

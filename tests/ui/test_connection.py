@@ -149,15 +149,93 @@ def test_unknown_connection_in_link_opens_default_read_only(make_app, ui_env) ->
     assert not any("names the connection" in w for w in alerts(at, "warning"))
 
 
-def test_read_only_environment_variable(make_app, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LANCE_CONSOLE_READ_ONLY", "1")
-    at = make_app()
+def test_read_only_launch_is_fixed_for_the_server(make_app, monkeypatch, ui_env) -> None:
+    """``lance-console --read-only`` (the launcher sets the variables of ``backend.launch``):
+    the switch shows the lock and cannot lift it, neither by a click nor by ``?ro=false``."""
+    from backend import launch
+
+    monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
+    monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")
+    for query in ({}, {"ro": "false"}):
+        at = make_app(query_params={"ns": "hr", **query})
+        assert_no_exception(at)
+        switch = at.toggle(key="ro")
+        assert switch.value is True and switch.disabled
+        assert "Read-only server: started with --read-only." in texts(at)
+        assert all(at.button(key=k).disabled for k in WRITE_BUTTONS)
+    at.session_state["ro"] = False  # the switch's state sent by a client anyway
+    at.run()
     assert at.toggle(key="ro").value is True
+    assert ":orange-badge[:material/lock: read-only]" in texts(at)
     assert all(at.button(key=k).disabled for k in WRITE_BUTTONS)
-    # an explicit ?ro=false in the URL (a reload after switching it off) wins
-    at = make_app(query_params={"ro": "false"})
-    assert at.toggle(key="ro").value is False
+
+
+def test_anonymous_writes_warn_on_every_page(make_app, monkeypatch) -> None:
+    """``--host 0.0.0.0 --allow-anonymous-writes``: writable, and every page says so."""
+    from backend import launch
+
+    monkeypatch.setenv(launch.ANONYMOUS_WRITES_ENV, "0.0.0.0")
+    at = make_app()
+    warning = (
+        "This console listens on 0.0.0.0 without sign-in and accepts writes from anyone who "
+        "can reach it (started with --allow-anonymous-writes)."
+    )
+    assert warning in alerts(at, "warning")
+    assert at.toggle(key="ro").value is False and not at.toggle(key="ro").disabled
     assert not any(at.button(key=k).disabled for k in WRITE_BUTTONS)
+    for page in ("versions", "transactions"):
+        open_page(at, page)
+        assert warning in alerts(at, "warning"), page
+
+
+DIRECT_WRITES = """
+import streamlit as st
+from lance_namespace import DeclareTableRequest
+
+from backend.services import lifecycle
+from components import feedback
+from components.connection import get_namespace, render_connection_sidebar
+
+render_connection_sidebar()
+ns = get_namespace()
+feedback.run(ns.declare_table, DeclareTableRequest(id=["hr", "sneaky"]), action="Declaring")
+feedback.run(lifecycle.drop_table, ns, ["hr", "staff"], action="Dropping")
+feedback.run(
+    lifecycle.create_tag, ns, ["sales", "orders"], "gold", 1, action="Tagging"
+)
+"""
+
+
+@pytest.mark.parametrize("how", ["launch", "switch"])
+def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str) -> None:
+    """Service calls a page makes itself, past every disabled button, are refused below the
+    UI (``backend.write_gate``) with a readable error; nothing changes on disk."""
+    from streamlit.testing.v1 import AppTest
+
+    from backend import launch
+    from backend.services import lifecycle
+    from tests.ui.conftest import TIMEOUT
+
+    if how == "launch":
+        monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
+    at = AppTest.from_string(DIRECT_WRITES, default_timeout=TIMEOUT)
+    if how == "switch":
+        at.query_params["ro"] = "true"
+    at.run()
+    assert_no_exception(at)
+    errors = alerts(at, "error")
+    assert len(errors) == 3, errors
+    for action, operation in (
+        ("Declaring", "declare_table"),
+        ("Dropping", "drop_table"),
+        ("Tagging", "create_table_tag"),
+    ):
+        assert any(
+            e.startswith(f"{action} failed. PERMISSION_DENIED") and operation in e for e in errors
+        ), (action, errors)
+    ns = backend.connect(str(ui_env))
+    assert ns.list_tables({"id": ["hr"]}).tables == ["staff"]
+    assert lifecycle.list_tags(ns, ["sales", "orders"]).empty
 
 
 def test_read_only_disables_writes_on_every_page(make_app) -> None:
@@ -325,6 +403,28 @@ def test_missing_directory_is_offered_for_creation(make_app, tmp_path: Path) -> 
     assert at.selectbox(key="conn").value == "fresh"
     assert namespace_buttons(at) == set()
     assert "No namespaces inside (root)." in texts(at)
+
+
+def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeypatch) -> None:
+    from backend import launch
+    from components import connection
+
+    monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
+    missing = tmp_path / "not-yet"
+    root = other_root(tmp_path)
+    save_config(
+        tmp_path,
+        f'[connections.fresh]\ntarget = "{missing}"\n[connections.archive]\ntarget = "{root}"\n',
+    )
+    at = make_app()
+    at.selectbox(key="conn").set_value("fresh").run()
+    assert_no_exception(at)
+    assert at.button(key="conn.create").disabled
+    at.selectbox(key="conn").set_value("archive").run()
+    assert at.button(key="conn.forget").disabled  # the config file is not changed either
+    # the refusal below the button, for a request that reaches the server anyway
+    assert connection._create_directory(missing) is False
+    assert not missing.exists()
 
 
 def test_deleted_directory_is_reported_with_create(make_app, tmp_path: Path) -> None:

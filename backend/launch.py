@@ -1,0 +1,140 @@
+"""What the launcher tells the console process, and the launch policy (no streamlit here).
+
+The launcher (``backend.cli``) runs ``streamlit run app/main.py`` with these environment
+variables; the console reads them through the functions below:
+
+=================================  ================================================================
+``LANCE_CONSOLE_TARGET``           the namespace the default connection opens
+``LANCE_CONSOLE_READ_ONLY``        set (not ``0``/``false``/``no``): read-only for the life of
+                                   the server; the sidebar switch only shows it
+``LANCE_CONSOLE_READ_ONLY_REASON`` why (shown in the sidebar)
+``LANCE_CONSOLE_ANONYMOUS_WRITES`` the address an exposed console accepts anonymous writes on
+                                   (``--allow-anonymous-writes``): every page warns
+``LANCE_CONSOLE_STORAGE``          JSON object: the default connection's non-secret storage
+                                   options
+``LANCE_CONSOLE_STORAGE_SECRETS``  JSON object: secret storage option -> the environment
+                                   variable holding its value (values never in JSON or argv)
+``LANCE_CONSOLE_API_KEY``          the REST API key of the default connection ...
+``LANCE_CONSOLE_API_KEY_ENV``      ... or the name of the variable that holds it
+=================================  ================================================================
+
+Policy: :func:`is_loopback` (an address only this machine reaches), :func:`sign_in_configured`
+(an ``[auth]`` section in ``.streamlit/secrets.toml``), :func:`launch_read_only`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+TARGET_ENV = "LANCE_CONSOLE_TARGET"
+READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
+READ_ONLY_REASON_ENV = "LANCE_CONSOLE_READ_ONLY_REASON"
+ANONYMOUS_WRITES_ENV = "LANCE_CONSOLE_ANONYMOUS_WRITES"
+STORAGE_ENV = "LANCE_CONSOLE_STORAGE"
+STORAGE_SECRETS_ENV = "LANCE_CONSOLE_STORAGE_SECRETS"
+API_KEY_ENV = "LANCE_CONSOLE_API_KEY"
+API_KEY_ENV_NAME = "LANCE_CONSOLE_API_KEY_ENV"
+LOOPBACK = "127.0.0.1"
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (``127.x``, ``::1``,
+    ``localhost``)."""
+    text = host.strip().strip("[]").lower()
+    if text == "localhost" or text.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def secrets_files(cwd: Path | None = None) -> list[Path]:
+    """Where Streamlit reads ``secrets.toml``: the working directory's ``.streamlit/`` (the
+    console runs in the launcher's directory) and the user's ``~/.streamlit/``."""
+    return [
+        (cwd or Path.cwd()) / ".streamlit" / "secrets.toml",
+        Path.home() / ".streamlit" / "secrets.toml",
+    ]
+
+
+def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
+    """Whether sign-in is configured: a ``[auth]`` table in one of Streamlit's secrets files
+    (:func:`secrets_files`). An unreadable file configures nothing."""
+    import tomllib
+
+    for path in secrets_files() if paths is None else paths:
+        try:
+            with Path(path).open("rb") as fh:
+                doc = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(doc.get("auth"), Mapping) and doc["auth"]:
+            return True
+    return False
+
+
+def _flag(value: str | None) -> bool:
+    return value is not None and value.strip().lower() not in _FALSE
+
+
+def launch_read_only(env: Mapping[str, str] | None = None) -> str | None:
+    """Why this server is read-only for its whole life, or ``None`` when it is not."""
+    env = os.environ if env is None else env
+    if not _flag(env.get(READ_ONLY_ENV)):
+        return None
+    return env.get(READ_ONLY_REASON_ENV) or f"{READ_ONLY_ENV} is set"
+
+
+def anonymous_writes(env: Mapping[str, str] | None = None) -> str | None:
+    """The address on which this exposed server accepts writes without sign-in, else ``None``."""
+    env = os.environ if env is None else env
+    return env.get(ANONYMOUS_WRITES_ENV) or None
+
+
+def launch_storage(env: Mapping[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """``(non-secret storage options, secret option -> environment variable)`` given by the
+    launcher (``--storage``); malformed JSON gives nothing."""
+    env = os.environ if env is None else env
+
+    def table(name: str) -> dict[str, str]:
+        try:
+            data = json.loads(env.get(name) or "{}")
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    return table(STORAGE_ENV), table(STORAGE_SECRETS_ENV)
+
+
+def launch_api_key_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The environment variable holding the default connection's API key, if any."""
+    env = os.environ if env is None else env
+    if env.get(API_KEY_ENV_NAME):
+        return env[API_KEY_ENV_NAME]
+    return API_KEY_ENV if env.get(API_KEY_ENV) else None
+
+
+__all__ = [
+    "ANONYMOUS_WRITES_ENV",
+    "API_KEY_ENV",
+    "API_KEY_ENV_NAME",
+    "LOOPBACK",
+    "READ_ONLY_ENV",
+    "READ_ONLY_REASON_ENV",
+    "STORAGE_ENV",
+    "STORAGE_SECRETS_ENV",
+    "TARGET_ENV",
+    "anonymous_writes",
+    "is_loopback",
+    "launch_api_key_env",
+    "launch_read_only",
+    "launch_storage",
+    "secrets_files",
+    "sign_in_configured",
+]

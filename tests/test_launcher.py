@@ -1,0 +1,403 @@
+"""``lance-console``: the launch policy, storage options and secrets, and the real launcher.
+
+The process tests run ``python -m backend.cli`` as a user would (its own working directory and
+home, a free port), wait for streamlit's health check and stop the launcher by its pid. What
+the console process was given is read from ``/proc`` (its command line and environment).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from lance_namespace import (
+    CreateNamespaceRequest,
+    CreateTableRequest,
+    DropTableRequest,
+    ListTablesRequest,
+    RenameTableRequest,
+)
+
+import backend
+from backend import cli, launch
+from backend.redaction import REDACTED
+from tests.support import ipc_stream_bytes
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "s3cr3t-value-0123456789abcdef"
+START_TIMEOUT = 120.0  # the machine is slow and shared
+
+
+# -- the policy ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.9"])
+def test_loopback_addresses(host: str) -> None:
+    assert launch.is_loopback(host)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.com", ""])
+def test_exposed_addresses(host: str) -> None:
+    assert not launch.is_loopback(host)
+
+
+def test_sign_in_is_an_auth_section_in_secrets_toml(tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets.toml"
+    assert not launch.sign_in_configured([secrets])  # no file
+    secrets.write_text('[connections.prod]\ntarget = "x"\n')
+    assert not launch.sign_in_configured([secrets])
+    secrets.write_text("[auth\nbroken")
+    assert not launch.sign_in_configured([secrets])
+    secrets.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    assert launch.sign_in_configured([tmp_path / "missing.toml", secrets])
+    assert launch.secrets_files(tmp_path)[0] == tmp_path / ".streamlit" / "secrets.toml"
+
+
+def test_launch_mode_rules() -> None:
+    env: dict[str, str] = {}
+    assert cli.launch_mode("127.0.0.1", env=env) == cli.Mode(None, None)
+    exposed = cli.launch_mode("0.0.0.0", signed_in=False, env=env)
+    assert exposed.read_only_reason == "it listens on 0.0.0.0 and no sign-in is configured"
+    (advice,) = exposed.messages
+    assert "[auth]" in advice and ".streamlit/secrets.toml" in advice
+    assert "--allow-anonymous-writes" in advice
+    assert cli.launch_mode("0.0.0.0", signed_in=True, env=env) == cli.Mode(None, None)
+    anonymous = cli.launch_mode("0.0.0.0", allow_anonymous_writes=True, signed_in=False, env=env)
+    assert anonymous.read_only_reason is None and anonymous.anonymous_writes == "0.0.0.0"
+    assert "WARNING" in anonymous.messages[0]
+    # --read-only and the environment variable win over everything
+    for mode in (
+        cli.launch_mode("0.0.0.0", read_only=True, allow_anonymous_writes=True, env=env),
+        cli.launch_mode("127.0.0.1", env={launch.READ_ONLY_ENV: "1"}),
+    ):
+        assert mode.read_only_reason and mode.anonymous_writes is None
+    assert cli.launch_mode("127.0.0.1", env={launch.READ_ONLY_ENV: "0"}).read_only_reason is None
+
+
+def test_console_reads_what_the_launcher_sets() -> None:
+    mode = cli.launch_mode("0.0.0.0", allow_anonymous_writes=True, signed_in=False, env={})
+    _, env = cli.build_command("/data", 8600, no_browser=True, host="0.0.0.0", mode=mode)
+    assert launch.launch_read_only(env) is None and launch.anonymous_writes(env) == "0.0.0.0"
+    mode = cli.launch_mode("0.0.0.0", signed_in=False, env={})
+    _, env = cli.build_command("/data", 8600, no_browser=True, host="0.0.0.0", mode=mode)
+    assert launch.launch_read_only(env) == mode.read_only_reason
+    assert launch.anonymous_writes(env) is None
+
+
+# -- storage options and secrets ---------------------------------------------------------------
+def test_storage_options_keep_secrets_out_of_argv_and_output() -> None:
+    items = [
+        "endpoint=http://127.0.0.1:9000",
+        "region=env:MY_REGION",
+        "allow_http=true",
+        "aws_access_key_id=env:MY_KEY_ID",
+        f"aws_secret_access_key={SECRET}",
+    ]
+    env = {"MY_REGION": "us-east-1", "MY_KEY_ID": "AKIA-id"}
+    storage = cli.parse_storage(items, env)
+    assert storage.public == {
+        "endpoint": "http://127.0.0.1:9000",
+        "region": "us-east-1",
+        "allow_http": "true",
+    }
+    assert storage.secret_env["aws_access_key_id"] == "MY_KEY_ID"
+    var = storage.secret_env["aws_secret_access_key"]
+    assert storage.child_env == {var: SECRET}
+    (warning,) = storage.warnings  # only the secret typed on the command line
+    assert "aws_secret_access_key=env:NAME" in warning and SECRET not in warning
+    shown = storage.shown()
+    assert f"aws_secret_access_key={REDACTED}" in shown and "AKIA" not in shown
+    assert "endpoint=http://127.0.0.1:9000" in shown
+
+    argv, child = cli.build_command(
+        "s3://bucket/root", 8600, no_browser=True, storage=storage, api_key_env="MY_API"
+    )
+    assert not any(SECRET in a or "s3://bucket" in a for a in argv)
+    assert json.loads(child[launch.STORAGE_ENV]) == storage.public
+    assert json.loads(child[launch.STORAGE_SECRETS_ENV]) == storage.secret_env
+    assert child[var] == SECRET and child[launch.API_KEY_ENV_NAME] == "MY_API"
+    assert launch.launch_storage(child) == (storage.public, storage.secret_env)
+
+
+@pytest.mark.parametrize(
+    ("item", "problem"),
+    [
+        ("endpoint", "KEY=VALUE"),
+        ("=x", "KEY=VALUE"),
+        ("aws_secret_access_key=env:UNSET_VAR_FOR_TEST", "UNSET_VAR_FOR_TEST is not set"),
+    ],
+)
+def test_bad_storage_options_are_refused(item: str, problem: str, capsys) -> None:
+    with pytest.raises(ValueError, match=problem):
+        cli.parse_storage([item], {})
+    assert cli.main(["/tmp", "--storage", item]) == 2
+    assert problem in capsys.readouterr().err
+
+
+def test_storage_options_are_refused_for_a_rest_target(capsys) -> None:
+    assert cli.main(["http://127.0.0.1:9/api", "--storage", "region=us-east-1"]) == 2
+    assert "--storage is for folders and object stores" in capsys.readouterr().err
+
+
+def test_launcher_errors_never_show_a_storage_secret() -> None:
+    from backend.redaction import redact_text
+
+    cli.parse_storage([f"aws_secret_access_key={SECRET}"], {})
+    assert SECRET not in redact_text(f"could not open the bucket with {SECRET}")
+
+
+def test_default_connection_gets_the_launch_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    from backend import connections as conns
+
+    monkeypatch.setenv(launch.TARGET_ENV, "http://127.0.0.1:9/api")
+    monkeypatch.setenv(launch.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(launch.STORAGE_ENV, json.dumps({"region": "eu-west-1"}))
+    monkeypatch.setenv(launch.STORAGE_SECRETS_ENV, json.dumps({"aws_secret_access_key": "S"}))
+    monkeypatch.setenv("S", SECRET)
+    spec = conns.default_connection()
+    assert spec.api_key_env == launch.API_KEY_ENV
+    secrets, problems = conns.resolve_secrets(spec)
+    assert secrets.api_key == SECRET and not problems
+    assert conns.connect_options(spec, secrets)["api_key"] == SECRET
+    assert SECRET not in json.dumps(spec.describe())
+    monkeypatch.setenv(launch.TARGET_ENV, "s3://bucket/root")
+    spec = conns.default_connection()
+    assert spec.api_key_env is None  # an API key is for REST servers
+    secrets, _ = conns.resolve_secrets(spec)
+    assert conns.connect_options(spec, secrets)["storage_options"] == {
+        "region": "eu-west-1",
+        "aws_secret_access_key": SECRET,
+    }
+
+
+def test_help_documents_storage_options_and_exposure(capsys) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    for expected in (
+        "--storage KEY=VALUE",
+        "endpoint=http://127.0.0.1:9000",
+        "region=",
+        "allow_http=true",
+        "aws_secret_access_key=env:",
+        "LANCE_CONSOLE_API_KEY",
+        "--host ADDRESS",
+        "--allow-anonymous-writes",
+        "--rebuild-demo",
+    ):
+        assert expected in text, expected
+
+
+# -- the real launcher -------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Launched:
+    proc: subprocess.Popen
+    port: int
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def console_pid(self) -> int:
+        """The streamlit process the launcher started."""
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
+        (pid,) = children.split()
+        return int(pid)
+
+
+@contextmanager
+def launcher(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Launched]:
+    """``python -m backend.cli ARGS --port <free> --no-browser`` in ``tmp_path`` (also its
+    home: no secrets file of the machine's user counts), until healthy; stopped by its pid."""
+    port = free_port()
+    log = tmp_path / f"launcher-{port}.log"
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_CONSOLE_")} | {
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(REPO),
+        **(env or {}),
+    }
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "backend.cli", *args, "--port", str(port), "--no-browser"],
+            cwd=tmp_path,
+            env=child_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    launched = Launched(proc, port, log)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            assert proc.poll() is None, f"the launcher exited: {launched.output()}"
+            try:
+                url = f"http://127.0.0.1:{port}/_stcore/health"
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"no health answer: {launched.output()}"
+            time.sleep(0.3)
+        yield launched
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # the launcher forwards it to streamlit
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def listening(port: int) -> set[str]:
+    """The local addresses with a listening TCP socket on ``port`` (from /proc/net)."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            address, hex_port = fields[1].split(":")
+            if fields[3] == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                raw = bytes.fromhex(address)
+                # /proc/net prints each 32-bit word in host (little-endian) order
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                found.add(
+                    socket.inet_ntop(socket.AF_INET if table == "tcp" else socket.AF_INET6, words)
+                )
+    return found
+
+
+def user_table(ns, table_id: list[str]) -> pa.Table:
+    data = pa.table({"id": [1, 2, 3], "note": ["my", "own", "rows"]})
+    ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(data))
+    return data
+
+
+@pytest.mark.slow
+def test_restart_keeps_the_users_tables_and_listens_on_loopback(tmp_path: Path) -> None:
+    demo_dir = tmp_path / "demo"
+    with launcher(tmp_path, "--demo-dir", str(demo_dir)) as first:
+        assert listening(first.port) == {"127.0.0.1"}  # the default: this machine only
+        assert "[demo] tables: stdlib$modules" in first.output()
+        # the user, meanwhile: drops one demo table, renames another, imports their own
+        ns = backend.connect(str(demo_dir))
+        ns.drop_table(DropTableRequest(id=["stdlib", "modules"]))
+        ns.rename_table(RenameTableRequest(id=["stdlib", "symbols"], new_table_name="kept"))
+        ns.create_namespace(CreateNamespaceRequest(id=["mine"]))
+        mine = user_table(ns, ["mine", "imported"])
+        mine_in_demo_ns = user_table(ns, ["sandbox", "notes"])
+    assert first.proc.returncode is not None
+
+    with launcher(tmp_path, "--demo-dir", str(demo_dir)) as second:
+        said = second.output()
+        assert "demo already present" in said
+        assert "stdlib$modules, stdlib$symbols" in said and "--rebuild-demo" in said
+        ns = backend.connect(str(demo_dir))
+        assert ns.open_dataset(["mine", "imported"]).to_table().equals(mine)
+        assert ns.open_dataset(["sandbox", "notes"]).to_table().equals(mine_in_demo_ns)
+        assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == [
+            "kept",
+            "passages",
+        ]
+
+
+@pytest.mark.slow
+def test_exposed_launch_without_sign_in_is_read_only(tmp_path: Path) -> None:
+    target = tmp_path / "data"
+    target.mkdir()
+    args = (
+        str(target),
+        "--host",
+        "0.0.0.0",
+        "--storage",
+        "region=us-east-1",
+        "--storage",
+        "aws_secret_access_key=env:TEST_STORAGE_SECRET",
+    )
+    with launcher(tmp_path, *args, env={"TEST_STORAGE_SECRET": SECRET}) as run:
+        said = run.output()
+        assert "The console is read-only: it listens on 0.0.0.0" in said
+        assert "[auth]" in said and "(read-only)" in said
+        assert f"aws_secret_access_key={REDACTED}" in said and SECRET not in said
+        assert listening(run.port) == {"0.0.0.0"}
+        pid = run.console_pid()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert b"0.0.0.0" in argv and not any(SECRET.encode() in a for a in argv)
+        assert not any(str(target).encode() in a for a in argv)  # the target travels in env
+        environ = dict(
+            item.split(b"=", 1)
+            for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            if b"=" in item
+        )
+        assert environ[launch.READ_ONLY_ENV.encode()] == b"1"
+        assert b"no sign-in" in environ[launch.READ_ONLY_REASON_ENV.encode()]
+        assert environ[launch.TARGET_ENV.encode()] == str(target).encode()
+
+
+def readme_s3_example() -> tuple[str, list[str], dict[str, str]]:
+    """The README's S3-compatible example: its target, ``--storage`` items and exports."""
+    text = (REPO / "README.md").read_text()
+    block = text[text.index("```sh\nexport S3_KEY_ID") :].split("```")[1]
+    exports = dict(
+        item.split("=", 1) for item in block.split("\n")[1].removeprefix("export ").split()
+    )
+    words = block.replace("\\\n", " ").split()
+    target = next(w for w in words if w.startswith("s3://"))
+    items = [words[i + 1] for i, w in enumerate(words) if w == "--storage"]
+    return target, items, exports
+
+
+def test_readme_s3_example_works_against_an_s3_compatible_server(
+    s3_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented options (endpoint, region, allow_http, keys from the environment) as
+    the launcher hands them to the console's default connection, against moto's S3."""
+    from backend import connections as conns
+
+    target, items, exports = readme_s3_example()
+    assert {i.split("=", 1)[0] for i in items} == {
+        "endpoint",
+        "region",
+        "allow_http",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+    }
+    # this machine's server: its endpoint, bucket and keys instead of the example's
+    items = [f"endpoint={s3_server.endpoint}" if i.startswith("endpoint=") else i for i in items]
+    bucket = s3_server.new_bucket()
+    target = target.replace(target.split("/")[2], bucket)
+    env = dict.fromkeys(exports) | {
+        "S3_KEY_ID": s3_server.ACCESS_KEY,
+        "S3_SECRET": s3_server.SECRET_KEY,
+    }
+    storage = cli.parse_storage(items, env)
+    assert not storage.warnings and s3_server.SECRET_KEY not in storage.shown()
+    argv, child = cli.build_command(target, 8600, no_browser=True, storage=storage)
+    assert not any(s3_server.SECRET_KEY in a for a in argv)
+    for name in (launch.TARGET_ENV, launch.STORAGE_ENV, launch.STORAGE_SECRETS_ENV):
+        monkeypatch.setenv(name, child[name])
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    spec = conns.default_connection()
+    secrets, problems = conns.resolve_secrets(spec)
+    assert not problems
+    ns = backend.connect(spec.target, **conns.connect_options(spec, secrets))
+    ns.create_namespace(CreateNamespaceRequest(id=["lake"]))
+    user_table(ns, ["lake", "rows"])
+    assert ns.list_tables(ListTablesRequest(id=["lake"])).tables == ["rows"]
+    assert any(key.startswith("lance/") for key in s3_server.objects(bucket))
