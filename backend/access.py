@@ -96,9 +96,9 @@ DESTRUCTIVE_OPS: frozenset[str] = frozenset(
 # What a BatchCommitTables operation entry holds, and which of them are destructive.
 _DESTRUCTIVE_BATCH_KEYS = ("delete_table_versions", "deregister_table")
 
-_WHAT = {
-    EDITOR: "changes data (an editor's or admin's right)",
-    ADMIN: "deletes data, catalog entries or history (an admin's right)",
+_WHAT_VERB = {
+    EDITOR: "change the namespace (editors and admins may)",
+    ADMIN: "delete data, catalog entries or history (admins only)",
 }
 
 
@@ -148,15 +148,15 @@ def denial(role: str | None, operation: str, request: Any = None) -> str | None:
     need = required_role(operation, request)
     if rank(role or "") >= rank(need):
         return None
-    who = f"the {role} role" if role else "a visitor without a role"
-    return f"{operation} {_WHAT.get(need, 'is not allowed')}: {who} may not run it"
+    who = f"the {role} role" if role else "a user without a role"
+    return f"{who} may not {_WHAT_VERB.get(need, 'write')}"
 
 
 def check(role: str | None, operation: str, request: Any = None) -> None:
     """``PermissionDeniedError`` when ``role`` may not run ``operation``."""
     reason = denial(role, operation, request)
     if reason:
-        raise PermissionDeniedError(reason)
+        raise PermissionDeniedError(f"{reason}: {operation} is refused")
 
 
 # -- the roles file -------------------------------------------------------------------------------

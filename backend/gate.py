@@ -26,9 +26,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from lance_namespace.errors import PermissionDeniedError
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from . import access, audit
+from .errors import make
 from .rest.routes import ROUTES
 
 # Methods that run the operation named by their first argument (REST ``call``, ``exists``).
@@ -53,6 +54,14 @@ class Actor:
         except Exception:  # noqa: BLE001 - no login name (containers): the uid
             name = f"uid {os.getuid()}"
         return cls(user=name, role=access.ADMIN, source="notebook")
+
+
+def refusal(operation: str, reason: str) -> LanceNamespaceError:
+    """The ``PermissionDeniedError`` a refused write raises: why, and that nothing changed."""
+    return make(
+        ErrorCode.PERMISSION_DENIED,
+        f"{reason}: {operation} changes the namespace and is refused; nothing was written",
+    )
 
 
 def _ids(request: Any) -> list[str]:
@@ -114,7 +123,7 @@ class GatedNamespace:
     def check(self, operation: str, request: Any = None) -> None:
         reason = self.denial(operation, request)
         if reason:
-            raise PermissionDeniedError(reason)
+            raise refusal(operation, reason)
 
     # -- the wrapped operations ----------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -233,4 +242,4 @@ def gate(
     )
 
 
-__all__ = ["Actor", "GatedNamespace", "gate", "require_writable"]
+__all__ = ["Actor", "GatedNamespace", "gate", "refusal", "require_writable"]

@@ -6,14 +6,16 @@ URL (``?conn=<saved name>``, never a target or a secret), and so is the read-onl
 (one typed in the "Connect to..." dialog and never saved) opens the default connection
 read-only, with a warning, instead of quietly writing somewhere else.
 
-Read-only is enforced below the UI: while it is on, :func:`get_namespace` hands out the
-namespace behind ``backend.write_gate.read_only``, which refuses every write (a page's direct
-service call included). A read-only launch (``lance-console --read-only``,
-``LANCE_CONSOLE_READ_ONLY``, or an exposed launch without sign-in: ``backend.launch``) is fixed
-for the life of the server: the switch then only shows it, whatever the URL says.
+Writes are checked below the UI: :func:`get_namespace` hands out the namespace behind the write
+gate (``backend.gate``) for this session's actor (``components.auth``): it refuses every write
+while read-only, and every write the actor's role does not allow (a page's direct service call
+included), and records every write in the audit log. A read-only launch (``lance-console
+--read-only``, ``LANCE_CONSOLE_READ_ONLY``, or an exposed launch without sign-in:
+``backend.launch``) is fixed for the life of the server: the switch then only shows it,
+whatever the URL says.
 
 For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_only`,
-:func:`current_spec`, :func:`snippet_connection`, :func:`health`.
+:func:`write_denial`, :func:`current_spec`, :func:`snippet_connection`, :func:`health`.
 """
 
 from __future__ import annotations
@@ -21,19 +23,20 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
 from lance_namespace import ListNamespacesRequest
 
 import backend
-from backend import connect_options, launch, write_gate
+from backend import access, audit, connect_options, launch
 from backend import connections as conns
 from backend import properties as props
 from backend.connections import ConnectionSpec, Secrets
+from backend.gate import gate
 from backend.redaction import is_secret_name, mask_value, redact_url
-from components import feedback, state
+from components import auth, feedback, state
 from components.common import empty_kv_frame, render_path
 
 DEFAULT = "default"
@@ -95,8 +98,26 @@ def launch_lock() -> str | None:
     return launch.launch_read_only()
 
 
+def read_only_reason() -> str | None:
+    """Why every write is refused for this session: a read-only launch, the sidebar switch,
+    or an actor whose role may not write (``None``: writes are allowed, per role)."""
+    lock = launch_lock()
+    if lock:
+        return lock
+    if state.read_only():
+        return SWITCH_REASON
+    return access.denial(auth.current_actor().role, "declare_table")
+
+
 def is_read_only() -> bool:
-    return launch_lock() is not None or state.read_only()
+    return read_only_reason() is not None
+
+
+def write_denial(operation: str = "declare_table", request: Any = None) -> str | None:
+    """Why ``operation`` would be refused for this session (``None``: it would run): shown
+    beside the disabled button. Destructive operations (drop, deregister, cleanup, version
+    deletes ...) need the admin role."""
+    return read_only_reason() or access.denial(auth.current_actor().role, operation, request)
 
 
 def backend_kind() -> str:
@@ -134,13 +155,22 @@ def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
     return _connect(connection_key(spec), spec.target, conns.connect_options(spec, secrets))
 
 
+@st.cache_resource(show_spinner=False)
+def _audit_log() -> audit.AuditLog:
+    return audit.AuditLog()
+
+
 def get_namespace() -> backend.LanceNamespace:
-    """The connected namespace of the active connection (a cached client); while read-only,
-    behind the write gate, so that every write is refused whoever makes it."""
-    ns = _open(current_spec())
-    if is_read_only():
-        return write_gate.read_only(ns, launch_lock() or SWITCH_REASON)  # type: ignore[return-value]
-    return ns
+    """The connected namespace of the active connection (a cached client shared by sessions)
+    behind this session's write gate: writes are refused while read-only or beyond the actor's
+    role, and recorded in the audit log (see the module docstring)."""
+    spec = current_spec()
+    ns = _open(spec)
+    lock = launch_lock() or (SWITCH_REASON if state.read_only() else None)
+    gated = gate(
+        ns, actor=auth.current_actor(), connection=spec.name, read_only=lock, log=_audit_log()
+    )
+    return cast(backend.LanceNamespace, gated)  # duck-typed: every operation of ``ns``
 
 
 def require_namespace() -> backend.LanceNamespace:

@@ -34,7 +34,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
-from .. import alter_actions, batch_rules, capabilities, ids, properties, version_ranges, write_gate
+from .. import alter_actions, batch_rules, capabilities, gate, ids, properties, version_ranges
 from ..batch_rules import (
     CREATE_VERSION,
     DECLARE,
@@ -303,7 +303,7 @@ def stage_next_version(ns: LanceNamespace, table_id: Sequence[str]) -> StagedMan
     """
     import lance
 
-    write_gate.require_writable(ns, "staging a manifest")  # it writes files, not operations
+    gate.require_writable(ns, "staging a manifest")  # it writes files, not operations
     if capabilities(ns).kind != "local":
         raise UnsupportedOperationError(
             "Staging a manifest needs direct access to the table's files: local backend only. "

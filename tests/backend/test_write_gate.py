@@ -1,5 +1,6 @@
-"""``backend.write_gate``: one classification of every operation, and a read-only namespace
-that refuses every write on both backends (spec operations, service calls, file writes)."""
+"""The write gate read-only (``backend.gate``, classified by ``backend.access``): one
+classification of every operation, and a read-only namespace that refuses every write on both
+backends (spec operations, service calls, file writes)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, PermissionDeniedError
 
 import backend
-from backend import write_gate
+from backend import access
+from backend.gate import GatedNamespace, gate
 from backend.local import LocalNamespace
 from backend.rest import ROUTES, RestNamespaceClient
 from backend.services import batch_builder, lifecycle, transfer
@@ -33,14 +35,14 @@ def public_methods(cls: type) -> set[str]:
 
 
 def test_every_operation_is_classified_once() -> None:
-    assert not write_gate.READ_OPERATIONS & write_gate.WRITE_OPERATIONS
-    known = write_gate.READ_OPERATIONS | write_gate.WRITE_OPERATIONS | {"call", "exists"}
+    assert not access.READ_OPS & access.WRITE_OPS
+    known = access.READ_OPS | access.WRITE_OPS | {"call", "exists"}
     for cls in (lance_namespace.LanceNamespace, LocalNamespace, RestNamespaceClient):
         assert public_methods(cls) <= known, sorted(public_methods(cls) - known)
     # the spec operations: as the REST route table says (one rule)
     for op, route in ROUTES.items():
-        assert write_gate.is_write(op) is (not route.read_only), op
-    assert write_gate.is_write("some_new_operation")  # unknown: refused
+        assert access.is_write(op) is (not route.read_only), op
+    assert access.is_write("some_new_operation")  # unknown: refused
 
 
 @pytest.fixture
@@ -64,8 +66,10 @@ def state(ns) -> tuple:
 
 
 def test_reads_pass_and_writes_are_refused(filled) -> None:
-    gated = write_gate.read_only(filled, "the console is read-only")
-    assert write_gate.read_only(gated) is gated and write_gate.is_read_only(gated)
+    gated = gate(filled, read_only="the console is read-only")
+    regated = gate(gated, read_only="the console is read-only")
+    assert isinstance(regated, GatedNamespace) and regated.inner is filled  # never nested
+    assert gated.read_only == "the console is read-only"
     before = state(filled)
     assert state(gated) == before  # reads go through unchanged
     assert gated.describe_table(DescribeTableRequest(id=["a", "t"])).location == (
@@ -97,7 +101,7 @@ def test_rest_call_by_name_is_gated(rest_server) -> None:
     client = backend.connect(rest_server.url)
     client.create_namespace(CreateNamespaceRequest(id=["a"]))
     create_table(client, ["a", "t"], ROWS)
-    gated = write_gate.read_only(client)
+    gated = gate(client, read_only="the console is read-only")
     assert gated.call("list_namespaces", ListNamespacesRequest(id=[])).namespaces == ["a"]
     assert gated.exists("table_exists", ["a", "t"]) is True
     with pytest.raises(PermissionDeniedError, match="create_namespace"):
@@ -115,7 +119,7 @@ def test_file_writes_outside_operations_are_refused(local_root) -> None:
     create_table(ns, ["t"], ROWS)
     root = local_root
     before = tree_digest(root)
-    gated = write_gate.read_only(ns)
+    gated = gate(ns, read_only="the console is read-only")
     for write in (
         lambda: batch_builder.stage_next_version(gated, ["t"]),
         lambda: tuning.optimize_indexes(gated, ["t"]),

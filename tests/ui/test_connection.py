@@ -209,7 +209,7 @@ feedback.run(
 @pytest.mark.parametrize("how", ["launch", "switch"])
 def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str) -> None:
     """Service calls a page makes itself, past every disabled button, are refused below the
-    UI (``backend.write_gate``) with a readable error; nothing changes on disk."""
+    UI (``backend.gate``) with a readable error; nothing changes on disk."""
     from streamlit.testing.v1 import AppTest
 
     from backend import launch
