@@ -689,17 +689,27 @@ class LocalNamespace(LanceNamespace):
         request: BatchDeleteTableVersionsRequest | Mapping[str, Any],
         *,
         allow_latest: bool = False,
+        delete_tags: bool = False,
     ) -> BatchDeleteTableVersionsResponse:
         """Delete version records by ranges (start inclusive, end exclusive; ``end=-1``: to
         latest), refused per ``backend.version_ranges`` (never the latest version unless
-        ``allow_latest``)."""
+        ``allow_latest``; never a tagged version: the refusal names the tags). With
+        ``delete_tags`` the tags of the covered versions are deleted first, under the same
+        lock, then the versions."""
         req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
         with self._guard(req.id):
             versions = self._inner.list_table_versions(
                 ListTableVersionsRequest(id=req.id, branch=req.branch)
             ).versions
             latest = max((v.version for v in versions), default=None)
-            version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
+            ranges = req.ranges or []
+            version_ranges.check_ranges(ranges, latest=latest, allow_latest=allow_latest)
+            tagged = version_ranges.table_tags(self._inner, req.id or [])
+            doomed = version_ranges.covered_tags(ranges, tagged, latest)
+            if doomed and not delete_tags:
+                raise invalid(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))
+            for tag in sorted({t for names in doomed.values() for t in names}):
+                self._inner.delete_table_tag(ln.DeleteTableTagRequest(id=req.id, tag=tag))
             answer = self._inner.batch_delete_table_versions(req.model_dump())
         return _response(BatchDeleteTableVersionsResponse, answer)
 

@@ -1,5 +1,7 @@
 """A table's and a namespace's life after creation, as functions a notebook can call, on both
-backends: restore a version, tags, cleanup of old versions by policy, drop vs deregister,
+backends: restore a version, tags, cleanup of old versions by policy, deleting version ranges
+(:func:`delete_versions`: never a tagged version, unless ``delete_tags=True`` deletes those
+tags first), drop vs deregister,
 rename, schema metadata, and dropping a namespace (RESTRICT or CASCADE).
 
 Every write is one spec operation; the rules it needs (ids, version ranges) come from the rule
@@ -53,7 +55,7 @@ from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
 from ..paging import list_all
-from .versions import list_versions
+from .versions import VersionsDeleted, delete_versions, list_versions
 
 # -- versions: restore ----------------------------------------------------------------------------
 
@@ -438,9 +440,11 @@ __all__ = [
     "DropPreview",
     "PROPERTIES_READ_ONLY",
     "RENAME_UNSUPPORTED",
+    "VersionsDeleted",
     "cleanup_plan",
     "create_tag",
     "delete_tag",
+    "delete_versions",
     "deregister_table",
     "describe_policy",
     "drop_namespace",
