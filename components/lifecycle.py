@@ -18,7 +18,6 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from lance_namespace import BatchDeleteTableVersionsRequest
 from lance_namespace.errors import LanceNamespaceError, TableTagNotFoundError
 
 import backend
@@ -38,7 +37,7 @@ from components.common import (
 )
 from components.connection import snippet_connection
 from components.snippets import python_snippet
-from components.versions import TAGS_TAB
+from components.versions import TAGS_TAB, RangeDelete
 
 READ_ONLY = "The connection is read-only."
 
@@ -216,14 +215,24 @@ def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
     )  # fmt: skip
 
 
-def delete_versions_write(
-    ns: Any, table_id: Sequence[str], request: BatchDeleteTableVersionsRequest
-) -> Write:
-    """BatchDeleteTableVersions of the ranges asked for (and its Python snippet)."""
+def delete_versions_write(ns: Any, table_id: Sequence[str], ask: RangeDelete) -> Write:
+    """Delete the ranges asked for (``lifecycle.delete_versions``: a tagged version only with
+    the tags the user agreed to delete, which go first), and its Python snippet."""
+
+    def said(done: lc.VersionsDeleted) -> str:
+        text = f"Deleted {plural(done.deleted_count, 'version')} of {_path(table_id)}"
+        if done.deleted_tags:
+            names = [t for v in sorted(done.deleted_tags) for t in done.deleted_tags[v]]
+            text += (
+                f" and {plural(len(names), 'tag')} with them: "
+                f"{version_ranges.describe_tags(done.deleted_tags)}"
+            )
+        return text + "."
+
     return Write(
-        ns.batch_delete_table_versions, (request,), "Deleting versions",
-        lambda r: f"Deleted {plural(r.deleted_count or 0, 'version')} of {_path(table_id)}.",
-        snippet=python_snippet("batch_delete_table_versions", request, snippet_connection()),
+        lc.delete_versions, (ns, list(table_id), ask.spans), "Deleting versions", said,
+        kwargs={"delete_tags": bool(ask.tags)},
+        snippet=python_snippet("batch_delete_table_versions", ask.request, snippet_connection()),
     )  # fmt: skip
 
 
@@ -370,7 +379,7 @@ def render_tags(
         with right, st.form(f"{key_prefix}.delete"):
             doomed = st.selectbox(
                 "Tag to delete", names, index=None, key=f"{key_prefix}.delete.tag",
-                placeholder="tag",
+                placeholder=f"pick one of {plural(len(names), 'tag')}",
             )  # fmt: skip
             typed = st.text_input(
                 "Type the tag name to confirm", key=f"{key_prefix}.delete.confirm"

@@ -5,6 +5,7 @@ policy or by range (never the latest)."""
 
 import streamlit as st
 
+from backend.services import lifecycle as lc
 from components import feedback, state
 from components import lifecycle as life
 from components import tables as tbl
@@ -88,7 +89,12 @@ if cleanup.open:
             send(life.cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
-        if request := ver.render_delete_form(
-            table_id, versions, key_prefix=f"versions.delete{fv}.{tid}", read_only=read_only
+        tags = feedback.run(life.tags, tid, action="Listing tags")
+        if ask := ver.render_delete_form(
+            table_id,
+            versions,
+            key_prefix=f"versions.delete{fv}.{tid}",
+            read_only=read_only,
+            tagged=lc.tagged_versions(tags) if tags is not None else None,
         ):
-            send(life.delete_versions_write(ns, table_id, request))
+            send(life.delete_versions_write(ns, table_id, ask))
