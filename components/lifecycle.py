@@ -18,7 +18,11 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from lance_namespace.errors import LanceNamespaceError, TableTagNotFoundError
+from lance_namespace.errors import (
+    LanceNamespaceError,
+    TableTagNotFoundError,
+    UnsupportedOperationError,
+)
 
 import backend
 from backend import ids, version_ranges
@@ -35,7 +39,7 @@ from components.common import (
     render_path,
     render_typed_confirmation,
 )
-from components.connection import snippet_connection
+from components.connection import connection_key, snippet_connection
 from components.snippets import python_snippet
 from components.versions import TAGS_TAB, RangeDelete
 
@@ -867,7 +871,7 @@ class DropNamespace:
     def write(self, ns: Any, namespace_id: Sequence[str]) -> Write:
         nid = list(namespace_id)
         return Write(
-            lc.drop_namespace, (ns, nid), f"Dropping namespace {nid[-1]}", self.describe(nid),
+            _drop_namespace, (ns, nid), f"Dropping namespace {nid[-1]}", self.describe(nid),
             self.children.tables, (nid[:-1], None), {"cascade": self.cascade},
         )  # fmt: skip
 
@@ -879,6 +883,36 @@ class DropNamespace:
                 f"{plural(len(self.children.namespaces), 'child namespace')}"
             )
         return text + "."
+
+
+def _drop_namespace(ns: Any, namespace_id: list[str], *, cascade: bool) -> Any:
+    """``lifecycle.drop_namespace``; a server's refusal of CASCADE is remembered for this
+    connection, so the panel says so from then on instead of offering CASCADE again."""
+    try:
+        return lc.drop_namespace(ns, namespace_id, cascade=cascade)
+    except UnsupportedOperationError:
+        if cascade:
+            state.note_cascade_refused(connection_key())
+        raise
+
+
+CASCADE_NOT_ON_ROOT = (
+    "This root cannot drop a namespace with CASCADE: an all-or-none CASCADE needs a local "
+    "file:// or memory:// root (on an object store a crash could leave half of it dropped)."
+)
+CASCADE_REFUSED = (
+    "This server refused DropNamespace with CASCADE this session: it does not implement it."
+)
+
+
+def cascade_unavailable(caps: backend.BackendCapabilities) -> str | None:
+    """Why CASCADE cannot be offered on this connection (``None``: it can be): the backend
+    says it cannot (an object-store root), or the server refused it earlier this session."""
+    if caps.drop_cascade is False:
+        return CASCADE_NOT_ON_ROOT if caps.kind == "local" else CASCADE_REFUSED
+    if caps.kind != "local" and state.cascade_refused(connection_key()):
+        return CASCADE_REFUSED
+    return None
 
 
 def children_frame(found: lc.Children) -> pd.DataFrame:
@@ -908,17 +942,31 @@ def render_drop_namespace(
         found = feedback.run(children, tuple(path), action=f"Listing what {name} holds")
         if found is None:
             return None
-        mode = st.radio(
-            "Mode",
-            [RESTRICT, CASCADE],
-            captions=["only when empty", "with everything in it"],
-            horizontal=True,
-            key=state.panel_key(state.Tables.DROP_NS_MODE, path),
-        )
-        cascade = mode == CASCADE
+        no_cascade = cascade_unavailable(caps)
         count = len(found.tables) + len(found.namespaces)
+        if no_cascade is None:
+            mode = st.radio(
+                "Mode",
+                [RESTRICT, CASCADE],
+                captions=["only when empty", "with everything in it"],
+                horizontal=True,
+                key=state.panel_key(state.Tables.DROP_NS_MODE, path),
+            )
+        else:
+            mode = RESTRICT
+        cascade = mode == CASCADE
         if found.empty:
             st.caption(feedback.as_text(f"{_path(path)} is empty: nothing else goes with it."))
+            if no_cascade:
+                st.caption(no_cascade)
+        elif no_cascade is not None:
+            # Neither mode can drop it here: say so instead of offering a button.
+            feedback.show(
+                "warning",
+                f"{_path(path)} is not empty: {found.describe(' › ')}. {no_cascade} Drop its "
+                "tables and child namespaces first, then the namespace.",
+            )
+            return None
         elif not cascade:
             feedback.show(
                 "warning",
@@ -966,6 +1014,8 @@ def render_drop_namespace(
 
 __all__ = [
     "CASCADE",
+    "CASCADE_NOT_ON_ROOT",
+    "CASCADE_REFUSED",
     "RESTRICT",
     "DropNamespace",
     "TableAction",
@@ -975,6 +1025,7 @@ __all__ = [
     "children",
     "cleanup_write",
     "restore_write",
+    "cascade_unavailable",
     "children_frame",
     "drop_preview",
     "follow_version_link",

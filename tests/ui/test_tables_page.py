@@ -371,6 +371,12 @@ def test_rename_on_a_rest_server_without_it_is_refused_up_front(
         assert browse.list_table_names(backend.connect(str(ui_env)), ["sales", "eu"]) == [
             "invoices"
         ]
+        # From then on the panel says so instead of offering CASCADE (or a button).
+        at.run()
+        assert not [r for r in at.radio if r.key and "drop_ns" in r.key]
+        (warning,) = alerts(at, "warning")
+        assert "This server refused DropNamespace with CASCADE this session" in warning
+        assert not [b for b in at.button if b.key and "drop_ns0.sales/eu" in b.key]
     finally:
         server.stop()
 
