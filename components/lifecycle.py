@@ -122,6 +122,8 @@ class Write:
     go: tuple[list[str], str | None] | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     snippet: str | None = None  # the write as Python, shown with the result
+    # what to warn of after a success (``None``: nothing), e.g. a table still listed
+    warning: Callable[[Any], str | None] | None = None
 
     def call(self) -> tuple[Any]:
         """The result as a 1-tuple: never ``None`` on success, even for an operation that
@@ -130,6 +132,16 @@ class Write:
 
     def said(self, result: Any) -> str:
         return self.success(result) if callable(self.success) else self.success
+
+    def warned(self, result: Any) -> str | None:
+        return self.warning(result) if self.warning is not None else None
+
+    def flash(self, page: str, result: Any, **extra: Any) -> None:
+        """The result, said once on ``page`` after the rerun: a success, or a warning that
+        starts with it when :meth:`warned` has something to say."""
+        warning = self.warned(result)
+        text = self.said(result) + (f" {warning}" if warning else "")
+        feedback.flash(page, "warning" if warning else "success", text, **extra)
 
 
 # --------------------------------------------------------------------------------------------
@@ -564,8 +576,11 @@ class TableAction:
             )  # fmt: skip
         if self.kind == "deregister":
             return Write(
-                lc.deregister_table, (ns, tid), "Deregistering",
+                lc.deregister_and_check, (ns, tid), "Deregistering",
                 f"Deregistered table {where}; its files stay at its location.", [tid], here,
+                warning=lambda done: (
+                    lc.still_listed_warning(where) if done.still_listed else None
+                ),
             )  # fmt: skip
         if self.kind == "rename":
             target = [*(self.namespace or ()), self.name or tid[-1]]

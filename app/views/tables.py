@@ -53,7 +53,7 @@ def send(write: life.Write) -> None:
     if done is None:
         return
     invalidate_tables(write.touched, catalog=True)
-    feedback.flash("tables", "success", write.said(done[0]))
+    write.flash("tables", done[0])
     state.reset_forms("tables")
     tbl.go_to(*(write.go or (path, table)))
 

@@ -310,6 +310,40 @@ def deregister_table(ns: LanceNamespace, table_id: Sequence[str]) -> DeregisterT
     return ns.deregister_table(DeregisterTableRequest(id=ids.check_id(table_id)))
 
 
+@dataclass(frozen=True)
+class Deregistered:
+    """DeregisterTable's answer, and whether the namespace still lists the table when read
+    again afterwards (a server that rediscovers table directories, like pylance's directory
+    server for tables at the root, lists it again: its catalog entry is gone but the name is
+    not)."""
+
+    response: DeregisterTableResponse
+    still_listed: bool
+
+
+def still_listed(ns: LanceNamespace, table_id: Sequence[str]) -> bool:
+    """Whether the table's namespace lists ``table_id`` (ListTables read fresh, every page)."""
+    tid = ids.check_id(table_id)
+    return tid[-1] in list_all(ns.list_tables, ListTablesRequest(id=tid[:-1]), "tables")
+
+
+def deregister_and_check(ns: LanceNamespace, table_id: Sequence[str]) -> Deregistered:
+    """:func:`deregister_table`, then the listing read again (:func:`still_listed`)."""
+    tid = ids.check_id(table_id)
+    response = deregister_table(ns, tid)
+    return Deregistered(response, still_listed(ns, tid))
+
+
+def still_listed_warning(table: str) -> str:
+    """What to say when the server still lists a table it deregistered."""
+    return (
+        f"The server still lists {table} after deregistering it: it finds tables by their "
+        "directories (pylance's directory server does so for tables at the root), so the name "
+        "comes back in every listing although its catalog entry is gone. Move or delete its "
+        "directory to make it go away."
+    )
+
+
 RENAME_UNSUPPORTED = (
     "This server does not implement RenameTable (it answered that it is not supported): "
     "nothing was renamed."
@@ -437,6 +471,7 @@ __all__ = [
     "CASCADE_UNSUPPORTED",
     "Children",
     "CleanupPlan",
+    "Deregistered",
     "DropPreview",
     "PROPERTIES_READ_ONLY",
     "RENAME_UNSUPPORTED",
@@ -445,6 +480,7 @@ __all__ = [
     "create_tag",
     "delete_tag",
     "delete_versions",
+    "deregister_and_check",
     "deregister_table",
     "describe_policy",
     "drop_namespace",
@@ -457,6 +493,8 @@ __all__ = [
     "restore_version",
     "run_cleanup",
     "schema_metadata",
+    "still_listed",
+    "still_listed_warning",
     "tag_version",
     "tagged_versions",
     "update_schema_metadata",

@@ -246,6 +246,22 @@ def test_drop_deletes_data_deregister_keeps_it(ns, table, backend_kind, tmp_path
     assert not dropped_dir.exists() or not any(dropped_dir.rglob("*.lance"))
 
 
+def test_deregister_rereads_the_listing(ns, backend_kind) -> None:
+    """pylance's directory namespace finds root-level tables by their directories: after
+    DeregisterTable its server (and pylance 14 underneath the local backend) still lists one,
+    and the console says so; inside a namespace the name is gone."""
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    create_table(ns, ["top"], make_table(2))
+    create_table(ns, ["ns", "inner"], make_table(2))
+    done = lc.deregister_and_check(ns, ["top"])
+    listed = "top" in ns.list_tables(ListTablesRequest(id=[])).tables
+    assert done.still_listed is listed
+    if backend_kind == "rest":
+        assert listed  # what the issue reports of pylance's server, checked independently
+    assert lc.deregister_and_check(ns, ["ns", "inner"]).still_listed is False
+    assert ns.list_tables(ListTablesRequest(id=["ns"])).tables == []
+
+
 def test_drop_preview_of_a_declared_table(ns) -> None:
     ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
     ns.declare_table(DeclareTableRequest(id=["ns", "d"]))

@@ -381,6 +381,28 @@ def test_rename_on_a_rest_server_without_it_is_refused_up_front(
         server.stop()
 
 
+def test_deregister_warns_when_the_server_still_lists_the_table(make_app, ui_env, monkeypatch):
+    from tests.conftest import RestServer
+    from tests.support import create_table, make_table
+
+    server = RestServer(ui_env)  # pylance's RestAdapter rediscovers root-level directories
+    try:
+        create_table(backend.connect(server.url), ["loose"], make_table(2))
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        at = make_app(query_params={"table": "loose"})
+        assert_no_exception(at)
+        at.text_input(key="tables.deregister0.confirm").input("loose")
+        at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+        assert_no_exception(at)
+        assert not at.success
+        (warning,) = alerts(at, "warning")
+        assert warning.startswith("Deregistered table loose; its files stay at its location.")
+        assert "The server still lists loose after deregistering it" in warning
+        assert "loose" in browse.list_table_names(backend.connect(server.url), [])
+    finally:
+        server.stop()
+
+
 def test_schema_metadata_edit_and_read_only_properties(make_app, ui_env) -> None:
     import lance
 
