@@ -154,6 +154,69 @@ def test_declare_table_through_form(make_app, ui_env) -> None:
     assert "declare_table" in page  # copy-as-Python snippet
 
 
+def test_declare_warns_of_properties_the_server_dropped(make_app, ui_env, monkeypatch) -> None:
+    """A server that drops declared properties (sent, then absent on describe): played by a
+    proxy in front of the real RestAdapter that leaves them out of DescribeTable answers."""
+    from tests.conftest import RestServer
+    from tests.support import RewritingProxy
+
+    def no_properties(route, answer):
+        answer.pop("properties", None)
+        return answer
+
+    server = RestServer(ui_env)
+    proxy = RewritingProxy(server.url, {"/describe": no_properties})
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+        at = make_app(query_params={"ns": "hr"})
+        open_dialog(at, "declare")
+        at.text_input(key="tables.declare0.name").input("payroll")
+        at.session_state["tables.declare0.props"] = {
+            "edited_rows": {},
+            "added_rows": [{"key": "owner", "value": "finance"}],
+            "deleted_rows": [],
+        }
+        at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+        assert_no_exception(at)
+        assert not at.success
+        (warning,) = alerts(at, "warning")
+        assert warning.startswith("Declared table hr › payroll. The server did not keep 1 of")
+        assert "(owner)" in warning
+        ns = backend.connect(proxy.url)
+        assert "payroll" in browse.list_table_names(ns, ["hr"])  # declared all the same
+        assert browse.describe_table(ns, ["hr", "payroll"]).properties == {}
+    finally:
+        proxy.stop()
+        server.stop()
+
+
+def test_fragments_from_the_metadata_total_fragments(make_app, ui_env, monkeypatch) -> None:
+    """A REST server reporting fragments as metadata ``total_fragments`` (no stats)."""
+    import lance
+
+    from tests.conftest import RestServer
+    from tests.support import RewritingProxy
+
+    location = browse.describe_table(backend.connect(str(ui_env)), ["sales", "orders"]).location
+    fragments = len(lance.dataset(location).get_fragments())  # counted independently
+
+    def with_total(route, answer):
+        answer["stats"] = None
+        answer["metadata"] = {**(answer.get("metadata") or {}), "total_fragments": str(fragments)}
+        return answer
+
+    server = RestServer(ui_env)
+    proxy = RewritingProxy(server.url, {"/describe": with_total})
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+        at = make_app(query_params=ORDERS)
+        assert_no_exception(at)
+        assert {m.label: m.value for m in at.metric}["Fragments"] == f"{fragments:,}"
+    finally:
+        proxy.stop()
+        server.stop()
+
+
 def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     before = browse.list_table_names(backend.connect(str(ui_env)), ["hr"])
