@@ -10,6 +10,7 @@ setting does not.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from . import index_rules
@@ -117,4 +118,36 @@ def query_problems(query: Any) -> list[str]:
     return problems
 
 
-__all__ = ["MAX_K", "query_problems"]
+VECTOR_KINDS: tuple[str, ...] = ("vector", "binary_vector", "multivector")
+DEFAULT_VECTOR_COLUMN = "vector"  # what lance searches when a request names no column
+
+
+def resolve_vector_column(columns: Mapping[str, Any], requested: str | None) -> str:
+    """The column a vector search runs on, given the table's ``columns`` (name -> Arrow
+    type). Named: it must exist and hold vectors. Not named: the table's only vector column
+    (or, among several, the one called ``vector``, as lance would pick). Otherwise an
+    ``InvalidInputError`` naming the table's vector columns (never the engine's own error,
+    which carries its source paths)."""
+    from .arrow_types import column_kind
+    from .errors import invalid
+
+    vectors = [n for n, t in columns.items() if column_kind(t) in VECTOR_KINDS]
+    offered = (
+        f"its vector columns: {', '.join(vectors)}" if vectors else "the table has no vector column"
+    )
+    if requested is not None:
+        if requested not in columns:
+            raise invalid(f"vector_column {requested!r} does not exist ({offered})")
+        if requested not in vectors:
+            raise invalid(f"vector_column {requested!r} does not hold vectors ({offered})")
+        return requested
+    if len(vectors) == 1:
+        return vectors[0]
+    if DEFAULT_VECTOR_COLUMN in vectors:
+        return DEFAULT_VECTOR_COLUMN
+    if not vectors:
+        raise invalid(f"a vector search needs a vector column: {offered}")
+    raise invalid(f"a vector search on this table must name its vector_column ({offered})")
+
+
+__all__ = ["MAX_K", "VECTOR_KINDS", "query_problems", "resolve_vector_column"]

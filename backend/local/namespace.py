@@ -80,7 +80,7 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from pydantic import BaseModel
 
-from .. import connect_options, ids, request_rules, version_ranges
+from .. import connect_options, ids, query_rules, request_rules, version_ranges
 from .. import index_rules as rules
 from ..arrow_ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
 from ..capabilities import BackendCapabilities
@@ -399,7 +399,7 @@ class LocalNamespace(LanceNamespace):
 
     def query_table(self, request: Any) -> ln.QueryTableResponse:
         """QueryTable: :meth:`query_table_arrow`'s rows as the spec's Arrow IPC file."""
-        req = self._checked("query_table", ln.QueryTableRequest, request)
+        req = self._vector_column(self._checked("query_table", ln.QueryTableRequest, request))
         table = self._query_open_table(req)
         if table is None:
             return self._inner.query_table(req)
@@ -411,11 +411,28 @@ class LocalNamespace(LanceNamespace):
         maps run on a dataset kept open (``open_tables``: refreshed to the latest version on
         every call); the rest, and any query that fails there, go to pylance (whose error is
         the answer)."""
-        req = self._checked("query_table", ln.QueryTableRequest, request)
+        req = self._vector_column(self._checked("query_table", ln.QueryTableRequest, request))
         table = self._query_open_table(req)
         if table is None:
             return ipc_file_to_table(self._inner.query_table(req).data)
         return table
+
+    def _vector_column(self, req: ln.QueryTableRequest) -> ln.QueryTableRequest:
+        """A vector search with its column resolved against the table's schema
+        (``query_rules.resolve_vector_column``): a missing or wrong column is a clear
+        refusal, not lance's error with its source paths."""
+        vector = req.vector
+        if vector is None or not (vector.single_vector or vector.multi_vector):
+            return req
+        try:
+            schema = self._open_tables.dataset(req.id or [], req.version).schema
+        except Exception:  # noqa: BLE001 - pylance's own path reports a missing table
+            return req
+        columns = {f.name: f.type for f in schema}
+        column = query_rules.resolve_vector_column(columns, req.vector_column)
+        return (
+            req if column == req.vector_column else req.model_copy(update={"vector_column": column})
+        )
 
     def _query_open_table(self, req: ln.QueryTableRequest) -> pa.Table | None:
         if not query_plans.runnable(req):
@@ -432,6 +449,7 @@ class LocalNamespace(LanceNamespace):
         query = req.query
         if query is None or not query_plans.plannable(query):
             return self._inner.explain_table_query_plan(req)
+        query = self._vector_column(query.model_copy(update={"id": req.id or query.id}))
         ds = self.open_dataset(req.id or query.id or [])
         return query_plans.plan(ds, query, analyze=False, verbose=bool(req.verbose))
 
@@ -441,6 +459,7 @@ class LocalNamespace(LanceNamespace):
         query = ln.QueryTableRequest.model_validate(req.model_dump(exclude={"identity", "context"}))
         if not query_plans.plannable(query):
             return self._inner.analyze_table_query_plan(req)
+        query = self._vector_column(query)
         return query_plans.plan(self.open_dataset(req.id or []), query, analyze=True, verbose=True)
 
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
