@@ -240,7 +240,7 @@ def delete_versions_write(ns: Any, table_id: Sequence[str], ask: RangeDelete) ->
         if done.deleted_tags:
             names = [t for v in sorted(done.deleted_tags) for t in done.deleted_tags[v]]
             text += (
-                f" and {plural(len(names), 'tag')} with them: "
+                f" together with {plural(len(names), 'tag')}: "
                 f"{version_ranges.describe_tags(done.deleted_tags)}"
             )
         return text + "."
@@ -918,13 +918,15 @@ CASCADE_NOT_ON_ROOT = (
 CASCADE_REFUSED = (
     "This server refused DropNamespace with CASCADE this session: it does not implement it."
 )
+CASCADE_NOT_ON_SERVER = "This server does not implement DropNamespace with CASCADE."
 
 
 def cascade_unavailable(caps: backend.BackendCapabilities) -> str | None:
     """Why CASCADE cannot be offered on this connection (``None``: it can be): the backend
-    says it cannot (an object-store root), or the server refused it earlier this session."""
+    says it cannot (an object-store root, a server known not to), or the server refused it
+    earlier this session."""
     if caps.drop_cascade is False:
-        return CASCADE_NOT_ON_ROOT if caps.kind == "local" else CASCADE_REFUSED
+        return CASCADE_NOT_ON_ROOT if caps.kind == "local" else CASCADE_NOT_ON_SERVER
     if caps.kind != "local" and state.cascade_refused(connection_key()):
         return CASCADE_REFUSED
     return None
@@ -1030,6 +1032,7 @@ def render_drop_namespace(
 __all__ = [
     "CASCADE",
     "CASCADE_NOT_ON_ROOT",
+    "CASCADE_NOT_ON_SERVER",
     "CASCADE_REFUSED",
     "RESTRICT",
     "DropNamespace",

@@ -224,7 +224,7 @@ def test_delete_range_with_its_tags_when_ticked(make_app, ui_env) -> None:
     delete_form(at, "2", "orders")
     assert not at.error, alerts(at, "error")
     assert alerts(at, "success") == [
-        "Deleted 1 version of sales › orders and 1 tag with them: v2 (baseline)."
+        "Deleted 1 version of sales › orders together with 1 tag: v2 (baseline)."
     ]
     assert listed(ui_env, ["sales", "orders"]) == [3, 1]
     tags = lifecycle.list_tags(ns, ["sales", "orders"])
