@@ -399,10 +399,10 @@ class LocalNamespace(LanceNamespace):
 
     def query_table(self, request: Any) -> ln.QueryTableResponse:
         """QueryTable: :meth:`query_table_arrow`'s rows as the spec's Arrow IPC file."""
-        req = self._vector_column(self._checked("query_table", ln.QueryTableRequest, request))
+        req = self._checked("query_table", ln.QueryTableRequest, request)
         table = self._query_open_table(req)
         if table is None:
-            return self._inner.query_table(req)
+            return self._inner.query_table(self._vector_column(req))
         return ln.QueryTableResponse(data=to_ipc_file(table))
 
     @guarded("query_table")
@@ -410,24 +410,29 @@ class LocalNamespace(LanceNamespace):
         """QueryTable's rows as a pyarrow Table (no IPC round trip). Queries ``query_plans``
         maps run on a dataset kept open (``open_tables``: refreshed to the latest version on
         every call); the rest, and any query that fails there, go to pylance (whose error is
-        the answer)."""
-        req = self._vector_column(self._checked("query_table", ln.QueryTableRequest, request))
+        the answer). Either way a vector search's column is resolved first
+        (:meth:`_vector_column`)."""
+        req = self._checked("query_table", ln.QueryTableRequest, request)
         table = self._query_open_table(req)
         if table is None:
-            return ipc_file_to_table(self._inner.query_table(req).data)
+            return ipc_file_to_table(self._inner.query_table(self._vector_column(req)).data)
         return table
 
-    def _vector_column(self, req: ln.QueryTableRequest) -> ln.QueryTableRequest:
-        """A vector search with its column resolved against the table's schema
-        (``query_rules.resolve_vector_column``): a missing or wrong column is a clear
-        refusal, not lance's error with its source paths."""
+    def _vector_column(
+        self, req: ln.QueryTableRequest, schema: pa.Schema | None = None
+    ) -> ln.QueryTableRequest:
+        """A vector search with its column resolved against the table's schema (``schema``,
+        else the table's at the request's version): ``query_rules.resolve_vector_column``,
+        so a missing or wrong column is a clear refusal, not lance's error with its source
+        paths."""
         vector = req.vector
         if vector is None or not (vector.single_vector or vector.multi_vector):
             return req
-        try:
-            schema = self._open_tables.dataset(req.id or [], req.version).schema
-        except Exception:  # noqa: BLE001 - pylance's own path reports a missing table
-            return req
+        if schema is None:
+            try:
+                schema = self._open_tables.dataset(req.id or [], req.version).schema
+            except Exception:  # noqa: BLE001 - pylance's own path reports a missing table
+                return req
         columns = {f.name: f.type for f in schema}
         column = query_rules.resolve_vector_column(columns, req.vector_column)
         return (
@@ -439,6 +444,10 @@ class LocalNamespace(LanceNamespace):
             return None
         try:
             ds = self._open_tables.dataset(req.id or [], req.version)
+        except Exception:  # noqa: BLE001 - pylance's own path reports the error
+            return None
+        req = self._vector_column(req, ds.schema)  # a refusal here is the answer
+        try:
             return ds.to_table(**query_plans.scanner_arguments(req))
         except Exception:  # noqa: BLE001 - pylance's own path reports the error
             return None
