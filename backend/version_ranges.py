@@ -250,13 +250,17 @@ def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) 
 
 def table_tags(ns: Any, table_id: Sequence[str]) -> dict[int, list[str]]:
     """version -> its tags (sorted), read fresh from any namespace (ListTableTags, every
-    page)."""
+    page). A server that does not implement tags has none: ``{}``."""
     from lance_namespace import ListTableTagsRequest
+    from lance_namespace.errors import UnsupportedOperationError
 
     out: dict[int, list[str]] = {}
     token = None
     for _ in range(1000):
-        resp = ns.list_table_tags(ListTableTagsRequest(id=list(table_id), page_token=token))
+        try:
+            resp = ns.list_table_tags(ListTableTagsRequest(id=list(table_id), page_token=token))
+        except UnsupportedOperationError:
+            return {}
         for name, tag in (resp.tags or {}).items():
             out.setdefault(int(tag.version), []).append(str(name))
         token = resp.page_token

@@ -56,6 +56,15 @@ def tags(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
     return lc.list_tags(ns, table_id)
 
 
+def tagged(table_id: tuple[str, ...]) -> dict[int, list[str]] | None:
+    """version -> its tags, for forms that say which versions are tagged (``None``, quietly,
+    when the tags cannot be listed: the write checks them again before sending)."""
+    try:
+        return lc.tagged_versions(tags(table_id))
+    except LanceNamespaceError:
+        return None
+
+
 @cached(lambda table_id, tag: table_scope(table_id), ttl=30)
 def tag_version(ns: Any, table_id: tuple[str, ...], tag: str) -> int:
     return lc.tag_version(ns, table_id, tag)
@@ -1065,5 +1074,6 @@ __all__ = [
     "schema_metadata",
     "search_link_params",
     "tag_version",
+    "tagged",
     "tags",
 ]

@@ -5,7 +5,6 @@ policy or by range (never the latest)."""
 
 import streamlit as st
 
-from backend.services import lifecycle as lc
 from components import feedback, state
 from components import lifecycle as life
 from components import tables as tbl
@@ -89,12 +88,11 @@ if cleanup.open:
             send(life.cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
-        tags = feedback.run(life.tags, tid, action="Listing tags")
         if ask := ver.render_delete_form(
             table_id,
             versions,
             key_prefix=f"versions.delete{fv}.{tid}",
             read_only=read_only,
-            tagged=lc.tagged_versions(tags) if tags is not None else None,
+            tagged=life.tagged(tid),
         ):
             send(life.delete_versions_write(ns, table_id, ask))
