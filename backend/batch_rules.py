@@ -13,8 +13,8 @@ Checked, before any lock is taken or anything is read from storage:
 * DeclareTable: not an existing table (or one declared earlier in the batch);
 * CreateTableVersion: on main, version = latest + 1 (``ConcurrentModificationError``
   otherwise), not twice, a manifest path, a known naming scheme;
-* DeleteTableVersions: on main, ranges per ``backend.version_ranges`` (never the latest),
-  not a version created in the batch;
+* DeleteTableVersions: on main, ranges per ``backend.version_ranges`` (never the latest,
+  never a tagged version: the tags are named), not a version created in the batch;
 * DeregisterTable: not a table declared or given a version in the batch;
 * nothing after a DeregisterTable of the same table.
 
@@ -108,16 +108,20 @@ class CatalogView(Protocol):
 
     def versions(self, table_id: Sequence[str]) -> set[int]: ...
 
+    def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]: ...
+
 
 class NamespaceView:
     """A :class:`CatalogView` answered by any ``LanceNamespace`` through the spec's calls
-    (NamespaceExists, TableExists, ListTableVersions), each answer cached for one check."""
+    (NamespaceExists, TableExists, ListTableVersions, ListTableTags), each answer cached for
+    one check."""
 
     def __init__(self, ns: Any):
         self.ns = ns
         self._ns: dict[tuple[str, ...], bool] = {}
         self._tables: dict[tuple[str, ...], bool] = {}
         self._versions: dict[tuple[str, ...], set[int]] = {}
+        self._tags: dict[tuple[str, ...], dict[int, list[str]]] = {}
 
     def _exists(self, method: Any, request: Any) -> bool:
         try:
@@ -155,6 +159,15 @@ class NamespaceView:
                 items = []
             self._versions[key] = {int(v.version) for v in items}
         return self._versions[key]
+
+    def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]:
+        key = tuple(table_id)
+        if key not in self._tags:
+            try:
+                self._tags[key] = version_ranges.table_tags(self.ns, key)
+            except (TableNotFoundError, NamespaceNotFoundError):
+                self._tags[key] = {}
+        return self._tags[key]
 
 
 @dataclass
@@ -289,7 +302,7 @@ def _check_op(
     if op.kind == CREATE_VERSION:
         return _check_create(op, s, problem)
     if op.kind == DELETE_VERSIONS:
-        return _check_delete(op, s, problem)
+        return _check_delete(op, s, view, problem)
     # DeregisterTable
     if s.declared_by is not None:
         return problem(f"the table is declared by operation {s.declared_by + 1} of this batch")
@@ -335,7 +348,7 @@ def _check_create(op: Op, s: _Sim, problem: Any) -> list[Problem]:
     return []
 
 
-def _check_delete(op: Op, s: _Sim, problem: Any) -> list[Problem]:
+def _check_delete(op: Op, s: _Sim, view: CatalogView, problem: Any) -> list[Problem]:
     ranges = list(op.request.ranges or [])
     latest = max(s.versions) if s.versions else None
     found = version_ranges.range_problems(ranges, latest=latest)
@@ -346,6 +359,11 @@ def _check_delete(op: Op, s: _Sim, problem: Any) -> list[Problem]:
     for v in sorted(chosen):
         if v in s.created:
             return problem(f"version {v} is created by operation {s.created[v] + 1} of this batch")
+    tagged: list[str] = []
+    if chosen:
+        tagged = version_ranges.tag_problems(ranges, view.tags(op.table_id), latest, opt_in=None)
+    if tagged:
+        return problem(" ".join(tagged))
     out: list[Problem] = []
     spans: list[tuple[int, int]] = []
     for start, end in pairs:

@@ -6,7 +6,7 @@ lancedb or pylance user expects: tables in as Arrow or pandas, results out as Ar
   any of them into the request body: no IPC code of your own);
 * :func:`query` answers a scan, a vector search or a full-text search as a ``pa.Table``;
   :func:`query_df` as a DataFrame. A vector search without ``column=`` uses the table's only
-  vector column (``backend.query_rules.infer_vector_column``);
+  vector column (``backend.query_rules.resolve_vector_column``);
 * :func:`versions` / :func:`tags` are DataFrames with readable UTC timestamps (to the second)
   and, for versions, the tags of each.
 
@@ -76,7 +76,8 @@ def vector_column(ns: LanceNamespace, table_id: Sequence[str], column: str | Non
     desc = ns.describe_table(
         DescribeTableRequest(id=ids.check_id(table_id), load_detailed_metadata=True)
     )
-    return query_rules.infer_vector_column(columns_from_schema(desc.var_schema))
+    kinds = {c.name: c.kind for c in columns_from_schema(desc.var_schema)}
+    return query_rules.resolve_vector_column(kinds, None)
 
 
 @guarded("query_table")

@@ -1,7 +1,7 @@
 """The rule for QueryTable (and the query inside ExplainTableQueryPlan and
 AnalyzeTableQueryPlan): ranges of k, offset and the vector search settings, a finite query
 vector, known distances, non-empty column lists; which column a vector search uses when none
-is named (:func:`infer_vector_column`: the table's only vector column).
+is named (:func:`resolve_vector_column`: the table's only vector column).
 
 ``backend.request_rules`` applies it to every query request on both backends; the search
 page and the tuning helpers build requests that pass it and show its message when a typed
@@ -11,6 +11,7 @@ setting does not.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,30 +188,45 @@ def query_metric(
     return QueryMetric("hamming" if column_kind == "binary_vector" else "l2", None, False)
 
 
-def infer_vector_column(columns: Any, named: str | None = None) -> str:
-    """The vector column of a search: ``named`` if given, else the table's only vector column.
-    ``columns``: ``backend.arrow_types.ColumnInfo`` of the table. ``InvalidInputError`` when
-    the table has none, or several (naming them, so the caller can pick one)."""
-    from lance_namespace.errors import InvalidInputError
+VECTOR_KINDS: tuple[str, ...] = ("vector", "binary_vector", "multivector")
+DEFAULT_VECTOR_COLUMN = "vector"  # what lance searches when a request names no column
 
-    if named:
-        return named
-    vectors = [c.name for c in columns if c.kind in ("vector", "binary_vector")]
+
+def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> str:
+    """The column a vector search runs on, given the kind of each of the table's columns
+    (name -> ``backend.arrow_types`` kind). Named: it must exist and hold vectors. Not named:
+    the table's only vector column (or, among several, the one called ``vector``, as lance
+    would pick). Otherwise an ``InvalidInputError`` naming the table's vector columns (never
+    the engine's own error, which carries its source paths). The one rule of the local
+    backend's queries and the notebook conveniences (``backend.frames``)."""
+    from .errors import invalid
+
+    columns = kinds
+    vectors = [n for n, kind in kinds.items() if kind in VECTOR_KINDS]
+    offered = (
+        f"its vector columns: {', '.join(vectors)}" if vectors else "the table has no vector column"
+    )
+    if requested is not None:
+        if requested not in columns:
+            raise invalid(f"vector_column {requested!r} does not exist ({offered})")
+        if requested not in vectors:
+            raise invalid(f"vector_column {requested!r} does not hold vectors ({offered})")
+        return requested
     if len(vectors) == 1:
         return vectors[0]
+    if DEFAULT_VECTOR_COLUMN in vectors:
+        return DEFAULT_VECTOR_COLUMN
     if not vectors:
-        raise InvalidInputError("the table has no vector column (fixed-size list of numbers)")
-    raise InvalidInputError(
-        f"the table has {len(vectors)} vector columns ({', '.join(vectors)}): name one "
-        "with column=..."
-    )
+        raise invalid(f"a vector search needs a vector column: {offered}")
+    raise invalid(f"a vector search on this table must name its vector_column ({offered})")
 
 
 __all__ = [
     "INCOMPATIBLE_NOTE",
     "MAX_K",
+    "VECTOR_KINDS",
     "QueryMetric",
-    "infer_vector_column",
     "query_metric",
     "query_problems",
+    "resolve_vector_column",
 ]

@@ -7,12 +7,17 @@ People write inclusive ranges: ``2-5, 8`` means versions 2, 3, 4, 5 and 8 (:func
 :func:`range_problems` is the rule every delete path applies (local backend, REST client,
 batch commit, batch builder, Versions page): a start of at least 1, an end after the start,
 and never the latest version unless the caller opts in explicitly.
+
+:func:`tag_problems` is the second rule of every delete path: a range covering a tagged
+version is refused, naming the tags (a tag must never point at a deleted version). The one
+way past it is to delete those tags first (``delete_tags=True`` of
+``backend.services.lifecycle.delete_versions`` and of the local backend).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,6 +191,41 @@ def covered(versions: Iterable[int], ranges: Sequence[Any], latest: int | None =
     return sorted(out)
 
 
+def covered_tags(
+    ranges: Sequence[Any], tagged: Mapping[int, Sequence[str]], latest: int | None = None
+) -> dict[int, list[str]]:
+    """The tagged versions (``version -> tags``) that spec ``ranges`` cover."""
+    hit = covered(tagged, ranges, latest)
+    return {v: sorted(str(t) for t in tagged[v]) for v in hit}
+
+
+def describe_tags(tags: Mapping[int, Sequence[str]]) -> str:
+    """``{2: ["baseline"], 5: ["a", "b"]}`` -> ``"v2 (baseline), v5 (a, b)"``."""
+    return ", ".join(f"v{v} ({', '.join(t)})" for v, t in sorted(tags.items()))
+
+
+def tag_problems(
+    ranges: Sequence[Any],
+    tagged: Mapping[int, Sequence[str]],
+    latest: int | None = None,
+    *,
+    opt_in: str | None = "delete_tags=True",
+) -> list[str]:
+    """What forbids deleting spec ``ranges`` because of tags: one message naming every tag
+    on a covered version (empty list: no covered version is tagged). ``opt_in`` names the
+    caller's way to delete the tags with the versions (``None``: it has none)."""
+    hit = covered_tags(ranges, tagged, latest)
+    if not hit:
+        return []
+    names = sorted({t for ts in hit.values() for t in ts})
+    them = "that tag" if len(names) == 1 else "those tags"
+    way = f", or delete the tags together with the versions ({opt_in})" if opt_in else ""
+    return [
+        f"Tagged versions are in the range: {describe_tags(hit)}. A tag must not point at a "
+        f"deleted version: move or delete {them} first{way}. Nothing deleted."
+    ]
+
+
 def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) -> int | None:
     """A table's latest version, read fresh from any namespace (``None``: it has none, e.g.
     declared only): DescribeTable's version, else the highest ListTableVersions entry."""
@@ -208,6 +248,27 @@ def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) 
     return max((int(v.version) for v in versions), default=None)
 
 
+def table_tags(ns: Any, table_id: Sequence[str]) -> dict[int, list[str]]:
+    """version -> its tags (sorted), read fresh from any namespace (ListTableTags, every
+    page). A server that does not implement tags has none: ``{}``."""
+    from lance_namespace import ListTableTagsRequest
+    from lance_namespace.errors import UnsupportedOperationError
+
+    out: dict[int, list[str]] = {}
+    token = None
+    for _ in range(1000):
+        try:
+            resp = ns.list_table_tags(ListTableTagsRequest(id=list(table_id), page_token=token))
+        except UnsupportedOperationError:
+            return {}
+        for name, tag in (resp.tags or {}).items():
+            out.setdefault(int(tag.version), []).append(str(name))
+        token = resp.page_token
+        if not token:
+            break
+    return {v: sorted(t) for v, t in out.items()}
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -218,6 +279,8 @@ __all__ = [
     "Span",
     "check_ranges",
     "covered",
+    "covered_tags",
+    "describe_tags",
     "describe_spec",
     "latest_version",
     "format_spans",
@@ -225,5 +288,7 @@ __all__ = [
     "parse",
     "range_problems",
     "spec_pairs",
+    "table_tags",
+    "tag_problems",
     "to_spec",
 ]

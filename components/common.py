@@ -92,10 +92,9 @@ def confirmation_matches(typed: str | None, expected: str) -> bool:
 
 def render_typed_confirmation(expected: str, *, key_prefix: str, label: str | None = None) -> bool:
     """A text input asking to type ``expected``; returns whether it matches (inside a form,
-    check it after the submit button)."""
-    typed = st.text_input(
-        label or f"Type {expected} to confirm", key=f"{key_prefix}.confirm", placeholder=expected
-    )
+    check it after the submit button). The box is empty, with no placeholder: ``expected``
+    shown as a placeholder looks as if it were filled in already."""
+    typed = st.text_input(label or f"Type {expected} to confirm", key=f"{key_prefix}.confirm")
     return confirmation_matches(typed, expected)
 
 

@@ -491,6 +491,15 @@ def _chosen(job: build_jobs.BuildJob) -> str:
     return ", ".join(f"{k} {v}" for k, v in chosen.items())
 
 
+def differences_text(job: build_jobs.BuildJob) -> str:
+    """What the backend applied otherwise than the build asked for."""
+    n = len(job.param_differences)
+    return (
+        f"The backend applied {'a parameter' if n == 1 else f'{n} parameters'} otherwise than "
+        f"requested: {build_jobs.describe_differences(job.param_differences)}."
+    )
+
+
 def _finish(job: build_jobs.BuildJob) -> bool:
     """The first time a finished job is seen: the table's reads go stale, the outcome is kept."""
     if not state.first_time_finished(job.job_id):
@@ -499,7 +508,10 @@ def _finish(job: build_jobs.BuildJob) -> bool:
     if job.status == "succeeded":
         chosen = _chosen(job)
         text = f"Index {job.index_name} built in {job.elapsed:.1f} s."
-        feedback.flash("indexes", "success", text + (f" Chosen: {chosen}." if chosen else ""))
+        text += f" Chosen: {chosen}." if chosen else ""
+        if job.param_differences:
+            text += " " + differences_text(job)
+        feedback.flash("indexes", "warning" if job.param_differences else "success", text)
         txn = getattr(job.response, "transaction_id", None)
         if txn:
             from components.transactions import remember_transaction
@@ -521,6 +533,8 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     if job.status == "failed" and job.error is not None:
         feedback.show_error(job.error, action=f"Building {job.index_name}")
         return
+    if job.status == "succeeded" and job.param_differences:
+        feedback.show("warning", differences_text(job))
     if job.status == "running":
         if job.mode == "events":
             label = job.stage or "starting"

@@ -18,8 +18,11 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from lance_namespace import BatchDeleteTableVersionsRequest
-from lance_namespace.errors import LanceNamespaceError, TableTagNotFoundError
+from lance_namespace.errors import (
+    LanceNamespaceError,
+    TableTagNotFoundError,
+    UnsupportedOperationError,
+)
 
 import backend
 from backend import ids, version_ranges
@@ -36,9 +39,9 @@ from components.common import (
     render_path,
     render_typed_confirmation,
 )
-from components.connection import snippet_connection
+from components.connection import connection_key, snippet_connection
 from components.snippets import python_snippet
-from components.versions import TAGS_TAB
+from components.versions import TAGS_TAB, RangeDelete
 
 READ_ONLY = "The connection is read-only."
 
@@ -51,6 +54,15 @@ READ_ONLY = "The connection is read-only."
 def tags(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
     """Every tag of the table: tag, version, manifest_size."""
     return lc.list_tags(ns, table_id)
+
+
+def tagged(table_id: tuple[str, ...]) -> dict[int, list[str]] | None:
+    """version -> its tags, for forms that say which versions are tagged (``None``, quietly,
+    when the tags cannot be listed: the write checks them again before sending)."""
+    try:
+        return lc.tagged_versions(tags(table_id))
+    except LanceNamespaceError:
+        return None
 
 
 @cached(lambda table_id, tag: table_scope(table_id), ttl=30)
@@ -119,6 +131,8 @@ class Write:
     go: tuple[list[str], str | None] | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     snippet: str | None = None  # the write as Python, shown with the result
+    # what to warn of after a success (``None``: nothing), e.g. a table still listed
+    warning: Callable[[Any], str | None] | None = None
 
     def call(self) -> tuple[Any]:
         """The result as a 1-tuple: never ``None`` on success, even for an operation that
@@ -127,6 +141,16 @@ class Write:
 
     def said(self, result: Any) -> str:
         return self.success(result) if callable(self.success) else self.success
+
+    def warned(self, result: Any) -> str | None:
+        return self.warning(result) if self.warning is not None else None
+
+    def flash(self, page: str, result: Any, **extra: Any) -> None:
+        """The result, said once on ``page`` after the rerun: a success, or a warning that
+        starts with it when :meth:`warned` has something to say."""
+        warning = self.warned(result)
+        text = self.said(result) + (f" {warning}" if warning else "")
+        feedback.flash(page, "warning" if warning else "success", text, **extra)
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,14 +240,24 @@ def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
     )  # fmt: skip
 
 
-def delete_versions_write(
-    ns: Any, table_id: Sequence[str], request: BatchDeleteTableVersionsRequest
-) -> Write:
-    """BatchDeleteTableVersions of the ranges asked for (and its Python snippet)."""
+def delete_versions_write(ns: Any, table_id: Sequence[str], ask: RangeDelete) -> Write:
+    """Delete the ranges asked for (``lifecycle.delete_versions``: a tagged version only with
+    the tags the user agreed to delete, which go first), and its Python snippet."""
+
+    def said(done: lc.VersionsDeleted) -> str:
+        text = f"Deleted {plural(done.deleted_count, 'version')} of {_path(table_id)}"
+        if done.deleted_tags:
+            names = [t for v in sorted(done.deleted_tags) for t in done.deleted_tags[v]]
+            text += (
+                f" together with {plural(len(names), 'tag')}: "
+                f"{version_ranges.describe_tags(done.deleted_tags)}"
+            )
+        return text + "."
+
     return Write(
-        ns.batch_delete_table_versions, (request,), "Deleting versions",
-        lambda r: f"Deleted {plural(r.deleted_count or 0, 'version')} of {_path(table_id)}.",
-        snippet=python_snippet("batch_delete_table_versions", request, snippet_connection()),
+        lc.delete_versions, (ns, list(table_id), ask.spans), "Deleting versions", said,
+        kwargs={"delete_tags": bool(ask.tags)},
+        snippet=python_snippet("batch_delete_table_versions", ask.request, snippet_connection()),
     )  # fmt: skip
 
 
@@ -370,7 +404,7 @@ def render_tags(
         with right, st.form(f"{key_prefix}.delete"):
             doomed = st.selectbox(
                 "Tag to delete", names, index=None, key=f"{key_prefix}.delete.tag",
-                placeholder="tag",
+                placeholder=f"pick one of {plural(len(names), 'tag')}",
             )  # fmt: skip
             typed = st.text_input(
                 "Type the tag name to confirm", key=f"{key_prefix}.delete.confirm"
@@ -551,8 +585,11 @@ class TableAction:
             )  # fmt: skip
         if self.kind == "deregister":
             return Write(
-                lc.deregister_table, (ns, tid), "Deregistering",
+                lc.deregister_and_check, (ns, tid), "Deregistering",
                 f"Deregistered table {where}; its files stay at its location.", [tid], here,
+                warning=lambda done: (
+                    lc.still_listed_warning(where) if done.still_listed else None
+                ),
             )  # fmt: skip
         if self.kind == "rename":
             target = [*(self.namespace or ()), self.name or tid[-1]]
@@ -858,7 +895,7 @@ class DropNamespace:
     def write(self, ns: Any, namespace_id: Sequence[str]) -> Write:
         nid = list(namespace_id)
         return Write(
-            lc.drop_namespace, (ns, nid), f"Dropping namespace {nid[-1]}", self.describe(nid),
+            _drop_namespace, (ns, nid), f"Dropping namespace {nid[-1]}", self.describe(nid),
             self.children.tables, (nid[:-1], None), {"cascade": self.cascade},
         )  # fmt: skip
 
@@ -870,6 +907,38 @@ class DropNamespace:
                 f"{plural(len(self.children.namespaces), 'child namespace')}"
             )
         return text + "."
+
+
+def _drop_namespace(ns: Any, namespace_id: list[str], *, cascade: bool) -> Any:
+    """``lifecycle.drop_namespace``; a server's refusal of CASCADE is remembered for this
+    connection, so the panel says so from then on instead of offering CASCADE again."""
+    try:
+        return lc.drop_namespace(ns, namespace_id, cascade=cascade)
+    except UnsupportedOperationError:
+        if cascade:
+            state.note_cascade_refused(connection_key())
+        raise
+
+
+CASCADE_NOT_ON_ROOT = (
+    "This root cannot drop a namespace with CASCADE: an all-or-none CASCADE needs a local "
+    "file:// or memory:// root (on an object store a crash could leave half of it dropped)."
+)
+CASCADE_REFUSED = (
+    "This server refused DropNamespace with CASCADE this session: it does not implement it."
+)
+CASCADE_NOT_ON_SERVER = "This server does not implement DropNamespace with CASCADE."
+
+
+def cascade_unavailable(caps: backend.BackendCapabilities) -> str | None:
+    """Why CASCADE cannot be offered on this connection (``None``: it can be): the backend
+    says it cannot (an object-store root, a server known not to), or the server refused it
+    earlier this session."""
+    if caps.drop_cascade is False:
+        return CASCADE_NOT_ON_ROOT if caps.kind == "local" else CASCADE_NOT_ON_SERVER
+    if caps.kind != "local" and state.cascade_refused(connection_key()):
+        return CASCADE_REFUSED
+    return None
 
 
 def children_frame(found: lc.Children) -> pd.DataFrame:
@@ -899,17 +968,31 @@ def render_drop_namespace(
         found = feedback.run(children, tuple(path), action=f"Listing what {name} holds")
         if found is None:
             return None
-        mode = st.radio(
-            "Mode",
-            [RESTRICT, CASCADE],
-            captions=["only when empty", "with everything in it"],
-            horizontal=True,
-            key=state.panel_key(state.Tables.DROP_NS_MODE, path),
-        )
-        cascade = mode == CASCADE
+        no_cascade = cascade_unavailable(caps)
         count = len(found.tables) + len(found.namespaces)
+        if no_cascade is None:
+            mode = st.radio(
+                "Mode",
+                [RESTRICT, CASCADE],
+                captions=["only when empty", "with everything in it"],
+                horizontal=True,
+                key=state.panel_key(state.Tables.DROP_NS_MODE, path),
+            )
+        else:
+            mode = RESTRICT
+        cascade = mode == CASCADE
         if found.empty:
             st.caption(feedback.as_text(f"{_path(path)} is empty: nothing else goes with it."))
+            if no_cascade:
+                st.caption(no_cascade)
+        elif no_cascade is not None:
+            # Neither mode can drop it here: say so instead of offering a button.
+            feedback.show(
+                "warning",
+                f"{_path(path)} is not empty: {found.describe(' › ')}. {no_cascade} Drop its "
+                "tables and child namespaces first, then the namespace.",
+            )
+            return None
         elif not cascade:
             feedback.show(
                 "warning",
@@ -957,6 +1040,9 @@ def render_drop_namespace(
 
 __all__ = [
     "CASCADE",
+    "CASCADE_NOT_ON_ROOT",
+    "CASCADE_NOT_ON_SERVER",
+    "CASCADE_REFUSED",
     "RESTRICT",
     "DropNamespace",
     "TableAction",
@@ -966,6 +1052,7 @@ __all__ = [
     "children",
     "cleanup_write",
     "restore_write",
+    "cascade_unavailable",
     "children_frame",
     "drop_preview",
     "follow_version_link",
@@ -987,5 +1074,6 @@ __all__ = [
     "schema_metadata",
     "search_link_params",
     "tag_version",
+    "tagged",
     "tags",
 ]

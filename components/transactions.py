@@ -345,15 +345,23 @@ def unused_staged(
 # --------------------------------------------------------------------------------------------
 
 
-def render_describe_form(delimiter: str, *, key_prefix: str) -> list[str] | None:
-    """The transaction id; its parts when "Describe" is pressed and the id parses."""
+def render_describe_form(
+    delimiter: str, *, key_prefix: str, context: Sequence[str] | None = None
+) -> list[str] | None:
+    """The transaction id; its parts when "Describe" is pressed and the id parses. A bare
+    id (the uuid alone, as builds answer with it) is looked up in ``context``, the table
+    picked, when the backend does not know it on its own."""
+    where = delimiter.join(context) if context else None
     with st.form(f"{key_prefix}.form", border=False):
         text = st.text_input(
             "Transaction id", key=state.Txn.ID_INPUT,
             placeholder=f"namespace{delimiter}table{delimiter}<transaction uuid or version>, or batch-<id>",
             help=f"Split by the connection's delimiter {delimiter}. Table transactions are the "
-            "table id + the transaction uuid (or the version).",
+            "table id + the transaction uuid (or the version)"
+            + (f"; a bare uuid or version is looked up in {where}." if where else "."),
         )  # fmt: skip
+        if where:
+            st.caption(feedback.as_text(f"A bare transaction id is looked up in {where}."))
         submitted = st.form_submit_button("Describe", icon=":material/search:")
     if not submitted:
         return None
@@ -610,10 +618,16 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
     if pending is not None:
         state.put(state.Txn.ID_INPUT, pending)  # a "Describe" in the history fills the id field
     st.subheader("Describe", anchor=False)
-    txn_id = render_describe_form(delimiter, key_prefix="txn.describe")
+    path, table = state.selection()
+    context = [*path, table] if table else None
+    txn_id = render_describe_form(delimiter, key_prefix="txn.describe", context=context)
     if txn_id is not None:
-        described = feedback.run(bb.describe_transaction, ns, txn_id, action="DescribeTransaction")
-        if described is not None:
+        found = feedback.run(
+            bb.describe_transaction_in, ns, txn_id, context, delimiter=delimiter,
+            action="DescribeTransaction",
+        )  # fmt: skip
+        if found is not None:
+            txn_id, described = found
             show_transaction(txn_id, described)
             remember_transaction(txn_id, source="described", status=described.status)
     current = state.get(state.Txn.DESCRIBED)

@@ -3,7 +3,8 @@ comparison of two, and the delete form (data from ``backend.services.versions``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import altair as alt
@@ -298,19 +299,53 @@ def render_compare_form(
     return int(va), int(vb)
 
 
+@dataclass(frozen=True)
+class RangeDelete:
+    """A confirmed "Delete by range": the inclusive spans, their request (for Copy as
+    Python), and the tags that go with them (``version -> tags``; non-empty only when the
+    user ticked "also delete their tags")."""
+
+    spans: list[version_ranges.Span]
+    request: BatchDeleteTableVersionsRequest
+    tags: dict[int, list[str]] = field(default_factory=dict)
+
+
+DELETE_TAGS_LABEL = "Also delete the tags of tagged versions in the range"
+
+
 def render_delete_form(
-    table_id: Sequence[str], versions: pd.DataFrame, *, key_prefix: str, read_only: bool
-) -> BatchDeleteTableVersionsRequest | None:
-    """Inclusive ranges (``2-5, 8``), a typed confirmation; the request when everything checks
-    out (``backend.version_ranges``: never the latest version)."""
+    table_id: Sequence[str],
+    versions: pd.DataFrame,
+    *,
+    key_prefix: str,
+    read_only: bool,
+    tagged: Mapping[int, Sequence[str]] | None = None,
+) -> RangeDelete | None:
+    """Inclusive ranges (``2-5, 8``), a typed confirmation; what to delete when everything
+    checks out (``backend.version_ranges``: never the latest version, never a tagged one
+    unless the box naming the tags is ticked). ``tagged``: the table's tags by version; the
+    listed versions that carry one are said before anything is submitted."""
     table = table_id[-1]
     latest = int(versions["version"].max())
+    listed = set(versions["version"].astype(int))
+    tags = {int(v): sorted(t) for v, t in (tagged or {}).items() if int(v) in listed}
     with st.form(key_prefix, border=False):
         st.caption(
             f"Versions as ranges like 2-5, 8 (inclusive). The latest version (v{latest}) is never "
             "deleted. Time travel to deleted versions is no longer possible."
         )
+        if tags:
+            st.caption(
+                feedback.as_text(
+                    f"Tagged: {version_ranges.describe_tags(tags)}. A range covering a tagged "
+                    "version is refused unless its tags are deleted with it."
+                )
+            )
         text = st.text_input("Versions to delete", key=f"{key_prefix}.ranges")
+        with_tags = bool(tags) and st.checkbox(
+            f"{DELETE_TAGS_LABEL} (of {version_ranges.describe_tags(tags)})",
+            key=f"{key_prefix}.tags",
+        )
         confirmed = render_typed_confirmation(
             table, key_prefix=key_prefix, label=f"Type the table name {table} to confirm"
         )
@@ -322,7 +357,14 @@ def render_delete_form(
     except LanceNamespaceError as err:
         feedback.show("error", f"Nothing deleted. {err}")
         return None
-    problems = vsv.delete_problems(spans, latest=latest, existing=versions["version"].tolist())
+    spec = version_ranges.to_spec(spans)
+    problems = vsv.delete_problems(spans, latest=latest, existing=listed)
+    doomed = version_ranges.covered_tags(spec, tags, latest)
+    if not problems and doomed and not with_tags:
+        problems = version_ranges.tag_problems(
+            spec, tags, latest, opt_in=f"tick {DELETE_TAGS_LABEL!r}"
+        )
+        problems = [p.removesuffix(" Nothing deleted.") for p in problems]
     if read_only:
         feedback.show("error", "The connection is read-only.")
     elif problems:
@@ -330,7 +372,7 @@ def render_delete_form(
     elif not confirmed:
         feedback.show("error", f"Nothing deleted: type {table} exactly to confirm.")
     else:
-        return vsv.delete_request(table_id, spans)
+        return RangeDelete(spans, vsv.delete_request(table_id, spans), doomed)
     return None
 
 
@@ -418,6 +460,8 @@ def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: 
 
 
 __all__ = [
+    "DELETE_TAGS_LABEL",
+    "RangeDelete",
     "MANAGE_LABEL",
     "MANAGE_TABS",
     "TAGS_TAB",

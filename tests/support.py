@@ -438,3 +438,62 @@ def stage(
 def rebase_request(request_json: str, old_root: Path, new_root: Path) -> BatchCommitTablesRequest:
     """The same request with staged manifest paths moved from one root copy to another."""
     return BatchCommitTablesRequest.from_json(request_json.replace(str(old_root), str(new_root)))
+
+
+# -- a REST server that changes some answers ------------------------------------------------------
+class RewritingProxy:
+    """A real HTTP server on a free loopback port in front of a REST namespace server: every
+    request is forwarded as it is; the JSON answers of routes ending in one of ``rewrites``'
+    suffixes (e.g. ``"/describe"``) pass through ``rewrites[suffix](path, answer)`` first. It
+    plays servers that differ from pylance's (one that drops declared properties, one that
+    reports fragments in the table's metadata) with the real server behind it."""
+
+    def __init__(self, upstream: str, rewrites: dict[str, Any]):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        import httpx
+
+        proxy = self
+        self.upstream = upstream.rstrip("/")
+        self.rewrites = rewrites
+        self.client = httpx.Client(timeout=30)
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _forward(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() not in ("host", "content-length", "connection")
+                }
+                answer = proxy.client.request(
+                    self.command, proxy.upstream + self.path, content=body, headers=headers
+                )
+                data = answer.content
+                route = self.path.split("?", 1)[0]
+                for suffix, rewrite in proxy.rewrites.items():
+                    if route.endswith(suffix) and answer.status_code == 200:
+                        data = json.dumps(rewrite(route, json.loads(data))).encode()
+                self.send_response(answer.status_code)
+                kind = answer.headers.get("content-type", "application/json")
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = do_PUT = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.client.close()

@@ -6,6 +6,7 @@ import streamlit as st
 from lance_namespace import CreateNamespaceRequest
 
 import backend
+from backend.services import namespaces as nsv
 from components import feedback, state
 from components import lifecycle as life
 from components import tables as tbl
@@ -21,21 +22,28 @@ path, table = state.selection()
 
 
 def create(request) -> bool:
-    """Create the namespace or declare the table a dialog's form asked for."""
+    """Create the namespace or declare the table a dialog's form asked for (a declare is
+    described afterwards: properties the server did not keep are warned of)."""
     namespace = isinstance(request, CreateNamespaceRequest)
-    send, op = (
-        (ns.create_namespace, "create_namespace")
-        if namespace
-        else (ns.declare_table, "declare_table")
-    )
-    response = feedback.run(send, request, action=f"{op.replace('_', ' ').capitalize()}")
+    op = "create_namespace" if namespace else "declare_table"
+    action = op.replace("_", " ").capitalize()
+    if namespace:
+        response = feedback.run(ns.create_namespace, request, action=action)
+        dropped = {}
+    else:
+        declared = feedback.run(nsv.declare_and_check, ns, request, action=action)
+        response, dropped = (declared.response, declared.dropped) if declared else (None, {})
     if response is None:
         return False
     invalidate_tables([request.id], catalog=True)
+    where = tbl.display_path(request.id)
+    text = f"{'Created namespace' if namespace else 'Declared table'} {where}."
+    if dropped:
+        text += " " + nsv.dropped_properties_warning(where, dropped)
     feedback.flash(
         "tables",
-        "success",
-        f"{'Created namespace' if namespace else 'Declared table'} {tbl.display_path(request.id)}.",
+        "warning" if dropped else "success",
+        text,
         body=response.model_dump(mode="json", exclude_none=True),
         snippet=python_snippet(op, request, snippet_connection()),
     )
@@ -53,7 +61,7 @@ def send(write: life.Write) -> None:
     if done is None:
         return
     invalidate_tables(write.touched, catalog=True)
-    feedback.flash("tables", "success", write.said(done[0]))
+    write.flash("tables", done[0])
     state.reset_forms("tables")
     tbl.go_to(*(write.go or (path, table)))
 

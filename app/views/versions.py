@@ -88,7 +88,11 @@ if cleanup.open:
             send(life.cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
-        if request := ver.render_delete_form(
-            table_id, versions, key_prefix=f"versions.delete{fv}.{tid}", read_only=read_only
+        if ask := ver.render_delete_form(
+            table_id,
+            versions,
+            key_prefix=f"versions.delete{fv}.{tid}",
+            read_only=read_only,
+            tagged=life.tagged(tid),
         ):
-            send(life.delete_versions_write(ns, table_id, request))
+            send(life.delete_versions_write(ns, table_id, ask))

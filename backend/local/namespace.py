@@ -80,9 +80,10 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from pydantic import BaseModel
 
-from .. import connect_options, ids, request_rules, version_ranges
+from .. import connect_options, ids, query_rules, request_rules, version_ranges
 from .. import index_rules as rules
 from ..arrow_ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
+from ..arrow_types import column_kind
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
@@ -418,7 +419,7 @@ class LocalNamespace(LanceNamespace):
         req = self._checked("query_table", ln.QueryTableRequest, request)
         table = self._query_open_table(req)
         if table is None:
-            return self._inner.query_table(req)
+            return self._inner.query_table(self._vector_column(req))
         return ln.QueryTableResponse(data=to_ipc_file(table))
 
     @guarded("query_table")
@@ -426,18 +427,44 @@ class LocalNamespace(LanceNamespace):
         """QueryTable's rows as a pyarrow Table (no IPC round trip). Queries ``query_plans``
         maps run on a dataset kept open (``open_tables``: refreshed to the latest version on
         every call); the rest, and any query that fails there, go to pylance (whose error is
-        the answer)."""
+        the answer). Either way a vector search's column is resolved first
+        (:meth:`_vector_column`)."""
         req = self._checked("query_table", ln.QueryTableRequest, request)
         table = self._query_open_table(req)
         if table is None:
-            return ipc_file_to_table(self._inner.query_table(req).data)
+            return ipc_file_to_table(self._inner.query_table(self._vector_column(req)).data)
         return table
+
+    def _vector_column(
+        self, req: ln.QueryTableRequest, schema: pa.Schema | None = None
+    ) -> ln.QueryTableRequest:
+        """A vector search with its column resolved against the table's schema (``schema``,
+        else the table's at the request's version): ``query_rules.resolve_vector_column``,
+        so a missing or wrong column is a clear refusal, not lance's error with its source
+        paths."""
+        vector = req.vector
+        if vector is None or not (vector.single_vector or vector.multi_vector):
+            return req
+        if schema is None:
+            try:
+                schema = self._open_tables.dataset(req.id or [], req.version).schema
+            except Exception:  # noqa: BLE001 - pylance's own path reports a missing table
+                return req
+        kinds = {f.name: column_kind(f.type) for f in schema}
+        column = query_rules.resolve_vector_column(kinds, req.vector_column)
+        return (
+            req if column == req.vector_column else req.model_copy(update={"vector_column": column})
+        )
 
     def _query_open_table(self, req: ln.QueryTableRequest) -> pa.Table | None:
         if not query_plans.runnable(req):
             return None
         try:
             ds = self._open_tables.dataset(req.id or [], req.version)
+        except Exception:  # noqa: BLE001 - pylance's own path reports the error
+            return None
+        req = self._vector_column(req, ds.schema)  # a refusal here is the answer
+        try:
             return ds.to_table(**query_plans.scanner_arguments(req))
         except Exception:  # noqa: BLE001 - pylance's own path reports the error
             return None
@@ -448,6 +475,7 @@ class LocalNamespace(LanceNamespace):
         query = req.query
         if query is None or not query_plans.plannable(query):
             return self._inner.explain_table_query_plan(req)
+        query = self._vector_column(query.model_copy(update={"id": req.id or query.id}))
         ds = self.open_dataset(req.id or query.id or [])
         return query_plans.plan(ds, query, analyze=False, verbose=bool(req.verbose))
 
@@ -457,6 +485,7 @@ class LocalNamespace(LanceNamespace):
         query = ln.QueryTableRequest.model_validate(req.model_dump(exclude={"identity", "context"}))
         if not query_plans.plannable(query):
             return self._inner.analyze_table_query_plan(req)
+        query = self._vector_column(query)
         return query_plans.plan(self.open_dataset(req.id or []), query, analyze=True, verbose=True)
 
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
@@ -703,17 +732,27 @@ class LocalNamespace(LanceNamespace):
         request: BatchDeleteTableVersionsRequest | Mapping[str, Any],
         *,
         allow_latest: bool = False,
+        delete_tags: bool = False,
     ) -> BatchDeleteTableVersionsResponse:
         """Delete version records by ranges (start inclusive, end exclusive; ``end=-1``: to
         latest), refused per ``backend.version_ranges`` (never the latest version unless
-        ``allow_latest``)."""
+        ``allow_latest``; never a tagged version: the refusal names the tags). With
+        ``delete_tags`` the tags of the covered versions are deleted first, under the same
+        lock, then the versions."""
         req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
         with self._guard(req.id):
             versions = self._inner.list_table_versions(
                 ListTableVersionsRequest(id=req.id, branch=req.branch)
             ).versions
             latest = max((v.version for v in versions), default=None)
-            version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
+            ranges = req.ranges or []
+            version_ranges.check_ranges(ranges, latest=latest, allow_latest=allow_latest)
+            tagged = version_ranges.table_tags(self._inner, req.id or [])
+            doomed = version_ranges.covered_tags(ranges, tagged, latest)
+            if doomed and not delete_tags:
+                raise invalid(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))
+            for tag in sorted({t for names in doomed.values() for t in names}):
+                self._inner.delete_table_tag(ln.DeleteTableTagRequest(id=req.id, tag=tag))
             answer = self._inner.batch_delete_table_versions(req.model_dump())
         return _response(BatchDeleteTableVersionsResponse, answer)
 

@@ -32,7 +32,12 @@ from lance_namespace import (
     DescribeTransactionResponse,
     LanceNamespace,
 )
-from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
+from lance_namespace.errors import (
+    ErrorCode,
+    InvalidInputError,
+    TransactionNotFoundError,
+    UnsupportedOperationError,
+)
 
 from .. import alter_actions, batch_rules, capabilities, gate, ids, properties, version_ranges
 from ..batch_rules import (
@@ -45,6 +50,7 @@ from ..batch_rules import (
     Problem,
     has_errors,
 )
+from ..errors import make
 from ..locations import STAGING_DIR, to_local_path
 from ..text import plural
 
@@ -250,6 +256,43 @@ def describe_transaction(
     return ns.describe_transaction(DescribeTransactionRequest(id=list(transaction_id)))
 
 
+def describe_transaction_in(
+    ns: LanceNamespace,
+    transaction_id: Sequence[str],
+    table_id: Sequence[str] | None = None,
+    *,
+    delimiter: str = "$",
+) -> tuple[list[str], DescribeTransactionResponse]:
+    """DescribeTransaction of ``transaction_id`` as given, and the id it was found under.
+
+    A bare id (one part, e.g. the uuid an index build answers with, as the console shows it)
+    that the backend does not know on its own (a batch id it does) is looked up among the
+    transactions of ``table_id``, the table in context: ``[*table_id, id]``. Without a table
+    in context the refusal says how to write the full id."""
+    parts = list(transaction_id)
+    try:
+        return parts, describe_transaction(ns, parts)
+    except (TransactionNotFoundError, InvalidInputError) as err:
+        if len(parts) != 1:
+            raise
+        if not table_id:
+            raise make(
+                ErrorCode.TRANSACTION_NOT_FOUND,
+                f"{parts[0]} is a bare transaction id and no table is picked to look it up in: "
+                f"pick its table, or write it as namespace{delimiter}table{delimiter}{parts[0]}. "
+                f"({err})",
+            ) from None
+        full = [*table_id, parts[0]]
+        try:
+            return full, describe_transaction(ns, full)
+        except (TransactionNotFoundError, InvalidInputError) as again:
+            raise make(
+                ErrorCode.TRANSACTION_NOT_FOUND,
+                f"Transaction {parts[0]} not found, neither on its own nor in the table "
+                f"{ids.format_id(list(table_id), delimiter)}: {again}",
+            ) from None
+
+
 def alter_request(
     transaction_id: Sequence[str], actions: Sequence[dict[str, Any]]
 ) -> AlterTransactionRequest:
@@ -393,6 +436,7 @@ __all__ = [
     "deregister_op",
     "describe_operation",
     "describe_transaction",
+    "describe_transaction_in",
     "discard_staged",
     "has_errors",
     "kind_of",

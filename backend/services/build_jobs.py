@@ -19,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lance_namespace import CreateTableIndexRequest, LanceNamespace
+from lance_namespace.errors import LanceNamespaceError
 
 from .. import capabilities
-from ..index_rules import default_index_name
+from ..index_rules import default_index_name, requested_build_fields
 from .index_overview import create_index, list_indexes
 
 
@@ -60,6 +61,9 @@ class BuildJob:
     observed: dict[str, Any] | None = None  # last poll: status / rows of the index
     response: Any = None
     error: BaseException | None = None
+    # after a successful vector build: the parameters applied otherwise than requested
+    # (rows of ``tuning.requested_vs_applied``: parameter, requested, applied, note)
+    param_differences: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -77,6 +81,38 @@ class BuildJob:
             if s and s not in seen:
                 seen.append(s)
         return seen
+
+
+def param_differences(
+    ns: LanceNamespace, request: CreateTableIndexRequest, index_name: str
+) -> list[dict[str, str]]:
+    """The build parameters of ``index_name`` that the backend applied otherwise than asked
+    (``tuning.requested_vs_applied`` against what was sent, or the backend's own record of
+    the build when it keeps one); empty for other indexes or when nothing can be read."""
+    from ..tuning import requested_vs_applied
+
+    recorded = getattr(ns, "index_requests", None)
+    asked = (recorded(list(request.id or [])) if callable(recorded) else {}).get(index_name)
+    asked = asked or requested_build_fields(request)
+    if not asked:
+        return []
+    try:
+        frame = requested_vs_applied(ns, list(request.id or []), {index_name: asked})
+    except LanceNamespaceError:
+        return []  # the build stands; what was applied could not be read
+    rows = frame[(frame["index"] == index_name) & frame["differs"].astype(bool)]
+    return [
+        {k: str(r[k]) for k in ("parameter", "requested", "applied", "note")}
+        for r in rows.to_dict("records")
+    ]
+
+
+def describe_differences(differences: Sequence[dict[str, str]]) -> str:
+    """``num_sub_vectors 8 requested, 16 applied (the server did not apply the parameter)``."""
+    return "; ".join(
+        f"{d['parameter']} {d['requested']} requested, {d['applied']} applied ({d['note']})"
+        for d in differences
+    )
 
 
 class BuildJobRegistry:
@@ -173,8 +209,10 @@ class BuildJobRegistry:
                 job.status = "failed"
                 job.finished_at = time.time()
             return
+        differences = param_differences(ns, request, job.index_name)
         with self._lock:
             job.response = response
+            job.param_differences = differences
             job.status = "succeeded"
             job.finished_at = time.time()
             job.fraction = 1.0
@@ -263,4 +301,11 @@ def start_build(
     return JOBS.start(ns, request, poll_interval=poll_interval)
 
 
-__all__ = ["JOBS", "BuildJob", "BuildJobRegistry", "start_build"]
+__all__ = [
+    "JOBS",
+    "BuildJob",
+    "BuildJobRegistry",
+    "describe_differences",
+    "param_differences",
+    "start_build",
+]

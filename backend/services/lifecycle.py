@@ -1,5 +1,7 @@
 """A table's and a namespace's life after creation, as functions a notebook can call, on both
-backends: restore a version, tags, cleanup of old versions by policy, drop vs deregister,
+backends: restore a version, tags, cleanup of old versions by policy, deleting version ranges
+(:func:`delete_versions`: never a tagged version, unless ``delete_tags=True`` deletes those
+tags first), drop vs deregister,
 rename, schema metadata, and dropping a namespace (RESTRICT or CASCADE).
 
 Every write is one spec operation; the rules it needs (ids, version ranges) come from the rule
@@ -53,7 +55,7 @@ from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
 from ..paging import list_all
-from .versions import list_versions
+from .versions import VersionsDeleted, delete_versions, list_versions
 
 # -- versions: restore ----------------------------------------------------------------------------
 
@@ -308,6 +310,40 @@ def deregister_table(ns: LanceNamespace, table_id: Sequence[str]) -> DeregisterT
     return ns.deregister_table(DeregisterTableRequest(id=ids.check_id(table_id)))
 
 
+@dataclass(frozen=True)
+class Deregistered:
+    """DeregisterTable's answer, and whether the namespace still lists the table when read
+    again afterwards (a server that rediscovers table directories, like pylance's directory
+    server for tables at the root, lists it again: its catalog entry is gone but the name is
+    not)."""
+
+    response: DeregisterTableResponse
+    still_listed: bool
+
+
+def still_listed(ns: LanceNamespace, table_id: Sequence[str]) -> bool:
+    """Whether the table's namespace lists ``table_id`` (ListTables read fresh, every page)."""
+    tid = ids.check_id(table_id)
+    return tid[-1] in list_all(ns.list_tables, ListTablesRequest(id=tid[:-1]), "tables")
+
+
+def deregister_and_check(ns: LanceNamespace, table_id: Sequence[str]) -> Deregistered:
+    """:func:`deregister_table`, then the listing read again (:func:`still_listed`)."""
+    tid = ids.check_id(table_id)
+    response = deregister_table(ns, tid)
+    return Deregistered(response, still_listed(ns, tid))
+
+
+def still_listed_warning(table: str) -> str:
+    """What to say when the server still lists a table it deregistered."""
+    return (
+        f"The server still lists {table} after deregistering it: it finds tables by their "
+        "directories (pylance's directory server does so for tables at the root), so the name "
+        "comes back in every listing although its catalog entry is gone. Move or delete its "
+        "directory to make it go away."
+    )
+
+
 RENAME_UNSUPPORTED = (
     "This server does not implement RenameTable (it answered that it is not supported): "
     "nothing was renamed."
@@ -435,12 +471,16 @@ __all__ = [
     "CASCADE_UNSUPPORTED",
     "Children",
     "CleanupPlan",
+    "Deregistered",
     "DropPreview",
     "PROPERTIES_READ_ONLY",
     "RENAME_UNSUPPORTED",
+    "VersionsDeleted",
     "cleanup_plan",
     "create_tag",
     "delete_tag",
+    "delete_versions",
+    "deregister_and_check",
     "deregister_table",
     "describe_policy",
     "drop_namespace",
@@ -453,6 +493,8 @@ __all__ = [
     "restore_version",
     "run_cleanup",
     "schema_metadata",
+    "still_listed",
+    "still_listed_warning",
     "tag_version",
     "tagged_versions",
     "update_schema_metadata",

@@ -12,6 +12,7 @@ from lance_namespace import (
     CountTableRowsRequest,
     CreateNamespaceRequest,
     DeclareTableRequest,
+    DeclareTableResponse,
     DeregisterTableRequest,
     DescribeNamespaceRequest,
     DescribeTableRequest,
@@ -85,6 +86,60 @@ def declare_table_request(
         properties=dict(properties or {}) or None,
         vend_credentials=True if vend_credentials else None,
     )
+
+
+@dataclass(frozen=True)
+class Declared:
+    """DeclareTable's answer, and the properties sent that the table does not have when it
+    is described afterwards (absent, or with another value): a server that drops them."""
+
+    response: DeclareTableResponse
+    dropped: dict[str, str] = field(default_factory=dict)
+
+
+def properties_not_kept(
+    sent: Mapping[str, str] | None, described: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The ``sent`` properties that ``described`` lacks or holds with another value."""
+    have = dict(described or {})
+    return {k: v for k, v in (sent or {}).items() if have.get(k) != v}
+
+
+def declare_and_check(ns: LanceNamespace, request: DeclareTableRequest) -> Declared:
+    """DeclareTable, then DescribeTable: which of the properties sent the server kept."""
+    response = ns.declare_table(request)
+    dropped: dict[str, str] = {}
+    if request.properties:
+        try:
+            desc = ns.describe_table(DescribeTableRequest(id=list(request.id or [])))
+        except LanceNamespaceError:
+            return Declared(response)  # declared; whether its properties were kept is unknown
+        dropped = properties_not_kept(request.properties, desc.properties)
+    return Declared(response, dropped)
+
+
+def dropped_properties_warning(table: str, dropped: Mapping[str, str]) -> str:
+    """What to say when the server did not keep properties sent with a declare."""
+    keys = ", ".join(sorted(dropped))
+    return (
+        f"The server did not keep {len(dropped)} of the properties sent with {table} "
+        f"({keys}): they were sent, but DescribeTable does not return them (or returns "
+        "other values). Properties cannot be edited afterwards (the spec has no operation "
+        "for it)."
+    )
+
+
+def total_fragments(metadata: Mapping[str, Any] | None) -> int | None:
+    """``total_fragments`` of a table's metadata (some REST servers report it there rather
+    than in ``stats``), when it is a whole number of 0 or more; ``None`` otherwise."""
+    value = (metadata or {}).get("total_fragments")
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
 
 
 def deregister_table_request(table_id: Sequence[str]) -> DeregisterTableRequest:
@@ -163,6 +218,8 @@ def describe_table(
     stats = resp.stats
     fragments = getattr(stats, "num_fragments", None)
     deleted = getattr(stats, "num_deleted_rows", None)
+    if fragments is None and not declared:
+        fragments = total_fragments(resp.metadata)
     open_dataset = getattr(ns, "open_dataset", None)
     if fragments is None and not declared and callable(open_dataset):
         # The local backend returns no stats: read them from the dataset itself.
@@ -188,14 +245,19 @@ def describe_table(
 
 
 __all__ = [
+    "Declared",
     "TableDetail",
     "create_namespace_request",
+    "declare_and_check",
     "declare_table_request",
+    "dropped_properties_warning",
     "deregister_table_request",
     "describe_namespace",
     "describe_table",
     "list_namespace_names",
     "list_table_names",
     "namespace_exists",
+    "properties_not_kept",
     "schema_frame",
+    "total_fragments",
 ]

@@ -15,6 +15,7 @@ from lance_namespace import (
     BatchDeleteTableVersionsRequest,
     BatchDeleteTableVersionsResponse,
     CountTableRowsRequest,
+    DeleteTableTagRequest,
     DescribeTableRequest,
     DescribeTableVersionRequest,
     DescribeTransactionRequest,
@@ -22,7 +23,7 @@ from lance_namespace import (
     ListTableIndicesRequest,
     ListTableVersionsRequest,
 )
-from lance_namespace.errors import LanceNamespaceError
+from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 
 from .. import capabilities, ids, version_ranges
 from ..errors import describe_error
@@ -278,11 +279,43 @@ def delete_problems(
     return problems
 
 
+@dataclass(frozen=True)
+class VersionsDeleted:
+    """What :func:`delete_versions` did: the server's answer and the tags it deleted first
+    (``version -> tags``; empty without ``delete_tags``)."""
+
+    response: BatchDeleteTableVersionsResponse
+    deleted_tags: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def deleted_count(self) -> int:
+        return int(self.response.deleted_count or 0)
+
+
 def delete_versions(
-    ns: LanceNamespace, table_id: Sequence[str], spans: Sequence[version_ranges.Span]
-) -> BatchDeleteTableVersionsResponse:
-    """Delete inclusive version spans; the backend refuses any covering the latest version."""
-    return ns.batch_delete_table_versions(delete_request(table_id, spans))
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    spans: Sequence[version_ranges.Span],
+    *,
+    delete_tags: bool = False,
+) -> VersionsDeleted:
+    """Delete inclusive version spans, on both backends. Refused, before anything is sent,
+    for a span covering the latest version and for one covering a tagged version (the
+    refusal names the tags; ``backend.version_ranges.tag_problems``). ``delete_tags=True``:
+    those tags are deleted first (DeleteTableTag each), then the versions, so no tag is left
+    pointing at a deleted version. The local backend checks the tags again under its lock."""
+    request = delete_request(table_id, spans)
+    tid = list(request.id or [])
+    ranges = request.ranges or []
+    latest = version_ranges.latest_version(ns, tid)
+    version_ranges.check_ranges(ranges, latest=latest)
+    tagged = version_ranges.table_tags(ns, tid)
+    doomed = version_ranges.covered_tags(ranges, tagged, latest)
+    if doomed and not delete_tags:
+        raise InvalidInputError(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))
+    for tag in sorted({t for names in doomed.values() for t in names}):
+        ns.delete_table_tag(DeleteTableTagRequest(id=tid, tag=tag))
+    return VersionsDeleted(ns.batch_delete_table_versions(request), doomed)
 
 
 # -- timeline ---------------------------------------------------------------------------------------
@@ -342,6 +375,7 @@ __all__ = [
     "compare_versions",
     "delete_problems",
     "delete_request",
+    "VersionsDeleted",
     "delete_versions",
     "describe_version",
     "latest_version",

@@ -421,3 +421,32 @@ def test_unreadable_config_is_reported(tmp_path: Path) -> None:
     path.write_text("[connections.x\n")
     _, _, problems = conns.load_connections(path)
     assert problems and "Cannot read" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({"total_fragments": "3"}, 3),
+        ({"total_fragments": 0}, 0),
+        ({"total_fragments": "-1"}, None),
+        ({"total_fragments": -2}, None),
+        ({"total_fragments": "many"}, None),
+        ({"total_fragments": True}, None),
+        ({"total_fragments": 2.5}, None),
+        ({}, None),
+        (None, None),
+    ],
+)
+def test_total_fragments_of_a_server_answer(metadata, expected) -> None:
+    """A server's ``total_fragments`` is untrusted: only a whole number of 0 or more counts."""
+    from backend.services.namespaces import total_fragments
+
+    assert total_fragments(metadata) == expected
+
+
+def test_properties_not_kept() -> None:
+    from backend.services.namespaces import properties_not_kept
+
+    assert properties_not_kept({"a": "1", "b": "2"}, {"a": "1", "b": "x"}) == {"b": "2"}
+    assert properties_not_kept({"a": "1"}, None) == {"a": "1"}
+    assert properties_not_kept(None, {"a": "1"}) == {}

@@ -58,7 +58,9 @@ def test_vector_column_inferred_and_results_match_numpy(ns) -> None:
     )
     two = rows.append_column("vec2", rows["vec"])
     frames.create_table(ns, ["docs", "two"], two)
-    with pytest.raises(InvalidInputError, match=r"2 vector columns \(vec, vec2\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"must name its vector_column \(its vector columns: vec, vec2\)"
+    ):
         frames.query(ns, ["docs", "two"], query, k=3)
     named = frames.query_df(ns, ["docs", "two"], query, column="vec2", k=1)
     assert named["id"].tolist() == [5]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from lance_namespace import (
+    BatchDeleteTableVersionsRequest,
     CountTableRowsRequest,
     CreateNamespaceRequest,
     DeclareTableRequest,
@@ -25,11 +26,21 @@ from lance_namespace.errors import (
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
+from lance_namespace_urllib3_client.models import VersionRange
 
 import backend
+from backend import batch_rules, version_ranges
 from backend.services import lifecycle as lc
 from backend.services.versions import list_versions
-from tests.support import append_rows, create_table, make_table, table_location, with_versions
+from tests.support import (
+    append_rows,
+    batch,
+    create_table,
+    make_table,
+    op_delete,
+    table_location,
+    with_versions,
+)
 
 T = ["ns", "t"]
 
@@ -145,6 +156,78 @@ def test_cleanup_policy_must_make_sense(ns, table, kwargs) -> None:
         lc.cleanup_plan(ns, table, **kwargs)
 
 
+# -- delete by range: never a dangling tag --------------------------------------------------------
+
+
+def test_range_delete_of_a_tagged_version_is_refused_naming_the_tag(ns, table) -> None:
+    lc.create_tag(ns, table, "baseline", 2)
+    with pytest.raises(InvalidInputError, match=r"v2 \(baseline\)") as err:
+        lc.delete_versions(ns, table, version_ranges.parse("1-3"))
+    assert "Nothing deleted" in str(err.value)
+    assert versions(ns, table) == [1, 2, 3, 4]
+    assert lc.tag_version(ns, table, "baseline") == 2
+
+
+def test_range_delete_with_delete_tags_takes_the_tags_too(ns, table) -> None:
+    lc.create_tag(ns, table, "baseline", 2)
+    lc.create_tag(ns, table, "also", 2)
+    lc.create_tag(ns, table, "kept", 4)
+    done = lc.delete_versions(ns, table, version_ranges.parse("2-3"), delete_tags=True)
+    assert done.deleted_count == 2 and done.deleted_tags == {2: ["also", "baseline"]}
+    assert versions(ns, table) == [1, 4]
+    tags = lc.list_tags(ns, table)
+    assert list(tags["tag"]) == ["kept"] and list(tags["version"]) == [4]
+
+
+def test_range_delete_refusal_of_the_latest_keeps_the_tags(ns, table) -> None:
+    """The version rules are checked before any tag is deleted."""
+    lc.create_tag(ns, table, "baseline", 2)
+    with pytest.raises(InvalidInputError, match="latest"):
+        lc.delete_versions(ns, table, version_ranges.parse("2-4"), delete_tags=True)
+    assert list(lc.list_tags(ns, table)["tag"]) == ["baseline"]
+    assert versions(ns, table) == [1, 2, 3, 4]
+
+
+def test_local_backend_refuses_a_tagged_version_itself(tmp_path: Path) -> None:
+    ns = backend.connect(str(tmp_path))
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    with_versions(ns, T, 4, rows=3)
+    lc.create_tag(ns, T, "baseline", 2)
+    request = BatchDeleteTableVersionsRequest(
+        id=T, ranges=[VersionRange(start_version=1, end_version=-1)]
+    )
+    with pytest.raises(InvalidInputError, match=r"v2 \(baseline\)"):
+        ns.batch_delete_table_versions(request, allow_latest=True)
+    request.ranges = [VersionRange(start_version=2, end_version=3)]
+    with pytest.raises(InvalidInputError, match="baseline"):
+        ns.batch_delete_table_versions(request)
+    assert versions(ns, T) == [1, 2, 3, 4]
+    assert ns.batch_delete_table_versions(request, delete_tags=True).deleted_count == 1
+    assert versions(ns, T) == [1, 3, 4] and lc.list_tags(ns, T).empty
+
+
+def test_batch_delete_of_a_tagged_version_is_refused(tmp_path: Path) -> None:
+    """BatchCommitTables' DeleteTableVersions follows the same rule (``batch_rules``)."""
+    ns = backend.connect(str(tmp_path))
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    with_versions(ns, T, 4, rows=3)
+    lc.create_tag(ns, T, "baseline", 3)
+    with pytest.raises(InvalidInputError, match=r"operation 1: .*v3 \(baseline\)"):
+        ns.batch_commit_tables(batch(op_delete(T, (2, 4))))
+    assert versions(ns, T) == [1, 2, 3, 4]
+    ns.batch_commit_tables(batch(op_delete(T, (1, 3))))  # v1, v2: untagged
+    assert versions(ns, T) == [3, 4]
+    assert lc.tag_version(ns, T, "baseline") == 3
+
+
+def test_batch_builder_lists_the_tag_problem(ns, table) -> None:
+    lc.create_tag(ns, table, "baseline", 2)
+    problems = batch_rules.check_batch(
+        batch(op_delete(table, (2, 3))), batch_rules.NamespaceView(ns)
+    )
+    assert batch_rules.has_errors(problems) and "baseline" in str(problems[0])
+
+
 # -- drop vs deregister ---------------------------------------------------------------------------
 
 
@@ -161,6 +244,22 @@ def test_drop_deletes_data_deregister_keeps_it(ns, table, backend_kind, tmp_path
     assert not exists(ns, table) and not exists(ns, ["ns", "kept"])
     assert kept_dir.is_dir() and any(kept_dir.iterdir())  # deregister: the data stays
     assert not dropped_dir.exists() or not any(dropped_dir.rglob("*.lance"))
+
+
+def test_deregister_rereads_the_listing(ns, backend_kind) -> None:
+    """pylance's directory namespace finds root-level tables by their directories: after
+    DeregisterTable its server (and pylance 14 underneath the local backend) still lists one,
+    and the console says so; inside a namespace the name is gone."""
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    create_table(ns, ["top"], make_table(2))
+    create_table(ns, ["ns", "inner"], make_table(2))
+    done = lc.deregister_and_check(ns, ["top"])
+    listed = "top" in ns.list_tables(ListTablesRequest(id=[])).tables
+    assert done.still_listed is listed
+    if backend_kind == "rest":
+        assert listed  # what the issue reports of pylance's server, checked independently
+    assert lc.deregister_and_check(ns, ["ns", "inner"]).still_listed is False
+    assert ns.list_tables(ListTablesRequest(id=["ns"])).tables == []
 
 
 def test_drop_preview_of_a_declared_table(ns) -> None:

@@ -1279,3 +1279,45 @@ def test_object_store_txn_store_on_obstore(tmp_path: Path) -> None:
     assert store.get("b/1")["status"] == "RUNNING"
     assert [r["txn_id"] for r in store.list()] == ["b/1"]
     assert store.delete("b/1") and store.get("b/1") is None
+
+
+def test_vector_column_missing_or_wrong_is_a_clear_refusal(tmp_path: Path) -> None:
+    """No vector_column: the table's only vector column is searched (checked against numpy);
+    a column that does not exist or holds no vectors is refused by name, never with lance's
+    error and its Rust source paths."""
+    from lance_namespace import (
+        AnalyzeTableQueryPlanRequest,
+        ExplainTableQueryPlanRequest,
+        QueryTableRequest,
+    )
+
+    ns = ours(tmp_path)
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    data = make_data(40, dim=4).rename_columns(["id", "kind", "doc", "tags", "emb"])
+    new_table(ns, ["a", "t"], data)
+    query = [0.2, 0.4, 0.6, 0.8]
+
+    def request(**fields) -> QueryTableRequest:
+        body = {"id": ["a", "t"], "vector": {"single_vector": query}, "k": 3, **fields}
+        return QueryTableRequest.model_validate(body)
+
+    found = ns.query_table_arrow(request())
+    emb = np.array(data.column("emb").to_pylist(), dtype=np.float32)
+    nearest = np.argsort(((emb - np.array(query, dtype=np.float32)) ** 2).sum(axis=1))[:3]
+    assert found.column("id").to_pylist() == data.column("id").take(nearest).to_pylist()
+    assert ns.query_table(request()).data  # the IPC answer too
+    plan = ns.explain_table_query_plan(ExplainTableQueryPlanRequest(id=["a", "t"], query=request()))
+    assert "emb" in plan
+    assert "emb" in ns.analyze_table_query_plan(
+        AnalyzeTableQueryPlanRequest.model_validate(request().model_dump())
+    )
+    for column, said in (("nope", "does not exist"), ("id", "does not hold vectors")):
+        for call in (ns.query_table_arrow, ns.query_table):
+            with pytest.raises(InvalidInputError) as err:
+                call(request(vector_column=column))
+            text = str(err.value)
+            assert said in text and "its vector columns: emb" in text
+            assert ".rs" not in text and "Location" not in text
+    new_table(ns, ["a", "plain"], data.drop_columns(["emb"]))
+    with pytest.raises(InvalidInputError, match="the table has no vector column"):
+        ns.query_table_arrow(request(id=["a", "plain"]))

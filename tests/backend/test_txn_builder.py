@@ -557,3 +557,25 @@ def test_batch_commit_with_staged_version_local(local_ns: LanceNamespace) -> Non
     assert "latest is 4" in messages(again)
     # and the versions service sees the same latest version
     assert latest_version(local_ns, tid("t")) == 4
+
+
+def test_describe_a_bare_transaction_id_in_its_table(ns_a: LanceNamespace) -> None:
+    """Both backends refuse a bare table transaction id on its own; in the table's context
+    the console finds it."""
+    from lance_namespace.errors import TransactionNotFoundError
+
+    create_table(ns_a, tid("t"), make_table(20))
+    resp = index_overview.create_index(
+        ns_a, index_rules.build_index_request(tid("t"), "id", "BTREE", name="b")
+    )
+    bare = resp.transaction_id
+    found, described = tb.describe_transaction_in(ns_a, [bare], tid("t"))
+    assert found == [*tid("t"), bare]
+    assert described.status.upper() == "SUCCEEDED"
+    assert described.properties["operation"] == "CreateIndex"
+    with pytest.raises(TransactionNotFoundError, match="no table is picked"):
+        tb.describe_transaction_in(ns_a, [bare], None)
+    with pytest.raises(TransactionNotFoundError, match="neither on its own nor in the table"):
+        tb.describe_transaction_in(ns_a, ["no-such-txn"], tid("t"))
+    full = [*tid("t"), bare]  # a full id is described as given
+    assert tb.describe_transaction_in(ns_a, full, ["other", "table"])[0] == full

@@ -213,6 +213,18 @@ def test_tag_deep_link_and_time_travel(
     expect(alert(main, "The link's tag nope does not exist")).to_be_visible()
     expect(main.get_by_label("Version", exact=True)).to_have_value("3")
 
+    # Delete by range says which versions are tagged, and refuses the tagged v2, naming its
+    # tag: nothing is deleted and the tag still points at v2.
+    deleting = manage_versions(page, "Delete by range")
+    expect(deleting.get_by_text("Tagged: v2 (gold).", exact=False)).to_be_visible()
+    type_into(deleting.get_by_label("Versions to delete", exact=True), "2")
+    typed = deleting.get_by_label("Type the table name t to confirm", exact=True)
+    typed.fill("t")
+    after_rerun(page, lambda: typed.press("Enter"))
+    expect(alert(main, "Tagged versions are in the range: v2 (gold).")).to_be_visible()
+    expect(metric(main, "Versions")).to_have_text("3")
+    shot("range-refused")
+
     # Delete the tag (typed confirmation).
     box = manage_versions(page, "Tags")
     pick_in_form(box, "Tag to delete", "gold")

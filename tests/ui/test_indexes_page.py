@@ -307,6 +307,43 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
     assert len(at.get("plotly_chart")) >= 2
 
 
+def test_build_flags_parameters_the_server_changed(docs_ns, make_app, monkeypatch) -> None:
+    """pylance's REST server ignores vector build parameters: the build asked for
+    num_sub_vectors 8 and the server applied its own; the Indexes page says so where the
+    build finishes."""
+    from backend.services.index_overview import index_details_dict
+    from tests.conftest import RestServer
+
+    server = RestServer(Path(docs_ns.local_path))
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        at = choose(make_app("indexes", query_params=QP), "vec", "IVF_PQ")
+        at.number_input(key="indexes.create.p.IVF_PQ.num_partitions").set_value(2)
+        at.number_input(key="indexes.create.p.IVF_PQ.num_sub_vectors").set_value(8)
+        at.text_input(key="indexes.create.form0.name").set_value("vpq")
+        create_button(at).click().run()
+        assert_no_exception(at)
+        (job_id,) = jobs(at)
+        assert build_jobs.JOBS.wait(job_id, timeout=120).status == "succeeded"
+        # what the server applied, read independently from its index listing
+        rest = backend.connect(server.url)
+        listing = rest.list_table_indices(ListTableIndicesRequest(id=DOCS)).indexes
+        details = index_details_dict(
+            next(i for i in listing if i.index_name == "vpq").index_details
+        )
+        applied = details["compression"]["num_sub_vectors"]
+        assert applied != 8
+        wait_for_builds(at)
+        (warning,) = [w for w in alerts(at, "warning") if w.startswith("Index vpq built in")]
+        assert (
+            f"The backend applied a parameter otherwise than requested: num_sub_vectors 8 "
+            f"requested, {applied} applied (the server did not apply the parameter)."
+        ) in warning
+        assert not [s for s in alerts(at, "success") if "vpq" in s]
+    finally:
+        server.stop()
+
+
 def test_drop_needs_typed_confirmation(docs_ns, make_app) -> None:
     create_index(docs_ns, "id", "BTREE", "by_id")
     create_index(docs_ns, "flag", "BITMAP", "by_flag")

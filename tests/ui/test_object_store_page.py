@@ -10,7 +10,14 @@ from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 import backend
 from tests.support import create_table, make_table
-from tests.ui.conftest import assert_no_exception, new_app, open_page, paths_shown, texts
+from tests.ui.conftest import (
+    alerts,
+    assert_no_exception,
+    new_app,
+    open_page,
+    paths_shown,
+    texts,
+)
 
 
 @pytest.fixture
@@ -166,3 +173,21 @@ def test_dialog_connection_saved_by_name_survives_a_reload(
         spec_from_form(
             {"target": s3_app, "storage_options": [{"key": "aws_region", "env": "no spaces"}]}
         )
+
+
+def test_drop_namespace_panel_says_cascade_is_not_available_on_s3(s3_app) -> None:
+    """``capabilities`` says drop_cascade=False on an object-store root: the panel says so
+    instead of offering CASCADE or a button that could only be refused."""
+    from components import lifecycle, state
+
+    at = new_app()
+    at.query_params["conn"] = "lake"
+    at.query_params["ns"] = "lake"
+    at.run()
+    at.session_state[state.panel_key(state.Tables.DROP_NS_OPEN, ["lake"])] = True
+    at.run()
+    assert_no_exception(at)
+    assert not [r for r in at.radio if r.key and "drop_ns" in r.key]
+    (warning,) = alerts(at, "warning")
+    assert lifecycle.CASCADE_NOT_ON_ROOT in warning and "lake › events" in warning
+    assert not [b for b in at.button if b.key and "drop_ns" in b.key]

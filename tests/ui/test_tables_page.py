@@ -154,6 +154,69 @@ def test_declare_table_through_form(make_app, ui_env) -> None:
     assert "declare_table" in page  # copy-as-Python snippet
 
 
+def test_declare_warns_of_properties_the_server_dropped(make_app, ui_env, monkeypatch) -> None:
+    """A server that drops declared properties (sent, then absent on describe): played by a
+    proxy in front of the real RestAdapter that leaves them out of DescribeTable answers."""
+    from tests.conftest import RestServer
+    from tests.support import RewritingProxy
+
+    def no_properties(route, answer):
+        answer.pop("properties", None)
+        return answer
+
+    server = RestServer(ui_env)
+    proxy = RewritingProxy(server.url, {"/describe": no_properties})
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+        at = make_app(query_params={"ns": "hr"})
+        open_dialog(at, "declare")
+        at.text_input(key="tables.declare0.name").input("payroll")
+        at.session_state["tables.declare0.props"] = {
+            "edited_rows": {},
+            "added_rows": [{"key": "owner", "value": "finance"}],
+            "deleted_rows": [],
+        }
+        at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+        assert_no_exception(at)
+        assert not at.success
+        (warning,) = alerts(at, "warning")
+        assert warning.startswith("Declared table hr › payroll. The server did not keep 1 of")
+        assert "(owner)" in warning
+        ns = backend.connect(proxy.url)
+        assert "payroll" in browse.list_table_names(ns, ["hr"])  # declared all the same
+        assert browse.describe_table(ns, ["hr", "payroll"]).properties == {}
+    finally:
+        proxy.stop()
+        server.stop()
+
+
+def test_fragments_from_the_metadata_total_fragments(make_app, ui_env, monkeypatch) -> None:
+    """A REST server reporting fragments as metadata ``total_fragments`` (no stats)."""
+    import lance
+
+    from tests.conftest import RestServer
+    from tests.support import RewritingProxy
+
+    location = browse.describe_table(backend.connect(str(ui_env)), ["sales", "orders"]).location
+    fragments = len(lance.dataset(location).get_fragments())  # counted independently
+
+    def with_total(route, answer):
+        answer["stats"] = None
+        answer["metadata"] = {**(answer.get("metadata") or {}), "total_fragments": str(fragments)}
+        return answer
+
+    server = RestServer(ui_env)
+    proxy = RewritingProxy(server.url, {"/describe": with_total})
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+        at = make_app(query_params=ORDERS)
+        assert_no_exception(at)
+        assert {m.label: m.value for m in at.metric}["Fragments"] == f"{fragments:,}"
+    finally:
+        proxy.stop()
+        server.stop()
+
+
 def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     before = browse.list_table_names(backend.connect(str(ui_env)), ["hr"])
@@ -371,6 +434,34 @@ def test_rename_on_a_rest_server_without_it_is_refused_up_front(
         assert browse.list_table_names(backend.connect(str(ui_env)), ["sales", "eu"]) == [
             "invoices"
         ]
+        # From then on the panel says so instead of offering CASCADE (or a button).
+        at.run()
+        assert not [r for r in at.radio if r.key and "drop_ns" in r.key]
+        (warning,) = alerts(at, "warning")
+        assert "This server refused DropNamespace with CASCADE this session" in warning
+        assert not [b for b in at.button if b.key and "drop_ns0.sales/eu" in b.key]
+    finally:
+        server.stop()
+
+
+def test_deregister_warns_when_the_server_still_lists_the_table(make_app, ui_env, monkeypatch):
+    from tests.conftest import RestServer
+    from tests.support import create_table, make_table
+
+    server = RestServer(ui_env)  # pylance's RestAdapter rediscovers root-level directories
+    try:
+        create_table(backend.connect(server.url), ["loose"], make_table(2))
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        at = make_app(query_params={"table": "loose"})
+        assert_no_exception(at)
+        at.text_input(key="tables.deregister0.confirm").input("loose")
+        at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+        assert_no_exception(at)
+        assert not at.success
+        (warning,) = alerts(at, "warning")
+        assert warning.startswith("Deregistered table loose; its files stay at its location.")
+        assert "The server still lists loose after deregistering it" in warning
+        assert "loose" in browse.list_table_names(backend.connect(server.url), [])
     finally:
         server.stop()
 

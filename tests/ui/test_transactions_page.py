@@ -334,6 +334,32 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     assert at.text_input(key=state.Txn.ID_INPUT).value == txn_text
 
 
+def test_describe_a_bare_transaction_id_in_the_table_picked(app, ui_env: Path, make_app) -> None:
+    """The bare uuid an index build answers with (as the console shows it) is completed with
+    the table picked."""
+    ns = backend.connect(str(ui_env))
+    resp = ixs.create_index(
+        ns, rules.build_index_request(["sales", "orders"], "id", "BTREE", name="b")
+    )
+    bare = resp.transaction_id
+    at = app
+    assert "A bare transaction id is looked up in sales$orders." in texts(at)
+    at.text_input(key=state.Txn.ID_INPUT).set_value(bare)
+    button(at, "Describe").click().run()
+    assert_no_exception(at)
+    assert not at.error, alerts(at, "error")
+    assert f"Transaction sales$orders${bare}: status **SUCCEEDED**" in texts(at)
+    assert at.session_state[state.Txn.HISTORY][0]["id"] == ["sales", "orders", bare]
+
+    at = make_app("transactions", query_params={"ns": "sales"})  # no table picked
+    at.text_input(key=state.Txn.ID_INPUT).set_value(bare)
+    button(at, "Describe").click().run()
+    assert_no_exception(at)
+    (error,) = alerts(at, "error")
+    assert f"{bare} is a bare transaction id and no table is picked" in error
+    assert f"namespace$table${bare}" in error
+
+
 def test_read_only_disables_writes(make_app) -> None:
     at = make_app("transactions", query_params={**QP, "ro": "true"})
     at = add(at, "declare_table", "sales$fresh")  # building is not writing

@@ -191,6 +191,46 @@ def test_delete_inclusive_range(make_app, ui_env) -> None:
     assert widget(at.text_input, "versions.delete1.", ".ranges").value == ""
 
 
+def test_delete_range_says_tagged_versions_and_refuses_them(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    ns = backend.connect(str(ui_env))
+    lifecycle.create_tag(ns, ["sales", "orders"], "baseline", 2)
+    at = make_app("versions", query_params=ORDERS)
+    open_tab(at, "Delete by range")
+    # before anything is submitted: which listed versions are tagged
+    assert "Tagged: v2 (baseline)." in texts(at)
+    box = widget(at.checkbox, "versions.delete0.", ".tags")
+    assert "v2 (baseline)" in box.label and box.value is False
+    delete_form(at, "1-2", "orders")
+    (error,) = alerts(at, "error")
+    assert error.startswith("Nothing deleted. Tagged versions are in the range: v2 (baseline).")
+    assert listed(ui_env, ["sales", "orders"]) == [3, 2, 1]
+    assert lifecycle.tag_version(ns, ["sales", "orders"], "baseline") == 2
+    delete_form(at, "1", "orders")  # an untagged version goes as before
+    assert alerts(at, "success") == ["Deleted 1 version of sales › orders."]
+    assert listed(ui_env, ["sales", "orders"]) == [3, 2]
+
+
+def test_delete_range_with_its_tags_when_ticked(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    ns = backend.connect(str(ui_env))
+    lifecycle.create_tag(ns, ["sales", "orders"], "baseline", 2)
+    lifecycle.create_tag(ns, ["sales", "orders"], "latest-one", 3)
+    at = make_app("versions", query_params=ORDERS)
+    open_tab(at, "Delete by range")
+    widget(at.checkbox, "versions.delete0.", ".tags").check()
+    delete_form(at, "2", "orders")
+    assert not at.error, alerts(at, "error")
+    assert alerts(at, "success") == [
+        "Deleted 1 version of sales › orders together with 1 tag: v2 (baseline)."
+    ]
+    assert listed(ui_env, ["sales", "orders"]) == [3, 1]
+    tags = lifecycle.list_tags(ns, ["sales", "orders"])
+    assert dict(zip(tags["tag"], tags["version"], strict=True)) == {"latest-one": 3}
+
+
 def test_delete_one_version_says_version(make_app, ui_env) -> None:
     at = make_app("versions", query_params=ORDERS)
     delete_form(at, "1", "orders")
@@ -287,6 +327,22 @@ def tag_form(at, form: str, *, n: int = 0, **fields) -> None:
     assert len(found) == 1, [b.key for b in at.button]
     found[0].click().run()
     assert_no_exception(at)
+
+
+def test_confirmation_boxes_are_empty_without_placeholder(make_app, ui_env) -> None:
+    """A confirmation box showing the name to type as its placeholder looks filled in."""
+    from backend.services import lifecycle
+
+    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    at = make_app("versions", query_params=ORDERS)
+    open_tab(at, "Tags")
+    confirm = widget(at.text_input, "versions.tags0.", ".delete.confirm")
+    assert confirm.value == "" and confirm.proto.placeholder == ""
+    pick = widget(at.selectbox, "versions.tags0.", ".delete.tag")
+    assert pick.value is None and pick.proto.placeholder == "pick one of 1 tag"
+    open_tab(at, "Delete by range")
+    confirm = widget(at.text_input, "versions.delete0.", ".confirm")
+    assert confirm.value == "" and confirm.proto.placeholder == ""
 
 
 def tag_grid(at) -> dict[str, int]:

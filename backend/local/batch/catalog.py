@@ -27,6 +27,7 @@ import pyarrow as pa
 from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTableVersionsRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
+from ... import version_ranges
 from ...errors import invalid
 from ...locations import CATALOG_DIR, manifest_problem, to_local_path
 from .context import DELIMITER, Ctx, error, oid
@@ -263,6 +264,11 @@ class Reader:
 
     def versions(self, table_id: Sequence[str]) -> set[int]:
         return set(self.state(oid(table_id)).versions)
+
+    def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]:
+        if not self.state(oid(table_id)).versions:
+            return {}  # declared only: no dataset, no tags
+        return version_ranges.table_tags(self.ctx.directory, list(table_id))
 
 
 # -- writing ----------------------------------------------------------------------------------------
