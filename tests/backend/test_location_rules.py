@@ -8,7 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lance_namespace import (
+    CreateNamespaceRequest,
+    DescribeTableRequest,
+    DropTableRequest,
+    ListTablesRequest,
+    RegisterTableRequest,
+)
+from lance_namespace.errors import InvalidInputError
 
+import backend
 from backend.location_rules import (
     OBJECT,
     TablePrefixes,
@@ -26,6 +35,7 @@ from backend.locations import (
     remote_location_problem,
     remote_manifest_problem,
 )
+from tests.support import create_table, make_table
 
 S3 = "s3://lake/root"
 
@@ -168,3 +178,20 @@ def test_remote_manifest_rule_without_the_root_takes_the_tables_parent() -> None
 def test_one_declare_policy(table_id: list[str], location: str | None, ok: bool) -> None:
     problem = declare_location_rule(table_id, location, root_uri=S3)
     assert (problem is None) is ok, problem
+
+
+def test_a_memory_root_gets_the_same_boundary(tmp_path: Path) -> None:
+    """memory:// roots are keys too: a registration at the catalog or another table's prefix
+    is refused, and a dangerous registration another writer made is never dropped."""
+    ns = backend.connect(f"memory://rules-{tmp_path.name}")
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(ns, ["a", "t"], make_table(3))
+    t = ns.describe_table(DescribeTableRequest(id=["a", "t"])).location.rsplit("/", 1)[1]
+    for location, why in (("__manifest", "__manifest"), (t, "another table"), (".", "root")):
+        with pytest.raises(InvalidInputError, match=why):
+            ns.register_table(RegisterTableRequest(id=["a", "reg"], location=location))
+    ns._inner.register_table(RegisterTableRequest(id=["a", "evil"], location="__manifest"))
+    with pytest.raises(InvalidInputError, match="__manifest.*deregister"):
+        ns.drop_table(DropTableRequest(id=["a", "evil"]))
+    assert ns.list_tables(ListTablesRequest(id=["a"])).tables == ["evil", "t"]  # catalog intact
+    assert ns.count_table_rows({"id": ["a", "t"]}).count == 3

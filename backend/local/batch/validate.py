@@ -31,7 +31,7 @@ from ...locations import (
 )
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
 from .context import DELIMITER, Ctx, error, oid
-from .objects import bucket_path, is_object_root, read_staged_object
+from .objects import is_object_root, read_staged_object
 from .plan import DeclareStep, DeleteStep, DeregisterStep, Move, Plan, VersionStep
 
 
@@ -182,11 +182,9 @@ def _object_version(
             step.size = len(data)
             plan.staged_bytes[op.index] = data
         else:
-            path_key, problem = object_manifest_key(ctx.root, location, req.manifest_path)
+            _, problem = object_manifest_key(ctx.root, location, req.manifest_path)
             if problem:
                 raise error(ErrorCode.INVALID_INPUT, problem)
-            assert path_key is not None
-            step.manifest_path = bucket_path(ctx, path_key)
     except LanceNamespaceError as e:
         raise _fail(op, ErrorCode.INVALID_INPUT, str(e)) from None
     plan.versions.append(step)
