@@ -1,33 +1,42 @@
-"""Locations on the local filesystem: URI to path, and what a request may point at.
+"""Locations: URI to path, and each kind of root's resolution of what a request points at.
 
 Table locations and manifest paths arrive in requests (RegisterTable, CreateTableVersion,
-DeclareTable, batch commits); they are untrusted. The rules:
+DeclareTable, batch commits) and in catalogs other processes write; they are untrusted. The
+rules themselves are ``backend.location_rules`` (pure, one per question, parametrised by the
+kind of root); this module resolves a location into the parts those rules compare:
 
-* a table location is inside the namespace root, and is not the root, the catalog
-  (``__manifest``), the console's own directory (``_console``), nor the directory of another
-  table (or a directory inside or around one); a location being *registered* exists and holds
-  a Lance dataset (``_versions``);
-* a staged manifest is a regular file inside the table's own staging areas (the table
-  directory, or the namespace's ``_staging`` directory), never outside the root, never a file
-  of ``_versions`` itself, and not behind a symbolic link that leaves the root.
-
-Paths are compared after ``realpath``: ``..``, symbolic links and doubled slashes cannot escape.
+* file roots (:func:`location_problem`, :func:`manifest_problem`): paths after ``realpath``,
+  so ``..``, symbolic links and doubled slashes cannot escape; a location being *registered*
+  exists and holds a Lance dataset (``_versions``); a staged manifest is a regular file;
+* object-store roots (:func:`object_table_key`, :func:`object_manifest_key`): keys parsed
+  strictly (``backend.location_rules.object_parts``), compared as prefixes;
+* a REST server's locations (:func:`remote_location_problem`,
+  :func:`remote_manifest_problem`): normalised paths.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
+from .location_rules import (
+    CATALOG_DIR,
+    CONSOLE_DIR,
+    FILE,
+    OBJECT,
+    REMOTE,
+    RESERVED_DIRS,
+    STAGING_DIR,
+    TablePrefixes,
+    location_rule,
+    manifest_rule,
+    object_parts,
+)
+
 URI_SAFE = "/$+':@&*=,;!~()"  # characters pylance leaves unencoded in file:// locations
-CATALOG_DIR = "__manifest"
-CONSOLE_DIR = "_console"
-STAGING_DIR = "_staging"
-RESERVED_DIRS = (CATALOG_DIR, CONSOLE_DIR, STAGING_DIR)
 
 
 def to_local_path(location: str | os.PathLike[str] | None, root: Path | None = None) -> Path | None:
@@ -74,32 +83,12 @@ def is_inside(path: Path, root: Path, *, strict: bool = False) -> bool:
     return r in p.parents
 
 
-class TableDirs:
-    """The resolved directories of a namespace's tables, for conflict checks that stay cheap
-    when a batch declares thousands of tables into a namespace that holds thousands."""
+class TableDirs(TablePrefixes):
+    """The resolved directories of a namespace's tables (file roots): real paths, compared as
+    prefixes (``backend.location_rules.TablePrefixes``)."""
 
     def __init__(self, dirs: Iterable[Path | str] = ()) -> None:
-        self._set = {str(real(Path(d))) for d in dirs}
-        self._sorted = sorted(self._set)
-
-    def conflict(self, resolved: str | os.PathLike[str]) -> str | None:
-        """How ``resolved`` (a real path) collides with a table directory, or ``None``."""
-        text = os.fspath(resolved)
-        if not self._set:
-            return None
-        if text in self._set:
-            return "is the directory of another table"
-        end = len(text)
-        while (end := text.rfind("/", 0, end)) > 0:  # every ancestor, then "/"
-            if text[:end] in self._set:
-                return "is inside another table's directory"
-        if text.startswith("/") and "/" in self._set:
-            return "is inside another table's directory"
-        prefix = text.rstrip("/") + "/"
-        i = bisect.bisect_left(self._sorted, prefix)
-        if i < len(self._sorted) and self._sorted[i].startswith(prefix):
-            return "contains another table's directory"
-        return None
+        super().__init__((str(real(Path(d))) for d in dirs), kind=FILE)
 
 
 def _resolved(path: Path, root: Path, root_real: Path) -> str:
@@ -113,6 +102,16 @@ def _resolved(path: Path, root: Path, root_real: Path) -> str:
     return os.path.realpath(text)
 
 
+def _parts_under(text: str, root_real: str) -> tuple[str, ...] | None:
+    """The real path ``text`` as parts relative to the real root (``None``: not under it)."""
+    if text == root_real:
+        return ()
+    base = root_real.rstrip("/") + "/"
+    if not text.startswith(base):
+        return None
+    return tuple(p for p in text[len(base) :].split("/") if p)
+
+
 def location_problem(
     root: Path,
     location: str | Path | None,
@@ -121,7 +120,8 @@ def location_problem(
     must_exist: bool = False,
     root_real: Path | None = None,
 ) -> str | None:
-    """Why ``location`` cannot be a table's directory under ``root`` (``None``: it can).
+    """Why ``location`` cannot be a table's directory under the file root ``root`` (``None``:
+    it can): resolved with ``realpath``, then ``backend.location_rules.location_rule``.
     ``root_real``: ``real(root)`` when the caller already has it."""
     if not location or not str(location).strip():
         return "the table location is empty"
@@ -131,18 +131,12 @@ def location_problem(
         return f"the table location {shown!r} is not a path on this filesystem"
     root_real = root_real or real(root)
     text = _resolved(path, root, root_real)
-    base = str(root_real).rstrip("/") + "/"
-    if text == str(root_real):
-        return "the table location is the namespace root itself"
-    if not text.startswith(base):
-        return f"the table location {shown!r} is outside the namespace root"
-    first = text[len(base) :].split("/", 1)[0]
-    if first in RESERVED_DIRS:
-        return f"the table location {shown!r} is inside the namespace's {first} directory"
     tables = other_tables if isinstance(other_tables, TableDirs) else TableDirs(other_tables)
-    clash = tables.conflict(text)
-    if clash:
-        return f"the table location {shown!r} {clash}"
+    problem = location_rule(
+        FILE, _parts_under(text, str(root_real)), shown, tables=tables, key=text
+    )
+    if problem:
+        return problem
     if must_exist:
         resolved = Path(text)
         if not resolved.is_dir():
@@ -153,7 +147,9 @@ def location_problem(
 
 
 def manifest_problem(root: Path, table_dir: Path, manifest_path: str | None) -> str | None:
-    """Why ``manifest_path`` cannot be a staged manifest of the table in ``table_dir``."""
+    """Why ``manifest_path`` cannot be a staged manifest of the table in ``table_dir`` (file
+    roots): resolved with ``realpath``, then ``backend.location_rules.manifest_rule``, then it
+    must be a regular file, not a symbolic link."""
     if not manifest_path or not str(manifest_path).strip():
         return "manifest_path is required"
     path = to_local_path(manifest_path)
@@ -162,18 +158,77 @@ def manifest_problem(root: Path, table_dir: Path, manifest_path: str | None) -> 
         path = Path("/" + str(manifest_path).lstrip("/"))
     if not path.is_absolute():
         path = Path("/" + str(path))
+    root_real = str(real(root))
     resolved = real(path)
-    areas = [real(table_dir), real(root / STAGING_DIR)]
-    if not any(a in resolved.parents for a in areas):
-        return (
-            f"the staged manifest {manifest_path!r} is outside the table's staging areas "
-            "(its table directory and the namespace's _staging directory)"
-        )
-    if resolved.parent == real(table_dir / "_versions"):
-        return f"{manifest_path!r} is a published manifest of _versions, not a staged one"
+    problem = manifest_rule(
+        FILE,
+        _parts_under(str(resolved), root_real),
+        str(manifest_path),
+        table=_parts_under(str(real(table_dir)), root_real),
+    )
+    if problem:
+        return problem
     if path.is_symlink() or not resolved.is_file():
         return f"the staged manifest {manifest_path!r} is not a regular file"
     return None
+
+
+# -- object-store roots (s3://, gs://, az://, memory://): keys, no filesystem ------------------
+
+
+class ObjectTables(TablePrefixes):
+    """The prefixes (relative to the root) of an object-store namespace's tables, from their
+    catalog locations; locations elsewhere (another bucket) cannot collide and are left out."""
+
+    def __init__(self, root: str, locations: Iterable[str] = ()) -> None:
+        super().__init__(kind=OBJECT)
+        for location in locations:
+            parts, _ = object_parts(root, location, lenient=True)
+            if parts:
+                self.add("/".join(parts))
+
+
+def object_table_key(
+    root: str, location: str | None, *, other_tables: TablePrefixes | None = None
+) -> tuple[str | None, str | None]:
+    """``(key, None)``: the table prefix (relative to the root) of ``location`` on the
+    object-store root ``root``, once it passes ``location_rule``; ``(None, problem)`` when it
+    does not. ``other_tables``: ``ObjectTables`` of the catalog's other tables."""
+    if location is None or not str(location).strip():
+        return None, "the table location is empty"
+    parts, malformed = object_parts(root, location)
+    if malformed:
+        return None, f"the table location {malformed}"
+    problem = location_rule(
+        OBJECT, parts, str(location), tables=other_tables or TablePrefixes(kind=OBJECT)
+    )
+    if problem:
+        return None, problem
+    assert parts is not None
+    return "/".join(parts), None
+
+
+def object_manifest_key(
+    root: str, table_location: str | None, manifest_path: str | None
+) -> tuple[str | None, str | None]:
+    """``(key, None)``: the key (relative to the root) of a staged manifest of the table at
+    ``table_location`` on the object-store root ``root``, once it passes ``manifest_rule``;
+    ``(None, problem)`` otherwise. The manifest is a URI of the root's store or a path inside
+    the bucket (as Lance reports manifest paths); nothing is read."""
+    if not manifest_path or not str(manifest_path).strip():
+        return None, "manifest_path is required"
+    parts, malformed = object_parts(root, manifest_path, base="bucket")
+    if malformed:
+        return None, f"the staged manifest {malformed}"
+    table, _ = object_parts(root, table_location, lenient=True)
+    problem = manifest_rule(OBJECT, parts, str(manifest_path), table=table)
+    if problem:
+        return None, problem
+    assert parts is not None
+    return "/".join(parts), None
+
+
+# -- locations a REST server reports or is sent ------------------------------------------------
 
 
 def _split(uri: str) -> tuple[str, str, str]:
@@ -187,37 +242,30 @@ def _split(uri: str) -> tuple[str, str, str]:
     return scheme, parsed.netloc, posixpath.normpath("/" + unquote(parsed.path).lstrip("/"))
 
 
-# Directories inside a Lance dataset: a location there is a part of a table, not a table.
-_DATASET_PARTS = frozenset({"_versions", "_transactions", "_deletions", "_indices", "data"})
-
-
 def remote_location_problem(location: str | None) -> str | None:
-    """The location rule for a table registered on a server whose files the console cannot see:
-    a relative path below the namespace root, not the root, not the catalog, ``_console`` or
-    ``_staging``, not a part of a dataset, with no ``..``. (Whether it exists, and whether it
-    is another table's directory, need the server: see the REST client.)"""
+    """The location rule for a table registered on a server whose files the console cannot see
+    (``location_rule`` of kind ``REMOTE``): a relative path below the namespace root, not the
+    root, not the catalog, ``_console`` or ``_staging``, not a part of a dataset, with no
+    ``..``. (Whether it exists, and whether it is another table's directory, need the server:
+    see the REST client.)"""
     if location is None or not str(location).strip():
         return "the table location is empty"
     text = str(location)
     if urlparse(text).scheme or text.startswith(("/", "\\")):
         return f"the table location {text!r} must be a path relative to the namespace root"
-    parts = [p for p in posixpath.normpath(text.replace("\\", "/")).split("/") if p]
-    if not parts or parts == ["."]:
-        return "the table location is the namespace root itself"
-    if parts[0] == "..":
-        return f"the table location {text!r} is outside the namespace root"
-    if parts[0] in RESERVED_DIRS:
-        return f"the table location {text!r} is inside the namespace's {parts[0]} directory"
-    if _DATASET_PARTS & set(parts[1:]):
-        return f"the table location {text!r} is inside a Lance dataset"
-    return None
+    parts = tuple(p for p in posixpath.normpath(text.replace("\\", "/")).split("/") if p)
+    if parts == (".",):
+        parts = ()
+    return location_rule(REMOTE, None if parts[:1] == ("..",) else parts, text)
 
 
-def remote_manifest_problem(table_location: str | None, manifest_path: str | None) -> str | None:
+def remote_manifest_problem(
+    table_location: str | None, manifest_path: str | None, *, root: str | None = None
+) -> str | None:
     """The staged-manifest rule for a table known only by its location (a REST server's):
-    the manifest lies in the table's directory or in the ``_staging`` directory beside it,
-    and is not one of the table's published ``_versions`` manifests. Paths are normalised
-    (``..`` cannot escape); nothing is read."""
+    ``manifest_rule`` of kind ``REMOTE``, with the namespace root ``root`` when the caller
+    knows it, else the table location's parent (where the directory namespace puts every
+    table it makes). Paths are normalised (``..`` cannot escape); nothing is read."""
     if not manifest_path or not str(manifest_path).strip():
         return "manifest_path is required"
     if not table_location:
@@ -226,17 +274,19 @@ def remote_manifest_problem(table_location: str | None, manifest_path: str | Non
     m_scheme, m_host, m_path = _split(str(manifest_path))
     if m_scheme == "file" and t_scheme != "file":  # a bare path on an object store: same bucket
         m_scheme, m_host = t_scheme, t_host
-    if (m_scheme, m_host) != (t_scheme, t_host):
-        return f"the staged manifest {manifest_path!r} is not in the table's storage"
-    areas = (t_path, posixpath.join(posixpath.dirname(t_path), STAGING_DIR))
-    if not any(m_path.startswith(a.rstrip("/") + "/") for a in areas):
-        return (
-            f"the staged manifest {manifest_path!r} is outside the table's staging areas (its "
-            "table directory and the _staging directory beside it)"
-        )
-    if posixpath.dirname(m_path) == posixpath.join(t_path, "_versions"):
-        return f"{manifest_path!r} is a published manifest of _versions, not a staged one"
-    return None
+    if root is not None:
+        r_scheme, r_host, r_path = _split(root)
+        if r_scheme == "file" and t_scheme != "file":
+            r_scheme, r_host = t_scheme, t_host
+    else:
+        r_scheme, r_host, r_path = t_scheme, t_host, posixpath.dirname(t_path)
+    same = (m_scheme, m_host) == (t_scheme, t_host) == (r_scheme, r_host)
+    return manifest_rule(
+        REMOTE,
+        _parts_under(m_path, r_path) if same else None,
+        str(manifest_path),
+        table=_parts_under(t_path, r_path) if same else None,
+    )
 
 
 __all__ = [
@@ -244,9 +294,13 @@ __all__ = [
     "CONSOLE_DIR",
     "RESERVED_DIRS",
     "STAGING_DIR",
+    "ObjectTables",
+    "TableDirs",
     "is_inside",
     "location_problem",
     "manifest_problem",
+    "object_manifest_key",
+    "object_table_key",
     "path_uri",
     "real",
     "remote_location_problem",

@@ -87,10 +87,18 @@ from ..arrow_types import column_kind
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
-from ..locations import location_problem, path_uri, to_local_path
+from ..location_rules import declare_location_rule, declared_location
+from ..locations import (
+    ObjectTables,
+    location_problem,
+    object_manifest_key,
+    object_table_key,
+    path_uri,
+    to_local_path,
+)
 from ..paging import list_all
 from . import batch, indexes, query_plans, transactions, txn_store
-from .batch import catalog_ops
+from .batch import catalog_ops, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTables
 from .target import check_object_store, memory_session, normalise_target, open_failure
@@ -348,6 +356,45 @@ class LocalNamespace(LanceNamespace):
                 out.append(path)
         return out
 
+    def _object_tables(self, exclude: Sequence[str] | None = None) -> ObjectTables:
+        """Prefixes of the catalog's tables on an object-store or memory root (``exclude``:
+        one table id to leave out)."""
+        ctx = batch.context(self, catalog_only=True)
+        skip = batch_oid(exclude) if exclude else None
+        rows = read_catalog(ctx).table_locations()
+        return ObjectTables(self.root, (loc for key, loc in rows.items() if key != skip))
+
+    def _root_uri(self) -> str:
+        """The root as pylance reports the locations of the tables under it."""
+        return path_uri(self.local_path) if self.local_path is not None else self.root
+
+    def _location_problem(
+        self, location: str, *, exclude: Sequence[str] | None = None, must_exist: bool = False
+    ) -> tuple[str | None, str | None]:
+        """``(key, problem)`` of a table location under this root, against the catalog's other
+        tables (``backend.location_rules.location_rule`` for the root's kind). ``key``: the
+        table's prefix relative to the root on object-store and memory roots."""
+        if self.local_path is not None:
+            problem = location_problem(
+                self.local_path,
+                location,
+                other_tables=self._table_dirs(exclude=exclude),
+                must_exist=must_exist,
+            )
+            return None, problem
+        key, problem = object_table_key(
+            self.root, location, other_tables=self._object_tables(exclude=exclude)
+        )
+        if problem is None and must_exist and objects.is_object_root(self.root):
+            assert key is not None
+            store = objects.store_for(batch.context(self, catalog_only=True))
+            if not any(k.startswith(f"{key}/_versions/") for k in store.list(f"{key}/_versions/")):
+                return (
+                    None,
+                    f"the table location {location!r} holds no Lance dataset (no _versions)",
+                )
+        return key, problem
+
     # -- namespaces ------------------------------------------------------------------------
     list_namespaces = _delegate("list_namespaces", ListNamespacesRequest)
     describe_namespace = _delegate("describe_namespace", ln.DescribeNamespaceRequest)
@@ -531,14 +578,20 @@ class LocalNamespace(LanceNamespace):
     def declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
         req = self._checked("declare_table", DeclareTableRequest, request)
         self._require_parent_namespace(req.id)
-        if req.location and self.local_path is not None:
-            problem = location_problem(
-                self.local_path, req.location, other_tables=self._table_dirs()
-            )
-            if problem:
-                raise invalid(f"declare_table: {problem}")
+        problem = None
+        if req.location:  # what is wrong with it first, then the policy
+            _, problem = self._location_problem(req.location, exclude=req.id)
+        problem = problem or declare_location_rule(
+            req.id or [], req.location, root_uri=self._root_uri()
+        )
+        own = declared_location(req.id or [])
+        if problem is None and own is not None:  # a root-level table's directory, known ahead
+            _, problem = self._location_problem(own, exclude=req.id)
+        if problem:
+            raise invalid(f"declare_table: {problem}")
         with self._guard(req.id):
-            resp = self._inner.declare_table(req)
+            # The only location accepted is the one pylance chooses: it is left to choose it.
+            resp = self._inner.declare_table(req.model_copy(update={"location": None}))
         resp.location = self._fix_location(resp.location)
         return resp
 
@@ -552,12 +605,11 @@ class LocalNamespace(LanceNamespace):
                 "registration cannot be read back by the directory namespace"
             )
         self._require_parent_namespace(req.id)
-        if self.local_path is not None:
-            problem = location_problem(
-                self.local_path, req.location, other_tables=self._table_dirs(), must_exist=True
-            )
-            if problem:
-                raise invalid(f"register_table: {problem}")
+        key, problem = self._location_problem(req.location, must_exist=True)
+        if problem:
+            raise invalid(f"register_table: {problem}")
+        if key is not None:  # object-store root: the checked key, relative to the root
+            req = req.model_copy(update={"location": key})
         with self._guard(req.id):
             return self._inner.register_table(req)
 
@@ -584,21 +636,40 @@ class LocalNamespace(LanceNamespace):
         return ln.RenameTableResponse()
 
     def drop_table(self, request: DropTableRequest) -> DropTableResponse:
-        """Drop a table and delete its data; refused when its location is not a table
-        directory under the root (a dangerous registration: deregister it instead)."""
+        """Drop a table and delete its data; refused when its location does not pass the
+        location rule (the root, the catalog, another table's directory or prefix, or one
+        inside or around it: a dangerous registration, deregister it instead). On an object
+        store only the objects under the table's own prefix are deleted."""
         req = self._checked("drop_table", DropTableRequest, request)
         with self._guard(req.id):
-            if self.local_path is not None:
-                location = self.describe_table(DescribeTableRequest(id=req.id)).location
-                problem = location_problem(
-                    self.local_path, location, other_tables=self._table_dirs(exclude=req.id)
+            location = self.describe_table(DescribeTableRequest(id=req.id)).location
+            key, problem = self._location_problem(str(location or ""), exclude=req.id)
+            if problem:
+                raise invalid(
+                    f"drop_table: refusing to delete the data of {self.format_id(req.id)}: "
+                    f"{problem}; deregister the table instead"
                 )
-                if problem:
-                    raise invalid(
-                        f"drop_table: refusing to delete the data of {self.format_id(req.id)}: "
-                        f"{problem}; deregister the table instead"
-                    )
-            return self._inner.drop_table(req)
+            if key is None or not objects.is_object_root(self.root):
+                return self._inner.drop_table(req)  # file and memory roots: pylance's drop
+            return self._drop_objects(req, key, str(location))
+
+    def _drop_objects(self, req: DropTableRequest, key: str, location: str) -> DropTableResponse:
+        """Deregister the table, then delete the objects under ``<key>/`` (the trailing slash:
+        ``t1`` never takes ``t10``'s objects)."""
+        try:
+            self._inner.deregister_table(ln.DeregisterTableRequest(id=req.id))
+        except LanceNamespaceError as err:
+            # A root-level table found by listing only (no catalog row): deleting its
+            # objects is what drops it.
+            if getattr(err, "code", None) != ErrorCode.TABLE_NOT_FOUND or len(req.id or []) != 1:
+                raise
+        store = objects.store_for(batch.context(self, catalog_only=True))
+        prefix = key + "/"
+        for k in store.list(prefix):
+            if k.startswith(prefix):
+                store.delete(k)
+        self._open_tables.clear()
+        return DropTableResponse(id=req.id, location=location)
 
     # -- data writes ------------------------------------------------------------------------
     def insert_into_table(
@@ -701,20 +772,41 @@ class LocalNamespace(LanceNamespace):
     ) -> CreateTableVersionResponse:
         req = self._checked("create_table_version", CreateTableVersionRequest, request)
         with self._guard(req.id):
-            if self.local_path is not None:
-                location = to_local_path(self.table_location(req.id), self.local_path)
-                assert location is not None and req.version is not None
-                try:
-                    read_staged_manifest(
-                        self.local_path, location, req.manifest_path, req.version, req.manifest_size
-                    )
-                except LanceNamespaceError as exc:
-                    raise invalid(f"create_table_version: {exc}") from None
+            req = self._checked_version(req)
             answer = self._inner.create_table_version(req.model_dump())
         resp = _response(CreateTableVersionResponse, answer)
         if resp.version is not None:
             resp.version.manifest_path = self._fix_manifest_path(resp.version.manifest_path)
         return resp
+
+    def _checked_version(self, req: CreateTableVersionRequest) -> CreateTableVersionRequest:
+        """The staged-manifest rule for a single CreateTableVersion (the batch's, too): file
+        roots read the file, object stores the object (a Lance manifest of exactly the version
+        announced, of the size announced); memory roots check the path. The request goes to
+        pylance with the manifest as the path inside the bucket it reads."""
+        assert req.version is not None
+        table_location = self.table_location(req.id)
+        try:
+            if self.local_path is not None:
+                location = to_local_path(table_location, self.local_path)
+                assert location is not None
+                read_staged_manifest(
+                    self.local_path, location, req.manifest_path, req.version, req.manifest_size
+                )
+                return req
+            ctx = batch.context(self, catalog_only=True)
+            if objects.is_object_root(self.root):
+                key, _ = objects.read_staged_object(
+                    ctx, table_location, req.manifest_path, req.version, req.manifest_size
+                )
+            else:
+                _, problem = object_manifest_key(self.root, table_location, req.manifest_path)
+                if problem:
+                    raise invalid(problem)
+                return req
+        except LanceNamespaceError as exc:
+            raise invalid(f"create_table_version: {exc}") from None
+        return req.model_copy(update={"manifest_path": objects.bucket_path(ctx, key)})
 
     def describe_table_version(
         self, request: DescribeTableVersionRequest | Mapping[str, Any]

@@ -124,6 +124,13 @@ def read_staged_manifest(
         data = staged.read_bytes()
     except OSError as e:
         raise invalid(f"the staged manifest is unreadable: {e.strerror}") from None
+    check_staged_bytes(manifest_path, data, version, size)
+    return staged, data
+
+
+def check_staged_bytes(manifest_path: str, data: bytes, version: int, size: int | None) -> None:
+    """``InvalidInputError`` unless ``data`` (read from ``manifest_path``) is a Lance manifest
+    recording exactly ``version``, of ``size`` bytes when given (every kind of root)."""
     found = manifest_version(data)
     if found is None:
         raise invalid(f"{manifest_path!r} is not a Lance manifest")
@@ -133,7 +140,6 @@ def read_staged_manifest(
         raise invalid(
             f"manifest_size {size} does not match the staged manifest ({len(data)} bytes)"
         )
-    return staged, data
 
 
 def list_versions(path: Path) -> tuple[dict[int, str], tuple[int, int] | None]:
@@ -397,6 +403,7 @@ __all__ = [
     "bootstrap_catalog",
     "catalog_commit",
     "catalog_undo",
+    "check_staged_bytes",
     "declared_row",
     "list_versions",
     "manifest_name",

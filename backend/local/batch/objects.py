@@ -42,13 +42,15 @@ from urllib.parse import urlparse
 from lance_namespace.errors import ErrorCode
 
 from ... import alter_actions as aa
+from ...location_rules import object_key
+from ...locations import object_manifest_key
 from .catalog import (
     bootstrap_catalog,
     catalog_commit,
     catalog_undo,
+    check_staged_bytes,
     declared_row,
     manifest_name,
-    manifest_version,
     read_catalog,
 )
 from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
@@ -166,6 +168,32 @@ def _inside(key: str, shown: str) -> str:
     return key
 
 
+def read_staged_object(
+    ctx: Ctx, table_location: str, manifest_path: str, version: int, size: int | None
+) -> tuple[str, bytes]:
+    """The staged manifest of version ``version`` of the table at ``table_location``, checked
+    (single CreateTableVersion and batches alike): its key passes the staged-manifest rule
+    (``backend.locations.object_manifest_key``), the object exists and is a Lance manifest of
+    exactly ``version`` (of ``size`` bytes when given). ``(key relative to the root, bytes)``;
+    ``InvalidInputError`` otherwise; nothing is written."""
+    key, problem = object_manifest_key(ctx.root, table_location, manifest_path)
+    if problem:
+        raise error(ErrorCode.INVALID_INPUT, problem)
+    assert key is not None
+    got = store_for(ctx).get(key)
+    if got is None:
+        raise error(
+            ErrorCode.INVALID_INPUT, f"the staged manifest {manifest_path!r} does not exist"
+        )
+    check_staged_bytes(manifest_path, got[0], version, size)
+    return key, got[0]
+
+
+def bucket_path(ctx: Ctx, key: str) -> str:
+    """The path inside the bucket (how Lance reads a manifest path) of a key of the root."""
+    return object_key(ctx.root, key.split("/"))
+
+
 def store_for(ctx: Ctx) -> Store:
     store = getattr(ctx.ns, "_object_store", None)
     if not isinstance(store, Store):
@@ -250,8 +278,8 @@ def _sha(data: bytes) -> str:
 
 
 def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) -> dict:
-    """The plan with object keys and what undoing each step needs; reads the staged manifests
-    (checked: inside the table or the root's staging area, the right version)."""
+    """The plan with object keys and what undoing each step needs (the staged manifests were
+    checked and read by validation)."""
     catalog: dict[str, dict[str, Any]] = {}
 
     def row_location(object_id: str) -> str:
@@ -264,10 +292,8 @@ def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) 
         return str(row["location"])
 
     declares = []
-    locations: dict[str, str] = {}
     for d in plan.declares:
         reserved = f"{store.key(d.location)}/{RESERVED_FILE}"
-        locations[d.object_id] = d.location
         existed = store.get(reserved) is not None
         declares.append(
             {
@@ -281,37 +307,16 @@ def make_journal(ctx: Ctx, store: Store, plan: Plan, txn_id: str, record: dict) 
         )
     versions = []
     for v in plan.versions:
-        location = locations.get(v.object_id) or row_location(v.object_id)
-        table = store.key(location)
-        staged = store.key(v.manifest_path)
-        if not (staged.startswith(table + "/") or staged.startswith("_staging/")):
-            raise error(
-                ErrorCode.INVALID_INPUT,
-                f"operation {v.index + 1}: the manifest {v.manifest_path!r} is neither under the "
-                "table nor in the namespace's _staging area",
-            )
-        got = store.get(staged)
-        if got is None:
-            raise error(
-                ErrorCode.INVALID_INPUT,
-                f"operation {v.index + 1}: the manifest {v.manifest_path!r} does not exist",
-            )
-        data = got[0]
-        if manifest_version(data) != v.version:
-            raise error(
-                ErrorCode.INVALID_INPUT,
-                f"operation {v.index + 1}: {v.manifest_path!r} is not a Lance manifest of "
-                f"version {v.version}",
-            )
-        plan.staged_bytes[v.index] = data
+        # Checked and read by validation (read_staged_object): those bytes are what is written.
+        assert v.staged is not None and v.table_path is not None and v.sha256 is not None
         versions.append(
             {
                 "index": v.index,
                 "object_id": v.object_id,
                 "version": v.version,
-                "staged": staged,
-                "final": f"{table}/_versions/{manifest_name(v.version, v.naming_scheme)}",
-                "sha256": _sha(data),
+                "staged": v.staged,
+                "final": f"{v.table_path}/_versions/{manifest_name(v.version, v.naming_scheme)}",
+                "sha256": v.sha256,
             }
         )
     deletes = []
@@ -557,10 +562,12 @@ __all__ = [
     "lease_seconds",
     "Lease",
     "Store",
+    "bucket_path",
     "commit_objects",
     "is_object_root",
     "leased",
     "recover_objects",
+    "read_staged_object",
     "recover_on_open",
     "store_for",
 ]

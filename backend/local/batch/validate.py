@@ -1,10 +1,12 @@
 """Validation: the batch's rules (``backend.batch_rules``) against the catalog as it is, then
 the local namespace's own checks while the plan is built. Nothing is written; no lock is held.
 
-The local checks: a declared table gets the location the directory namespace chooses (the
-request may only repeat it) and that location is inside the root; a staged manifest lies in
-the table's staging areas (``backend.locations.manifest_problem``), is a Lance manifest for
-exactly the version announced, and has the size announced.
+The local checks, the same rules as single calls (``backend.location_rules``) for the root's
+kind: a declared table gets the location the directory namespace chooses (the request may only
+repeat it, ``declare_location_rule``) and that location passes the location rule; a staged
+manifest passes the staged-manifest rule, is a Lance manifest for exactly the version
+announced, and has the size announced (file and object-store roots read it here; memory roots
+check its path).
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ from lance_namespace import BatchCommitTablesRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from ... import batch_rules
-from ...locations import TableDirs, location_problem, real, to_local_path
+from ...location_rules import TablePrefixes, declare_location_rule, object_parts
+from ...locations import (
+    ObjectTables,
+    TableDirs,
+    location_problem,
+    object_manifest_key,
+    object_table_key,
+    real,
+    to_local_path,
+)
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
 from .context import DELIMITER, Ctx, error, oid
+from .objects import is_object_root, read_staged_object
 from .plan import DeclareStep, DeleteStep, DeregisterStep, Move, Plan, VersionStep
 
 
@@ -42,7 +54,11 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
         raise first.error()
     ops, _ = batch_rules.operations_of(request)
     plan = Plan(ops)
-    tables = TableDirs(_table_dirs(ctx, reader) if ctx.is_file else ())
+    tables: TablePrefixes = (
+        TableDirs(_table_dirs(ctx, reader))
+        if ctx.is_file
+        else ObjectTables(ctx.root, reader.catalog.table_locations().values())
+    )
     root_real = real(ctx.local_path) if ctx.local_path is not None else None
     for op in ops:
         key = oid(op.table_id)
@@ -75,7 +91,7 @@ def _table_dirs(ctx: Ctx, reader: Reader) -> list[str]:
 
 
 def _declare(
-    ctx: Ctx, op: batch_rules.Op, tables: TableDirs, root_real: Path | None
+    ctx: Ctx, op: batch_rules.Op, tables: TablePrefixes, root_real: Path | None
 ) -> DeclareStep:
     req = op.request
     key = oid(op.table_id)
@@ -83,15 +99,13 @@ def _declare(
         location = f"{op.table_id[0]}.lance"
     else:
         location = f"{secrets.randbits(32):08x}_{key}"
-    if req.location and not (
-        len(op.table_id) == 1 and req.location.rstrip("/") in (location, ctx.table_uri(location))
-    ):
-        raise _fail(
-            op,
-            ErrorCode.INVALID_INPUT,
-            f"cannot declare the table at location {req.location!r}: the directory namespace "
-            "chooses table locations itself",
-        )
+    root_uri = ctx.root_uri if ctx.is_file else ctx.root
+    problem = None
+    if req.location:  # what is wrong with it first, then the policy (as single declares)
+        problem = _location_problem(ctx, req.location, tables, root_real)
+    problem = problem or declare_location_rule(op.table_id, req.location, root_uri=root_uri)
+    if problem:
+        raise _fail(op, ErrorCode.INVALID_INPUT, problem)
     step = DeclareStep(
         op.index,
         op.table_id,
@@ -99,14 +113,22 @@ def _declare(
         location,
         dict(req.properties) if req.properties is not None else None,
     )
-    if ctx.is_file:
-        assert ctx.local_path is not None
-        path = ctx.table_path(location)
-        problem = location_problem(ctx.local_path, path, other_tables=tables, root_real=root_real)
-        if problem:
-            raise _fail(op, ErrorCode.INVALID_INPUT, problem)
-        step.path = str(path)
+    path = ctx.table_path(location) if ctx.is_file else None
+    problem = _location_problem(ctx, path or location, tables, root_real)
+    if problem:
+        raise _fail(op, ErrorCode.INVALID_INPUT, problem)
+    step.path = str(path) if path is not None else None
     return step
+
+
+def _location_problem(
+    ctx: Ctx, location: str | Path, tables: TablePrefixes, root_real: Path | None
+) -> str | None:
+    """The location rule for the root's kind, against the catalog's tables."""
+    if ctx.is_file:
+        assert ctx.local_path is not None and isinstance(tables, TableDirs)
+        return location_problem(ctx.local_path, location, other_tables=tables, root_real=root_real)
+    return object_table_key(ctx.root, str(location), other_tables=tables)[1]
 
 
 def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
@@ -114,24 +136,57 @@ def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
     key = oid(op.table_id)
     scheme = (req.naming_scheme or "V2").upper()
     step = VersionStep(op.index, op.table_id, key, req.version, scheme, req.manifest_path)
-    if ctx.is_file:
-        assert ctx.local_path is not None
-        declared = next((d for d in plan.declares if d.object_id == key), None)
-        location = declared.location if declared else (reader.state(key).row or {})["location"]
-        table_path = ctx.table_path(location)
-        try:
-            staged, data = read_staged_manifest(
-                ctx.local_path, table_path, req.manifest_path, req.version, req.manifest_size
+    declared = next((d for d in plan.declares if d.object_id == key), None)
+    location = declared.location if declared else (reader.state(key).row or {})["location"]
+    if not ctx.is_file:
+        _object_version(ctx, op, plan, step, location)
+        return
+    assert ctx.local_path is not None
+    table_path = ctx.table_path(location)
+    try:
+        staged, data = read_staged_manifest(
+            ctx.local_path, table_path, req.manifest_path, req.version, req.manifest_size
+        )
+    except LanceNamespaceError as e:
+        raise _fail(op, ErrorCode.INVALID_INPUT, str(e)) from None
+    final = table_path / "_versions" / manifest_name(req.version, scheme)
+    step.staged = str(staged)
+    step.final = str(final)
+    step.table_path = str(table_path)
+    step.sha256 = hashlib.sha256(data).hexdigest()
+    step.size = len(data)
+    plan.staged_bytes[op.index] = data
+    plan.versions.append(step)
+
+
+def _object_version(
+    ctx: Ctx, op: batch_rules.Op, plan: Plan, step: VersionStep, location: str
+) -> None:
+    """The staged-manifest rule on an object-store root (the object read and checked, as a
+    single CreateTableVersion does) or a memory root (its path; pylance reads it)."""
+    req = op.request
+    try:
+        if is_object_root(ctx.root):
+            staged, data = read_staged_object(
+                ctx, location, req.manifest_path, req.version, req.manifest_size
             )
-        except LanceNamespaceError as e:
-            raise _fail(op, ErrorCode.INVALID_INPUT, str(e)) from None
-        final = table_path / "_versions" / manifest_name(req.version, scheme)
-        step.staged = str(staged)
-        step.final = str(final)
-        step.table_path = str(table_path)
-        step.sha256 = hashlib.sha256(data).hexdigest()
-        step.size = len(data)
-        plan.staged_bytes[op.index] = data
+            table, _ = object_parts(ctx.root, location, lenient=True)
+            if not table:
+                raise error(
+                    ErrorCode.INVALID_INPUT,
+                    f"the table's location {location!r} is not a prefix under the namespace root",
+                )
+            step.staged = staged
+            step.table_path = "/".join(table)  # the table's prefix, relative to the root
+            step.sha256 = hashlib.sha256(data).hexdigest()
+            step.size = len(data)
+            plan.staged_bytes[op.index] = data
+        else:
+            _, problem = object_manifest_key(ctx.root, location, req.manifest_path)
+            if problem:
+                raise error(ErrorCode.INVALID_INPUT, problem)
+    except LanceNamespaceError as e:
+        raise _fail(op, ErrorCode.INVALID_INPUT, str(e)) from None
     plan.versions.append(step)
 
 
