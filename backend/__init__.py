@@ -75,10 +75,8 @@ def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) ->
     if not isinstance(request, batch_rules.BatchCommitTablesRequest):
         request = batch_rules.BatchCommitTablesRequest.model_validate(request)
     delimiter = getattr(ns, "delimiter", None) or "$"
-    problems = batch_rules.static_problems(request, delimiter=delimiter)
-    if not batch_rules.has_errors(problems):
-        view = batch_rules.ListingView(ns, request)
-        problems = batch_rules.check_batch(request, view, delimiter=delimiter)
+    view = batch_rules.ListingView(ns, request)
+    problems = batch_rules.check_batch(request, view, delimiter=delimiter)
     first = batch_rules.first_error(problems) if raise_first else None
     if first is not None:
         raise first.error()

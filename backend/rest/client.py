@@ -610,12 +610,14 @@ class RestNamespaceClient(LanceNamespace):
         ``raise_first`` the first error is raised instead."""
         req = self._coerce(ROUTES["batch_commit_tables"], request)
         assert isinstance(req, ln.BatchCommitTablesRequest)
-        problems = batch_rules.static_problems(req, delimiter=self._delimiter)
-        if not batch_rules.has_errors(problems):
+        shape = batch_rules.operations_of(req)[1]
+        if shape:  # not a batch of operations: nothing to read
+            problems = shape
+        else:
             view = batch_rules.ListingView(self, req)
             problems = batch_rules.check_batch(req, view, delimiter=self._delimiter)
-            if not batch_rules.has_errors(problems):
-                problems += self._manifest_problems(req)
+        if not batch_rules.has_errors(problems):  # as the local commit: locations last
+            problems += self._manifest_problems(req)
         first = batch_rules.first_error(problems) if raise_first else None
         if first is not None:
             raise first.error()

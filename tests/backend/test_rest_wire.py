@@ -13,6 +13,7 @@ import inspect
 import json
 import pickle
 import random
+import re
 import shlex
 import socket
 import time
@@ -1339,6 +1340,8 @@ class Catalog:
                 return namespace_not_found(key)
             names, token = self._page(self.namespaces.get(key, []), request)
             return httpx.Response(200, json={"namespaces": names, "page_token": token})
+        if path.startswith("/v1/namespace/") and path.endswith("/exists"):
+            return httpx.Response(200, json={}) if key in self.tables else namespace_not_found(key)
         if path.endswith("/version/list"):
             if key not in self.versions:
                 return table_not_found(key)
@@ -1383,13 +1386,14 @@ def test_batch_commit_sends_the_batch_alone() -> None:
 def test_batch_static_rules_refuse_without_any_request(
     operation: ln.CommitTableOperation, match: str
 ) -> None:
-    server = Server()
+    server = Server(default=Catalog({"": [], "a": []}))
     client, _ = make_client(server)
     with pytest.raises(lne.InvalidInputError, match=match):
         client.batch_commit_tables(batch(operation))
     assert server.requests == []
-    assert client.preflight(batch(operation))[0].severity == "error"  # the same, no reads
-    assert server.requests == []
+    (problem,) = client.preflight(batch(operation))  # the same problem, found with the rest
+    assert problem.severity == "error" and re.search(match, str(problem))
+    assert all(e.op != "batch_commit_tables" for e in client.wire_log)
 
 
 def test_preflight_reads_in_bulk_and_numbers_operations_from_1() -> None:
@@ -1448,7 +1452,8 @@ def test_preflight_knows_tables_declared_earlier_in_the_batch() -> None:
         }  # fmt: skip
     )
     assert client.preflight(batch(op_declare(["a", "x"]), version)) == []
-    assert [e.op for e in client.wire_log] == ["list_tables", "list_namespaces"]
+    # a holds nothing: two empty lists prove nothing, so NamespaceExists is asked
+    assert [e.op for e in client.wire_log] == ["list_tables", "list_namespaces", "namespace_exists"]  # fmt: skip
     elsewhere = batch(op_declare(["a", "x"], location="s3://lake/y"), version)
     (problem,) = client.preflight(elsewhere)
     assert problem.number == 2 and "outside the table's staging areas" in problem.message
@@ -1472,7 +1477,8 @@ def test_a_batch_of_1000_declares_costs_its_listing_pages_and_one_commit(
     existing: int, page: int
 ) -> None:
     """From the builder (``bb.commit``: one preflight, then the batch): 1 + D + pages of
-    ListTables requests for 1,000 declares in D = 1 namespace, counted by the wire log."""
+    ListTables requests for 1,000 declares in D = 1 namespace, counted by the wire log (and
+    one NamespaceExists more when the namespace holds nothing: its empty lists prove nothing)."""
     from backend.services import batch_builder as bb
 
     catalog = Catalog(
@@ -1484,15 +1490,15 @@ def test_a_batch_of_1000_declares_costs_its_listing_pages_and_one_commit(
     operations = [bb.declare_op(["a", f"new{i}"]) for i in range(1000)]
     bb.commit(client, operations)
     pages = max(1, -(-existing // page))
-    assert client.wire_log.counts() == {
-        "list_tables": pages,
-        "list_namespaces": 1,
-        "batch_commit_tables": 1,
-    }
-    assert client.wire_log.total() == 1 + 1 + pages
+    empty = 1 if existing == 0 else 0
+    expected = {"list_tables": pages, "list_namespaces": 1, "batch_commit_tables": 1}
+    if empty:
+        expected["namespace_exists"] = 1
+    assert client.wire_log.counts() == expected
+    assert client.wire_log.total() == 1 + 1 + pages + empty
     client.wire_log.clear()
     assert bb.validate(client, operations) == []
-    assert client.wire_log.total() == 1 + pages  # Validate: the preflight alone
+    assert client.wire_log.total() == 1 + pages + empty  # Validate: the preflight alone
 
 
 def test_wire_log_counts_survive_the_ring_buffer() -> None:
