@@ -503,12 +503,7 @@ class RestNamespaceClient(LanceNamespace):
     def _checked(self, op: str, request: Any, data: Any = None, allow_latest: bool = False) -> Any:
         """A single write that depends on what the server holds: the static rules, then one
         read of that state (:meth:`_guard`), then the request."""
-        route = ROUTES[op]
-        req = self._coerce(route, request)
-        request_rules.check_request(op, req, delimiter=self._delimiter)
-        self._static_checks(op, req)
-        self._guard(op, req, allow_latest)
-        return self.call(op, req, data, allow_latest=allow_latest)
+        return self._run(op, request, data, lambda req: self._guard(op, req, allow_latest))
 
     def _guard(self, op: str, req: Any, allow_latest: bool) -> None:
         """What a local namespace refuses by itself, read from the server for one write: the
@@ -663,6 +658,13 @@ class RestNamespaceClient(LanceNamespace):
         other static rules, then one request. Nothing here reads the server's state (the
         typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
         ``allow_latest`` is for the typed BatchDeleteTableVersions' guard."""
+        return self._run(op, request, request_data, None)
+
+    def _run(
+        self, op: str, request: Any, request_data: Any, guard: Callable[[Any], None] | None
+    ) -> Any:
+        """The static rules, the request built (its body checked), ``guard`` (the reads of a
+        typed single write), then the one request."""
         route = ROUTES.get(op)
         if route is None:
             raise InvalidInputError(f"unknown operation {op!r}")
@@ -672,6 +674,8 @@ class RestNamespaceClient(LanceNamespace):
         url = self._url(route, req)
         headers = self._headers(req)
         body, content_type = self._body(route, req, request_data)
+        if guard is not None:
+            guard(req)
         if content_type is not None:
             headers["Content-Type"] = content_type
         if route.response_kind == RESP_ARROW:
