@@ -1636,10 +1636,8 @@ def test_a_manifest_path_outside_the_root_never_moves_the_file(
         run = lambda: env.ns.create_table_version(request)  # noqa: E731
         expected: type[LanceNamespaceError] = InvalidInputError
     else:
-        run = lambda: commit_checked(
-            env.ns,  # noqa: E731
-            make_batch(CommitTableOperation(create_table_version=request)),
-        )
+        batched = make_batch(CommitTableOperation(create_table_version=request))
+        run = lambda: commit_checked(env.ns, batched)  # noqa: E731
         expected = InvalidInputError  # outside the root: the path alone shows it
     c = Case("outside", f"{how}-{which}", lambda e: None, expected=expected, match="outside")
     problems, _err = _problems_of(env, c, run)
