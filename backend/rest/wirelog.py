@@ -294,6 +294,7 @@ class WireLogTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if not self.log.enabled:
+            self.log.record(op=str(request.extensions.get(OP_EXTENSION, "")))  # counted only
             return self.inner.handle_request(request)
         started = time.perf_counter()
         op = str(request.extensions.get(OP_EXTENSION, ""))

@@ -1717,3 +1717,10 @@ def test_connection_options_at_the_limits_are_accepted(options: dict[str, Any]) 
     server = Server(httpx.Response(200, json={"namespaces": []}))
     client, _ = make_client(server, **options)
     assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []
+
+
+def test_wire_log_counts_requests_when_it_keeps_none() -> None:
+    server = Server(default=httpx.Response(200, json={"tables": []}))
+    client, _ = make_client(server, wire_log_size=0)
+    client.list_tables(ln.ListTablesRequest(id=["a"]))
+    assert len(client.wire_log) == 0 and client.wire_log.counts() == {"list_tables": 1}
