@@ -3,11 +3,25 @@
 Every operation takes the ``lance_namespace`` request model (or a dict) and returns its
 response model. How each one travels is in :data:`backend.rest.routes.ROUTES`.
 
-Before anything is sent, a request passes ``backend.request_rules`` (ids, names, caps, ranges,
-index options) and, for the writes that could lose data on a permissive server, the checks a
-local namespace makes itself: the namespace exists before a create or declare; a version
-delete never covers the latest version (unless ``allow_latest=True``); a batch commit passes
-``backend.batch_rules`` against the server's current state.
+Before anything is sent, :meth:`RestNamespaceClient.call` checks what needs no server:
+``backend.request_rules`` (ids, names, caps, ranges, index options), a batch's shape and each
+of its operations' own rules (``backend.batch_rules.static_problems``), the shape of a location
+to register (a relative one follows ``backend.locations.remote_location_problem``; an absolute
+one, the form servers report locations in, is the server's to judge).
+
+What reads the server's state:
+
+* the typed single writes read once what they depend on, where a permissive server would
+  change something it should refuse: the parent namespace of a create or declare (pylance's
+  RestAdapter declares into a missing namespace), the target namespace of a rename, the
+  tables at a location to register (judged by the locations the server reports, never by
+  its storage layout), the table of a staged manifest, the latest version before a delete
+  (never covered unless ``allow_latest=True``);
+* a batch: :meth:`RestNamespaceClient.preflight`, on purpose and in bulk
+  (``backend.batch_rules.ListingView``); ``batch_commit_tables`` itself sends the batch alone.
+
+Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they come from the
+``server_profile`` option, or the server's answer to a real request of this session.
 
 Wire conventions:
 
@@ -657,7 +671,8 @@ class RestNamespaceClient(LanceNamespace):
         """Run any operation of :data:`ROUTES` by name: ``backend.request_rules`` and the
         other static rules, then one request. Nothing here reads the server's state (the
         typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
-        ``allow_latest`` is for the typed BatchDeleteTableVersions' guard."""
+        ``allow_latest`` is accepted for compatibility; the latest-version guard is the typed
+        ``batch_delete_table_versions``'s."""
         return self._run(op, request, request_data, None)
 
     def _run(
