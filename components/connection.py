@@ -25,6 +25,7 @@ import backend
 from backend import connect_options
 from backend import connections as conns
 from backend import properties as props
+from backend.capabilities import SERVER_PROFILES
 from backend.connections import ConnectionSpec, Secrets
 from backend.redaction import is_secret_name, mask_value, redact_url
 from components import feedback, state
@@ -317,7 +318,8 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         headers={k: v for k, v in headers.items() if is_secret_name(k)},
         storage_options={k: v for k, v in storage.items() if is_secret_name(k)},
     )
-    if connect_options.is_rest_target(target):
+    rest = connect_options.is_rest_target(target)
+    if rest:
         found = connect_options.rest_option_problems(
             target,
             {
@@ -343,6 +345,7 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         auth_token_env=str(values.get("auth_token_env") or "").strip() or None,
         timeout=float(timeout) if timeout else None,
         read_only=bool(values.get("read_only")),
+        server_profile=(values.get("server_profile") or None) if rest else None,
         source="session",
     )
     return spec, typed
@@ -364,6 +367,8 @@ def _render_status(spec: ConnectionSpec) -> None:
     facts += [f"{h} {mask_value(v)}" for h, v in secrets.headers.items()]
     if spec.delimiter:
         facts.append(f"delimiter {spec.delimiter}")
+    if spec.server_profile:
+        facts.append(f"server profile {spec.server_profile}")
     if facts:
         st.caption(feedback.as_text(" · ".join(facts)))
     for problem in (*problems, *spec.warnings):
@@ -444,6 +449,14 @@ def _connect_dialog() -> None:
         st.caption("Storage options (local / object store; secrets stay in this session)")
         values["storage_options"] = st.data_editor(
             empty_kv_frame(), num_rows="dynamic", key=f"{p}.storage", hide_index=True
+        )
+        values["server_profile"] = st.selectbox(
+            "REST server profile",
+            [None, *SERVER_PROFILES],
+            format_func=lambda n: "(unknown: learned from its answers)" if n is None else n,
+            key=f"{p}.profile",
+            help="What the server implements (BatchCommitTables, RenameTable, CASCADE), so "
+            "the pages say it up front. lance-dir: pylance's RestAdapter over a directory.",
         )
         values["read_only"] = st.checkbox("Read-only", key=f"{p}.read_only")
         save = st.checkbox("Save to the config file (no secrets)", key=f"{p}.save")

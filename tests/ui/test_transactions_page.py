@@ -372,6 +372,26 @@ def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest
     assert "Validate" in [b.label for b in at.button]
 
 
+def test_rest_server_profile_says_so_before_anything_is_sent(ui_env, rest_server) -> None:
+    """A connection with the lance-dir server profile: the page knows up front."""
+    backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["remote"]))
+    at = new_app()
+    at.run()
+    at.button(key="conn.open").click().run()
+    at.text_input(key="conn.form0.target").input(rest_server.url)
+    at.text_input(key="conn.form0.name").input("srv")
+    at.selectbox(key="conn.form0.profile").set_value("lance-dir")
+    at.button(key="conn.form0.submit").click().run()
+    at.switch_page("views/transactions.py")
+    at.run()
+    assert_no_exception(at)
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("This REST server does not implement BatchCommitTables")
+    at = add(at, "declare_table", "remote$t")
+    assert button(at, "Commit atomically").disabled
+    assert "Validate" in [b.label for b in at.button]
+
+
 def test_icon_only_buttons_have_names(app) -> None:
     at = add(app, "declare_table", "sales$one")
     at = add(at, "declare_table", "sales$two")
