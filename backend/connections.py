@@ -135,9 +135,17 @@ def default_target() -> str:
 
 
 def default_connection() -> ConnectionSpec:
-    """The connection the console opens with: the launcher's local directory namespace."""
+    """The connection the console opens with: the launcher's local directory namespace (or
+    its target; a REST one gets ``$LANCE_CONSOLE_SERVER_PROFILE`` as its server profile)."""
     source = "env" if os.environ.get("LANCE_CONSOLE_TARGET") else "default"
-    return ConnectionSpec(name="default", target=default_target(), source=source)
+    target = default_target()
+    profile = os.environ.get("LANCE_CONSOLE_SERVER_PROFILE") or None
+    return ConnectionSpec(
+        name="default",
+        target=target,
+        source=source,
+        server_profile=profile if is_rest_target(target) else None,
+    )
 
 
 def validate_name(name: str) -> str | None:

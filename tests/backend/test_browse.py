@@ -420,6 +420,17 @@ def test_a_saved_connection_carries_its_server_profile(tmp_path: Path, rest_serv
     assert conns.connection_key(other) != conns.connection_key(loaded)  # not one cached client
 
 
+def test_the_launchers_rest_connection_takes_the_server_profile_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANCE_CONSOLE_SERVER_PROFILE", "lance-dir")
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", "http://127.0.0.1:2333")
+    assert conns.default_connection().server_profile == "lance-dir"
+    assert conns.connect_options(conns.default_connection())["server_profile"] == "lance-dir"
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", "/data/lance")  # a local target: no profile
+    assert conns.default_connection().server_profile is None
+
+
 def test_literal_secrets_in_file_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text(
