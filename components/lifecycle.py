@@ -910,6 +910,7 @@ def render_drop_namespace(
         )
         cascade = mode == CASCADE
         count = len(found.tables) + len(found.namespaces)
+        no_cascade = bool(cascade and count and caps.drop_cascade is False)
         if found.empty:
             st.caption(feedback.as_text(f"{_path(path)} is empty: nothing else goes with it."))
         elif not cascade:
@@ -934,6 +935,12 @@ def render_drop_namespace(
                 st.caption(
                     "This server may not implement CASCADE: if it refuses, nothing is dropped."
                 )
+            elif caps.drop_cascade is False:
+                feedback.show(
+                    "warning",
+                    "This server does not implement CASCADE (its server profile, or its answer "
+                    "to a CASCADE drop, says so): drop the children first, then use RESTRICT.",
+                )
         fv = state.form_version("tables")
         with st.form(f"tables.drop_ns{fv}.{'/'.join(path)}", border=False):
             confirmed = render_typed_confirmation(
@@ -945,8 +952,9 @@ def render_drop_namespace(
                 f"Drop {name} and {plural(count, 'item')}" if cascade and count else f"Drop {name}"
             )
             submitted = st.form_submit_button(
-                label, type="primary", icon=":material/folder_delete:", disabled=read_only
-            )
+                label, type="primary", icon=":material/folder_delete:",
+                disabled=read_only or no_cascade,
+            )  # fmt: skip
     if not confirmed_submit(
         submitted,
         read_only=read_only,

@@ -384,6 +384,33 @@ def test_rename_on_a_rest_server_without_it_is_refused_then_known(
         server.stop()
 
 
+def test_a_server_profile_disables_rename_and_cascade_up_front(
+    make_app, ui_env, monkeypatch
+) -> None:
+    from components import state
+    from tests.conftest import RestServer
+
+    server = RestServer(ui_env)
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        monkeypatch.setenv("LANCE_CONSOLE_SERVER_PROFILE", "lance-dir")
+        at = make_app(query_params=ORDERS)
+        assert_no_exception(at)
+        open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
+        assert "This server does not implement RenameTable (its server profile" in texts(at)
+        assert at.button(key="FormSubmitter:tables.life0.rename.form-Rename").disabled
+        at = make_app(query_params={"ns": ["sales", "eu"]})
+        open_panel(at, state.Tables.DROP_NS_OPEN, ["sales", "eu"])
+        at.radio(key=state.panel_key(state.Tables.DROP_NS_MODE, ["sales", "eu"])).set_value(
+            "CASCADE"
+        ).run()
+        (warning,) = alerts(at, "warning")
+        assert warning.startswith("This server does not implement CASCADE")
+        assert at.button(key="FormSubmitter:tables.drop_ns0.sales/eu-Drop eu and 1 item").disabled
+    finally:
+        server.stop()
+
+
 def test_schema_metadata_edit_and_read_only_properties(make_app, ui_env) -> None:
     import lance
 
