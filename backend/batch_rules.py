@@ -20,6 +20,12 @@ Checked, before any lock is taken or anything is read from storage:
 
 Warnings (never block): ranges that match no existing version, overlapping ranges.
 Operations are numbered from 1 in every message.
+
+:func:`static_problems` is the part that needs no view (shape, ids, names, properties, version
+and manifest fields, range syntax): the REST client checks it before sending any batch. Views:
+:class:`NamespaceView` asks per table (NamespaceExists, TableExists); :class:`ListingView`
+reads a batch's namespaces in bulk (ListTables with declared tables, ListNamespaces, pages),
+the REST client's preflight.
 """
 
 from __future__ import annotations
