@@ -55,11 +55,46 @@ def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
 
 def capabilities(ns: LanceNamespace, *, probe: bool = False) -> BackendCapabilities:
     """What a connected backend can do (honoured index parameters, progress events, batch
-    commit...). ``probe=True`` asks a REST server what it implements."""
+    commit...). Nothing is sent to find out (``probe`` is accepted and ignored: capabilities
+    are never probed with writes; see ``backend.capabilities``)."""
     caps = getattr(ns, "capabilities", None)
     if callable(caps):
         return caps(probe=probe)
     return BackendCapabilities.unknown()
+
+
+def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) -> list[Any]:
+    """Every problem of a BatchCommitTablesRequest against the namespace as it is now
+    (``backend.batch_rules.Problem``, warnings included), nothing written. The local backend
+    runs its commit's own judgement; the REST client reads what it needs in bulk
+    (``RestNamespaceClient.preflight``); any other namespace is read through the spec's list
+    calls. ``raise_first``: raise the first error instead."""
+    from . import batch_rules
+
+    own = getattr(ns, "preflight", None)
+    if callable(own):
+        return own(request, raise_first=raise_first)
+    if not isinstance(request, batch_rules.BatchCommitTablesRequest):
+        request = batch_rules.BatchCommitTablesRequest.model_validate(request)
+    delimiter = getattr(ns, "delimiter", None) or "$"
+    view = batch_rules.ListingView(ns, request)
+    problems = batch_rules.check_batch(request, view, delimiter=delimiter)
+    first = batch_rules.first_error(problems) if raise_first else None
+    if first is not None:
+        raise first.error()
+    return problems
+
+
+def commit_batch(ns: LanceNamespace, request: Any) -> Any:
+    """A checked BatchCommitTables: the preflight, its first error raised, then the batch.
+    On the local backend the commit judges the batch itself, under its lock, so nothing runs
+    before it; elsewhere the preflight's reads come first (a REST batch of N declares in one
+    namespace: ListTables and ListNamespaces pages, then one BatchCommitTables)."""
+    from .local import LocalNamespace
+
+    if not isinstance(ns, LocalNamespace):
+        preflight(ns, request, raise_first=True)
+    return ns.batch_commit_tables(request)
 
 
 def missing_local_directory(target: str | os.PathLike[str]) -> Path | None:
@@ -80,10 +115,12 @@ __all__ = [
     "NamespaceConnectionError",
     "NamespaceTimeoutError",
     "capabilities",
+    "commit_batch",
     "connect",
     "describe_error",
     "errors",
     "is_rest_target",
     "missing_local_directory",
+    "preflight",
     "target_kind",
 ]

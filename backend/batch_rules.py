@@ -20,6 +20,12 @@ Checked, before any lock is taken or anything is read from storage:
 
 Warnings (never block): ranges that match no existing version, overlapping ranges.
 Operations are numbered from 1 in every message.
+
+:func:`static_problems` is the part that needs no view (shape, ids, names, properties, version
+and manifest fields, range syntax): the REST client checks it before sending any batch. Views:
+:class:`NamespaceView` asks per table (NamespaceExists, TableExists); :class:`ListingView`
+reads a batch's namespaces in bulk (ListTables with declared tables, ListNamespaces, pages),
+the REST client's preflight.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from typing import Any, Protocol
 from lance_namespace import (
     BatchCommitTablesRequest,
     CommitTableOperation,
+    ListNamespacesRequest,
+    ListTablesRequest,
     ListTableVersionsRequest,
     NamespaceExistsRequest,
     TableExistsRequest,
@@ -170,6 +178,99 @@ class NamespaceView:
         return self._tags[key]
 
 
+class ListingView:
+    """A :class:`CatalogView` for one batch, read in bulk through the spec's list calls of any
+    ``LanceNamespace`` (the REST client's preflight):
+
+    * each namespace holding a table of the batch: ListTables with declared tables, every page
+      (which tables it holds; "not found": the namespace does not exist), and ListNamespaces,
+      every page (its child namespaces: a declared table's id may not be a namespace's);
+      only when both lists are empty, NamespaceExists (an empty list proves nothing);
+    * a table's versions: ListTableVersions, every page, only for an existing table whose
+      versions an operation needs (never for a DeregisterTable, nor a table the batch declares);
+      its tags (ListTableTags) only for a table whose versions the batch deletes.
+
+    Each answer is read once per view. A batch of N operations on tables of D namespaces costs
+    D x (pages of ListTables + pages of ListNamespaces) (+1 for a namespace holding nothing),
+    plus one listing per versioned table: not a request per operation.
+    """
+
+    def __init__(self, ns: Any, request: BatchCommitTablesRequest | None = None):
+        self.ns = ns
+        ops = operations_of(request)[0] if request is not None else []
+        self._table_parents = {tuple(op.table_id[:-1]) for op in ops}
+        self._tables: dict[tuple[str, ...], set[str] | None] = {}
+        self._children: dict[tuple[str, ...], set[str] | None] = {}
+        self._versions = NamespaceView(ns)
+
+    def _listing(self, method: Any, request: Any, field_name: str) -> set[str] | None:
+        from .paging import list_all
+
+        try:
+            return {str(name) for name in list_all(method, request, field_name)}
+        except NamespaceNotFoundError:
+            return None
+
+    def tables_in(self, namespace_id: Sequence[str]) -> set[str] | None:
+        """The names of the tables (declared ones included) in a namespace; ``None``: the
+        namespace does not exist."""
+        key = tuple(namespace_id)
+        if key not in self._tables:
+            self._tables[key] = self._listing(
+                self.ns.list_tables,
+                ListTablesRequest(id=list(key), include_declared=True),
+                "tables",
+            )
+        return self._tables[key]
+
+    def children_of(self, namespace_id: Sequence[str]) -> set[str] | None:
+        """The names of a namespace's child namespaces; ``None``: it does not exist."""
+        key = tuple(namespace_id)
+        if key not in self._children:
+            self._children[key] = self._listing(
+                self.ns.list_namespaces, ListNamespacesRequest(id=list(key)), "namespaces"
+            )
+        return self._children[key]
+
+    def namespace_exists(self, namespace_id: Sequence[str]) -> bool:
+        key = tuple(namespace_id)
+        if not key:
+            return True
+        if key in self._table_parents:
+            # Listings of a namespace that holds something prove it exists, and "not found"
+            # proves it does not; two empty listings prove nothing (a server may list a
+            # namespace that does not exist as empty: pylance's RestAdapter does), so then
+            # NamespaceExists is asked.
+            tables = self.tables_in(key)
+            if tables is None:
+                return False
+            if tables:
+                return True
+            children = self.children_of(key)
+            if children is None:
+                return False
+            return bool(children) or self._versions.namespace_exists(key)
+        if key[:-1] in self._table_parents:
+            children = self.children_of(key[:-1])
+            return children is not None and key[-1] in children
+        return self._versions.namespace_exists(key)
+
+    def table_exists(self, table_id: Sequence[str]) -> bool:
+        key = tuple(table_id)
+        if not key:
+            return False
+        tables = self.tables_in(key[:-1])
+        return tables is not None and key[-1] in tables
+
+    def versions(self, table_id: Sequence[str]) -> set[int]:
+        return self._versions.versions(table_id)
+
+    def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]:
+        """The tagged versions of a table whose versions the batch deletes (ListTableTags,
+        asked only for such a table)."""
+        return self._versions.tags(table_id)
+
+
 @dataclass
 class Op:
     """One operation of a batch: its index (0-based), kind, table id and request."""
@@ -219,14 +320,26 @@ def operations_of(request: BatchCommitTablesRequest) -> tuple[list[Op], list[Pro
 
 @dataclass
 class _Sim:
-    """A table as the batch sees it after the operations checked so far."""
+    """A table as the batch sees it after the operations checked so far. Its versions are
+    read from the view only when an operation needs them (a DeregisterTable does not)."""
 
     exists: bool
-    versions: set[int]
+    load: Any = None  # () -> the versions the view holds; None: nothing to read
     created: dict[int, int] = field(default_factory=dict)  # version -> op index
     declared_by: int | None = None
     deregistered_by: int | None = None
     last_deleted: set[int] = field(default_factory=set)  # what the last delete removed
+    _versions: set[int] | None = None
+
+    @property
+    def versions(self) -> set[int]:
+        if self._versions is None:
+            self._versions = set(self.load()) if self.load is not None else set()
+        return self._versions
+
+    @versions.setter
+    def versions(self, value: set[int]) -> None:
+        self._versions = value
 
 
 def check_batch(
@@ -251,10 +364,46 @@ def check_batch(
     return problems
 
 
+def static_problems(
+    request: BatchCommitTablesRequest, *, delimiter: str = ids.DEFAULT_DELIMITER
+) -> list[Problem]:
+    """The problems of the batch that need no knowledge of the namespace: its shape, and each
+    operation's request rules, properties, version, manifest fields, naming scheme and range
+    syntax. What :func:`check_batch` adds (existence, latest versions, the order of the
+    batch's own operations) needs a :class:`CatalogView`."""
+    ops, problems = operations_of(request)
+    for op in ops:
+        bad, code = _static_problem(op, delimiter)
+        if bad:
+            name = ids.format_id([str(p) for p in op.table_id], delimiter) or "(empty id)"
+            problems.append(
+                Problem(op.index, f"{OPERATION_LABELS[op.kind]} {name}: {bad}", code=code)
+            )
+    return problems
+
+
+def _static_problem(op: Op, delimiter: str) -> tuple[str | None, ErrorCode]:
+    code = ErrorCode.INVALID_INPUT
+    bad = request_rules.request_problem(_REQUEST_OPS[op.kind], op.request, delimiter=delimiter)
+    if bad:
+        return bad, code
+    req = op.request
+    if op.kind == DECLARE:
+        return properties.properties_problem(req.properties), code
+    if op.kind in (CREATE_VERSION, DELETE_VERSIONS) and req.branch not in (None, "", "main"):
+        return "branches are not supported in a batch commit", ErrorCode.UNSUPPORTED
+    if op.kind == CREATE_VERSION:
+        return _create_static(req), code
+    if op.kind == DELETE_VERSIONS:
+        found = version_ranges.range_problems(list(req.ranges or []), latest=None)
+        return (" ".join(found) if found else None), code
+    return None, code
+
+
 def _sim(view: CatalogView, sims: dict[tuple[str, ...], _Sim], key: tuple[str, ...]) -> _Sim:
     if key not in sims:
         exists = view.table_exists(key)
-        sims[key] = _Sim(exists=exists, versions=set(view.versions(key)) if exists else set())
+        sims[key] = _Sim(exists=exists, load=(lambda: view.versions(key)) if exists else None)
     return sims[key]
 
 
@@ -267,9 +416,9 @@ def _check_op(
         return [Problem(i, f"{OPERATION_LABELS[op.kind]} {name}: {message}", code=code)]
 
     name = ids.format_id([str(p) for p in op.table_id], delimiter) or "(empty id)"
-    bad = request_rules.request_problem(_REQUEST_OPS[op.kind], op.request, delimiter=delimiter)
+    bad, code = _static_problem(op, delimiter)  # what needs no view comes first
     if bad:
-        return problem(bad)
+        return problem(bad, code)
     key = tuple(op.table_id)
     parent = key[:-1]
     if parent and not view.namespace_exists(parent):
@@ -313,11 +462,29 @@ def _check_op(
     return []
 
 
+def _create_static(req: Any) -> str | None:
+    """What is wrong with a CreateTableVersion whatever the table holds."""
+    version = req.version
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        return f"the version must be a positive integer, got {version!r}"
+    if not isinstance(req.manifest_path, str) or not req.manifest_path.strip():
+        return "the staged manifest path is empty"
+    if req.manifest_size is not None and (
+        not isinstance(req.manifest_size, int) or req.manifest_size < 0
+    ):
+        return f"the manifest size must be a non-negative integer, got {req.manifest_size!r}"
+    scheme = req.naming_scheme
+    if scheme is not None and str(scheme).upper() not in NAMING_SCHEMES:
+        return f"the naming scheme must be one of {', '.join(NAMING_SCHEMES)}"
+    return properties.properties_problem(req.metadata, "metadata")
+
+
 def _check_create(op: Op, s: _Sim, problem: Any) -> list[Problem]:
     req = op.request
     version = req.version
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        return problem(f"the version must be a positive integer, got {version!r}")
+    bad = _create_static(req)
+    if bad:
+        return problem(bad)
     if version in s.created:
         return problem(
             f"version {version} is already created by operation {s.created[version] + 1}"
@@ -329,20 +496,6 @@ def _check_create(op: Op, s: _Sim, problem: Any) -> list[Problem]:
             f"is {latest + 1}",
             ErrorCode.CONCURRENT_MODIFICATION,
         )
-    if not isinstance(req.manifest_path, str) or not req.manifest_path.strip():
-        return problem("the staged manifest path is empty")
-    if req.manifest_size is not None and (
-        not isinstance(req.manifest_size, int) or req.manifest_size < 0
-    ):
-        return problem(
-            f"the manifest size must be a non-negative integer, got {req.manifest_size!r}"
-        )
-    scheme = req.naming_scheme
-    if scheme is not None and str(scheme).upper() not in NAMING_SCHEMES:
-        return problem(f"the naming scheme must be one of {', '.join(NAMING_SCHEMES)}")
-    bad_meta = properties.properties_problem(req.metadata, "metadata")
-    if bad_meta:
-        return problem(bad_meta)
     s.versions.add(version)
     s.created[version] = op.index
     return []
@@ -402,6 +555,7 @@ __all__ = [
     "OPERATION_KINDS",
     "OPERATION_LABELS",
     "CatalogView",
+    "ListingView",
     "NamespaceView",
     "Op",
     "Problem",
@@ -409,4 +563,5 @@ __all__ = [
     "first_error",
     "has_errors",
     "operations_of",
+    "static_problems",
 ]

@@ -7,6 +7,7 @@ File (``$LANCE_CONSOLE_CONFIG``, default ``~/.config/lance-console/connections.t
     delimiter = "$"
     api_key_env = "PROD_LANCE_API_KEY"      # secret looked up in the environment
     read_only = true
+    server_profile = "lance-dir"            # what the server implements (REST; optional)
     [connections.prod.headers]
     x-tenant = "acme"
 
@@ -70,6 +71,7 @@ class ConnectionSpec:
     secret_storage_env: Mapping[str, str] = field(default_factory=dict)  # option -> env var
     timeout: float | None = None
     read_only: bool = False
+    server_profile: str | None = None  # REST: backend.capabilities.SERVER_PROFILES
     source: str = "session"  # "default" | "env" | "config" | "secrets" | "session"
     warnings: tuple[str, ...] = ()
 
@@ -91,6 +93,8 @@ class ConnectionSpec:
             out["timeout"] = float(self.timeout)
         if self.read_only:
             out["read_only"] = True
+        if self.server_profile:
+            out["server_profile"] = self.server_profile
         if self.headers:
             out["headers"] = dict(self.headers)
         if self.secret_headers_env:
@@ -115,6 +119,7 @@ class ConnectionSpec:
             "secret_headers": sorted(self.secret_headers_env),
             "secret_storage": sorted(self.secret_storage_env),
             "read_only": self.read_only,
+            "server_profile": self.server_profile,
         }
 
 
@@ -131,19 +136,23 @@ def default_target() -> str:
 
 def default_connection() -> ConnectionSpec:
     """The connection the console opens with: the launcher's target, with the storage options
-    and API key variable it was given (``backend.launch``)."""
+    and API key variable it was given (``backend.launch``); a REST one gets
+    ``$LANCE_CONSOLE_SERVER_PROFILE`` as its server profile."""
     from . import launch
 
     source = "env" if os.environ.get("LANCE_CONSOLE_TARGET") else "default"
     target = default_target()
     storage, secret_storage = launch.launch_storage()
+    profile = os.environ.get("LANCE_CONSOLE_SERVER_PROFILE") or None
+    rest = is_rest_target(target)
     return ConnectionSpec(
         name="default",
         target=target,
         storage_options=storage,
         secret_storage_env=secret_storage,
-        api_key_env=launch.launch_api_key_env() if is_rest_target(target) else None,
+        api_key_env=launch.launch_api_key_env() if rest else None,
         source=source,
+        server_profile=profile if rest else None,
     )
 
 
@@ -208,6 +217,7 @@ def spec_from_mapping(
         secret_storage_env=_str_map(data.get("secret_storage_env"), "secret_storage_env", warnings),
         timeout=timeout,
         read_only=bool(data.get("read_only", False)),
+        server_profile=(str(data["server_profile"]) if data.get("server_profile") else None),
         source=source,
         warnings=tuple(warnings),
     )
@@ -434,6 +444,8 @@ def connect_options(spec: ConnectionSpec, secrets: Secrets | None = None) -> dic
     if spec.kind == "rest":
         if spec.timeout:
             opts["timeout"] = spec.timeout
+        if spec.server_profile:
+            opts["server_profile"] = spec.server_profile
         if secrets.api_key:
             opts["api_key"] = secrets.api_key
         if secrets.auth_token:

@@ -33,6 +33,7 @@ import backend
 from backend import access, audit, connect_options, launch
 from backend import connections as conns
 from backend import properties as props
+from backend.capabilities import SERVER_PROFILES
 from backend.connections import ConnectionSpec, Secrets
 from backend.gate import gate
 from backend.redaction import is_secret_name, mask_value, redact_url
@@ -368,7 +369,8 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         headers={k: v for k, v in headers.items() if is_secret_name(k)},
         storage_options={k: v for k, v in storage.items() if is_secret_name(k)},
     )
-    if connect_options.is_rest_target(target):
+    rest = connect_options.is_rest_target(target)
+    if rest:
         found = connect_options.rest_option_problems(
             target,
             {
@@ -395,6 +397,7 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         auth_token_env=str(values.get("auth_token_env") or "").strip() or None,
         timeout=float(timeout) if timeout else None,
         read_only=bool(values.get("read_only")),
+        server_profile=(values.get("server_profile") or None) if rest else None,
         source="session",
     )
     return spec, typed
@@ -416,6 +419,8 @@ def _render_status(spec: ConnectionSpec) -> None:
     facts += [f"{h} {mask_value(v)}" for h, v in secrets.headers.items()]
     if spec.delimiter:
         facts.append(f"delimiter {spec.delimiter}")
+    if spec.server_profile:
+        facts.append(f"server profile {spec.server_profile}")
     if facts:
         st.caption(feedback.as_text(" · ".join(facts)))
     for problem in (*problems, *spec.warnings):
@@ -555,6 +560,14 @@ def _connect_dialog() -> None:
             key=f"{p}.storage.{kind or 'none'}",
             hide_index=True,
             column_config=STORAGE_COLUMNS,
+        )
+        values["server_profile"] = st.selectbox(
+            "REST server profile",
+            [None, *SERVER_PROFILES],
+            format_func=lambda n: "(unknown: learned from its answers)" if n is None else n,
+            key=f"{p}.profile",
+            help="What the server implements (BatchCommitTables, RenameTable, CASCADE), so "
+            "the pages say it up front. lance-dir: pylance's RestAdapter over a directory.",
         )
         values["read_only"] = st.checkbox("Read-only", key=f"{p}.read_only")
         save = st.checkbox(

@@ -596,7 +596,7 @@ class TableAction:
             return Write(
                 lc.rename_table, (ns, tid, target[-1], target[:-1]), f"Renaming {tid[-1]}",
                 f"Renamed table {where} to {_path(target)}.", [tid, target],
-                (target[:-1], target[-1]), {"caps": backend.capabilities(ns, probe=True)},
+                (target[:-1], target[-1]), {"caps": backend.capabilities(ns)},
             )  # fmt: skip
         keys = ", ".join(sorted(self.metadata))
         return Write(
@@ -725,13 +725,14 @@ def render_deregister_form(
 def rename_caption(caps: backend.BackendCapabilities) -> str:
     if caps.rename is False:
         return (
-            "This server does not implement RenameTable (it said so when asked): tables "
-            "cannot be renamed or moved on this connection."
+            "This server does not implement RenameTable (its server profile, or its answer "
+            "to a rename, says so): tables cannot be renamed or moved on this connection."
         )
     if caps.rename is None:
         return (
-            "Whether this server implements RenameTable is unknown (it could not be asked): "
-            "if it does not, nothing is renamed."
+            "Whether this server implements RenameTable is unknown until it answers a "
+            "rename (a connection's server profile can say): if it does not, it refuses and "
+            "nothing is renamed."
         )
     return (
         "The table keeps its data, versions and tags; only its name and namespace change "
@@ -744,7 +745,8 @@ def render_rename(
 ) -> TableAction | None:
     """ "Rename or move": a new name and a target namespace (the current one, its children,
     its parent, its siblings or the root). On a server without RenameTable the form is disabled
-    and says so (``backend.capabilities(ns, probe=True)``, asked once per connection)."""
+    and says so (``backend.capabilities(ns)``: the connection's server profile, or the server's
+    answer to an earlier rename; nothing is sent to find out)."""
     from components.tables import nearby_namespaces
 
     box = lazy_expander(
@@ -756,7 +758,7 @@ def render_rename(
         return None
     current = table_id[:-1]
     with box:
-        caps = backend.capabilities(ns, probe=True)
+        caps = backend.capabilities(ns)
         unsupported = caps.rename is False
         st.caption(rename_caption(caps))
         nearby = feedback.run(nearby_namespaces, current, action="Listing namespaces") or []
@@ -1026,8 +1028,8 @@ def render_drop_namespace(
                 f"Drop {name} and {plural(count, 'item')}" if cascade and count else f"Drop {name}"
             )
             submitted = st.form_submit_button(
-                label, type="primary", icon=":material/folder_delete:", disabled=read_only
-            )
+                label, type="primary", icon=":material/folder_delete:", disabled=read_only,
+            )  # fmt: skip
     if not confirmed_submit(
         submitted,
         read_only=read_only,

@@ -113,11 +113,16 @@ def render_batch_support(supported: bool | None, kind: str) -> bool:
         where = "This REST server" if kind == "rest" else "This namespace"
         feedback.show(
             "warning",
-            f"{where} does not implement BatchCommitTables (it answered the probe as "
-            "unsupported): you can build, validate and preview a batch, but not commit it.",
+            f"{where} does not implement BatchCommitTables (its server profile, or its answer "
+            "to a batch commit, says so): you can build, validate and preview a batch, but not "
+            "commit it.",
         )
     elif supported is None:
-        st.caption("Whether this server implements BatchCommitTables could not be checked.")
+        st.caption(
+            "Whether this server implements BatchCommitTables is unknown until it answers a "
+            "commit (a connection's server profile can say): if it does not, it refuses and "
+            "nothing changes."
+        )
     return supported is not False
 
 

@@ -15,7 +15,7 @@ from components.connection import is_read_only, require_namespace
 st.title("Transactions")
 ns = require_namespace()
 read_only = is_read_only()
-caps = backend.capabilities(ns, probe=True)
+caps = backend.capabilities(ns)
 delimiter = getattr(ns, "delimiter", None) or "$"
 tbl.sync_selection()
 txc.render_icon_only_style()
@@ -35,7 +35,9 @@ with builder_tab:
             txc.add_staged(staged)
             st.rerun()
     if isinstance(wanted, txc.Commit):
-        response = feedback.run(bb.commit, ns, wanted.operations, action="Batch commit")
+        response = feedback.run(
+            bb.commit, ns, wanted.operations, validated=True, action="Batch commit"
+        )
         if response is not None:
             invalidate_tables(wanted.tables, catalog=True)
             txc.committed(wanted.operations, response, delimiter)

@@ -853,6 +853,22 @@ class LocalNamespace(LanceNamespace):
         DeregisterTable (``backend.local.batch``)."""
         return batch.commit_batch(self, _coerce(BatchCommitTablesRequest, request))
 
+    @guarded("preflight")
+    def preflight(
+        self, request: BatchCommitTablesRequest | dict[str, Any], *, raise_first: bool = False
+    ) -> list[Any]:
+        """The problems ``batch_commit_tables`` would refuse the batch for, judged now without
+        writing (``backend.local.batch.validate.preflight_batch``); the same API as the REST
+        client's. ``raise_first``: raise the first error instead of returning it."""
+        from .batch.validate import preflight_batch
+
+        req = _coerce(BatchCommitTablesRequest, request)
+        problems = preflight_batch(batch.context(self, catalog_only=True), req)
+        first = next((p for p in problems if p.severity == "error"), None)
+        if raise_first and first is not None:
+            raise first.error()
+        return problems
+
     # -- indexes -----------------------------------------------------------------------------
     list_table_indices = _delegate("list_table_indices", ListTableIndicesRequest)
     drop_table_index = _delegate("drop_table_index", ln.DropTableIndexRequest, write=True)

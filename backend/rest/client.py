@@ -3,11 +3,25 @@
 Every operation takes the ``lance_namespace`` request model (or a dict) and returns its
 response model. How each one travels is in :data:`backend.rest.routes.ROUTES`.
 
-Before anything is sent, a request passes ``backend.request_rules`` (ids, names, caps, ranges,
-index options) and, for the writes that could lose data on a permissive server, the checks a
-local namespace makes itself: the namespace exists before a create or declare; a version
-delete never covers the latest version (unless ``allow_latest=True``); a batch commit passes
-``backend.batch_rules`` against the server's current state.
+Before anything is sent, :meth:`RestNamespaceClient.call` checks what needs no server:
+``backend.request_rules`` (ids, names, caps, ranges, index options), a batch's shape and each
+of its operations' own rules (``backend.batch_rules.static_problems``), the shape of a location
+to register (a relative one follows ``backend.locations.remote_location_problem``; an absolute
+one, the form servers report locations in, is the server's to judge).
+
+What reads the server's state:
+
+* the typed single writes read once what they depend on, where a permissive server would
+  change something it should refuse: the parent namespace of a create or declare (pylance's
+  RestAdapter declares into a missing namespace), the target namespace of a rename, the
+  tables at a location to register (judged by the locations the server reports, never by
+  its storage layout), the table of a staged manifest, the latest version before a delete
+  (never covered unless ``allow_latest=True``);
+* a batch: :meth:`RestNamespaceClient.preflight`, on purpose and in bulk
+  (``backend.batch_rules.ListingView``); ``batch_commit_tables`` itself sends the batch alone.
+
+Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they come from the
+``server_profile`` option, or the server's answer to a real request of this session.
 
 Wire conventions:
 
@@ -29,17 +43,16 @@ import posixpath
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlparse
 
 import httpx
 import lance_namespace as ln
 from lance_namespace import LanceNamespace
 from lance_namespace.errors import (
     InvalidInputError,
-    LanceNamespaceError,
+    NamespaceNotEmptyError,
     NamespaceNotFoundError,
     TableNotFoundError,
     UnsupportedOperationError,
@@ -48,7 +61,7 @@ from pydantic import BaseModel
 
 from .. import batch_rules, connect_options, ids, index_rules, request_rules, version_ranges
 from ..arrow_ipc import to_ipc_stream
-from ..capabilities import BackendCapabilities
+from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
 from ..locations import remote_location_problem, remote_manifest_problem
 from ..redaction import install_log_filter, redact_url
@@ -72,7 +85,6 @@ from .wirelog import ATTEMPT_EXTENSION, DEFAULT_MAX_ENTRIES, OP_EXTENSION, WireL
 
 DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "lance-namespace-console/0.1 (httpx)"
-_TABLE_DIR = re.compile(r"^[0-9a-f]{8}_.+")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _BODY_EXCLUDE = frozenset({"identity", "context"})
 _KNOWN_OPTIONS = (
@@ -89,10 +101,17 @@ _KNOWN_OPTIONS = (
     "wire_log_size",
     "verify",
     "jitter",
+    "server_profile",
 )
 _NAMESPACED_CREATES = frozenset(
     {"create_table", "create_empty_table", "declare_table", "register_table"}
 )
+# capability (by operation) -> its field in a ServerProfile
+_PROFILE_FIELDS = {
+    "batch_commit_tables": "batch_commit",
+    "rename_table": "rename",
+    "drop_namespace_cascade": "drop_cascade",
+}
 
 install_log_filter()
 
@@ -118,6 +137,62 @@ def _strip_nested(value: Any) -> Any:
     return value
 
 
+def _registration_shape_problem(location: Any) -> str | None:
+    """The location rule of a registration that needs no server. A relative location follows
+    ``backend.locations.remote_location_problem``; an absolute one (a URI or a path, the form
+    servers report table locations in) is the server's to judge."""
+    text = "" if location is None else str(location)
+    if text.strip() and (urlparse(text).scheme or text.startswith(("/", "\\"))):
+        return None
+    return remote_location_problem(location)
+
+
+def _uri_parts(location: str) -> tuple[str, str, list[str]]:
+    """``(scheme, host, path components)`` of a URI or a path (a bare path counts as file)."""
+    parsed = urlparse(location)
+    scheme = parsed.scheme.lower()
+    if scheme in ("", "file"):
+        path = unquote(parsed.path) if scheme == "file" else location
+        return "file", "", [p for p in posixpath.normpath("/" + path).split("/") if p]
+    return (
+        scheme,
+        parsed.netloc,
+        [p for p in posixpath.normpath(unquote(parsed.path)).split("/") if p],
+    )
+
+
+def _location_clash(reported: str | None, location: str) -> str | None:
+    """How a location to register meets a table the server reports at ``reported``:
+    the same directory, inside it, or (for an absolute location) around it. A relative
+    location is compared by its trailing components, as the server's root is not known."""
+    if not reported:
+        return None
+    r_scheme, r_host, r_parts = _uri_parts(str(reported))
+    relative = not (urlparse(location).scheme or location.startswith("/"))
+    if relative:
+        parts = [p for p in posixpath.normpath(location.replace("\\", "/")).split("/") if p]
+        if not parts or parts[0] == "..":
+            return None
+        if r_parts[-len(parts) :] == parts:
+            return "is the directory of another table"
+        for cut in range(len(parts) - 1, 0, -1):
+            if r_parts[-cut:] == parts[:cut]:
+                return "is inside the directory of another table"
+        return None
+    scheme, host, parts = _uri_parts(location)
+    if scheme == "file" and r_scheme != "file":  # a bare path on an object store
+        scheme, host = r_scheme, r_host
+    if (scheme, host) != (r_scheme, r_host):
+        return None
+    if parts == r_parts:
+        return "is the directory of another table"
+    if parts[: len(r_parts)] == r_parts:
+        return "is inside the directory of another table"
+    if r_parts[: len(parts)] == parts:
+        return "contains the directory of another table"
+    return None
+
+
 @namespace_boundary
 class RestNamespaceClient(LanceNamespace):
     """A Lance REST Namespace client on one persistent ``httpx.Client``.
@@ -127,7 +202,8 @@ class RestNamespaceClient(LanceNamespace):
     operations only), ``backoff`` (first retry's upper bound, seconds), ``retry_cap`` (longest
     backoff or ``Retry-After`` wait, default 10 s), ``jitter`` (default on), ``sleep``
     (callable used to wait), ``transport`` (an httpx transport), ``wire_log_size`` (default
-    200, 0 disables), ``verify`` (TLS verification, passed to httpx).
+    200, 0 disables), ``verify`` (TLS verification, passed to httpx), ``server_profile``
+    (what the server implements, :data:`backend.capabilities.SERVER_PROFILES`).
     """
 
     def __init__(
@@ -147,6 +223,7 @@ class RestNamespaceClient(LanceNamespace):
         transport: httpx.BaseTransport | None = None,
         wire_log_size: int = DEFAULT_MAX_ENTRIES,
         verify: bool | str = True,
+        server_profile: str | None = None,
         **unknown: Any,
     ):
         # pylance's property names (``header.<Name>``; numbers as text) fold into the options.
@@ -226,6 +303,7 @@ class RestNamespaceClient(LanceNamespace):
         self._urls: dict[str, httpx.URL] = {}
         self._probed: dict[str, bool | None] = {}
         self._probe_lock = threading.Lock()
+        self._profile = server_profile_named(server_profile)
         # What this client asked for when building vector indexes (table -> index -> fields):
         # the spec's index details say what the server applied, not what it was asked.
         self._index_requests: dict[str, dict[str, dict[str, Any]]] = {}
@@ -249,19 +327,22 @@ class RestNamespaceClient(LanceNamespace):
         return f"RestNamespaceClient {{ uri: '{redact_url(self._uri)}' }}"
 
     def capabilities(self, *, probe: bool = False) -> BackendCapabilities:
-        """What this client does. ``probe=True`` asks the server whether it implements
-        BatchCommitTables (an empty batch, which changes nothing); otherwise that stays
-        ``None`` (unknown) until probed."""
-        batch = self.supports_batch_commit() if probe else self._probed.get("batch_commit_tables")
-        rename = self.supports_rename() if probe else self._probed.get("rename_table")
+        """What this client does. BatchCommitTables, RenameTable and DropNamespace CASCADE
+        come from the connection's ``server_profile`` (:data:`backend.capabilities.
+        SERVER_PROFILES`), else from what the server answered to such a request in this
+        session, else ``None`` (unknown: the console offers the action and reports a refusal).
+        Nothing is sent to find out: no read tells, and a probe would be a write
+        (``probe`` is accepted for compatibility and sends nothing)."""
+        known = self._capability
         return BackendCapabilities(
             kind="rest",
             honoured_index_params=None,
             progress_events=False,
-            batch_commit=batch,
-            rename=rename,
-            drop_cascade=None,
+            batch_commit=known("batch_commit_tables"),
+            rename=known("rename_table"),
+            drop_cascade=known("drop_namespace_cascade"),
             wire_log=True,
+            server_profile=self._profile.name if self._profile else None,
             notes=(
                 "Index parameters are sent as the spec defines; whether they are applied is "
                 "up to the server.",
@@ -273,40 +354,43 @@ class RestNamespaceClient(LanceNamespace):
         )
 
     def supports_batch_commit(self) -> bool | None:
-        """Whether the server implements BatchCommitTables (probed once with an empty batch:
-        a server that has the operation refuses it as invalid input; ``None`` when the
-        server could not be asked)."""
-        return self._probe("batch_commit_tables", ln.BatchCommitTablesRequest(operations=[]))
+        """Whether the server implements BatchCommitTables: the server profile's word, else
+        what a batch commit of this session was answered, else ``None``. Sends nothing."""
+        return self._capability("batch_commit_tables")
 
     def supports_rename(self) -> bool | None:
-        """Whether the server implements RenameTable (probed once by renaming a table that
-        does not exist: a server that has the operation answers "not found")."""
-        missing = f"__lance_console_probe_{uuid.uuid4().hex[:12]}"
-        return self._probe(
-            "rename_table", ln.RenameTableRequest(id=[missing], new_table_name=f"{missing}_")
-        )
+        """Whether the server implements RenameTable (as :meth:`supports_batch_commit`)."""
+        return self._capability("rename_table")
 
-    def _probe(self, op: str, request: BaseModel) -> bool | None:
-        """Send ``request`` (one that changes nothing) once; whether ``op`` is implemented:
-        any answer but "unsupported" means yes; ``None`` when the server could not be asked."""
-        route = ROUTES[op]
+    def _capability(self, op: str) -> bool | None:
         with self._probe_lock:
             if op in self._probed:
                 return self._probed[op]
-            body, content_type = self._body(route, request, None)
-            try:
-                response = self._send(
-                    route, self._url(route, request), body, {"Content-Type": content_type}
-                )
-            except LanceNamespaceError:
-                return None
-            if 200 <= response.status_code < 300:
-                answer: bool | None = True
-            else:
-                err = error_map.error_from_response(route, response)
-                answer = not isinstance(err, UnsupportedOperationError)
+        return getattr(self._profile, _PROFILE_FIELDS[op], None) if self._profile else None
+
+    def _learn(self, op: str, request: Any, response: httpx.Response) -> None:
+        """Remember whether the server implements ``op`` from its answer to a real request:
+        a success says yes, "unsupported" says no, any other refusal says nothing."""
+        if op == "drop_namespace" and str(getattr(request, "behavior", "") or "").lower() == (
+            "cascade"
+        ):
+            op = "drop_namespace_cascade"
+        if op not in _PROFILE_FIELDS:
+            return
+        if 200 <= response.status_code < 300:
+            answer: bool | None = True
+        elif isinstance(
+            error_map.error_from_response(ROUTES[op.replace("_cascade", "")], response),
+            # a server without CASCADE answers as to RESTRICT: "not empty"
+            (UnsupportedOperationError, NamespaceNotEmptyError)
+            if op == "drop_namespace_cascade"
+            else UnsupportedOperationError,
+        ):
+            answer = False
+        else:
+            return
+        with self._probe_lock:
             self._probed[op] = answer
-            return answer
 
     def close(self) -> None:
         self._http.close()
@@ -438,24 +522,44 @@ class RestNamespaceClient(LanceNamespace):
             return False
         return True
 
-    def _protect(self, op: str, req: Any, allow_latest: bool) -> None:
-        """What a local namespace refuses by itself, checked against the server's state."""
-        if (
-            op == "create_namespace"
-            and len(req.id) > 1
+    def _static_checks(self, op: str, req: Any) -> None:
+        """The rules :func:`call` adds to ``request_rules`` that need no server: a batch's
+        shape and each operation's own rules; the shape of a location to register."""
+        if op == "batch_commit_tables":
+            problem = batch_rules.first_error(
+                batch_rules.static_problems(req, delimiter=self._delimiter)
+            )
+            if problem is not None:
+                raise problem.error()
+        if op == "register_table":
+            problem_text = _registration_shape_problem(req.location)
+            if problem_text:
+                raise InvalidInputError(f"register_table: {problem_text}")
+
+    def _checked(self, op: str, request: Any, data: Any = None, allow_latest: bool = False) -> Any:
+        """A single write that depends on what the server holds: the static rules, then one
+        read of that state (:meth:`_guard`), then the request."""
+        return self._run(op, request, data, lambda req: self._guard(op, req, allow_latest))
+
+    def _guard(self, op: str, req: Any, allow_latest: bool) -> None:
+        """What a local namespace refuses by itself, read from the server for one write: the
+        parent namespace of a create (a permissive server, pylance's RestAdapter included,
+        declares a table into a namespace that does not exist), the target namespace of a
+        rename, another table at a location to register, the staged manifest of a new
+        version, the latest version before a delete. Batches: :meth:`preflight`."""
+        parent_missing = (
+            len(req.id or []) > 1
+            and op in (*_NAMESPACED_CREATES, "create_namespace")
             and not self.exists("namespace_exists", req.id[:-1])
-        ):
+        )
+        if op == "create_namespace" and parent_missing:
             raise NamespaceNotFoundError(
                 f"namespace {ids.format_id(req.id[:-1], self._delimiter)} not found"
             )
-        if (
-            op in _NAMESPACED_CREATES
-            and len(req.id) > 1
-            and not self.exists("namespace_exists", req.id[:-1])
-        ):
+        if op in _NAMESPACED_CREATES and parent_missing:
             raise NamespaceNotFoundError(
-                f"namespace {ids.format_id(req.id[:-1], self._delimiter)} not found: create "
-                "it first"
+                f"namespace {ids.format_id(req.id[:-1], self._delimiter)} not found: "
+                "create it first"
             )
         if (
             op == "rename_table"
@@ -466,55 +570,119 @@ class RestNamespaceClient(LanceNamespace):
                 f"namespace {ids.format_id(req.new_namespace_id, self._delimiter)} not found"
             )
         if op == "register_table":
-            self._check_registration(req.location)
+            owner = self._location_owner(str(req.location))
+            if owner is not None:
+                raise InvalidInputError(
+                    f"register_table: the table location {req.location!r} {owner}"
+                )
         if op == "create_table_version":
-            self._check_manifest(req.id, req.manifest_path)
+            location = self.call("describe_table", ln.DescribeTableRequest(id=req.id)).location
+            problem = remote_manifest_problem(location, req.manifest_path)
+            if problem:
+                raise InvalidInputError(f"create_table_version: {problem}")
         if op == "batch_delete_table_versions":
             latest = version_ranges.latest_version(self, req.id, req.branch)
             version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
-        if op == "batch_commit_tables":
-            problem = batch_rules.first_error(
-                batch_rules.check_batch(
-                    req, batch_rules.NamespaceView(self), delimiter=self._delimiter
-                )
-            )
-            if problem is not None:
-                raise problem.error()
-            for i, operation in enumerate(req.operations or []):
-                version = operation.create_table_version
-                if version is not None:
-                    self._check_manifest(version.id, version.manifest_path, number=i + 1)
 
-    def _check_registration(self, location: Any) -> None:
-        """A registration may not point at the root, the catalog, a part of a dataset, or the
-        directory of a table the server already has (pylance's directory layout:
-        ``<name>.lance`` at the root, ``<8 hex digits>_<ns$name>`` for nested tables)."""
-        problem = None
-        parts = posixpath.normpath(str(location or "")).split("/")
-        owner: list[str] | None = None
-        if parts[0].endswith(".lance") and len(parts[0]) > len(".lance"):
-            owner = [parts[0][: -len(".lance")]]
-        elif _TABLE_DIR.match(parts[0]):
-            owner = parts[0].split("_", 1)[1].split("$")
-        if owner and ids.id_problem(owner) is None and self.exists("table_exists", owner):
-            where = "the directory of" if len(parts) == 1 else "inside the directory of"
-            problem = f"the table location {location!r} is {where} another table"
-        problem = problem or remote_location_problem(location)
-        if problem:
-            raise InvalidInputError(f"register_table: {problem}")
+    def _location_owner(self, location: str) -> str | None:
+        """How ``location`` meets the directory of a table the server has, judged only by the
+        locations the server reports (DescribeTable of every table, namespace by namespace,
+        stopping at the first clash); ``None``: it meets none. Nothing of the server's
+        storage layout is assumed."""
+        from ..paging import list_all
 
-    def _check_manifest(self, table_id: Any, manifest_path: Any, number: int | None = None) -> None:
-        location = self.call("describe_table", ln.DescribeTableRequest(id=table_id)).location
-        problem = remote_manifest_problem(location, manifest_path)
-        if problem:
-            raise InvalidInputError(
-                (
-                    f"operation {number}: CreateTableVersion: "
-                    if number
-                    else "create_table_version: "
+        todo: list[list[str]] = [[]]
+        while todo:
+            current = todo.pop()
+            try:
+                names = list_all(
+                    self.list_tables,
+                    ln.ListTablesRequest(id=current, include_declared=True),
+                    "tables",
                 )
-                + problem
-            )
+                children = list_all(
+                    self.list_namespaces, ln.ListNamespacesRequest(id=current), "namespaces"
+                )
+            except NamespaceNotFoundError:  # dropped meanwhile, or an empty root
+                continue
+            for name in names:
+                try:
+                    reported = self.describe_table(
+                        ln.DescribeTableRequest(id=[*current, name])
+                    ).location
+                except TableNotFoundError:
+                    continue
+                clash = _location_clash(reported, location)
+                if clash:
+                    return clash
+            todo.extend([*current, child] for child in children)
+        return None
+
+    # ------------------------------------------------------------------ preflight
+
+    @guarded("preflight")
+    def preflight(
+        self, request: ln.BatchCommitTablesRequest | dict[str, Any], *, raise_first: bool = False
+    ) -> list[batch_rules.Problem]:
+        """Every problem of a batch against the server as it is now, read in bulk; nothing is
+        written. :meth:`batch_commit_tables` checks only what needs no server (shape, ids,
+        names, caps, ranges) and sends the batch: run this first, on purpose (the console's
+        builder runs it once for Validate and once for Commit).
+
+        Reads (``backend.batch_rules.ListingView``): ListTables with declared tables and
+        ListNamespaces of each namespace holding a table of the batch, every page;
+        ListTableVersions of an existing table whose versions an operation needs;
+        DescribeTable of an existing table given a version (the staged manifest lies in its
+        staging areas, ``backend.locations.remote_manifest_problem``). A table declared
+        earlier in the batch is known to exist, with no versions and the declared location
+        (none given: the server places it, and judges the manifest).
+
+        Returns the problems (warnings included, operations numbered from 1); with
+        ``raise_first`` the first error is raised instead."""
+        req = self._coerce(ROUTES["batch_commit_tables"], request)
+        assert isinstance(req, ln.BatchCommitTablesRequest)
+        shape = batch_rules.operations_of(req)[1]
+        if shape:  # not a batch of operations: nothing to read
+            problems = shape
+        else:
+            view = batch_rules.ListingView(self, req)
+            problems = batch_rules.check_batch(req, view, delimiter=self._delimiter)
+        if not batch_rules.has_errors(problems):  # as the local commit: locations last
+            problems += self._manifest_problems(req)
+        first = batch_rules.first_error(problems) if raise_first else None
+        if first is not None:
+            raise first.error()
+        return problems
+
+    def _manifest_problems(self, req: ln.BatchCommitTablesRequest) -> list[batch_rules.Problem]:
+        """The staged manifest of every CreateTableVersion against its table's location: the
+        one the server reports (one DescribeTable per table), or the one declared earlier in
+        the batch."""
+        declared: dict[tuple[str, ...], str | None] = {}
+        locations: dict[tuple[str, ...], str | None] = {}
+        out: list[batch_rules.Problem] = []
+        for i, operation in enumerate(req.operations or []):
+            if operation.declare_table is not None:
+                declared[tuple(operation.declare_table.id or [])] = operation.declare_table.location
+            version = operation.create_table_version
+            if version is None:
+                continue
+            key = tuple(version.id or [])
+            if key in declared:
+                location = declared[key]
+                if location is None:
+                    continue  # the server places a declared table; it judges the manifest
+            else:
+                if key not in locations:
+                    locations[key] = self.describe_table(
+                        ln.DescribeTableRequest(id=list(key))
+                    ).location
+                location = locations[key]
+            problem = remote_manifest_problem(location, version.manifest_path)
+            if problem:
+                name = ids.format_id(list(key), self._delimiter)
+                out.append(batch_rules.Problem(i, f"CreateTableVersion {name}: {problem}"))
+        return out
 
     # ------------------------------------------------------------------ sending
 
@@ -522,21 +690,35 @@ class RestNamespaceClient(LanceNamespace):
     def call(
         self, op: str, request: Any = None, request_data: Any = None, *, allow_latest: bool = False
     ) -> Any:
-        """Run any operation of :data:`ROUTES` by name."""
+        """Run any operation of :data:`ROUTES` by name: ``backend.request_rules`` and the
+        other static rules, then one request. Nothing here reads the server's state (the
+        typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
+        ``allow_latest`` is accepted for compatibility; the latest-version guard is the typed
+        ``batch_delete_table_versions``'s."""
+        return self._run(op, request, request_data, None)
+
+    def _run(
+        self, op: str, request: Any, request_data: Any, guard: Callable[[Any], None] | None
+    ) -> Any:
+        """The static rules, the request built (its body checked), ``guard`` (the reads of a
+        typed single write), then the one request."""
         route = ROUTES.get(op)
         if route is None:
             raise InvalidInputError(f"unknown operation {op!r}")
         req = self._coerce(route, request)
         request_rules.check_request(op, req, delimiter=self._delimiter)
+        self._static_checks(op, req)
         url = self._url(route, req)
         headers = self._headers(req)
         body, content_type = self._body(route, req, request_data)
-        self._protect(op, req, allow_latest)
+        if guard is not None:
+            guard(req)
         if content_type is not None:
             headers["Content-Type"] = content_type
         if route.response_kind == RESP_ARROW:
             headers["Accept"] = f"{ARROW_FILE}, {JSON_TYPE}"
         response = self._send(route, url, body, headers)
+        self._learn(op, req, response)
         return self._parse(route, response)
 
     def _send(
@@ -656,7 +838,7 @@ class RestNamespaceClient(LanceNamespace):
         return self.call("list_namespaces", request)
 
     def create_namespace(self, request: ln.CreateNamespaceRequest) -> ln.CreateNamespaceResponse:
-        return self.call("create_namespace", request)
+        return self._checked("create_namespace", request)
 
     def describe_namespace(
         self, request: ln.DescribeNamespaceRequest
@@ -684,7 +866,7 @@ class RestNamespaceClient(LanceNamespace):
         return self.call("list_all_tables", request)
 
     def register_table(self, request: ln.RegisterTableRequest) -> ln.RegisterTableResponse:
-        return self.call("register_table", request)
+        return self._checked("register_table", request)
 
     def describe_table(self, request: ln.DescribeTableRequest) -> ln.DescribeTableResponse:
         return self.call("describe_table", request)
@@ -699,7 +881,7 @@ class RestNamespaceClient(LanceNamespace):
         return self.call("deregister_table", request)
 
     def rename_table(self, request: ln.RenameTableRequest) -> ln.RenameTableResponse:
-        return self.call("rename_table", request)
+        return self._checked("rename_table", request)
 
     def restore_table(self, request: ln.RestoreTableRequest) -> ln.RestoreTableResponse:
         return self.call("restore_table", request)
@@ -712,7 +894,7 @@ class RestNamespaceClient(LanceNamespace):
     def create_table_version(
         self, request: ln.CreateTableVersionRequest | dict[str, Any]
     ) -> ln.CreateTableVersionResponse:
-        return self.call("create_table_version", request)
+        return self._checked("create_table_version", request)
 
     def describe_table_version(
         self, request: ln.DescribeTableVersionRequest | dict[str, Any]
@@ -727,7 +909,7 @@ class RestNamespaceClient(LanceNamespace):
     ) -> ln.BatchDeleteTableVersionsResponse:
         """Delete version ranges; refused before sending when a range covers the table's
         latest version, unless ``allow_latest``."""
-        return self.call("batch_delete_table_versions", request, allow_latest=allow_latest)
+        return self._checked("batch_delete_table_versions", request, allow_latest=allow_latest)
 
     def batch_create_table_versions(
         self, request: ln.BatchCreateTableVersionsRequest
@@ -755,10 +937,10 @@ class RestNamespaceClient(LanceNamespace):
     def create_table(
         self, request: ln.CreateTableRequest, request_data: bytes
     ) -> ln.CreateTableResponse:
-        return self.call("create_table", request, request_data)
+        return self._checked("create_table", request, request_data)
 
     def declare_table(self, request: ln.DeclareTableRequest) -> ln.DeclareTableResponse:
-        return self.call("declare_table", request)
+        return self._checked("declare_table", request)
 
     def insert_into_table(
         self, request: ln.InsertIntoTableRequest, request_data: bytes

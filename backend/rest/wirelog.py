@@ -16,7 +16,7 @@ import re
 import shlex
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -227,6 +227,8 @@ class WireLog:
         self.max_body_chars = int(max_body_chars)
         self._entries: deque[WireEntry] = deque(maxlen=self.max_entries or 1)
         self._lock = threading.Lock()
+        # requests by operation since the last clear(), older entries dropped included
+        self._counts: Counter[str] = Counter()
 
     @property
     def enabled(self) -> bool:
@@ -234,12 +236,28 @@ class WireLog:
 
     def record(self, **fields: Any) -> WireEntry | None:
         """Add one exchange (the keyword arguments of :class:`WireEntry`)."""
+        op = str(fields.get("op") or "?")
         if not self.max_entries:
+            with self._lock:
+                self._counts[op] += 1
             return None
         entry = WireEntry(max_body_chars=self.max_body_chars, **fields)
         with self._lock:
             self._entries.append(entry)
+            self._counts[op] += 1
         return entry
+
+    def counts(self) -> dict[str, int]:
+        """How many requests went out, by operation, since the last :meth:`clear` (every
+        retry counts; entries the ring buffer has dropped, or never kept when it is
+        disabled, still count)."""
+        with self._lock:
+            return dict(self._counts)
+
+    def total(self) -> int:
+        """How many requests went out since the last :meth:`clear`."""
+        with self._lock:
+            return sum(self._counts.values())
 
     def entries(self) -> list[WireEntry]:
         with self._lock:
@@ -252,6 +270,7 @@ class WireLog:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._counts.clear()
 
     def __iter__(self) -> Iterator[WireEntry]:
         return iter(self.entries())
@@ -275,6 +294,7 @@ class WireLogTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if not self.log.enabled:
+            self.log.record(op=str(request.extensions.get(OP_EXTENSION, "")))  # counted only
             return self.inner.handle_request(request)
         started = time.perf_counter()
         op = str(request.extensions.get(OP_EXTENSION, ""))

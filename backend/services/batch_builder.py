@@ -5,9 +5,11 @@ in the UI's session state), e.g. ``{"declare_table": {"id": ["sales", "t"]}}``. 
 built by :func:`declare_op`, :func:`create_version_op`, :func:`delete_versions_op` and
 :func:`deregister_op`, which apply the same id, property and range rules as the commit.
 
-:func:`validate` runs ``backend.batch_rules`` against the namespace as it is, exactly the
-checks the local backend's commit (and the REST client, before it sends) makes: what Validate
-accepts, the commit does not refuse for a rule. Operations are numbered from 1.
+:func:`validate` runs one preflight (``backend.preflight``): on the local backend the commit's
+own judgement without writing, over REST the client's bulk reads of the server's state
+(``RestNamespaceClient.preflight``). :func:`commit` runs it once more, then sends the batch
+(``backend.commit_batch``). What Validate accepts, the commit does not refuse for a rule
+(unless the namespace changed meanwhile). Operations are numbered from 1.
 """
 
 from __future__ import annotations
@@ -39,7 +41,17 @@ from lance_namespace.errors import (
     UnsupportedOperationError,
 )
 
-from .. import alter_actions, batch_rules, capabilities, gate, ids, properties, version_ranges
+from .. import (  # noqa: F401 (bb.batch_rules: the UI reads NAMING_SCHEMES)
+    alter_actions,
+    batch_rules,
+    capabilities,
+    gate,
+    ids,
+    properties,
+    version_ranges,
+)
+from .. import commit_batch as backend_commit_batch
+from .. import preflight as backend_preflight
 from ..batch_rules import (
     CREATE_VERSION,
     DECLARE,
@@ -196,17 +208,25 @@ def request_json(request: BatchCommitTablesRequest, *, indent: int | None = 2) -
 def validate(
     ns: LanceNamespace, operations: Sequence[Operation], *, delimiter: str = "$"
 ) -> list[Problem]:
-    """Every problem of the batch against the namespace as it is now (``backend.batch_rules``)."""
+    """Every problem of the batch against the namespace as it is now: one preflight
+    (``backend.preflight``: the local commit's own judgement, or the REST client's bulk
+    reads). ``delimiter`` is kept for callers; each backend formats ids with its own."""
     if not operations:
         return [Problem(None, "the batch is empty: add at least one operation")]
-    return batch_rules.check_batch(
-        to_request(operations), batch_rules.NamespaceView(ns), delimiter=delimiter
-    )
+    return backend_preflight(ns, to_request(operations))
 
 
-def commit(ns: LanceNamespace, operations: Sequence[Operation]) -> BatchCommitTablesResponse:
-    """Send the batch atomically (``ns.batch_commit_tables``)."""
-    return ns.batch_commit_tables(to_request(operations))
+def commit(
+    ns: LanceNamespace, operations: Sequence[Operation], *, validated: bool = False
+) -> BatchCommitTablesResponse:
+    """Send the batch atomically, checked first by one preflight where the commit does not
+    judge it itself (``backend.commit_batch``). ``validated``: :func:`validate` has just
+    found no error (the page's Commit runs it to show problems in place), so the batch is
+    sent without a second preflight."""
+    request = to_request(operations)
+    if validated:
+        return ns.batch_commit_tables(request)
+    return backend_commit_batch(ns, request)
 
 
 def _result_summary(kind: str, result: Any) -> str:

@@ -20,6 +20,11 @@ The expected answers come from the rule modules (``backend.ids``, ``request_rule
 ``arrow_ipc``, ``connect_options``), not from what the code happens to do. The sandbox is
 built once per backend and module; a case that changes it (a bug) fails and the sandbox is
 restored from a pristine copy before the next case.
+
+Batches go through ``backend.commit_batch``, the checked commit users call: on the local
+backend the commit itself judges the batch; over REST the client's preflight reads the server's
+state first (``RestNamespaceClient.batch_commit_tables`` alone checks only what needs no
+server).
 """
 
 from __future__ import annotations
@@ -303,6 +308,11 @@ def use_env(envs: dict[str, Env]) -> Iterator[Callable[[str], Env]]:
     yield get
     for env in used:
         env.restore_if_changed()
+
+
+def commit_checked(ns: Any, request: Any) -> Any:
+    """A batch as users commit it (``backend.commit_batch``: preflight, then the batch)."""
+    return backend.commit_batch(ns, request)
 
 
 # -- cases -----------------------------------------------------------------------------------------
@@ -606,7 +616,7 @@ def _locations() -> None:
         )
 
     nothing_registered = table_missing(["a", "reg"])
-    cases: list[tuple[str, Callable[[Sandbox], str], str | None]] = [
+    cases: list[tuple[str, Callable[[Sandbox], str], str | dict[str, str] | None]] = [
         ("root-itself-dot", lambda sb: ".", "root"),
         ("root-itself-absolute", lambda sb: str(sb.root), "root"),
         ("catalog", lambda sb: "__manifest", "__manifest"),
@@ -614,7 +624,12 @@ def _locations() -> None:
         ("staging-dir", lambda sb: "_staging", "_staging"),
         ("another-table", lambda sb: sb.rel(sb.t0_dir), "another table"),
         ("root-level-table", lambda sb: sb.rel(sb.r_dir), "another table"),
-        ("inside-another-table", lambda sb: sb.rel(sb.t0_dir / "_versions"), "another table"),
+        # over REST a part of a dataset is refused by its shape alone, before any read
+        (
+            "inside-another-table",
+            lambda sb: sb.rel(sb.t0_dir / "_versions"),
+            {LOCAL: "another table", REST: "inside a Lance dataset"},
+        ),
         ("outside-relative", lambda sb: "../outside/other-table", "outside"),
         ("outside-dotdot-through-dir", lambda sb: "plain-dir/../../outside/other-table", "outside"),
         ("outside-absolute", lambda sb: str(sb.outside / "other-table"), "outside"),
@@ -719,8 +734,8 @@ def _manifests() -> None:
         case(
             g,
             f"batch-create_table_version-{name}",
-            lambda e, target=target: e.ns.batch_commit_tables(
-                make_batch(op_version(T0, e.sb.staged, manifest_path=target(e.sb)))
+            lambda e, target=target: commit_checked(
+                e.ns, make_batch(op_version(T0, e.sb.staged, manifest_path=target(e.sb)))
             ),
             expected=expected,
             match=match,
@@ -791,15 +806,15 @@ def _ranges() -> None:
         case(
             g,
             f"batch-delete_table_versions-{name}",
-            lambda e, pairs=pairs: e.ns.batch_commit_tables(make_batch(op_delete(T0, *pairs))),
+            lambda e, pairs=pairs: commit_checked(e.ns, make_batch(op_delete(T0, *pairs))),
             match=match,
             after=latest_is(T0, 3),
         )
     case(
         g,
         "batch-delete-the-version-created-before",
-        lambda e: e.ns.batch_commit_tables(
-            make_batch(op_version(T0, e.sb.staged), op_delete(T0, (4, 5)))
+        lambda e: commit_checked(
+            e.ns, make_batch(op_version(T0, e.sb.staged), op_delete(T0, (4, 5)))
         ),
         after=latest_is(T0, 3),
     )
@@ -808,11 +823,11 @@ def _ranges() -> None:
 # ---- batch commit shape (backend.batch_rules: checked before any lock or write) ----------------
 def _batch_shape() -> None:
     g = "batch"
-    commit = lambda *ops: lambda e: e.ns.batch_commit_tables(make_batch(*ops))  # noqa: E731
+    commit = lambda *ops: lambda e: commit_checked(e.ns, make_batch(*ops))  # noqa: E731
     case(
         g,
         "empty-batch",
-        lambda e: e.ns.batch_commit_tables(BatchCommitTablesRequest(operations=[])),
+        lambda e: commit_checked(e.ns, BatchCommitTablesRequest(operations=[])),
         match="empty",
         offline=True,
     )
@@ -864,7 +879,7 @@ def _batch_shape() -> None:
     case(
         g,
         "version-not-latest-plus-one",
-        lambda e: e.ns.batch_commit_tables(make_batch(op_version(T0, e.sb.staged, version=9))),
+        lambda e: commit_checked(e.ns, make_batch(op_version(T0, e.sb.staged, version=9))),
         expected=ConcurrentModificationError,
         match="not the next version",
         after=latest_is(T0, 3),
@@ -872,29 +887,30 @@ def _batch_shape() -> None:
     case(
         g,
         "version-equal-to-latest",
-        lambda e: e.ns.batch_commit_tables(make_batch(op_version(T0, e.sb.staged, version=3))),
+        lambda e: commit_checked(e.ns, make_batch(op_version(T0, e.sb.staged, version=3))),
         expected=ConcurrentModificationError,
         after=latest_is(T0, 3),
     )
     case(
         g,
         "version-0",
-        lambda e: e.ns.batch_commit_tables(
+        lambda e: commit_checked(
+            e.ns,
             make_batch(
                 CommitTableOperation(
                     create_table_version=CreateTableVersionRequest(
                         id=T0, version=0, manifest_path=e.sb.staged.manifest_path
                     )
                 )
-            )
+            ),
         ),
         match="positive integer",
     )
     case(
         g,
         "same-version-twice",
-        lambda e: e.ns.batch_commit_tables(
-            make_batch(op_version(T0, e.sb.staged), op_version(T0, e.sb.staged))
+        lambda e: commit_checked(
+            e.ns, make_batch(op_version(T0, e.sb.staged), op_version(T0, e.sb.staged))
         ),
         match="already created by operation 1",
         after=latest_is(T0, 3),
@@ -920,21 +936,19 @@ def _batch_shape() -> None:
     case(
         g,
         "unknown-naming-scheme",
-        lambda e: e.ns.batch_commit_tables(
-            make_batch(op_version(T0, e.sb.staged, naming_scheme="V3"))
-        ),
+        lambda e: commit_checked(e.ns, make_batch(op_version(T0, e.sb.staged, naming_scheme="V3"))),
         match="naming scheme",
     )
     case(
         g,
         "operations-not-a-list-dict",
-        lambda e: e.ns.batch_commit_tables({"operations": "declare everything"}),
+        lambda e: commit_checked(e.ns, {"operations": "declare everything"}),
     )
     case(
         g,
         "declare-with-location-outside-root",
-        lambda e: e.ns.batch_commit_tables(
-            make_batch(op_declare(["a", "n1"], location=str(e.sb.outside / "n1")))
+        lambda e: commit_checked(
+            e.ns, make_batch(op_declare(["a", "n1"], location=str(e.sb.outside / "n1")))
         ),
         # local: the directory namespace chooses locations (validate.py); pylance's RestAdapter
         # has no BatchCommitTables, so a batch passing the client's rules is "not supported".
@@ -944,7 +958,8 @@ def _batch_shape() -> None:
     case(
         g,
         "10001-operations",
-        lambda e: e.ns.batch_commit_tables(
+        lambda e: commit_checked(
+            e.ns,
             BatchCommitTablesRequest.model_construct(
                 operations=[
                     CommitTableOperation.model_construct(
@@ -952,7 +967,7 @@ def _batch_shape() -> None:
                     )
                 ]
                 * 10_001
-            )
+            ),
         ),
         match="at most 10,000",
         max_seconds=2.0,
@@ -1621,9 +1636,8 @@ def test_a_manifest_path_outside_the_root_never_moves_the_file(
         run = lambda: env.ns.create_table_version(request)  # noqa: E731
         expected: type[LanceNamespaceError] = InvalidInputError
     else:
-        run = lambda: env.ns.batch_commit_tables(  # noqa: E731
-            make_batch(CommitTableOperation(create_table_version=request))
-        )
+        batched = make_batch(CommitTableOperation(create_table_version=request))
+        run = lambda: commit_checked(env.ns, batched)  # noqa: E731
         expected = InvalidInputError  # outside the root: the path alone shows it
     c = Case("outside", f"{how}-{which}", lambda e: None, expected=expected, match="outside")
     problems, _err = _problems_of(env, c, run)

@@ -401,6 +401,36 @@ def test_connections_roundtrip_without_secrets(tmp_path: Path) -> None:
     assert any("PROD_KEY" in m for m in missing)
 
 
+def test_a_saved_connection_carries_its_server_profile(tmp_path: Path, rest_server) -> None:
+    path = tmp_path / "c.toml"
+    spec = conns.ConnectionSpec(name="srv", target=rest_server.url, server_profile="lance-dir")
+    conns.save_connection(spec, path)
+    assert tomllib.loads(path.read_text())["connections"]["srv"]["server_profile"] == "lance-dir"
+    (loaded,), _, problems = conns.load_connections(path)
+    assert not problems and loaded.server_profile == "lance-dir"
+    client = backend.connect(loaded.target, **conns.connect_options(loaded))
+    caps = backend.capabilities(client)
+    assert (caps.batch_commit, caps.rename, caps.drop_cascade, caps.server_profile) == (
+        False,
+        False,
+        False,
+        "lance-dir",
+    )
+    other = conns.ConnectionSpec(name="srv", target=rest_server.url)
+    assert conns.connection_key(other) != conns.connection_key(loaded)  # not one cached client
+
+
+def test_the_launchers_rest_connection_takes_the_server_profile_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANCE_CONSOLE_SERVER_PROFILE", "lance-dir")
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", "http://127.0.0.1:2333")
+    assert conns.default_connection().server_profile == "lance-dir"
+    assert conns.connect_options(conns.default_connection())["server_profile"] == "lance-dir"
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", "/data/lance")  # a local target: no profile
+    assert conns.default_connection().server_profile is None
+
+
 def test_literal_secrets_in_file_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text(

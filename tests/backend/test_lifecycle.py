@@ -313,16 +313,37 @@ def test_rename_refusals_change_nothing(tmp_path: Path, source, name, namespace,
 
 
 def test_rename_over_rest_is_refused_up_front(rest_server) -> None:
+    """With the server profile of pylance's RestAdapter, nothing is sent to find out, and a
+    rename is refused before anything is sent."""
+    client = backend.connect(rest_server.url, server_profile="lance-dir")
+    client.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(client, ["a", "t"], make_table(2))
+    client.wire_log.clear()
+    caps = backend.capabilities(client)
+    assert caps.rename is False  # pylance's RestAdapter does not implement RenameTable
+    assert client.wire_log.total() == 0
+    with pytest.raises(UnsupportedOperationError, match="does not implement RenameTable"):
+        lc.rename_table(client, ["a", "t"], "u", caps=caps)
+    assert client.wire_log.total() == 0  # refused before anything was sent
+    assert client.list_tables(ListTablesRequest(id=["a"])).tables == ["t"]
+
+
+def test_rename_support_unknown_over_rest_is_learned_from_the_refusal(rest_server) -> None:
+    """Without a profile it is unknown: the rename is sent, the server's refusal says
+    unsupported (nothing renamed), and from then on the console knows."""
     client = backend.connect(rest_server.url)
     client.create_namespace(CreateNamespaceRequest(id=["a"]))
     create_table(client, ["a", "t"], make_table(2))
-    caps = backend.capabilities(client, probe=True)
-    assert caps.rename is False  # pylance's RestAdapter does not implement RenameTable
-    sent_before = len(client.wire_log)
+    assert backend.capabilities(client).rename is None
+    with pytest.raises(UnsupportedOperationError):
+        lc.rename_table(client, ["a", "t"], "u", caps=backend.capabilities(client))
+    assert client.list_tables(ListTablesRequest(id=["a"])).tables == ["t"]
+    caps = backend.capabilities(client)
+    assert caps.rename is False
+    client.wire_log.clear()
     with pytest.raises(UnsupportedOperationError, match="does not implement RenameTable"):
         lc.rename_table(client, ["a", "t"], "u", caps=caps)
-    assert len(client.wire_log) == sent_before  # refused before anything was sent
-    assert client.list_tables(ListTablesRequest(id=["a"])).tables == ["t"]
+    assert client.wire_log.total() == 0
 
 
 def test_local_capabilities_offer_rename_and_cascade(tmp_path: Path) -> None:

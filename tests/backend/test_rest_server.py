@@ -286,3 +286,99 @@ def test_curl_output_replays_against_the_real_server(client: RestNamespaceClient
     )
     assert json.loads(out.stdout) == {"properties": {"k": "v"}}
     assert shlex.split(curl)[0] == "curl"
+
+
+# -- preflight, registration and capabilities against the real server ----------------------------
+
+
+def declare(table_id: list[str], **kw: object) -> ln.CommitTableOperation:
+    return ln.CommitTableOperation.from_dict({"declare_table": {"id": table_id, **kw}})
+
+
+def test_preflight_of_a_batch_against_the_real_server(client: RestNamespaceClient) -> None:
+    client.create_namespace(ln.CreateNamespaceRequest(id=["p"]))
+    client.create_table(ln.CreateTableRequest(id=["p", "old"]), ipc_bytes(SMALL))
+    location = client.describe_table(ln.DescribeTableRequest(id=["p", "old"])).location
+    # DeclareTable X, then CreateTableVersion X: X does not exist yet, and nothing asks for it
+    version = ln.CommitTableOperation.from_dict(
+        {"create_table_version": {"id": ["p", "x"], "version": 1, "manifest_path": "m/1.manifest"}}
+    )
+    client.wire_log.clear()
+    assert client.preflight(ln.BatchCommitTablesRequest(operations=[declare(["p", "x"]), version])) == []  # fmt: skip
+    assert client.wire_log.counts() == {"list_tables": 1, "list_namespaces": 1}
+    # what the server holds: an existing table, a missing namespace (listed as empty by this
+    # server, so NamespaceExists is asked), a manifest outside the table's staging areas
+    bad = ln.CommitTableOperation.from_dict(
+        {
+            "create_table_version": {
+                "id": ["p", "old"],
+                "version": 2,
+                "manifest_path": "/tmp/x.manifest",
+            }
+        }  # fmt: skip
+    )
+    problems = client.preflight(
+        ln.BatchCommitTablesRequest(operations=[declare(["p", "old"]), declare(["ghost", "t"])])
+    )
+    assert [(p.number, p.code.name) for p in problems] == [
+        (1, "TABLE_ALREADY_EXISTS"),
+        (2, "NAMESPACE_NOT_FOUND"),
+    ]
+    (problem,) = client.preflight(ln.BatchCommitTablesRequest(operations=[bad]))
+    assert "outside the table's staging areas" in str(problem)
+    inside = f"{location}/_staging/2.manifest"
+    good = ln.CommitTableOperation.from_dict(
+        {"create_table_version": {"id": ["p", "old"], "version": 2, "manifest_path": inside}}
+    )
+    assert client.preflight(ln.BatchCommitTablesRequest(operations=[good])) == []
+    assert all(e.ok for e in client.wire_log if e.op != "namespace_exists")  # only reads
+    assert {e.op for e in client.wire_log} <= {
+        "list_tables", "list_namespaces", "namespace_exists", "list_table_versions",
+        "describe_table",
+    }  # fmt: skip
+
+
+def test_a_builder_batch_of_1000_declares_costs_three_requests(
+    client: RestNamespaceClient,
+) -> None:
+    """1 + D + pages of ListTables (D = 1 namespace holding a table, one page): the preflight's
+    two listings, then the batch (which this server refuses as unsupported)."""
+    from backend.services import batch_builder as bb
+
+    client.create_namespace(ln.CreateNamespaceRequest(id=["big"]))
+    client.declare_table(ln.DeclareTableRequest(id=["big", "first"]))
+    operations = [bb.declare_op(["big", f"t{i}"]) for i in range(1000)]
+    client.wire_log.clear()
+    with pytest.raises(lne.UnsupportedOperationError):
+        bb.commit(client, operations)
+    assert client.wire_log.counts() == {
+        "list_tables": 1,
+        "list_namespaces": 1,
+        "batch_commit_tables": 1,
+    }
+    assert client.capabilities().batch_commit is False  # learned from the answer
+    assert client.list_tables(ln.ListTablesRequest(id=["big"])).tables == ["first"]
+
+
+def test_registration_is_judged_by_the_locations_the_server_reports(
+    client: RestNamespaceClient,
+) -> None:
+    client.create_namespace(ln.CreateNamespaceRequest(id=["g"]))
+    made = client.create_table(ln.CreateTableRequest(id=["g", "t"]), ipc_bytes(SMALL))
+    relative = made.location.rsplit("/", 1)[1]
+    for location in (relative, f"{relative}/more"):
+        with pytest.raises(lne.InvalidInputError, match="directory of another table"):
+            client.register_table(ln.RegisterTableRequest(id=["g", "twin"], location=location))
+    # an absolute location, as the server reports them: the client sends it; this server only
+    # registers relative locations and refuses it itself
+    client.wire_log.clear()
+    with pytest.raises(lne.InvalidInputError, match="Absolute paths are not allowed"):
+        client.register_table(ln.RegisterTableRequest(id=["g", "abs"], location="/tmp/x.lance"))
+    assert client.wire_log.last().op == "register_table"
+    assert client.list_tables(ln.ListTablesRequest(id=["g"])).tables == ["t"]
+
+
+def test_no_capability_probe_is_ever_sent(client: RestNamespaceClient) -> None:
+    for caps in (backend.capabilities(client), backend.capabilities(client, probe=True)):
+        assert (caps.batch_commit, caps.rename, caps.drop_cascade) == (None, None, None)
+    assert len(client.wire_log) == 0

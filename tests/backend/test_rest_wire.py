@@ -13,6 +13,7 @@ import inspect
 import json
 import pickle
 import random
+import re
 import shlex
 import socket
 import time
@@ -39,7 +40,7 @@ from backend.rest import (
     parse_retry_after,
     to_curl,
 )
-from tests.support import batch, ipc_stream_bytes, make_table, op_declare
+from tests.support import batch, ipc_stream_bytes, make_table, op_declare, op_deregister
 
 BASE = "http://ns.test:2333"
 
@@ -96,12 +97,6 @@ def table_not_found(name: str = "t") -> httpx.Response:
 
 def namespace_not_found(name: str = "t") -> httpx.Response:
     return err_json(1, f"Namespace {name} not found", 404)
-
-
-def declare_batch_checks(name: str = "t") -> tuple[httpx.Response, httpx.Response]:
-    """The answers to the checks before a batch declaring root table ``name`` is sent:
-    TableExists (not found), NamespaceExists of the same id (not found)."""
-    return table_not_found(name), namespace_not_found(name)
 
 
 # Spec error codes 0-23 -> exception class, written out from the spec (not from our table).
@@ -246,16 +241,12 @@ def test_unknown_code_is_internal_error() -> None:
 
 def test_not_supported_under_internal_code_is_unsupported() -> None:
     msg = "Not supported: batch_commit_tables not implemented, namespace.rs:385:13"
-    server = Server(*declare_batch_checks(), err_json(18, msg, 500))
+    server = Server(err_json(18, msg, 500))
     client, _ = make_client(server)
     with pytest.raises(lne.UnsupportedOperationError) as info:
         client.batch_commit_tables(batch(op_declare(["t"])))
     assert info.value.status == 500
-    assert [r.url.path for r in server.requests] == [
-        "/v1/table/t/exists",
-        "/v1/namespace/t/exists",
-        "/v1/table/batch-commit",
-    ]
+    assert [r.url.path for r in server.requests] == ["/v1/table/batch-commit"]  # nothing else
 
 
 def test_error_object_with_nested_message() -> None:
@@ -378,7 +369,7 @@ WRITES: list[tuple[str, Any, tuple[Any, ...], tuple[httpx.Response, ...]]] = [
     ("alter_transaction", ln.AlterTransactionRequest.from_dict(
             {"id": ["t", "tx"], "actions": [{"setStatusAction": {"status": "Canceled"}}]}
         ), (), ()),
-    ("batch_commit_tables", batch(op_declare(["t"])), (), declare_batch_checks()),
+    ("batch_commit_tables", batch(op_declare(["t"])), (), ()),
     ("create_table_index", ln.CreateTableIndexRequest(id=["t"], column="c", index_type="BTREE"), (), ()),
     ("create_table", ln.CreateTableRequest(id=["t"]), (IPC,), ()),
     ("create_table_in_a_namespace", ln.CreateTableRequest(id=["a", "t"]), (IPC,),
@@ -620,7 +611,7 @@ def test_identity_goes_to_headers_never_to_the_body() -> None:
 
 
 def test_identity_stripped_from_nested_batch_requests() -> None:
-    server = Server(*declare_batch_checks(), httpx.Response(200, json={"results": []}))
+    server = Server(httpx.Response(200, json={"results": []}))
     client, _ = make_client(server)
     op = ln.CommitTableOperation.from_dict(
         {
@@ -633,7 +624,7 @@ def test_identity_stripped_from_nested_batch_requests() -> None:
         }
     )
     client.batch_commit_tables(ln.BatchCommitTablesRequest(operations=[op]))
-    assert len(server.requests) == 3  # TableExists, NamespaceExists, then the batch
+    assert len(server.requests) == 1  # the batch alone: the preflight is the caller's choice
     assert b"nested-secret" not in b"".join(r.content for r in server.requests)
     body = json.loads(server.last.content)
     assert body == {
@@ -1158,10 +1149,17 @@ def test_creates_in_a_missing_namespace_are_never_sent(
 def test_creates_in_an_existing_namespace_follow_the_check(
     op: str, request_model: Any, extra: tuple[Any, ...], answer: dict[str, Any]
 ) -> None:
-    server = Server(httpx.Response(200, json={}), httpx.Response(200, json=answer))
+    # a registration also reads the tables the server reports (an empty catalog here)
+    reads = (
+        (httpx.Response(200, json={"tables": []}), httpx.Response(200, json={"namespaces": []}))
+        if op == "register_table"
+        else ()
+    )
+    server = Server(httpx.Response(200, json={}), *reads, httpx.Response(200, json=answer))
     client, _ = make_client(server)
     getattr(client, op)(request_model, *extra)
-    assert [e.op for e in client.wire_log] == ["namespace_exists", op]
+    walk = ["list_tables", "list_namespaces"] if op == "register_table" else []
+    assert [e.op for e in client.wire_log] == ["namespace_exists", *walk, op]
     assert server.requests[0].url.raw_path == b"/v1/namespace/a/exists"
     assert (
         server.last.url.raw_path.split(b"?")[0]
@@ -1301,44 +1299,217 @@ def test_malformed_delete_ranges_are_refused_without_any_request(
     assert server.requests == []
 
 
-def test_batch_commit_is_checked_against_the_server_first() -> None:
-    """check_batch asks TableExists / NamespaceExists / ListTableVersions; an error is
-    refused before the batch is sent, naming the operation from 1."""
-    versions = {"versions": [{"version": v, "manifest_path": f"m{v}"} for v in (1, 2, 3)]}
-    server = Server(
-        table_not_found("new"),  # operation 1: TableExists new
-        namespace_not_found("new"),  # ... and no namespace of that id
-        httpx.Response(200, json={}),  # operation 2: TableExists old -> exists
-        httpx.Response(200, json=versions),  # ListTableVersions old -> latest 3
-        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
-    )
+class Catalog:
+    """A scripted catalog answering the reads of a preflight the way the spec says:
+    ListTables / ListNamespaces in pages of ``page`` names (``page_token``: the last name of
+    the page before), ListTableVersions, DescribeTable; a missing namespace or table: 404.
+    Writes are answered ``write`` (by default a 500 saying it must not be sent)."""
+
+    def __init__(
+        self,
+        tables: dict[str, list[str]],
+        namespaces: dict[str, list[str]] | None = None,
+        versions: dict[str, list[int]] | None = None,
+        *,
+        page: int = 100,
+        write: httpx.Response | None = None,
+    ):
+        self.tables, self.namespaces = tables, namespaces or {}
+        self.versions, self.page = versions or {}, page
+        self.write = write or httpx.Response(500, json={"error": "must not be sent", "code": 18})
+
+    def _page(self, names: list[str], request: httpx.Request) -> tuple[list[str], str | None]:
+        names = sorted(names)
+        token = request.url.params.get("page_token")
+        start = names.index(token) + 1 if token else 0
+        chunk = names[start : start + self.page]
+        more = start + self.page < len(names)
+        return chunk, (chunk[-1] if more and chunk else None)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        segment = path.split("/")[3] if path.count("/") >= 3 else ""
+        key = "" if segment == "$" else segment
+        if path.endswith("/table/list"):
+            if key not in self.tables:
+                return namespace_not_found(key)
+            names, token = self._page(self.tables[key], request)
+            return httpx.Response(200, json={"tables": names, "page_token": token})
+        if path.startswith("/v1/namespace/") and path.endswith("/list"):
+            if key and key not in self.tables:
+                return namespace_not_found(key)
+            names, token = self._page(self.namespaces.get(key, []), request)
+            return httpx.Response(200, json={"namespaces": names, "page_token": token})
+        if path.startswith("/v1/namespace/") and path.endswith("/exists"):
+            return httpx.Response(200, json={}) if key in self.tables else namespace_not_found(key)
+        if path.endswith("/version/list"):
+            if key not in self.versions:
+                return table_not_found(key)
+            items = [{"version": v, "manifest_path": f"m{v}"} for v in self.versions[key]]
+            return httpx.Response(200, json={"versions": items})
+        if path.endswith("/describe"):
+            if key not in self.versions:
+                return table_not_found(key)
+            return httpx.Response(200, json={"location": f"s3://lake/{key}.lance"})
+        return self.write
+
+
+def catalog_client(catalog: Catalog) -> tuple[RestNamespaceClient, Server]:
+    server = Server(default=catalog)
     client, _ = make_client(server)
-    request = batch(op_declare(["new"]), op_delete_spec(["old"], (2, 4)))
-    with pytest.raises(lne.InvalidInputError) as info:
-        client.batch_commit_tables(request)
-    assert str(info.value).startswith("operation 2: DeleteTableVersions old: ")
-    assert "covers version 3, the latest version" in str(info.value)
-    assert info.value.operation_index == 1
-    assert [e.op for e in client.wire_log] == [
-        "table_exists",
-        "namespace_exists",
-        "table_exists",
-        "list_table_versions",
+    return client, server
+
+
+def test_batch_commit_sends_the_batch_alone() -> None:
+    """No reads before a batch: what needs the server's state is the preflight's, on purpose;
+    the server judges the batch it is sent."""
+    server = Server(httpx.Response(200, json={"results": [{}, {}]}))
+    client, _ = make_client(server)
+    client.batch_commit_tables(
+        batch(op_declare(["a", "new"]), op_delete_spec(["a", "old"], (2, 4)))
+    )
+    assert [e.op for e in client.wire_log] == ["batch_commit_tables"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "match"),
+    [
+        (op_declare(["a", "bad name"]), "operation 1: DeclareTable a\\$bad name: "),
+        (op_declare(["a", "t"], properties={f"k{i}": "v" for i in range(300)}), "at most 256"),
+        (ln.CommitTableOperation.from_dict({"delete_table_versions": {"id": ["t"], "ranges": []}}),
+         "No version ranges"),
+        (ln.CommitTableOperation.from_dict({"create_table_version": {
+            "id": ["t"], "version": 0, "manifest_path": "t/_staging/x.manifest"}}),
+         "positive integer"),
+    ],
+)  # fmt: skip
+def test_batch_static_rules_refuse_without_any_request(
+    operation: ln.CommitTableOperation, match: str
+) -> None:
+    server = Server(default=Catalog({"": [], "a": []}))
+    client, _ = make_client(server)
+    with pytest.raises(lne.InvalidInputError, match=match):
+        client.batch_commit_tables(batch(operation))
+    assert server.requests == []
+    (problem,) = client.preflight(batch(operation))  # the same problem, found with the rest
+    assert problem.severity == "error" and re.search(match, str(problem))
+    assert all(e.op != "batch_commit_tables" for e in client.wire_log)
+
+
+def test_preflight_reads_in_bulk_and_numbers_operations_from_1() -> None:
+    catalog = Catalog({"a": ["old", "other"]}, versions={"a$old": [1, 2, 3]})
+    client, server = catalog_client(catalog)
+    request = batch(op_declare(["a", "new"]), op_delete_spec(["a", "old"], (2, 4)))
+    problems = client.preflight(request)
+    assert [(p.number, p.severity, p.code) for p in problems] == [
+        (2, "error", lne.ErrorCode.INVALID_INPUT)
     ]
+    assert str(problems[0]).startswith("operation 2: DeleteTableVersions a$old: ")
+    assert "covers version 3, the latest version" in str(problems[0])
+    assert [e.op for e in client.wire_log] == ["list_tables", "list_namespaces", "list_table_versions"]  # fmt: skip
+    assert server.requests[0].url.params["include_declared"] == "true"
+    with pytest.raises(lne.InvalidInputError) as info:
+        client.preflight(request, raise_first=True)
+    assert info.value.operation_index == 1
+    assert all(e.op != "batch_commit_tables" for e in client.wire_log)  # nothing written
 
 
-def test_batch_commit_declaring_an_existing_table_is_never_sent() -> None:
-    server = Server(
-        httpx.Response(200, json={}),  # TableExists t -> it exists
-        httpx.Response(200, json={"versions": [{"version": 1, "manifest_path": "m1"}]}),
-        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
+@pytest.mark.parametrize(
+    ("operations", "error", "message"),
+    [
+        ([op_declare(["a", "old"])], lne.TableAlreadyExistsError,
+         "operation 1: DeclareTable a$old: the table already exists"),
+        ([op_declare(["a", "kids"])], lne.TableAlreadyExistsError,
+         "operation 1: DeclareTable a$kids: a namespace with this id exists"),
+        ([op_declare(["ghost", "t"])], lne.NamespaceNotFoundError,
+         "operation 1: DeclareTable ghost$t: namespace ghost not found"),
+        ([op_deregister(["a", "gone"])], lne.TableNotFoundError,
+         "operation 1: DeregisterTable a$gone: the table does not exist"),
+    ],
+)  # fmt: skip
+def test_preflight_finds_what_the_server_holds(
+    operations: list[ln.CommitTableOperation], error: type[Exception], message: str
+) -> None:
+    catalog = Catalog({"a": ["old"]}, {"a": ["kids"]}, {"a$old": [1]})
+    client, _ = catalog_client(catalog)
+    with pytest.raises(error) as info:
+        client.preflight(batch(*operations), raise_first=True)
+    assert str(info.value) == message
+    assert all(e.op != "batch_commit_tables" for e in client.wire_log)
+
+
+def test_preflight_knows_tables_declared_earlier_in_the_batch() -> None:
+    """DeclareTable X then CreateTableVersion X (version 1): nothing asks the server about X,
+    which does not exist yet; a declared location is the one the manifest is checked against."""
+    client, _ = catalog_client(Catalog({"a": []}))
+    version = ln.CommitTableOperation.from_dict(
+        {
+            "create_table_version": {
+                "id": ["a", "x"],
+                "version": 1,
+                "manifest_path": "s3://lake/x/_staging/1.manifest",
+            }
+        }  # fmt: skip
     )
-    client, _ = make_client(server)
-    with pytest.raises(lne.TableAlreadyExistsError) as info:
-        client.batch_commit_tables(batch(op_declare(["t"])))
-    assert str(info.value) == "operation 1: DeclareTable t: the table already exists"
-    assert info.value.operation_index == 0
-    assert [e.op for e in client.wire_log] == ["table_exists", "list_table_versions"]
+    assert client.preflight(batch(op_declare(["a", "x"]), version)) == []
+    # a holds nothing: two empty lists prove nothing, so NamespaceExists is asked
+    assert [e.op for e in client.wire_log] == ["list_tables", "list_namespaces", "namespace_exists"]  # fmt: skip
+    elsewhere = batch(op_declare(["a", "x"], location="s3://lake/y"), version)
+    (problem,) = client.preflight(elsewhere)
+    assert problem.number == 2 and "outside the table's staging areas" in problem.message
+    # an existing table: its location as the server reports it (an absolute URI)
+    client, _ = catalog_client(Catalog({"a": ["t"]}, versions={"a$t": [1, 2]}))
+    staged = ln.CommitTableOperation.from_dict(
+        {
+            "create_table_version": {
+                "id": ["a", "t"],
+                "version": 3,
+                "manifest_path": "s3://lake/a$t.lance/_staging/3.manifest",
+            }
+        }  # fmt: skip
+    )
+    assert client.preflight(batch(staged)) == []
+    assert [e.op for e in client.wire_log] == ["list_tables", "list_table_versions", "describe_table"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("existing", "page"), [(0, 100), (250, 100), (1000, 1000)])
+def test_a_batch_of_1000_declares_costs_its_listing_pages_and_one_commit(
+    existing: int, page: int
+) -> None:
+    """From the builder (``bb.commit``: one preflight, then the batch): 1 + D + pages of
+    ListTables requests for 1,000 declares in D = 1 namespace, counted by the wire log (and
+    one NamespaceExists more when the namespace holds nothing: its empty lists prove nothing)."""
+    from backend.services import batch_builder as bb
+
+    catalog = Catalog(
+        {"a": [f"old{i}" for i in range(existing)]},
+        page=page,
+        write=httpx.Response(200, json={"results": []}),
+    )
+    client, _ = catalog_client(catalog)
+    operations = [bb.declare_op(["a", f"new{i}"]) for i in range(1000)]
+    bb.commit(client, operations)
+    pages = max(1, -(-existing // page))
+    empty = 1 if existing == 0 else 0
+    expected = {"list_tables": pages, "list_namespaces": 1, "batch_commit_tables": 1}
+    if empty:
+        expected["namespace_exists"] = 1
+    assert client.wire_log.counts() == expected
+    assert client.wire_log.total() == 1 + 1 + pages + empty
+    client.wire_log.clear()
+    assert bb.validate(client, operations) == []
+    assert client.wire_log.total() == 1 + pages + empty  # Validate: the preflight alone
+
+
+def test_wire_log_counts_survive_the_ring_buffer() -> None:
+    server = Server(default=httpx.Response(200, json={"tables": []}))
+    client, _ = make_client(server, wire_log_size=2)
+    for _ in range(5):
+        client.list_tables(ln.ListTablesRequest(id=["a"]))
+    assert len(client.wire_log) == 2
+    assert client.wire_log.counts() == {"list_tables": 5} and client.wire_log.total() == 5
+    client.wire_log.clear()
+    assert client.wire_log.total() == 0
 
 
 def test_empty_batch_is_refused_without_any_request() -> None:
@@ -1361,66 +1532,85 @@ def op_delete_spec(table_id: list[str], *ranges: tuple[int, int]) -> ln.CommitTa
     )
 
 
+# ---------------------------------------------------------------------------- capabilities
+
+
+def test_capabilities_are_never_probed_with_a_request() -> None:
+    server = Server()
+    client, _ = make_client(server)
+    for caps in (client.capabilities(), client.capabilities(probe=True),
+                 backend.capabilities(client, probe=True)):  # fmt: skip
+        assert (caps.batch_commit, caps.rename, caps.drop_cascade) == (None, None, None)
+        assert caps.server_profile is None
+    assert client.supports_batch_commit() is None and client.supports_rename() is None
+    assert server.requests == []
+
+
+def test_a_server_profile_says_what_the_server_implements() -> None:
+    server = Server()
+    client, _ = make_client(server, server_profile="lance-dir")
+    caps = client.capabilities(probe=True)
+    assert (caps.batch_commit, caps.rename, caps.drop_cascade) == (False, False, False)
+    assert caps.server_profile == "lance-dir"
+    assert server.requests == []
+    with pytest.raises(lne.InvalidInputError, match="unknown server profile 'nope'.*lance-dir"):
+        make_client(server, server_profile="nope")
+
+
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
         (httpx.Response(404, text="", headers={"content-type": "text/plain"}), False),
         (err_json(18, "Not supported: batch_commit_tables, namespace.rs:385:13", 500), False),
         (err_json(0, "batch commit is not implemented", 406), False),
-        (err_json(13, "the batch is empty", 400), True),
-        (httpx.Response(400, text="bad request", headers={"content-type": "text/plain"}), True),
-        (httpx.Response(200, json={"results": []}), True),
+        (err_json(14, "somebody else wrote", 409), None),  # says nothing about support
+        (httpx.Response(200, json={"results": [{}]}), True),
     ],
 )
-def test_capability_probe_of_batch_commit(answer: httpx.Response, expected: bool) -> None:
-    server = Server(answer, default=httpx.Response(500, json={"error": "asked twice", "code": 18}))
+def test_batch_commit_support_is_learned_from_a_real_answer(
+    answer: httpx.Response, expected: bool | None
+) -> None:
+    server = Server(answer)
     client, _ = make_client(server)
-    assert client.capabilities().batch_commit is None
-    assert server.requests == []
-    assert client.capabilities(probe=True).batch_commit is expected
-    assert backend.capabilities(client, probe=True).batch_commit is expected  # cached
+    with contextlib.suppress(lne.LanceNamespaceError):
+        client.batch_commit_tables(batch(op_declare(["t"])))
     assert client.capabilities().batch_commit is expected
-    batch_probes = [r for r in server.requests if r.url.path == "/v1/table/batch-commit"]
-    assert len(batch_probes) == 1  # asked once, then cached
-    assert batch_probes[0].method == "POST"
-    assert json.loads(batch_probes[0].content) == {"operations": []}  # changes nothing
+    assert len(server.requests) == 1  # the commit itself, nothing else
 
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        (err_json(4, "Table not found: __lance_console_probe", 404), True),
-        (
-            err_json(0, "Not supported: rename_table not implemented, namespace.rs:292:13", 406),
-            False,
-        ),
-        (httpx.Response(404, text="", headers={"content-type": "text/plain"}), False),
+        (err_json(4, "Table not found: t", 404), None),
+        (err_json(0, "Not supported: rename_table not implemented, namespace.rs:292:13", 406),
+         False),
+        (err_json(18, "Not supported: rename_table not implemented, namespace.rs:292:13", 500),
+         False),
+        (httpx.Response(200, json={}), True),
     ],
-)
-def test_capability_probe_of_rename(answer: httpx.Response, expected: bool) -> None:
-    """Probed with a rename of a table that does not exist (nothing changes); cached."""
-
-    def route(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/rename"):
-            return answer
-        return httpx.Response(400, json={"error": "empty", "code": 13})
-
-    server = Server(default=route)
+)  # fmt: skip
+def test_rename_support_is_learned_from_a_real_answer(
+    answer: httpx.Response, expected: bool | None
+) -> None:
+    server = Server(answer)
     client, _ = make_client(server)
-    assert client.capabilities().rename is None
-    assert client.capabilities(probe=True).rename is expected
-    assert client.capabilities(probe=True).rename is expected
-    renames = [r for r in server.requests if r.url.path.endswith("/rename")]
-    assert len(renames) == 1
-    assert "__lance_console_probe_" in renames[0].url.path
+    with contextlib.suppress(lne.LanceNamespaceError):
+        client.rename_table(ln.RenameTableRequest(id=["t"], new_table_name="u"))
+    assert client.capabilities().rename is expected
+    assert [e.op for e in client.wire_log] == ["rename_table"]
 
 
-def test_capability_probe_without_an_answer_stays_unknown() -> None:
-    server = Server(httpx.ConnectError("refused"), httpx.Response(400, json={"error": "x", "code": 13}))  # fmt: skip
-    client, _ = make_client(server, max_retries=0)
-    assert client.capabilities(probe=True).batch_commit is None
-    assert client.capabilities(probe=True).batch_commit is True  # asked again: not cached
-    assert [r.url.path for r in server.requests].count("/v1/table/batch-commit") == 2
+def test_cascade_support_is_learned_from_a_cascade_answer_only() -> None:
+    server = Server(
+        httpx.Response(200, json={}),  # a RESTRICT drop: says nothing of CASCADE
+        err_json(3, "'a' (contains 2 child objects)", 409),  # CASCADE answered "not empty"
+    )
+    client, _ = make_client(server)
+    client.drop_namespace(ln.DropNamespaceRequest(id=["e"], behavior="Restrict"))
+    assert client.capabilities().drop_cascade is None
+    with pytest.raises(lne.NamespaceNotEmptyError):
+        client.drop_namespace(ln.DropNamespaceRequest(id=["a"], behavior="Cascade"))
+    assert client.capabilities().drop_cascade is False
 
 
 def test_jittered_backoff_stays_within_the_exponential_ceiling() -> None:
@@ -1527,3 +1717,10 @@ def test_connection_options_at_the_limits_are_accepted(options: dict[str, Any]) 
     server = Server(httpx.Response(200, json={"namespaces": []}))
     client, _ = make_client(server, **options)
     assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []
+
+
+def test_wire_log_counts_requests_when_it_keeps_none() -> None:
+    server = Server(default=httpx.Response(200, json={"tables": []}))
+    client, _ = make_client(server, wire_log_size=0)
+    client.list_tables(ln.ListTablesRequest(id=["a"]))
+    assert len(client.wire_log) == 0 and client.wire_log.counts() == {"list_tables": 1}

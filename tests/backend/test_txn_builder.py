@@ -39,7 +39,14 @@ from backend.services import batch_builder as tb
 from backend.services import index_overview
 from backend.services.versions import latest_version
 from backend.version_ranges import Span, parse
-from tests.support import create_table, make_table, table_location, tree_digest, with_versions
+from tests.support import (
+    create_table,
+    make_table,
+    stage_version,
+    table_location,
+    tree_digest,
+    with_versions,
+)
 
 NS = ["a"]
 
@@ -202,14 +209,19 @@ def test_request_and_wire_json() -> None:
 def test_validate_good_batch(ns_a: LanceNamespace) -> None:
     with_versions(ns_a, tid("t"), 3)
     create_table(ns_a, tid("old"), make_table(2))
+    staged = stage_version(ns_a, tid("t"), make_table(2, start=100))
     ops = [
         tb.declare_op(tid("new")),
-        tb.create_version_op(tid("t"), 4, "/staged/4.manifest"),
-        tb.create_version_op(tid("t"), 5, "/staged/5.manifest"),
+        tb.create_version_op(tid("t"), 4, staged.manifest_path),
         tb.delete_versions_op(tid("t"), parse("1-2")),
         tb.deregister_op(tid("old")),
     ]
     assert tb.validate(ns_a, ops) == []
+    # a fifth version after the fourth: the rules follow the batch; a made-up manifest path
+    # is the one problem (both backends check where a staged manifest lies)
+    ops.insert(2, tb.create_version_op(tid("t"), 5, "/staged/5.manifest"))
+    (problem,) = tb.validate(ns_a, ops)
+    assert problem.number == 3 and "outside the table's staging areas" in problem.message
 
 
 def test_validate_problems(ns_a: LanceNamespace) -> None:
@@ -273,8 +285,9 @@ def test_validate_problems(ns_a: LanceNamespace) -> None:
 def test_validate_declared_only_table(ns_a: LanceNamespace) -> None:
     ns_a.declare_table(DeclareTableRequest(id=tid("d")))
     assert tb.has_errors(tb.validate(ns_a, [tb.declare_op(tid("d"))]))  # declared = exists
-    ok = tb.validate(ns_a, [tb.create_version_op(tid("d"), 1, "/m")])
-    assert not tb.has_errors(ok), ok
+    # version 1 of a declared table passes the rules; the made-up manifest is the problem
+    (problem,) = tb.validate(ns_a, [tb.create_version_op(tid("d"), 1, "/m")])
+    assert "staged manifest '/m' is outside" in problem.message, problem
 
 
 def test_operation_without_a_kind_is_refused(ns_a: LanceNamespace) -> None:

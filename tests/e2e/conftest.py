@@ -86,13 +86,16 @@ def _start_console(kind: str, target: str, root: Path, logs: Path) -> Iterator[C
     config = logs / f"connections-{kind}.toml"
     # One saved connection (to the same target), so that tests can pick a connection that a
     # reload must restore from ?conn=.
-    config.write_text(f"[connections.{SAVED_CONNECTION}]\ntarget = {json.dumps(target)}\n")
+    profile = 'server_profile = "lance-dir"\n' if kind == "rest" else ""
+    config.write_text(f"[connections.{SAVED_CONNECTION}]\ntarget = {json.dumps(target)}\n{profile}")
     server = StreamlitServer(
         script=REPO / "app" / "main.py",
         env={
             "LANCE_CONSOLE_TARGET": target,
             # Never read or write the developer's saved connections.
             "LANCE_CONSOLE_CONFIG": str(config),
+            # pylance's RestAdapter: the pages know up front what it does not implement
+            **({"LANCE_CONSOLE_SERVER_PROFILE": "lance-dir"} if kind == "rest" else {}),
         },
         log_path=logs / f"streamlit-{kind}.log",
     ).start()

@@ -402,9 +402,11 @@ def test_rename_and_move_follows_the_table(make_app, ui_env) -> None:
     assert browse.list_table_names(ns, ["sales", "eu"]) == ["invoices", "purchases"]
 
 
-def test_rename_on_a_rest_server_without_it_is_refused_up_front(
+def test_rename_on_a_rest_server_without_it_is_refused_then_known(
     make_app, ui_env, monkeypatch
 ) -> None:
+    """Nothing is sent to find out whether the server renames: the form is offered, the
+    server's refusal is reported (nothing renamed), and from then on the form says so."""
     from components import state
     from tests.conftest import RestServer
 
@@ -414,7 +416,14 @@ def test_rename_on_a_rest_server_without_it_is_refused_up_front(
         at = make_app(query_params=ORDERS)
         assert_no_exception(at)
         open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
-        assert "This server does not implement RenameTable (it said so when asked)" in texts(at)
+        assert "Whether this server implements RenameTable is unknown" in texts(at)
+        at.text_input(key="tables.life0.rename.name").input("purchases")
+        submit(at, "tables.life0.rename.form", "Rename")
+        (error,) = alerts(at, "error")
+        assert "UNSUPPORTED" in error and "rename_table" in error
+        assert "orders" in browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
+        at.run()
+        assert "This server does not implement RenameTable (its server profile" in texts(at)
         assert at.text_input(key="tables.life0.rename.name").disabled
         assert at.selectbox(key="tables.life0.rename.namespace").disabled
         assert at.button(key="FormSubmitter:tables.life0.rename.form-Rename").disabled
@@ -462,6 +471,33 @@ def test_deregister_warns_when_the_server_still_lists_the_table(make_app, ui_env
         assert warning.startswith("Deregistered table loose; its files stay at its location.")
         assert "The server still lists loose after deregistering it" in warning
         assert "loose" in browse.list_table_names(backend.connect(server.url), [])
+    finally:
+        server.stop()
+
+
+def test_a_server_profile_disables_rename_and_cascade_up_front(
+    make_app, ui_env, monkeypatch
+) -> None:
+    from components import state
+    from tests.conftest import RestServer
+
+    server = RestServer(ui_env)
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        monkeypatch.setenv("LANCE_CONSOLE_SERVER_PROFILE", "lance-dir")
+        at = make_app(query_params=ORDERS)
+        assert_no_exception(at)
+        open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
+        assert "This server does not implement RenameTable (its server profile" in texts(at)
+        assert at.button(key="FormSubmitter:tables.life0.rename.form-Rename").disabled
+        at = make_app(query_params={"ns": ["sales", "eu"]})
+        open_panel(at, state.Tables.DROP_NS_OPEN, ["sales", "eu"])
+        at.radio(key=state.panel_key(state.Tables.DROP_NS_MODE, ["sales", "eu"])).set_value(
+            "CASCADE"
+        ).run()
+        (warning,) = alerts(at, "warning")
+        assert warning.startswith("This server does not implement CASCADE")
+        assert at.button(key="FormSubmitter:tables.drop_ns0.sales/eu-Drop eu and 1 item").disabled
     finally:
         server.stop()
 

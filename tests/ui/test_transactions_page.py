@@ -368,8 +368,11 @@ def test_read_only_disables_writes(make_app) -> None:
     assert button(at, "Stage next version from current").disabled
 
 
-def test_rest_server_without_batch_commit_says_so_before_validate(ui_env, rest_server) -> None:
-    backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["remote"]))
+def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest_server) -> None:
+    """Nothing is sent to find out: unknown at first, the commit is offered; the server's
+    refusal is reported (nothing changed) and from then on the page says so up front."""
+    server_ns = backend.connect(rest_server.url)
+    server_ns.create_namespace(CreateNamespaceRequest(id=["remote"]))
     at = new_app()
     at.run()
     at.button(key="conn.open").click().run()
@@ -379,9 +382,37 @@ def test_rest_server_without_batch_commit_says_so_before_validate(ui_env, rest_s
     at.switch_page("views/transactions.py")
     at.run()
     assert_no_exception(at)
+    assert not alerts(at, "warning")
+    assert any("is unknown until it answers a commit" in c.value for c in at.caption)
+    assert "Stage next version from current" not in [b.label for b in at.button]  # local only
+    at = add(at, "declare_table", "remote$t")
+    button(at, "Commit atomically").click().run()
+    assert_no_exception(at)
+    (error,) = alerts(at, "error")
+    assert error.startswith("Batch commit failed. UNSUPPORTED")
+    assert server_ns.list_tables({"id": ["remote"]}).tables == []
+    at.run()
     (warning,) = alerts(at, "warning")
     assert warning.startswith("This REST server does not implement BatchCommitTables")
-    assert "Stage next version from current" not in [b.label for b in at.button]  # local only
+    assert button(at, "Commit atomically").disabled
+    assert "Validate" in [b.label for b in at.button]
+
+
+def test_rest_server_profile_says_so_before_anything_is_sent(ui_env, rest_server) -> None:
+    """A connection with the lance-dir server profile: the page knows up front."""
+    backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["remote"]))
+    at = new_app()
+    at.run()
+    at.button(key="conn.open").click().run()
+    at.text_input(key="conn.form0.target").input(rest_server.url)
+    at.text_input(key="conn.form0.name").input("srv")
+    at.selectbox(key="conn.form0.profile").set_value("lance-dir")
+    at.button(key="conn.form0.submit").click().run()
+    at.switch_page("views/transactions.py")
+    at.run()
+    assert_no_exception(at)
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith("This REST server does not implement BatchCommitTables")
     at = add(at, "declare_table", "remote$t")
     assert button(at, "Commit atomically").disabled
     assert "Validate" in [b.label for b in at.button]

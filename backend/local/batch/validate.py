@@ -81,6 +81,26 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
     return plan
 
 
+def preflight_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> list[batch_rules.Problem]:
+    """The commit's judgement of ``request`` without committing: every problem of the batch's
+    rules (warnings included), then, when there is no error, the local checks of
+    :func:`plan_batch` (declared locations, staged manifests read and checked). Nothing is
+    written and no lock is taken; the commit judges again under its lock."""
+    problems = batch_rules.check_batch(request, Reader(ctx), delimiter=DELIMITER)
+    if batch_rules.has_errors(problems):
+        return problems
+    try:
+        plan_batch(ctx, request)
+    except LanceNamespaceError as e:
+        index = getattr(e, "operation_index", None)
+        message = str(e)
+        prefix = f"operation {index + 1}: " if index is not None else ""
+        if prefix and message.startswith(prefix):
+            message = message[len(prefix) :]
+        problems.append(batch_rules.Problem(index, message, code=e.code))
+    return problems
+
+
 def _table_dirs(ctx: Ctx, reader: Reader) -> list[str]:
     out = []
     for location in reader.catalog.table_locations().values():
@@ -205,4 +225,4 @@ def _delete(ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int]) -
     return DeleteStep(op.index, op.table_id, key, ranges, moves, len(moves))
 
 
-__all__ = ["plan_batch"]
+__all__ = ["plan_batch", "preflight_batch"]
