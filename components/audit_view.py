@@ -22,6 +22,8 @@ def entries_frame(entries: Sequence[audit.AuditEntry]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(audit.CSV_COLUMNS))
     if not frame.empty:
         frame["ts"] = pd.to_datetime(frame["ts"], utc=True)
+        text = ["error_class", "error_message", "transaction_id"]
+        frame[text] = frame[text].fillna("")  # blank, not "None", where a write had none
         frame = frame.iloc[::-1].reset_index(drop=True)
     return frame
 

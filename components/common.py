@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.redaction import redact_json, redact_mapping
+from components.feedback import as_text
 
 
 def render_json(
@@ -99,7 +100,15 @@ def render_typed_confirmation(expected: str, *, key_prefix: str, label: str | No
 
 
 def render_read_only_notice() -> None:
-    st.caption(":material/lock: Read-only connection: writes are disabled (see the sidebar).")
+    """Why this page's writes are disabled: the connection is read-only (the sidebar switch or
+    the launch), or the signed-in user's role may not write."""
+    from components.connection import read_only_reason, role_denies_writes
+
+    reason = read_only_reason()
+    if reason and role_denies_writes():
+        st.caption(":material/lock: " + as_text(f"Writes are disabled: {reason}."))
+    else:
+        st.caption(":material/lock: Read-only connection: writes are disabled (see the sidebar).")
 
 
 __all__ = [

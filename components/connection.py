@@ -114,6 +114,11 @@ def is_read_only() -> bool:
     return read_only_reason() is not None
 
 
+def role_denies_writes() -> bool:
+    """Writes are disabled by the actor's role, not by a read-only connection."""
+    return launch_lock() is None and not state.read_only() and read_only_reason() is not None
+
+
 def write_denial(operation: str = "declare_table", request: Any = None) -> str | None:
     """Why ``operation`` would be refused for this session (``None``: it would run): shown
     beside the disabled button. Destructive operations (drop, deregister, cleanup, version
@@ -154,6 +159,18 @@ def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
         )
     secrets, _ = _resolved_secrets(spec)
     return _connect(connection_key(spec), spec.target, conns.connect_options(spec, secrets))
+
+
+def role_lock(operation: str, read_only: bool) -> str | None:
+    """Why the form of ``operation`` is disabled beyond the page's own read-only state (the
+    actor's role: drops, deregisters, cleanup and version deletes are an admin's), shown
+    under its button; ``None``: nothing more to say."""
+    return None if read_only else write_denial(operation)
+
+
+def render_role_lock(reason: str | None) -> None:
+    if reason:
+        st.caption(":material/lock: " + feedback.as_text(f"Disabled: {reason}."))
 
 
 @st.cache_resource(show_spinner=False)
@@ -714,6 +731,9 @@ __all__ = [
     "options",
     "render_connection_sidebar",
     "render_health_banner",
+    "render_role_lock",
+    "role_lock",
+    "write_denial",
     "require_namespace",
     "snippet_connection",
     "spec_from_form",

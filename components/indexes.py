@@ -24,6 +24,7 @@ from backend.text import plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import render_json, render_typed_confirmation
+from components.connection import render_role_lock, role_lock
 from components.snippets import render_python_snippet
 
 TAB_CREATE = "Create an index"
@@ -585,12 +586,15 @@ def render_drop_form(name: str | None, *, read_only: bool, key_prefix: str) -> s
         st.caption("No index to drop.")
         return None
     fv = state.form_version("indexes")
+    locked = role_lock("drop_table_index", read_only)
+    read_only = read_only or locked is not None
     with st.form(f"{key_prefix}.form{fv}"):
         st.markdown(f"Drop index **{feedback.as_text(name)}**. The table's data is not touched.")
         confirmed = render_typed_confirmation(name, key_prefix=f"{key_prefix}.form{fv}.{name}")
         submitted = st.form_submit_button(
             "Drop index", icon=":material/delete:", disabled=read_only
         )
+        render_role_lock(locked)
     if not submitted:
         return None
     if not confirmed:

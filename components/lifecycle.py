@@ -39,7 +39,12 @@ from components.common import (
     render_path,
     render_typed_confirmation,
 )
-from components.connection import connection_key, snippet_connection
+from components.connection import (
+    connection_key,
+    render_role_lock,
+    role_lock,
+    snippet_connection,
+)
 from components.snippets import python_snippet
 from components.versions import TAGS_TAB, RangeDelete
 
@@ -494,6 +499,8 @@ def render_cleanup(
     if not plan.delete:
         return None
     table = table_id[-1]
+    locked = role_lock("batch_delete_table_versions", read_only)
+    read_only = read_only or locked is not None
     with st.form(f"{key_prefix}.run", border=False):
         confirmed = render_typed_confirmation(
             table, key_prefix=f"{key_prefix}.run", label=f"Type the table name {table} to confirm"
@@ -504,6 +511,7 @@ def render_cleanup(
             icon=":material/delete_sweep:",
             disabled=read_only,
         )
+        render_role_lock(locked)
     if not confirmed_submit(
         submitted,
         read_only=read_only,
@@ -656,6 +664,8 @@ def render_drop_form(
     if box is None:
         return None
     name = table_id[-1]
+    locked = role_lock("drop_table", read_only)
+    read_only = read_only or locked is not None
     with box:
         preview = feedback.run(drop_preview, tuple(table_id), action=f"Reading {name}")
         st.caption(
@@ -671,6 +681,7 @@ def render_drop_form(
             submitted = st.form_submit_button(
                 "Drop table", type="primary", icon=":material/delete_forever:", disabled=read_only
             )
+        render_role_lock(locked)
     if not confirmed_submit(
         submitted,
         read_only=read_only,
@@ -688,6 +699,8 @@ def render_deregister_form(
     expander is open), a typed confirmation."""
     table_id = list(detail.id)
     name = table_id[-1]
+    locked = role_lock("deregister_table", read_only)
+    read_only = read_only or locked is not None
     box = st.expander(
         "Deregister table (keeps data)",
         icon=":material/link_off:",
@@ -712,6 +725,7 @@ def render_deregister_form(
             submitted = st.form_submit_button(
                 "Deregister", icon=":material/link_off:", disabled=read_only
             )
+        render_role_lock(locked)
     if not confirmed_submit(
         submitted,
         read_only=read_only,
@@ -959,6 +973,8 @@ def render_drop_namespace(
     if not path:
         return None
     name = path[-1]
+    locked = role_lock("drop_namespace", read_only)
+    read_only = read_only or locked is not None
     box = lazy_expander(
         f"Drop namespace {name}",
         key=state.panel_key(state.Tables.DROP_NS_OPEN, path),
@@ -1030,6 +1046,7 @@ def render_drop_namespace(
             submitted = st.form_submit_button(
                 label, type="primary", icon=":material/folder_delete:", disabled=read_only,
             )  # fmt: skip
+            render_role_lock(locked)
     if not confirmed_submit(
         submitted,
         read_only=read_only,

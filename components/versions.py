@@ -23,6 +23,7 @@ from components.common import (
     render_path,
     render_typed_confirmation,
 )
+from components.connection import render_role_lock, role_lock
 
 # --------------------------------------------------------------------------------------------
 # Cached reads (per connection and table)
@@ -326,6 +327,8 @@ def render_delete_form(
     unless the box naming the tags is ticked). ``tagged``: the table's tags by version; the
     listed versions that carry one are said before anything is submitted."""
     table = table_id[-1]
+    locked = role_lock("batch_delete_table_versions", read_only)
+    read_only = read_only or locked is not None
     latest = int(versions["version"].max())
     listed = set(versions["version"].astype(int))
     tags = {int(v): sorted(t) for v, t in (tagged or {}).items() if int(v) in listed}
@@ -350,6 +353,7 @@ def render_delete_form(
             table, key_prefix=key_prefix, label=f"Type the table name {table} to confirm"
         )
         submitted = st.form_submit_button("Delete versions", type="primary", disabled=read_only)
+        render_role_lock(locked)
     if not submitted:
         return None
     try:

@@ -43,7 +43,12 @@ class AuthConsole:
 
 @pytest.fixture(scope="module")
 def oidc_provider() -> Iterator[str]:
+    import logging
+
     from oidc_provider_mock import User, run_server_in_thread
+
+    # Its request log prints tokens (id_token_hint): keep it quiet.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
     users = [
         User(sub=sub, claims={"email": email, "name": sub.title()})
@@ -179,7 +184,9 @@ def test_editor_declares_but_may_not_drop_and_admin_audits(
     page.wait_for_url(f"{auth_console.url}/**")
     settle_load(page)
     expect(_main(page).get_by_role("button", name="Sign in")).to_be_visible()
-    sign_in(page, auth_console, "ada", path="audit")
+    sign_in(page, auth_console, "ada")  # the provider sends the user back to "/"
+    page.goto(f"{auth_console.url}/audit")
+    settle_load(page)
     main = _main(page)
     expect(main.get_by_role("heading", name="Audit")).to_be_visible()
     type_into(main.get_by_label("Table or namespace"), name)

@@ -1,0 +1,105 @@
+"""Sign-in and roles on the pages (AppTest seeds ``st.user`` and ``st.secrets``): a visitor
+sees only the sign-in page; a viewer's writes are disabled with the reason; an editor may
+write but not drop; only admins see the Audit page; every write lands in the audit log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend import audit
+from tests.ui.conftest import assert_no_exception, new_app, open_page, texts
+
+AUTH = {
+    "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+    "cookie_secret": "ui-test-cookie-secret-0123456789",
+    "client_id": "lance-console",
+    "client_secret": "ui-test-client-secret",
+    "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
+}
+
+
+@pytest.fixture
+def roles(ui_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "roles.toml"
+    path.write_text(
+        'default = "viewer"\n[users]\n"ada@example.com" = "admin"\n"ed@example.com" = "editor"\n'
+    )
+    monkeypatch.setenv("LANCE_CONSOLE_ROLES", str(path))
+    monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
+    return tmp_path / "audit"
+
+
+def app_as(email: str | None, *, query: dict[str, str] | None = None) -> Any:
+    at = new_app()
+    at.secrets["auth"] = AUTH
+    at.user = (
+        {"is_logged_in": True, "email": email, "sub": email} if email else {"is_logged_in": False}
+    )
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
+def buttons(at: Any) -> dict[str, Any]:
+    return {str(b.label): b for b in at.button}
+
+
+def test_visitor_sees_only_the_sign_in_page(roles: Path) -> None:
+    at = app_as(None)
+    page = texts(at)
+    assert "Sign in to use this console." in page
+    assert "Sign in" in buttons(at)
+    assert "sales" not in page and "Namespaces" not in page  # nothing of the namespace
+    assert not at.sidebar.selectbox  # no connection picker either
+
+
+def test_viewer_writes_disabled_with_the_reason(roles: Path) -> None:
+    at = app_as("vi@example.com", query={"ns": "sales"})
+    page = texts(at)
+    assert "Signed in as **vi@example.com** · viewer" in page
+    assert "Writes are disabled: the viewer role may not change the namespace" in page
+    for label in ("Declare a table", "Create a namespace"):
+        assert buttons(at)[label].disabled, label
+    open_page(at, "views/audit.py")
+    assert "The audit log is shown to admins only." in texts(at)
+
+
+def test_editor_may_declare_but_drop_is_an_admins(roles: Path) -> None:
+    from components import state
+
+    at = app_as("ed@example.com", query={"ns": "sales", "table": "orders"})
+    assert not buttons(at)["Declare a table"].disabled
+    at.session_state[state.panel_key(state.Tables.DROP_OPEN, ["sales", "orders"])] = True
+    at.run()
+    assert_no_exception(at)
+    submit = [b for b in at.button if str(b.label) == "Drop table"]
+    assert submit and submit[0].disabled
+    assert "Disabled: the editor role may not delete data, catalog entries or history" in texts(at)
+
+
+def test_admin_sees_every_write_in_the_audit_page(roles: Path) -> None:
+    from lance_namespace import DeclareTableRequest
+
+    from components.connection import get_namespace
+
+    log = audit.AuditLog(roles)
+    log.append(
+        audit.AuditEntry(
+            user="ed@example.com", connection="default", operation="declare_table",
+            ids=["sales", "planned"], request=DeclareTableRequest(id=["sales", "planned"]),
+        )
+    )  # fmt: skip
+    at = app_as("ada@example.com")
+    open_page(at, "views/audit.py")
+    assert_no_exception(at)
+    assert "1 entry of 1" in texts(at)
+    frame = at.dataframe[0].value
+    assert list(frame["user"]) == ["ed@example.com"]
+    assert list(frame["ids"]) == ["sales › planned"]
+    assert [b.label for b in at.get("download_button")] == ["Export CSV"]
+    assert get_namespace  # the page's namespace comes from the gate (tested in test_gate)
