@@ -184,8 +184,9 @@ class ListingView:
 
     * each namespace holding a table of the batch: ListTables with declared tables, every page
       (which tables it holds; "not found": the namespace does not exist), and ListNamespaces,
-      every page (its child namespaces: a declared table's id may not be a namespace's);
-      only when both lists are empty, NamespaceExists (an empty list proves nothing);
+      every page (its child namespaces: a declared table's id may not be a namespace's); the
+      client's ListTables itself asks NamespaceExists when its answer is empty (an empty list
+      proves nothing);
     * a table's versions: ListTableVersions, every page, only for an existing table whose
       versions an operation needs (never for a DeregisterTable, nor a table the batch declares);
       its tags (ListTableTags) only for a table whose versions the batch deletes.
@@ -241,15 +242,10 @@ class ListingView:
             # proves it does not; two empty listings prove nothing (a server may list a
             # namespace that does not exist as empty: pylance's RestAdapter does), so then
             # NamespaceExists is asked.
-            tables = self.tables_in(key)
-            if tables is None:
-                return False
-            if tables:
-                return True
-            children = self.children_of(key)
-            if children is None:
-                return False
-            return bool(children) or self._versions.namespace_exists(key)
+            # ListTables answers "not found" for a namespace that does not exist (both console
+            # backends check an empty answer themselves: pylance's RestAdapter lists a missing
+            # namespace as empty), so its listing settles it.
+            return self.tables_in(key) is not None
         if key[:-1] in self._table_parents:
             children = self.children_of(key[:-1])
             return children is not None and key[-1] in children

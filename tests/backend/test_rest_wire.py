@@ -1452,8 +1452,8 @@ def test_preflight_knows_tables_declared_earlier_in_the_batch() -> None:
         }  # fmt: skip
     )
     assert client.preflight(batch(op_declare(["a", "x"]), version)) == []
-    # a holds nothing: two empty lists prove nothing, so NamespaceExists is asked
-    assert [e.op for e in client.wire_log] == ["list_tables", "list_namespaces", "namespace_exists"]  # fmt: skip
+    # a holds nothing: an empty list proves nothing, so ListTables asks NamespaceExists
+    assert [e.op for e in client.wire_log] == ["list_tables", "namespace_exists", "list_namespaces"]  # fmt: skip
     elsewhere = batch(op_declare(["a", "x"], location="s3://lake/y"), version)
     (problem,) = client.preflight(elsewhere)
     assert problem.number == 2 and "outside the table's staging areas" in problem.message
@@ -1502,7 +1502,7 @@ def test_a_batch_of_1000_declares_costs_its_listing_pages_and_one_commit(
 
 
 def test_wire_log_counts_survive_the_ring_buffer() -> None:
-    server = Server(default=httpx.Response(200, json={"tables": []}))
+    server = Server(default=httpx.Response(200, json={"tables": ["t"]}))
     client, _ = make_client(server, wire_log_size=2)
     for _ in range(5):
         client.list_tables(ln.ListTablesRequest(id=["a"]))
@@ -1720,7 +1720,7 @@ def test_connection_options_at_the_limits_are_accepted(options: dict[str, Any]) 
 
 
 def test_wire_log_counts_requests_when_it_keeps_none() -> None:
-    server = Server(default=httpx.Response(200, json={"tables": []}))
+    server = Server(default=httpx.Response(200, json={"tables": ["t"]}))
     client, _ = make_client(server, wire_log_size=0)
     client.list_tables(ln.ListTablesRequest(id=["a"]))
     assert len(client.wire_log) == 0 and client.wire_log.counts() == {"list_tables": 1}
