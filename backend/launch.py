@@ -29,6 +29,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 TARGET_ENV = "LANCE_CONSOLE_TARGET"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
@@ -63,9 +64,26 @@ def secrets_files(cwd: Path | None = None) -> list[Path]:
     ]
 
 
+# What Streamlit's ``st.login`` needs in ``[auth]`` for one OpenID Connect provider.
+REQUIRED_AUTH_KEYS = (
+    "redirect_uri",
+    "cookie_secret",
+    "client_id",
+    "client_secret",
+    "server_metadata_url",
+)
+
+
+def auth_complete(section: Any) -> bool:
+    """Whether an ``[auth]`` table configures sign-in (every key ``st.login`` needs, for the
+    default provider). The one rule of the launcher and of the console's sign-in page."""
+    return isinstance(section, Mapping) and all(section.get(k) for k in REQUIRED_AUTH_KEYS)
+
+
 def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
-    """Whether sign-in is configured: a ``[auth]`` table in one of Streamlit's secrets files
-    (:func:`secrets_files`). An unreadable file configures nothing."""
+    """Whether sign-in is configured: a complete ``[auth]`` table (:func:`auth_complete`) in
+    one of Streamlit's secrets files (:func:`secrets_files`). An unreadable file configures
+    nothing."""
     import tomllib
 
     for path in secrets_files() if paths is None else paths:
@@ -74,7 +92,7 @@ def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
                 doc = tomllib.load(fh)
         except (OSError, tomllib.TOMLDecodeError):
             continue
-        if isinstance(doc.get("auth"), Mapping) and doc["auth"]:
+        if auth_complete(doc.get("auth")):
             return True
     return False
 

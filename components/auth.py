@@ -18,11 +18,9 @@ from typing import Any
 
 import streamlit as st
 
-from backend import access
+from backend import access, launch
 from backend.gate import Actor
 from components import feedback
-
-REQUIRED_AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret")
 
 
 def _auth_section() -> Mapping[str, Any] | None:
@@ -34,12 +32,8 @@ def _auth_section() -> Mapping[str, Any] | None:
 
 
 def sign_in_configured() -> bool:
-    """Whether ``[auth]`` is configured (the keys Streamlit needs for one provider)."""
-    section = _auth_section()
-    if not section:
-        return False
-    has_keys = all(section.get(k) for k in REQUIRED_AUTH_KEYS)
-    return bool(has_keys and section.get("server_metadata_url"))
+    """Whether ``[auth]`` is configured (``backend.launch.auth_complete``, the launcher's rule)."""
+    return launch.auth_complete(_auth_section())
 
 
 def claims() -> dict[str, Any]:

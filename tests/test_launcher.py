@@ -59,6 +59,15 @@ def test_sign_in_is_an_auth_section_in_secrets_toml(tmp_path: Path) -> None:
     secrets.write_text("[auth\nbroken")
     assert not launch.sign_in_configured([secrets])
     secrets.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    assert not launch.sign_in_configured([secrets])  # incomplete: st.login could not work
+    secrets.write_text(
+        "[auth]\n"
+        'redirect_uri = "http://localhost:8501/oauth2callback"\n'
+        'cookie_secret = "a-long-random-string"\n'
+        'client_id = "lance-console"\n'
+        'client_secret = "from-the-provider"\n'
+        'server_metadata_url = "https://id.example.com/.well-known/openid-configuration"\n'
+    )
     assert launch.sign_in_configured([tmp_path / "missing.toml", secrets])
     assert launch.secrets_files(tmp_path)[0] == tmp_path / ".streamlit" / "secrets.toml"
 
