@@ -16,6 +16,7 @@ This package never imports streamlit: notebooks, scripts, tests and the UI share
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 from lance_namespace import LanceNamespace  # noqa: E402
 
-from . import errors  # noqa: E402
+from . import errors, redaction  # noqa: E402
 from .capabilities import BackendCapabilities  # noqa: E402
 from .connect_options import check_target, is_rest_target, target_kind  # noqa: E402
 from .errors import (  # noqa: E402
@@ -34,7 +35,9 @@ from .errors import (  # noqa: E402
 )
 
 
-def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
+def connect(
+    target: str | os.PathLike[str], *, audit: bool | None = None, **options: Any
+) -> LanceNamespace:
     """Open a Lance Namespace.
 
     Options (all optional): ``api_key``, ``auth_token``, ``delimiter`` (default ``$``),
@@ -42,15 +45,30 @@ def connect(target: str | os.PathLike[str], **options: Any) -> LanceNamespace:
     for the local backend ``storage_options`` (dict) or ``storage.<key>`` entries, passed to
     pylance (``connect_options.fold_properties``). A target that is not text (``None``...) is
     ``InvalidInputError``.
+
+    ``audit``: record every write in the audit log (``backend.audit``) as the OS user, through
+    the write gate (``backend.gate``). The default (``None``) does so inside a Jupyter kernel,
+    so that notebook use is recorded; scripts and tests opt in.
     """
     target = check_target(target)
+    ns: LanceNamespace
     if target_kind(target) == "rest":
         from .rest import RestNamespaceClient
 
-        return RestNamespaceClient(target, **options)
-    from .local import LocalNamespace
+        ns = RestNamespaceClient(target, **options)
+    else:
+        from .local import LocalNamespace
 
-    return LocalNamespace(target, **options)
+        ns = LocalNamespace(target, **options)
+    if audit is None:
+        audit = "ipykernel" in sys.modules
+    if not audit:
+        return ns
+    from .audit import AuditLog
+    from .gate import gate
+
+    name = target if "://" not in target else redaction.redact_url(target)
+    return gate(ns, connection=name, log=AuditLog())  # type: ignore[return-value]
 
 
 def capabilities(ns: LanceNamespace, *, probe: bool = False) -> BackendCapabilities:

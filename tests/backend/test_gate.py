@@ -157,3 +157,29 @@ def test_console_writes_by_table_id_are_recorded(local_root: Path, tmp_path: Pat
     g.compact_files(["t"])
     (entry,) = log.entries()
     assert (entry.operation, entry.ids, entry.outcome) == ("compact_files", ["t"], "ok")
+
+
+def test_notebook_connect_records_the_os_user(
+    local_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``backend.connect(..., audit=True)`` (the default inside a Jupyter kernel): every write
+    is recorded as the OS user, source "notebook"."""
+    import getpass
+    import sys
+
+    import backend
+
+    monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "nb-audit"))
+    ns = backend.connect(str(local_root), audit=True)
+    ns.declare_table(DeclareTableRequest(id=["t"]))
+    (entry,) = audit.AuditLog(tmp_path / "nb-audit").entries()
+    assert (entry.user, entry.source, entry.operation) == (
+        getpass.getuser(),
+        "notebook",
+        "declare_table",
+    )
+    assert entry.connection == str(local_root)
+    monkeypatch.setitem(sys.modules, "ipykernel", sys.modules["os"])  # as inside a kernel
+    assert hasattr(backend.connect(str(local_root)), "actor")
+    monkeypatch.delitem(sys.modules, "ipykernel")
+    assert not hasattr(backend.connect(str(local_root)), "actor")
