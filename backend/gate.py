@@ -216,6 +216,16 @@ class GatedNamespace:
         return f"GatedNamespace({self._inner!r}, user={self._actor.user!r})"
 
 
+def recorded(
+    ns: Any, operation: str, request: Any = None, *, ids: Sequence[str] | None = None
+) -> contextlib.AbstractContextManager[dict[str, Any]]:
+    """For a service's write that bypasses the namespace's operations (an import writing
+    through lance): checked and recorded by the gate when ``ns`` is gated, else just run."""
+    if isinstance(ns, GatedNamespace):
+        return ns.record(operation, request, ids=ids)
+    return contextlib.nullcontext({})
+
+
 def require_writable(ns: Any, operation: str) -> None:
     """For writes that bypass the namespace's methods (files written directly, such as a staged
     manifest): the gate's refusal, when ``ns`` is gated and may not write."""
@@ -242,4 +252,4 @@ def gate(
     )
 
 
-__all__ = ["Actor", "GatedNamespace", "gate", "refusal", "require_writable"]
+__all__ = ["Actor", "GatedNamespace", "gate", "recorded", "refusal", "require_writable"]

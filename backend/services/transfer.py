@@ -52,7 +52,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode, LanceNamespaceError, TableNotFoundError
 
-from .. import ids, query_rules, request_rules, version_ranges
+from .. import gate, ids, query_rules, request_rules, version_ranges
 from ..arrow_ipc import MAX_BODY_BYTES
 from ..arrow_types import ArrowTypeInfo, arrow_type_str, column_kind, parse_arrow_type
 from ..errors import guarded, invalid, make
@@ -733,7 +733,8 @@ def _write_local(
 ) -> tuple[int | None, dict[str, Any]]:
     options = dict(getattr(ns, "storage_options", None) or {}) or None
     session = getattr(ns, "session", None)
-    with ns.write_guard(table_id):
+    summary = {"id": table_id, "mode": mode, "on": keys or None}
+    with gate.recorded(ns, "import_table", summary), ns.write_guard(table_id):
         if mode == "create":
             declared = ns.declare_table(DeclareTableRequest(id=table_id))
             try:
