@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import getpass
 import os
 import time
@@ -151,6 +152,9 @@ class GatedNamespace:
         return request
 
     def _operation(self, operation: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        # ``wraps``: callers that look at the signature (does it take ``progress``?) see the
+        # wrapped method's.
+        @functools.wraps(method)
         def run(request: Any = None, *args: Any, **kwargs: Any) -> Any:
             sent = self._with_user(request)
             call_args = (sent, *args) if request is not None or args else ()
@@ -160,7 +164,6 @@ class GatedNamespace:
                 out["result"] = method(*call_args, **kwargs)
                 return out["result"]
 
-        run.__name__ = operation
         return run
 
     def _dispatcher(self, method: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,7 +21,6 @@ import streamlit as st
 from lance_namespace.errors import (
     LanceNamespaceError,
     TableTagNotFoundError,
-    UnsupportedOperationError,
 )
 
 import backend
@@ -40,7 +39,6 @@ from components.common import (
     render_typed_confirmation,
 )
 from components.connection import (
-    connection_key,
     render_role_lock,
     role_lock,
     snippet_connection,
@@ -926,34 +924,28 @@ class DropNamespace:
 
 
 def _drop_namespace(ns: Any, namespace_id: list[str], *, cascade: bool) -> Any:
-    """``lifecycle.drop_namespace``; a server's refusal of CASCADE is remembered for this
-    connection, so the panel says so from then on instead of offering CASCADE again."""
-    try:
-        return lc.drop_namespace(ns, namespace_id, cascade=cascade)
-    except UnsupportedOperationError:
-        if cascade:
-            state.note_cascade_refused(connection_key())
-        raise
+    """``lifecycle.drop_namespace``; a server's refusal of CASCADE is learned by the client
+    (``backend.capabilities``: ``drop_cascade=False`` from then on), so the panel says so
+    instead of offering CASCADE again."""
+    return lc.drop_namespace(ns, namespace_id, cascade=cascade)
 
 
 CASCADE_NOT_ON_ROOT = (
     "This root cannot drop a namespace with CASCADE: an all-or-none CASCADE needs a local "
     "file:// or memory:// root (on an object store a crash could leave half of it dropped)."
 )
-CASCADE_REFUSED = (
-    "This server refused DropNamespace with CASCADE this session: it does not implement it."
+CASCADE_NOT_ON_SERVER = (
+    "This server does not implement DropNamespace with CASCADE (its server profile, or its "
+    "answer to a CASCADE drop, says so)."
 )
-CASCADE_NOT_ON_SERVER = "This server does not implement DropNamespace with CASCADE."
 
 
 def cascade_unavailable(caps: backend.BackendCapabilities) -> str | None:
     """Why CASCADE cannot be offered on this connection (``None``: it can be): the backend
-    says it cannot (an object-store root, a server known not to), or the server refused it
-    earlier this session."""
+    says it cannot (an object-store root; a server whose profile says so, or that refused it
+    earlier: the client learns it from the answer)."""
     if caps.drop_cascade is False:
         return CASCADE_NOT_ON_ROOT if caps.kind == "local" else CASCADE_NOT_ON_SERVER
-    if caps.kind != "local" and state.cascade_refused(connection_key()):
-        return CASCADE_REFUSED
     return None
 
 
@@ -1061,7 +1053,6 @@ __all__ = [
     "CASCADE",
     "CASCADE_NOT_ON_ROOT",
     "CASCADE_NOT_ON_SERVER",
-    "CASCADE_REFUSED",
     "RESTRICT",
     "DropNamespace",
     "TableAction",

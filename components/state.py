@@ -128,16 +128,6 @@ class Tables:
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
     DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
-    CASCADE_REFUSED = "tables.cascade_refused"  # set of connection keys that refused CASCADE
-
-
-def cascade_refused(connection: str) -> bool:
-    """Whether the server of ``connection`` refused DropNamespace CASCADE this session."""
-    return connection in (_get(Tables.CASCADE_REFUSED) or set())
-
-
-def note_cascade_refused(connection: str) -> None:
-    _set(Tables.CASCADE_REFUSED, {*(_get(Tables.CASCADE_REFUSED) or set()), connection})
 
 
 def panel_key(key: str, ident: Any) -> str:
