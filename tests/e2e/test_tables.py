@@ -57,7 +57,7 @@ def test_browse_namespace_and_describe_table(
     # The root lists the e2e namespace; open it by clicking.
     main.locator(key(f"tables.ns.open.{E2E_NAMESPACE}")).get_by_role("button").click()
     expect(main.get_by_text(f"Tables in {E2E_NAMESPACE}")).to_be_visible()
-    expect(page).to_have_url(f"{console.url}/?ns={E2E_NAMESPACE}")
+    expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}")
     settle(page)
     # Compact breadcrumbs: "(root)" and "e2e" side by side.
     crumbs = [main.locator(key(f"tables.crumbs.crumb.{i}")) for i in (0, 1)]
@@ -73,7 +73,7 @@ def test_browse_namespace_and_describe_table(
     # docs gains versions in other tests; history is only read.
     after_rerun(page, lambda: click_grid_row(tables, HISTORY_TABLE))
     expect(main.get_by_role("heading", name=HISTORY_TABLE, exact=True)).to_be_visible()
-    expect(page).to_have_url(f"{console.url}/?ns={E2E_NAMESPACE}&table={HISTORY_TABLE}")
+    expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}&table={HISTORY_TABLE}")
     settle(page)
     metrics = main.get_by_test_id("stMetric")
     expect(metrics.filter(has_text="Version")).to_contain_text("4")
@@ -87,7 +87,7 @@ def test_browse_namespace_and_describe_table(
     # Another row of the same grid switches the table.
     after_rerun(page, lambda: click_grid_row(tables, DOCS_TABLE))
     expect(main.get_by_role("heading", name=DOCS_TABLE, exact=True)).to_be_visible()
-    expect(page).to_have_url(f"{console.url}/?ns={E2E_NAMESPACE}&table={DOCS_TABLE}")
+    expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}&table={DOCS_TABLE}")
 
 
 def test_deep_link_selects_table(page: Page, console: Console) -> None:
@@ -133,7 +133,7 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
     expect(grid_row(_tables(page), name)).to_have_count(1)
     expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
     expect(main.get_by_text("declared only", exact=True)).to_be_visible()
-    expect(page).to_have_url(f"{console.url}/?ns={E2E_NAMESPACE}&table={name}")
+    expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}&table={name}")
     shot()
 
 
