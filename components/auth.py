@@ -11,8 +11,6 @@ Connect, configured in ``.streamlit/secrets.toml`` ``[auth]``), the signed-in us
 
 from __future__ import annotations
 
-import getpass
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,18 +59,11 @@ def role_map() -> access.RoleMap:
     return _role_map(str(path), mtime)
 
 
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name (containers): the uid
-        return f"uid {os.getuid()}"
-
-
 def current_actor() -> Actor:
     """The actor of this session: the signed-in user with their role, or (sign-in not
     configured) the OS user that runs the console, as admin."""
     if not sign_in_configured():
-        return Actor(user=_os_user(), role=access.ADMIN, source="console")
+        return Actor(user=Actor.os_user().user, role=access.ADMIN, source="console")
     found = claims()
     if not found:
         return Actor(user="(not signed in)", role=None, source="console")
