@@ -3,8 +3,9 @@
 * :func:`recall` - recall@k of ANN search against exact search over a seeded sample of the
   table's own rows (the query row itself excluded on both sides), with latencies;
 * :func:`sweep` - the same for every combination of a grid of query parameters;
+* :func:`recall_interval` - the 95% confidence interval of a recall figure over its sample;
 * :func:`pareto_front`, :func:`cheapest` - which settings are worth it, and the cheapest one
-  reaching a target recall;
+  whose recall reaches a target with confidence (the interval's lower bound);
 * :func:`build_ab` - compare index *build* configurations on a scratch copy of a sample;
 * :func:`requested_vs_applied` - the build parameters asked for against those lance used;
 * :func:`python_snippets` - the backend call and the plain pylance call of a setting.
@@ -45,6 +46,27 @@ from .services import search
 MAX_SAMPLE = 1000
 MAX_K = query_rules.MAX_K - 1  # the query asks for k + 1 (the row itself)
 MAX_GRID_POINTS = 200
+CONFIDENCE = 0.95  # the level of every recall interval the console shows
+
+
+def recall_interval(per_query: Sequence[float], level: float = CONFIDENCE) -> tuple[float, float]:
+    """The ``level`` confidence interval of mean recall over ``per_query`` (one value in
+    [0, 1] per sampled query): the Wilson score interval with the number of queries as the
+    sample size. A value in [0, 1] with mean p has a variance of at most p(1 - p), so the
+    interval is conservative for recall@k (wider than the binomial's when the per-query values
+    are fractions), stays inside [0, 1], and is not empty when every query scored 1.0 (50
+    perfect queries: lower bound 0.929). ``(nan, nan)`` without queries."""
+    n = len(per_query)
+    if n == 0:
+        return (float("nan"), float("nan"))
+    if not 0.0 < level < 1.0:
+        raise InvalidInputError(f"confidence level must lie between 0 and 1, got {level}")
+    p = min(1.0, max(0.0, float(statistics.fmean(per_query))))
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, float(centre - half)), min(1.0, float(centre + half)))
 
 
 @dataclass
@@ -71,6 +93,11 @@ class RecallResult:
         return float(statistics.pstdev(self.per_query)) if len(self.per_query) > 1 else 0.0
 
     @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% confidence interval of :attr:`mean` (:func:`recall_interval`)."""
+        return recall_interval(self.per_query)
+
+    @property
     def ann_p50_ms(self) -> float:
         return search.percentile(self.ann_ms, 50)
 
@@ -91,11 +118,12 @@ class RecallResult:
         if not self.per_query:
             return f"recall@{self.k}: no queries"
         params = ", ".join(f"{k}={v}" for k, v in sorted(self.query_params.items()))
+        low, high = self.interval
         return (
             f"recall@{self.k} {self.mean:.2f} ± {self.std:.2f} over {len(self.per_query)} "
-            f"queries (min {min(self.per_query):.2f}); ANN p50 {self.ann_p50_ms:.2f} ms, "
-            f"p95 {self.ann_p95_ms:.2f} ms; exact p50 {self.exact_p50_ms:.2f} ms"
-            + (f"; {params}" if params else "")
+            f"queries (95% interval {low:.2f}-{high:.2f}, min {min(self.per_query):.2f}); "
+            f"ANN p50 {self.ann_p50_ms:.2f} ms, p95 {self.ann_p95_ms:.2f} ms; "
+            f"exact p50 {self.exact_p50_ms:.2f} ms" + (f"; {params}" if params else "")
         )
 
     def __repr__(self) -> str:
@@ -339,11 +367,15 @@ def sweep(
         if fields not in truths:
             truths[fields] = _exact(ns, table_id, queries, column, k, base)[0]
         per_query, times = _measure(ns, table_id, queries, truths[fields], column, k, params)
+        low, high = recall_interval(per_query)
         rows.append(
             {
                 **{key: point.get(key) for key in grid},
                 "recall": float(statistics.fmean(per_query)),
                 "recall_std": float(statistics.pstdev(per_query)) if len(per_query) > 1 else 0.0,
+                "recall_low": low,
+                "recall_high": high,
+                "queries": len(per_query),
                 "p50_ms": search.percentile(times, 50),
                 "p95_ms": search.percentile(times, 95),
                 "metric": metric.metric,
@@ -360,7 +392,8 @@ def sweep(
 
 
 SWEEP_COLUMNS: tuple[str, ...] = (
-    "recall", "recall_std", "p50_ms", "p95_ms", "metric", "brute_force",
+    "recall", "recall_std", "recall_low", "recall_high", "queries", "p50_ms", "p95_ms", "metric",
+    "brute_force",
 )  # fmt: skip
 
 
@@ -381,10 +414,12 @@ def pareto_front(frame: pd.DataFrame) -> pd.Series:
 
 
 def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
-    """The setting with the lowest p50 latency whose recall reaches ``target`` (``None``:
-    none does). Settings that ran as brute force (a ``brute_force`` column) are not index
-    settings and are left out."""
-    ok = frame[frame["recall"] >= float(target)]
+    """The setting with the lowest p50 latency whose recall reaches ``target`` with
+    confidence: the lower bound of its interval (``recall_low``, a sweep's column) reaches it;
+    a frame without intervals is judged on ``recall``. ``None``: none does. Settings that ran
+    as brute force (a ``brute_force`` column) are not index settings and are left out."""
+    judged = frame["recall_low"] if "recall_low" in frame.columns else frame["recall"]
+    ok = frame[judged.astype(float) >= float(target)]
     if "brute_force" in ok.columns:
         ok = ok[~ok["brute_force"].astype(bool)]
     if ok.empty:

@@ -763,7 +763,13 @@ def recall_metric(found: tuning.RecallResult) -> query_rules.QueryMetric | None:
 
 def render_recall_result(found: tuning.RecallResult) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric(f"recall@{found.k}", f"{found.mean:.3f} ± {found.std:.3f}")
+    low, high = found.interval
+    c1.metric(
+        f"recall@{found.k}",
+        f"{found.mean:.3f}",
+        help=f"95% confidence interval {low:.3f}-{high:.3f}; spread ± {found.std:.3f}",
+    )
+    c1.caption(f"95% interval {low:.3f}-{high:.3f}")
     c2.metric("ANN p50", f"{found.ann_p50_ms:.1f} ms")
     c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms")
     speed = found.exact_p50_ms / found.ann_p50_ms if found.ann_p50_ms else float("nan")
@@ -817,8 +823,14 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
         go.Scatter(
             x=ann["p50_ms"], y=ann["recall"], mode="markers", name="setting",
             text=[labels[i] for i in ann.index], marker={"size": 9, "color": "#9ecae1"},
-            error_y={"type": "data", "array": ann["recall_std"], "visible": False},
-            hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
+            error_y={
+                "type": "data", "symmetric": False, "visible": True, "thickness": 1,
+                "array": ann["recall_high"] - ann["recall"],
+                "arrayminus": ann["recall"] - ann["recall_low"],
+            },
+            customdata=ann[["recall_low", "recall_high"]].to_numpy(),
+            hovertemplate="%{text}<br>recall %{y:.3f} (95% interval %{customdata[0]:.3f}-"
+            "%{customdata[1]:.3f})<br>p50 %{x:.2f} ms<extra></extra>",
         )
     )  # fmt: skip
     if brute.any():
@@ -936,11 +948,17 @@ def render_sweep_result(
             "no index setting to pick.",
         )
     elif best is None:
-        top = indexed["recall"].max()
+        top = indexed.loc[indexed["recall"].idxmax()]
+        bound = (
+            f", its interval {top['recall_low']:.3f}-{top['recall_high']:.3f}"
+            if "recall_low" in indexed.columns
+            else ""
+        )
         feedback.show(
             "warning",
-            f"No setting reaches recall {target:.2f} (best {top:.3f}): try more probes, a "
-            "refine factor, or a finer index.",
+            f"No setting reaches recall {target:.2f} with 95% confidence (best "
+            f"{top['recall']:.3f}{bound}): try more queries, more probes, a refine factor, "
+            "or a finer index.",
         )
     else:
         params = tuning.setting_params(best, keys)
@@ -949,8 +967,9 @@ def render_sweep_result(
         text = ", ".join(f"{k}={v}" for k, v in params.items()) or "the defaults"
         feedback.show(
             "success",
-            f"Cheapest setting reaching recall {target:.2f}: {text} (recall "
-            f"{best['recall']:.3f}, p50 {best['p50_ms']:.1f} ms, p95 {best['p95_ms']:.1f} ms).",
+            f"Cheapest setting reaching recall {target:.2f} with 95% confidence: {text} "
+            f"(recall {best['recall']:.3f}, interval {best['recall_low']:.3f}-"
+            f"{best['recall_high']:.3f}, p50 {best['p50_ms']:.1f} ms, p95 {best['p95_ms']:.1f} ms).",
         )
         render_setting_snippets(info.table_id, column, k, params)
     indexed_rows = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame

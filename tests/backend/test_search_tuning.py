@@ -415,10 +415,14 @@ def test_sweep_frame_has_one_row_per_combination(flat_table: LanceNamespace) -> 
         progress=lambda done, total: calls.append((done, total)),
     )  # fmt: skip
     assert list(frame.columns) == [
-        "nprobes", "refine_factor", "recall", "recall_std", "p50_ms", "p95_ms", "metric",
-        "brute_force",
+        "nprobes", "refine_factor", "recall", "recall_std", "recall_low", "recall_high",
+        "queries", "p50_ms", "p95_ms", "metric", "brute_force",
     ]  # fmt: skip
     assert len(frame) == 6
+    assert (frame["queries"] == 6).all()
+    assert (
+        (frame["recall_low"] <= frame["recall"]) & (frame["recall"] <= frame["recall_high"])
+    ).all()
     assert frame["metric"].tolist() == ["l2"] * 6  # the IVF_FLAT index's (lance's default)
     assert not frame["brute_force"].any()
     assert calls == [(i, 6) for i in range(1, 7)]
@@ -1217,3 +1221,51 @@ def test_local_query_errors_are_pylances(local_ns: LanceNamespace) -> None:
         search.run_query(local_ns, search.query_request(T, k=5, version=99))
     with pytest.raises(TableNotFoundError):
         search.run_query(local_ns, search.query_request(["a", "missing"], k=5))
+
+
+# -- recall intervals ----------------------------------------------------------------------------------
+def test_recall_interval_matches_the_wilson_formula_and_bounds() -> None:
+    # 50 perfect queries: Wilson's lower bound, by hand, is 0.9287 (not a zero-width interval)
+    low, high = tuning.recall_interval([1.0] * 50)
+    z = 1.959963984540054
+    n = 50
+    assert low == pytest.approx(
+        (1 + z * z / (2 * n) - z * np.sqrt(z * z / (4 * n * n))) / (1 + z * z / n)
+    )
+    assert low == pytest.approx(0.9287, abs=1e-4) and high == 1.0
+    low, high = tuning.recall_interval([0.5] * 4 + [0.0, 1.0])
+    assert 0.0 <= low < 0.5 < high <= 1.0
+    assert all(np.isnan(tuning.recall_interval([])))
+    with pytest.raises(InvalidInputError):
+        tuning.recall_interval([1.0], level=1.5)
+
+
+def test_recall_interval_covers_the_true_mean() -> None:
+    # per-query recall@10 drawn from a known distribution (binomial hits / 10): the 95% interval
+    # must cover the true mean in at least 93% of 400 independent samples of 50 queries
+    rng = np.random.default_rng(7)
+    for true_p in (0.6, 0.9, 0.97):
+        covered = 0
+        for _ in range(400):
+            per_query = rng.binomial(10, true_p, size=50) / 10
+            low, high = tuning.recall_interval(per_query.tolist())
+            covered += low <= true_p <= high
+        assert covered / 400 >= 0.93, (true_p, covered)
+
+
+def test_cheapest_is_judged_on_the_lower_bound() -> None:
+    # a setting at exactly the target over 50 queries is not "reaching" it with confidence
+    at_target = [1.0] * 45 + [0.5] * 5  # mean 0.95
+    safe = [1.0] * 50
+    rows = []
+    for nprobes, per_query, p50 in ((4, at_target, 1.0), (16, safe, 3.0)):
+        low, high = tuning.recall_interval(per_query)
+        rows.append(
+            {"nprobes": nprobes, "recall": float(np.mean(per_query)), "recall_low": low,
+             "recall_high": high, "p50_ms": p50, "brute_force": False}
+        )  # fmt: skip
+    frame = pd.DataFrame(rows)
+    assert frame["recall"].iloc[0] == pytest.approx(0.95)
+    best = tuning.cheapest(frame, 0.92)
+    assert best is not None and best["nprobes"] == 16
+    assert tuning.cheapest(frame, 0.95) is None  # 50 perfect queries bound 0.929 < 0.95

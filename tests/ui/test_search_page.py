@@ -396,9 +396,13 @@ def test_recall_small_sample_and_bypass(make_app) -> None:
     submit(at, "search.recall.form", "Measure recall")
     assert alerts(at, "error") == []
     value = metrics(at)["recall@10"]
-    m = re.fullmatch(r"(\d\.\d{3}) ± (\d\.\d{3})", value)
-    assert m, value
-    assert 0.0 < float(m.group(1)) < 1.0  # PQ on 4 sub-vectors is approximate
+    assert re.fullmatch(r"\d\.\d{3}", value), value
+    assert 0.0 < float(value) < 1.0  # PQ on 4 sub-vectors is approximate
+    found = re.search(r"95% interval (\d\.\d{3})-(\d\.\d{3})", texts(at))
+    assert found, texts(at)
+    low, high = float(found.group(1)), float(found.group(2))
+    assert low < float(value) < high  # 20 queries: a wide interval around the mean
+    assert high - low > 0.05
     assert {"ANN p50", "Exact p50", "Speed-up"} <= set(metrics(at))
     assert "20 sampled rows, each searched without itself; settings: defaults" in texts(at)
     assert len(at.get("plotly_chart")) == 2
@@ -406,7 +410,8 @@ def test_recall_small_sample_and_bypass(make_app) -> None:
 
     at.checkbox(key="search.recall.bypass_vector_index").check()
     submit(at, "search.recall.form", "Measure recall")
-    assert metrics(at)["recall@10"] == "1.000 ± 0.000"
+    assert metrics(at)["recall@10"] == "1.000"
+    assert "95% interval 0.839-1.000" in texts(at)  # Wilson's bound for 20 perfect queries
     assert "settings: bypass_vector_index=True" in texts(at)
 
 
@@ -424,18 +429,22 @@ def test_sweep_grid_target_and_bad_values(make_app) -> None:
     assert len(at.get("plotly_chart")) == 1
     best = float(frame["recall"].max())
     assert 0.5 <= best < 1.0
+    assert (frame["recall_low"] < frame["recall"]).all() and (frame["queries"] == 20).all()
 
-    # reachable target: the cheapest setting, with its snippets
+    # reachable target (judged on the interval's lower bound): the cheapest setting, with snippets
     at.slider(key=state.Search.TARGET).set_value(0.5).run()
     assert_no_exception(at)
+    assert float(frame["recall_low"].max()) >= 0.5
     (ok,) = alerts(at, "success")
-    assert ok.startswith("Cheapest setting reaching recall 0.50: nprobes=")
+    assert ok.startswith("Cheapest setting reaching recall 0.50 with 95% confidence: nprobes=")
     assert "Copy as Python · share" in [e.label for e in at.expander]
     # unreachable target: a warning naming the best recall
     at.slider(key=state.Search.TARGET).set_value(1.0).run()
     assert alerts(at, "success") == []
     (warning,) = alerts(at, "warning")
-    assert warning.startswith(f"No setting reaches recall 1.00 (best {best:.3f})")
+    assert warning.startswith(
+        f"No setting reaches recall 1.00 with 95% confidence (best {best:.3f}, its interval "
+    )
 
     at.text_input(key="search.sweep.grid.nprobes").set_value("1, abc")
     submit(at, "search.sweep.form", "Run the sweep")
