@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import re
 import unicodedata
 from collections.abc import Callable
@@ -121,24 +122,24 @@ def looks_unsupported(message: str) -> bool:
     return m.startswith("not supported") or "not implemented" in m or "unsupported operation" in m
 
 
+_log = logging.getLogger(__name__)
+
 # Errors a malformed request produces inside pylance (serde) or pydantic.
 _INPUT_HINTS = ("missing field", "unknown field", "invalid type", "invalid value", "invalid user")
-_INPUT_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError,
-    TypeError,
-    KeyError,
-    AttributeError,
-    UnicodeError,
-)
+# The exceptions that mean bad input: a value that does not parse or decode. ``TypeError``,
+# ``KeyError``, ``AttributeError`` and the rest mean a defect in code, reported as an internal
+# error that names its type (and logged with its traceback), never as "invalid input".
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, UnicodeError)
 
 
 def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceError:
     """Any exception as a ``LanceNamespaceError`` (namespace errors pass, with details).
 
-    ``NotImplementedError`` -> ``UnsupportedOperationError``; value, type, key, attribute,
-    unicode and pydantic validation errors -> ``InvalidInputError``; pylance's bare
-    ``Exception`` -> ``InvalidInputError`` when it reports a malformed request, else
-    ``InternalError``; anything else (``OSError``...) -> ``InternalError``.
+    ``NotImplementedError`` -> ``UnsupportedOperationError``; value, unicode and pydantic
+    validation errors -> ``InvalidInputError``; pylance's bare ``Exception`` ->
+    ``InvalidInputError`` when it reports a malformed request, else ``InternalError``; anything
+    else (``OSError``, ``TypeError``, ``KeyError``...) -> ``InternalError`` whose message keeps
+    the exception's type, logged with its traceback.
     """
     if isinstance(exc, LanceNamespaceError):
         if int(getattr(exc, "code", -1)) == ErrorCode.INTERNAL and "InvalidInput {" in str(exc):
@@ -155,9 +156,11 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
         return invalid(f"{operation}: {validation_text(exc)}")
     if isinstance(exc, _INPUT_ERRORS):
         return invalid(f"{operation}: {text}")
-    lowered = text.lower()
-    code = ErrorCode.INVALID_INPUT if lowered.startswith(_INPUT_HINTS) else ErrorCode.INTERNAL
-    return make(code, f"{operation}: {text}")
+    if type(exc) is Exception and text.lower().startswith(_INPUT_HINTS):
+        return invalid(f"{operation}: {text}")
+    _log.error("%s failed with %s", operation, type(exc).__name__, exc_info=exc)
+    kind = "" if type(exc) is Exception else f"{type(exc).__name__}: "
+    return make(ErrorCode.INTERNAL, f"{operation}: {kind}{text}")
 
 
 def validation_text(exc: Any) -> str:

@@ -11,6 +11,7 @@ Error texts come from ``backend.describe_error`` (no server source paths, no sec
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ import backend
 from components import state
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 # ASCII punctuation markdown (CommonMark, Streamlit's extensions, LaTeX) may interpret.
 _SPECIAL = frozenset("\\`*_{}[]()#+-.!|$<>~:=^&%\"'")
 _ICONS = {
@@ -73,7 +75,9 @@ def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: A
     try:
         return fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
-        show_error(err, action=action)
+        text = error_text(err, action=action)
+        _log.warning("%s", text)  # what the page shows (redacted, no source paths)
+        show("error", text)
         return None
 
 

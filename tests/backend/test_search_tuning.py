@@ -55,7 +55,14 @@ from backend.services import search
 from backend.services.index_overview import index_details_dict, index_overview
 from backend.services.tasks import TaskRegistry
 from tests import support as tests_support
-from tests.support import append_rows, create_table, ipc_stream_bytes, make_table, table_location
+from tests.support import (
+    append_rows,
+    create_table,
+    demo_copy,
+    ipc_stream_bytes,
+    make_table,
+    table_location,
+)
 
 NS = ["a"]
 T = ["a", "t"]
@@ -1157,7 +1164,7 @@ def test_task_registry_forgets_old_finished_tasks_only() -> None:
 # -- 17. the demo's passages table ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_demo_passages_table_tunes(tmp_path: Path) -> None:
-    summary = demo.create_demo_namespace(tmp_path / "demo")
+    summary = demo.create_demo_namespace(demo_copy(tmp_path / "demo"))
     assert demo.PASSAGES_ID in summary.tables
     ns = backend.connect(str(tmp_path / "demo"))
     table_id = demo.PASSAGES_ID

@@ -93,8 +93,13 @@ def seed_namespace(root: Path) -> Any:
     )
 
     from backend.demo import create_demo_namespace
+    from tests.support import demo_copy
 
-    demo = create_demo_namespace(root)
+    if not root.exists() or not any(root.iterdir()):
+        if root.exists():
+            root.rmdir()
+        demo_copy(root)
+    demo = create_demo_namespace(root)  # the copy as it is: its summary
 
     ns = DirectoryNamespace(root=str(root))
     ns.create_namespace(CreateNamespaceRequest(id=[E2E_NAMESPACE]))
