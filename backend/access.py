@@ -93,6 +93,10 @@ DESTRUCTIVE_OPS: frozenset[str] = frozenset(
     }
 )
 
+# Changes to the console's own shared settings (the saved-connections file every visitor of
+# the server sees): admin only, and never on a read-only launch.
+CONFIG_OPS: frozenset[str] = frozenset({"save_connection", "delete_connection"})
+
 # What a BatchCommitTables operation entry holds, and which of them are destructive.
 _DESTRUCTIVE_BATCH_KEYS = ("delete_table_versions", "deregister_table")
 
@@ -129,7 +133,7 @@ def required_role(operation: str, request: Any = None) -> str:
     """The lowest role allowed to run ``operation`` with ``request``."""
     if operation in READ_OPS:
         return VIEWER
-    if operation in DESTRUCTIVE_OPS:
+    if operation in DESTRUCTIVE_OPS or operation in CONFIG_OPS:
         return ADMIN
     if operation == "batch_commit_tables" and _batch_is_destructive(request):
         return ADMIN
@@ -149,6 +153,8 @@ def denial(role: str | None, operation: str, request: Any = None) -> str | None:
     if rank(role or "") >= rank(need):
         return None
     who = f"the {role} role" if role else "a user without a role"
+    if operation in CONFIG_OPS:
+        return f"{who} may not change the console's saved connections (admins only)"
     return f"{who} may not {_WHAT_VERB.get(need, 'write')}"
 
 

@@ -19,6 +19,7 @@ Writes that happen outside the spec's operations (an import writing through lanc
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import getpass
@@ -32,6 +33,69 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from . import access, audit
 from .errors import make
 from .rest.routes import ROUTES
+
+# A lance dataset handed out by ``open_dataset`` reads freely; anything else it can do (insert,
+# delete, index, tag, restore...) runs only inside a write the gate checked and records
+# (:meth:`GatedNamespace.record`), so that no page reaches a write around the gate.
+DATASET_READS: frozenset[str] = frozenset(
+    {
+        "all_files", "base_paths", "centroids", "checkout_latest", "config", "count_rows",
+        "data_storage_version", "delta", "describe_indices", "explain_cleanup_old_versions",
+        "filter", "fragment_ids", "get_fragment", "get_fragments", "get_ivf_model",
+        "get_transactions", "get_version", "has_index", "has_stable_row_ids", "head",
+        "index_statistics", "initial_storage_options", "io_stats_incremental",
+        "io_stats_snapshot", "join", "join_asof", "lance_schema", "latest_storage_options",
+        "latest_version", "list_indices", "max_field_id", "metadata", "partition_expression",
+        "prewarm_index", "read_blob_ranges", "read_blobs", "read_transaction", "sample",
+        "scanner", "schema", "schema_metadata", "session", "slice", "sort_by", "sql", "stats",
+        "take", "take_blobs", "to_batches", "to_pandas", "to_table", "tracked_files", "uri",
+        "validate", "version", "version_refs", "versions",
+    }
+)  # fmt: skip
+TAG_READS: frozenset[str] = frozenset({"list", "get_version", "list_ordered"})
+_IN_WRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("gate_in_write", default=False)
+
+
+class _Guarded:
+    """A lance object whose reads pass and whose other members run only inside a write the
+    gate recorded; ``unwrap`` gives the object itself to code already inside such a write."""
+
+    __slots__ = ("_obj", "_reads", "_what")
+
+    def __init__(self, obj: Any, reads: frozenset[str], what: str) -> None:
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_reads", reads)
+        object.__setattr__(self, "_what", what)
+
+    def unwrap(self) -> Any:
+        if not _IN_WRITE.get():
+            raise refusal(self._what, "the console writes only through its own operations")
+        return self._obj
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._obj, name)
+        if name == "tags" and self._reads is DATASET_READS:
+            return _Guarded(value, TAG_READS, "a tag change through the dataset")
+        if name == "checkout_version" and self._reads is DATASET_READS:
+            return lambda *a, **k: _Guarded(value(*a, **k), DATASET_READS, self._what)
+        if name in self._reads or name.startswith("_") or _IN_WRITE.get():
+            return value
+        raise refusal(
+            f"{name} ({self._what})", "the console writes only through its own operations"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise refusal(f"setting {name} ({self._what})", "the dataset is read-only here")
+
+    def __repr__(self) -> str:
+        return f"read-only {self._obj!r}"
+
+
+def unwrap(dataset: Any) -> Any:
+    """The lance dataset behind a gated ``open_dataset`` (inside a recorded write only; any
+    other object is returned as it is)."""
+    return dataset.unwrap() if isinstance(dataset, _Guarded) else dataset
+
 
 # Methods that run the operation named by their first argument (REST ``call``, ``exists``).
 DISPATCHERS: frozenset[str] = frozenset({"call", "exists"})
@@ -135,6 +199,8 @@ class GatedNamespace:
             return self._dispatcher(value)
         if name == "write_guard":
             return self._guarded_context(value)
+        if name == "open_dataset":
+            return self._dataset_opener(value)
         if name in ROUTES or access.is_write(name):  # an unknown method counts as a write
             return self._operation(name, value)
         return value
@@ -177,6 +243,16 @@ class GatedNamespace:
 
         return call
 
+    def _dataset_opener(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def open_dataset(*args: Any, **kwargs: Any) -> Any:
+            dataset = method(*args, **kwargs)
+            if _IN_WRITE.get():
+                return dataset  # opened by a write the gate checked and records
+            return _Guarded(dataset, DATASET_READS, "a write through the dataset")
+
+        return open_dataset
+
     def _guarded_context(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def guard(*table_ids: Sequence[str] | None) -> Any:
             self.check("write_guard")
@@ -200,8 +276,10 @@ class GatedNamespace:
             ids=list(ids) if ids is not None else _ids(request),
             request=request,
         )
+        token = None
         try:
             self.check(operation, request)
+            token = _IN_WRITE.set(True)
             yield outcome
         except BaseException as exc:
             entry.outcome = audit.FAILED
@@ -209,6 +287,8 @@ class GatedNamespace:
             entry.error_message = str(getattr(exc, "server_message", None) or exc)
             raise
         finally:
+            if token is not None:
+                _IN_WRITE.reset(token)
             entry.duration_ms = round((time.perf_counter() - started) * 1000, 1)
             entry.transaction_id = outcome.get("transaction_id") or _txn_id(outcome.get("result"))
             if self._log is not None:
@@ -255,4 +335,12 @@ def gate(
     )
 
 
-__all__ = ["Actor", "GatedNamespace", "gate", "recorded", "refusal", "require_writable"]
+__all__ = [
+    "Actor",
+    "GatedNamespace",
+    "gate",
+    "recorded",
+    "refusal",
+    "require_writable",
+    "unwrap",
+]

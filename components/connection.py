@@ -110,6 +110,12 @@ def read_only_reason() -> str | None:
     return access.denial(auth.current_actor().role, "declare_table")
 
 
+def config_denial() -> str | None:
+    """Why this session may not change the saved-connections file (``None``: it may): a
+    read-only launch changes no file, and the file is shared, so only admins change it."""
+    return launch_lock() or access.denial(auth.current_actor().role, "save_connection")
+
+
 def is_read_only() -> bool:
     return read_only_reason() is not None
 
@@ -587,9 +593,12 @@ def _connect_dialog() -> None:
             "the pages say it up front. lance-dir: pylance's RestAdapter over a directory.",
         )
         values["read_only"] = st.checkbox("Read-only", key=f"{p}.read_only")
+        no_save = config_denial()
         save = st.checkbox(
             "Save by name to the config file (env var names only, never a secret)",
             key=f"{p}.save",
+            disabled=no_save is not None,
+            help=f"Not available: {no_save}." if no_save else None,
         )
         submitted = st.form_submit_button("Connect", type="primary", key=f"{p}.submit")
     if not submitted:
@@ -603,7 +612,7 @@ def _connect_dialog() -> None:
     if problem:
         feedback.show("error", problem)
         return
-    if save:
+    if save and config_denial() is None:
         try:
             path = conns.save_connection(spec)
             lost = _typed_only(spec, typed)
@@ -685,7 +694,8 @@ def render_connection_sidebar() -> None:
             "Forget this saved connection",
             key="conn.forget",
             type="tertiary",
-            disabled=locked is not None,  # a read-only server changes no file
+            disabled=config_denial() is not None,  # a read-only server changes no file
+            help=config_denial(),
         ):
             try:
                 conns.delete_connection(spec.name)

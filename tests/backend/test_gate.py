@@ -183,3 +183,47 @@ def test_notebook_connect_records_the_os_user(
     assert hasattr(backend.connect(str(local_root)), "actor")
     monkeypatch.delitem(sys.modules, "ipykernel")
     assert not hasattr(backend.connect(str(local_root)), "actor")
+
+
+@pytest.mark.parametrize("role", [access.VIEWER, access.EDITOR, access.ADMIN])
+def test_a_dataset_from_the_gate_reads_but_never_writes_around_it(
+    local_root: Path, tmp_path: Path, role: str
+) -> None:
+    import pyarrow as pa
+
+    import backend
+    from backend import gate as gate_module
+    from tests.support import with_versions
+
+    ns = backend.connect(str(local_root))
+    with_versions(ns, ["t"], 2)
+    before = tree_digest(local_root)
+    log = audit.AuditLog(tmp_path / "audit")
+    g = gate(ns, actor=Actor(f"{role}@example.com", role), connection="c", log=log)
+    ds = g.open_dataset(["t"])
+    rows = ds.count_rows()
+    assert rows == ds.to_table().num_rows > 0 and ds.latest_version == 2
+    assert ds.checkout_version(1).count_rows() <= rows
+    assert ds.tags.list() == {}
+    writes = [
+        lambda: ds.delete("true"),
+        lambda: ds.insert(ds.to_table().slice(0, 1)),
+        lambda: ds.tags.create("v1", 1),
+        lambda: ds.restore(),
+        lambda: ds.checkout_version(1).delete("true"),
+        lambda: ds.add_columns({"x": "1"}),
+        lambda: gate_module.unwrap(ds),
+    ]
+    for write in writes:
+        with pytest.raises(PermissionDeniedError, match="writes only through its own operations"):
+            write()
+    assert tree_digest(local_root) == before  # every role: nothing written
+    # inside a write the gate checked and records (an import), the dataset is the real one
+    if role != access.VIEWER:
+        with gate_module.recorded(g, "import_table", {"id": ["t"]}, ids=["t"]):
+            inner = g.open_dataset(["t"])
+            inner.insert(
+                pa.table({c: inner.to_table().column(c).slice(0, 1) for c in inner.schema.names})
+            )
+        assert ns.open_dataset(["t"]).count_rows() == rows + 1
+        assert [e.operation for e in log.entries()] == ["import_table"]

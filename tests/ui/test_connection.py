@@ -281,6 +281,42 @@ def test_switch_folder_and_save_without_secrets(make_app, tmp_path: Path) -> Non
     assert at.text_input(key="conn.form1.target").value == ""
 
 
+def test_read_only_server_saves_no_connection(make_app, monkeypatch, tmp_path: Path) -> None:
+    """A read-only launch writes no file: the dialog's Save is disabled with the reason, and a
+    save sent anyway writes nothing (the connection itself still opens, read-only)."""
+    from backend import launch
+
+    monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
+    monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")
+    root = other_root(tmp_path)
+    at = make_app(query_params={"ns": "sales"})
+    at.button(key="conn.open").click().run()
+    box = at.checkbox(key="conn.form0.save")
+    assert box.disabled and "started with --read-only" in str(box.help)
+    at.session_state["conn.form0.save"] = True  # a client sends the box checked anyway
+    connect_form(at, str(root), name="other")
+    assert_no_exception(at)
+    assert not (tmp_path / "connections.toml").exists()
+    assert "saved to" not in " ".join(alerts(at, "success"))
+
+
+def test_only_admins_change_the_saved_connections(roles, tmp_path: Path) -> None:
+    from tests.ui.conftest import app_as
+
+    root = other_root(tmp_path)
+    at = app_as("ed@example.com")
+    at.button(key="conn.open").click().run()
+    box = at.checkbox(key="conn.form0.save")
+    assert box.disabled
+    assert "the editor role may not change the console's saved connections" in str(box.help)
+    at.session_state["conn.form0.save"] = True  # a client sends the box checked anyway
+    connect_form(at, str(root), name="other")
+    assert not (tmp_path / "connections.toml").exists()
+    admin = app_as("ada@example.com")
+    admin.button(key="conn.open").click().run()
+    assert not admin.checkbox(key="conn.form0.save").disabled
+
+
 def test_session_connection_and_back(make_app, ui_env, tmp_path: Path) -> None:
     root = other_root(tmp_path)
     at = make_app()

@@ -7,42 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from backend import audit
-from tests.ui.conftest import assert_no_exception, new_app, open_page, texts
-
-AUTH = {
-    "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
-    "cookie_secret": "ui-test-cookie-secret-0123456789",
-    "client_id": "lance-console",
-    "client_secret": "ui-test-client-secret",
-    "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
-}
-
-
-@pytest.fixture
-def roles(ui_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "roles.toml"
-    path.write_text(
-        'default = "viewer"\n[users]\n"ada@example.com" = "admin"\n"ed@example.com" = "editor"\n'
-    )
-    monkeypatch.setenv("LANCE_CONSOLE_ROLES", str(path))
-    monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
-    return tmp_path / "audit"
-
-
-def app_as(email: str | None, *, query: dict[str, str] | None = None) -> Any:
-    at = new_app()
-    at.secrets["auth"] = AUTH
-    at.user = (
-        {"is_logged_in": True, "email": email, "sub": email} if email else {"is_logged_in": False}
-    )
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert_no_exception(at)
-    return at
+from tests.ui.conftest import app_as, assert_no_exception, open_page, texts
 
 
 def buttons(at: Any) -> dict[str, Any]:
