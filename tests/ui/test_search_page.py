@@ -216,6 +216,21 @@ def test_preview_bad_filter_is_a_readable_error_box(make_app) -> None:
     assert "backtrace" not in error.lower(), error
 
 
+def test_preview_filter_on_a_missing_column_says_so_the_engine_text_behind_an_expander(
+    make_app,
+) -> None:
+    at = search_page(make_app)
+    at.text_input(key="search.preview.filter").set_value("text = json").run()
+    assert_no_exception(at)
+    (error,) = alerts(at, "error")
+    assert "no column named json (did you mean the string 'json'?)" in error, error
+    assert "the table's columns: id, text, vec" in error, error
+    assert "_row" not in error and "FieldNotFound" not in error, error
+    (expander,) = [e for e in at.expander if plain(e.label) == "The engine's message"]
+    (engine,) = expander.code
+    assert "FieldNotFound" in engine.value and "_rowaddr" in engine.value
+
+
 # --------------------------------------------------------------------------------------------
 # vector search
 
