@@ -262,6 +262,36 @@ def test_vector_search_by_row_id_passes_the_settings(make_app) -> None:
     assert "tab=vector&column=vec&k=7&nprobes=2&refine_factor=3" in code  # the link
 
 
+def test_a_search_result_belongs_to_the_settings_that_made_it(make_app) -> None:
+    at = search_page(make_app)
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7)
+    assert alerts(at, "error") == [] and metrics(at)["Rows"] == "7"
+
+    # a search that fails: its error alone, the older rows are gone
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, filter="cat = c1")
+    [error] = alerts(at, "error")
+    assert "no column named cat" in error and "the table's columns: id, text, vec" in error
+    assert "Rows" not in metrics(at) and result(at, VECS, "vector") is None
+    assert not [d for d in at.dataframe if "_distance" in d.value.columns]
+
+    # a result, then another query source (a setting outside the form): not shown any more
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, filter="")
+    assert metrics(at)["Rows"] == "7"
+    at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_NUMBERS).run()
+    assert_no_exception(at)
+    assert "Rows" not in metrics(at) and result(at, VECS, "vector") is None
+
+    # full-text search: a failed search (empty text) clears the older matches too
+    open_tab(at, srch.TAB_FTS)
+    at.text_input(key="search.fts.text").set_value("Running dogs")
+    submit(at, "search.fts.form", "Search")
+    assert metrics(at)["Matches shown"] == "10"
+    at.text_input(key="search.fts.text").set_value("   ")
+    submit(at, "search.fts.form", "Search")
+    assert alerts(at, "error")
+    assert "Matches shown" not in metrics(at) and result(at, VECS, "fts") is None
+
+
 def test_vector_settings_survive_a_tab_switch(make_app) -> None:
     """Only the open tab is computed; the form a user filled in must still be filled in (and
     match the result shown under it) after a look at another tab."""
