@@ -504,8 +504,14 @@ def render_setting_snippets(
 # --------------------------------------------------------------------------------------------
 
 
+# A matched word: coloured bold text. Not a ``-background`` directive: Streamlit pads those
+# (2px 4px), which shows "Command-line" as "Command - line"; text colour adds no space.
+MATCH_MARK = ":orange[**{}**]"
+
+
 def highlighted(text: str, query: str, options: dict[str, Any], *, width: int = 400) -> str:
-    """Markdown of ``text`` (cut around the first match) with the matched words marked."""
+    """Markdown of ``text`` (cut around the first match) with the matched words marked; the
+    text itself is kept exactly (every character, no space added around a mark)."""
     pieces = search.highlight(text, query, options)
     first = next((i for i, (_, hit) in enumerate(pieces) if hit), 0)
     start = max(0, first - 20)
@@ -515,7 +521,7 @@ def highlighted(text: str, query: str, options: dict[str, Any], *, width: int = 
             out.append("…")
             break
         shown = feedback.as_text(piece)
-        out.append(f":orange-background[**{shown}**]" if hit else shown)
+        out.append(MATCH_MARK.format(shown) if hit else shown)
         size += len(piece)
     return ("… " if start else "") + "".join(out)
 

@@ -292,6 +292,38 @@ def test_a_search_result_belongs_to_the_settings_that_made_it(make_app) -> None:
     assert "Matches shown" not in metrics(at) and result(at, VECS, "fts") is None
 
 
+def test_two_vector_indexes_the_one_in_use_is_shown_and_why_there_is_no_choice(
+    ui_env, make_app
+) -> None:
+    ns = backend.connect(str(ui_env))
+    two = ["sales", "two"]
+    ns.create_table(CreateTableRequest(id=two), ipc_stream_bytes(search_rows(300, dim=8)))
+    for name, index_type in (("z_flat", "IVF_FLAT"), ("a_hnsw", "IVF_HNSW_SQ")):
+        ns.create_table_index(
+            CreateTableIndexRequest(
+                id=two, column="vec", index_type=index_type, name=name, num_partitions=2
+            )
+        )
+    at = search_page(make_app, table="two")
+    caption = plain(at.caption[0].value)
+    assert "vector index on vec (z_flat, IVF_FLAT: the one searches use of 2)" in caption
+    open_tab(at, srch.TAB_VECTOR)
+    (picker,) = [s for s in at.selectbox if plain(s.label) == "Vector index"]
+    assert picker.value == "z_flat" and picker.disabled
+    assert picker.options == ["a_hnsw · IVF_HNSW_SQ · l2", "z_flat · IVF_FLAT · l2"]
+    (note,) = [a for a in alerts(at, "info") if "vector indexes" in a]
+    assert "Searches use z_flat (the index the query plan names)" in note
+    assert "its query takes no index name" in note
+    # ef belongs to HNSW: the index in use is not one
+    (ef,) = [n for n in at.number_input if n.key == "search.vec.ef"]
+    assert "no effect: the index in use, z_flat, is IVF_FLAT" in ef.help
+    # the plan of a search names the index shown
+    at = vector_search(at, source=srch.SOURCE_ROW, row=3, k=5)
+    assert alerts(at, "error") == []
+    found = result(at, two, "vector")[0]
+    assert search.plan_vector_index(search.explain(ns, found.request)) == "z_flat"
+
+
 def test_vector_settings_survive_a_tab_switch(make_app) -> None:
     """Only the open tab is computed; the form a user filled in must still be filled in (and
     match the result shown under it) after a look at another tab."""
@@ -371,11 +403,11 @@ def test_full_text_highlights_scores_and_tokens(make_app) -> None:
     assert len(hits) == 10
     for line in hits:
         assert re.match(r"`\d+\.` :gray-badge\[BM25 \d+\.\d\d\] ", line), line
-        assert ":orange-background[**running**]" in line or ":orange-background[**dogs**]" in line
+        assert ":orange[**running**]" in line or ":orange[**dogs**]" in line
     scores = [float(re.search(r"BM25 (\d+\.\d+)", s).group(1)) for s in hits]
     assert scores == sorted(scores, reverse=True)
     # the words not asked for stay plain
-    assert not any(":orange-background[**lance**]" in s for s in hits)
+    assert not any(":orange[**lance**]" in s for s in hits)
     # the query as the index's tokenizer sees it: lower-cased and stemmed
     assert "`run` `dog`" in texts(at)
     assert "**The query, as the index tokenizes it**" in sources(at)
@@ -388,7 +420,21 @@ def test_full_text_highlights_scores_and_tokens(make_app) -> None:
     hits = [s for s in sources(at) if "BM25" in s]
     assert hits
     for line in hits:  # both words, next to each other
-        assert ":orange-background[**running**] :orange-background[**dogs**]" in line, line
+        assert ":orange[**running**] :orange[**dogs**]" in line, line
+
+
+def test_highlighting_keeps_the_text_exactly() -> None:
+    options = {"base_tokenizer": "simple", "lower_case": True, "stem": True}
+    text = "Command-line tools: parse command-line (args), re-run"
+    shown = srch.highlighted(text, "command line", options)
+    assert shown.startswith(r":orange[**Command**]\-:orange[**line**] tools")
+    # no padded marker (Streamlit pads ``-background`` spans: "Command - line")
+    assert "-background[" not in shown
+    # the marks taken away and the escapes undone: the very same text
+    plain_text = re.sub(r":orange\[\*\*(.*?)\*\*\]", r"\1", shown)
+    assert re.sub(r"\\(.)", r"\1", plain_text) == text
+    marked = re.findall(r":orange\[\*\*(.*?)\*\*\]", shown)
+    assert marked == ["Command", "line", "command", "line"]
 
 
 # --------------------------------------------------------------------------------------------
