@@ -306,6 +306,10 @@ def describe_error(err: BaseException) -> dict[str, Any]:
         "detail": clean_text(detail) if detail else None,
         "instance": getattr(err, "instance", None),
         "status": getattr(err, "status", None),
+        # the engine's own text of an error said in the user's terms (``filter_errors``)
+        "engine_message": clean_text(engine)
+        if (engine := getattr(err, "engine_message", None))
+        else None,
     }
 
 

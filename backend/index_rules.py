@@ -181,6 +181,17 @@ def distance_types_for(arrow_type: Any) -> list[str]:
     return []
 
 
+def default_distance(arrow_type: Any, existing_metrics: Sequence[str | None] = ()) -> str | None:
+    """The distance a new vector index on a column starts with: the metric of the column's
+    existing vector index (the first that fits the column), else the first that fits."""
+    fitting = distance_types_for(arrow_type)
+    for metric in existing_metrics:
+        normalized = normalize_distance(metric) if metric else None
+        if normalized in fitting:
+            return normalized
+    return fitting[0] if fitting else None
+
+
 # --------------------------------------------------------------------------------------------
 # Build parameters
 # --------------------------------------------------------------------------------------------
@@ -749,6 +760,7 @@ __all__ = [
     "default_index_name",
     "default_num_partitions",
     "default_num_sub_vectors",
+    "default_distance",
     "distance_types_for",
     "find_column",
     "fitting_index_types",

@@ -66,8 +66,13 @@ def show(kind: str, text: str) -> None:
 
 
 def show_error(err: BaseException, *, action: str | None = None) -> None:
-    """An error as one readable box; never a traceback."""
+    """An error as one readable box; never a traceback. An error the backend put in the
+    user's terms (a bad filter) keeps the engine's own text behind an expander."""
     show("error", error_text(err, action=action))
+    engine = backend.describe_error(err).get("engine_message")
+    if engine:
+        with st.expander("The engine's message", icon=":material/terminal:"):
+            st.code(engine, language=None, wrap_lines=True)
 
 
 def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: Any) -> T | None:

@@ -8,7 +8,7 @@ validated request and the page starts the build.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -257,6 +257,35 @@ def backend_note(caps: BackendCapabilities, param: str) -> str:
     return "honoured" if param in honoured else "not applied by this backend"
 
 
+def existing_vector_indexes(overview: pd.DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+    """Column -> the vector indexes already on it (name, type, distance), from the overview."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    if overview is None or overview.empty:
+        return out
+    for row in overview.itertuples():
+        if rules.normalize_index_type(str(row.type or "")) not in rules.VECTOR_INDEX_TYPES:
+            continue
+        distance = row.distance_type if isinstance(row.distance_type, str) else None
+        for column in [c.strip() for c in str(row.columns or "").split(",") if c.strip()]:
+            out.setdefault(column, []).append(
+                {"name": row.name, "type": row.type, "distance": distance}
+            )
+    return out
+
+
+def render_existing_vector_warning(column: str, existing: Sequence[dict[str, Any]]) -> None:
+    """A column that already has a vector index: what another one on it means."""
+    if not existing:
+        return
+    listed = ", ".join(f"{e['name']} ({e['type']}, {e['distance'] or '?'})" for e in existing)
+    feedback.show(
+        "warning",
+        f"{column} already has a vector index: {listed}. Another one is built beside it, but "
+        "a search uses one index only, the one lance picks (the query plan names it; Search "
+        "& tune shows it): a query cannot name the index. Drop the old index to replace it.",
+    )
+
+
 def render_vector_fields(
     index_type: str,
     column: ColumnInfo,
@@ -264,14 +293,23 @@ def render_vector_fields(
     caps: BackendCapabilities,
     *,
     key_prefix: str,
+    existing: Sequence[dict[str, Any]] = (),
 ) -> tuple[str, dict[str, Any]]:
-    """Distance type and the build parameters of ``index_type`` (empty: the default shown)."""
+    """Distance type (first offered: the metric of the column's existing vector index) and
+    the build parameters of ``index_type`` (empty: the default shown)."""
+    render_existing_vector_warning(column.name, existing)
+    options = rules.distance_types_for(column.type_info)
+    first = rules.default_distance(column.type_info, [e["distance"] for e in existing])
+    # a column with an index of its own keeps its own choice (its default differs)
+    key = f"{key_prefix}.distance.{column.kind}" + (f".{column.name}" if existing else "")
     distance = st.selectbox(
         "Distance type",
-        rules.distance_types_for(column.type_info),
-        key=f"{key_prefix}.distance.{column.kind}",
+        options,
+        index=options.index(first) if first in options else 0,
+        key=key,
         persist_state=state.KEEP_WHILE_ON_PAGE,
-        help="hamming is offered only for binary (uint8) vectors, and is their only choice.",
+        help="hamming is offered only for binary (uint8) vectors, and is their only choice."
+        + (f" First offered: {first}, the metric of the column's index." if existing else ""),
     )
     defaults = rules.vector_param_defaults(index_type, column.dim, num_rows)
     names = rules.vector_params_for(index_type)
@@ -398,9 +436,12 @@ def render_create_panel(
     *,
     read_only: bool,
     key_prefix: str,
+    vector_indexes: Mapping[str, Sequence[dict[str, Any]]] | None = None,
 ) -> CreateTableIndexRequest | None:
     """Column, then only the index types that fit it, then the fields of that type. Returns a
-    request that passed ``backend.index_rules`` when "Create" is pressed, else ``None``."""
+    request that passed ``backend.index_rules`` when "Create" is pressed, else ``None``.
+    ``vector_indexes``: column -> the vector indexes already on it (a warning, the distance
+    first offered)."""
     by_name = {c.name: c for c in columns}
     indexable = [c.name for c in columns if c.fitting_types]
     if not indexable:
@@ -432,8 +473,9 @@ def render_create_panel(
     params: dict[str, Any] = {}
     if kind == "vector":
         distance, params = render_vector_fields(
-            index_type, column, num_rows, caps, key_prefix=key_prefix
-        )
+            index_type, column, num_rows, caps, key_prefix=key_prefix,
+            existing=list((vector_indexes or {}).get(column.name, [])),
+        )  # fmt: skip
     elif kind == "fts":
         params = render_fts_fields(key_prefix=key_prefix)
     else:
@@ -624,15 +666,22 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
 
 
 def render_create_tab(
-    table_id: list[str], names: Sequence[str], caps: BackendCapabilities, *, read_only: bool
+    table_id: list[str],
+    names: Sequence[str],
+    caps: BackendCapabilities,
+    *,
+    read_only: bool,
+    overview: pd.DataFrame | None = None,
 ) -> tuple[CreateTableIndexRequest, int | None] | None:
-    """The create panel on the table's columns and rows; ``(request, rows)`` on submit."""
+    """The create panel on the table's columns and rows (``overview``: its indexes);
+    ``(request, rows)`` on submit."""
     tid = tuple(table_id)
     columns = feedback.run(table_columns, tid, action="Reading the schema") or []
     num_rows = table_num_rows(tid)
     request = render_create_panel(
-        table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix="indexes.create"
-    )
+        table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix="indexes.create",
+        vector_indexes=existing_vector_indexes(overview),
+    )  # fmt: skip
     return (request, num_rows) if request is not None else None
 
 

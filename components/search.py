@@ -123,7 +123,13 @@ def render_table_summary(info: search.SearchTable) -> None:
     if info.vector_indexes:
         parts.append(
             "vector index on "
-            + ", ".join(f"{c} ({v['type']})" for c, v in info.vector_indexes.items())
+            + ", ".join(
+                f"{c} ({v['type']})"
+                if not info.other_vector_indexes(c)
+                else f"{c} ({v['name']}, {v['type']}: the one searches use of "
+                f"{len(info.vector_index_choices[c])})"
+                for c, v in info.vector_indexes.items()
+            )
         )
     if info.fts_indexes:
         parts.append("full-text index on " + ", ".join(info.fts_indexes))
@@ -262,9 +268,47 @@ def chosen_distance(info: search.SearchTable, column: str, value: str) -> str | 
     return value
 
 
+def render_index_in_use(info: search.SearchTable, column: str, *, panel: str) -> None:
+    """The vector index a search on ``column`` uses; with several on the column, the choice
+    (offered as lance allows it: not at all, and why)."""
+    used = info.vector_indexes.get(column)
+    others = info.other_vector_indexes(column)
+    if used is None or not others:
+        return
+    choices = info.vector_index_choices[column]
+    names = [c["name"] for c in choices]
+    st.selectbox(
+        "Vector index",
+        names,
+        index=names.index(used["name"]),
+        format_func=lambda n: next(
+            f"{n} · {c['type']} · {c['distance'] or '?'}" for c in choices if c["name"] == n
+        ),
+        key=_setting_key(panel, f"index.{column}"),
+        disabled=True,
+        help=search.CANNOT_CHOOSE_INDEX,
+    )
+    listed = ", ".join(f"{c['name']} ({c['type']})" for c in choices)
+    feedback.show(
+        "info",
+        f"{column} has {len(choices)} vector indexes: {listed}. Searches use {used['name']} "
+        f"(the index the query plan names): {search.CANNOT_CHOOSE_INDEX}.",
+    )
+
+
 def render_query_settings(info: search.SearchTable, column: str, *, panel: str) -> dict[str, Any]:
     """Distance, probes, refine factor, ef, fast search and bypass: QueryTable fields (empty
-    ones left out: the backend's default; no distance: the index's metric)."""
+    ones left out: the backend's default; no distance: the index's metric). The parameters
+    are those of the index in use (:func:`render_index_in_use`)."""
+    render_index_in_use(info, column, panel=panel)
+    used = info.vector_indexes.get(column) or {}
+    used_type = str(used.get("type") or "")
+    hnsw = "HNSW" in used_type
+    ef_help = "HNSW search breadth" + (
+        f" (no effect: the index in use, {used['name']}, is {used_type})"
+        if used and not hnsw
+        else ""
+    )
     c1, c2, c3, c4 = st.columns(4)
     distance = render_distance(info, column, panel=panel, where=c1)
     params: dict[str, Any] = {"distance_type": chosen_distance(info, column, distance)}
@@ -274,7 +318,7 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
         (c3, "minimum_nprobes", "Search at least this many partitions"),
         (c4, "maximum_nprobes", "Search at most this many partitions"),
         (c5, "refine_factor", "Re-rank k × refine_factor candidates with exact distances"),
-        (c6, "ef", "HNSW search breadth"),
+        (c6, "ef", ef_help),
     )
     for col, name, help_text in number_fields:
         params[name] = col.number_input(
@@ -382,6 +426,11 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+    # the settings this run's result must have been made with (else it is not shown)
+    settings = (
+        version, source, str(value), column, k, tuple(sorted(_clean(params).items())),
+        where.strip(), bool(prefilter), int(repeats),
+    )  # fmt: skip
     if submitted:
         extra = {"filter": where.strip() or None, "prefilter": True if prefilter else None}
 
@@ -393,9 +442,11 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
             )  # fmt: skip
 
         found = feedback.run(go_search, action="Vector search")
-        if found is not None:
-            state.set_result(info.table_id, "vector", (found, column, k, _clean(params)))
-    last = state.result(info.table_id, "vector")
+        if found is None:  # the error stands alone: no older rows under it
+            state.clear_result(info.table_id, "vector")
+        else:
+            state.set_result(info.table_id, "vector", (found, column, k, _clean(params)), settings)
+    last = state.result(info.table_id, "vector", settings)
     if last:
         render_search_result(last[0], score=search.DISTANCE, key_prefix="search.vec.result")
         render_setting_snippets(info.table_id, last[1], last[2], last[3])
@@ -453,8 +504,14 @@ def render_setting_snippets(
 # --------------------------------------------------------------------------------------------
 
 
+# A matched word: coloured bold text. Not a ``-background`` directive: Streamlit pads those
+# (2px 4px), which shows "Command-line" as "Command - line"; text colour adds no space.
+MATCH_MARK = ":orange[**{}**]"
+
+
 def highlighted(text: str, query: str, options: dict[str, Any], *, width: int = 400) -> str:
-    """Markdown of ``text`` (cut around the first match) with the matched words marked."""
+    """Markdown of ``text`` (cut around the first match) with the matched words marked; the
+    text itself is kept exactly (every character, no space added around a mark)."""
     pieces = search.highlight(text, query, options)
     first = next((i for i, (_, hit) in enumerate(pieces) if hit), 0)
     start = max(0, first - 20)
@@ -464,7 +521,7 @@ def highlighted(text: str, query: str, options: dict[str, Any], *, width: int = 
             out.append("…")
             break
         shown = feedback.as_text(piece)
-        out.append(f":orange-background[**{shown}**]" if hit else shown)
+        out.append(MATCH_MARK.format(shown) if hit else shown)
         size += len(piece)
     return ("… " if start else "") + "".join(out)
 
@@ -513,14 +570,17 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+    settings = (version, text, mode, tuple(columns), int(k))
     if submitted:
         found = feedback.run(
             search.fts_search, ns, info.table_id, text, columns=columns, k=int(k),
             phrase=mode == "Phrase", version=version, action="Full-text search",
         )  # fmt: skip
-        if found is not None:
-            state.set_result(info.table_id, "fts", (found, text, list(columns)))
-    last = state.result(info.table_id, "fts")
+        if found is None:  # the error stands alone: no older matches under it
+            state.clear_result(info.table_id, "fts")
+        else:
+            state.set_result(info.table_id, "fts", (found, text, list(columns)), settings)
+    last = state.result(info.table_id, "fts", settings)
     if not last:
         return
     found, text, columns = last

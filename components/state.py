@@ -289,20 +289,48 @@ def drop(key: str) -> Any:
 class Search:
     TABS = "search.tabs"  # widget: the open tab
     RESULTS = "search.results"  # (table id, what) -> the last result of each panel
+    RESULT_SETTINGS = "search.result_settings"  # (table id, what) -> the settings that made it
     SHARED = "search.shared"  # the shared setting already applied (query-string fingerprint)
     TASKS = "search.tasks"  # list[str]: background task ids (build A/B, maintenance)
     TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
 
 
-def result(table_id: tuple[str, ...], what: str) -> Any:
-    """The last result of a Search & tune panel (``what``) for this table, else ``None``."""
-    return (_get(Search.RESULTS) or {}).get((tuple(table_id), what))
+_ANY_SETTINGS = object()
 
 
-def set_result(table_id: tuple[str, ...], what: str, value: Any) -> None:
+def result(table_id: tuple[str, ...], what: str, settings: Any = _ANY_SETTINGS) -> Any:
+    """The last result of a Search & tune panel (``what``) for this table, else ``None``.
+    With ``settings`` (the panel's current settings key): only a result those settings made;
+    a result of other settings is forgotten (:func:`clear_result`)."""
+    key = (tuple(table_id), what)
+    found = (_get(Search.RESULTS) or {}).get(key)
+    if found is None or settings is _ANY_SETTINGS:
+        return found
+    if (_get(Search.RESULT_SETTINGS) or {}).get(key) != settings:
+        clear_result(table_id, what)
+        return None
+    return found
+
+
+def set_result(table_id: tuple[str, ...], what: str, value: Any, settings: Any = None) -> None:
+    """Keep ``value`` as the panel's result, made by ``settings`` (its settings key)."""
+    key = (tuple(table_id), what)
     results = dict(_get(Search.RESULTS) or {})
-    results[(tuple(table_id), what)] = value
+    results[key] = value
     _set(Search.RESULTS, results)
+    made_by = dict(_get(Search.RESULT_SETTINGS) or {})
+    made_by[key] = settings
+    _set(Search.RESULT_SETTINGS, made_by)
+
+
+def clear_result(table_id: tuple[str, ...], what: str) -> None:
+    """Forget the panel's result (its settings changed, or running them failed)."""
+    key = (tuple(table_id), what)
+    for name in (Search.RESULTS, Search.RESULT_SETTINGS):
+        kept = dict(_get(name) or {})
+        if key in kept:
+            del kept[key]
+            _set(name, kept)
 
 
 def tasks() -> list[str]:
@@ -325,5 +353,28 @@ class Transfer:
     IMPORT = "transfer.import"  # prefix: the upload, its types grid, the target, the button
     EXPORT = "transfer.export"  # prefix: the export form and the download button
     PREVIEW = "transfer.preview"  # (upload file id, ImportPreview or the error reading it)
-    DOWNLOAD = "transfer.download"  # the prepared export: table id, path, name, mime, rows...
+    DOWNLOAD = "transfer.download"  # the prepared export: table id, settings, path, name, rows...
     TABS = "transfer.tabs"  # widget: the open tab (Import | Export)
+
+
+def export_download(table_id: list[str], settings: Any) -> dict[str, Any] | None:
+    """The export prepared for this table with these export ``settings``, else ``None``."""
+    kept = _get(Transfer.DOWNLOAD)
+    if not kept or kept["table_id"] != list(table_id) or kept.get("settings") != settings:
+        return None
+    return dict(kept)
+
+
+def kept_export_download() -> dict[str, Any] | None:
+    """The prepared export, whichever table and settings made it."""
+    kept = _get(Transfer.DOWNLOAD)
+    return dict(kept) if kept else None
+
+
+def set_export_download(prepared: dict[str, Any]) -> None:
+    """Keep a prepared export (its ``table_id`` and the ``settings`` that made it)."""
+    _set(Transfer.DOWNLOAD, dict(prepared))
+
+
+def drop_export_download() -> dict[str, Any] | None:
+    return _pop(Transfer.DOWNLOAD)

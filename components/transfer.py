@@ -276,9 +276,10 @@ class ExportRequest:
 
 def render_export_form(
     table_id: list[str], versions: Sequence[int], columns: Sequence[str], *, key_prefix: str
-) -> ExportRequest | None:
+) -> tuple[ExportRequest, bool]:
     """Format, version (default the latest), optional SQL filter and columns, and the
-    "Prepare download" button; the request when it is clicked."""
+    "Prepare download" button: the settings as a request (every run: a prepared file belongs
+    to the settings that made it) and whether the button was clicked."""
     at = f"{key_prefix}.{'/'.join(table_id)}"
     c1, c2 = st.columns(2)
     fmt = c1.selectbox(
@@ -303,19 +304,21 @@ def render_export_form(
             "Leave out vector, list and struct columns (CSV cannot hold them)",
             key=f"{at}.drop",
         )
-    if not st.button("Prepare download", icon=":material/download:", key=f"{at}.prepare"):
-        return None
-    return ExportRequest(
+    clicked = st.button("Prepare download", icon=":material/download:", key=f"{at}.prepare")
+    request = ExportRequest(
         fmt=fmt,
         version=int(version) or None,
         filter=(where or "").strip() or None,
         columns=list(picked) or None,
         drop_nested=drop,
     )
+    return request, clicked
 
 
-def _forget_download() -> None:
-    kept = state.drop(state.Transfer.DOWNLOAD)
+def forget_download() -> None:
+    """Drop the prepared export and its temporary file (settings changed, or a new prepare
+    failed: the old file must not be offered)."""
+    kept = state.drop_export_download()
     if kept:
         with contextlib.suppress(OSError):
             os.unlink(kept["path"])
@@ -348,9 +351,10 @@ def prepare_export(
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
-    _forget_download()
+    forget_download()
     prepared = {
         "table_id": list(table_id),
+        "settings": request,
         "path": path,
         "file_name": result.file_name,
         "mime": tr.EXPORT_MIME[result.format],
@@ -358,14 +362,17 @@ def prepare_export(
         "bytes": result.bytes,
         "columns": list(result.columns),
     }
-    state.put(state.Transfer.DOWNLOAD, prepared)
+    state.set_export_download(prepared)
     return prepared
 
 
-def render_download(table_id: list[str], *, key_prefix: str) -> None:
-    """The download button of the export prepared for this table (if any)."""
-    kept = state.get(state.Transfer.DOWNLOAD)
-    if not kept or kept["table_id"] != list(table_id) or not os.path.exists(kept["path"]):
+def render_download(table_id: list[str], request: ExportRequest, *, key_prefix: str) -> None:
+    """The download button of the export prepared for this table with the form's current
+    settings (``request``); a file prepared with other settings is forgotten."""
+    kept = state.export_download(table_id, request)
+    if kept is None or not os.path.exists(kept["path"]):
+        if state.kept_export_download() is not None:
+            forget_download()
         return
     path = kept["path"]
     feedback.show(
@@ -391,6 +398,7 @@ __all__ = [
     "ExportRequest",
     "ImportTarget",
     "changed_types",
+    "forget_download",
     "default_table_name",
     "import_summary",
     "limit_text",

@@ -49,7 +49,9 @@ with stats_tab:
 
 with create_tab:
     if create_tab.open and (
-        wanted := ixc.render_create_tab(table_id, list(overview["name"]), caps, read_only=read_only)
+        wanted := ixc.render_create_tab(
+            table_id, list(overview["name"]), caps, read_only=read_only, overview=overview
+        )
     ):
         request, num_rows = wanted
         state.add_build_job(build_jobs.start_build(ns, request))

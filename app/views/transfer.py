@@ -69,15 +69,15 @@ with export_tab:
         if detail is not None and detail.declared_only:
             st.info("This table is declared only: it has no rows to export yet.")
         elif history is not None and detail is not None:
-            request = tx.render_export_form(
+            request, clicked = tx.render_export_form(
                 table_id,
                 [int(v) for v in history["version"]],
                 list(detail.schema["column"]),
                 key_prefix=state.Transfer.EXPORT,
             )
-            if request is not None:
+            if clicked:
                 bar = st.progress(0.0, text="Exporting…")
-                feedback.run(
+                prepared = feedback.run(
                     tx.prepare_export,
                     ns,
                     table_id,
@@ -86,4 +86,6 @@ with export_tab:
                     action=f"Exporting {tbl.display_path(table_id)}",
                 )
                 bar.empty()
-            tx.render_download(table_id, key_prefix=state.Transfer.EXPORT)
+                if prepared is None:  # the error stands alone: no older file offered
+                    tx.forget_download()
+            tx.render_download(table_id, request, key_prefix=state.Transfer.EXPORT)

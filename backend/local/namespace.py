@@ -86,6 +86,7 @@ from ..arrow_ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
 from ..arrow_types import column_kind
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
+from ..filter_errors import explains_filters, request_table
 from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from ..location_rules import declare_location_rule, declared_location
 from ..locations import (
@@ -141,6 +142,18 @@ def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callab
         ", under the namespace lock." if write else "."
     )
     return method
+
+
+def _table_schema(self: LocalNamespace, request: Any) -> Any:
+    """The schema of the table a request addresses (at its version): the columns a filter
+    error names."""
+    table_id, version = request_table(request)
+    return self._open_tables.dataset(table_id, version).schema
+
+
+def _filtered(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A filter error of ``op`` in the user's terms (``backend.filter_errors``)."""
+    return explains_filters(op, _table_schema)
 
 
 @namespace_boundary
@@ -458,9 +471,12 @@ class LocalNamespace(LanceNamespace):
         return resp
 
     table_exists = _delegate("table_exists", ln.TableExistsRequest)
-    count_table_rows = _delegate("count_table_rows", ln.CountTableRowsRequest)
+    count_table_rows = _filtered("count_table_rows")(
+        _delegate("count_table_rows", ln.CountTableRowsRequest)
+    )
     get_table_stats = _delegate("get_table_stats", ln.GetTableStatsRequest)
 
+    @_filtered("query_table")
     def query_table(self, request: Any) -> ln.QueryTableResponse:
         """QueryTable: :meth:`query_table_arrow`'s rows as the spec's Arrow IPC file."""
         req = self._checked("query_table", ln.QueryTableRequest, request)
@@ -470,6 +486,7 @@ class LocalNamespace(LanceNamespace):
         return ln.QueryTableResponse(data=to_ipc_file(table))
 
     @guarded("query_table")
+    @_filtered("query_table")
     def query_table_arrow(self, request: Any) -> pa.Table:
         """QueryTable's rows as a pyarrow Table (no IPC round trip). Queries ``query_plans``
         maps run on a dataset kept open (``open_tables``: refreshed to the latest version on
@@ -516,6 +533,7 @@ class LocalNamespace(LanceNamespace):
         except Exception:  # noqa: BLE001 - pylance's own path reports the error
             return None
 
+    @_filtered("explain_table_query_plan")
     def explain_table_query_plan(self, request: Any) -> str:
         """The plan of the request's query, full-text queries included (``query_plans``)."""
         req = self._checked("explain_table_query_plan", ln.ExplainTableQueryPlanRequest, request)
@@ -526,6 +544,7 @@ class LocalNamespace(LanceNamespace):
         ds = self.open_dataset(req.id or query.id or [])
         return query_plans.plan(ds, query, analyze=False, verbose=bool(req.verbose))
 
+    @_filtered("analyze_table_query_plan")
     def analyze_table_query_plan(self, request: Any) -> str:
         """The executed plan with each node's metrics, full-text queries included."""
         req = self._checked("analyze_table_query_plan", ln.AnalyzeTableQueryPlanRequest, request)
@@ -688,8 +707,12 @@ class LocalNamespace(LanceNamespace):
         with self._guard(req.id):
             return self._inner.merge_insert_into_table(req, data)
 
-    update_table = _delegate("update_table", ln.UpdateTableRequest, write=True)
-    delete_from_table = _delegate("delete_from_table", ln.DeleteFromTableRequest, write=True)
+    update_table = _filtered("update_table")(
+        _delegate("update_table", ln.UpdateTableRequest, write=True)
+    )
+    delete_from_table = _filtered("delete_from_table")(
+        _delegate("delete_from_table", ln.DeleteFromTableRequest, write=True)
+    )
     update_table_schema_metadata = _delegate(
         "update_table_schema_metadata",
         ln.UpdateTableSchemaMetadataRequest,

@@ -59,7 +59,15 @@ from lance_namespace.errors import (
 )
 from pydantic import BaseModel
 
-from .. import batch_rules, connect_options, ids, index_rules, request_rules, version_ranges
+from .. import (
+    batch_rules,
+    connect_options,
+    filter_errors,
+    ids,
+    index_rules,
+    request_rules,
+    version_ranges,
+)
 from ..arrow_ipc import to_ipc_stream
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
@@ -695,7 +703,28 @@ class RestNamespaceClient(LanceNamespace):
         typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
         ``allow_latest`` is accepted for compatibility; the latest-version guard is the typed
         ``batch_delete_table_versions``'s."""
-        return self._run(op, request, request_data, None)
+        if op not in filter_errors.FILTER_FIELDS:
+            return self._run(op, request, request_data, None)
+        try:
+            return self._run(op, request, request_data, None)
+        except Exception as exc:  # the server's message of a bad filter, in the user's terms
+            mapped = filter_errors.translate(
+                exc, filter_errors.request_filter(op, request), lambda: self._schema_of(request)
+            )
+            if mapped is exc:
+                raise
+            raise mapped from exc
+
+    def _schema_of(self, request: Any) -> Any:
+        """The schema of the table a request addresses: the columns a filter error names."""
+        table_id, version = filter_errors.request_table(request)
+        answer = self._run(
+            "describe_table",
+            {"id": table_id, "version": version, "load_detailed_metadata": True},
+            None,
+            None,
+        )
+        return answer.var_schema
 
     def _run(
         self, op: str, request: Any, request_data: Any, guard: Callable[[Any], None] | None

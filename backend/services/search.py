@@ -279,20 +279,80 @@ EMBEDDINGS = {demo.EMBEDDING_FUNCTION: _feature_hash}
 
 
 # -- the metric of a vector query ------------------------------------------------------------------
+# Lance picks the vector index of a query itself: ``nearest`` takes no index name (only
+# ``use_index``: an index or none), so with several vector indexes on a column the one a
+# query uses is the one its plan names.
+CANNOT_CHOOSE_INDEX = (
+    "lance picks the index of a vector search itself: its query takes no index name, only "
+    "whether to use an index at all (use_index / bypass), so another index on the column "
+    "cannot be chosen; drop the one in use to search with another"
+)
+_PLAN_INDEX = re.compile(r"ANNSubIndex: name=([^,\s]+)")
+
+
+def plan_vector_index(plan: str) -> str | None:
+    """The vector index a query plan searches (its ``ANNSubIndex`` node), else ``None``."""
+    found = _PLAN_INDEX.search(plan or "")
+    return found.group(1) if found else None
+
+
+def vector_indexes_on(
+    ns: LanceNamespace, table_id: Sequence[str], column: str, *, version: int | None = None
+) -> list[Any]:
+    """The vector indexes on ``column`` (IndexContent, in listing order)."""
+    from ..index_rules import VECTOR_INDEX_TYPES, normalize_index_type
+    from .index_overview import list_indexes
+
+    return [
+        ix
+        for ix in list_indexes(ns, table_id, version=version)
+        if normalize_index_type(ix.index_type) in VECTOR_INDEX_TYPES
+        and column in (ix.columns or [])
+    ]
+
+
+def index_in_use(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    column: str,
+    candidates: Sequence[Any],
+    *,
+    dim: int | None = None,
+    version: int | None = None,
+) -> Any | None:
+    """Which of the vector indexes on ``column`` (``candidates``) a vector search uses: the
+    only one, else the one the query plan names (ExplainTableQueryPlan of a search with the
+    index's own metric, both backends); the first listed when the plan does not say."""
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    if dim is None:
+        from ..arrow_types import columns_from_schema
+
+        desc = ns.describe_table(
+            DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
+        )
+        dim = next((c.dim for c in columns_from_schema(desc.var_schema) if c.name == column), None)
+    try:
+        request = query_request(
+            table_id, vector=[0.5] * int(dim or 1), vector_column=column, k=1, version=version
+        )
+        name = plan_vector_index(explain(ns, request))
+    except Exception:  # noqa: BLE001 - a backend without plans: the listing's first
+        name = None
+    return next((ix for ix in candidates if ix.index_name == name), candidates[0])
+
+
 def index_metric(
     ns: LanceNamespace, table_id: Sequence[str], column: str, *, version: int | None = None
 ) -> str | None:
-    """The metric of the vector index on ``column`` (at ``version``), from ListTableIndices'
-    details (both backends report ``metric_type`` there); ``None`` when it has none."""
-    from ..index_rules import VECTOR_INDEX_TYPES, normalize_index_type
-    from .index_overview import distance_from_details, list_indexes
+    """The metric of the vector index a search on ``column`` uses (at ``version``:
+    :func:`index_in_use`), from ListTableIndices' details (both backends report
+    ``metric_type`` there); ``None`` when the column has none."""
+    from .index_overview import distance_from_details
 
-    for ix in list_indexes(ns, table_id, version=version):
-        if normalize_index_type(ix.index_type) in VECTOR_INDEX_TYPES and column in (
-            ix.columns or []
-        ):
-            return distance_from_details(ix.index_details)
-    return None
+    candidates = vector_indexes_on(ns, table_id, column, version=version)
+    used = index_in_use(ns, table_id, column, candidates, version=version)
+    return distance_from_details(used.index_details) if used is not None else None
 
 
 def query_metric(
@@ -605,8 +665,15 @@ class SearchTable:
     properties: dict[str, str]
     num_rows: int | None
     latest_version: int | None
-    vector_indexes: dict[str, dict[str, Any]]  # column -> name, type, distance
+    vector_indexes: dict[str, dict[str, Any]]  # column -> the index in use: name, type, distance
     fts_indexes: dict[str, dict[str, Any]]  # column -> name, tokenizer options
+    # column -> every vector index on it (listing order; more than one: lance picks)
+    vector_index_choices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def other_vector_indexes(self, column: str) -> list[dict[str, Any]]:
+        """The vector indexes on ``column`` a search does not use (lance picks one)."""
+        used = (self.vector_indexes.get(column) or {}).get("name")
+        return [c for c in self.vector_index_choices.get(column, []) if c["name"] != used]
 
     @property
     def vector_columns(self) -> list[str]:
@@ -646,7 +713,9 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
     from .index_overview import distance_from_details, index_details_dict, list_indexes
 
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
-    vector: dict[str, dict[str, Any]] = {}
+    columns = tuple(columns_from_schema(desc.var_schema))
+    dims = {c.name: c.dim for c in columns}
+    found: dict[str, list[Any]] = {}
     fts: dict[str, dict[str, Any]] = {}
     for ix in list_indexes(ns, table_id):
         kind = normalize_index_type(ix.index_type) or ""
@@ -657,22 +726,35 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
         details = index_details_dict(ix.index_details)
         for column in ix.columns or []:
             if category == "vector":
-                metric = distance_from_details(ix.index_details)
-                vector.setdefault(column, {"name": ix.index_name, "type": kind, "distance": metric})
+                found.setdefault(column, []).append(ix)
             elif category == "fts":
                 fts.setdefault(column, {"name": ix.index_name, "options": fts_options(details)})
+
+    def entry(ix: Any) -> dict[str, Any]:
+        kind = normalize_index_type(ix.index_type) or ""
+        return {
+            "name": ix.index_name,
+            "type": kind,
+            "distance": distance_from_details(ix.index_details),
+        }
+
+    vector: dict[str, dict[str, Any]] = {}
+    for column, candidates in found.items():
+        used = index_in_use(ns, table_id, column, candidates, dim=dims.get(column))
+        vector[column] = entry(used)
     try:
         rows: int | None = count_rows(ns, table_id, version=None, filter=None)
     except InvalidInputError:
         rows = None
     return SearchTable(
         table_id=tuple(table_id),
-        columns=tuple(columns_from_schema(desc.var_schema)),
+        columns=columns,
         properties=dict(desc.properties or {}),
         num_rows=rows,
         latest_version=desc.version,
         vector_indexes=vector,
         fts_indexes=fts,
+        vector_index_choices={c: [entry(ix) for ix in ixs] for c, ixs in found.items()},
     )
 
 
@@ -688,6 +770,7 @@ def describe_latencies(values: Sequence[float]) -> str:
 
 
 __all__ = [
+    "CANNOT_CHOOSE_INDEX",
     "DISTANCE",
     "EMBEDDINGS",
     "ROW_ID",
@@ -708,7 +791,9 @@ __all__ = [
     "fts_request",
     "fts_search",
     "highlight",
+    "index_in_use",
     "index_metric",
+    "plan_vector_index",
     "iter_rows",
     "parse_plan",
     "parse_vector",
@@ -722,5 +807,6 @@ __all__ = [
     "row_vector",
     "run_query",
     "timed",
+    "vector_indexes_on",
     "vector_search",
 ]

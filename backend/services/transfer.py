@@ -52,7 +52,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode, LanceNamespaceError, TableNotFoundError
 
-from .. import gate, ids, query_rules, request_rules, version_ranges
+from .. import filter_errors, gate, ids, query_rules, request_rules, version_ranges
 from ..arrow_ipc import MAX_BODY_BYTES
 from ..arrow_types import ArrowTypeInfo, arrow_type_str, column_kind, parse_arrow_type
 from ..errors import guarded, invalid, make
@@ -988,11 +988,17 @@ def export_table(
         ds = ns.open_dataset(table_id, version)  # type: ignore[attr-defined]
         version = ds.version
         chosen = _pick_columns(ds.schema, columns, fmt, drop_nested, name)
-        scanner = ds.scanner(columns=chosen, filter=filter, batch_size=EXPORT_BATCH_ROWS)
-        schema = scanner.projected_schema
-        if progress is not None:
-            total = scanner.count_rows()
-        batches = iter(scanner.to_reader())
+        try:  # a bad filter fails here, in lance's terms: said in the user's
+            scanner = ds.scanner(columns=chosen, filter=filter, batch_size=EXPORT_BATCH_ROWS)
+            schema = scanner.projected_schema
+            if progress is not None:
+                total = scanner.count_rows()
+            batches = iter(scanner.to_reader())
+        except Exception as exc:
+            mapped = filter_errors.translate(exc, filter, ds.schema)
+            if mapped is exc:
+                raise
+            raise mapped from exc
     else:
         if version is None:
             version = version_ranges.latest_version(ns, table_id)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+import streamlit as st
 from lance_namespace import (
     CreateTableRequest,
     DescribeTableIndexStatsRequest,
@@ -282,6 +283,31 @@ def test_details_caption_has_distance_only_for_vector_indexes(docs_ns, make_app)
     at.selectbox(key="index").set_value("v").run()
     assert "distance cosine" in details_caption(at)
     assert "distance nan" not in texts(at).lower()
+
+
+def test_a_second_vector_index_is_warned_and_starts_with_the_column_metric(
+    docs_ns, make_app
+) -> None:
+    # no vector index yet: no warning, lance's first fitting distance
+    at = choose(make_app("indexes", query_params=QP), "vec", "IVF_FLAT")
+    assert not [w for w in alerts(at, "warning") if "already has a vector index" in w]
+    assert at.selectbox(key="indexes.create.distance.vector").value == "l2"
+
+    create_index(
+        docs_ns, "vec", "IVF_FLAT", "v_dot", distance_type="dot", params={"num_partitions": 2}
+    )
+    st.cache_data.clear()  # built outside the page: its cached listing is older
+    at = choose(make_app("indexes", query_params=QP), "vec", "IVF_PQ")
+    (warning,) = [w for w in alerts(at, "warning") if "already has a vector index" in w]
+    assert "vec already has a vector index: v_dot (IVF_FLAT, dot)" in warning
+    assert "a query cannot name the index" in warning
+    # the distance first offered is the existing index's metric
+    (distance,) = [s for s in at.selectbox if plain(s.label) == "Distance type"]
+    assert distance.value == "dot"
+    # another column (no vector index on it) has neither
+    assert rules.default_distance(pa.list_(pa.float32(), DIM)) == "l2"
+    assert rules.default_distance(pa.list_(pa.float32(), DIM), ["cosine"]) == "cosine"
+    assert rules.default_distance(pa.list_(pa.uint8(), DIM), ["cosine"]) == "hamming"
 
 
 def test_vector_index_built_with_progress(docs_ns, make_app) -> None:

@@ -216,6 +216,21 @@ def test_preview_bad_filter_is_a_readable_error_box(make_app) -> None:
     assert "backtrace" not in error.lower(), error
 
 
+def test_preview_filter_on_a_missing_column_says_so_the_engine_text_behind_an_expander(
+    make_app,
+) -> None:
+    at = search_page(make_app)
+    at.text_input(key="search.preview.filter").set_value("text = json").run()
+    assert_no_exception(at)
+    (error,) = alerts(at, "error")
+    assert "no column named json (did you mean the string 'json'?)" in error, error
+    assert "the table's columns: id, text, vec" in error, error
+    assert "_row" not in error and "FieldNotFound" not in error, error
+    (expander,) = [e for e in at.expander if plain(e.label) == "The engine's message"]
+    (engine,) = expander.code
+    assert "FieldNotFound" in engine.value and "_rowaddr" in engine.value
+
+
 # --------------------------------------------------------------------------------------------
 # vector search
 
@@ -245,6 +260,68 @@ def test_vector_search_by_row_id_passes_the_settings(make_app) -> None:
     assert "nprobes=2" in code and "refine_factor=3" in code
     assert "'nprobes': 2" in code  # the plain pylance call
     assert "tab=vector&column=vec&k=7&nprobes=2&refine_factor=3" in code  # the link
+
+
+def test_a_search_result_belongs_to_the_settings_that_made_it(make_app) -> None:
+    at = search_page(make_app)
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7)
+    assert alerts(at, "error") == [] and metrics(at)["Rows"] == "7"
+
+    # a search that fails: its error alone, the older rows are gone
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, filter="cat = c1")
+    [error] = alerts(at, "error")
+    assert "no column named cat" in error and "the table's columns: id, text, vec" in error
+    assert "Rows" not in metrics(at) and result(at, VECS, "vector") is None
+    assert not [d for d in at.dataframe if "_distance" in d.value.columns]
+
+    # a result, then another query source (a setting outside the form): not shown any more
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, filter="")
+    assert metrics(at)["Rows"] == "7"
+    at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_NUMBERS).run()
+    assert_no_exception(at)
+    assert "Rows" not in metrics(at) and result(at, VECS, "vector") is None
+
+    # full-text search: a failed search (empty text) clears the older matches too
+    open_tab(at, srch.TAB_FTS)
+    at.text_input(key="search.fts.text").set_value("Running dogs")
+    submit(at, "search.fts.form", "Search")
+    assert metrics(at)["Matches shown"] == "10"
+    at.text_input(key="search.fts.text").set_value("   ")
+    submit(at, "search.fts.form", "Search")
+    assert alerts(at, "error")
+    assert "Matches shown" not in metrics(at) and result(at, VECS, "fts") is None
+
+
+def test_two_vector_indexes_the_one_in_use_is_shown_and_why_there_is_no_choice(
+    ui_env, make_app
+) -> None:
+    ns = backend.connect(str(ui_env))
+    two = ["sales", "two"]
+    ns.create_table(CreateTableRequest(id=two), ipc_stream_bytes(search_rows(300, dim=8)))
+    for name, index_type in (("z_flat", "IVF_FLAT"), ("a_hnsw", "IVF_HNSW_SQ")):
+        ns.create_table_index(
+            CreateTableIndexRequest(
+                id=two, column="vec", index_type=index_type, name=name, num_partitions=2
+            )
+        )
+    at = search_page(make_app, table="two")
+    caption = plain(at.caption[0].value)
+    assert "vector index on vec (z_flat, IVF_FLAT: the one searches use of 2)" in caption
+    open_tab(at, srch.TAB_VECTOR)
+    (picker,) = [s for s in at.selectbox if plain(s.label) == "Vector index"]
+    assert picker.value == "z_flat" and picker.disabled
+    assert picker.options == ["a_hnsw · IVF_HNSW_SQ · l2", "z_flat · IVF_FLAT · l2"]
+    (note,) = [a for a in alerts(at, "info") if "vector indexes" in a]
+    assert "Searches use z_flat (the index the query plan names)" in note
+    assert "its query takes no index name" in note
+    # ef belongs to HNSW: the index in use is not one
+    (ef,) = [n for n in at.number_input if n.key == "search.vec.ef"]
+    assert "no effect: the index in use, z_flat, is IVF_FLAT" in ef.help
+    # the plan of a search names the index shown
+    at = vector_search(at, source=srch.SOURCE_ROW, row=3, k=5)
+    assert alerts(at, "error") == []
+    found = result(at, two, "vector")[0]
+    assert search.plan_vector_index(search.explain(ns, found.request)) == "z_flat"
 
 
 def test_vector_settings_survive_a_tab_switch(make_app) -> None:
@@ -326,11 +403,11 @@ def test_full_text_highlights_scores_and_tokens(make_app) -> None:
     assert len(hits) == 10
     for line in hits:
         assert re.match(r"`\d+\.` :gray-badge\[BM25 \d+\.\d\d\] ", line), line
-        assert ":orange-background[**running**]" in line or ":orange-background[**dogs**]" in line
+        assert ":orange[**running**]" in line or ":orange[**dogs**]" in line
     scores = [float(re.search(r"BM25 (\d+\.\d+)", s).group(1)) for s in hits]
     assert scores == sorted(scores, reverse=True)
     # the words not asked for stay plain
-    assert not any(":orange-background[**lance**]" in s for s in hits)
+    assert not any(":orange[**lance**]" in s for s in hits)
     # the query as the index's tokenizer sees it: lower-cased and stemmed
     assert "`run` `dog`" in texts(at)
     assert "**The query, as the index tokenizes it**" in sources(at)
@@ -343,7 +420,21 @@ def test_full_text_highlights_scores_and_tokens(make_app) -> None:
     hits = [s for s in sources(at) if "BM25" in s]
     assert hits
     for line in hits:  # both words, next to each other
-        assert ":orange-background[**running**] :orange-background[**dogs**]" in line, line
+        assert ":orange[**running**] :orange[**dogs**]" in line, line
+
+
+def test_highlighting_keeps_the_text_exactly() -> None:
+    options = {"base_tokenizer": "simple", "lower_case": True, "stem": True}
+    text = "Command-line tools: parse command-line (args), re-run"
+    shown = srch.highlighted(text, "command line", options)
+    assert shown.startswith(r":orange[**Command**]\-:orange[**line**] tools")
+    # no padded marker (Streamlit pads ``-background`` spans: "Command - line")
+    assert "-background[" not in shown
+    # the marks taken away and the escapes undone: the very same text
+    plain_text = re.sub(r":orange\[\*\*(.*?)\*\*\]", r"\1", shown)
+    assert re.sub(r"\\(.)", r"\1", plain_text) == text
+    marked = re.findall(r":orange\[\*\*(.*?)\*\*\]", shown)
+    assert marked == ["Command", "line", "command", "line"]
 
 
 # --------------------------------------------------------------------------------------------

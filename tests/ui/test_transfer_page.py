@@ -221,6 +221,43 @@ def test_export_a_version_with_a_filter(make_app, ui_env) -> None:
     assert pacsv.read_csv(kept["path"]).to_pydict() == {"item": ["ink", "pad", "cap", "nib"]}
 
 
+def test_a_prepared_file_belongs_to_the_settings_that_made_it(make_app, ui_env) -> None:
+    at = make_app("transfer", query_params=ORDERS)
+    key = "transfer.export.sales/orders"
+    at.text_input(key=f"{key}.filter").input("id >= 2").run()
+    button(at, "Prepare download").click().run()
+    assert_no_exception(at)
+    kept = at.session_state[state.Transfer.DOWNLOAD]
+    assert [d.label for d in at.get("download_button")] == ["Download orders-v3.parquet"]
+
+    # Another format: the Parquet file is no longer offered (and is deleted).
+    at.selectbox(key=f"{key}.fmt").set_value("csv").run()
+    assert_no_exception(at)
+    assert not at.get("download_button") and alerts(at, "success") == []
+    assert not os.path.exists(kept["path"])
+    assert state.Transfer.DOWNLOAD not in at.session_state
+
+    # Back to Parquet and prepared again; then the filter is cleared: stale again.
+    at.selectbox(key=f"{key}.fmt").set_value("parquet").run()
+    button(at, "Prepare download").click().run()
+    assert len(at.get("download_button")) == 1
+    at.text_input(key=f"{key}.filter").input("").run()
+    assert not at.get("download_button")
+
+    # A prepare that fails shows its error alone: no green "ready", no older button.
+    at.text_input(key=f"{key}.filter").input("id >= 1").run()
+    button(at, "Prepare download").click().run()
+    assert len(at.get("download_button")) == 1
+    at.text_input(key=f"{key}.filter").input("item = ink").run()
+    button(at, "Prepare download").click().run()
+    assert_no_exception(at)
+    [error] = alerts(at, "error")
+    assert "no column named ink (did you mean the string 'ink'?)" in error, error
+    assert "the table's columns: id, item" in error, error
+    assert alerts(at, "success") == [] and not at.get("download_button")
+    assert state.Transfer.DOWNLOAD not in at.session_state
+
+
 def test_csv_export_of_a_vector_column(make_app) -> None:
     at = make_app("transfer", query_params={"ns": ["sales", "eu"], "table": "invoices"})
     key = "transfer.export.sales/eu/invoices"

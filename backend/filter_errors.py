@@ -1,0 +1,341 @@
+"""Filter (SQL predicate) errors in the user's terms: the one translation of every path that
+runs a filter (preview, vector and full-text search, counts, export, delete and update by
+predicate, query plans) on both backends.
+
+Lance reports a bad filter in its engine's terms: ``InvalidInput { source: SchemaError(
+FieldNotFound { field: Column { relation: None, name: "json" }, valid_fields: [...] }) }``,
+with internal columns (``_rowaddr``, ``_row_last_updated_at_version``...) among the "valid
+fields". :func:`explain_filter_error` says what is wrong (``no column named json (did you
+mean the string 'json'?)``) followed by the table's own columns; :func:`translate` turns an
+error into an ``InvalidInputError`` with that text, the engine's text kept in
+``engine_message`` (the UI shows it behind an expander).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
+
+# Columns every lance table has besides its own; the scan adds the result columns.
+_INTERNAL_PREFIX = "_row"
+_RESULT_COLUMNS = frozenset({"_distance", "_score", "_relevance_score"})
+
+# The request field holding a filter, per operation (both backends, any request form).
+FILTER_FIELDS: dict[str, str] = {
+    "query_table": "filter",
+    "query_table_arrow": "filter",
+    "count_table_rows": "predicate",
+    "delete_from_table": "predicate",
+    "update_table": "predicate",
+    "analyze_table_query_plan": "filter",
+    "explain_table_query_plan": "query.filter",
+}
+
+_FIELD_NOT_FOUND = re.compile(
+    r'FieldNotFound \{ field: Column \{ relation: [^,]*, name: "((?:[^"\\]|\\.)*)" \}, '
+    r"valid_fields: \[(.*?)\] \}",
+    re.DOTALL,
+)
+_VALID_FIELD = re.compile(r'name: "((?:[^"\\]|\\.)*)"')
+_NO_FIELD = re.compile(
+    r"No field named (\"[^\"]+\"|[^\s.]+(?:\.[^\s.]+)*)\.\s*"
+    r"(?:Valid fields are (.*?)\.(?:\s|,|$)|Did you mean '([^']+)'\?)",
+    re.DOTALL,
+)
+_LITERAL = re.compile(
+    r"Received literal (?P<ltype>\w+)\((?P<value>.*?)\) and could not convert to literal "
+    r"of type '(?P<ctype>[^']*)'",
+    re.DOTALL,
+)
+_EXPRESSION = re.compile(r"Error resolving filter expression (.*?): Invalid user input", re.DOTALL)
+_COERCE = re.compile(
+    r"(?:There isn't a common type to coerce (\w+) and (\w+) in (\w+) expression"
+    r"|Cannot coerce arithmetic expression (\w+) (\S+) (\w+) to valid types)"
+)
+_FUNCTION = re.compile(r"Invalid function '([^']+)'\.?(?:\\n|\s)*(?:Did you mean '([^']+)'\?)?")
+_PARSER = re.compile(r"sql parser error: ([^)]*)")
+
+_TYPE_WORDS: tuple[tuple[str, str, str], ...] = (
+    # engine type prefix, "a ..." for a value, "holds ..." for a column
+    ("Utf8", "a string", "strings"),
+    ("LargeUtf8", "a string", "strings"),
+    ("Boolean", "a boolean", "booleans (true / false)"),
+    ("Int", "an integer", "integers"),
+    ("UInt", "an integer", "integers"),
+    ("Float", "a number with a fraction", "floating-point numbers"),
+    ("Decimal", "a decimal", "decimals"),
+    ("Timestamp", "a timestamp", "timestamps"),
+    ("Date", "a date", "dates"),
+    ("Time", "a time", "times"),
+    ("FixedSizeList", "a vector", "vectors"),
+    ("List", "a list", "lists"),
+    ("LargeList", "a list", "lists"),
+    ("Struct", "a struct", "structs"),
+    ("Binary", "binary data", "binary data"),
+)
+
+
+def _type_word(engine_type: str, *, column: bool) -> str:
+    for prefix, value_word, column_word in sorted(_TYPE_WORDS, key=lambda t: -len(t[0])):
+        if engine_type.startswith(prefix):
+            return column_word if column else value_word
+    return engine_type
+
+
+def _names(schema: Any) -> list[str] | None:
+    """The table's own column names from a pyarrow schema, a JsonArrowSchema or names."""
+    if schema is None:
+        return None
+    names = getattr(schema, "names", None)
+    if isinstance(names, list):
+        return [str(n) for n in names]
+    fields = getattr(schema, "fields", None)
+    if fields is None and isinstance(schema, dict):
+        fields = schema.get("fields")
+    if fields is not None:
+        out = []
+        for f in fields:
+            name = f.get("name") if isinstance(f, dict) else getattr(f, "name", None)
+            if name is not None:
+                out.append(str(name))
+        return out
+    if isinstance(schema, Sequence) and not isinstance(schema, str):
+        return [str(n) for n in schema]
+    return None
+
+
+def table_columns(valid: Sequence[str]) -> list[str]:
+    """The engine's "valid fields" without lance's internal and result columns."""
+    return [n for n in valid if not n.startswith(_INTERNAL_PREFIX) and n not in _RESULT_COLUMNS]
+
+
+def _unquote(name: str) -> str:
+    name = name.strip()
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in '"`':
+        return name[1:-1]
+    return name.replace('\\"', '"')
+
+
+def _columns_text(columns: Sequence[str]) -> str:
+    if not columns:
+        return "the table has no columns"
+    return "the table's columns: " + ", ".join(columns)
+
+
+def _as_operand(name: str, filter: str | None) -> bool:
+    """``name`` stands unquoted where a value goes: after a comparison, in an IN list."""
+    if not filter:
+        return True
+    word = re.escape(name)
+    value_spot = rf"(?:=|==|!=|<>|<=|>=|<|>|\bLIKE|\bIN\s*\(|,)\s*{word}\b"
+    return re.search(value_spot, filter, re.IGNORECASE) is not None
+
+
+def _missing_column(
+    name: str, columns: Sequence[str], filter: str | None, suggestion: str | None = None
+) -> str:
+    hints = []
+    close = [suggestion] if suggestion else difflib.get_close_matches(name, columns, 1, 0.75)
+    if not close:
+        lowered = {c.lower(): c for c in columns}
+        close = [lowered[name.lower()]] if name.lower() in lowered else []
+    if close:
+        hints.append(f"the column {_unquote(close[0])}")
+    if _as_operand(name, filter) and name not in columns:
+        hints.append(f"the string '{name}'")
+    hint = f" (did you mean {' or '.join(hints)}?)" if hints else ""
+    return f"no column named {name}{hint}; {_columns_text(columns)}"
+
+
+def _literal_text(value: str, ltype: str) -> str:
+    value = value.strip().replace('\\"', '"')
+    if ltype.startswith("Utf8"):
+        return "'" + _unquote(value).replace("'", "''") + "'"
+    return value
+
+
+def _compared_column(expr: str | None, columns: Sequence[str] | None) -> str | None:
+    if not expr:
+        return None
+    if columns:
+        for name in sorted(columns, key=len, reverse=True):
+            if re.search(rf"(?<![\w'])`?{re.escape(name)}`?(?![\w'])", expr):
+                return name
+    m = re.match(r"\s*`?([A-Za-z_][\w.]*)`?", expr)
+    return m.group(1) if m else None
+
+
+def _type_mismatch(m: re.Match[str], columns: Sequence[str] | None) -> str:
+    found = _EXPRESSION.search(m.string)
+    expr = found.group(1).strip() if found else None
+    ltype, ctype = m.group("ltype"), m.group("ctype")
+    value = _literal_text(m.group("value"), ltype)
+    column = _compared_column(expr, columns)
+    what = f"column {column}" if column else "the column"
+    text = (
+        f"{value} is {_type_word(ltype, column=False)}, but {what} holds "
+        f"{_type_word(ctype, column=True)}"
+    )
+    if ctype.startswith(("Utf8", "LargeUtf8")):
+        text += f": quote the value ('{_unquote(m.group('value').strip())}')"
+    elif ltype.startswith("Utf8") and ctype.startswith(("Int", "UInt", "Float", "Decimal")):
+        text += ": write the number without quotes"
+    elif ltype.startswith("Utf8") and ctype.startswith(("Timestamp", "Date")):
+        text += ": write it as '2024-01-31' or '2024-01-31 12:00:00'"
+    elif ltype.startswith("Float") and ctype.startswith(("Int", "UInt")):
+        text += ": compare with a whole number"
+    return text
+
+
+def explain_filter_error(
+    message: str, schema: Any = None, *, filter: str | None = None
+) -> str | None:
+    """What is wrong with a filter, in the user's terms, from the engine's ``message``:
+    a missing column (with a likely meaning and the table's own columns: from ``schema``
+    when given, else the engine's list without lance's internal ``_row...`` columns), a value
+    of the wrong type for its column, an unknown function, SQL that does not parse.
+    ``None`` when ``message`` is not a filter error this knows."""
+    text = str(message or "")
+    own = _names(schema)
+    m = _FIELD_NOT_FOUND.search(text)
+    if m:
+        valid = [v.replace('\\"', '"') for v in _VALID_FIELD.findall(m.group(2))]
+        columns = own if own is not None else table_columns(valid)
+        return _missing_column(m.group(1).replace('\\"', '"'), columns, filter)
+    m = _NO_FIELD.search(text)
+    if m:
+        name = _unquote(m.group(1))
+        valid = [_unquote(v) for v in (m.group(2) or "").split(",") if v.strip()]
+        columns = own if own is not None else table_columns(valid)
+        suggestion = _unquote(m.group(3)) if m.group(3) else None
+        return _missing_column(name, columns, filter, suggestion)
+    m = _LITERAL.search(text)
+    if m:
+        return _type_mismatch(m, own)
+    m = _COERCE.search(text)
+    if m:
+        if m.group(1):
+            a, b, where = m.group(1), m.group(2), m.group(3)
+            return (
+                f"{_type_word(a, column=False)} and {_type_word(b, column=False)} cannot be "
+                f"compared in {where}: use values of the column's type"
+            )
+        a, op, b = m.group(4), m.group(5), m.group(6)
+        return (
+            f"{_type_word(a, column=False)} {op} {_type_word(b, column=False)} cannot be "
+            "computed: both sides need a number type"
+        )
+    m = _FUNCTION.search(text)
+    if m:
+        hint = f" (did you mean {m.group(2)}?)" if m.group(2) else ""
+        return f"no function named {m.group(1)}{hint}"
+    m = _PARSER.search(text)
+    if m:
+        detail = m.group(1).strip()
+        if detail.endswith("found: EOF"):
+            return "the filter ends where a value or an expression is expected"
+        return f"the filter is not valid SQL ({detail})"
+    return None
+
+
+def _field(request: Any, path: str) -> Any:
+    value: Any = request
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
+        if value is None:
+            return None
+    return value
+
+
+def request_table(request: Any) -> tuple[list[str], int | None]:
+    """The table id and version a request (or the query inside it) addresses."""
+    version = _field(request, "version") or _field(request, "query.version")
+    return list(_field(request, "id") or _field(request, "query.id") or []), version
+
+
+def request_filter(operation: str, request: Any) -> str | None:
+    """The filter a request of ``operation`` carries (a model or a dict), else ``None``."""
+    path = FILTER_FIELDS.get(operation)
+    if path is None or request is None:
+        return None
+    value = _field(request, path)
+    return None if value is None else str(value).strip() or None
+
+
+def translate(err: BaseException, filter: str | None, schema: Any = None) -> BaseException:
+    """``err`` as an ``InvalidInputError`` saying what is wrong with ``filter`` (the engine's
+    text in ``engine_message``), or ``err`` itself when it is not a filter error. ``schema``
+    (the table's; or a function returning it, called only for a filter error) names the
+    table's columns."""
+    from .errors import attach_error_details, clean_text, make
+
+    if not filter or getattr(err, "engine_message", None):
+        return err
+    if isinstance(err, LanceNamespaceError) and int(getattr(err, "code", -1)) not in (
+        ErrorCode.INVALID_INPUT,
+        ErrorCode.INTERNAL,
+    ):
+        return err
+    raw = getattr(err, "server_message", None) or str(err)
+    if explain_filter_error(raw, None, filter=filter) is None:
+        return err
+    if callable(schema):  # read only for a filter error
+        try:
+            schema = schema()
+        except Exception:  # noqa: BLE001 - the engine's column list is used
+            schema = None
+    explained = explain_filter_error(raw, schema, filter=filter) or ""
+    message = f"the filter {filter}: {explained}"
+    new = make(ErrorCode.INVALID_INPUT, message)
+    attach_error_details(
+        new,
+        status=getattr(err, "status", None),
+        message=message,
+        instance=getattr(err, "instance", None),
+        url=getattr(err, "url", None),
+    )
+    new.engine_message = clean_text(raw)  # type: ignore[attr-defined]
+    return new
+
+
+def explains_filters(
+    operation: str, schema_of: Callable[[Any, Any], Any] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of a namespace method taking a request: a failure caused by the request's
+    filter leaves it as :func:`translate` says (``schema_of(self, request)``: the table's
+    schema, read only then)."""
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def wrapper(self: Any, request: Any = None, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, request, *args, **kwargs)
+            except Exception as exc:
+                where = request_filter(operation, request)
+                if not where:
+                    raise
+                schema = (lambda: schema_of(self, request)) if schema_of is not None else None
+                mapped = translate(exc, where, schema)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+
+        return wrapper
+
+    return decorate
+
+
+__all__ = [
+    "FILTER_FIELDS",
+    "explain_filter_error",
+    "explains_filters",
+    "request_filter",
+    "request_table",
+    "table_columns",
+    "translate",
+]

@@ -1,0 +1,152 @@
+"""Bad filters said in the user's terms (``backend.filter_errors``) on every path that runs a
+filter, on both backends (``ns``: a real local namespace and a real REST server): preview,
+vector search, full-text search, export, count, delete by predicate. The engine's own text
+stays available (``engine_message``) and never leaks internal ``_row...`` columns into the
+message."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from lance_namespace import CreateTableIndexRequest, DeleteFromTableRequest
+from lance_namespace.errors import InvalidInputError
+
+import backend
+from backend import filter_errors
+from backend.services import search
+from backend.services import transfer as tr
+from tests.support import create_table, search_rows
+
+T = ["t"]
+
+
+def _table() -> pa.Table:
+    rows = search_rows(40, dim=8)
+    return rows.append_column("module", pa.array(["json" if i % 2 else "os" for i in range(40)]))
+
+
+@pytest.fixture
+def table_ns(ns: Any) -> Any:
+    create_table(ns, T, _table())
+    ns.create_table_index(
+        CreateTableIndexRequest(id=T, column="text", index_type="FTS", with_position=True)
+    )
+    return ns
+
+
+def _paths(ns: Any, flt: str) -> dict[str, Callable[[], Any]]:
+    return {
+        "preview": lambda: search.preview(ns, T, filter=flt),
+        "vector": lambda: search.vector_search(ns, T, [0.5] * 8, column="vec", filter=flt),
+        "fts": lambda: search.fts_search(ns, T, "lance", columns=["text"], filter=flt),
+        "export": lambda: tr.export_table(ns, T, "parquet", io.BytesIO(), filter=flt),
+        "count": lambda: search.count_rows(ns, T, version=None, filter=flt),
+        "delete": lambda: ns.delete_from_table(DeleteFromTableRequest(id=T, predicate=flt)),
+    }
+
+
+def _message(call: Callable[[], Any]) -> tuple[str, str]:
+    with pytest.raises(InvalidInputError) as caught:
+        call()
+    info = backend.describe_error(caught.value)
+    return info["message"], info["engine_message"] or ""
+
+
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        (
+            "module = json",
+            "the filter module = json: no column named json (did you mean the string "
+            "'json'?); the table's columns: id, text, vec, module",
+        ),
+        (
+            "modul = 'json'",
+            "the filter modul = 'json': no column named modul (did you mean the column "
+            "module?); the table's columns: id, text, vec, module",
+        ),
+        (
+            "module = 5",
+            "the filter module = 5: 5 is an integer, but column module holds strings: "
+            "quote the value ('5')",
+        ),
+        (
+            "id = 'abc'",
+            "the filter id = 'abc': 'abc' is a string, but column id holds integers: write "
+            "the number without quotes",
+        ),
+        ("id >", "the filter id >: the filter ends where a value or an expression is expected"),
+    ],
+)
+def test_every_filter_path_says_what_is_wrong(table_ns: Any, flt: str, expected: str) -> None:
+    for path, call in _paths(table_ns, flt).items():
+        message, engine = _message(call)
+        assert message == expected, (path, message)
+        assert "_row" not in message and "InvalidInput {" not in message, (path, message)
+        # the engine's text is kept (for the UI's expander), without source locations
+        assert engine and engine != message, path
+        assert ".rs:" not in engine, (path, engine)
+    # nothing was deleted by the refused delete
+    assert search.count_rows(table_ns, T, version=None, filter=None) == 40
+
+
+def test_a_good_filter_and_other_errors_are_left_alone(table_ns: Any) -> None:
+    assert search.count_rows(table_ns, T, version=None, filter="module = 'json'") == 20
+    # a wrong vector dimension is not a filter error: not rewritten as one
+    with pytest.raises(Exception) as caught:
+        search.vector_search(table_ns, T, [0.5] * 3, column="vec", filter="id > 1")
+    assert "the filter" not in str(caught.value)
+    assert getattr(caught.value, "engine_message", None) is None
+
+
+ENGINE_FIELD_NOT_FOUND = (
+    "Failed to execute query: InvalidInput { source: SchemaError(FieldNotFound { field: Column "
+    '{ relation: None, name: "json" }, valid_fields: [Column { relation: None, name: "id" }, '
+    'Column { relation: None, name: "module" }, Column { relation: None, name: "_rowid" }, '
+    'Column { relation: None, name: "_rowaddr" }, Column { relation: None, name: '
+    '"_row_last_updated_at_version" }, Column { relation: None, name: "_distance" }] }, '
+    'Some("")) }'
+)
+
+
+def test_explain_filter_error_uses_the_schema_or_the_engine_list() -> None:
+    # without a schema: the engine's list, internal and result columns left out
+    assert filter_errors.explain_filter_error(ENGINE_FIELD_NOT_FOUND, filter="module = json") == (
+        "no column named json (did you mean the string 'json'?); the table's columns: id, module"
+    )
+    schema = pa.schema([("id", pa.int64()), ("module", pa.string()), ("extra", pa.int32())])
+    assert filter_errors.explain_filter_error(
+        ENGINE_FIELD_NOT_FOUND, schema, filter="module = json"
+    ) == (
+        "no column named json (did you mean the string 'json'?); the table's columns: id, "
+        "module, extra"
+    )
+    # a missing column on the left of a comparison is not offered as a string
+    text = filter_errors.explain_filter_error(ENGINE_FIELD_NOT_FOUND, filter="json = 'x'")
+    assert text is not None and "the string" not in text
+    assert filter_errors.explain_filter_error("table not found: t", filter="id > 1") is None
+
+
+def test_type_errors_of_other_kinds() -> None:
+    boolean = (
+        "Invalid user input: Error resolving filter expression flag = 'x': Invalid user input: "
+        "Received literal Utf8(\"x\") and could not convert to literal of type 'Boolean'"
+    )
+    assert filter_errors.explain_filter_error(boolean) == (
+        "'x' is a string, but column flag holds booleans (true / false)"
+    )
+    like = (
+        "Error optimizing sql filter: m LIKE 5 (Invalid user input: Error during planning: "
+        "There isn't a common type to coerce Utf8 and Int64 in LIKE expression)"
+    )
+    assert filter_errors.explain_filter_error(like) == (
+        "a string and an integer cannot be compared in LIKE: use values of the column's type"
+    )
+    function = "Error parsing function: Error during planning: Invalid function 'nosuch'.\\nDid you mean 'cosh'?"
+    assert filter_errors.explain_filter_error(function) == (
+        "no function named nosuch (did you mean cosh?)"
+    )
