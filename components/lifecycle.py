@@ -90,7 +90,7 @@ def children(ns: Any, namespace_id: tuple[str, ...]) -> lc.Children:
 
 def _path(parts: Sequence[str]) -> str:
     """``sales › eu`` (``(root)`` for the empty path), as the other pages say it."""
-    return " › ".join(parts) if parts else "(root)"
+    return ids.display_id(parts)
 
 
 def _size(n: int) -> str:

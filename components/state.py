@@ -237,6 +237,7 @@ class Txn:
     HISTORY = "txn.history"  # transactions committed / looked up this session
     TABS = "txn.tabs"  # widget: the open tab
     CONFIRM_CLEAR = "txn.confirm_clear"  # "Clear the batch" waits for a confirmation
+    PICKED = "txn.picked"  # the picker's table as the add form's table field last showed it
 
 
 def operations() -> list[dict[str, Any]]:

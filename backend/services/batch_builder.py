@@ -155,11 +155,11 @@ def remove(operations: Sequence[Operation], index: int) -> list[Operation]:
 
 
 def describe_operation(op: Operation, delimiter: str = ids.DEFAULT_DELIMITER) -> str:
-    """One line, e.g. ``CreateTableVersion sales$orders -> v4 (manifest /x/_staging/a.manifest)``."""
+    """One line, e.g. ``CreateTableVersion sales › orders -> v4 (manifest /x/_staging/a.manifest)``."""
     kind = kind_of(op)
     body = body_of(op)
     label = OPERATION_LABELS.get(kind, kind)
-    name = ids.format_id(body.get("id") or [], delimiter)
+    name = ids.display_id(body.get("id") or [])
     if kind == DECLARE:
         extra = []
         if body.get("location"):
@@ -182,7 +182,7 @@ def operations_frame(operations: Sequence[Operation], delimiter: str = "$") -> p
         {
             "#": i,
             "operation": OPERATION_LABELS.get(kind_of(op), kind_of(op)),
-            "table": ids.format_id(body_of(op).get("id") or [], delimiter),
+            "table": ids.display_id(body_of(op).get("id") or []),
             "summary": describe_operation(op, delimiter),
         }
         for i, op in enumerate(operations, start=1)
@@ -256,7 +256,7 @@ def results_frame(
         {
             "#": i + 1,
             "operation": OPERATION_LABELS.get(kind_of(op), kind_of(op)),
-            "table": ids.format_id(body_of(op).get("id") or [], delimiter),
+            "table": ids.display_id(body_of(op).get("id") or []),
             "result": _result_summary(kind_of(op), results[i] if i < len(results) else None),
         }
         for i, op in enumerate(operations)
@@ -299,7 +299,7 @@ def describe_transaction_in(
             raise make(
                 ErrorCode.TRANSACTION_NOT_FOUND,
                 f"{parts[0]} is a bare transaction id and no table is picked to look it up in: "
-                f"pick its table, or write it as namespace{delimiter}table{delimiter}{parts[0]}. "
+                f"pick its table, or write it as namespace › table › {parts[0]}. "
                 f"({err})",
             ) from None
         full = [*table_id, parts[0]]
@@ -309,7 +309,7 @@ def describe_transaction_in(
             raise make(
                 ErrorCode.TRANSACTION_NOT_FOUND,
                 f"Transaction {parts[0]} not found, neither on its own nor in the table "
-                f"{ids.format_id(list(table_id), delimiter)}: {again}",
+                f"{ids.display_id(list(table_id))}: {again}",
             ) from None
 
 
