@@ -650,6 +650,7 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
     current = state.get(state.Txn.DESCRIBED)
     if not current:
         return None
+    feedback.render_flash("txn")
     render_transaction(current, delimiter, key_prefix="txn.current")
     st.subheader("Alter", anchor=False)
     st.caption("All actions go in one AlterTransaction request: all apply, or none.")
@@ -666,6 +667,13 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
 def altered(txn_id: list[str], response: Any) -> None:
     """After a successful alter: the new state on display, the actions emptied."""
     show_transaction(txn_id, response)
+    count = len(state.alter_actions())
+    feedback.flash(
+        "txn",
+        "success",
+        f"Altered transaction {ids.display_id(txn_id)}: {plural(count, 'action')} applied; "
+        f"status {response.status}.",
+    )
     state.set_alter_actions([])
     remember_transaction(txn_id, source="altered", status=response.status)
     state.reset_forms("txn")

@@ -321,6 +321,10 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     button(at, "Apply 2 actions in one request").click().run()
     assert_no_exception(at)
     assert not at.error, alerts(at, "error")
+    assert alerts(at, "success") == [
+        f"Altered transaction sales › orders › {resp.transaction_id}: 2 actions applied; "
+        "status SUCCEEDED."
+    ]
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["reviewed"] == "yes"
     assert bb.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
