@@ -519,6 +519,26 @@ def _validate(ns: Any, operations: list[dict[str, Any]], delimiter: str) -> list
     return found
 
 
+def keep_batch_in_link() -> list[dict[str, Any]]:
+    """The batch of this session, restored from the link (``?batch=``) when the session has
+    none yet (a reload); the link then follows the batch while it is small enough
+    (``bb.encode_batch``), larger batches stay in the session only."""
+    if state.get(state.Txn.OPERATIONS) is None and (text := st.query_params.get(state.QP_BATCH)):
+        try:
+            state.set_operations(bb.decode_batch(text))
+        except LanceNamespaceError as err:
+            state.set_operations([])
+            feedback.show("warning", str(err))
+    operations = state.operations()
+    encoded = bb.encode_batch(operations)
+    if encoded is None:
+        if state.QP_BATCH in st.query_params:
+            del st.query_params[state.QP_BATCH]
+    elif st.query_params.get(state.QP_BATCH) != encoded:
+        st.query_params[state.QP_BATCH] = encoded
+    return operations
+
+
 def _set_and_discard(operations: list[dict[str, Any]]) -> None:
     """New operations; manifests staged for operations no longer in the batch are removed."""
     state.set_operations(operations)
@@ -533,7 +553,7 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
     from components import tables as tbl
     from components.snippets import render_python_snippet
 
-    operations = state.operations()
+    operations = keep_batch_in_link()
     st.caption(
         "Operations are sent together as one BatchCommitTables request: all of them are "
         "applied, or none."

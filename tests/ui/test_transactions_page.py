@@ -464,3 +464,36 @@ def test_problems_and_errors_show_ids_with_the_separator(app) -> None:
     (errors,) = alerts(at, "error")
     assert "sales › orders" in errors and "sales$orders" not in errors
     assert not any("$" in m.value for m in at.markdown if ":material/error:" in m.value)
+
+
+def test_a_reload_restores_the_batch_from_the_link(app, make_app) -> None:
+    at = add(app, "declare_table", "sales$fresh", properties="owner=me")
+    at = add(at, "delete_table_versions", "sales$orders", ranges="1-2")
+    built = ops(at)
+    link = at.query_params[state.QP_BATCH]
+    link = link[0] if isinstance(link, list) else link
+    assert 0 < len(link) <= bb.MAX_LINK_BATCH
+    # a reload: a new session, the same URL
+    again = make_app("transactions", query_params={**QP, state.QP_BATCH: link})
+    assert_no_exception(again)
+    assert ops(again) == built
+    assert "**1.** DeclareTable sales › fresh (1 property)" in texts(again)
+    # a damaged link: said, nothing restored
+    broken = make_app("transactions", query_params={**QP, state.QP_BATCH: link[:-6] + "AAAAAA"})
+    assert_no_exception(broken)
+    assert ops(broken) == []
+    assert any("cannot be read" in w for w in alerts(broken, "warning"))
+
+
+def test_a_large_batch_stays_in_the_session_only(app) -> None:
+    import uuid
+
+    at = add(app, "declare_table", "sales$fresh")
+    assert state.QP_BATCH in at.query_params
+    many = [bb.declare_op(["sales", f"t_{uuid.uuid4().hex}"]) for _ in range(80)]
+    assert bb.encode_batch(many) is None  # too long for a link
+    at.session_state[state.Txn.OPERATIONS] = many
+    at.run()
+    assert_no_exception(at)
+    assert state.QP_BATCH not in at.query_params
+    assert ops(at) == many and "Batch (80 operations)" in texts(at)
