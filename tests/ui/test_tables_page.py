@@ -269,6 +269,35 @@ def test_deregister_needs_typed_confirmation(make_app, ui_env) -> None:
     assert "table" not in at.query_params
 
 
+def test_a_deregistered_table_is_registered_again(make_app, ui_env) -> None:
+    """The deregister panel and its result say how to reach the table again (its location);
+    "Register a table" puts it back."""
+    ns = backend.connect(str(ui_env))
+    location = ns.describe_table({"id": ["sales", "customers"]}).location
+    at = make_app(query_params={"ns": "sales", "table": "customers"})
+    assert "To reach sales › customers again, register it" in texts(at)
+    assert location in texts(at)
+    at.text_input(key="tables.deregister0.confirm").input("customers")
+    at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+    assert_no_exception(at)
+    (done,) = alerts(at, "success")
+    assert f"register it (Register a table, in its namespace) with the location {location}" in done
+    assert "customers" not in browse.list_table_names(ns, ["sales"])
+
+    form = f"tables.register{at.session_state['tables.form_version']}"
+    at.text_input(key=f"{form}.name").input("customers")
+    at.text_input(key=f"{form}.location").input("/etc")
+    submit(at, form, "Register")
+    (error,) = alerts(at, "error")
+    assert "outside the namespace root" in error
+    assert "customers" not in browse.list_table_names(ns, ["sales"])
+    at.text_input(key=f"{form}.location").input(location)
+    submit(at, form, "Register")
+    assert alerts(at, "success") == [f"Registered table sales › customers at {location}."]
+    assert "customers" in browse.list_table_names(ns, ["sales"])
+    assert ns.count_table_rows({"id": ["sales", "customers"]}).count == 2
+
+
 def test_unknown_table_in_link_shows_readable_error(make_app) -> None:
     at = make_app(query_params={"ns": "sales", "table": "nope"})
     assert_no_exception(at)
