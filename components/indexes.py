@@ -445,19 +445,20 @@ def render_create_panel(
             dim=column.dim, num_rows=num_rows,
         )  # fmt: skip
 
+    fv = state.form_version("indexes")
+    # outside the form: the snippet below shows the name as typed
+    name = st.text_input(
+        "Index name",
+        placeholder=rules.default_index_name(column.name),
+        key=f"{key_prefix}.form{fv}.name",
+        help="Empty: the default name shown.",
+    )
     render_python_snippet(
         "create_table_scalar_index" if kind == "scalar" else "create_table_index",
-        request_for(None),
+        request_for((name or "").strip() or None),
         key_prefix=f"{key_prefix}.snippet",
     )
-    fv = state.form_version("indexes")
     with st.form(f"{key_prefix}.form{fv}"):
-        name = st.text_input(
-            "Index name",
-            placeholder=rules.default_index_name(column.name),
-            key=f"{key_prefix}.form{fv}.name",
-            help="Empty: the default name shown.",
-        )
         submitted = st.form_submit_button(
             f"Create {index_type} index", type="primary", icon=":material/add:", disabled=read_only
         )

@@ -517,3 +517,15 @@ def test_build_panel_says_dropped_and_how_many_events(docs_ns, make_app) -> None
     job_line = next(m.value for m in at.markdown if "**by\\_id**" in m.value)
     assert "built, then dropped" in job_line and "succeeded" not in job_line
     assert build_jobs.JOBS.get(job_id).outcome == "dropped"
+
+
+def test_copy_as_python_has_the_typed_index_name(docs_ns, make_app) -> None:
+    """The snippet builds the index under the name typed (not the default)."""
+    at = choose(make_app("indexes", query_params=QP), "id", "BTREE")
+    at.text_input(key="indexes.create.form0.name").set_value("typed_name").run()
+    assert_no_exception(at)
+    opened = next(k for k in at.session_state if str(k).endswith(".snippet.open"))
+    at.session_state[opened] = True
+    at.run()
+    (code,) = [c.value for c in at.code if c.language == "python"]
+    assert "name='typed_name'" in code and "create_table_scalar_index" in code
