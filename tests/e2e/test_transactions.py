@@ -296,7 +296,7 @@ def test_staged_manifest_is_removed_with_its_operation(
         after_rerun(page, main.get_by_role("button", name="Stage next version from current").click)
         _batch(main, 1)
         line = _operation_line(
-            main, rf"^1\. CreateTableVersion {E2E_NAMESPACE}\${DOCS_TABLE} (->|→) v{latest + 1} "
+            main, rf"^1\. CreateTableVersion {E2E_NAMESPACE} › {DOCS_TABLE} (->|→) v{latest + 1} "
         )
         expect(line).to_be_visible()
         found = re.search(r"\(manifest (\S+\.manifest)\)", line.inner_text())
