@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import redaction
+from . import ids, redaction
 
 LOG_NAME = "audit.jsonl"
 LOCK_NAME = ".audit.lock"
@@ -271,7 +271,7 @@ def to_rows(entries: Iterable[AuditEntry]) -> list[dict[str, Any]]:
     rows = []
     for e in entries:
         data = e.to_json()
-        data["ids"] = " › ".join(str(i) for i in e.ids or [])
+        data["ids"] = ids.display_id([str(i) for i in e.ids or []], root="")
         data["request"] = json.dumps(data["request"], ensure_ascii=False, default=str)
         rows.append({c: data.get(c) for c in CSV_COLUMNS})
     return rows

@@ -49,9 +49,13 @@ if len(ERROR_CLASSES) != 24:  # pinned: a change upstream must be reviewed here
 class NamespaceConnectionError(ServiceUnavailableError):
     """The server could not be reached (refused, reset, DNS failure, TLS failure)."""
 
+    title = "Connection failed"
+
 
 class NamespaceTimeoutError(NamespaceConnectionError):
     """The server did not answer within the configured timeout."""
+
+    title = "Timed out"
 
 
 def attach_error_details(
@@ -290,6 +294,39 @@ def _scrub(err: LanceNamespaceError) -> None:
             setattr(err, attr, clean_text(value))
 
 
+_CODE_PREFIX = re.compile(r"^\s*(?:(?:Error code )?\[?([A-Z][A-Z_]+)\]?:\s+)+")
+_CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*|[a-z0-9]+")
+
+
+def error_title(err: BaseException | type[BaseException]) -> str:
+    """A readable title from the error's class: ``NamespaceNotEmptyError`` -> "Namespace not
+    empty", ``UnsupportedOperationError`` -> "Unsupported operation"."""
+    cls = err if isinstance(err, type) else type(err)
+    if isinstance(getattr(cls, "title", None), str):
+        return str(cls.title)  # type: ignore[attr-defined]
+    name = cls.__name__.removesuffix("Error") or cls.__name__
+    words = _CAMEL_WORD.findall(name) or [name]
+    text = " ".join(w.lower() for w in words)
+    return text[:1].upper() + text[1:]
+
+
+def strip_code_prefix(message: str) -> str:
+    """``"NAMESPACE_NOT_EMPTY: namespace a is not empty"`` -> ``"namespace a is not empty"``:
+    a spec error code written in front of a message (the title says it)."""
+    match = _CODE_PREFIX.match(message)
+    if match and all(
+        m in ErrorCode.__members__ for m in re.findall(r"[A-Z][A-Z_]+", match.group(0))
+    ):
+        return message[match.end() :]
+    return message
+
+
+def _without_title(message: str, title: str) -> str:
+    """The message without the title repeated in front of it ("Table not found: ...")."""
+    head = title.lower() + ":"
+    return message[len(head) :].lstrip() if message.lower().startswith(head) else message
+
+
 def describe_error(err: BaseException) -> dict[str, Any]:
     """A UI-friendly summary of any error: code name, message (no source paths), detail,
     status. The text is plain: the UI shows it as text, never as markdown."""
@@ -302,7 +339,8 @@ def describe_error(err: BaseException) -> dict[str, Any]:
         "code": code,
         "code_name": ErrorCode(code).name if code in ERROR_CLASSES else str(code),
         "kind": type(err).__name__,
-        "message": clean_text(message),
+        "title": error_title(err),
+        "message": _without_title(strip_code_prefix(clean_text(message)), error_title(err)),
         "detail": clean_text(detail) if detail else None,
         "instance": getattr(err, "instance", None),
         "status": getattr(err, "status", None),
@@ -323,11 +361,13 @@ __all__ = [
     "clean_text",
     "describe_error",
     "error_from_code",
+    "error_title",
     "guarded",
     "invalid",
     "looks_unsupported",
     "make",
     "namespace_boundary",
+    "strip_code_prefix",
     "to_namespace_error",
     "trim_source_locations",
 ]

@@ -35,6 +35,13 @@ MAX_PARTS = 16  # nesting depth
 # Delimiters: one printable ASCII punctuation character that means nothing in a path or a URL.
 SAFE_DELIMITERS = "$.:|~^!@"
 
+# The UI shows ids with their parts joined by DISPLAY_SEPARATOR; typed ids may use it too.
+DISPLAY_MARK = "›"
+DISPLAY_SEPARATOR = f" {DISPLAY_MARK} "
+# Delimiters that ordinary message text does not contain: ids joined with them are recognised
+# in messages (display_ids_in_text).
+_TEXT_DELIMITERS = "$|~^"
+
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 _SEPARATORS = ("/", "\\")
 
@@ -151,6 +158,17 @@ def name_problem(
     return _capital(problem) + "." if problem else None
 
 
+def split_id_text(text: str | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
+    """The one rule reading a typed id: ``"sales › orders"`` (as the UI shows ids) and
+    ``"sales$orders"`` (the connection's delimiter) both give ``["sales", "orders"]``. Text
+    containing the display separator is split on it (white space around each part dropped);
+    other text on ``delimiter``. Parts are not checked here (:func:`parse_id` does)."""
+    t = (text or "").strip()
+    if DISPLAY_MARK in t:
+        return [p.strip() for p in t.split(DISPLAY_MARK)]
+    return t.split(delimiter) if delimiter else [t]
+
+
 def parse_id(
     text: str | None,
     delimiter: str = DEFAULT_DELIMITER,
@@ -158,15 +176,17 @@ def parse_id(
     *,
     create: bool = False,
 ) -> list[str]:
-    """``"sales$orders"`` -> ``["sales", "orders"]``; ``InvalidInputError`` when the text is
-    empty or a part is invalid (doubled, leading or trailing delimiters included)."""
+    """``"sales$orders"`` or ``"sales › orders"`` -> ``["sales", "orders"]``
+    (:func:`split_id_text`); ``InvalidInputError`` when the text is empty or a part is invalid
+    (doubled, leading or trailing delimiters included)."""
     t = (text or "").strip()
     if not t:
         raise InvalidInputError(f"Enter a {what} id.")
-    parts = t.split(delimiter) if delimiter else [t]
+    parts = split_id_text(t, delimiter)
     if any(not p for p in parts):
+        split_by = DISPLAY_MARK if DISPLAY_MARK in t else delimiter
         raise InvalidInputError(
-            f"{_capital(what)} id {t!r} has an empty part (split by {delimiter!r}): check for "
+            f"{_capital(what)} id {t!r} has an empty part (split by {split_by!r}): check for "
             "doubled, leading or trailing delimiters."
         )
     return check_id(parts, what=what, delimiter=delimiter, create=create)
@@ -175,6 +195,30 @@ def parse_id(
 def format_id(parts: Sequence[str], delimiter: str = DEFAULT_DELIMITER) -> str:
     """``["sales", "orders"]`` -> ``sales$orders`` (the root is ``""``)."""
     return delimiter.join(parts)
+
+
+def display_id(parts: Sequence[str], root: str = "(root)") -> str:
+    """The one form of an id the UI shows: ``["sales", "orders"]`` -> ``sales › orders``
+    (the root, ``[]``, is ``root``)."""
+    return DISPLAY_SEPARATOR.join(str(p) for p in parts) if parts else root
+
+
+def _joined_ids(delimiter: str) -> re.Pattern[str]:
+    d = re.escape(delimiter)
+    part = r"[\w\-]+(?:\.[\w\-]+)*"
+    return re.compile(rf"(?<![\w/{d}]){part}(?:{d}{part})+(?![\w{d}])")
+
+
+def display_ids_in_text(text: str, delimiter: str = DEFAULT_DELIMITER) -> str:
+    """``text`` (an error or problem message) with ids joined by ``delimiter`` shown as the
+    UI shows ids: ``table sales$orders exists`` -> ``table sales › orders exists``. Only for
+    delimiters that do not occur in ordinary text (not ``.`` or ``:``), and only names
+    (letters, digits, ``_``, ``-``, ``.``) joined by it, outside paths and URLs."""
+    if not text or delimiter not in _TEXT_DELIMITERS or delimiter not in text:
+        return text
+    return _joined_ids(delimiter).sub(
+        lambda m: DISPLAY_SEPARATOR.join(m.group(0).split(delimiter)), text
+    )
 
 
 def delimiter_problem(delimiter: Any) -> str | None:
@@ -204,6 +248,8 @@ def _capital(text: str) -> str:
 
 __all__ = [
     "DEFAULT_DELIMITER",
+    "DISPLAY_MARK",
+    "DISPLAY_SEPARATOR",
     "MAX_ADDRESS_PART",
     "MAX_CREATED_ID",
     "MAX_NAME",
@@ -212,9 +258,12 @@ __all__ = [
     "check_id",
     "check_part",
     "delimiter_problem",
+    "display_id",
+    "display_ids_in_text",
     "format_id",
     "id_problem",
     "name_problem",
     "parse_id",
     "part_problem",
+    "split_id_text",
 ]

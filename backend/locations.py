@@ -146,6 +146,18 @@ def location_problem(
     return None
 
 
+def relative_location(root: Path, location: str | Path) -> str | None:
+    """``location`` (a path or ``file://`` URI under the file root ``root``) relative to the
+    root, ``/``-joined, as pylance's directory namespace registers tables; ``None`` when it is
+    not under the root. Check it with :func:`location_problem` first."""
+    path = to_local_path(location, root)
+    if path is None:
+        return None
+    root_real = real(root)
+    parts = _parts_under(_resolved(path, root, root_real), str(root_real))
+    return "/".join(parts) if parts else None
+
+
 def manifest_problem(root: Path, table_dir: Path, manifest_path: str | None) -> str | None:
     """Why ``manifest_path`` cannot be a staged manifest of the table in ``table_dir`` (file
     roots): resolved with ``realpath``, then ``backend.location_rules.manifest_rule``, then it

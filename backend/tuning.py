@@ -448,13 +448,24 @@ def python_snippets(
 
     fields = ", ".join(f"{key}={value!r}" for key, value in params.items())
     extra = f", {fields}" if fields else ""
-    console = (
-        "import backend\n"
-        "from backend.services import search\n\n"
+    # Both run as pasted: the table's location from DescribeTable, the query vector the
+    # table's first row's (a stand-in for the user's own).
+    prelude = (
         f"{connect_line}\n"
-        f"request = search.query_request(\n    {list(table_id)!r}, vector=query, "
+        f"location = ns.describe_table(DescribeTableRequest(id={list(table_id)!r})).location\n"
+        "# the query vector: the first row's (put your own here)\n"
+        f"query = lance.dataset(location).take([0], columns=[{column!r}])"
+        f".column({column!r})[0].as_py()\n"
+    )
+    imports = "import lance\nfrom lance_namespace import DescribeTableRequest\n\nimport backend\n"
+    console = (
+        imports
+        + "from backend.services import search\n\n"
+        + prelude
+        + f"request = search.query_request(\n    {list(table_id)!r}, vector=query, "
         f"vector_column={column!r}, k={k}{extra}\n)\n"
         "rows = search.run_query(ns, request)\n"
+        "print(rows)\n"
     )
     probe = search.query_request(table_id, vector=[0.0], vector_column=column, k=k, **params)
     arguments = scanner_arguments(probe)
@@ -462,9 +473,9 @@ def python_snippets(
     nearest_text = ", ".join(f"{key!r}: {value!r}" for key, value in nearest.items())
     others = "".join(f", {key}={value!r}" for key, value in arguments.items())
     pylance = (
-        "import lance\n\n"
-        "ds = lance.dataset(location)  # DescribeTable's location\n"
+        imports + "\n" + prelude + "ds = lance.dataset(location)\n"
         f"rows = ds.to_table(nearest={{{nearest_text}, 'q': query}}{others})\n"
+        "print(rows)\n"
     )
     return console, pylance
 

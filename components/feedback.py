@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import backend
+from backend import ids
 from components import state
 
 T = TypeVar("T")
@@ -43,13 +44,25 @@ def as_text(text: Any) -> str:
     return "  \n".join("".join("\\" + c if c in _SPECIAL else c for c in line) for line in lines)
 
 
+def delimiter() -> str:
+    """The delimiter of the session's connection (``$`` until one is known)."""
+    spec = state.get(state.Conn.SPEC)
+    return getattr(spec, "delimiter", None) or ids.DEFAULT_DELIMITER
+
+
+def readable(text: Any) -> str:
+    """A message as the UI shows it: ids joined by the connection's delimiter shown as
+    ``a › b`` (``backend.ids.display_ids_in_text``)."""
+    return ids.display_ids_in_text(str(text), delimiter())
+
+
 def error_lines(err: BaseException, *, action: str | None = None) -> list[str]:
     """The plain-text lines of an error: what failed, the code, the message, detail, status."""
     info = backend.describe_error(err)
     head = f"{action} failed. " if action else ""
-    lines = [f"{head}{info['code_name']}: {info['message']}"]
+    lines = [f"{head}{info['title']}: {readable(info['message'])}"]
     if info.get("detail"):
-        lines.append(f"Detail: {info['detail']}")
+        lines.append(f"Detail: {readable(info['detail'])}")
     if info.get("status"):
         lines.append(f"HTTP status: {info['status']}")
     return lines
@@ -88,7 +101,7 @@ def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: A
 
 def show_problems(title: str, problems: Iterable[Any], *, kind: str = "error") -> None:
     """``title`` and one line per problem, in one box."""
-    items = [str(p) for p in problems]
+    items = [readable(p) for p in problems]
     if items:
         show(kind, title + "\n" + "\n".join(f"• {p}" for p in items))
 
@@ -108,6 +121,8 @@ def render_flash(page: str) -> dict[str, Any] | None:
 
 __all__ = [
     "as_text",
+    "delimiter",
+    "readable",
     "error_lines",
     "error_text",
     "flash",

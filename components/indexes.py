@@ -487,19 +487,20 @@ def render_create_panel(
             dim=column.dim, num_rows=num_rows,
         )  # fmt: skip
 
+    fv = state.form_version("indexes")
+    # outside the form: the snippet below shows the name as typed
+    name = st.text_input(
+        "Index name",
+        placeholder=rules.default_index_name(column.name),
+        key=f"{key_prefix}.form{fv}.name",
+        help="Empty: the default name shown.",
+    )
     render_python_snippet(
         "create_table_scalar_index" if kind == "scalar" else "create_table_index",
-        request_for(None),
+        request_for((name or "").strip() or None),
         key_prefix=f"{key_prefix}.snippet",
     )
-    fv = state.form_version("indexes")
     with st.form(f"{key_prefix}.form{fv}"):
-        name = st.text_input(
-            "Index name",
-            placeholder=rules.default_index_name(column.name),
-            key=f"{key_prefix}.form{fv}.name",
-            help="Empty: the default name shown.",
-        )
         submitted = st.form_submit_button(
             f"Create {index_type} index", type="primary", icon=":material/add:", disabled=read_only
         )
@@ -565,18 +566,24 @@ def _finish(job: build_jobs.BuildJob) -> bool:
     return True
 
 
+EVENTS_SHOWN = 50  # progress events listed before "Show all"
+
+
 def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
-    icon = {"running": ":material/sync:", "succeeded": ":material/check_circle:"}.get(
-        job.status, ":material/error:"
-    )
+    icon = {
+        "running": ":material/sync:",
+        "succeeded": ":material/check_circle:",
+        "dropped": ":material/delete:",
+    }.get(job.outcome, ":material/error:")
+    outcome = "built, then dropped" if job.outcome == "dropped" else job.outcome
     st.markdown(
         f"{icon} **{feedback.as_text(job.index_name)}** ({job.index_type} on "
-        f"{feedback.as_text(job.column)}) - {job.status}, {job.elapsed:.1f} s"
+        f"{feedback.as_text(job.column)}) - {outcome}, {job.elapsed:.1f} s"
     )
     if job.status == "failed" and job.error is not None:
         feedback.show_error(job.error, action=f"Building {job.index_name}")
         return
-    if job.status == "succeeded" and job.param_differences:
+    if job.outcome == "succeeded" and job.param_differences:
         feedback.show("warning", differences_text(job))
     if job.status == "running":
         if job.mode == "events":
@@ -589,13 +596,34 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
             seen = (job.observed or {}).get("status", "not polled yet")
             st.progress(0.0, text=f"waiting for the server (index: {seen})")
     if job.events:
-        with st.expander(f"Progress events ({len(job.events)})"):
-            frame = pd.DataFrame(job.events[-50:])
-            if "at" in frame:
-                frame["at"] = [time.strftime("%H:%M:%S", time.localtime(t)) for t in frame["at"]]
-            st.dataframe(
-                frame.astype(str), hide_index=True, key=f"{key_prefix}.{job.job_id}.events"
+        with st.expander(f"Progress events ({job.events_total or len(job.events)})"):
+            render_events(job, key_prefix=f"{key_prefix}.{job.job_id}")
+
+
+def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
+    """The latest :data:`EVENTS_SHOWN` progress events, saying how many there are, with a
+    switch to list every event kept."""
+    total = max(job.events_total, len(job.events))
+    kept = len(job.events)
+    show_all = False
+    if total > EVENTS_SHOWN:
+        shown_text = f"Showing the latest {EVENTS_SHOWN} of {total} events."
+        show_all = st.toggle(
+            f"Show all {kept} events" + (f" kept (of {total})" if kept < total else ""),
+            key=f"{key_prefix}.all",
+        )
+        if show_all:
+            shown_text = (
+                f"Showing all {total} events."
+                if kept == total
+                else f"Showing the latest {kept} of {total} events (older ones are not kept)."
             )
+        st.caption(shown_text)
+    events = job.events if show_all else job.events[-EVENTS_SHOWN:]
+    frame = pd.DataFrame(events)
+    if "at" in frame:
+        frame["at"] = [time.strftime("%H:%M:%S", time.localtime(t)) for t in frame["at"]]
+    st.dataframe(frame.astype(str), hide_index=True, key=f"{key_prefix}.events")
 
 
 def render_build_jobs(table_id: Sequence[str], *, key_prefix: str) -> None:

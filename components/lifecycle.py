@@ -90,7 +90,7 @@ def children(ns: Any, namespace_id: tuple[str, ...]) -> lc.Children:
 
 def _path(parts: Sequence[str]) -> str:
     """``sales › eu`` (``(root)`` for the empty path), as the other pages say it."""
-    return " › ".join(parts) if parts else "(root)"
+    return ids.display_id(parts)
 
 
 def _size(n: int) -> str:
@@ -592,7 +592,10 @@ class TableAction:
         if self.kind == "deregister":
             return Write(
                 lc.deregister_and_check, (ns, tid), "Deregistering",
-                f"Deregistered table {where}; its files stay at its location.", [tid], here,
+                lambda done: (
+                    f"Deregistered table {where}; its files stay at its location. "
+                    + lc.register_again_hint(where, done.response.location)
+                ), [tid], here,
                 warning=lambda done: (
                     lc.still_listed_warning(where) if done.still_listed else None
                 ),
@@ -716,6 +719,9 @@ def render_deregister_form(
         render_path((preview.local_path if preview else None) or detail.location or "(no location)")
         if preview is not None:
             st.caption(feedback.as_text(_preview_lines(preview).replace("Its data", "Kept")))
+        st.caption(
+            feedback.as_text(lc.register_again_hint(_path(table_id), detail.location or None))
+        )
         with st.form(key_prefix, border=False):
             confirmed = render_typed_confirmation(
                 name, key_prefix=key_prefix, label=f"Type the table name {name} to confirm"
@@ -732,6 +738,59 @@ def render_deregister_form(
     ):
         return None
     return TableAction("deregister")
+
+
+@dataclass(frozen=True)
+class RegisterTable:
+    """RegisterTable: existing Lance data at ``location`` becomes table ``name`` here."""
+
+    name: str
+    location: str
+
+    def write(self, ns: Any, namespace: Sequence[str]) -> Write:
+        tid = [*namespace, self.name]
+        return Write(
+            lc.register_table, (ns, tid, self.location), f"Registering {self.name}",
+            f"Registered table {_path(tid)} at {self.location}.", [tid], (list(namespace), self.name),
+        )  # fmt: skip
+
+
+def render_register_form(
+    namespace: Sequence[str], *, key_prefix: str, read_only: bool
+) -> RegisterTable | None:
+    """ "Register a table (existing data)": a name in this namespace and the location of the
+    data (a deregistered table's location, as its deregistration said it)."""
+    locked = role_lock("register_table", read_only)
+    read_only = read_only or locked is not None
+    if not namespace:
+        return None  # root-level registrations cannot be read back by a directory namespace
+    with st.expander("Register a table (existing data)", icon=":material/link:"):
+        st.caption(
+            feedback.as_text(
+                f"Adds existing Lance data to {_path(namespace)} under a name; nothing is "
+                "copied. The location must be under the namespace root, hold a dataset and "
+                "not be another table's."
+            )
+        )
+        with st.form(key_prefix, border=False):
+            name = st.text_input("Table name", key=f"{key_prefix}.name")
+            location = st.text_input(
+                "Location", key=f"{key_prefix}.location", placeholder="file:///.../table.lance"
+            )
+            submitted = st.form_submit_button(
+                "Register", icon=":material/link:", disabled=read_only
+            )
+        render_role_lock(locked)
+    if not submitted or read_only:
+        return None
+    problem = ids.name_problem(name)
+    if problem:
+        feedback.show("error", f"Not registered: {problem}")
+        return None
+    if not (location or "").strip():
+        feedback.show("error", "Not registered: enter the location of the table's data.")
+        return None
+    return RegisterTable(name.strip(), location.strip())
 
 
 def rename_caption(caps: backend.BackendCapabilities) -> str:
@@ -1072,6 +1131,8 @@ __all__ = [
     "render_cleanup",
     "render_cleanup_plan",
     "render_deregister_form",
+    "render_register_form",
+    "RegisterTable",
     "render_drop_form",
     "render_drop_namespace",
     "render_rename",

@@ -21,6 +21,7 @@ QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target o
 QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
+QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
 # Search & tune setting keys (``backend.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
 # Pages draw only their open tab; Streamlit forgets the value of a widget that a run does not
@@ -237,6 +238,7 @@ class Txn:
     HISTORY = "txn.history"  # transactions committed / looked up this session
     TABS = "txn.tabs"  # widget: the open tab
     CONFIRM_CLEAR = "txn.confirm_clear"  # "Clear the batch" waits for a confirmation
+    PICKED = "txn.picked"  # the picker's table as the add form's table field last showed it
 
 
 def operations() -> list[dict[str, Any]]:

@@ -90,8 +90,8 @@ def selected_table_id() -> list[str] | None:
 
 
 def display_path(path: Sequence[str]) -> str:
-    """``sales › eu`` (``(root)`` for the empty path)."""
-    return " › ".join(path) if path else "(root)"
+    """``sales › eu`` (``(root)`` for the empty path): ``backend.ids.display_id``."""
+    return ids.display_id(path)
 
 
 # --------------------------------------------------------------------------------------------

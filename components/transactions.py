@@ -18,8 +18,8 @@ import pandas as pd
 import streamlit as st
 
 from backend import alter_actions as aa
+from backend import ids, version_ranges
 from backend import properties as props
-from backend import version_ranges
 from backend.errors import LanceNamespaceError
 from backend.ids import parse_id
 from backend.services import batch_builder as bb
@@ -126,6 +126,16 @@ def render_batch_support(supported: bool | None, kind: str) -> bool:
     return supported is not False
 
 
+def sync_table_field(field_key: str, picked: Sequence[str] | None) -> None:
+    """Keep the form's table field in step with the table picker: the field shows the picked
+    table when the form first renders and again each time the picker changes (what the user
+    typed stays until then)."""
+    shown = ids.display_id(picked or [])
+    if state.get(field_key) is None or state.get(state.Txn.PICKED) != shown:
+        state.put(field_key, shown)
+    state.put(state.Txn.PICKED, shown)
+
+
 def render_add_operation(
     default_table: Sequence[str] | None,
     delimiter: str,
@@ -140,11 +150,13 @@ def render_add_operation(
         key=f"{key_prefix}.kind", required=True,
     ) or bb.DECLARE  # fmt: skip
     fk = f"{key_prefix}.{kind}.{state.form_version('txn')}"
+    sync_table_field(f"{fk}.table", default_table)
     values: dict[str, Any] = {}
     with st.form(fk):
         table_text = st.text_input(
-            "Table id", value=delimiter.join(default_table or []), key=f"{fk}.table",
-            help=f"Namespace path and table name joined by {delimiter}, e.g. sales{delimiter}orders",
+            "Table id", key=f"{fk}.table",
+            help="Namespace path and table name joined by › (or by the connection's delimiter "
+            f"{delimiter}), e.g. sales › orders",
         )  # fmt: skip
         if kind == bb.DECLARE:
             values["location"] = st.text_input(
@@ -222,7 +234,7 @@ def render_stage_helper(
             "(Staging a copy of the latest version is offered on the local backend.)"
         )
         return False
-    label = delimiter.join(table_id) if table_id else "the selected table"
+    label = ids.display_id(table_id) if table_id else "the selected table"
     st.caption(
         f"Demo helper: stage version latest+1 of {feedback.as_text(label)} as a copy of its latest "
         "version (written under the namespace's _staging/), and add its CreateTableVersion."
@@ -257,7 +269,7 @@ def render_operation_list(
             )
             for p in by_index.get(i, []):
                 icon = ":material/error:" if p.severity == "error" else ":material/warning:"
-                text_col.markdown(f"{icon} " + feedback.as_text(p.message))
+                text_col.markdown(f"{icon} " + feedback.as_text(feedback.readable(p.message)))
             if up.button(
                 f"Move operation {i + 1} up",
                 icon=":material/arrow_upward:",
@@ -331,7 +343,7 @@ def render_commit_form(count: int, *, enabled: bool, key_prefix: str) -> bool:
 
 def render_commit_result(last: dict[str, Any], delimiter: str, *, key_prefix: str) -> None:
     txn = last.get("transaction_id")
-    feedback.show("success", "Committed." + (f" Transaction {delimiter.join(txn)}." if txn else ""))
+    feedback.show("success", "Committed." + (f" Transaction {ids.display_id(txn)}." if txn else ""))
     st.dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{key_prefix}.results")
     render_json(last["response"], key_prefix=f"{key_prefix}.json", label="Response")
 
@@ -356,12 +368,12 @@ def render_describe_form(
     """The transaction id; its parts when "Describe" is pressed and the id parses. A bare
     id (the uuid alone, as builds answer with it) is looked up in ``context``, the table
     picked, when the backend does not know it on its own."""
-    where = delimiter.join(context) if context else None
+    where = ids.display_id(context) if context else None
     with st.form(f"{key_prefix}.form", border=False):
         text = st.text_input(
             "Transaction id", key=state.Txn.ID_INPUT,
-            placeholder=f"namespace{delimiter}table{delimiter}<transaction uuid or version>, or batch-<id>",
-            help=f"Split by the connection's delimiter {delimiter}. Table transactions are the "
+            placeholder="namespace › table › <transaction uuid or version>, or batch-<id>",
+            help=f"Split by › (or by the connection's delimiter {delimiter}). Table transactions are the "
             "table id + the transaction uuid (or the version)"
             + (f"; a bare uuid or version is looked up in {where}." if where else "."),
         )  # fmt: skip
@@ -379,7 +391,7 @@ def render_describe_form(
 
 def render_transaction(described: dict[str, Any], delimiter: str, *, key_prefix: str) -> None:
     st.markdown(
-        f"Transaction {feedback.as_text(delimiter.join(described['id']))}: status **{described['status']}**"
+        f"Transaction {feedback.as_text(ids.display_id(described['id']))}: status **{described['status']}**"
     )
     frame = bb.properties_frame(described.get("properties"))
     if frame.empty:
@@ -464,7 +476,7 @@ def render_history(ns: Any, delimiter: str, *, key_prefix: str) -> None:
         described = feedback.run(bb.describe_transaction, ns, picked, action="DescribeTransaction")
         if described is not None:
             show_transaction(picked, described)
-        state.put(state.Txn.PENDING_ID, delimiter.join(picked))
+        state.put(state.Txn.PENDING_ID, ids.display_id(picked))
         st.rerun()
 
 
@@ -479,7 +491,7 @@ def _history_list(delimiter: str, *, key_prefix: str) -> list[str] | None:
     for i, h in enumerate(items):
         c1, c2 = st.columns([12, 2], vertical_alignment="center")
         status = f" - {h['status']}" if h.get("status") else ""
-        text_id = delimiter.join(h["id"])
+        text_id = ids.display_id(h["id"])
         c1.markdown(
             feedback.as_text(text_id)
             + "  \n"
@@ -507,6 +519,26 @@ def _validate(ns: Any, operations: list[dict[str, Any]], delimiter: str) -> list
     return found
 
 
+def keep_batch_in_link() -> list[dict[str, Any]]:
+    """The batch of this session, restored from the link (``?batch=``) when the session has
+    none yet (a reload); the link then follows the batch while it is small enough
+    (``bb.encode_batch``), larger batches stay in the session only."""
+    if state.get(state.Txn.OPERATIONS) is None and (text := st.query_params.get(state.QP_BATCH)):
+        try:
+            state.set_operations(bb.decode_batch(text))
+        except LanceNamespaceError as err:
+            state.set_operations([])
+            feedback.show("warning", str(err))
+    operations = state.operations()
+    encoded = bb.encode_batch(operations)
+    if encoded is None:
+        if state.QP_BATCH in st.query_params:
+            del st.query_params[state.QP_BATCH]
+    elif st.query_params.get(state.QP_BATCH) != encoded:
+        st.query_params[state.QP_BATCH] = encoded
+    return operations
+
+
 def _set_and_discard(operations: list[dict[str, Any]]) -> None:
     """New operations; manifests staged for operations no longer in the batch are removed."""
     state.set_operations(operations)
@@ -521,7 +553,7 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
     from components import tables as tbl
     from components.snippets import render_python_snippet
 
-    operations = state.operations()
+    operations = keep_batch_in_link()
     st.caption(
         "Operations are sent together as one BatchCommitTables request: all of them are "
         "applied, or none."
@@ -638,6 +670,7 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
     current = state.get(state.Txn.DESCRIBED)
     if not current:
         return None
+    feedback.render_flash("txn")
     render_transaction(current, delimiter, key_prefix="txn.current")
     st.subheader("Alter", anchor=False)
     st.caption("All actions go in one AlterTransaction request: all apply, or none.")
@@ -654,6 +687,13 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
 def altered(txn_id: list[str], response: Any) -> None:
     """After a successful alter: the new state on display, the actions emptied."""
     show_transaction(txn_id, response)
+    count = len(state.alter_actions())
+    feedback.flash(
+        "txn",
+        "success",
+        f"Altered transaction {ids.display_id(txn_id)}: {plural(count, 'action')} applied; "
+        f"status {response.status}.",
+    )
     state.set_alter_actions([])
     remember_transaction(txn_id, source="altered", status=response.status)
     state.reset_forms("txn")

@@ -74,6 +74,7 @@ with index_tab:
                 txn = [*table_id, response.transaction_id]
                 remember_transaction(txn, source=f"drop index {to_drop}")
             invalidate_tables([table_id])
+            build_jobs.JOBS.mark_dropped(table_id, to_drop)
             state.reset_forms("indexes")
             feedback.flash("indexes", "success", f"Index {to_drop} dropped.")
             st.rerun()

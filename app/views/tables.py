@@ -74,6 +74,11 @@ with left:
         send(drop.write(ns, path))
 with right:
     tbl.render_tables_column(path, table, read_only=read_only)
+    register = life.render_register_form(
+        path, key_prefix=f"tables.register{state.form_version('tables')}", read_only=read_only
+    )
+    if register:
+        send(register.write(ns, path))
 tbl.render_open_dialog(path, key_prefix="tables", read_only=read_only, submit=create)
 
 if table and (detail := tbl.render_table_section([*path, table])) is not None:

@@ -95,6 +95,7 @@ from ..locations import (
     object_manifest_key,
     object_table_key,
     path_uri,
+    relative_location,
     to_local_path,
 )
 from ..paging import list_all
@@ -627,10 +628,18 @@ class LocalNamespace(LanceNamespace):
         key, problem = self._location_problem(req.location, must_exist=True)
         if problem:
             raise invalid(f"register_table: {problem}")
-        if key is not None:  # object-store root: the checked key, relative to the root
+        if key is None and self.local_path is not None:
+            # pylance registers a location relative to the root only: the checked location
+            # (a path or file URI, as DeregisterTable answered it) relative to the root
+            key = relative_location(self.local_path, req.location)
+        if key is not None:  # the checked key, relative to the root
             req = req.model_copy(update={"location": key})
         with self._guard(req.id):
-            return self._inner.register_table(req)
+            resp = self._inner.register_table(req)
+        if resp.location and self.local_path is not None and "://" not in resp.location:
+            resp.location = path_uri(self.local_path / resp.location.lstrip("/"))
+        resp.location = self._fix_location(resp.location)
+        return resp
 
     def rename_table(self, request: ln.RenameTableRequest) -> ln.RenameTableResponse:
         """Rename a table, also into another namespace: one catalog commit that moves its row

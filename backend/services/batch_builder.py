@@ -14,10 +14,12 @@ own judgement without writing, over REST the client's bulk reads of the server's
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
 import uuid
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,11 +157,11 @@ def remove(operations: Sequence[Operation], index: int) -> list[Operation]:
 
 
 def describe_operation(op: Operation, delimiter: str = ids.DEFAULT_DELIMITER) -> str:
-    """One line, e.g. ``CreateTableVersion sales$orders -> v4 (manifest /x/_staging/a.manifest)``."""
+    """One line, e.g. ``CreateTableVersion sales › orders -> v4 (manifest /x/_staging/a.manifest)``."""
     kind = kind_of(op)
     body = body_of(op)
     label = OPERATION_LABELS.get(kind, kind)
-    name = ids.format_id(body.get("id") or [], delimiter)
+    name = ids.display_id(body.get("id") or [])
     if kind == DECLARE:
         extra = []
         if body.get("location"):
@@ -182,12 +184,57 @@ def operations_frame(operations: Sequence[Operation], delimiter: str = "$") -> p
         {
             "#": i,
             "operation": OPERATION_LABELS.get(kind_of(op), kind_of(op)),
-            "table": ids.format_id(body_of(op).get("id") or [], delimiter),
+            "table": ids.display_id(body_of(op).get("id") or []),
             "summary": describe_operation(op, delimiter),
         }
         for i, op in enumerate(operations, start=1)
     ]
     return pd.DataFrame(rows, columns=["#", "operation", "table", "summary"])
+
+
+# -- the batch in a link ---------------------------------------------------------------------------------
+MAX_LINK_BATCH = 1500  # characters of an encoded batch a URL carries; larger: session only
+_LINK_PREFIX = "1."  # the encoding's version
+
+
+def encode_batch(operations: Sequence[Operation]) -> str | None:
+    """The operations as one compact, URL-safe text (versioned prefix, zlib-compressed
+    compact JSON, base64url without padding), or ``None`` when the batch is empty or the
+    text would be longer than :data:`MAX_LINK_BATCH` characters."""
+    if not operations:
+        return None
+    raw = json.dumps(list(operations), separators=(",", ":"), sort_keys=True).encode()
+    text = _LINK_PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    return text if len(text) <= MAX_LINK_BATCH else None
+
+
+def decode_batch(text: str) -> list[Operation]:
+    """The operations :func:`encode_batch` encoded; each one checked by the spec's shape and
+    the id rule. ``InvalidInputError`` for anything else (a damaged or foreign link)."""
+    bad = InvalidInputError("The batch in the link cannot be read (damaged or not a batch).")
+    if (
+        not isinstance(text, str)
+        or not text.startswith(_LINK_PREFIX)
+        or len(text) > 4 * MAX_LINK_BATCH
+    ):
+        raise bad
+    body = text[len(_LINK_PREFIX) :]
+    try:
+        raw = zlib.decompressobj().decompress(
+            base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)), 1 << 20
+        )
+        data = json.loads(raw)
+    except (ValueError, zlib.error):
+        raise bad from None
+    if not isinstance(data, list) or not all(isinstance(op, dict) and len(op) == 1 for op in data):
+        raise bad
+    try:
+        for op in data:
+            CommitTableOperation.model_validate(op)
+            ids.check_id(body_of(op).get("id"))
+    except (ValueError, InvalidInputError):
+        raise bad from None
+    return data
 
 
 # -- request, validation, commit ----------------------------------------------------------------------
@@ -256,7 +303,7 @@ def results_frame(
         {
             "#": i + 1,
             "operation": OPERATION_LABELS.get(kind_of(op), kind_of(op)),
-            "table": ids.format_id(body_of(op).get("id") or [], delimiter),
+            "table": ids.display_id(body_of(op).get("id") or []),
             "result": _result_summary(kind_of(op), results[i] if i < len(results) else None),
         }
         for i, op in enumerate(operations)
@@ -299,7 +346,7 @@ def describe_transaction_in(
             raise make(
                 ErrorCode.TRANSACTION_NOT_FOUND,
                 f"{parts[0]} is a bare transaction id and no table is picked to look it up in: "
-                f"pick its table, or write it as namespace{delimiter}table{delimiter}{parts[0]}. "
+                f"pick its table, or write it as namespace › table › {parts[0]}. "
                 f"({err})",
             ) from None
         full = [*table_id, parts[0]]
@@ -309,7 +356,7 @@ def describe_transaction_in(
             raise make(
                 ErrorCode.TRANSACTION_NOT_FOUND,
                 f"Transaction {parts[0]} not found, neither on its own nor in the table "
-                f"{ids.format_id(list(table_id), delimiter)}: {again}",
+                f"{ids.display_id(list(table_id))}: {again}",
             ) from None
 
 
@@ -452,12 +499,14 @@ __all__ = [
     "commit",
     "create_version_op",
     "declare_op",
+    "decode_batch",
     "delete_versions_op",
     "deregister_op",
     "describe_operation",
     "describe_transaction",
     "describe_transaction_in",
     "discard_staged",
+    "encode_batch",
     "has_errors",
     "kind_of",
     "move",

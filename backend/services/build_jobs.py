@@ -56,6 +56,8 @@ class BuildJob:
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
+    events_total: int = 0  # every event recorded (``events`` keeps the latest ``max_events``)
+    dropped_at: float | None = None  # the index this job built was dropped since
     stage: str | None = None
     fraction: float | None = None
     observed: dict[str, Any] | None = None  # last poll: status / rows of the index
@@ -68,6 +70,12 @@ class BuildJob:
     @property
     def done(self) -> bool:
         return self.status != "running"
+
+    @property
+    def outcome(self) -> str:
+        """What the panel says of the job: running | succeeded | failed | dropped (built, then
+        dropped)."""
+        return "dropped" if self.dropped_at is not None else self.status
 
     @property
     def elapsed(self) -> float:
@@ -181,6 +189,7 @@ class BuildJobRegistry:
             if job is None:
                 return
             job.events.append(e)
+            job.events_total += 1
             if len(job.events) > self._max_events:
                 del job.events[: len(job.events) - self._max_events]
             if e.get("stage"):
@@ -281,6 +290,22 @@ class BuildJobRegistry:
                 return job
             time.sleep(interval)
         raise TimeoutError(f"index build {job_id} still running after {timeout}s")
+
+    def mark_dropped(self, table_id: Sequence[str], index_name: str) -> int:
+        """The index ``index_name`` of the table was dropped: its finished, successful builds
+        say so from now on (:attr:`BuildJob.outcome`). Returns how many jobs were marked."""
+        marked = 0
+        with self._lock:
+            for job in self._jobs.values():
+                if (
+                    job.table_id == tuple(table_id)
+                    and job.index_name == index_name
+                    and job.status == "succeeded"
+                    and job.dropped_at is None
+                ):
+                    job.dropped_at = time.time()
+                    marked += 1
+        return marked
 
     def forget(self, job_id: str) -> None:
         with self._lock:

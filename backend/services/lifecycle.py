@@ -37,6 +37,8 @@ from lance_namespace import (
     ListNamespacesRequest,
     ListTablesRequest,
     ListTableTagsRequest,
+    RegisterTableRequest,
+    RegisterTableResponse,
     RenameTableRequest,
     RenameTableResponse,
     RestoreTableRequest,
@@ -310,6 +312,30 @@ def deregister_table(ns: LanceNamespace, table_id: Sequence[str]) -> DeregisterT
     return ns.deregister_table(DeregisterTableRequest(id=ids.check_id(table_id)))
 
 
+def register_table(
+    ns: LanceNamespace, table_id: Sequence[str], location: str
+) -> RegisterTableResponse:
+    """Put existing Lance data at ``location`` (e.g. a deregistered table's, as
+    DeregisterTable answered it) back in the catalog as ``table_id``. The name follows the
+    creation rule; the location the location rule of the backend (``backend.location_rules``:
+    under the root, not the root, not another table's directory, holding a dataset)."""
+    tid = ids.check_id(table_id, create=True)
+    where = str(location or "").strip()
+    if not where:
+        raise invalid("Enter the location of the table's data.")
+    return ns.register_table(RegisterTableRequest(id=tid, location=where))
+
+
+def register_again_hint(table: str, location: str | None) -> str:
+    """How to reach a deregistered table again."""
+    if not location:
+        return f"To reach {table} again, register it with the location of its data."
+    return (
+        f"To reach {table} again, register it (Register a table, in its namespace) with the "
+        f"location {location}."
+    )
+
+
 @dataclass(frozen=True)
 class Deregistered:
     """DeregisterTable's answer, and whether the namespace still lists the table when read
@@ -482,6 +508,8 @@ __all__ = [
     "delete_versions",
     "deregister_and_check",
     "deregister_table",
+    "register_again_hint",
+    "register_table",
     "describe_policy",
     "drop_namespace",
     "drop_preview",

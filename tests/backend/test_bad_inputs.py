@@ -1832,7 +1832,8 @@ def test_error_texts_carry_no_source_locations(
     }
     traced = {where: text for where, text in texts.items() if SOURCE_TRACE.search(text)}
     assert not traced, f"{kind} {c.id}: {traced}"
-    assert described["message"] == str(err)  # one cleaning: the UI shows what was raised
+    # one cleaning: the UI shows what was raised (without a title repeated in front of it)
+    assert str(err).endswith(described["message"]) and described["message"]
 
 
 def test_describe_error_and_the_rest_path_clean_alike() -> None:
@@ -1959,3 +1960,24 @@ def test_a_partial_build_on_an_object_store_is_removed_and_nothing_else(s3_root:
     gone = {k for k in before if f"/_indices/{ours}/" in k}
     assert len(gone) == 2
     assert s3_root.server.objects(bucket) == {k: v for k, v in before.items() if k not in gone}
+
+
+def test_error_titles_and_ids_as_the_ui_shows_them() -> None:
+    """A readable title from the error class (not the code), the code prefix gone, and ids
+    joined by the delimiter shown with › by the one rule in backend.ids."""
+    from lance_namespace.errors import ErrorCode, NamespaceNotEmptyError
+
+    from backend import ids
+    from backend.errors import describe_error, error_title, make
+
+    err = make(ErrorCode.NAMESPACE_NOT_EMPTY, "NAMESPACE_NOT_EMPTY: namespace sales$eu has tables")
+    info = describe_error(err)
+    assert info["title"] == "Namespace not empty" == error_title(NamespaceNotEmptyError)
+    assert info["message"] == "namespace sales$eu has tables"
+    assert ids.display_ids_in_text(info["message"]) == "namespace sales › eu has tables"
+    assert (
+        ids.display_ids_in_text("at /data/a$b/t.lance, cost $5") == "at /data/a$b/t.lance, cost $5"
+    )
+    assert ids.display_id(["sales", "orders"]) == "sales › orders"
+    assert ids.parse_id("sales › orders") == ids.parse_id("sales$orders") == ["sales", "orders"]
+    assert ids.parse_id(" a ›b › c ", "|") == ["a", "b", "c"]

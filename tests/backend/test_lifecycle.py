@@ -441,3 +441,37 @@ def test_cleanup_plan_spans_merge_runs() -> None:
     plan = lc.CleanupPlan(["ns", "t"], delete=[*range(1, 3001), 3005], keep=[3002], latest=3006)
     assert [str(s) for s in plan.spans] == ["1-3000", "3005"]
     assert len(plan.request().ranges) == 2
+
+
+def test_a_deregistered_table_is_registered_again(ns, backend_kind, tmp_path: Path) -> None:
+    """DeregisterTable keeps the data; RegisterTable at the location it answered puts the
+    table back (same rows, same versions): the local backend takes the location as
+    DeregisterTable answered it (pylance's DirectoryNamespace registers paths relative to its
+    root: the location rule checks it, then it is made relative); pylance's REST server
+    takes the path relative to its root only. The location rule still holds."""
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    create_table(ns, ["ns", "t"], make_table(5))
+    before = versions(ns, ["ns", "t"])
+    done = lc.deregister_and_check(ns, ["ns", "t"])
+    location = done.response.location
+    assert location and ns.list_tables(ListTablesRequest(id=["ns"])).tables == []
+    assert location in lc.register_again_hint("ns › t", location)
+
+    given = location
+    if backend_kind == "rest":  # pylance's server refuses absolute locations
+        given = Path(location.removeprefix("file://")).relative_to(tmp_path / "rest-root")
+        given = given.as_posix()
+    response = lc.register_table(ns, ["ns", "t"], given)
+    assert ns.list_tables(ListTablesRequest(id=["ns"])).tables == ["t"]
+    assert rows(ns, ["ns", "t"]) == 5 and versions(ns, ["ns", "t"]) == before
+    assert response.location is None or response.location.rstrip("/").endswith(
+        location.rstrip("/").rsplit("/", 1)[-1]
+    )
+    # the same data under a second name: another table's directory
+    with pytest.raises(InvalidInputError, match="another table"):
+        lc.register_table(ns, ["ns", "again"], given)
+    with pytest.raises(InvalidInputError, match="Enter the location"):
+        lc.register_table(ns, ["ns", "x"], "  ")
+    if backend_kind == "local":
+        with pytest.raises(InvalidInputError, match="outside the namespace root"):
+            lc.register_table(ns, ["ns", "y"], "/etc")

@@ -1075,18 +1075,19 @@ def test_python_snippets_run(local_ns: LanceNamespace, local_root: Path, params:
     create_table(local_ns, T, make_table(200, dim=DIM, seed=3))
     vector_index(local_ns, T, "IVF_FLAT", num_partitions=2)
     k = 7
-    vector = [0.25] * DIM
     connect = f"ns = backend.connect({str(local_root)!r})"
     console, pylance = tuning.python_snippets(connect, T, "vec", k, params)
     assert "search.query_request" in console and connect in console
     assert "lance.dataset(location)" in pylance
 
-    scope: dict = {"lance": lance, "location": str(table_location(local_ns, T)), "query": vector}
+    # as pasted: nothing predefined (every name the snippets use, they define)
+    scope: dict = {}
     exec(compile(pylance, "<pylance snippet>", "exec"), scope)
     plain = scope["rows"]
     assert plain.num_rows == k and search.DISTANCE in plain.column_names
+    assert scope["location"].rstrip("/").endswith(table_location(local_ns, T).name)
 
-    scope = {"query": vector}
+    scope = {}
     exec(compile(console, "<console snippet>", "exec"), scope)
     ours = scope["rows"]
     assert ours.num_rows == k

@@ -113,17 +113,17 @@ def test_operations_move_remove_and_describe() -> None:
     assert tb.move(ops, 9, +1) == ops
     assert [tb.kind_of(o) for o in tb.remove(ops, 0)] == kinds[1:]
     assert tb.remove(ops, 9) == ops
-    assert tb.describe_operation(ops[0]) == "DeclareTable a$new (1 property)"
+    assert tb.describe_operation(ops[0]) == "DeclareTable a › new (1 property)"
     assert tb.describe_operation(ops[1]) == (
-        "CreateTableVersion a$t -> v4 (manifest /x/staged.manifest)"
+        "CreateTableVersion a › t -> v4 (manifest /x/staged.manifest)"
     )
     # Inclusive spans in, the spec's end-exclusive ranges on the operation, inclusive shown.
     assert ops[2]["delete_table_versions"]["ranges"] == [
         {"start_version": 1, "end_version": 3},
         {"start_version": 4, "end_version": 5},
     ]
-    assert tb.describe_operation(ops[2]) == "DeleteTableVersions a$t: versions 1-2, 4"
-    assert tb.describe_operation(ops[3]) == "DeregisterTable a$old"
+    assert tb.describe_operation(ops[2]) == "DeleteTableVersions a › t: versions 1-2, 4"
+    assert tb.describe_operation(ops[3]) == "DeregisterTable a › old"
     frame = tb.operations_frame(ops)
     assert list(frame["#"]) == [1, 2, 3, 4]  # numbered from 1, like every message
     assert list(frame["operation"]) == [
@@ -132,7 +132,7 @@ def test_operations_move_remove_and_describe() -> None:
         "DeleteTableVersions",
         "DeregisterTable",
     ]
-    assert list(frame["table"]) == ["a$new", "a$t", "a$t", "a$old"]
+    assert list(frame["table"]) == ["a › new", "a › t", "a › t", "a › old"]
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,7 @@ def _batch(main: Locator, count: int) -> None:
 
 
 def _operation_line(main: Locator, pattern: str) -> Locator:
-    """The markdown line of a batch operation (``1. DeclareTable e2e$docs``)."""
+    """The markdown line of a batch operation (``1. DeclareTable e2e › docs``)."""
     return main.get_by_test_id("stMarkdownContainer").filter(has_text=re.compile(pattern))
 
 
@@ -93,10 +93,10 @@ def test_builder_syntax_validation_and_json_preview(
     after_rerun(page, main.get_by_role("button", name="Validate").click)
     problems = main.get_by_test_id("stAlert").filter(has_text="2 problems block the commit:")
     expect(problems).to_contain_text(
-        f"operation 1: DeclareTable {E2E_NAMESPACE}${DOCS_TABLE}: the table already exists"
+        f"operation 1: DeclareTable {E2E_NAMESPACE} › {DOCS_TABLE}: the table already exists"
     )
     expect(problems).to_contain_text(
-        f"operation 2: DeregisterTable {E2E_NAMESPACE}$nope: the table does not exist"
+        f"operation 2: DeregisterTable {E2E_NAMESPACE} › nope: the table does not exist"
     )
     # ... and each problem next to its operation.
     expect(_operation_line(main, r"the table already exists$")).to_have_count(1)
@@ -130,14 +130,14 @@ def test_builder_syntax_validation_and_json_preview(
     label_box = up.get_by_text("Move operation 2 up").bounding_box()
     assert label_box is not None and label_box["width"] <= 1, label_box
     after_rerun(page, up.click)
-    expect(_operation_line(main, rf"^1\. DeregisterTable {E2E_NAMESPACE}\$nope$")).to_be_visible()
+    expect(_operation_line(main, rf"^1\. DeregisterTable {E2E_NAMESPACE} › nope$")).to_be_visible()
     expect(
-        _operation_line(main, rf"^2\. DeclareTable {E2E_NAMESPACE}\${DOCS_TABLE}$")
+        _operation_line(main, rf"^2\. DeclareTable {E2E_NAMESPACE} › {DOCS_TABLE}$")
     ).to_be_visible()
     after_rerun(page, main.get_by_role("button", name="Remove operation 1", exact=True).click)
     _batch(main, 1)
     expect(
-        _operation_line(main, rf"^1\. DeclareTable {E2E_NAMESPACE}\${DOCS_TABLE}$")
+        _operation_line(main, rf"^1\. DeclareTable {E2E_NAMESPACE} › {DOCS_TABLE}$")
     ).to_be_visible()
 
     # "Clear the batch" asks first; "Keep the batch" keeps it.
@@ -165,7 +165,7 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
         # (markdown shows "->" as an arrow)
         # (markdown shows "->" as an arrow)
         staged = (
-            rf"^2\. CreateTableVersion {E2E_NAMESPACE}\${DOCS_TABLE} (->|→) v{latest + 1} "
+            rf"^2\. CreateTableVersion {E2E_NAMESPACE} › {DOCS_TABLE} (->|→) v{latest + 1} "
             r"\(manifest "
         )
         expect(_operation_line(main, staged)).to_be_visible()
@@ -235,7 +235,10 @@ def test_describe_and_alter_transaction(
     type_into(panel.get_by_label("Transaction id", exact=True), txn_id)
     after_rerun(page, panel.get_by_role("button", name="Describe").first.click)
     panel = open_tab(main, "Describe / alter a transaction")
-    expect(panel.get_by_text(f"Transaction {txn_id}: status SUCCEEDED", exact=True)).to_be_visible()
+    shown_id = f"{E2E_NAMESPACE} › {NOTES_TABLE} › 1"
+    expect(
+        panel.get_by_text(f"Transaction {shown_id}: status SUCCEEDED", exact=True)
+    ).to_be_visible()
     expect(grid_row(grid(panel), "operation")).to_contain_text("Overwrite")
 
     # Alter: set a property, apply in one request. The mode select shows its whole value.
@@ -253,7 +256,7 @@ def test_describe_and_alter_transaction(
     expect(grid_row(grid(panel), prop)).to_contain_text("yes")
     # The session history lists it.
     expect(
-        panel.get_by_text(re.compile(rf"^{re.escape(txn_id)}\s+[\d:]+ · altered - SUCCEEDED$"))
+        panel.get_by_text(re.compile(rf"^{re.escape(shown_id)}\s+[\d:]+ · altered - SUCCEEDED$"))
     ).to_be_visible()
     shot()
 
@@ -293,7 +296,7 @@ def test_staged_manifest_is_removed_with_its_operation(
         after_rerun(page, main.get_by_role("button", name="Stage next version from current").click)
         _batch(main, 1)
         line = _operation_line(
-            main, rf"^1\. CreateTableVersion {E2E_NAMESPACE}\${DOCS_TABLE} (->|→) v{latest + 1} "
+            main, rf"^1\. CreateTableVersion {E2E_NAMESPACE} › {DOCS_TABLE} (->|→) v{latest + 1} "
         )
         expect(line).to_be_visible()
         found = re.search(r"\(manifest (\S+\.manifest)\)", line.inner_text())

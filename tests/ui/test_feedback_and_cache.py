@@ -48,7 +48,7 @@ def test_error_text_has_no_server_source_paths() -> None:
     rust = "/home/ci/lance/rust/lance-namespace-impls/src/dir/namespace.rs:385:13"
     err = make(ErrorCode.UNSUPPORTED, f"batch_commit_tables not implemented, {rust}")
     text = feedback.error_text(err, action="Batch commit")
-    assert text.startswith("Batch commit failed. UNSUPPORTED: ")
+    assert text.startswith("Batch commit failed. Unsupported operation: ")
     assert "batch_commit_tables not implemented" in text and ".rs:" not in text
 
 

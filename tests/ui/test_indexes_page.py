@@ -506,3 +506,52 @@ def test_chart_figures() -> None:
     # the coverage legend sits beside the plot (right of it), never over the axis
     legend = fig.layout.legend
     assert legend.orientation == "v" and legend.x > 1 and legend.xanchor == "left"
+
+
+def test_build_panel_says_dropped_and_how_many_events(docs_ns, make_app) -> None:
+    """A build whose index was dropped since shows as dropped, not succeeded; the events list
+    says how many of how many it shows, and "Show all" lists every event."""
+    at = choose(make_app("indexes", query_params=QP), "id", "BTREE")
+    at.text_input(key="indexes.create.form0.name").set_value("by_id")
+    create_button(at).click().run()
+    assert_no_exception(at)
+    (job_id,) = jobs(at)
+    built = build_jobs.JOBS.wait(job_id, timeout=120)
+    assert built.status == "succeeded"
+    wait_for_builds(at)
+    job_line = next(m.value for m in at.markdown if "**by\\_id**" in m.value)
+    assert "succeeded" in job_line
+    # more events than the panel lists at first, recorded as the build records them
+    for i in range(88 - built.events_total):
+        build_jobs.JOBS._record(job_id, {"event": "poll", "stage": f"extra {i}"})
+    assert build_jobs.JOBS.get(job_id).events_total == 88
+    at.run()
+    assert "Showing the latest 50 of 88 events." in texts(at)
+    events = next(d for d in at.dataframe if "extra 80" in set(d.value.get("stage", [])))
+    assert len(events.value) == 50
+    at.toggle(key=f"indexes.jobs.{job_id}.all").set_value(True).run()
+    assert "Showing all 88 events." in texts(at)
+    events = next(d for d in at.dataframe if "extra 0" in set(d.value.get("stage", [])))
+    assert len(events.value) == 88
+
+    open_tab(at, "Selected index")
+    confirm = next(t for t in at.text_input if t.key and t.key.endswith(".by_id.confirm"))
+    confirm.set_value("by_id")
+    button(at, "Drop index").click().run()
+    assert_no_exception(at)
+    assert listed(docs_ns) == {}
+    job_line = next(m.value for m in at.markdown if "**by\\_id**" in m.value)
+    assert "built, then dropped" in job_line and "succeeded" not in job_line
+    assert build_jobs.JOBS.get(job_id).outcome == "dropped"
+
+
+def test_copy_as_python_has_the_typed_index_name(docs_ns, make_app) -> None:
+    """The snippet builds the index under the name typed (not the default)."""
+    at = choose(make_app("indexes", query_params=QP), "id", "BTREE")
+    at.text_input(key="indexes.create.form0.name").set_value("typed_name").run()
+    assert_no_exception(at)
+    opened = next(k for k in at.session_state if str(k).endswith(".snippet.open"))
+    at.session_state[opened] = True
+    at.run()
+    (code,) = [c.value for c in at.code if c.language == "python"]
+    assert "name='typed_name'" in code and "create_table_scalar_index" in code

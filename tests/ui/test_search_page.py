@@ -345,7 +345,7 @@ def test_pasted_numbers_are_checked(make_app) -> None:
     (error,) = alerts(at, "error")
     assert (
         error
-        == "Vector search failed. INVALID_INPUT: the column has 16 dimensions; 3 numbers given"
+        == "Vector search failed. Invalid input: the column has 16 dimensions; 3 numbers given"
     )
     assert result(at, VECS, "vector") is None
     assert not [m for m in at.metric if m.label == "Rows"]
@@ -353,7 +353,7 @@ def test_pasted_numbers_are_checked(make_app) -> None:
     at.text_area(key="search.vec.numbers").set_value("0.1, x, 0.3")
     submit(at, "search.vec.form", "Search")
     assert alerts(at, "error") == [
-        "Vector search failed. INVALID_INPUT: the query vector must be numbers separated by commas"
+        "Vector search failed. Invalid input: the query vector must be numbers separated by commas"
     ]
 
     at.text_area(key="search.vec.numbers").set_value("[" + ", ".join(["0.5"] * DIM) + "]")
@@ -540,7 +540,7 @@ def test_sweep_grid_target_and_bad_values(make_app) -> None:
     at.text_input(key="search.sweep.grid.nprobes").set_value("1, abc")
     submit(at, "search.sweep.form", "Run the sweep")
     assert alerts(at, "error") == [
-        "Reading the grid failed. INVALID_INPUT: nprobes: 'abc' is not a whole number or none"
+        "Reading the grid failed. Invalid input: nprobes: 'abc' is not a whole number or none"
     ]
 
 

@@ -269,11 +269,41 @@ def test_deregister_needs_typed_confirmation(make_app, ui_env) -> None:
     assert "table" not in at.query_params
 
 
+def test_a_deregistered_table_is_registered_again(make_app, ui_env) -> None:
+    """The deregister panel and its result say how to reach the table again (its location);
+    "Register a table" puts it back."""
+    ns = backend.connect(str(ui_env))
+    location = ns.describe_table({"id": ["sales", "customers"]}).location
+    at = make_app(query_params={"ns": "sales", "table": "customers"})
+    assert "To reach sales › customers again, register it" in texts(at)
+    assert location in texts(at)
+    at.text_input(key="tables.deregister0.confirm").input("customers")
+    at.button(key="FormSubmitter:tables.deregister0-Deregister").click().run()
+    assert_no_exception(at)
+    (done,) = alerts(at, "success")
+    assert f"register it (Register a table, in its namespace) with the location {location}" in done
+    assert "customers" not in browse.list_table_names(ns, ["sales"])
+
+    form = f"tables.register{at.session_state['tables.form_version']}"
+    at.text_input(key=f"{form}.name").input("customers")
+    at.text_input(key=f"{form}.location").input("/etc")
+    submit(at, form, "Register")
+    (error,) = alerts(at, "error")
+    assert "outside the namespace root" in error
+    assert "customers" not in browse.list_table_names(ns, ["sales"])
+    at.text_input(key=f"{form}.location").input(location)
+    submit(at, form, "Register")
+    assert alerts(at, "success") == [f"Registered table sales › customers at {location}."]
+    assert "customers" in browse.list_table_names(ns, ["sales"])
+    assert ns.count_table_rows({"id": ["sales", "customers"]}).count == 2
+
+
 def test_unknown_table_in_link_shows_readable_error(make_app) -> None:
     at = make_app(query_params={"ns": "sales", "table": "nope"})
     assert_no_exception(at)
     (error,) = alerts(at, "error")
-    assert error.startswith("Describing nope failed. TABLE_NOT_FOUND: ")
+    assert error.startswith("Describing nope failed. Table not found: ")
+    assert "TABLE_NOT_FOUND" not in error and "sales › nope" in error
 
 
 def test_missing_namespace_in_link(make_app) -> None:
@@ -420,7 +450,7 @@ def test_rename_on_a_rest_server_without_it_is_refused_then_known(
         at.text_input(key="tables.life0.rename.name").input("purchases")
         submit(at, "tables.life0.rename.form", "Rename")
         (error,) = alerts(at, "error")
-        assert "UNSUPPORTED" in error and "rename_table" in error
+        assert "Unsupported operation: " in error and "rename_table" in error
         assert "orders" in browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
         at.run()
         assert "This server does not implement RenameTable (its server profile" in texts(at)
@@ -438,7 +468,9 @@ def test_rename_on_a_rest_server_without_it_is_refused_then_known(
         at.text_input(key="tables.drop_ns0.sales/eu.confirm").input("eu")
         submit(at, "tables.drop_ns0.sales/eu", "Drop eu and 1 item")
         (error,) = alerts(at, "error")
-        assert error.startswith("Dropping namespace eu failed. UNSUPPORTED: This server refused")
+        assert error.startswith(
+            "Dropping namespace eu failed. Unsupported operation: This server refused"
+        )
         assert "nothing was dropped" in error
         assert browse.list_table_names(backend.connect(str(ui_env)), ["sales", "eu"]) == [
             "invoices"
@@ -557,8 +589,8 @@ def test_drop_namespace_restrict_lists_children_cascade_drops_all(make_app, ui_e
     at.text_input(key="tables.drop_ns0.sales.confirm").input("sales")
     submit(at, "tables.drop_ns0.sales", "Drop sales")  # tried anyway: the refusal names them
     (error,) = alerts(at, "error")
-    assert error.startswith("Dropping namespace sales failed. NAMESPACE_NOT_EMPTY")
-    assert "table sales$orders" in error
+    assert error.startswith("Dropping namespace sales failed. Namespace not empty: ")
+    assert "table sales › orders" in error and "$" not in error
     assert browse.namespace_exists(backend.connect(str(ui_env)), ["sales"])
 
     at.radio(key=state.panel_key(state.Tables.DROP_NS_MODE, ["sales"])).set_value("CASCADE").run()

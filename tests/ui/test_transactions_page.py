@@ -95,8 +95,8 @@ def test_builder_add_reorder_remove(app) -> None:
     # inclusive 1-2 is sent as the spec's end-exclusive [1, 3)
     assert bb.body_of(ops(at)[2])["ranges"] == [{"start_version": 1, "end_version": 3}]
     page = texts(at)
-    assert "**1.** DeclareTable sales$new (2 properties)" in page  # numbered from 1
-    assert "**3.** DeleteTableVersions sales$orders: versions 1-2" in page
+    assert "**1.** DeclareTable sales › new (2 properties)" in page  # numbered from 1
+    assert "**3.** DeleteTableVersions sales › orders: versions 1-2" in page
     assert "Batch (3 operations)" in page
 
     at.button(key="txn.ops.2.up").click().run()
@@ -112,7 +112,7 @@ def test_builder_add_reorder_remove(app) -> None:
 def test_counts_are_singular_for_one(app) -> None:
     at = add(app, "declare_table", "sales$new", properties="owner=me")
     page = texts(at)
-    assert "DeclareTable sales$new (1 property)" in page and "(1 properties)" not in page
+    assert "DeclareTable sales › new (1 property)" in page and "(1 properties)" not in page
     assert "Batch (1 operation)" in page and "1 operation, committed atomically" in page
     assert "1 operations" not in page
 
@@ -140,7 +140,7 @@ def test_validate_and_preview(app) -> None:
     (errors,) = alerts(at, "error")  # every problem in one box
     lines = errors.split("\n")
     assert lines[0].startswith("4 problems")
-    assert lines[1].startswith("• operation 1: ") and "sales$orders" in lines[1]
+    assert lines[1].startswith("• operation 1: ") and "sales › orders" in lines[1]
     assert lines[2].startswith("• operation 2: ") and "9" in lines[2]
     assert lines[3].startswith("• operation 3: ") and "covers version 3" in lines[3]
     assert lines[4].startswith("• operation 4: ") and "nowhere" in lines[4]
@@ -300,7 +300,7 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     at.text_input(key=state.Txn.ID_INPUT).set_value(txn_text)
     button(at, "Describe").click().run()
     assert_no_exception(at)
-    assert f"Transaction {txn_text}: status **SUCCEEDED**" in texts(at)
+    assert f"Transaction sales › orders › {resp.transaction_id}: status **SUCCEEDED**" in texts(at)
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["operation"] == "CreateIndex"
 
@@ -321,6 +321,10 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     button(at, "Apply 2 actions in one request").click().run()
     assert_no_exception(at)
     assert not at.error, alerts(at, "error")
+    assert alerts(at, "success") == [
+        f"Altered transaction sales › orders › {resp.transaction_id}: 2 actions applied; "
+        "status SUCCEEDED."
+    ]
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["reviewed"] == "yes"
     assert bb.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
@@ -331,7 +335,7 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     at.text_input(key=state.Txn.ID_INPUT).set_value("")
     at.button(key="txn.history.0.describe").click().run()
     assert_no_exception(at)
-    assert at.text_input(key=state.Txn.ID_INPUT).value == txn_text
+    assert at.text_input(key=state.Txn.ID_INPUT).value == f"sales › orders › {resp.transaction_id}"
 
 
 def test_describe_a_bare_transaction_id_in_the_table_picked(app, ui_env: Path, make_app) -> None:
@@ -343,12 +347,12 @@ def test_describe_a_bare_transaction_id_in_the_table_picked(app, ui_env: Path, m
     )
     bare = resp.transaction_id
     at = app
-    assert "A bare transaction id is looked up in sales$orders." in texts(at)
+    assert "A bare transaction id is looked up in sales › orders." in texts(at)
     at.text_input(key=state.Txn.ID_INPUT).set_value(bare)
     button(at, "Describe").click().run()
     assert_no_exception(at)
     assert not at.error, alerts(at, "error")
-    assert f"Transaction sales$orders${bare}: status **SUCCEEDED**" in texts(at)
+    assert f"Transaction sales › orders › {bare}: status **SUCCEEDED**" in texts(at)
     assert at.session_state[state.Txn.HISTORY][0]["id"] == ["sales", "orders", bare]
 
     at = make_app("transactions", query_params={"ns": "sales"})  # no table picked
@@ -357,7 +361,7 @@ def test_describe_a_bare_transaction_id_in_the_table_picked(app, ui_env: Path, m
     assert_no_exception(at)
     (error,) = alerts(at, "error")
     assert f"{bare} is a bare transaction id and no table is picked" in error
-    assert f"namespace$table${bare}" in error
+    assert f"namespace › table › {bare}" in error
 
 
 def test_read_only_disables_writes(make_app) -> None:
@@ -389,7 +393,8 @@ def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest
     button(at, "Commit atomically").click().run()
     assert_no_exception(at)
     (error,) = alerts(at, "error")
-    assert error.startswith("Batch commit failed. UNSUPPORTED")
+    assert error.startswith("Batch commit failed. Unsupported operation: ")
+    assert "UNSUPPORTED" not in error
     assert server_ns.list_tables({"id": ["remote"]}).tables == []
     at.run()
     (warning,) = alerts(at, "warning")
@@ -426,3 +431,69 @@ def test_icon_only_buttons_have_names(app) -> None:
     assert at.button(key="txn.ops.1.remove").label == "Remove operation 2"
     assert at.button(key="txn.ops.1.up").proto.help == "Move up"
     assert all(k in txc.ICON_ONLY_CSS for k in ("txn-ops-", "txn-history-"))
+
+
+def test_the_table_field_follows_the_picker(app) -> None:
+    """Pick orders, choose DeregisterTable, switch the picker to customers: "Add to batch"
+    adds customers (the field shows the table picked each time the picker changes)."""
+    at = app
+    at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
+    field = f"txn.add.deregister_table.{fv(at)}.table"
+    assert at.text_input(key=field).value == "sales › orders"
+    at.selectbox(key="txn.picker.table.sales.orders").set_value("customers").run()
+    assert_no_exception(at)
+    assert at.text_input(key=field).value == "sales › customers"
+    button(at, "Add to batch").click().run()
+    assert_no_exception(at)
+    assert [bb.body_of(o)["id"] for o in ops(at)] == [["sales", "customers"]]
+    assert "**1.** DeregisterTable sales › customers" in texts(at)
+
+
+def test_ids_typed_with_the_display_separator_are_accepted(app) -> None:
+    at = add(app, "declare_table", "sales › fresh")
+    at = add(at, "deregister_table", "sales$customers")
+    assert [bb.body_of(o)["id"] for o in ops(at)] == [["sales", "fresh"], ["sales", "customers"]]
+    at = add(at, "declare_table", "sales ›  › x")
+    assert any("empty part" in e for e in alerts(at, "error"))
+    assert len(ops(at)) == 2
+
+
+def test_problems_and_errors_show_ids_with_the_separator(app) -> None:
+    at = add(app, "declare_table", "sales$orders")  # exists
+    button(at, "Validate").click().run()
+    (errors,) = alerts(at, "error")
+    assert "sales › orders" in errors and "sales$orders" not in errors
+    assert not any("$" in m.value for m in at.markdown if ":material/error:" in m.value)
+
+
+def test_a_reload_restores_the_batch_from_the_link(app, make_app) -> None:
+    at = add(app, "declare_table", "sales$fresh", properties="owner=me")
+    at = add(at, "delete_table_versions", "sales$orders", ranges="1-2")
+    built = ops(at)
+    link = at.query_params[state.QP_BATCH]
+    link = link[0] if isinstance(link, list) else link
+    assert 0 < len(link) <= bb.MAX_LINK_BATCH
+    # a reload: a new session, the same URL
+    again = make_app("transactions", query_params={**QP, state.QP_BATCH: link})
+    assert_no_exception(again)
+    assert ops(again) == built
+    assert "**1.** DeclareTable sales › fresh (1 property)" in texts(again)
+    # a damaged link: said, nothing restored
+    broken = make_app("transactions", query_params={**QP, state.QP_BATCH: link[:-6] + "AAAAAA"})
+    assert_no_exception(broken)
+    assert ops(broken) == []
+    assert any("cannot be read" in w for w in alerts(broken, "warning"))
+
+
+def test_a_large_batch_stays_in_the_session_only(app) -> None:
+    import uuid
+
+    at = add(app, "declare_table", "sales$fresh")
+    assert state.QP_BATCH in at.query_params
+    many = [bb.declare_op(["sales", f"t_{uuid.uuid4().hex}"]) for _ in range(80)]
+    assert bb.encode_batch(many) is None  # too long for a link
+    at.session_state[state.Txn.OPERATIONS] = many
+    at.run()
+    assert_no_exception(at)
+    assert state.QP_BATCH not in at.query_params
+    assert ops(at) == many and "Batch (80 operations)" in texts(at)
