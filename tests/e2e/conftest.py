@@ -2,7 +2,12 @@
 
 * ``local``: a directory namespace in a session tmp dir, seeded with small data;
 * ``rest``: a ``lance.namespace.RestAdapter`` server (in this process) on another seeded tmp
-  root; the console talks to it over HTTP.
+  root; the console talks to it over HTTP;
+* ``s3``: ``s3://<bucket>/root`` on moto's S3 server (``ThreadedMotoServer`` in this process,
+  a free loopback port), seeded like the others but without the demo; the console gets its
+  storage options as the launcher passes ``--storage`` (secrets through environment
+  variables). Started once per session, only when a test asks for it (``console_s3``; not
+  one of the default ``backend_kind`` parameters).
 
 Each console's ``$LANCE_CONSOLE_CONFIG`` holds one saved connection, ``SAVED_CONNECTION``, to
 the same target (so that a test can pick a saved connection and reload).
@@ -26,7 +31,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
-from tests.conftest import RestServer
+from backend import cli, launch
+from tests.conftest import RestServer, S3Server
 
 from .harness import (
     APP_TIMEOUT_MS,
@@ -82,28 +88,55 @@ def rest_e2e_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestSe
         server.stop()
 
 
-def _start_console(kind: str, target: str, root: Path, logs: Path) -> Iterator[Console]:
+def _toml_table(values: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in values.items()) + "}"
+
+
+def _start_console(
+    kind: str,
+    target: str,
+    root: Path | str,
+    logs: Path,
+    *,
+    storage: cli.StorageOptions | None = None,
+    storage_env: dict[str, str] | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> Iterator[Console]:
     config = logs / f"connections-{kind}.toml"
     # One saved connection (to the same target), so that tests can pick a connection that a
     # reload must restore from ?conn=.
     profile = 'server_profile = "lance-dir"\n' if kind == "rest" else ""
-    config.write_text(f"[connections.{SAVED_CONNECTION}]\ntarget = {json.dumps(target)}\n{profile}")
+    saved = f"[connections.{SAVED_CONNECTION}]\ntarget = {json.dumps(target)}\n{profile}"
+    env = {
+        "LANCE_CONSOLE_TARGET": target,
+        # Never read or write the developer's saved connections.
+        "LANCE_CONSOLE_CONFIG": str(config),
+        # pylance's RestAdapter: the pages know up front what it does not implement
+        **({"LANCE_CONSOLE_SERVER_PROFILE": "lance-dir"} if kind == "rest" else {}),
+    }
+    if storage is not None:
+        # what the launcher hands the console for --storage (backend.cli.build_command):
+        # non-secret options as JSON, secrets as the names of the variables that hold them
+        env[launch.STORAGE_ENV] = json.dumps(storage.public)
+        env[launch.STORAGE_SECRETS_ENV] = json.dumps(storage.secret_env)
+        env.update(storage.child_env)
+        env.update(storage_env or {})
+        saved += f"storage_options = {_toml_table(storage.public)}\n"
+        saved += f"secret_storage_env = {_toml_table(storage.secret_env)}\n"
+    config.write_text(saved)
     server = StreamlitServer(
-        script=REPO / "app" / "main.py",
-        env={
-            "LANCE_CONSOLE_TARGET": target,
-            # Never read or write the developer's saved connections.
-            "LANCE_CONSOLE_CONFIG": str(config),
-            # pylance's RestAdapter: the pages know up front what it does not implement
-            **({"LANCE_CONSOLE_SERVER_PROFILE": "lance-dir"} if kind == "rest" else {}),
-        },
-        log_path=logs / f"streamlit-{kind}.log",
+        script=REPO / "app" / "main.py", env=env, log_path=logs / f"streamlit-{kind}.log"
     ).start()
-    from backend.demo import create_demo_namespace  # already built: returns its summary
+    if isinstance(root, Path):
+        from backend.demo import create_demo_namespace  # already built: returns its summary
 
+        demo = create_demo_namespace(root)
+    else:
+        demo = None  # an object-store root has no demo
     console = Console(
-        kind=kind, target=target, server=server, root=root, demo=create_demo_namespace(root)
-    )
+        kind=kind, target=target, server=server, root=root, demo=demo,
+        storage_options=dict(storage_options or {}),
+    )  # fmt: skip
     failed_before = _FAILURES.count
     try:
         yield console
@@ -140,10 +173,47 @@ def console_rest(rest_e2e_server: RestServer, e2e_logs: Path) -> Iterator[Consol
     yield from _start_console("rest", rest_e2e_server.url, rest_e2e_server.root, e2e_logs)
 
 
+# The variables the s3 console reads its keys from (``--storage KEY=env:NAME``).
+S3_KEY_ID_ENV, S3_SECRET_ENV = "E2E_S3_KEY_ID", "E2E_S3_SECRET"
+
+
+@pytest.fixture(scope="session")
+def s3_e2e_root(s3_server: S3Server) -> str:
+    """``s3://<bucket>/root`` on the session's moto server, seeded (no demo)."""
+    target = f"s3://{s3_server.new_bucket()}/root"
+    seed_namespace(target, s3_server.storage_options)
+    return target
+
+
+def s3_launch_storage(server: S3Server) -> tuple[cli.StorageOptions, dict[str, str]]:
+    """The launcher's ``--storage`` items for the moto server, as README shows them for an
+    S3-compatible store (keys from environment variables), parsed by the launcher; and those
+    variables."""
+    env = {S3_KEY_ID_ENV: server.ACCESS_KEY, S3_SECRET_ENV: server.SECRET_KEY}
+    items = [
+        f"endpoint={server.endpoint}",
+        f"region={server.REGION}",
+        "allow_http=true",
+        f"aws_access_key_id=env:{S3_KEY_ID_ENV}",
+        f"aws_secret_access_key=env:{S3_SECRET_ENV}",
+    ]
+    return cli.parse_storage(items, env), env
+
+
+@pytest.fixture(scope="session")
+def console_s3(s3_server: S3Server, s3_e2e_root: str, e2e_logs: Path) -> Iterator[Console]:
+    storage, env = s3_launch_storage(s3_server)
+    yield from _start_console(
+        "s3", s3_e2e_root, s3_e2e_root, e2e_logs,
+        storage=storage, storage_env=env, storage_options=s3_server.storage_options,
+    )  # fmt: skip
+
+
 @pytest.fixture
 def console(backend_kind: str, request: pytest.FixtureRequest) -> Console:
     """The console of the parametrised backend (``backend_kind`` comes from tests/conftest.py:
-    ``local`` and ``rest``; a test narrows it with ``@pytest.mark.parametrize``)."""
+    ``local`` and ``rest``; a test narrows or widens it with ``@pytest.mark.parametrize``,
+    e.g. ``["rest", "s3"]``)."""
     return request.getfixturevalue(f"console_{backend_kind}")
 
 

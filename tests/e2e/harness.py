@@ -61,6 +61,13 @@ HISTORY_OPERATIONS = ("Overwrite", "Append", "Delete", "Merge")
 DOCS_ROWS = 512
 DOCS_VERSIONS = 3  # create + 2 appends
 VECTOR_DIM = 16
+# id:int64, vector:fixed_size_list<float32,16>: clustered directions with norms spread over two
+# orders of magnitude (cosine and l2 neighbours differ), an IVF_PQ index with the cosine metric.
+COSINE_TABLE = "cosine"
+COSINE_ROWS = 2_000
+COSINE_SEED = 11
+COSINE_PARTITIONS = 8
+COSINE_SUB_VECTORS = 8
 # A saved connection (in the console's $LANCE_CONSOLE_CONFIG) to the same target as the
 # launcher's default: the picker offers it as "e2e_saved (<kind>, config)".
 SAVED_CONNECTION = "e2e_saved"
@@ -78,10 +85,27 @@ def _ipc(table: Any) -> bytes:
     return sink.getvalue()
 
 
-def seed_namespace(root: Path) -> Any:
-    """Small deterministic data under ``root``: the console's demo (``backend.demo``) plus
-    namespace ``e2e`` with ``docs`` (3 versions, text + vector columns), ``notes`` and
-    ``history`` (4 versions of different operations). Returns the demo's summary."""
+def cosine_vectors() -> Any:
+    """The vectors of :data:`COSINE_TABLE` (``COSINE_ROWS`` x ``VECTOR_DIM`` float32, fixed
+    seed): 20 clusters of directions, each vector scaled to a norm between 0.1 and 10."""
+    import numpy as np
+
+    rng = np.random.default_rng(COSINE_SEED)
+    centres = rng.normal(size=(20, VECTOR_DIM))
+    points = centres[rng.integers(0, 20, COSINE_ROWS)] + 0.6 * rng.normal(
+        size=(COSINE_ROWS, VECTOR_DIM)
+    )
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    norms = 10.0 ** rng.uniform(-1.0, 1.0, size=(COSINE_ROWS, 1))
+    return (points * norms).astype(np.float32)
+
+
+def seed_namespace(root: Path | str, storage_options: dict[str, str] | None = None) -> Any:
+    """Small deterministic data under ``root``: the console's demo (``backend.demo``, local
+    folders only) plus namespace ``e2e`` with ``docs`` (3 versions, text + vector columns),
+    ``notes``, ``history`` (4 versions of different operations) and ``cosine`` (a cosine
+    IVF_PQ index). An object-store root (``s3://...``) takes ``storage_options``. Returns the
+    demo's summary (``None`` on an object store)."""
     import lance
     import numpy as np
     import pyarrow as pa
@@ -95,13 +119,22 @@ def seed_namespace(root: Path) -> Any:
     from backend.demo import create_demo_namespace
     from tests.support import demo_copy
 
-    if not root.exists() or not any(root.iterdir()):
-        if root.exists():
-            root.rmdir()
-        demo_copy(root)
-    demo = create_demo_namespace(root)  # the copy as it is: its summary
+    so = dict(storage_options or {})
+    local = "://" not in str(root) or str(root).startswith("file://")
+    demo = None
+    if local:
+        path = Path(str(root).removeprefix("file://"))
+        if not path.exists() or not any(path.iterdir()):
+            if path.exists():
+                path.rmdir()
+            demo_copy(path)
+        demo = create_demo_namespace(root)  # the copy as it is: its summary
 
-    ns = DirectoryNamespace(root=str(root))
+    ns = DirectoryNamespace(root=str(root), **{f"storage.{k}": v for k, v in so.items()})
+
+    def append(rows: Any, location: str) -> Any:
+        return lance.write_dataset(rows, location, mode="append", storage_options=so or None)
+
     ns.create_namespace(CreateNamespaceRequest(id=[E2E_NAMESPACE]))
     rng = np.random.default_rng(7)
     n = DOCS_ROWS
@@ -123,7 +156,7 @@ def seed_namespace(root: Path) -> Any:
         extra = docs.slice(start * 8, 8).set_column(
             0, "id", pa.array(range(n + start * 8, n + start * 8 + 8), pa.int64())
         )
-        lance.write_dataset(extra, location, mode="append")
+        append(extra, location)
     notes = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "body": ["one", "two", "three"]})
     ns.create_table(CreateTableRequest(id=[E2E_NAMESPACE, NOTES_TABLE]), _ipc(notes))
 
@@ -131,9 +164,26 @@ def seed_namespace(root: Path) -> Any:
     ns.create_table(CreateTableRequest(id=[E2E_NAMESPACE, HISTORY_TABLE]), _ipc(history))
     location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, HISTORY_TABLE])).location
     more = pa.table({"id": pa.array(range(5, 8), pa.int64()), "label": ["r5", "r6", "r7"]})
-    ds = lance.write_dataset(more, location, mode="append")
+    ds = append(more, location)
     ds.delete("id < 2")
     ds.add_columns({"doubled": "id * 2"})
+
+    vectors = cosine_vectors()
+    cosine = pa.table(
+        {
+            "id": pa.array(range(COSINE_ROWS), pa.int64()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), VECTOR_DIM),
+        }
+    )
+    ns.create_table(CreateTableRequest(id=[E2E_NAMESPACE, COSINE_TABLE]), _ipc(cosine))
+    location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, COSINE_TABLE])).location
+    lance.dataset(location, storage_options=so or None).create_index(
+        "vector",
+        "IVF_PQ",
+        metric="cosine",
+        num_partitions=COSINE_PARTITIONS,
+        num_sub_vectors=COSINE_SUB_VECTORS,
+    )
     return demo
 
 
@@ -241,11 +291,23 @@ def launch_chromium(pw: Playwright) -> Browser:
 class Console:
     """A running console bound to one backend."""
 
-    kind: str  # "local" | "rest"
+    kind: str  # "local" | "rest" | "s3"
     target: str  # what LANCE_CONSOLE_TARGET says
     server: StreamlitServer
-    root: Path  # the namespace root on disk (for the REST backend: the server's root)
-    demo: Any = None  # backend.demo.DemoSummary of the demo data under ``root``
+    # the namespace root on disk (for the REST backend: the server's root; for s3: its URI)
+    root: Path | str
+    demo: Any = None  # backend.demo.DemoSummary of the demo data under ``root`` (s3: none)
+    # what a client of ``target`` needs besides it (s3: endpoint, region, keys, allow_http)
+    storage_options: dict[str, str] = field(default_factory=dict)
+
+    def client(self) -> Any:
+        """A new ``backend.connect`` client of the console's target (with its storage
+        options)."""
+        import backend
+
+        if self.storage_options:
+            return backend.connect(self.target, storage_options=self.storage_options)
+        return backend.connect(self.target)
 
     @property
     def url(self) -> str:
