@@ -128,6 +128,27 @@ def looks_unsupported(message: str) -> bool:
 
 _log = logging.getLogger(__name__)
 
+# What lance says when a commit lost to a concurrent commit of the same dataset (its own
+# retries exhausted, or a transaction it cannot rebase): nothing of the losing commit landed.
+_COMMIT_CONFLICT_HINTS = (
+    "incompatible transaction",
+    "retryable commit conflict",
+    "commit conflict",
+    "too many concurrent writ",
+)
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is lance's refusal of a commit that lost to a concurrent writer.
+
+    Only lance's own errors (``OSError``/``RuntimeError``/``ValueError``... raised by pylance)
+    count; a namespace error is an answer already and never is one."""
+    if isinstance(exc, LanceNamespaceError):
+        return False
+    text = str(exc).lower()
+    return any(hint in text for hint in _COMMIT_CONFLICT_HINTS)
+
+
 # Errors a malformed request produces inside pylance (serde) or pydantic.
 _INPUT_HINTS = ("missing field", "unknown field", "invalid type", "invalid value", "invalid user")
 # The exceptions that mean bad input: a value that does not parse or decode. ``TypeError``,
@@ -364,6 +385,7 @@ __all__ = [
     "error_title",
     "guarded",
     "invalid",
+    "is_commit_conflict",
     "looks_unsupported",
     "make",
     "namespace_boundary",

@@ -206,7 +206,8 @@ def stage_version(ns: LanceNamespace, table_id: list[str], rows: pa.Table) -> St
     staging = location.parent / "_staging"
     staging.mkdir(exist_ok=True)
     clone = staging / f"clone-{uuid.uuid4().hex}"
-    shutil.copytree(location, clone)
+    # (a writer appending meanwhile has temporary files that come and go: not copied)
+    shutil.copytree(location, clone, ignore=shutil.ignore_patterns(".tmp*"))
     ds = lance.write_dataset(rows, str(clone), mode="append")
     for sub in ("data", "_transactions"):
         src_dir = clone / sub

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from ..backoff import backoff_delay
+
 RETRY_STATUSES = frozenset({429, 503})
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_BACKOFF = 0.25  # seconds: the first backoff's upper bound; doubles each time
@@ -79,8 +81,7 @@ class RetryPolicy:
             after = parse_retry_after(response.headers.get("retry-after"))
             if after is not None:
                 return min(after, self.cap)
-        ceiling = min(self.backoff * (2 ** (attempt - 1)), self.cap)
-        return self.rng.uniform(0.0, ceiling) if self.jitter else ceiling
+        return backoff_delay(attempt, self.backoff, self.cap, self.rng, jitter=self.jitter)
 
     def wait(self, attempt: int, response: httpx.Response | None = None) -> None:
         self.sleep(self.delay(attempt, response))

@@ -77,3 +77,58 @@ def console_objects(server: Any, bucket: str, prefix: str = "root/_console/batch
     ):
         out += [o["Key"] for o in page.get("Contents", [])]
     return out
+
+
+def stage_version_s3_isolated(
+    ns: Any, server: Any, table_id: list[str], rows: pa.Table
+) -> StagedVersion:
+    """Stage version latest+1 of an S3 table without writing a manifest into the table (other
+    writers may be appending to it meanwhile): the table's objects are copied to a scratch
+    clone under ``<root>/_staging/``, lance appends ``rows`` to the clone, the clone's new data
+    and transaction objects are copied into the table's prefix (no manifest of the table names
+    them yet) and its new manifest to ``<root>/_staging/<uuid>.manifest``."""
+    location = ns.describe_table(DescribeTableRequest(id=table_id)).location
+    bucket, table_key = _split(location)
+    root_key = table_key.rsplit("/", 1)[0]
+    clone_key = f"{root_key}/_staging/clone-{uuid.uuid4().hex}"
+    s3 = server.client()
+
+    def keys(prefix: str) -> list[str]:
+        out: list[str] = []
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            out += [o["Key"] for o in page.get("Contents", [])]
+        return out
+
+    for key in keys(f"{table_key}/"):
+        s3.copy_object(
+            Bucket=bucket,
+            Key=clone_key + key[len(table_key) :],
+            CopySource={"Bucket": bucket, "Key": key},
+        )
+    ds = lance.write_dataset(
+        rows, f"s3://{bucket}/{clone_key}", mode="append", storage_options=server.storage_options
+    )
+    manifest = None
+    for key in keys(f"{clone_key}/"):
+        rel = key[len(clone_key) + 1 :]
+        if rel.startswith("_versions/"):
+            if parse_manifest_name(rel.rsplit("/", 1)[-1]) == ds.version:
+                manifest = key
+            continue
+        if rel.startswith(("data/", "_transactions/")):
+            target = f"{table_key}/{rel}"
+            if not keys(target):
+                s3.copy_object(Bucket=bucket, Key=target, CopySource={"Bucket": bucket, "Key": key})
+    assert manifest is not None
+    staged = f"{root_key}/_staging/{uuid.uuid4().hex}.manifest"
+    body = s3.get_object(Bucket=bucket, Key=manifest)["Body"].read()
+    s3.put_object(Bucket=bucket, Key=staged, Body=body)
+    num_rows = ds.count_rows()
+    for key in keys(f"{clone_key}/"):
+        s3.delete_object(Bucket=bucket, Key=key)
+    return StagedVersion(
+        version=ds.version,
+        manifest_path=f"s3://{bucket}/{staged}",
+        manifest_size=len(body),
+        num_rows=num_rows,
+    )

@@ -32,6 +32,7 @@ from lance_namespace.errors import ErrorCode
 
 from ...locations import CONSOLE_DIR
 from .catalog import (
+    Expected,
     catalog_changes,
     catalog_commit,
     catalog_files,
@@ -88,15 +89,25 @@ def make_journal(ctx: Ctx, plan: Plan, txn_id: str, record: dict[str, Any]) -> J
     return Journal(txn_id, record, plan.declares, plan.versions, plan.deletes, plan.deregisters)
 
 
-def _catalog_apply(ctx: Ctx, journal: Journal) -> None:
+def _catalog_apply(ctx: Ctx, journal: Journal, expected: Expected | None) -> int:
     new_rows = [declared_row(d.object_id, d.location, d.properties) for d in journal.declares]
-    catalog_commit(ctx, new_rows, [g.object_id for g in journal.deregisters])
+    return catalog_commit(
+        ctx, new_rows, [g.object_id for g in journal.deregisters], expected=expected
+    )
 
 
 def apply_file(
-    ctx: Ctx, journal: Journal, staged: dict[int, bytes], steps: Steps, dur: Durable
-) -> None:
-    """Every change of the batch (see the module docstring)."""
+    ctx: Ctx,
+    journal: Journal,
+    staged: dict[int, bytes],
+    steps: Steps,
+    dur: Durable,
+    expected: Expected | None = None,
+) -> int | None:
+    """Every change of the batch (see the module docstring). The catalog commit, lost to
+    another writer, is judged again with ``expected`` and retried
+    (``catalog.catalog_commit``). Returns its retries (``None``: no catalog commit)."""
+    retries = None
     todo = [d for d in journal.declares if not (d.dir_existed and d.reserved_existed)]
     run_all(lambda d: _declare_dir(d, steps, dur), todo, threads=DECLARE_THREADS, sliced=True)
     work = work_path(ctx, journal.txn_id)
@@ -144,9 +155,10 @@ def apply_file(
     if journal.declares or journal.deregisters:
         before = catalog_files(ctx)
         steps("apply.catalog", f"+{len(journal.declares)} -{len(journal.deregisters)}")
-        _catalog_apply(ctx, journal)
+        retries = _catalog_apply(ctx, journal, expected)
         catalog_changes(ctx, before, dur)
     dur.flush()  # everything durable before the commit record
+    return retries
 
 
 def _reserved(table_dir: str) -> str:
@@ -206,9 +218,15 @@ def _ours(final: Path, tmp: str | None, alt_tmp: str | None, sha256: str | None)
     return _sha256(final) == sha256
 
 
-def undo_file(ctx: Ctx, journal: Journal, steps: Steps, dur: Durable) -> None:
-    """Roll back whatever part of ``journal`` was applied. Idempotent; ends durable."""
-    catalog_undo(ctx, journal.catalog_declared, journal.catalog_restored, steps, dur)
+def undo_file(
+    ctx: Ctx, journal: Journal, steps: Steps, dur: Durable, *, catalog: bool = True
+) -> None:
+    """Roll back whatever part of ``journal`` was applied. Idempotent; ends durable.
+    ``catalog=False``: the catalog commit is known not to have landed (it lost to another
+    writer), so the catalog is left alone; a row another writer made under a declared name
+    (and, at the root, the same location) is then not taken for the batch's."""
+    if catalog:
+        catalog_undo(ctx, journal.catalog_declared, journal.catalog_restored, steps, dur)
     for x in reversed(journal.deletes):
         for m in reversed(x.moves):
             if not m.src or not m.trash:

@@ -7,7 +7,10 @@ batch protocol reads and writes them.
   touched a *token* (catalog row, versions, latest manifest's size and mtime) so that a change
   between validation and commit is seen;
 * :func:`catalog_commit` / :func:`catalog_undo` - one Lance commit of ``__manifest`` inserting
-  declared rows and deleting deregistered ones, and its undo.
+  declared rows and deleting deregistered ones, and its undo. Writers outside the console
+  (pylance, lancedb) commit the catalog without the console's lock: a commit that loses to one
+  of them is judged again against the catalog it lost to (:class:`Expected`) and retried with
+  :data:`CATALOG_RETRY`'s backoff (docs/batch-commit.md, "Conflicts with other writers").
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTa
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from ... import version_ranges
-from ...errors import invalid
+from ...backoff import Backoff
+from ...errors import invalid, is_commit_conflict
 from ...locations import CATALOG_DIR, manifest_problem, to_local_path
 from .context import DELIMITER, Ctx, error, oid
 from .durable import Durable
@@ -277,6 +281,61 @@ class Reader:
         return version_ranges.table_tags(self.ctx.directory, list(table_id))
 
 
+# -- judging a catalog again ---------------------------------------------------------------------
+def namespace_changes(catalog: Catalog, namespaces: dict[str, bool]) -> list[str]:
+    """``namespace <id>`` for each namespace whose existence in ``catalog`` is not what it was
+    (``namespaces``: object id -> existed)."""
+    return [
+        f"namespace {ns}"
+        for ns, existed in namespaces.items()
+        if catalog.namespace_exists(ns.split(DELIMITER)) != existed
+    ]
+
+
+def _row_key(row: dict[str, Any] | None) -> tuple[Any, Any]:
+    row = row or {}
+    return row.get("object_type"), row.get("location")
+
+
+def _what_changed(before: tuple[Any, Any], after: tuple[Any, Any]) -> str:
+    if before[0] is None:
+        return f"created as a {after[0]} by another writer"
+    if after[0] is None:
+        return "dropped or deregistered by another writer"
+    return "changed by another writer"
+
+
+@dataclasses.dataclass(frozen=True)
+class Expected:
+    """What the batch's judgement saw of the catalog for everything it touches: each touched
+    object's row (type and location; none for a name it declares) and whether each parent
+    namespace existed. The catalog part of the validation tokens (``TableState.token``): the
+    versions part is not judged again after a lost catalog commit, because the batch's own
+    version steps are already applied by then, each with a put-if-absent."""
+
+    rows: dict[str, tuple[Any, Any]]
+    namespaces: dict[str, bool]
+
+    @classmethod
+    def of(cls, tokens: dict[str, tuple[Any, ...]], namespaces: dict[str, bool]) -> Expected:
+        return cls({o: (t[0], t[1]) for o, t in tokens.items()}, dict(namespaces))
+
+    def changed(self, catalog: Catalog) -> list[str]:
+        """What of the batch's objects ``catalog`` shows differently, one entry each."""
+        out = []
+        for o, before in self.rows.items():
+            after = _row_key(catalog.rows.get(o))
+            if after != before:
+                out.append(f"table {o} ({_what_changed(before, after)})")
+        return out + namespace_changes(catalog, self.namespaces)
+
+
+def shown(items: Sequence[str], limit: int = 10) -> str:
+    """``a, b, c`` (at most ``limit`` items, then ``and N more``)."""
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
 # -- writing ----------------------------------------------------------------------------------------
 def catalog_rows(schema: pa.Schema, rows: list[dict[str, Any]]) -> pa.Table:
     names = schema.names
@@ -307,8 +366,74 @@ def declared_row(object_id: str, location: str, props: dict[str, str] | None) ->
     }
 
 
-def catalog_commit(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) -> None:
-    """One Lance commit of ``__manifest``: insert ``new_rows``, delete the rows ``gone``."""
+# How often a catalog commit that lost to another writer is tried again: 8 attempts in all,
+# waits of full jitter below 20 ms, 40 ms, ... capped at 1 s (about 2.3 s at most in all).
+CATALOG_RETRY = Backoff(attempts=8, base=0.02, cap=1.0)
+ONE_ATTEMPT = Backoff(attempts=1)
+
+
+def conflict_error(message: str, retries: int) -> LanceNamespaceError:
+    """``ConcurrentModificationError(message)`` for a catalog commit that did not land."""
+    err = error(ErrorCode.CONCURRENT_MODIFICATION, message)
+    err.catalog_retries = retries  # type: ignore[attr-defined]
+    err.catalog_unapplied = True  # type: ignore[attr-defined]
+    return err
+
+
+def catalog_unapplied(exc: BaseException) -> bool:
+    """Whether ``exc`` says a catalog commit did not land (it lost to another writer, see
+    :func:`catalog_commit`), so undoing the batch must not touch the catalog."""
+    return bool(getattr(exc, "catalog_unapplied", False))
+
+
+def catalog_commit(
+    ctx: Ctx,
+    new_rows: list[dict[str, Any]],
+    gone: list[str],
+    *,
+    expected: Expected | None = None,
+    policy: Backoff | None = None,
+) -> int:
+    """One Lance commit of ``__manifest``: insert ``new_rows``, delete the rows ``gone``.
+
+    A commit that loses to a concurrent commit (:func:`backend.errors.is_commit_conflict`)
+    applied nothing. The catalog is then read again and ``expected`` judged against it: a
+    writer that touched one of the batch's objects ends the commit with
+    ``ConcurrentModificationError`` naming them; otherwise it is tried again after
+    ``policy``'s backoff (default :data:`CATALOG_RETRY` with ``expected``, one attempt
+    without), and ``ConcurrentModificationError`` once the attempts run out. Such errors carry
+    ``catalog_unapplied = True`` and ``catalog_retries``. Returns how many retries it took."""
+    policy = policy or (CATALOG_RETRY if expected is not None else ONE_ATTEMPT)
+    attempt = 1
+    while True:
+        try:
+            _commit_once(ctx, new_rows, gone)
+            return attempt - 1
+        except LanceNamespaceError as e:
+            e.catalog_retries = attempt - 1  # type: ignore[attr-defined]
+            raise
+        except Exception as e:
+            if not is_commit_conflict(e):
+                raise
+            if not policy.may_retry(attempt):
+                raise conflict_error(
+                    f"the catalog commit lost to concurrent writers {attempt} times in a row "
+                    f"(last: {str(e).splitlines()[0][:200]})",
+                    attempt - 1,
+                ) from e
+        policy.wait(attempt)
+        if expected is not None:
+            changed = expected.changed(read_catalog(ctx))
+            if changed:
+                raise conflict_error(
+                    f"another writer changed what the batch touches while it committed: "
+                    f"{shown(changed)}",
+                    attempt,
+                )
+        attempt += 1
+
+
+def _commit_once(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) -> None:
     ds = open_catalog(ctx)
     if ds is None:
         raise error(ErrorCode.INTERNAL, "the namespace catalog (__manifest) disappeared")
@@ -323,9 +448,11 @@ def catalog_commit(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) ->
             inserted, deleted = 0, ds.delete(in_predicate(gone))["num_deleted_rows"]
     except OSError as e:
         if "found matching row" in str(e):
-            raise error(
-                ErrorCode.CONCURRENT_MODIFICATION,
-                f"a declared table appeared in the catalog while the batch committed: {e}",
+            present = sorted(set(read_catalog(ctx).rows) & {r["object_id"] for r in new_rows})
+            raise conflict_error(
+                "a declared table appeared in the catalog while the batch committed"
+                + (f": {shown(present)}" if present else f": {e}"),
+                0,
             ) from e
         raise
     if inserted != len(new_rows) or deleted != len(gone):
@@ -344,9 +471,38 @@ def catalog_undo(
     dur: Durable | None,
 ) -> None:
     """Make the catalog hold what it held before: delete the ``declared`` (object id,
-    location) rows that are ours, put back the ``restored`` rows that are missing."""
+    location) rows that are ours, put back the ``restored`` rows that are missing.
+
+    Idempotent (it reads the catalog first), so a commit of it that loses to another writer is
+    simply done again, with :data:`CATALOG_RETRY`'s backoff."""
     if not declared and not restored:
         return
+    before: list[set[str]] = []  # the catalog's files before the undo's first write
+    attempt = 1
+    while True:
+        try:
+            _undo_once(ctx, declared, restored, steps, before, durable=dur is not None)
+            break
+        except Exception as e:
+            if not is_commit_conflict(e) or not CATALOG_RETRY.may_retry(attempt):
+                raise
+        CATALOG_RETRY.wait(attempt)
+        attempt += 1
+    if dur is not None and before:
+        catalog_changes(ctx, before[0], dur)
+
+
+def _undo_once(
+    ctx: Ctx,
+    declared: list[tuple[str, str]],
+    restored: list[dict[str, Any]],
+    steps: Steps,
+    before: list[set[str]],
+    *,
+    durable: bool,
+) -> None:
+    """One attempt of :func:`catalog_undo`; the first attempt that writes lists the catalog's
+    files into ``before`` first (kept when a later write of the attempt loses)."""
     ds = open_catalog(ctx)
     if ds is None:
         return
@@ -355,7 +511,8 @@ def catalog_undo(
     back = [r for r in restored if r["object_id"] not in rows]
     if not ours and not back:
         return
-    before = catalog_files(ctx) if dur is not None else set()
+    if not before:
+        before.append(catalog_files(ctx) if durable else set())
     if ours:
         steps("undo.catalog.delete", f"{len(ours)} rows")
         ds.delete(in_predicate(ours))
@@ -366,8 +523,6 @@ def catalog_undo(
         ds.merge_insert("object_id").when_not_matched_insert_all().execute(
             catalog_rows(ds.schema, back)
         )
-    if dur is not None:
-        catalog_changes(ctx, before, dur)
 
 
 _CATALOG_SUBDIRS = ("_versions", "data", "_transactions", "_deletions")
@@ -397,17 +552,21 @@ def catalog_changes(ctx: Ctx, before: set[str], dur: Durable) -> None:
 
 
 __all__ = [
+    "CATALOG_RETRY",
     "Catalog",
+    "Expected",
     "Reader",
     "TableState",
     "bootstrap_catalog",
     "catalog_commit",
     "catalog_undo",
+    "catalog_unapplied",
     "check_staged_bytes",
     "declared_row",
     "list_versions",
     "manifest_name",
     "manifest_version",
+    "namespace_changes",
     "open_catalog",
     "parse_manifest_name",
     "read_catalog",

@@ -36,8 +36,15 @@ from lance_namespace_urllib3_client.models import TableVersion
 from ... import alter_actions as aa
 from ...errors import trim_source_locations
 from .apply import apply_file, apply_memory, cleanup_file, journal_path, make_journal, undo_file
-from .catalog import Reader, bootstrap_catalog
-from .context import DELIMITER, Ctx, context, error
+from .catalog import (
+    Expected,
+    Reader,
+    bootstrap_catalog,
+    catalog_unapplied,
+    namespace_changes,
+    shown,
+)
+from .context import Ctx, context, error
 from .durable import Durable, write_atomic
 from .faults import Steps, fire
 from .lock import locked
@@ -46,6 +53,7 @@ from .plan import Journal, Plan
 from .records import (
     Canceled,
     base_record,
+    catalog_retries_props,
     commit_point,
     new_txn_id,
     now_iso,
@@ -82,17 +90,10 @@ def _conflicts(ctx: Ctx, plan: Plan) -> str | None:
     """What changed since validation among the tables and namespaces the batch touches."""
     fresh = Reader(ctx)
     changed = [o for o, tok in plan.tokens.items() if fresh.state(o).token() != tok]
-    changed += [
-        f"namespace {ns}"
-        for ns, existed in plan.namespaces.items()
-        if fresh.catalog.namespace_exists(ns.split(DELIMITER)) != existed
-    ]
+    changed += namespace_changes(fresh.catalog, plan.namespaces)
     if not changed:
         return None
-    shown = ", ".join(changed[:10]) + (
-        f" and {len(changed) - 10} more" if len(changed) > 10 else ""
-    )
-    return f"concurrent modification: {shown} changed between validation and commit"
+    return f"concurrent modification: {shown(changed)} changed between validation and commit"
 
 
 def _refuse_conflict(ctx: Ctx, plan: Plan, txn_id: str, base: dict[str, Any], steps: Steps) -> None:
@@ -126,9 +127,16 @@ def _commit_file(ctx: Ctx, plan: Plan) -> str:
         try:
             steps("begin.record", txn_id)
             put_running(ctx, txn_id, base)
-            apply_file(ctx, journal, plan.staged_bytes, steps, Durable())
+            retries = apply_file(
+                ctx,
+                journal,
+                plan.staged_bytes,
+                steps,
+                Durable(),
+                Expected.of(plan.tokens, plan.namespaces),
+            )
             steps("commit.record", txn_id)
-            commit_point(ctx, txn_id)
+            commit_point(ctx, txn_id, catalog_retries_props(retries))
         except BaseException as exc:
             _rollback_file(ctx, journal, steps, exc)
             if not isinstance(exc, Exception):
@@ -142,9 +150,16 @@ def _commit_file(ctx: Ctx, plan: Plan) -> str:
 def _rollback_file(ctx: Ctx, journal: Journal, steps: Steps, exc: BaseException) -> None:
     reason = reason_of(exc)
     try:
-        undo_file(ctx, journal, steps, Durable())
+        undo_file(ctx, journal, steps, Durable(), catalog=not catalog_unapplied(exc))
         steps("rollback.record", journal.txn_id)
-        put_final(ctx, journal.txn_id, journal.record, aa.FAILED, f"rolled back: {reason}")
+        put_final(
+            ctx,
+            journal.txn_id,
+            journal.record,
+            aa.FAILED,
+            f"rolled back: {reason}",
+            extra=catalog_retries_props(getattr(exc, "catalog_retries", None)),
+        )
         cleanup_file(ctx, journal, steps, committed=False)
     except Exception as undo_exc:
         # The journal stays: the next recover() (open, or any guarded write) retries the undo.

@@ -45,8 +45,10 @@ from ... import alter_actions as aa
 from ...location_rules import object_key
 from ...locations import object_manifest_key
 from .catalog import (
+    Expected,
     bootstrap_catalog,
     catalog_commit,
+    catalog_unapplied,
     catalog_undo,
     check_staged_bytes,
     declared_row,
@@ -56,7 +58,14 @@ from .catalog import (
 from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
 from .faults import Steps, fire
 from .plan import Plan
-from .records import base_record, new_txn_id, now_iso, put_final, put_running
+from .records import (
+    base_record,
+    catalog_retries_props,
+    new_txn_id,
+    now_iso,
+    put_final,
+    put_running,
+)
 
 LEASE_SECONDS = 30.0  # default lease; LANCE_CONSOLE_LEASE_SECONDS overrides it
 
@@ -377,7 +386,14 @@ def commit_objects(ctx: Ctx, plan: Plan, conflicts: Any) -> str:
         try:
             steps("begin.record", txn_id)
             put_running(ctx, txn_id, base)
-            _apply(ctx, store, journal, plan.staged_bytes, steps)
+            retries = _apply(
+                ctx,
+                store,
+                journal,
+                plan.staged_bytes,
+                steps,
+                Expected.of(plan.tokens, plan.namespaces),
+            )
             if time.time() > lease.expires - 1.0:  # renew before deciding
                 renewed = store.replace(LEASE, lease._body(), str(lease.etag))
                 if renewed is None:
@@ -400,12 +416,22 @@ def commit_objects(ctx: Ctx, plan: Plan, conflicts: Any) -> str:
                 raise
             raise as_namespace_error(exc, txn_id) from exc
         with contextlib.suppress(Exception):
-            put_final(ctx, txn_id, base, aa.SUCCEEDED, None)
+            put_final(ctx, txn_id, base, aa.SUCCEEDED, None, extra=catalog_retries_props(retries))
             _cleanup(store, journal, steps, committed=True)
     return txn_id
 
 
-def _apply(ctx: Ctx, store: Store, j: dict, staged: dict[int, bytes], steps: Steps) -> None:
+def _apply(
+    ctx: Ctx,
+    store: Store,
+    j: dict,
+    staged: dict[int, bytes],
+    steps: Steps,
+    expected: Expected | None = None,
+) -> int | None:
+    """Every change of the journal ``j``; returns the catalog commit's retries (``None``: no
+    catalog commit). A catalog commit lost to another writer is judged again with
+    ``expected`` and retried (``catalog.catalog_commit``)."""
     for d in j["declares"]:
         if not d["reserved_existed"]:
             steps("apply.declare.reserve", d["object_id"])
@@ -432,18 +458,23 @@ def _apply(ctx: Ctx, store: Store, j: dict, staged: dict[int, bytes], steps: Ste
     if j["declares"] or j["deregisters"]:
         steps("apply.catalog", f"+{len(j['declares'])} -{len(j['deregisters'])}")
         rows = [declared_row(d["object_id"], d["location"], d["properties"]) for d in j["declares"]]
-        catalog_commit(ctx, rows, [r["object_id"] for r in j["deregisters"]])
+        return catalog_commit(
+            ctx, rows, [r["object_id"] for r in j["deregisters"]], expected=expected
+        )
+    return None
 
 
-def _undo(ctx: Ctx, store: Store, j: dict, steps: Steps) -> None:
-    """Idempotent and content-checked: only what this batch wrote goes."""
-    catalog_undo(
-        ctx,
-        [(d["object_id"], d["location"]) for d in j["declares"]],
-        list(j["deregisters"]),
-        steps,
-        None,
-    )
+def _undo(ctx: Ctx, store: Store, j: dict, steps: Steps, *, catalog: bool = True) -> None:
+    """Idempotent and content-checked: only what this batch wrote goes. ``catalog=False``:
+    the catalog commit is known not to have landed, the catalog is left alone."""
+    if catalog:
+        catalog_undo(
+            ctx,
+            [(d["object_id"], d["location"]) for d in j["declares"]],
+            list(j["deregisters"]),
+            steps,
+            None,
+        )
     for m in reversed(j["deletes"]):
         if store.get(m["src"]) is None:
             trash = store.get(m["trash"])
@@ -483,9 +514,16 @@ def _rollback(ctx: Ctx, store: Store, j: dict, steps: Steps, exc: BaseException)
         and _decision(store, j["txn_id"]) == COMMITTED
     ):
         return  # decided committed (cannot happen from the committer itself; kept for safety)
-    _undo(ctx, store, j, steps)
+    _undo(ctx, store, j, steps, catalog=not catalog_unapplied(exc))
     steps("rollback.record", j["txn_id"])
-    put_final(ctx, j["txn_id"], j["record"], aa.FAILED, f"rolled back: {reason_of(exc)}")
+    put_final(
+        ctx,
+        j["txn_id"],
+        j["record"],
+        aa.FAILED,
+        f"rolled back: {reason_of(exc)}",
+        extra=catalog_retries_props(getattr(exc, "catalog_retries", None)),
+    )
     _cleanup(store, j, steps, committed=False)
 
 

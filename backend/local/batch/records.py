@@ -54,6 +54,7 @@ SYSTEM_PROPERTIES: tuple[str, ...] = (
     "duration_ms",
     "reason",
     "recovered",
+    "catalog_retries",
 )
 
 
@@ -108,8 +109,15 @@ def base_record(plan: Plan, txn_id: str, started_at: str) -> dict[str, Any]:
     }
 
 
-def _finish_props(rec: dict[str, Any], reason: str | None, *, recovered: bool = False) -> None:
+def _finish_props(
+    rec: dict[str, Any],
+    reason: str | None,
+    *,
+    recovered: bool = False,
+    extra: dict[str, str] | None = None,
+) -> None:
     props = rec.setdefault("properties", {})
+    props.update(extra or {})
     finished = now_iso()
     props["finished_at"] = finished
     started = props.get("started_at")
@@ -130,6 +138,11 @@ def fsync_store(ctx: Ctx) -> None:
         fsync_path(directory, directory=True)
 
 
+def catalog_retries_props(retries: int | None) -> dict[str, str] | None:
+    """The record's ``catalog_retries`` (batches that commit the catalog only)."""
+    return None if retries is None else {"catalog_retries": str(retries)}
+
+
 def put_running(ctx: Ctx, txn_id: str, base: dict[str, Any]) -> None:
     ctx.store.put(txn_id, base)
     fsync_store(ctx)
@@ -143,14 +156,16 @@ def put_final(
     reason: str | None,
     *,
     recovered: bool = False,
+    extra: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Write the record's terminal status, keeping properties AlterTransaction added."""
+    """Write the record's terminal status, keeping properties AlterTransaction added;
+    ``extra``: more properties of the batch's own (``catalog_retries``)."""
 
     def fn(rec: dict[str, Any] | None) -> dict[str, Any]:
         rec = rec or copy.deepcopy(base)
         current = aa.normalize_status(rec.get("status") or aa.RUNNING)
         rec["status"] = aa.CANCELED if current == aa.CANCELED else status
-        _finish_props(rec, reason, recovered=recovered)
+        _finish_props(rec, reason, recovered=recovered, extra=extra)
         return rec
 
     new = ctx.store.update(txn_id, fn)
@@ -159,15 +174,16 @@ def put_final(
     return new
 
 
-def commit_point(ctx: Ctx, txn_id: str) -> dict[str, Any]:
-    """RUNNING -> SUCCEEDED in one atomic write; :class:`Canceled` if the status changed."""
+def commit_point(ctx: Ctx, txn_id: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    """RUNNING -> SUCCEEDED in one atomic write; :class:`Canceled` if the status changed.
+    ``extra``: more properties of the batch's own (``catalog_retries``)."""
 
     def fn(rec: dict[str, Any] | None) -> dict[str, Any]:
         status = aa.normalize_status((rec or {}).get("status") or "FAILED")
         if rec is None or status != aa.RUNNING:
             raise Canceled(status if rec is not None else None)
         rec["status"] = aa.SUCCEEDED
-        _finish_props(rec, None)
+        _finish_props(rec, None, extra=extra)
         return rec
 
     new = ctx.store.update(txn_id, fn)
@@ -235,6 +251,7 @@ __all__ = [
     "Canceled",
     "alter",
     "base_record",
+    "catalog_retries_props",
     "commit_point",
     "describe",
     "is_batch_transaction_id",
