@@ -130,6 +130,12 @@ class RecallResult:
         # a summary, not every per-query float (they stay in .per_query)
         return f"RecallResult({self._summary()})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: a table of the measurement with its 95% interval."""
+        from .notebook import to_html
+
+        return to_html(self)
+
     __str__ = __repr__
 
 
