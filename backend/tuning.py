@@ -130,6 +130,12 @@ class RecallResult:
         # a summary, not every per-query float (they stay in .per_query)
         return f"RecallResult({self._summary()})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: a table of the measurement with its 95% interval."""
+        from .notebook import to_html
+
+        return to_html(self)
+
     __str__ = __repr__
 
 
@@ -217,12 +223,15 @@ def _exact(
     column: str,
     k: int,
     base: Mapping[str, Any],
+    tick: Callable[[], None] | None = None,
 ) -> tuple[list[list[int]], list[float]]:
     truth, times = [], []
     for q in queries:
         ids, ms = _neighbours(ns, table_id, q, column, k, {**base, "bypass_vector_index": True})
         truth.append(ids)
         times.append(ms)
+        if tick is not None:
+            tick()
     return truth, times
 
 
@@ -234,12 +243,15 @@ def _measure(
     column: str,
     k: int,
     params: Mapping[str, Any],
+    tick: Callable[[], None] | None = None,
 ) -> tuple[list[float], list[float]]:
     per_query, times = [], []
     for q, expected in zip(queries, truth, strict=True):
         ids, ms = _neighbours(ns, table_id, q, column, k, params)
         times.append(ms)
         per_query.append(len(set(ids) & set(expected)) / max(1, len(expected)))
+        if tick is not None:
+            tick()
     return per_query, times
 
 
@@ -254,6 +266,7 @@ def recall(
     k: int = 10,
     sample: int = 100,
     seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
     **query_params: Any,
 ) -> RecallResult:
     """recall@k of the ANN search ``query_params`` describe (QueryTable fields: ``nprobes``,
@@ -262,7 +275,9 @@ def recall(
 
     Both searches use one metric: ``distance_type`` if given, else the index's
     (``query_rules.query_metric``); the result names it, and says when the "ANN" search ran
-    as brute force (a metric other than the index's, no index, bypass_vector_index)."""
+    as brute force (a metric other than the index's, no index, bypass_vector_index).
+    ``progress(done, total)`` follows the searches: each sampled row's exact search, then
+    its ANN search (``total`` is twice the sample drawn)."""
     _check(k, sample)
     info = vector_column(ns, table_id, column)
     query_params = {key: value for key, value in query_params.items() if value is not None}
@@ -275,8 +290,15 @@ def recall(
     queries = sample_queries(
         ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
     )
-    truth, exact_ms = _exact(ns, table_id, queries, column, k, base)
-    per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, sent)
+    done, total = [0], 2 * len(queries)
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
+    truth, exact_ms = _exact(ns, table_id, queries, column, k, base, tick)
+    per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, sent, tick)
     return RecallResult(
         k, per_query, ann_ms, exact_ms, dict(query_params), metric=metric.metric,
         index_metric=metric.index_metric,

@@ -14,18 +14,23 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 from lance_namespace.errors import InvalidInputError
 
 from backend import capabilities, index_rules, query_rules, tuning
+from backend.charts import (
+    ab_figure,
+    latency_figure,
+    plan_figure,
+    recall_histogram,
+    sweep_figure,
+)
 from backend.services import search
 from backend.services.index_overview import tokenize_preview
 from backend.services.tasks import TASKS
 from backend.text import plural
 from components import feedback, state
 from components.cache import cached, table_scope
-from components.index_charts import recall_histogram
 
 TAB_PREVIEW = "Data preview"
 TAB_VECTOR = "Vector search"
@@ -640,21 +645,6 @@ PLAN_FTS = "The last full-text search"
 PLAN_SCAN = "A filtered scan"
 
 
-def plan_figure(nodes: Sequence[search.PlanNode]) -> go.Figure:
-    """Time per node (analyze), the plan's steps top to bottom."""
-    labels = [f"{'· ' * n.depth}{n.name}" for n in nodes]
-    times = [n.elapsed_ms or 0.0 for n in nodes]
-    fig = go.Figure(go.Bar(x=times, y=labels, orientation="h", marker_color="#4C78A8"))
-    fig.update_layout(
-        height=max(160, 34 * len(nodes) + 60),
-        margin={"l": 10, "r": 10, "t": 30, "b": 30},
-        title={"text": "Time per step (ms, inclusive)", "font": {"size": 14}},
-        yaxis={"autorange": "reversed"},
-        xaxis={"title": "ms"},
-    )
-    return fig
-
-
 def render_plan(ns: Any, info: search.SearchTable, version: int | None) -> None:
     """Explain or analyze a query; the plan drawn readably, the raw text one click away."""
     choices = [PLAN_SCAN]
@@ -846,94 +836,12 @@ def render_recall_result(found: tuning.RecallResult) -> None:
     )
     c1, c2 = st.columns(2)
     c1.plotly_chart(recall_histogram(found.per_query, found.k), key="search.recall.hist")
-    box = go.Figure()
-    box.add_trace(go.Box(y=found.ann_ms, name="ANN", boxpoints=False))
-    box.add_trace(go.Box(y=found.exact_ms, name="exact", boxpoints=False))
-    box.update_layout(
-        title={"text": "Latency per query", "font": {"size": 14}},
-        yaxis={"title": "ms", "rangemode": "tozero"},
-        height=300,
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        showlegend=False,
-    )
-    c2.plotly_chart(box, key="search.recall.latency")
+    c2.plotly_chart(latency_figure(found.ann_ms, found.exact_ms), key="search.recall.latency")
 
 
 # --------------------------------------------------------------------------------------------
 # Sweep
 # --------------------------------------------------------------------------------------------
-
-
-def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.Figure:
-    """Recall against p50 latency, one point per setting, the Pareto front drawn, the target
-    as a line and the cheapest setting reaching it circled."""
-    labels = {
-        i: ", ".join(f"{k}={v}" for k, v in tuning.setting_params(row, keys).items()) or "defaults"
-        for i, row in frame.iterrows()
-    }
-    brute = (
-        frame["brute_force"].astype(bool)
-        if "brute_force" in frame
-        else pd.Series(False, index=frame.index)
-    )
-    ann = frame[~brute]  # settings that used the index; brute-force ones drawn apart
-    front = tuning.pareto_front(ann)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=ann["p50_ms"], y=ann["recall"], mode="markers", name="setting",
-            text=[labels[i] for i in ann.index], marker={"size": 9, "color": "#9ecae1"},
-            error_y={
-                "type": "data", "symmetric": False, "visible": True, "thickness": 1,
-                "array": ann["recall_high"] - ann["recall"],
-                "arrayminus": ann["recall"] - ann["recall_low"],
-            },
-            customdata=ann[["recall_low", "recall_high"]].to_numpy(),
-            hovertemplate="%{text}<br>recall %{y:.3f} (95% interval %{customdata[0]:.3f}-"
-            "%{customdata[1]:.3f})<br>p50 %{x:.2f} ms<extra></extra>",
-        )
-    )  # fmt: skip
-    if brute.any():
-        forced = frame[brute]
-        fig.add_trace(
-            go.Scatter(
-                x=forced["p50_ms"], y=forced["recall"], mode="markers",
-                name="brute force (no index)", text=[labels[i] for i in forced.index],
-                marker={"size": 9, "color": "#969696", "symbol": "x"},
-                hovertemplate="%{text}<br>brute force<br>recall %{y:.3f}<br>p50 %{x:.2f} ms"
-                "<extra></extra>",
-            )
-        )  # fmt: skip
-    on_front = ann[front].sort_values("p50_ms")
-    fig.add_trace(
-        go.Scatter(
-            x=on_front["p50_ms"], y=on_front["recall"], mode="lines+markers", name="Pareto front",
-            line={"color": "#08519c", "shape": "hv"}, marker={"size": 10, "color": "#08519c"},
-            text=[labels[i] for i in on_front.index],
-            hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
-        )
-    )  # fmt: skip
-    fig.add_hline(
-        y=target, line={"dash": "dash", "color": "#d62728"},
-        annotation_text=f"target {target:.2f}", annotation_position="bottom right",
-    )  # fmt: skip
-    best = tuning.cheapest(frame, target)
-    if best is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=[best["p50_ms"]], y=[best["recall"]], mode="markers", name="cheapest ≥ target",
-                marker={"size": 18, "symbol": "circle-open", "color": "#d62728", "line": {"width": 3}},
-            )
-        )  # fmt: skip
-    fig.update_layout(
-        height=420,
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        title={"text": "Recall against latency", "font": {"size": 14}},
-        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
-        yaxis={"title": "recall", "range": [0, 1.05]},
-        legend={"orientation": "h", "y": -0.2},
-    )
-    return fig
 
 
 def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None:
@@ -1183,23 +1091,7 @@ def render_ab_result(frame: pd.DataFrame) -> None:
             "brute_force": st.column_config.CheckboxColumn("Brute force"),
         },
     )
-    largest = max(1, int(frame["size_bytes"].max()))
-    fig = go.Figure(
-        go.Scatter(
-            x=frame["p50_ms"], y=frame["recall"], mode="markers+text", text=frame["config"],
-            textposition="top center",
-            marker={"size": [10 + 26 * (s / largest) ** 0.5 for s in frame["size_bytes"]],
-                    "opacity": 0.7},
-        )
-    )  # fmt: skip
-    fig.update_layout(
-        height=360,
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        title={"text": "Recall against latency (marker size: index size)", "font": {"size": 14}},
-        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
-        yaxis={"title": "recall", "range": [0, 1.1]},
-    )
-    st.plotly_chart(fig, key="search.ab.chart")
+    st.plotly_chart(ab_figure(frame), key="search.ab.chart")
 
 
 # --------------------------------------------------------------------------------------------

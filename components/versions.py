@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 from lance_namespace import BatchDeleteTableVersionsRequest
 
 from backend import version_ranges
+from backend.charts import time_axis, timeline_chart
 from backend.errors import LanceNamespaceError
 from backend.services import versions as vsv
 from components import feedback, state
@@ -113,109 +113,6 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
             "error": st.column_config.TextColumn("Lookup error", width=120),
         },
     )
-
-
-NOT_LOADED_COLOR = "#b0b0b0"
-UNKNOWN_COLOR = "#d62728"
-_OPERATION_COLORS = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-)  # fmt: skip
-
-
-def _operation_scale(operations: Sequence[str]) -> alt.Scale:
-    """Fixed colours: "(not loaded)" grey, "?" red, the rest in a stable palette order."""
-    domain = sorted(set(operations), key=lambda o: (o in ("(not loaded)", "?"), o))
-    colors, i = [], 0
-    for op in domain:
-        if op == "(not loaded)":
-            colors.append(NOT_LOADED_COLOR)
-        elif op == "?":
-            colors.append(UNKNOWN_COLOR)
-        else:
-            colors.append(_OPERATION_COLORS[i % len(_OPERATION_COLORS)])
-            i += 1
-    return alt.Scale(domain=domain, range=colors)
-
-
-TICKS = 5
-
-
-def _datetime(ts: pd.Timestamp) -> alt.DateTime:
-    """A UTC instant as a Vega-Lite DateTime (millisecond precision)."""
-    return alt.DateTime(
-        year=ts.year, month=ts.month, date=ts.day, hours=ts.hour, minutes=ts.minute,
-        seconds=ts.second, milliseconds=ts.microsecond // 1000, utc=True,
-    )  # fmt: skip
-
-
-def time_axis(span_seconds: float, start: pd.Timestamp | None = None) -> alt.Axis:
-    """A readable time axis for versions ``span_seconds`` apart: milliseconds when they are
-    within a minute (the demo's are within a second), seconds within a day, dates beyond.
-    Within a minute Vega draws one or two ticks at most, so with ``start`` the axis gets
-    :data:`TICKS` evenly spaced tick values (UTC DateTimes)."""
-    values = None
-    if span_seconds < 60:
-        fmt = "%H:%M:%S.%L"
-        if start is not None:
-            first = pd.Timestamp(start)
-            first = first.tz_localize("UTC") if first.tzinfo is None else first.tz_convert("UTC")
-            step = pd.Timedelta(milliseconds=max(span_seconds * 1000.0, 1.0) / (TICKS - 1))
-            values = [_datetime(first + i * step) for i in range(TICKS)]
-    elif span_seconds < 86_400:
-        fmt = "%H:%M:%S"
-    else:
-        fmt = "%b %d %H:%M"
-    extra = {"values": values} if values else {"tickCount": 6}
-    return alt.Axis(format=fmt, labelAngle=-30, labelOverlap="greedy", title=None, **extra)
-
-
-def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt.LayerChart:
-    """Vega-Lite scatter of versions over time, coloured by operation; the versions on the
-    current page are shaded as a band when the chart shows more than them."""
-    data = frame[["version", "timestamp", "operation"]].copy()
-    data["version"] = data["version"].astype("int64")
-    points = (
-        alt.Chart(data)
-        .mark_circle(size=36, opacity=0.85)
-        .encode(
-            x=alt.X(
-                "timestamp:T",
-                axis=time_axis(
-                    vsv.time_span_seconds(data),
-                    pd.to_datetime(data["timestamp"]).min() if len(data) else None,
-                ),
-            ),
-            y=alt.Y(
-                "version:Q",
-                title="version",
-                scale=alt.Scale(zero=False),
-                axis=alt.Axis(format="d", tickMinStep=1),
-            ),
-            color=alt.Color(
-                "operation:N",
-                scale=_operation_scale(data["operation"].tolist()),
-                legend=alt.Legend(orient="bottom", title=None),
-            ),
-            tooltip=[
-                alt.Tooltip("version:Q", format="d"),
-                alt.Tooltip("operation:N"),
-                alt.Tooltip("timestamp:T", format="%Y-%m-%d %H:%M:%S.%L"),
-            ],
-        )
-    )
-    layers: list[Any] = []
-    if highlight and len(highlight) < len(frame):
-        band = pd.DataFrame(
-            {"y0": [min(highlight) - 0.5], "y1": [max(highlight) + 0.5], "label": ["this page"]}
-        )
-        layers.append(
-            alt.Chart(band)
-            .mark_rect(color="#7f7f7f", opacity=0.12)
-            .encode(y="y0:Q", y2="y1:Q", tooltip=[alt.Tooltip("label:N", title="band")])
-        )
-    layers.append(points)
-    chart: alt.LayerChart = alt.layer(*layers).properties(height=320)  # type: ignore[assignment]
-    return chart
 
 
 def render_timeline(frame: pd.DataFrame, *, key_prefix: str, highlight: Sequence[int] = ()) -> None:

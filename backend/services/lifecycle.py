@@ -189,6 +189,12 @@ class CleanupPlan:
             id=list(self.table_id), ranges=version_ranges.to_spec(self.spans)
         )
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the fields as a table (secrets masked)."""
+        from backend.notebook import to_html
+
+        return to_html(self)
+
 
 def cleanup_plan(
     ns: LanceNamespace,
@@ -279,6 +285,12 @@ class DropPreview:
     files: int | None = None  # local file roots: the data on disk
     bytes: int | None = None
     local_path: str | None = None
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the fields as a table (secrets masked)."""
+        from backend.notebook import to_html
+
+        return to_html(self)
 
 
 def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
@@ -443,6 +455,12 @@ class Children:
         shown = ", ".join(names[:limit])
         more = f" and {len(names) - limit} more" if len(names) > limit else ""
         return shown + more
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the fields as a table (secrets masked)."""
+        from backend.notebook import to_html
+
+        return to_html(self)
 
 
 def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:

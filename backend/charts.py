@@ -1,0 +1,430 @@
+"""The console's figures as plain functions (no streamlit): the pages and notebooks draw the
+same charts from the services' data.
+
+* index statistics (``index_overview``): :func:`coverage_figure` (indexed vs unindexed rows),
+  :func:`size_figure` (size on disk), :func:`segments_figure`, :func:`history_figure`
+  (coverage across versions);
+* recall (``tuning.recall``): :func:`recall_histogram`, :func:`latency_figure`;
+* the sweep (``tuning.sweep``): :func:`sweep_figure`, its Pareto front, the target line and
+  the cheapest setting reaching it;
+* query plans (``search.analyze``): :func:`plan_figure`, time per step;
+* build A/B (``tuning.build_ab``): :func:`ab_figure`;
+* versions (``versions.timeline_frame``): :func:`timeline_chart` (Vega-Lite, via Altair).
+
+Plotly figures and Altair charts both render inline in Jupyter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import tuning
+from .services import versions as vsv
+
+if TYPE_CHECKING:
+    from .services.search import PlanNode
+
+INDEXED_COLOR = "#2e7d32"
+UNINDEXED_COLOR = "#ef6c00"
+
+
+def _layout(fig: go.Figure, title: str, *, height: int = 320) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left"},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def coverage_figure(overview: pd.DataFrame) -> go.Figure:
+    """Stacked horizontal bars: indexed and unindexed rows per index."""
+    df = overview.fillna({"indexed_rows": 0, "unindexed_rows": 0})
+    names = list(df["name"])
+    fig = go.Figure(
+        [
+            go.Bar(
+                name="indexed rows",
+                y=names,
+                x=[int(v) for v in df["indexed_rows"]],
+                orientation="h",
+                marker_color=INDEXED_COLOR,
+            ),
+            go.Bar(
+                name="unindexed rows",
+                y=names,
+                x=[int(v) for v in df["unindexed_rows"]],
+                orientation="h",
+                marker_color=UNINDEXED_COLOR,
+            ),
+        ]
+    )
+    fig.update_layout(barmode="stack", xaxis_title="rows", yaxis={"autorange": "reversed"})
+    return _layout(
+        fig, "Coverage: indexed vs unindexed rows", height=max(220, 60 + 40 * len(names))
+    )
+
+
+def size_figure(overview: pd.DataFrame) -> go.Figure:
+    """Index size on disk (bytes) per index; indexes without a recorded size are left out."""
+    df = overview[overview["size_bytes"].notna()]
+    fig = go.Figure(
+        go.Bar(
+            x=list(df["name"]),
+            y=[int(v) for v in df["size_bytes"]],
+            marker_color="#1565c0",
+            hovertemplate="%{x}: %{y:,} bytes<extra></extra>",
+        )
+    )
+    fig.update_layout(yaxis_title="bytes")
+    return _layout(fig, "Size on disk")
+
+
+def segments_figure(overview: pd.DataFrame) -> go.Figure:
+    """Number of index segments (deltas) per index: more segments, slower queries."""
+    df = overview[overview["segments"].notna()]
+    fig = go.Figure(
+        go.Bar(
+            x=list(df["name"]),
+            y=[int(v) for v in df["segments"]],
+            marker_color="#6a1b9a",
+        )
+    )
+    fig.update_layout(yaxis_title="segments", yaxis={"dtick": 1})
+    return _layout(fig, "Segments")
+
+
+def history_figure(history: pd.DataFrame) -> go.Figure:
+    """Coverage (%) per index across versions, with unindexed rows in the hover."""
+    fig = go.Figure()
+    for name, group in history.groupby("index_name", sort=True):
+        group = group.sort_values("version")
+        coverage = [None if pd.isna(c) else round(float(c) * 100, 2) for c in group["coverage"]]
+        fig.add_trace(
+            go.Scatter(
+                name=str(name),
+                x=list(group["version"]),
+                y=coverage,
+                mode="lines+markers",
+                customdata=[
+                    [None if pd.isna(u) else int(u), None if pd.isna(t) else int(t)]
+                    for u, t in zip(group["unindexed_rows"], group["total_rows"], strict=True)
+                ],
+                hovertemplate=(
+                    "v%{x}: %{y}% indexed<br>unindexed rows: %{customdata[0]}"
+                    "<br>total rows: %{customdata[1]}<extra>%{fullData.name}</extra>"
+                ),
+            )
+        )
+    fig.update_layout(
+        xaxis=version_axis(history["version"]),
+        yaxis_title="coverage (%)",
+        yaxis={"range": [0, 105]},
+    )
+    fig = _layout(fig, "Coverage across versions", height=360)
+    # A legend beside the plot never covers the axis, however many indexes there are.
+    fig.update_layout(
+        legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
+    """A linear x axis of whole table versions: ticks every ``dtick`` (an integer >= 1, so at
+    most about ``max_ticks`` labels) starting at the oldest version, labels without decimals."""
+    values = [int(v) for v in versions.dropna()]
+    low, high = (min(values), max(values)) if values else (0, 0)
+    dtick = max(1, math.ceil((high - low + 1) / max_ticks))
+    return {
+        "title": {"text": "table version"},
+        "tickmode": "linear",
+        "tick0": low,
+        "dtick": dtick,
+        "tickformat": "d",
+    }
+
+
+RECALL_BINS = 10
+
+
+def recall_histogram(per_query: Sequence[float], k: int) -> go.Figure:
+    """Queries per recall bin: ten bins of width 0.1 covering exactly [0, 1], the last one
+    closed (recall 1.0 falls in [0.9, 1.0]), drawn as bars, so no bin reaches past 1.0 on an
+    axis that ends at 1.0. A recall on an edge (3/10) counts in the bin it starts (rounded
+    before the floor: 0.3 * 10 is 2.9999999999999996 in floating point)."""
+    values = np.clip(np.asarray(per_query, dtype=float), 0.0, 1.0)
+    bins = np.minimum(np.floor(np.round(values * RECALL_BINS, 9)).astype(int), RECALL_BINS - 1)
+    counts = np.bincount(bins, minlength=RECALL_BINS)
+    edges = np.arange(RECALL_BINS + 1) / RECALL_BINS
+    labels = [
+        f"[{lo:.1f}, {hi:.1f}{']' if i == RECALL_BINS - 1 else ')'}"
+        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+    ]
+    width = 1.0 / RECALL_BINS
+    fig = go.Figure(
+        go.Bar(
+            x=(edges[:-1] + width / 2).tolist(), y=counts.tolist(), width=width * 0.95,
+            customdata=labels, marker_color="#4C78A8",
+            hovertemplate="recall %{customdata}<br>%{y} queries<extra></extra>",
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        title={"text": "Recall per query", "font": {"size": 14}},
+        xaxis={"title": f"recall@{k}", "range": [0.0, 1.0], "dtick": width},
+        yaxis={"title": "queries"},
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+    )
+    return fig
+
+
+def latency_figure(ann_ms: Sequence[float], exact_ms: Sequence[float]) -> go.Figure:
+    """Latency per query of a recall measurement: the ANN and the exact searches as boxes."""
+    fig = go.Figure()
+    fig.add_trace(go.Box(y=list(ann_ms), name="ANN", boxpoints=False))
+    fig.add_trace(go.Box(y=list(exact_ms), name="exact", boxpoints=False))
+    fig.update_layout(
+        title={"text": "Latency per query", "font": {"size": 14}},
+        yaxis={"title": "ms", "rangemode": "tozero"},
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        showlegend=False,
+    )
+    return fig
+
+
+def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.Figure:
+    """Recall against p50 latency, one point per setting, the Pareto front drawn, the target
+    as a line and the cheapest setting reaching it circled."""
+    labels = {
+        i: ", ".join(f"{k}={v}" for k, v in tuning.setting_params(row, keys).items()) or "defaults"
+        for i, row in frame.iterrows()
+    }
+    brute = (
+        frame["brute_force"].astype(bool)
+        if "brute_force" in frame
+        else pd.Series(False, index=frame.index)
+    )
+    ann = frame[~brute]  # settings that used the index; brute-force ones drawn apart
+    front = tuning.pareto_front(ann)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=ann["p50_ms"], y=ann["recall"], mode="markers", name="setting",
+            text=[labels[i] for i in ann.index], marker={"size": 9, "color": "#9ecae1"},
+            error_y={
+                "type": "data", "symmetric": False, "visible": True, "thickness": 1,
+                "array": ann["recall_high"] - ann["recall"],
+                "arrayminus": ann["recall"] - ann["recall_low"],
+            },
+            customdata=ann[["recall_low", "recall_high"]].to_numpy(),
+            hovertemplate="%{text}<br>recall %{y:.3f} (95% interval %{customdata[0]:.3f}-"
+            "%{customdata[1]:.3f})<br>p50 %{x:.2f} ms<extra></extra>",
+        )
+    )  # fmt: skip
+    if brute.any():
+        forced = frame[brute]
+        fig.add_trace(
+            go.Scatter(
+                x=forced["p50_ms"], y=forced["recall"], mode="markers",
+                name="brute force (no index)", text=[labels[i] for i in forced.index],
+                marker={"size": 9, "color": "#969696", "symbol": "x"},
+                hovertemplate="%{text}<br>brute force<br>recall %{y:.3f}<br>p50 %{x:.2f} ms"
+                "<extra></extra>",
+            )
+        )  # fmt: skip
+    on_front = ann[front].sort_values("p50_ms")
+    fig.add_trace(
+        go.Scatter(
+            x=on_front["p50_ms"], y=on_front["recall"], mode="lines+markers", name="Pareto front",
+            line={"color": "#08519c", "shape": "hv"}, marker={"size": 10, "color": "#08519c"},
+            text=[labels[i] for i in on_front.index],
+            hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
+        )
+    )  # fmt: skip
+    fig.add_hline(
+        y=target, line={"dash": "dash", "color": "#d62728"},
+        annotation_text=f"target {target:.2f}", annotation_position="bottom right",
+    )  # fmt: skip
+    best = tuning.cheapest(frame, target)
+    if best is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[best["p50_ms"]], y=[best["recall"]], mode="markers", name="cheapest ≥ target",
+                marker={"size": 18, "symbol": "circle-open", "color": "#d62728", "line": {"width": 3}},
+            )
+        )  # fmt: skip
+    fig.update_layout(
+        height=420,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        title={"text": "Recall against latency", "font": {"size": 14}},
+        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
+        yaxis={"title": "recall", "range": [0, 1.05]},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def ab_figure(frame: pd.DataFrame) -> go.Figure:
+    """Build A/B: recall against p50 latency, one labelled point per build, the marker's area
+    growing with the index size."""
+    largest = max(1, int(frame["size_bytes"].max())) if len(frame) else 1
+    fig = go.Figure(
+        go.Scatter(
+            x=frame["p50_ms"], y=frame["recall"], mode="markers+text", text=frame["config"],
+            textposition="top center",
+            marker={"size": [10 + 26 * (s / largest) ** 0.5 for s in frame["size_bytes"]],
+                    "opacity": 0.7},
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        height=360,
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        title={"text": "Recall against latency (marker size: index size)", "font": {"size": 14}},
+        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
+        yaxis={"title": "recall", "range": [0, 1.1]},
+    )
+    return fig
+
+
+def plan_figure(nodes: Sequence[PlanNode]) -> go.Figure:
+    """Time per node (analyze), the plan's steps top to bottom."""
+    labels = [f"{'· ' * n.depth}{n.name}" for n in nodes]
+    times = [n.elapsed_ms or 0.0 for n in nodes]
+    fig = go.Figure(go.Bar(x=times, y=labels, orientation="h", marker_color="#4C78A8"))
+    fig.update_layout(
+        height=max(160, 34 * len(nodes) + 60),
+        margin={"l": 10, "r": 10, "t": 30, "b": 30},
+        title={"text": "Time per step (ms, inclusive)", "font": {"size": 14}},
+        yaxis={"autorange": "reversed"},
+        xaxis={"title": "ms"},
+    )
+    return fig
+
+
+NOT_LOADED_COLOR = "#b0b0b0"
+UNKNOWN_COLOR = "#d62728"
+_OPERATION_COLORS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+)  # fmt: skip
+
+
+def _operation_scale(operations: Sequence[str]) -> alt.Scale:
+    """Fixed colours: "(not loaded)" grey, "?" red, the rest in a stable palette order."""
+    domain = sorted(set(operations), key=lambda o: (o in ("(not loaded)", "?"), o))
+    colors, i = [], 0
+    for op in domain:
+        if op == "(not loaded)":
+            colors.append(NOT_LOADED_COLOR)
+        elif op == "?":
+            colors.append(UNKNOWN_COLOR)
+        else:
+            colors.append(_OPERATION_COLORS[i % len(_OPERATION_COLORS)])
+            i += 1
+    return alt.Scale(domain=domain, range=colors)
+
+
+TICKS = 5
+
+
+def _datetime(ts: pd.Timestamp) -> alt.DateTime:
+    """A UTC instant as a Vega-Lite DateTime (millisecond precision)."""
+    return alt.DateTime(
+        year=ts.year, month=ts.month, date=ts.day, hours=ts.hour, minutes=ts.minute,
+        seconds=ts.second, milliseconds=ts.microsecond // 1000, utc=True,
+    )  # fmt: skip
+
+
+def time_axis(span_seconds: float, start: pd.Timestamp | None = None) -> alt.Axis:
+    """A readable time axis for versions ``span_seconds`` apart: milliseconds when they are
+    within a minute (the demo's are within a second), seconds within a day, dates beyond.
+    Within a minute Vega draws one or two ticks at most, so with ``start`` the axis gets
+    :data:`TICKS` evenly spaced tick values (UTC DateTimes)."""
+    values = None
+    if span_seconds < 60:
+        fmt = "%H:%M:%S.%L"
+        if start is not None:
+            first = pd.Timestamp(start)
+            first = first.tz_localize("UTC") if first.tzinfo is None else first.tz_convert("UTC")
+            step = pd.Timedelta(milliseconds=max(span_seconds * 1000.0, 1.0) / (TICKS - 1))
+            values = [_datetime(first + i * step) for i in range(TICKS)]
+    elif span_seconds < 86_400:
+        fmt = "%H:%M:%S"
+    else:
+        fmt = "%b %d %H:%M"
+    extra = {"values": values} if values else {"tickCount": 6}
+    return alt.Axis(format=fmt, labelAngle=-30, labelOverlap="greedy", title=None, **extra)
+
+
+def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt.LayerChart:
+    """Vega-Lite scatter of versions over time, coloured by operation; the versions on the
+    current page are shaded as a band when the chart shows more than them."""
+    data = frame[["version", "timestamp", "operation"]].copy()
+    data["version"] = data["version"].astype("int64")
+    points = (
+        alt.Chart(data)
+        .mark_circle(size=36, opacity=0.85)
+        .encode(
+            x=alt.X(
+                "timestamp:T",
+                axis=time_axis(
+                    vsv.time_span_seconds(data),
+                    pd.to_datetime(data["timestamp"]).min() if len(data) else None,
+                ),
+            ),
+            y=alt.Y(
+                "version:Q",
+                title="version",
+                scale=alt.Scale(zero=False),
+                axis=alt.Axis(format="d", tickMinStep=1),
+            ),
+            color=alt.Color(
+                "operation:N",
+                scale=_operation_scale(data["operation"].tolist()),
+                legend=alt.Legend(orient="bottom", title=None),
+            ),
+            tooltip=[
+                alt.Tooltip("version:Q", format="d"),
+                alt.Tooltip("operation:N"),
+                alt.Tooltip("timestamp:T", format="%Y-%m-%d %H:%M:%S.%L"),
+            ],
+        )
+    )
+    layers: list[Any] = []
+    if highlight and len(highlight) < len(frame):
+        band = pd.DataFrame(
+            {"y0": [min(highlight) - 0.5], "y1": [max(highlight) + 0.5], "label": ["this page"]}
+        )
+        layers.append(
+            alt.Chart(band)
+            .mark_rect(color="#7f7f7f", opacity=0.12)
+            .encode(y="y0:Q", y2="y1:Q", tooltip=[alt.Tooltip("label:N", title="band")])
+        )
+    layers.append(points)
+    chart: alt.LayerChart = alt.layer(*layers).properties(height=320)  # type: ignore[assignment]
+    return chart
+
+
+__all__ = [
+    "ab_figure",
+    "coverage_figure",
+    "history_figure",
+    "latency_figure",
+    "plan_figure",
+    "recall_histogram",
+    "segments_figure",
+    "size_figure",
+    "sweep_figure",
+    "time_axis",
+    "timeline_chart",
+    "version_axis",
+]

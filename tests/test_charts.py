@@ -1,0 +1,230 @@
+"""backend.charts: every figure checked for its data on small inputs (against numpy or a plain
+loop), and the console's pages drawing exactly these figures (AppTest of the components)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.io as pio
+from streamlit.testing.v1 import AppTest
+
+from backend import charts, tuning
+from backend.services.search import PlanNode
+
+OVERVIEW = pd.DataFrame(
+    {
+        "name": ["vec_idx", "text_fts", "id_btree"],
+        "indexed_rows": [90, 100, None],
+        "unindexed_rows": [10, 0, None],
+        "size_bytes": [4096, None, 512],
+        "segments": [2, 1, None],
+    }
+)
+HISTORY = pd.DataFrame(
+    {
+        "version": [1, 2, 3, 2, 3],
+        "index_name": ["a", "a", "a", "b", "b"],
+        "coverage": [1.0, 0.5, None, 1.0, 0.25],
+        "unindexed_rows": [0, 10, None, 0, 30],
+        "total_rows": [10, 20, 20, 20, 40],
+    }
+)
+SWEEP = pd.DataFrame(
+    {
+        "nprobes": pd.Series([1, 2, 4, 8, 16], dtype=object),
+        "recall": [0.50, 0.80, 0.78, 0.97, 1.00],
+        "recall_low": [0.40, 0.70, 0.68, 0.955, 0.96],
+        "recall_high": [0.60, 0.88, 0.86, 0.99, 1.00],
+        "queries": [50] * 5,
+        "p50_ms": [1.0, 2.0, 3.0, 4.0, 9.0],
+        "p95_ms": [2.0, 3.0, 4.0, 5.0, 10.0],
+        "metric": ["l2"] * 5,
+        "brute_force": [False, False, False, False, True],
+    }
+)
+
+
+def numpy_pareto(recall: np.ndarray, latency: np.ndarray) -> np.ndarray:
+    """Indices of the points no other point dominates (independent of tuning.pareto_front)."""
+    keep = []
+    for i in range(len(recall)):
+        others = np.delete(np.arange(len(recall)), i)
+        better = (recall[others] >= recall[i]) & (latency[others] <= latency[i])
+        strictly = (recall[others] > recall[i]) | (latency[others] < latency[i])
+        if not np.any(better & strictly):
+            keep.append(i)
+    return np.array(keep)
+
+
+def test_coverage_size_segments() -> None:
+    indexed, unindexed = charts.coverage_figure(OVERVIEW).data
+    assert list(indexed.y) == ["vec_idx", "text_fts", "id_btree"]
+    assert list(indexed.x) == [90, 100, 0] and list(unindexed.x) == [10, 0, 0]
+    (size,) = charts.size_figure(OVERVIEW).data
+    assert list(size.x) == ["vec_idx", "id_btree"] and list(size.y) == [4096, 512]
+    (segments,) = charts.segments_figure(OVERVIEW).data
+    assert list(segments.x) == ["vec_idx", "text_fts"] and list(segments.y) == [2, 1]
+
+
+def test_history_one_line_per_index_in_version_order() -> None:
+    fig = charts.history_figure(HISTORY.sample(frac=1.0, random_state=3))
+    by_name = {t.name: t for t in fig.data}
+    assert set(by_name) == {"a", "b"}
+    assert list(by_name["a"].x) == [1, 2, 3] and list(by_name["a"].y) == [100.0, 50.0, None]
+    assert list(by_name["b"].x) == [2, 3] and list(by_name["b"].y) == [100.0, 25.0]
+    axis = charts.version_axis(HISTORY["version"])
+    assert axis["tick0"] == 1 and axis["dtick"] == 1
+
+
+def test_recall_histogram_matches_numpy() -> None:
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 11, size=40) / 10  # recall@10 values, edges included
+    (trace,) = charts.recall_histogram(values, 10).data
+    expected = np.histogram(np.round(values * 10).astype(int), bins=np.arange(12))[0]
+    expected[9] += expected[10]  # 1.0 falls in the last, closed bin
+    assert list(trace.y) == expected[:10].tolist()
+
+
+def test_latency_boxes() -> None:
+    ann, exact = charts.latency_figure([1.0, 2.0], [5.0, 6.0, 7.0]).data
+    assert (ann.name, list(ann.y)) == ("ANN", [1.0, 2.0])
+    assert (exact.name, list(exact.y)) == ("exact", [5.0, 6.0, 7.0])
+
+
+def test_sweep_pareto_front_target_and_cheapest() -> None:
+    fig = charts.sweep_figure(SWEEP, ["nprobes"], 0.95)
+    traces = {t.name: t for t in fig.data}
+    assert set(traces) == {"setting", "brute force (no index)", "Pareto front", "cheapest ≥ target"}
+    ann = SWEEP[~SWEEP["brute_force"]]
+    assert list(traces["setting"].x) == ann["p50_ms"].tolist()
+    assert np.allclose(traces["setting"].error_y.array, ann["recall_high"] - ann["recall"])
+    assert np.allclose(traces["setting"].error_y.arrayminus, ann["recall"] - ann["recall_low"])
+    front = numpy_pareto(ann["recall"].to_numpy(), ann["p50_ms"].to_numpy())
+    assert list(traces["Pareto front"].x) == sorted(ann["p50_ms"].to_numpy()[front].tolist())
+    assert 3.0 not in traces["Pareto front"].x  # nprobes=4 is dominated by nprobes=2
+    assert list(traces["brute force (no index)"].x) == [9.0]
+    # the target line, and the cheapest index setting whose interval's lower bound reaches it
+    (line,) = [s for s in fig.layout.shapes if s.y0 == s.y1]
+    assert line.y0 == 0.95
+    low_ok = ann[ann["recall_low"] >= 0.95]
+    assert list(traces["cheapest ≥ target"].x) == [low_ok["p50_ms"].min()]
+    assert "cheapest ≥ target" not in {t.name for t in charts.sweep_figure(SWEEP, [], 0.99).data}
+
+
+def test_ab_and_plan_figures() -> None:
+    frame = pd.DataFrame(
+        {"config": ["a", "b"], "recall": [0.9, 0.7], "p50_ms": [3.0, 1.0], "size_bytes": [400, 100]}
+    )
+    (trace,) = charts.ab_figure(frame).data
+    assert list(trace.text) == ["a", "b"] and list(trace.y) == [0.9, 0.7]
+    assert trace.marker.size[0] == 36 and trace.marker.size[1] == 10 + 26 * 0.5
+    nodes = [
+        PlanNode(0, "Projection", "", {"elapsed": "2.5ms"}),
+        PlanNode(1, "KNN", "", {"elapsed": "1.5ms"}),
+        PlanNode(1, "Scan", "", {}),
+    ]
+    (bar,) = charts.plan_figure(nodes).data
+    assert list(bar.y) == ["Projection", "· KNN", "· Scan"]
+    assert list(bar.x) == [n.elapsed_ms or 0.0 for n in nodes]
+    assert bar.x[0] == 2.5
+
+
+def test_timeline_points_and_band() -> None:
+    frame = pd.DataFrame(
+        {
+            "version": [1, 2, 3, 4],
+            "timestamp": pd.to_datetime([0, 1000, 2000, 3000], unit="ms", utc=True),
+            "operation": ["Overwrite", "Append", "?", "(not loaded)"],
+        }
+    )
+    spec = charts.timeline_chart(frame, highlight=[3, 4]).to_dict()
+    band, points = spec["layer"]
+    values = spec["datasets"][points["data"]["name"]]
+    assert [v["version"] for v in values] == [1, 2, 3, 4]
+    scale = points["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"], strict=True))["(not loaded)"] == "#b0b0b0"
+    (rect,) = spec["datasets"][band["data"]["name"]]
+    assert (rect["y0"], rect["y1"]) == (2.5, 4.5)
+    assert len(charts.timeline_chart(frame).to_dict()["layer"]) == 1  # no band: all shown
+
+
+# -- the pages draw these figures --------------------------------------------------------------
+
+
+def _plotly_specs(at: AppTest) -> dict[str, dict]:
+    return {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def _same(spec: dict, fig) -> bool:
+    mine = json.loads(pio.to_json(fig, validate=False))
+    return spec["data"] == mine["data"] and spec["layout"].get("title") == mine["layout"].get(
+        "title"
+    )
+
+
+def index_charts_page(overview, history) -> None:  # the script AppTest runs alone
+    from components.index_charts import render_index_charts
+
+    render_index_charts(overview, history, key_prefix="t.charts")
+
+
+def sweep_page(frame) -> None:  # the script AppTest runs alone
+    from types import SimpleNamespace
+
+    from components.search import render_sweep_result
+
+    render_sweep_result(SimpleNamespace(table_id=("a", "b")), frame, ["nprobes"], "vec", 10)
+
+
+def timeline_page(frame) -> None:  # the script AppTest runs alone
+    from components.versions import render_timeline
+
+    render_timeline(frame, key_prefix="t.timeline")
+
+
+def test_index_charts_component_draws_backend_charts() -> None:
+    at = AppTest.from_function(index_charts_page, args=(OVERVIEW, HISTORY), default_timeout=30)
+    at.run()
+    assert not at.exception
+    specs = list(_plotly_specs(at).values())
+    expected = [
+        charts.coverage_figure(OVERVIEW),
+        charts.size_figure(OVERVIEW),
+        charts.segments_figure(OVERVIEW),
+        charts.history_figure(HISTORY),
+    ]
+    assert len(specs) == len(expected)
+    for spec, fig in zip(specs, expected, strict=True):
+        assert _same(spec, fig)
+
+
+def test_sweep_component_draws_backend_sweep_figure() -> None:
+    # recall below the page's default target (0.95) for every index setting: no snippets
+    frame = SWEEP.assign(recall_low=SWEEP["recall_low"] - 0.2)
+    at = AppTest.from_function(sweep_page, args=(frame,), default_timeout=30)
+    at.run()
+    assert not at.exception
+    (spec,) = _plotly_specs(at).values()
+    assert _same(spec, charts.sweep_figure(frame, ["nprobes"], 0.95))
+    assert tuning.cheapest(frame, 0.95) is None
+
+
+def test_timeline_component_draws_backend_timeline() -> None:
+    frame = pd.DataFrame(
+        {
+            "version": [1, 2],
+            "timestamp": pd.to_datetime([0, 5000], unit="ms", utc=True),
+            "operation": ["Overwrite", "Append"],
+        }
+    )
+    at = AppTest.from_function(timeline_page, args=(frame,), default_timeout=30)
+    at.run()
+    assert not at.exception
+    (chart,) = at.get("vega_lite_chart")
+    shown = json.loads(chart.proto.spec)
+    mine = charts.timeline_chart(frame).to_dict()
+    assert shown["layer"][0]["encoding"] == mine["layer"][0]["encoding"]
+    assert shown["layer"][0]["mark"] == mine["layer"][0]["mark"]
+    assert len(shown["layer"]) == len(mine["layer"])
