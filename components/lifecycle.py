@@ -28,6 +28,7 @@ from backend import ids, version_ranges
 from backend import properties as props
 from backend.services import lifecycle as lc
 from backend.services import namespaces as nsv
+from backend.services import rows as rsv
 from backend.text import plural
 from components import feedback, state
 from components.cache import CATALOG, cached, table_scope
@@ -270,6 +271,81 @@ def cleanup_write(ns: Any, table_id: Sequence[str], plan: lc.CleanupPlan) -> Wri
         lc.run_cleanup, (ns, plan), "Cleaning up",
         f"Deleted {n} of {_path(table_id)} ({runs(plan.delete)}; {plan.policy}).",
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RowsDelete:
+    """A confirmed "Delete rows": the filter and the count its preview showed."""
+
+    filter: str
+    expected_count: int
+
+
+def delete_rows_write(ns: Any, table_id: Sequence[str], ask: RowsDelete) -> Write:
+    """Delete the rows ``ask.filter`` matches (``rows.delete_rows``: refused when the count
+    moved since the preview); its result is a ``RowsDeleted``."""
+    return Write(
+        rsv.delete_rows, (ns, list(table_id), ask.filter), "Deleting rows",
+        lambda done: f"{done} ({_path(table_id)})",
+        kwargs={"expected_count": ask.expected_count},
+    )  # fmt: skip
+
+
+def render_delete_rows(
+    ns: Any, table_id: list[str], *, key_prefix: str, read_only: bool
+) -> RowsDelete | None:
+    """ "Delete rows": a filter, its preview (how many rows match, a sample), then a typed
+    confirmation; the delete to send once confirmed. Previewing is a read (every role); the
+    delete is an admin's (``delete_from_table``), disabled with the reason otherwise."""
+    table = table_id[-1]
+    locked = role_lock(rsv.OPERATION, read_only)
+    read_only = read_only or locked is not None
+    st.caption(
+        "Deletes the rows a filter (a SQL condition, e.g. id > 100 AND cat = 'x') matches, as a "
+        "new version; earlier versions keep them until they are cleaned up. Preview first."
+    )
+    with st.form(f"{key_prefix}.preview", border=False):
+        text = st.text_input("Filter", key=f"{key_prefix}.filter")
+        previewed = st.form_submit_button("Preview", icon=":material/preview:")
+    text = (text or "").strip()
+    if previewed:
+        state.set_rows_preview(None)
+        found = feedback.run(
+            rsv.preview_delete, ns, table_id, text, action="Previewing the rows to delete"
+        )
+        if found is not None:
+            state.set_rows_preview(table_id, text, found)
+    preview = state.rows_preview(table_id, text) if text else None
+    if preview is None:
+        if text and not previewed:
+            st.caption("Preview this filter to see how many rows it deletes.")
+        return None
+    if preview.count == 0:
+        feedback.show("info", f"No row of {table} matches {text}: nothing to delete.")
+        return None
+    st.markdown(
+        f"**{plural(preview.count, 'row')}** "
+        + feedback.as_text(f"{'matches' if preview.count == 1 else 'match'} {text}."),
+    )
+    if len(preview.sample) < preview.count:
+        st.caption(f"A sample of {len(preview.sample):,} of them:")
+    st.dataframe(preview.sample, hide_index=True)
+    with st.form(f"{key_prefix}.delete", border=False):
+        confirmed = render_typed_confirmation(
+            table, key_prefix=key_prefix, label=f"Type the table name {table} to confirm"
+        )
+        submitted = st.form_submit_button(
+            "Delete rows", type="primary", icon=":material/delete:", disabled=read_only
+        )
+        render_role_lock(locked)
+    if not confirmed_submit(
+        submitted,
+        read_only=read_only,
+        confirmed=confirmed,
+        refusal=f"Nothing deleted: type {table} exactly to confirm.",
+    ):
+        return None
+    return RowsDelete(text, int(preview.count))
 
 
 def _carry_version(version: int) -> None:

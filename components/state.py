@@ -162,6 +162,7 @@ class Versions:
     RESTORE_OPEN = "versions.restore.open"  # widget: the "Restore this version" expander
     MANAGE_OPEN = "versions.manage.open"  # widget: the "Manage versions" expander is open
     MANAGE_TAB = "versions.manage.tab"  # widget: the open "Manage versions" tab (its label)
+    ROWS_PREVIEW = "versions.rows_preview"  # (table id tuple, filter, DeletePreview) last preview
 
 
 def open_manage_tab(label: str) -> None:
@@ -191,6 +192,22 @@ def set_cleanup_plan(table_id: list[str] | None, plan: Any = None) -> None:
         _pop(Versions.CLEANUP)
     else:
         _set(Versions.CLEANUP, (tuple(table_id), plan))
+
+
+def rows_preview(table_id: list[str], filter: str) -> Any:
+    """The last "Delete rows" preview of this table for exactly ``filter``
+    (``backend.services.rows.DeletePreview``; ``None``: not previewed, or another filter)."""
+    item = _get(Versions.ROWS_PREVIEW)
+    if item and item[0] == tuple(table_id) and item[1] == filter.strip():
+        return item[2]
+    return None
+
+
+def set_rows_preview(table_id: list[str] | None, filter: str = "", preview: Any = None) -> None:
+    if table_id is None or preview is None:
+        _pop(Versions.ROWS_PREVIEW)
+    else:
+        _set(Versions.ROWS_PREVIEW, (tuple(table_id), filter.strip(), preview))
 
 
 def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:

@@ -331,13 +331,14 @@ def render_details_section(
     return picked
 
 
-MANAGE_TABS = ("Compare", "Tags", "Clean up by policy", "Delete by range")
+MANAGE_TABS = ("Compare", "Tags", "Clean up by policy", "Delete by range", "Delete rows")
 TAGS_TAB = MANAGE_TABS[1]
 MANAGE_LABEL = "Manage versions: compare, tags, clean up, delete"
 
 
 def manage_tabs() -> Sequence[Any] | None:
-    """The "Manage versions" tabs (compare, tags, cleanup, delete by range) in an expander:
+    """The "Manage versions" tabs (compare, tags, cleanup, delete by range, delete rows by a
+    filter) in an expander:
     ``None`` while it is closed. Only the open tab's content is to be built (``tab.open``);
     the expander and the open tab are kept per session. Closed, they cost a page load
     nothing but the expander."""

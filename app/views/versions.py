@@ -1,7 +1,7 @@
 """Versions: every version of a table (paged, newest first), a timeline, one version's
 details (restore it, browse its data), then "Manage versions" tabs, only the open one drawn:
 the comparison of two, tags (``?tag=`` opens a tagged version), deleting old versions by
-policy or by range (never the latest)."""
+policy or by range (never the latest), deleting rows by a filter (previewed first)."""
 
 import streamlit as st
 
@@ -47,6 +47,7 @@ def send(write: life.Write, *, show_result: bool = False) -> None:
     state.reset_forms("versions")
     state.set_cleanup_plan(None)
     state.set_compare_pair(None)
+    state.set_rows_preview(None)
     if show_result:
         state.show_version(done[0])
     feedback.flash("versions", "success", write.said(done[0]), snippet=write.snippet)
@@ -67,7 +68,7 @@ if restore := life.render_version_actions(
 
 if (tabs := ver.manage_tabs()) is None:
     st.stop()
-compare, tagging, cleanup, deleting = tabs
+compare, tagging, cleanup, deleting, deleting_rows = tabs
 if compare.open:
     with compare:
         ver.render_compare_section(table_id, versions, picked)
@@ -96,3 +97,9 @@ if deleting.open:
             tagged=life.tagged(tid),
         ):
             send(life.delete_versions_write(ns, table_id, ask))
+if deleting_rows.open:
+    with deleting_rows:
+        if rows_ask := life.render_delete_rows(
+            ns, table_id, key_prefix=f"versions.rows{fv}.{tid}", read_only=read_only
+        ):
+            send(life.delete_rows_write(ns, table_id, rows_ask))
