@@ -1,7 +1,7 @@
 """The "bare" baseline of benchmarks/bench_ui_pages.py: the same rows as a console page, shown by
 one ``st.dataframe(df)`` call.
 
-``?view=versions|tables|indexes``; ``BENCH_TARGET`` (namespace root or REST URL),
+``?view=versions|tables|rows|indexes`` (``rows``: the table names, like ``tables``); ``BENCH_TARGET`` (namespace root or REST URL),
 ``BENCH_NS_<VIEW>`` (namespace name) and ``BENCH_TABLE_<VIEW>`` come from the environment. The rows are fetched with the
 same client the console uses (``backend.connect``) and cached with ``st.cache_data`` like a
 real page would, so after the warm-up run the bare page costs one script run plus the grid.
@@ -53,7 +53,7 @@ def load(view: str, namespace: str, table: str) -> pd.DataFrame:
             ns.list_table_versions, ListTableVersionsRequest, "versions", id=[namespace, table]
         )
         return pd.DataFrame([v.model_dump(exclude={"metadata"}) for v in rows])
-    if view == "tables":
+    if view in ("tables", "rows"):
         return pd.DataFrame(
             {"table": _pages(ns.list_tables, ListTablesRequest, "tables", id=[namespace])}
         )

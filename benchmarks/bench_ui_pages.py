@@ -1,10 +1,12 @@
 """Time to a fully rendered console page vs. a bare ``st.dataframe(df)`` page of the same rows.
 
-Three scenarios, each in headless Chromium (Debian's ``/usr/bin/chromium``) against real
+Four scenarios, each in headless Chromium (Debian's ``/usr/bin/chromium``) against real
 ``streamlit run`` servers:
 
 * ``versions``: the Versions page of a table with 10,000 versions;
 * ``tables``: the Namespaces & tables page of a namespace with 1,000 (declared) tables;
+* ``rows``: the same page of a namespace with 1,000 tables holding rows (real datasets, whose
+  per-table stats the list shows);
 * ``indexes``: the Indexes page of a table with 50 BTREE indexes.
 
 "Rendered" = the page's main grid is visible (the first ``stDataFrame`` of the main area; on
@@ -31,7 +33,7 @@ Three pages per scenario (benchmarks/_ui_bench_app.py serves the two baselines):
 
 Data (in a temp dir, or ``--root``): 10,000 versions are 10,000 real ``update_config`` commits
 of a one-row table (~1 ms each, constant manifest size); the tables are ``declare_table``
-calls; the indexes are BTREE indexes on 50 int64 columns of a 100-row table.
+calls; the tables with rows are ``create_table`` calls of 3 rows each; the indexes are BTREE indexes on 50 int64 columns of a 100-row table.
 
 Usage::
 
@@ -73,6 +75,7 @@ NAMESPACE = "bench"
 VERSIONS_TABLE = "history"
 INDEXES_TABLE = "wide"
 TABLES_NAMESPACE = "many"
+ROWS_NAMESPACE = "filled"
 MAIN_GRID = '[data-testid="stMain"] [data-testid="stDataFrame"]'
 # The tables page lists one page of names as a selectable grid (key "tables.list.grid.page.<hash>").
 TABLES_GRID = (
@@ -91,7 +94,7 @@ class Scenario:
 
 
 def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[str]) -> None:
-    """Seed ``root`` (a directory namespace) with the three scenarios' data."""
+    """Seed ``root`` (a directory namespace) with the scenarios' data."""
     import lance
     import pyarrow as pa
     from lance.namespace import (
@@ -121,6 +124,16 @@ def generate(root: Path, *, versions: int, tables: int, indexes: int, only: set[
         for i in range(tables):
             ns.declare_table(DeclareTableRequest(id=[TABLES_NAMESPACE, f"table_{i:05d}"]))
         _log(f"  {tables} declared tables in {time.perf_counter() - t0:.1f}s")
+
+    if "rows" in only:
+        t0 = time.perf_counter()
+        ns.create_namespace(CreateNamespaceRequest(id=[ROWS_NAMESPACE]))
+        three = to_ipc_stream(
+            pa.table({"id": pa.array([1, 2, 3], pa.int64()), "note": list("abc")})
+        )
+        for i in range(tables):
+            ns.create_table(CreateTableRequest(id=[ROWS_NAMESPACE, f"table_{i:05d}"]), three)
+        _log(f"  {tables} tables with rows in {time.perf_counter() - t0:.1f}s")
 
     if "indexes" in only:
         t0 = time.perf_counter()
@@ -248,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a fresh browser context (empty HTTP cache) for every load",
     )
-    parser.add_argument("--only", default="versions,tables,indexes")
+    parser.add_argument("--only", default="versions,tables,rows,indexes")
     parser.add_argument("--backend", choices=["local", "rest"], default="local")
     parser.add_argument("--root", type=Path, help="reuse/keep data here (default: temp dir)")
     args = parser.parse_args(argv)
@@ -303,6 +316,14 @@ def run(
             {"view": "tables"},
         ),
         Scenario(
+            "rows",
+            f"Namespaces & tables, {tables:,} with rows",
+            "tables",
+            {"ns": ROWS_NAMESPACE},
+            TABLES_GRID,
+            {"view": "rows"},
+        ),
+        Scenario(
             "indexes",
             f"Indexes page, {indexes} indexes",
             "indexes",
@@ -327,6 +348,7 @@ def run(
             "BENCH_TARGET": target,
             "BENCH_NS_VERSIONS": NAMESPACE,
             "BENCH_NS_TABLES": TABLES_NAMESPACE,
+            "BENCH_NS_ROWS": ROWS_NAMESPACE,
             "BENCH_NS_INDEXES": NAMESPACE,
             "BENCH_TABLE_VERSIONS": VERSIONS_TABLE,
             "BENCH_TABLE_INDEXES": INDEXES_TABLE,

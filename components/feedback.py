@@ -119,6 +119,12 @@ def render_flash(page: str) -> dict[str, Any] | None:
     return item
 
 
+def keep_flash(page: str) -> None:
+    """Before a rerun the user did not ask for (figures read in the background arrived):
+    the result shown in this run is shown again in the next."""
+    state.keep_flash(page)
+
+
 __all__ = [
     "as_text",
     "delimiter",
@@ -126,6 +132,7 @@ __all__ = [
     "error_lines",
     "error_text",
     "flash",
+    "keep_flash",
     "render_flash",
     "run",
     "show",

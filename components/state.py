@@ -106,7 +106,18 @@ def flash(page: str, kind: str, text: str, **extra: Any) -> None:
 
 
 def pop_flash(page: str) -> dict[str, Any] | None:
-    return _pop(f"{page}.flash")
+    """The result kept for ``page`` (gone from the session); remembered as the one shown in
+    this run, for :func:`keep_flash`."""
+    item = _pop(f"{page}.flash")
+    _set(f"{page}.flash.shown", item)
+    return item
+
+
+def keep_flash(page: str) -> None:
+    """The result shown in this run of ``page`` is shown again after the next rerun."""
+    item = _get(f"{page}.flash.shown")
+    if item:
+        _set(f"{page}.flash", item)
 
 
 def form_version(page: str) -> int:
@@ -121,6 +132,8 @@ def reset_forms(page: str) -> None:
 # --- Namespaces & tables -------------------------------------------------------------------------
 class Tables:
     SEARCH = "tables.search"  # widget: table-name filter
+    SORT = "tables.sort"  # widget: what the tables list is sorted by (table_stats.SORTS)
+    SORT_DESC = "tables.sort.desc"  # widget: descending
     DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
     # widgets: the expanders of the lifecycle panels, per table / namespace (:func:`panel_key`)
     DROP_OPEN = "tables.drop.open"  # "Drop table (deletes data)"

@@ -16,11 +16,13 @@ import pandas as pd
 import streamlit as st
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
+import backend
 from backend import ids
 from backend import properties as props
 from backend.errors import LanceNamespaceError
 from backend.paging import paginate
 from backend.services import namespaces as nsv
+from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
 from backend.text import plural
 from components import feedback, state
@@ -31,6 +33,7 @@ from components.common import (
     render_mapping,
     render_path,
 )
+from components.connection import get_namespace
 from components.pager import pager_key, render_pager
 
 # --------------------------------------------------------------------------------------------
@@ -155,10 +158,14 @@ def render_name_list(
     column: str = "name",
     selected: str | None = None,
     reset_on: tuple[Any, ...] = (),
+    frame: Callable[[list[str]], pd.DataFrame] | None = None,
+    column_config: dict[str, Any] | None = None,
 ) -> Pick | None:
     """One page of ``names`` as a single selectable grid, with the pager. Returns a
     :class:`Pick` when the user selected (or deselected) a row. The grid is made anew (fresh
-    highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click."""
+    highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
+    ``frame``: the grid's rows for the names of the page (one row per name, in order; the
+    default is the one ``column`` of names), shown with ``column_config``."""
     if not names:
         return None
     page = render_pager(names, key_prefix=key_prefix, reset_on=reset_on, noun=column + "s")
@@ -171,8 +178,9 @@ def render_name_list(
     shown = memo.get("shown") if memo.get("key") == key else on_page
     default = {"selection": {"rows": [items.index(on_page)], "columns": []}} if on_page else None
     event = st.dataframe(  # type: ignore[call-overload]
-        pd.DataFrame({column: items}),
+        frame(items) if frame is not None else pd.DataFrame({column: items}),
         key=key,
+        column_config=column_config,
         on_select="rerun",
         selection_mode="single-row",
         selection_default=default,
@@ -450,17 +458,100 @@ def render_namespaces_column(path: Sequence[str], *, read_only: bool) -> None:
     render_dialog_button("create_ns", key_prefix="tables", read_only=read_only)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _stats_fill(conn: str, _ns: Any) -> tstats.StatsFill:
+    """The background fill of the tables lists' figures, one per connection (its reads of a
+    table's version are kept per location and version)."""
+    memo = tstats.VersionMemo()
+    return tstats.StatsFill(lambda tid: tstats.read_stats(_ns, tid, memo))
+
+
+def stats_fill() -> tstats.StatsFill:
+    """The fill of the active connection."""
+    from components.connection import connection_key, get_namespace
+
+    return _stats_fill(connection_key(), get_namespace())
+
+
+def table_stats(
+    path: Sequence[str], names: Sequence[str]
+) -> tuple[dict[str, tstats.TableStats | None], list[str]]:
+    """The figures known of ``names`` in ``path`` (``None``: pending) and the names still
+    pending; those not read yet, or read before the table's last write, are queued (in the
+    order given)."""
+    from components.cache import epoch
+    from components.connection import connection_key
+
+    conn = connection_key()
+    wanted = [((*path, n), epoch(conn, table_scope((*path, n)))) for n in names]
+    known = stats_fill().lookup(wanted)
+    out = {tid[-1]: value for tid, value in known.items()}
+    return out, [name for name, value in out.items() if value is None]
+
+
+STATS_POLL_S = 1.0  # how often a list with pending figures looks for them
+
+
+def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
+    """While figures on screen are pending: every second, rerun the page once they are in."""
+
+    @st.fragment(run_every=STATS_POLL_S)
+    def poll() -> None:
+        if not stats_fill().missing([(*path, n) for n in pending]):
+            feedback.keep_flash("tables")
+            st.rerun()
+
+    poll()
+
+
+def stats_column_config(*, rest: bool) -> dict[str, Any]:
+    """How the tables list shows its figures (widths fit the right-hand column)."""
+    na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
+    return {
+        "table": st.column_config.TextColumn("Table", width="medium"),
+        "rows": st.column_config.NumberColumn(
+            "Rows", format="localized", help="Rows of the latest version" + na
+        ),
+        "size_bytes": st.column_config.NumberColumn(
+            "Size on disk",
+            format="bytes",
+            help="Every file under the table's folder: all versions, indexes, manifests" + na,
+        ),
+        "version": st.column_config.NumberColumn("Version", format="%d", help="Latest version"),
+        "indexes": st.column_config.NumberColumn("Indexes", format="%d", help="Index count" + na),
+        "last_change": st.column_config.DatetimeColumn(
+            "Last change (UTC)",
+            format="YYYY-MM-DD HH:mm:ss",
+            help="When the latest version was committed" + na,
+        ),
+        "state": st.column_config.TextColumn(
+            "State", help="pending: being read; declared only: no data yet"
+        ),
+    }
+
+
 def render_tables_column(path: Sequence[str], table: str | None, *, read_only: bool) -> None:
-    """The tables of ``path`` with a search (picking one navigates) and "Declare a table"."""
+    """The tables of ``path`` with their figures, a search and a sort (picking one
+    navigates), and "Declare a table". Figures are read in the background (the tables on
+    screen first; every table when sorting by a figure) and kept per table version."""
     from backend.paging import filter_names
 
     st.subheader(f"Tables in {feedback.as_text(display_path(path))}", anchor=False)
-    search = st.text_input(
+    c_search, c_sort, c_desc = st.columns([3, 2, 1], vertical_alignment="bottom")
+    search = c_search.text_input(
         "Search tables",
         key=state.Tables.SEARCH,
         placeholder="part of a name, or a glob like orders_*",
         icon=":material/search:",
     )
+    sorts: list[str] = list(tstats.SORTS)
+    by: str = (
+        c_sort.selectbox(
+            "Sort by", sorts, format_func=lambda s: tstats.SORTS[s], key=state.Tables.SORT
+        )
+        or "name"
+    )
+    descending = c_desc.toggle("Descending", key=state.Tables.SORT_DESC)
     names = feedback.run(table_names, tuple(path), action="Listing tables") or []
     shown = filter_names(names, search)
     if search:
@@ -470,13 +561,36 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         )
     elif not names:
         st.caption("No tables here.")
+    pending: list[str] = []
+    if by != "name" and shown:
+        every, pending = table_stats(path, shown)
+        shown = tstats.sort_names(shown, every, by, descending=descending)
+    else:
+        shown = tstats.sort_names(shown, {}, "name", descending=descending)
+
+    def frame(items: list[str]) -> pd.DataFrame:
+        known, missing = table_stats(path, items)
+        pending.extend(n for n in missing if n not in pending)
+        return tstats.stats_frame(items, known)
+
+    rest = backend.capabilities(get_namespace()).kind == "rest"
     pick = render_name_list(
         shown,
         key_prefix="tables.list",
         column="table",
         selected=table,
-        reset_on=(tuple(path), search),
+        reset_on=(tuple(path), search, by, descending),
+        frame=frame,
+        column_config=stats_column_config(rest=rest),
     )
+    if pending:
+        st.caption(f"Reading the figures of {plural(len(pending), 'table')}…")
+        _poll_stats(tuple(path), tuple(pending))
+    elif rest and shown:
+        st.caption(
+            "Over REST the list shows what DescribeTable returns: the latest version; rows, "
+            "size, indexes and last change are n/a unless the server's answer carries them."
+        )
     if pick:
         go_to(path, pick.name)
     render_dialog_button("declare", key_prefix="tables", read_only=read_only)

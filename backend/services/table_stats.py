@@ -1,0 +1,320 @@
+"""Per-table figures of a tables list (rows, size on disk, latest version, indexes, last
+change), read without opening every table on every page view.
+
+:func:`read_stats` reads one table: on the local backend the dataset at its latest version
+(the manifest's own summary, the index list, the files under the table's folder); over REST
+only what DescribeTable returns (``None`` where the server gives nothing). What a version
+costs to read (the file listing) is kept per ``(location, version)``: a table is read again
+only when it has a new version.
+
+:class:`StatsFill` fills figures in a background thread: :meth:`StatsFill.lookup` returns the
+figures known (``None`` for pending ones) and queues the missing or stale tables, in the order
+asked for, so the tables on screen come first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from lance_namespace import DescribeTableRequest, LanceNamespace
+from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
+
+from ..errors import describe_error
+
+TableId = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """The figures of one table; ``None``: not known (declared only, or not given by the
+    server). ``problem``: why the table could not be read."""
+
+    rows: int | None = None
+    size_bytes: int | None = None
+    version: int | None = None
+    indexes: int | None = None
+    last_change: datetime | None = None
+    declared: bool = False
+    problem: str | None = None
+
+    @property
+    def state(self) -> str:
+        """What the list says of the table besides its figures."""
+        if self.problem:
+            return "unreadable"
+        return "declared only" if self.declared else ""
+
+
+def _whole(value: Any) -> int | None:
+    """A whole number of 0 or more from a metadata value (``"12"`` or ``12``), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class VersionMemo:
+    """What was read of ``(location, version)`` pairs, at most ``size`` of them (oldest out)."""
+
+    def __init__(self, size: int = 4096):
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[str, int], TableStats] = OrderedDict()
+        self._size = size
+
+    def get(self, location: str, version: int) -> TableStats | None:
+        with self._lock:
+            hit = self._items.get((location, version))
+            if hit is not None:
+                self._items.move_to_end((location, version))
+            return hit
+
+    def put(self, location: str, version: int, stats: TableStats) -> None:
+        with self._lock:
+            self._items[(location, version)] = stats
+            self._items.move_to_end((location, version))
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
+    """The dataset at its latest version: rows and last change from the manifest's summary,
+    the index count, and the bytes of every file under the table's folder (all versions,
+    indexes and manifests: what the table takes on disk)."""
+    try:
+        ds = ns.open_dataset(table_id)
+    except InvalidTableStateError:
+        return TableStats(declared=True)
+    version = int(ds.version)
+    location = str(ds.uri)
+    known = memo.get(location, version)
+    if known is not None:
+        return known
+    info = ds.get_version()
+    summary = info.get("metadata") or {}
+    rows = _whole(summary.get("total_rows"))
+    if rows is None:
+        rows = ds.count_rows()
+    indexes = sum(1 for i in ds.describe_indices() if not i.name.startswith("__"))
+    size = 0
+    for batch in ds.all_files():
+        size += sum(v for v in batch.column("size_bytes").to_pylist() if v)
+    stats = TableStats(
+        rows=rows,
+        size_bytes=size,
+        version=version,
+        indexes=indexes,
+        last_change=_utc(info.get("timestamp")),
+    )
+    memo.put(location, version, stats)
+    return stats
+
+
+def _rest_stats(ns: LanceNamespace, table_id: list[str]) -> TableStats:
+    """What DescribeTable says: the version; rows and bytes when its metadata carries the
+    manifest summary (``total_rows``, ``total_files_size``); nothing else is in the spec's
+    answer (no index count, no commit time)."""
+    resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
+    declared = (
+        bool(resp.is_only_declared)
+        if resp.is_only_declared is not None
+        else resp.version is None and resp.var_schema is None
+    )
+    if declared:
+        return TableStats(declared=True)
+    meta: Mapping[str, Any] = resp.metadata or {}
+    return TableStats(
+        rows=_whole(meta.get("total_rows")),
+        size_bytes=_whole(meta.get("total_files_size")),
+        version=resp.version,
+    )
+
+
+def read_stats(ns: LanceNamespace, table_id: Sequence[str], memo: VersionMemo) -> TableStats:
+    """One table's figures; a failure is the figures' ``problem``, never raised."""
+    tid = list(table_id)
+    try:
+        if callable(getattr(ns, "open_dataset", None)):
+            return _local_stats(ns, tid, memo)
+        return _rest_stats(ns, tid)
+    except LanceNamespaceError as err:
+        return TableStats(problem=describe_error(err)["message"])
+    except (OSError, ValueError, RuntimeError) as err:
+        return TableStats(problem=str(err) or type(err).__name__)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    stats: TableStats
+    generation: Hashable
+    read_at: float
+
+
+class StatsFill:
+    """Figures of tables, filled by one background thread at a time.
+
+    ``read(table_id)`` reads one table. A figure is *stale* when it was read more than
+    ``max_age`` seconds ago or under another ``generation`` (the caller's invalidation count
+    of that table); a stale figure is still returned while it is read again."""
+
+    def __init__(
+        self,
+        read: Callable[[TableId], TableStats],
+        *,
+        max_age: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self._read = read
+        self._max_age = max_age
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._known: dict[TableId, _Entry] = {}
+        self._queue: deque[tuple[TableId, Hashable]] = deque()
+        self._queued: set[TableId] = set()
+        self._worker: threading.Thread | None = None
+
+    def lookup(
+        self, wanted: Iterable[tuple[TableId, Hashable]]
+    ) -> dict[TableId, TableStats | None]:
+        """The figures of ``wanted`` (``(table id, generation)`` pairs) known now, ``None`` for
+        those never read; the missing and stale ones are queued, in the order given, ahead
+        of what was queued before."""
+        now = self._clock()
+        out: dict[TableId, TableStats | None] = {}
+        todo: list[tuple[TableId, Hashable]] = []
+        with self._lock:
+            for tid, generation in wanted:
+                entry = self._known.get(tid)
+                out[tid] = entry.stats if entry is not None else None
+                fresh = (
+                    entry is not None
+                    and entry.generation == generation
+                    and now - entry.read_at <= self._max_age
+                )
+                if not fresh:
+                    todo.append((tid, generation))
+            if todo:
+                ahead = {tid for tid, _ in todo}
+                rest = [item for item in self._queue if item[0] not in ahead]
+                self._queue = deque([*todo, *rest])
+                self._queued = ahead | {tid for tid, _ in rest}
+                if self._worker is None or not self._worker.is_alive():
+                    self._worker = threading.Thread(
+                        target=self._drain, daemon=True, name="table-stats"
+                    )
+                    self._worker.start()
+        return out
+
+    def missing(self, table_ids: Iterable[TableId]) -> list[TableId]:
+        """Those of ``table_ids`` never read yet."""
+        with self._lock:
+            return [tid for tid in table_ids if tid not in self._known]
+
+    def pending(self) -> int:
+        """How many tables are queued (or being read)."""
+        with self._lock:
+            return len(self._queued)
+
+    def wait(self, timeout: float = 30.0) -> bool:
+        """Until the queue is empty (``True``) or ``timeout`` seconds passed (``False``)."""
+        deadline = self._clock() + timeout
+        while self.pending():
+            if self._clock() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._worker = None
+                    return
+                tid, generation = self._queue.popleft()
+            stats = self._read(tid)
+            with self._lock:
+                self._known[tid] = _Entry(stats, generation, self._clock())
+                if not any(item[0] == tid for item in self._queue):
+                    self._queued.discard(tid)
+
+
+# The list's columns (after the name) and what each sorts by.
+STAT_COLUMNS = ("rows", "size_bytes", "version", "indexes", "last_change")
+SORTS = {
+    "name": "Name",
+    "rows": "Rows",
+    "size_bytes": "Size on disk",
+    "version": "Latest version",
+    "indexes": "Indexes",
+    "last_change": "Last change",
+}
+PENDING = "pending"
+
+
+def sort_names(
+    names: Sequence[str],
+    stats: Mapping[str, TableStats | None],
+    by: str,
+    *,
+    descending: bool = False,
+) -> list[str]:
+    """``names`` sorted by ``by`` (``"name"`` or one of :data:`STAT_COLUMNS`); tables without
+    that figure (pending, declared only, not given) come last either way, by name."""
+    if by == "name":
+        return sorted(names, reverse=descending)
+    have: list[tuple[Any, str]] = []
+    lacking: list[str] = []
+    for name in names:
+        value = getattr(stats.get(name), by, None) if stats.get(name) is not None else None
+        if value is None:
+            lacking.append(name)
+        else:
+            have.append((value, name))
+    have.sort(key=lambda pair: pair[0], reverse=descending)
+    return [name for _, name in have] + sorted(lacking)
+
+
+def stats_frame(names: Sequence[str], stats: Mapping[str, TableStats | None]) -> Any:
+    """The list's rows: ``table``, the :data:`STAT_COLUMNS` (nullable) and ``state``
+    (:data:`PENDING` while a table's figures are being read)."""
+    import pandas as pd
+
+    rows = []
+    for name in names:
+        one = stats.get(name)
+        row: dict[str, Any] = {"table": name}
+        row.update({col: getattr(one, col) if one is not None else None for col in STAT_COLUMNS})
+        row["state"] = PENDING if one is None else one.state
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["table", *STAT_COLUMNS, "state"])
+    for col in ("rows", "size_bytes", "version", "indexes"):
+        frame[col] = frame[col].astype("Int64")
+    frame["last_change"] = pd.to_datetime(frame["last_change"], utc=True)
+    return frame
+
+
+__all__ = [
+    "PENDING",
+    "SORTS",
+    "STAT_COLUMNS",
+    "StatsFill",
+    "TableStats",
+    "VersionMemo",
+    "read_stats",
+    "sort_names",
+    "stats_frame",
+]

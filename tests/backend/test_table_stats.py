@@ -1,0 +1,100 @@
+"""Per-table figures of the tables list (backend.services.table_stats) on both backends,
+checked against the dataset itself (lance) and the files on disk (os.walk)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+from lance_namespace import (
+    CreateNamespaceRequest,
+    CreateTableRequest,
+    DeclareTableRequest,
+    DescribeTableRequest,
+)
+
+from backend import capabilities
+from backend.services import table_stats as ts
+from tests.support import ipc_stream_bytes
+
+
+def _folder_bytes(location: str) -> int:
+    path = location.removeprefix("file://")
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+def test_figures_of_a_table_a_declared_one_and_a_missing_one(ns) -> None:
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    data = pa.table({"id": pa.array(range(40), pa.int64())})
+    ns.create_table(CreateTableRequest(id=["a", "t"]), ipc_stream_bytes(data))
+    location = ns.describe_table(DescribeTableRequest(id=["a", "t"])).location
+    ds = lance.dataset(location)
+    ds.insert(pa.table({"id": pa.array(range(40, 50), pa.int64())}))  # v2
+    ds.delete("id < 5")  # v3
+    ds.create_scalar_index("id", "BTREE")  # v4
+    ns.declare_table(DeclareTableRequest(id=["a", "d"]))
+    memo = ts.VersionMemo()
+
+    got = ts.read_stats(ns, ["a", "t"], memo)
+    ds = lance.dataset(location)
+    assert got.problem is None and not got.declared
+    assert got.version == ds.version == 4
+    if capabilities(ns).kind == "local":
+        assert got.rows == ds.count_rows() == 45
+        assert got.size_bytes == _folder_bytes(location)
+        assert got.indexes == len(ds.describe_indices()) == 1
+        assert got.last_change == ds.versions()[-1]["timestamp"].astimezone(got.last_change.tzinfo)
+        assert ts.read_stats(ns, ["a", "t"], memo) is got  # same version: read once
+    else:  # DescribeTable of pylance's REST server gives the version only
+        assert (got.rows, got.size_bytes, got.indexes, got.last_change) == (None,) * 4
+
+    declared = ts.read_stats(ns, ["a", "d"], memo)
+    assert declared.declared and declared.state == "declared only" and declared.version is None
+    missing = ts.read_stats(ns, ["a", "nope"], memo)
+    assert missing.state == "unreadable" and "nope" in (missing.problem or "")
+
+
+def test_sort_puts_tables_without_the_figure_last() -> None:
+    stats = {
+        "a": ts.TableStats(rows=5),
+        "b": ts.TableStats(rows=50),
+        "c": None,  # pending
+        "d": ts.TableStats(declared=True),
+        "e": ts.TableStats(rows=7),
+    }
+    names = list(stats)
+    assert ts.sort_names(names, stats, "rows") == ["a", "e", "b", "c", "d"]
+    assert ts.sort_names(names, stats, "rows", descending=True) == ["b", "e", "a", "c", "d"]
+    assert ts.sort_names(names, stats, "name", descending=True) == ["e", "d", "c", "b", "a"]
+    frame = ts.stats_frame(names, stats)
+    assert list(frame["state"]) == ["", "", ts.PENDING, "declared only", ""]
+    assert str(frame["rows"].dtype) == "Int64" and frame["rows"].isna().sum() == 2
+
+
+def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> None:
+    reads: list[tuple[str, ...]] = []
+    gate = threading.Event()
+
+    def read(tid: tuple[str, ...]) -> ts.TableStats:
+        gate.wait(5)
+        reads.append(tid)
+        return ts.TableStats(rows=len(tid[-1]))
+
+    now = [0.0]
+    fill = ts.StatsFill(read, max_age=60, clock=lambda: now[0])
+    wanted = [(("n", "x"), 0), (("n", "yy"), 0)]
+    assert fill.lookup(wanted) == {("n", "x"): None, ("n", "yy"): None}  # pending
+    assert fill.pending() == 2
+    gate.set()
+    assert fill.wait(10)
+    assert [s.rows for s in fill.lookup(wanted).values()] == [1, 2]  # type: ignore[union-attr]
+    assert reads == [("n", "x"), ("n", "yy")] and fill.pending() == 0  # nothing read again
+    assert fill.lookup([(("n", "x"), 1)])[("n", "x")] is not None  # stale: still shown...
+    assert fill.wait(10) and reads[-1] == ("n", "x") and len(reads) == 3  # ...and read again
+    now[0] = 61.0  # too old: read again
+    fill.lookup([(("n", "yy"), 0)])
+    assert fill.wait(10) and len(reads) == 4
+    assert fill.missing([("n", "x"), ("n", "zzz")]) == [("n", "zzz")]

@@ -1,0 +1,89 @@
+"""AppTest: the tables list's figures (rows, size on disk, latest version, indexes, last
+change), read in the background, sortable and filterable; checked against lance and the
+files on disk."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import lance
+from lance_namespace import DescribeTableRequest
+
+import backend
+from tests.ui.conftest import assert_no_exception, texts
+from tests.ui.test_tables_page import table_grid
+
+
+def filled(at, timeout: float = 30.0):
+    """Rerun until no figure of the grid is pending; the grid's rows."""
+    deadline = time.monotonic() + timeout
+    while True:
+        frame = table_grid(at).value
+        if "pending" not in set(frame["state"]) or time.monotonic() > deadline:
+            return frame
+        time.sleep(0.1)
+        at.run()
+
+
+def folder_bytes(location: str) -> int:
+    path = location.removeprefix("file://")
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def test_list_shows_each_tables_figures(make_app, ui_env: Path) -> None:
+    at = make_app(query_params={"ns": "sales"})
+    assert_no_exception(at)
+    first = table_grid(at).value
+    assert list(first.columns) == [
+        "table", "rows", "size_bytes", "version", "indexes", "last_change", "state",
+    ]  # fmt: skip
+    frame = filled(at).set_index("table")
+    assert_no_exception(at)
+    ns = backend.connect(str(ui_env))
+    for name in ("orders", "customers"):
+        location = ns.describe_table(DescribeTableRequest(id=["sales", name])).location
+        ds = lance.dataset(location)
+        row = frame.loc[name]
+        assert row["rows"] == ds.count_rows()
+        assert row["version"] == ds.version
+        assert row["indexes"] == len(ds.describe_indices())
+        assert row["size_bytes"] == folder_bytes(location)
+        assert row["last_change"] == ds.versions()[-1]["timestamp"].astimezone(
+            row["last_change"].tzinfo
+        )
+        assert row["state"] == ""
+    assert frame.loc["orders", "rows"] == 4 and frame.loc["orders", "version"] == 3
+    assert frame.loc["pending", "state"] == "declared only"
+    assert frame.loc["pending"].drop("state").drop("last_change").isna().all()
+    assert "Reading the figures" not in texts(at)
+
+
+def test_sort_by_a_figure_and_filter(make_app) -> None:
+    at = make_app(query_params={"ns": "sales"})
+    filled(at)
+    at.selectbox(key="tables.sort").set_value("rows").run()
+    at.toggle(key="tables.sort.desc").set_value(True).run()
+    frame = filled(at)
+    assert list(frame["table"]) == ["orders", "customers", "pending"]  # 4, 2, none
+    at.toggle(key="tables.sort.desc").set_value(False).run()
+    assert list(filled(at)["table"]) == ["customers", "orders", "pending"]
+    at.text_input(key="tables.search").input("ord").run()
+    assert list(filled(at)["table"]) == ["orders"]
+    assert_no_exception(at)
+
+
+def test_figures_on_every_page_and_sorted_across_pages(make_app) -> None:
+    """55 declared tables, 50 a page: every page gets its figures; a sort by a figure sorts
+    all of them (declared ones have none: by name, after the others)."""
+    at = make_app(query_params={"ns": "bulk"})
+    frame = filled(at)
+    assert len(frame) == 50 and set(frame["state"]) == {"declared only"}
+    at.selectbox(key="tables.sort").set_value("version").run()
+    at.toggle(key="tables.sort.desc").set_value(True).run()
+    assert list(filled(at)["table"]) == [f"t{i:03d}" for i in range(50)]
+    pager = next(p for p in at.pagination if p.key.startswith("tables.list.page."))
+    pager.set_value(2).run()
+    assert list(filled(at)["table"]) == [f"t{i:03d}" for i in range(50, 55)]
+    assert_no_exception(at)
