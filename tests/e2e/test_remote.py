@@ -176,7 +176,7 @@ def test_recall_on_a_cosine_index_matches_numpy(
     type_into(panel.get_by_label("nprobes", exact=True), str(COSINE_PARTITIONS))
     click(page, panel.get_by_role("button", name="Measure recall"))
     value = metric(panel, f"recall@{K}")
-    expect(value).to_have_text(re.compile(r"^[01]\.\d{3} ± \d\.\d{3}$"), timeout=90_000)
+    expect(value).to_have_text(re.compile(r"^[01]\.\d{3}$"), timeout=90_000)
     settle(page)
     expect(panel.get_by_text("distance cosine (the index's)")).to_be_visible()
     expect(
@@ -184,7 +184,7 @@ def test_recall_on_a_cosine_index_matches_numpy(
     ).to_be_visible()
     expect(panel.get_by_text(f"nprobes={COSINE_PARTITIONS}")).to_be_visible()
     expect(main.get_by_text("Brute force, not the index")).to_have_count(0)
-    shown = float(value.inner_text().split("±")[0])
+    shown = float(value.inner_text())
     shot("recall")
     no_secret_on_page(page, console)
 
