@@ -181,7 +181,7 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
         return invalid(f"{operation}: {validation_text(exc)}")
     if isinstance(exc, _INPUT_ERRORS):
         return invalid(f"{operation}: {text}")
-    if type(exc) is Exception and text.lower().startswith(_INPUT_HINTS):
+    if text.lower().startswith(_INPUT_HINTS):  # lance's words for bad input (OSError too)
         return invalid(f"{operation}: {text}")
     _log.error("%s failed with %s", operation, type(exc).__name__, exc_info=exc)
     kind = "" if type(exc) is Exception else f"{type(exc).__name__}: "

@@ -11,8 +11,7 @@ import pyarrow.compute as pc
 import backend
 from backend import audit, version_ranges
 from backend.services import search
-from tests.ui.conftest import alerts, assert_no_exception, open_page, texts, widget
-from tests.ui.test_roles_page import app_as, roles  # noqa: F401 - the fixture
+from tests.ui.conftest import alerts, app_as, assert_no_exception, open_page, texts, widget
 from tests.ui.test_versions_page import ORDERS, open_tab
 
 TID = ["sales", "orders"]
@@ -70,7 +69,7 @@ def test_bad_and_empty_filters_are_readable(make_app, ui_env: Path) -> None:
     assert orders(ui_env).num_rows == 4
 
 
-def test_editor_previews_but_may_not_delete(roles: Path, ui_env: Path) -> None:  # noqa: F811
+def test_editor_previews_but_may_not_delete(roles: Path, ui_env: Path) -> None:
     at = app_as("ed@example.com", query={**ORDERS})
     open_page(at, "views/versions.py")
     preview(at, "id >= 4")
@@ -81,7 +80,7 @@ def test_editor_previews_but_may_not_delete(roles: Path, ui_env: Path) -> None: 
     assert orders(ui_env).num_rows == 4
 
 
-def test_admin_delete_is_audited(roles: Path, ui_env: Path) -> None:  # noqa: F811
+def test_admin_delete_is_audited(roles: Path, ui_env: Path) -> None:
     at = app_as("ada@example.com", query={**ORDERS})
     open_page(at, "views/versions.py")
     preview(at, "item = 'pad'")
