@@ -93,9 +93,8 @@ def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: A
     try:
         return fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
-        text = error_text(err, action=action)
-        _log.warning("%s", text)  # what the page shows (redacted, no source paths)
-        show("error", text)
+        _log.warning("%s", error_text(err, action=action))  # what the page shows (redacted)
+        show_error(err, action=action)
         return None
 
 

@@ -93,7 +93,7 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
             expect(open_tab(main, "Statistics").locator(CHARTS).first).to_be_visible()
         elif url_path == "transactions":
             field = widget(main, "stTextInput", "Table id").get_by_role("textbox")
-            expect(field).to_have_value(demo_key)
+            expect(field).to_have_value(f"{DEMO_NS} › {DEMO_TABLE}")
         shot(url_path)
 
 

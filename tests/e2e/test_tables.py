@@ -132,7 +132,9 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
     # Listed, selected, described as declared only.
     expect(grid_row(_tables(page), name)).to_have_count(1)
     expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
-    expect(main.get_by_text("declared only", exact=True)).to_be_visible()
+    expect(
+        main.locator(".stMarkdownBadge").get_by_text("declared only", exact=True)
+    ).to_be_visible()
     expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}&table={name}")
     shot()
 
