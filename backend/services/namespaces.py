@@ -132,7 +132,11 @@ def dropped_properties_warning(table: str, dropped: Mapping[str, str]) -> str:
 def total_fragments(metadata: Mapping[str, Any] | None) -> int | None:
     """``total_fragments`` of a table's metadata (some REST servers report it there rather
     than in ``stats``), when it is a whole number of 0 or more; ``None`` otherwise."""
-    value = (metadata or {}).get("total_fragments")
+    return whole_number((metadata or {}).get("total_fragments"))
+
+
+def whole_number(value: Any) -> int | None:
+    """A whole number of 0 or more from a metadata value (``"12"`` or ``12``), else ``None``."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

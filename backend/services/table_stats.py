@@ -26,6 +26,7 @@ from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from ..errors import describe_error
+from .namespaces import whole_number
 
 TableId = tuple[str, ...]
 
@@ -49,17 +50,6 @@ class TableStats:
         if self.problem:
             return "unreadable"
         return "declared only" if self.declared else ""
-
-
-def _whole(value: Any) -> int | None:
-    """A whole number of 0 or more from a metadata value (``"12"`` or ``12``), else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -106,7 +96,7 @@ def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
         return known
     info = ds.get_version()
     summary = info.get("metadata") or {}
-    rows = _whole(summary.get("total_rows"))
+    rows = whole_number(summary.get("total_rows"))
     if rows is None:
         rows = ds.count_rows()
     indexes = sum(1 for i in ds.describe_indices() if not i.name.startswith("__"))
@@ -138,8 +128,8 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str]) -> TableStats:
         return TableStats(declared=True)
     meta: Mapping[str, Any] = resp.metadata or {}
     return TableStats(
-        rows=_whole(meta.get("total_rows")),
-        size_bytes=_whole(meta.get("total_files_size")),
+        rows=whole_number(meta.get("total_rows")),
+        size_bytes=whole_number(meta.get("total_files_size")),
         version=resp.version,
     )
 
