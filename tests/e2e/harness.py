@@ -630,3 +630,25 @@ def click_grid_row(frame: Locator, cell: str) -> None:
     index = int(row.get_attribute("aria-rowindex") or 0)  # 1 = header row
     assert index >= 2, f"row {cell!r} has no aria-rowindex"
     frame.click(position={"x": 16, "y": GRID_ROW_PX * (index - 1) + GRID_ROW_PX // 2})
+
+
+def fresh_namespace(console: Console, *children: str, prefix: str = "tmp") -> str:
+    """A new top-level namespace ``<prefix>_<hex>`` (and child namespaces) on the console's
+    target, made through the backend; returns its name."""
+    import uuid
+
+    from lance_namespace import CreateNamespaceRequest
+
+    ns = console.client()
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    ns.create_namespace(CreateNamespaceRequest(id=[name]))
+    for child in children:
+        ns.create_namespace(CreateNamespaceRequest(id=[name, child]))
+    return name
+
+
+def id_rows(start: int, n: int) -> Any:
+    """A one-column Arrow table of int64 ids ``start`` .. ``start + n - 1``."""
+    import pyarrow as pa
+
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64())})

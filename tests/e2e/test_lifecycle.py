@@ -11,14 +11,11 @@ of the seeded data.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import lance
-import pyarrow as pa
-from lance_namespace import CreateNamespaceRequest
 from playwright.sync_api import Locator, Page, expect
 
 import backend
@@ -28,8 +25,10 @@ from tests.support import create_table, table_location
 from .harness import (
     Console,
     after_rerun,
+    fresh_namespace,
     goto,
     grid_row,
+    id_rows,
     keyed_grid,
     manage_versions,
     open_expander,
@@ -51,26 +50,12 @@ def _client(console: Console) -> Any:
     return backend.connect(console.target)
 
 
-def fresh_namespace(console: Console, *children: str) -> str:
-    """A new top-level namespace ``lc_<hex>`` (and child namespaces); returns its name."""
-    ns = _client(console)
-    name = f"lc_{uuid.uuid4().hex[:8]}"
-    ns.create_namespace(CreateNamespaceRequest(id=[name]))
-    for child in children:
-        ns.create_namespace(CreateNamespaceRequest(id=[name, child]))
-    return name
-
-
-def rows(start: int, n: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(start, start + n), pa.int64())})
-
-
 def three_versions(console: Console, namespace: str, table: str = "t") -> list[str]:
     """``namespace$table``: v1 5 rows, v2 +3 (8 rows), v3 deletes ids < 4 (4 rows)."""
     table_id = [namespace, table]
     ns = _client(console)
-    create_table(ns, table_id, rows(0, 5))
-    ds = lance.write_dataset(rows(5, 3), str(table_location(ns, table_id)), mode="append")
+    create_table(ns, table_id, id_rows(0, 5))
+    ds = lance.write_dataset(id_rows(5, 3), str(table_location(ns, table_id)), mode="append")
     ds.delete("id < 4")
     return table_id
 
@@ -141,7 +126,7 @@ def metric(main: Locator, label: str) -> Locator:
 def test_restore_makes_a_new_version_with_the_old_content(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console)
+    namespace = fresh_namespace(console, prefix="lc")
     three_versions(console, namespace)
     goto(page, console, "versions", ns=namespace, table="t", version="1")
     main = _main(page)
@@ -180,7 +165,7 @@ def test_restore_makes_a_new_version_with_the_old_content(
 def test_tag_deep_link_and_time_travel(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console)
+    namespace = fresh_namespace(console, prefix="lc")
     three_versions(console, namespace)
     goto(page, console, "versions", ns=namespace, table="t", version="2")
     main = _main(page)
@@ -242,7 +227,7 @@ def test_tag_deep_link_and_time_travel(
 
 
 def test_cleanup_by_policy(page: Page, console: Console, shot: Callable[..., Path]) -> None:
-    namespace = fresh_namespace(console)
+    namespace = fresh_namespace(console, prefix="lc")
     three_versions(console, namespace)
     goto(page, console, "versions", ns=namespace, table="t")
     main = _main(page)
@@ -274,7 +259,7 @@ def _open_table(page: Page, console: Console, namespace: str, table: str) -> Loc
 def test_rename_moves_the_table_or_is_refused_up_front(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console, "dest")
+    namespace = fresh_namespace(console, "dest", prefix="lc")
     three_versions(console, namespace)
     main = _open_table(page, console, namespace, "t")
     box = open_lazy(main, "Rename or move")
@@ -306,7 +291,7 @@ def test_rename_moves_the_table_or_is_refused_up_front(
 def test_schema_metadata_is_editable_catalog_properties_are_not(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console)
+    namespace = fresh_namespace(console, prefix="lc")
     table_id = three_versions(console, namespace)
     lifecycle.update_schema_metadata(_client(console), table_id, {"owner": "data_team"})
     main = _open_table(page, console, namespace, "t")
@@ -322,7 +307,7 @@ def test_schema_metadata_is_editable_catalog_properties_are_not(
 def test_drop_table_deletes_data_deregister_keeps_it(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console)
+    namespace = fresh_namespace(console, prefix="lc")
     three_versions(console, namespace, "gone")
     three_versions(console, namespace, "kept")
     ns = _client(console)
@@ -360,7 +345,7 @@ def test_drop_table_deletes_data_deregister_keeps_it(
 def test_drop_namespace_restrict_then_cascade(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console, "child")
+    namespace = fresh_namespace(console, "child", prefix="lc")
     three_versions(console, namespace)
     goto(page, console, "tables", ns=namespace)
     main = _main(page)

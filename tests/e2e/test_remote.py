@@ -23,10 +23,8 @@ from pathlib import Path
 
 import lance
 import numpy as np
-import pyarrow as pa
 import pytest
 from lance_namespace import (
-    CreateNamespaceRequest,
     CreateTableRequest,
     DescribeTableRequest,
     ListTablesRequest,
@@ -47,10 +45,12 @@ from .harness import (
     Console,
     after_rerun,
     cosine_vectors,
+    fresh_namespace,
     goto,
     grid,
     grid_row,
     grid_rows,
+    id_rows,
     keyed_grid,
     manage_versions,
     open_expander,
@@ -101,27 +101,14 @@ def no_secret_on_page(page: Page, console: Console) -> None:
         assert secret not in page.locator("body").inner_text()
 
 
-def fresh_namespace(console: Console, *children: str) -> str:
-    ns = console.client()
-    name = f"rm_{uuid.uuid4().hex[:8]}"
-    ns.create_namespace(CreateNamespaceRequest(id=[name]))
-    for child in children:
-        ns.create_namespace(CreateNamespaceRequest(id=[name, child]))
-    return name
-
-
-def _rows(start: int, n: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(start, start + n), pa.int64())})
-
-
 def three_versions(console: Console, table_id: list[str]) -> None:
     """``table_id``: v1 5 rows, v2 +3 rows, v3 deletes ids < 4 (lance writing the versions
     after the namespace created the table, with the root's storage options)."""
     ns = console.client()
-    ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(_rows(0, 5)))
+    ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(id_rows(0, 5)))
     location = ns.describe_table(DescribeTableRequest(id=table_id)).location
     ds = lance.write_dataset(
-        _rows(5, 3), location, mode="append", storage_options=console.storage_options or None
+        id_rows(5, 3), location, mode="append", storage_options=console.storage_options or None
     )
     ds.delete("id < 4")
 
@@ -207,7 +194,7 @@ def test_recall_on_a_cosine_index_matches_numpy(
 def test_tagged_version_in_a_delete_range_is_named_and_refused(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console)
+    namespace = fresh_namespace(console, prefix="rm")
     three_versions(console, [namespace, "t"])
     goto(page, console, "versions", ns=namespace, table="t", version="2")
     main = _main(page)
@@ -248,7 +235,7 @@ def test_tagged_version_in_a_delete_range_is_named_and_refused(
 def test_drop_namespace_says_cascade_is_unavailable_up_front(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    namespace = fresh_namespace(console, "child")
+    namespace = fresh_namespace(console, "child", prefix="rm")
     three_versions(console, [namespace, "t"])
     goto(page, console, "tables", ns=namespace)
     main = _main(page)
@@ -279,7 +266,7 @@ def test_deregister_at_the_root_warns_the_server_still_lists_it(
 ) -> None:
     name = f"rm_root_{uuid.uuid4().hex[:8]}"
     ns = console.client()
-    ns.create_table(CreateTableRequest(id=[name]), ipc_stream_bytes(_rows(0, 4)))
+    ns.create_table(CreateTableRequest(id=[name]), ipc_stream_bytes(id_rows(0, 4)))
     goto(page, console, "tables", table=name)
     main = _main(page)
     expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
