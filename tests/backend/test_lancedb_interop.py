@@ -36,6 +36,7 @@ from lance_namespace import (
 from lance_namespace.errors import ConcurrentModificationError
 
 import backend
+from backend.errors import is_commit_conflict
 from backend.paging import list_all
 from backend.services import search
 from tests.backend.lancedb_app import rows as app_rows
@@ -267,6 +268,10 @@ def test_staged_versions_race_lancedb_appends(target: Target, tmp_path: Path) ->
         except ConcurrentModificationError:
             refused.append(ids)
     out = finish_app(proc, job)
+    # with the writer done, a staged version built on its appends lands
+    ids = [7000, 7001, 7002]
+    target.ns.batch_commit_tables(batch(op_version(table, target.stage(table, app_rows(7000, 3)))))
+    landed.append(ids)
     final = target.dataset(table).to_table().column("id").to_pylist()
     print(
         f"\n[{target.kind}] console versions landed {len(landed)}, refused {len(refused)}; "
@@ -281,4 +286,17 @@ def test_staged_versions_race_lancedb_appends(target: Target, tmp_path: Path) ->
     assert sorted(final) == sorted(
         list(range(5)) + out["appended"] + [i for ids in landed for i in ids]
     )
-    assert landed, "no console version landed at all"
+
+
+# -- the conflict predicate, on a real lost commit -----------------------------------------------
+def test_is_commit_conflict_recognises_a_lost_lance_commit(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t.lance")
+    lance.write_dataset(app_rows(0, 4), uri)
+    stale = lance.dataset(uri)
+    lance.write_dataset(app_rows(10, 4), uri, mode="overwrite")  # another writer's commit
+    with pytest.raises(Exception) as lost:
+        stale.merge_insert("id").when_matched_update_all().execute(app_rows(0, 2))
+    assert is_commit_conflict(lost.value)
+    assert lance.dataset(uri).to_table().column("id").to_pylist() == list(range(10, 14))
+    assert not is_commit_conflict(ConcurrentModificationError("commit conflict"))
+    assert not is_commit_conflict(OSError("No such file or directory"))
