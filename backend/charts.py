@@ -141,9 +141,7 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
 def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
     """A linear x axis of whole table versions: ticks every ``dtick`` (an integer >= 1, so at
     most about ``max_ticks`` labels) starting at the oldest version, labels without decimals."""
-    values = [int(v) for v in versions.dropna()]
-    low, high = (min(values), max(values)) if values else (0, 0)
-    dtick = max(1, math.ceil((high - low + 1) / max_ticks))
+    low, _, dtick = _version_steps(versions, max_ticks)
     return {
         "title": {"text": "table version"},
         "tickmode": "linear",
@@ -151,6 +149,20 @@ def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
         "dtick": dtick,
         "tickformat": "d",
     }
+
+
+def _version_steps(versions: pd.Series, max_ticks: int) -> tuple[int, int, int]:
+    """The oldest and newest versions, and the whole step between version ticks that keeps
+    about ``max_ticks`` of them (never a fraction: there is no version 2.5)."""
+    values = [int(v) for v in versions.dropna()]
+    low, high = (min(values), max(values)) if values else (0, 0)
+    return low, high, max(1, math.ceil((high - low + 1) / max_ticks))
+
+
+def version_ticks(versions: pd.Series, *, max_ticks: int = 12) -> list[int]:
+    """Whole version numbers to label on a version axis, from the oldest version on."""
+    low, high, step = _version_steps(versions, max_ticks)
+    return list(range(low, high + 1, step))
 
 
 RECALL_BINS = 10
@@ -385,7 +397,7 @@ def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt
                 "version:Q",
                 title="version",
                 scale=alt.Scale(zero=False),
-                axis=alt.Axis(format="d", tickMinStep=1),
+                axis=alt.Axis(format="d", values=version_ticks(data["version"])),
             ),
             color=alt.Color(
                 "operation:N",
@@ -427,4 +439,5 @@ __all__ = [
     "time_axis",
     "timeline_chart",
     "version_axis",
+    "version_ticks",
 ]

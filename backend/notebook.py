@@ -7,7 +7,10 @@
   ``repr`` for ``print`` and terminals. ``show(response)`` is the way to look at a response
   whose own ``repr`` (pydantic's) would print every field as it is.
 * :func:`enable` - make every ``lance_namespace`` model render as :func:`to_html` in the
-  running IPython kernel, so a cell ending in ``ns.describe_table(...)`` shows a table.
+  running IPython kernel, so a cell ending in ``ns.describe_table(...)`` shows a table;
+  ``offline_charts=True`` also draws the charts (``backend.charts``) without a network: plotly.js
+  inline in the notebook, the Vega-Lite charts as SVG (with ``vl-convert-python`` installed),
+  so a notebook saved or exported to HTML shows them anywhere.
 * :func:`frame` - a listing response (ListNamespaces, ListTables, ListTableIndices, ...) as a
   DataFrame, one row per entry.
 
@@ -45,6 +48,8 @@ def _plain(value: Any) -> Any:
     """A JSON-like, redacted copy of ``value`` (models dumped, dataclasses as dicts)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (set, frozenset)):  # e.g. a capability's parameter names, in order
+        value = sorted(value, key=str)
     return redaction.redact_json(value)
 
 
@@ -214,9 +219,12 @@ def frame(response: Any) -> pd.DataFrame:
     )
 
 
-def enable(shell: Any = None) -> bool:
+def enable(shell: Any = None, *, offline_charts: bool = False) -> bool:
     """Render every ``lance_namespace`` model (requests and responses) as :func:`to_html` in
-    the IPython kernel ``shell`` (the running one by default). False outside IPython."""
+    the IPython kernel ``shell`` (the running one by default). False outside IPython.
+    ``offline_charts``: charts that need no network (:func:`use_offline_charts`)."""
+    if offline_charts:
+        use_offline_charts()
     if shell is None:
         try:
             from IPython import get_ipython
@@ -238,8 +246,37 @@ def enable(shell: Any = None) -> bool:
     return True
 
 
+def use_offline_charts() -> list[str]:
+    """Charts drawn without a network: plotly's figures carry plotly.js (the first one in
+    the notebook) next to their JSON for JupyterLab; Altair's (the version timeline) render
+    as SVG when ``vl_convert`` is installed, otherwise as Altair's default (Vega from a CDN).
+    Returns the renderers set."""
+    import plotly.io as pio
+
+    pio.renderers.default = "plotly_mimetype+notebook"
+    chosen = [pio.renderers.default]
+    try:
+        import vl_convert  # noqa: F401
+    except ImportError:
+        return chosen
+    import altair as alt
+
+    alt.renderers.enable("svg")
+    return [*chosen, "altair:svg"]
+
+
 def _is_namespace_model(obj: Any) -> bool:
     return type(obj).__module__.startswith(("lance_namespace", "backend"))
 
 
-__all__ = ["MAX_ROWS", "Shown", "enable", "frame", "redact_frame", "show", "to_html", "to_text"]
+__all__ = [
+    "MAX_ROWS",
+    "Shown",
+    "enable",
+    "frame",
+    "redact_frame",
+    "show",
+    "to_html",
+    "to_text",
+    "use_offline_charts",
+]

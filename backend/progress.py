@@ -36,6 +36,8 @@ class ProgressBar:
 
     def __init__(self, total: int | None = None, desc: str = "", **tqdm_options: Any) -> None:
         self._lock = threading.Lock()
+        # at most two redraws a second: a text bar in a notebook keeps every redraw as a line
+        tqdm_options.setdefault("mininterval", 0.5)
         self.bar = tqdm(total=total, desc=desc, **tqdm_options)
         self.events = 0
         self.stage: str | None = None

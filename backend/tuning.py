@@ -66,7 +66,8 @@ def recall_interval(per_query: Sequence[float], level: float = CONFIDENCE) -> tu
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, float(centre - half)), min(1.0, float(centre + half)))
+    # the bounds hold the mean itself (at p = 1 the upper bound is 1 exactly, not 1 - 1e-16)
+    return (max(0.0, min(p, float(centre - half))), min(1.0, max(p, float(centre + half))))
 
 
 @dataclass

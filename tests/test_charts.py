@@ -148,6 +148,15 @@ def test_timeline_points_and_band() -> None:
     (rect,) = spec["datasets"][band["data"]["name"]]
     assert (rect["y0"], rect["y1"]) == (2.5, 4.5)
     assert len(charts.timeline_chart(frame).to_dict()["layer"]) == 1  # no band: all shown
+    # the version axis labels whole versions only (no "3" under 2.5 and again under 3)
+    assert points["encoding"]["y"]["axis"]["values"] == [1, 2, 3, 4]
+
+
+def test_version_ticks_are_whole_and_few() -> None:
+    assert charts.version_ticks(pd.Series([2, 3, 4])) == [2, 3, 4]
+    many = charts.version_ticks(pd.Series(range(5, 106)))
+    assert many[0] == 5 and len(many) <= 12
+    assert all(isinstance(v, int) for v in many) and len(set(pd.Series(many).diff().dropna())) == 1
 
 
 # -- the pages draw these figures --------------------------------------------------------------

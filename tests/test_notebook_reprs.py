@@ -91,3 +91,40 @@ def test_listings_recall_and_plans_render(ns) -> None:
     assert "CleanupPlan" in page and "<th>latest</th><td>2</td>" in page
     assert plan.delete == [1] and "<th>delete</th><td>1</td>" in page
     assert "CleanupPlan(" in repr(notebook.show(plan))
+
+
+def test_sets_render_as_sorted_lists() -> None:
+    from backend.capabilities import BackendCapabilities
+
+    caps = BackendCapabilities(kind="local", honoured_index_params=frozenset({"m", "ef", "a"}))
+    page = notebook.to_html(caps)
+    assert "frozenset" not in page and "a, ef, m" in page
+
+
+def test_offline_charts_need_no_network() -> None:
+    import altair as alt
+    import plotly.io as pio
+
+    from backend import charts
+
+    before_plotly, before_altair = pio.renderers.default, alt.renderers.active
+    try:
+        assert notebook.use_offline_charts() == ["plotly_mimetype+notebook", "altair:svg"]
+        bundle = pio.renderers._build_mime_bundle(  # what a notebook cell receives
+            charts.recall_histogram([0.5, 1.0], 10).to_dict()
+        )
+        assert "application/vnd.plotly.v1+json" in bundle
+        assert "Plotly.newPlot" in bundle["text/html"]
+        assert "cdn.plot.ly/plotly" not in bundle["text/html"]  # plotly.js inline, not linked
+        frame = pd.DataFrame(
+            {
+                "version": [1, 2],
+                "timestamp": pd.to_datetime([0, 1000], unit="ms", utc=True),
+                "operation": ["Overwrite", "Append"],
+            }
+        )
+        svg = alt.renderers.get()(charts.timeline_chart(frame).to_dict())
+        assert svg["image/svg+xml"].lstrip().startswith("<svg")
+    finally:
+        pio.renderers.default = before_plotly
+        alt.renderers.enable(before_altair)

@@ -1246,6 +1246,12 @@ def test_recall_interval_matches_the_wilson_formula_and_bounds() -> None:
     assert all(np.isnan(tuning.recall_interval([])))
     with pytest.raises(InvalidInputError):
         tuning.recall_interval([1.0], level=1.5)
+    # the interval holds its mean for every sample size (in floating point, at p = 1 the
+    # formula's upper bound is 0.9999999999999999 for some n, e.g. 40)
+    for n in range(1, 201):
+        for per_query in ([1.0] * n, [0.0] * n, [0.9975] * n):
+            low, high = tuning.recall_interval(per_query)
+            assert low <= per_query[0] <= high, (n, per_query[0], low, high)
 
 
 def test_recall_interval_covers_the_true_mean() -> None:

@@ -1,0 +1,162 @@
+"""notebooks/tour.ipynb runs as committed, on every kind of root, and shows what it says.
+
+The notebook is executed cell by cell in a real IPython kernel (nbclient), with only its
+parameters changed through ``TOUR_TARGET`` / ``TOUR_OPTIONS`` (what its parameters cell reads):
+
+* ``local``: a copy of the demo in a folder;
+* ``rest``: the same demo behind a real Lance REST server (``RestAdapter``);
+* ``s3``: the demo's files in a bucket of moto's S3 server, storage options in ``TOUR_OPTIONS``.
+
+Every cell asserts what it shows, so a finished run is the first check (nbclient raises on a
+failing cell, with its traceback). The effects are then read back through a separate connection,
+the outputs searched for the storage secret, and the executed notebook rendered to HTML
+(nbconvert) to check that its charts need no network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from lance_namespace import (
+    DescribeTableRequest,
+    ListTableIndicesRequest,
+    ListTablesRequest,
+)
+from lance_namespace.errors import TableNotFoundError
+from nbclient import NotebookClient
+
+import backend
+from backend import audit
+from backend.services import lifecycle
+from tests.conftest import RestServer, S3Server
+from tests.support import demo_copy
+
+TOUR = Path(__file__).resolve().parents[1] / "notebooks" / "tour.ipynb"
+TOUR_TABLE = ["sandbox", "tour"]
+DECLARED = ["sandbox", "tour_declared"]
+
+pytestmark = pytest.mark.slow  # a kernel per run, ~10 s each
+
+
+def execute(target: str, options: dict[str, Any], workdir: Path) -> nbformat.NotebookNode:
+    """The tour executed against ``target`` (its parameters from the environment)."""
+    nb = nbformat.read(TOUR, as_version=4)
+    saved = {k: os.environ.get(k) for k in ("TOUR_TARGET", "TOUR_OPTIONS")}
+    os.environ["TOUR_TARGET"] = target
+    os.environ["TOUR_OPTIONS"] = json.dumps(options)
+    try:
+        NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+        ).execute()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return nb
+
+
+def outputs_text(nb: nbformat.NotebookNode) -> str:
+    """Every output of every cell as one text (streams, results, HTML, JSON)."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", ""))
+            for value in out.get("data", {}).values():
+                parts.append(value if isinstance(value, str) else json.dumps(value))
+    return "\n".join(parts)
+
+
+def check_effects(ns: Any, *, batch: bool) -> None:
+    """What the tour left, seen through another connection: the tour table with its index, its
+    tag on a version that the restore made the latest content again, and (where batch commits
+    exist) the declared table of the batch."""
+    tables = ns.list_tables(ListTablesRequest(id=["sandbox"])).tables
+    assert "tour" in tables, tables
+    indexes = ns.list_table_indices(ListTableIndicesRequest(id=TOUR_TABLE)).indexes
+    assert [ix.index_name for ix in indexes] == ["tour_ivf_pq"], indexes
+    tags = lifecycle.list_tags(ns, TOUR_TABLE)
+    assert tags["tag"].tolist() == ["indexed"], tags
+    assert (ns.describe_table(DescribeTableRequest(id=TOUR_TABLE)).properties or {}).get(
+        "made_by"
+    ) == "lance-console tour notebook"
+    if batch:
+        assert "tour_declared" in tables
+    else:
+        with pytest.raises(TableNotFoundError):
+            ns.describe_table(DescribeTableRequest(id=DECLARED))
+
+
+def check_audited(since: int) -> None:
+    """Notebook writes are recorded in the audit log (the kernel connects with audit on)."""
+    entries = audit.AuditLog().entries()[since:]
+    operations = {e.operation for e in entries}
+    assert {"create_table", "create_table_index", "restore_table"} <= operations, operations
+
+
+def audit_count() -> int:
+    return len(audit.AuditLog().entries())
+
+
+@pytest.fixture
+def local_demo(tmp_path: Path) -> Path:
+    return demo_copy(tmp_path / "demo")
+
+
+def test_tour_on_a_local_folder(local_demo: Path, tmp_path: Path) -> None:
+    before = audit_count()
+    nb = execute(str(local_demo), {}, tmp_path)
+    check_effects(backend.connect(str(local_demo), audit=False), batch=True)
+    check_audited(before)
+    text = outputs_text(nb)
+    assert "chosen: {'num_partitions'" in text  # the console chose the build parameters
+    assert "transaction: batch-" in text
+
+    # Rendered to HTML, the charts draw without a network: plotly.js and the Vega chart inline.
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    assert "Plotly.newPlot" in body and "<svg" in body
+    sources = re.findall(r"<script[^>]*\bsrc=[\"']([^\"']+)", body)
+    assert not [s for s in sources if "plotly" in s or "vega" in s], sources
+    (tmp_path / "tour.html").write_text(body)
+
+
+def test_tour_over_rest(local_demo: Path, tmp_path: Path) -> None:
+    server = RestServer(local_demo)
+    try:
+        before = audit_count()
+        nb = execute(server.url, {}, tmp_path)
+        client = backend.connect(server.url, audit=False)
+        check_effects(client, batch=False)  # pylance's REST server has no BatchCommitTables
+        check_audited(before)
+        assert "this server does not implement BatchCommitTables" in outputs_text(nb)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_demo(s3_server: S3Server, tmp_path: Path) -> Iterator[str]:
+    """The demo's files uploaded under ``s3://<fresh bucket>/root`` (its catalog's locations
+    are relative to the root, so the copy is the same namespace)."""
+    source = demo_copy(tmp_path / "demo")
+    bucket = s3_server.new_bucket()
+    client = s3_server.client()
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        client.upload_file(str(path), bucket, f"root/{path.relative_to(source).as_posix()}")
+    yield f"s3://{bucket}/root"
+
+
+def test_tour_on_an_s3_bucket(s3_demo: str, s3_server: S3Server, tmp_path: Path) -> None:
+    options = {"storage_options": s3_server.storage_options}
+    nb = execute(s3_demo, options, tmp_path)
+    check_effects(backend.connect(s3_demo, audit=False, **options), batch=True)
+    assert S3Server.SECRET_KEY not in outputs_text(nb)  # the storage secret never shown
