@@ -416,11 +416,11 @@ def _check_op(
     if bad:
         return problem(bad, code)
     key = tuple(op.table_id)
-    parent = key[:-1]
-    if parent and not view.namespace_exists(parent):
-        return problem(
-            f"namespace {ids.format_id(parent, delimiter)} not found", ErrorCode.NAMESPACE_NOT_FOUND
-        )
+    missing = ids.missing_parent(
+        key, lambda parent: view.namespace_exists(tuple(parent)), delimiter=delimiter
+    )
+    if missing:
+        return problem(missing, ErrorCode.NAMESPACE_NOT_FOUND)
     s = _sim(view, sims, key)
     if s.deregistered_by is not None:
         return problem(
@@ -460,9 +460,9 @@ def _check_op(
 
 def _create_static(req: Any) -> str | None:
     """What is wrong with a CreateTableVersion whatever the table holds."""
-    version = req.version
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        return f"the version must be a positive integer, got {version!r}"
+    problem = version_ranges.version_problem(req.version, "the version")
+    if problem:
+        return problem
     if not isinstance(req.manifest_path, str) or not req.manifest_path.strip():
         return "the staged manifest path is empty"
     if req.manifest_size is not None and (

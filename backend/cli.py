@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import launch
+from . import ids, launch
 from .launch import READ_ONLY_ENV, TARGET_ENV
 from .redaction import is_secret_name, mask_value, redact_url, register_secret
 
@@ -176,10 +176,10 @@ def resolve_target(
         directory, rebuild_missing=rebuild_demo, progress=lambda m: echo(f"[demo] {m}")
     )
     if summary.created:
-        tables = ", ".join("$".join(t) for t in summary.tables)
+        tables = ", ".join(ids.display_id(t) for t in summary.tables)
         echo(f"[demo] tables: {tables}")
     if summary.missing:
-        names = ", ".join("$".join(t) for t in summary.missing)
+        names = ", ".join(ids.display_id(t) for t in summary.missing)
         echo(
             f"[demo] demo tables not in the catalog (dropped or renamed): {names}. The folder "
             "is opened as it is; `lance-console --rebuild-demo` builds them again (nothing "

@@ -63,6 +63,7 @@ from lance_namespace.errors import (
     TableNotFoundError,
 )
 
+from . import ids
 from .local import LocalNamespace, normalise_target
 
 DEMO_VERSION = 2
@@ -448,7 +449,7 @@ def create_demo_namespace(
         if not only:  # an interrupted build that had made every table
             _say(progress, f"finishing the interrupted demo build at {path}")
         else:
-            names = ", ".join("$".join(t) for t in only)
+            names = ", ".join(ids.display_id(t) for t in only)
             _say(progress, f"building the missing demo tables at {path}: {names}")
     path.mkdir(parents=True, exist_ok=True)
     (path / BUILDING_MARKER).parent.mkdir(parents=True, exist_ok=True)
@@ -506,7 +507,7 @@ def _create_namespaces(ns: LocalNamespace, progress: Callable[[str], None] | Non
         try:
             ns.describe_namespace(DescribeNamespaceRequest(id=namespace_id))
         except NamespaceNotFoundError:
-            _say(progress, f"creating namespace {'$'.join(namespace_id)}")
+            _say(progress, f"creating namespace {ids.display_id(namespace_id)}")
             ns.create_namespace(CreateNamespaceRequest(id=namespace_id, properties=properties))
 
 
@@ -723,7 +724,7 @@ def _build(
     if tuple(DECLARED_ID) in wanted:
         desc = ns.describe_table(DescribeTableRequest(id=DECLARED_ID, check_declared=True))
         if not desc.is_only_declared:
-            raise RuntimeError(f"the declared demo table {'$'.join(DECLARED_ID)} has data")
+            raise RuntimeError(f"the declared demo table {ids.display_id(DECLARED_ID)} has data")
     return _summarise(ns)
 
 
@@ -733,7 +734,7 @@ def _summarise(ns: LocalNamespace) -> DemoSummary:
     tables = [t for t in DATA_TABLES if t not in missing]
     rows_by_table, versions, indexes = {}, {}, {}
     for table_id in tables:
-        key = "$".join(table_id)
+        key = ids.object_id(table_id)
         try:
             ds = ns.open_dataset(table_id)
         except LanceNamespaceError:  # a table of that name without data (not ours)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lance_namespace.errors import InvalidInputError
 
 DEFAULT_DELIMITER = "$"
+CATALOG_DELIMITER = "$"  # the object ids of a directory namespace's catalog (__manifest)
 MAX_NAME = 128  # characters of a name the console creates
 MAX_CREATED_ID = 200  # characters of a created id, parts joined (a directory name must fit 255)
 MAX_ADDRESS_PART = 1024  # characters of any part of an id the console sends or opens
@@ -86,6 +87,40 @@ def part_problem(
                 f"the {what} name {shown} is not valid: use letters, digits, '_', '-' and '.', "
                 "starting with a letter, digit or '_'"
             )
+    return None
+
+
+def label_problem(name: Any, *, what: str, create: bool = False) -> str | None:
+    """Why ``name`` cannot name a table's tag, index or branch (``None``: it can). These names
+    are never joined into an object id, so the id delimiter may appear in them (the tag
+    ``v1.2`` on a ``.``-delimited connection); every other rule of :func:`part_problem` holds."""
+    return part_problem(name, what=what, delimiter="", create=create)
+
+
+def object_id(parts: Sequence[str]) -> str:
+    """The catalog's object id of an id (``__manifest``'s ``object_id``): the parts joined
+    with ``$``, whatever delimiter a connection shows ids with."""
+    return CATALOG_DELIMITER.join(parts)
+
+
+def parse_object_id(text: str) -> list[str]:
+    """An id from a catalog object id (:func:`object_id` backwards)."""
+    return text.split(CATALOG_DELIMITER)
+
+
+def missing_parent(
+    parts: Sequence[str],
+    namespace_exists: Callable[[list[str]], bool],
+    *,
+    delimiter: str = DEFAULT_DELIMITER,
+) -> str | None:
+    """The one rule "the parent namespace must exist" for anything created under it (a
+    namespace, a table, a declared or registered table, a rename's target): the message when
+    the parent of ``parts`` is missing, ``None`` when it exists or is the root. Whoever calls
+    it says how existence is read (the catalog, a server, a batch's simulated view)."""
+    parent = list(parts)[:-1]
+    if parent and not namespace_exists(parent):
+        return f"namespace {format_id(parent, delimiter)} not found"
     return None
 
 
@@ -247,6 +282,7 @@ def _capital(text: str) -> str:
 
 
 __all__ = [
+    "CATALOG_DELIMITER",
     "DEFAULT_DELIMITER",
     "DISPLAY_MARK",
     "DISPLAY_SEPARATOR",
@@ -262,7 +298,11 @@ __all__ = [
     "display_ids_in_text",
     "format_id",
     "id_problem",
+    "label_problem",
+    "missing_parent",
     "name_problem",
+    "object_id",
+    "parse_object_id",
     "parse_id",
     "part_problem",
     "split_id_text",

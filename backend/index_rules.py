@@ -480,7 +480,7 @@ def request_problems(request: CreateTableIndexRequest) -> list[str]:
     if not isinstance(request.column, str) or not request.column.strip():
         problems.append("Name the column to index.")
     if request.name is not None:
-        problem = ids.part_problem(request.name, what="index", create=True)
+        problem = ids.label_problem(request.name, what="index", create=True)
         if problem:
             problems.append(_capital(problem) + ".")
     category = index_category(t)

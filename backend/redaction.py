@@ -138,18 +138,29 @@ def redact_json(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if is_secret_name(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                out[str(k)] = mask_value(v)
-            else:
-                out[str(k)] = redact_json(v)
-        return out
+        return {
+            str(k): _mask_all(v) if is_secret_name(k) else redact_json(v) for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [redact_json(v) for v in value]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"<{len(value)} bytes>"
     return value
+
+
+def _mask_all(value: Any) -> Any:
+    """Everything under a secret name masked: a scalar, and every value inside an object or a
+    list (``{"credentials": {"user": ..., "value": ...}}``), keeping the shape (keys, lengths)
+    so a reader still sees what is there. Booleans and nulls say nothing secret and stay."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, Mapping):
+        return {str(k): _mask_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mask_all(v) for v in value]
+    if value is None or isinstance(value, bool):
+        return value
+    return mask_value(value)
 
 
 def redact_header(name: str, value: str) -> str:

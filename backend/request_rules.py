@@ -98,7 +98,11 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
         value = _field(request, field)
         if value is None:
             continue
-        problem = ids.part_problem(value, what=what, delimiter=delimiter, create=create)
+        problem = (
+            ids.part_problem(value, what=what, delimiter=delimiter, create=create)
+            if what == "table"  # a new table name becomes part of an id
+            else ids.label_problem(value, what=what, create=create)
+        )
         if problem:
             return problem
     if op == "rename_table" and request.new_namespace_id is not None:
@@ -115,8 +119,9 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
                 return problem
     for field in _VERSION_FIELDS:
         value = _field(request, field)
-        if value is not None and (not _is_int(value) or value < 0):
-            return f"{field} must be a version number (0 or more), got {value!r}"
+        problem = None if value is None else version_ranges.version_problem(value, field)
+        if problem:
+            return problem
     limit = _field(request, "limit")
     low = MIN_LIMIT.get(op, 0)
     if limit is not None and (not _is_int(limit) or not low <= limit <= MAX_LIMIT):

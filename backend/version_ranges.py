@@ -273,6 +273,18 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+FIRST_VERSION = 1  # lance numbers a table's versions from 1
+
+
+def version_problem(value: Any, what: str = "version") -> str | None:
+    """Why ``value`` is not a table version number (``None``: it is). The one rule for every
+    version a request, a batch operation, a restore or a tag names: a whole number, 1 or
+    more (ranges apply it to their start, :func:`range_problems`)."""
+    if not _is_int(value) or value < FIRST_VERSION:
+        return f"{what} must be a version number ({FIRST_VERSION} or more), got {value!r}"
+    return None
+
+
 __all__ = [
     "MAX_RANGES",
     "THROUGH_LATEST",
@@ -291,4 +303,5 @@ __all__ = [
     "table_tags",
     "tag_problems",
     "to_spec",
+    "version_problem",
 ]

@@ -498,7 +498,7 @@ def render_tags(
         return None
     if create:
         name = (new or "").strip()
-        problem = ids.part_problem(name, what="tag", create=True) if name else "Enter a tag name."
+        problem = ids.label_problem(name, what="tag", create=True) if name else "Enter a tag name."
         if not problem and name in where:
             problem = f"Tag {name} already exists (on v{where[name]}): move it instead."
         if problem:

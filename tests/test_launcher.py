@@ -302,7 +302,7 @@ def test_restart_keeps_the_users_tables_and_listens_on_loopback(tmp_path: Path) 
     demo_dir = tmp_path / "demo"
     with launcher(tmp_path, "--demo-dir", str(demo_dir)) as first:
         assert listening(first.port) == {"127.0.0.1"}  # the default: this machine only
-        assert "[demo] tables: stdlib$modules" in first.output()
+        assert "[demo] tables: stdlib › modules" in first.output()
         # the user, meanwhile: drops one demo table, renames another, imports their own
         ns = backend.connect(str(demo_dir))
         ns.drop_table(DropTableRequest(id=["stdlib", "modules"]))
@@ -315,7 +315,7 @@ def test_restart_keeps_the_users_tables_and_listens_on_loopback(tmp_path: Path) 
     with launcher(tmp_path, "--demo-dir", str(demo_dir)) as second:
         said = second.output()
         assert "demo already present" in said
-        assert "stdlib$modules, stdlib$symbols" in said and "--rebuild-demo" in said
+        assert "stdlib › modules, stdlib › symbols" in said and "--rebuild-demo" in said
         ns = backend.connect(str(demo_dir))
         assert ns.open_dataset(["mine", "imported"]).to_table().equals(mine)
         assert ns.open_dataset(["sandbox", "notes"]).to_table().equals(mine_in_demo_ns)

@@ -354,15 +354,17 @@ class LocalNamespace(LanceNamespace):
         return path
 
     def _require_parent_namespace(self, object_id: Sequence[str] | None) -> None:
-        parts = list(object_id or [])
-        if len(parts) > 1:
-            self.namespace_exists(NamespaceExistsRequest(id=parts[:-1]))
+        missing = ids.missing_parent(
+            object_id or [], self._inner_namespace_exists, delimiter=self.delimiter
+        )
+        if missing:
+            raise make(ErrorCode.NAMESPACE_NOT_FOUND, f"{missing}: create it first")
 
     def _table_dirs(self, exclude: Sequence[str] | None = None) -> list[Path]:
         """Directories of the catalog's tables (``exclude``: one table id to leave out)."""
         assert self.local_path is not None
         ctx = batch.context(self)
-        skip = batch_oid(exclude) if exclude else None
+        skip = ids.object_id(exclude) if exclude else None
         out = []
         for key, location in read_catalog(ctx).table_locations().items():
             path = to_local_path(location, self.local_path)
@@ -374,7 +376,7 @@ class LocalNamespace(LanceNamespace):
         """Prefixes of the catalog's tables on an object-store or memory root (``exclude``:
         one table id to leave out)."""
         ctx = batch.context(self, catalog_only=True)
-        skip = batch_oid(exclude) if exclude else None
+        skip = ids.object_id(exclude) if exclude else None
         rows = read_catalog(ctx).table_locations()
         return ObjectTables(self.root, (loc for key, loc in rows.items() if key != skip))
 
@@ -1019,10 +1021,6 @@ class LocalNamespace(LanceNamespace):
         """All actions or none (``backend.local.transactions``)."""
         req = self._checked("alter_transaction", AlterTransactionRequest, request)
         return transactions.alter(self, req)
-
-
-def batch_oid(table_id: Sequence[str]) -> str:
-    return "$".join(table_id)
 
 
 def _response(model: type[ModelT], answer: Any) -> ModelT:

@@ -555,28 +555,18 @@ class RestNamespaceClient(LanceNamespace):
         declares a table into a namespace that does not exist), the target namespace of a
         rename, another table at a location to register, the staged manifest of a new
         version, the latest version before a delete. Batches: :meth:`preflight`."""
-        parent_missing = (
-            len(req.id or []) > 1
-            and op in (*_NAMESPACED_CREATES, "create_namespace")
-            and not self.exists("namespace_exists", req.id[:-1])
-        )
-        if op == "create_namespace" and parent_missing:
-            raise NamespaceNotFoundError(
-                f"namespace {ids.format_id(req.id[:-1], self._delimiter)} not found"
-            )
-        if op in _NAMESPACED_CREATES and parent_missing:
-            raise NamespaceNotFoundError(
-                f"namespace {ids.format_id(req.id[:-1], self._delimiter)} not found: "
-                "create it first"
-            )
-        if (
-            op == "rename_table"
-            and req.new_namespace_id
-            and not self.exists("namespace_exists", list(req.new_namespace_id))
-        ):
-            raise NamespaceNotFoundError(
-                f"namespace {ids.format_id(req.new_namespace_id, self._delimiter)} not found"
-            )
+
+        def namespace_exists(parts: list[str]) -> bool:
+            return self.exists("namespace_exists", parts)
+
+        missing = None
+        if op in (*_NAMESPACED_CREATES, "create_namespace"):
+            missing = ids.missing_parent(req.id or [], namespace_exists, delimiter=self._delimiter)
+        elif op == "rename_table" and req.new_namespace_id:
+            target = [*req.new_namespace_id, req.new_table_name or ""]
+            missing = ids.missing_parent(target, namespace_exists, delimiter=self._delimiter)
+        if missing:
+            raise NamespaceNotFoundError(f"{missing}: create it first")
         if op == "register_table":
             owner = self._location_owner(str(req.location))
             if owner is not None:

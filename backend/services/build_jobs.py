@@ -1,4 +1,5 @@
-"""Index builds in background threads, followed by the UI.
+"""Index builds in background threads, followed by the UI (jobs of the one registry,
+``tasks.Registry``).
 
 ``BuildJobRegistry.start`` returns at once; the build runs in a daemon thread. On backends
 that report progress (``capabilities.progress_events``, the local backend) events arrive
@@ -9,11 +10,7 @@ kept (the most recent ``max_jobs``) so the page can show their outcome.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
-import uuid
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +21,7 @@ from lance_namespace.errors import LanceNamespaceError
 from .. import capabilities
 from ..index_rules import default_index_name, requested_build_fields
 from .index_overview import create_index, list_indexes
+from .tasks import Registry, Task, new_id
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -42,44 +40,40 @@ def _event_dict(event: Any) -> dict[str, Any]:
     return out
 
 
-@dataclass
-class BuildJob:
-    """One index build running (or finished) in a background thread."""
+@dataclass(kw_only=True)
+class BuildJob(Task):
+    """One index build running (or finished) in a background thread (a job of the one
+    registry, ``tasks.Registry``; ``result`` is the build's response)."""
 
-    job_id: str
-    table_id: tuple[str, ...]
-    index_name: str
-    index_type: str
-    column: str
-    mode: str  # "events": the backend reports progress; "polling": we poll the index listing
-    status: str = "running"  # running | succeeded | failed
-    started_at: float = field(default_factory=time.time)
-    finished_at: float | None = None
+    kind: str = "index_build"
+    stage: str | None = None  # the latest stage lance reported (or the poll saw)
+    fraction: float | None = None
+    index_name: str = ""
+    index_type: str = ""
+    column: str = ""
+    mode: str = "events"  # "events": the backend reports progress; "polling": we poll
     events: list[dict[str, Any]] = field(default_factory=list)
     events_total: int = 0  # every event recorded (``events`` keeps the latest ``max_events``)
     dropped_at: float | None = None  # the index this job built was dropped since
-    stage: str | None = None
-    fraction: float | None = None
     observed: dict[str, Any] | None = None  # last poll: status / rows of the index
-    response: Any = None
-    error: BaseException | None = None
     # after a successful vector build: the parameters applied otherwise than requested
     # (rows of ``tuning.requested_vs_applied``: parameter, requested, applied, note)
     param_differences: list[dict[str, str]] = field(default_factory=list)
 
     @property
-    def done(self) -> bool:
-        return self.status != "running"
+    def job_id(self) -> str:
+        return self.task_id
+
+    @property
+    def response(self) -> Any:
+        """The CreateTableIndex / CreateTableScalarIndex response of a finished build."""
+        return self.result
 
     @property
     def outcome(self) -> str:
         """What the panel says of the job: running | succeeded | failed | dropped (built, then
         dropped)."""
         return "dropped" if self.dropped_at is not None else self.status
-
-    @property
-    def elapsed(self) -> float:
-        return (self.finished_at or time.time()) - self.started_at
 
     @property
     def stages(self) -> list[str]:
@@ -123,8 +117,9 @@ def describe_differences(differences: Sequence[dict[str, str]]) -> str:
     )
 
 
-class BuildJobRegistry:
-    """Index builds keyed by job id. Thread-safe; keeps the most recent ``max_jobs`` jobs.
+class BuildJobRegistry(Registry[BuildJob]):
+    """Index builds keyed by job id (the one registry, ``tasks.Registry``: thread-safe, the
+    most recent ``max_jobs`` finished builds kept).
 
     ``start`` returns at once; the build runs in a daemon thread. On backends that report
     progress (``capabilities.progress_events``) events arrive through the progress callable;
@@ -133,10 +128,7 @@ class BuildJobRegistry:
     """
 
     def __init__(self, max_jobs: int = 50, max_events: int = 500):
-        self._lock = threading.Lock()
-        self._jobs: dict[str, BuildJob] = {}
-        self._order: deque[str] = deque()
-        self._max_jobs = max_jobs
+        super().__init__(max_tasks=max_jobs)
         self._max_events = max_events
 
     def start(
@@ -147,45 +139,31 @@ class BuildJobRegistry:
         poll_interval: float = 1.0,
     ) -> str:
         caps = capabilities(ns)
+        name = request.name or default_index_name(request.column)
         job = BuildJob(
-            job_id=uuid.uuid4().hex[:12],
+            task_id=new_id(),
+            label=f"index {name}",
             table_id=tuple(request.id or ()),
-            index_name=request.name or default_index_name(request.column),
+            index_name=name,
             index_type=request.index_type,
             column=request.column,
             mode="events" if caps.progress_events else "polling",
         )
-        with self._lock:
-            self._jobs[job.job_id] = job
-            self._order.append(job.job_id)
-            finished = [i for i in self._order if self._jobs[i].done]
-            while len(self._order) > self._max_jobs and finished:
-                oldest = finished.pop(0)
-                self._order.remove(oldest)
-                self._jobs.pop(oldest, None)
-        worker = threading.Thread(
-            target=self._run,
-            args=(ns, request, job.job_id),
-            daemon=True,
-            name=f"index-{job.job_id}",
-        )
-        worker.start()
+        self._add(job)
+        self._spawn(f"index-{job.job_id}", self._run, ns, request, job.job_id)
         if job.mode == "polling":
-            poller = threading.Thread(
-                target=self._poll,
-                args=(ns, job.job_id, poll_interval),
-                daemon=True,
-                name=f"index-poll-{job.job_id}",
-            )
-            poller.start()
+            self._spawn(f"index-poll-{job.job_id}", self._poll, ns, job.job_id, poll_interval)
         return job.job_id
+
+    def _copy(self, job: BuildJob) -> BuildJob:
+        return replace(job, events=list(job.events), observed=dict(job.observed or {}) or None)
 
     # -- worker threads --------------------------------------------------------------------
 
     def _record(self, job_id: str, event: Any) -> None:
         e = _event_dict(event)
         with self._lock:
-            job = self._jobs.get(job_id)
+            job = self._items.get(job_id)
             if job is None:
                 return
             job.events.append(e)
@@ -203,7 +181,7 @@ class BuildJobRegistry:
                 job.fraction = 1.0
 
     def _run(self, ns: LanceNamespace, request: CreateTableIndexRequest, job_id: str) -> None:
-        job = self._jobs[job_id]
+        job = self._items[job_id]
 
         def progress(event: Any) -> None:
             self._record(job_id, event)
@@ -213,21 +191,13 @@ class BuildJobRegistry:
                 ns, request, progress=progress if job.mode == "events" else None
             )
         except BaseException as err:  # noqa: BLE001 - reported to the UI, never re-raised
-            with self._lock:
-                job.error = err
-                job.status = "failed"
-                job.finished_at = time.time()
+            self._finish(job_id, "failed", error=err)
             return
         differences = param_differences(ns, request, job.index_name)
-        with self._lock:
-            job.response = response
-            job.param_differences = differences
-            job.status = "succeeded"
-            job.finished_at = time.time()
-            job.fraction = 1.0
+        self._finish(job_id, "succeeded", result=response, param_differences=differences)
 
     def _poll(self, ns: LanceNamespace, job_id: str, interval: float) -> None:
-        job = self._jobs[job_id]
+        job = self._items[job_id]
         while True:
             time.sleep(interval)
             with self._lock:
@@ -259,44 +229,16 @@ class BuildJobRegistry:
 
     # -- queries ----------------------------------------------------------------------------
 
-    def get(self, job_id: str) -> BuildJob | None:
-        """A consistent copy of the job (events copied), or ``None`` if unknown."""
-        with self._lock:
-            job = self._jobs.get(job_id)
-            if job is None:
-                return None
-            return replace(job, events=list(job.events), observed=dict(job.observed or {}) or None)
-
-    def jobs(self, table_id: Sequence[str] | None = None) -> list[BuildJob]:
-        """Copies of the known jobs (newest first), optionally for one table."""
-        with self._lock:
-            ids = list(self._order)
-        out = [j for j in (self.get(i) for i in reversed(ids)) if j is not None]
-        if table_id is not None:
-            out = [j for j in out if j.table_id == tuple(table_id)]
-        return out
-
-    def running(self, table_id: Sequence[str] | None = None) -> list[BuildJob]:
-        return [j for j in self.jobs(table_id) if not j.done]
-
-    def wait(self, job_id: str, timeout: float = 60.0, interval: float = 0.05) -> BuildJob:
-        """Block until the job finishes (tests, scripts); raises ``TimeoutError``."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            job = self.get(job_id)
-            if job is None:
-                raise KeyError(job_id)
-            if job.done:
-                return job
-            time.sleep(interval)
-        raise TimeoutError(f"index build {job_id} still running after {timeout}s")
+    def wait(self, task_id: str, timeout: float = 60.0, interval: float = 0.05) -> BuildJob:
+        """Block until the build finishes (tests, scripts); raises ``TimeoutError``."""
+        return super().wait(task_id, timeout=timeout, interval=interval)
 
     def mark_dropped(self, table_id: Sequence[str], index_name: str) -> int:
         """The index ``index_name`` of the table was dropped: its finished, successful builds
         say so from now on (:attr:`BuildJob.outcome`). Returns how many jobs were marked."""
         marked = 0
         with self._lock:
-            for job in self._jobs.values():
+            for job in self._items.values():
                 if (
                     job.table_id == tuple(table_id)
                     and job.index_name == index_name
@@ -306,14 +248,6 @@ class BuildJobRegistry:
                     job.dropped_at = time.time()
                     marked += 1
         return marked
-
-    def forget(self, job_id: str) -> None:
-        with self._lock:
-            job = self._jobs.get(job_id)
-            if job is not None and job.done:
-                self._jobs.pop(job_id, None)
-                with contextlib.suppress(ValueError):
-                    self._order.remove(job_id)
 
 
 JOBS = BuildJobRegistry()

@@ -71,8 +71,9 @@ def restore_version(
     latest = version_ranges.latest_version(ns, tid)
     if latest is None:
         raise invalid(f"{ids.format_id(tid)} has no versions to restore")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise invalid(f"restore: a version number (1 or more), got {version!r}")
+    problem = version_ranges.version_problem(version, "the version to restore")
+    if problem:
+        raise invalid(problem)
     if version == latest:
         raise invalid(f"v{version} is already the latest version: nothing to restore")
     existing = set(list_versions(ns, tid)["version"].tolist())
@@ -118,15 +119,16 @@ def tagged_versions(tags: pd.DataFrame) -> dict[int, list[str]]:
 
 
 def _check_tag(tag: str, *, create: bool) -> str:
-    problem = ids.part_problem(tag, what="tag", create=create)
+    problem = ids.label_problem(tag, what="tag", create=create)
     if problem:
         raise invalid(problem)
     return tag
 
 
 def _existing_version(ns: LanceNamespace, tid: list[str], version: int) -> None:
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise invalid(f"a version number (1 or more), got {version!r}")
+    problem = version_ranges.version_problem(version, "the tagged version")
+    if problem:
+        raise invalid(problem)
     if version not in set(list_versions(ns, tid)["version"].tolist()):
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,

@@ -1,33 +1,40 @@
-"""Long operations in background threads (build A/B comparisons, index maintenance), followed
-by the UI: ``start`` returns a task id at once; the work reports ``(stage, fraction)`` through
-the ``progress`` callable it is given; the result or the error is kept on the task.
+"""Long operations in background threads, followed by the UI: the one job registry.
 
-Index builds have their own registry (``build_jobs``: progress events, server polling); this
-one is for plain functions.
+:class:`Registry` keeps jobs by id (thread-safe, the most recent ``max_tasks`` finished ones
+kept), hands out consistent copies, waits for one and forgets one. Two kinds of job use it:
+
+* :class:`TaskRegistry` (:data:`TASKS`) - a plain function (build A/B comparisons, index
+  maintenance): ``start`` returns a task id at once; the work reports ``(stage, fraction)``
+  through the ``progress`` callable it is given; the result or the error is kept on the task;
+* ``build_jobs.BuildJobRegistry`` (``build_jobs.JOBS``) - an index build, with lance's progress
+  events or, on backends without them, a poll of the index listing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 Progress = Callable[[str, float], None]
 
 
 @dataclass
 class Task:
+    """One job running (or finished) in a background thread."""
+
     task_id: str
-    kind: str  # "build_ab" | "optimize" | "compact" | ...
+    kind: str  # "build_ab" | "optimize" | "compact" | "index_build" ...
     label: str
     table_id: tuple[str, ...]
     status: str = "running"  # running | succeeded | failed
-    stage: str = "starting"
-    fraction: float = 0.0
+    stage: str | None = "starting"
+    fraction: float | None = 0.0
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     result: Any = None
@@ -42,14 +49,95 @@ class Task:
         return (self.finished_at or time.time()) - self.started_at
 
 
-class TaskRegistry:
-    """Tasks keyed by id, thread-safe; keeps the most recent ``max_tasks`` finished ones."""
+def new_id() -> str:
+    return uuid.uuid4().hex[:12]
 
-    def __init__(self, max_tasks: int = 50):
+
+T = TypeVar("T", bound=Task)
+
+
+class Registry(Generic[T]):
+    """Jobs keyed by id, thread-safe; keeps the most recent ``max_tasks`` finished ones (a
+    running job is never forgotten)."""
+
+    def __init__(self, max_tasks: int = 50) -> None:
         self._lock = threading.Lock()
-        self._tasks: dict[str, Task] = {}
+        self._items: dict[str, T] = {}
         self._order: deque[str] = deque()
         self._max = max_tasks
+
+    # -- for the kinds of job ----------------------------------------------------------------
+    def _add(self, job: T) -> None:
+        with self._lock:
+            self._items[job.task_id] = job
+            self._order.append(job.task_id)
+            finished = [i for i in self._order if self._items[i].done]
+            while len(self._order) > self._max and finished:
+                oldest = finished.pop(0)
+                self._order.remove(oldest)
+                self._items.pop(oldest, None)
+
+    @staticmethod
+    def _spawn(name: str, target: Callable[..., None], *args: Any) -> None:
+        threading.Thread(target=target, args=args, daemon=True, name=name).start()
+
+    def _finish(self, task_id: str, status: str, **outcome: Any) -> None:
+        """The job's end: ``succeeded`` (fraction 1) or ``failed``, with ``result`` /
+        ``error`` and any other field the kind keeps (``stage``...)."""
+        with self._lock:
+            job = self._items[task_id]
+            for name, value in outcome.items():
+                setattr(job, name, value)
+            job.status = status
+            job.finished_at = time.time()
+            if status == "succeeded":
+                job.fraction = 1.0
+
+    def _copy(self, job: T) -> T:
+        """A copy that later updates of the job do not change (kinds copy their lists)."""
+        return replace(job)
+
+    # -- queries ---------------------------------------------------------------------------
+    def get(self, task_id: str) -> T | None:
+        """A consistent copy of the job, or ``None`` when unknown (or forgotten)."""
+        with self._lock:
+            job = self._items.get(task_id)
+            return self._copy(job) if job is not None else None
+
+    def jobs(self, table_id: Sequence[str] | None = None) -> list[T]:
+        """Copies of the known jobs (newest first), optionally of one table."""
+        with self._lock:
+            order = list(self._order)
+        out = [j for j in (self.get(i) for i in reversed(order)) if j is not None]
+        return out if table_id is None else [j for j in out if j.table_id == tuple(table_id)]
+
+    def running(self, table_id: Sequence[str] | None = None) -> list[T]:
+        return [j for j in self.jobs(table_id) if not j.done]
+
+    def wait(self, task_id: str, timeout: float = 120.0, interval: float = 0.05) -> T:
+        """Block until the job finishes (tests, scripts); ``TimeoutError`` otherwise,
+        ``KeyError`` for an unknown job."""
+        deadline = time.monotonic() + timeout
+        while (job := self.get(task_id)) is not None and not job.done:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{job.kind} {task_id} still running after {timeout} s")
+            time.sleep(interval)
+        if job is None:
+            raise KeyError(task_id)
+        return job
+
+    def forget(self, task_id: str) -> None:
+        """Drop a finished job (a running one stays)."""
+        with self._lock:
+            job = self._items.get(task_id)
+            if job is not None and job.done:
+                self._items.pop(task_id, None)
+                with contextlib.suppress(ValueError):
+                    self._order.remove(task_id)
+
+
+class TaskRegistry(Registry[Task]):
+    """Plain functions run in the background (see the module docstring)."""
 
     def start(
         self,
@@ -59,24 +147,15 @@ class TaskRegistry:
         work: Callable[[Progress], Any],
     ) -> str:
         """Run ``work(progress)`` in a daemon thread; returns the task id."""
-        task = Task(uuid.uuid4().hex[:12], kind, label, tuple(table_id))
-        with self._lock:
-            self._tasks[task.task_id] = task
-            self._order.append(task.task_id)
-            finished = [i for i in self._order if self._tasks[i].done]
-            while len(self._order) > self._max and finished:
-                oldest = finished.pop(0)
-                self._order.remove(oldest)
-                self._tasks.pop(oldest, None)
-        threading.Thread(
-            target=self._run, args=(task.task_id, work), daemon=True, name=f"task-{kind}"
-        ).start()
+        task = Task(new_id(), kind, label, tuple(table_id))
+        self._add(task)
+        self._spawn(f"task-{kind}", self._run, task.task_id, work)
         return task.task_id
 
     def _progress(self, task_id: str) -> Progress:
         def report(stage: str, fraction: float) -> None:
             with self._lock:
-                task = self._tasks.get(task_id)
+                task = self._items.get(task_id)
                 if task is not None and not task.done:
                     task.stage = str(stage)
                     task.fraction = max(0.0, min(1.0, float(fraction)))
@@ -89,36 +168,9 @@ class TaskRegistry:
         except BaseException as err:  # noqa: BLE001 - kept on the task for the UI
             self._finish(task_id, "failed", error=err)
         else:
-            self._finish(task_id, "succeeded", result=result)
-
-    def _finish(self, task_id: str, status: str, **outcome: Any) -> None:
-        with self._lock:
-            task = self._tasks[task_id]
-            for name, value in outcome.items():
-                setattr(task, name, value)
-            task.status = status
-            task.finished_at = time.time()
-            if status == "succeeded":
-                task.stage, task.fraction = "done", 1.0
-
-    def get(self, task_id: str) -> Task | None:
-        """A copy of the task, or ``None`` when unknown (or forgotten)."""
-        with self._lock:
-            task = self._tasks.get(task_id)
-            return replace(task) if task is not None else None
-
-    def wait(self, task_id: str, timeout: float = 120.0) -> Task:
-        """Block until the task finishes (tests, scripts); ``TimeoutError`` otherwise."""
-        deadline = time.monotonic() + timeout
-        while (task := self.get(task_id)) is not None and not task.done:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"task {task_id} still running after {timeout} s")
-            time.sleep(0.05)
-        if task is None:
-            raise KeyError(task_id)
-        return task
+            self._finish(task_id, "succeeded", result=result, stage="done")
 
 
 TASKS = TaskRegistry()
 
-__all__ = ["TASKS", "Progress", "Task", "TaskRegistry"]
+__all__ = ["TASKS", "Progress", "Registry", "Task", "TaskRegistry", "new_id"]

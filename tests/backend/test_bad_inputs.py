@@ -65,6 +65,7 @@ from lance_namespace import (
     DropTableIndexRequest,
     DropTableRequest,
     InsertIntoTableRequest,
+    ListNamespacesRequest,
     ListTablesRequest,
     ListTableVersionsRequest,
     MergeInsertIntoTableRequest,
@@ -904,7 +905,7 @@ def _batch_shape() -> None:
                 )
             ),
         ),
-        match="positive integer",
+        match=r"version number \(1 or more\)",
     )
     case(
         g,
@@ -1981,3 +1982,64 @@ def test_error_titles_and_ids_as_the_ui_shows_them() -> None:
     assert ids.display_id(["sales", "orders"]) == "sales › orders"
     assert ids.parse_id("sales › orders") == ids.parse_id("sales$orders") == ["sales", "orders"]
     assert ids.parse_id(" a ›b › c ", "|") == ["a", "b", "c"]
+
+
+def test_version_zero_is_refused_alike_everywhere(ns) -> None:
+    """One version rule (version_ranges.version_problem: 1 or more) on every path that names
+    a version: a request field, a restore, a tag, a batch's CreateTableVersion; nothing sent."""
+    from lance_namespace import QueryTableRequest
+
+    from backend.services import batch_builder, lifecycle
+
+    ns.create_namespace(CreateNamespaceRequest(id=["v"]))
+    table = ["v", "t"]
+    ns.create_table(CreateTableRequest(id=table), ipc_stream_bytes(make_table(3)))
+    expected = r"version number \(1 or more\), got 0"
+    with pytest.raises(InvalidInputError, match=expected):
+        ns.describe_table(DescribeTableRequest(id=table, version=0))
+    with pytest.raises(InvalidInputError, match=expected):
+        ns.query_table(QueryTableRequest(id=table, k=1, version=0, vector={"single_vector": []}))
+    with pytest.raises(InvalidInputError, match=expected):
+        lifecycle.restore_version(ns, table, 0)
+    with pytest.raises(InvalidInputError, match=expected):
+        lifecycle.create_tag(ns, table, "zero", 0)
+    problems = batch_builder.validate(
+        ns, [{"create_table_version": {"id": table, "version": 0, "manifest_path": "x.manifest"}}]
+    )
+    assert any(re.search(expected, p.message) for p in problems), problems
+    assert lifecycle.list_tags(ns, table).empty
+    from backend.services import versions
+
+    assert versions.latest_version(ns, table) == 1
+
+
+def test_a_missing_parent_namespace_is_said_alike_everywhere(ns) -> None:
+    """One rule (ids.missing_parent) for everything created under a namespace: a namespace,
+    a created, declared or renamed table, and a batch's DeclareTable, on both backends."""
+    from lance_namespace import RenameTableRequest
+
+    from backend.services import batch_builder
+
+    ns.create_namespace(CreateNamespaceRequest(id=["here"]))
+    ns.create_table(CreateTableRequest(id=["here", "t"]), ipc_stream_bytes(make_table(2)))
+    said = "namespace nope not found"
+    attempts: list[Callable[[], Any]] = [
+        lambda: ns.create_namespace(CreateNamespaceRequest(id=["nope", "child"])),
+        lambda: ns.declare_table(DeclareTableRequest(id=["nope", "t"])),
+        lambda: ns.create_table(
+            CreateTableRequest(id=["nope", "t"]), ipc_stream_bytes(make_table(2))
+        ),
+    ]
+    if backend.capabilities(ns).rename is not False:
+        attempts.append(
+            lambda: ns.rename_table(
+                RenameTableRequest(id=["here", "t"], new_table_name="u", new_namespace_id=["nope"])
+            )
+        )
+    for attempt in attempts:
+        with pytest.raises(NamespaceNotFoundError, match=said):
+            attempt()
+    problems = batch_builder.validate(ns, [batch_builder.declare_op(["nope", "t"])])
+    assert [p.message for p in problems if said in p.message], problems
+    assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["here"]
+    assert ns.list_tables(ListTablesRequest(id=["here"])).tables == ["t"]

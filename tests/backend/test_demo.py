@@ -283,7 +283,7 @@ def test_a_changed_demo_is_opened_as_it_is_and_rebuilt_only_on_request(
 
     rebuilt = demo.create_demo_namespace(root, rebuild_missing=True, progress=said.append)
     assert rebuilt.created is True and rebuilt.missing == []
-    assert any("building the missing demo tables" in m and "stdlib$modules" in m for m in said)
+    assert any("building the missing demo tables" in m and "stdlib › modules" in m for m in said)
     ns = backend.connect(str(root))
     assert sorted(ns.list_tables(ListTablesRequest(id=["stdlib"])).tables) == [
         "imported",
@@ -367,7 +367,7 @@ def test_default_demo_dir_is_under_the_working_directory(tmp_path: Path, monkeyp
     target = cli.resolve_target(None, None, echo=said.append)
     assert target == str(tmp_path / ".lance-console" / "demo")
     assert (tmp_path / ".lance-console" / "demo" / demo.MARKER).is_file()
-    assert said[-1].startswith("[demo] tables: stdlib$modules")
+    assert said[-1].startswith("[demo] tables: stdlib › modules")
 
 
 def test_main_rejects_a_bad_port(capsys) -> None:

@@ -121,3 +121,23 @@ def test_rust_http_response_dumps_are_cut_other_dumps_stay() -> None:
         '{ field: Column { name: "no_such_column" } }) }'
     )
     assert "no_such_column" in trim_source_locations(field)
+
+
+def test_nested_values_under_a_secret_name_are_masked() -> None:
+    nested = {
+        "name": "prod",
+        "credentials": {"user": "ops", "value": "s3cr3t", "expires": 3600, "rotating": True},
+        "tokens": ["tok-a", {"refresh": "tok-b"}],
+        "storage_options": {"aws_secret_access_key": "k-1", "region": "eu-west-1"},
+    }
+    shown = redact_json(nested)
+    text = repr(shown)
+    for secret in ("ops", "s3cr3t", "3600", "tok-a", "tok-b", "k-1"):
+        assert secret not in text, (secret, shown)
+    # the shape stays readable: which keys there are, how many tokens, what is not secret
+    assert shown["credentials"] == {
+        "user": REDACTED, "value": REDACTED, "expires": REDACTED, "rotating": True,
+    }  # fmt: skip
+    assert shown["tokens"] == [REDACTED, {"refresh": REDACTED}]
+    assert shown["storage_options"] == {"aws_secret_access_key": REDACTED, "region": "eu-west-1"}
+    assert shown["name"] == "prod"

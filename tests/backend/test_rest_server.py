@@ -132,6 +132,29 @@ def test_dot_delimiter_reaches_the_root_namespace(rest_server) -> None:
         assert client.list_namespaces(ln.ListNamespacesRequest(id=["top"])).namespaces == ["sub"]
 
 
+def test_dot_delimiter_allows_dots_in_tag_and_index_names(rest_server) -> None:
+    """Tag, index and branch names are not parts of an id: the tag ``v1.2`` and the index
+    ``id.btree`` are fine on a '.'-delimited connection (as the forms say), a table name with
+    a '.' is not (it would split the id)."""
+    from backend.services import lifecycle
+
+    with backend.connect(rest_server.url, delimiter=".") as client:
+        client.create_namespace(ln.CreateNamespaceRequest(id=["top"]))
+        client.create_table(ln.CreateTableRequest(id=["top", "t"]), ipc_bytes(SMALL))
+        lifecycle.create_tag(client, ["top", "t"], "v1.2", 1)
+        assert lifecycle.tag_version(client, ["top", "t"], "v1.2") == 1
+        assert lifecycle.list_tags(client, ["top", "t"])["tag"].tolist() == ["v1.2"]
+        client.create_table_scalar_index(
+            ln.CreateTableIndexRequest(
+                id=["top", "t"], column="id", index_type="BTREE", name="id.btree"
+            )
+        )
+        names = client.list_table_indices(ln.ListTableIndicesRequest(id=["top", "t"])).indexes
+        assert [ix.index_name for ix in names] == ["id.btree"]
+        with pytest.raises(lne.InvalidInputError, match="delimiter"):
+            client.rename_table(ln.RenameTableRequest(id=["top", "t"], new_table_name="t.v2"))
+
+
 def test_declare_then_list_including_declared_only(client: RestNamespaceClient) -> None:
     client.create_namespace(ln.CreateNamespaceRequest(id=["ns"]))
     client.create_table(ln.CreateTableRequest(id=["ns", "real"]), ipc_bytes(SMALL))

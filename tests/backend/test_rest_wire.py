@@ -1380,7 +1380,7 @@ def test_batch_commit_sends_the_batch_alone() -> None:
          "No version ranges"),
         (ln.CommitTableOperation.from_dict({"create_table_version": {
             "id": ["t"], "version": 0, "manifest_path": "t/_staging/x.manifest"}}),
-         "positive integer"),
+         r"version number \(1 or more\)"),
     ],
 )  # fmt: skip
 def test_batch_static_rules_refuse_without_any_request(

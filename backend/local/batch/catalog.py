@@ -30,11 +30,11 @@ import pyarrow as pa
 from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTableVersionsRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ... import version_ranges
+from ... import ids, version_ranges
 from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict
 from ...locations import CATALOG_DIR, manifest_problem, to_local_path
-from .context import DELIMITER, Ctx, error, oid
+from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
 
@@ -254,7 +254,7 @@ class Reader:
     def _api_versions(self, object_id: str) -> dict[int, str]:
         try:
             resp = self.ctx.directory.list_table_versions(
-                ListTableVersionsRequest(id=object_id.split(DELIMITER))
+                ListTableVersionsRequest(id=ids.parse_object_id(object_id))
             )
         except LanceNamespaceError as e:
             if e.code == ErrorCode.TABLE_NOT_FOUND:  # declared only: no dataset yet
@@ -288,7 +288,7 @@ def namespace_changes(catalog: Catalog, namespaces: dict[str, bool]) -> list[str
     return [
         f"namespace {ns}"
         for ns, existed in namespaces.items()
-        if catalog.namespace_exists(ns.split(DELIMITER)) != existed
+        if catalog.namespace_exists(ids.parse_object_id(ns)) != existed
     ]
 
 

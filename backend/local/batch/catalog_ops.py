@@ -30,6 +30,7 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode
 
+from ... import ids
 from .apply import PENDING_DIR
 from .catalog import catalog_commit, read_catalog
 from .context import DELIMITER, Ctx, error, oid
@@ -57,7 +58,7 @@ def subtree(rows: dict[str, dict[str, Any]], namespace_id: Sequence[str]) -> Sub
         if not key.startswith(prefix):
             continue
         row = rows[key]
-        parts = key.split(DELIMITER)
+        parts = ids.parse_object_id(key)
         if row.get("object_type") == "namespace":
             namespaces.append(parts)
         elif row.get("object_type") == "table":
@@ -74,8 +75,9 @@ def rename(ctx: Ctx, old_id: Sequence[str], new_id: Sequence[str]) -> None:
     row = catalog.rows.get(oid(old_id))
     if row is None or row.get("object_type") != "table":
         raise error(ErrorCode.TABLE_NOT_FOUND, f"table {oid(old_id)} not found")
-    if not catalog.namespace_exists(list(new_id[:-1])):
-        raise error(ErrorCode.NAMESPACE_NOT_FOUND, f"namespace {oid(new_id[:-1])} not found")
+    missing = ids.missing_parent(new_id, catalog.namespace_exists)
+    if missing:
+        raise error(ErrorCode.NAMESPACE_NOT_FOUND, missing)
     if oid(new_id) in catalog.rows:
         what = "table" if catalog.rows[oid(new_id)].get("object_type") == "table" else "object"
         code = ErrorCode.TABLE_ALREADY_EXISTS

@@ -12,6 +12,7 @@ from urllib.parse import quote, urlparse
 from lance.namespace import DirectoryNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
+from ... import ids
 from ...errors import make
 from ...locations import CATALOG_DIR, URI_SAFE, path_uri, to_local_path
 from .. import txn_store
@@ -23,7 +24,7 @@ try:  # POSIX only
 except ImportError:  # pragma: no cover - Windows
     HAS_FLOCK = False
 
-DELIMITER = "$"  # pylance's object-id delimiter in __manifest
+DELIMITER = ids.CATALOG_DELIMITER  # pylance's object-id delimiter in __manifest
 # The marker pylance's DeclareTable leaves in a declared table's directory, and its content
 # (file and object-store roots alike).
 RESERVED_FILE = ".lance-reserved"
@@ -44,8 +45,8 @@ def unsupported(message: str) -> LanceNamespaceError:
 
 
 def oid(table_id: Any) -> str:
-    """The catalog's object id of an id (parts joined with ``$``)."""
-    return DELIMITER.join(table_id)
+    """The catalog's object id of an id (``backend.ids.object_id``)."""
+    return ids.object_id(table_id)
 
 
 @dataclasses.dataclass

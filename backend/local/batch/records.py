@@ -32,7 +32,7 @@ from lance_namespace.errors import ErrorCode
 
 from ... import alter_actions as aa
 from ... import batch_rules
-from .context import Ctx, error
+from .context import Ctx, error, oid
 from .durable import fsync_path
 from .plan import Plan
 
@@ -88,8 +88,8 @@ def base_record(plan: Plan, txn_id: str, started_at: str) -> dict[str, Any]:
     counts = dict.fromkeys(batch_rules.OPERATION_KINDS, 0)
     for op in plan.ops:
         counts[op.kind] += 1
-    tables = list(dict.fromkeys("$".join(op.table_id) for op in plan.ops))
-    namespaces = sorted({"$".join(op.table_id[:-1]) for op in plan.ops if len(op.table_id) > 1})
+    tables = list(dict.fromkeys(oid(op.table_id) for op in plan.ops))
+    namespaces = sorted({oid(op.table_id[:-1]) for op in plan.ops if len(op.table_id) > 1})
     props = {
         "operation": "BatchCommitTables",
         "operation_count": str(len(plan.ops)),
