@@ -25,9 +25,11 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 from lance_namespace import LanceNamespace  # noqa: E402
 
+from backend.rules.connect_options import check_target, is_rest_target, target_kind  # noqa: E402
+from backend.services import catalog_views
+
 from . import errors, redaction  # noqa: E402
 from .capabilities import BackendCapabilities  # noqa: E402
-from .connect_options import check_target, is_rest_target, target_kind  # noqa: E402
 from .errors import (  # noqa: E402
     NamespaceConnectionError,
     NamespaceTimeoutError,
@@ -83,11 +85,11 @@ def capabilities(ns: LanceNamespace, *, probe: bool = False) -> BackendCapabilit
 
 def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) -> list[Any]:
     """Every problem of a BatchCommitTablesRequest against the namespace as it is now
-    (``backend.batch_rules.Problem``, warnings included), nothing written. The local backend
+    (``backend.rules.batch_rules.Problem``, warnings included), nothing written. The local backend
     runs its commit's own judgement; the REST client reads what it needs in bulk
     (``RestNamespaceClient.preflight``); any other namespace is read through the spec's list
     calls. ``raise_first``: raise the first error instead."""
-    from . import batch_rules
+    from backend.rules import batch_rules
 
     own = getattr(ns, "preflight", None)
     if callable(own):
@@ -95,7 +97,7 @@ def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) ->
     if not isinstance(request, batch_rules.BatchCommitTablesRequest):
         request = batch_rules.BatchCommitTablesRequest.model_validate(request)
     delimiter = getattr(ns, "delimiter", None) or "$"
-    view = batch_rules.ListingView(ns, request)
+    view = catalog_views.ListingView(ns, request)
     problems = batch_rules.check_batch(request, view, delimiter=delimiter)
     first = batch_rules.first_error(problems) if raise_first else None
     if first is not None:

@@ -49,7 +49,6 @@ _RANK = {r: i for i, r in enumerate(ROLES)}
 # The console backends' own methods besides the spec's operations that change nothing.
 CONSOLE_READS: frozenset[str] = frozenset(
     {
-        "build_url",  # the URL a request would go to (nothing is sent)
         "capabilities",
         "close",
         "format_id",

@@ -27,7 +27,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import ids, redaction
+from backend import redaction
+from backend.rules import ids
 
 LOG_NAME = "audit.jsonl"
 LOCK_NAME = ".audit.lock"

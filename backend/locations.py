@@ -2,14 +2,14 @@
 
 Table locations and manifest paths arrive in requests (RegisterTable, CreateTableVersion,
 DeclareTable, batch commits) and in catalogs other processes write; they are untrusted. The
-rules themselves are ``backend.location_rules`` (pure, one per question, parametrised by the
+rules themselves are ``backend.rules.location_rules`` (pure, one per question, parametrised by the
 kind of root); this module resolves a location into the parts those rules compare:
 
 * file roots (:func:`location_problem`, :func:`manifest_problem`): paths after ``realpath``,
   so ``..``, symbolic links and doubled slashes cannot escape; a location being *registered*
   exists and holds a Lance dataset (``_versions``); a staged manifest is a regular file;
 * object-store roots (:func:`object_table_key`, :func:`object_manifest_key`): keys parsed
-  strictly (``backend.location_rules.object_parts``), compared as prefixes;
+  strictly (``backend.rules.location_rules.object_parts``), compared as prefixes;
 * a REST server's locations (:func:`remote_location_problem`,
   :func:`remote_manifest_problem`): normalised paths.
 """
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
-from .location_rules import (
+from backend.rules.location_rules import (
     CATALOG_DIR,
     CONSOLE_DIR,
     FILE,
@@ -85,7 +85,7 @@ def is_inside(path: Path, root: Path, *, strict: bool = False) -> bool:
 
 class TableDirs(TablePrefixes):
     """The resolved directories of a namespace's tables (file roots): real paths, compared as
-    prefixes (``backend.location_rules.TablePrefixes``)."""
+    prefixes (``backend.rules.location_rules.TablePrefixes``)."""
 
     def __init__(self, dirs: Iterable[Path | str] = ()) -> None:
         super().__init__((str(real(Path(d))) for d in dirs), kind=FILE)
@@ -121,7 +121,7 @@ def location_problem(
     root_real: Path | None = None,
 ) -> str | None:
     """Why ``location`` cannot be a table's directory under the file root ``root`` (``None``:
-    it can): resolved with ``realpath``, then ``backend.location_rules.location_rule``.
+    it can): resolved with ``realpath``, then ``backend.rules.location_rules.location_rule``.
     ``root_real``: ``real(root)`` when the caller already has it."""
     if not location or not str(location).strip():
         return "the table location is empty"
@@ -160,7 +160,7 @@ def relative_location(root: Path, location: str | Path) -> str | None:
 
 def manifest_problem(root: Path, table_dir: Path, manifest_path: str | None) -> str | None:
     """Why ``manifest_path`` cannot be a staged manifest of the table in ``table_dir`` (file
-    roots): resolved with ``realpath``, then ``backend.location_rules.manifest_rule``, then it
+    roots): resolved with ``realpath``, then ``backend.rules.location_rules.manifest_rule``, then it
     must be a regular file, not a symbolic link."""
     if not manifest_path or not str(manifest_path).strip():
         return "manifest_path is required"

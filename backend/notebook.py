@@ -8,7 +8,7 @@
   whose own ``repr`` (pydantic's) would print every field as it is.
 * :func:`enable` - make every ``lance_namespace`` model render as :func:`to_html` in the
   running IPython kernel, so a cell ending in ``ns.describe_table(...)`` shows a table;
-  ``offline_charts=True`` also draws the charts (``backend.charts``) without a network: plotly.js
+  ``offline_charts=True`` also draws the charts (``backend.services.charts``) without a network: plotly.js
   inline in the notebook, the Vega-Lite charts as SVG (with ``vl-convert-python`` installed),
   so a notebook saved or exported to HTML shows them anywhere.
 * :func:`frame` - a listing response (ListNamespaces, ListTables, ListTableIndices, ...) as a
@@ -140,7 +140,7 @@ def _recall_html(result: Any) -> str:
 
 def to_html(value: Any, title: str | None = None) -> str:
     """The HTML table of a result, every secret masked (see the module docstring)."""
-    from .tuning import RecallResult
+    from backend.services.tuning import RecallResult
 
     if isinstance(value, Shown):
         value, title = value.value, title or value.title
@@ -165,7 +165,7 @@ def to_html(value: Any, title: str | None = None) -> str:
 
 def to_text(value: Any) -> str:
     """The plain-text form of a result, secrets masked (what ``print(show(x))`` writes)."""
-    from .tuning import RecallResult
+    from backend.services.tuning import RecallResult
 
     if isinstance(value, (RecallResult, pd.DataFrame, pd.Series)):
         shown = redact_frame(value) if isinstance(value, pd.DataFrame) else value

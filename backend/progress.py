@@ -5,7 +5,7 @@ widget in Jupyter when ipywidgets is installed, a text bar otherwise).
 whatever the shape its events take:
 
 * ``(done, total)`` - ``tuning.recall`` (queries), ``tuning.sweep`` (settings),
-  ``transfer.import_table`` (rows; ``total`` may be ``None``);
+  ``imports.import_table`` (rows; ``total`` may be ``None``);
 * ``(stage, fraction)`` - ``tuning.build_ab``;
 * ``{"stage": ..., "completed": ..., "total": ..., "fraction": ...}`` - an index build's
   events (``index_overview.create_index(..., progress=...)``, lance's own progress events on

@@ -2,10 +2,33 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 
 def plural(n: int, singular: str, many: str | None = None) -> str:
     """``1 version``, ``2 versions``, ``1 property``, ``3 properties`` (thousands separated)."""
     return f"{n:,} {singular if n == 1 else (many or singular + 's')}"
 
 
-__all__ = ["plural"]
+def human_bytes(n: Any) -> str:
+    """The one size formatter: ``512 bytes``, ``1.5 KiB``, ``12.0 MiB``, ``3.2 GiB``, ``1.1 TiB``
+    (powers of 1024); ``""`` for a missing size (``None`` or NaN)."""
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return ""
+    try:
+        value = float(n)
+    except (TypeError, ValueError):
+        return ""
+    if math.isnan(value):
+        return ""
+    if abs(value) < 1024:
+        return f"{int(value):,} bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:,.1f} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+__all__ = ["human_bytes", "plural"]

@@ -4,7 +4,7 @@ One run: write a ``--rows`` x 10 column CSV (int64, float64, strings, a timestam
 temporary directory, then run, each in its own child process (``--repeats`` times,
 interleaved),
 
-  (a) ours: backend.connect(dir) -> services.transfer.import_table(file object, "csv")
+  (a) ours: backend.connect(dir) -> services.imports.import_table(file object, "csv")
       (streamed: CSV blocks -> record batches -> lance, under the namespace lock)
   (b) bare: pyarrow.csv.read_csv(path) -> lance.write_dataset(table, dir)
 
@@ -83,7 +83,7 @@ def child(variant: str, csv_path: str, root: str) -> None:
     from lance_namespace import CreateNamespaceRequest
 
     import backend
-    from backend.services import transfer
+    from backend.services import imports
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     started = time.perf_counter()
@@ -91,7 +91,7 @@ def child(variant: str, csv_path: str, root: str) -> None:
         ns = backend.connect(root)
         ns.create_namespace(CreateNamespaceRequest(id=TABLE[:1]))
         with open(csv_path, "rb") as source:
-            result = transfer.import_table(ns, TABLE, source, "csv")
+            result = imports.import_table(ns, TABLE, source, "csv")
         rows = result.rows
     else:
         table = pacsv.read_csv(csv_path)
@@ -146,7 +146,7 @@ def main() -> None:
                 report = run_child(variant, csv_path, Path(tmp) / f"{variant}{i}")
                 assert report["rows"] == args.rows, report
                 runs[variant].append(report)
-        names = {"a": "(a) transfer.import_table", "b": "(b) read_csv + write_dataset"}
+        names = {"a": "(a) imports.import_table", "b": "(b) read_csv + write_dataset"}
         summary = {}
         for variant, reports in runs.items():
             seconds = statistics.median(r["seconds"] for r in reports)

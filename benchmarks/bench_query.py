@@ -41,10 +41,12 @@ import pyarrow as pa  # noqa: E402
 from lance.namespace import RestAdapter, RestNamespace  # noqa: E402
 
 import backend  # noqa: E402
-from backend import tuning  # noqa: E402
-from backend.arrow_ipc import ipc_file_to_table, to_ipc_stream  # noqa: E402
+from backend.arrow.ipc import ipc_file_to_table, to_ipc_stream  # noqa: E402
 from backend.local.query_plans import scanner_arguments  # noqa: E402
-from backend.services import search  # noqa: E402
+from backend.services import (
+    search,  # noqa: E402
+    tuning,  # noqa: E402
+)
 from benchmarks.bench_rest_client import measure  # noqa: E402  (interleaved medians)
 
 TABLE = ["bench", "vectors"]

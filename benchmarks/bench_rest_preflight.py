@@ -5,9 +5,9 @@ One run against a real ``lance.namespace.RestAdapter`` on a temporary directory 
 ListTables in one page). Counted by the client's wire log (``WireLog.counts``); the seconds
 are printed for information:
 
-  (a) preflight: ``RestNamespaceClient.preflight`` (``batch_rules.ListingView``: ListTables
+  (a) preflight: ``RestNamespaceClient.preflight`` (``catalog_views.ListingView``: ListTables
       with declared tables and ListNamespaces of the namespace, every page);
-  (b) per operation: the same rules through ``batch_rules.NamespaceView`` (NamespaceExists /
+  (b) per operation: the same rules through ``catalog_views.NamespaceView`` (NamespaceExists /
       TableExists per operation: how the client checked a batch before the preflight);
 
 plus the builder's Commit (preflight + BatchCommitTables, which this server refuses as not
@@ -34,9 +34,10 @@ import lance_namespace as ln  # noqa: E402
 from lance.namespace import RestAdapter  # noqa: E402
 from lance_namespace.errors import UnsupportedOperationError  # noqa: E402
 
-from backend import batch_rules  # noqa: E402
 from backend.rest import RestNamespaceClient  # noqa: E402
+from backend.rules import batch_rules  # noqa: E402
 from backend.services import batch_builder as bb  # noqa: E402
+from backend.services import catalog_views
 
 NAMESPACE = ["bench"]
 
@@ -68,7 +69,7 @@ def main() -> int:
 
             log.clear()
             started = time.perf_counter()
-            old = batch_rules.check_batch(request, batch_rules.NamespaceView(client))
+            old = batch_rules.check_batch(request, catalog_views.NamespaceView(client))
             per_op_s = time.perf_counter() - started
             per_op = log.counts()
             assert not batch_rules.has_errors(old), old

@@ -60,7 +60,7 @@ if str(REPO) not in sys.path:
 
 from playwright.sync_api import Browser, BrowserContext, sync_playwright  # noqa: E402
 
-from backend.arrow_ipc import to_ipc_stream  # noqa: E402
+from backend.arrow.ipc import to_ipc_stream  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     APP_TIMEOUT_MS,
     VIEWPORT,

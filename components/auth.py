@@ -16,8 +16,9 @@ from typing import Any
 
 import streamlit as st
 
-from backend import access, launch
+from backend import access
 from backend.gate import Actor
+from backend.launcher import launch
 from components import feedback
 
 
@@ -30,7 +31,7 @@ def _auth_section() -> Mapping[str, Any] | None:
 
 
 def sign_in_configured() -> bool:
-    """Whether ``[auth]`` is configured (``backend.launch.auth_complete``, the launcher's rule)."""
+    """Whether ``[auth]`` is configured (``backend.launcher.launch.auth_complete``, the launcher's rule)."""
     return launch.auth_complete(_auth_section())
 
 

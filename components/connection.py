@@ -11,7 +11,7 @@ gate (``backend.gate``) for this session's actor (``components.auth``): it refus
 while read-only, and every write the actor's role does not allow (a page's direct service call
 included), and records every write in the audit log. A read-only launch (``lance-console
 --read-only``, ``LANCE_CONSOLE_READ_ONLY``, or an exposed launch without sign-in:
-``backend.launch``) is fixed for the life of the server: the switch then only shows it,
+``backend.launcher.launch``) is fixed for the life of the server: the switch then only shows it,
 whatever the URL says.
 
 For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_only`,
@@ -30,13 +30,15 @@ import streamlit as st
 from lance_namespace import ListNamespacesRequest
 
 import backend
-from backend import access, audit, connect_options, launch
-from backend import connections as conns
-from backend import properties as props
+from backend import access, audit
 from backend.capabilities import SERVER_PROFILES
-from backend.connections import ConnectionSpec, Secrets
 from backend.gate import gate
+from backend.launcher import launch
+from backend.launcher import saved_connections as conns
+from backend.launcher.saved_connections import ConnectionSpec, Secrets
 from backend.redaction import is_secret_name, mask_value, redact_url
+from backend.rules import connect_options
+from backend.rules import properties as props
 from components import auth, feedback, state
 from components.common import empty_kv_frame, render_path
 
@@ -146,7 +148,7 @@ def _connect(key: str, target: str, _options: dict[str, Any]) -> backend.LanceNa
 
 @st.cache_resource(show_spinner="Building the demo namespace (first run)…")
 def _ensure_demo(target: str) -> str:
-    from backend.demo import create_demo_namespace
+    from backend.launcher.demo import create_demo_namespace
 
     create_demo_namespace(target)
     return target

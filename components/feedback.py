@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import backend
-from backend import ids
+from backend.rules import ids
 from components import state
 
 T = TypeVar("T")
@@ -52,7 +52,7 @@ def delimiter() -> str:
 
 def readable(text: Any) -> str:
     """A message as the UI shows it: ids joined by the connection's delimiter shown as
-    ``a › b`` (``backend.ids.display_ids_in_text``)."""
+    ``a › b`` (``backend.rules.ids.display_ids_in_text``)."""
     return ids.display_ids_in_text(str(text), delimiter())
 
 

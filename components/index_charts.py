@@ -1,6 +1,6 @@
 """Plotly charts of index statistics on a page.
 
-The figures are ``backend.charts`` (plain functions, also what a notebook draws):
+The figures are ``backend.services.charts`` (plain functions, also what a notebook draws):
 :func:`render_index_charts` lays them out.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.charts import (
+from backend.services.charts import (
     coverage_figure,
     history_figure,
     recall_histogram,

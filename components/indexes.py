@@ -1,7 +1,7 @@
 """Pieces of the Indexes page: cached reads, the index table, the create panel (vector, FTS and
 scalar fields), build progress, one index's details, the drop form.
 
-The rules (types, fit, parameters, defaults) are ``backend.index_rules``; the panel returns a
+The rules (types, fit, parameters, defaults) are ``backend.rules.index_rules``; the panel returns a
 validated request and the page starts the build.
 """
 
@@ -15,12 +15,12 @@ import pandas as pd
 import streamlit as st
 from lance_namespace import CreateTableIndexRequest
 
-from backend import index_rules as rules
-from backend.arrow_types import ColumnInfo
+from backend.arrow.types import ColumnInfo
 from backend.capabilities import BackendCapabilities
+from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
-from backend.text import plural
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import render_json, render_typed_confirmation
@@ -59,17 +59,6 @@ def coverage_history(ns: Any, table_id: tuple[str, ...], max_versions: int) -> p
 # --------------------------------------------------------------------------------------------
 # The index table, the selected index, the lag hint
 # --------------------------------------------------------------------------------------------
-
-
-def human_bytes(n: Any) -> str:
-    if n is None or pd.isna(n):
-        return ""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
 
 
 def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
@@ -156,7 +145,7 @@ def render_maintenance(
 ) -> None:
     """Optimize the indexes (cover unindexed rows) and compact files, in the background, with
     progress; the table's reads are refreshed when done. Over REST: why not."""
-    from backend import tuning
+    from backend.services import tuning
     from backend.services.tasks import TASKS
 
     tid = tuple(table_id)
@@ -439,7 +428,7 @@ def render_create_panel(
     vector_indexes: Mapping[str, Sequence[dict[str, Any]]] | None = None,
 ) -> CreateTableIndexRequest | None:
     """Column, then only the index types that fit it, then the fields of that type. Returns a
-    request that passed ``backend.index_rules`` when "Create" is pressed, else ``None``.
+    request that passed ``backend.rules.index_rules`` when "Create" is pressed, else ``None``.
     ``vector_indexes``: column -> the vector indexes already on it (a warning, the distance
     first offered)."""
     by_name = {c.name: c for c in columns}

@@ -24,12 +24,13 @@ from lance_namespace.errors import (
 )
 
 import backend
-from backend import ids, version_ranges
-from backend import properties as props
+from backend.rules import ids, version_ranges
+from backend.rules import properties as props
+from backend.services import catalog_views
 from backend.services import lifecycle as lc
 from backend.services import namespaces as nsv
 from backend.services import rows as rsv
-from backend.text import plural
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import CATALOG, cached, table_scope
 from components.common import (
@@ -92,14 +93,6 @@ def children(ns: Any, namespace_id: tuple[str, ...]) -> lc.Children:
 def _path(parts: Sequence[str]) -> str:
     """``sales › eu`` (``(root)`` for the empty path), as the other pages say it."""
     return ids.display_id(parts)
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n:,.1f} TB"  # pragma: no cover - the loop always returns
 
 
 def runs(versions: Sequence[int]) -> str:
@@ -232,7 +225,7 @@ def search_link_params(table_id: Sequence[str]) -> list[tuple[str, str]]:
 def _restore(ns: Any, table_id: list[str], version: int) -> int:
     """Restore ``version``; the new latest version (read back, not guessed)."""
     lc.restore_version(ns, table_id, version)
-    return int(version_ranges.latest_version(ns, table_id) or 0)
+    return int(catalog_views.latest_version(ns, table_id) or 0)
 
 
 def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
@@ -724,7 +717,7 @@ def _preview_lines(preview: lc.DropPreview) -> str:
         return "No data yet (a declared table): only its catalog entry."
     parts = [f"latest version v{preview.latest}"]
     if preview.files is not None and preview.bytes is not None:
-        parts.insert(0, f"{plural(preview.files, 'file')}, {_size(preview.bytes)}")
+        parts.insert(0, f"{plural(preview.files, 'file')}, {human_bytes(preview.bytes)}")
     return "Its data: " + ", ".join(parts) + " (every version and tag)."
 
 
@@ -958,7 +951,7 @@ def metadata_rows(metadata: dict[str, str]) -> pd.DataFrame:
 
 def metadata_changes(current: dict[str, str], rows: Any) -> tuple[dict[str, str], str | None]:
     """The keys an edited grid sets (new or changed values) or why it cannot be saved: a bad
-    row (``backend.properties.from_rows``), or a removed key (UpdateTableSchemaMetadata only
+    row (``backend.rules.properties.from_rows``), or a removed key (UpdateTableSchemaMetadata only
     adds and changes keys)."""
     try:
         edited = props.from_rows(rows)

@@ -1,9 +1,9 @@
 """Pieces of the Search & tune page: data preview, vector and full-text search, query plans,
 recall, the parameter sweep, build A/B and index maintenance.
 
-The logic is ``backend.services.search`` (queries, plans) and ``backend.tuning`` (recall,
+The logic is ``backend.services.search`` (queries, plans) and ``backend.services.tuning`` (recall,
 sweep, build comparison, requested against applied); the query rule is
-``backend.query_rules``. Each panel keeps its last result per table in the session
+``backend.rules.query_rules``. Each panel keeps its last result per table in the session
 (``state.result``) so switching tabs does not lose it.
 """
 
@@ -17,15 +17,16 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import InvalidInputError
 
-from backend import capabilities, index_rules, query_rules, tuning
-from backend.charts import (
+from backend import capabilities
+from backend.rules import index_rules, query_rules
+from backend.services import search, tuning
+from backend.services.charts import (
     ab_figure,
     latency_figure,
     plan_figure,
     recall_histogram,
     sweep_figure,
 )
-from backend.services import search
 from backend.services.index_overview import tokenize_preview
 from backend.services.tasks import TASKS
 from backend.text import plural

@@ -22,7 +22,7 @@ QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
 QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
-# Search & tune setting keys (``backend.tuning.SHARE_KEYS``): column, k, nprobes, ...
+# Search & tune setting keys (``backend.services.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
 # Pages draw only their open tab; Streamlit forgets the value of a widget that a run does not
 # draw. Settings a user fills in inside a tab (Search & tune panels, the Indexes create panel)

@@ -17,10 +17,10 @@ import streamlit as st
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 import backend
-from backend import ids
-from backend import properties as props
 from backend.errors import LanceNamespaceError
 from backend.paging import paginate
+from backend.rules import ids
+from backend.rules import properties as props
 from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
@@ -93,7 +93,7 @@ def selected_table_id() -> list[str] | None:
 
 
 def display_path(path: Sequence[str]) -> str:
-    """``sales › eu`` (``(root)`` for the empty path): ``backend.ids.display_id``."""
+    """``sales › eu`` (``(root)`` for the empty path): ``backend.rules.ids.display_id``."""
     return ids.display_id(path)
 
 

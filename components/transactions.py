@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend import alter_actions as aa
-from backend import ids, version_ranges
-from backend import properties as props
 from backend.errors import LanceNamespaceError
-from backend.ids import parse_id
+from backend.rules import alter_actions as aa
+from backend.rules import batch_rules, ids, version_ranges
+from backend.rules import properties as props
+from backend.rules.ids import parse_id
 from backend.services import batch_builder as bb
 from backend.text import plural
 from components import feedback, state
@@ -181,7 +181,7 @@ def render_add_operation(
             )
             c3, c4 = st.columns(2)
             values["naming_scheme"] = c3.selectbox(
-                "Naming scheme", [None, *bb.batch_rules.NAMING_SCHEMES],
+                "Naming scheme", [None, *batch_rules.NAMING_SCHEMES],
                 format_func=lambda s: "(not sent)" if s is None else s, key=f"{fk}.scheme",
             )  # fmt: skip
             values["e_tag"] = c4.text_input("ETag (optional)", key=f"{fk}.etag")
@@ -409,7 +409,7 @@ _ACTION_LABELS = {
 
 def render_alter_builder(*, read_only: bool, key_prefix: str) -> list[dict[str, Any]] | None:
     """Pending AlterTransaction actions: add one, remove one; the new list when changed.
-    Every list is checked by ``backend.alter_actions``, exactly as the backends check it."""
+    Every list is checked by ``backend.rules.alter_actions``, exactly as the backends check it."""
     actions = state.alter_actions()
     kind = st.segmented_control(
         "Action", list(aa.ACTION_KINDS), default=aa.SET_PROPERTY, format_func=lambda k: _ACTION_LABELS[k],

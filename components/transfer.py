@@ -21,14 +21,15 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from backend.arrow import import_types
 from backend.errors import LanceNamespaceError
-from backend.services import transfer as tr
-from backend.text import plural
+from backend.services import exports, imports
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.tables import display_path
 
 T = TypeVar("T")
-UPLOAD_TYPES = [ext.lstrip(".") for ext in tr.EXTENSIONS]
+UPLOAD_TYPES = [ext.lstrip(".") for ext in imports.EXTENSIONS]
 MODE_LABELS = {
     "create": "New table in this namespace",
     "append": "Append to the picked table",
@@ -42,17 +43,17 @@ def upload_limit() -> int:
     """The largest upload, in bytes: the import cap, or less when the Streamlit server accepts
     less (``server.maxUploadSize``)."""
     server = int(st.get_option("server.maxUploadSize") or 0) * (1 << 20)
-    cap = tr.max_import_bytes()
+    cap = imports.max_import_bytes()
     return min(cap, server) if server else cap
 
 
 def limit_text() -> str:
-    limit, cap = upload_limit(), tr.max_import_bytes()
-    text = f"CSV, Parquet, Arrow IPC or JSON Lines, up to {tr.human_bytes(limit)}"
+    limit, cap = upload_limit(), imports.max_import_bytes()
+    text = f"CSV, Parquet, Arrow IPC or JSON Lines, up to {human_bytes(limit)}"
     if limit < cap:
         text += (
             f" (the server's upload limit, server.maxUploadSize; imports accept up to "
-            f"{tr.human_bytes(cap)})"
+            f"{human_bytes(cap)})"
         )
     return text + "."
 
@@ -70,13 +71,13 @@ def render_upload(*, key_prefix: str) -> Any | None:
     return upload
 
 
-def upload_preview(upload: Any) -> tr.ImportPreview | None:
+def upload_preview(upload: Any) -> imports.ImportPreview | None:
     """The upload's preview, read once per uploaded file (a failure is shown every run)."""
     file_id = _upload_key(upload)
     kept = state.get(state.Transfer.PREVIEW)
     if not kept or kept[0] != file_id:
         try:
-            found: Any = tr.inspect_upload(upload, tr.format_of(upload.name))
+            found: Any = imports.inspect_upload(upload, imports.format_of(upload.name))
         except LanceNamespaceError as err:
             found = err
         kept = (file_id, found)
@@ -101,13 +102,15 @@ def _upload_key(upload: Any) -> str:
     return str(getattr(upload, "file_id", None) or upload.name)
 
 
-def render_preview(preview: tr.ImportPreview, upload: Any, *, key_prefix: str) -> dict[str, str]:
+def render_preview(
+    preview: imports.ImportPreview, upload: Any, *, key_prefix: str
+) -> dict[str, str]:
     """What the file holds: format, rows, size, the types grid (the type column editable),
     the first rows. Returns the edited types (column -> type text)."""
     st.markdown(
         feedback.as_text(
-            f"{upload.name}: {tr.FORMAT_NAMES[preview.format]}, "
-            f"{plural(preview.num_rows, 'row')}, {tr.human_bytes(preview.size)}"
+            f"{upload.name}: {imports.FORMAT_NAMES[preview.format]}, "
+            f"{plural(preview.num_rows, 'row')}, {human_bytes(preview.size)}"
         )
     )
     left, right = st.columns([2, 3], gap="medium")
@@ -147,7 +150,7 @@ def default_table_name(file_name: str) -> str:
 
 
 def render_target(
-    preview: tr.ImportPreview,
+    preview: imports.ImportPreview,
     upload: Any,
     namespace: Sequence[str],
     table_id: list[str] | None,
@@ -201,7 +204,7 @@ def render_target(
     return ImportTarget(mode, target, on)
 
 
-def with_progress(work: Callable[[tr.Progress], T], bar: Any, verb: str) -> T:
+def with_progress(work: Callable[[imports.Progress], T], bar: Any, verb: str) -> T:
     """``work(progress)`` in a worker thread while this (the script's) thread draws its
     progress on ``bar`` (an ``st.progress``): lance reports rows from its own threads, which
     cannot draw."""
@@ -226,15 +229,15 @@ def with_progress(work: Callable[[tr.Progress], T], bar: Any, verb: str) -> T:
 def run_import(
     ns: Any,
     upload: Any,
-    preview: tr.ImportPreview,
+    preview: imports.ImportPreview,
     types: dict[str, str],
     target: ImportTarget,
     bar: Any,
-) -> tr.ImportResult:
+) -> imports.ImportResult:
     """The import the form asked for, with the edited types, its progress drawn on ``bar``."""
-    schema = tr.apply_types(preview.schema, types) if types else None
+    schema = import_types.apply_types(preview.schema, types) if types else None
     return with_progress(
-        lambda progress: tr.import_table(
+        lambda progress: imports.import_table(
             ns,
             target.table_id,
             upload,
@@ -250,7 +253,7 @@ def run_import(
     )
 
 
-def import_summary(result: tr.ImportResult) -> str:
+def import_summary(result: imports.ImportResult) -> str:
     where = display_path(list(result.table_id))
     rows = plural(result.rows, "row")
     version = f" (version {result.version})" if result.version is not None else ""
@@ -333,7 +336,7 @@ def prepare_export(
     try:
         with os.fdopen(handle, "wb") as out:
             result = with_progress(
-                lambda progress: tr.export_table(
+                lambda progress: exports.export_table(
                     ns,
                     table_id,
                     request.fmt,
@@ -357,7 +360,7 @@ def prepare_export(
         "settings": request,
         "path": path,
         "file_name": result.file_name,
-        "mime": tr.EXPORT_MIME[result.format],
+        "mime": exports.EXPORT_MIME[result.format],
         "rows": result.rows,
         "bytes": result.bytes,
         "columns": list(result.columns),
@@ -378,7 +381,7 @@ def render_download(table_id: list[str], request: ExportRequest, *, key_prefix: 
     feedback.show(
         "success",
         f"{kept['file_name']} is ready: {plural(kept['rows'], 'row')}, "
-        f"{tr.human_bytes(kept['bytes'])} ({', '.join(kept['columns'])}).",
+        f"{human_bytes(kept['bytes'])} ({', '.join(kept['columns'])}).",
     )
     st.download_button(
         f"Download {kept['file_name']}",

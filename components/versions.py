@@ -11,10 +11,10 @@ import pandas as pd
 import streamlit as st
 from lance_namespace import BatchDeleteTableVersionsRequest
 
-from backend import version_ranges
-from backend.charts import time_axis, timeline_chart
 from backend.errors import LanceNamespaceError
+from backend.rules import version_ranges
 from backend.services import versions as vsv
+from backend.services.charts import time_axis, timeline_chart
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import (
@@ -220,7 +220,7 @@ def render_delete_form(
     tagged: Mapping[int, Sequence[str]] | None = None,
 ) -> RangeDelete | None:
     """Inclusive ranges (``2-5, 8``), a typed confirmation; what to delete when everything
-    checks out (``backend.version_ranges``: never the latest version, never a tagged one
+    checks out (``backend.rules.version_ranges``: never the latest version, never a tagged one
     unless the box naming the tags is ticked). ``tagged``: the table's tags by version; the
     listed versions that carry one are said before anything is submitted."""
     table = table_id[-1]

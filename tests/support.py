@@ -79,11 +79,11 @@ def search_rows(
 ) -> pa.Table:
     """``id`` int64, ``text`` (``row <i>`` and six of :data:`SEARCH_WORDS`) and ``vec``:
     random float32 vectors of ``dim``, or with ``embedded`` the demo's embedding of the text
-    (``backend.demo.embed``, ``VECTOR_DIM`` dims)."""
+    (``backend.launcher.demo.embed``, ``VECTOR_DIM`` dims)."""
     rng = np.random.default_rng(seed)
     words = [f"row {i} " + " ".join(rng.choice(SEARCH_WORDS, 6)) for i in range(start, start + n)]
     if embedded:
-        from backend import demo
+        from backend.launcher import demo
 
         flat, dim = demo.embed(words).reshape(-1), demo.VECTOR_DIM
     else:
@@ -506,14 +506,14 @@ _DEMO_TEMPLATE: Path | None = None
 
 def demo_copy(dest: Path) -> Path:
     """A demo namespace at ``dest`` (which must not exist): a copy of one demo built by
-    ``backend.demo.create_demo_namespace`` once per test process. The demo takes 10-20 s to
+    ``backend.launcher.demo.create_demo_namespace`` once per test process. The demo takes 10-20 s to
     build on two cores; a copy takes a fraction of a second and is the same data (the catalog's
     locations are relative to the root)."""
     global _DEMO_TEMPLATE
     if _DEMO_TEMPLATE is None:
         import tempfile
 
-        from backend.demo import create_demo_namespace
+        from backend.launcher.demo import create_demo_namespace
 
         template = Path(tempfile.mkdtemp(prefix="lance-console-demo-")) / "demo"
         create_demo_namespace(template)

@@ -1,4 +1,4 @@
-"""backend.charts: every figure checked for its data on small inputs (against numpy or a plain
+"""backend.services.charts: every figure checked for its data on small inputs (against numpy or a plain
 loop), and the console's pages drawing exactly these figures (AppTest of the components)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
-from backend import charts, tuning
+from backend.services import charts, tuning
 from backend.services.search import PlanNode
 
 OVERVIEW = pd.DataFrame(

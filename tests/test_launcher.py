@@ -1,6 +1,6 @@
 """``lance-console``: the launch policy, storage options and secrets, and the real launcher.
 
-The process tests run ``python -m backend.cli`` as a user would (its own working directory and
+The process tests run ``python -m backend.launcher.cli`` as a user would (its own working directory and
 home, a free port), wait for streamlit's health check and stop the launcher by its pid. What
 the console process was given is read from ``/proc`` (its command line and environment).
 """
@@ -31,7 +31,7 @@ from lance_namespace import (
 )
 
 import backend
-from backend import cli, launch
+from backend.launcher import cli, launch
 from backend.redaction import REDACTED
 from tests.support import ipc_stream_bytes
 
@@ -166,7 +166,7 @@ def test_launcher_errors_never_show_a_storage_secret() -> None:
 
 
 def test_default_connection_gets_the_launch_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend import connections as conns
+    from backend.launcher import saved_connections as conns
 
     monkeypatch.setenv(launch.TARGET_ENV, "http://127.0.0.1:9/api")
     monkeypatch.setenv(launch.API_KEY_ENV, SECRET)
@@ -232,7 +232,7 @@ class Launched:
 
 @contextmanager
 def launcher(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Launched]:
-    """``python -m backend.cli ARGS --port <free> --no-browser`` in ``tmp_path`` (also its
+    """``python -m backend.launcher.cli ARGS --port <free> --no-browser`` in ``tmp_path`` (also its
     home: no secrets file of the machine's user counts), until healthy; stopped by its pid."""
     port = free_port()
     log = tmp_path / f"launcher-{port}.log"
@@ -243,7 +243,15 @@ def launcher(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> I
     }
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "backend.cli", *args, "--port", str(port), "--no-browser"],
+            [
+                sys.executable,
+                "-m",
+                "backend.launcher.cli",
+                *args,
+                "--port",
+                str(port),
+                "--no-browser",
+            ],
             cwd=tmp_path,
             env=child_env,
             stdout=out,
@@ -376,7 +384,7 @@ def test_readme_s3_example_works_against_an_s3_compatible_server(
 ) -> None:
     """The documented options (endpoint, region, allow_http, keys from the environment) as
     the launcher hands them to the console's default connection, against moto's S3."""
-    from backend import connections as conns
+    from backend.launcher import saved_connections as conns
 
     target, items, exports = readme_s3_example()
     assert {i.split("=", 1)[0] for i in items} == {

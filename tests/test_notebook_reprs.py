@@ -12,8 +12,8 @@ from lance_namespace import (
     ListTablesRequest,
 )
 
-from backend import frames, notebook, tuning
-from backend.services import index_overview, lifecycle
+from backend import notebook
+from backend.services import frames, index_overview, lifecycle, tuning
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYzz"
 
@@ -105,7 +105,7 @@ def test_offline_charts_need_no_network() -> None:
     import altair as alt
     import plotly.io as pio
 
-    from backend import charts
+    from backend.services import charts
 
     before_plotly, before_altair = pio.renderers.default, alt.renderers.active
     try:

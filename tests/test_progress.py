@@ -11,9 +11,8 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 
 import backend
-from backend import frames, progress, tuning
-from backend.services import index_overview
-from backend.services import transfer as tr
+from backend import progress
+from backend.services import frames, imports, index_overview, tuning
 
 ROWS = 400
 DIM = 8
@@ -94,7 +93,7 @@ def test_index_build_and_import_drive_a_bar(points) -> None:
     assert shown.events == len(seen) and shown.stage is not None
     csv = "id,name\n" + "".join(f"{i},n{i}\n" for i in range(30))
     rows = bar(desc="import")
-    tr.import_table(ns, ["docs", "names"], csv.encode(), "csv", progress=rows)
+    imports.import_table(ns, ["docs", "names"], csv.encode(), "csv", progress=rows)
     assert rows.n == 30
 
 

@@ -4,7 +4,7 @@ scalar) and follow its build; one index's details; drop."""
 import streamlit as st
 
 import backend
-from backend import index_rules as rules
+from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services.index_overview import drop_index_request
 from components import feedback, state

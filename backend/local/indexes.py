@@ -4,7 +4,7 @@ pylance's namespace ``create_table_index`` ignores every vector build parameter 
 built with 1 partition and 16 sub-vectors whatever was asked); the dataset API honours them
 all and reports build progress. So every build (vector, FTS, scalar) goes through
 ``LanceDataset.create_index`` / ``create_scalar_index``, checked first against
-``backend.index_rules`` with the table's real schema and row count.
+``backend.rules.index_rules`` with the table's real schema and row count.
 
 Every build writes its files under ``_indices/<uuid>`` with a uuid chosen here
 (``index_uuid``): when the build fails, that one directory (the partial build) is removed,
@@ -32,9 +32,10 @@ import lance
 from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
 from lance_namespace.errors import ErrorCode
 
-from .. import index_rules as rules
+from backend.rules import index_rules as rules
+from backend.rules.index_rules import CHOSEN_PREFIX
+
 from ..errors import invalid, make
-from ..index_rules import CHOSEN_PREFIX
 from ..locations import to_local_path
 
 ProgressCallback = Callable[[dict[str, Any]], None]

@@ -3,7 +3,7 @@
 ``LocalNamespace(target, **options)`` composes a ``lance.namespace.DirectoryNamespace`` and
 delegates every ``LanceNamespace`` operation to it, taking and returning the
 ``lance_namespace`` request/response models (also for the version operations, which pylance
-handles as dicts). Every request first passes ``backend.request_rules``; every failure leaves
+handles as dicts). Every request first passes ``backend.rules.request_rules``; every failure leaves
 as a ``lance_namespace.errors`` class (``backend.errors.namespace_boundary``).
 
 Added on top of pylance 14:
@@ -80,15 +80,17 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from pydantic import BaseModel
 
-from .. import connect_options, ids, query_rules, request_rules, version_ranges
-from .. import index_rules as rules
-from ..arrow_ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
-from ..arrow_types import column_kind
+from backend.arrow.ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
+from backend.arrow.types import column_kind
+from backend.rules import connect_options, ids, query_rules, request_rules, version_ranges
+from backend.rules import index_rules as rules
+from backend.rules.filter_errors import explains_filters, request_table
+from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
+from backend.rules.location_rules import declare_location_rule, declared_location
+from backend.services import catalog_views
+
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
-from ..filter_errors import explains_filters, request_table
-from ..index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
-from ..location_rules import declare_location_rule, declared_location
 from ..locations import (
     ObjectTables,
     location_problem,
@@ -139,7 +141,7 @@ def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callab
 
     method.__name__ = op
     method.__qualname__ = f"LocalNamespace.{op}"
-    method.__doc__ = f"pylance's ``{op}`` after ``backend.request_rules``" + (
+    method.__doc__ = f"pylance's ``{op}`` after ``backend.rules.request_rules``" + (
         ", under the namespace lock." if write else "."
     )
     return method
@@ -153,7 +155,7 @@ def _table_schema(self: LocalNamespace, request: Any) -> Any:
 
 
 def _filtered(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A filter error of ``op`` in the user's terms (``backend.filter_errors``)."""
+    """A filter error of ``op`` in the user's terms (``backend.rules.filter_errors``)."""
     return explains_filters(op, _table_schema)
 
 
@@ -388,7 +390,7 @@ class LocalNamespace(LanceNamespace):
         self, location: str, *, exclude: Sequence[str] | None = None, must_exist: bool = False
     ) -> tuple[str | None, str | None]:
         """``(key, problem)`` of a table location under this root, against the catalog's other
-        tables (``backend.location_rules.location_rule`` for the root's kind). ``key``: the
+        tables (``backend.rules.location_rules.location_rule`` for the root's kind). ``key``: the
         table's prefix relative to the root on object-store and memory roots."""
         if self.local_path is not None:
             problem = location_problem(
@@ -861,7 +863,7 @@ class LocalNamespace(LanceNamespace):
         delete_tags: bool = False,
     ) -> BatchDeleteTableVersionsResponse:
         """Delete version records by ranges (start inclusive, end exclusive; ``end=-1``: to
-        latest), refused per ``backend.version_ranges`` (never the latest version unless
+        latest), refused per ``backend.rules.version_ranges`` (never the latest version unless
         ``allow_latest``; never a tagged version: the refusal names the tags). With
         ``delete_tags`` the tags of the covered versions are deleted first, under the same
         lock, then the versions."""
@@ -873,7 +875,7 @@ class LocalNamespace(LanceNamespace):
             latest = max((v.version for v in versions), default=None)
             ranges = req.ranges or []
             version_ranges.check_ranges(ranges, latest=latest, allow_latest=allow_latest)
-            tagged = version_ranges.table_tags(self._inner, req.id or [])
+            tagged = catalog_views.table_tags(self._inner, req.id or [])
             doomed = version_ranges.covered_tags(ranges, tagged, latest)
             if doomed and not delete_tags:
                 raise invalid(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))

@@ -25,7 +25,8 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ..connect_options import storage_setup_hint
+from backend.rules.connect_options import storage_setup_hint
+
 from ..errors import NamespaceConnectionError, attach_error_details, make, trim_source_locations
 
 # object_store client options (HTTP client settings); the rest configures the store.
@@ -142,7 +143,7 @@ _REASONS: tuple[tuple[tuple[str, ...], str, ErrorCode | None], ...] = (
 
 def store_error(exc: BaseException | str, root: str, action: str) -> LanceNamespaceError:
     """An obstore or lance object-store failure as a namespace error: a short reason and the
-    storage options to set (:func:`backend.connect_options.storage_setup_hint`). A store that
+    storage options to set (:func:`backend.rules.connect_options.storage_setup_hint`). A store that
     cannot be reached is a ``NamespaceConnectionError``."""
     if isinstance(exc, LanceNamespaceError):
         return exc

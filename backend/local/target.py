@@ -23,7 +23,8 @@ from urllib.parse import unquote, urlparse
 import lance
 from lance_namespace.errors import LanceNamespaceError
 
-from ..connect_options import object_store_kind, storage_setup_problems
+from backend.rules.connect_options import object_store_kind, storage_setup_problems
+
 from ..errors import invalid
 
 OBJECT_STORE_SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "memory")

@@ -4,7 +4,7 @@ Two kinds of transaction ids:
 
 * ``batch-<hex>``: a batch commit of this namespace (``backend.local.batch.records``);
 * a table id plus a transaction uuid or version (``["sales", "orders", "3"]``): pylance's own
-  per-table transaction. AlterTransaction validates every action with ``backend.alter_actions``
+  per-table transaction. AlterTransaction validates every action with ``backend.rules.alter_actions``
   (table policy; the properties Lance records are read-only), then sends the actions that change
   something, in the spec's JSON shape, to pylance's core, which persists them in
   ``<table>/_alter_transactions/<uuid>.json`` where pylance's REST adapter keeps them too.
@@ -26,7 +26,8 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from .. import alter_actions as aa
+from backend.rules import alter_actions as aa
+
 from ..errors import make, to_namespace_error
 from .batch import context, is_batch_transaction_id, try_recover
 from .batch import records as batch_records

@@ -4,8 +4,8 @@ Every operation takes the ``lance_namespace`` request model (or a dict) and retu
 response model. How each one travels is in :data:`backend.rest.routes.ROUTES`.
 
 Before anything is sent, :meth:`RestNamespaceClient.call` checks what needs no server:
-``backend.request_rules`` (ids, names, caps, ranges, index options), a batch's shape and each
-of its operations' own rules (``backend.batch_rules.static_problems``), the shape of a location
+``backend.rules.request_rules`` (ids, names, caps, ranges, index options), a batch's shape and each
+of its operations' own rules (``backend.rules.batch_rules.static_problems``), the shape of a location
 to register (a relative one follows ``backend.locations.remote_location_problem``; an absolute
 one, the form servers report locations in, is the server's to judge).
 
@@ -18,7 +18,7 @@ What reads the server's state:
   its storage layout), the table of a staged manifest, the latest version before a delete
   (never covered unless ``allow_latest=True``);
 * a batch: :meth:`RestNamespaceClient.preflight`, on purpose and in bulk
-  (``backend.batch_rules.ListingView``); ``batch_commit_tables`` itself sends the batch alone.
+  (``backend.services.catalog_views.ListingView``); ``batch_commit_tables`` itself sends the batch alone.
 
 Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they come from the
 ``server_profile`` option, or the server's answer to a real request of this session.
@@ -59,7 +59,8 @@ from lance_namespace.errors import (
 )
 from pydantic import BaseModel
 
-from .. import (
+from backend.arrow.ipc import to_ipc_stream
+from backend.rules import (
     batch_rules,
     connect_options,
     filter_errors,
@@ -68,7 +69,8 @@ from .. import (
     request_rules,
     version_ranges,
 )
-from ..arrow_ipc import to_ipc_stream
+from backend.services import catalog_views
+
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
 from ..locations import remote_location_problem, remote_manifest_problem
@@ -424,11 +426,6 @@ class RestNamespaceClient(LanceNamespace):
             return self._root_segment
         return quote(self._delimiter.join(parts), safe="")
 
-    def build_url(self, op: str, request: Any) -> str:
-        """The full URL an operation's request goes to (path + query string)."""
-        route = ROUTES[op]
-        return self._url(route, self._coerce(route, request))
-
     def _url(self, route: Route, request: BaseModel) -> str:
         path = route.path
         if route.has_id:
@@ -579,7 +576,7 @@ class RestNamespaceClient(LanceNamespace):
             if problem:
                 raise InvalidInputError(f"create_table_version: {problem}")
         if op == "batch_delete_table_versions":
-            latest = version_ranges.latest_version(self, req.id, req.branch)
+            latest = catalog_views.latest_version(self, req.id, req.branch)
             version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
 
     def _location_owner(self, location: str) -> str | None:
@@ -627,7 +624,7 @@ class RestNamespaceClient(LanceNamespace):
         names, caps, ranges) and sends the batch: run this first, on purpose (the console's
         builder runs it once for Validate and once for Commit).
 
-        Reads (``backend.batch_rules.ListingView``): ListTables with declared tables and
+        Reads (``backend.services.catalog_views.ListingView``): ListTables with declared tables and
         ListNamespaces of each namespace holding a table of the batch, every page;
         ListTableVersions of an existing table whose versions an operation needs;
         DescribeTable of an existing table given a version (the staged manifest lies in its
@@ -643,7 +640,7 @@ class RestNamespaceClient(LanceNamespace):
         if shape:  # not a batch of operations: nothing to read
             problems = shape
         else:
-            view = batch_rules.ListingView(self, req)
+            view = catalog_views.ListingView(self, req)
             problems = batch_rules.check_batch(req, view, delimiter=self._delimiter)
         if not batch_rules.has_errors(problems):  # as the local commit: locations last
             problems += self._manifest_problems(req)
@@ -688,7 +685,7 @@ class RestNamespaceClient(LanceNamespace):
     def call(
         self, op: str, request: Any = None, request_data: Any = None, *, allow_latest: bool = False
     ) -> Any:
-        """Run any operation of :data:`ROUTES` by name: ``backend.request_rules`` and the
+        """Run any operation of :data:`ROUTES` by name: ``backend.rules.request_rules`` and the
         other static rules, then one request. Nothing here reads the server's state (the
         typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
         ``allow_latest`` is accepted for compatibility; the latest-version guard is the typed

@@ -43,18 +43,9 @@ from lance_namespace.errors import (
     UnsupportedOperationError,
 )
 
-from .. import (  # noqa: F401 (bb.batch_rules: the UI reads NAMING_SCHEMES)
-    alter_actions,
-    batch_rules,
-    capabilities,
-    gate,
-    ids,
-    properties,
-    version_ranges,
-)
-from .. import commit_batch as backend_commit_batch
-from .. import preflight as backend_preflight
-from ..batch_rules import (
+from backend import capabilities, gate
+from backend.rules import alter_actions, ids, properties, version_ranges
+from backend.rules.batch_rules import (
     CREATE_VERSION,
     DECLARE,
     DELETE_VERSIONS,
@@ -64,6 +55,9 @@ from ..batch_rules import (
     Problem,
     has_errors,
 )
+
+from .. import commit_batch as backend_commit_batch
+from .. import preflight as backend_preflight
 from ..errors import make
 from ..locations import STAGING_DIR, to_local_path
 from ..text import plural
@@ -364,7 +358,7 @@ def alter_request(
     transaction_id: Sequence[str], actions: Sequence[dict[str, Any]]
 ) -> AlterTransactionRequest:
     """One AlterTransactionRequest applying every action (all or none), validated by
-    ``backend.alter_actions`` exactly as the backends validate it."""
+    ``backend.rules.alter_actions`` exactly as the backends validate it."""
     return AlterTransactionRequest(
         id=list(transaction_id), actions=alter_actions.to_models(actions)
     )

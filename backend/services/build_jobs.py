@@ -18,8 +18,9 @@ from typing import Any
 from lance_namespace import CreateTableIndexRequest, LanceNamespace
 from lance_namespace.errors import LanceNamespaceError
 
+from backend.rules.index_rules import default_index_name, requested_build_fields
+
 from .. import capabilities
-from ..index_rules import default_index_name, requested_build_fields
 from .index_overview import create_index, list_indexes
 from .tasks import Registry, Task, new_id
 
@@ -91,7 +92,7 @@ def param_differences(
     """The build parameters of ``index_name`` that the backend applied otherwise than asked
     (``tuning.requested_vs_applied`` against what was sent, or the backend's own record of
     the build when it keeps one); empty for other indexes or when nothing can be read."""
-    from ..tuning import requested_vs_applied
+    from backend.services.tuning import requested_vs_applied
 
     recorded = getattr(ns, "index_requests", None)
     asked = (recorded(list(request.id or [])) if callable(recorded) else {}).get(index_name)

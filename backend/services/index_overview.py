@@ -1,6 +1,6 @@
 """A table's indexes shaped for the UI: columns and what fits them, the index listing joined
 with each index's stats, coverage across recent versions, the tokenizer preview, create and
-drop. The rules (types, parameters, defaults) are ``backend.index_rules``."""
+drop. The rules (types, parameters, defaults) are ``backend.rules.index_rules``."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError
 
+from backend.arrow.types import ColumnInfo, columns_from_schema
+from backend.rules import index_rules as rules
+
 from .. import capabilities
-from .. import index_rules as rules
-from ..arrow_types import ColumnInfo, columns_from_schema
 from ..errors import trim_source_locations
 from ..paging import list_all
 

@@ -52,7 +52,9 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
 )
 
-from .. import ids, version_ranges
+from backend.rules import ids, version_ranges
+from backend.services import catalog_views
+
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
@@ -68,7 +70,7 @@ def restore_version(
     """Make a new latest version whose content is ``version``'s (RestoreTable). Refused for
     the latest version itself (nothing to restore) and for versions that do not exist."""
     tid = ids.check_id(table_id)
-    latest = version_ranges.latest_version(ns, tid)
+    latest = catalog_views.latest_version(ns, tid)
     if latest is None:
         raise invalid(f"{ids.format_id(tid)} has no versions to restore")
     problem = version_ranges.version_problem(version, "the version to restore")
@@ -299,7 +301,7 @@ def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
     tid = ids.check_id(table_id)
     desc = ns.describe_table(DescribeTableRequest(id=tid, load_detailed_metadata=True))
     declared = bool(getattr(desc, "is_only_declared", False))
-    latest = None if declared else version_ranges.latest_version(ns, tid)
+    latest = None if declared else catalog_views.latest_version(ns, tid)
     root = getattr(ns, "local_path", None)
     files = size = None
     path = None
@@ -331,7 +333,7 @@ def register_table(
 ) -> RegisterTableResponse:
     """Put existing Lance data at ``location`` (e.g. a deregistered table's, as
     DeregisterTable answered it) back in the catalog as ``table_id``. The name follows the
-    creation rule; the location the location rule of the backend (``backend.location_rules``:
+    creation rule; the location the location rule of the backend (``backend.rules.location_rules``:
     under the root, not the root, not another table's directory, holding a dataset)."""
     tid = ids.check_id(table_id, create=True)
     where = str(location or "").strip()

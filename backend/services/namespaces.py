@@ -23,8 +23,9 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError
 
-from .. import ids
-from ..arrow_types import arrow_type_str
+from backend.arrow.types import arrow_type_str
+from backend.rules import ids
+
 from ..paging import list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
@@ -65,7 +66,7 @@ def create_namespace_request(
     parent: Sequence[str], name: str, properties: Mapping[str, str] | None = None
 ) -> CreateNamespaceRequest:
     """The request for child namespace ``name`` of ``parent``; a bad name is
-    ``InvalidInputError`` before any call (``backend.ids``)."""
+    ``InvalidInputError`` before any call (``backend.rules.ids``)."""
     table_id = ids.check_id([*parent, name], what="namespace", create=True)
     return CreateNamespaceRequest(id=table_id, properties=dict(properties or {}) or None)
 

@@ -26,7 +26,10 @@ import pandas as pd
 from lance_namespace import DeleteFromTableRequest, LanceNamespace
 from lance_namespace.errors import ErrorCode
 
-from .. import gate, ids, request_rules, version_ranges
+from backend import gate
+from backend.rules import ids, request_rules
+from backend.services import catalog_views
+
 from ..errors import guarded, invalid, make
 from ..text import plural
 from . import search
@@ -135,7 +138,7 @@ def delete_rows(
     answer = ns.delete_from_table(request)
     version = answer.version if answer.version is not None else None
     if version is None:
-        version = version_ranges.latest_version(ns, tid)
+        version = catalog_views.latest_version(ns, tid)
     return RowsDeleted(tuple(tid), text, count, version)
 
 

@@ -1,7 +1,7 @@
 """Querying a table, on any backend through QueryTable / ExplainTableQueryPlan /
 AnalyzeTableQueryPlan: data preview, vector search, full-text search, query plans.
 
-Everything here builds the spec's ``QueryTableRequest`` (checked by ``backend.request_rules``
+Everything here builds the spec's ``QueryTableRequest`` (checked by ``backend.rules.request_rules``
 like any request) and reads the Arrow answer; the local backend and a REST server answer the
 same requests, so the page and the tuning helpers work on both.
 """
@@ -29,11 +29,13 @@ from lance_namespace import (
 )
 from lance_namespace.errors import InvalidInputError
 
-from .. import demo, query_rules
-from ..arrow_ipc import ipc_file_to_table
-from ..arrow_types import ColumnInfo
+from backend.arrow.ipc import ipc_file_to_table
+from backend.arrow.types import ColumnInfo
+from backend.launcher import demo
+from backend.rules import query_rules
+from backend.rules.query_rules import QueryMetric
+
 from ..errors import guarded
-from ..query_rules import QueryMetric
 
 ROW_ID = "_rowid"
 DISTANCE = "_distance"
@@ -255,7 +257,7 @@ def row_vector(
 
 def embedding_of(properties: dict[str, str] | None) -> str | None:
     """The embedding a table declares in its ``embedding.function`` property, if the console
-    can run it here (``backend.demo``'s feature hashing)."""
+    can run it here (``backend.launcher.demo``'s feature hashing)."""
     name = (properties or {}).get("embedding.function")
     return name if name in EMBEDDINGS else None
 
@@ -300,7 +302,8 @@ def vector_indexes_on(
     ns: LanceNamespace, table_id: Sequence[str], column: str, *, version: int | None = None
 ) -> list[Any]:
     """The vector indexes on ``column`` (IndexContent, in listing order)."""
-    from ..index_rules import VECTOR_INDEX_TYPES, normalize_index_type
+    from backend.rules.index_rules import VECTOR_INDEX_TYPES, normalize_index_type
+
     from .index_overview import list_indexes
 
     return [
@@ -326,7 +329,7 @@ def index_in_use(
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     if dim is None:
-        from ..arrow_types import columns_from_schema
+        from backend.arrow.types import columns_from_schema
 
         desc = ns.describe_table(
             DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
@@ -369,7 +372,7 @@ def query_metric(
     (``column_kind``; read from the schema when needed and not given)."""
     indexed = index_metric(ns, table_id, column, version=version)
     if column_kind is None and indexed is None and not requested:
-        from ..arrow_types import columns_from_schema
+        from backend.arrow.types import columns_from_schema
 
         desc = ns.describe_table(
             DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
@@ -708,8 +711,9 @@ class SearchTable:
 
 
 def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
-    from ..arrow_types import columns_from_schema
-    from ..index_rules import fts_options, index_category, normalize_index_type
+    from backend.arrow.types import columns_from_schema
+    from backend.rules.index_rules import fts_options, index_category, normalize_index_type
+
     from .index_overview import distance_from_details, index_details_dict, list_indexes
 
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))

@@ -25,7 +25,10 @@ from lance_namespace import (
 )
 from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 
-from .. import capabilities, ids, version_ranges
+from backend import capabilities
+from backend.rules import ids, version_ranges
+from backend.services import catalog_views
+
 from ..errors import describe_error
 from ..paging import list_all
 from .namespaces import LIST_BATCH, schema_frame
@@ -58,7 +61,7 @@ def list_versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
 
 def latest_version(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
     """The table's newest version, read fresh (``None``: it has none, e.g. declared only)."""
-    return version_ranges.latest_version(ns, table_id)
+    return catalog_views.latest_version(ns, table_id)
 
 
 def version_operations(
@@ -133,7 +136,7 @@ def version_snapshot(ns: LanceNamespace, table_id: Sequence[str], version: int) 
     namespace (its session and storage options). REST: DescribeTable, CountTableRows and
     ListTableIndices at that version; fragments are not exposed there. Each part that fails
     is listed in ``unavailable``."""
-    from ..arrow_types import arrow_type_str
+    from backend.arrow.types import arrow_type_str
 
     snap = VersionSnapshot(version=int(version))
     tid = list(table_id)
@@ -269,7 +272,7 @@ def delete_request(
 def delete_problems(
     spans: Sequence[version_ranges.Span], *, latest: int | None, existing: Iterable[int]
 ) -> list[str]:
-    """What forbids deleting ``spans`` (``backend.version_ranges``), and spans that match no
+    """What forbids deleting ``spans`` (``backend.rules.version_ranges``), and spans that match no
     existing version. Empty: fine."""
     if latest is None:
         return ["The table has no versions."]
@@ -301,15 +304,15 @@ def delete_versions(
 ) -> VersionsDeleted:
     """Delete inclusive version spans, on both backends. Refused, before anything is sent,
     for a span covering the latest version and for one covering a tagged version (the
-    refusal names the tags; ``backend.version_ranges.tag_problems``). ``delete_tags=True``:
+    refusal names the tags; ``backend.rules.version_ranges.tag_problems``). ``delete_tags=True``:
     those tags are deleted first (DeleteTableTag each), then the versions, so no tag is left
     pointing at a deleted version. The local backend checks the tags again under its lock."""
     request = delete_request(table_id, spans)
     tid = list(request.id or [])
     ranges = request.ranges or []
-    latest = version_ranges.latest_version(ns, tid)
+    latest = catalog_views.latest_version(ns, tid)
     version_ranges.check_ranges(ranges, latest=latest)
-    tagged = version_ranges.table_tags(ns, tid)
+    tagged = catalog_views.table_tags(ns, tid)
     doomed = version_ranges.covered_tags(ranges, tagged, latest)
     if doomed and not delete_tags:
         raise InvalidInputError(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))

@@ -15,7 +15,7 @@ pydantic or httpx exception), and the sandbox must hash the same afterwards. The
 bookkeeping under ``<root>/_console`` (the namespace lock file, FAILED batch records) is
 excluded from the digest: the rules allow a refused batch to leave its record there.
 
-The expected answers come from the rule modules (``backend.ids``, ``request_rules``,
+The expected answers come from the rule modules (``backend.rules.ids``, ``request_rules``,
 ``properties``, ``version_ranges``, ``locations``, ``batch_rules``, ``alter_actions``,
 ``arrow_ipc``, ``connect_options``), not from what the code happens to do. The sandbox is
 built once per backend and module; a case that changes it (a bug) fails and the sandbox is
@@ -373,7 +373,7 @@ def latest_is(table_id: list[str], version: int) -> Callable[[Env], None]:
     return check
 
 
-# ---- ids and names (backend.ids via backend.request_rules: refused before anything is sent) ----
+# ---- ids and names (backend.rules.ids via backend.rules.request_rules: refused before anything is sent) ----
 def _ids() -> None:
     g = "ids"
     ns_create = lambda parts: lambda e: e.ns.create_namespace(CreateNamespaceRequest(id=parts))  # noqa: E731
@@ -745,7 +745,7 @@ def _manifests() -> None:
         )
 
 
-# ---- version ranges (backend.version_ranges: start >= 1, end > start, never the latest) --------
+# ---- version ranges (backend.rules.version_ranges: start >= 1, end > start, never the latest) --------
 RANGES: list[tuple[str, list[tuple[int, int]], str, bool]] = [
     # name, ranges, message, refused by the static rules (REST: before anything is sent)
     ("start-0", [(0, 2)], "start at 1", True),
@@ -821,7 +821,7 @@ def _ranges() -> None:
     )
 
 
-# ---- batch commit shape (backend.batch_rules: checked before any lock or write) ----------------
+# ---- batch commit shape (backend.rules.batch_rules: checked before any lock or write) ----------------
 def _batch_shape() -> None:
     g = "batch"
     commit = lambda *ops: lambda e: commit_checked(e.ns, make_batch(*ops))  # noqa: E731
@@ -979,7 +979,7 @@ def _batch_shape() -> None:
     )
 
 
-# ---- properties (backend.properties: at most 256 entries, 64 KiB values, no control keys) ----
+# ---- properties (backend.rules.properties: at most 256 entries, 64 KiB values, no control keys) ----
 def _properties() -> None:
     g = "properties"
     big = {f"k{i}": "v" for i in range(300)}
@@ -1041,7 +1041,7 @@ def _properties() -> None:
     )
 
 
-# ---- request bodies (backend.arrow_ipc.check_ipc_stream before pylance or a server) ----------
+# ---- request bodies (backend.arrow.ipc.check_ipc_stream before pylance or a server) ----------
 GARBAGE = b"this is not arrow!!"  # 19 bytes
 assert len(GARBAGE) == 19
 TRUNCATED = ipc_stream_bytes(make_table(50))[:700]
@@ -1092,7 +1092,7 @@ def _bodies() -> None:
     )
 
 
-# ---- alter transaction (backend.alter_actions.parse_actions via request_rules) ----------------
+# ---- alter transaction (backend.rules.alter_actions.parse_actions via request_rules) ----------------
 def _alter() -> None:
     g = "alter"
 
@@ -1650,7 +1650,7 @@ def test_a_manifest_path_outside_the_root_never_moves_the_file(
     latest_is(T0, 3)(env)
 
 
-# -- an Arrow IPC *file* body: converted to a stream and accepted (backend.arrow_ipc) ------------
+# -- an Arrow IPC *file* body: converted to a stream and accepted (backend.arrow.ipc) ------------
 @pytest.mark.parametrize("kind", BOTH)
 def test_an_arrow_ipc_file_body_is_accepted_as_a_stream(
     use_env: Callable[[str], Env], kind: str
@@ -1751,7 +1751,7 @@ def test_last_bad_inputs_are_refused_and_change_nothing(
 
 
 def test_the_spec_words_pass_in_any_case_and_snake_case() -> None:
-    from backend.request_rules import request_problem
+    from backend.rules.request_rules import request_problem
 
     for word in ("Create", "exist_ok", "EXISTOK", "ExistOk", "overwrite"):
         assert (
@@ -1965,11 +1965,11 @@ def test_a_partial_build_on_an_object_store_is_removed_and_nothing_else(s3_root:
 
 def test_error_titles_and_ids_as_the_ui_shows_them() -> None:
     """A readable title from the error class (not the code), the code prefix gone, and ids
-    joined by the delimiter shown with › by the one rule in backend.ids."""
+    joined by the delimiter shown with › by the one rule in backend.rules.ids."""
     from lance_namespace.errors import ErrorCode, NamespaceNotEmptyError
 
-    from backend import ids
     from backend.errors import describe_error, error_title, make
+    from backend.rules import ids
 
     err = make(ErrorCode.NAMESPACE_NOT_EMPTY, "NAMESPACE_NOT_EMPTY: namespace sales$eu has tables")
     info = describe_error(err)

@@ -49,10 +49,10 @@ from lance_namespace_urllib3_client.models import (
 )
 
 import backend
-from backend import batch_rules
 from backend.local import batch as batch_mod
 from backend.local.batch import commit as batch_commit_mod
 from backend.local.batch import records as batch_records_mod
+from backend.rules import batch_rules
 from tests.support import (
     batch,
     batch_records,

@@ -23,7 +23,7 @@ from lance_namespace import (
 )
 
 import backend
-from backend import cli, demo
+from backend.launcher import cli, demo
 from backend.local import LocalNamespace
 
 SYMBOLS = ["stdlib", "symbols"]
@@ -70,8 +70,7 @@ def test_summary_describes_what_was_built(built, ns: LocalNamespace) -> None:
 def test_passages_table_is_made_for_tuning(built, ns: LocalNamespace) -> None:
     """At least 20,000 rows of 64-dim vectors, an IVF index whose recall depends on nprobes,
     a full-text index, and an embedding the console can run for text queries."""
-    from backend import tuning
-    from backend.services import search
+    from backend.services import search, tuning
 
     info = search.search_table(ns, PASSAGES)
     assert info.num_rows is not None and info.num_rows >= 20_000
@@ -418,7 +417,7 @@ def test_read_only_launch(tmp_path: Path, monkeypatch) -> None:
 
 SUPERVISOR = """
 import subprocess, sys
-from backend.cli import _supervise
+from backend.launcher.cli import _supervise
 child = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
 sys.exit(_supervise(child))
 """

@@ -1,4 +1,4 @@
-"""Bad filters said in the user's terms (``backend.filter_errors``) on every path that runs a
+"""Bad filters said in the user's terms (``backend.rules.filter_errors``) on every path that runs a
 filter, on both backends (``ns``: a real local namespace and a real REST server): preview,
 vector search, full-text search, export, count, delete by predicate. The engine's own text
 stays available (``engine_message``) and never leaks internal ``_row...`` columns into the
@@ -16,9 +16,8 @@ from lance_namespace import CreateTableIndexRequest, DeleteFromTableRequest
 from lance_namespace.errors import InvalidInputError
 
 import backend
-from backend import filter_errors
-from backend.services import search
-from backend.services import transfer as tr
+from backend.rules import filter_errors
+from backend.services import exports, search
 from tests.support import create_table, search_rows
 
 T = ["t"]
@@ -43,7 +42,7 @@ def _paths(ns: Any, flt: str) -> dict[str, Callable[[], Any]]:
         "preview": lambda: search.preview(ns, T, filter=flt),
         "vector": lambda: search.vector_search(ns, T, [0.5] * 8, column="vec", filter=flt),
         "fts": lambda: search.fts_search(ns, T, "lance", columns=["text"], filter=flt),
-        "export": lambda: tr.export_table(ns, T, "parquet", io.BytesIO(), filter=flt),
+        "export": lambda: exports.export_table(ns, T, "parquet", io.BytesIO(), filter=flt),
         "count": lambda: search.count_rows(ns, T, version=None, filter=flt),
         "delete": lambda: ns.delete_from_table(DeleteFromTableRequest(id=T, predicate=flt)),
     }

@@ -1,4 +1,4 @@
-"""backend.frames on both backends (``ns``: a real local namespace and a real RestAdapter):
+"""backend.services.frames on both backends (``ns``: a real local namespace and a real RestAdapter):
 tables in as Arrow / a reader / pandas, results out as Arrow / pandas, the vector column
 inferred, versions and tags as DataFrames; RecallResult's summary repr."""
 
@@ -11,8 +11,7 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 from lance_namespace.errors import InvalidInputError, TableNotFoundError
 
-from backend import frames, tuning
-from backend.services import lifecycle
+from backend.services import frames, lifecycle, tuning
 from tests.support import make_table, search_rows
 
 T = ["docs", "points"]

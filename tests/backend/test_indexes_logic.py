@@ -1,7 +1,7 @@
 """Index rules and the Indexes page's services: column types, fitting types (checked against
 what pylance builds), defaults, validation, overview, history, builds.
 
-* ``backend.index_rules`` (with the Arrow type helpers it re-exports) is tested directly;
+* ``backend.rules.index_rules`` (with the Arrow type helpers it re-exports) is tested directly;
 * ``backend.services.index_overview`` and ``backend.services.build_jobs`` run on both backends
   through the ``ns`` fixture (a real local directory and a real ``RestAdapter`` server).
 """
@@ -23,8 +23,8 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 
 import backend
-from backend import index_rules as rules
 from backend.redaction import REDACTED, is_secret_name, redact_json
+from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ov
 from tests.support import append_rows, create_table, ipc_stream_bytes, make_table

@@ -29,7 +29,8 @@ from lance_namespace.errors import (
 from lance_namespace_urllib3_client.models import VersionRange
 
 import backend
-from backend import batch_rules, version_ranges
+from backend.rules import batch_rules, version_ranges
+from backend.services import catalog_views
 from backend.services import lifecycle as lc
 from backend.services.versions import list_versions
 from tests.support import (
@@ -223,7 +224,7 @@ def test_batch_delete_of_a_tagged_version_is_refused(tmp_path: Path) -> None:
 def test_batch_builder_lists_the_tag_problem(ns, table) -> None:
     lc.create_tag(ns, table, "baseline", 2)
     problems = batch_rules.check_batch(
-        batch(op_delete(table, (2, 3))), batch_rules.NamespaceView(ns)
+        batch(op_delete(table, (2, 3))), catalog_views.NamespaceView(ns)
     )
     assert batch_rules.has_errors(problems) and "baseline" in str(problems[0])
 

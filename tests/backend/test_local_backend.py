@@ -65,11 +65,11 @@ from lance_namespace_urllib3_client.models import (
 
 import backend
 import backend.local.batch
-from backend import alter_actions, index_rules
-from backend.arrow_ipc import to_ipc_stream
-from backend.arrow_types import ColumnInfo
-from backend.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS
+from backend.arrow.ipc import to_ipc_stream
+from backend.arrow.types import ColumnInfo
 from backend.local import LocalNamespace, txn_store
+from backend.rules import alter_actions, index_rules
+from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS
 from tests.support import batch, op_declare, stage_version, tree_digest
 
 DIM = 32
@@ -1145,7 +1145,7 @@ def test_created_names_follow_the_creation_rule(tmp_path: Path) -> None:
 
 
 def test_status_helpers() -> None:
-    """Statuses live in backend.alter_actions (txn_store only stores records)."""
+    """Statuses live in backend.rules.alter_actions (txn_store only stores records)."""
     assert not hasattr(txn_store, "normalize_status")
     assert alter_actions.normalize_status("succeeded") == "SUCCEEDED"
     assert alter_actions.normalize_status(" Running ") == "RUNNING"

@@ -1,4 +1,4 @@
-"""backend.location_rules: one location rule, one staged-manifest rule and one declare policy
+"""backend.rules.location_rules: one location rule, one staged-manifest rule and one declare policy
 for every kind of root. The same request gets the same verdict on a file root (resolved with
 realpath), an object-store root (keys) and from a REST server's locations; object keys are
 parsed strictly (no ``..``, ``//``, percent-encoding, other buckets or schemes)."""
@@ -18,13 +18,6 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 import backend
-from backend.location_rules import (
-    OBJECT,
-    TablePrefixes,
-    declare_location_rule,
-    object_key,
-    object_parts,
-)
 from backend.locations import (
     ObjectTables,
     TableDirs,
@@ -34,6 +27,13 @@ from backend.locations import (
     object_table_key,
     remote_location_problem,
     remote_manifest_problem,
+)
+from backend.rules.location_rules import (
+    OBJECT,
+    TablePrefixes,
+    declare_location_rule,
+    object_key,
+    object_parts,
 )
 from tests.support import create_table, make_table
 

@@ -31,10 +31,10 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError, NamespaceNotFoundError
 
 import backend
-from backend.connect_options import fold_properties
 from backend.local import LocalNamespace
 from backend.locations import path_uri
 from backend.rest import RestNamespaceClient
+from backend.rules.connect_options import fold_properties
 from tests.conftest import RestServer, S3Server
 from tests.support import ipc_stream_bytes, make_table, tree_digest
 

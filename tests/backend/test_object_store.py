@@ -242,8 +242,8 @@ def test_typical_console_writes_leave_no_directory_markers(s3_root) -> None:
 
 
 def test_setup_rules_per_store_and_the_environment() -> None:
-    from backend.connect_options import storage_keys, storage_setup_problems
     from backend.local.object_store import split_options
+    from backend.rules.connect_options import storage_keys, storage_setup_problems
 
     aws_endpoint = {"aws_endpoint": "https://b.vpce-1.s3.us-east-1.vpce.amazonaws.com"}
     assert storage_setup_problems("s3://b/r", aws_endpoint, env={}) == []  # instance roles

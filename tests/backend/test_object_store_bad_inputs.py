@@ -10,7 +10,7 @@ bucket, ``outside/`` holds a copy of a dataset and of the staged manifest; a sec
 another copy.
 
 For every case the expected ``lance_namespace.errors`` class and message come back (the rules
-of ``backend.location_rules``), and every object key and ETag of both buckets is the same
+of ``backend.rules.location_rules``), and every object key and ETag of both buckets is the same
 afterwards: nothing is written, moved or deleted, ``_console`` included.
 """
 

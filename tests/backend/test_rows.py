@@ -16,9 +16,9 @@ from lance_namespace.errors import (
     PermissionDeniedError,
 )
 
-from backend import access, audit, version_ranges
+from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import rows, search
+from backend.services import catalog_views, rows, search
 from tests.support import append_rows, create_table, make_table, tree_digest
 
 TID = ["a", "t"]
@@ -63,10 +63,10 @@ def test_preview_counts_what_pyarrow_counts(ns, table: pa.Table) -> None:
 
 
 def test_delete_makes_one_version_with_the_other_rows(ns, table: pa.Table) -> None:
-    before = version_ranges.latest_version(ns, TID)
+    before = catalog_views.latest_version(ns, TID)
     preview = rows.preview_delete(ns, TID, FILTER)
     done = rows.delete_rows(ns, TID, FILTER, expected_count=preview.count)
-    after = version_ranges.latest_version(ns, TID)
+    after = catalog_views.latest_version(ns, TID)
     assert after == before + 1 == done.version
     assert done.deleted == preview.count
     kept = table.filter(pc.invert(matching(table)))["id"].to_pylist()
@@ -94,19 +94,19 @@ def test_empty_filter_is_refused_and_nothing_changes(
 def test_a_count_that_moved_is_refused(ns, table: pa.Table) -> None:
     preview = rows.preview_delete(ns, TID, FILTER)
     append_rows(ns, TID, make_table(3, start=30))  # 30, 31, 32 match id >= 25
-    version = version_ranges.latest_version(ns, TID)
+    version = catalog_views.latest_version(ns, TID)
     with pytest.raises(ConcurrentModificationError, match="nothing was deleted"):
         rows.delete_rows(ns, TID, FILTER, expected_count=preview.count)
-    assert version_ranges.latest_version(ns, TID) == version
+    assert catalog_views.latest_version(ns, TID) == version
     assert all_ids(ns) == list(range(33))
 
 
 def test_no_match_writes_nothing(ns, table: pa.Table) -> None:
-    version = version_ranges.latest_version(ns, TID)
+    version = catalog_views.latest_version(ns, TID)
     assert rows.preview_delete(ns, TID, "id > 1000").count == 0
     with pytest.raises(InvalidInputError, match="nothing to delete"):
         rows.delete_rows(ns, TID, "id > 1000")
-    assert version_ranges.latest_version(ns, TID) == version
+    assert catalog_views.latest_version(ns, TID) == version
 
 
 def test_a_bad_filter_says_why(ns, table: pa.Table) -> None:

@@ -49,9 +49,10 @@ from lance_namespace.errors import (
 )
 
 import backend
-from backend import demo, query_rules, tuning
-from backend import index_rules as rules
-from backend.services import search
+from backend.launcher import demo
+from backend.rules import index_rules as rules
+from backend.rules import query_rules
+from backend.services import search, tuning
 from backend.services.index_overview import index_details_dict, index_overview
 from backend.services.tasks import TaskRegistry
 from tests import support as tests_support

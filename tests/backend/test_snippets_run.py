@@ -1,5 +1,5 @@
 """Every Copy-as-Python snippet the console shows runs as pasted: generated exactly as the
-pages generate it (``components.snippets.python_snippet``, ``backend.tuning.python_snippets``),
+pages generate it (``components.snippets.python_snippet``, ``backend.services.tuning.python_snippets``),
 executed in a fresh Python process (nothing predefined), against a real local namespace and a
 real REST server where the snippet targets one; each test then checks the snippet's effect by
 reading the namespace independently."""
@@ -25,9 +25,10 @@ from lance_namespace import (
 )
 
 import backend
-from backend import index_rules as rules
-from backend import tuning, version_ranges
+from backend.rules import index_rules as rules
+from backend.rules import version_ranges
 from backend.services import batch_builder as bb
+from backend.services import tuning
 from backend.services.versions import delete_request, list_versions
 from components.snippets import connect_args, python_snippet
 from tests.conftest import RestServer

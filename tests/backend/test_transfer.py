@@ -28,8 +28,8 @@ from lance_namespace.errors import (
     TableNotFoundError,
 )
 
-from backend.services import search
-from backend.services import transfer as tr
+from backend.arrow import import_types
+from backend.services import exports, imports, search
 from tests.support import local_path
 
 NS = ["data"]
@@ -94,9 +94,9 @@ def same_rows(got: pa.Table, want: pa.Table) -> None:
     assert got.equals(want.sort_by("id")), (got.slice(0, 3), want.slice(0, 3))
 
 
-def export(ns: Any, table_id: list[str], fmt: str, **kw: Any) -> tuple[bytes, tr.ExportResult]:
+def export(ns: Any, table_id: list[str], fmt: str, **kw: Any) -> tuple[bytes, exports.ExportResult]:
     out = io.BytesIO()
-    result = tr.export_table(ns, table_id, fmt, out, **kw)
+    result = exports.export_table(ns, table_id, fmt, out, **kw)
     assert result.bytes == len(out.getvalue())
     return out.getvalue(), result
 
@@ -138,47 +138,49 @@ def data_ns(ns: Any) -> Any:
     ],
 )
 def test_format_of(name: str, fmt: str) -> None:
-    assert tr.format_of(name) == fmt
+    assert imports.format_of(name) == fmt
 
 
 @pytest.mark.parametrize("name", ["x.json", "x.txt", "x", "", "csv"])
 def test_format_of_unknown(name: str) -> None:
     with pytest.raises(InvalidInputError, match="cannot tell the format"):
-        tr.format_of(name)
+        imports.format_of(name)
 
 
 def test_apply_types() -> None:
     schema = pa.schema([("a", pa.int64()), ("b", pa.timestamp("s")), ("c", pa.string())])
-    out = tr.apply_types(
+    out = import_types.apply_types(
         schema, {"a": "float32", "b": "timestamp", "c": "fixed_size_list<float32>[4]"}
     )
     # "timestamp" prints like b's current type: b keeps its unit.
     assert out.types == [pa.float32(), pa.timestamp("s"), pa.list_(pa.float32(), 4)]
-    assert tr.apply_types(schema, {"b": "timestamp[ms]", "c": "string"}).types == [
+    assert import_types.apply_types(schema, {"b": "timestamp[ms]", "c": "string"}).types == [
         pa.int64(),
         pa.timestamp("ms"),
         pa.string(),
     ]
-    assert tr.apply_types(schema, {"a": "list<int32>"}).field("a").type == pa.list_(pa.int32())
+    assert import_types.apply_types(schema, {"a": "list<int32>"}).field("a").type == pa.list_(
+        pa.int32()
+    )
     with pytest.raises(InvalidInputError) as err:
-        tr.apply_types(schema, {"zz": "int64", "a": "int65", "c": ""})
+        import_types.apply_types(schema, {"zz": "int64", "a": "int65", "c": ""})
     text = str(err.value)
     assert "no column 'zz'" in text and "int65" in text and "column c: the type is empty" in text
     with pytest.raises(InvalidInputError, match="decimal"):
-        tr.apply_types(schema, {"a": "decimal128(10, 2)"})
+        import_types.apply_types(schema, {"a": "decimal128(10, 2)"})
 
 
 def test_schema_differences_names_every_problem() -> None:
     table = pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64())])
     upload = pa.schema([("id", pa.string()), ("score", pa.int32()), ("extra", pa.bool_())])
-    problems = tr.schema_differences(upload, table, on=["key"])
+    problems = import_types.schema_differences(upload, table, on=["key"])
     text = "; ".join(problems)
     assert "missing columns (in the table, not in the upload): name" in text
     assert "extra columns (not in the table): extra" in text
     assert "column id: the table holds int64, the upload utf8" in text
     assert "score" not in text.split("column id")[1]  # int32 fits a float64 column
     assert "key column key is not a column of the table" in text
-    assert tr.schema_differences(table, table, on=["id"]) == []
+    assert import_types.schema_differences(table, table, on=["id"]) == []
 
 
 # --- inspect --------------------------------------------------------------------------------------
@@ -188,29 +190,29 @@ def test_schema_differences_names_every_problem() -> None:
 def test_inspect_upload(fmt: str) -> None:
     table = source_table(1234)
     data = encode(table, fmt)
-    preview = tr.inspect_upload(data, "arrow" if fmt.startswith("arrow") else fmt)
+    preview = imports.inspect_upload(data, "arrow" if fmt.startswith("arrow") else fmt)
     assert preview.num_rows == 1234
     assert preview.size == len(data)
     assert preview.schema.names == table.column_names
     assert list(preview.sample["id"])[:3] == [0, 1, 2]
-    assert len(preview.sample) == tr.SAMPLE_ROWS
+    assert len(preview.sample) == imports.SAMPLE_ROWS
     types = dict(zip(preview.types()["column"], preview.types()["type"], strict=True))
     assert types["id"] == "int64" and types["name"] == "utf8" and types["score"] == "float64"
     # A file object (a BytesIO like Streamlit's uploads, or any other) is read the same way,
     # and left open.
     for handle in (io.BytesIO(data), io.BufferedReader(io.BytesIO(data))):
-        again = tr.inspect_upload(handle, "arrow" if fmt.startswith("arrow") else fmt)
+        again = imports.inspect_upload(handle, "arrow" if fmt.startswith("arrow") else fmt)
         assert again.num_rows == 1234 and not handle.closed
         assert again.schema == preview.schema
 
 
 def test_inspect_refuses_garbage() -> None:
     with pytest.raises(InvalidInputError, match="not readable as Parquet"):
-        tr.inspect_upload(b"not a parquet file at all", "parquet")
+        imports.inspect_upload(b"not a parquet file at all", "parquet")
     with pytest.raises(InvalidInputError, match="import formats"):
-        tr.inspect_upload(b"a,b\n1,2\n", "xlsx")
+        imports.inspect_upload(b"a,b\n1,2\n", "xlsx")
     with pytest.raises(InvalidInputError, match="empty"):
-        tr.inspect_upload(b"", "csv")
+        imports.inspect_upload(b"", "csv")
 
 
 # --- round trips ------------------------------------------------------------------------------------
@@ -222,7 +224,7 @@ def test_each_format_round_trips(data_ns: Any, fmt: str) -> None:
     table = source_table(3000)
     table_id = [*NS, f"rt_{fmt.replace('-', '_')}"]
     seen: list[tuple[int, int | None]] = []
-    result = tr.import_table(
+    result = imports.import_table(
         ns,
         table_id,
         encode(table, fmt),
@@ -235,7 +237,7 @@ def test_each_format_round_trips(data_ns: Any, fmt: str) -> None:
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert versions(ns, table_id) == [1]
     same_rows(all_rows(ns, table_id), table)
-    for out_fmt in tr.EXPORT_FORMATS:
+    for out_fmt in exports.EXPORT_FORMATS:
         data, exported = export(ns, table_id, out_fmt)
         assert (exported.rows, exported.version) == (3000, 1)
         assert exported.file_name == f"{table_id[-1]}-v1.{out_fmt}"
@@ -246,14 +248,14 @@ def test_import_from_a_file_object(data_ns: Any, tmp_path: Path) -> None:
     path = tmp_path / "rows.csv"
     path.write_bytes(encode(source_table(500), "csv"))
     with open(path, "rb") as handle:
-        result = tr.import_table(data_ns, [*NS, "from_file"], handle, "csv")
+        result = imports.import_table(data_ns, [*NS, "from_file"], handle, "csv")
         assert not handle.closed
     assert result.rows == 500
     same_rows(all_rows(data_ns, [*NS, "from_file"]), source_table(500))
 
 
 def test_create_is_a_real_table(data_ns: Any) -> None:
-    tr.import_table(data_ns, [*NS, "real"], encode(source_table(10), "parquet"), "parquet")
+    imports.import_table(data_ns, [*NS, "real"], encode(source_table(10), "parquet"), "parquet")
     desc = data_ns.describe_table(DescribeTableRequest(id=[*NS, "real"]))
     assert not desc.is_only_declared
     assert versions(data_ns, [*NS, "real"]) == [1]
@@ -264,14 +266,14 @@ def test_vector_columns_round_trip_and_csv_refuses_them(data_ns: Any) -> None:
     ns = data_ns
     table = vector_table(300)
     table_id = [*NS, "vectors"]
-    tr.import_table(ns, table_id, encode(table, "arrow"), "arrow")
+    imports.import_table(ns, table_id, encode(table, "arrow"), "arrow")
     for fmt in ("parquet", "arrow"):
         data, _ = export(ns, table_id, fmt)
         assert decode(data, fmt).schema.field("vec").type == pa.list_(pa.float32(), 8)
         same_rows(decode(data, fmt), table)
     out = io.BytesIO()
     with pytest.raises(InvalidInputError, match="CSV cannot hold .*vec") as err:
-        tr.export_table(ns, table_id, "csv", out)
+        exports.export_table(ns, table_id, "csv", out)
     assert "label" not in str(err.value)
     assert out.getvalue() == b""
     data, result = export(ns, table_id, "csv", drop_nested=True)
@@ -285,10 +287,10 @@ def test_vector_columns_round_trip_and_csv_refuses_them(data_ns: Any) -> None:
 def test_jsonl_vectors_into_a_vector_column(data_ns: Any) -> None:
     ns = data_ns
     table = vector_table(50)
-    tr.import_table(ns, [*NS, "vj"], encode(table, "arrow"), "arrow")
+    imports.import_table(ns, [*NS, "vj"], encode(table, "arrow"), "arrow")
     more = vector_table(60).slice(50)
     lines = "".join(json.dumps(r) + "\n" for r in more.to_pylist()).encode()
-    result = tr.import_table(ns, [*NS, "vj"], lines, "jsonl", mode="append")
+    result = imports.import_table(ns, [*NS, "vj"], lines, "jsonl", mode="append")
     assert (result.rows, result.version) == (10, 2)
     rows = all_rows(ns, [*NS, "vj"])
     assert rows.schema.field("vec").type == pa.list_(pa.float32(), 8)
@@ -301,8 +303,8 @@ def test_jsonl_vectors_into_a_vector_column(data_ns: Any) -> None:
 def test_append_and_merge(data_ns: Any) -> None:
     ns = data_ns
     table_id = [*NS, "orders"]
-    tr.import_table(ns, table_id, encode(source_table(100), "parquet"), "parquet")
-    appended = tr.import_table(
+    imports.import_table(ns, table_id, encode(source_table(100), "parquet"), "parquet")
+    appended = imports.import_table(
         ns, table_id, encode(source_table(50, start=100), "csv"), "csv", mode="append"
     )
     assert (appended.rows, appended.version, appended.mode) == (50, 2, "append")
@@ -310,7 +312,7 @@ def test_append_and_merge(data_ns: Any) -> None:
 
     changed = source_table(20, start=140)
     changed = changed.set_column(1, "name", pa.array([f"new {i}" for i in range(140, 160)]))
-    merged = tr.import_table(
+    merged = imports.import_table(
         ns, table_id, encode(changed, "jsonl"), "jsonl", mode="merge", on=["id"]
     )
     assert (merged.rows, merged.version, merged.mode) == (20, 3, "merge")
@@ -325,12 +327,12 @@ def test_append_and_merge(data_ns: Any) -> None:
 def test_append_casts_to_the_table_types(data_ns: Any) -> None:
     ns = data_ns
     table_id = [*NS, "typed"]
-    tr.import_table(ns, table_id, encode(source_table(10), "parquet"), "parquet")
+    imports.import_table(ns, table_id, encode(source_table(10), "parquet"), "parquet")
     narrow = source_table(5, start=10)
     narrow = narrow.set_column(0, "id", narrow["id"].cast(pa.int32()))
     narrow = narrow.set_column(4, "ts", narrow["ts"].cast(pa.timestamp("s")))
     narrow = narrow.select(["ts", "name", "id", "flag", "score"])  # another column order
-    tr.import_table(ns, table_id, encode(narrow, "arrow"), "arrow", mode="append")
+    imports.import_table(ns, table_id, encode(narrow, "arrow"), "arrow", mode="append")
     rows = all_rows(ns, table_id)
     assert rows.schema.field("id").type == pa.int64()
     same_rows(rows, source_table(15))
@@ -342,7 +344,7 @@ def test_append_casts_to_the_table_types(data_ns: Any) -> None:
 def test_schema_mismatch_is_refused_and_writes_nothing(data_ns: Any) -> None:
     ns = data_ns
     table_id = [*NS, "strict"]
-    tr.import_table(ns, table_id, encode(source_table(20), "parquet"), "parquet")
+    imports.import_table(ns, table_id, encode(source_table(20), "parquet"), "parquet")
     before = versions(ns, table_id)
     wrong = pa.table(
         {
@@ -354,14 +356,14 @@ def test_schema_mismatch_is_refused_and_writes_nothing(data_ns: Any) -> None:
     )
     for fmt in ("csv", "parquet"):
         with pytest.raises(InvalidInputError) as err:
-            tr.import_table(ns, table_id, encode(wrong, fmt), fmt, mode="append")
+            imports.import_table(ns, table_id, encode(wrong, fmt), fmt, mode="append")
         text = str(err.value)
         assert "nothing was written" in text
         assert "missing columns (in the table, not in the upload): flag, ts" in text
         assert "extra columns (not in the table): colour" in text
         assert "column id: the table holds int64, the upload utf8" in text
     with pytest.raises(InvalidInputError) as err:
-        tr.import_table(
+        imports.import_table(
             ns,
             table_id,
             encode(source_table(5).drop_columns(["id"]), "arrow"),
@@ -371,22 +373,24 @@ def test_schema_mismatch_is_refused_and_writes_nothing(data_ns: Any) -> None:
         )
     assert "key column id is not in the upload" in str(err.value)
     with pytest.raises(InvalidInputError, match="key columns"):
-        tr.import_table(ns, table_id, encode(source_table(5), "csv"), "csv", mode="merge")
+        imports.import_table(ns, table_id, encode(source_table(5), "csv"), "csv", mode="merge")
     assert versions(ns, table_id) == before
     same_rows(all_rows(ns, table_id), source_table(20))
 
 
 def test_create_refusals(data_ns: Any) -> None:
     ns = data_ns
-    tr.import_table(ns, [*NS, "taken"], encode(source_table(3), "csv"), "csv")
+    imports.import_table(ns, [*NS, "taken"], encode(source_table(3), "csv"), "csv")
     with pytest.raises(TableAlreadyExistsError):
-        tr.import_table(ns, [*NS, "taken"], encode(source_table(3), "csv"), "csv")
+        imports.import_table(ns, [*NS, "taken"], encode(source_table(3), "csv"), "csv")
     with pytest.raises(NamespaceNotFoundError):
-        tr.import_table(ns, ["nowhere", "t"], encode(source_table(3), "csv"), "csv")
+        imports.import_table(ns, ["nowhere", "t"], encode(source_table(3), "csv"), "csv")
     with pytest.raises(InvalidInputError):
-        tr.import_table(ns, [*NS, "bad name"], encode(source_table(3), "csv"), "csv")
+        imports.import_table(ns, [*NS, "bad name"], encode(source_table(3), "csv"), "csv")
     with pytest.raises(TableNotFoundError):
-        tr.import_table(ns, [*NS, "absent"], encode(source_table(3), "csv"), "csv", mode="append")
+        imports.import_table(
+            ns, [*NS, "absent"], encode(source_table(3), "csv"), "csv", mode="append"
+        )
     assert tables_in(ns, NS) == ["taken"]
     assert versions(ns, [*NS, "taken"]) == [1]
 
@@ -403,12 +407,14 @@ def wide_csv(rows: int, bad_row: int | None = None) -> bytes:
 def test_bad_value_midway_writes_nothing(data_ns: Any, backend_kind: str) -> None:
     ns = data_ns
     data = wide_csv(10_000, bad_row=9_000)
-    assert len(data) > 2 * tr.BLOCK_BYTES
-    schema = tr.apply_types(tr.inspect_upload(wide_csv(100), "csv").schema, {"id": "int64"})
+    assert len(data) > 2 * imports.BLOCK_BYTES
+    schema = import_types.apply_types(
+        imports.inspect_upload(wide_csv(100), "csv").schema, {"id": "int64"}
+    )
     seen: list[int] = []
     # create: the table declared for the import is dropped again
     with pytest.raises(InvalidInputError) as err:
-        tr.import_table(
+        imports.import_table(
             ns, [*NS, "midway"], data, "csv", schema=schema, progress=lambda d, t: seen.append(d)
         )
     assert "invalid value 'x'" in str(err.value) and "nothing was written" in str(err.value)
@@ -420,9 +426,9 @@ def test_bad_value_midway_writes_nothing(data_ns: Any, backend_kind: str) -> Non
         root = local_path(ns.root)
         assert not [p for p in root.iterdir() if "midway" in p.name]
     # append: no new version
-    tr.import_table(ns, [*NS, "target"], wide_csv(100), "csv", schema=schema)
+    imports.import_table(ns, [*NS, "target"], wide_csv(100), "csv", schema=schema)
     with pytest.raises(InvalidInputError, match="invalid value 'x'"):
-        tr.import_table(ns, [*NS, "target"], data, "csv", schema=schema, mode="append")
+        imports.import_table(ns, [*NS, "target"], data, "csv", schema=schema, mode="append")
     assert versions(ns, [*NS, "target"]) == [1]
     assert all_rows(ns, [*NS, "target"]).num_rows == 100
 
@@ -430,10 +436,10 @@ def test_bad_value_midway_writes_nothing(data_ns: Any, backend_kind: str) -> Non
 def test_value_too_large_for_the_column_writes_nothing(data_ns: Any) -> None:
     ns = data_ns
     small = pa.table({"id": pa.array([1, 2], pa.int32())})
-    tr.import_table(ns, [*NS, "narrow"], encode(small, "parquet"), "parquet")
+    imports.import_table(ns, [*NS, "narrow"], encode(small, "parquet"), "parquet")
     big = pa.table({"id": pa.array([3, 2**40], pa.int64())})
     with pytest.raises(InvalidInputError, match="not in range"):
-        tr.import_table(ns, [*NS, "narrow"], encode(big, "parquet"), "parquet", mode="append")
+        imports.import_table(ns, [*NS, "narrow"], encode(big, "parquet"), "parquet", mode="append")
     assert versions(ns, [*NS, "narrow"]) == [1]
 
 
@@ -464,38 +470,42 @@ class Unreadable(io.RawIOBase):
 
 
 def test_size_cap_refuses_before_reading(data_ns: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert tr.MAX_IMPORT_BYTES == tr.DEFAULT_MAX_IMPORT_BYTES == 1 << 30
-    monkeypatch.setenv(tr.MAX_IMPORT_ENV, "1000")
-    assert tr.max_import_bytes() == 1000
+    assert imports.MAX_IMPORT_BYTES == imports.DEFAULT_MAX_IMPORT_BYTES == 1 << 30
+    monkeypatch.setenv(imports.MAX_IMPORT_ENV, "1000")
+    assert imports.max_import_bytes() == 1000
     source = Unreadable(1001)
     with pytest.raises(InvalidInputError) as err:
-        tr.import_table(data_ns, [*NS, "capped"], source, "csv")
+        imports.import_table(data_ns, [*NS, "capped"], source, "csv")
     text = str(err.value)
-    assert "1,001 bytes" in text and "limit is 1,000 bytes" in text and tr.MAX_IMPORT_ENV in text
+    assert (
+        "1,001 bytes" in text and "limit is 1,000 bytes" in text and imports.MAX_IMPORT_ENV in text
+    )
     assert "Nothing was read" in text
     with pytest.raises(InvalidInputError, match="limit is 1,000 bytes"):
-        tr.inspect_upload(source, "csv")
+        imports.inspect_upload(source, "csv")
     with pytest.raises(InvalidInputError, match="limit"):
-        tr.import_table(data_ns, [*NS, "capped"], b"x" * 1001, "csv")
+        imports.import_table(data_ns, [*NS, "capped"], b"x" * 1001, "csv")
     assert source.reads == 0
     assert tables_in(data_ns, NS) == []
     # At the cap: accepted.
-    monkeypatch.setenv(tr.MAX_IMPORT_ENV, str(len(encode(source_table(3), "csv"))))
-    assert tr.import_table(data_ns, [*NS, "capped"], encode(source_table(3), "csv"), "csv").rows
-    monkeypatch.setenv(tr.MAX_IMPORT_ENV, "lots")
+    monkeypatch.setenv(imports.MAX_IMPORT_ENV, str(len(encode(source_table(3), "csv"))))
+    assert imports.import_table(
+        data_ns, [*NS, "capped"], encode(source_table(3), "csv"), "csv"
+    ).rows
+    monkeypatch.setenv(imports.MAX_IMPORT_ENV, "lots")
     with pytest.raises(InvalidInputError, match="positive number of bytes"):
-        tr.max_import_bytes()
+        imports.max_import_bytes()
 
 
 def test_type_overrides(data_ns: Any) -> None:
     ns = data_ns
     csv = b"code,amount,when\n007,1.5,2024-01-02T03:04:05\n010,2.25,2024-02-03T04:05:06\n"
-    preview = tr.inspect_upload(csv, "csv")
+    preview = imports.inspect_upload(csv, "csv")
     assert [str(t) for t in preview.schema.types] == ["int64", "double", "timestamp[s]"]
-    schema = tr.apply_types(
+    schema = import_types.apply_types(
         preview.schema, {"code": "utf8", "amount": "float32", "when": "timestamp[ms]"}
     )
-    tr.import_table(ns, [*NS, "codes"], csv, "csv", schema=schema)
+    imports.import_table(ns, [*NS, "codes"], csv, "csv", schema=schema)
     rows = all_rows(ns, [*NS, "codes"])
     assert rows.schema.field("code").type == pa.string()
     assert rows.schema.field("amount").type == pa.float32()
@@ -503,14 +513,18 @@ def test_type_overrides(data_ns: Any) -> None:
     assert rows["code"].to_pylist() == ["007", "010"]
     # A type the values do not fit fails, nothing written.
     with pytest.raises(InvalidInputError, match="nothing was written"):
-        tr.import_table(
-            ns, [*NS, "codes2"], csv, "csv", schema=tr.apply_types(preview.schema, {"when": "bool"})
+        imports.import_table(
+            ns,
+            [*NS, "codes2"],
+            csv,
+            "csv",
+            schema=import_types.apply_types(preview.schema, {"when": "bool"}),
         )
     assert "codes2" not in tables_in(ns, NS)
     # A schema naming other columns than the file's is refused.
     other = pa.schema([("code", pa.string()), ("total", pa.float64())])
     with pytest.raises(InvalidInputError, match="the schema given names the columns code, total"):
-        tr.import_table(ns, [*NS, "codes3"], csv, "csv", schema=other)
+        imports.import_table(ns, [*NS, "codes3"], csv, "csv", schema=other)
     assert "codes3" not in tables_in(ns, NS)
 
 
@@ -520,8 +534,8 @@ def test_type_overrides(data_ns: Any) -> None:
 def test_export_an_older_version_with_a_filter_and_columns(data_ns: Any) -> None:
     ns = data_ns
     table_id = [*NS, "history"]
-    tr.import_table(ns, table_id, encode(source_table(100), "parquet"), "parquet")
-    tr.import_table(
+    imports.import_table(ns, table_id, encode(source_table(100), "parquet"), "parquet")
+    imports.import_table(
         ns, table_id, encode(source_table(50, start=100), "parquet"), "parquet", mode="append"
     )
     data, result = export(ns, table_id, "parquet", version=1)
@@ -554,7 +568,7 @@ def test_export_an_older_version_with_a_filter_and_columns(data_ns: Any) -> None
 def test_export_pages_through_query_pages(data_ns: Any) -> None:
     ns = data_ns
     table = source_table(10_000)  # REST: one full QueryTable page, then an empty one
-    tr.import_table(ns, [*NS, "big"], encode(table, "parquet"), "parquet")
+    imports.import_table(ns, [*NS, "big"], encode(table, "parquet"), "parquet")
     data, result = export(ns, [*NS, "big"], "arrow")
     assert result.rows == 10_000
     same_rows(decode(data, "arrow"), table)

@@ -3,7 +3,7 @@ transactions, staging.
 
 Validation and transaction calls run on both backends (``ns`` fixture: a real local directory
 and a real ``RestAdapter`` server); staging a manifest is local-only by design. The builder's
-``validate`` and the commit apply one rule set (``backend.batch_rules``): what one refuses,
+``validate`` and the commit apply one rule set (``backend.rules.batch_rules``): what one refuses,
 the other refuses too, with the same error class and the same operation number (from 1).
 """
 
@@ -32,13 +32,13 @@ from lance_namespace.errors import (
 )
 
 import backend
-from backend import alter_actions as aa
-from backend import index_rules
-from backend.batch_rules import Problem
+from backend.rules import alter_actions as aa
+from backend.rules import index_rules
+from backend.rules.batch_rules import Problem
+from backend.rules.version_ranges import Span, parse
 from backend.services import batch_builder as tb
 from backend.services import index_overview
 from backend.services.versions import latest_version
-from backend.version_ranges import Span, parse
 from tests.support import (
     create_table,
     make_table,

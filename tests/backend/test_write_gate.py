@@ -113,7 +113,7 @@ def test_rest_call_by_name_is_gated(rest_server) -> None:
 def test_file_writes_outside_operations_are_refused(local_root) -> None:
     """Staging a manifest writes files into the root without a namespace operation: it asks
     the gate first. Optimize / compact are operations of the local backend."""
-    from backend import tuning
+    from backend.services import tuning
 
     ns = backend.connect(str(local_root))
     create_table(ns, ["t"], ROWS)

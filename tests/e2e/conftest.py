@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
-from backend import cli, launch
+from backend.launcher import cli, launch
 from tests.conftest import RestServer, S3Server
 
 from .harness import (
@@ -115,7 +115,7 @@ def _start_console(
         **({"LANCE_CONSOLE_SERVER_PROFILE": "lance-dir"} if kind == "rest" else {}),
     }
     if storage is not None:
-        # what the launcher hands the console for --storage (backend.cli.build_command):
+        # what the launcher hands the console for --storage (backend.launcher.cli.build_command):
         # non-secret options as JSON, secrets as the names of the variables that hold them
         env[launch.STORAGE_ENV] = json.dumps(storage.public)
         env[launch.STORAGE_SECRETS_ENV] = json.dumps(storage.secret_env)
@@ -128,7 +128,9 @@ def _start_console(
         script=REPO / "app" / "main.py", env=env, log_path=logs / f"streamlit-{kind}.log"
     ).start()
     if isinstance(root, Path):
-        from backend.demo import create_demo_namespace  # already built: returns its summary
+        from backend.launcher.demo import (
+            create_demo_namespace,  # already built: returns its summary
+        )
 
         demo = create_demo_namespace(root)
     else:

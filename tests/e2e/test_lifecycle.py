@@ -321,7 +321,7 @@ def test_drop_table_deletes_data_deregister_keeps_it(
     expect(box).to_contain_text("latest version v3")
     expect(box).to_contain_text("This cannot be undone.")
     if console.kind == "local":
-        expect(box).to_contain_text(re.compile(r"\d+ files, [\d.]+ KB"))
+        expect(box).to_contain_text(re.compile(r"\d+ files, [\d.,]+ (bytes|KiB|MiB)"))
     type_into(box.get_by_label("Type the table name gone to confirm", exact=True), "gone")
     shot("drop")
     click(page, box.get_by_role("button", name="Drop table"))

@@ -20,7 +20,7 @@ from lance_namespace import CreateTableIndexRequest, CreateTableRequest
 from playwright.sync_api import Locator, Page, expect
 
 import backend
-from backend import tuning
+from backend.services import tuning
 from tests.support import append_rows, ipc_stream_bytes, search_rows
 
 from .harness import (

@@ -150,9 +150,9 @@ def test_unknown_connection_in_link_opens_default_read_only(make_app, ui_env) ->
 
 
 def test_read_only_launch_is_fixed_for_the_server(make_app, monkeypatch, ui_env) -> None:
-    """``lance-console --read-only`` (the launcher sets the variables of ``backend.launch``):
+    """``lance-console --read-only`` (the launcher sets the variables of ``backend.launcher.launch``):
     the switch shows the lock and cannot lift it, neither by a click nor by ``?ro=false``."""
-    from backend import launch
+    from backend.launcher import launch
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")
@@ -172,7 +172,7 @@ def test_read_only_launch_is_fixed_for_the_server(make_app, monkeypatch, ui_env)
 
 def test_anonymous_writes_warn_on_every_page(make_app, monkeypatch) -> None:
     """``--host 0.0.0.0 --allow-anonymous-writes``: writable, and every page says so."""
-    from backend import launch
+    from backend.launcher import launch
 
     monkeypatch.setenv(launch.ANONYMOUS_WRITES_ENV, "0.0.0.0")
     at = make_app()
@@ -212,7 +212,7 @@ def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str)
     UI (``backend.gate``) with a readable error; nothing changes on disk."""
     from streamlit.testing.v1 import AppTest
 
-    from backend import launch
+    from backend.launcher import launch
     from backend.services import lifecycle
     from tests.ui.conftest import TIMEOUT
 
@@ -284,7 +284,7 @@ def test_switch_folder_and_save_without_secrets(make_app, tmp_path: Path) -> Non
 def test_read_only_server_saves_no_connection(make_app, monkeypatch, tmp_path: Path) -> None:
     """A read-only launch writes no file: the dialog's Save is disabled with the reason, and a
     save sent anyway writes nothing (the connection itself still opens, read-only)."""
-    from backend import launch
+    from backend.launcher import launch
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")
@@ -442,7 +442,7 @@ def test_missing_directory_is_offered_for_creation(make_app, tmp_path: Path) -> 
 
 
 def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeypatch) -> None:
-    from backend import launch
+    from backend.launcher import launch
     from components import connection
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
@@ -485,7 +485,7 @@ def test_deleted_directory_is_reported_with_create(make_app, tmp_path: Path) -> 
 def test_default_connection_builds_the_demo_when_missing(
     make_app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import backend.demo
+    import backend.launcher.demo
 
     built: list[str] = []
 
@@ -494,7 +494,7 @@ def test_default_connection_builds_the_demo_when_missing(
         Path(target).mkdir(parents=True, exist_ok=True)
         backend.connect(target).create_namespace(CreateNamespaceRequest(id=["stdlib"]))
 
-    monkeypatch.setattr(backend.demo, "create_demo_namespace", small_demo)
+    monkeypatch.setattr(backend.launcher.demo, "create_demo_namespace", small_demo)
     monkeypatch.delenv("LANCE_CONSOLE_TARGET")
     at = make_app()
     assert_no_exception(at)

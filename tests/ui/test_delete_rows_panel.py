@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 import backend
-from backend import audit, version_ranges
-from backend.services import search
+from backend import audit
+from backend.services import catalog_views, search
 from tests.ui.conftest import alerts, app_as, assert_no_exception, open_page, texts, widget
 from tests.ui.test_versions_page import ORDERS, open_tab
 
@@ -38,7 +38,7 @@ def delete(at, confirm: str) -> None:
 def test_preview_then_confirmed_delete_makes_a_version(make_app, ui_env: Path) -> None:
     before = orders(ui_env)
     matches = before.filter(pc.greater_equal(before["id"], 4))
-    version = version_ranges.latest_version(backend.connect(str(ui_env)), TID)
+    version = catalog_views.latest_version(backend.connect(str(ui_env)), TID)
     at = make_app("versions", query_params=ORDERS)
     preview(at, "id >= 4")
     assert f"**{matches.num_rows} rows** match id >= 4." in texts(at)
@@ -52,7 +52,7 @@ def test_preview_then_confirmed_delete_makes_a_version(make_app, ui_env: Path) -
     assert f"Deleted {matches.num_rows} rows where id >= 4 as v{version + 1}" in done
     after = orders(ui_env)
     assert sorted(after["id"].to_pylist()) == [2, 3]
-    assert version_ranges.latest_version(backend.connect(str(ui_env)), TID) == version + 1
+    assert catalog_views.latest_version(backend.connect(str(ui_env)), TID) == version + 1
 
 
 def test_bad_and_empty_filters_are_readable(make_app, ui_env: Path) -> None:

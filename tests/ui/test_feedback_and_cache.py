@@ -9,9 +9,9 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 import backend
-from backend import connections as conns
-from backend import ids
 from backend.errors import ErrorCode, LanceNamespaceError, make
+from backend.launcher import saved_connections as conns
+from backend.rules import ids
 from backend.services import namespaces as nsv
 from components import cache, feedback
 from tests.ui.conftest import alerts, assert_no_exception, plain, texts

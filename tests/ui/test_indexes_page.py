@@ -22,8 +22,8 @@ from lance_namespace import (
 )
 
 import backend
-from backend import index_rules as rules
 from backend.redaction import REDACTED
+from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from components import state

@@ -7,7 +7,7 @@ of it (``ui_root`` is overridden below: every test still gets its own private co
   ``vec`` 16-d float32; an IVF_PQ index (4 partitions asked, 4 sub-vectors) and an FTS index
   on ``text`` with positions. 600 rows are too few for 4 partitions: lance trains 2, and the
   page says so.
-* ``sales$emb`` - 200 rows whose 64-d vectors are ``backend.demo.embed(text)``, with the table
+* ``sales$emb`` - 200 rows whose 64-d vectors are ``backend.launcher.demo.embed(text)``, with the table
   property ``embedding.function``: the only table offering text queries.
 * ``sales$cos`` and ``sales$dot`` - 1,000 rows of 16-d vectors of strongly varied norms
   (``tests.support.varied_norm_rows``) with an IVF_PQ index built for cosine / dot: the
@@ -32,8 +32,8 @@ import pytest
 from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTableRequest
 
 import backend
-from backend import demo, tuning
-from backend.services import search
+from backend.launcher import demo
+from backend.services import search, tuning
 from backend.services.tasks import TASKS
 from components import search as srch
 from components import state

@@ -11,7 +11,7 @@ import pytest
 from lance_namespace import CreateNamespaceRequest
 
 import backend
-from backend import index_rules as rules
+from backend.rules import index_rules as rules
 from backend.services import batch_builder as bb
 from backend.services import index_overview as ixs
 from backend.services.versions import latest_version

@@ -17,8 +17,8 @@ import streamlit as st
 from lance_namespace import ListTablesRequest, ListTableVersionsRequest
 
 import backend
-from backend.services import search
-from backend.services import transfer as tr
+from backend.services import imports, search
+from backend.text import human_bytes
 from components import state
 from components import transfer as tx
 from tests.ui.conftest import alerts, assert_no_exception, button, texts
@@ -65,9 +65,9 @@ def test_page_without_a_table(make_app) -> None:
     page = texts(at)
     assert "Import & export" in page
     server = st.get_option("server.maxUploadSize") << 20
-    limit = min(server, tr.max_import_bytes())
-    assert f"CSV, Parquet, Arrow IPC or JSON Lines, up to {tr.human_bytes(limit)}" in page
-    if server < tr.max_import_bytes():  # the server's limit is stated as such
+    limit = min(server, imports.max_import_bytes())
+    assert f"CSV, Parquet, Arrow IPC or JSON Lines, up to {human_bytes(limit)}" in page
+    if server < imports.max_import_bytes():  # the server's limit is stated as such
         assert "server.maxUploadSize" in page and "imports accept up to 1.0 GiB" in page
     assert at.file_uploader[0].proto.max_upload_size_mb == limit >> 20
     assert at.file_uploader[0].label == "File to import"
@@ -287,5 +287,5 @@ def test_helpers() -> None:
     assert tx.changed_types(inferred, inferred) == {}
     assert tx.default_table_name("sales 2024 (eu).csv") == "sales_2024_eu"
     assert tx.default_table_name("...csv") == "imported"
-    summary = tx.import_summary(tr.ImportResult(("a", "t"), "append", 3, 2))
+    summary = tx.import_summary(imports.ImportResult(("a", "t"), "append", 3, 2))
     assert summary == "Appended 3 rows to a › t (version 2)."

@@ -3,7 +3,7 @@ batch protocol reads and writes them.
 
 * manifest file names (V1 / V2) and the version recorded inside a manifest;
 * :class:`Reader` - one read of the catalog plus lazily listed table versions; it is the
-  ``backend.batch_rules.CatalogView`` the commit validates against, and it gives every table
+  ``backend.rules.batch_rules.CatalogView`` the commit validates against, and it gives every table
   touched a *token* (catalog row, versions, latest manifest's size and mtime) so that a change
   between validation and commit is seen;
 * :func:`catalog_commit` / :func:`catalog_undo` - one Lance commit of ``__manifest`` inserting
@@ -30,7 +30,9 @@ import pyarrow as pa
 from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTableVersionsRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ... import ids, version_ranges
+from backend.rules import ids
+from backend.services import catalog_views
+
 from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict
 from ...locations import CATALOG_DIR, manifest_problem, to_local_path
@@ -265,7 +267,7 @@ class Reader:
     def tokens(self, object_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         return {o: self.state(o).token() for o in object_ids}
 
-    # backend.batch_rules.CatalogView
+    # backend.rules.batch_rules.CatalogView
     def namespace_exists(self, namespace_id: Sequence[str]) -> bool:
         return self.catalog.namespace_exists(namespace_id)
 
@@ -278,7 +280,7 @@ class Reader:
     def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]:
         if not self.state(oid(table_id)).versions:
             return {}  # declared only: no dataset, no tags
-        return version_ranges.table_tags(self.ctx.directory, list(table_id))
+        return catalog_views.table_tags(self.ctx.directory, list(table_id))
 
 
 # -- judging a catalog again ---------------------------------------------------------------------

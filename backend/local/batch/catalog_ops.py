@@ -30,7 +30,8 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode
 
-from ... import ids
+from backend.rules import ids
+
 from .apply import PENDING_DIR
 from .catalog import catalog_commit, read_catalog
 from .context import DELIMITER, Ctx, error, oid

@@ -33,7 +33,8 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from lance_namespace_urllib3_client.models import TableVersion
 
-from ... import alter_actions as aa
+from backend.rules import alter_actions as aa
+
 from ...errors import trim_source_locations
 from .apply import apply_file, apply_memory, cleanup_file, journal_path, make_journal, undo_file
 from .catalog import (

@@ -12,7 +12,8 @@ from urllib.parse import quote, urlparse
 from lance.namespace import DirectoryNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ... import ids
+from backend.rules import ids
+
 from ...errors import make
 from ...locations import CATALOG_DIR, URI_SAFE, path_uri, to_local_path
 from .. import txn_store
@@ -45,7 +46,7 @@ def unsupported(message: str) -> LanceNamespaceError:
 
 
 def oid(table_id: Any) -> str:
-    """The catalog's object id of an id (``backend.ids.object_id``)."""
+    """The catalog's object id of an id (``backend.rules.ids.object_id``)."""
     return ids.object_id(table_id)
 
 

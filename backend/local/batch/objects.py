@@ -41,8 +41,9 @@ from urllib.parse import urlparse
 
 from lance_namespace.errors import ErrorCode
 
-from ... import alter_actions as aa
-from ...location_rules import object_key
+from backend.rules import alter_actions as aa
+from backend.rules.location_rules import object_key
+
 from ...locations import object_manifest_key
 from .catalog import (
     Expected,

@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...batch_rules import Op
+from backend.rules.batch_rules import Op
 
 JOURNAL_FORMAT = 1
 

@@ -2,7 +2,7 @@
 
 A record (``backend.local.txn_store``) is written RUNNING when a batch begins; its flip to
 SUCCEEDED, one atomic write, is the batch's commit point; a batch that did not reach it ends
-FAILED with the reason. AlterTransaction follows ``backend.alter_actions`` with the batch
+FAILED with the reason. AlterTransaction follows ``backend.rules.alter_actions`` with the batch
 policy: the properties the batch records are read-only, and the only status change is
 RUNNING -> CANCELED, which makes a batch still before its commit point roll back.
 """
@@ -30,8 +30,9 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode
 
-from ... import alter_actions as aa
-from ... import batch_rules
+from backend.rules import alter_actions as aa
+from backend.rules import batch_rules
+
 from .context import Ctx, error, oid
 from .durable import fsync_path
 from .plan import Plan

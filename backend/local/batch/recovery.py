@@ -23,7 +23,8 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ... import alter_actions as aa
+from backend.rules import alter_actions as aa
+
 from .apply import PENDING_DIR, cleanup_file, undo_file
 from .catalog import Reader
 from .catalog_ops import DROP_PREFIX, finish_drop, pending_drops

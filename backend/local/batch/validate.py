@@ -1,7 +1,7 @@
-"""Validation: the batch's rules (``backend.batch_rules``) against the catalog as it is, then
+"""Validation: the batch's rules (``backend.rules.batch_rules``) against the catalog as it is, then
 the local namespace's own checks while the plan is built. Nothing is written; no lock is held.
 
-The local checks, the same rules as single calls (``backend.location_rules``) for the root's
+The local checks, the same rules as single calls (``backend.rules.location_rules``) for the root's
 kind: a declared table gets the location the directory namespace chooses (the request may only
 repeat it, ``declare_location_rule``) and that location passes the location rule; a staged
 manifest passes the staged-manifest rule, is a Lance manifest for exactly the version
@@ -18,8 +18,9 @@ from pathlib import Path
 from lance_namespace import BatchCommitTablesRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from ... import batch_rules
-from ...location_rules import TablePrefixes, declare_location_rule, object_parts
+from backend.rules import batch_rules
+from backend.rules.location_rules import TablePrefixes, declare_location_rule, object_parts
+
 from ...locations import (
     ObjectTables,
     TableDirs,

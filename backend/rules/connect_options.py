@@ -5,7 +5,7 @@ connections apply before a client is made.
   ``user:password@`` (credentials go in ``api_key`` / ``auth_token`` / headers, never in a
   URL that ends up in logs);
 * ``timeout`` is a number of seconds in (0, :data:`MAX_TIMEOUT`]; ``max_retries`` an integer
-  in [0, 10]; the delimiter one character of ``backend.ids.SAFE_DELIMITERS``;
+  in [0, 10]; the delimiter one character of ``backend.rules.ids.SAFE_DELIMITERS``;
 * secrets (API key, token, secret headers, secret storage options) are printable ASCII: a
   CR, LF, NUL or non-ASCII character would end up in an exception text (httpx quotes refused
   header values) instead of on the wire;
@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 from lance_namespace.errors import InvalidInputError
 
-from . import ids
-from .redaction import is_secret_name, register_secret
+from backend.redaction import is_secret_name, register_secret
+from backend.rules import ids
 
 MAX_TIMEOUT = 3600.0
 MAX_RETRIES = 10

@@ -8,13 +8,13 @@ directory, any URI the local backend accepts, or an ``http(s)://`` URL of a Lanc
 namespace (passed through as is).
 
 The console listens on ``127.0.0.1`` unless ``--host`` says otherwise; exposed on another
-address without sign-in configured (:func:`backend.launch.sign_in_configured`) it starts
+address without sign-in configured (:func:`backend.launcher.launch.sign_in_configured`) it starts
 read-only, unless ``--allow-anonymous-writes``. ``--read-only`` (or
 ``LANCE_CONSOLE_READ_ONLY``) makes it read-only for the life of the server.
 
 The console itself is ``python -m streamlit run app/main.py``; everything it needs (target,
 storage options, read-only, secrets) reaches it through its environment
-(:mod:`backend.launch`), never its command line. Its exit code is ours, and Ctrl-C stops it
+(:mod:`backend.launcher.launch`), never its command line. Its exit code is ours, and Ctrl-C stops it
 cleanly.
 """
 
@@ -35,9 +35,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ids, launch
-from .launch import READ_ONLY_ENV, TARGET_ENV
-from .redaction import is_secret_name, mask_value, redact_url, register_secret
+from backend.launcher import launch
+from backend.launcher.launch import READ_ONLY_ENV, TARGET_ENV
+from backend.redaction import is_secret_name, mask_value, redact_url, register_secret
+from backend.rules import ids
 
 DEFAULT_PORT = 8501
 DEFAULT_HOST = launch.LOOPBACK
@@ -156,12 +157,12 @@ def resolve_target(
 ) -> str:
     """The target to open; builds the demo when there is none (never deletes anything)."""
     if target:
-        from . import is_rest_target
+        from backend import is_rest_target
 
         if is_rest_target(target) or "://" in target:
             return target
         return str(Path(target).expanduser().resolve())
-    from .demo import create_demo_namespace, is_foreign_directory
+    from backend.launcher.demo import create_demo_namespace, is_foreign_directory
 
     directory = Path(demo_dir).expanduser() if demo_dir else DEFAULT_DEMO_DIR
     directory = directory.resolve()
@@ -208,7 +209,7 @@ def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) ->
     """``KEY=VALUE`` / ``KEY=env:NAME`` items; ``ValueError`` (readable, no value shown) on a
     malformed item or an unset variable. Secret options (``redaction.is_secret_name``) go to
     the console through environment variables only."""
-    from .connect_options import storage_option_problems
+    from backend.rules.connect_options import storage_option_problems
 
     env = os.environ if env is None else env
     out = StorageOptions()
@@ -377,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lance-console: {exc}", file=sys.stderr)
         return 2
     if storage.public or storage.secret_env:
-        from . import is_rest_target
+        from backend import is_rest_target
 
         if args.target and is_rest_target(args.target):
             print(
@@ -397,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     except Exception as exc:  # show a one-line reason instead of a traceback
-        from .redaction import redact_text
+        from backend.redaction import redact_text
 
         print(f"lance-console: {redact_text(str(exc))}", file=sys.stderr)
         return 1

@@ -226,49 +226,6 @@ def tag_problems(
     ]
 
 
-def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) -> int | None:
-    """A table's latest version, read fresh from any namespace (``None``: it has none, e.g.
-    declared only): DescribeTable's version, else the highest ListTableVersions entry."""
-    from lance_namespace import DescribeTableRequest, ListTableVersionsRequest
-
-    from .paging import list_all
-
-    desc = ns.describe_table(
-        DescribeTableRequest(id=list(table_id), branch=branch, load_detailed_metadata=True)
-    )
-    if desc.version is not None:
-        return int(desc.version)
-    if getattr(desc, "is_only_declared", False):
-        return None
-    versions = list_all(
-        ns.list_table_versions,
-        ListTableVersionsRequest(id=list(table_id), branch=branch),
-        "versions",
-    )
-    return max((int(v.version) for v in versions), default=None)
-
-
-def table_tags(ns: Any, table_id: Sequence[str]) -> dict[int, list[str]]:
-    """version -> its tags (sorted), read fresh from any namespace (ListTableTags, every
-    page). A server that does not implement tags has none: ``{}``."""
-    from lance_namespace import ListTableTagsRequest
-    from lance_namespace.errors import UnsupportedOperationError
-
-    out: dict[int, list[str]] = {}
-    token = None
-    for _ in range(1000):
-        try:
-            resp = ns.list_table_tags(ListTableTagsRequest(id=list(table_id), page_token=token))
-        except UnsupportedOperationError:
-            return {}
-        for name, tag in (resp.tags or {}).items():
-            out.setdefault(int(tag.version), []).append(str(name))
-        token = resp.page_token
-        if not token:
-            break
-    return {v: sorted(t) for v, t in out.items()}
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -294,13 +251,11 @@ __all__ = [
     "covered_tags",
     "describe_tags",
     "describe_spec",
-    "latest_version",
     "format_spans",
     "from_spec",
     "parse",
     "range_problems",
     "spec_pairs",
-    "table_tags",
     "tag_problems",
     "to_spec",
     "version_problem",

@@ -12,7 +12,7 @@
 
 Everything goes through QueryTable, so it runs the same on the local backend and over REST::
 
-    from backend import tuning
+    from backend.services import tuning
     r = tuning.recall(ns, ["docs", "notes"], column="vector", k=10, nprobes=8)
     print(r.mean, r.std, r.ann_p50_ms, r.exact_p50_ms)
     df = tuning.sweep(ns, ["docs", "notes"], column="vector", grid={"nprobes": [1, 4, 16]})
@@ -38,10 +38,11 @@ import pyarrow as pa
 from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
-from . import capabilities, query_rules
-from . import index_rules as rules
-from .arrow_types import columns_from_schema
-from .services import search
+from backend import capabilities
+from backend.arrow.types import columns_from_schema
+from backend.rules import index_rules as rules
+from backend.rules import query_rules
+from backend.services import search
 
 MAX_SAMPLE = 1000
 MAX_K = query_rules.MAX_K - 1  # the query asks for k + 1 (the row itself)
@@ -133,7 +134,7 @@ class RecallResult:
 
     def _repr_html_(self) -> str:
         """Jupyter: a table of the measurement with its 95% interval."""
-        from .notebook import to_html
+        from backend.notebook import to_html
 
         return to_html(self)
 
@@ -467,7 +468,7 @@ def python_snippets(
 ) -> tuple[str, str]:
     """The setting as Python: ``(backend call, plain pylance call)``. The pylance arguments
     are those the local backend gives the scanner for the same request."""
-    from .local.query_plans import scanner_arguments
+    from backend.local.query_plans import scanner_arguments
 
     fields = ", ".join(f"{key}={value!r}" for key, value in params.items())
     extra = f", {fields}" if fields else ""
@@ -745,7 +746,7 @@ def requested_vs_applied(
     """For every vector index: each parameter asked for (``requested``: index name ->
     request fields; by default the backend's own record of the builds it sent) and what lance
     applied; a difference is flagged. Parameters lance does not report show as unknown."""
-    from .services.index_overview import index_details_dict, list_indexes
+    from backend.services.index_overview import index_details_dict, list_indexes
 
     if requested is None:
         recorded = getattr(ns, "index_requests", None)

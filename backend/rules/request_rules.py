@@ -2,9 +2,9 @@
 until a request passes them.
 
 :func:`check_request` applies, per operation, the rule modules: ids and names
-(``backend.ids``; names the operation creates follow the creation rule), properties and
-metadata caps (``backend.properties``), version ranges (``backend.version_ranges``), index
-requests (``backend.index_rules``), queries (``backend.query_rules``), plus plain range checks
+(``backend.rules.ids``; names the operation creates follow the creation rule), properties and
+metadata caps (``backend.rules.properties``), version ranges (``backend.rules.version_ranges``), index
+requests (``backend.rules.index_rules``), queries (``backend.rules.query_rules``), plus plain range checks
 of numbers (versions, limits) and the spec's words of ``mode`` / ``behavior`` fields.
 The local backend calls it on entry; the REST client calls it before it sends. What needs
 the namespace's state (does the namespace exist, is this the latest version) is each
@@ -18,7 +18,7 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError
 
-from . import alter_actions, ids, index_rules, properties, query_rules, version_ranges
+from backend.rules import alter_actions, ids, index_rules, properties, query_rules, version_ranges
 
 # Operations addressing a namespace (the root included, as ``[]``).
 NAMESPACE_OPS = frozenset(

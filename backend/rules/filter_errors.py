@@ -272,7 +272,7 @@ def translate(err: BaseException, filter: str | None, schema: Any = None) -> Bas
     text in ``engine_message``), or ``err`` itself when it is not a filter error. ``schema``
     (the table's; or a function returning it, called only for a filter error) names the
     table's columns."""
-    from .errors import attach_error_details, clean_text, make
+    from backend.errors import attach_error_details, clean_text, make
 
     if not filter or getattr(err, "engine_message", None):
         return err

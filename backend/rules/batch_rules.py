@@ -8,12 +8,12 @@ local backend's commit refuses the batch on the first error, the builder lists t
 Checked, before any lock is taken or anything is read from storage:
 
 * the batch holds 1 to :data:`MAX_OPERATIONS` operations, each with exactly one kind;
-* ids follow ``backend.ids`` (new names for declared tables), properties ``backend.properties``;
+* ids follow ``backend.rules.ids`` (new names for declared tables), properties ``backend.rules.properties``;
 * the namespace of every table exists;
 * DeclareTable: not an existing table (or one declared earlier in the batch);
 * CreateTableVersion: on main, version = latest + 1 (``ConcurrentModificationError``
   otherwise), not twice, a manifest path, a known naming scheme;
-* DeleteTableVersions: on main, ranges per ``backend.version_ranges`` (never the latest,
+* DeleteTableVersions: on main, ranges per ``backend.rules.version_ranges`` (never the latest,
   never a tagged version: the tags are named), not a version created in the batch;
 * DeregisterTable: not a table declared or given a version in the batch;
 * nothing after a DeregisterTable of the same table.
@@ -22,10 +22,9 @@ Warnings (never block): ranges that match no existing version, overlapping range
 Operations are numbered from 1 in every message.
 
 :func:`static_problems` is the part that needs no view (shape, ids, names, properties, version
-and manifest fields, range syntax): the REST client checks it before sending any batch. Views:
-:class:`NamespaceView` asks per table (NamespaceExists, TableExists); :class:`ListingView`
-reads a batch's namespaces in bulk (ListTables with declared tables, ListNamespaces, pages),
-the REST client's preflight.
+and manifest fields, range syntax): the REST client checks it before sending any batch. The
+views that read a namespace for these rules are services (``backend.services.catalog_views``):
+nothing here reads.
 """
 
 from __future__ import annotations
@@ -37,21 +36,14 @@ from typing import Any, Protocol
 from lance_namespace import (
     BatchCommitTablesRequest,
     CommitTableOperation,
-    ListNamespacesRequest,
-    ListTablesRequest,
-    ListTableVersionsRequest,
-    NamespaceExistsRequest,
-    TableExistsRequest,
 )
 from lance_namespace.errors import (
     ErrorCode,
     LanceNamespaceError,
-    NamespaceNotFoundError,
-    TableNotFoundError,
 )
 
-from . import ids, properties, request_rules, version_ranges
-from .errors import make
+from backend.errors import make
+from backend.rules import ids, properties, request_rules, version_ranges
 
 DECLARE = "declare_table"
 CREATE_VERSION = "create_table_version"
@@ -117,154 +109,6 @@ class CatalogView(Protocol):
     def versions(self, table_id: Sequence[str]) -> set[int]: ...
 
     def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]: ...
-
-
-class NamespaceView:
-    """A :class:`CatalogView` answered by any ``LanceNamespace`` through the spec's calls
-    (NamespaceExists, TableExists, ListTableVersions, ListTableTags), each answer cached for
-    one check."""
-
-    def __init__(self, ns: Any):
-        self.ns = ns
-        self._ns: dict[tuple[str, ...], bool] = {}
-        self._tables: dict[tuple[str, ...], bool] = {}
-        self._versions: dict[tuple[str, ...], set[int]] = {}
-        self._tags: dict[tuple[str, ...], dict[int, list[str]]] = {}
-
-    def _exists(self, method: Any, request: Any) -> bool:
-        try:
-            answer = method(request)
-        except (NamespaceNotFoundError, TableNotFoundError):
-            return False
-        return answer is not False
-
-    def namespace_exists(self, namespace_id: Sequence[str]) -> bool:
-        key = tuple(namespace_id)
-        if not key:
-            return True
-        if key not in self._ns:
-            self._ns[key] = self._exists(
-                self.ns.namespace_exists, NamespaceExistsRequest(id=list(key))
-            )
-        return self._ns[key]
-
-    def table_exists(self, table_id: Sequence[str]) -> bool:
-        key = tuple(table_id)
-        if key not in self._tables:
-            self._tables[key] = self._exists(self.ns.table_exists, TableExistsRequest(id=list(key)))
-        return self._tables[key]
-
-    def versions(self, table_id: Sequence[str]) -> set[int]:
-        from .paging import list_all
-
-        key = tuple(table_id)
-        if key not in self._versions:
-            try:
-                items = list_all(
-                    self.ns.list_table_versions, ListTableVersionsRequest(id=list(key)), "versions"
-                )
-            except (TableNotFoundError, NamespaceNotFoundError):
-                items = []
-            self._versions[key] = {int(v.version) for v in items}
-        return self._versions[key]
-
-    def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]:
-        key = tuple(table_id)
-        if key not in self._tags:
-            try:
-                self._tags[key] = version_ranges.table_tags(self.ns, key)
-            except (TableNotFoundError, NamespaceNotFoundError):
-                self._tags[key] = {}
-        return self._tags[key]
-
-
-class ListingView:
-    """A :class:`CatalogView` for one batch, read in bulk through the spec's list calls of any
-    ``LanceNamespace`` (the REST client's preflight):
-
-    * each namespace holding a table of the batch: ListTables with declared tables, every page
-      (which tables it holds; "not found": the namespace does not exist), and ListNamespaces,
-      every page (its child namespaces: a declared table's id may not be a namespace's); the
-      client's ListTables itself asks NamespaceExists when its answer is empty (an empty list
-      proves nothing);
-    * a table's versions: ListTableVersions, every page, only for an existing table whose
-      versions an operation needs (never for a DeregisterTable, nor a table the batch declares);
-      its tags (ListTableTags) only for a table whose versions the batch deletes.
-
-    Each answer is read once per view. A batch of N operations on tables of D namespaces costs
-    D x (pages of ListTables + pages of ListNamespaces) (+1 for a namespace holding nothing),
-    plus one listing per versioned table: not a request per operation.
-    """
-
-    def __init__(self, ns: Any, request: BatchCommitTablesRequest | None = None):
-        self.ns = ns
-        ops = operations_of(request)[0] if request is not None else []
-        self._table_parents = {tuple(op.table_id[:-1]) for op in ops}
-        self._tables: dict[tuple[str, ...], set[str] | None] = {}
-        self._children: dict[tuple[str, ...], set[str] | None] = {}
-        self._versions = NamespaceView(ns)
-
-    def _listing(self, method: Any, request: Any, field_name: str) -> set[str] | None:
-        from .paging import list_all
-
-        try:
-            return {str(name) for name in list_all(method, request, field_name)}
-        except NamespaceNotFoundError:
-            return None
-
-    def tables_in(self, namespace_id: Sequence[str]) -> set[str] | None:
-        """The names of the tables (declared ones included) in a namespace; ``None``: the
-        namespace does not exist."""
-        key = tuple(namespace_id)
-        if key not in self._tables:
-            self._tables[key] = self._listing(
-                self.ns.list_tables,
-                ListTablesRequest(id=list(key), include_declared=True),
-                "tables",
-            )
-        return self._tables[key]
-
-    def children_of(self, namespace_id: Sequence[str]) -> set[str] | None:
-        """The names of a namespace's child namespaces; ``None``: it does not exist."""
-        key = tuple(namespace_id)
-        if key not in self._children:
-            self._children[key] = self._listing(
-                self.ns.list_namespaces, ListNamespacesRequest(id=list(key)), "namespaces"
-            )
-        return self._children[key]
-
-    def namespace_exists(self, namespace_id: Sequence[str]) -> bool:
-        key = tuple(namespace_id)
-        if not key:
-            return True
-        if key in self._table_parents:
-            # Listings of a namespace that holds something prove it exists, and "not found"
-            # proves it does not; two empty listings prove nothing (a server may list a
-            # namespace that does not exist as empty: pylance's RestAdapter does), so then
-            # NamespaceExists is asked.
-            # ListTables answers "not found" for a namespace that does not exist (both console
-            # backends check an empty answer themselves: pylance's RestAdapter lists a missing
-            # namespace as empty), so its listing settles it.
-            return self.tables_in(key) is not None
-        if key[:-1] in self._table_parents:
-            children = self.children_of(key[:-1])
-            return children is not None and key[-1] in children
-        return self._versions.namespace_exists(key)
-
-    def table_exists(self, table_id: Sequence[str]) -> bool:
-        key = tuple(table_id)
-        if not key:
-            return False
-        tables = self.tables_in(key[:-1])
-        return tables is not None and key[-1] in tables
-
-    def versions(self, table_id: Sequence[str]) -> set[int]:
-        return self._versions.versions(table_id)
-
-    def tags(self, table_id: Sequence[str]) -> dict[int, list[str]]:
-        """The tagged versions of a table whose versions the batch deletes (ListTableTags,
-        asked only for such a table)."""
-        return self._versions.tags(table_id)
 
 
 @dataclass
@@ -551,8 +395,6 @@ __all__ = [
     "OPERATION_KINDS",
     "OPERATION_LABELS",
     "CatalogView",
-    "ListingView",
-    "NamespaceView",
     "Op",
     "Problem",
     "check_batch",

@@ -1,6 +1,6 @@
 """What the launcher tells the console process, and the launch policy (no streamlit here).
 
-The launcher (``backend.cli``) runs ``streamlit run app/main.py`` with these environment
+The launcher (``backend.launcher.cli``) runs ``streamlit run app/main.py`` with these environment
 variables; the console reads them through the functions below:
 
 =================================  ================================================================

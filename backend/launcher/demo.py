@@ -63,8 +63,8 @@ from lance_namespace.errors import (
     TableNotFoundError,
 )
 
-from . import ids
-from .local import LocalNamespace, normalise_target
+from backend.local import LocalNamespace, normalise_target
+from backend.rules import ids
 
 DEMO_VERSION = 2
 VECTOR_DIM = 64

@@ -2,11 +2,11 @@
 lancedb or pylance user expects: tables in as Arrow or pandas, results out as Arrow or pandas.
 
 * :func:`create_table` / :func:`insert_into_table` take a ``pa.Table``, a ``RecordBatch``, a
-  ``RecordBatchReader`` or a pandas ``DataFrame`` (``backend.arrow_ipc.to_ipc_stream`` turns
+  ``RecordBatchReader`` or a pandas ``DataFrame`` (``backend.arrow.ipc.to_ipc_stream`` turns
   any of them into the request body: no IPC code of your own);
 * :func:`query` answers a scan, a vector search or a full-text search as a ``pa.Table``;
   :func:`query_df` as a DataFrame. A vector search without ``column=`` uses the table's only
-  vector column (``backend.query_rules.resolve_vector_column``);
+  vector column (``backend.rules.query_rules.resolve_vector_column``);
 * :func:`versions` / :func:`tags` are DataFrames with readable UTC timestamps (to the second)
   and, for versions, the tags of each.
 
@@ -31,10 +31,10 @@ from lance_namespace import (
 )
 from lance_namespace.errors import InvalidInputError
 
-from . import ids, query_rules
-from .arrow_ipc import to_ipc_stream
-from .arrow_types import columns_from_schema
-from .errors import guarded
+from backend.arrow.ipc import to_ipc_stream
+from backend.arrow.types import columns_from_schema
+from backend.errors import guarded
+from backend.rules import ids, query_rules
 
 
 @guarded("create_table")
@@ -101,7 +101,7 @@ def query(
     returned.
     ``params``: other QueryTable fields (``nprobes``, ``refine_factor``, ``distance_type``,
     ``version``, ``offset``, ``prefilter``, ...)."""
-    from .services import search
+    from backend.services import search
 
     tid = ids.check_id(table_id)
     if text is not None and vector is not None:
@@ -136,8 +136,8 @@ def _readable(times: pd.Series) -> pd.Series:
 def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every version, newest first: version, timestamp (UTC, to the second), tags (a list),
     manifest_size, metadata (JSON text)."""
-    from .services import lifecycle
-    from .services.versions import list_versions
+    from backend.services import lifecycle
+    from backend.services.versions import list_versions
 
     frame = list_versions(ns, table_id)
     tagged = lifecycle.tagged_versions(lifecycle.list_tags(ns, table_id))
@@ -156,8 +156,8 @@ def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
 def tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every tag: tag, version, timestamp (of the tagged version, UTC, to the second),
     manifest_size; sorted by version, then tag."""
-    from .services import lifecycle
-    from .services.versions import list_versions
+    from backend.services import lifecycle
+    from backend.services.versions import list_versions
 
     frame = lifecycle.list_tags(ns, table_id)
     when = dict(

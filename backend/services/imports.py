@@ -1,4 +1,5 @@
-"""Import and export of table data, on any backend.
+"""Import of table data, on any backend (export: ``backend.services.exports``; the type rules
+of an import: ``backend.arrow.import_types``).
 
 Import: CSV, Parquet, Arrow IPC (file or stream) and JSON Lines uploads (bytes or a binary
 file object, never a server path), at most :func:`max_import_bytes` (1 GiB unless
@@ -6,7 +7,7 @@ file object, never a server path), at most :func:`max_import_bytes` (1 GiB unles
 
 * :func:`inspect_upload` - the inferred schema, the row count (one streaming pass), a sample;
 * :func:`apply_types` - the schema with some column types edited (type text read by
-  ``backend.arrow_types``, the one parser);
+  ``backend.arrow.types``, the one parser);
 * :func:`import_table` - into a new table (``create``), appended (``append``: InsertIntoTable)
   or merged on key columns (``merge``: MergeInsertIntoTable: matched rows updated, the others
   inserted). An upload that does not fit the table is refused before anything is written, with
@@ -17,10 +18,6 @@ file object, never a server path), at most :func:`max_import_bytes` (1 GiB unles
   (memory stays bounded by a few blocks of the file); the REST backend sends one Arrow IPC
   stream request (the upload cap bounds it).
 
-Export (:func:`export_table`): Parquet, CSV or Arrow IPC file, streamed in batches: the local
-backend scans the dataset at the version asked for; the REST backend pages through QueryTable
-(``services.search.iter_rows``). CSV cannot hold vector, list or struct columns: they are
-refused by name unless the caller asks to leave them out.
 """
 
 from __future__ import annotations
@@ -28,8 +25,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -52,9 +48,13 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode, LanceNamespaceError, TableNotFoundError
 
-from .. import filter_errors, gate, ids, query_rules, request_rules, version_ranges
-from ..arrow_ipc import MAX_BODY_BYTES
-from ..arrow_types import ArrowTypeInfo, arrow_type_str, column_kind, parse_arrow_type
+from backend import gate
+from backend.arrow.import_types import schema_differences, type_rows
+from backend.arrow.ipc import MAX_BODY_BYTES
+from backend.rules import ids, request_rules
+from backend.services import catalog_views
+from backend.text import human_bytes
+
 from ..errors import guarded, invalid, make
 from . import search
 
@@ -62,7 +62,6 @@ Progress = Callable[[int, "int | None"], None]
 Source = bytes | bytearray | memoryview | IO[bytes]
 
 IMPORT_FORMATS: tuple[str, ...] = ("csv", "parquet", "arrow", "jsonl")
-EXPORT_FORMATS: tuple[str, ...] = ("parquet", "csv", "arrow")
 FORMAT_NAMES = {"csv": "CSV", "parquet": "Parquet", "arrow": "Arrow IPC", "jsonl": "JSON Lines"}
 EXTENSIONS = {
     ".csv": "csv",
@@ -73,12 +72,6 @@ EXTENSIONS = {
     ".feather": "arrow",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
-}
-EXPORT_EXTENSION = {"parquet": "parquet", "csv": "csv", "arrow": "arrow"}
-EXPORT_MIME = {
-    "parquet": "application/vnd.apache.parquet",
-    "csv": "text/csv",
-    "arrow": "application/vnd.apache.arrow.file",
 }
 MODES: tuple[str, ...] = ("create", "append", "merge")
 
@@ -92,11 +85,7 @@ INFER_BYTES = 8 << 20
 BLOCK_BYTES = 1 << 20
 IMPORT_ROWS_PER_FILE = 256 * 1024
 PARQUET_BATCH_ROWS = 64 * 1024
-EXPORT_BATCH_ROWS = 8 * 1024
-# Column kinds (backend.arrow_types.column_kind) a CSV file cannot hold.
-CSV_UNWRITABLE_KINDS = frozenset(
-    {"vector", "binary_vector", "multivector", "list", "struct", "other"}
-)
+# Column kinds (backend.arrow.types.column_kind) a CSV file cannot hold.
 _IPC_FILE_MAGIC = b"ARROW1"
 _READ_ERRORS = (pa.ArrowException, ValueError, OSError, UnicodeError)
 
@@ -125,16 +114,6 @@ def _initial_cap() -> int:
 MAX_IMPORT_BYTES: int = _initial_cap()  # at import time; max_import_bytes() reads it anew
 
 
-def human_bytes(n: int) -> str:
-    """``1.5 MiB``-style size."""
-    value = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} bytes"  # pragma: no cover
-
-
 # -- formats -----------------------------------------------------------------------------------
 def format_of(filename: str) -> str:
     """The import/export format of a file name, by extension: ``csv``, ``parquet`` (.parquet,
@@ -146,169 +125,11 @@ def format_of(filename: str) -> str:
     return EXTENSIONS[ext]
 
 
-def _check_format(fmt: str, allowed: Sequence[str], what: str) -> str:
+def check_format(fmt: str, allowed: Sequence[str], what: str) -> str:
     name = str(fmt or "").lower()
     if name not in allowed:
         raise invalid(f"{what} formats: {', '.join(allowed)}; got {fmt!r}")
     return name
-
-
-def export_file_name(table_id: Sequence[str], version: int | None, fmt: str) -> str:
-    """``<table>-v<version>.<ext>`` (characters a file name cannot hold become ``_``)."""
-    name = re.sub(r"[\\/\x00-\x1f\x7f]", "_", str(table_id[-1]) if table_id else "table")
-    suffix = f"-v{version}" if version is not None else ""
-    return f"{name}{suffix}.{EXPORT_EXTENSION[_check_format(fmt, EXPORT_FORMATS, 'export')]}"
-
-
-# -- types ---------------------------------------------------------------------------------------
-def _to_pyarrow(info: ArrowTypeInfo, text: str) -> pa.DataType:
-    base = info.base
-    if base in ("list", "large_list", "fixed_size_list"):
-        if info.child is None:
-            raise invalid(f"{text!r}: give the item type, e.g. list<int64>")
-        child = _to_pyarrow(info.child, str(info.child))
-        if base == "fixed_size_list":
-            if not info.length:
-                raise invalid(f"{text!r}: give the length, e.g. fixed_size_list<float32>[128]")
-            return pa.list_(child, int(info.length))
-        return pa.large_list(child) if base == "large_list" else pa.list_(child)
-    if base in ("decimal", "struct", "map", "dictionary"):
-        raise invalid(f"{text!r}: {base} types cannot be set here; convert the file first")
-    if base == "utf8_view":
-        return pa.string_view()
-    if base == "timestamp":
-        raw = text.strip().lower().replace(" ", "")
-        if raw == "timestamp":
-            return pa.timestamp("us")
-        try:
-            return pa.type_for_alias(raw)
-        except (ValueError, KeyError):
-            raise invalid(
-                f"{text!r}: write timestamp, timestamp[s], timestamp[ms], timestamp[us] or "
-                "timestamp[ns]"
-            ) from None
-    try:
-        return pa.type_for_alias(base)
-    except (ValueError, KeyError):
-        raise invalid(
-            f"unknown Arrow type {text!r} (e.g. int64, float64, utf8, bool, date32, timestamp, "
-            "list<int64>, fixed_size_list<float32>[128])"
-        ) from None
-
-
-def arrow_type(text: str) -> pa.DataType:
-    """The pyarrow type a type text names (``int64``, ``utf8``, ``timestamp[ms]``,
-    ``fixed_size_list<float32>[128]``...), read by ``backend.arrow_types.parse_arrow_type``."""
-    text = str(text or "").strip()
-    if not text:
-        raise invalid("the type is empty")
-    try:
-        info = parse_arrow_type(text)
-    except TypeError as exc:  # pragma: no cover - text always parses to something
-        raise invalid(f"unknown Arrow type {text!r}: {exc}") from None
-    return _to_pyarrow(info, text)
-
-
-def apply_types(schema: pa.Schema, overrides: Mapping[str, str]) -> pa.Schema:
-    """``schema`` with the types of ``overrides`` (column -> type text). A text that prints
-    like the column's current type keeps it as it is; an unknown column or type is an
-    ``InvalidInputError`` naming every problem."""
-    fields = list(schema)
-    problems = []
-    for name, text in (overrides or {}).items():
-        if name not in schema.names:
-            problems.append(f"no column {name!r} in the upload")
-            continue
-        text = str(text or "").strip()
-        index = schema.get_field_index(name)
-        current = fields[index]
-        printed = arrow_type_str(current.type)
-        if not text:
-            problems.append(f"column {name}: the type is empty")
-            continue
-        if text == printed or (str(parse_arrow_type(text)) == printed and "[" not in text):
-            continue
-        try:
-            fields[index] = current.with_type(arrow_type(text))
-        except LanceNamespaceError as exc:
-            problems.append(f"column {name}: {exc}")
-    if problems:
-        raise invalid("; ".join(problems))
-    return pa.schema(fields, metadata=schema.metadata)
-
-
-def type_rows(schema: pa.Schema) -> pd.DataFrame:
-    """The columns of a schema as rows: ``column``, ``type`` (the one printed form)."""
-    return pd.DataFrame(
-        {"column": list(schema.names), "type": [arrow_type_str(t) for t in schema.types]},
-        columns=["column", "type"],
-    )
-
-
-def _fits(src: pa.DataType, dst: pa.DataType) -> bool:
-    """Whether values of ``src`` can be written to a ``dst`` column (checked value by value
-    when the batches are cast: an integer too large for the column fails then)."""
-    t = pa.types
-    if src.equals(dst) or t.is_null(src):
-        return True
-    if t.is_dictionary(src):
-        return _fits(src.value_type, dst)
-    listy = (t.is_list, t.is_large_list, t.is_fixed_size_list)
-    if any(f(src) for f in listy) and any(f(dst) for f in listy):
-        both_fixed = t.is_fixed_size_list(src) and t.is_fixed_size_list(dst)
-        if both_fixed and src.list_size != dst.list_size:
-            return False
-        return _fits(src.value_type, dst.value_type)
-    if t.is_struct(src) and t.is_struct(dst):
-        names = [f.name for f in dst]
-        return [f.name for f in src] == names and all(
-            _fits(src.field(n).type, dst.field(n).type) for n in names
-        )
-    for family in (t.is_timestamp, t.is_date, t.is_time, t.is_duration):
-        if family(dst):
-            return family(src)
-    try:
-        ks, kd = column_kind(src), column_kind(dst)
-    except TypeError:  # pragma: no cover
-        return False
-    allowed = {
-        "integer": {"integer"},
-        "float": {"integer", "float"},
-        "decimal": {"integer", "decimal"},
-        "string": {"string"},
-        "binary": {"binary"},
-        "boolean": {"boolean"},
-    }
-    return ks in allowed.get(kd, set())
-
-
-def schema_differences(upload: pa.Schema, table: pa.Schema, *, on: Sequence[str] = ()) -> list[str]:
-    """Why rows of ``upload`` cannot go into a table of schema ``table`` (empty: they can):
-    missing and extra columns, types that do not fit, key columns absent."""
-    problems = []
-    duplicates = sorted({n for n in upload.names if upload.names.count(n) > 1})
-    if duplicates:
-        problems.append("columns named twice in the upload: " + ", ".join(duplicates))
-    missing = [n for n in table.names if n not in upload.names]
-    extra = [n for n in upload.names if n not in table.names]
-    if missing:
-        problems.append("missing columns (in the table, not in the upload): " + ", ".join(missing))
-    if extra:
-        problems.append("extra columns (not in the table): " + ", ".join(extra))
-    for f in table:
-        if f.name in upload.names and f.name not in duplicates:
-            src = upload.field(f.name).type
-            if not _fits(src, f.type):
-                problems.append(
-                    f"column {f.name}: the table holds {arrow_type_str(f.type)}, the upload "
-                    f"{arrow_type_str(src)}"
-                )
-    for key in on:
-        if key not in table.names:
-            problems.append(f"key column {key} is not a column of the table")
-        elif key not in upload.names:
-            problems.append(f"key column {key} is not in the upload")
-    return problems
 
 
 # -- sources ----------------------------------------------------------------------------------------
@@ -515,11 +336,11 @@ def _open_upload(source: Source, fmt: str, schema: pa.Schema | None = None) -> _
                 f"the schema given names the columns {', '.join(schema.names)}; the upload's "
                 f"are {', '.join(upload.schema.names)}"
             )
-        upload = _Upload(schema, _conform(upload.batches, schema), upload.total)
+        upload = _Upload(schema, conform(upload.batches, schema), upload.total)
     return upload
 
 
-def _conform(batches: Iterator[pa.RecordBatch], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+def conform(batches: Iterator[pa.RecordBatch], target: pa.Schema) -> Iterator[pa.RecordBatch]:
     """Batches with ``target``'s column order and types (a value that does not fit fails)."""
     for batch in batches:
         if batch.schema.names != target.names:
@@ -575,7 +396,7 @@ def inspect_upload(source: Source, fmt: str, *, sample_rows: int = SAMPLE_ROWS) 
     """The upload's inferred schema (CSV and JSON Lines: from its first block), row count
     (one streaming pass), first ``sample_rows`` rows and byte size."""
     size = check_size(source)
-    fmt = _check_format(fmt, IMPORT_FORMATS, "import")
+    fmt = check_format(fmt, IMPORT_FORMATS, "import")
     upload = _open_upload(source, fmt)
     try:
         first = next(upload.batches, None)
@@ -662,14 +483,14 @@ def _delimiter(ns: LanceNamespace) -> str:
     return str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
 
 
-def _writes_locally(ns: LanceNamespace) -> bool:
+def writes_locally(ns: LanceNamespace) -> bool:
     """The local backend: datasets can be opened and written under the namespace lock."""
     return callable(getattr(ns, "open_dataset", None)) and callable(
         getattr(ns, "write_guard", None)
     )
 
 
-def _name(ns: LanceNamespace, table_id: Sequence[str]) -> str:
+def table_name(ns: LanceNamespace, table_id: Sequence[str]) -> str:
     return ids.format_id(list(table_id), _delimiter(ns))
 
 
@@ -690,7 +511,7 @@ def _check_new_table(ns: LanceNamespace, table_id: list[str]) -> None:
     if _exists(ns, table_id):
         raise make(
             ErrorCode.TABLE_ALREADY_EXISTS,
-            f"table {_name(ns, table_id)} already exists: append or merge into it, or pick "
+            f"table {table_name(ns, table_id)} already exists: append or merge into it, or pick "
             "another name",
         )
 
@@ -700,12 +521,12 @@ def table_arrow_schema(ns: LanceNamespace, table_id: Sequence[str]) -> pa.Schema
     which carries units and sizes that DescribeTable's JSON schema leaves out)."""
     table_id = list(table_id)
     open_dataset = getattr(ns, "open_dataset", None)
-    if _writes_locally(ns) and open_dataset is not None:
+    if writes_locally(ns) and open_dataset is not None:
         return open_dataset(table_id).schema  # declared only: InvalidTableStateError
-    if version_ranges.latest_version(ns, table_id) is None:
+    if catalog_views.latest_version(ns, table_id) is None:
         raise make(
             ErrorCode.INVALID_TABLE_STATE,
-            f"table {_name(ns, table_id)} is declared but holds no data yet",
+            f"table {table_name(ns, table_id)} is declared but holds no data yet",
         )
     return search.run_query(ns, search.query_request(table_id, k=1)).schema
 
@@ -754,7 +575,7 @@ def _write_local(
         if not ds.schema.equals(checked):
             raise make(
                 ErrorCode.CONCURRENT_MODIFICATION,
-                f"the schema of {_name(ns, table_id)} changed during the import; nothing was "
+                f"the schema of {table_name(ns, table_id)} changed during the import; nothing was "
                 "written, try again",
             )
         if mode == "append":
@@ -829,7 +650,7 @@ def import_table(
     (e.g. :attr:`ImportPreview.num_rows`) fills in the total when the format does not tell.
     """
     check_size(source)
-    fmt = _check_format(fmt, IMPORT_FORMATS, "import")
+    fmt = check_format(fmt, IMPORT_FORMATS, "import")
     if mode not in MODES:
         raise invalid(f"import modes: {', '.join(MODES)}; got {mode!r}")
     keys = _keys(mode, on)
@@ -846,11 +667,11 @@ def import_table(
         problems = schema_differences(upload.schema, table_schema, on=keys)
         if problems:
             raise invalid(
-                f"the upload does not fit table {_name(ns, table_id)}; nothing was written: "
+                f"the upload does not fit table {table_name(ns, table_id)}; nothing was written: "
                 + "; ".join(problems)
             )
         target = table_schema
-        batches = _conform(batches, table_schema)
+        batches = conform(batches, table_schema)
     else:
         duplicates = sorted({n for n in target.names if target.names.count(n) > 1})
         if duplicates:
@@ -858,7 +679,7 @@ def import_table(
     total = upload.total if upload.total is not None else total_rows
     feed = _Feed(target, batches, total, progress)
     try:
-        if _writes_locally(ns):
+        if writes_locally(ns):
             version, stats = _write_local(ns, table_id, mode, feed, keys, target)
         else:
             version, stats = _write_rest(ns, table_id, mode, feed, keys)
@@ -877,194 +698,24 @@ def import_table(
     )
 
 
-# -- export --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ExportResult:
-    rows: int
-    bytes: int
-    version: int | None
-    format: str
-    columns: tuple[str, ...]
-    file_name: str
-
-
-class _Counter:
-    """A write-only file object counting the bytes written to ``out`` (never closes it)."""
-
-    def __init__(self, out: IO[bytes]):
-        self.out = out
-        self.count = 0
-        self.closed = False
-
-    def write(self, data: Any) -> int:
-        view = memoryview(data)
-        self.out.write(view)
-        self.count += view.nbytes
-        return view.nbytes
-
-    def flush(self) -> None:
-        flush = getattr(self.out, "flush", None)
-        if flush is not None:
-            flush()
-
-    def tell(self) -> int:
-        return self.count
-
-    def writable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return False
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def csv_unwritable(schema: Any) -> list[str]:
-    """Columns of ``schema`` (pyarrow or JSON) a CSV file cannot hold: vectors, lists,
-    structs, maps."""
-    from ..arrow_types import columns_from_schema
-
-    return [c.name for c in columns_from_schema(schema) if c.kind in CSV_UNWRITABLE_KINDS]
-
-
-def _pick_columns(
-    schema: pa.Schema, columns: list[str] | None, fmt: str, drop_nested: bool, name: str
-) -> list[str]:
-    chosen = list(columns) if columns else list(schema.names)
-    unknown = [c for c in chosen if c not in schema.names]
-    if unknown:
-        raise invalid(
-            f"no column {', '.join(unknown)} in {name}; its columns: {', '.join(schema.names)}"
-        )
-    if fmt == "csv":
-        nested = [c for c in csv_unwritable(schema) if c in chosen]
-        if nested and not drop_nested:
-            raise invalid(
-                f"CSV cannot hold the vector/list/struct column(s) {', '.join(nested)}: export "
-                "Parquet or Arrow, or leave those columns out"
-            )
-        chosen = [c for c in chosen if c not in nested]
-        if not chosen:
-            raise invalid("no column left to write as CSV")
-    return chosen
-
-
-def _open_writer(fmt: str, sink: pa.NativeFile, schema: pa.Schema) -> Any:
-    if fmt == "parquet":
-        return pq.ParquetWriter(sink, schema)
-    if fmt == "csv":
-        return pacsv.CSVWriter(sink, schema)
-    return pa.ipc.new_file(sink, schema)
-
-
-@guarded("export_table")
-def export_table(
-    ns: LanceNamespace,
-    table_id: Sequence[str],
-    fmt: str,
-    out: IO[bytes],
-    *,
-    version: int | None = None,
-    filter: str | None = None,
-    columns: list[str] | None = None,
-    progress: Progress | None = None,
-    drop_nested: bool = False,
-) -> ExportResult:
-    """Write the rows of ``table_id`` (at ``version``, default the latest; matching
-    ``filter``, a SQL predicate; ``columns``, default all) to ``out`` as ``fmt`` (parquet,
-    csv, arrow), in batches. CSV refuses vector/list/struct columns by name unless
-    ``drop_nested`` leaves them out. ``progress(rows_done, rows_total)`` per batch."""
-    fmt = _check_format(fmt, EXPORT_FORMATS, "export")
-    table_id = ids.check_id(list(table_id))
-    filter = (filter or "").strip() or None
-    name = _name(ns, table_id)
-    batches: Iterator[pa.RecordBatch]
-    total: int | None = None
-    if _writes_locally(ns):
-        ds = ns.open_dataset(table_id, version)  # type: ignore[attr-defined]
-        version = ds.version
-        chosen = _pick_columns(ds.schema, columns, fmt, drop_nested, name)
-        try:  # a bad filter fails here, in lance's terms: said in the user's
-            scanner = ds.scanner(columns=chosen, filter=filter, batch_size=EXPORT_BATCH_ROWS)
-            schema = scanner.projected_schema
-            if progress is not None:
-                total = scanner.count_rows()
-            batches = iter(scanner.to_reader())
-        except Exception as exc:
-            mapped = filter_errors.translate(exc, filter, ds.schema)
-            if mapped is exc:
-                raise
-            raise mapped from exc
-    else:
-        if version is None:
-            version = version_ranges.latest_version(ns, table_id)
-            if version is None:
-                raise make(
-                    ErrorCode.INVALID_TABLE_STATE, f"table {name} is declared but holds no data"
-                )
-        full = search.run_query(ns, search.query_request(table_id, k=1, version=version)).schema
-        chosen = _pick_columns(full, columns, fmt, drop_nested, name)
-        total = search.count_rows(ns, table_id, version=version, filter=filter)
-        if total > query_rules.MAX_OFFSET:
-            raise invalid(
-                f"{total:,} rows: QueryTable pages reach offset {query_rules.MAX_OFFSET:,} at "
-                "most; narrow the export with a filter"
-            )
-        schema = pa.schema([full.field(c) for c in chosen])
-        pages = search.iter_rows(ns, table_id, columns=chosen, version=version, filter=filter)
-        batches = (b for page in pages for b in _conform(iter(page.to_batches()), schema))
-    counter = _Counter(out)
-    sink = pa.PythonFile(counter, mode="w")
-    writer = _open_writer(fmt, sink, schema)
-    rows = 0
-    try:
-        for batch in batches:
-            writer.write_batch(batch)
-            rows += batch.num_rows
-            if progress is not None:
-                progress(rows, total)
-    finally:
-        writer.close()
-    counter.flush()
-    return ExportResult(
-        rows=rows,
-        bytes=counter.count,
-        version=version,
-        format=fmt,
-        columns=tuple(chosen),
-        file_name=export_file_name(table_id, version, fmt),
-    )
-
-
 __all__ = [
+    "check_format",
+    "conform",
+    "table_name",
+    "writes_locally",
     "DEFAULT_MAX_IMPORT_BYTES",
-    "EXPORT_FORMATS",
-    "EXPORT_MIME",
     "FORMAT_NAMES",
     "IMPORT_FORMATS",
     "MAX_IMPORT_BYTES",
     "MAX_IMPORT_ENV",
     "MODES",
-    "ExportResult",
     "ImportPreview",
     "ImportResult",
-    "apply_types",
-    "arrow_type",
     "check_size",
-    "csv_unwritable",
-    "export_file_name",
-    "export_table",
     "format_of",
-    "human_bytes",
     "import_table",
     "inspect_upload",
     "max_import_bytes",
-    "schema_differences",
     "source_size",
     "table_arrow_schema",
-    "type_rows",
 ]

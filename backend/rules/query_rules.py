@@ -3,7 +3,7 @@ AnalyzeTableQueryPlan): ranges of k, offset and the vector search settings, a fi
 vector, known distances, non-empty column lists; which column a vector search uses when none
 is named (:func:`resolve_vector_column`: the table's only vector column).
 
-``backend.request_rules`` applies it to every query request on both backends; the search
+``backend.rules.request_rules`` applies it to every query request on both backends; the search
 page and the tuning helpers build requests that pass it and show its message when a typed
 setting does not.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import index_rules
+from backend.rules import index_rules
 
 MAX_K = 10_000
 MAX_OFFSET = 10_000_000
@@ -194,12 +194,12 @@ DEFAULT_VECTOR_COLUMN = "vector"  # what lance searches when a request names no 
 
 def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> str:
     """The column a vector search runs on, given the kind of each of the table's columns
-    (name -> ``backend.arrow_types`` kind). Named: it must exist and hold vectors. Not named:
+    (name -> ``backend.arrow.types`` kind). Named: it must exist and hold vectors. Not named:
     the table's only vector column (or, among several, the one called ``vector``, as lance
     would pick). Otherwise an ``InvalidInputError`` naming the table's vector columns (never
     the engine's own error, which carries its source paths). The one rule of the local
-    backend's queries and the notebook conveniences (``backend.frames``)."""
-    from .errors import invalid
+    backend's queries and the notebook conveniences (``backend.services.frames``)."""
+    from backend.errors import invalid
 
     columns = kinds
     vectors = [n for n, kind in kinds.items() if kind in VECTOR_KINDS]

@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import tuning
-from .services import versions as vsv
+from backend.services import tuning
+from backend.services import versions as vsv
 
 if TYPE_CHECKING:
-    from .services.search import PlanNode
+    from backend.services.search import PlanNode
 
 INDEXED_COLOR = "#2e7d32"
 UNINDEXED_COLOR = "#ef6c00"

@@ -25,8 +25,7 @@ from typing import Any
 
 from lance_namespace import CreateTableIndexRequest
 
-from . import ids
-from .arrow_types import (
+from backend.arrow.types import (
     STRING_TYPES,
     ArrowTypeInfo,
     ColumnInfo,
@@ -37,6 +36,7 @@ from .arrow_types import (
     parse_arrow_type,
     vector_dimension,
 )
+from backend.rules import ids
 
 # --------------------------------------------------------------------------------------------
 # Index types

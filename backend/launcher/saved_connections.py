@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .connect_options import is_rest_target
-from .redaction import is_secret_name
+from backend.redaction import is_secret_name
+from backend.rules.connect_options import is_rest_target
 
 DEFAULT_TARGET = ".lance-console/demo"
 DEFAULT_CONFIG = Path("~/.config/lance-console/connections.toml")
@@ -136,9 +136,9 @@ def default_target() -> str:
 
 def default_connection() -> ConnectionSpec:
     """The connection the console opens with: the launcher's target, with the storage options
-    and API key variable it was given (``backend.launch``); a REST one gets
+    and API key variable it was given (``backend.launcher.launch``); a REST one gets
     ``$LANCE_CONSOLE_SERVER_PROFILE`` as its server profile."""
-    from . import launch
+    from backend.launcher import launch
 
     source = "env" if os.environ.get("LANCE_CONSOLE_TARGET") else "default"
     target = default_target()

@@ -224,7 +224,7 @@ class ColumnInfo:
 
     @property
     def fitting_types(self) -> list[str]:
-        from .index_rules import fitting_index_types
+        from backend.rules.index_rules import fitting_index_types
 
         return fitting_index_types(self.type_info)
 

@@ -1,0 +1,1 @@
+"""Arrow: types (printed forms, import type rules) and IPC streams."""

@@ -1,0 +1,1 @@
+"""The launcher: command line, demo namespace, launch settings, saved connections."""

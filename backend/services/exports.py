@@ -1,0 +1,218 @@
+"""Export of table data, on any backend: Parquet, CSV or Arrow IPC file, streamed in batches.
+The local backend scans the dataset at the version asked for; the REST backend pages through
+QueryTable (``services.search.iter_rows``). CSV cannot hold vector, list or struct columns:
+they are refused by name unless the caller asks to leave them out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+from lance_namespace import (
+    LanceNamespace,
+)
+from lance_namespace.errors import ErrorCode
+
+from backend.rules import filter_errors, ids, query_rules
+from backend.services import catalog_views
+
+from ..errors import guarded, invalid, make
+from . import search
+from .imports import Progress, check_format, conform, table_name, writes_locally
+
+EXPORT_FORMATS: tuple[str, ...] = ("parquet", "csv", "arrow")
+EXPORT_BATCH_ROWS = 8 * 1024
+EXPORT_EXTENSION = {"parquet": "parquet", "csv": "csv", "arrow": "arrow"}
+EXPORT_MIME = {
+    "parquet": "application/vnd.apache.parquet",
+    "csv": "text/csv",
+    "arrow": "application/vnd.apache.arrow.file",
+}
+CSV_UNWRITABLE_KINDS = frozenset(
+    {"vector", "binary_vector", "multivector", "list", "struct", "other"}
+)
+
+
+def export_file_name(table_id: Sequence[str], version: int | None, fmt: str) -> str:
+    """``<table>-v<version>.<ext>`` (characters a file name cannot hold become ``_``)."""
+    name = re.sub(r"[\\/\x00-\x1f\x7f]", "_", str(table_id[-1]) if table_id else "table")
+    suffix = f"-v{version}" if version is not None else ""
+    return f"{name}{suffix}.{EXPORT_EXTENSION[check_format(fmt, EXPORT_FORMATS, 'export')]}"
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    rows: int
+    bytes: int
+    version: int | None
+    format: str
+    columns: tuple[str, ...]
+    file_name: str
+
+
+class _Counter:
+    """A write-only file object counting the bytes written to ``out`` (never closes it)."""
+
+    def __init__(self, out: IO[bytes]):
+        self.out = out
+        self.count = 0
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data)
+        self.out.write(view)
+        self.count += view.nbytes
+        return view.nbytes
+
+    def flush(self) -> None:
+        flush = getattr(self.out, "flush", None)
+        if flush is not None:
+            flush()
+
+    def tell(self) -> int:
+        return self.count
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def csv_unwritable(schema: Any) -> list[str]:
+    """Columns of ``schema`` (pyarrow or JSON) a CSV file cannot hold: vectors, lists,
+    structs, maps."""
+    from backend.arrow.types import columns_from_schema
+
+    return [c.name for c in columns_from_schema(schema) if c.kind in CSV_UNWRITABLE_KINDS]
+
+
+def _pick_columns(
+    schema: pa.Schema, columns: list[str] | None, fmt: str, drop_nested: bool, name: str
+) -> list[str]:
+    chosen = list(columns) if columns else list(schema.names)
+    unknown = [c for c in chosen if c not in schema.names]
+    if unknown:
+        raise invalid(
+            f"no column {', '.join(unknown)} in {name}; its columns: {', '.join(schema.names)}"
+        )
+    if fmt == "csv":
+        nested = [c for c in csv_unwritable(schema) if c in chosen]
+        if nested and not drop_nested:
+            raise invalid(
+                f"CSV cannot hold the vector/list/struct column(s) {', '.join(nested)}: export "
+                "Parquet or Arrow, or leave those columns out"
+            )
+        chosen = [c for c in chosen if c not in nested]
+        if not chosen:
+            raise invalid("no column left to write as CSV")
+    return chosen
+
+
+def _open_writer(fmt: str, sink: pa.NativeFile, schema: pa.Schema) -> Any:
+    if fmt == "parquet":
+        return pq.ParquetWriter(sink, schema)
+    if fmt == "csv":
+        return pacsv.CSVWriter(sink, schema)
+    return pa.ipc.new_file(sink, schema)
+
+
+@guarded("export_table")
+def export_table(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    fmt: str,
+    out: IO[bytes],
+    *,
+    version: int | None = None,
+    filter: str | None = None,
+    columns: list[str] | None = None,
+    progress: Progress | None = None,
+    drop_nested: bool = False,
+) -> ExportResult:
+    """Write the rows of ``table_id`` (at ``version``, default the latest; matching
+    ``filter``, a SQL predicate; ``columns``, default all) to ``out`` as ``fmt`` (parquet,
+    csv, arrow), in batches. CSV refuses vector/list/struct columns by name unless
+    ``drop_nested`` leaves them out. ``progress(rows_done, rows_total)`` per batch."""
+    fmt = check_format(fmt, EXPORT_FORMATS, "export")
+    table_id = ids.check_id(list(table_id))
+    filter = (filter or "").strip() or None
+    name = table_name(ns, table_id)
+    batches: Iterator[pa.RecordBatch]
+    total: int | None = None
+    if writes_locally(ns):
+        ds = ns.open_dataset(table_id, version)  # type: ignore[attr-defined]
+        version = ds.version
+        chosen = _pick_columns(ds.schema, columns, fmt, drop_nested, name)
+        try:  # a bad filter fails here, in lance's terms: said in the user's
+            scanner = ds.scanner(columns=chosen, filter=filter, batch_size=EXPORT_BATCH_ROWS)
+            schema = scanner.projected_schema
+            if progress is not None:
+                total = scanner.count_rows()
+            batches = iter(scanner.to_reader())
+        except Exception as exc:
+            mapped = filter_errors.translate(exc, filter, ds.schema)
+            if mapped is exc:
+                raise
+            raise mapped from exc
+    else:
+        if version is None:
+            version = catalog_views.latest_version(ns, table_id)
+            if version is None:
+                raise make(
+                    ErrorCode.INVALID_TABLE_STATE, f"table {name} is declared but holds no data"
+                )
+        full = search.run_query(ns, search.query_request(table_id, k=1, version=version)).schema
+        chosen = _pick_columns(full, columns, fmt, drop_nested, name)
+        total = search.count_rows(ns, table_id, version=version, filter=filter)
+        if total > query_rules.MAX_OFFSET:
+            raise invalid(
+                f"{total:,} rows: QueryTable pages reach offset {query_rules.MAX_OFFSET:,} at "
+                "most; narrow the export with a filter"
+            )
+        schema = pa.schema([full.field(c) for c in chosen])
+        pages = search.iter_rows(ns, table_id, columns=chosen, version=version, filter=filter)
+        batches = (b for page in pages for b in conform(iter(page.to_batches()), schema))
+    counter = _Counter(out)
+    sink = pa.PythonFile(counter, mode="w")
+    writer = _open_writer(fmt, sink, schema)
+    rows = 0
+    try:
+        for batch in batches:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+            if progress is not None:
+                progress(rows, total)
+    finally:
+        writer.close()
+    counter.flush()
+    return ExportResult(
+        rows=rows,
+        bytes=counter.count,
+        version=version,
+        format=fmt,
+        columns=tuple(chosen),
+        file_name=export_file_name(table_id, version, fmt),
+    )
+
+
+__all__ = [
+    "CSV_UNWRITABLE_KINDS",
+    "EXPORT_FORMATS",
+    "EXPORT_MIME",
+    "ExportResult",
+    "csv_unwritable",
+    "export_file_name",
+    "export_table",
+]
