@@ -20,6 +20,7 @@ For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_onl
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -137,11 +138,27 @@ def backend_kind() -> str:
 
 
 # -- the client ---------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=8)
+def _release(ns: backend.LanceNamespace) -> None:
+    """A client leaving the cache (evicted, or its connection refreshed) closes its HTTP pool."""
+    close = getattr(ns, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # a failing close never breaks the page
+            close()
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, on_release=_release)
 def _connect(key: str, target: str, _options: dict[str, Any]) -> backend.LanceNamespace:
     # ``key`` identifies the connection (a fingerprint of its secrets included); ``_options``
     # (with the secrets) is not hashed.
     return backend.connect(target, **_options)
+
+
+def _forget(spec: ConnectionSpec) -> None:
+    """Drop the cached client and reachability answer of ``spec`` only (every session on that
+    connection opens a new client; other connections keep theirs)."""
+    key = connection_key(spec)
+    _probe.clear(key)
+    _connect.clear(key, spec.target)
 
 
 @st.cache_resource(show_spinner="Building the demo namespace (first run)…")
@@ -212,7 +229,7 @@ def require_namespace() -> backend.LanceNamespace:
                 icon=":material/add:",
                 disabled=launch_lock() is not None,
             ):
-                _create_directory(missing)
+                _create_directory(missing, current_spec())
                 st.rerun()
             st.caption("Or pick another connection in the sidebar.")
         else:
@@ -468,14 +485,15 @@ def _render_create_offer() -> None:
         icon=":material/create_new_folder:",
         disabled=launch_lock() is not None,
     ):
-        if _create_directory(Path(path)):
+        spec = options().get(name)
+        if _create_directory(Path(path), spec):
             state.drop(state.Conn.CREATE_OFFER)
-            spec = options().get(name)
             state.put(PENDING, (name, spec.read_only if spec else False))
         st.rerun()
 
 
-def _create_directory(path: Path) -> bool:
+def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
+    """Create ``path`` (the root of ``spec``, when given: only its cached client is dropped)."""
     locked = launch_lock()
     if locked:  # a read-only server creates nothing, not even an empty folder
         state.notice("error", f"Read-only server ({locked}): {path} is not created.")
@@ -486,17 +504,21 @@ def _create_directory(path: Path) -> bool:
         state.notice("error", f"Could not create {path}: {err.strerror}")
         return False
     state.notice("success", f"Created {path}: an empty namespace.")
-    _probe.clear()
-    _connect.clear()  # a client of a deleted directory still answers from its old catalog
+    # a client of a deleted directory still answers from its old catalog
+    if spec is not None:
+        _forget(spec)
+    else:
+        _probe.clear()
+        _connect.clear()
     return True
 
 
 def _refresh() -> None:
+    """Read everything of the active connection again (other connections keep their cache)."""
     from components.cache import invalidate
 
     invalidate()
-    _probe.clear()
-    _connect.clear()
+    _forget(current_spec())
 
 
 STORE_KINDS = {"": "Folder / other", "s3": "S3", "gs": "GCS", "az": "Azure"}

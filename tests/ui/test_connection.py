@@ -12,7 +12,9 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DeclareTableResponse
 
 import backend
+from backend import connections as conns
 from backend.redaction import REDACTED, mask_value, redact_json
+from components import connection
 from components.common import confirmation_matches
 from components.connection import display_target, spec_from_form
 from components.snippets import python_snippet
@@ -408,6 +410,32 @@ def test_streamlit_secrets_connection(ui_env, rest_server) -> None:
     assert ":blue-badge[REST]" in page and f"API key {REDACTED}" in page
     assert API_KEY not in page
     assert namespace_buttons(at) == {"vaulted"}
+
+
+def cached_client(spec: conns.ConnectionSpec) -> backend.LanceNamespace:
+    """The client the console's cache holds for ``spec`` (the one the pages use)."""
+    secrets = conns.resolve_secrets(spec)[0]
+    key = conns.connection_key(spec, secrets)
+    return connection._connect(key, spec.target, conns.connect_options(spec, secrets))
+
+
+def test_refresh_closes_the_client_of_its_connection_only(make_app, tmp_path, rest_server) -> None:
+    backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["served"]))
+    save_config(tmp_path, f'[connections.srv]\ntarget = "{rest_server.url}"\n')
+    at = make_app()  # the default (local) connection's client is made
+    at.selectbox(key="conn").set_value("srv").run()
+    assert namespace_buttons(at) == {"served"}
+    srv = next(s for s in conns.load_connections()[0] if s.name == "srv")
+    client, local = cached_client(srv), cached_client(conns.default_connection())
+    assert not client._http.is_closed
+
+    at.button(key="conn.refresh").click().run()
+    assert_no_exception(at)
+    assert client._http.is_closed  # released: its HTTP pool is closed
+    assert cached_client(conns.default_connection()) is local  # other connections keep theirs
+    fresh = cached_client(srv)
+    assert fresh is not client and not fresh._http.is_closed
+    assert namespace_buttons(at) == {"served"}  # the page reads through the new client
 
 
 def test_missing_env_secret_is_reported(make_app, tmp_path: Path, rest_server) -> None:
