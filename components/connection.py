@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -56,24 +57,64 @@ def _streamlit_secrets() -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-def _saved() -> tuple[list[ConnectionSpec], dict[str, Secrets], list[str]]:
-    return conns.load_connections(secrets=_streamlit_secrets())
+Saved = tuple[list[ConnectionSpec], dict[str, Secrets], list[str]]
+
+
+@dataclass
+class _RunReading:
+    """What one script run read of the connections (``state.Conn.RUN``): the saved-connections
+    file and secrets parsed once, the picker's options, the active connection and its key."""
+
+    saved: Saved | None = None
+    options: dict[str, ConnectionSpec] | None = None
+    session_specs: Any = None  # the session's dialog-made specs ``options`` was built from
+    active: tuple[str, ConnectionSpec] | None = None  # (picked name, its spec)
+    keys: dict[str, tuple[ConnectionSpec, Any, str]] = field(default_factory=dict)
+
+
+def begin_run() -> None:
+    """A new script run (the frame, through :func:`render_connection_sidebar`), or the saved
+    connections changed: they are read again, once."""
+    state.drop(state.Conn.RUN)
+
+
+def _reading() -> _RunReading:
+    found = state.get(state.Conn.RUN)
+    if not isinstance(found, _RunReading):
+        found = _RunReading()
+        state.put(state.Conn.RUN, found)
+    return found
+
+
+def _saved() -> Saved:
+    reading = _reading()
+    if reading.saved is None:
+        reading.saved = conns.load_connections(secrets=_streamlit_secrets())
+    return reading.saved
 
 
 def options() -> dict[str, ConnectionSpec]:
     """Every connection the picker offers: the launcher's default, saved ones, and the ones
     made in this session's dialog."""
-    out: dict[str, ConnectionSpec] = {DEFAULT: conns.default_connection()}
-    for spec in _saved()[0]:
-        out[spec.name] = spec
-    out.update(state.get(state.Conn.SESSION_SPECS) or {})
-    return out
+    reading = _reading()
+    made = state.get(state.Conn.SESSION_SPECS)
+    if reading.options is None or reading.session_specs is not made:
+        out: dict[str, ConnectionSpec] = {DEFAULT: conns.default_connection()}
+        for spec in _saved()[0]:
+            out[spec.name] = spec
+        out.update(made or {})
+        reading.options, reading.session_specs, reading.active = out, made, None
+    return reading.options
 
 
 def current_spec() -> ConnectionSpec:
     """The active connection (non-secret settings)."""
     opts = options()
-    return opts.get(str(state.get(state.QP_CONN) or DEFAULT), opts[DEFAULT])
+    reading = _reading()
+    name = str(state.get(state.QP_CONN) or DEFAULT)
+    if reading.active is None or reading.active[0] != name:
+        reading.active = (name, opts.get(name, opts[DEFAULT]))
+    return reading.active[1]
 
 
 def _secret_slot(spec: ConnectionSpec) -> str:
@@ -92,7 +133,14 @@ def _resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
 def connection_key(spec: ConnectionSpec | None = None) -> str:
     """Stable, secret-free key of a connection (the active one by default)."""
     spec = spec or current_spec()
-    return conns.connection_key(spec, _resolved_secrets(spec)[0])
+    keys = _reading().keys
+    typed = state.get(state.Conn.SECRETS)
+    known = keys.get(spec.name)
+    if known is not None and known[0] is spec and known[1] is typed:
+        return known[2]
+    key = conns.connection_key(spec, _resolved_secrets(spec)[0])
+    keys[spec.name] = (spec, typed, key)
+    return key
 
 
 def launch_lock() -> str | None:
@@ -514,7 +562,8 @@ def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
 
 
 def _refresh() -> None:
-    """Read everything of the active connection again (other connections keep their cache)."""
+    """Read everything of the active connection again (other connections keep their cache);
+    the run this starts reads the saved connections again, as every run does."""
     from components.cache import invalidate
 
     invalidate()
@@ -637,6 +686,7 @@ def _connect_dialog() -> None:
     if save and config_denial() is None:
         try:
             path = conns.save_connection(spec)
+            begin_run()
             lost = _typed_only(spec, typed)
             if lost:
                 state.notice(
@@ -656,7 +706,9 @@ def _connect_dialog() -> None:
 
 def render_connection_sidebar() -> None:
     """The sidebar: the connection picker and read-only switch (both in the URL), status,
-    reachability, refresh, "Connect to…", forget a saved connection."""
+    reachability, refresh, "Connect to…", forget a saved connection. Called first by the
+    frame on every run: the saved connections are read once per run (:func:`begin_run`)."""
+    begin_run()
     _apply_pending()
     opts = options()
     _restore_after_reload(opts)
@@ -721,6 +773,7 @@ def render_connection_sidebar() -> None:
         ):
             try:
                 conns.delete_connection(spec.name)
+                begin_run()
             except (OSError, ValueError) as err:
                 state.notice("error", str(err))
             state.put(PENDING, (DEFAULT, False))

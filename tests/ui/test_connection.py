@@ -438,6 +438,31 @@ def test_refresh_closes_the_client_of_its_connection_only(make_app, tmp_path, re
     assert namespace_buttons(at) == {"served"}  # the page reads through the new client
 
 
+def test_saved_connections_are_read_once_per_run(make_app, tmp_path, monkeypatch) -> None:
+    save_config(tmp_path, f'[connections.archive]\ntarget = "{other_root(tmp_path)}"\n')
+    reads: list[int] = []
+    real = conns.load_connections
+
+    def counted(*args, **kwargs):  # noqa: ANN202
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(conns, "load_connections", counted)
+    at = make_app()
+    assert len(reads) == 1
+    at.run()
+    assert len(reads) == 2
+    at.selectbox(key="conn").set_value("archive").run()  # a callback, then the run
+    assert_no_exception(at)
+    assert namespace_buttons(at) == {"elsewhere"}
+    assert len(reads) == 3
+    at.button(key="conn.refresh").click().run()
+    assert len(reads) == 4
+    open_page(at, "versions")
+    assert_no_exception(at)
+    assert len(reads) == 5
+
+
 def test_missing_env_secret_is_reported(make_app, tmp_path: Path, rest_server) -> None:
     save_config(
         tmp_path,
