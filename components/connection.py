@@ -21,6 +21,7 @@ For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_onl
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -205,8 +206,9 @@ def _forget(spec: ConnectionSpec) -> None:
     """Drop the cached client and reachability answer of ``spec`` only (every session on that
     connection opens a new client; other connections keep theirs)."""
     key = connection_key(spec)
-    _probe.clear(key)
+    _forget_health(key)
     _connect.clear(key, spec.target)
+    _connect.clear(f"{key}|health", spec.target)
 
 
 @st.cache_resource(show_spinner="Building the demo namespace (first run)…")
@@ -304,25 +306,88 @@ def snippet_connection() -> dict[str, Any]:
 
 
 # -- health -----------------------------------------------------------------------------------------
-@st.cache_data(ttl=HEALTH_TTL, show_spinner=False, max_entries=16)
-def _probe(key: str, _spec: ConnectionSpec) -> tuple[bool, str, float]:
+# The reachability of each connection is checked in a background thread (one per connection,
+# shared by the sessions on it) with a short timeout and no retries: a server that accepts and
+# never answers shows "checking", then "not reachable", and never holds up the frame.
+HEALTH_WAIT = 1.0  # seconds a run waits for a connection's first answer before "checking"
+HEALTH_TIMEOUT = 5.0  # seconds the check waits for the server (REST: no retries)
+HEALTH_POLL = 1.0  # seconds between redraws of the status while checking
+
+
+@dataclass
+class _Health:
+    result: tuple[bool, str, float] | None = None  # (reachable, why not, when checked)
+    checking: threading.Thread | None = None
+
+
+_HEALTH: dict[str, _Health] = {}
+_HEALTH_LOCK = threading.Lock()
+
+
+def _health_client(spec: ConnectionSpec) -> backend.LanceNamespace:
+    """The client of the check: the connection's own, with a short timeout and no retries
+    for a REST server."""
+    if spec.kind != "rest":
+        return _open(spec)
+    secrets, _ = _resolved_secrets(spec)
+    opts = conns.connect_options(spec, secrets)
+    opts["timeout"] = min(float(opts.get("timeout") or HEALTH_TIMEOUT), HEALTH_TIMEOUT)
+    opts["max_retries"] = 0
+    return _connect(f"{connection_key(spec)}|health", spec.target, opts)
+
+
+def _check(entry: _Health, ns: backend.LanceNamespace) -> None:
     try:
-        _open(_spec).list_namespaces(ListNamespacesRequest(id=[], limit=1))
+        ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
+        result = (True, "", time.time())
     except Exception as err:  # noqa: BLE001 - refused, timeout, bad path: all shown as text
-        return False, feedback.error_text(err), time.time()
-    return True, "", time.time()
+        result = (False, feedback.error_text(err), time.time())
+    with _HEALTH_LOCK:
+        entry.result, entry.checking = result, None
 
 
-def health() -> tuple[bool, str, float]:
-    """``(reachable, why not, when checked)`` of the active connection (checked every 10 s)."""
+def health() -> tuple[bool | None, str, float]:
+    """``(reachable, why not, when checked)`` of the active connection, checked every 10 s in
+    the background; ``reachable`` is ``None`` while its first check has not answered."""
     spec = current_spec()
     key = connection_key(spec)
-    found = _probe(key, spec)
-    if found[0]:
+    with _HEALTH_LOCK:
+        entry = _HEALTH.setdefault(key, _Health())
+        result, thread = entry.result, entry.checking
+    started = False
+    if thread is None and (result is None or time.time() - result[2] >= HEALTH_TTL):
+        try:
+            ns = _health_client(spec)  # in this run: it reads the session's secrets
+        except Exception as err:  # noqa: BLE001 - a bad path, a bad option: not reachable
+            with _HEALTH_LOCK:
+                entry.result = result = (False, feedback.error_text(err), time.time())
+        else:
+            thread = threading.Thread(
+                target=_check, args=(entry, ns), name=f"health {key}", daemon=True
+            )
+            with _HEALTH_LOCK:
+                if entry.checking is None:
+                    entry.checking, started = thread, True
+                    thread.start()
+    if result is None and started and thread is not None:  # only the run that asked waits
+        thread.join(HEALTH_WAIT)
+        with _HEALTH_LOCK:
+            result = entry.result
+    if result is None:
+        return None, "checking", time.time()
+    if result[0]:
         reached = set(state.get(state.Conn.REACHED) or ())
         if key not in reached:
             state.put(state.Conn.REACHED, reached | {key})
-    return found
+    return result
+
+
+def _forget_health(key: str | None = None) -> None:
+    with _HEALTH_LOCK:
+        if key is None:
+            _HEALTH.clear()
+        else:
+            _HEALTH.pop(key, None)
 
 
 def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
@@ -513,9 +578,19 @@ def _render_status(spec: ConnectionSpec) -> None:
         st.caption(feedback.as_text(" · ".join(facts)))
     for problem in (*problems, *spec.warnings):
         st.caption(":orange[" + feedback.as_text(problem) + "]")
+    checking = health()[0] is None
+    # while checking, the status redraws itself until the answer comes
+    st.fragment(_render_health, run_every=HEALTH_POLL if checking else None)(checking)
+
+
+def _render_health(checking: bool) -> None:
     ok, why, checked = health()
+    if checking and ok is not None:
+        st.rerun()  # the answer came: the whole page (the banner too) shows it
     when = time.strftime("%H:%M:%S", time.localtime(checked))
-    if ok:
+    if ok is None:
+        st.caption(":gray[:material/hourglass_empty:] checking… (no answer yet)")
+    elif ok:
         st.caption(f":green[:material/check_circle:] reachable · checked {when}")
     else:
         st.caption(f":red[:material/error:] not reachable · checked {when}")
@@ -556,7 +631,7 @@ def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
     if spec is not None:
         _forget(spec)
     else:
-        _probe.clear()
+        _forget_health()
         _connect.clear()
     return True
 
@@ -795,7 +870,7 @@ def render_health_banner() -> None:
             "anyone who can reach it (started with --allow-anonymous-writes).",
         )
     ok, _why, checked = health()
-    if not ok and connection_key() in (state.get(state.Conn.REACHED) or ()):
+    if ok is False and connection_key() in (state.get(state.Conn.REACHED) or ()):
         when = time.strftime("%H:%M:%S", time.localtime(checked))
         feedback.show(
             "warning",

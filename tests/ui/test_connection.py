@@ -4,7 +4,10 @@ read-only switch bound to ``?conn=`` / ``?ro=``), read-only, missing directories
 from __future__ import annotations
 
 import shutil
+import socket
+import threading
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -461,6 +464,64 @@ def test_saved_connections_are_read_once_per_run(make_app, tmp_path, monkeypatch
     open_page(at, "versions")
     assert_no_exception(at)
     assert len(reads) == 5
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A server on 127.0.0.1 that accepts connections and never answers; yields its URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[socket.socket] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            accepted.append(conn)  # kept open, never read nor answered
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        done.set()
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept up
+        listener.close()
+        for conn in accepted:
+            conn.close()
+        thread.join(5)
+
+
+def test_a_server_that_never_answers_does_not_hold_up_the_page(
+    ui_env, silent_server, monkeypatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.ui.conftest import MAIN
+
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", silent_server)
+    monkeypatch.setattr(connection, "HEALTH_TIMEOUT", 2.0)
+    at = AppTest.from_file(str(MAIN))  # AppTest's own default timeout (3 s)
+    at.switch_page("views/audit.py")  # a page that reads nothing from the namespace
+    at.run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert ":blue-badge[REST]" in page
+    assert "checking… (no answer yet)" in page and "reachable" not in page
+    assert not at.warning  # nothing known to be stale yet
+
+    for thread in threading.enumerate():  # the check gives up after HEALTH_TIMEOUT
+        if thread.name.startswith("health "):
+            thread.join(10)
+    at.run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert "not reachable" in page and "checking" not in page
+    assert "timed out" in page.lower()
 
 
 def test_missing_env_secret_is_reported(make_app, tmp_path: Path, rest_server) -> None:
