@@ -5,14 +5,22 @@ the active connection's secret-free key and an *epoch* per scope: ``"catalog"`` 
 table listings) or ``("table", table_id)`` (one table's details, versions, indexes). A write
 calls :func:`invalidate` with the scopes it affects: only those reads of that connection are
 read again, for every session on the connection; other connections' caches stay as they are.
+
+Every read shares one module-level ``st.cache_data`` function whose key is explicit: the read's
+registered name (``module.qualname`` of the decorated function, or ``name=``), the connection,
+the scope's epoch and the arguments. Each read keeps its own ``ttl`` (an entry older than it is
+read again) and ``max_entries`` (its oldest entries are dropped), per read.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 import streamlit as st
 
@@ -51,32 +59,94 @@ def invalidate_tables(table_ids: Sequence[Sequence[str]], *, catalog: bool = Fal
     invalidate(*scopes)
 
 
+MAX_TTL = 3600.0  # the longest ``ttl`` a read may ask for (the shared cache's own bound)
+MAX_ENTRIES = 8192  # every read's entries together (each read has its own, lower, bound)
+
+
+@dataclass
+class _Read:
+    name: str
+    ttl: float
+    max_entries: int
+    keys: OrderedDict[tuple[Any, ...], None] = field(default_factory=OrderedDict)
+
+
+_READS: dict[str, _Read] = {}
+
+
+@st.cache_data(ttl=MAX_TTL, max_entries=MAX_ENTRIES, show_spinner=False)
+def _read(
+    read: str, conn: str, generation: int, args: tuple, _fn: Callable[..., Any], _ns: Any
+) -> tuple[float, Any]:
+    # Keyed by ``read`` (the registered name), ``conn``, ``generation`` and ``args``; the
+    # function and the namespace client are not hashed (underscore names).
+    return time.monotonic(), _fn(_ns, *args)
+
+
+def _keep(read: _Read, key: tuple[Any, ...]) -> None:
+    """Note ``key`` as the read's newest entry; forget its oldest beyond ``max_entries``."""
+    with _LOCK:
+        read.keys[key] = None
+        read.keys.move_to_end(key)
+        dropped = []
+        while len(read.keys) > read.max_entries:
+            dropped.append(read.keys.popitem(last=False)[0])
+    for old in dropped:
+        _read.clear(*old)
+
+
 def cached(
-    scope: Callable[..., Scope], *, ttl: float = 60, max_entries: int = 256
+    scope: Callable[..., Scope],
+    *,
+    ttl: float = 60,
+    max_entries: int = 256,
+    name: str | None = None,
 ) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Decorator: ``fn(ns, *args)`` -> ``fn(*args)`` on the active connection, cached per
-    connection, ``scope(*args)`` epoch and arguments (which must be hashable)."""
+    connection, ``scope(*args)`` epoch and arguments (which must be hashable).
+
+    ``name`` keys the read's entries (default: the function's ``module.qualname``); a function
+    defined inside another one needs it, as every function made there has the same qualname.
+    Registering a name again (a module reloaded) replaces the read."""
+    if not 0 < ttl <= MAX_TTL:
+        raise ValueError(f"ttl must be in (0, {MAX_TTL:g}] seconds, not {ttl}")
 
     def decorate(fn: Callable[..., T]) -> Callable[..., T]:
-        def read(conn: str, generation: int, args: tuple, _ns: Any) -> T:
-            return fn(_ns, *args)
-
-        # st.cache_data keys a function by module, qualified name and source: give each
-        # decorated read its own key.
-        read.__module__ = fn.__module__
-        read.__qualname__ = f"{fn.__qualname__}.cached"
-        cached_read = st.cache_data(ttl=ttl, max_entries=max_entries, show_spinner=False)(read)
+        key_name = name or f"{fn.__module__}.{fn.__qualname__}"
+        if name is None and "<" in fn.__qualname__:
+            raise ValueError(
+                f"{key_name} is not a unique cache key (a nested function or a lambda): "
+                "pass cached(..., name=...)"
+            )
+        read = _Read(key_name, float(ttl), int(max_entries))
+        with _LOCK:
+            _READS[key_name] = read
 
         @functools.wraps(fn)
         def call(*args: Any) -> T:
             from components.connection import connection_key, get_namespace
 
             conn = connection_key()
-            return cached_read(conn, epoch(conn, scope(*args)), args, get_namespace())
+            key = (key_name, conn, epoch(conn, scope(*args)), args)
+            ns = get_namespace()
+            stamp, value = _read(*key, fn, ns)
+            if time.monotonic() - stamp >= read.ttl:  # older than this read's ttl
+                _read.clear(*key)
+                stamp, value = _read(*key, fn, ns)
+            _keep(read, key)
+            return cast(T, value)
 
         return call
 
     return decorate
 
 
-__all__ = ["CATALOG", "cached", "epoch", "invalidate", "invalidate_tables", "table_scope"]
+__all__ = [
+    "CATALOG",
+    "MAX_TTL",
+    "cached",
+    "epoch",
+    "invalidate",
+    "invalidate_tables",
+    "table_scope",
+]

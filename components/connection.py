@@ -20,8 +20,11 @@ For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_onl
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -57,24 +60,64 @@ def _streamlit_secrets() -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-def _saved() -> tuple[list[ConnectionSpec], dict[str, Secrets], list[str]]:
-    return conns.load_connections(secrets=_streamlit_secrets())
+Saved = tuple[list[ConnectionSpec], dict[str, Secrets], list[str]]
+
+
+@dataclass
+class _RunReading:
+    """What one script run read of the connections (``state.Conn.RUN``): the saved-connections
+    file and secrets parsed once, the picker's options, the active connection and its key."""
+
+    saved: Saved | None = None
+    options: dict[str, ConnectionSpec] | None = None
+    session_specs: Any = None  # the session's dialog-made specs ``options`` was built from
+    active: tuple[str, ConnectionSpec] | None = None  # (picked name, its spec)
+    keys: dict[str, tuple[ConnectionSpec, Any, str]] = field(default_factory=dict)
+
+
+def begin_run() -> None:
+    """A new script run (the frame, through :func:`render_connection_sidebar`), or the saved
+    connections changed: they are read again, once."""
+    state.drop(state.Conn.RUN)
+
+
+def _reading() -> _RunReading:
+    found = state.get(state.Conn.RUN)
+    if not isinstance(found, _RunReading):
+        found = _RunReading()
+        state.put(state.Conn.RUN, found)
+    return found
+
+
+def _saved() -> Saved:
+    reading = _reading()
+    if reading.saved is None:
+        reading.saved = conns.load_connections(secrets=_streamlit_secrets())
+    return reading.saved
 
 
 def options() -> dict[str, ConnectionSpec]:
     """Every connection the picker offers: the launcher's default, saved ones, and the ones
     made in this session's dialog."""
-    out: dict[str, ConnectionSpec] = {DEFAULT: conns.default_connection()}
-    for spec in _saved()[0]:
-        out[spec.name] = spec
-    out.update(state.get(state.Conn.SESSION_SPECS) or {})
-    return out
+    reading = _reading()
+    made = state.get(state.Conn.SESSION_SPECS)
+    if reading.options is None or reading.session_specs is not made:
+        out: dict[str, ConnectionSpec] = {DEFAULT: conns.default_connection()}
+        for spec in _saved()[0]:
+            out[spec.name] = spec
+        out.update(made or {})
+        reading.options, reading.session_specs, reading.active = out, made, None
+    return reading.options
 
 
 def current_spec() -> ConnectionSpec:
     """The active connection (non-secret settings)."""
     opts = options()
-    return opts.get(str(state.get(state.QP_CONN) or DEFAULT), opts[DEFAULT])
+    reading = _reading()
+    name = str(state.get(state.QP_CONN) or DEFAULT)
+    if reading.active is None or reading.active[0] != name:
+        reading.active = (name, opts.get(name, opts[DEFAULT]))
+    return reading.active[1]
 
 
 def _secret_slot(spec: ConnectionSpec) -> str:
@@ -93,7 +136,14 @@ def _resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
 def connection_key(spec: ConnectionSpec | None = None) -> str:
     """Stable, secret-free key of a connection (the active one by default)."""
     spec = spec or current_spec()
-    return conns.connection_key(spec, _resolved_secrets(spec)[0])
+    keys = _reading().keys
+    typed = state.get(state.Conn.SECRETS)
+    known = keys.get(spec.name)
+    if known is not None and known[0] is spec and known[1] is typed:
+        return known[2]
+    key = conns.connection_key(spec, _resolved_secrets(spec)[0])
+    keys[spec.name] = (spec, typed, key)
+    return key
 
 
 def launch_lock() -> str | None:
@@ -139,11 +189,28 @@ def backend_kind() -> str:
 
 
 # -- the client ---------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=8)
+def _release(ns: backend.LanceNamespace) -> None:
+    """A client leaving the cache (evicted, or its connection refreshed) closes its HTTP pool."""
+    close = getattr(ns, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # a failing close never breaks the page
+            close()
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, on_release=_release)
 def _connect(key: str, target: str, _options: dict[str, Any]) -> backend.LanceNamespace:
     # ``key`` identifies the connection (a fingerprint of its secrets included); ``_options``
     # (with the secrets) is not hashed.
     return backend.connect(target, **_options)
+
+
+def _forget(spec: ConnectionSpec) -> None:
+    """Drop the cached client and reachability answer of ``spec`` only (every session on that
+    connection opens a new client; other connections keep theirs)."""
+    key = connection_key(spec)
+    _forget_health(key)
+    _connect.clear(key, spec.target)
+    _connect.clear(f"{key}|health", spec.target)
 
 
 @st.cache_resource(show_spinner="Building the demo namespace (first run)…")
@@ -214,7 +281,7 @@ def require_namespace() -> backend.LanceNamespace:
                 icon=":material/add:",
                 disabled=launch_lock() is not None,
             ):
-                _create_directory(missing)
+                _create_directory(missing, current_spec())
                 st.rerun()
             st.caption("Or pick another connection in the sidebar.")
         else:
@@ -241,25 +308,88 @@ def snippet_connection() -> dict[str, Any]:
 
 
 # -- health -----------------------------------------------------------------------------------------
-@st.cache_data(ttl=HEALTH_TTL, show_spinner=False, max_entries=16)
-def _probe(key: str, _spec: ConnectionSpec) -> tuple[bool, str, float]:
+# The reachability of each connection is checked in a background thread (one per connection,
+# shared by the sessions on it) with a short timeout and no retries: a server that accepts and
+# never answers shows "checking", then "not reachable", and never holds up the frame.
+HEALTH_WAIT = 1.0  # seconds a run waits for a connection's first answer before "checking"
+HEALTH_TIMEOUT = 5.0  # seconds the check waits for the server (REST: no retries)
+HEALTH_POLL = 1.0  # seconds between redraws of the status while checking
+
+
+@dataclass
+class _Health:
+    result: tuple[bool, str, float] | None = None  # (reachable, why not, when checked)
+    checking: threading.Thread | None = None
+
+
+_HEALTH: dict[str, _Health] = {}
+_HEALTH_LOCK = threading.Lock()
+
+
+def _health_client(spec: ConnectionSpec) -> backend.LanceNamespace:
+    """The client of the check: the connection's own, with a short timeout and no retries
+    for a REST server."""
+    if spec.kind != "rest":
+        return _open(spec)
+    secrets, _ = _resolved_secrets(spec)
+    opts = conns.connect_options(spec, secrets)
+    opts["timeout"] = min(float(opts.get("timeout") or HEALTH_TIMEOUT), HEALTH_TIMEOUT)
+    opts["max_retries"] = 0
+    return _connect(f"{connection_key(spec)}|health", spec.target, opts)
+
+
+def _check(entry: _Health, ns: backend.LanceNamespace) -> None:
     try:
-        _open(_spec).list_namespaces(ListNamespacesRequest(id=[], limit=1))
+        ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
+        result = (True, "", time.time())
     except Exception as err:  # noqa: BLE001 - refused, timeout, bad path: all shown as text
-        return False, feedback.error_text(err), time.time()
-    return True, "", time.time()
+        result = (False, feedback.error_text(err), time.time())
+    with _HEALTH_LOCK:
+        entry.result, entry.checking = result, None
 
 
-def health() -> tuple[bool, str, float]:
-    """``(reachable, why not, when checked)`` of the active connection (checked every 10 s)."""
+def health() -> tuple[bool | None, str, float]:
+    """``(reachable, why not, when checked)`` of the active connection, checked every 10 s in
+    the background; ``reachable`` is ``None`` while its first check has not answered."""
     spec = current_spec()
     key = connection_key(spec)
-    found = _probe(key, spec)
-    if found[0]:
+    with _HEALTH_LOCK:
+        entry = _HEALTH.setdefault(key, _Health())
+        result, thread = entry.result, entry.checking
+    started = False
+    if thread is None and (result is None or time.time() - result[2] >= HEALTH_TTL):
+        try:
+            ns = _health_client(spec)  # in this run: it reads the session's secrets
+        except Exception as err:  # noqa: BLE001 - a bad path, a bad option: not reachable
+            with _HEALTH_LOCK:
+                entry.result = result = (False, feedback.error_text(err), time.time())
+        else:
+            thread = threading.Thread(
+                target=_check, args=(entry, ns), name=f"health {key}", daemon=True
+            )
+            with _HEALTH_LOCK:
+                if entry.checking is None:
+                    entry.checking, started = thread, True
+                    thread.start()
+    if result is None and started and thread is not None:  # only the run that asked waits
+        thread.join(HEALTH_WAIT)
+        with _HEALTH_LOCK:
+            result = entry.result
+    if result is None:
+        return None, "checking", time.time()
+    if result[0]:
         reached = set(state.get(state.Conn.REACHED) or ())
         if key not in reached:
             state.put(state.Conn.REACHED, reached | {key})
-    return found
+    return result
+
+
+def _forget_health(key: str | None = None) -> None:
+    with _HEALTH_LOCK:
+        if key is None:
+            _HEALTH.clear()
+        else:
+            _HEALTH.pop(key, None)
 
 
 def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
@@ -450,9 +580,19 @@ def _render_status(spec: ConnectionSpec) -> None:
         st.caption(feedback.as_text(" · ".join(facts)))
     for problem in (*problems, *spec.warnings):
         st.caption(":orange[" + feedback.as_text(problem) + "]")
+    checking = health()[0] is None
+    # while checking, the status redraws itself until the answer comes
+    st.fragment(_render_health, run_every=HEALTH_POLL if checking else None)(checking)
+
+
+def _render_health(checking: bool) -> None:
     ok, why, checked = health()
+    if checking and ok is not None:
+        st.rerun()  # the answer came: the whole page (the banner too) shows it
     when = time.strftime("%H:%M:%S", time.localtime(checked))
-    if ok:
+    if ok is None:
+        st.caption(":gray[:material/hourglass_empty:] checking… (no answer yet)")
+    elif ok:
         st.caption(f":green[:material/check_circle:] reachable · checked {when}")
     else:
         st.caption(f":red[:material/error:] not reachable · checked {when}")
@@ -470,14 +610,15 @@ def _render_create_offer() -> None:
         icon=":material/create_new_folder:",
         disabled=launch_lock() is not None,
     ):
-        if _create_directory(Path(path)):
+        spec = options().get(name)
+        if _create_directory(Path(path), spec):
             state.drop(state.Conn.CREATE_OFFER)
-            spec = options().get(name)
             state.put(PENDING, (name, spec.read_only if spec else False))
         st.rerun()
 
 
-def _create_directory(path: Path) -> bool:
+def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
+    """Create ``path`` (the root of ``spec``, when given: only its cached client is dropped)."""
     locked = launch_lock()
     if locked:  # a read-only server creates nothing, not even an empty folder
         state.notice("error", f"Read-only server ({locked}): {path} is not created.")
@@ -488,17 +629,22 @@ def _create_directory(path: Path) -> bool:
         state.notice("error", f"Could not create {path}: {err.strerror}")
         return False
     state.notice("success", f"Created {path}: an empty namespace.")
-    _probe.clear()
-    _connect.clear()  # a client of a deleted directory still answers from its old catalog
+    # a client of a deleted directory still answers from its old catalog
+    if spec is not None:
+        _forget(spec)
+    else:
+        _forget_health()
+        _connect.clear()
     return True
 
 
 def _refresh() -> None:
+    """Read everything of the active connection again (other connections keep their cache);
+    the run this starts reads the saved connections again, as every run does."""
     from components.cache import invalidate
 
     invalidate()
-    _probe.clear()
-    _connect.clear()
+    _forget(current_spec())
 
 
 STORE_KINDS = {"": "Folder / other", "s3": "S3", "gs": "GCS", "az": "Azure"}
@@ -617,6 +763,7 @@ def _connect_dialog() -> None:
     if save and config_denial() is None:
         try:
             path = conns.save_connection(spec)
+            begin_run()
             lost = _typed_only(spec, typed)
             if lost:
                 state.notice(
@@ -636,7 +783,9 @@ def _connect_dialog() -> None:
 
 def render_connection_sidebar() -> None:
     """The sidebar: the connection picker and read-only switch (both in the URL), status,
-    reachability, refresh, "Connect to…", forget a saved connection."""
+    reachability, refresh, "Connect to…", forget a saved connection. Called first by the
+    frame on every run: the saved connections are read once per run (:func:`begin_run`)."""
+    begin_run()
     _apply_pending()
     opts = options()
     _restore_after_reload(opts)
@@ -701,6 +850,7 @@ def render_connection_sidebar() -> None:
         ):
             try:
                 conns.delete_connection(spec.name)
+                begin_run()
             except (OSError, ValueError) as err:
                 state.notice("error", str(err))
             state.put(PENDING, (DEFAULT, False))
@@ -722,7 +872,7 @@ def render_health_banner() -> None:
             "anyone who can reach it (started with --allow-anonymous-writes).",
         )
     ok, _why, checked = health()
-    if not ok and connection_key() in (state.get(state.Conn.REACHED) or ()):
+    if ok is False and connection_key() in (state.get(state.Conn.REACHED) or ()):
         when = time.strftime("%H:%M:%S", time.localtime(checked))
         feedback.show(
             "warning",

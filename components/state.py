@@ -59,6 +59,7 @@ class Conn:
     LOST = "conn.lost"  # name of a connection a reload could not restore
     CREATE_OFFER = "conn.create_offer"  # a local directory that does not exist yet
     REACHED = "conn.reached"  # connection keys that answered in this session (stale banner)
+    RUN = "conn.run"  # this script run's reading of the saved connections and active connection
 
 
 def notice(kind: str, text: str) -> None:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,6 +59,24 @@ def local_root(tmp_path: Path) -> Path:
     root = tmp_path / "local-root"
     root.mkdir()
     return root
+
+
+@pytest.fixture(scope="session")
+def built_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local root with ``tests.support.build_namespace`` built once per session: copy it
+    (:func:`copy_built`) for a test that needs it fresh, instead of building it again."""
+    from tests.support import build_namespace
+
+    root = tmp_path_factory.mktemp("built-template") / "root"
+    root.mkdir()
+    build_namespace(backend.connect(str(root)))
+    return root
+
+
+def copy_built(template: Path, dest: Path) -> Path:
+    """A private copy of ``template`` at ``dest`` (which may exist, empty)."""
+    shutil.copytree(template, dest, dirs_exist_ok=True)
+    return dest
 
 
 @pytest.fixture(params=["local", "rest"])

@@ -53,6 +53,7 @@ from backend.local import batch as batch_mod
 from backend.local.batch import commit as batch_commit_mod
 from backend.local.batch import records as batch_records_mod
 from backend.rules import batch_rules
+from tests.conftest import copy_built
 from tests.support import (
     batch,
     batch_records,
@@ -76,10 +77,9 @@ def root(local_root: Path) -> Path:
 
 
 @pytest.fixture
-def lns(root: Path):
-    ns = backend.connect(str(root))
-    build_namespace(ns)
-    return ns
+def lns(root: Path, built_template: Path):
+    """``build_namespace`` at ``root``: a copy of the one built once per session."""
+    return backend.connect(str(copy_built(built_template, root)))
 
 
 @pytest.fixture(autouse=True)

@@ -264,6 +264,7 @@ def test_a_single_write_racing_a_batch_is_not_lost(s3_root, tmp_path) -> None:
 # -- crashes ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a child process killed at each checkpoint: ~40 s
 def test_kill_at_every_checkpoint_then_recover(s3_server, children, tmp_path) -> None:
     """A fresh bucket per kill point: the dead writer's lease expires, the next open recovers,
     and the namespace is exactly as before or exactly as after the batch."""

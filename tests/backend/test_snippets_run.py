@@ -126,6 +126,7 @@ def test_delete_versions_snippet(ns, target: str) -> None:
     assert sorted(list_versions(ns, T)["version"].tolist()) == [2, 3]
 
 
+@pytest.mark.slow  # a child Python process per snippet, 6-10 s each
 @pytest.mark.parametrize("params", [{"nprobes": 2, "refine_factor": 2}, {}])
 def test_setting_snippets(ns, target: str, params: dict) -> None:
     """The cheapest-setting snippets (console and plain pylance) define every name they use

@@ -4,7 +4,10 @@ read-only switch bound to ``?conn=`` / ``?ro=``), read-only, missing directories
 from __future__ import annotations
 
 import shutil
+import socket
+import threading
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +15,9 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DeclareTableResponse
 
 import backend
+from backend.launcher import saved_connections as conns
 from backend.redaction import REDACTED, mask_value, redact_json
+from components import connection
 from components.common import confirmation_matches
 from components.connection import display_target, spec_from_form
 from components.snippets import python_snippet
@@ -408,6 +413,115 @@ def test_streamlit_secrets_connection(ui_env, rest_server) -> None:
     assert ":blue-badge[REST]" in page and f"API key {REDACTED}" in page
     assert API_KEY not in page
     assert namespace_buttons(at) == {"vaulted"}
+
+
+def cached_client(spec: conns.ConnectionSpec) -> backend.LanceNamespace:
+    """The client the console's cache holds for ``spec`` (the one the pages use)."""
+    secrets = conns.resolve_secrets(spec)[0]
+    key = conns.connection_key(spec, secrets)
+    return connection._connect(key, spec.target, conns.connect_options(spec, secrets))
+
+
+def test_refresh_closes_the_client_of_its_connection_only(make_app, tmp_path, rest_server) -> None:
+    backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["served"]))
+    save_config(tmp_path, f'[connections.srv]\ntarget = "{rest_server.url}"\n')
+    at = make_app()  # the default (local) connection's client is made
+    at.selectbox(key="conn").set_value("srv").run()
+    assert namespace_buttons(at) == {"served"}
+    srv = next(s for s in conns.load_connections()[0] if s.name == "srv")
+    client, local = cached_client(srv), cached_client(conns.default_connection())
+    assert not client._http.is_closed
+
+    at.button(key="conn.refresh").click().run()
+    assert_no_exception(at)
+    assert client._http.is_closed  # released: its HTTP pool is closed
+    assert cached_client(conns.default_connection()) is local  # other connections keep theirs
+    fresh = cached_client(srv)
+    assert fresh is not client and not fresh._http.is_closed
+    assert namespace_buttons(at) == {"served"}  # the page reads through the new client
+
+
+def test_saved_connections_are_read_once_per_run(make_app, tmp_path, monkeypatch) -> None:
+    save_config(tmp_path, f'[connections.archive]\ntarget = "{other_root(tmp_path)}"\n')
+    reads: list[int] = []
+    real = conns.load_connections
+
+    def counted(*args, **kwargs):  # noqa: ANN202
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(conns, "load_connections", counted)
+    at = make_app()
+    assert len(reads) == 1
+    at.run()
+    assert len(reads) == 2
+    at.selectbox(key="conn").set_value("archive").run()  # a callback, then the run
+    assert_no_exception(at)
+    assert namespace_buttons(at) == {"elsewhere"}
+    assert len(reads) == 3
+    at.button(key="conn.refresh").click().run()
+    assert len(reads) == 4
+    open_page(at, "versions")
+    assert_no_exception(at)
+    assert len(reads) == 5
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A server on 127.0.0.1 that accepts connections and never answers; yields its URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[socket.socket] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            accepted.append(conn)  # kept open, never read nor answered
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        done.set()
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept up
+        listener.close()
+        for conn in accepted:
+            conn.close()
+        thread.join(5)
+
+
+def test_a_server_that_never_answers_does_not_hold_up_the_page(
+    ui_env, silent_server, monkeypatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.ui.conftest import MAIN
+
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", silent_server)
+    monkeypatch.setattr(connection, "HEALTH_TIMEOUT", 2.0)
+    at = AppTest.from_file(str(MAIN))  # AppTest's own default timeout (3 s)
+    at.switch_page("views/audit.py")  # a page that reads nothing from the namespace
+    at.run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert ":blue-badge[REST]" in page
+    assert "checking… (no answer yet)" in page and "reachable" not in page
+    assert not at.warning  # nothing known to be stale yet
+
+    for thread in threading.enumerate():  # the check gives up after HEALTH_TIMEOUT
+        if thread.name.startswith("health "):
+            thread.join(10)
+    at.run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert "not reachable" in page and "checking" not in page
+    assert "timed out" in page.lower()
 
 
 def test_missing_env_secret_is_reported(make_app, tmp_path: Path, rest_server) -> None:

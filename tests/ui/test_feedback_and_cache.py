@@ -142,3 +142,57 @@ def test_write_invalidates_only_its_connection(make_app, ui_env, tmp_path: Path)
     at.button(key="conn.refresh").click().run()
     assert opened() == {"tables.ns.open.elsewhere", "tables.ns.open.later"}
     assert cache.epoch(key_a, cache.CATALOG) == before[(key_a, cache.CATALOG)] + 1
+
+
+TWO_READS = """
+import streamlit as st
+
+from components import cache
+
+
+def make(label):  # every read made here has the same qualname
+    @cache.cached(lambda: cache.CATALOG, name=f"test.reads.{label}")
+    def read(ns):
+        return label
+
+    return read
+
+
+@cache.cached(lambda: cache.CATALOG)
+def one(ns):
+    return "one"
+
+
+@cache.cached(lambda: cache.CATALOG)
+def two(ns):
+    return "two"
+
+
+first, second = make("first"), make("second")
+st.text(" ".join([first(), second(), first(), one(), two(), one()]))
+"""
+
+
+def test_two_cached_reads_never_share_entries(ui_env: Path) -> None:
+    """Reads with the same arguments on the same connection (even made by one factory, so
+    with one qualname) answer from their own entries."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(TWO_READS, default_timeout=30)
+    at.run()
+    assert_no_exception(at)
+    assert [t.value for t in at.text] == ["first second first one two one"]
+    at.run()  # now from the cache
+    assert [t.value for t in at.text] == ["first second first one two one"]
+
+
+def test_a_nested_read_without_a_name_is_refused() -> None:
+    def make() -> object:
+        @cache.cached(lambda: cache.CATALOG)
+        def read(ns: object) -> str:
+            return "x"
+
+        return read
+
+    with pytest.raises(ValueError, match="pass cached"):
+        make()
