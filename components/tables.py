@@ -117,6 +117,11 @@ def table_names(ns: Any, namespace: tuple[str, ...]) -> list[str]:
     return nsv.list_table_names(ns, namespace)
 
 
+@cached(lambda: CATALOG)
+def namespace_tree(ns: Any) -> nsv.NamespaceTree:
+    return nsv.namespace_tree(ns, max_nodes=TREE_MAX_NODES)
+
+
 @cached(table_scope)
 def table_detail(ns: Any, table_id: tuple[str, ...]) -> nsv.TableDetail:
     return nsv.describe_table(ns, table_id)
@@ -195,6 +200,50 @@ def render_name_list(
         {"epoch": epoch, "key": key, "shown": picked, "selected": picked if changed else selected},
     )
     return Pick(picked) if changed else None
+
+
+TREE_MAX_NODES = 200  # namespaces the tree on the page shows at most (one button each)
+TREE_INDENT_PX = 14  # indentation per level of the tree
+
+
+def _pick_namespace(path: tuple[str, ...]) -> None:
+    """A tree node's callback: the same selection as opening a namespace elsewhere."""
+    set_selection(list(path))
+
+
+def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
+    """Every namespace from the root as an indented list; the selected one in bold and
+    open. Clicking one selects it (a callback: the breadcrumbs, lists and pickers follow)."""
+    tree = feedback.run(namespace_tree, action="Reading the namespace tree")
+    if tree is None:
+        return
+    current = tuple(path)
+    nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
+    for depth, node in nodes:
+        here = node.path == current
+        label = feedback.as_text(node.name)
+        with st.container(horizontal=True, gap=None, vertical_alignment="center"):
+            if depth:
+                st.space(TREE_INDENT_PX * depth)
+            st.button(
+                f"**{label}**" if here else label,
+                key=f"{key_prefix}.node.{'/'.join(node.path)}",
+                type="tertiary",
+                icon=(
+                    ":material/home:"
+                    if not node.path
+                    else ":material/folder_open:"
+                    if here
+                    else ":material/folder:"
+                ),
+                help=display_path(node.path),
+                on_click=_pick_namespace,
+                args=(node.path,),
+            )
+    if note := tree.capped_note():
+        st.caption(":orange[" + feedback.as_text(note) + "]")
+    elif not tree.count:
+        st.caption("No namespaces below the root.")
 
 
 NAMESPACE_BUTTONS_MAX = 20  # more child namespaces than this: a selectable grid, not buttons
@@ -681,6 +730,7 @@ __all__ = [
     "go_to",
     "namespace_exists",
     "namespace_names",
+    "namespace_tree",
     "nearby_namespaces",
     "render_breadcrumbs",
     "render_create_namespace_form",
@@ -688,6 +738,7 @@ __all__ = [
     "render_dialog_button",
     "render_name_list",
     "render_namespace_list",
+    "render_namespace_tree",
     "render_open_dialog",
     "render_table_detail",
     "render_table_picker",
