@@ -219,10 +219,11 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
         return
     current = tuple(path)
     nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
+    box = st.container(gap=None)
     for depth, node in nodes:
         here = node.path == current
         label = feedback.as_text(node.name)
-        with st.container(horizontal=True, gap=None, vertical_alignment="center"):
+        with box.container(horizontal=True, gap=None, vertical_alignment="center"):
             if depth:
                 st.space(TREE_INDENT_PX * depth)
             st.button(
@@ -274,6 +275,16 @@ def render_namespace_list(
     return None
 
 
+# The schema grid: the type takes the room (nested types are long), the full text on hover.
+SCHEMA_COLUMNS: dict[str, Any] = {
+    "column": st.column_config.TextColumn("Column", width=200),
+    "type": st.column_config.TextColumn(
+        "Type", width=560, help="Arrow type (a long nested type: hover a cell for all of it)"
+    ),
+    "nullable": st.column_config.CheckboxColumn("Nullable", width=80),
+}
+
+
 def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
     """Header, metrics, location and tabs (schema, properties, storage options, metadata)."""
     badge = ":orange-badge[declared only]" if detail.declared_only else ":green-badge[materialised]"
@@ -309,7 +320,13 @@ def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
                 else "The namespace returned no schema."
             )
         else:
-            st.dataframe(detail.schema, hide_index=True, key=f"{key_prefix}.schema")
+            st.dataframe(
+                detail.schema,
+                hide_index=True,
+                key=f"{key_prefix}.schema",
+                width="stretch",
+                column_config=SCHEMA_COLUMNS,
+            )
     with props_tab:
         render_mapping(detail.properties, empty="No properties.", key_prefix=f"{key_prefix}.props")
         st.caption(PROPERTIES_READ_ONLY)
@@ -556,25 +573,34 @@ def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
 def stats_column_config(*, rest: bool) -> dict[str, Any]:
     """How the tables list shows its figures (widths fit the right-hand column)."""
     na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
+    # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
+    # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
     return {
-        "table": st.column_config.TextColumn("Table", width="medium"),
+        "table": st.column_config.TextColumn("Table", width=130),
         "rows": st.column_config.NumberColumn(
-            "Rows", format="localized", help="Rows of the latest version" + na
+            "Rows", format="localized", width=70, help="Rows of the latest version" + na
         ),
         "size_bytes": st.column_config.NumberColumn(
-            "Size on disk",
+            "Size",
             format="bytes",
-            help="Every file under the table's folder: all versions, indexes, manifests" + na,
+            width=75,
+            help="Size on disk: every file under the table's folder (all versions, indexes, "
+            "manifests)" + na,
         ),
-        "version": st.column_config.NumberColumn("Version", format="%d", help="Latest version"),
-        "indexes": st.column_config.NumberColumn("Indexes", format="%d", help="Index count" + na),
+        "version": st.column_config.NumberColumn(
+            "Version", format="%d", width=62, help="Latest version"
+        ),
+        "indexes": st.column_config.NumberColumn(
+            "Indexes", format="%d", width=62, help="How many indexes the table has" + na
+        ),
         "last_change": st.column_config.DatetimeColumn(
-            "Last change (UTC)",
-            format="YYYY-MM-DD HH:mm:ss",
-            help="When the latest version was committed" + na,
+            "Changed (UTC)",
+            format="YYYY-MM-DD HH:mm",
+            width=125,
+            help="When the latest version was committed (UTC)" + na,
         ),
         "state": st.column_config.TextColumn(
-            "State", help="pending: being read; declared only: no data yet"
+            "State", width=90, help="pending: being read; declared only: no data yet"
         ),
     }
 
@@ -586,7 +612,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     from backend.paging import filter_names
 
     st.subheader(f"Tables in {feedback.as_text(display_path(path))}", anchor=False)
-    c_search, c_sort, c_desc = st.columns([3, 2, 1], vertical_alignment="bottom")
+    c_search, c_sort, c_desc = st.columns([5, 3, 2], vertical_alignment="bottom")
     search = c_search.text_input(
         "Search tables",
         key=state.Tables.SEARCH,

@@ -120,6 +120,12 @@ def test_ab_and_plan_figures() -> None:
     (trace,) = charts.ab_figure(frame).data
     assert list(trace.text) == ["a", "b"] and list(trace.y) == [0.9, 0.7]
     assert trace.marker.size[0] == 36 and trace.marker.size[1] == 10 + 26 * 0.5
+    # Labels are never clipped: drawn past the plot area, alternately above and below along
+    # the latency axis (b is the fastest), with room above recall 1 and right of the slowest.
+    fig = charts.ab_figure(frame)
+    assert fig.data[0].cliponaxis is False
+    assert list(fig.data[0].textposition) == ["bottom center", "top center"]
+    assert fig.layout.yaxis.range[1] >= 1.15 and fig.layout.xaxis.range[1] > 3.0
     nodes = [
         PlanNode(0, "Projection", "", {"elapsed": "2.5ms"}),
         PlanNode(1, "KNN", "", {"elapsed": "1.5ms"}),
