@@ -274,33 +274,30 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
     return fig
 
 
-AB_LABEL_POSITIONS = ("top center", "bottom center")  # alternated along the latency axis
-
-
 def ab_figure(frame: pd.DataFrame) -> go.Figure:
-    """Build A/B: recall against p50 latency, one labelled point per build, the marker's area
-    growing with the index size. Labels are never clipped: drawn past the plot area when
-    needed, above and below their points in turn (by latency, so neighbours do not overlap),
-    with room left above recall 1 and right of the slowest build."""
+    """Build A/B: recall against p50 latency, one point (trace) per build, the marker's area
+    growing with the index size. Builds are named in the legend below the plot, not next to
+    their points: close points would stack their labels on each other and the plot's edges
+    would cut them."""
     largest = max(1, int(frame["size_bytes"].max())) if len(frame) else 1
-    order = frame["p50_ms"].rank(method="first").fillna(1).astype(int) - 1 if len(frame) else []
-    positions = [AB_LABEL_POSITIONS[int(i) % len(AB_LABEL_POSITIONS)] for i in order]
-    slowest = float(frame["p50_ms"].max()) if len(frame) else 0.0
-    fig = go.Figure(
-        go.Scatter(
-            x=frame["p50_ms"], y=frame["recall"], mode="markers+text", text=frame["config"],
-            textposition=positions, cliponaxis=False,
-            marker={"size": [10 + 26 * (s / largest) ** 0.5 for s in frame["size_bytes"]],
-                    "opacity": 0.7},
-            hovertemplate="%{text}<br>recall %{y:.3f}<br>p50 %{x:.2f} ms<extra></extra>",
-        )
-    )  # fmt: skip
+    fig = go.Figure()
+    for _, row in frame.iterrows():
+        fig.add_trace(
+            go.Scatter(
+                x=[row["p50_ms"]], y=[row["recall"]], mode="markers", name=str(row["config"]),
+                marker={"size": 10 + 26 * (row["size_bytes"] / largest) ** 0.5, "opacity": 0.75},
+                hovertemplate=f"{row['config']}<br>recall %{{y:.3f}}<br>p50 %{{x:.2f}} ms"
+                "<extra></extra>",
+            )
+        )  # fmt: skip
     fig.update_layout(
         height=380,
-        margin={"l": 10, "r": 40, "t": 60, "b": 40},
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
         title={"text": "Recall against latency (marker size: index size)", "font": {"size": 14}},
-        xaxis={"title": "p50 latency (ms)", "range": [0, max(slowest, 1e-3) * 1.3]},
-        yaxis={"title": "recall", "range": [0, 1.2], "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]},
+        xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
+        yaxis={"title": "recall", "range": [0, 1.1]},
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.25, "title": {"text": "Build"}},
     )
     return fig
 

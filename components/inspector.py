@@ -16,12 +16,13 @@ from components.common import render_json
 
 
 def url_path(url: str) -> str:
-    """The path and query of ``url``: what differs between the exchanges of one server (its
-    address is the connection's; the whole URL is in the exchange's detail)."""
+    """The path of ``url``: the operation and the object it addresses, what differs between
+    the exchanges of one server (its address is the connection's; the query and the whole URL
+    are in the exchange's detail)."""
     parts = urlsplit(url or "")
     if not parts.scheme:
         return url or ""
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return parts.path or "/"
 
 
 def exchanges_frame(entries: list[WireEntry]) -> pd.DataFrame:
@@ -80,8 +81,8 @@ def render_inspector(wire_log: WireLog) -> None:
         st.info("No requests yet: browse another page, then come back.")
         return
     # Short columns first, the request's path last (the server's address is the same on every
-    # row; the whole URL is in the exchange below); the operation's full name fits. Every
-    # column fits 1440 px.
+    # row; the query and the whole URL are in the exchange below); the operation's full name
+    # fits. Every column fits 1440 px.
     st.dataframe(
         exchanges_frame(entries),
         hide_index=True,
@@ -98,19 +99,19 @@ def render_inspector(wire_log: WireLog) -> None:
         ],  # fmt: skip
         column_config={
             "#": st.column_config.NumberColumn("#", width=40),
-            "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS", width=105),
+            "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS", width=100),
             "method": st.column_config.TextColumn("Method", width=65),
             "status": st.column_config.NumberColumn("Status", format="%d", width=60),
-            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", width=85),
+            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", width=80),
             "operation": st.column_config.TextColumn(
-                "Operation", width=215, help="The namespace operation (the spec's name)"
+                "Operation", width=200, help="The namespace operation (the spec's name)"
             ),
             "error": st.column_config.TextColumn("Error", width=100),
             "path": st.column_config.TextColumn(
                 "Path",
-                width=290,
-                help="The request's path and query on the server; the whole URL: pick the "
-                "exchange below",
+                width=320,
+                help="The request's path on the server; its query and the whole URL: pick "
+                "the exchange below",
             ),
         },
     )
