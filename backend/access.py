@@ -68,6 +68,7 @@ CONSOLE_WRITES: frozenset[str] = frozenset(
         "compact_files",
         "create_empty_table",  # deprecated spec operation (no REST route)
         "optimize_indexes",
+        "remove_table_schema_metadata_keys",  # the local backend's key removal
         "write_guard",  # the guard writers outside the backend take (imports)
     }
 )

@@ -4,6 +4,8 @@ log itself (``backend.rest.wirelog``)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pandas as pd
 import streamlit as st
 
@@ -11,6 +13,16 @@ from backend.rest import WireEntry, WireLog, to_curl
 from backend.text import plural
 from components import feedback, state
 from components.common import render_json
+
+
+def url_path(url: str) -> str:
+    """The path of ``url``: the operation and the object it addresses, what differs between
+    the exchanges of one server (its address is the connection's; the query and the whole URL
+    are in the exchange's detail)."""
+    parts = urlsplit(url or "")
+    if not parts.scheme:
+        return url or ""
+    return parts.path or "/"
 
 
 def exchanges_frame(entries: list[WireEntry]) -> pd.DataFrame:
@@ -22,6 +34,7 @@ def exchanges_frame(entries: list[WireEntry]) -> pd.DataFrame:
                 "operation": e.op,
                 "method": e.method,
                 "url": e.url,
+                "path": url_path(e.url),
                 "status": e.status,
                 "elapsed ms": round(float(e.elapsed_ms or 0.0), 1),
                 "error": e.error or "",
@@ -67,21 +80,39 @@ def render_inspector(wire_log: WireLog) -> None:
     if not entries:
         st.info("No requests yet: browse another page, then come back.")
         return
-    # Short columns first, the long URL last with a bounded width: every column fits 1440 px.
+    # Short columns first, the request's path last (the server's address is the same on every
+    # row; the query and the whole URL are in the exchange below); the operation's full name
+    # fits. Every column fits 1440 px.
     st.dataframe(
         exchanges_frame(entries),
         hide_index=True,
         key="insp.table",
-        column_order=["#", "time", "method", "status", "elapsed ms", "operation", "error", "url"],
+        column_order=[
+            "#",
+            "time",
+            "method",
+            "status",
+            "elapsed ms",
+            "operation",
+            "error",
+            "path",
+        ],  # fmt: skip
         column_config={
             "#": st.column_config.NumberColumn("#", width=40),
-            "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS", width=105),
-            "method": st.column_config.TextColumn("Method", width=70),
-            "status": st.column_config.NumberColumn("Status", format="%d", width=65),
-            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", width=85),
-            "operation": st.column_config.TextColumn("Operation", width=140),
-            "error": st.column_config.TextColumn("Error", width=130),
-            "url": st.column_config.TextColumn("URL", width=320),
+            "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS", width=100),
+            "method": st.column_config.TextColumn("Method", width=65),
+            "status": st.column_config.NumberColumn("Status", format="%d", width=60),
+            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", width=80),
+            "operation": st.column_config.TextColumn(
+                "Operation", width=200, help="The namespace operation (the spec's name)"
+            ),
+            "error": st.column_config.TextColumn("Error", width=100),
+            "path": st.column_config.TextColumn(
+                "Path",
+                width=320,
+                help="The request's path on the server; its query and the whole URL: pick "
+                "the exchange below",
+            ),
         },
     )
     index = st.selectbox(
@@ -95,4 +126,4 @@ def render_inspector(wire_log: WireLog) -> None:
     render_exchange(entries[min(index or 0, len(entries) - 1)])
 
 
-__all__ = ["exchanges_frame", "render_exchange", "render_inspector"]
+__all__ = ["exchanges_frame", "render_exchange", "render_inspector", "url_path"]

@@ -643,12 +643,14 @@ def render_cleanup_plan(plan: lc.CleanupPlan, versions: pd.DataFrame, *, key_pre
 @dataclass(frozen=True)
 class TableAction:
     """A table write: ``drop`` (deletes data), ``deregister`` (keeps it), ``rename`` (to
-    ``name`` in ``namespace``) or ``metadata`` (schema metadata keys to set)."""
+    ``name`` in ``namespace``), ``metadata`` (schema metadata keys to set) or
+    ``remove_metadata`` (schema metadata ``keys`` to remove)."""
 
     kind: str
     name: str | None = None
     namespace: tuple[str, ...] | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
 
     def write(self, ns: Any, table_id: Sequence[str]) -> Write:
         tid, where = list(table_id), _path(table_id)
@@ -676,6 +678,13 @@ class TableAction:
                 f"Renamed table {where} to {_path(target)}.", [tid, target],
                 (target[:-1], target[-1]), {"caps": backend.capabilities(ns)},
             )  # fmt: skip
+        if self.kind == "remove_metadata":
+            return Write(
+                lc.remove_schema_metadata_keys, (ns, tid, list(self.keys)),
+                "Removing metadata keys",
+                f"Removed from the schema metadata of {where}: {', '.join(sorted(self.keys))}.",
+                [tid], (tid[:-1], tid[-1]),
+            )  # fmt: skip
         keys = ", ".join(sorted(self.metadata))
         return Write(
             lc.update_schema_metadata, (ns, tid, dict(self.metadata)), "Saving the metadata",
@@ -692,7 +701,10 @@ def render_table_actions(
     meta_col, rename_col = st.columns(2)
     with meta_col:
         action = render_schema_metadata(
-            detail, key_prefix=f"{key_prefix}.meta", read_only=read_only
+            detail,
+            key_prefix=f"{key_prefix}.meta",
+            read_only=read_only,
+            caps=backend.capabilities(ns),
         )
     with rename_col:
         action = action or render_rename(
@@ -960,17 +972,23 @@ def metadata_changes(current: dict[str, str], rows: Any) -> tuple[dict[str, str]
     removed = sorted(set(current) - set(edited))
     if removed:
         return {}, (
-            f"Keys cannot be removed ({', '.join(removed)}): UpdateTableSchemaMetadata only adds "
-            "and changes keys. Give a key an empty value instead."
+            f"Keys cannot be removed ({', '.join(removed)}) by saving: UpdateTableSchemaMetadata "
+            "only adds and changes keys. Use Remove keys (local backend), or give a key an "
+            "empty value instead."
         )
     return {k: v for k, v in edited.items() if current.get(k) != v}, None
 
 
 def render_schema_metadata(
-    detail: nsv.TableDetail, *, key_prefix: str, read_only: bool
+    detail: nsv.TableDetail,
+    *,
+    key_prefix: str,
+    read_only: bool,
+    caps: backend.BackendCapabilities | None = None,
 ) -> TableAction | None:
     """ "Schema metadata": the editable key/value pairs of the table's schema (read once the
-    expander is open), and the catalog properties, read-only."""
+    expander is open), removing keys (disabled with the reason where the backend cannot:
+    ``caps``), and the catalog properties, read-only."""
     table_id = list(detail.id)
     box = lazy_expander(
         "Schema metadata",
@@ -979,8 +997,9 @@ def render_schema_metadata(
     )
     if box is None:
         return None
-    submitted, rows = False, None
+    submitted, rows, removing, doomed = False, None, False, []
     current: dict[str, str] = {}
+    cannot_remove = lc.remove_metadata_problem(caps or backend.BackendCapabilities.unknown())
     with box:
         if detail.declared_only:
             st.caption(
@@ -1001,11 +1020,33 @@ def render_schema_metadata(
                 submitted = st.form_submit_button(
                     "Save schema metadata", icon=":material/save:", disabled=read_only
                 )
+            with st.form(f"{key_prefix}.remove", border=False):
+                blocked = read_only or bool(cannot_remove) or not current
+                doomed = st.multiselect(
+                    "Keys to remove", sorted(current), key=f"{key_prefix}.remove.keys",
+                    disabled=blocked, placeholder="Pick keys" if current else "No keys",
+                    help=cannot_remove,
+                )  # fmt: skip
+                removing = st.form_submit_button(
+                    "Remove keys", icon=":material/delete:", disabled=blocked,
+                    help=cannot_remove or "A new version without these keys; older versions "
+                    "keep them.",
+                )  # fmt: skip
+            if cannot_remove:
+                st.caption(feedback.as_text(cannot_remove))
         st.caption("Catalog properties (read-only)")
         render_mapping(
             detail.properties, empty="No catalog properties.", key_prefix=f"{key_prefix}.props"
         )
         st.caption(lc.PROPERTIES_READ_ONLY)
+    if removing:
+        if read_only:
+            feedback.show("error", READ_ONLY)
+        elif not doomed:
+            feedback.show("info", "Nothing removed: pick one or more keys.")
+        else:
+            return TableAction("remove_metadata", keys=tuple(doomed))
+        return None
     if not submitted:
         return None
     changes, problem = metadata_changes(current, rows)

@@ -1084,12 +1084,18 @@ def render_ab_result(frame: pd.DataFrame) -> None:
         hide_index=True,
         key="search.ab.grid",
         column_config={
-            "recall": st.column_config.ProgressColumn("Recall", min_value=0.0, max_value=1.0),
-            "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.2f"),
-            "size": st.column_config.TextColumn("Index size"),
-            "build_s": st.column_config.NumberColumn("Build (s)", format="%.2f"),
-            "metric": st.column_config.TextColumn("Distance"),
-            "brute_force": st.column_config.CheckboxColumn("Brute force"),
+            "config": st.column_config.TextColumn("Build", width="large"),
+            "recall": st.column_config.ProgressColumn(
+                "Recall", min_value=0.0, max_value=1.0, width=110
+            ),
+            "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.2f", width=75),
+            "size": st.column_config.TextColumn("Index size", width=85),
+            "build_s": st.column_config.NumberColumn("Build (s)", format="%.2f", width=75),
+            "rows": st.column_config.NumberColumn("Rows", format="localized", width=70),
+            "metric": st.column_config.TextColumn("Distance", width=75),
+            "brute_force": st.column_config.CheckboxColumn(
+                "Brute force", width=85, help="The query ran without the index"
+            ),
         },
     )
     st.plotly_chart(ab_figure(frame), key="search.ab.chart")

@@ -117,6 +117,11 @@ def table_names(ns: Any, namespace: tuple[str, ...]) -> list[str]:
     return nsv.list_table_names(ns, namespace)
 
 
+@cached(lambda: CATALOG)
+def namespace_tree(ns: Any) -> nsv.NamespaceTree:
+    return nsv.namespace_tree(ns, max_nodes=TREE_MAX_NODES)
+
+
 @cached(table_scope)
 def table_detail(ns: Any, table_id: tuple[str, ...]) -> nsv.TableDetail:
     return nsv.describe_table(ns, table_id)
@@ -197,6 +202,51 @@ def render_name_list(
     return Pick(picked) if changed else None
 
 
+TREE_MAX_NODES = 200  # namespaces the tree on the page shows at most (one button each)
+TREE_INDENT_PX = 14  # indentation per level of the tree
+
+
+def _pick_namespace(path: tuple[str, ...]) -> None:
+    """A tree node's callback: the same selection as opening a namespace elsewhere."""
+    set_selection(list(path))
+
+
+def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
+    """Every namespace from the root as an indented list; the selected one in bold and
+    open. Clicking one selects it (a callback: the breadcrumbs, lists and pickers follow)."""
+    tree = feedback.run(namespace_tree, action="Reading the namespace tree")
+    if tree is None:
+        return
+    current = tuple(path)
+    nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
+    box = st.container(gap=None)
+    for depth, node in nodes:
+        here = node.path == current
+        label = feedback.as_text(node.name)
+        with box.container(horizontal=True, gap=None, vertical_alignment="center"):
+            if depth:
+                st.space(TREE_INDENT_PX * depth)
+            st.button(
+                f"**{label}**" if here else label,
+                key=f"{key_prefix}.node.{'/'.join(node.path)}",
+                type="tertiary",
+                icon=(
+                    ":material/home:"
+                    if not node.path
+                    else ":material/folder_open:"
+                    if here
+                    else ":material/folder:"
+                ),
+                help=display_path(node.path),
+                on_click=_pick_namespace,
+                args=(node.path,),
+            )
+    if note := tree.capped_note():
+        st.caption(":orange[" + feedback.as_text(note) + "]")
+    elif not tree.count:
+        st.caption("No namespaces below the root.")
+
+
 NAMESPACE_BUTTONS_MAX = 20  # more child namespaces than this: a selectable grid, not buttons
 
 
@@ -223,6 +273,16 @@ def render_namespace_list(
         ):
             return [*path, name]
     return None
+
+
+# The schema grid: the type takes the room (nested types are long), the full text on hover.
+SCHEMA_COLUMNS: dict[str, Any] = {
+    "column": st.column_config.TextColumn("Column", width=200),
+    "type": st.column_config.TextColumn(
+        "Type", width=560, help="Arrow type (a long nested type: hover a cell for all of it)"
+    ),
+    "nullable": st.column_config.CheckboxColumn("Nullable", width=80),
+}
 
 
 def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
@@ -260,7 +320,13 @@ def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
                 else "The namespace returned no schema."
             )
         else:
-            st.dataframe(detail.schema, hide_index=True, key=f"{key_prefix}.schema")
+            st.dataframe(
+                detail.schema,
+                hide_index=True,
+                key=f"{key_prefix}.schema",
+                width="stretch",
+                column_config=SCHEMA_COLUMNS,
+            )
     with props_tab:
         render_mapping(detail.properties, empty="No properties.", key_prefix=f"{key_prefix}.props")
         st.caption(PROPERTIES_READ_ONLY)
@@ -507,25 +573,34 @@ def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
 def stats_column_config(*, rest: bool) -> dict[str, Any]:
     """How the tables list shows its figures (widths fit the right-hand column)."""
     na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
+    # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
+    # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
     return {
-        "table": st.column_config.TextColumn("Table", width="medium"),
+        "table": st.column_config.TextColumn("Table", width=130),
         "rows": st.column_config.NumberColumn(
-            "Rows", format="localized", help="Rows of the latest version" + na
+            "Rows", format="localized", width=70, help="Rows of the latest version" + na
         ),
         "size_bytes": st.column_config.NumberColumn(
-            "Size on disk",
+            "Size",
             format="bytes",
-            help="Every file under the table's folder: all versions, indexes, manifests" + na,
+            width=75,
+            help="Size on disk: every file under the table's folder (all versions, indexes, "
+            "manifests)" + na,
         ),
-        "version": st.column_config.NumberColumn("Version", format="%d", help="Latest version"),
-        "indexes": st.column_config.NumberColumn("Indexes", format="%d", help="Index count" + na),
+        "version": st.column_config.NumberColumn(
+            "Version", format="%d", width=62, help="Latest version"
+        ),
+        "indexes": st.column_config.NumberColumn(
+            "Indexes", format="%d", width=62, help="How many indexes the table has" + na
+        ),
         "last_change": st.column_config.DatetimeColumn(
-            "Last change (UTC)",
-            format="YYYY-MM-DD HH:mm:ss",
-            help="When the latest version was committed" + na,
+            "Changed (UTC)",
+            format="YYYY-MM-DD HH:mm",
+            width=125,
+            help="When the latest version was committed (UTC)" + na,
         ),
         "state": st.column_config.TextColumn(
-            "State", help="pending: being read; declared only: no data yet"
+            "State", width=90, help="pending: being read; declared only: no data yet"
         ),
     }
 
@@ -537,7 +612,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     from backend.paging import filter_names
 
     st.subheader(f"Tables in {feedback.as_text(display_path(path))}", anchor=False)
-    c_search, c_sort, c_desc = st.columns([3, 2, 1], vertical_alignment="bottom")
+    c_search, c_sort, c_desc = st.columns([5, 3, 2], vertical_alignment="bottom")
     search = c_search.text_input(
         "Search tables",
         key=state.Tables.SEARCH,
@@ -681,6 +756,7 @@ __all__ = [
     "go_to",
     "namespace_exists",
     "namespace_names",
+    "namespace_tree",
     "nearby_namespaces",
     "render_breadcrumbs",
     "render_create_namespace_form",
@@ -688,6 +764,7 @@ __all__ = [
     "render_dialog_button",
     "render_name_list",
     "render_namespace_list",
+    "render_namespace_tree",
     "render_open_dialog",
     "render_table_detail",
     "render_table_picker",

@@ -86,12 +86,22 @@ def render_summary(versions: pd.DataFrame) -> None:
     c4.metric("Last commit (UTC)", versions["timestamp"].max().strftime("%b %d, %H:%M"))
 
 
+def manifest_tail(path: object) -> object:
+    """``…/_versions/<file>``: the part of a manifest path that differs between versions (the
+    table's folder is the same on every row and would push the file name out of the cell)."""
+    if not isinstance(path, str) or "/" not in path.rstrip("/"):
+        return path
+    parts = path.rstrip("/").split("/")
+    return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else path
+
+
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
     """One page of versions with their operations (newest first); every column fits 1440 px."""
     cols = ["version", "operation", "timestamp", "manifest_size", "read_version"]
     if "error" in rows.columns and rows["error"].notna().any():
         cols.append("error")
     shown = rows[[*cols, "manifest_path"]]  # e-tag and metadata: in the version's details
+    shown = shown.assign(manifest_path=shown["manifest_path"].map(manifest_tail))
     st.dataframe(
         shown,
         hide_index=True,
@@ -108,7 +118,12 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
             ),
             "e_tag": st.column_config.TextColumn("E-tag", width=110),
             "metadata": st.column_config.TextColumn("Metadata", width=110),
-            "manifest_path": st.column_config.TextColumn("Manifest path", width=330),
+            "manifest_path": st.column_config.TextColumn(
+                "Manifest path",
+                width=330,
+                help="The manifest's file in the table's folder; the whole path is in the "
+                "version's details",
+            ),
             "read_version": st.column_config.NumberColumn("Read version", format="%d", width=100),
             "error": st.column_config.TextColumn("Lookup error", width=120),
         },

@@ -117,9 +117,12 @@ def test_ab_and_plan_figures() -> None:
     frame = pd.DataFrame(
         {"config": ["a", "b"], "recall": [0.9, 0.7], "p50_ms": [3.0, 1.0], "size_bytes": [400, 100]}
     )
-    (trace,) = charts.ab_figure(frame).data
-    assert list(trace.text) == ["a", "b"] and list(trace.y) == [0.9, 0.7]
-    assert trace.marker.size[0] == 36 and trace.marker.size[1] == 10 + 26 * 0.5
+    fig = charts.ab_figure(frame)
+    # One point per build, named in the legend (no label next to a point to be cut or stacked).
+    assert [t.name for t in fig.data] == ["a", "b"] and fig.layout.showlegend
+    assert [list(t.y) for t in fig.data] == [[0.9], [0.7]]
+    assert all(t.mode == "markers" and t.text is None for t in fig.data)
+    assert fig.data[0].marker.size == 36 and fig.data[1].marker.size == 10 + 26 * 0.5
     nodes = [
         PlanNode(0, "Projection", "", {"elapsed": "2.5ms"}),
         PlanNode(1, "KNN", "", {"elapsed": "1.5ms"}),

@@ -67,8 +67,10 @@ def send(write: life.Write) -> None:
 
 
 tbl.render_header(path, read_only=read_only)
-left, right = st.columns([1, 2], gap="large")
+left, right = st.columns([1, 2.4], gap="large")
 with left:
+    with st.expander("Namespace tree", icon=":material/account_tree:", expanded=True):
+        tbl.render_namespace_tree(path, key_prefix="tables.tree")
     tbl.render_namespaces_column(path, read_only=read_only)
     if drop := life.render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
         send(drop.write(ns, path))

@@ -1011,6 +1011,42 @@ class LocalNamespace(LanceNamespace):
             "files_added": int(getattr(metrics, "files_added", 0)),
         }
 
+    @guarded("remove_table_schema_metadata_keys")
+    def remove_table_schema_metadata_keys(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove schema-metadata ``keys`` of table ``id`` (``{"id": [...], "keys": [...]}``):
+        a new version holding the other keys (lance's ``update_schema_metadata(...,
+        replace=True)``). No spec operation does it (UpdateTableSchemaMetadata only adds and
+        changes keys). A key the table does not have: ``InvalidInputError``, nothing changed."""
+        table_id = ids.check_id((request or {}).get("id"))
+        keys = (request or {}).get("keys") or []
+        if not keys or not all(isinstance(k, str) and k for k in keys):
+            raise invalid("name one or more schema-metadata keys to remove")
+        where = self.format_id(table_id)
+        with self._guard(list(table_id)):
+            ds = self.open_dataset(table_id)
+            current = {
+                (k.decode() if isinstance(k, bytes) else str(k)): (
+                    v.decode() if isinstance(v, bytes) else str(v)
+                )
+                for k, v in (ds.schema.metadata or {}).items()
+            }
+            missing = sorted(set(keys) - set(current))
+            if missing:
+                raise invalid(
+                    f"table {where} has no schema-metadata key {', '.join(missing)} "
+                    f"(it has: {', '.join(sorted(current)) or 'none'}); nothing was removed"
+                )
+            kept: dict[str, str | None] = {k: v for k, v in current.items() if k not in set(keys)}
+            before = ds.version
+            ds.update_schema_metadata(kept, replace=True)
+            after = self.open_dataset(table_id).version
+        return {
+            "version_before": before,
+            "version_after": after,
+            "removed": sorted(set(keys)),
+            "metadata": kept,
+        }
+
     # -- transactions ------------------------------------------------------------------------
     def describe_transaction(
         self, request: DescribeTransactionRequest

@@ -287,23 +287,29 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
 
 
 def ab_figure(frame: pd.DataFrame) -> go.Figure:
-    """Build A/B: recall against p50 latency, one labelled point per build, the marker's area
-    growing with the index size."""
+    """Build A/B: recall against p50 latency, one point (trace) per build, the marker's area
+    growing with the index size. Builds are named in the legend below the plot, not next to
+    their points: close points would stack their labels on each other and the plot's edges
+    would cut them."""
     largest = max(1, int(frame["size_bytes"].max())) if len(frame) else 1
-    fig = go.Figure(
-        go.Scatter(
-            x=frame["p50_ms"], y=frame["recall"], mode="markers+text", text=frame["config"],
-            textposition="top center",
-            marker={"size": [10 + 26 * (s / largest) ** 0.5 for s in frame["size_bytes"]],
-                    "opacity": 0.7},
-        )
-    )  # fmt: skip
+    fig = go.Figure()
+    for _, row in frame.iterrows():
+        fig.add_trace(
+            go.Scatter(
+                x=[row["p50_ms"]], y=[row["recall"]], mode="markers", name=str(row["config"]),
+                marker={"size": 10 + 26 * (row["size_bytes"] / largest) ** 0.5, "opacity": 0.75},
+                hovertemplate=f"{row['config']}<br>recall %{{y:.3f}}<br>p50 %{{x:.2f}} ms"
+                "<extra></extra>",
+            )
+        )  # fmt: skip
     fig.update_layout(
-        height=360,
+        height=380,
         margin={"l": 10, "r": 10, "t": 40, "b": 40},
         title={"text": "Recall against latency (marker size: index size)", "font": {"size": 14}},
         xaxis={"title": "p50 latency (ms)", "rangemode": "tozero"},
         yaxis={"title": "recall", "range": [0, 1.1]},
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.25, "title": {"text": "Build"}},
     )
     return fig
 

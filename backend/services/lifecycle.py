@@ -4,7 +4,8 @@ backends: restore a version, tags, cleanup of old versions by policy, deleting v
 tags first), drop vs deregister,
 rename, schema metadata, and dropping a namespace (RESTRICT or CASCADE).
 
-Every write is one spec operation; the rules it needs (ids, version ranges) come from the rule
+Every write is one spec operation (but removing schema-metadata keys: the local backend's
+own, since the spec's operation only adds and changes keys); the rules it needs (ids, version ranges) come from the rule
 modules. What a backend cannot do is said before anything is sent
 (``backend.capabilities``), or, when it cannot be known in advance (CASCADE over REST), the
 server's refusal is reported as such and nothing is changed.
@@ -434,6 +435,39 @@ def update_schema_metadata(
     return schema_metadata(ns, tid)
 
 
+REMOVE_METADATA_UNSUPPORTED = (
+    "Removing schema-metadata keys needs the local backend: over REST the only operation is "
+    "UpdateTableSchemaMetadata, which adds and changes keys but cannot remove one. Give the "
+    "key an empty value instead."
+)
+
+
+def remove_metadata_problem(caps: BackendCapabilities) -> str | None:
+    """Why keys cannot be removed on this backend (``None``: they can), said up front."""
+    return None if caps.kind == "local" else REMOVE_METADATA_UNSUPPORTED
+
+
+def remove_schema_metadata_keys(
+    ns: LanceNamespace, table_id: Sequence[str], keys: Sequence[str]
+) -> dict[str, str]:
+    """Remove ``keys`` from a table's schema metadata as a new version (local backend:
+    ``LocalNamespace.remove_table_schema_metadata_keys``, through the write gate when ``ns``
+    is gated); returns what the table holds afterwards. Over REST
+    ``UnsupportedOperationError``, nothing sent; a key the table does not have
+    ``InvalidInputError``, nothing changed."""
+    from .. import capabilities
+
+    tid = ids.check_id(table_id)
+    problem = remove_metadata_problem(capabilities(ns))
+    if problem:
+        raise make(ErrorCode.UNSUPPORTED, problem)
+    wanted = sorted({str(k) for k in keys if str(k)})
+    if not wanted:
+        raise invalid("No key to remove: pick one or more schema-metadata keys.")
+    ns.remove_table_schema_metadata_keys({"id": tid, "keys": wanted})  # type: ignore[attr-defined]
+    return schema_metadata(ns, tid)
+
+
 PROPERTIES_READ_ONLY = (
     "Catalog properties (set by CreateNamespace / DeclareTable) cannot be edited: the Lance "
     "Namespace spec has no operation that changes them. A table's schema metadata can be."
@@ -522,6 +556,7 @@ __all__ = [
     "Deregistered",
     "DropPreview",
     "PROPERTIES_READ_ONLY",
+    "REMOVE_METADATA_UNSUPPORTED",
     "RENAME_UNSUPPORTED",
     "VersionsDeleted",
     "cleanup_plan",
@@ -542,6 +577,8 @@ __all__ = [
     "rename_table",
     "restore_version",
     "run_cleanup",
+    "remove_metadata_problem",
+    "remove_schema_metadata_keys",
     "schema_metadata",
     "still_listed",
     "still_listed_warning",

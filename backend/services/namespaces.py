@@ -26,7 +26,7 @@ from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError
 from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
-from ..paging import list_all
+from ..paging import iter_all, list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
 
@@ -35,6 +35,107 @@ def list_namespace_names(ns: LanceNamespace, parent: Sequence[str]) -> list[str]
     """Names of the direct child namespaces of ``parent`` (all pages), sorted."""
     req = ListNamespacesRequest(id=list(parent), limit=LIST_BATCH)
     return sorted(set(list_all(ns.list_namespaces, req, "namespaces")))
+
+
+TREE_MAX_NODES = 500  # namespaces a tree holds at most (the walk stops there and says so)
+
+
+@dataclass(frozen=True)
+class NamespaceNode:
+    """One namespace of a :class:`NamespaceTree`: its name, full path and child namespaces
+    (sorted by name)."""
+
+    name: str
+    path: tuple[str, ...]
+    children: tuple[NamespaceNode, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": list(self.path),
+            "children": [c.as_dict() for c in self.children],
+        }
+
+
+@dataclass(frozen=True)
+class NamespaceTree:
+    """The namespaces under the root (the root itself: ``name`` ``""``, path ``()``).
+    ``capped``: the walk stopped at ``max_nodes`` namespaces; more exist than are shown."""
+
+    root: NamespaceNode
+    count: int  # namespaces in the tree, the root not counted
+    capped: bool
+    max_nodes: int
+
+    def rows(self) -> list[tuple[int, NamespaceNode]]:
+        """Every namespace, depth first (parents before children), with its depth (1: a
+        child of the root)."""
+        out: list[tuple[int, NamespaceNode]] = []
+
+        def walk(node: NamespaceNode, depth: int) -> None:
+            for child in node.children:
+                out.append((depth, child))
+                walk(child, depth + 1)
+
+        walk(self.root, 1)
+        return out
+
+    def capped_note(self) -> str | None:
+        """What to say when capped (``None`` otherwise)."""
+        if not self.capped:
+            return None
+        return (
+            f"Showing the first {self.count} namespaces (level by level): the tree stops at "
+            f"{self.max_nodes}. Open a namespace to see the rest below it."
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root.as_dict(),
+            "count": self.count,
+            "capped": self.capped,
+            "max_nodes": self.max_nodes,
+        }
+
+
+def namespace_tree(
+    ns: LanceNamespace,
+    *,
+    max_nodes: int = TREE_MAX_NODES,
+    page_size: int = LIST_BATCH,
+) -> NamespaceTree:
+    """Every namespace from the root, by ListNamespaces (all pages, ``page_size`` per call),
+    level by level, so that a tree capped at ``max_nodes`` shows the upper levels whole."""
+    max_nodes = max(0, int(max_nodes))
+    children: dict[tuple[str, ...], list[str]] = {}
+    level: list[tuple[str, ...]] = [()]
+    count, capped = 0, False
+    while level and not capped:
+        following: list[tuple[str, ...]] = []
+        for parent in level:
+            room = max_nodes - count
+            req = ListNamespacesRequest(id=list(parent), limit=max(1, page_size))
+            names: list[str] = []
+            for name in iter_all(ns.list_namespaces, req, "namespaces"):
+                if name in names:
+                    continue
+                if len(names) == room:
+                    capped = True
+                    break
+                names.append(name)
+            names.sort()
+            children[parent] = names
+            count += len(names)
+            following += [(*parent, n) for n in names]
+            if capped:
+                break
+        level = following
+
+    def node(path: tuple[str, ...]) -> NamespaceNode:
+        kids = tuple(node((*path, n)) for n in children.get(path, []))
+        return NamespaceNode(path[-1] if path else "", path, kids)
+
+    return NamespaceTree(node(()), count, capped, max_nodes)
 
 
 def list_table_names(ns: LanceNamespace, namespace: Sequence[str]) -> list[str]:
@@ -251,6 +352,8 @@ def describe_table(
 
 __all__ = [
     "Declared",
+    "NamespaceNode",
+    "NamespaceTree",
     "TableDetail",
     "create_namespace_request",
     "declare_and_check",
@@ -262,6 +365,7 @@ __all__ = [
     "list_namespace_names",
     "list_table_names",
     "namespace_exists",
+    "namespace_tree",
     "properties_not_kept",
     "schema_frame",
     "total_fragments",

@@ -366,6 +366,63 @@ def test_schema_metadata_caps_apply(ns, table) -> None:
         lc.update_schema_metadata(ns, table, {"k": "x" * (64 * 1024 + 1)})
 
 
+def test_remove_schema_metadata_keys(ns, table, backend_kind: str, tmp_path) -> None:
+    from lance_namespace.errors import PermissionDeniedError
+
+    from backend import access, audit
+    from backend.gate import Actor, gate
+
+    lc.update_schema_metadata(ns, table, {"owner": "ops", "tier": "gold", "keep": "yes"})
+    latest = max(versions(ns, table))
+    log = audit.AuditLog(tmp_path / "audit")
+    editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
+    if backend_kind == "rest":
+        # Over REST no operation removes a key: refused before anything is sent.
+        with pytest.raises(UnsupportedOperationError) as err:
+            lc.remove_schema_metadata_keys(editor, table, ["owner"])
+        assert str(err.value) == lc.REMOVE_METADATA_UNSUPPORTED
+        assert lc.remove_metadata_problem(backend.capabilities(ns)) is not None
+        assert lc.schema_metadata(ns, table) == {"owner": "ops", "tier": "gold", "keep": "yes"}
+        assert max(versions(ns, table)) == latest and log.entries() == []
+        return
+    assert lc.remove_metadata_problem(backend.capabilities(ns)) is None
+    after = lc.remove_schema_metadata_keys(editor, table, ["owner", "tier"])
+    assert after == {"keep": "yes"} == lc.schema_metadata(ns, table)
+    assert max(versions(ns, table)) == latest + 1  # a new version; the old one keeps its keys
+    old = ns.open_dataset(table, latest).schema.metadata
+    assert old[b"owner"] == b"ops"
+    (entry,) = log.entries()
+    assert (entry.operation, entry.user, entry.outcome) == (
+        "remove_table_schema_metadata_keys",
+        "ed@example.com",
+        audit.OK,
+    )
+    assert entry.ids == table and entry.request["keys"] == ["owner", "tier"]
+
+    # A key the table does not have: nothing changed (the others named are kept too).
+    with pytest.raises(InvalidInputError, match="no schema-metadata key owner"):
+        lc.remove_schema_metadata_keys(editor, table, ["keep", "owner"])
+    assert lc.schema_metadata(ns, table) == {"keep": "yes"}
+    assert max(versions(ns, table)) == latest + 1
+    with pytest.raises(InvalidInputError):
+        lc.remove_schema_metadata_keys(editor, table, [])
+
+    # The gate's role check and read-only launches apply as to every write.
+    viewer = gate(ns, actor=Actor("vi@example.com", access.VIEWER), connection="lab", log=log)
+    with pytest.raises(PermissionDeniedError):
+        lc.remove_schema_metadata_keys(viewer, table, ["keep"])
+    locked = gate(ns, read_only="read-only launch", log=log)
+    with pytest.raises(PermissionDeniedError, match="read-only launch"):
+        lc.remove_schema_metadata_keys(locked, table, ["keep"])
+    assert lc.schema_metadata(ns, table) == {"keep": "yes"}
+    assert [e.outcome for e in log.entries()] == [
+        audit.OK,
+        audit.FAILED,
+        audit.FAILED,
+        audit.FAILED,
+    ]
+
+
 # -- namespaces -----------------------------------------------------------------------------------
 
 

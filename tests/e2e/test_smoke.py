@@ -16,6 +16,7 @@ from .harness import (
     goto,
     grid,
     grid_rows,
+    key,
     open_dialog,
     open_expander,
     open_tab,
@@ -101,7 +102,10 @@ def test_root_lists_demo_and_e2e_namespaces(page: Page, console: Console) -> Non
     goto(page, console, "tables")
     main = page.get_by_test_id("stMain")
     for namespace in ("e2e", *("$".join(n) for n in console.demo.namespaces if len(n) == 1)):
-        expect(main.get_by_role("button", name=namespace, exact=True)).to_be_visible()
+        # In the list of the root's children and in the namespace tree.
+        for where in (f"tables.ns.open.{namespace}", f"tables.tree.node.{namespace}"):
+            button = main.locator(key(where)).get_by_role("button", name=namespace, exact=True)
+            expect(button).to_be_visible()
 
 
 def test_connect_form_opens_in_a_dialog(page: Page, console: Console) -> None:

@@ -22,6 +22,7 @@ from .harness import (
     choose,
     click_grid_row,
     close_dialog,
+    fresh_namespace,
     goto,
     grid_row,
     key,
@@ -233,3 +234,31 @@ def test_refused_name_is_shown_as_typed(
     shot()
     close_dialog(page)
     expect(main.get_by_role("button", name="a$b", exact=True)).to_have_count(0)
+
+
+def test_namespace_tree_selects_a_nested_namespace(page: Page, console: Console) -> None:
+    """The tree shows nested namespaces from the root; a click selects one (URL, breadcrumbs,
+    tables list), and the node of the selected namespace is marked."""
+    parent = fresh_namespace(console, "mid", prefix="tree")
+    client = console.client()
+    from lance_namespace import CreateNamespaceRequest
+
+    client.create_namespace(CreateNamespaceRequest(id=[parent, "mid", "low"]))
+    goto(page, console, "tables")
+    main = _main(page)
+    after_rerun(page, page.locator(key("conn.refresh")).get_by_role("button").click)
+    node = main.locator(key(f"tables.tree.node.{parent}/mid/low")).get_by_role("button")
+    expect(node).to_have_text(re.compile(r"low$"))
+    # Indented under its parent, which is indented under the root's child.
+    boxes = [
+        main.locator(key(f"tables.tree.node.{p}")).bounding_box()
+        for p in (parent, f"{parent}/mid", f"{parent}/mid/low")
+    ]
+    assert all(boxes) and boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"], boxes
+    after_rerun(page, node.click)
+    expect(page).to_have_url(f"{console.url}/tables?ns={parent}&ns=mid&ns=low")
+    expect(main.get_by_text(f"Tables in {parent} › mid › low")).to_be_visible()
+    expect(node.locator("strong")).to_have_text("low")  # the selected node, in bold
+    expect(
+        main.locator(key(f"tables.tree.node.{parent}/mid")).get_by_role("button").locator("strong")
+    ).to_have_count(0)

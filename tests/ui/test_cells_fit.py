@@ -1,0 +1,82 @@
+"""AppTest: grids whose cells used to be cut: the tables list (every column fits the page's
+right-hand column at 1440 px), the schema's Type, the Versions grid's manifest path and the
+HTTP inspector's path and operation."""
+
+from __future__ import annotations
+
+import json
+
+import backend
+from backend.services import namespaces as browse
+from tests.ui.conftest import assert_no_exception, open_page
+
+ORDERS = {"ns": "sales", "table": "orders"}
+# The right-hand column of "Namespaces & tables" at 1440 px (sidebar open) is ~650 px; the
+# row checkbox takes ~33 px.
+TABLES_COLUMN_PX = 650
+CHECKBOX_PX = 33
+
+
+def column_widths(frame_proto) -> dict[str, dict]:
+    return json.loads(frame_proto.columns)
+
+
+def test_tables_list_columns_fit_with_short_labels(make_app) -> None:
+    at = make_app(query_params={"ns": "sales"})
+    assert_no_exception(at)
+    (grid,) = [d for d in at.dataframe if d.key and d.key.startswith("tables.list.grid.")]
+    config = column_widths(grid.proto)
+    shown = ["table", "rows", "size_bytes", "version", "indexes", "last_change", "state"]
+    widths = [config[c]["width"] for c in shown]
+    assert all(isinstance(w, int) for w in widths), widths
+    assert CHECKBOX_PX + sum(widths) <= TABLES_COLUMN_PX
+    # Labels short enough for their widths; the long meaning is in the help.
+    assert config["size_bytes"]["label"] == "Size" and "on disk" in config["size_bytes"]["help"]
+    assert config["last_change"]["label"] == "Changed (UTC)"
+
+
+def test_schema_type_gets_the_room(make_app) -> None:
+    at = make_app(query_params={"ns": ["sales", "eu"], "table": "invoices"})
+    schema = next(d for d in at.dataframe if "column" in d.value.columns)
+    config = column_widths(schema.proto)
+    assert config["type"]["width"] >= 2 * config["column"]["width"]
+    assert config["type"]["help"]
+
+
+def test_versions_grid_shows_the_manifest_file(make_app, ui_env) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    assert_no_exception(at)
+    grid = next(d for d in at.dataframe if "operation" in d.value.columns)
+    paths = list(grid.value["manifest_path"])
+    assert paths and all(p.startswith("…/_versions/") and p.endswith(".manifest") for p in paths)
+    # The whole path is still in the version's details.
+    location = browse.describe_table(backend.connect(str(ui_env)), ["sales", "orders"]).location
+    assert column_widths(grid.proto)["manifest_path"]["help"]
+    from components.versions import manifest_tail
+
+    full = f"{location}/_versions/18446744073709551614.manifest"
+    assert manifest_tail(full) == "…/_versions/18446744073709551614.manifest"
+    assert manifest_tail("m.manifest") == "m.manifest"
+
+
+def test_inspector_lists_paths_and_whole_operation_names(make_app, rest_server) -> None:
+    from components.inspector import url_path
+
+    assert url_path("http://127.0.0.1:9/v1/namespace/a%24b/list?limit=5") == (
+        "/v1/namespace/a%24b/list"
+    )
+    at = make_app()
+    at.button(key="conn.open").click().run()
+    at.text_input(key="conn.form0.target").input(rest_server.url)
+    at.text_input(key="conn.form0.name").input("srv")
+    at.button(key="conn.form0.submit").click().run()
+    open_page(at, "inspector")
+    assert_no_exception(at)
+    grid = next(d for d in at.dataframe if "method" in d.value.columns)
+    frame = grid.value
+    assert all(p.startswith("/v1/") and "?" not in p for p in frame["path"])
+    assert any("?" in u for u in frame["url"])  # the query: in the exchange's detail
+    order = list(grid.proto.column_order)
+    assert order[-1] == "path" and "url" not in order
+    config = column_widths(grid.proto)
+    assert config["operation"]["width"] >= 7 * len("update_table_schema_metadata")
