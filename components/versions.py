@@ -102,20 +102,29 @@ def _selected_rows(grid_state: Any) -> list[int]:
 
 
 def _grid_picked(grid_key: str, versions: tuple[int, ...]) -> None:
-    """The versions list's selection callback: the row picked opens its version."""
+    """The versions list's selection callback: the row picked opens its version (the
+    version already shown is left as it is: the list echoing the picker's choice)."""
     picked = _selected_rows(st.session_state.get(grid_key))
-    if picked and 0 <= picked[0] < len(versions):
+    if (
+        picked
+        and 0 <= picked[0] < len(versions)
+        and versions[picked[0]] != state.selected_version()
+    ):
         state.pick_version(versions[picked[0]])
 
 
-def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> None:
+def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> Any:
     """Before the list renders: its selected row is the version shown (none when that version
-    is not on this page), so the list and the picker never disagree."""
+    is not on this page), so the list and the picker never disagree. Returns the list's
+    ``selection_default`` on its first run; later, a list out of step (another version
+    picked, typed, or another page) is set through the session."""
     want = [i for i, v in enumerate(versions) if v == picked][:1]
     now = st.session_state.get(grid_key)
-    rows = _selected_rows(now)
-    if rows != want:
+    if now is None:
+        return {"selection": {"rows": want, "columns": []}} if want else None
+    if _selected_rows(now) != want:
         st.session_state[grid_key] = {"selection": {"rows": want, "columns": []}}
+    return None
 
 
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | None = None) -> None:
@@ -129,7 +138,7 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
     shown = rows[[*cols, "manifest_path"]].reset_index(drop=True)  # e-tag, metadata: details
     grid_key = f"{key_prefix}.grid"
     listed = tuple(int(v) for v in shown["version"])
-    _sync_grid(grid_key, listed, picked)
+    default = _sync_grid(grid_key, listed, picked)
     st.dataframe(
         shown,
         hide_index=True,
@@ -137,6 +146,7 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
         height=grid_height(len(shown)),
         on_select=partial(_grid_picked, grid_key, listed),
         selection_mode="single-row",
+        selection_default=default,
         column_config={
             "version": st.column_config.NumberColumn("Version", format="%d", width=70),
             "operation": st.column_config.TextColumn("Operation", width=110),
@@ -364,6 +374,9 @@ def render_listing(
 def shown_version(versions: pd.DataFrame) -> int:
     """The version the picker shows (before it renders): the one picked, else the latest."""
     picked = state.selected_version()
+    if picked is None:  # a first run: the picker takes ``?version=`` when it renders
+        link = str(st.query_params.get(state.QP_VERSION) or "")
+        picked = int(link) if link.isdigit() else None
     return int(picked) if picked is not None else int(versions["version"].max())
 
 
@@ -410,12 +423,15 @@ def render_details_section(
     latest = int(versions["version"].max())
     c1, c2 = st.columns(2)
     render_open_by_tag(tagged, where=c2)
-    # a version set through the session (a row or tag picked, a ?tag= link, a write) is the
-    # value: no default beside it (Streamlit warns about a widget given both)
+    # The picker's value lives in the session (a row or tag picked, a ?tag= link, a write,
+    # else the latest) or comes from ``?version=``; it has no default of its own: Streamlit
+    # warns about a widget given both, and a browser resets a widget whose default changes.
+    if state.selected_version() is None and state.QP_VERSION not in st.query_params:
+        state.put(state.QP_VERSION, latest)
     chosen = c1.number_input(
         "Version",
         min_value=1,
-        value=None if state.selected_version() is not None else latest,
+        value=None,
         step=1,
         key=state.QP_VERSION,
         bind="query-params",
