@@ -127,15 +127,22 @@ def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> An
     return None
 
 
+def tags_width(tags: pd.Series | None, *, px_per_char: int = 8, most: int = 280) -> int:
+    """The Tags column's width: its longest cell (or header) whole, at most ``most`` pixels."""
+    longest = max([len("Tags"), *(len(str(t)) for t in (tags if tags is not None else []) if t)])
+    return min(most, max(60, longest * px_per_char + 24))
+
+
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | None = None) -> None:
     """One page of versions with their operations, tags and row counts (newest first); every
-    column fits 1440 px. A click on a row opens that version (``picked``: the one shown, the
+    column fits the page at 1440 px (the manifest path is in the version's details). A click on a row opens that version (``picked``: the one shown, the
     row selected)."""
     cols = ["version", "operation", "tags", "rows", "timestamp", "manifest_size", "read_version"]
     cols = [c for c in cols if c in rows.columns]
     if "error" in rows.columns and rows["error"].notna().any():
         cols.append("error")
-    shown = rows[[*cols, "manifest_path"]].reset_index(drop=True)  # e-tag, metadata: details
+    # the manifest path (kept in the data), e-tag and metadata: in the version's details
+    shown = rows[[*cols, "manifest_path"]].reset_index(drop=True)
     grid_key = f"{key_prefix}.grid"
     listed = tuple(int(v) for v in shown["version"])
     default = _sync_grid(grid_key, listed, picked)
@@ -147,11 +154,12 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
         on_select=partial(_grid_picked, grid_key, listed),
         selection_mode="single-row",
         selection_default=default,
+        column_order=cols,
         column_config={
             "version": st.column_config.NumberColumn("Version", format="%d", width=70),
             "operation": st.column_config.TextColumn("Operation", width=110),
             "tags": st.column_config.TextColumn(
-                "Tags", width=120, help="The tags naming this version"
+                "Tags", width=tags_width(shown.get("tags")), help="The tags naming this version"
             ),
             "rows": st.column_config.NumberColumn(
                 "Rows", format="localized", width=90, help="Rows in this version (empty: not known)"

@@ -60,7 +60,6 @@ def test_versions_listing_and_timeline(
             "Created (UTC)",
             "Manifest bytes",
             "Read version",
-            "Manifest path",
         ]
     )
     rows = grid_rows(listing)
