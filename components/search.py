@@ -800,8 +800,26 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
         if found is not None:
             state.set_result(info.table_id, "recall", found)
     found = state.result(info.table_id, "recall")
-    if found:
-        render_recall_result(found)
+    if not found:
+        return
+    more = st.button(
+        f"More queries (+{int(sample)})",
+        key="search.recall.more",
+        icon=":material/add:",
+        disabled=not found.positions,
+        help="Measure another batch of rows, none sampled before, with this result's settings, "
+        "and add them: the mean is then over every query and its interval narrows.",
+    )
+    if more:
+        with st.spinner(f"Searching {plural(int(sample), 'more sampled row')} twice…"):
+            merged = feedback.run(
+                tuning.more_queries, ns, info.table_id, found, sample=int(sample),
+                action="Measuring more queries",
+            )  # fmt: skip
+        if merged is not None:
+            state.set_result(info.table_id, "recall", merged)
+            found = merged
+    render_recall_result(found)
 
 
 def recall_metric(found: tuning.RecallResult) -> query_rules.QueryMetric | None:

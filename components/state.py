@@ -177,6 +177,8 @@ class Versions:
     MANAGE_OPEN = "versions.manage.open"  # widget: the "Manage versions" expander is open
     MANAGE_TAB = "versions.manage.tab"  # widget: the open "Manage versions" tab (its label)
     ROWS_PREVIEW = "versions.rows_preview"  # (table id tuple, filter, DeletePreview) last preview
+    GRID = "versions.list.grid"  # widget: the versions list (a row picked opens that version)
+    OPEN_BY_TAG = "versions.open_by_tag"  # widget: "Open by tag" (a tag's version opens)
 
 
 def open_manage_tab(label: str) -> None:
@@ -229,6 +231,13 @@ def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None
         _pop(Versions.COMPARE)
     else:
         _set(Versions.COMPARE, (tuple(table_id), int(a), int(b)))
+
+
+def pick_version(version: int, *, tag: str | None = None) -> None:
+    """Open ``version`` in the version picker (from a callback: before the picker renders);
+    "Open by tag" shows ``tag`` (``None``: no tag was chosen)."""
+    _set(QP_VERSION, int(version))
+    _set(Versions.OPEN_BY_TAG, tag)
 
 
 # --- Indexes ----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -55,6 +56,14 @@ def operations_for(ns: Any, table_id: tuple[str, ...], versions: tuple[int, ...]
     return vsv.version_operations(ns, table_id, versions)
 
 
+@cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)
+def rows_for(
+    ns: Any, table_id: tuple[str, ...], versions: tuple[int, ...]
+) -> dict[int, int | None]:
+    """The row count of each of ``versions`` (``None``: not known; ``vsv.version_rows``)."""
+    return vsv.version_rows(ns, table_id, versions)
+
+
 @cached(lambda table_id, version: table_scope(table_id), ttl=300)
 def version_info(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, Any]:
     return vsv.describe_version(ns, table_id, version)
@@ -86,30 +95,75 @@ def render_summary(versions: pd.DataFrame) -> None:
     c4.metric("Last commit (UTC)", versions["timestamp"].max().strftime("%b %d, %H:%M"))
 
 
-def manifest_tail(path: object) -> object:
-    """``…/_versions/<file>``: the part of a manifest path that differs between versions (the
-    table's folder is the same on every row and would push the file name out of the cell)."""
-    if not isinstance(path, str) or "/" not in path.rstrip("/"):
-        return path
-    parts = path.rstrip("/").split("/")
-    return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else path
+def _selected_rows(grid_state: Any) -> list[int]:
+    """The selected rows of a grid's session state (its state, or a selection set before)."""
+    selection = (grid_state or {}).get("selection") or {}
+    return [int(r) for r in selection.get("rows") or []]
 
 
-def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
-    """One page of versions with their operations (newest first); every column fits 1440 px."""
-    cols = ["version", "operation", "timestamp", "manifest_size", "read_version"]
+def _grid_picked(grid_key: str, versions: tuple[int, ...]) -> None:
+    """The versions list's selection callback: the row picked opens its version (the
+    version already shown is left as it is: the list echoing the picker's choice)."""
+    picked = _selected_rows(st.session_state.get(grid_key))
+    if (
+        picked
+        and 0 <= picked[0] < len(versions)
+        and versions[picked[0]] != state.selected_version()
+    ):
+        state.pick_version(versions[picked[0]])
+
+
+def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> Any:
+    """Before the list renders: its selected row is the version shown (none when that version
+    is not on this page), so the list and the picker never disagree. Returns the list's
+    ``selection_default`` on its first run; later, a list out of step (another version
+    picked, typed, or another page) is set through the session."""
+    want = [i for i, v in enumerate(versions) if v == picked][:1]
+    now = st.session_state.get(grid_key)
+    if now is None:
+        return {"selection": {"rows": want, "columns": []}} if want else None
+    if _selected_rows(now) != want:
+        st.session_state[grid_key] = {"selection": {"rows": want, "columns": []}}
+    return None
+
+
+def tags_width(tags: pd.Series | None, *, px_per_char: int = 8, most: int = 280) -> int:
+    """The Tags column's width: its longest cell (or header) whole, at most ``most`` pixels."""
+    longest = max([len("Tags"), *(len(str(t)) for t in (tags if tags is not None else []) if t)])
+    return min(most, max(60, longest * px_per_char + 24))
+
+
+def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | None = None) -> None:
+    """One page of versions with their operations, tags and row counts (newest first); every
+    column fits the page at 1440 px (the manifest path is in the version's details). A click on a row opens that version (``picked``: the one shown, the
+    row selected)."""
+    cols = ["version", "operation", "tags", "rows", "timestamp", "manifest_size", "read_version"]
+    cols = [c for c in cols if c in rows.columns]
     if "error" in rows.columns and rows["error"].notna().any():
         cols.append("error")
-    shown = rows[[*cols, "manifest_path"]]  # e-tag and metadata: in the version's details
-    shown = shown.assign(manifest_path=shown["manifest_path"].map(manifest_tail))
+    # the manifest path (kept in the data), e-tag and metadata: in the version's details
+    shown = rows[[*cols, "manifest_path"]].reset_index(drop=True)
+    grid_key = f"{key_prefix}.grid"
+    listed = tuple(int(v) for v in shown["version"])
+    default = _sync_grid(grid_key, listed, picked)
     st.dataframe(
         shown,
         hide_index=True,
-        key=f"{key_prefix}.grid",
+        key=grid_key,
         height=grid_height(len(shown)),
+        on_select=partial(_grid_picked, grid_key, listed),
+        selection_mode="single-row",
+        selection_default=default,
+        column_order=cols,
         column_config={
             "version": st.column_config.NumberColumn("Version", format="%d", width=70),
-            "operation": st.column_config.TextColumn("Operation", width=130),
+            "operation": st.column_config.TextColumn("Operation", width=110),
+            "tags": st.column_config.TextColumn(
+                "Tags", width=tags_width(shown.get("tags")), help="The tags naming this version"
+            ),
+            "rows": st.column_config.NumberColumn(
+                "Rows", format="localized", width=90, help="Rows in this version (empty: not known)"
+            ),
             "timestamp": st.column_config.DatetimeColumn(
                 "Created (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS", width=190
             ),
@@ -118,12 +172,7 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str) -> None:
             ),
             "e_tag": st.column_config.TextColumn("E-tag", width=110),
             "metadata": st.column_config.TextColumn("Metadata", width=110),
-            "manifest_path": st.column_config.TextColumn(
-                "Manifest path",
-                width=330,
-                help="The manifest's file in the table's folder; the whole path is in the "
-                "version's details",
-            ),
+            "manifest_path": st.column_config.TextColumn("Manifest path", width=300),
             "read_version": st.column_config.NumberColumn("Read version", format="%d", width=100),
             "error": st.column_config.TextColumn("Lookup error", width=120),
         },
@@ -292,9 +341,15 @@ def render_delete_form(
     return None
 
 
-def render_listing(table_id: tuple[str, ...], versions: pd.DataFrame) -> pd.DataFrame:
-    """One page of versions with their operations, and the timeline; returns the operations
-    looked up (for the versions on this page)."""
+def render_listing(
+    table_id: tuple[str, ...],
+    versions: pd.DataFrame,
+    *,
+    tagged: Mapping[int, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """One page of versions with their operations, tags (``tagged``: version -> tags;
+    ``None``: not listed) and row counts, and the timeline; returns the operations looked up
+    (for the versions on this page). A click on a row opens that version."""
     from components.pager import render_pager
 
     st.subheader("All versions", anchor=False)
@@ -302,8 +357,15 @@ def render_listing(table_id: tuple[str, ...], versions: pd.DataFrame) -> pd.Data
         list(versions.index), key_prefix="versions.list", reset_on=table_id, noun="versions"
     )
     rows = versions.iloc[page.start : page.start + len(page.items)]
-    ops = operations_for(table_id, tuple(rows["version"].tolist()))
-    render_version_table(vsv.with_operations(rows, ops), key_prefix="versions.list")
+    on_page = tuple(rows["version"].tolist())
+    ops = operations_for(table_id, on_page)
+    counts = rows_for(table_id, on_page)
+    render_version_table(
+        vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged),
+        key_prefix="versions.list",
+        picked=shown_version(versions),
+    )
+    st.caption("Click a row to open that version below.")
     if box := lazy_expander(
         "Timeline", key=state.Versions.TIMELINE_OPEN, icon=":material/timeline:"
     ):
@@ -317,19 +379,73 @@ def render_listing(table_id: tuple[str, ...], versions: pd.DataFrame) -> pd.Data
     return ops
 
 
+def shown_version(versions: pd.DataFrame) -> int:
+    """The version the picker shows (before it renders): the one picked, else the latest."""
+    picked = state.selected_version()
+    if picked is None:  # a first run: the picker takes ``?version=`` when it renders
+        link = str(st.query_params.get(state.QP_VERSION) or "")
+        picked = int(link) if link.isdigit() else None
+    return int(picked) if picked is not None else int(versions["version"].max())
+
+
+def _tag_picked(tags: Mapping[str, int]) -> None:
+    tag = st.session_state.get(state.Versions.OPEN_BY_TAG)
+    if isinstance(tag, str) and tag in tags:
+        state.pick_version(tags[tag], tag=tag)
+
+
+def _version_typed() -> None:
+    st.session_state[state.Versions.OPEN_BY_TAG] = None  # a typed version is no tag's
+
+
+def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any = st) -> None:
+    """ "Open by tag": the table's tags; choosing one opens its version in the picker."""
+    by_name = {t: int(v) for v, names in (tagged or {}).items() for t in names}
+    current = st.session_state.get(state.Versions.OPEN_BY_TAG)
+    if current is not None and current not in by_name:
+        st.session_state[state.Versions.OPEN_BY_TAG] = None
+    where.selectbox(
+        "Open by tag",
+        sorted(by_name),
+        index=None,
+        key=state.Versions.OPEN_BY_TAG,
+        on_change=_tag_picked,
+        args=(by_name,),
+        placeholder=f"pick one of {len(by_name)} tags" if by_name else "no tags",
+        disabled=not by_name,
+        format_func=lambda t: f"{t} (v{by_name[t]})",
+    )
+
+
 def render_details_section(
-    table_id: tuple[str, ...], versions: pd.DataFrame, ops: pd.DataFrame
+    table_id: tuple[str, ...],
+    versions: pd.DataFrame,
+    ops: pd.DataFrame,
+    *,
+    tagged: Mapping[int, Sequence[str]] | None = None,
 ) -> int:
-    """The version picker (bound to ``?version=``) and that version's details; returns the
-    version picked."""
+    """The version picker (bound to ``?version=``) beside "Open by tag", and that version's
+    details; returns the version picked."""
 
     st.subheader("Version details", anchor=False)
     latest = int(versions["version"].max())
-    picked = int(
-        st.number_input(
-            "Version", min_value=1, value=latest, step=1, key=state.QP_VERSION, bind="query-params"
-        )
+    c1, c2 = st.columns(2)
+    render_open_by_tag(tagged, where=c2)
+    # The picker's value lives in the session (a row or tag picked, a ?tag= link, a write,
+    # else the latest) or comes from ``?version=``; it has no default of its own: Streamlit
+    # warns about a widget given both, and a browser resets a widget whose default changes.
+    if state.selected_version() is None and state.QP_VERSION not in st.query_params:
+        state.put(state.QP_VERSION, latest)
+    chosen = c1.number_input(
+        "Version",
+        min_value=1,
+        value=None,
+        step=1,
+        key=state.QP_VERSION,
+        bind="query-params",
+        on_change=_version_typed,
     )
+    picked = int(chosen) if chosen is not None else latest
     if picked not in set(versions["version"]):
         feedback.show(
             "warning",
@@ -386,6 +502,9 @@ __all__ = [
     "render_compare_section",
     "render_details_section",
     "render_listing",
+    "render_open_by_tag",
+    "rows_for",
+    "shown_version",
     "comparison",
     "grid_height",
     "operations_for",

@@ -56,9 +56,10 @@ def send(write: life.Write, *, show_result: bool = False) -> None:
 
 latest = int(versions["version"].max())
 ver.render_summary(versions)
-ops = ver.render_listing(tid, versions)
-life.apply_version_link(table_id)
-picked = ver.render_details_section(tid, versions, ops)
+life.apply_version_link(table_id)  # before the list: its selected row is the version shown
+tagged = life.tagged(tid)
+ops = ver.render_listing(tid, versions, tagged=tagged)
+picked = ver.render_details_section(tid, versions, ops, tagged=tagged)
 life.follow_version_link(picked)
 fv = state.form_version("versions")
 if restore := life.render_version_actions(
@@ -94,7 +95,7 @@ if deleting.open:
             versions,
             key_prefix=f"versions.delete{fv}.{tid}",
             read_only=read_only,
-            tagged=life.tagged(tid),
+            tagged=tagged,
         ):
             send(life.delete_versions_write(ns, table_id, ask))
 if deleting_rows.open:

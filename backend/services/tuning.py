@@ -2,6 +2,8 @@
 
 * :func:`recall` - recall@k of ANN search against exact search over a seeded sample of the
   table's own rows (the query row itself excluded on both sides), with latencies;
+* :func:`more_queries` - another batch of queries (rows not used before) merged into a
+  :func:`recall` result: the mean over all of them, a narrower interval;
 * :func:`sweep` - the same for every combination of a grid of query parameters;
 * :func:`recall_interval` - the 95% confidence interval of a recall figure over its sample;
 * :func:`pareto_front`, :func:`cheapest` - which settings are worth it, and the cheapest one
@@ -85,6 +87,12 @@ class RecallResult:
     metric: str | None = None
     index_metric: str | None = None
     brute_force: str | None = None
+    # what :func:`more_queries` needs to add queries not used before: the vector column, the
+    # seed, the row ids of the queries and their positions in the table's scan order
+    column: str | None = None
+    seed: int | None = None
+    query_rows: list[int] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
 
     @property
     def mean(self) -> float:
@@ -145,6 +153,7 @@ class RecallResult:
 class _Query:
     row_id: int
     vector: list[float]
+    position: int = -1  # in the table's scan order (of the version and filter sampled)
 
 
 def vector_column(ns: LanceNamespace, table_id: Sequence[str], column: str) -> Any:
@@ -174,26 +183,35 @@ def sample_queries(
     table_id: Sequence[str],
     column: str,
     sample: int,
-    seed: int,
+    seed: int | Sequence[int],
     *,
     version: int | None = None,
     filter: str | None = None,
+    exclude: Sequence[int] = (),
 ) -> list[_Query]:
     """``sample`` rows chosen with ``seed`` among the table's rows (the same on every
-    backend: positions in the table's scan order), with their row ids and vectors."""
+    backend: positions in the table's scan order), with their row ids and vectors; never a
+    position of ``exclude`` (the queries of an earlier measurement)."""
     total = search.count_rows(ns, table_id, version=version, filter=filter)
     if total == 0:
         raise InvalidInputError("the table has no rows to sample")
-    rng = np.random.default_rng(int(seed))
-    positions = sorted(rng.choice(total, size=min(int(sample), total), replace=False).tolist())
+    used = {int(p) for p in exclude if 0 <= int(p) < total}
+    if len(used) >= total:
+        raise InvalidInputError(f"every row of the table ({total:,}) is already a query")
+    rng = np.random.default_rng(seed if isinstance(seed, int) else [int(s) for s in seed])
+    if used:
+        free = np.setdiff1d(np.arange(total), np.fromiter(used, dtype=np.int64))
+        picked = rng.choice(free, size=min(int(sample), len(free)), replace=False)
+    else:
+        picked = rng.choice(total, size=min(int(sample), total), replace=False)
     queries = []
-    for pos in positions:
+    for pos in sorted(int(p) for p in picked):
         req = search.query_request(
             table_id, k=1, offset=int(pos) or None, columns=[column], with_row_id=True,
             version=version, filter=filter,
         )  # fmt: skip
         row = search.run_query(ns, req).to_pylist()[0]
-        queries.append(_Query(int(row[search.ROW_ID]), [float(x) for x in row[column]]))
+        queries.append(_Query(int(row[search.ROW_ID]), [float(x) for x in row[column]], pos))
     return queries
 
 
@@ -287,11 +305,40 @@ def recall(
         ns, table_id, column, query_params.get("distance_type"),
         version=query_params.get("version"), column_kind=info.kind,
     )  # fmt: skip
+    return _recall_of(
+        ns, table_id, column, k, sample, int(seed), query_params, metric, progress, previous=None
+    )
+
+
+def _recall_of(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    column: str,
+    k: int,
+    sample: int,
+    seed: int,
+    query_params: dict[str, Any],
+    metric: query_rules.QueryMetric,
+    progress: Callable[[int, int], None] | None,
+    previous: RecallResult | None,
+) -> RecallResult:
+    """Measure ``sample`` new queries (none of ``previous``'s) and return them, after
+    ``previous``'s when given."""
     sent = {**query_params, "distance_type": metric.metric}  # both searches: the same metric
     base = {f: sent[f] for f in _BASE_FIELDS if sent.get(f) is not None}
+    before = previous.positions if previous is not None else []
+    # a first sample draws with the seed alone (as it always did); each later batch with the
+    # seed and the number of queries before it, so that one run's batches are reproducible
+    draw: int | list[int] = seed if not before else [seed, len(before)]
     queries = sample_queries(
-        ns, table_id, column, sample, seed, version=base.get("version"), filter=base.get("filter")
-    )
+        ns, table_id, column, sample, draw, version=base.get("version"),
+        filter=base.get("filter"), exclude=before,
+    )  # fmt: skip
+    if previous is not None:
+        seen = set(previous.query_rows)
+        queries = [q for q in queries if q.row_id not in seen]  # the table changed since
+        if not queries:
+            raise InvalidInputError("no row left that was not a query already")
     done, total = [0], 2 * len(queries)
 
     def tick() -> None:
@@ -301,10 +348,47 @@ def recall(
 
     truth, exact_ms = _exact(ns, table_id, queries, column, k, base, tick)
     per_query, ann_ms = _measure(ns, table_id, queries, truth, column, k, sent, tick)
+    old = previous or RecallResult(k, [], [], [])
     return RecallResult(
-        k, per_query, ann_ms, exact_ms, dict(query_params), metric=metric.metric,
-        index_metric=metric.index_metric,
+        k, old.per_query + per_query, old.ann_ms + ann_ms, old.exact_ms + exact_ms,
+        dict(query_params), metric=metric.metric, index_metric=metric.index_metric,
         brute_force=metric.brute_force_reason(bool(query_params.get("bypass_vector_index"))),
+        column=column, seed=seed, query_rows=old.query_rows + [q.row_id for q in queries],
+        positions=old.positions + [q.position for q in queries],
+    )  # fmt: skip
+
+
+def more_queries(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    previous: RecallResult,
+    *,
+    sample: int = 100,
+    progress: Callable[[int, int], None] | None = None,
+) -> RecallResult:
+    """``previous`` with ``sample`` more queries: rows not sampled before (drawn with its
+    seed and the number of queries so far), measured with its k, column, metric and query
+    settings, and merged in. The mean is then over every query, and the 95% interval
+    (:func:`recall_interval`, over the number of queries) narrows. Refused for a result that
+    does not record its queries (made before they were recorded)."""
+    if previous.column is None or previous.seed is None or not previous.positions:
+        raise InvalidInputError(
+            "this measurement does not record its queries: measure recall again to add more"
+        )
+    _check(previous.k, sample)
+    info = vector_column(ns, table_id, previous.column)
+    params = dict(previous.query_params)
+    if previous.metric is not None:
+        chosen = params.get("distance_type") is not None
+        metric = query_rules.QueryMetric(previous.metric, previous.index_metric, chosen)
+    else:
+        metric = search.query_metric(
+            ns, table_id, previous.column, params.get("distance_type"),
+            version=params.get("version"), column_kind=info.kind,
+        )  # fmt: skip
+    return _recall_of(
+        ns, table_id, previous.column, previous.k, sample, previous.seed, params, metric,
+        progress, previous=previous,
     )  # fmt: skip
 
 
@@ -847,6 +931,7 @@ __all__ = [
     "parse_share_params",
     "pareto_front",
     "python_snippets",
+    "more_queries",
     "recall",
     "requested_vs_applied",
     "sample_queries",

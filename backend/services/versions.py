@@ -5,7 +5,7 @@ snapshots and comparison of two versions, deleting version ranges, the timeline'
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from backend.services import catalog_views
 
 from ..errors import describe_error
 from ..paging import list_all
-from .namespaces import LIST_BATCH, schema_frame
+from .namespaces import LIST_BATCH, schema_frame, whole_number
 
 VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]
 
@@ -92,6 +92,72 @@ def version_operations(
     )
     df["read_version"] = df["read_version"].astype("Int64")
     return df
+
+
+def version_rows(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    versions: Iterable[int],
+    listed: pd.DataFrame | None = None,
+) -> dict[int, int | None]:
+    """The row count of each of ``versions``, read cheaply (``None``: not known, never a
+    guess). Local backend: each version's manifest summary (``total_rows``; else the
+    fragments' physical rows less their deletions, ``count_rows`` without a filter). REST:
+    ``total_rows`` of the version's ListTableVersions metadata (``listed``, a
+    :func:`list_versions` frame) when the server gives it, else of DescribeTable at that
+    version; a server whose first answer carries none is not asked again."""
+    wanted = [int(v) for v in versions]
+    out: dict[int, int | None] = dict.fromkeys(wanted)
+    tid = list(table_id)
+    if not wanted:
+        return out
+    if callable(getattr(ns, "open_dataset", None)):
+        try:
+            ds = ns.open_dataset(tid)  # type: ignore[attr-defined]
+        except LanceNamespaceError:
+            return out
+        for v in wanted:
+            try:
+                at = ds.checkout_version(v)
+                rows = whole_number((at.get_version().get("metadata") or {}).get("total_rows"))
+                out[v] = rows if rows is not None else int(at.count_rows())
+            except (OSError, ValueError, RuntimeError):
+                out[v] = None
+        return out
+    if listed is not None and "metadata" in listed.columns:
+        for v, meta in zip(listed["version"], listed["metadata"], strict=True):
+            if int(v) in out and meta:
+                out[int(v)] = whole_number(json.loads(meta).get("total_rows"))
+    for v in wanted:
+        if out[v] is not None:
+            continue
+        try:
+            resp = ns.describe_table(
+                DescribeTableRequest(id=tid, version=v, load_detailed_metadata=True)
+            )
+        except LanceNamespaceError:
+            continue
+        out[v] = whole_number((resp.metadata or {}).get("total_rows"))
+        if out[v] is None:
+            break  # the server's answers carry no row count: asking again costs and says nothing
+    return out
+
+
+def with_rows_and_tags(
+    versions: pd.DataFrame,
+    rows: Mapping[int, int | None],
+    tags: Mapping[int, Sequence[str]] | None,
+) -> pd.DataFrame:
+    """``versions`` with ``rows`` (``Int64``, missing: not known) and ``tags`` (the names of
+    the tags on each version, sorted and comma-joined; ``None`` when the tags could not be
+    listed) columns."""
+    out = versions.copy()
+    out["rows"] = pd.array([rows.get(int(v)) for v in out["version"]], dtype="Int64")
+    if tags is None:
+        out["tags"] = None
+    else:
+        out["tags"] = [", ".join(sorted(tags.get(int(v), ()))) for v in out["version"]]
+    return out
 
 
 def with_operations(versions: pd.DataFrame, operations: pd.DataFrame) -> pd.DataFrame:
@@ -387,5 +453,7 @@ __all__ = [
     "time_span_seconds",
     "timeline_frame",
     "version_operations",
+    "version_rows",
     "with_operations",
+    "with_rows_and_tags",
 ]

@@ -1284,3 +1284,59 @@ def test_cheapest_is_judged_on_the_lower_bound() -> None:
     best = tuning.cheapest(frame, 0.92)
     assert best is not None and best["nprobes"] == 16
     assert tuning.cheapest(frame, 0.95) is None  # 50 perfect queries bound 0.929 < 0.95
+
+
+# -- more queries: another batch merged into a recall measurement ------------------------------------
+def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_kind: str) -> None:
+    """A second batch of rows never sampled before, measured with the first's settings: the
+    merged mean is the brute-force (numpy) recall of the ANN search over all those rows, and
+    the 95% interval narrows."""
+    table = make_table(2000, dim=DIM, seed=11)
+    data = vectors_of(table)
+    create_table(ns_a, T, table)
+    vector_index(ns_a, T, "IVF_PQ", num_partitions=8, num_sub_vectors=4, distance_type="l2")
+    k, params = 10, {"nprobes": 2}
+    first = tuning.recall(ns_a, T, column="vec", k=k, sample=15, seed=3, **params)
+    assert len(first.query_rows) == len(set(first.query_rows)) == 15
+    seen: list[tuple[int, int]] = []
+    merged = tuning.more_queries(
+        ns_a, T, first, sample=45, progress=lambda d, t: seen.append((d, t))
+    )
+    assert seen[-1] == (90, 90)  # the new batch only: exact, then ANN, of each new row
+    rows = merged.query_rows
+    assert rows[:15] == first.query_rows and merged.per_query[:15] == first.per_query
+    assert len(rows) == len(set(rows)) == len(merged.per_query) == 60  # none used twice
+    assert merged.k == k and merged.query_params == params and merged.metric == "l2"
+    assert len(merged.ann_ms) == len(merged.exact_ms) == 60
+
+    # independent ground truth: numpy's exact neighbours, and the ANN answers asked here (row
+    # ids are positions and ids in a freshly written table)
+    expected = []
+    for row in rows:
+        truth = set(numpy_neighbours(data, row, k))
+        found = ann_ids(ns_a, row, [float(x) for x in data[row]], k, **params)
+        expected.append(len(truth & set(found)) / k)
+    assert merged.mean == pytest.approx(float(np.mean(expected)), abs=1e-12)
+    assert merged.mean == pytest.approx(statistics.fmean(merged.per_query))
+    if backend_kind == "local":
+        assert merged.mean < 1.0  # 8 partitions, 2 probed: a real ANN figure, not exact search
+
+    low1, high1 = first.interval
+    low2, high2 = merged.interval
+    assert high2 - low2 < high1 - low1
+    assert merged.interval == tuning.recall_interval(merged.per_query)
+
+    again = tuning.more_queries(ns_a, T, first, sample=45)  # the same batch: reproducible
+    assert again.query_rows == merged.query_rows
+
+
+def test_more_queries_needs_rows_left_and_recorded_queries(ns_a: LanceNamespace) -> None:
+    create_table(ns_a, T, make_table(30, dim=DIM, seed=1))
+    first = tuning.recall(ns_a, T, column="vec", k=3, sample=20, seed=0, bypass_vector_index=True)
+    rest = tuning.more_queries(ns_a, T, first, sample=50)  # only 10 rows left: all of them
+    assert sorted(rest.query_rows) == list(range(30)) and rest.mean == 1.0
+    with pytest.raises(InvalidInputError, match="already a query"):
+        tuning.more_queries(ns_a, T, rest, sample=5)
+    bare = tuning.RecallResult(k=3, per_query=[1.0], ann_ms=[1.0], exact_ms=[1.0])
+    with pytest.raises(InvalidInputError, match="does not record its queries"):
+        tuning.more_queries(ns_a, T, bare, sample=5)

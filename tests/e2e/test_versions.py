@@ -17,11 +17,15 @@ from .harness import (
     HISTORY_TABLE,
     Console,
     after_rerun,
+    choose,
+    click_grid_row,
+    fresh_namespace,
     goto,
     grid,
     grid_cells,
     grid_row,
     grid_rows,
+    id_rows,
     manage_versions,
     open_expander,
     section,
@@ -48,7 +52,15 @@ def test_versions_listing_and_timeline(
     listing = grid(section(main, "All versions"))
     # The columns, in this order (lookup errors only when a lookup failed).
     expect(listing.locator("table thead th")).to_have_text(
-        ["Version", "Operation", "Created (UTC)", "Manifest bytes", "Read version", "Manifest path"]
+        [
+            "Version",
+            "Operation",
+            "Tags",
+            "Rows",
+            "Created (UTC)",
+            "Manifest bytes",
+            "Read version",
+        ]
     )
     rows = grid_rows(listing)
     # Four versions, newest first, each with its operation.
@@ -195,3 +207,38 @@ def _history_span_seconds(console: Console) -> float:
     location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, HISTORY_TABLE])).location
     stamps = [v["timestamp"] for v in lance.dataset(location).versions()]
     return (max(stamps) - min(stamps)).total_seconds()
+
+
+def test_click_a_row_and_open_by_tag(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """A click on a row of the versions list opens that version; "Open by tag" opens a tag's."""
+    from backend.services import lifecycle
+    from tests.support import create_table, table_location
+
+    namespace = fresh_namespace(console, prefix="ver")
+    table_id = [namespace, "t"]
+    ns = console.client()
+    create_table(ns, table_id, id_rows(0, 5))  # v1: 5 rows
+    lance.write_dataset(id_rows(5, 3), str(table_location(ns, table_id)), mode="append")  # v2: 8
+    lifecycle.create_tag(ns, table_id, "gold", 1)
+    lifecycle.create_tag(ns, table_id, "silver", 2)
+    goto(page, console, "versions", ns=namespace, table="t")
+    main = page.get_by_test_id("stMain")
+    listing = grid(section(main, "All versions"))
+    expect(grid_row(listing, "gold")).to_contain_text("5")  # v1's tag and row count
+    expect(grid_row(listing, "silver")).to_contain_text("8")
+    picker = main.get_by_label("Version", exact=True)
+    expect(picker).to_have_value("2")
+    operation = main.get_by_test_id("stMetric").filter(has_text="Operation")
+
+    after_rerun(page, lambda: click_grid_row(listing, "gold"))
+    expect(picker).to_have_value("1")
+    expect(operation).to_contain_text("Overwrite")
+    expect(page).to_have_url(re.compile(r"[?&]version=1(&|$)"))
+    shot("row-picked")
+
+    choose(main, "Open by tag", "silver")
+    expect(picker).to_have_value("2")
+    expect(operation).to_contain_text("Append")
+    expect(page).to_have_url(re.compile(r"[?&]version=2(&|$)"))

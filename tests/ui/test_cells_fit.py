@@ -1,13 +1,10 @@
 """AppTest: grids whose cells used to be cut: the tables list (every column fits the page's
-right-hand column at 1440 px), the schema's Type, the Versions grid's manifest path and the
-HTTP inspector's path and operation."""
+right-hand column at 1440 px), the schema's Type, the HTTP inspector's path and operation."""
 
 from __future__ import annotations
 
 import json
 
-import backend
-from backend.services import namespaces as browse
 from tests.ui.conftest import assert_no_exception, open_page
 
 ORDERS = {"ns": "sales", "table": "orders"}
@@ -41,22 +38,6 @@ def test_schema_type_gets_the_room(make_app) -> None:
     config = column_widths(schema.proto)
     assert config["type"]["width"] >= 2 * config["column"]["width"]
     assert config["type"]["help"]
-
-
-def test_versions_grid_shows_the_manifest_file(make_app, ui_env) -> None:
-    at = make_app("versions", query_params=ORDERS)
-    assert_no_exception(at)
-    grid = next(d for d in at.dataframe if "operation" in d.value.columns)
-    paths = list(grid.value["manifest_path"])
-    assert paths and all(p.startswith("…/_versions/") and p.endswith(".manifest") for p in paths)
-    # The whole path is still in the version's details.
-    location = browse.describe_table(backend.connect(str(ui_env)), ["sales", "orders"]).location
-    assert column_widths(grid.proto)["manifest_path"]["help"]
-    from components.versions import manifest_tail
-
-    full = f"{location}/_versions/18446744073709551614.manifest"
-    assert manifest_tail(full) == "…/_versions/18446744073709551614.manifest"
-    assert manifest_tail("m.manifest") == "m.manifest"
 
 
 def test_inspector_lists_paths_and_whole_operation_names(make_app, rest_server) -> None:

@@ -506,6 +506,36 @@ def test_recall_small_sample_and_bypass(make_app) -> None:
     assert "settings: bypass_vector_index=True" in texts(at)
 
 
+def interval_shown(at) -> tuple[float, float]:
+    found = re.search(r"95% interval (\d\.\d{3})-(\d\.\d{3})", texts(at))
+    assert found, texts(at)
+    return float(found.group(1)), float(found.group(2))
+
+
+def test_more_queries_add_a_batch_to_the_measurement(make_app) -> None:
+    at = search_page(make_app, tab="recall")
+    at.number_input(key="search.recall.sample").set_value(20)
+    at.number_input(key="search.recall.nprobes").set_value(1)
+    submit(at, "search.recall.form", "Measure recall")
+    first = result(at, VECS, "recall")
+    low1, high1 = interval_shown(at)
+    more = at.button(key="search.recall.more")
+    assert more.label == "More queries (+20)"
+    more.click().run()
+    assert_no_exception(at)
+    assert alerts(at, "error") == []
+    merged = result(at, VECS, "recall")
+    assert merged.query_rows[:20] == first.query_rows
+    assert len(set(merged.query_rows)) == len(merged.per_query) == 40  # 20 new rows
+    assert merged.query_params == {"nprobes": 1}  # the result's own settings
+    assert metrics(at)["recall@10"] == f"{statistics.fmean(merged.per_query):.3f}"
+    assert "40 sampled rows, each searched without itself; settings: nprobes=1" in texts(at)
+    low2, high2 = interval_shown(at)
+    assert high2 - low2 < high1 - low1  # the interval narrows
+    at.run()  # kept: a rerun measures nothing more
+    assert len(result(at, VECS, "recall").per_query) == 40
+
+
 def test_sweep_grid_target_and_bad_values(make_app) -> None:
     at = search_page(make_app, tab="sweep")
     at.number_input(key="search.sweep.sample").set_value(20)

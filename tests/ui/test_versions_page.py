@@ -520,3 +520,115 @@ def test_listing_is_kept_until_the_latest_version_changes(make_app, ui_env, monk
     at.run()
     assert {m.label: m.value for m in at.metric}["Versions"] == "4"  # another writer's commit
     assert len(calls) == seen + 1
+
+
+# -- the list's Tags and Rows columns, a row picked, "Open by tag" -----------------------------
+
+
+def click_version_row(at, version: int) -> None:
+    """What the browser sends when a row of the versions list is clicked: the grid's new
+    selection as its widget state (AppTest cannot click a grid), then a run."""
+    grid = next(d for d in at.dataframe if d.key == state.Versions.GRID)
+    row = list(grid.value["version"]).index(version)
+    states = at._tree.get_widget_states()
+    kept = [w for w in states.widgets if w.id != grid.proto.id]
+    del states.widgets[:]
+    states.widgets.extend(kept)
+    mine = states.widgets.add()
+    mine.id = grid.proto.id
+    mine.string_value = json.dumps({"selection": {"rows": [row], "columns": [], "cells": []}})
+    at._run(states)
+    assert_no_exception(at)
+
+
+def selected_rows(at) -> list[int]:
+    """The versions the list shows as selected."""
+    grid = next(d for d in at.dataframe if d.key == state.Versions.GRID)
+    chosen = at.session_state[state.Versions.GRID]["selection"]["rows"]
+    return [int(grid.value["version"].iloc[i]) for i in chosen]
+
+
+def test_list_shows_tags_and_rows_of_each_version(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    ns = backend.connect(str(ui_env))
+    lifecycle.create_tag(ns, ["sales", "orders"], "gold", 2)
+    lifecycle.create_tag(ns, ["sales", "orders"], "audit", 2)
+    lifecycle.create_tag(ns, ["sales", "orders"], "first", 1)
+    at = make_app("versions", query_params=ORDERS)
+    assert_no_exception(at)
+    grid = version_grid(at)
+    assert list(grid.columns[:4]) == ["version", "operation", "tags", "rows"]
+    by_version = grid.set_index("version")
+    # v1 3 rows, v2 appends 2, v3 deletes 1 (tests/ui/conftest.py)
+    assert by_version["rows"].to_dict() == {3: 4, 2: 5, 1: 3}
+    assert by_version["tags"].to_dict() == {3: "", 2: "audit, gold", 1: "first"}
+
+
+def test_clicking_a_row_opens_that_version(make_app) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    assert at.number_input(key="version").value == 3
+    assert selected_rows(at) == [3]  # the version shown is the row selected
+    click_version_row(at, 1)
+    assert at.number_input(key="version").value == 1
+    assert {m.label: m.value for m in at.metric}["Operation"] == "Overwrite"
+    assert selected_rows(at) == [1]
+    at.run()  # a rerun keeps it
+    assert at.number_input(key="version").value == 1
+    # the picker and the list stay in step the other way too
+    at.number_input(key="version").set_value(2).run()
+    assert selected_rows(at) == [2]
+    assert {m.label: m.value for m in at.metric}["Operation"] == "Append"
+
+
+def test_open_by_tag_opens_its_version(make_app, ui_env) -> None:
+    from backend.services import lifecycle
+
+    ns = backend.connect(str(ui_env))
+    lifecycle.create_tag(ns, ["sales", "orders"], "gold", 1)
+    lifecycle.create_tag(ns, ["sales", "orders"], "silver", 2)
+    at = make_app("versions", query_params=ORDERS)
+    pick = at.selectbox(key=state.Versions.OPEN_BY_TAG)
+    assert pick.options == ["gold (v1)", "silver (v2)"] and pick.value is None
+    pick.set_value("gold").run()
+    assert_no_exception(at)
+    assert at.number_input(key="version").value == 1
+    assert selected_rows(at) == [1]
+    assert {m.label: m.value for m in at.metric}["Operation"] == "Overwrite"
+    at.selectbox(key=state.Versions.OPEN_BY_TAG).set_value("silver").run()
+    assert at.number_input(key="version").value == 2
+    # a version typed is no tag's: the box empties
+    at.number_input(key="version").set_value(3).run()
+    assert at.selectbox(key=state.Versions.OPEN_BY_TAG).value is None
+    assert at.number_input(key="version").value == 3
+    click_version_row(at, 2)
+    assert at.selectbox(key=state.Versions.OPEN_BY_TAG).value is None
+
+
+def test_tag_link_logs_no_session_state_warning(make_app, ui_env) -> None:
+    """A ``?tag=`` link sets the picker through the session: the picker then has no default
+    of its own, so Streamlit logs no "created with a default value but also had its value set
+    via the Session State API" warning."""
+    import logging
+
+    from streamlit.elements.lib import policies
+
+    from backend.services import lifecycle
+
+    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger(policies.__name__)
+    logger.addHandler(handler)
+    policies._shown_default_value_warning = False  # once per process: this test must see it
+    try:
+        at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
+        assert_no_exception(at)
+        assert at.number_input(key="version").value == 2
+        click_version_row(at, 1)
+        at.selectbox(key=state.Versions.OPEN_BY_TAG).set_value("gold").run()
+        assert at.number_input(key="version").value == 2
+    finally:
+        logger.removeHandler(handler)
+    assert [r.getMessage() for r in records if "Session State API" in r.getMessage()] == []
