@@ -10,7 +10,7 @@ from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import batch_builder, lifecycle, transfer
+from backend.services import batch_builder, imports, lifecycle
 from tests.support import with_versions
 
 CSV = b"id,name\n1,a\n2,b\n3,c\n"
@@ -24,8 +24,8 @@ def test_every_write_flow_is_recorded(ns, tmp_path: Path, backend_kind: str) -> 
     assert [e.operation for e in log.entries()] == ["create_namespace"]
 
     # Import page: a new table from CSV, then an append.
-    transfer.import_table(admin, ["a", "imported"], CSV, "csv")
-    transfer.import_table(admin, ["a", "imported"], b"id,name\n4,d\n", "csv", mode="append")
+    imports.import_table(admin, ["a", "imported"], CSV, "csv")
+    imports.import_table(admin, ["a", "imported"], b"id,name\n4,d\n", "csv", mode="append")
     # Indexes page: a scalar build.
     admin.create_table_index(
         CreateTableIndexRequest(id=["a", "t"], column="id", index_type="BTREE", name="id_idx")

@@ -24,7 +24,7 @@ from backend import access
 from backend.gate import GatedNamespace, gate
 from backend.local import LocalNamespace
 from backend.rest import ROUTES, RestNamespaceClient
-from backend.services import batch_builder, lifecycle, transfer
+from backend.services import batch_builder, imports, lifecycle
 from tests.support import create_table, tree_digest
 
 ROWS = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]})
@@ -84,8 +84,8 @@ def test_reads_pass_and_writes_are_refused(filled) -> None:
         lambda: lifecycle.create_tag(gated, ["a", "t"], "gold", 1),
         lambda: lifecycle.rename_table(gated, ["a", "t"], new_name="u"),
         lambda: lifecycle.drop_namespace(gated, ["a"], cascade=True),
-        lambda: transfer.import_table(gated, ["a", "new"], b"id\n1\n", "csv"),
-        lambda: transfer.import_table(gated, ["a", "t"], b"id,name\n9,z\n", "csv", mode="append"),
+        lambda: imports.import_table(gated, ["a", "new"], b"id\n1\n", "csv"),
+        lambda: imports.import_table(gated, ["a", "t"], b"id,name\n9,z\n", "csv", mode="append"),
     ]
     for write in refused:
         with pytest.raises(PermissionDeniedError) as caught:
