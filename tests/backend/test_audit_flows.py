@@ -67,7 +67,7 @@ def test_every_write_flow_is_recorded(ns, tmp_path: Path, backend_kind: str) -> 
     assert all(e.outcome == audit.OK and e.duration_ms is not None for e in entries), [
         (e.operation, e.error_message) for e in entries if e.outcome != audit.OK
     ]
-    imports = [e for e in entries if e.operation == "import_table"]
-    assert [e.request["mode"] for e in imports] == (
+    imported = [e for e in entries if e.operation == "import_table"]
+    assert [e.request["mode"] for e in imported] == (
         ["create", "append"] if backend_kind == "local" else []
     )
