@@ -26,6 +26,7 @@ from components.cache import cached, invalidate_tables, table_scope
 from components.common import render_json, render_typed_confirmation
 from components.connection import render_role_lock, role_lock
 from components.snippets import render_python_snippet
+from components.writes import TaskRequest
 
 TAB_CREATE = "Create an index"
 TAB_SELECTED = "Selected index"
@@ -142,17 +143,18 @@ def render_maintenance(
     read_only: bool,
     key_prefix: str,
     page: str = "indexes",
-) -> None:
+) -> TaskRequest | None:
     """Optimize the indexes (cover unindexed rows) and compact files, in the background, with
-    progress; the table's reads are refreshed when done. Over REST: why not."""
+    progress; the table's reads are refreshed when done. Over REST: why not. Returns the task
+    a button asked for (the page starts it: ``components.writes.start_task``)."""
     from backend.services import tuning
-    from backend.services.tasks import TASKS
 
     tid = tuple(table_id)
     if caps.kind != "local":
         if lagging:
             st.caption(":material/info: " + feedback.as_text(tuning.MAINTENANCE_UNSUPPORTED))
-        return
+        return None
+    asked: TaskRequest | None = None
     running = any(not t.done for t in _maintenance_tasks(tid))
     c1, c2, _ = st.columns([1, 1, 3])
     actions = {
@@ -173,11 +175,10 @@ def render_maintenance(
                 progress(f"{label.lower()}…", 0.1)
                 return fn(ns, list(tid))
 
-            state.add_task(TASKS.start(kind, label, tid, work))
-            st.rerun()
+            asked = TaskRequest(kind, label, tid, work)
     tasks = _maintenance_tasks(tid)
     if not tasks:
-        return
+        return asked
 
     def panel() -> None:
         task = _maintenance_tasks(tid)[0]
@@ -195,6 +196,7 @@ def render_maintenance(
             st.rerun(scope="app")
 
     st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
+    return asked
 
 
 def render_index_picker(names: Sequence[str]) -> str | None:

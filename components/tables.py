@@ -1,6 +1,6 @@
 """Namespaces and tables: the shared selection (deep-linked), cached listings, the panels of
 "Namespaces & tables", and the table picker of the other pages (the lifecycle panels: drop,
-deregister, rename, schema metadata, drop namespace, are in ``components.lifecycle``).
+deregister, rename, schema metadata, drop namespace, are in ``components.table_actions``).
 
 Selection is in the URL as ``?ns=a&ns=b&table=t`` (:func:`sync_selection`: a deep link or a
 reload wins, otherwise the session's selection is written to the URL). Write forms return the
@@ -90,11 +90,6 @@ def go_to(namespace: Sequence[str], table: str | None = None) -> None:
 def selected_table_id() -> list[str] | None:
     namespace, table = state.selection()
     return [*namespace, table] if table else None
-
-
-def display_path(path: Sequence[str]) -> str:
-    """``sales › eu`` (``(root)`` for the empty path): ``backend.rules.ids.display_id``."""
-    return ids.display_id(path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,7 +232,7 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
                     if here
                     else ":material/folder:"
                 ),
-                help=display_path(node.path),
+                help=ids.display_id(node.path),
                 on_click=_pick_namespace,
                 args=(node.path,),
             )
@@ -256,7 +251,7 @@ def render_namespace_list(
     """The child namespaces of ``path``: buttons when few, a grid when many. Returns the path
     of the child opened, else ``None``."""
     if not children:
-        st.caption(f"No namespaces inside {feedback.as_text(display_path(path))}.")
+        st.caption(f"No namespaces inside {feedback.as_text(ids.display_id(path))}.")
         return None
     if len(children) > NAMESPACE_BUTTONS_MAX:
         pick = render_name_list(
@@ -289,7 +284,7 @@ def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
     """Header, metrics, location and tabs (schema, properties, storage options, metadata)."""
     badge = ":orange-badge[declared only]" if detail.declared_only else ":green-badge[materialised]"
     st.subheader(feedback.as_text(detail.name), anchor=False)
-    st.markdown(f"{badge} in {feedback.as_text(display_path(detail.namespace))}")
+    st.markdown(f"{badge} in {feedback.as_text(ids.display_id(detail.namespace))}")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Version", "—" if detail.version is None else detail.version)
     c2.metric("Rows", "—" if detail.row_count is None else f"{detail.row_count:,}")
@@ -383,7 +378,7 @@ def render_create_namespace_form(
 ) -> CreateNamespaceRequest | None:
     """Name + properties of a child namespace of ``path``; the request on submit."""
     with st.form(key_prefix, border=False):
-        st.caption(f"Inside {feedback.as_text(display_path(path))}")
+        st.caption(f"Inside {feedback.as_text(ids.display_id(path))}")
         name = st.text_input("Name", key=f"{key_prefix}.name")
         rows = st.data_editor(
             empty_kv_frame(), num_rows="dynamic", hide_index=True, key=f"{key_prefix}.props"
@@ -407,7 +402,7 @@ def render_declare_table_form(
     """Name, location, properties of a table to declare in ``path``; the request on submit."""
     with st.form(key_prefix, border=False):
         st.caption(
-            f"Registers a name (and location) in {feedback.as_text(display_path(path))}; no data yet."
+            f"Registers a name (and location) in {feedback.as_text(ids.display_id(path))}; no data yet."
         )
         name = st.text_input("Table name", key=f"{key_prefix}.name")
         location = st.text_input(
@@ -503,7 +498,8 @@ def render_header(path: Sequence[str], *, read_only: bool) -> None:
     exists = feedback.run(namespace_exists, tuple(path), action="Checking the namespace")
     if path and exists is False:
         feedback.show(
-            "warning", f"Namespace {display_path(path)} does not exist (deleted, or a stale link)."
+            "warning",
+            f"Namespace {ids.display_id(path)} does not exist (deleted, or a stale link).",
         )
         if st.button("Back to the root namespace", key="tables.reset"):
             go_to([])
@@ -611,7 +607,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     screen first; every table when sorting by a figure) and kept per table version."""
     from backend.paging import filter_names
 
-    st.subheader(f"Tables in {feedback.as_text(display_path(path))}", anchor=False)
+    st.subheader(f"Tables in {feedback.as_text(ids.display_id(path))}", anchor=False)
     c_search, c_sort, c_desc = st.columns([5, 3, 2], vertical_alignment="bottom")
     search = c_search.text_input(
         "Search tables",
@@ -673,7 +669,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
 
 def render_table_section(table_id: list[str]) -> nsv.TableDetail | None:
     """One table: details, copy as Python and a link to its versions; returns the detail
-    (``None`` when it could not be read). Its lifecycle panels: ``components.lifecycle``."""
+    (``None`` when it could not be read). Its lifecycle panels: ``components.table_actions``."""
     from lance_namespace import DescribeTableRequest
 
     from components.snippets import render_python_snippet
@@ -714,14 +710,14 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
     current, table = state.selection()
     try:
         if not namespace_exists(tuple(current)):
-            feedback.show("warning", f"Namespace {display_path(current)} does not exist.")
+            feedback.show("warning", f"Namespace {ids.display_id(current)} does not exist.")
             if st.button("Back to the root namespace", key=f"{key_prefix}.reset"):
                 go_to([])
             return None
         spaces = nearby_namespaces(current)
         names = table_names(tuple(current))
     except LanceNamespaceError as err:
-        feedback.show_error(err, action=f"Listing {display_path(current)}")
+        feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
         if current and st.button("Back to the root namespace", key=f"{key_prefix}.reset"):
             go_to([])
         return None
@@ -730,7 +726,7 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
         "Namespace",
         spaces,
         index=spaces.index(tuple(current)),
-        format_func=display_path,
+        format_func=ids.display_id,
         key=f"{key_prefix}.ns.{'/'.join(current)}",
     )
     if list(chosen) != current:
@@ -752,7 +748,6 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
 
 __all__ = [
     "Pick",
-    "display_path",
     "go_to",
     "namespace_exists",
     "namespace_names",

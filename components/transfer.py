@@ -23,10 +23,10 @@ import streamlit as st
 
 from backend.arrow import import_types
 from backend.errors import LanceNamespaceError
+from backend.rules import ids
 from backend.services import exports, imports
 from backend.text import human_bytes, plural
 from components import feedback, state
-from components.tables import display_path
 
 T = TypeVar("T")
 UPLOAD_TYPES = [ext.lstrip(".") for ext in imports.EXTENSIONS]
@@ -171,7 +171,7 @@ def render_target(
     on: list[str] | None = None
     if mode == "create":
         name = st.text_input(
-            f"New table name (in {display_path(namespace)})",
+            f"New table name (in {ids.display_id(namespace)})",
             value=default_table_name(upload.name),
             key=f"{key_prefix}.name.{_upload_key(upload)}",
         ).strip()
@@ -181,7 +181,7 @@ def render_target(
         if target is None:
             st.info("Pick a table above to append or merge into it.", icon=":material/table:")
         else:
-            st.caption(feedback.as_text(f"Into table {display_path(target)}."))
+            st.caption(feedback.as_text(f"Into table {ids.display_id(target)}."))
         if mode == "merge":
             names = list(preview.schema.names)
             on = st.multiselect(
@@ -254,7 +254,7 @@ def run_import(
 
 
 def import_summary(result: imports.ImportResult) -> str:
-    where = display_path(list(result.table_id))
+    where = ids.display_id(list(result.table_id))
     rows = plural(result.rows, "row")
     version = f" (version {result.version})" if result.version is not None else ""
     if result.mode == "create":

@@ -7,9 +7,7 @@ import backend
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services.index_overview import drop_index_request
-from components import feedback, state
-from components import indexes as ixc
-from components import tables as tbl
+from components import feedback, indexes, state, tables, writes
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
@@ -19,37 +17,43 @@ st.title("Indexes")
 ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
-tbl.sync_selection()
+tables.sync_selection()
 
-table_id = tbl.render_table_picker(key_prefix="indexes.picker")
+table_id = tables.render_table_picker(key_prefix="indexes.picker")
 if not table_id:
     st.info("Pick a namespace and a table to see its indexes.", icon=":material/table:")
     st.stop()
 if read_only:
     render_read_only_notice()
-st.caption(ixc.capabilities_caption(caps))
+st.caption(indexes.capabilities_caption(caps))
 feedback.render_flash("indexes")
-ixc.render_build_jobs(table_id, key_prefix="indexes.jobs")
+indexes.render_build_jobs(table_id, key_prefix="indexes.jobs")
 
-overview = feedback.run(ixc.index_overview, tuple(table_id), action="Listing indexes")
+overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
 if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)
-ixc.render_index_table(overview, key_prefix="indexes.list")
-lagging = ixc.render_lag_warning(overview)
-if not overview.empty:
-    ixc.render_maintenance(
+indexes.render_index_table(overview, key_prefix="indexes.list")
+lagging = indexes.render_lag_warning(overview)
+maintenance = (
+    None
+    if overview.empty
+    else indexes.render_maintenance(
         ns, table_id, lagging=lagging, caps=caps, read_only=read_only, key_prefix="indexes.maint"
     )
-create_tab, index_tab, stats_tab = ixc.open_tabs(list(overview["name"]))
+)
+if maintenance is not None:
+    writes.start_task(maintenance)
+    st.rerun()
+create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
 
 with stats_tab:
     if stats_tab.open:
-        ixc.render_statistics(overview, tuple(table_id))
+        indexes.render_statistics(overview, tuple(table_id))
 
 with create_tab:
     if create_tab.open and (
-        wanted := ixc.render_create_tab(
+        wanted := indexes.render_create_tab(
             table_id, list(overview["name"]), caps, read_only=read_only, overview=overview
         )
     ):
@@ -66,7 +70,7 @@ with create_tab:
         st.rerun()
 
 with index_tab:
-    if index_tab.open and (to_drop := ixc.render_selected_tab(overview, read_only=read_only)):
+    if index_tab.open and (to_drop := indexes.render_selected_tab(overview, read_only=read_only)):
         request = drop_index_request(table_id, to_drop)
         response = feedback.run(ns.drop_table_index, request, action=f"Dropping {to_drop}")
         if response is not None:

@@ -5,52 +5,51 @@ check the parameters lance applied, and maintain the indexes."""
 import streamlit as st
 
 import backend
-from components import feedback
-from components import indexes as ixc
-from components import search as srch
-from components import tables as tbl
+from components import feedback, indexes, search, tables, writes
 from components.connection import is_read_only, require_namespace
 
 st.title("Search & tune")
 ns = require_namespace()
-tbl.sync_selection()
-srch.apply_shared_setting()
+tables.sync_selection()
+search.apply_shared_setting()
 
-table_id = tbl.render_table_picker(key_prefix="search.picker")
+table_id = tables.render_table_picker(key_prefix="search.picker")
 if not table_id:
     st.info("Pick a table to search it and tune its indexes.", icon=":material/manage_search:")
     st.stop()
-info = feedback.run(srch.search_table, tuple(table_id), action="Reading the table")
+info = feedback.run(search.search_table, tuple(table_id), action="Reading the table")
 if info is None:
     st.stop()
-srch.render_table_summary(info)
-version = srch.render_version_input(info)
+search.render_table_summary(info)
+version = search.render_version_input(info)
 feedback.render_flash("search")
 
-tabs = dict(zip(srch.TABS, srch.open_tabs(), strict=True))
+tabs = dict(zip(search.TABS, search.open_tabs(), strict=True))
 panels = {
-    srch.TAB_PREVIEW: lambda: srch.render_preview(info, version, key_prefix="search.preview"),
-    srch.TAB_VECTOR: lambda: srch.render_vector_search(ns, info, version),
-    srch.TAB_FTS: lambda: srch.render_fts_search(ns, info, version),
-    srch.TAB_PLAN: lambda: srch.render_plan(ns, info, version),
-    srch.TAB_RECALL: lambda: srch.render_recall(ns, info, version),
-    srch.TAB_SWEEP: lambda: srch.render_sweep(ns, info, version),
-    srch.TAB_AB: lambda: srch.render_build_ab(ns, info),
+    search.TAB_PREVIEW: lambda: search.render_preview(info, version, key_prefix="search.preview"),
+    search.TAB_VECTOR: lambda: search.render_vector_search(ns, info, version),
+    search.TAB_FTS: lambda: search.render_fts_search(ns, info, version),
+    search.TAB_PLAN: lambda: search.render_plan(ns, info, version),
+    search.TAB_RECALL: lambda: search.render_recall(ns, info, version),
+    search.TAB_SWEEP: lambda: search.render_sweep(ns, info, version),
+    search.TAB_AB: lambda: search.render_build_ab(ns, info),
 }
 for name, render in panels.items():
     with tabs[name]:
         if tabs[name].open:
             render()
 
-with tabs[srch.TAB_PARAMS]:
-    if tabs[srch.TAB_PARAMS].open:
-        srch.render_requested_vs_applied(ns, info)
+with tabs[search.TAB_PARAMS]:
+    if tabs[search.TAB_PARAMS].open:
+        search.render_requested_vs_applied(ns, info)
         st.subheader("Maintenance", anchor=False)
-        overview = feedback.run(ixc.index_overview, tuple(table_id), action="Listing indexes")
+        overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
         if overview is not None:
-            lagging = ixc.render_lag_warning(overview)
-            ixc.render_maintenance(
+            lagging = indexes.render_lag_warning(overview)
+            if maintenance := indexes.render_maintenance(
                 ns, table_id, lagging=lagging, caps=backend.capabilities(ns),
                 read_only=is_read_only(), key_prefix="search.maint", page="search",
-            )  # fmt: skip
-            ixc.render_statistics(overview, tuple(table_id))
+            ):  # fmt: skip
+                writes.start_task(maintenance)
+                st.rerun()
+            indexes.render_statistics(overview, tuple(table_id))

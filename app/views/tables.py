@@ -6,10 +6,9 @@ import streamlit as st
 from lance_namespace import CreateNamespaceRequest
 
 import backend
+from backend.rules import ids
 from backend.services import namespaces as nsv
-from components import feedback, state
-from components import lifecycle as life
-from components import tables as tbl
+from components import feedback, state, table_actions, tables, writes
 from components.cache import invalidate_tables
 from components.connection import is_read_only, require_namespace, snippet_connection
 from components.snippets import python_snippet
@@ -17,7 +16,7 @@ from components.snippets import python_snippet
 st.title("Namespaces & tables")
 ns = require_namespace()
 read_only = is_read_only()
-tbl.sync_selection()
+tables.sync_selection()
 path, table = state.selection()
 
 
@@ -36,7 +35,7 @@ def create(request) -> bool:
     if response is None:
         return False
     invalidate_tables([request.id], catalog=True)
-    where = tbl.display_path(request.id)
+    where = ids.display_id(request.id)
     text = f"{'Created namespace' if namespace else 'Declared table'} {where}."
     if dropped:
         text += " " + nsv.dropped_properties_warning(where, dropped)
@@ -49,13 +48,13 @@ def create(request) -> bool:
     )
     state.reset_forms("tables")
     if namespace:
-        tbl.set_selection(request.id)
+        tables.set_selection(request.id)
     else:
-        tbl.set_selection(request.id[:-1], request.id[-1])
+        tables.set_selection(request.id[:-1], request.id[-1])
     return True
 
 
-def send(write: life.Write) -> None:
+def send(write: writes.Write) -> None:
     """A lifecycle write; on success: read again what it touched, say it, follow it."""
     done = feedback.run(write.call, action=write.action)
     if done is None:
@@ -63,27 +62,31 @@ def send(write: life.Write) -> None:
     invalidate_tables(write.touched, catalog=True)
     write.flash("tables", done[0])
     state.reset_forms("tables")
-    tbl.go_to(*(write.go or (path, table)))
+    tables.go_to(*(write.go or (path, table)))
 
 
-tbl.render_header(path, read_only=read_only)
+tables.render_header(path, read_only=read_only)
 left, right = st.columns([1, 2.4], gap="large")
 with left:
     with st.expander("Namespace tree", icon=":material/account_tree:", expanded=True):
-        tbl.render_namespace_tree(path, key_prefix="tables.tree")
-    tbl.render_namespaces_column(path, read_only=read_only)
-    if drop := life.render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
+        tables.render_namespace_tree(path, key_prefix="tables.tree")
+    tables.render_namespaces_column(path, read_only=read_only)
+    if drop := table_actions.render_drop_namespace(
+        path, caps=backend.capabilities(ns), read_only=read_only
+    ):
         send(drop.write(ns, path))
 with right:
-    tbl.render_tables_column(path, table, read_only=read_only)
-    register = life.render_register_form(
+    tables.render_tables_column(path, table, read_only=read_only)
+    register = table_actions.render_register_form(
         path, key_prefix=f"tables.register{state.form_version('tables')}", read_only=read_only
     )
     if register:
         send(register.write(ns, path))
-tbl.render_open_dialog(path, key_prefix="tables", read_only=read_only, submit=create)
+tables.render_open_dialog(path, key_prefix="tables", read_only=read_only, submit=create)
 
-if table and (detail := tbl.render_table_section([*path, table])) is not None:
+if table and (detail := tables.render_table_section([*path, table])) is not None:
     key_prefix = f"tables.life{state.form_version('tables')}"
-    if action := life.render_table_actions(ns, detail, key_prefix=key_prefix, read_only=read_only):
+    if action := table_actions.render_table_actions(
+        ns, detail, key_prefix=key_prefix, read_only=read_only
+    ):
         send(action.write(ns, [*path, table]))

@@ -4,9 +4,8 @@ some columns) as Parquet, CSV or Arrow IPC."""
 
 import streamlit as st
 
-from components import feedback, state
-from components import tables as tbl
-from components import transfer as tx
+from backend.rules import ids
+from components import feedback, state, tables, transfer
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
@@ -17,9 +16,9 @@ PAGE = state.Transfer.PAGE
 st.title("Import & export")
 ns = require_namespace()
 read_only = is_read_only()
-tbl.sync_selection()
+tables.sync_selection()
 
-table_id = tbl.render_table_picker(key_prefix=state.Transfer.PICKER)
+table_id = tables.render_table_picker(key_prefix=state.Transfer.PICKER)
 namespace, _ = state.selection()
 if read_only:
     render_read_only_notice()
@@ -29,11 +28,11 @@ import_tab, export_tab = st.tabs(
 )
 
 with import_tab:
-    upload = tx.render_upload(key_prefix=state.Transfer.IMPORT)
-    preview = tx.upload_preview(upload) if upload is not None else None
+    upload = transfer.render_upload(key_prefix=state.Transfer.IMPORT)
+    preview = transfer.upload_preview(upload) if upload is not None else None
     if preview is not None:
-        types = tx.render_preview(preview, upload, key_prefix=state.Transfer.IMPORT)
-        target = tx.render_target(
+        types = transfer.render_preview(preview, upload, key_prefix=state.Transfer.IMPORT)
+        target = transfer.render_target(
             preview,
             upload,
             namespace,
@@ -44,32 +43,32 @@ with import_tab:
         if target is not None:
             bar = st.progress(0.0, text="Importing…")
             result = feedback.run(
-                tx.run_import,
+                transfer.run_import,
                 ns,
                 upload,
                 preview,
                 types,
                 target,
                 bar,
-                action=f"Importing into {tbl.display_path(target.table_id)}",
+                action=f"Importing into {ids.display_id(target.table_id)}",
             )
             bar.empty()
             if result is not None:
                 invalidate_tables([target.table_id], catalog=target.mode == "create")
-                feedback.flash(PAGE, "success", tx.import_summary(result))
+                feedback.flash(PAGE, "success", transfer.import_summary(result))
                 state.reset_forms(PAGE)
-                tbl.go_to(target.table_id[:-1], target.table_id[-1])
+                tables.go_to(target.table_id[:-1], target.table_id[-1])
 
 with export_tab:
     if not table_id:
         st.info("Pick a namespace and a table to export it.", icon=":material/table:")
     else:
         history = feedback.run(versions_frame, tuple(table_id), action="Listing versions")
-        detail = feedback.run(tbl.table_detail, tuple(table_id), action="Describing the table")
+        detail = feedback.run(tables.table_detail, tuple(table_id), action="Describing the table")
         if detail is not None and detail.declared_only:
             st.info("This table is declared only: it has no rows to export yet.")
         elif history is not None and detail is not None:
-            request, clicked = tx.render_export_form(
+            request, clicked = transfer.render_export_form(
                 table_id,
                 [int(v) for v in history["version"]],
                 list(detail.schema["column"]),
@@ -78,14 +77,14 @@ with export_tab:
             if clicked:
                 bar = st.progress(0.0, text="Exporting…")
                 prepared = feedback.run(
-                    tx.prepare_export,
+                    transfer.prepare_export,
                     ns,
                     table_id,
                     request,
                     bar,
-                    action=f"Exporting {tbl.display_path(table_id)}",
+                    action=f"Exporting {ids.display_id(table_id)}",
                 )
                 bar.empty()
                 if prepared is None:  # the error stands alone: no older file offered
-                    tx.forget_download()
-            tx.render_download(table_id, request, key_prefix=state.Transfer.EXPORT)
+                    transfer.forget_download()
+            transfer.render_download(table_id, request, key_prefix=state.Transfer.EXPORT)

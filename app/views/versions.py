@@ -5,9 +5,7 @@ policy or by range (never the latest), deleting rows by a filter (previewed firs
 
 import streamlit as st
 
-from components import feedback, state
-from components import lifecycle as life
-from components import tables as tbl
+from components import feedback, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
@@ -17,9 +15,9 @@ from components.snippets import render_code
 st.title("Versions")
 ns = require_namespace()
 read_only = is_read_only()
-tbl.sync_selection()
+tables.sync_selection()
 
-table_id = tbl.render_table_picker(key_prefix="versions.pick")
+table_id = tables.render_table_picker(key_prefix="versions.pick")
 if not table_id:
     st.info("Pick a table to see its versions.", icon=":material/history:")
     st.stop()
@@ -37,7 +35,7 @@ if versions.empty:
     st.stop()
 
 
-def send(write: life.Write, *, show_result: bool = False) -> None:
+def send(write: writes.Write, *, show_result: bool = False) -> None:
     """A write of this page; on success the table is read again, forms, plan and comparison
     start afresh, the result is said (and, with ``show_result``, opened in the picker)."""
     done = feedback.run(write.call, action=write.action)
@@ -56,16 +54,18 @@ def send(write: life.Write, *, show_result: bool = False) -> None:
 
 latest = int(versions["version"].max())
 ver.render_summary(versions)
-life.apply_version_link(table_id)  # before the list: its selected row is the version shown
-tagged = life.tagged(tid)
+version_actions.apply_version_link(
+    table_id
+)  # before the list: its selected row is the version shown
+tagged = writes.tagged(tid)
 ops = ver.render_listing(tid, versions, tagged=tagged)
 picked = ver.render_details_section(tid, versions, ops, tagged=tagged)
-life.follow_version_link(picked)
+version_actions.follow_version_link(picked)
 fv = state.form_version("versions")
-if restore := life.render_version_actions(
+if restore := version_actions.render_version_actions(
     table_id, picked, latest, key_prefix=f"versions.restore{fv}.{tid}", read_only=read_only
 ):
-    send(life.restore_write(ns, table_id, restore), show_result=True)
+    send(version_actions.restore_write(ns, table_id, restore), show_result=True)
 
 if (tabs := ver.manage_tabs()) is None:
     st.stop()
@@ -75,19 +75,19 @@ if compare.open:
         ver.render_compare_section(table_id, versions, picked)
 if tagging.open:
     with tagging:
-        tags = feedback.run(life.tags, tid, action="Listing tags")
+        tags = feedback.run(writes.tags, tid, action="Listing tags")
         if tags is not None and (
-            tag := life.render_tags(
+            tag := version_actions.render_tags(
                 table_id, tags, picked, key_prefix=f"versions.tags{fv}.{tid}", read_only=read_only
             )
         ):
             send(tag.write(ns, table_id))
 if cleanup.open:
     with cleanup:
-        if plan := life.render_cleanup(
+        if plan := version_actions.render_cleanup(
             ns, table_id, versions, key_prefix=f"versions.cleanup{fv}.{tid}", read_only=read_only
         ):
-            send(life.cleanup_write(ns, table_id, plan))
+            send(version_actions.cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
         if ask := ver.render_delete_form(
@@ -97,10 +97,10 @@ if deleting.open:
             read_only=read_only,
             tagged=tagged,
         ):
-            send(life.delete_versions_write(ns, table_id, ask))
+            send(version_actions.delete_versions_write(ns, table_id, ask))
 if deleting_rows.open:
     with deleting_rows:
-        if rows_ask := life.render_delete_rows(
+        if rows_ask := version_actions.render_delete_rows(
             ns, table_id, key_prefix=f"versions.rows{fv}.{tid}", read_only=read_only
         ):
-            send(life.delete_rows_write(ns, table_id, rows_ask))
+            send(version_actions.delete_rows_write(ns, table_id, rows_ask))

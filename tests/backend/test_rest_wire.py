@@ -149,7 +149,6 @@ SERIALIZERS = _urllib3_serializers()
 
 def test_route_table_covers_the_generated_client_exactly() -> None:
     assert set(ROUTES) == set(SERIALIZERS)
-    assert len(ROUTES) == 54
 
 
 @pytest.mark.parametrize("op", sorted(SERIALIZERS))

@@ -178,7 +178,8 @@ def test_dialog_connection_saved_by_name_survives_a_reload(
 def test_drop_namespace_panel_says_cascade_is_not_available_on_s3(s3_app) -> None:
     """``capabilities`` says drop_cascade=False on an object-store root: the panel says so
     instead of offering CASCADE or a button that could only be refused."""
-    from components import lifecycle, state
+    from components import state
+    from components import table_actions as ta
 
     at = new_app()
     at.query_params["conn"] = "lake"
@@ -189,5 +190,5 @@ def test_drop_namespace_panel_says_cascade_is_not_available_on_s3(s3_app) -> Non
     assert_no_exception(at)
     assert not [r for r in at.radio if r.key and "drop_ns" in r.key]
     (warning,) = alerts(at, "warning")
-    assert lifecycle.CASCADE_NOT_ON_ROOT in warning and "lake › events" in warning
+    assert ta.CASCADE_NOT_ON_ROOT in warning and "lake › events" in warning
     assert not [b for b in at.button if b.key and "drop_ns" in b.key]

@@ -300,7 +300,7 @@ def test_restore_needs_the_confirmation_and_makes_a_new_version(make_app, ui_env
 
 def test_browse_the_data_opens_the_preview_at_that_version(make_app) -> None:
     at = make_app("versions", query_params={**ORDERS, "version": "1"})
-    from components.lifecycle import search_link_params
+    from components.version_actions import search_link_params
 
     assert search_link_params(["sales", "orders"]) == [
         ("ns", "sales"), ("table", "orders"), ("tab", "preview"),

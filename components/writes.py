@@ -1,0 +1,156 @@
+"""The write protocol of the lifecycle panels, and the reads they share.
+
+A panel returns what to do; the page sends it: a :class:`Write` (``fn(*args)`` with its action
+name, success message, the tables it touches and where the selection goes) through
+``components.feedback.run``, after :func:`confirmed_submit` (submitted, writable, confirmed).
+The panels: ``components.version_actions`` (Versions page: restore, tags, cleanup, deletes)
+and ``components.table_actions`` (Namespaces & tables page: drop, deregister, register,
+rename, schema metadata, drop namespace).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from lance_namespace.errors import (
+    LanceNamespaceError,
+)
+
+from backend.rules import version_ranges
+from backend.services import lifecycle as lc
+from components import feedback, state
+from components.cache import CATALOG, cached, table_scope
+
+READ_ONLY = "The connection is read-only."
+
+# --------------------------------------------------------------------------------------------
+# Cached reads
+# --------------------------------------------------------------------------------------------
+
+
+@cached(table_scope, ttl=30)
+def tags(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
+    """Every tag of the table: tag, version, manifest_size."""
+    return lc.list_tags(ns, table_id)
+
+
+def tagged(table_id: tuple[str, ...]) -> dict[int, list[str]] | None:
+    """version -> its tags, for forms that say which versions are tagged (``None``, quietly,
+    when the tags cannot be listed: the write checks them again before sending)."""
+    try:
+        return lc.tagged_versions(tags(table_id))
+    except LanceNamespaceError:
+        return None
+
+
+@cached(lambda table_id, tag: table_scope(table_id), ttl=30)
+def tag_version(ns: Any, table_id: tuple[str, ...], tag: str) -> int:
+    return lc.tag_version(ns, table_id, tag)
+
+
+@cached(table_scope, ttl=30)
+def drop_preview(ns: Any, table_id: tuple[str, ...]) -> lc.DropPreview:
+    return lc.drop_preview(ns, table_id)
+
+
+@cached(table_scope, ttl=30)
+def schema_metadata(ns: Any, table_id: tuple[str, ...]) -> dict[str, str]:
+    return lc.schema_metadata(ns, table_id)
+
+
+@cached(lambda namespace_id: CATALOG, ttl=30)
+def children(ns: Any, namespace_id: tuple[str, ...]) -> lc.Children:
+    return lc.namespace_children(ns, namespace_id)
+
+
+def runs(versions: Sequence[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``"1-3, 5"`` (inclusive runs, as the delete form reads them)."""
+    return version_ranges.format_spans(version_ranges.spans_of(versions))
+
+
+def confirmed_submit(submitted: bool, *, read_only: bool, confirmed: bool, refusal: str) -> bool:
+    """Whether a confirmed write form may go ahead: submitted, on a writable connection, and
+    confirmed; otherwise why not is shown (``refusal`` when the confirmation is missing)."""
+    if not submitted:
+        return False
+    if read_only:
+        feedback.show("error", READ_ONLY)
+    elif not confirmed:
+        feedback.show("error", refusal)
+    else:
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """A long write for a page to start in the background with :func:`start_task` (the one
+    job registry, ``backend.services.tasks``): ``work(progress)`` runs in a thread, the
+    session keeps the task's id so its panel follows it."""
+
+    kind: str  # "optimize" | "compact" | "build_ab" ...
+    label: str
+    table_id: tuple[str, ...]
+    work: Callable[[Any], Any]
+
+
+def start_task(request: TaskRequest) -> str:
+    """Start ``request`` and remember it in the session; the caller reruns the page."""
+    from backend.services.tasks import TASKS
+
+    task_id = TASKS.start(request.kind, request.label, request.table_id, request.work)
+    state.add_task(task_id)
+    return task_id
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write for a page to send with ``feedback.run(write.call, action=write.action)``:
+    ``fn(*args, **kwargs)``. On success :meth:`said` is the message; ``touched`` tables (and
+    the listings) are read again and the selection moves to ``go`` (namespace, table)."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    action: str
+    success: str | Callable[[Any], str]
+    touched: list[list[str]] = field(default_factory=list)
+    go: tuple[list[str], str | None] | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    snippet: str | None = None  # the write as Python, shown with the result
+    # what to warn of after a success (``None``: nothing), e.g. a table still listed
+    warning: Callable[[Any], str | None] | None = None
+
+    def call(self) -> tuple[Any]:
+        """The result as a 1-tuple: never ``None`` on success, even for an operation that
+        returns nothing (``feedback.run`` gives ``None`` on failure)."""
+        return (self.fn(*self.args, **self.kwargs),)
+
+    def said(self, result: Any) -> str:
+        return self.success(result) if callable(self.success) else self.success
+
+    def warned(self, result: Any) -> str | None:
+        return self.warning(result) if self.warning is not None else None
+
+    def flash(self, page: str, result: Any, **extra: Any) -> None:
+        """The result, said once on ``page`` after the rerun: a success, or a warning that
+        starts with it when :meth:`warned` has something to say."""
+        warning = self.warned(result)
+        text = self.said(result) + (f" {warning}" if warning else "")
+        feedback.flash(page, "warning" if warning else "success", text, **extra)
+
+
+__all__ = [
+    "READ_ONLY",
+    "Write",
+    "children",
+    "confirmed_submit",
+    "drop_preview",
+    "runs",
+    "schema_metadata",
+    "tag_version",
+    "tagged",
+    "tags",
+]
