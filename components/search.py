@@ -213,6 +213,14 @@ def render_preview(info: search.SearchTable, version: int | None, *, key_prefix:
 # --------------------------------------------------------------------------------------------
 
 
+def _seed(key: str, default: Any) -> None:
+    """A form widget's value lives in the session, seeded with ``default`` when absent; the
+    widget is drawn without a default of its own, so a value put back through the session
+    ("re-apply", a shared link) makes Streamlit log no default-and-session-state warning."""
+    if key not in st.session_state:
+        state.put(key, default)
+
+
 def _column_default(info: search.SearchTable) -> str | None:
     indexed = [c for c in info.vector_columns if c in info.vector_indexes]
     found = indexed or info.vector_columns
@@ -228,15 +236,16 @@ def render_column_and_k(
         state.put(key, _column_default(info))
     c1, c2 = st.columns([3, 1])
     column = c1.selectbox("Vector column", columns, key=key, persist_state=state.KEEP_WHILE_ON_PAGE)
+    _seed(_setting_key(panel, "k"), k_default)
     k = c2.number_input(
         "k",
         min_value=1,
         max_value=tuning.MAX_K,
-        value=k_default,
+        value=None,
         key=_setting_key(panel, "k"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
-    return str(column), int(k)
+    return str(column), int(k or k_default)
 
 
 def render_distance(info: search.SearchTable, column: str, *, panel: str, where: Any) -> str:
@@ -383,8 +392,10 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         st.info("This table has no vector column.", icon=":material/info:")
         return
     sources = [SOURCE_ROW, SOURCE_NUMBERS] + ([SOURCE_TEXT] if info.embedding else [])
+    if state.get("search.vec.source") not in sources:
+        state.put("search.vec.source", sources[-1])
     source = st.segmented_control(
-        "Query vector", sources, default=sources[-1], key="search.vec.source",
+        "Query vector", sources, default=None, key="search.vec.source",
         persist_state=state.KEEP_WHILE_ON_PAGE,
         help=None if info.embedding else "Text queries need the table to name its embedding "
         "(property embedding.function).",
@@ -392,13 +403,15 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
     with st.form("search.vec.form"):
         column, k = render_column_and_k(info, panel="vec")
         if source == SOURCE_ROW:
+            _seed("search.vec.row", 0)
             value: Any = st.number_input(
                 f"Row id ({info.id_column})",
                 min_value=0,
-                value=0,
+                value=None,
                 key="search.vec.row",
                 persist_state=state.KEEP_WHILE_ON_PAGE,
             )
+            value = 0 if value is None else value
         elif source == SOURCE_NUMBERS:
             value = st.text_area(
                 "Numbers",
@@ -423,13 +436,17 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         prefilter = c2.checkbox(
             "Prefilter", key="search.vec.prefilter", persist_state=state.KEEP_WHILE_ON_PAGE
         )
-        repeats = c3.number_input(
-            "Repeats",
-            min_value=1,
-            max_value=100,
-            value=5,
-            key="search.vec.n",
-            persist_state=state.KEEP_WHILE_ON_PAGE,
+        _seed("search.vec.n", 5)
+        repeats = (
+            c3.number_input(
+                "Repeats",
+                min_value=1,
+                max_value=100,
+                value=None,
+                key="search.vec.n",
+                persist_state=state.KEEP_WHILE_ON_PAGE,
+            )
+            or 5
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     # the settings this run's result must have been made with (else it is not shown)
@@ -447,6 +464,9 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
                 version=version, **_clean(params), **extra,
             )  # fmt: skip
 
+        record_run(info.table_id, "vector", VECTOR_KEYS, vector_summary(
+            source, value, column, k, _clean(params), where.strip(), bool(prefilter), version
+        ))  # fmt: skip
         found = feedback.run(go_search, action="Vector search")
         if found is None:  # the error stands alone: no older rows under it
             state.clear_result(info.table_id, "vector")
@@ -456,6 +476,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
     if last:
         render_search_result(last[0], score=search.DISTANCE, key_prefix="search.vec.result")
         render_setting_snippets(info.table_id, last[1], last[2], last[3])
+    render_history(info.table_id, "vector")
 
 
 def render_metric_note(metric: query_rules.QueryMetric | None, *, bypass: bool = False) -> None:
@@ -503,6 +524,79 @@ def render_setting_snippets(
         st.code(pylance, language="python")
         st.caption("A link to this setting:")
         st.code(share_url(table_id, column, k, params), language=None, wrap_lines=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Query history (per table, this session): each search run, and "re-apply"
+# --------------------------------------------------------------------------------------------
+
+_VECTOR_FIELDS = (
+    "column", "k", "distance_type", "nprobes", "minimum_nprobes", "maximum_nprobes",
+    "refine_factor", "ef", "fast_search", "bypass_vector_index",
+)  # fmt: skip
+VECTOR_KEYS = (
+    "search.vec.source", "search.vec.row", "search.vec.numbers", "search.vec.text",
+    *(_setting_key("vec", name) for name in _VECTOR_FIELDS),
+    "search.vec.filter", "search.vec.prefilter", "search.vec.n",
+)  # fmt: skip
+FTS_KEYS = ("search.fts.text", "search.fts.mode", "search.fts.columns", "search.fts.k")
+HISTORY_LABEL = {"vector": "Vector searches run", "fts": "Full-text searches run"}
+
+
+def _at_version(version: int | None) -> str:
+    return f" · v{version}" if version is not None else ""
+
+
+def vector_summary(
+    source: str, value: Any, column: str, k: int, params: Mapping[str, Any], where: str,
+    prefilter: bool, version: int | None,
+) -> str:  # fmt: skip
+    """One line naming a vector search's settings."""
+    shown = str(value)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    what = f"row {shown}" if source == SOURCE_ROW else repr(shown)
+    parts = [f"{what} on {column}", f"k={k}"]
+    parts += [f"{name}={v}" for name, v in params.items() if name != "distance_type"]
+    if params.get("distance_type"):
+        parts.append(f"distance {params['distance_type']}")
+    if where:
+        parts.append(("prefilter " if prefilter else "filter ") + where)
+    return " · ".join(parts) + _at_version(version)
+
+
+def record_run(table_id: tuple[str, ...], kind: str, keys: Sequence[str], summary: str) -> None:
+    """Keep a search run in the table's history: the form's values (those set) and a line."""
+    settings = {key: st.session_state[key] for key in keys if key in st.session_state}
+    state.record_query(table_id, state.QueryRun(kind, settings, summary))
+
+
+def _reapply(run: state.QueryRun) -> None:
+    """A history entry's "Re-apply" (a callback: before the form's widgets are drawn)."""
+    for key, value in run.settings.items():
+        state.put(key, value)
+
+
+def render_history(table_id: tuple[str, ...], kind: str) -> None:
+    """This session's searches of ``kind`` on the table, newest first, each with "Re-apply"
+    (its settings back in the form above; run them with the form's button)."""
+    runs = state.query_history(table_id, kind)
+    if not runs:
+        return
+    with st.expander(f"{HISTORY_LABEL[kind]} ({len(runs)})", icon=":material/history:"):
+        for i, run in enumerate(runs):
+            c1, c2 = st.columns([6, 1], vertical_alignment="center")
+            c1.caption(feedback.as_text(f"{i + 1}. {run.summary}"))
+            c2.button(
+                "Re-apply",
+                key=f"search.history.{kind}.{i}",
+                on_click=_reapply,
+                args=(run,),
+                help="Put these settings back in the form above",
+            )
+        st.caption(
+            f"Newest first; the last {state.QUERY_HISTORY_CAP} searches of this table are kept "
+            "for this session."
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -560,24 +654,33 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
             key="search.fts.mode",
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
+        if not set(state.get("search.fts.columns") or []) <= set(indexed):
+            state.drop("search.fts.columns")  # an index gone since (a re-applied search)
+        _seed("search.fts.columns", indexed[:1])
         columns = c3.multiselect(
             "Columns",
             indexed,
-            default=indexed[:1],
+            default=None,
             key="search.fts.columns",
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        k = c4.number_input(
-            "k",
-            min_value=1,
-            max_value=1000,
-            value=10,
-            key="search.fts.k",
-            persist_state=state.KEEP_WHILE_ON_PAGE,
+        _seed("search.fts.k", 10)
+        k = (
+            c4.number_input(
+                "k",
+                min_value=1,
+                max_value=1000,
+                value=None,
+                key="search.fts.k",
+                persist_state=state.KEEP_WHILE_ON_PAGE,
+            )
+            or 10
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     settings = (version, text, mode, tuple(columns), int(k))
     if submitted:
+        shown = f"{mode.lower()} {text!r} in {', '.join(columns) or '(no column)'} · k={int(k)}"
+        record_run(info.table_id, "fts", FTS_KEYS, shown + _at_version(version))
         found = feedback.run(
             search.fts_search, ns, info.table_id, text, columns=columns, k=int(k),
             phrase=mode == "Phrase", version=version, action="Full-text search",
@@ -587,6 +690,7 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
         else:
             state.set_result(info.table_id, "fts", (found, text, list(columns)), settings)
     last = state.result(info.table_id, "fts", settings)
+    render_history(info.table_id, "fts")
     if not last:
         return
     found, text, columns = last

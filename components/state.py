@@ -8,6 +8,7 @@ URL (``bind="query-params"``) use the query parameter's name as their key: :data
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import streamlit as st
@@ -335,6 +336,7 @@ class Search:
     SHARED = "search.shared"  # the shared setting already applied (query-string fingerprint)
     TASKS = "search.tasks"  # list[str]: background task ids (build A/B, maintenance)
     TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
+    HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first
 
 
 _ANY_SETTINGS = object()
@@ -373,6 +375,33 @@ def clear_result(table_id: tuple[str, ...], what: str) -> None:
         if key in kept:
             del kept[key]
             _set(name, kept)
+
+
+QUERY_HISTORY_CAP = 20  # searches kept per table
+
+
+@dataclass(frozen=True)
+class QueryRun:
+    """One vector or full-text search run on the Search page: ``kind`` ("vector" / "fts"),
+    the form's widget values that made it (``settings``: widget key -> value, what
+    "re-apply" puts back) and a one-line ``summary``."""
+
+    kind: str
+    settings: dict[str, Any]
+    summary: str
+
+
+def query_history(table_id: tuple[str, ...], kind: str | None = None) -> list[QueryRun]:
+    """The searches run on this table in this session, newest first (only ``kind``'s)."""
+    runs = (_get(Search.HISTORY) or {}).get(tuple(table_id), [])
+    return [r for r in runs if kind is None or r.kind == kind]
+
+
+def record_query(table_id: tuple[str, ...], run: QueryRun) -> None:
+    """Keep ``run`` first in the table's history (at most :data:`QUERY_HISTORY_CAP`)."""
+    history = dict(_get(Search.HISTORY) or {})
+    history[tuple(table_id)] = [run, *history.get(tuple(table_id), [])][:QUERY_HISTORY_CAP]
+    _set(Search.HISTORY, history)
 
 
 def tasks() -> list[str]:

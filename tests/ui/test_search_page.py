@@ -876,3 +876,80 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
     assert frame["metric"].tolist() == ["cosine"] * len(srch.AB_DEFAULT)
     assert not frame["brute_force"].any()
     assert frame["recall"].between(0.0, 1.0).all()
+
+
+# --------------------------------------------------------------------------------------------
+# query history: each search run kept per table, newest first, capped; "Re-apply"
+# --------------------------------------------------------------------------------------------
+
+
+def history_lines(at, kind: str) -> list[str]:
+    label = srch.HISTORY_LABEL[kind]
+    boxes = [e for e in at.expander if e.label.startswith(label)]
+    if not boxes:
+        return []
+    return [plain(c.value) for c in boxes[0].caption if re.match(r"\d+\. ", plain(c.value))]
+
+
+def test_vector_history_and_reapply(make_app) -> None:
+    import logging
+
+    from streamlit.elements.lib import policies
+
+    at = search_page(make_app)
+    vector_search(at, row=5, k=7, nprobes=2, filter="id > 3")
+    vector_search(at, row=9, k=4)
+    assert history_lines(at, "vector") == [
+        "1. row 9 on vec · k=4 · nprobes=2 · filter id > 3",
+        "2. row 5 on vec · k=7 · nprobes=2 · filter id > 3",
+    ]
+    runs = at.session_state[state.Search.HISTORY][VECS]
+    assert [r.kind for r in runs] == ["vector", "vector"]
+    assert runs[1].settings["search.vec.k"] == 7 and runs[1].settings["search.vec.row"] == 5
+
+    # "Re-apply" the older one: its settings are back in the form, before it is drawn,
+    # without Streamlit's default-and-session-state warning
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger(policies.__name__)
+    logger.addHandler(handler)
+    policies._shown_default_value_warning = False
+    try:
+        at.button(key="search.history.vector.1").click().run()
+        assert_no_exception(at)
+    finally:
+        logger.removeHandler(handler)
+    assert not [r for r in records if "Session State API" in r.getMessage()]
+    assert at.number_input(key="search.vec.row").value == 5
+    assert at.number_input(key="search.vec.k").value == 7
+    assert at.number_input(key="search.vec.nprobes").value == 2
+    assert at.text_input(key="search.vec.filter").value == "id > 3"
+    submit(at, "search.vec.form", "Search")
+    assert metrics(at)["Rows"] == "7"
+    assert history_lines(at, "vector")[0] == "1. row 5 on vec · k=7 · nprobes=2 · filter id > 3"
+    assert len(history_lines(at, "vector")) == 3
+
+
+def test_history_is_capped_per_table_and_fts_reapplies(make_app) -> None:
+    at = search_page(make_app)
+    open_tab(at, srch.TAB_FTS)
+    for i in range(state.QUERY_HISTORY_CAP + 2):
+        at.text_input(key="search.fts.text").set_value(f"dogs {i}")
+        at.number_input(key="search.fts.k").set_value(3 if i == 0 else 5)
+        submit(at, "search.fts.form", "Search")
+    lines = history_lines(at, "fts")
+    assert len(lines) == state.QUERY_HISTORY_CAP  # the oldest two are gone
+    assert lines[0] == f"1. match 'dogs {state.QUERY_HISTORY_CAP + 1}' in text · k=5"
+    assert lines[-1] == "20. match 'dogs 2' in text · k=5"
+    assert history_lines(at, "vector") == []  # another kind: not listed under vector search
+    at.button(key="search.history.fts.19").click().run()
+    assert_no_exception(at)
+    assert at.text_input(key="search.fts.text").value == "dogs 2"
+    at.radio(key="search.fts.mode").set_value("Phrase")
+    at.number_input(key="search.fts.k").set_value(2)
+    submit(at, "search.fts.form", "Search")
+    assert history_lines(at, "fts")[0] == "1. phrase 'dogs 2' in text · k=2"
+    # per table: another table has its own (empty) history
+    assert state.QUERY_HISTORY_CAP == 20
+    assert set(at.session_state[state.Search.HISTORY]) == {VECS}
