@@ -1,8 +1,8 @@
-"""Pieces of the Search & tune page: data preview, vector and full-text search, query plans,
-recall, the parameter sweep, build A/B and index maintenance.
+"""Pieces of the Search & tune page that query a table: data preview, vector and full-text
+search, the query history, query plans, and the query settings the tuning panels share
+(``components.tuning``: recall, sweep, Build A/B, requested against applied).
 
-The logic is ``backend.services.search`` (queries, plans) and ``backend.services.tuning`` (recall,
-sweep, build comparison, requested against applied); the query rule is
+The logic is ``backend.services.search`` (queries, plans); the query rule is
 ``backend.rules.query_rules``. Each panel keeps its last result per table in the session
 (``state.result``) so switching tabs does not lose it.
 """
@@ -17,18 +17,12 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import InvalidInputError
 
-from backend import capabilities
-from backend.rules import index_rules, query_rules
+from backend.rules import query_rules
 from backend.services import search, tuning
 from backend.services.charts import (
-    ab_figure,
-    latency_figure,
     plan_figure,
-    recall_histogram,
-    sweep_figure,
 )
 from backend.services.index_overview import tokenize_preview
-from backend.services.tasks import TASKS
 from backend.text import plural
 from components import feedback, state
 from components.cache import cached, table_scope
@@ -359,7 +353,7 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
     return {k: v for k, v in params.items() if v is not None and v is not False}
 
 
-def _clean(params: Mapping[str, Any]) -> dict[str, Any]:
+def clean(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: int(v) if isinstance(v, float) else v for k, v in params.items()}
 
 
@@ -451,7 +445,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     # the settings this run's result must have been made with (else it is not shown)
     settings = (
-        version, source, str(value), column, k, tuple(sorted(_clean(params).items())),
+        version, source, str(value), column, k, tuple(sorted(clean(params).items())),
         where.strip(), bool(prefilter), int(repeats),
     )  # fmt: skip
     if submitted:
@@ -461,17 +455,17 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
             vector = _query_vector(ns, info, column, source, value, version)
             return search.vector_search(
                 ns, info.table_id, vector, column=column, k=k, repeats=int(repeats),
-                version=version, **_clean(params), **extra,
+                version=version, **clean(params), **extra,
             )  # fmt: skip
 
         record_run(info.table_id, "vector", VECTOR_KEYS, vector_summary(
-            source, value, column, k, _clean(params), where.strip(), bool(prefilter), version
+            source, value, column, k, clean(params), where.strip(), bool(prefilter), version
         ))  # fmt: skip
         found = feedback.run(go_search, action="Vector search")
         if found is None:  # the error stands alone: no older rows under it
             state.clear_result(info.table_id, "vector")
         else:
-            state.set_result(info.table_id, "vector", (found, column, k, _clean(params)), settings)
+            state.set_result(info.table_id, "vector", (found, column, k, clean(params)), settings)
     last = state.result(info.table_id, "vector", settings)
     if last:
         render_search_result(last[0], score=search.DISTANCE, key_prefix="search.vec.result")
@@ -859,428 +853,56 @@ def _bytes(n: int) -> str:
     return human_bytes(n)
 
 
-# --------------------------------------------------------------------------------------------
-# Recall
-# --------------------------------------------------------------------------------------------
-
-
-def render_sample_inputs(
-    info: search.SearchTable, *, panel: str, sample: int
-) -> tuple[str, int, int, int]:
-    """Column, k, sample size and seed of a measurement (recall, sweep)."""
-    column, k = render_column_and_k(info, panel=panel)
-    c1, c2 = st.columns(2)
-    size = c1.number_input(
-        "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=sample,
-        key=f"search.{panel}.sample", persist_state=state.KEEP_WHILE_ON_PAGE,
-    )  # fmt: skip
-    seed = c2.number_input(
-        "Seed",
-        min_value=0,
-        value=0,
-        key=f"search.{panel}.seed",
-        persist_state=state.KEEP_WHILE_ON_PAGE,
-    )
-    return column, k, int(size), int(seed)
-
-
-def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> None:
-    """recall@k of ANN against exact search over a seeded sample of the table's own rows."""
-    if not info.vector_columns:
-        st.info("This table has no vector column.", icon=":material/info:")
-        return
-    with st.form("search.recall.form"):
-        column, k, sample, seed = render_sample_inputs(info, panel="recall", sample=100)
-        params = render_query_settings(info, column, panel="recall")
-        submitted = st.form_submit_button(
-            "Measure recall", type="primary", icon=":material/target:"
-        )
-    if submitted:
-        with st.spinner(f"Searching {plural(int(sample), 'sampled row')} twice (ANN, exact)…"):
-            found = feedback.run(
-                tuning.recall, ns, info.table_id, column=column, k=k, sample=int(sample),
-                seed=int(seed), version=version, **_clean(params), action="Measuring recall",
-            )  # fmt: skip
-        if found is not None:
-            state.set_result(info.table_id, "recall", found)
-    found = state.result(info.table_id, "recall")
-    if not found:
-        return
-    more = st.button(
-        f"More queries (+{int(sample)})",
-        key="search.recall.more",
-        icon=":material/add:",
-        disabled=not found.positions,
-        help="Measure another batch of rows, none sampled before, with this result's settings, "
-        "and add them: the mean is then over every query and its interval narrows.",
-    )
-    if more:
-        with st.spinner(f"Searching {plural(int(sample), 'more sampled row')} twice…"):
-            merged = feedback.run(
-                tuning.more_queries, ns, info.table_id, found, sample=int(sample),
-                action="Measuring more queries",
-            )  # fmt: skip
-        if merged is not None:
-            state.set_result(info.table_id, "recall", merged)
-            found = merged
-    render_recall_result(found)
-
-
-def recall_metric(found: tuning.RecallResult) -> query_rules.QueryMetric | None:
-    """The metric a recall measurement used (``None`` for a result without one)."""
-    if found.metric is None:
-        return None
-    chosen = found.query_params.get("distance_type") is not None
-    return query_rules.QueryMetric(found.metric, found.index_metric, chosen)
-
-
-def render_recall_result(found: tuning.RecallResult) -> None:
-    c1, c2, c3, c4 = st.columns(4)
-    low, high = found.interval
-    c1.metric(
-        f"recall@{found.k}",
-        f"{found.mean:.3f}",
-        help=f"95% confidence interval {low:.3f}-{high:.3f}; spread ± {found.std:.3f}",
-    )
-    c1.caption(f"95% interval {low:.3f}-{high:.3f}")
-    c2.metric("ANN p50", f"{found.ann_p50_ms:.1f} ms")
-    c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms")
-    speed = found.exact_p50_ms / found.ann_p50_ms if found.ann_p50_ms else float("nan")
-    c4.metric("Speed-up", f"{speed:.1f}×")
-    settings = ", ".join(f"{k}={v}" for k, v in found.query_params.items()) or "defaults"
-    st.caption(
-        feedback.as_text(
-            f"{plural(len(found.per_query), 'sampled row')}, each searched without itself; "
-            f"settings: {settings}"
-        )
-    )
-    render_metric_note(
-        recall_metric(found), bypass=bool(found.query_params.get("bypass_vector_index"))
-    )
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(recall_histogram(found.per_query, found.k), key="search.recall.hist")
-    c2.plotly_chart(latency_figure(found.ann_ms, found.exact_ms), key="search.recall.latency")
-
-
-# --------------------------------------------------------------------------------------------
-# Sweep
-# --------------------------------------------------------------------------------------------
-
-
-def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None:
-    """A grid of query parameters measured for recall and latency; the cheapest setting that
-    reaches a target recall, with copy as Python and a link."""
-    if not info.vector_columns:
-        st.info("This table has no vector column.", icon=":material/info:")
-        return
-    with st.form("search.sweep.form"):
-        column, k, sample, seed = render_sample_inputs(info, panel="sweep", sample=50)
-        distance = chosen_distance(
-            info, column, render_distance(info, column, panel="sweep", where=st)
-        )
-        st.caption("Values to try, comma-separated; `none` = not sent (the backend's default).")
-        grid_text = {
-            name: col.text_input(
-                name,
-                value=default,
-                key=f"search.sweep.grid.{name}",
-                persist_state=state.KEEP_WHILE_ON_PAGE,
-            )
-            for col, (name, default) in zip(st.columns(3), DEFAULT_GRID.items(), strict=True)
-        }
-        submitted = st.form_submit_button("Run the sweep", type="primary", icon=":material/tune:")
-    if submitted:
-        try:
-            grid = {n: tuning.parse_grid_values(n, t) for n, t in grid_text.items()}
-            grid = {n: v for n, v in grid.items() if v}
-            points = len(tuning.grid_points(grid))
-        except InvalidInputError as err:
-            feedback.show_error(err, action="Reading the grid")
-            return
-        bar = st.progress(0.0, text=f"Measuring {plural(points, 'setting')}…")
-
-        def tick(done: int, total: int) -> None:
-            bar.progress(done / total, text=f"{done} of {plural(total, 'setting')} measured")
-
-        frame = feedback.run(
-            tuning.sweep, ns, info.table_id, column=column, k=k, sample=int(sample),
-            seed=int(seed), grid=grid, progress=tick, version=version, distance_type=distance,
-            action="Sweeping",
-        )  # fmt: skip
-        bar.empty()
-        if frame is not None:
-            metric = info.metric_for(column, distance)
-            state.set_result(info.table_id, "sweep", (frame, list(grid), column, k, metric))
-    last = state.result(info.table_id, "sweep")
-    if last:
-        render_sweep_result(info, *last)
-
-
-def render_sweep_result(
-    info: search.SearchTable,
-    frame: pd.DataFrame,
-    keys: list[str],
-    column: str,
-    k: int,
-    metric: query_rules.QueryMetric | None = None,
-) -> None:
-    target = st.slider(
-        "Target recall", min_value=0.5, max_value=1.0, value=0.95, step=0.01,
-        key=state.Search.TARGET, persist_state=state.KEEP_WHILE_ON_PAGE,
-    )  # fmt: skip
-    render_metric_note(metric)
-    st.plotly_chart(sweep_figure(frame, keys, target), key="search.sweep.chart")
-    best = tuning.cheapest(frame, target)
-    indexed = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame
-    if best is None and indexed.empty:
-        feedback.show(
-            "warning",
-            "Every setting ran as brute force (lance searched without the index): there is "
-            "no index setting to pick.",
-        )
-    elif best is None:
-        top = indexed.loc[indexed["recall"].idxmax()]
-        bound = (
-            f", its interval {top['recall_low']:.3f}-{top['recall_high']:.3f}"
-            if "recall_low" in indexed.columns
-            else ""
-        )
-        feedback.show(
-            "warning",
-            f"No setting reaches recall {target:.2f} with 95% confidence (best "
-            f"{top['recall']:.3f}{bound}): try more queries, more probes, a refine factor, "
-            "or a finer index.",
-        )
-    else:
-        params = tuning.setting_params(best, keys)
-        if metric is not None and metric.chosen and "distance_type" not in params:
-            params["distance_type"] = metric.metric  # the sweep's own choice, kept in the link
-        text = ", ".join(f"{k}={v}" for k, v in params.items()) or "the defaults"
-        feedback.show(
-            "success",
-            f"Cheapest setting reaching recall {target:.2f} with 95% confidence: {text} "
-            f"(recall {best['recall']:.3f}, interval {best['recall_low']:.3f}-"
-            f"{best['recall_high']:.3f}, p50 {best['p50_ms']:.1f} ms, p95 {best['p95_ms']:.1f} ms).",
-        )
-        render_setting_snippets(info.table_id, column, k, params)
-    indexed_rows = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame
-    shown = frame.assign(
-        pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)
-    )
-    st.dataframe(shown, hide_index=True, key="search.sweep.grid")
-    st.download_button(
-        "Download the sweep (JSON)", tuning.result_json(frame), file_name="sweep.json",
-        mime="application/json", key="search.sweep.download", icon=":material/download:",
-    )  # fmt: skip
-
-
-# --------------------------------------------------------------------------------------------
-# Build A/B
-# --------------------------------------------------------------------------------------------
-
-AB_DEFAULT = pd.DataFrame(
-    [
-        {"index_type": "IVF_PQ", "num_partitions": 16, "num_sub_vectors": 8, "m": None},
-        {"index_type": "IVF_PQ", "num_partitions": 64, "num_sub_vectors": 16, "m": None},
-        {"index_type": "IVF_HNSW_SQ", "num_partitions": 4, "num_sub_vectors": None, "m": 16},
-    ]
-).assign(distance_type=pd.Series([None] * 3, dtype=object))
-_AB_TEXT = frozenset({"index_type", "distance_type"})
-
-
-def ab_configs(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """The editor's rows as build configurations (empty cells left out: no distance is the
-    metric of the table's own index)."""
-    configs = []
-    for _, row in rows.iterrows():
-        config = {
-            key: (int(value) if key not in _AB_TEXT else str(value))
-            for key, value in row.items()
-            if value is not None
-            and not (isinstance(value, float) and pd.isna(value))
-            and str(value) != ""
-        }
-        if config.get("index_type"):
-            configs.append(config)
-    return configs
-
-
-def _task_list(kind: str, table_id: tuple[str, ...]) -> list[Any]:
-    found = [TASKS.get(t) for t in reversed(state.tasks())]
-    return [t for t in found if t is not None and t.kind == kind and t.table_id == table_id]
-
-
-def render_task(task: Any) -> bool:
-    """A task's progress or outcome; True once it has finished."""
-    if not task.done:
-        st.progress(task.fraction, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)")
-        return False
-    if task.status == "failed":
-        feedback.show_error(task.error, action=task.label)
-    return True
-
-
-def render_build_ab(ns: Any, info: search.SearchTable) -> None:
-    """Compare vector index builds on a scratch copy of a sample, in the background."""
-    if not info.vector_columns:
-        st.info("This table has no vector column.", icon=":material/info:")
-        return
-    st.caption(tuning.SCRATCH_NOTE)
-    with st.form("search.ab.form"):
-        st.caption(
-            "A build without a distance uses the metric of the table's own index on the "
-            "column; each build is measured against exact search with its own metric."
-        )
-        column, k = render_column_and_k(info, panel="ab")
-        c1, c2 = st.columns(2)
-        rows = c1.number_input(
-            "Sample (rows copied)", min_value=100, max_value=200_000, value=20_000, step=1000,
-            key="search.ab.rows", persist_state=state.KEEP_WHILE_ON_PAGE,
-        )  # fmt: skip
-        queries = c2.number_input(
-            "Queries",
-            min_value=1,
-            max_value=500,
-            value=50,
-            key="search.ab.queries",
-            persist_state=state.KEEP_WHILE_ON_PAGE,
-        )
-        edited = st.data_editor(
-            AB_DEFAULT,
-            num_rows="dynamic",
-            hide_index=True,
-            key="search.ab.configs",
-            column_config={
-                "index_type": st.column_config.SelectboxColumn(
-                    "Index type", options=list(index_rules.VECTOR_INDEX_TYPES), required=True
-                ),
-                "num_partitions": st.column_config.NumberColumn("Partitions", min_value=1),
-                "num_sub_vectors": st.column_config.NumberColumn("Sub-vectors", min_value=1),
-                "distance_type": st.column_config.SelectboxColumn(
-                    "Distance", options=list(DISTANCES), required=False
-                ),
-                "m": st.column_config.NumberColumn("HNSW m", min_value=index_rules.MIN_HNSW_M),
-            },
-        )
-        running = any(not t.done for t in _task_list("build_ab", info.table_id))
-        submitted = st.form_submit_button(
-            "Compare builds", type="primary", icon=":material/compare_arrows:", disabled=running
-        )
-    if submitted:
-        configs = ab_configs(edited)
-
-        def work(progress: Any) -> pd.DataFrame:
-            return tuning.build_ab(
-                ns, info.table_id, column=column, configs=configs, sample_rows=int(rows),
-                queries=int(queries), k=k, progress=progress,
-            )  # fmt: skip
-
-        state.add_task(
-            TASKS.start(
-                "build_ab", f"Comparing {plural(len(configs), 'build')}", info.table_id, work
-            )
-        )
-    render_ab_tasks(info.table_id)
-
-
-def render_ab_tasks(table_id: tuple[str, ...]) -> None:
-    tasks = _task_list("build_ab", table_id)
-    if not tasks:
-        return
-
-    def panel() -> None:
-        task = _task_list("build_ab", table_id)[0]
-        if render_task(task) and task.status == "succeeded":
-            render_ab_result(task.result)
-
-    st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
-
-
-def render_ab_result(frame: pd.DataFrame) -> None:
-    from components.indexes import human_bytes
-
-    st.dataframe(
-        frame.assign(size=[human_bytes(v) for v in frame["size_bytes"]]).drop(
-            columns=["size_bytes"]
-        ),
-        hide_index=True,
-        key="search.ab.grid",
-        column_config={
-            "config": st.column_config.TextColumn("Build", width="large"),
-            "recall": st.column_config.ProgressColumn(
-                "Recall", min_value=0.0, max_value=1.0, width=110
-            ),
-            "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.2f", width=75),
-            "size": st.column_config.TextColumn("Index size", width=85),
-            "build_s": st.column_config.NumberColumn("Build (s)", format="%.2f", width=75),
-            "rows": st.column_config.NumberColumn("Rows", format="localized", width=70),
-            "metric": st.column_config.TextColumn("Distance", width=75),
-            "brute_force": st.column_config.CheckboxColumn(
-                "Brute force", width=85, help="The query ran without the index"
-            ),
-        },
-    )
-    st.plotly_chart(ab_figure(frame), key="search.ab.chart")
-
-
-# --------------------------------------------------------------------------------------------
-# Requested against applied, maintenance
-# --------------------------------------------------------------------------------------------
-
-
-def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
-    frame = feedback.run(
-        tuning.requested_vs_applied, ns, info.table_id, action="Reading the index details"
-    )
-    if frame is None:
-        return
-    if frame.empty:
-        st.info("This table has no vector index.", icon=":material/info:")
-        return
-    if capabilities(ns).kind == "rest":
-        st.caption(
-            "Requested: what this console sent in this session (the spec does not keep it); "
-            "applied: what the server's index details say."
-        )
-    else:
-        st.caption("Requested: what the console asked for (and chose); applied: lance's record.")
-    differs = frame[frame["differs"]]
-    if not differs.empty:
-        feedback.show(
-            "warning",
-            "Applied differs from requested: "
-            + "; ".join(
-                f"{r.index} {r.parameter} {r.requested} → {r.applied} ({r.note})"
-                for r in differs.itertuples()
-            ),
-        )
-    st.dataframe(
-        frame,
-        hide_index=True,
-        key="search.params.grid",
-        column_config={"differs": st.column_config.CheckboxColumn("Differs")},
-    )
-
-
 __all__ = [
+    "AUTO",
+    "DEFAULT_GRID",
+    "DISTANCES",
+    "FTS_KEYS",
+    "HISTORY_LABEL",
+    "MATCH_MARK",
+    "PLAN_FORMATS",
+    "PLAN_FTS",
+    "PLAN_SCAN",
+    "PLAN_VECTOR",
+    "SOURCE_NUMBERS",
+    "SOURCE_ROW",
+    "SOURCE_TEXT",
     "TABS",
+    "TAB_AB",
+    "TAB_FTS",
+    "TAB_PARAMS",
+    "TAB_PLAN",
+    "TAB_PREVIEW",
+    "TAB_RECALL",
     "TAB_SLUGS",
-    "ab_configs",
+    "TAB_SWEEP",
+    "TAB_VECTOR",
+    "VECTOR_KEYS",
     "apply_shared_setting",
+    "chosen_distance",
+    "clean",
     "highlighted",
     "open_tabs",
-    "plan_figure",
-    "render_build_ab",
+    "plan_table",
+    "preview",
+    "record_run",
+    "render_column_and_k",
+    "render_distance",
     "render_fts_search",
+    "render_history",
+    "render_index_in_use",
+    "render_metric_note",
     "render_plan",
+    "render_plan_text",
     "render_preview",
-    "render_recall",
-    "render_requested_vs_applied",
-    "render_sweep",
+    "render_query_settings",
+    "render_query_tokens",
+    "render_search_result",
+    "render_setting_snippets",
     "render_table_summary",
     "render_vector_search",
     "render_version_input",
     "search_table",
     "share_url",
-    "sweep_figure",
+    "vector_summary",
 ]

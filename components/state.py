@@ -8,6 +8,7 @@ URL (``bind="query-params"``) use the query parameter's name as their key: :data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -180,6 +181,11 @@ class Versions:
     ROWS_PREVIEW = "versions.rows_preview"  # (table id tuple, filter, DeletePreview) last preview
     GRID = "versions.list.grid"  # widget: the versions list (a row picked opens that version)
     OPEN_BY_TAG = "versions.open_by_tag"  # widget: "Open by tag" (a tag's version opens)
+    # (table id tuple, restored version, [LostIndex]): the indexes a restore left behind,
+    # offered to be built again until built or dismissed
+    REBUILD = "versions.rebuild"
+    REBUILD_GO = "versions.rebuild.go"  # widget: "Rebuild the indexes"
+    REBUILD_DISMISS = "versions.rebuild.dismiss"  # widget: "Not now"
 
 
 def open_manage_tab(label: str) -> None:
@@ -191,6 +197,16 @@ def open_manage_tab(label: str) -> None:
 def compare_pair(table_id: list[str]) -> tuple[int, int] | None:
     pair = _get(Versions.COMPARE)
     return (pair[1], pair[2]) if pair and pair[0] == tuple(table_id) else None
+
+
+def rebuild_offer(table_id: Sequence[str]) -> tuple[int, list[Any]] | None:
+    """The indexes the last restore of ``table_id`` left behind: (restored version, lost)."""
+    offer = _get(Versions.REBUILD)
+    return (offer[1], list(offer[2])) if offer and offer[0] == tuple(table_id) else None
+
+
+def set_rebuild_offer(table_id: Sequence[str], version: int, lost: Sequence[Any]) -> None:
+    _set(Versions.REBUILD, (tuple(table_id), int(version), list(lost)) if lost else None)
 
 
 def show_version(version: int) -> None:

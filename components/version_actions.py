@@ -40,6 +40,7 @@ from components.writes import (
     READ_ONLY,
     Write,
     confirmed_submit,
+    lost_indexes,
     runs,
     tag_version,
 )
@@ -116,6 +117,36 @@ def search_link_params(table_id: Sequence[str]) -> list[tuple[str, str]]:
     return query
 
 
+def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> list[Any] | None:
+    """After a restore that left indexes behind: which, and "Rebuild the indexes" (their
+    CreateTableIndex requests, for the page to start as index builds) or "Not now"."""
+    offer = state.rebuild_offer(table_id)
+    if offer is None:
+        return None
+    version, lost = offer
+    with st.container(border=True):
+        st.markdown(
+            feedback.as_text(
+                f"The restore of v{version} left {plural(len(lost), 'index', 'indexes')} behind: "
+                + ", ".join(ix.describe() for ix in lost)
+                + "."
+            )
+        )
+        c1, c2, _ = st.columns([1, 1, 3])
+        go = c1.button(
+            "Rebuild the indexes",
+            key=state.Versions.REBUILD_GO,
+            type="primary",
+            icon=":material/build:",
+            disabled=read_only,
+            help="Disabled: read-only connection" if read_only else None,
+        )
+        if c2.button("Not now", key=state.Versions.REBUILD_DISMISS):
+            state.set_rebuild_offer(table_id, version, [])
+            st.rerun()
+    return lc.rebuild_requests(table_id, lost) if go else None
+
+
 def _restore(ns: Any, table_id: list[str], version: int) -> int:
     """Restore ``version``; the new latest version (read back, not guessed)."""
     lc.restore_version(ns, table_id, version)
@@ -123,10 +154,19 @@ def _restore(ns: Any, table_id: list[str], version: int) -> int:
 
 
 def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
-    """RestoreTable of ``version``; its result is the new version."""
+    """RestoreTable of ``version``; its result is the new version. The indexes it leaves
+    behind are read first and offered to be built again afterwards (``render_rebuild_offer``)."""
     where = ids.display_id(table_id)
+    tid = list(table_id)
+
+    def restore() -> int:
+        lost = lc.indexes_lost_by_restore(ns, tid, int(version))
+        new = _restore(ns, tid, int(version))
+        state.set_rebuild_offer(tid, int(version), lost)
+        return new
+
     return Write(
-        _restore, (ns, list(table_id), int(version)), f"Restoring v{version}",
+        restore, (), f"Restoring v{version}",
         lambda new: f"Restored v{version} of {where} as v{new}, the new latest version.",
     )  # fmt: skip
 
@@ -269,6 +309,20 @@ def render_version_actions(
     )
     if box is None:
         return None
+    with box:
+        lost = feedback.run(
+            lost_indexes, tuple(table_id), int(picked), action=f"Reading the indexes of v{picked}"
+        )
+        if lost:
+            st.warning(
+                feedback.as_text(
+                    f"The latest version has {plural(len(lost), 'index', 'indexes')} that "
+                    f"v{picked} does not: {', '.join(ix.describe() for ix in lost)}. The restored version "
+                    "will have none of them; once restored, they can be built again with their "
+                    "recorded parameters."
+                ),
+                icon=":material/warning:",
+            )
     with box, st.form(f"{key_prefix}.{picked}", border=False):
         st.caption(
             f"Restoring makes a new latest version, v{new}, whose content is v{picked}'s. "

@@ -51,6 +51,12 @@ def tag_version(ns: Any, table_id: tuple[str, ...], tag: str) -> int:
     return lc.tag_version(ns, table_id, tag)
 
 
+@cached(lambda table_id, version: table_scope(table_id), ttl=30)
+def lost_indexes(ns: Any, table_id: tuple[str, ...], version: int) -> list[lc.LostIndex]:
+    """The indexes a restore of ``version`` would leave behind (``lifecycle``)."""
+    return lc.indexes_lost_by_restore(ns, table_id, version)
+
+
 @cached(table_scope, ttl=30)
 def drop_preview(ns: Any, table_id: tuple[str, ...]) -> lc.DropPreview:
     return lc.drop_preview(ns, table_id)

@@ -185,7 +185,7 @@ def index_charts_page(overview, history) -> None:  # the script AppTest runs alo
 def sweep_page(frame) -> None:  # the script AppTest runs alone
     from types import SimpleNamespace
 
-    from components.search import render_sweep_result
+    from components.tuning import render_sweep_result
 
     render_sweep_result(SimpleNamespace(table_id=("a", "b")), frame, ["nprobes"], "vec", 10)
 

@@ -5,7 +5,7 @@ check the parameters lance applied, and maintain the indexes."""
 import streamlit as st
 
 import backend
-from components import feedback, indexes, search, tables, writes
+from components import feedback, indexes, search, tables, tuning, writes
 from components.connection import is_read_only, require_namespace
 
 st.title("Search & tune")
@@ -30,18 +30,22 @@ panels = {
     search.TAB_VECTOR: lambda: search.render_vector_search(ns, info, version),
     search.TAB_FTS: lambda: search.render_fts_search(ns, info, version),
     search.TAB_PLAN: lambda: search.render_plan(ns, info, version),
-    search.TAB_RECALL: lambda: search.render_recall(ns, info, version),
-    search.TAB_SWEEP: lambda: search.render_sweep(ns, info, version),
-    search.TAB_AB: lambda: search.render_build_ab(ns, info),
+    search.TAB_RECALL: lambda: tuning.render_recall(ns, info, version),
+    search.TAB_SWEEP: lambda: tuning.render_sweep(ns, info, version),
 }
 for name, render in panels.items():
     with tabs[name]:
         if tabs[name].open:
             render()
 
+with tabs[search.TAB_AB]:
+    if tabs[search.TAB_AB].open and (comparison := tuning.render_build_ab(ns, info)):
+        writes.start_task(comparison)
+        st.rerun()
+
 with tabs[search.TAB_PARAMS]:
     if tabs[search.TAB_PARAMS].open:
-        search.render_requested_vs_applied(ns, info)
+        tuning.render_requested_vs_applied(ns, info)
         st.subheader("Maintenance", anchor=False)
         overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
         if overview is not None:

@@ -5,6 +5,7 @@ policy or by range (never the latest), deleting rows by a filter (previewed firs
 
 import streamlit as st
 
+from backend.services import build_jobs
 from components import feedback, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
@@ -66,6 +67,15 @@ if restore := version_actions.render_version_actions(
     table_id, picked, latest, key_prefix=f"versions.restore{fv}.{tid}", read_only=read_only
 ):
     send(version_actions.restore_write(ns, table_id, restore), show_result=True)
+if rebuild := version_actions.render_rebuild_offer(table_id, read_only=read_only):
+    for request in rebuild:
+        state.add_build_job(build_jobs.start_build(ns, request))
+    state.set_rebuild_offer(table_id, 0, [])
+    names = ", ".join(str(r.name) for r in rebuild)
+    feedback.flash(
+        "versions", "success", f"Building again: {names}. The Indexes page follows them."
+    )
+    st.rerun()
 
 if (tabs := ver.manage_tabs()) is None:
     st.stop()

@@ -24,6 +24,7 @@ import pandas as pd
 from lance_namespace import (
     BatchDeleteTableVersionsRequest,
     BatchDeleteTableVersionsResponse,
+    CreateTableIndexRequest,
     CreateTableTagRequest,
     DeleteTableTagRequest,
     DeregisterTableRequest,
@@ -36,6 +37,7 @@ from lance_namespace import (
     GetTableTagVersionRequest,
     LanceNamespace,
     ListNamespacesRequest,
+    ListTableIndicesRequest,
     ListTablesRequest,
     ListTableTagsRequest,
     RegisterTableRequest,
@@ -53,7 +55,7 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
 )
 
-from backend.rules import ids, version_ranges
+from backend.rules import ids, index_rules, version_ranges
 from backend.services import catalog_views
 
 from ..capabilities import BackendCapabilities
@@ -86,6 +88,63 @@ def restore_version(
             f"version {version} of {ids.format_id(tid)} does not exist (deleted or never written)",
         )
     return ns.restore_table(RestoreTableRequest(id=tid, version=version))
+
+
+@dataclass(frozen=True)
+class LostIndex:
+    """An index of the latest version that an older version does not have: restoring that
+    version makes a latest version without it. ``params``: the build parameters recorded for
+    it (the local backend keeps the console's vector builds; empty otherwise)."""
+
+    name: str
+    index_type: str
+    column: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.name} ({self.index_type} on {self.column}{'; ' + shown if shown else ''})"
+
+
+def indexes_lost_by_restore(
+    ns: LanceNamespace, table_id: Sequence[str], version: int
+) -> list[LostIndex]:
+    """The indexes a restore of ``version`` leaves behind: those of the latest version that
+    ``version`` does not have (ListTableIndices at both versions), with their recorded build
+    parameters where the backend keeps them."""
+    tid = ids.check_id(table_id)
+
+    def listed(at: int | None) -> dict[str, Any]:
+        request = ListTableIndicesRequest(id=tid, version=at)
+        return {ix.index_name: ix for ix in list_all(ns.list_table_indices, request, "indexes")}
+
+    now, then = listed(None), listed(int(version))
+    recorded_of = getattr(ns, "index_requests", None)
+    recorded = recorded_of(tid) if callable(recorded_of) else {}
+    lost = []
+    for name, ix in sorted(now.items()):
+        if name in then or not ix.columns:
+            continue
+        kind = index_rules.normalize_index_type(ix.index_type) or str(ix.index_type)
+        lost.append(LostIndex(name, kind, ix.columns[0], dict(recorded.get(name) or {})))
+    return lost
+
+
+def rebuild_requests(table_id: Sequence[str], lost: Sequence[LostIndex]) -> list[Any]:
+    """The CreateTableIndex requests that build ``lost`` again on the restored version: the
+    same name, type and column, with the recorded parameters (the backend chooses the rest, as
+    it did for the first build)."""
+    fields = set(CreateTableIndexRequest.model_fields)
+    return [
+        CreateTableIndexRequest(
+            id=list(table_id),
+            column=ix.column,
+            index_type=ix.index_type,
+            name=ix.name,
+            **{k: v for k, v in ix.params.items() if k in fields},
+        )  # fmt: skip
+        for ix in lost
+    ]
 
 
 # -- tags -----------------------------------------------------------------------------------------

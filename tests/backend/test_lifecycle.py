@@ -533,3 +533,45 @@ def test_a_deregistered_table_is_registered_again(ns, backend_kind, tmp_path: Pa
     if backend_kind == "local":
         with pytest.raises(InvalidInputError, match="outside the namespace root"):
             lc.register_table(ns, ["ns", "y"], "/etc")
+
+
+def test_a_restore_says_which_indexes_it_leaves_behind_and_builds_them_again(ns) -> None:
+    """indexes_lost_by_restore: the latest version's indexes that the restored version lacks
+    (with the recorded build parameters on the local backend); rebuild_requests builds them
+    again on the restored version, under the same names."""
+    from lance_namespace import CreateTableIndexRequest, ListTableIndicesRequest
+
+    from backend.services import index_overview
+
+    ns.create_namespace(CreateNamespaceRequest(id=["r"]))
+    table = ["r", "t"]
+    create_table(ns, table, make_table(300, dim=8))  # v1
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="id_btree")
+    )  # v2
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=table, column="vec", index_type="IVF_FLAT", name="vec_ivf", num_partitions=1
+        )
+    )  # v3
+    assert lc.indexes_lost_by_restore(ns, table, 3 - 1) == [
+        lc.LostIndex(
+            "vec_ivf",
+            "IVF_FLAT",
+            "vec",
+            {"num_partitions": 1},  # as asked (both backends keep the console's requests)
+        )
+    ]
+    lost = lc.indexes_lost_by_restore(ns, table, 1)
+    assert [(ix.name, ix.index_type, ix.column) for ix in lost] == [
+        ("id_btree", "BTREE", "id"),
+        ("vec_ivf", "IVF_FLAT", "vec"),
+    ]
+    lc.restore_version(ns, table, 1)  # v4: v1's content, no index
+    listed = ns.list_table_indices(ListTableIndicesRequest(id=table)).indexes
+    assert listed == []
+    for request in lc.rebuild_requests(table, lost):
+        index_overview.create_index(ns, request)
+    after = ns.list_table_indices(ListTableIndicesRequest(id=table)).indexes
+    assert sorted(ix.index_name for ix in after) == ["id_btree", "vec_ivf"]
+    assert lc.indexes_lost_by_restore(ns, table, 3) == []  # nothing left behind now

@@ -37,6 +37,7 @@ from backend.services import search, tuning
 from backend.services.tasks import TASKS
 from components import search as srch
 from components import state
+from components import tuning as tuning_ui
 from tests.support import (
     append_rows,
     ipc_stream_bytes,
@@ -858,7 +859,7 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
             {"index_type": "IVF_FLAT", "num_partitions": 2.0, "distance_type": "dot"},
         ]
     )
-    assert srch.ab_configs(rows) == [
+    assert tuning_ui.ab_configs(rows) == [
         {"index_type": "IVF_FLAT", "num_partitions": 2},
         {"index_type": "IVF_FLAT", "num_partitions": 2, "distance_type": "dot"},
     ]
@@ -873,7 +874,7 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
     at.run()
     assert_no_exception(at)
     frame = grid_with(at, "config")
-    assert frame["metric"].tolist() == ["cosine"] * len(srch.AB_DEFAULT)
+    assert frame["metric"].tolist() == ["cosine"] * len(tuning_ui.AB_DEFAULT)
     assert not frame["brute_force"].any()
     assert frame["recall"].between(0.0, 1.0).all()
 

@@ -632,3 +632,37 @@ def test_tag_link_logs_no_session_state_warning(make_app, ui_env) -> None:
     finally:
         logger.removeHandler(handler)
     assert [r.getMessage() for r in records if "Session State API" in r.getMessage()] == []
+
+
+def test_restore_warns_of_the_indexes_it_leaves_behind_and_builds_them_again(
+    make_app, ui_env
+) -> None:
+    from lance_namespace import CreateTableIndexRequest, ListTableIndicesRequest
+
+    from backend.services import build_jobs
+
+    ns = backend.connect(str(ui_env))
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(
+            id=["sales", "orders"], column="id", index_type="BTREE", name="id_btree"
+        )
+    )  # v4
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    open_panel(at, state.Versions.RESTORE_OPEN)
+    (warning,) = alerts(at, "warning")
+    assert "The latest version has 1 index that v1 does not: id_btree (BTREE on id)." in warning
+    assert "built again with their recorded parameters" in warning
+
+    restore(at, 1, confirm=True)
+    assert alerts(at, "success") == ["Restored v1 of sales › orders as v5, the new latest version."]
+    assert ns.list_table_indices(ListTableIndicesRequest(id=["sales", "orders"])).indexes == []
+    assert "The restore of v1 left 1 index behind: id_btree (BTREE on id)." in texts(at)
+
+    at.button(key=state.Versions.REBUILD_GO).click().run()
+    assert_no_exception(at)
+    for job_id in at.session_state[state.Indexes.JOBS]:
+        assert build_jobs.JOBS.wait(job_id, timeout=60).status == "succeeded"
+    rebuilt = ns.list_table_indices(ListTableIndicesRequest(id=["sales", "orders"])).indexes
+    assert [ix.index_name for ix in rebuilt] == ["id_btree"]
+    assert alerts(at, "success") == ["Building again: id_btree. The Indexes page follows them."]
+    assert "left 1 index behind" not in texts(at)  # the offer is gone once taken
