@@ -30,7 +30,10 @@ lint: $(STAMP)
 
 ## Test files on a RAM disk when there is one: the tests write (and Lance and the audit log
 ## fsync) many small files, about 30% of the loop's time on a disk. TEST_TMP= : the default.
-TEST_TMP ?= $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm/lance-console-tests)
+## Only a RAM disk with room (4 GiB free: a container's default 64 MiB /dev/shm is not).
+TEST_TMP ?= $(shell test -d /dev/shm -a -w /dev/shm && \
+  test "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -ge 4194304 2>/dev/null && \
+  echo /dev/shm/lance-console-tests)
 PYTEST = $(if $(TEST_TMP),mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP)) $(BIN)/python -m pytest
 
 ## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests.
@@ -38,6 +41,6 @@ test: $(STAMP) browser lint
 	$(PYTEST) --durations=25
 
 ## The inner loop: everything but the browser tests and the slow crash/concurrency/child-process
-## tests (marked ``slow``).
+## tests (marked ``slow``), on every core (pytest-xdist).
 test-fast: $(STAMP)
-	$(PYTEST) -q -m "not e2e and not slow" --durations=10
+	$(PYTEST) -q -n auto -m "not e2e and not slow" --durations=10
