@@ -425,7 +425,7 @@ def _reset_selection() -> None:
 def _on_pick() -> None:
     """The picker changed: probe the new connection; on failure keep the previous one."""
     name = str(state.get(state.QP_CONN) or DEFAULT)
-    previous = str(state.get("conn.active") or DEFAULT)
+    previous = str(state.get(state.Conn.ACTIVE) or DEFAULT)
     spec = options().get(name)
     problem = probe(spec) if spec is not None else f"Unknown connection {name}."
     if spec is None or problem:
@@ -437,7 +437,7 @@ def _on_pick() -> None:
         else:
             state.notice("error", problem or "Not connected.")
         return
-    state.put("conn.active", name)
+    state.put(state.Conn.ACTIVE, name)
     state.set_read_only(spec.read_only or state.read_only())
     _reset_selection()
     state.notice("success", f"Connected to {name} ({spec.kind}).")
@@ -448,7 +448,7 @@ def _apply_pending() -> None:
     if pending:
         name, read_only = pending
         state.put(state.QP_CONN, name)
-        state.put("conn.active", name)
+        state.put(state.Conn.ACTIVE, name)
         state.set_read_only(read_only)
         _reset_selection()
 
@@ -456,7 +456,7 @@ def _apply_pending() -> None:
 def _restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
     """First run of a session: a ``?conn=`` the session cannot restore opens the default
     read-only, with a warning (never a quiet switch to another backend)."""
-    if "conn.active" in st.session_state:
+    if state.has(state.Conn.ACTIVE):
         return
     wanted = st.query_params.get(state.QP_CONN)
     if wanted and wanted not in opts:
@@ -468,7 +468,7 @@ def _restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
             "restore (it was not saved). The default connection is open, read-only: pick a "
             "connection or connect again before writing.",
         )
-    state.put("conn.active", wanted if wanted in opts else DEFAULT)
+    state.put(state.Conn.ACTIVE, wanted if wanted in opts else DEFAULT)
 
 
 def switch_to(spec: ConnectionSpec, typed: Secrets | None = None) -> str | None:

@@ -719,7 +719,7 @@ def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | Non
 def open_tabs(names: Sequence[str]) -> tuple[Any, Any, Any]:
     """The page's stateful tabs (a rerun keeps the open one; only the open one is computed);
     a deep link ``?index=`` opens "Selected index" on the session's first run."""
-    if state.Indexes.TABS not in st.session_state and st.query_params.get(state.QP_INDEX) in names:
+    if not state.has(state.Indexes.TABS) and st.query_params.get(state.QP_INDEX) in names:
         state.put(state.Indexes.TABS, TAB_SELECTED)
     create_tab, index_tab, stats_tab = st.tabs(
         [TAB_CREATE, TAB_SELECTED, TAB_STATS],

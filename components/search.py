@@ -80,7 +80,7 @@ def preview(
 def open_tabs() -> Any:
     """The page's stateful tabs (only the open one is computed); ``?tab=`` opens one."""
     slug = st.query_params.get(state.QP_TAB)
-    if state.Search.TABS not in st.session_state and slug in TAB_SLUGS:
+    if not state.has(state.Search.TABS) and slug in TAB_SLUGS:
         state.put(state.Search.TABS, TAB_SLUGS[slug])
     return st.tabs(list(TABS), default=TAB_PREVIEW, key=state.Search.TABS, on_change="rerun")
 
@@ -211,7 +211,7 @@ def _seed(key: str, default: Any) -> None:
     """A form widget's value lives in the session, seeded with ``default`` when absent; the
     widget is drawn without a default of its own, so a value put back through the session
     ("re-apply", a shared link) makes Streamlit log no default-and-session-state warning."""
-    if key not in st.session_state:
+    if not state.has(key):
         state.put(key, default)
 
 
@@ -560,7 +560,7 @@ def vector_summary(
 
 def record_run(table_id: tuple[str, ...], kind: str, keys: Sequence[str], summary: str) -> None:
     """Keep a search run in the table's history: the form's values (those set) and a line."""
-    settings = {key: st.session_state[key] for key in keys if key in st.session_state}
+    settings = {key: state.get(key) for key in keys if state.has(key)}
     state.record_query(table_id, state.QueryRun(kind, settings, summary))
 
 

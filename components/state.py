@@ -62,6 +62,7 @@ class Conn:
     CREATE_OFFER = "conn.create_offer"  # a local directory that does not exist yet
     REACHED = "conn.reached"  # connection keys that answered in this session (stale banner)
     RUN = "conn.run"  # this script run's reading of the saved connections and active connection
+    ACTIVE = "conn.active"  # name of the active connection (the picker's value)
 
 
 def notice(kind: str, text: str) -> None:
@@ -338,6 +339,11 @@ def get(key: str, default: Any = None) -> Any:
 
 def put(key: str, value: Any) -> None:
     _set(key, value)
+
+
+def has(key: str) -> bool:
+    """Whether the session holds ``key`` (a widget drawn before, a value set)."""
+    return key in st.session_state
 
 
 def drop(key: str) -> Any:

@@ -104,7 +104,7 @@ def _selected_rows(grid_state: Any) -> list[int]:
 def _grid_picked(grid_key: str, versions: tuple[int, ...]) -> None:
     """The versions list's selection callback: the row picked opens its version (the
     version already shown is left as it is: the list echoing the picker's choice)."""
-    picked = _selected_rows(st.session_state.get(grid_key))
+    picked = _selected_rows(state.get(grid_key))
     if (
         picked
         and 0 <= picked[0] < len(versions)
@@ -119,11 +119,11 @@ def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> An
     ``selection_default`` on its first run; later, a list out of step (another version
     picked, typed, or another page) is set through the session."""
     want = [i for i, v in enumerate(versions) if v == picked][:1]
-    now = st.session_state.get(grid_key)
+    now = state.get(grid_key)
     if now is None:
         return {"selection": {"rows": want, "columns": []}} if want else None
     if _selected_rows(now) != want:
-        st.session_state[grid_key] = {"selection": {"rows": want, "columns": []}}
+        state.put(grid_key, {"selection": {"rows": want, "columns": []}})
     return None
 
 
@@ -389,21 +389,21 @@ def shown_version(versions: pd.DataFrame) -> int:
 
 
 def _tag_picked(tags: Mapping[str, int]) -> None:
-    tag = st.session_state.get(state.Versions.OPEN_BY_TAG)
+    tag = state.get(state.Versions.OPEN_BY_TAG)
     if isinstance(tag, str) and tag in tags:
         state.pick_version(tags[tag], tag=tag)
 
 
 def _version_typed() -> None:
-    st.session_state[state.Versions.OPEN_BY_TAG] = None  # a typed version is no tag's
+    state.put(state.Versions.OPEN_BY_TAG, None)  # a typed version is no tag's
 
 
 def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any = st) -> None:
     """ "Open by tag": the table's tags; choosing one opens its version in the picker."""
     by_name = {t: int(v) for v, names in (tagged or {}).items() for t in names}
-    current = st.session_state.get(state.Versions.OPEN_BY_TAG)
+    current = state.get(state.Versions.OPEN_BY_TAG)
     if current is not None and current not in by_name:
-        st.session_state[state.Versions.OPEN_BY_TAG] = None
+        state.put(state.Versions.OPEN_BY_TAG, None)
     where.selectbox(
         "Open by tag",
         sorted(by_name),

@@ -105,7 +105,9 @@ def version_rows(
     fragments' physical rows less their deletions, ``count_rows`` without a filter). REST:
     ``total_rows`` of the version's ListTableVersions metadata (``listed``, a
     :func:`list_versions` frame) when the server gives it, else of DescribeTable at that
-    version; a server whose first answer carries none is not asked again."""
+    version, else CountTableRows at that version (exact; pylance's directory namespace gives a
+    summary only for root-level tables). Once DescribeTable answers without a count it is not
+    asked again; a version that cannot be counted stays ``None``."""
     wanted = [int(v) for v in versions]
     out: dict[int, int | None] = dict.fromkeys(wanted)
     tid = list(table_id)
@@ -128,18 +130,26 @@ def version_rows(
         for v, meta in zip(listed["version"], listed["metadata"], strict=True):
             if int(v) in out and meta:
                 out[int(v)] = whole_number(json.loads(meta).get("total_rows"))
+    summaries = True  # DescribeTable carries a count (until an answer says otherwise)
     for v in wanted:
         if out[v] is not None:
             continue
+        if summaries:
+            try:
+                resp = ns.describe_table(
+                    DescribeTableRequest(id=tid, version=v, load_detailed_metadata=True)
+                )
+            except LanceNamespaceError:
+                continue
+            out[v] = whole_number((resp.metadata or {}).get("total_rows"))
+            if out[v] is not None:
+                continue
+            summaries = False  # no summary here: asking again costs and says nothing
         try:
-            resp = ns.describe_table(
-                DescribeTableRequest(id=tid, version=v, load_detailed_metadata=True)
-            )
+            counted = ns.count_table_rows(CountTableRowsRequest(id=tid, version=v))
         except LanceNamespaceError:
             continue
-        out[v] = whole_number((resp.metadata or {}).get("total_rows"))
-        if out[v] is None:
-            break  # the server's answers carry no row count: asking again costs and says nothing
+        out[v] = whole_number(counted.count)
     return out
 
 
