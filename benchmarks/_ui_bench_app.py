@@ -6,6 +6,9 @@ one ``st.dataframe(df)`` call.
 same client the console uses (``backend.connect``) and cached with ``st.cache_data`` like a
 real page would, so after the warm-up run the bare page costs one script run plus the grid.
 
+``&widget=1``: a "Version" number input above the grid, whose change is the baseline of a
+widget change (benchmarks/bench_ui_interactions.py).
+
 ``&frame=1``: the same grid as the page of the console's own frame (app/nav.py: page settings,
 the navigation over every route, the connection sidebar and health banner), served at the
 console page's path. It separates what the frame costs from what a page's content costs.
@@ -66,6 +69,8 @@ def load(view: str, namespace: str, table: str) -> pd.DataFrame:
 def bare_grid() -> None:
     view = st.query_params.get("view", "tables")
     env = os.environ
+    if st.query_params.get("widget"):  # a widget above the grid (bench_ui_interactions.py)
+        st.number_input("Version", min_value=1, value=50, key="bench.version")
     st.dataframe(
         load(view, env[f"BENCH_NS_{view.upper()}"], env.get(f"BENCH_TABLE_{view.upper()}", ""))
     )
