@@ -14,7 +14,7 @@ def plural(n: int, singular: str, many: str | None = None) -> str:
 def human_bytes(n: Any) -> str:
     """The one size formatter: ``512 bytes``, ``1.5 KiB``, ``12.0 MiB``, ``3.2 GiB``, ``1.1 TiB``
     (powers of 1024); ``""`` for a missing size (``None`` or NaN)."""
-    if n is None or (isinstance(n, float) and math.isnan(n)):
+    if n is None:
         return ""
     try:
         value = float(n)

@@ -26,7 +26,7 @@ from components.cache import cached, invalidate_tables, table_scope
 from components.common import render_json, render_typed_confirmation
 from components.connection import render_role_lock, role_lock
 from components.snippets import render_python_snippet
-from components.writes import TaskRequest
+from components.writes import TaskRequest, session_tasks
 
 TAB_CREATE = "Create an index"
 TAB_SELECTED = "Selected index"
@@ -124,14 +124,7 @@ def render_lag_warning(overview: pd.DataFrame) -> bool:
 
 
 def _maintenance_tasks(table_id: tuple[str, ...]) -> list[Any]:
-    from backend.services.tasks import TASKS
-
-    found = [TASKS.get(t) for t in reversed(state.tasks())]
-    return [
-        t
-        for t in found
-        if t is not None and t.kind in ("optimize", "compact") and t.table_id == table_id
-    ]
+    return session_tasks(("optimize", "compact"), table_id)
 
 
 def render_maintenance(

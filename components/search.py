@@ -23,7 +23,7 @@ from backend.services.charts import (
     plan_figure,
 )
 from backend.services.index_overview import tokenize_preview
-from backend.text import plural
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, table_scope
 
@@ -804,7 +804,7 @@ def render_plan_text(
     if analyzed:
         rows, read = summary["rows_scanned"], summary["bytes_read"]
         c2.metric("Rows scanned", "—" if rows is None else f"{rows:,}")
-        c3.metric("Bytes read", "—" if read is None else _bytes(read))
+        c3.metric("Bytes read", "—" if read is None else human_bytes(read))
         total = summary["elapsed_ms"]
         c4.metric("Total time", "—" if total is None else f"{total:.2f} ms")
     else:
@@ -845,12 +845,6 @@ def plan_table(frame: pd.DataFrame) -> Any:
     numbers = {c: pd.to_numeric(frame[c], errors="coerce") for c in PLAN_FORMATS}
     frame = frame.assign(**numbers, detail=frame["detail"].fillna(""))
     return frame.style.format(PLAN_FORMATS, na_rep="")
-
-
-def _bytes(n: int) -> str:
-    from components.indexes import human_bytes
-
-    return human_bytes(n)
 
 
 __all__ = [

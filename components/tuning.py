@@ -21,8 +21,7 @@ from backend.services.charts import (
     recall_histogram,
     sweep_figure,
 )
-from backend.services.tasks import TASKS
-from backend.text import plural
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.search import (
     DEFAULT_GRID,
@@ -35,7 +34,7 @@ from components.search import (
     render_query_settings,
     render_setting_snippets,
 )
-from components.writes import TaskRequest
+from components.writes import TaskRequest, session_tasks
 
 # --------------------------------------------------------------------------------------------
 # Recall
@@ -283,11 +282,6 @@ def ab_configs(rows: pd.DataFrame) -> list[dict[str, Any]]:
     return configs
 
 
-def _task_list(kind: str, table_id: tuple[str, ...]) -> list[Any]:
-    found = [TASKS.get(t) for t in reversed(state.tasks())]
-    return [t for t in found if t is not None and t.kind == kind and t.table_id == table_id]
-
-
 def render_task(task: Any) -> bool:
     """A task's progress or outcome; True once it has finished."""
     if not task.done:
@@ -342,7 +336,7 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
                 "m": st.column_config.NumberColumn("HNSW m", min_value=index_rules.MIN_HNSW_M),
             },
         )
-        running = any(not t.done for t in _task_list("build_ab", info.table_id))
+        running = any(not t.done for t in session_tasks(("build_ab",), info.table_id))
         submitted = st.form_submit_button(
             "Compare builds", type="primary", icon=":material/compare_arrows:", disabled=running
         )
@@ -362,12 +356,12 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
 
 
 def render_ab_tasks(table_id: tuple[str, ...]) -> None:
-    tasks = _task_list("build_ab", table_id)
+    tasks = session_tasks(("build_ab",), table_id)
     if not tasks:
         return
 
     def panel() -> None:
-        task = _task_list("build_ab", table_id)[0]
+        task = session_tasks(("build_ab",), table_id)[0]
         if render_task(task) and task.status == "succeeded":
             render_ab_result(task.result)
 
@@ -375,8 +369,6 @@ def render_ab_tasks(table_id: tuple[str, ...]) -> None:
 
 
 def render_ab_result(frame: pd.DataFrame) -> None:
-    from components.indexes import human_bytes
-
     st.dataframe(
         frame.assign(size=[human_bytes(v) for v in frame["size_bytes"]]).drop(
             columns=["size_bytes"]

@@ -103,6 +103,14 @@ class TaskRequest:
     work: Callable[[Any], Any]
 
 
+def session_tasks(kinds: Sequence[str], table_id: Sequence[str]) -> list[Any]:
+    """The tasks of ``kinds`` this session started on ``table_id``, newest first (copies)."""
+    from backend.services.tasks import TASKS
+
+    found = [TASKS.get(t) for t in reversed(state.tasks())]
+    return [t for t in found if t is not None and t.kind in kinds and t.table_id == tuple(table_id)]
+
+
 def start_task(request: TaskRequest) -> str:
     """Start ``request`` and remember it in the session; the caller reruns the page."""
     from backend.services.tasks import TASKS
