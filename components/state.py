@@ -146,12 +146,37 @@ class Tables:
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
     DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
+    DROP_NS_CHILDREN = "tables.drop_ns.children"  # widget, per namespace: what CASCADE drops
+    RESET = "tables.reset"  # widget: "Back to the root namespace" (a stale link)
+    TO_VERSIONS = "tables.to_versions"  # widget: "Versions" (to the Versions page)
+    # prefixes of the widgets of one panel (the component adds the rest: ``.name``, ...)
+    CRUMBS = "tables.crumbs"  # the breadcrumbs: ``.crumb.<i>``
+    TREE = "tables.tree"  # the namespace tree: ``.node.<path>``
+    NS = "tables.ns"  # the child namespaces: ``.open.<name>`` (or their grid)
+    LIST = "tables.list"  # the tables list: its grid and pager
+    DETAIL = "tables.detail"  # the table detail: schema, properties, storage, metadata
+    DETAIL_SNIPPET = "tables.detail.snippet"  # its "Copy as Python"
+    RESULT = "tables.result"  # the last write's response
+    DIALOGS = "tables"  # the dialogs: ``.<name>.open`` (their button), ``.<name>`` (the form)
+    # prefixes of the write forms that stay on screen after their write, with the page's form
+    # generation (:func:`form_key`): their data editors are emptied only by a new key
+    REGISTER = "tables.register"
+    LIFE = "tables.life"  # the table's lifecycle panels (``.meta``, ``.rename``, ``.drop``)
+    DEREGISTER = "tables.deregister"
+    DROP_NS = "tables.drop_ns"  # per namespace: ``tables.drop_ns<gen>.<path>``
 
 
 def panel_key(key: str, ident: Any) -> str:
-    """``key`` for one table or namespace (``ident``: its id), so that an expander opened
-    for one is closed for the next."""
+    """``key`` for one table, namespace or tree node (``ident``: its id parts), so that an
+    expander opened for one is closed for the next."""
     return f"{key}.{'/'.join(ident)}"
+
+
+def form_key(page: str, prefix: str) -> str:
+    """``prefix`` with ``page``'s form generation: the widgets under it start empty after
+    :func:`reset_forms` (for forms holding a data editor or a file uploader, which session
+    state cannot reset)."""
+    return f"{prefix}{form_version(page)}"
 
 
 def open_dialog(name: str | None) -> None:
@@ -292,11 +317,41 @@ class Txn:
     ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction actions
     DESCRIBED = "txn.described"  # id parts, status, properties of the last describe/alter
     ID_INPUT = "txn.id_input"  # widget: transaction id text
-    PENDING_ID = "txn.pending_id"  # written into ID_INPUT before it renders
-    HISTORY = "txn.history"  # transactions committed / looked up this session
+    HISTORY = "txn.history"  # transactions committed / looked up this session; also the
+    # prefix of the history's buttons (``txn.history.<i>.describe``)
     TABS = "txn.tabs"  # widget: the open tab
     CONFIRM_CLEAR = "txn.confirm_clear"  # "Clear the batch" waits for a confirmation
     PICKED = "txn.picked"  # the picker's table as the add form's table field last showed it
+    # what a button's callback asked this run to do before the page draws what it changes
+    CHECK = "txn.check"  # "validate" | "commit": validate the batch (then commit it)
+    DESCRIBE_NOW = "txn.describe_now"  # id parts: describe them (a "Describe" in the history)
+    ADD_REFUSED = "txn.add_refused"  # text: why the last "Add to batch" added nothing
+    ALTER_REFUSED = "txn.alter_refused"  # text: why the last "Add action" added nothing
+    # widgets (the prefixes: the component adds the rest)
+    PICKER = "txn.picker"  # the table picker
+    ADD = "txn.add"  # ``.kind``; the form of a kind and its fields: :func:`txn_add_key`
+    STAGE = "txn.stage"  # ``.stage``: "Stage next version from current"
+    OPS = "txn.ops"  # ``.<i>.up`` / ``.<i>.down`` / ``.<i>.remove`` per operation
+    VALIDATE = "txn.validate"  # "Validate"
+    CLEAR = "txn.clear"  # ``.ask`` / ``.no`` / ``.yes``
+    SNIPPET = "txn.snippet"  # "Copy as Python" of the batch
+    COMMIT = "txn.commit"  # the commit form
+    LAST = "txn.last"  # the last commit's results and response
+    DESCRIBE = "txn.describe"  # the describe form
+    CURRENT = "txn.current"  # the described transaction's properties
+    ALTER = "txn.alter"  # ``.kind``; the form of a kind and its fields: :func:`txn_alter_key`;
+    # ``.action.<i>.remove`` per pending action
+    APPLY = "txn.apply"  # the apply form
+
+
+def txn_add_key(kind: str, field: str | None = None) -> str:
+    """The add form of an operation ``kind`` (``field``: one of its widgets)."""
+    return f"{Txn.ADD}.{kind}" + (f".{field}" if field else "")
+
+
+def txn_alter_key(kind: str, field: str | None = None) -> str:
+    """The alter form of an action ``kind`` (``field``: one of its widgets)."""
+    return f"{Txn.ALTER}.{kind}" + (f".{field}" if field else "")
 
 
 def operations() -> list[dict[str, Any]]:
