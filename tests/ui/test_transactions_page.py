@@ -451,7 +451,7 @@ def test_the_table_field_follows_the_picker(app) -> None:
     at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
     field = state.txn_add_key("deregister_table", "table")
     assert at.text_input(key=field).value == "sales › orders"
-    at.selectbox(key="txn.picker.table.sales.orders").set_value("customers").run()
+    at.selectbox(key="txn.picker.table").set_value("customers").run()
     assert_no_exception(at)
     assert at.text_input(key=field).value == "sales › customers"
     button(at, "Add to batch").click().run()
