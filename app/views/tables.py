@@ -83,8 +83,10 @@ with right:
         send(register.write(ns, path))
 tables.render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
 
-if table and (detail := tables.render_table_section([*path, table])) is not None:
-    if action := table_actions.render_table_actions(
+detail = tables.render_table_section([*path, table]) if table else None
+if detail is not None and (
+    action := table_actions.render_table_actions(
         ns, detail, key_prefix=state.form_key("tables", state.Tables.LIFE), read_only=read_only
-    ):
-        send(action.write(ns, [*path, table]))
+    )
+):
+    send(action.write(ns, [*path, table]))
