@@ -413,7 +413,55 @@ class Search:
     SHARED = "search.shared"  # the shared setting already applied (query-string fingerprint)
     TASKS = "search.tasks"  # list[str]: background task ids (build A/B, maintenance)
     TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
-    HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first
+    HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first; also the
+    # prefix of the history's "Re-apply" buttons (``search.history.<kind>.<i>``)
+    # widgets (a panel's query settings: :func:`search_key`)
+    PICKER = "search.picker"  # prefix: the table picker
+    PREVIEW = "search.preview"  # prefix: the data preview (columns, filter, size, grid, pages)
+    VEC_SOURCE = "search.vec.source"  # what the query vector is made from
+    VEC_FORM = "search.vec.form"
+    VEC_ROW = "search.vec.row"
+    VEC_NUMBERS = "search.vec.numbers"
+    VEC_TEXT = "search.vec.text"
+    VEC_FILTER = "search.vec.filter"
+    VEC_PREFILTER = "search.vec.prefilter"
+    VEC_REPEATS = "search.vec.n"
+    VEC_RESULT = "search.vec.result"  # prefix: the result grid
+    FTS_FORM = "search.fts.form"
+    FTS_TEXT = "search.fts.text"
+    FTS_MODE = "search.fts.mode"
+    FTS_COLUMNS = "search.fts.columns"
+    FTS_K = "search.fts.k"
+    FTS_TOKENS = "search.fts.tokens"  # prefix: the query's tokens
+    FTS_GRID = "search.fts.grid"
+    PLAN_WHICH = "search.plan.which"
+    PLAN_FILTER = "search.plan.filter"
+    PLAN_EXPLAIN = "search.plan.explain"
+    PLAN_ANALYZE = "search.plan.analyze"
+    PLAN_CHART = "search.plan.chart"
+    PLAN_GRID = "search.plan.grid"
+    RECALL_FORM = "search.recall.form"
+    RECALL_MORE = "search.recall.more"
+    RECALL_HIST = "search.recall.hist"
+    RECALL_LATENCY = "search.recall.latency"
+    SWEEP_FORM = "search.sweep.form"
+    SWEEP_CHART = "search.sweep.chart"
+    SWEEP_GRID = "search.sweep.grid"  # the result grid; its values to try: :func:`search_key`
+    SWEEP_DOWNLOAD = "search.sweep.download"
+    AB_FORM = "search.ab.form"
+    AB_ROWS = "search.ab.rows"
+    AB_QUERIES = "search.ab.queries"
+    AB_CONFIGS = "search.ab.configs"
+    AB_GRID = "search.ab.grid"
+    AB_CHART = "search.ab.chart"
+    PARAMS_GRID = "search.params.grid"
+    MAINT = "search.maint"  # prefix: the maintenance panel
+
+
+def search_key(panel: str, name: str) -> str:
+    """A Search & tune panel's setting widget (``panel``: vec | recall | sweep | ab;
+    ``name``: column, k, nprobes, sample, ... or ``grid.<parameter>`` of the sweep)."""
+    return f"search.{panel}.{name}"
 
 
 _ANY_SETTINGS = object()
