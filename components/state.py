@@ -8,6 +8,7 @@ URL (``bind="query-params"``) use the query parameter's name as their key: :data
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -170,6 +171,13 @@ def panel_key(key: str, ident: Any) -> str:
     """``key`` for one table, namespace or tree node (``ident``: its id parts), so that an
     expander opened for one is closed for the next."""
     return f"{key}.{'/'.join(ident)}"
+
+
+def pager_key(key_prefix: str, *parts: Any) -> str:
+    """A widget key that changes when ``parts`` change (the one place keys are made anew
+    on purpose: a pager, or a grid's selection, starts again when its list changes)."""
+    digest = hashlib.sha1(repr(parts).encode()).hexdigest()[:10]
+    return f"{key_prefix}.page.{digest}"
 
 
 def form_key(page: str, prefix: str) -> str:
@@ -540,13 +548,30 @@ def add_task(task_id: str) -> None:
 # --- HTTP inspector ------------------------------------------------------------------------------
 class Insp:
     SELECTED = "insp.selected"  # widget: index of the exchange shown in detail
+    REFRESH = "insp.refresh"  # widget: "Refresh"
+    CLEAR = "insp.clear"  # widget: "Clear"
+    TABLE = "insp.table"  # widget: the exchanges
+    DETAIL = "insp"  # prefix: the exchange's ``.<Request|Response>.h`` / ``.b`` (headers, body)
+
+
+# --- Audit log -----------------------------------------------------------------------------------
+class Audit:
+    VIEW = "audit"  # prefix: the filters (``.user``, ``.operation``, ...), the entries, the CSV
+
+
+# --- sign-in (sidebar) -----------------------------------------------------------------------------
+class Auth:
+    SIGN_IN = "auth.sign_in"  # widget: "Sign in"
+    SIGN_OUT = "auth.sign_out"  # widget: "Sign out"
 
 
 # --- Import & export -----------------------------------------------------------------------------
 class Transfer:
     PAGE = "transfer"  # flash messages and form generations of the page
     PICKER = "transfer.picker"  # prefix: the namespace / table picker
-    IMPORT = "transfer.import"  # prefix: the upload, its types grid, the target, the button
+    # prefix: the upload (``.file<gen>``: a file uploader is emptied only by a new key,
+    # :func:`form_key`), its types grid, the target (``.mode``, ``.name.<file>``, ``.on``), ``.go``
+    IMPORT = "transfer.import"
     EXPORT = "transfer.export"  # prefix: the export form and the download button
     PREVIEW = "transfer.preview"  # (upload file id, ImportPreview or the error reading it)
     DOWNLOAD = "transfer.download"  # the prepared export: table id, settings, path, name, rows...
