@@ -1,8 +1,12 @@
 """Every session-state key and query parameter of the console, with typed accessors, by page.
 
-Widget keys are prefixed by their page (``conn.``, ``sel.``, ``tables.``, ``versions.``,
-``indexes.``, ``search.``, ``txn.``, ``insp.``) so they stay stable and never collide. Widgets bound to the
-URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
+Widget keys are named here too, prefixed by their page (``conn.``, ``sel.``, ``tables.``,
+``versions.``, ``indexes.``, ``search.``, ``txn.``, ``transfer.``, ``insp.``, ``audit.``,
+``auth.``) so they stay stable and never collide; a "prefix" constant is completed by the
+component that draws the widgets (``<prefix>.grid``). Keys for one identifier: :func:`panel_key`,
+:func:`search_key`, :func:`txn_add_key`, :func:`txn_alter_key`. Keys made anew on purpose
+(session state cannot reset the widget): :func:`form_key`, :func:`pager_key`. Widgets bound to
+the URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
 :data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
 """
 
