@@ -162,7 +162,7 @@ class Tables:
     DETAIL = "tables.detail"  # the table detail: schema, properties, storage, metadata
     DETAIL_SNIPPET = "tables.detail.snippet"  # its "Copy as Python"
     RESULT = "tables.result"  # the last write's response
-    DIALOGS = "tables"  # the dialogs: ``.<name>.open`` (their button), ``.<name>`` (the form)
+    DIALOGS = "tables"  # the dialogs: ``.<name>.open`` (their button), ``.<name><gen>`` (the form)
     # prefixes of the write forms that stay on screen after their write, with the page's form
     # generation (:func:`form_key`): their data editors are emptied only by a new key
     REGISTER = "tables.register"

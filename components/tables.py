@@ -471,8 +471,8 @@ def render_open_dialog(
 
     @st.dialog(title, width="medium", on_dismiss=lambda: state.open_dialog(None))
     def body() -> None:
-        # Stable keys: a dialog closed is not drawn, so its widgets start empty when it opens
-        request = form(path, key_prefix=f"{key_prefix}.{name}", read_only=read_only)
+        key = state.form_key("tables", f"{key_prefix}.{name}")
+        request = form(path, key_prefix=key, read_only=read_only)
         if request is not None and submit(request):
             state.open_dialog(None)
             st.rerun()

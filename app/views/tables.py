@@ -46,6 +46,7 @@ def create(request) -> bool:
         body=response.model_dump(mode="json", exclude_none=True),
         snippet=python_snippet(op, request, snippet_connection()),
     )
+    state.reset_forms("tables")
     if namespace:
         tables.set_selection(request.id)
     else:

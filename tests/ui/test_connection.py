@@ -245,7 +245,7 @@ def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str)
 
 def test_read_only_disables_writes_on_every_page(make_app) -> None:
     at = make_app(query_params={"ns": "sales", "table": "orders"})
-    submit = "FormSubmitter:tables.declare-Declare table"
+    submit = "FormSubmitter:tables.declare0-Declare table"
     assert not at.button(key="tables.declare.open").disabled
     at.button(key="tables.declare.open").click().run()
     assert not at.button(key=submit).disabled
@@ -255,7 +255,7 @@ def test_read_only_disables_writes_on_every_page(make_app) -> None:
         assert at.button(key=key).disabled, key
     at.session_state["tables.dialog"] = "create_ns"  # a dialog open from before the switch
     at.run()
-    assert at.button(key="FormSubmitter:tables.create_ns-Create namespace").disabled
+    assert at.button(key="FormSubmitter:tables.create_ns0-Create namespace").disabled
     assert "Read-only connection" in texts(at)
     from components import state
 

@@ -68,8 +68,8 @@ def test_backend_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) 
 def test_form_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     at.button(key="tables.declare.open").click().run()
-    at.text_input(key="tables.declare.name").input(MARKDOWN_NAME)
-    at.button(key="FormSubmitter:tables.declare-Declare table").click().run()
+    at.text_input(key="tables.declare0.name").input(MARKDOWN_NAME)
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
     assert_no_exception(at)
     problem = ids.name_problem(MARKDOWN_NAME, "table")
     assert problem and MARKDOWN_NAME in problem
@@ -124,8 +124,8 @@ def test_write_invalidates_only_its_connection(make_app, ui_env, tmp_path: Path)
     payroll = cache.table_scope(["hr", "payroll"])
     before = {(k, s): cache.epoch(k, s) for k in (key_a, key_b) for s in (cache.CATALOG, payroll)}
     at.button(key="tables.declare.open").click().run()
-    at.text_input(key="tables.declare.name").input("payroll")
-    at.button(key="FormSubmitter:tables.declare-Declare table").click().run()
+    at.text_input(key="tables.declare0.name").input("payroll")
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
     assert_no_exception(at)
     assert "payroll" in texts(at)  # A's listing was read again
 

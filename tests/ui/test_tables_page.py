@@ -133,15 +133,15 @@ def test_search_filters_and_paging(make_app) -> None:
 
 def test_declare_table_through_form(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
-    assert "tables.declare.name" not in [t.key for t in at.text_input]  # dialog not open
+    assert "tables.declare0.name" not in [t.key for t in at.text_input]  # dialog not open
     open_dialog(at, "declare")
-    at.text_input(key="tables.declare.name").input("payroll")
-    at.session_state["tables.declare.props"] = {
+    at.text_input(key="tables.declare0.name").input("payroll")
+    at.session_state["tables.declare0.props"] = {
         "edited_rows": {},
         "added_rows": [{"key": "owner", "value": "finance"}],
         "deleted_rows": [],
     }
-    at.button(key="FormSubmitter:tables.declare-Declare table").click().run()
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
     assert_no_exception(at)
     page = texts(at)
     assert alerts(at, "success") == ["Declared table hr › payroll."]
@@ -170,13 +170,13 @@ def test_declare_warns_of_properties_the_server_dropped(make_app, ui_env, monkey
         monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
         at = make_app(query_params={"ns": "hr"})
         open_dialog(at, "declare")
-        at.text_input(key="tables.declare.name").input("payroll")
-        at.session_state["tables.declare.props"] = {
+        at.text_input(key="tables.declare0.name").input("payroll")
+        at.session_state["tables.declare0.props"] = {
             "edited_rows": {},
             "added_rows": [{"key": "owner", "value": "finance"}],
             "deleted_rows": [],
         }
-        at.button(key="FormSubmitter:tables.declare-Declare table").click().run()
+        at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
         assert_no_exception(at)
         assert not at.success
         (warning,) = alerts(at, "warning")
@@ -221,8 +221,8 @@ def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     before = browse.list_table_names(backend.connect(str(ui_env)), ["hr"])
     open_dialog(at, "declare")
-    at.text_input(key="tables.declare.name").input("bad name/x")
-    at.button(key="FormSubmitter:tables.declare-Declare table").click().run()
+    at.text_input(key="tables.declare0.name").input("bad name/x")
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
     assert_no_exception(at)
     assert alerts(at, "error") == [
         "The table name 'bad name/x' contains a path separator ('/' or '\\')."
@@ -230,8 +230,8 @@ def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
     assert browse.list_table_names(backend.connect(str(ui_env)), ["hr"]) == before
 
     open_dialog(at, "create_ns")
-    at.text_input(key="tables.create_ns.name").input("has space")
-    at.button(key="FormSubmitter:tables.create_ns-Create namespace").click().run()
+    at.text_input(key="tables.create_ns0.name").input("has space")
+    at.button(key="FormSubmitter:tables.create_ns0-Create namespace").click().run()
     assert any("The namespace name 'has space' is not valid" in e for e in alerts(at, "error"))
     assert browse.list_namespace_names(backend.connect(str(ui_env)), ["hr"]) == []
 
@@ -239,8 +239,8 @@ def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
 def test_create_namespace(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     open_dialog(at, "create_ns")
-    at.text_input(key="tables.create_ns.name").input("contractors")
-    at.button(key="FormSubmitter:tables.create_ns-Create namespace").click().run()
+    at.text_input(key="tables.create_ns0.name").input("contractors")
+    at.button(key="FormSubmitter:tables.create_ns0-Create namespace").click().run()
     assert_no_exception(at)
     assert alerts(at, "success") == ["Created namespace hr › contractors."]
     assert "Tables in hr › contractors" in texts(at)  # the new namespace is opened
