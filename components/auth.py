@@ -19,7 +19,7 @@ import streamlit as st
 from backend import access
 from backend.gate import Actor
 from backend.launcher import launch
-from components import feedback
+from components import feedback, state
 
 
 def _auth_section() -> Mapping[str, Any] | None:
@@ -85,7 +85,7 @@ def render_sign_in_gate() -> None:
     st.write("Sign in to use this console.")
     st.button(
         "Sign in",
-        key="auth.sign_in",
+        key=state.Auth.SIGN_IN,
         type="primary",
         icon=":material/login:",
         on_click=st.login,
@@ -107,7 +107,7 @@ def render_user_sidebar(actor: Actor) -> None:
             )
         st.button(
             "Sign out",
-            key="auth.sign_out",
+            key=state.Auth.SIGN_OUT,
             icon=":material/logout:",
             type="tertiary",
             on_click=st.logout,

@@ -57,11 +57,13 @@ def render_exchange(entry: WireEntry) -> None:
     ):
         with col:
             st.caption(side)
-            render_json(headers, key_prefix=f"insp.{side}.h", label="Headers")
+            render_json(headers, key_prefix=f"{state.Insp.DETAIL}.{side}.h", label="Headers")
             if body is None:
                 st.caption(f"No {side.lower()} body.")
             else:
-                render_json(body, key_prefix=f"insp.{side}.b", label="Body", expanded=True)
+                render_json(
+                    body, key_prefix=f"{state.Insp.DETAIL}.{side}.b", label="Body", expanded=True
+                )
     st.caption("Copy as curl (secrets come from \\$LANCE_API_KEY / \\$LANCE_AUTH_TOKEN)")
     st.code(to_curl(entry), language="bash", wrap_lines=True)
 
@@ -71,8 +73,10 @@ def render_inspector(wire_log: WireLog) -> None:
     """The exchanges (refresh and clear without rerunning the page), then one in detail."""
     entries = list(reversed(wire_log.entries()))
     c1, c2, c3 = st.columns([1, 1, 4], vertical_alignment="center")
-    c1.button("Refresh", icon=":material/refresh:", key="insp.refresh")
-    c2.button("Clear", icon=":material/delete_sweep:", key="insp.clear", on_click=wire_log.clear)
+    c1.button("Refresh", icon=":material/refresh:", key=state.Insp.REFRESH)
+    c2.button(
+        "Clear", icon=":material/delete_sweep:", key=state.Insp.CLEAR, on_click=wire_log.clear
+    )
     c3.caption(
         f"{plural(len(entries), 'recent exchange')}, newest first. Secret headers, query "
         "parameters and JSON values are redacted."
@@ -86,7 +90,7 @@ def render_inspector(wire_log: WireLog) -> None:
     st.dataframe(
         exchanges_frame(entries),
         hide_index=True,
-        key="insp.table",
+        key=state.Insp.TABLE,
         column_order=[
             "#",
             "time",

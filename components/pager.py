@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
 
 from backend.paging import PAGE_SIZE, Page, page_count, paginate
-
-
-def pager_key(key_prefix: str, *parts: Any) -> str:
-    """A widget key that changes (resetting the pager) when ``parts`` change."""
-    digest = hashlib.sha1(repr(parts).encode()).hexdigest()[:10]
-    return f"{key_prefix}.page.{digest}"
+from components.state import pager_key
 
 
 def render_pager(

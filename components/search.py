@@ -85,10 +85,6 @@ def open_tabs() -> Any:
     return st.tabs(list(TABS), default=TAB_PREVIEW, key=state.Search.TABS, on_change="rerun")
 
 
-def _setting_key(panel: str, name: str) -> str:
-    return f"search.{panel}.{name}"
-
-
 def apply_shared_setting() -> None:
     """A shared link's setting (``?column=&k=&nprobes=...``) fills the vector search and
     recall forms, once per link."""
@@ -104,7 +100,7 @@ def apply_shared_setting() -> None:
         return
     for panel in ("vec", "recall"):
         for name, value in setting.items():
-            state.put(_setting_key(panel, name), value)
+            state.put(state.search_key(panel, name), value)
 
 
 def share_url(table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]) -> str:
@@ -193,13 +189,16 @@ def render_preview(info: search.SearchTable, version: int | None, *, key_prefix:
     st.dataframe(result.rows, hide_index=True, key=f"{key_prefix}.grid")
     if pages > 1:
         c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="center")
-        if c1.button("Previous", key=f"{key_prefix}.prev", disabled=page <= 1):
-            state.put(page_key, page - 1)
-            st.rerun()
+        # callbacks: the page number changes before the rows are read
+        c1.button(
+            "Previous", key=f"{key_prefix}.prev", disabled=page <= 1,
+            on_click=state.put, args=(page_key, page - 1),
+        )  # fmt: skip
         c2.caption(f"Page {page} of {pages}")
-        if c3.button("Next", key=f"{key_prefix}.next", disabled=page >= pages):
-            state.put(page_key, page + 1)
-            st.rerun()
+        c3.button(
+            "Next", key=f"{key_prefix}.next", disabled=page >= pages,
+            on_click=state.put, args=(page_key, page + 1),
+        )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,18 +224,18 @@ def render_column_and_k(
     info: search.SearchTable, *, panel: str, k_default: int = 10
 ) -> tuple[str, int]:
     columns = info.vector_columns
-    key = _setting_key(panel, "column")
+    key = state.search_key(panel, "column")
     if state.get(key) not in columns:
         state.put(key, _column_default(info))
     c1, c2 = st.columns([3, 1])
     column = c1.selectbox("Vector column", columns, key=key, persist_state=state.KEEP_WHILE_ON_PAGE)
-    _seed(_setting_key(panel, "k"), k_default)
+    _seed(state.search_key(panel, "k"), k_default)
     k = c2.number_input(
         "k",
         min_value=1,
         max_value=tuning.MAX_K,
         value=None,
-        key=_setting_key(panel, "k"),
+        key=state.search_key(panel, "k"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     return str(column), int(k or k_default)
@@ -246,7 +245,7 @@ def render_distance(info: search.SearchTable, column: str, *, panel: str, where:
     """The Distance select box: :data:`AUTO` (the default) is the metric of the column's
     index (``query_rules.query_metric``), shown with its name; another choice is sent as
     ``distance_type``."""
-    key = _setting_key(panel, "distance_type")
+    key = state.search_key(panel, "distance_type")
     if state.get(key) not in (AUTO, *DISTANCES):
         state.put(key, AUTO)
     metric = info.metric_for(column)
@@ -293,7 +292,7 @@ def render_index_in_use(info: search.SearchTable, column: str, *, panel: str) ->
         format_func=lambda n: next(
             f"{n} · {c['type']} · {c['distance'] or '?'}" for c in choices if c["name"] == n
         ),
-        key=_setting_key(panel, f"index.{column}"),
+        key=state.search_key(panel, f"index.{column}"),
         disabled=True,
         help=search.CANNOT_CHOOSE_INDEX,
     )
@@ -335,19 +334,19 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
             min_value=1,
             value=None,
             step=1,
-            key=_setting_key(panel, name),
+            key=state.search_key(panel, name),
             persist_state=state.KEEP_WHILE_ON_PAGE,
             help=help_text,
         )
     params["fast_search"] = c7.checkbox(
         "fast_search",
-        key=_setting_key(panel, "fast_search"),
+        key=state.search_key(panel, "fast_search"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
         help="Skip unindexed rows",
     )
     params["bypass_vector_index"] = c8.checkbox(
         "Bypass index (exact)",
-        key=_setting_key(panel, "bypass_vector_index"),
+        key=state.search_key(panel, "bypass_vector_index"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     return {k: v for k, v in params.items() if v is not None and v is not False}
@@ -386,30 +385,30 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         st.info("This table has no vector column.", icon=":material/info:")
         return
     sources = [SOURCE_ROW, SOURCE_NUMBERS] + ([SOURCE_TEXT] if info.embedding else [])
-    if state.get("search.vec.source") not in sources:
-        state.put("search.vec.source", sources[-1])
+    if state.get(state.Search.VEC_SOURCE) not in sources:
+        state.put(state.Search.VEC_SOURCE, sources[-1])
     source = st.segmented_control(
-        "Query vector", sources, default=None, key="search.vec.source",
+        "Query vector", sources, default=None, key=state.Search.VEC_SOURCE,
         persist_state=state.KEEP_WHILE_ON_PAGE,
         help=None if info.embedding else "Text queries need the table to name its embedding "
         "(property embedding.function).",
     ) or sources[-1]  # fmt: skip
-    with st.form("search.vec.form"):
+    with st.form(state.Search.VEC_FORM):
         column, k = render_column_and_k(info, panel="vec")
         if source == SOURCE_ROW:
-            _seed("search.vec.row", 0)
+            _seed(state.Search.VEC_ROW, 0)
             value: Any = st.number_input(
                 f"Row id ({info.id_column})",
                 min_value=0,
                 value=None,
-                key="search.vec.row",
+                key=state.Search.VEC_ROW,
                 persist_state=state.KEEP_WHILE_ON_PAGE,
             )
             value = 0 if value is None else value
         elif source == SOURCE_NUMBERS:
             value = st.text_area(
                 "Numbers",
-                key="search.vec.numbers",
+                key=state.Search.VEC_NUMBERS,
                 persist_state=state.KEEP_WHILE_ON_PAGE,
                 height=68,
                 placeholder="0.1, -0.2, 0.05, …",
@@ -417,7 +416,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         else:
             value = st.text_input(
                 "Text",
-                key="search.vec.text",
+                key=state.Search.VEC_TEXT,
                 persist_state=state.KEEP_WHILE_ON_PAGE,
                 placeholder="e.g. parse command line arguments",
                 help=f"Embedded with the table's own {info.embedding}",
@@ -425,19 +424,19 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         params = render_query_settings(info, column, panel="vec")
         c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
         where = c1.text_input(
-            "Filter (SQL)", key="search.vec.filter", persist_state=state.KEEP_WHILE_ON_PAGE
+            "Filter (SQL)", key=state.Search.VEC_FILTER, persist_state=state.KEEP_WHILE_ON_PAGE
         )
         prefilter = c2.checkbox(
-            "Prefilter", key="search.vec.prefilter", persist_state=state.KEEP_WHILE_ON_PAGE
+            "Prefilter", key=state.Search.VEC_PREFILTER, persist_state=state.KEEP_WHILE_ON_PAGE
         )
-        _seed("search.vec.n", 5)
+        _seed(state.Search.VEC_REPEATS, 5)
         repeats = (
             c3.number_input(
                 "Repeats",
                 min_value=1,
                 max_value=100,
                 value=None,
-                key="search.vec.n",
+                key=state.Search.VEC_REPEATS,
                 persist_state=state.KEEP_WHILE_ON_PAGE,
             )
             or 5
@@ -468,7 +467,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
             state.set_result(info.table_id, "vector", (found, column, k, clean(params)), settings)
     last = state.result(info.table_id, "vector", settings)
     if last:
-        render_search_result(last[0], score=search.DISTANCE, key_prefix="search.vec.result")
+        render_search_result(last[0], score=search.DISTANCE, key_prefix=state.Search.VEC_RESULT)
         render_setting_snippets(info.table_id, last[1], last[2], last[3])
     render_history(info.table_id, "vector")
 
@@ -529,11 +528,16 @@ _VECTOR_FIELDS = (
     "refine_factor", "ef", "fast_search", "bypass_vector_index",
 )  # fmt: skip
 VECTOR_KEYS = (
-    "search.vec.source", "search.vec.row", "search.vec.numbers", "search.vec.text",
-    *(_setting_key("vec", name) for name in _VECTOR_FIELDS),
-    "search.vec.filter", "search.vec.prefilter", "search.vec.n",
+    state.Search.VEC_SOURCE, state.Search.VEC_ROW, state.Search.VEC_NUMBERS, state.Search.VEC_TEXT,
+    *(state.search_key("vec", name) for name in _VECTOR_FIELDS),
+    state.Search.VEC_FILTER, state.Search.VEC_PREFILTER, state.Search.VEC_REPEATS,
 )  # fmt: skip
-FTS_KEYS = ("search.fts.text", "search.fts.mode", "search.fts.columns", "search.fts.k")
+FTS_KEYS = (
+    state.Search.FTS_TEXT,
+    state.Search.FTS_MODE,
+    state.Search.FTS_COLUMNS,
+    state.Search.FTS_K,
+)
 HISTORY_LABEL = {"vector": "Vector searches run", "fts": "Full-text searches run"}
 
 
@@ -582,7 +586,7 @@ def render_history(table_id: tuple[str, ...], kind: str) -> None:
             c1.caption(feedback.as_text(f"{i + 1}. {run.summary}"))
             c2.button(
                 "Re-apply",
-                key=f"search.history.{kind}.{i}",
+                key=f"{state.Search.HISTORY}.{kind}.{i}",
                 on_click=_reapply,
                 args=(run,),
                 help="Put these settings back in the form above",
@@ -634,38 +638,38 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
             "without it a query has nothing to search.",
         )
         return
-    with st.form("search.fts.form"):
+    with st.form(state.Search.FTS_FORM):
         c1, c2, c3, c4 = st.columns([4, 1, 2, 1], vertical_alignment="bottom")
         text = c1.text_input(
             "Search for",
-            key="search.fts.text",
+            key=state.Search.FTS_TEXT,
             persist_state=state.KEEP_WHILE_ON_PAGE,
             placeholder="e.g. parse command line",
         )
         mode = c2.radio(
             "Query",
             ("Match", "Phrase"),
-            key="search.fts.mode",
+            key=state.Search.FTS_MODE,
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        if not set(state.get("search.fts.columns") or []) <= set(indexed):
-            state.drop("search.fts.columns")  # an index gone since (a re-applied search)
-        _seed("search.fts.columns", indexed[:1])
+        if not set(state.get(state.Search.FTS_COLUMNS) or []) <= set(indexed):
+            state.drop(state.Search.FTS_COLUMNS)  # an index gone since (a re-applied search)
+        _seed(state.Search.FTS_COLUMNS, indexed[:1])
         columns = c3.multiselect(
             "Columns",
             indexed,
             default=None,
-            key="search.fts.columns",
+            key=state.Search.FTS_COLUMNS,
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        _seed("search.fts.k", 10)
+        _seed(state.Search.FTS_K, 10)
         k = (
             c4.number_input(
                 "k",
                 min_value=1,
                 max_value=1000,
                 value=None,
-                key="search.fts.k",
+                key=state.Search.FTS_K,
                 persist_state=state.KEEP_WHILE_ON_PAGE,
             )
             or 10
@@ -689,7 +693,7 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
         return
     found, text, columns = last
     options = info.fts_indexes[columns[0]]["options"]
-    render_query_tokens(text, options, key_prefix="search.fts.tokens")
+    render_query_tokens(text, options, key_prefix=state.Search.FTS_TOKENS)
     c1, c2 = st.columns(2)
     c1.metric("Matches shown", len(found.rows))
     c2.metric("Latency", f"{found.p50_ms:.1f} ms")
@@ -701,7 +705,7 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
                 st.markdown(f"{head} {highlighted(str(row.get(column) or ''), text, options)}")
                 head = ""
     with st.expander("All columns"):
-        st.dataframe(found.rows, hide_index=True, key="search.fts.grid")
+        st.dataframe(found.rows, hide_index=True, key=state.Search.FTS_GRID)
 
 
 def render_query_tokens(text: str, options: dict[str, Any], *, key_prefix: str) -> None:
@@ -752,13 +756,13 @@ def render_plan(ns: Any, info: search.SearchTable, version: int | None) -> None:
     if state.result(info.table_id, "vector"):
         choices.insert(0, PLAN_VECTOR)
     c1, c2 = st.columns([2, 3])
-    which = c1.radio("Plan of", choices, key="search.plan.which")
+    which = c1.radio("Plan of", choices, key=state.Search.PLAN_WHICH)
     where = c2.text_input(
-        "Filter of the scan (SQL)", key="search.plan.filter", disabled=which != PLAN_SCAN
+        "Filter of the scan (SQL)", key=state.Search.PLAN_FILTER, disabled=which != PLAN_SCAN
     )
     c1, c2, _ = st.columns([1, 1, 4])
-    explain = c1.button("Explain", key="search.plan.explain", icon=":material/account_tree:")
-    analyze = c2.button("Analyze", key="search.plan.analyze", icon=":material/speed:")
+    explain = c1.button("Explain", key=state.Search.PLAN_EXPLAIN, icon=":material/account_tree:")
+    analyze = c2.button("Analyze", key=state.Search.PLAN_ANALYZE, icon=":material/speed:")
     if explain or analyze:
         metric = None
         if which == PLAN_VECTOR:
@@ -819,11 +823,11 @@ def render_plan_text(
             "how the search runs.",
         )
     if analyzed:
-        st.plotly_chart(plan_figure(nodes), key="search.plan.chart")
+        st.plotly_chart(plan_figure(nodes), key=state.Search.PLAN_CHART)
     st.dataframe(
         plan_table(search.plan_frame(nodes)),
         hide_index=True,
-        key="search.plan.grid",
+        key=state.Search.PLAN_GRID,
         column_config={
             "step": st.column_config.TextColumn("Step", width=200),
             "ms": st.column_config.NumberColumn("Time (ms)", width=90),

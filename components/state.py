@@ -1,13 +1,18 @@
 """Every session-state key and query parameter of the console, with typed accessors, by page.
 
-Widget keys are prefixed by their page (``conn.``, ``sel.``, ``tables.``, ``versions.``,
-``indexes.``, ``search.``, ``txn.``, ``insp.``) so they stay stable and never collide. Widgets bound to the
-URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
+Widget keys are named here too, prefixed by their page (``conn.``, ``sel.``, ``tables.``,
+``versions.``, ``indexes.``, ``search.``, ``txn.``, ``transfer.``, ``insp.``, ``audit.``,
+``auth.``) so they stay stable and never collide; a "prefix" constant is completed by the
+component that draws the widgets (``<prefix>.grid``). Keys for one identifier: :func:`panel_key`,
+:func:`search_key`, :func:`txn_add_key`, :func:`txn_alter_key`. Keys made anew on purpose
+(session state cannot reset the widget): :func:`form_key`, :func:`pager_key`. Widgets bound to
+the URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
 :data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -146,12 +151,44 @@ class Tables:
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
     DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
+    DROP_NS_CHILDREN = "tables.drop_ns.children"  # widget, per namespace: what CASCADE drops
+    RESET = "tables.reset"  # widget: "Back to the root namespace" (a stale link)
+    TO_VERSIONS = "tables.to_versions"  # widget: "Versions" (to the Versions page)
+    # prefixes of the widgets of one panel (the component adds the rest: ``.name``, ...)
+    CRUMBS = "tables.crumbs"  # the breadcrumbs: ``.crumb.<i>``
+    TREE = "tables.tree"  # the namespace tree: ``.node.<path>``
+    NS = "tables.ns"  # the child namespaces: ``.open.<name>`` (or their grid)
+    LIST = "tables.list"  # the tables list: its grid and pager
+    DETAIL = "tables.detail"  # the table detail: schema, properties, storage, metadata
+    DETAIL_SNIPPET = "tables.detail.snippet"  # its "Copy as Python"
+    RESULT = "tables.result"  # the last write's response
+    DIALOGS = "tables"  # the dialogs: ``.<name>.open`` (their button), ``.<name><gen>`` (the form)
+    # prefixes of the write forms that stay on screen after their write, with the page's form
+    # generation (:func:`form_key`): their data editors are emptied only by a new key
+    REGISTER = "tables.register"
+    LIFE = "tables.life"  # the table's lifecycle panels (``.meta``, ``.rename``, ``.drop``)
+    DEREGISTER = "tables.deregister"
+    DROP_NS = "tables.drop_ns"  # per namespace: ``tables.drop_ns<gen>.<path>``
 
 
 def panel_key(key: str, ident: Any) -> str:
-    """``key`` for one table or namespace (``ident``: its id), so that an expander opened
-    for one is closed for the next."""
+    """``key`` for one table, namespace or tree node (``ident``: its id parts), so that an
+    expander opened for one is closed for the next."""
     return f"{key}.{'/'.join(ident)}"
+
+
+def pager_key(key_prefix: str, *parts: Any) -> str:
+    """A widget key that changes when ``parts`` change (the one place keys are made anew
+    on purpose: a pager, or a grid's selection, starts again when its list changes)."""
+    digest = hashlib.sha1(repr(parts).encode()).hexdigest()[:10]
+    return f"{key_prefix}.page.{digest}"
+
+
+def form_key(page: str, prefix: str) -> str:
+    """``prefix`` with ``page``'s form generation: the widgets under it start empty after
+    :func:`reset_forms` (for forms holding a data editor or a file uploader, which session
+    state cannot reset)."""
+    return f"{prefix}{form_version(page)}"
 
 
 def open_dialog(name: str | None) -> None:
@@ -292,11 +329,41 @@ class Txn:
     ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction actions
     DESCRIBED = "txn.described"  # id parts, status, properties of the last describe/alter
     ID_INPUT = "txn.id_input"  # widget: transaction id text
-    PENDING_ID = "txn.pending_id"  # written into ID_INPUT before it renders
-    HISTORY = "txn.history"  # transactions committed / looked up this session
+    HISTORY = "txn.history"  # transactions committed / looked up this session; also the
+    # prefix of the history's buttons (``txn.history.<i>.describe``)
     TABS = "txn.tabs"  # widget: the open tab
     CONFIRM_CLEAR = "txn.confirm_clear"  # "Clear the batch" waits for a confirmation
     PICKED = "txn.picked"  # the picker's table as the add form's table field last showed it
+    # what a button's callback asked this run to do before the page draws what it changes
+    CHECK = "txn.check"  # "validate" | "commit": validate the batch (then commit it)
+    DESCRIBE_NOW = "txn.describe_now"  # id parts: describe them (a "Describe" in the history)
+    ADD_REFUSED = "txn.add_refused"  # text: why the last "Add to batch" added nothing
+    ALTER_REFUSED = "txn.alter_refused"  # text: why the last "Add action" added nothing
+    # widgets (the prefixes: the component adds the rest)
+    PICKER = "txn.picker"  # the table picker
+    ADD = "txn.add"  # ``.kind``; the form of a kind and its fields: :func:`txn_add_key`
+    STAGE = "txn.stage"  # ``.stage``: "Stage next version from current"
+    OPS = "txn.ops"  # ``.<i>.up`` / ``.<i>.down`` / ``.<i>.remove`` per operation
+    VALIDATE = "txn.validate"  # "Validate"
+    CLEAR = "txn.clear"  # ``.ask`` / ``.no`` / ``.yes``
+    SNIPPET = "txn.snippet"  # "Copy as Python" of the batch
+    COMMIT = "txn.commit"  # the commit form
+    LAST = "txn.last"  # the last commit's results and response
+    DESCRIBE = "txn.describe"  # the describe form
+    CURRENT = "txn.current"  # the described transaction's properties
+    ALTER = "txn.alter"  # ``.kind``; the form of a kind and its fields: :func:`txn_alter_key`;
+    # ``.action.<i>.remove`` per pending action
+    APPLY = "txn.apply"  # the apply form
+
+
+def txn_add_key(kind: str, field: str | None = None) -> str:
+    """The add form of an operation ``kind`` (``field``: one of its widgets)."""
+    return f"{Txn.ADD}.{kind}" + (f".{field}" if field else "")
+
+
+def txn_alter_key(kind: str, field: str | None = None) -> str:
+    """The alter form of an action ``kind`` (``field``: one of its widgets)."""
+    return f"{Txn.ALTER}.{kind}" + (f".{field}" if field else "")
 
 
 def operations() -> list[dict[str, Any]]:
@@ -358,7 +425,55 @@ class Search:
     SHARED = "search.shared"  # the shared setting already applied (query-string fingerprint)
     TASKS = "search.tasks"  # list[str]: background task ids (build A/B, maintenance)
     TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
-    HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first
+    HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first; also the
+    # prefix of the history's "Re-apply" buttons (``search.history.<kind>.<i>``)
+    # widgets (a panel's query settings: :func:`search_key`)
+    PICKER = "search.picker"  # prefix: the table picker
+    PREVIEW = "search.preview"  # prefix: the data preview (columns, filter, size, grid, pages)
+    VEC_SOURCE = "search.vec.source"  # what the query vector is made from
+    VEC_FORM = "search.vec.form"
+    VEC_ROW = "search.vec.row"
+    VEC_NUMBERS = "search.vec.numbers"
+    VEC_TEXT = "search.vec.text"
+    VEC_FILTER = "search.vec.filter"
+    VEC_PREFILTER = "search.vec.prefilter"
+    VEC_REPEATS = "search.vec.n"
+    VEC_RESULT = "search.vec.result"  # prefix: the result grid
+    FTS_FORM = "search.fts.form"
+    FTS_TEXT = "search.fts.text"
+    FTS_MODE = "search.fts.mode"
+    FTS_COLUMNS = "search.fts.columns"
+    FTS_K = "search.fts.k"
+    FTS_TOKENS = "search.fts.tokens"  # prefix: the query's tokens
+    FTS_GRID = "search.fts.grid"
+    PLAN_WHICH = "search.plan.which"
+    PLAN_FILTER = "search.plan.filter"
+    PLAN_EXPLAIN = "search.plan.explain"
+    PLAN_ANALYZE = "search.plan.analyze"
+    PLAN_CHART = "search.plan.chart"
+    PLAN_GRID = "search.plan.grid"
+    RECALL_FORM = "search.recall.form"
+    RECALL_MORE = "search.recall.more"
+    RECALL_HIST = "search.recall.hist"
+    RECALL_LATENCY = "search.recall.latency"
+    SWEEP_FORM = "search.sweep.form"
+    SWEEP_CHART = "search.sweep.chart"
+    SWEEP_GRID = "search.sweep.grid"  # the result grid; its values to try: :func:`search_key`
+    SWEEP_DOWNLOAD = "search.sweep.download"
+    AB_FORM = "search.ab.form"
+    AB_ROWS = "search.ab.rows"
+    AB_QUERIES = "search.ab.queries"
+    AB_CONFIGS = "search.ab.configs"
+    AB_GRID = "search.ab.grid"
+    AB_CHART = "search.ab.chart"
+    PARAMS_GRID = "search.params.grid"
+    MAINT = "search.maint"  # prefix: the maintenance panel
+
+
+def search_key(panel: str, name: str) -> str:
+    """A Search & tune panel's setting widget (``panel``: vec | recall | sweep | ab;
+    ``name``: column, k, nprobes, sample, ... or ``grid.<parameter>`` of the sweep)."""
+    return f"search.{panel}.{name}"
 
 
 _ANY_SETTINGS = object()
@@ -437,13 +552,30 @@ def add_task(task_id: str) -> None:
 # --- HTTP inspector ------------------------------------------------------------------------------
 class Insp:
     SELECTED = "insp.selected"  # widget: index of the exchange shown in detail
+    REFRESH = "insp.refresh"  # widget: "Refresh"
+    CLEAR = "insp.clear"  # widget: "Clear"
+    TABLE = "insp.table"  # widget: the exchanges
+    DETAIL = "insp"  # prefix: the exchange's ``.<Request|Response>.h`` / ``.b`` (headers, body)
+
+
+# --- Audit log -----------------------------------------------------------------------------------
+class Audit:
+    VIEW = "audit"  # prefix: the filters (``.user``, ``.operation``, ...), the entries, the CSV
+
+
+# --- sign-in (sidebar) -----------------------------------------------------------------------------
+class Auth:
+    SIGN_IN = "auth.sign_in"  # widget: "Sign in"
+    SIGN_OUT = "auth.sign_out"  # widget: "Sign out"
 
 
 # --- Import & export -----------------------------------------------------------------------------
 class Transfer:
     PAGE = "transfer"  # flash messages and form generations of the page
     PICKER = "transfer.picker"  # prefix: the namespace / table picker
-    IMPORT = "transfer.import"  # prefix: the upload, its types grid, the target, the button
+    # prefix: the upload (``.file<gen>``: a file uploader is emptied only by a new key,
+    # :func:`form_key`), its types grid, the target (``.mode``, ``.name.<file>``, ``.on``), ``.go``
+    IMPORT = "transfer.import"
     EXPORT = "transfer.export"  # prefix: the export form and the download button
     PREVIEW = "transfer.preview"  # (upload file id, ImportPreview or the error reading it)
     DOWNLOAD = "transfer.download"  # the prepared export: table id, settings, path, name, rows...

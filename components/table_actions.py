@@ -123,9 +123,10 @@ def render_table_actions(
             table_id, key_prefix=f"{key_prefix}.drop", read_only=read_only
         )
     with deregister_col:
-        version = state.form_version("tables")
         action = action or render_deregister_form(
-            detail, key_prefix=f"tables.deregister{version}", read_only=read_only
+            detail,
+            key_prefix=state.form_key("tables", state.Tables.DEREGISTER),
+            read_only=read_only,
         )
     return action
 
@@ -600,18 +601,18 @@ def render_drop_namespace(
                 )
             )
             st.dataframe(
-                children_frame(found), hide_index=True, key=f"tables.drop_ns.children.{path}",
+                children_frame(found), hide_index=True, key=state.panel_key(state.Tables.DROP_NS_CHILDREN, path),
                 height=35 * (min(count, 8) + 1) + 3, width="stretch",
             )  # fmt: skip
             if caps.drop_cascade is None:
                 st.caption(
                     "This server may not implement CASCADE: if it refuses, nothing is dropped."
                 )
-        fv = state.form_version("tables")
-        with st.form(f"tables.drop_ns{fv}.{'/'.join(path)}", border=False):
+        at = state.panel_key(state.form_key("tables", state.Tables.DROP_NS), path)
+        with st.form(at, border=False):
             confirmed = render_typed_confirmation(
                 name,
-                key_prefix=f"tables.drop_ns{fv}.{'/'.join(path)}",
+                key_prefix=at,
                 label=f"Type the namespace name {name} to confirm",
             )
             label = (

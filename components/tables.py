@@ -127,22 +127,21 @@ def table_detail(ns: Any, table_id: tuple[str, ...]) -> nsv.TableDetail:
 # --------------------------------------------------------------------------------------------
 
 
-def render_breadcrumbs(path: Sequence[str], *, key_prefix: str) -> list[str] | None:
-    """Root › a › b as one row of small buttons; returns the path clicked, else ``None``."""
+def render_breadcrumbs(path: Sequence[str], *, key_prefix: str) -> None:
+    """Root › a › b as one row of small buttons; a click opens that namespace (a callback)."""
     crumbs: list[tuple[str, list[str]]] = [("(root)", [])]
     crumbs += [(name, list(path[: i + 1])) for i, name in enumerate(path)]
-    clicked = None
     with st.container(horizontal=True, gap=None, vertical_alignment="center"):
         for i, (label, target) in enumerate(crumbs):
-            if st.button(
+            st.button(
                 feedback.as_text(label),
                 key=f"{key_prefix}.crumb.{i}",
                 type="tertiary",
                 icon=":material/home:" if i == 0 else ":material/chevron_right:",
                 disabled=i == len(crumbs) - 1,
-            ):
-                clicked = target
-    return clicked
+                on_click=set_selection,
+                args=(target,),
+            )
 
 
 class Pick(NamedTuple):
@@ -223,7 +222,7 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
                 st.space(TREE_INDENT_PX * depth)
             st.button(
                 f"**{label}**" if here else label,
-                key=f"{key_prefix}.node.{'/'.join(node.path)}",
+                key=state.panel_key(f"{key_prefix}.node", node.path),
                 type="tertiary",
                 icon=(
                     ":material/home:"
@@ -248,8 +247,9 @@ NAMESPACE_BUTTONS_MAX = 20  # more child namespaces than this: a selectable grid
 def render_namespace_list(
     children: Sequence[str], path: Sequence[str], *, key_prefix: str
 ) -> list[str] | None:
-    """The child namespaces of ``path``: buttons when few, a grid when many. Returns the path
-    of the child opened, else ``None``."""
+    """The child namespaces of ``path``: buttons when few (a click opens the child: a
+    callback), a grid when many. Returns the path of the child picked in the grid, else
+    ``None``."""
     if not children:
         st.caption(f"No namespaces inside {feedback.as_text(ids.display_id(path))}.")
         return None
@@ -260,13 +260,14 @@ def render_namespace_list(
         return [*path, pick.name] if pick and pick.name else None
     page = paginate(children, 1, NAMESPACE_BUTTONS_MAX)
     for name in page.items:
-        if st.button(
+        st.button(
             feedback.as_text(name),
             key=f"{key_prefix}.open.{name}",
             icon=":material/folder:",
             type="tertiary",
-        ):
-            return [*path, name]
+            on_click=set_selection,
+            args=([*path, name],),
+        )
     return None
 
 
@@ -470,8 +471,8 @@ def render_open_dialog(
 
     @st.dialog(title, width="medium", on_dismiss=lambda: state.open_dialog(None))
     def body() -> None:
-        version = state.form_version("tables")
-        request = form(path, key_prefix=f"{key_prefix}.{name}{version}", read_only=read_only)
+        key = state.form_key("tables", f"{key_prefix}.{name}")
+        request = form(path, key_prefix=key, read_only=read_only)
         if request is not None and submit(request):
             state.open_dialog(None)
             st.rerun()
@@ -490,9 +491,7 @@ def render_header(path: Sequence[str], *, read_only: bool) -> None:
     from components.common import render_read_only_notice
     from components.snippets import render_code
 
-    crumb = render_breadcrumbs(path, key_prefix="tables.crumbs")
-    if crumb is not None:
-        go_to(crumb)
+    render_breadcrumbs(path, key_prefix=state.Tables.CRUMBS)
     if read_only:
         render_read_only_notice()
     exists = feedback.run(namespace_exists, tuple(path), action="Checking the namespace")
@@ -501,12 +500,11 @@ def render_header(path: Sequence[str], *, read_only: bool) -> None:
             "warning",
             f"Namespace {ids.display_id(path)} does not exist (deleted, or a stale link).",
         )
-        if st.button("Back to the root namespace", key="tables.reset"):
-            go_to([])
+        _back_to_root(state.Tables.RESET)
         st.stop()
     flashed = feedback.render_flash("tables")
     if flashed:
-        render_write_result(flashed, key_prefix="tables.result")
+        render_write_result(flashed, key_prefix=state.Tables.RESULT)
         render_code(flashed.get("snippet"))
 
 
@@ -514,10 +512,10 @@ def render_namespaces_column(path: Sequence[str], *, read_only: bool) -> None:
     """The child namespaces (opening one navigates) and "Create a namespace"."""
     st.subheader("Namespaces", anchor=False)
     children = feedback.run(namespace_names, tuple(path), action="Listing namespaces") or []
-    child = render_namespace_list(children, path, key_prefix="tables.ns")
+    child = render_namespace_list(children, path, key_prefix=state.Tables.NS)
     if child is not None:
         go_to(child)
-    render_dialog_button("create_ns", key_prefix="tables", read_only=read_only)
+    render_dialog_button("create_ns", key_prefix=state.Tables.DIALOGS, read_only=read_only)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -647,7 +645,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     rest = backend.capabilities(get_namespace()).kind == "rest"
     pick = render_name_list(
         shown,
-        key_prefix="tables.list",
+        key_prefix=state.Tables.LIST,
         column="table",
         selected=table,
         reset_on=(tuple(path), search, by, descending),
@@ -664,7 +662,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         )
     if pick:
         go_to(path, pick.name)
-    render_dialog_button("declare", key_prefix="tables", read_only=read_only)
+    render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)
 
 
 def render_table_section(table_id: list[str]) -> nsv.TableDetail | None:
@@ -678,13 +676,13 @@ def render_table_section(table_id: list[str]) -> nsv.TableDetail | None:
     detail = feedback.run(table_detail, tuple(table_id), action=f"Describing {table_id[-1]}")
     if detail is None:
         return None
-    render_table_detail(detail, key_prefix="tables.detail")
+    render_table_detail(detail, key_prefix=state.Tables.DETAIL)
     render_python_snippet(
         "describe_table",
         DescribeTableRequest(id=table_id, load_detailed_metadata=True),
-        key_prefix="tables.detail.snippet",
+        key_prefix=state.Tables.DETAIL_SNIPPET,
     )
-    if st.button("Versions", icon=":material/history:", key="tables.to_versions"):
+    if st.button("Versions", icon=":material/history:", key=state.Tables.TO_VERSIONS):
         st.switch_page("views/versions.py")
     return detail
 
@@ -705,44 +703,64 @@ def nearby_namespaces(current: list[str]) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(found))
 
 
+def _back_to_root(key: str) -> None:
+    """ "Back to the root namespace" (a callback selects the root)."""
+    st.button("Back to the root namespace", key=key, on_click=set_selection, args=([],))
+
+
+def _picker_namespace(key: str) -> None:
+    """The picker's namespace changed (a callback): it becomes the shared selection."""
+    set_selection(list(state.get(key) or ()))
+
+
+def _picker_table(key: str, namespace: list[str]) -> None:
+    """The picker's table changed (a callback): it becomes the shared selection."""
+    if picked := state.get(key):
+        set_selection(namespace, picked)
+
+
 def render_table_picker(*, key_prefix: str) -> list[str] | None:
-    """Namespace + table selectboxes bound to the shared selection; returns the table id."""
+    """Namespace + table selectboxes bound to the shared selection; returns the table id.
+    Their keys are stable (``<prefix>.ns``, ``<prefix>.table``): each run they are set to the
+    selection before they are drawn, and a pick changes the selection in its callback."""
     current, table = state.selection()
     try:
         if not namespace_exists(tuple(current)):
             feedback.show("warning", f"Namespace {ids.display_id(current)} does not exist.")
-            if st.button("Back to the root namespace", key=f"{key_prefix}.reset"):
-                go_to([])
+            _back_to_root(f"{key_prefix}.reset")
             return None
         spaces = nearby_namespaces(current)
         names = table_names(tuple(current))
     except LanceNamespaceError as err:
         feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
-        if current and st.button("Back to the root namespace", key=f"{key_prefix}.reset"):
-            go_to([])
+        if current:
+            _back_to_root(f"{key_prefix}.reset")
         return None
     c1, c2 = st.columns(2)
-    chosen = c1.selectbox(
+    ns_key, table_key = f"{key_prefix}.ns", f"{key_prefix}.table"
+    state.put(ns_key, tuple(current))
+    c1.selectbox(
         "Namespace",
         spaces,
-        index=spaces.index(tuple(current)),
         format_func=ids.display_id,
-        key=f"{key_prefix}.ns.{'/'.join(current)}",
+        key=ns_key,
+        on_change=_picker_namespace,
+        args=(ns_key,),
     )
-    if list(chosen) != current:
-        go_to(list(chosen))
     if not names:
         c2.selectbox("Table", ["(no tables here)"], disabled=True, key=f"{key_prefix}.table.none")
         return None
-    picked = c2.selectbox(
+    picked = table if table in names else None
+    state.put(table_key, picked)
+    c2.selectbox(
         "Table",
         names,
-        index=names.index(table) if table in names else None,
+        index=None,
         placeholder=f"Pick one of {plural(len(names), 'table')}",
-        key=f"{key_prefix}.table.{'/'.join(current)}.{table}",
+        key=table_key,
+        on_change=_picker_table,
+        args=(table_key, list(current)),
     )
-    if picked and picked != table:
-        go_to(current, picked)
     return [*current, picked] if picked else None
 
 

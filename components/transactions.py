@@ -126,106 +126,140 @@ def render_batch_support(supported: bool | None, kind: str) -> bool:
     return supported is not False
 
 
-def sync_table_field(field_key: str, picked: Sequence[str] | None) -> None:
+def sync_table_field(field_key: str, picked: Sequence[str] | None) -> bool:
     """Keep the form's table field in step with the table picker: the field shows the picked
     table when the form first renders and again each time the picker changes (what the user
-    typed stays until then)."""
+    typed stays until then). True when the field was set."""
     shown = ids.display_id(picked or [])
-    if state.get(field_key) is None or state.get(state.Txn.PICKED) != shown:
+    written = state.get(field_key) is None or state.get(state.Txn.PICKED) != shown
+    if written:
         state.put(field_key, shown)
     state.put(state.Txn.PICKED, shown)
+    return written
+
+
+# The fields of each operation kind's add form, with the value each starts from (``None``:
+# the version field, which starts from the table's next version).
+_ADD_FIELDS: dict[str, dict[str, Any]] = {
+    bb.DECLARE: {"location": "", "properties": ""},
+    bb.CREATE_VERSION: {
+        "version": None, "size": None, "manifest": "", "scheme": "", "etag": "", "metadata": "",
+    },
+    bb.DELETE_VERSIONS: {"ranges": ""},
+    bb.DEREGISTER: {},
+}  # fmt: skip
+
+
+def _reset_add_form(kind: str, next_version: int | None) -> None:
+    """The add form of ``kind`` empty again, its table field showing the picked table."""
+    state.put(state.txn_add_key(kind, "table"), state.get(state.Txn.PICKED) or "")
+    for field, start in _ADD_FIELDS[kind].items():
+        value = (next_version or 1) if field == "version" else start
+        state.put(state.txn_add_key(kind, field), value)
+
+
+def _add_operation(kind: str, delimiter: str, next_version: int | None) -> None:
+    """ "Add to batch" (a callback, before the page draws the batch): the form's operation
+    joins the batch and the form is emptied; a refused one leaves the form as typed and
+    says why (:data:`state.Txn.REFUSED`)."""
+    values = {f: state.get(state.txn_add_key(kind, f)) for f in ("table", *_ADD_FIELDS[kind])}
+    try:
+        table_id = parse_id(values["table"] or "", delimiter, "table")
+        if kind == bb.DECLARE:
+            op = bb.declare_op(
+                table_id, location=(values["location"] or "").strip() or None,
+                properties_=props.from_lines(values["properties"] or ""), delimiter=delimiter,
+            )  # fmt: skip
+        elif kind == bb.CREATE_VERSION:
+            size = values["size"]
+            op = bb.create_version_op(
+                table_id, int(values["version"] or 0), values["manifest"] or "",
+                manifest_size=int(size) if size is not None else None,
+                e_tag=(values["etag"] or "").strip() or None,
+                metadata=props.from_lines(values["metadata"] or "") or None,
+                naming_scheme=values["scheme"] or None, delimiter=delimiter,
+            )  # fmt: skip
+        elif kind == bb.DELETE_VERSIONS:
+            op = bb.delete_versions_op(
+                table_id, version_ranges.parse(values["ranges"] or ""), delimiter=delimiter
+            )
+        else:
+            op = bb.deregister_op(table_id, delimiter=delimiter)
+    except LanceNamespaceError as err:
+        state.put(state.Txn.ADD_REFUSED, f"Not added: {err}")
+        return
+    state.set_operations([*state.operations(), op])
+    _reset_add_form(kind, next_version)
 
 
 def render_add_operation(
-    default_table: Sequence[str] | None,
-    delimiter: str,
-    *,
-    next_version: int | None,
-    key_prefix: str,
-) -> dict[str, Any] | None:
-    """An operation kind and its form; the operation (checked by the batch rules' builders)
-    when "Add" is pressed. Whether it fits the namespace is for "Validate"."""
+    default_table: Sequence[str] | None, delimiter: str, *, next_version: int | None
+) -> None:
+    """An operation kind and its form; "Add to batch" adds the operation (checked by the
+    batch rules' builders) to the batch in its callback. Whether it fits the namespace is
+    for "Validate"."""
     kind = st.segmented_control(
         "Operation", list(bb.OPERATION_KINDS), default=bb.DECLARE, format_func=lambda k: bb.OPERATION_LABELS[k],
-        key=f"{key_prefix}.kind", required=True,
+        key=f"{state.Txn.ADD}.kind", required=True,
     ) or bb.DECLARE  # fmt: skip
-    fk = f"{key_prefix}.{kind}.{state.form_version('txn')}"
-    sync_table_field(f"{fk}.table", default_table)
-    values: dict[str, Any] = {}
-    with st.form(fk):
-        table_text = st.text_input(
-            "Table id", key=f"{fk}.table",
+
+    def key(field: str) -> str:
+        return state.txn_add_key(kind, field)
+
+    synced = sync_table_field(key("table"), default_table)
+    if kind == bb.CREATE_VERSION and (synced or not state.has(key("version"))):
+        state.put(key("version"), next_version or 1)  # the version follows the picked table
+    with st.form(state.txn_add_key(kind)):
+        st.text_input(
+            "Table id", key=key("table"),
             help="Namespace path and table name joined by › (or by the connection's delimiter "
             f"{delimiter}), e.g. sales › orders",
         )  # fmt: skip
         if kind == bb.DECLARE:
-            values["location"] = st.text_input(
-                "Location (optional)", key=f"{fk}.location", help="Empty: the namespace decides."
+            st.text_input(
+                "Location (optional)", key=key("location"), help="Empty: the namespace decides."
             )
-            values["properties"] = st.text_area(
-                "Properties (key=value per line, optional)", key=f"{fk}.properties", height=80
+            st.text_area(
+                "Properties (key=value per line, optional)", key=key("properties"), height=80
             )
         elif kind == bb.CREATE_VERSION:
             c1, c2 = st.columns(2)
-            values["version"] = c1.number_input(
-                "Version", min_value=1, value=next_version or 1, step=1, key=f"{fk}.version",
+            c1.number_input(
+                "Version", min_value=1, value="min", step=1, key=key("version"),
                 help="Must be the table's latest version + 1.",
             )  # fmt: skip
-            values["manifest_size"] = c2.number_input(
-                "Manifest size (bytes, optional)", min_value=0, value=None, step=1, key=f"{fk}.size"
+            c2.number_input(
+                "Manifest size (bytes, optional)", min_value=0, value=None, step=1, key=key("size")
             )
-            values["manifest_path"] = st.text_input(
+            st.text_input(
                 "Staged manifest path",
-                key=f"{fk}.manifest",
+                key=key("manifest"),
                 help="The manifest your writer staged for this version.",
             )
             c3, c4 = st.columns(2)
-            values["naming_scheme"] = c3.selectbox(
-                "Naming scheme", [None, *batch_rules.NAMING_SCHEMES],
-                format_func=lambda s: "(not sent)" if s is None else s, key=f"{fk}.scheme",
+            c3.selectbox(
+                "Naming scheme", ["", *batch_rules.NAMING_SCHEMES],
+                format_func=lambda s: s or "(not sent)", key=key("scheme"),
             )  # fmt: skip
-            values["e_tag"] = c4.text_input("ETag (optional)", key=f"{fk}.etag")
-            values["metadata"] = st.text_area(
-                "Metadata (key=value per line, optional)", key=f"{fk}.metadata", height=68
-            )
+            c4.text_input("ETag (optional)", key=key("etag"))
+            st.text_area("Metadata (key=value per line, optional)", key=key("metadata"), height=68)
         elif kind == bb.DELETE_VERSIONS:
-            values["ranges"] = st.text_input(
-                "Versions", placeholder="2-5, 8", key=f"{fk}.ranges",
+            st.text_input(
+                "Versions", placeholder="2-5, 8", key=key("ranges"),
                 help="Inclusive ranges, as on the Versions page; sent as the spec's end-exclusive ranges.",
             )  # fmt: skip
         else:
             st.caption("Deregister: the table leaves the namespace; its data stays in storage.")
-        added = st.form_submit_button("Add to batch", icon=":material/playlist_add:")
-    if not added:
-        return None
-    try:
-        table_id = parse_id(table_text, delimiter, "table")
-        if kind == bb.DECLARE:
-            return bb.declare_op(
-                table_id, location=(values["location"] or "").strip() or None,
-                properties_=props.from_lines(values["properties"]), delimiter=delimiter,
-            )  # fmt: skip
-        if kind == bb.CREATE_VERSION:
-            size = values["manifest_size"]
-            return bb.create_version_op(
-                table_id, int(values["version"]), values["manifest_path"] or "",
-                manifest_size=int(size) if size is not None else None,
-                e_tag=(values["e_tag"] or "").strip() or None,
-                metadata=props.from_lines(values["metadata"]) or None,
-                naming_scheme=values["naming_scheme"], delimiter=delimiter,
-            )  # fmt: skip
-        if kind == bb.DELETE_VERSIONS:
-            return bb.delete_versions_op(
-                table_id, version_ranges.parse(values["ranges"]), delimiter=delimiter
-            )
-        return bb.deregister_op(table_id, delimiter=delimiter)
-    except LanceNamespaceError as err:
-        feedback.show("error", f"Not added: {err}")
-        return None
+        st.form_submit_button(
+            "Add to batch", icon=":material/playlist_add:",
+            on_click=_add_operation, args=(kind, delimiter, next_version),
+        )  # fmt: skip
+    if refused := state.drop(state.Txn.ADD_REFUSED):
+        feedback.show("error", refused)
 
 
 def render_stage_helper(
-    table_id: Sequence[str] | None, delimiter: str, *, local: bool, read_only: bool, key_prefix: str
+    table_id: Sequence[str] | None, delimiter: str, *, local: bool, read_only: bool
 ) -> bool:
     """The "stage the next version" button (local backend only); True when pressed."""
     if not local:
@@ -240,28 +274,25 @@ def render_stage_helper(
         "version (written under the namespace's _staging/), and add its CreateTableVersion."
     )
     return st.button(
-        "Stage next version from current", icon=":material/content_copy:", key=f"{key_prefix}.stage",
+        "Stage next version from current", icon=":material/content_copy:", key=f"{state.Txn.STAGE}.stage",
         disabled=read_only or not table_id,
     )  # fmt: skip
 
 
 def render_operation_list(
-    operations: Sequence[dict[str, Any]],
-    problems: Sequence[bb.Problem] | None,
-    delimiter: str,
-    *,
-    key_prefix: str,
-) -> list[dict[str, Any]] | None:
-    """Each operation (numbered from 1) with up / down / remove; the new list when pressed."""
+    operations: Sequence[dict[str, Any]], problems: Sequence[bb.Problem] | None, delimiter: str
+) -> None:
+    """Each operation (numbered from 1) with up / down / remove (callbacks: the batch changes
+    before the page draws it)."""
     if not operations:
         st.caption("No operations yet: add some above.")
-        return None
+        return
     by_index: dict[int, list[bb.Problem]] = {}
     for p in problems or []:
         if p.index is not None:
             by_index.setdefault(p.index, []).append(p)
-    result: list[dict[str, Any]] | None = None
     for i, op in enumerate(operations):
+        at = f"{state.Txn.OPS}.{i}"
         with st.container(border=True):
             text_col, up, down, rm = st.columns([12, 1, 1, 1], vertical_alignment="center")
             text_col.markdown(
@@ -270,27 +301,21 @@ def render_operation_list(
             for p in by_index.get(i, []):
                 icon = ":material/error:" if p.severity == "error" else ":material/warning:"
                 text_col.markdown(f"{icon} " + feedback.as_text(feedback.readable(p.message)))
-            if up.button(
-                f"Move operation {i + 1} up",
-                icon=":material/arrow_upward:",
-                key=f"{key_prefix}.{i}.up",
-                disabled=i == 0,
-                help="Move up",
-            ):
-                result = bb.move(operations, i, -1)
-            if down.button(
-                f"Move operation {i + 1} down", icon=":material/arrow_downward:", key=f"{key_prefix}.{i}.down",
-                disabled=i == len(operations) - 1, help="Move down",
-            ):  # fmt: skip
-                result = bb.move(operations, i, +1)
-            if rm.button(
-                f"Remove operation {i + 1}",
-                icon=":material/close:",
-                key=f"{key_prefix}.{i}.remove",
-                help="Remove",
-            ):
-                result = bb.remove(operations, i)
-    return result
+            up.button(
+                f"Move operation {i + 1} up", icon=":material/arrow_upward:", key=f"{at}.up",
+                disabled=i == 0, help="Move up",
+                on_click=_set_and_discard, args=(bb.move(operations, i, -1),),
+            )  # fmt: skip
+            last = i == len(operations) - 1
+            down.button(
+                f"Move operation {i + 1} down", icon=":material/arrow_downward:", key=f"{at}.down",
+                disabled=last, help="Move down",
+                on_click=_set_and_discard, args=(bb.move(operations, i, +1),),
+            )  # fmt: skip
+            rm.button(
+                f"Remove operation {i + 1}", icon=":material/close:", key=f"{at}.remove",
+                help="Remove", on_click=_set_and_discard, args=(bb.remove(operations, i),),
+            )  # fmt: skip
 
 
 def render_problems(problems: Sequence[bb.Problem]) -> None:
@@ -313,39 +338,50 @@ def render_request_preview(operations: Sequence[dict[str, Any]]) -> None:
         st.code(bb.request_json(bb.to_request(operations)), language="json")
 
 
-def render_clear_button(*, key_prefix: str) -> bool:
-    """ "Clear the batch" with a confirmation; True once confirmed."""
+def render_clear_button() -> None:
+    """ "Clear the batch" with a confirmation (callbacks: the batch is emptied, with the
+    manifests staged for it, before the page draws it)."""
+    at = state.Txn.CLEAR
     if not state.get(state.Txn.CONFIRM_CLEAR):
-        if st.button("Clear the batch", icon=":material/delete_sweep:", key=f"{key_prefix}.ask"):
-            state.put(state.Txn.CONFIRM_CLEAR, True)
-            st.rerun()
-        return False
+        st.button(
+            "Clear the batch", icon=":material/delete_sweep:", key=f"{at}.ask",
+            on_click=state.put, args=(state.Txn.CONFIRM_CLEAR, True),
+        )  # fmt: skip
+        return
     st.caption("Remove every operation, and the manifests staged for them?")
     yes, no = st.columns(2)
-    if no.button("Keep the batch", key=f"{key_prefix}.no"):
-        state.drop(state.Txn.CONFIRM_CLEAR)
-        st.rerun()
-    if yes.button("Clear", type="primary", key=f"{key_prefix}.yes", icon=":material/delete_sweep:"):
-        state.drop(state.Txn.CONFIRM_CLEAR)
-        return True
-    return False
+    no.button(
+        "Keep the batch", key=f"{at}.no", on_click=state.drop, args=(state.Txn.CONFIRM_CLEAR,)
+    )
+    yes.button(
+        "Clear", type="primary", key=f"{at}.yes", icon=":material/delete_sweep:",
+        on_click=_clear_batch,
+    )  # fmt: skip
 
 
-def render_commit_form(count: int, *, enabled: bool, key_prefix: str) -> bool:
-    with st.form(f"{key_prefix}.{state.form_version('txn')}", border=False):
+def _clear_batch() -> None:
+    state.drop(state.Txn.CONFIRM_CLEAR)
+    _set_and_discard([])
+
+
+def render_commit_form(count: int, *, enabled: bool) -> None:
+    """ "Commit atomically": its callback asks the next run to validate the batch, then to
+    commit it when nothing blocks it (:data:`state.Txn.CHECK`)."""
+    with st.form(state.Txn.COMMIT, border=False):
         st.caption(
             f"{plural(count, 'operation')}, committed atomically: all succeed or none is applied."
         )
-        return st.form_submit_button(
-            "Commit atomically", type="primary", icon=":material/done_all:", disabled=not enabled
-        )
+        st.form_submit_button(
+            "Commit atomically", type="primary", icon=":material/done_all:", disabled=not enabled,
+            on_click=state.put, args=(state.Txn.CHECK, "commit"),
+        )  # fmt: skip
 
 
-def render_commit_result(last: dict[str, Any], delimiter: str, *, key_prefix: str) -> None:
+def render_commit_result(last: dict[str, Any], delimiter: str) -> None:
     txn = last.get("transaction_id")
     feedback.show("success", "Committed." + (f" Transaction {ids.display_id(txn)}." if txn else ""))
-    st.dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{key_prefix}.results")
-    render_json(last["response"], key_prefix=f"{key_prefix}.json", label="Response")
+    st.dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{state.Txn.LAST}.results")
+    render_json(last["response"], key_prefix=f"{state.Txn.LAST}.json", label="Response")
 
 
 def unused_staged(
@@ -363,13 +399,13 @@ def unused_staged(
 
 
 def render_describe_form(
-    delimiter: str, *, key_prefix: str, context: Sequence[str] | None = None
+    delimiter: str, *, context: Sequence[str] | None = None
 ) -> list[str] | None:
     """The transaction id; its parts when "Describe" is pressed and the id parses. A bare
     id (the uuid alone, as builds answer with it) is looked up in ``context``, the table
     picked, when the backend does not know it on its own."""
     where = ids.display_id(context) if context else None
-    with st.form(f"{key_prefix}.form", border=False):
+    with st.form(f"{state.Txn.DESCRIBE}.form", border=False):
         text = st.text_input(
             "Transaction id", key=state.Txn.ID_INPUT,
             placeholder="namespace › table › <transaction uuid or version>, or batch-<id>",
@@ -389,7 +425,7 @@ def render_describe_form(
         return None
 
 
-def render_transaction(described: dict[str, Any], delimiter: str, *, key_prefix: str) -> None:
+def render_transaction(described: dict[str, Any], delimiter: str) -> None:
     st.markdown(
         f"Transaction {feedback.as_text(ids.display_id(described['id']))}: status **{described['status']}**"
     )
@@ -397,7 +433,7 @@ def render_transaction(described: dict[str, Any], delimiter: str, *, key_prefix:
     if frame.empty:
         st.caption("No properties.")
     else:
-        st.dataframe(frame, hide_index=True, key=f"{key_prefix}.props")
+        st.dataframe(frame, hide_index=True, key=f"{state.Txn.CURRENT}.props")
 
 
 _ACTION_LABELS = {
@@ -407,87 +443,108 @@ _ACTION_LABELS = {
 }
 
 
-def render_alter_builder(*, read_only: bool, key_prefix: str) -> list[dict[str, Any]] | None:
-    """Pending AlterTransaction actions: add one, remove one; the new list when changed.
-    Every list is checked by ``backend.rules.alter_actions``, exactly as the backends check it."""
+# The fields of each action kind's form, with the value each starts from.
+_ALTER_FIELDS: dict[str, dict[str, Any]] = {
+    aa.SET_STATUS: {},
+    aa.SET_PROPERTY: {"key": "", "value": ""},
+    aa.UNSET_PROPERTY: {"key": ""},
+}
+
+
+def _add_action(kind: str) -> None:
+    """ "Add action" (a callback, before the page draws the pending actions): the form's
+    action joins them and the form is emptied; a refused one leaves the form as typed and
+    says why (:data:`state.Txn.ALTER_REFUSED`)."""
+
+    def value(field: str) -> Any:
+        return state.get(state.txn_alter_key(kind, field))
+
+    if kind == aa.SET_STATUS:
+        new = aa.set_status_action(value("status"))
+    elif kind == aa.SET_PROPERTY:
+        new = aa.set_property_action(
+            (value("key") or "").strip(), value("value") or "", value("mode")
+        )
+    else:
+        new = aa.unset_property_action((value("key") or "").strip(), value("mode"))
+    actions = [*state.alter_actions(), new]
+    if problems := aa.action_problems(actions):
+        state.put(state.Txn.ALTER_REFUSED, "Not added: " + " ".join(problems))
+        return
+    state.set_alter_actions(actions)
+    for field, start in _ALTER_FIELDS[kind].items():
+        state.put(state.txn_alter_key(kind, field), start)
+
+
+def render_alter_builder(*, read_only: bool) -> None:
+    """Pending AlterTransaction actions: add one, remove one (callbacks). Every list is
+    checked by ``backend.rules.alter_actions``, exactly as the backends check it."""
     actions = state.alter_actions()
     kind = st.segmented_control(
         "Action", list(aa.ACTION_KINDS), default=aa.SET_PROPERTY, format_func=lambda k: _ACTION_LABELS[k],
-        key=f"{key_prefix}.kind", required=True,
+        key=f"{state.Txn.ALTER}.kind", required=True,
     ) or aa.SET_PROPERTY  # fmt: skip
-    fk = f"{key_prefix}.{kind}.{state.form_version('txn')}.{len(actions)}"
-    new: dict[str, Any] | None = None
-    with st.form(fk, border=False):
+
+    def key(field: str) -> str:
+        return state.txn_alter_key(kind, field)
+
+    with st.form(state.txn_alter_key(kind), border=False):
         if kind == aa.SET_STATUS:
-            status = st.selectbox(
-                "Status", [s.capitalize() for s in aa.TRANSACTION_STATUSES], key=f"{fk}.status"
+            st.selectbox(
+                "Status", [s.capitalize() for s in aa.TRANSACTION_STATUSES], key=key("status")
             )
         elif kind == aa.SET_PROPERTY:
             c1, c2, c3 = st.columns(3)
-            key = c1.text_input("Key", key=f"{fk}.key")
-            value = c2.text_input("Value", key=f"{fk}.value")
-            mode = c3.selectbox(
-                "If the key exists", [m.capitalize() for m in aa.SET_MODES], key=f"{fk}.mode"
+            c1.text_input("Key", key=key("key"))
+            c2.text_input("Value", key=key("value"))
+            c3.selectbox(
+                "If the key exists", [m.capitalize() for m in aa.SET_MODES], key=key("mode")
             )
         else:
             c1, c2 = st.columns([2, 1])
-            key = c1.text_input("Key", key=f"{fk}.key")
-            mode = c2.selectbox(
-                "If the key is missing", [m.capitalize() for m in aa.UNSET_MODES], key=f"{fk}.mode"
+            c1.text_input("Key", key=key("key"))
+            c2.selectbox(
+                "If the key is missing", [m.capitalize() for m in aa.UNSET_MODES], key=key("mode")
             )
-        if st.form_submit_button("Add action", icon=":material/add:", disabled=read_only):
-            if kind == aa.SET_STATUS:
-                new = aa.set_status_action(status)
-            elif kind == aa.SET_PROPERTY:
-                new = aa.set_property_action(key.strip(), value, mode)
-            else:
-                new = aa.unset_property_action(key.strip(), mode)
-    if new is not None:
-        problems = aa.action_problems([*actions, new])
-        if problems:
-            feedback.show("error", "Not added: " + " ".join(problems))
-            return None
-        return [*actions, new]
+        st.form_submit_button(
+            "Add action", icon=":material/add:", disabled=read_only,
+            on_click=_add_action, args=(kind,),
+        )  # fmt: skip
+    if refused := state.drop(state.Txn.ALTER_REFUSED):
+        feedback.show("error", refused)
     for i, action in enumerate(actions):
         c1, c2 = st.columns([12, 1], vertical_alignment="center")
         c1.markdown(f"{i + 1}. " + feedback.as_text(aa.describe_action(action, i + 1)))
-        if c2.button(
-            f"Remove action {i + 1}",
-            icon=":material/close:",
-            key=f"{key_prefix}.action.{i}.remove",
-            help="Remove",
-        ):
-            return [a for j, a in enumerate(actions) if j != i]
-    return None
+        c2.button(
+            f"Remove action {i + 1}", icon=":material/close:",
+            key=f"{state.Txn.ALTER}.action.{i}.remove", help="Remove",
+            on_click=state.set_alter_actions, args=([a for j, a in enumerate(actions) if j != i],),
+        )  # fmt: skip
 
 
-def render_apply_form(count: int, *, read_only: bool, key_prefix: str) -> bool:
-    with st.form(f"{key_prefix}.{state.form_version('txn')}", border=False):
+def render_apply_form(count: int, *, read_only: bool) -> bool:
+    with st.form(state.Txn.APPLY, border=False):
         return st.form_submit_button(
             f"Apply {plural(count, 'action')} in one request", type="primary", icon=":material/edit:",
             disabled=read_only or not count,
         )  # fmt: skip
 
 
-def render_history(ns: Any, delimiter: str, *, key_prefix: str) -> None:
+def _describe_from_history(txn_id: list[str]) -> None:
+    """A "Describe" in the history (a callback): the id fills the id field, and this run
+    describes it."""
+    state.put(state.Txn.ID_INPUT, ids.display_id(txn_id))
+    state.put(state.Txn.DESCRIBE_NOW, list(txn_id))
+
+
+def render_history(delimiter: str) -> None:
     """This session's transactions, newest first; "Describe" shows one (and fills the id)."""
-    picked = _history_list(delimiter, key_prefix=key_prefix)
-    if picked is not None:
-        described = feedback.run(bb.describe_transaction, ns, picked, action="DescribeTransaction")
-        if described is not None:
-            show_transaction(picked, described)
-        state.put(state.Txn.PENDING_ID, ids.display_id(picked))
-        st.rerun()
-
-
-def _history_list(delimiter: str, *, key_prefix: str) -> list[str] | None:
     items = state.history()
     if not items:
         st.caption(
             "Transactions committed, described or made by index builds in this session appear here."
         )
-        return None
-    picked: list[str] | None = None
+        return
     for i, h in enumerate(items):
         c1, c2 = st.columns([12, 2], vertical_alignment="center")
         status = f" - {h['status']}" if h.get("status") else ""
@@ -497,14 +554,11 @@ def _history_list(delimiter: str, *, key_prefix: str) -> list[str] | None:
             + "  \n"
             + feedback.as_text(f"{h['at']} · {h['source']}{status}")
         )
-        if c2.button(
-            f"Describe {text_id}",
-            key=f"{key_prefix}.{i}.describe",
-            icon=":material/search:",
-            help="Describe this transaction",
-        ):
-            picked = list(h["id"])
-    return picked
+        c2.button(
+            f"Describe {text_id}", key=f"{state.Txn.HISTORY}.{i}.describe",
+            icon=":material/search:", help="Describe this transaction",
+            on_click=_describe_from_history, args=(list(h["id"]),),
+        )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -549,7 +603,9 @@ def _set_and_discard(operations: list[dict[str, Any]]) -> None:
 
 def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> Stage | Commit | None:
     """The builder: add, list, validate, clear, preview, commit. Returns what the user asked
-    the page to write (stage a version, commit), else ``None``."""
+    the page to write (stage a version, commit), else ``None``. Buttons that change the batch
+    do so in their callbacks; "Validate" and "Commit atomically" validate here, before the
+    batch is drawn, so that the problems show next to their operations in this run."""
     from components import tables as tbl
     from components.snippets import render_python_snippet
 
@@ -560,57 +616,38 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
     )
     can_commit = render_batch_support(caps.batch_commit, caps.kind)
     st.subheader("Add an operation", anchor=False)
-    table_id = tbl.render_table_picker(key_prefix="txn.picker")
+    table_id = tbl.render_table_picker(key_prefix=state.Txn.PICKER)
     latest = latest_version(tuple(table_id)) if table_id else None
-    new_op = render_add_operation(
-        table_id, delimiter, next_version=(latest or 0) + 1, key_prefix="txn.add"
-    )
-    if new_op is not None:
-        state.set_operations([*operations, new_op])
-        state.reset_forms("txn")
-        st.rerun()
+    render_add_operation(table_id, delimiter, next_version=(latest or 0) + 1)
     local = caps.kind == "local"
-    if render_stage_helper(
-        table_id, delimiter, local=local, read_only=read_only, key_prefix="txn.stage"
-    ):
+    if render_stage_helper(table_id, delimiter, local=local, read_only=read_only):
         return Stage(list(table_id or []))
+    check = state.drop(state.Txn.CHECK)
+    found = _validate(ns, operations, delimiter) if check and operations else None
     count = plural(len(operations), "operation")
     st.subheader(f"Batch ({count})", anchor=False)
     saved = state.get(state.Txn.PROBLEMS)
     problems = saved[1] if saved and saved[0] == fingerprint(operations) else None
-    changed = render_operation_list(operations, problems, delimiter, key_prefix="txn.ops")
-    if changed is not None:
-        _set_and_discard(changed)
-        st.rerun()
+    render_operation_list(operations, problems, delimiter)
     if not operations:
         return None
     c1, c2 = st.columns(2)
-    with c1:
-        if (
-            st.button("Validate", icon=":material/rule:", key="txn.validate")
-            and _validate(ns, operations, delimiter) is not None
-        ):
-            st.rerun()
+    c1.button(
+        "Validate", icon=":material/rule:", key=state.Txn.VALIDATE,
+        on_click=state.put, args=(state.Txn.CHECK, "validate"),
+    )  # fmt: skip
     with c2:
-        if render_clear_button(key_prefix="txn.clear"):
-            _set_and_discard([])
-            st.rerun()
+        render_clear_button()
     if problems is not None:
         render_problems(problems)
     render_request_preview(operations)
     render_python_snippet(
-        "batch_commit_tables", bb.to_request(operations), key_prefix="txn.snippet"
+        "batch_commit_tables", bb.to_request(operations), key_prefix=state.Txn.SNIPPET
     )
-    if not render_commit_form(
-        len(operations), enabled=can_commit and not read_only, key_prefix="txn.commit"
-    ):
-        return None
-    found = _validate(ns, operations, delimiter)
-    if found is None:
-        return None
-    if bb.has_errors(found):
-        st.rerun()  # the problems show once, next to their operations and in the summary
-    return Commit(operations)
+    render_commit_form(len(operations), enabled=can_commit and not read_only)
+    if check == "commit" and can_commit and not read_only and found is not None:
+        return None if bb.has_errors(found) else Commit(operations)
+    return None
 
 
 def add_staged(staged: bb.StagedManifest) -> None:
@@ -638,27 +675,28 @@ def committed(operations: list[dict[str, Any]], response: Any, delimiter: str) -
     )
     state.set_operations([])
     state.set_staged([])
-    state.reset_forms("txn")
 
 
 def render_last_commit(delimiter: str) -> None:
     last = state.get(state.Txn.LAST_COMMIT)
     if last:
         st.subheader("Last commit", anchor=False)
-        render_commit_result(last, delimiter, key_prefix="txn.last")
+        render_commit_result(last, delimiter)
 
 
 def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter | None:
-    """Describe a transaction by id, show it, collect alter actions. Returns the alter the
-    user asked for (a write: the page performs it), else ``None``."""
-    pending = state.drop(state.Txn.PENDING_ID)
-    if pending is not None:
-        state.put(state.Txn.ID_INPUT, pending)  # a "Describe" in the history fills the id field
+    """Describe a transaction by id (or the one picked in the history), show it, collect
+    alter actions. Returns the alter the user asked for (a write: the page performs it),
+    else ``None``."""
     st.subheader("Describe", anchor=False)
     path, table = state.selection()
     context = [*path, table] if table else None
-    txn_id = render_describe_form(delimiter, key_prefix="txn.describe", context=context)
-    if txn_id is not None:
+    txn_id = render_describe_form(delimiter, context=context)
+    if (picked := state.drop(state.Txn.DESCRIBE_NOW)) is not None:
+        described = feedback.run(bb.describe_transaction, ns, picked, action="DescribeTransaction")
+        if described is not None:
+            show_transaction(picked, described)
+    elif txn_id is not None:
         found = feedback.run(
             bb.describe_transaction_in, ns, txn_id, context, delimiter=delimiter,
             action="DescribeTransaction",
@@ -671,15 +709,12 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
     if not current:
         return None
     feedback.render_flash("txn")
-    render_transaction(current, delimiter, key_prefix="txn.current")
+    render_transaction(current, delimiter)
     st.subheader("Alter", anchor=False)
     st.caption("All actions go in one AlterTransaction request: all apply, or none.")
-    new_actions = render_alter_builder(read_only=read_only, key_prefix="txn.alter")
-    if new_actions is not None:
-        state.set_alter_actions(new_actions)
-        st.rerun()
+    render_alter_builder(read_only=read_only)
     actions = state.alter_actions()
-    if render_apply_form(len(actions), read_only=read_only, key_prefix="txn.apply"):
+    if render_apply_form(len(actions), read_only=read_only):
         return Alter(list(current["id"]), actions)
     return None
 
@@ -696,7 +731,6 @@ def altered(txn_id: list[str], response: Any) -> None:
     )
     state.set_alter_actions([])
     remember_transaction(txn_id, source="altered", status=response.status)
-    state.reset_forms("txn")
 
 
 __all__ = [

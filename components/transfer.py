@@ -63,7 +63,7 @@ def render_upload(*, key_prefix: str) -> Any | None:
     upload = st.file_uploader(
         "File to import",
         type=UPLOAD_TYPES,
-        key=f"{key_prefix}.file{state.form_version(state.Transfer.PAGE)}",
+        key=state.form_key(state.Transfer.PAGE, f"{key_prefix}.file"),
         max_upload_size=max(1, upload_limit() >> 20),
         help="The file's columns and types are shown before anything is written.",
     )
@@ -160,7 +160,6 @@ def render_target(
 ) -> ImportTarget | None:
     """Where the rows go (a new table, or the picked one: appended or merged on keys) and the
     Import button; the target when it is clicked."""
-    version = state.form_version(state.Transfer.PAGE)
     mode = st.radio(
         "Import into",
         list(MODE_LABELS),
@@ -188,7 +187,7 @@ def render_target(
                 "Key columns (rows with the same keys are updated, the others inserted)",
                 names,
                 default=[n for n in names if n == "id"][:1],
-                key=f"{key_prefix}.on.{version}",
+                key=f"{key_prefix}.on",
             )
     if read_only:
         st.caption(":material/lock: Read-only connection: importing is disabled.")
@@ -283,7 +282,7 @@ def render_export_form(
     """Format, version (default the latest), optional SQL filter and columns, and the
     "Prepare download" button: the settings as a request (every run: a prepared file belongs
     to the settings that made it) and whether the button was clicked."""
-    at = f"{key_prefix}.{'/'.join(table_id)}"
+    at = state.panel_key(key_prefix, table_id)
     c1, c2 = st.columns(2)
     fmt = c1.selectbox(
         "Format", list(EXPORT_LABELS), format_func=EXPORT_LABELS.__getitem__, key=f"{at}.fmt"

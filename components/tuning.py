@@ -49,13 +49,13 @@ def render_sample_inputs(
     c1, c2 = st.columns(2)
     size = c1.number_input(
         "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=sample,
-        key=f"search.{panel}.sample", persist_state=state.KEEP_WHILE_ON_PAGE,
+        key=state.search_key(panel, "sample"), persist_state=state.KEEP_WHILE_ON_PAGE,
     )  # fmt: skip
     seed = c2.number_input(
         "Seed",
         min_value=0,
         value=0,
-        key=f"search.{panel}.seed",
+        key=state.search_key(panel, "seed"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     return column, k, int(size), int(seed)
@@ -66,7 +66,7 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
     if not info.vector_columns:
         st.info("This table has no vector column.", icon=":material/info:")
         return
-    with st.form("search.recall.form"):
+    with st.form(state.Search.RECALL_FORM):
         column, k, sample, seed = render_sample_inputs(info, panel="recall", sample=100)
         params = render_query_settings(info, column, panel="recall")
         submitted = st.form_submit_button(
@@ -85,7 +85,7 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
         return
     more = st.button(
         f"More queries (+{int(sample)})",
-        key="search.recall.more",
+        key=state.Search.RECALL_MORE,
         icon=":material/add:",
         disabled=not found.positions,
         help="Measure another batch of rows, none sampled before, with this result's settings, "
@@ -135,8 +135,8 @@ def render_recall_result(found: tuning.RecallResult) -> None:
         recall_metric(found), bypass=bool(found.query_params.get("bypass_vector_index"))
     )
     c1, c2 = st.columns(2)
-    c1.plotly_chart(recall_histogram(found.per_query, found.k), key="search.recall.hist")
-    c2.plotly_chart(latency_figure(found.ann_ms, found.exact_ms), key="search.recall.latency")
+    c1.plotly_chart(recall_histogram(found.per_query, found.k), key=state.Search.RECALL_HIST)
+    c2.plotly_chart(latency_figure(found.ann_ms, found.exact_ms), key=state.Search.RECALL_LATENCY)
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
     if not info.vector_columns:
         st.info("This table has no vector column.", icon=":material/info:")
         return
-    with st.form("search.sweep.form"):
+    with st.form(state.Search.SWEEP_FORM):
         column, k, sample, seed = render_sample_inputs(info, panel="sweep", sample=50)
         distance = chosen_distance(
             info, column, render_distance(info, column, panel="sweep", where=st)
@@ -160,7 +160,7 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
             name: col.text_input(
                 name,
                 value=default,
-                key=f"search.sweep.grid.{name}",
+                key=state.search_key("sweep", f"grid.{name}"),
                 persist_state=state.KEEP_WHILE_ON_PAGE,
             )
             for col, (name, default) in zip(st.columns(3), DEFAULT_GRID.items(), strict=True)
@@ -206,7 +206,7 @@ def render_sweep_result(
         key=state.Search.TARGET, persist_state=state.KEEP_WHILE_ON_PAGE,
     )  # fmt: skip
     render_metric_note(metric)
-    st.plotly_chart(sweep_figure(frame, keys, target), key="search.sweep.chart")
+    st.plotly_chart(sweep_figure(frame, keys, target), key=state.Search.SWEEP_CHART)
     best = tuning.cheapest(frame, target)
     indexed = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame
     if best is None and indexed.empty:
@@ -244,10 +244,10 @@ def render_sweep_result(
     shown = frame.assign(
         pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)
     )
-    st.dataframe(shown, hide_index=True, key="search.sweep.grid")
+    st.dataframe(shown, hide_index=True, key=state.Search.SWEEP_GRID)
     st.download_button(
         "Download the sweep (JSON)", tuning.result_json(frame), file_name="sweep.json",
-        mime="application/json", key="search.sweep.download", icon=":material/download:",
+        mime="application/json", key=state.Search.SWEEP_DOWNLOAD, icon=":material/download:",
     )  # fmt: skip
 
 
@@ -300,7 +300,7 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
         st.info("This table has no vector column.", icon=":material/info:")
         return None
     st.caption(tuning.SCRATCH_NOTE)
-    with st.form("search.ab.form"):
+    with st.form(state.Search.AB_FORM):
         st.caption(
             "A build without a distance uses the metric of the table's own index on the "
             "column; each build is measured against exact search with its own metric."
@@ -309,21 +309,21 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
         c1, c2 = st.columns(2)
         rows = c1.number_input(
             "Sample (rows copied)", min_value=100, max_value=200_000, value=20_000, step=1000,
-            key="search.ab.rows", persist_state=state.KEEP_WHILE_ON_PAGE,
+            key=state.Search.AB_ROWS, persist_state=state.KEEP_WHILE_ON_PAGE,
         )  # fmt: skip
         queries = c2.number_input(
             "Queries",
             min_value=1,
             max_value=500,
             value=50,
-            key="search.ab.queries",
+            key=state.Search.AB_QUERIES,
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         edited = st.data_editor(
             AB_DEFAULT,
             num_rows="dynamic",
             hide_index=True,
-            key="search.ab.configs",
+            key=state.Search.AB_CONFIGS,
             column_config={
                 "index_type": st.column_config.SelectboxColumn(
                     "Index type", options=list(index_rules.VECTOR_INDEX_TYPES), required=True
@@ -374,7 +374,7 @@ def render_ab_result(frame: pd.DataFrame) -> None:
             columns=["size_bytes"]
         ),
         hide_index=True,
-        key="search.ab.grid",
+        key=state.Search.AB_GRID,
         column_config={
             "config": st.column_config.TextColumn("Build", width="large"),
             "recall": st.column_config.ProgressColumn(
@@ -390,7 +390,7 @@ def render_ab_result(frame: pd.DataFrame) -> None:
             ),
         },
     )
-    st.plotly_chart(ab_figure(frame), key="search.ab.chart")
+    st.plotly_chart(ab_figure(frame), key=state.Search.AB_CHART)
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,7 +427,7 @@ def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
     st.dataframe(
         frame,
         hide_index=True,
-        key="search.params.grid",
+        key=state.Search.PARAMS_GRID,
         column_config={"differs": st.column_config.CheckboxColumn("Differs")},
     )
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from backend import access, audit
-from components import audit_view, auth
+from components import audit_view, auth, state
 
 st.title("Audit")
 actor = auth.current_actor()
@@ -16,6 +16,6 @@ st.caption(f"Every write, whether it succeeded or failed, from {log.path} (appen
 if not entries:
     st.info("No writes recorded yet.", icon=":material/receipt_long:")
     st.stop()
-filters = audit_view.render_filters(entries, key_prefix="audit")
+filters = audit_view.render_filters(entries, key_prefix=state.Audit.VIEW)
 shown = audit.filter_entries(entries, **filters)
-audit_view.render_entries(shown, len(entries), key_prefix="audit")
+audit_view.render_entries(shown, len(entries), key_prefix=state.Audit.VIEW)

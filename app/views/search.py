@@ -5,7 +5,7 @@ check the parameters lance applied, and maintain the indexes."""
 import streamlit as st
 
 import backend
-from components import feedback, indexes, search, tables, tuning, writes
+from components import feedback, indexes, search, state, tables, tuning, writes
 from components.connection import is_read_only, require_namespace
 
 st.title("Search & tune")
@@ -13,7 +13,7 @@ ns = require_namespace()
 tables.sync_selection()
 search.apply_shared_setting()
 
-table_id = tables.render_table_picker(key_prefix="search.picker")
+table_id = tables.render_table_picker(key_prefix=state.Search.PICKER)
 if not table_id:
     st.info("Pick a table to search it and tune its indexes.", icon=":material/manage_search:")
     st.stop()
@@ -26,7 +26,9 @@ feedback.render_flash("search")
 
 tabs = dict(zip(search.TABS, search.open_tabs(), strict=True))
 panels = {
-    search.TAB_PREVIEW: lambda: search.render_preview(info, version, key_prefix="search.preview"),
+    search.TAB_PREVIEW: lambda: search.render_preview(
+        info, version, key_prefix=state.Search.PREVIEW
+    ),
     search.TAB_VECTOR: lambda: search.render_vector_search(ns, info, version),
     search.TAB_FTS: lambda: search.render_fts_search(ns, info, version),
     search.TAB_PLAN: lambda: search.render_plan(ns, info, version),
@@ -52,7 +54,7 @@ with tabs[search.TAB_PARAMS]:
             lagging = indexes.render_lag_warning(overview)
             if maintenance := indexes.render_maintenance(
                 ns, table_id, lagging=lagging, caps=backend.capabilities(ns),
-                read_only=is_read_only(), key_prefix="search.maint", page="search",
+                read_only=is_read_only(), key_prefix=state.Search.MAINT, page="search",
             ):  # fmt: skip
                 writes.start_task(maintenance)
                 st.rerun()

@@ -69,7 +69,7 @@ tables.render_header(path, read_only=read_only)
 left, right = st.columns([1, 2.4], gap="large")
 with left:
     with st.expander("Namespace tree", icon=":material/account_tree:", expanded=True):
-        tables.render_namespace_tree(path, key_prefix="tables.tree")
+        tables.render_namespace_tree(path, key_prefix=state.Tables.TREE)
     tables.render_namespaces_column(path, read_only=read_only)
     if drop := table_actions.render_drop_namespace(
         path, caps=backend.capabilities(ns), read_only=read_only
@@ -78,15 +78,16 @@ with left:
 with right:
     tables.render_tables_column(path, table, read_only=read_only)
     register = table_actions.render_register_form(
-        path, key_prefix=f"tables.register{state.form_version('tables')}", read_only=read_only
+        path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only
     )
     if register:
         send(register.write(ns, path))
-tables.render_open_dialog(path, key_prefix="tables", read_only=read_only, submit=create)
+tables.render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
 
-if table and (detail := tables.render_table_section([*path, table])) is not None:
-    key_prefix = f"tables.life{state.form_version('tables')}"
-    if action := table_actions.render_table_actions(
-        ns, detail, key_prefix=key_prefix, read_only=read_only
-    ):
-        send(action.write(ns, [*path, table]))
+detail = tables.render_table_section([*path, table]) if table else None
+if detail is not None and (
+    action := table_actions.render_table_actions(
+        ns, detail, key_prefix=state.form_key("tables", state.Tables.LIFE), read_only=read_only
+    )
+):
+    send(action.write(ns, [*path, table]))

@@ -59,4 +59,4 @@ with txn_tab:
                 st.rerun()
     with right:
         st.subheader("This session", anchor=False)
-        transactions.render_history(ns, delimiter, key_prefix="txn.history")
+        transactions.render_history(delimiter)

@@ -191,6 +191,11 @@ def test_preview_rows_filter_and_abbreviated_vectors(make_app) -> None:
     assert list(frame["id"]) == list(range(50))
     assert all(re.fullmatch(r"\[.+, … 16 dims\]", v) for v in frame["vec"]), frame["vec"][0]
     assert "Page 1 of 12" in texts(at)
+    at.button(key="search.preview.next").click().run()  # its callback turns the page
+    assert_no_exception(at)
+    assert list(grid_with(at, "vec")["id"]) == list(range(50, 100)) and "Page 2 of 12" in texts(at)
+    at.button(key="search.preview.prev").click().run()
+    assert list(grid_with(at, "vec")["id"]) == list(range(50)) and "Page 1 of 12" in texts(at)
 
     at.text_input(key="search.preview.filter").set_value("id < 10").run()
     assert_no_exception(at)

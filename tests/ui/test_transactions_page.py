@@ -40,15 +40,11 @@ def staged(at) -> list[dict]:
     return list(at.session_state.get(state.Txn.STAGED, []))
 
 
-def fv(at) -> int:
-    return at.session_state.get("txn.form_version", 0)
-
-
 def add(at, kind: str, table: str, **fields):
     """Fill the add-operation form of ``kind`` and submit it."""
     at.segmented_control(key="txn.add.kind").set_value(kind).run()
     assert_no_exception(at)
-    prefix = f"txn.add.{kind}.{fv(at)}"
+    prefix = state.txn_add_key(kind)
     at.text_input(key=f"{prefix}.table").set_value(table)
     for name, value in fields.items():
         widget = {
@@ -107,6 +103,21 @@ def test_builder_add_reorder_remove(app) -> None:
     at.button(key="txn.ops.1.remove").click().run()
     assert kinds(at) == ["delete_table_versions", "deregister_table"]
     assert_no_exception(at)
+
+
+def test_add_empties_the_form_and_a_refusal_keeps_it(app) -> None:
+    """ "Add to batch" adds in its callback: in the same run the batch shows the operation
+    and the form is empty again (its table field back to the picked table); a refused
+    operation leaves the form as typed."""
+    at = add(app, "declare_table", "sales$new", location="/tmp/x", properties="a=1")
+    assert "**1.** DeclareTable sales › new" in texts(at)
+    assert at.text_input(key=state.txn_add_key("declare_table", "table")).value == "sales › orders"
+    assert at.text_input(key=state.txn_add_key("declare_table", "location")).value == ""
+    assert at.text_area(key=state.txn_add_key("declare_table", "properties")).value == ""
+    at = add(at, "delete_table_versions", "sales$orders", ranges="1:3")
+    assert any(e.startswith("Not added:") for e in alerts(at, "error"))
+    assert at.text_input(key=state.txn_add_key("delete_table_versions", "ranges")).value == "1:3"
+    assert len(ops(at)) == 1
 
 
 def test_counts_are_singular_for_one(app) -> None:
@@ -306,13 +317,13 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
 
     # two actions in one request, numbered from 1
     at.segmented_control(key="txn.alter.kind").set_value("set_property").run()
-    prefix = f"txn.alter.set_property.{fv(at)}.0"
+    prefix = state.txn_alter_key("set_property")
     at.text_input(key=f"{prefix}.key").set_value("reviewed")
     at.text_input(key=f"{prefix}.value").set_value("yes")
     button(at, "Add action").click().run()
     assert "Apply 1 action in one request" in [b.label for b in at.button]
     at.segmented_control(key="txn.alter.kind").set_value("unset_property").run()
-    prefix = f"txn.alter.unset_property.{fv(at)}.1"
+    prefix = state.txn_alter_key("unset_property")
     at.text_input(key=f"{prefix}.key").set_value("nothing")
     button(at, "Add action").click().run()
     assert_no_exception(at)
@@ -438,9 +449,9 @@ def test_the_table_field_follows_the_picker(app) -> None:
     adds customers (the field shows the table picked each time the picker changes)."""
     at = app
     at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
-    field = f"txn.add.deregister_table.{fv(at)}.table"
+    field = state.txn_add_key("deregister_table", "table")
     assert at.text_input(key=field).value == "sales › orders"
-    at.selectbox(key="txn.picker.table.sales.orders").set_value("customers").run()
+    at.selectbox(key="txn.picker.table").set_value("customers").run()
     assert_no_exception(at)
     assert at.text_input(key=field).value == "sales › customers"
     button(at, "Add to batch").click().run()
