@@ -6,7 +6,8 @@ Covered: a mixed batch; an invalid batch after which every object and ETag is un
 failure during apply rolled back; batches racing between processes (same table: exactly one
 wins; disjoint tables: all win; a single write racing a batch is not lost); SIGKILL at every
 checkpoint and recovery on the next open (after the dead writer's lease expired); the
-protocol's own conditional writes are constant whatever the batch size.
+protocol's own conditional writes are constant whatever the batch size; on a store whose
+conditional writes are not exclusive, a catalog commit another writer's replaced is retried.
 """
 
 from __future__ import annotations
