@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -105,9 +107,57 @@ def ns(backend_kind: str, tmp_path: Path):
             server.stop()
 
 
+class _ConditionalPuts:
+    """Conditional PUTs (If-None-Match / If-Match) of moto's S3 server, exclusive as on S3.
+
+    moto (5.2.5) checks the condition of a PUT, then stores the object, without a lock: two
+    concurrent ``If-None-Match: *`` PUTs of one key can both pass the check and both succeed,
+    the later one replacing the earlier (two Lance writers then both commit the same version
+    and the first one's commit is lost). Installed once per process: conditional PUTs are run
+    one at a time, except in the buckets of ``widened``, where moto's own behaviour is kept and
+    its window between check and store is widened to ``widened[bucket]`` seconds for keys
+    under a ``_versions/`` prefix (Lance manifests); ``replaced[bucket]`` counts the objects
+    such a PUT replaced."""
+
+    lock = threading.Lock()
+    widened: ClassVar[dict[str, float]] = {}
+    replaced: ClassVar[dict[str, int]] = {}
+    installed = False
+
+    @classmethod
+    def install(cls) -> None:
+        if cls.installed:
+            return
+        from moto.s3.models import S3Backend
+        from moto.s3.responses import S3Response
+
+        respond, store = S3Response.put_object, S3Backend.put_object
+
+        def put_object(self: Any) -> Any:
+            if not (self.headers.get("If-None-Match") or self.headers.get("If-Match")):
+                return respond(self)
+            if self.bucket_name in cls.widened:
+                return respond(self)
+            with cls.lock:
+                return respond(self)
+
+        def stored(self: Any, bucket_name: str, key_name: str, *args: Any, **kwargs: Any) -> Any:
+            delay = cls.widened.get(bucket_name)
+            if delay is not None and "/_versions/" in key_name:
+                time.sleep(delay)
+                if self.get_object(bucket_name, key_name) is not None:
+                    cls.replaced[bucket_name] = cls.replaced.get(bucket_name, 0) + 1
+            return store(self, bucket_name, key_name, *args, **kwargs)
+
+        S3Response.put_object = put_object  # type: ignore[method-assign]
+        S3Backend.put_object = stored  # type: ignore[method-assign]
+        cls.installed = True
+
+
 class S3Server:
     """moto's S3 in server mode (``ThreadedMotoServer``) on a free loopback port: a real
-    S3-compatible HTTP endpoint that enforces conditional writes (If-None-Match)."""
+    S3-compatible HTTP endpoint that enforces conditional writes (If-None-Match), exclusively
+    (:class:`_ConditionalPuts`) unless a bucket is made ``non_exclusive``."""
 
     ACCESS_KEY = "AKIDCONSOLETEST"
     SECRET_KEY = "console-test-secret-key-0123456789"
@@ -123,6 +173,7 @@ class S3Server:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+        _ConditionalPuts.install()
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.server.start()
         self.endpoint = f"http://127.0.0.1:{self.port}"
@@ -154,6 +205,15 @@ class S3Server:
             "aws_region": self.REGION,
             "allow_http": "true",
         }
+
+    def non_exclusive(self, bucket: str, window: float) -> None:
+        """Conditional PUTs of manifests in ``bucket`` as moto makes them (not exclusive), with
+        ``window`` seconds between the check of the condition and the store."""
+        _ConditionalPuts.widened[bucket] = window
+
+    def replaced(self, bucket: str) -> int:
+        """How many manifests a conditional PUT replaced in a ``non_exclusive`` bucket."""
+        return _ConditionalPuts.replaced.get(bucket, 0)
 
     def objects(self, bucket: str) -> dict[str, str]:
         """Every object of ``bucket``: key -> ETag."""

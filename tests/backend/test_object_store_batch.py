@@ -6,12 +6,14 @@ Covered: a mixed batch; an invalid batch after which every object and ETag is un
 failure during apply rolled back; batches racing between processes (same table: exactly one
 wins; disjoint tables: all win; a single write racing a batch is not lost); SIGKILL at every
 checkpoint and recovery on the next open (after the dead writer's lease expired); the
-protocol's own conditional writes are constant whatever the batch size.
+protocol's own conditional writes are constant whatever the batch size; on a store whose
+conditional writes are not exclusive, a catalog commit another writer's replaced is retried.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,10 +21,12 @@ from typing import Any
 
 import lance
 import pytest
+from lance.namespace import DirectoryNamespace
 from lance_namespace import (
     BatchCommitTablesRequest,
     CountTableRowsRequest,
     CreateNamespaceRequest,
+    DeclareTableRequest,
     DescribeTableRequest,
     DescribeTransactionRequest,
     ListTablesRequest,
@@ -321,3 +325,52 @@ def test_recovery_waits_for_a_live_lease(s3_root) -> None:
     lease.release()
     assert objects.recover_on_open(ctx) == []  # malformed: dropped, nothing else done
     assert store.get(f"{objects.PENDING}batch-{'0' * 32}.json") is None
+
+
+# -- a store whose conditional writes are not exclusive ------------------------------------------
+def test_a_catalog_commit_replaced_by_another_writers_is_retried(s3_server) -> None:
+    """moto's own If-None-Match (check, then store, no lock; widened here to 30 ms) lets
+    another writer's commit of the same ``__manifest`` version replace the batch's after the
+    batch's PUT succeeded. pylance's DirectoryNamespace declares tables meanwhile, without the
+    console's lease, each declare from a fresh instance (one that kept its own replaced
+    version cached would overwrite the catalog from it later: no writer can prevent that on
+    such a store). Every batch reported as landed has its rows in the catalog afterwards (the
+    replaced commit was read back, found missing and committed again); a refused one has none
+    of them."""
+    bucket = s3_server.new_bucket()
+    s3_server.non_exclusive(bucket, 0.03)
+    root = f"s3://{bucket}/root"
+    ns = backend.connect(root, storage_options=s3_server.storage_options)
+    ns.create_namespace(CreateNamespaceRequest(id=["lake"]))
+    props = {"root": root, **{f"storage.{k}": v for k, v in s3_server.storage_options.items()}}
+    stop = threading.Event()
+
+    def declare_others() -> None:
+        i = 0
+        while not stop.is_set():
+            DirectoryNamespace(**props).declare_table(DeclareTableRequest(id=["lake", f"x{i}"]))
+            i += 1
+
+    writer = threading.Thread(target=declare_others)
+    writer.start()
+    landed: list[list[str]] = []
+    refused: list[list[str]] = []
+    try:
+        for b in range(6):
+            names = [f"c{b}_{i}" for i in range(2)]
+            try:
+                ns.batch_commit_tables(batch(*[op_declare(["lake", n]) for n in names]))
+                landed.append(names)
+            except ConcurrentModificationError:
+                refused.append(names)
+    finally:
+        stop.set()
+        writer.join()
+    catalog = lance.dataset(f"{root}/__manifest", storage_options=s3_server.storage_options)
+    rows = set(catalog.to_table(columns=["object_id"]).column("object_id").to_pylist())
+    assert s3_server.replaced(bucket) > 0  # the store did replace commits
+    assert landed
+    for names in landed:
+        assert {f"lake${n}" for n in names} <= rows
+    for names in refused:
+        assert not {f"lake${n}" for n in names} & rows

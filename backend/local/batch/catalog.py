@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import struct
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -409,20 +410,26 @@ def catalog_commit(
     attempt = 1
     while True:
         try:
-            _commit_once(ctx, new_rows, gone)
-            return attempt - 1
+            version = _commit_once(ctx, new_rows, gone)
+            if commit_held(ctx, version, new_rows, gone):
+                return attempt - 1
+            lost = (
+                f"catalog version {version} was replaced by another writer's commit of the same "
+                "version (the store let two conditional writes of one object both succeed)"
+            )
         except LanceNamespaceError as e:
             e.catalog_retries = attempt - 1  # type: ignore[attr-defined]
             raise
         except Exception as e:
             if not is_commit_conflict(e):
                 raise
-            if not policy.may_retry(attempt):
-                raise conflict_error(
-                    f"the catalog commit lost to concurrent writers {attempt} times in a row "
-                    f"(last: {str(e).splitlines()[0][:200]})",
-                    attempt - 1,
-                ) from e
+            lost = str(e).splitlines()[0][:200]
+        if not policy.may_retry(attempt):
+            raise conflict_error(
+                f"the catalog commit lost to concurrent writers {attempt} times in a row "
+                f"(last: {lost})",
+                attempt - 1,
+            )
         policy.wait(attempt)
         if expected is not None:
             changed = expected.changed(read_catalog(ctx))
@@ -435,7 +442,42 @@ def catalog_commit(
         attempt += 1
 
 
-def _commit_once(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) -> None:
+# How long after a catalog commit on an object store the committed version is read back
+# (:func:`commit_held`): a store whose conditional write is not exclusive (moto's S3 server checks
+# If-None-Match, then stores, without a lock) can accept a concurrent writer's put of the same
+# manifest that lands after ours and replaces it; such a put is in flight when ours returns.
+COMMIT_SETTLE = 0.05
+
+
+def commit_held(ctx: Ctx, version: int, new_rows: list[dict[str, Any]], gone: list[str]) -> bool:
+    """Whether catalog version ``version``, read back from the store, is the commit that wrote
+    ``new_rows`` and removed ``gone``: every new row with its location, none of ``gone``.
+
+    Object-store roots only (file roots commit with ``link``/``rename``, which cannot replace a
+    version; memory roots have one process): after :data:`COMMIT_SETTLE` the version is opened
+    with a fresh handle (no cache of our own write) and the touched rows are read. False means
+    another writer's commit of the same version number replaced ours: nothing of ours is in
+    the catalog, and the commit is treated as lost (judged again and retried)."""
+    if not ctx.is_object_store:
+        return True
+    time.sleep(COMMIT_SETTLE)
+    touched = [r["object_id"] for r in new_rows] + list(gone)
+    ds = lance.dataset(
+        ctx.manifest_uri(), version=version, storage_options=ctx.storage_options or None
+    )
+    found = {
+        r["object_id"]: r.get("location")
+        for r in ds.to_table(
+            columns=["object_id", "location"], filter=in_predicate(touched)
+        ).to_pylist()
+    }
+    return all(found.get(r["object_id"], ...) == r.get("location") for r in new_rows) and not (
+        set(gone) & set(found)
+    )
+
+
+def _commit_once(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) -> int:
+    """One attempt of :func:`catalog_commit`; returns the catalog version it committed."""
     ds = open_catalog(ctx)
     if ds is None:
         raise error(ErrorCode.INTERNAL, "the namespace catalog (__manifest) disappeared")
@@ -463,6 +505,7 @@ def _commit_once(ctx: Ctx, new_rows: list[dict[str, Any]], gone: list[str]) -> N
             f"the catalog changed while the batch committed: inserted {inserted} of "
             f"{len(new_rows)} rows, deleted {deleted} of {len(gone)}",
         )
+    return int(ds.version)
 
 
 def catalog_undo(
@@ -476,15 +519,22 @@ def catalog_undo(
     location) rows that are ours, put back the ``restored`` rows that are missing.
 
     Idempotent (it reads the catalog first), so a commit of it that loses to another writer is
-    simply done again, with :data:`CATALOG_RETRY`'s backoff."""
+    simply done again, with :data:`CATALOG_RETRY`'s backoff; on object stores it is read back
+    until an attempt finds nothing left to do."""
     if not declared and not restored:
         return
     before: list[set[str]] = []  # the catalog's files before the undo's first write
     attempt = 1
     while True:
         try:
-            _undo_once(ctx, declared, restored, steps, before, durable=dur is not None)
-            break
+            wrote = _undo_once(ctx, declared, restored, steps, before, durable=dur is not None)
+            if not wrote or not ctx.is_object_store or not CATALOG_RETRY.may_retry(attempt):
+                break
+            # read back after COMMIT_SETTLE (see commit_held): the next attempt finds nothing to
+            # do unless another writer's commit of the same version replaced the undo's
+            time.sleep(COMMIT_SETTLE)
+            attempt += 1
+            continue
         except Exception as e:
             if not is_commit_conflict(e) or not CATALOG_RETRY.may_retry(attempt):
                 raise
@@ -502,17 +552,17 @@ def _undo_once(
     before: list[set[str]],
     *,
     durable: bool,
-) -> None:
-    """One attempt of :func:`catalog_undo`; the first attempt that writes lists the catalog's
-    files into ``before`` first (kept when a later write of the attempt loses)."""
+) -> bool:
+    """One attempt of :func:`catalog_undo`, True if it wrote; the first attempt that writes
+    lists the catalog's files into ``before`` first (kept when a later write of it loses)."""
     ds = open_catalog(ctx)
     if ds is None:
-        return
+        return False
     rows = {r["object_id"]: r for r in ds.to_table().to_pylist()}
     ours = [o for o, loc in declared if rows.get(o, {}).get("location") == loc]
     back = [r for r in restored if r["object_id"] not in rows]
     if not ours and not back:
-        return
+        return False
     if not before:
         before.append(catalog_files(ctx) if durable else set())
     if ours:
@@ -525,6 +575,7 @@ def _undo_once(
         ds.merge_insert("object_id").when_not_matched_insert_all().execute(
             catalog_rows(ds.schema, back)
         )
+    return True
 
 
 _CATALOG_SUBDIRS = ("_versions", "data", "_transactions", "_deletions")

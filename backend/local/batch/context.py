@@ -71,6 +71,11 @@ class Ctx:
         return self.local_path is not None
 
     @property
+    def is_object_store(self) -> bool:
+        """An ``s3://`` / ``gs://`` / ``az://`` root (neither a local path nor ``memory://``)."""
+        return self.local_path is None and not self.root.startswith("memory:")
+
+    @property
     def key(self) -> str:
         return f"file:{self.local_path}" if self.local_path is not None else f"mem:{self.root}"
 
