@@ -15,7 +15,10 @@ refine_factor=2) through
 interleaved ``--iterations`` times after a warm-up (medians), and the wall time of a recall
 check over ``--recall-queries`` rows and of a 12-point sweep on the local backend, with the
 share of it spent outside lance (wall time minus the time inside the scanner's
-``to_table``). Targets: (a) <= 1.1x (b); outside-lance share <= 10 %.
+``to_table``). Targets: (a) <= 1.05x (b) (issue 20: what the console adds to a query on a held
+dataset: the request's checks, the open-table cache's freshness checks, resolving the vector
+column); outside-lance share <= 10 %. Both (a) and (b) run the same scanner arguments
+(``backend.local.query_plans.scanner_arguments``), so the ratio is the console's own overhead.
 
     .venv/bin/python benchmarks/bench_query.py [--rows 100000] [--dim 128] [--iterations 100]
 """
@@ -51,7 +54,7 @@ from benchmarks.bench_rest_client import measure  # noqa: E402  (interleaved med
 
 TABLE = ["bench", "vectors"]
 PARAMS = {"nprobes": 20, "refine_factor": 2}
-TARGET_VS_BARE = 1.1
+TARGET_VS_BARE = 1.05
 TARGET_OUTSIDE = 0.10
 SWEEP_GRID = {"nprobes": [1, 2, 4, 8, 16, 32], "refine_factor": [None, 4]}  # 12 points
 

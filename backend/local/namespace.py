@@ -81,7 +81,6 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from pydantic import BaseModel
 
 from backend.arrow.ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
-from backend.arrow.types import column_kind
 from backend.rules import connect_options, ids, query_rules, request_rules, version_ranges
 from backend.rules import index_rules as rules
 from backend.rules.filter_errors import explains_filters, request_table
@@ -104,7 +103,7 @@ from ..paging import list_all
 from . import batch, indexes, query_plans, transactions, txn_store
 from .batch import catalog_ops, objects
 from .batch.catalog import read_catalog, read_staged_manifest
-from .open_tables import OpenTables
+from .open_tables import OpenTable, OpenTables
 from .target import check_object_store, memory_session, normalise_target, open_failure
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -505,22 +504,22 @@ class LocalNamespace(LanceNamespace):
         return table
 
     def _vector_column(
-        self, req: ln.QueryTableRequest, schema: pa.Schema | None = None
+        self, req: ln.QueryTableRequest, table: OpenTable | None = None
     ) -> ln.QueryTableRequest:
-        """A vector search with its column resolved against the table's schema (``schema``,
-        else the table's at the request's version): ``query_rules.resolve_vector_column``,
-        so a missing or wrong column is a clear refusal, not lance's error with its source
-        paths."""
+        """A vector search with its column resolved against the kinds of the table's columns
+        (``table``'s, else the table's at the request's version; ``OpenTable.kinds``, worked
+        out once per version):
+        ``query_rules.resolve_vector_column``, so a missing or wrong column is a clear
+        refusal, not lance's error with its source paths."""
         vector = req.vector
         if vector is None or not (vector.single_vector or vector.multi_vector):
             return req
-        if schema is None:
+        if table is None:
             try:
-                schema = self._open_tables.dataset(req.id or [], req.version).schema
+                table = self._open_tables.table(req.id or [], req.version)
             except Exception:  # noqa: BLE001 - pylance's own path reports a missing table
                 return req
-        kinds = {f.name: column_kind(f.type) for f in schema}
-        column = query_rules.resolve_vector_column(kinds, req.vector_column)
+        column = query_rules.resolve_vector_column(table.kinds, req.vector_column)
         return (
             req if column == req.vector_column else req.model_copy(update={"vector_column": column})
         )
@@ -529,12 +528,12 @@ class LocalNamespace(LanceNamespace):
         if not query_plans.runnable(req):
             return None
         try:
-            ds = self._open_tables.dataset(req.id or [], req.version)
+            table = self._open_tables.table(req.id or [], req.version)
         except Exception:  # noqa: BLE001 - pylance's own path reports the error
             return None
-        req = self._vector_column(req, ds.schema)  # a refusal here is the answer
+        req = self._vector_column(req, table)  # a refusal here is the answer
         try:
-            return ds.to_table(**query_plans.scanner_arguments(req))
+            return table.ds.to_table(**query_plans.scanner_arguments(req))
         except Exception:  # noqa: BLE001 - pylance's own path reports the error
             return None
 

@@ -2,25 +2,101 @@
 
 Opening a table for every QueryTable costs a catalog lookup (DescribeTable on ``__manifest``)
 and a dataset open, often more than the query itself. :class:`OpenTables` keeps each
-table's location and an open dataset, and checks two cheap things on every query:
+table's location and an open dataset, and checks two things on every call:
 
-* the catalog's latest version (a listing of ``__manifest/_versions``): when it moved, a
-  table may have been created, dropped, renamed or re-registered, so every location is
-  looked up again;
-* the table's latest version: a query without a version reads the newest one, as a fresh
-  open would (writes by other processes included).
+* the catalog: when it moved, a table may have been created, dropped, renamed or
+  re-registered, so every location is looked up again. On a root on a local file system
+  this is one ``stat`` of the catalog's ``_versions`` directory (every commit, by any writer,
+  adds a manifest there, which changes the directory's modification time): while the
+  directory is as it was when the catalog's version was last read, and that state was
+  already :data:`SETTLED_SECONDS` old when it was seen (so a later commit cannot share its
+  time stamp, however coarse the file system's clock), the catalog has not moved. Otherwise,
+  and on object stores, the catalog's ``latest_version`` is read;
+* the table's latest version (``latest_version``): a query without a version reads the
+  newest one, as a fresh open would (writes by other processes included).
+
+Both are needed: a write to a table does not move the catalog, and a rename or a
+re-registration does not move the table. What is derived from a dataset's schema (the kind of
+each column, :attr:`OpenTable.kinds`) is kept with the open dataset, so it is worked out once
+per version of a table, not per query.
 
 Any error from a cached dataset drops the caches and the query is retried once from scratch.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import lance
 
+from backend.arrow.types import column_kind
+
 MAX_OPEN = 64
+# How old the catalog directory's last change must be before its time stamp stands for the
+# catalog's version (coarser than any file system's time stamps: ext3 and HFS+ keep seconds).
+SETTLED_SECONDS = 2.5
+# File systems whose directory time stamps this host's clock sets: no attribute caching and
+# no clock of another machine in between (network file systems read the catalog every time).
+LOCAL_FILE_SYSTEMS = frozenset(
+    {"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "overlay", "zfs", "f2fs", "ramfs"}
+)
+_OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def _file_system(path: str) -> str | None:
+    """The type of the file system ``path`` is on (Linux ``/proc/self/mountinfo``; ``None``
+    elsewhere or when unreadable)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+            lines = mounts.read().splitlines()
+    except OSError:
+        return None
+    path = os.path.realpath(path)
+    best, found = -1, None
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        if len(fields) < 5 or not right:
+            continue
+        point = _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])  # \040: a space
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best:
+            best, found = len(point), right.split()[0]
+    return found
+
+
+def catalog_versions_dir(catalog_uri: str) -> str | None:
+    """The catalog's ``_versions`` directory when its time stamps can stand for the catalog's
+    version (a local path on a :data:`LOCAL_FILE_SYSTEMS` file system), else ``None``."""
+    if "://" in catalog_uri:
+        return None
+    return (
+        os.path.join(catalog_uri, "_versions")
+        if _file_system(catalog_uri) in LOCAL_FILE_SYSTEMS
+        else None
+    )
+
+
+class OpenTable:
+    """One version of a table, open, with the kind of each of its columns (worked out on
+    first use; a dataset object is one version, so its schema never changes)."""
+
+    __slots__ = ("_kinds", "ds")
+
+    def __init__(self, ds: lance.LanceDataset):
+        self.ds = ds
+        self._kinds: dict[str, str] | None = None
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """Column name -> ``backend.arrow.types.column_kind`` of the dataset's schema."""
+        if self._kinds is None:
+            self._kinds = {f.name: column_kind(f.type) for f in self.ds.schema}
+        return self._kinds
 
 
 class OpenTables:
@@ -35,26 +111,47 @@ class OpenTables:
         self._catalog_uri = catalog_uri
         self._catalog: lance.LanceDataset | None = None
         self._catalog_version: int | None = None
+        self._versions_dir = catalog_versions_dir(catalog_uri)
+        self._catalog_stamp: tuple[int, int, int] | None = None  # when _catalog_version was read
         self._locations: dict[tuple[str, ...], str] = {}
-        self._datasets: dict[str, lance.LanceDataset] = {}
+        self._tables: dict[str, OpenTable] = {}
         self._lock = threading.Lock()
 
     def clear(self) -> None:
         with self._lock:
             self._locations.clear()
-            self._datasets.clear()
+            self._tables.clear()
             self._catalog = None
             self._catalog_version = None
+            self._catalog_stamp = None
+
+    def _settled_stamp(self) -> tuple[int, int, int] | None:
+        """The catalog's ``_versions`` directory (device, inode, modification time) when it
+        last changed more than :data:`SETTLED_SECONDS` ago; ``None`` otherwise."""
+        if self._versions_dir is None:
+            return None
+        try:
+            st = os.stat(self._versions_dir)
+        except OSError:
+            return None
+        if time.time() - st.st_mtime < SETTLED_SECONDS:
+            return None
+        return (st.st_dev, st.st_ino, st.st_mtime_ns)
 
     def _current_catalog_version(self) -> int | None:
+        stamp = self._settled_stamp()  # before the read: a commit after it changes the stamp
+        if stamp is not None and stamp == self._catalog_stamp:
+            return self._catalog_version  # the directory has not changed since the last read
         if self._catalog is None:
             try:
                 self._catalog = self._open(self._catalog_uri)
             except (ValueError, OSError):
                 return None  # no catalog yet: nothing is cached by id
-        return int(self._catalog.latest_version)
+        version = int(self._catalog.latest_version)
+        self._catalog_stamp = stamp
+        return version
 
-    def _dataset(self, table_id: Sequence[str], version: int | None) -> lance.LanceDataset:
+    def _table(self, table_id: Sequence[str], version: int | None) -> OpenTable:
         key = tuple(table_id)
         with self._lock:
             catalog_version = self._current_catalog_version()
@@ -62,33 +159,39 @@ class OpenTables:
                 self._locations.clear()
                 self._catalog_version = catalog_version
             location = self._locations.get(key)
+            table = self._tables.get(location) if location is not None else None
         if location is None:
             location = self._resolve(table_id)
-            if catalog_version is not None:
-                with self._lock:
+            with self._lock:
+                if catalog_version is not None:
                     self._locations[key] = location
-        with self._lock:
-            ds = self._datasets.get(location)
-        if ds is None:
-            ds = self._open(location)
+                table = self._tables.get(location)
+        if table is None:
+            table = OpenTable(self._open(location))
+        elif version is None:
+            latest = table.ds.latest_version  # the one check of the table's freshness
+            if latest != table.ds.version:
+                table = OpenTable(table.ds.checkout_version(latest))
+        if version is not None and table.ds.version != version:
+            return OpenTable(table.ds.checkout_version(version))
         if version is None:
-            latest = ds.latest_version
-            if latest != ds.version:
-                ds = ds.checkout_version(latest)
-        with self._lock:
-            if len(self._datasets) >= MAX_OPEN and location not in self._datasets:
-                self._datasets.clear()
-            if version is None:
-                self._datasets[location] = ds
-        return ds if version is None or ds.version == version else ds.checkout_version(version)
+            with self._lock:
+                if len(self._tables) >= MAX_OPEN and location not in self._tables:
+                    self._tables.clear()
+                self._tables[location] = table
+        return table
 
-    def dataset(self, table_id: Sequence[str], version: int | None = None) -> lance.LanceDataset:
-        """The table at ``version`` (``None``: its latest version)."""
+    def table(self, table_id: Sequence[str], version: int | None = None) -> OpenTable:
+        """The table at ``version`` (``None``: its latest version), open."""
         try:
-            return self._dataset(table_id, version)
+            return self._table(table_id, version)
         except (ValueError, OSError):
             self.clear()
-            return self._dataset(table_id, version)
+            return self._table(table_id, version)
+
+    def dataset(self, table_id: Sequence[str], version: int | None = None) -> lance.LanceDataset:
+        """The table's dataset at ``version`` (``None``: its latest version)."""
+        return self.table(table_id, version).ds
 
 
-__all__ = ["OpenTables"]
+__all__ = ["OpenTable", "OpenTables"]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import lance
+import numpy as np
+import pyarrow as pa
 from lance_namespace import QueryTableRequest
 
 
@@ -74,7 +76,9 @@ def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
     if values:
         nearest: dict[str, Any] = {
             "column": request.vector_column,
-            "q": list(values),
+            # float32 Arrow, what lance converts a query vector to (a list would be copied
+            # and converted again by every scanner)
+            "q": pa.array(np.asarray(values, dtype=np.float32)),
             "k": int(request.k or 10),
         }
         for field in ("nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "ef"):

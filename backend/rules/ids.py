@@ -44,7 +44,6 @@ DISPLAY_SEPARATOR = f" {DISPLAY_MARK} "
 _TEXT_DELIMITERS = "$|~^"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
-_SEPARATORS = ("/", "\\")
 
 
 def _is_control(ch: str) -> bool:
@@ -59,33 +58,33 @@ def part_problem(
         return f"a {what} name must be a string, not {type(part).__name__}"
     if not part:
         return f"a {what} name must not be empty"
-    shown = _shown(part)
     if len(part) > (MAX_NAME if create else MAX_ADDRESS_PART):
         limit = MAX_NAME if create else MAX_ADDRESS_PART
-        return f"the {what} name {shown} is longer than {limit} characters"
-    if any(_is_control(c) for c in part):
-        return f"the {what} name {shown} contains a control character"
-    if any(sep in part for sep in _SEPARATORS):
-        return f"the {what} name {shown} contains a path separator ('/' or '\\')"
+        return f"the {what} name {_shown(part)} is longer than {limit} characters"
+    # printable ASCII has no control character: only other names are read character by character
+    if not (part.isascii() and part.isprintable()) and any(_is_control(c) for c in part):
+        return f"the {what} name {_shown(part)} contains a control character"
+    if "/" in part or "\\" in part:
+        return f"the {what} name {_shown(part)} contains a path separator ('/' or '\\')"
     if part in (".", ".."):
         return f"{part!r} is not a valid {what} name"
     if delimiter and delimiter in part:
         return (
-            f"the {what} name {shown} contains the delimiter {delimiter!r}, which separates "
-            "the parts of an id"
+            f"the {what} name {_shown(part)} contains the delimiter {delimiter!r}, which "
+            "separates the parts of an id"
         )
     if part != part.strip():
-        return f"the {what} name {shown} starts or ends with white space"
+        return f"the {what} name {_shown(part)} starts or ends with white space"
     if create:
         if not part.isascii():
             return (
-                f"the {what} name {shown} is not ASCII: names the console creates use ASCII "
-                "letters, digits, '_', '-' and '.'"
+                f"the {what} name {_shown(part)} is not ASCII: names the console creates use "
+                "ASCII letters, digits, '_', '-' and '.'"
             )
         if not _NAME_RE.match(part):
             return (
-                f"the {what} name {shown} is not valid: use letters, digits, '_', '-' and '.', "
-                "starting with a letter, digit or '_'"
+                f"the {what} name {_shown(part)} is not valid: use letters, digits, '_', '-' "
+                "and '.', starting with a letter, digit or '_'"
             )
     return None
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from backend.rules import index_rules
 
 MAX_K = 10_000
@@ -39,19 +41,54 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+NOT_FINITE = "the query vector must hold finite numbers only"
+TOO_LONG = f"the query vector has more than {MAX_VECTOR_DIM:,} numbers"
+
+
+def _numbers(row: Any) -> np.ndarray | None:
+    """One query vector as a 1-D numpy array of numbers (bool, integer or float), converted
+    once; ``None`` when it is not a flat sequence of numbers."""
+    try:
+        values = np.asarray(row)
+    except (TypeError, ValueError):  # ragged nesting
+        return None
+    if values.ndim != 1 or values.dtype.kind not in "biuf":
+        return None
+    return values
+
+
+def _row_problem(row: Any) -> str | None:
+    try:
+        size = len(row)
+    except TypeError:
+        return NOT_FINITE
+    if size > MAX_VECTOR_DIM:
+        return TOO_LONG
+    values = _numbers(row)
+    if values is None:
+        return NOT_FINITE
+    # one vectorised pass: NaN and infinities (integers and booleans are always finite)
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        return NOT_FINITE
+    return None
+
+
 def _vector_problems(vector: Any) -> list[str]:
     if vector is None:
         return []
     single = getattr(vector, "single_vector", None)
     multi = getattr(vector, "multi_vector", None)
-    rows = ([single] if single else []) + list(multi or [])
-    problems = []
+    rows = list(multi or [])
+    if single is not None:
+        if not hasattr(single, "__len__"):
+            return [NOT_FINITE]
+        if len(single):  # an empty vector is no vector search
+            rows.insert(0, single)
     for row in rows:
-        if len(row) > MAX_VECTOR_DIM:
-            problems.append(f"the query vector has more than {MAX_VECTOR_DIM:,} numbers")
-        elif not all(isinstance(x, (int, float)) and math.isfinite(x) for x in row):
-            problems.append("the query vector must hold finite numbers only")
-    return problems[:1]
+        problem = _row_problem(row)
+        if problem:
+            return [problem]
+    return []
 
 
 def _fts_problems(fts: Any) -> list[str]:
@@ -201,17 +238,16 @@ def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> st
     backend's queries and the notebook conveniences (``backend.services.frames``)."""
     from backend.errors import invalid
 
-    columns = kinds
+    if requested is not None and kinds.get(requested) in VECTOR_KINDS:
+        return requested
     vectors = [n for n, kind in kinds.items() if kind in VECTOR_KINDS]
     offered = (
         f"its vector columns: {', '.join(vectors)}" if vectors else "the table has no vector column"
     )
     if requested is not None:
-        if requested not in columns:
+        if requested not in kinds:
             raise invalid(f"vector_column {requested!r} does not exist ({offered})")
-        if requested not in vectors:
-            raise invalid(f"vector_column {requested!r} does not hold vectors ({offered})")
-        return requested
+        raise invalid(f"vector_column {requested!r} does not hold vectors ({offered})")
     if len(vectors) == 1:
         return vectors[0]
     if DEFAULT_VECTOR_COLUMN in vectors:

@@ -15,6 +15,7 @@ queries as plain scans.
 from __future__ import annotations
 
 import math
+import os
 import re
 import statistics
 import tempfile
@@ -40,6 +41,7 @@ from lance_namespace import (
     ListTableIndicesRequest,
     ListTableVersionsRequest,
     QueryTableRequest,
+    RenameTableRequest,
 )
 from lance_namespace.errors import (
     InvalidInputError,
@@ -50,6 +52,7 @@ from lance_namespace.errors import (
 
 import backend
 from backend.launcher import demo
+from backend.local.open_tables import catalog_versions_dir
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
 from backend.services import search, tuning
@@ -1219,6 +1222,50 @@ def test_local_query_follows_the_catalog(local_ns: LanceNamespace) -> None:
     local_ns.drop_table(DropTableRequest(id=T))
     create_table(local_ns, T, make_table(2, start=100))
     assert _ids(local_ns, T) == [100, 101]
+
+
+def test_local_query_follows_catalog_changes_of_other_processes(local_root: Path) -> None:
+    """Another handle (another process) renames the table, creates another one under its
+    name and drops the renamed one, each change followed by a quiet while (the catalog's
+    ``_versions`` directory's time stamp set back, as if seconds had passed: the open-table
+    cache then reads the catalog's state from that stamp): every next query sees the change."""
+    ours = backend.connect(str(local_root))
+    ours.create_namespace(CreateNamespaceRequest(id=NS))
+    create_table(ours, T, make_table(3))
+    versions = local_root / "__manifest" / "_versions"
+    other = backend.connect(str(local_root))
+    moved = [*NS, "moved"]
+
+    def quiet(seconds_ago: float) -> None:
+        when = time.time() - seconds_ago
+        os.utime(versions, (when, when))
+
+    quiet(60)
+    assert _ids(ours, T) == [0, 1, 2]
+    assert _ids(ours, T) == [0, 1, 2]  # the catalog unchanged: the table kept open
+    other.rename_table(RenameTableRequest(id=T, new_table_name="moved"))
+    quiet(50)
+    with pytest.raises(TableNotFoundError):
+        search.run_query(ours, search.query_request(T, k=5))
+    assert _ids(ours, moved) == [0, 1, 2]
+    create_table(other, T, make_table(2, start=100))
+    quiet(40)
+    assert _ids(ours, T) == [100, 101]
+    other.drop_table(DropTableRequest(id=moved))
+    quiet(30)
+    with pytest.raises(TableNotFoundError):
+        search.run_query(ours, search.query_request(moved, k=5))
+    create_table(other, T[:1] + ["third"], make_table(1, start=7))  # right after: not quiet
+    assert _ids(ours, [*NS, "third"]) == [7]
+
+
+def test_catalog_time_stamps_stand_for_versions_on_local_file_systems_only(
+    local_root: Path,
+) -> None:
+    assert catalog_versions_dir("s3://bucket/root/__manifest") is None
+    assert catalog_versions_dir("memory://root/__manifest") is None
+    local = catalog_versions_dir(str(local_root / "__manifest"))
+    assert local == str(local_root / "__manifest" / "_versions")
 
 
 def test_local_query_errors_are_pylances(local_ns: LanceNamespace) -> None:
