@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -70,8 +71,11 @@ def measure(cases: dict[str, Callable[[], Any]], iterations: int, warmup: int) -
         for name in names:
             cases[name]()
     samples: dict[str, list[float]] = {name: [] for name in names}
-    for i in range(iterations):
-        order = names[i % len(names) :] + names[: i % len(names)]  # rotate: no order bias
+    # A new order every round (seeded): no case always runs after the same other one.
+    shuffle = random.Random(0).shuffle
+    for _ in range(iterations):
+        order = list(names)
+        shuffle(order)
         for name in order:
             start = time.perf_counter()
             cases[name]()

@@ -12,8 +12,10 @@ table's location and an open dataset, and checks two things on every call:
   already :data:`SETTLED_SECONDS` old when it was seen (so a later commit cannot share its
   time stamp, however coarse the file system's clock), the catalog has not moved. Otherwise,
   and on object stores, the catalog's ``latest_version`` is read;
-* the table's latest version (``latest_version``): a query without a version reads the
-  newest one, as a fresh open would (writes by other processes included).
+* the table's latest version: a query without a version reads the newest one, as a fresh open
+  would (writes by other processes included). On a local file system this is the same
+  ``stat``, of the table's own ``_versions`` directory; otherwise the dataset's
+  ``latest_version``.
 
 Both are needed: a write to a table does not move the catalog, and a rename or a
 re-registration does not move the table. What is derived from a dataset's schema (the kind of
@@ -25,6 +27,7 @@ Any error from a cached dataset drops the caches and the query is retried once f
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -36,8 +39,8 @@ import lance
 from backend.arrow.types import column_kind
 
 MAX_OPEN = 64
-# How old the catalog directory's last change must be before its time stamp stands for the
-# catalog's version (coarser than any file system's time stamps: ext3 and HFS+ keep seconds).
+# How old a ``_versions`` directory's last change must be before its time stamp stands for the
+# dataset's version (coarser than any file system's time stamps: ext3 and HFS+ keep seconds).
 SETTLED_SECONDS = 2.5
 # File systems whose directory time stamps this host's clock sets: no attribute caching and
 # no clock of another machine in between (network file systems read the catalog every time).
@@ -47,9 +50,10 @@ LOCAL_FILE_SYSTEMS = frozenset(
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
+@functools.lru_cache(maxsize=256)
 def _file_system(path: str) -> str | None:
     """The type of the file system ``path`` is on (Linux ``/proc/self/mountinfo``; ``None``
-    elsewhere or when unreadable)."""
+    elsewhere or when unreadable). Kept per path: a dataset does not move between mounts."""
     try:
         with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
             lines = mounts.read().splitlines()
@@ -69,26 +73,55 @@ def _file_system(path: str) -> str | None:
     return found
 
 
-def catalog_versions_dir(catalog_uri: str) -> str | None:
-    """The catalog's ``_versions`` directory when its time stamps can stand for the catalog's
-    version (a local path on a :data:`LOCAL_FILE_SYSTEMS` file system), else ``None``."""
-    if "://" in catalog_uri:
+def versions_dir(dataset_uri: str) -> str | None:
+    """A dataset's ``_versions`` directory when its time stamps can stand for the dataset's
+    version (a local path, or ``file://`` URI, on a :data:`LOCAL_FILE_SYSTEMS` file system),
+    else ``None``."""
+    if dataset_uri.startswith("file://"):
+        dataset_uri = dataset_uri.removeprefix("file://")
+    if "://" in dataset_uri:
         return None
     return (
-        os.path.join(catalog_uri, "_versions")
-        if _file_system(catalog_uri) in LOCAL_FILE_SYSTEMS
+        os.path.join(dataset_uri, "_versions")
+        if _file_system(dataset_uri) in LOCAL_FILE_SYSTEMS
         else None
     )
 
 
+Stamp = tuple[int, int, int]
+
+
+def settled_stamp(directory: str | None) -> Stamp | None:
+    """``directory``'s (device, inode, modification time) when it last changed more than
+    :data:`SETTLED_SECONDS` ago; ``None`` otherwise (or when there is no such directory).
+    Taken before a dataset's version is read, an equal stamp later means no commit since."""
+    if directory is None:
+        return None
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    if time.time() - st.st_mtime < SETTLED_SECONDS:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns)
+
+
 class OpenTable:
     """One version of a table, open, with the kind of each of its columns (worked out on
-    first use; a dataset object is one version, so its schema never changes)."""
+    first use; a dataset object is one version, so its schema never changes), and the stamp
+    of its ``_versions`` directory when that version was known to be the latest."""
 
-    __slots__ = ("_kinds", "ds")
+    __slots__ = ("_kinds", "ds", "stamp", "versions_dir")
 
-    def __init__(self, ds: lance.LanceDataset):
+    def __init__(
+        self,
+        ds: lance.LanceDataset,
+        versions_dir: str | None = None,
+        stamp: Stamp | None = None,
+    ):
         self.ds = ds
+        self.versions_dir = versions_dir
+        self.stamp = stamp
         self._kinds: dict[str, str] | None = None
 
     @property
@@ -97,6 +130,18 @@ class OpenTable:
         if self._kinds is None:
             self._kinds = {f.name: column_kind(f.type) for f in self.ds.schema}
         return self._kinds
+
+    def latest(self) -> OpenTable:
+        """This table at its latest version: itself while its ``_versions`` directory has
+        not changed since that was known, else after one ``latest_version`` read."""
+        stamp = settled_stamp(self.versions_dir)  # before the read: a later commit changes it
+        if stamp is not None and stamp == self.stamp:
+            return self
+        latest = self.ds.latest_version
+        if latest == self.ds.version:
+            self.stamp = stamp
+            return self
+        return OpenTable(self.ds.checkout_version(latest), self.versions_dir, stamp)
 
 
 class OpenTables:
@@ -111,8 +156,8 @@ class OpenTables:
         self._catalog_uri = catalog_uri
         self._catalog: lance.LanceDataset | None = None
         self._catalog_version: int | None = None
-        self._versions_dir = catalog_versions_dir(catalog_uri)
-        self._catalog_stamp: tuple[int, int, int] | None = None  # when _catalog_version was read
+        self._versions_dir = versions_dir(catalog_uri)
+        self._catalog_stamp: Stamp | None = None  # when _catalog_version was read
         self._locations: dict[tuple[str, ...], str] = {}
         self._tables: dict[str, OpenTable] = {}
         self._lock = threading.Lock()
@@ -125,21 +170,10 @@ class OpenTables:
             self._catalog_version = None
             self._catalog_stamp = None
 
-    def _settled_stamp(self) -> tuple[int, int, int] | None:
-        """The catalog's ``_versions`` directory (device, inode, modification time) when it
-        last changed more than :data:`SETTLED_SECONDS` ago; ``None`` otherwise."""
-        if self._versions_dir is None:
-            return None
-        try:
-            st = os.stat(self._versions_dir)
-        except OSError:
-            return None
-        if time.time() - st.st_mtime < SETTLED_SECONDS:
-            return None
-        return (st.st_dev, st.st_ino, st.st_mtime_ns)
-
     def _current_catalog_version(self) -> int | None:
-        stamp = self._settled_stamp()  # before the read: a commit after it changes the stamp
+        stamp = settled_stamp(
+            self._versions_dir
+        )  # before the read: a commit after it changes the stamp
         if stamp is not None and stamp == self._catalog_stamp:
             return self._catalog_version  # the directory has not changed since the last read
         if self._catalog is None:
@@ -167,13 +201,13 @@ class OpenTables:
                     self._locations[key] = location
                 table = self._tables.get(location)
         if table is None:
-            table = OpenTable(self._open(location))
+            directory = versions_dir(location)
+            stamp = settled_stamp(directory)  # before the open, which reads the latest version
+            table = OpenTable(self._open(location), directory, stamp)
         elif version is None:
-            latest = table.ds.latest_version  # the one check of the table's freshness
-            if latest != table.ds.version:
-                table = OpenTable(table.ds.checkout_version(latest))
+            table = table.latest()  # the one check of the table's freshness
         if version is not None and table.ds.version != version:
-            return OpenTable(table.ds.checkout_version(version))
+            return OpenTable(table.ds.checkout_version(version), table.versions_dir)
         if version is None:
             with self._lock:
                 if len(self._tables) >= MAX_OPEN and location not in self._tables:
@@ -194,4 +228,4 @@ class OpenTables:
         return self.table(table_id, version).ds
 
 
-__all__ = ["OpenTable", "OpenTables"]
+__all__ = ["OpenTable", "OpenTables", "settled_stamp", "versions_dir"]

@@ -52,7 +52,7 @@ from lance_namespace.errors import (
 
 import backend
 from backend.launcher import demo
-from backend.local.open_tables import catalog_versions_dir
+from backend.local.open_tables import versions_dir
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
 from backend.services import search, tuning
@@ -1259,13 +1259,42 @@ def test_local_query_follows_catalog_changes_of_other_processes(local_root: Path
     assert _ids(ours, [*NS, "third"]) == [7]
 
 
-def test_catalog_time_stamps_stand_for_versions_on_local_file_systems_only(
-    local_root: Path,
-) -> None:
-    assert catalog_versions_dir("s3://bucket/root/__manifest") is None
-    assert catalog_versions_dir("memory://root/__manifest") is None
-    local = catalog_versions_dir(str(local_root / "__manifest"))
+def test_time_stamps_stand_for_versions_on_local_file_systems_only(local_root: Path) -> None:
+    assert versions_dir("s3://bucket/root/__manifest") is None
+    assert versions_dir("memory://root/__manifest") is None
+    local = versions_dir(str(local_root / "__manifest"))
     assert local == str(local_root / "__manifest" / "_versions")
+    assert versions_dir(f"file://{local_root}/a.lance") == str(local_root / "a.lance" / "_versions")
+
+
+def test_local_query_sees_appends_of_other_processes_after_quiet_periods(
+    local_ns: LanceNamespace,
+) -> None:
+    """Another process appends to, deletes from and restores a table kept open, each change
+    after a quiet while (the table's ``_versions`` directory's time stamp set back, as if
+    seconds had passed: the open table is then taken as the latest while that stamp holds):
+    every next query reads the new version."""
+    create_table(local_ns, T, make_table(3))
+    location = str(table_location(local_ns, T))
+    versions = Path(location.removeprefix("file://")) / "_versions"
+
+    def quiet(seconds_ago: float) -> None:
+        when = time.time() - seconds_ago
+        os.utime(versions, (when, when))
+
+    quiet(60)
+    assert _ids(local_ns, T) == [0, 1, 2]
+    assert _ids(local_ns, T) == [0, 1, 2]  # unchanged: the open version stands
+    other = lance.dataset(location)
+    other.insert(make_table(2, start=3))
+    quiet(50)
+    assert _ids(local_ns, T) == [0, 1, 2, 3, 4]
+    other = lance.dataset(location)
+    other.delete("id < 2")
+    quiet(40)
+    assert _ids(local_ns, T) == [2, 3, 4]
+    lance.dataset(location, version=1).restore()
+    assert _ids(local_ns, T) == [0, 1, 2]  # right after: not quiet
 
 
 def test_local_query_errors_are_pylances(local_ns: LanceNamespace) -> None:
