@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from components import auth
+from components import auth, connection, feedback
 from components.connection import render_connection_sidebar, render_health_banner
 
 VIEWS = Path(__file__).parent / "views"
@@ -67,10 +67,24 @@ def console_pages(view: Callable[[Route], Callable[[], None]] | None = None) -> 
     ]
 
 
+def perform_connection_write() -> None:
+    """The write the connection sidebar asked for (save or forget a saved connection, create
+    a missing directory), performed here, before the sidebar renders what it changed."""
+    request = connection.pending_write()
+    if request is None:
+        return
+    refused = connection.refusal(request)
+    if refused:
+        feedback.show("error", f"{request.write.action} refused: {refused}.")
+        return
+    done = feedback.run(request.write.call, action=request.write.action)
+    connection.finish_write(request, done)
+
+
 def render_frame(pages: list[Any]) -> Any:
     """Page settings, the sign-in gate (a visitor who is not signed in sees only the sign-in
-    page), the navigation over ``pages``, the connection sidebar with who is signed in, and the
-    health banner; returns the page to run."""
+    page), the navigation over ``pages``, the write the sidebar asked for, the connection
+    sidebar with who is signed in, and the health banner; returns the page to run."""
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
     page = st.navigation(pages)
@@ -79,10 +93,19 @@ def render_frame(pages: list[Any]) -> Any:
         st.switch_page(
             target, query_params={k: st.query_params.get_all(k) for k in st.query_params}
         )
+    perform_connection_write()
     render_connection_sidebar()
     auth.render_user_sidebar(auth.current_actor())
     render_health_banner()
     return page
 
 
-__all__ = ["DEFAULT_ROUTE", "HOME", "ROUTES", "Route", "console_pages", "render_frame"]
+__all__ = [
+    "DEFAULT_ROUTE",
+    "HOME",
+    "ROUTES",
+    "Route",
+    "console_pages",
+    "perform_connection_write",
+    "render_frame",
+]

@@ -38,6 +38,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from benchmarks.bench_ui_pages import (  # noqa: E402
     INDEXES_TABLE,
@@ -98,7 +99,7 @@ def timed(page: Page, act: Callable[[], None], ready: str = MAIN_GRID) -> float:
     """Milliseconds from the click ``act`` makes to the page settled again."""
     page.evaluate(ARM_JS, ready)
     act()
-    page.wait_for_function("() => window.__benchSettled !== undefined", timeout=APP_TIMEOUT_MS)
+    page.wait_for_function("() => window.__benchSettled !== undefined", timeout=SETTLE_TIMEOUT_MS)
     return float(page.evaluate("() => window.__benchSettled - window.__benchClick"))
 
 
@@ -119,6 +120,24 @@ def widget(page: Page, url: str) -> float:
     open_page(page, url)
     box = page.get_by_test_id("stNumberInput").filter(has=page.get_by_label("Version", exact=True))
     return timed(page, box.get_by_role("button", name="Decrement").click)
+
+
+SETTLE_TIMEOUT_MS = 15_000
+TRIES = 3
+
+
+def measure(case: Callable[[Page, str], float], page: Page, url: str, lost: list[str]) -> float:
+    """``case`` on a freshly loaded page; a click that started no run at all (now and then
+    the sidebar link's click is dropped by the app on a loaded machine) is measured again on
+    a new load, and noted in ``lost``: it is no interaction's time."""
+    for attempt in range(TRIES):
+        try:
+            return case(page, url)
+        except PlaywrightTimeout:
+            lost.append(f"{case.__name__} {url}")
+            if attempt == TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             }
             times: dict[tuple[str, str], list[float]] = {key: [] for key in urls}
+            lost: list[str] = []
             with sync_playwright() as pw:
                 browser = launch_chromium(pw)
                 context = browser.new_context(viewport=VIEWPORT)
@@ -175,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     for i in range(args.runs + 1):  # round 0: the warm-up
                         for (case, app), url in urls.items():
-                            ms = cases[case](page, url)
+                            ms = measure(cases[case], page, url, lost)
                             if i:
                                 times[(case, app)].append(ms)
                 finally:
@@ -185,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
             frame.stop()
 
     print(f"UI interactions, click to settled, median of {args.runs} after 1 warm-up (local)")
+    if lost:
+        print(f"clicks that started no run, measured again: {len(lost)} ({'; '.join(lost)})")
     print(f"{'interaction':<44}{'console':>9}{'frame':>8}{'ratio':>8}  target {TARGET_RATIO}x")
     labels = {
         "switch": "page switch: Versions -> Indexes (sidebar)",

@@ -44,6 +44,7 @@ from backend.rules import connect_options
 from backend.rules import properties as props
 from components import auth, feedback, state
 from components.common import empty_kv_frame, render_path
+from components.writes import Write
 
 DEFAULT = "default"
 SWITCH_REASON = "the connection is read-only (sidebar switch)"
@@ -73,6 +74,9 @@ class _RunReading:
     session_specs: Any = None  # the session's dialog-made specs ``options`` was built from
     active: tuple[str, ConnectionSpec] | None = None  # (picked name, its spec)
     keys: dict[str, tuple[ConnectionSpec, Any, str]] = field(default_factory=dict)
+    # the gated namespace handed out in this run, with what it was made for (spec, lock,
+    # actor): every cached read of the run asks for it
+    gated: tuple[ConnectionSpec, str | None, Any, backend.LanceNamespace] | None = None
 
 
 def begin_run() -> None:
@@ -208,6 +212,7 @@ def _forget(spec: ConnectionSpec) -> None:
     """Drop the cached client and reachability answer of ``spec`` only (every session on that
     connection opens a new client; other connections keep theirs)."""
     key = connection_key(spec)
+    _reading().gated = None  # this run opens it again too
     _forget_health(key)
     _connect.clear(key, spec.target)
     _connect.clear(f"{key}|health", spec.target)
@@ -258,12 +263,16 @@ def get_namespace() -> backend.LanceNamespace:
     behind this session's write gate: writes are refused while read-only or beyond the actor's
     role, and recorded in the audit log (see the module docstring)."""
     spec = current_spec()
-    ns = _open(spec)
     lock = launch_lock() or (SWITCH_REASON if state.read_only() else None)
-    gated = gate(
-        ns, actor=auth.current_actor(), connection=spec.name, read_only=lock, log=_audit_log()
-    )
-    return cast(backend.LanceNamespace, gated)  # duck-typed: every operation of ``ns``
+    actor = auth.current_actor()
+    reading = _reading()
+    made = reading.gated
+    if made is not None and made[0] is spec and made[1] == lock and made[2] == actor:
+        return made[3]  # opened once per run (each cached read of the run asks for it)
+    ns = _open(spec)
+    gated = gate(ns, actor=actor, connection=spec.name, read_only=lock, log=_audit_log())
+    reading.gated = (spec, lock, actor, cast(backend.LanceNamespace, gated))
+    return reading.gated[3]  # duck-typed: every operation of ``ns``
 
 
 def require_namespace() -> backend.LanceNamespace:
@@ -275,14 +284,14 @@ def require_namespace() -> backend.LanceNamespace:
         feedback.show_error(err, action="Opening the namespace")
         missing = backend.missing_local_directory(current_spec().target)
         if missing is not None:
-            if st.button(
+            st.button(
                 f"Create {feedback.as_text(str(missing))}",
                 key="conn.create_here",
                 icon=":material/add:",
                 disabled=launch_lock() is not None,
-            ):
-                _create_directory(missing, current_spec())
-                st.rerun()
+                on_click=ask_write,
+                args=(_create_write("create_here", missing, current_spec()),),
+            )
             st.caption("Or pick another connection in the sidebar.")
         else:
             st.caption("Pick another connection in the sidebar.")
@@ -558,6 +567,86 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
     return spec, typed
 
 
+# -- writes: the sidebar asks, the frame performs ---------------------------------------------------
+@dataclass(frozen=True)
+class ConnectionWrite:
+    """A write the sidebar (or :func:`require_namespace`) asks for; the frame performs it
+    (app/nav.py: :func:`pending_write`, ``feedback.run(request.write.call, ...)``, then
+    :func:`finish_write`). ``kind``: ``save`` (the dialog's connection, to the config file),
+    ``forget`` (a saved connection, from the config file), ``create`` (the missing directory
+    of connection ``name``, which then opens) or ``create_here`` (the active connection's)."""
+
+    kind: str
+    write: Write
+    name: str = DEFAULT
+    read_only: bool = False
+
+
+def ask_write(request: ConnectionWrite) -> None:
+    """Keep ``request`` for the frame (a button's callback, or the dialog before it closes)."""
+    state.put(state.Conn.WRITE, request)
+
+
+def pending_write() -> ConnectionWrite | None:
+    """The write asked for, once (the frame calls it before the sidebar renders)."""
+    found = state.drop(state.Conn.WRITE)
+    return found if isinstance(found, ConnectionWrite) else None
+
+
+def refusal(request: ConnectionWrite) -> str | None:
+    """Why the frame refuses ``request`` now (the config file: read-only server, role)."""
+    return config_denial() if request.kind in ("save", "forget") else None
+
+
+def finish_write(request: ConnectionWrite, done: tuple[Any] | None) -> None:
+    """After the frame performed ``request`` (``done``: its result, ``None`` when it failed):
+    the saved connections are read again, the sidebar says the result, the connection that
+    the write concerns opens."""
+    begin_run()
+    if request.kind == "forget":
+        state.put(PENDING, (DEFAULT, False))
+    if done is None:
+        return
+    if request.kind in ("save", "forget"):
+        warning = request.write.warned(done[0])
+        text = request.write.said(done[0]) + (f" {warning}" if warning else "")
+        state.notice("warning" if warning else "success", text)
+    elif request.kind == "create" and done[0]:
+        state.drop(state.Conn.CREATE_OFFER)
+        state.put(PENDING, (request.name, request.read_only))
+
+
+def _save_write(spec: ConnectionSpec, typed: Secrets | None) -> ConnectionWrite:
+    lost = _typed_only(spec, typed) if typed is not None else []
+    warning = (
+        f"Saved without {', '.join(lost)} (typed, so kept in this session only): name an env "
+        "var for it so that a reload keeps it."
+    )
+    write = Write(
+        conns.save_connection, (spec,), f"Saving the connection {spec.name}",
+        lambda path: f"Connected to {spec.name}; saved to {path}.",
+        warning=lambda _path: warning if lost else None,
+    )  # fmt: skip
+    return ConnectionWrite("save", write, spec.name)
+
+
+def _forget_write(spec: ConnectionSpec) -> ConnectionWrite:
+    write = Write(
+        conns.delete_connection, (spec.name,), f"Forgetting the connection {spec.name}",
+        f"Forgot the saved connection {spec.name}.",
+    )  # fmt: skip
+    return ConnectionWrite("forget", write, spec.name)
+
+
+def _create_write(
+    kind: str, path: Path, spec: ConnectionSpec | None, *, name: str = DEFAULT
+) -> ConnectionWrite:
+    """Create ``path`` (:func:`_create_directory`: says the outcome in the sidebar)."""
+    write = Write(_create_directory, (Path(path), spec), f"Creating {path}", "")
+    read_only = spec.read_only if spec is not None else False
+    return ConnectionWrite(kind, write, name, read_only)
+
+
 # -- the sidebar -------------------------------------------------------------------------------------
 def _render_status(spec: ConnectionSpec) -> None:
     kind = ":blue-badge[REST]" if spec.kind == "rest" else ":green-badge[local]"
@@ -604,17 +693,14 @@ def _render_create_offer() -> None:
     if not offer:
         return
     name, path = offer
-    if st.button(
+    st.button(
         f"Create {feedback.as_text(str(path))}",
         key="conn.create",
         icon=":material/create_new_folder:",
         disabled=launch_lock() is not None,
-    ):
-        spec = options().get(name)
-        if _create_directory(Path(path), spec):
-            state.drop(state.Conn.CREATE_OFFER)
-            state.put(PENDING, (name, spec.read_only if spec else False))
-        st.rerun()
+        on_click=ask_write,
+        args=(_create_write("create", Path(path), options().get(name), name=name),),
+    )
 
 
 def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
@@ -633,6 +719,7 @@ def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
     if spec is not None:
         _forget(spec)
     else:
+        _reading().gated = None
         _forget_health()
         _connect.clear()
     return True
@@ -761,21 +848,7 @@ def _connect_dialog() -> None:
         feedback.show("error", problem)
         return
     if save and config_denial() is None:
-        try:
-            path = conns.save_connection(spec)
-            begin_run()
-            lost = _typed_only(spec, typed)
-            if lost:
-                state.notice(
-                    "warning",
-                    f"Connected to {spec.name}; saved to {path} without "
-                    f"{', '.join(lost)} (typed, so kept in this session only): name an env "
-                    "var for it so that a reload keeps it.",
-                )
-            else:
-                state.notice("success", f"Connected to {spec.name}; saved to {path}.")
-        except (OSError, ValueError) as err:
-            state.notice("warning", f"Connected, but not saved: {err}")
+        ask_write(_save_write(spec, typed))  # the frame saves it in the next run
     state.put(state.Conn.FORM_VERSION, int(state.get(state.Conn.FORM_VERSION, 0)) + 1)
     state.open_dialog(None)
     st.rerun()
@@ -841,20 +914,16 @@ def render_connection_sidebar() -> None:
             args=("connect",),
             width="stretch",
         )
-        if spec.source == "config" and st.button(
-            "Forget this saved connection",
-            key="conn.forget",
-            type="tertiary",
-            disabled=config_denial() is not None,  # a read-only server changes no file
-            help=config_denial(),
-        ):
-            try:
-                conns.delete_connection(spec.name)
-                begin_run()
-            except (OSError, ValueError) as err:
-                state.notice("error", str(err))
-            state.put(PENDING, (DEFAULT, False))
-            st.rerun()
+        if spec.source == "config":
+            st.button(
+                "Forget this saved connection",
+                key="conn.forget",
+                type="tertiary",
+                disabled=config_denial() is not None,  # a read-only server changes no file
+                help=config_denial(),
+                on_click=ask_write,
+                args=(_forget_write(spec),),
+            )
     if state.dialog() == "connect":
         _connect_dialog()
 
@@ -882,15 +951,20 @@ def render_health_banner() -> None:
 
 
 __all__ = [
+    "ConnectionWrite",
+    "ask_write",
     "backend_kind",
     "connection_key",
     "current_spec",
     "display_target",
+    "finish_write",
     "get_namespace",
     "health",
     "is_read_only",
     "launch_lock",
     "options",
+    "pending_write",
+    "refusal",
     "render_connection_sidebar",
     "render_health_banner",
     "render_role_lock",

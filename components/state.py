@@ -68,6 +68,7 @@ class Conn:
     REACHED = "conn.reached"  # connection keys that answered in this session (stale banner)
     RUN = "conn.run"  # this script run's reading of the saved connections and active connection
     ACTIVE = "conn.active"  # name of the active connection (the picker's value)
+    WRITE = "conn.write"  # a write the sidebar asked for; the frame performs it (app/nav.py)
 
 
 def notice(kind: str, text: str) -> None:

@@ -141,9 +141,12 @@ def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> list[An
             disabled=read_only,
             help="Disabled: read-only connection" if read_only else None,
         )
-        if c2.button("Not now", key=state.Versions.REBUILD_DISMISS):
-            state.set_rebuild_offer(table_id, version, [])
-            st.rerun()
+        c2.button(  # its callback drops the offer before the run draws the page
+            "Not now",
+            key=state.Versions.REBUILD_DISMISS,
+            on_click=state.set_rebuild_offer,
+            args=(list(table_id), version, []),
+        )
     return lc.rebuild_requests(table_id, lost) if go else None
 
 

@@ -401,6 +401,22 @@ def test_saved_connections_from_config_file(make_app, tmp_path: Path) -> None:
     assert at.button(key="conn.forget") is not None
 
 
+def test_forget_a_saved_connection_in_the_run_of_the_click(make_app, tmp_path: Path) -> None:
+    """The sidebar asks, the frame (app/nav.py) forgets: in the run of the click the file
+    loses the connection and the default connection opens."""
+    root = other_root(tmp_path)
+    save_config(tmp_path, f'[connections.archive]\ntarget = "{root}"\n')
+    at = make_app()
+    at.selectbox(key="conn").set_value("archive").run()
+    at.button(key="conn.forget").click().run()
+    assert_no_exception(at)
+    saved = tomllib.loads((tmp_path / "connections.toml").read_text())
+    assert "archive" not in saved.get("connections", {})
+    assert at.selectbox(key="conn").value == "default"
+    assert offered(at) == ["default"]
+    assert "Forgot the saved connection archive." in alerts(at, "success")
+
+
 def test_streamlit_secrets_connection(ui_env, rest_server) -> None:
     backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["vaulted"]))
     at = new_app()
