@@ -286,7 +286,7 @@ def require_namespace() -> backend.LanceNamespace:
         if missing is not None:
             st.button(
                 f"Create {feedback.as_text(str(missing))}",
-                key="conn.create_here",
+                key=state.Conn.CREATE_HERE,
                 icon=":material/add:",
                 disabled=launch_lock() is not None,
                 on_click=ask_write,
@@ -695,7 +695,7 @@ def _render_create_offer() -> None:
     name, path = offer
     st.button(
         f"Create {feedback.as_text(str(path))}",
-        key="conn.create",
+        key=state.Conn.CREATE,
         icon=":material/create_new_folder:",
         disabled=launch_lock() is not None,
         on_click=ask_write,
@@ -900,7 +900,7 @@ def render_connection_sidebar() -> None:
             st.caption(":orange[" + feedback.as_text(problem) + "]")
         st.button(
             "Refresh",
-            key="conn.refresh",
+            key=state.Conn.REFRESH,
             icon=":material/refresh:",
             on_click=_refresh,
             type="tertiary",
@@ -908,7 +908,7 @@ def render_connection_sidebar() -> None:
         )
         st.button(
             "Connect to…",
-            key="conn.open",
+            key=state.Conn.OPEN,
             icon=":material/cable:",
             on_click=state.open_dialog,
             args=("connect",),
@@ -917,7 +917,7 @@ def render_connection_sidebar() -> None:
         if spec.source == "config":
             st.button(
                 "Forget this saved connection",
-                key="conn.forget",
+                key=state.Conn.FORGET,
                 type="tertiary",
                 disabled=config_denial() is not None,  # a read-only server changes no file
                 help=config_denial(),

@@ -669,7 +669,7 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
             max_value=200,
             value=30,
             step=5,
-            key="indexes.history.max",
+            key=state.Indexes.HISTORY_MAX,
         )
         history = feedback.run(
             coverage_history, table_id, int(depth), action="Reading the coverage history"

@@ -69,6 +69,12 @@ class Conn:
     RUN = "conn.run"  # this script run's reading of the saved connections and active connection
     ACTIVE = "conn.active"  # name of the active connection (the picker's value)
     WRITE = "conn.write"  # a write the sidebar asked for; the frame performs it (app/nav.py)
+    # widgets
+    CREATE_HERE = "conn.create_here"  # "Create" on the page of a missing local directory
+    CREATE = "conn.create"  # "Create it" in the sidebar's offer
+    REFRESH = "conn.refresh"  # "Refresh"
+    OPEN = "conn.open"  # "Connect to..." (opens the dialog)
+    FORGET = "conn.forget"  # "Forget" the saved connection
 
 
 def notice(kind: str, text: str) -> None:
@@ -302,6 +308,7 @@ class Indexes:
     JOBS_SEEN = "indexes.jobs_seen"  # list[str]: finished jobs already handled
     PREVIEW_TEXT = "indexes.preview_text"  # widget: tokenizer preview sample text
     TABS = "indexes.tabs"  # widget: the open tab
+    HISTORY_MAX = "indexes.history.max"  # widget: versions in the coverage history
 
 
 def build_jobs() -> list[str]:
