@@ -36,9 +36,11 @@ TEST_TMP ?= $(shell test -d /dev/shm -a -w /dev/shm && \
   echo /dev/shm/lance-console-tests)
 PYTEST = $(if $(TEST_TMP),mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP)) $(BIN)/python -m pytest
 
-## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests.
+## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests, on
+## every core (pytest-xdist; each worker starts its own servers and browser). The browser tests
+## mostly wait on the browser and the app's server, so two workers on two cores overlap them.
 test: $(STAMP) browser lint
-	$(PYTEST) --durations=25
+	$(PYTEST) -n auto --dist worksteal --durations=25
 
 ## The inner loop: everything but the browser tests and the slow crash/concurrency/child-process
 ## tests (marked ``slow``), on every core (pytest-xdist).
