@@ -674,7 +674,7 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
         history = feedback.run(
             coverage_history, table_id, int(depth), action="Reading the coverage history"
         )
-    charts.render_index_charts(overview, history, key_prefix="indexes.charts")
+    charts.render_index_charts(overview, history, key_prefix=state.Indexes.CHARTS)
 
 
 def render_create_tab(
@@ -691,7 +691,7 @@ def render_create_tab(
     columns = feedback.run(table_columns, tid, action="Reading the schema") or []
     num_rows = table_num_rows(tid)
     request = render_create_panel(
-        table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix="indexes.create",
+        table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix=state.Indexes.CREATE,
         vector_indexes=existing_vector_indexes(overview),
     )  # fmt: skip
     return (request, num_rows) if request is not None else None
@@ -703,10 +703,10 @@ def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | Non
     selected = render_index_picker(names)
     if selected:
         render_index_details(
-            overview[overview["name"] == selected].iloc[0], key_prefix="indexes.selected"
+            overview[overview["name"] == selected].iloc[0], key_prefix=state.Indexes.SELECTED
         )
         st.divider()
-    return render_drop_form(selected, read_only=read_only, key_prefix="indexes.drop")
+    return render_drop_form(selected, read_only=read_only, key_prefix=state.Indexes.DROP)
 
 
 def open_tabs(names: Sequence[str]) -> tuple[Any, Any, Any]:

@@ -231,6 +231,25 @@ class Versions:
     REBUILD = "versions.rebuild"
     REBUILD_GO = "versions.rebuild.go"  # widget: "Rebuild the indexes"
     REBUILD_DISMISS = "versions.rebuild.dismiss"  # widget: "Not now"
+    # prefixes of the page's panels (the component adds the rest)
+    PICKER = "versions.pick"  # the table picker
+    LIST = "versions.list"  # the versions list: its grid and pager
+    TIMELINE = "versions.timeline"  # the timeline chart
+    ONE = "versions.one"  # one version's details
+    CMP = "versions.cmp"  # the comparison of two versions
+    COMPARE_FORM = "versions.compare"  # per table: the compare form
+    # the write forms, per table and with the page's form generation (:func:`versions_form`)
+    RESTORE_FORM = "versions.restore"
+    TAGS_FORM = "versions.tags"
+    CLEANUP_FORM = "versions.cleanup"
+    DELETE_FORM = "versions.delete"
+    ROWS_FORM = "versions.rows"
+
+
+def versions_form(prefix: str, table_id: Sequence[str]) -> str:
+    """A write form of the Versions page for one table: emptied by a new form generation
+    (:func:`reset_forms` after the write), not kept from one table to the next."""
+    return f"{form_key('versions', prefix)}.{tuple(table_id)}"
 
 
 def open_manage_tab(label: str) -> None:
@@ -309,6 +328,15 @@ class Indexes:
     PREVIEW_TEXT = "indexes.preview_text"  # widget: tokenizer preview sample text
     TABS = "indexes.tabs"  # widget: the open tab
     HISTORY_MAX = "indexes.history.max"  # widget: versions in the coverage history
+    # prefixes of the page's panels (the component adds the rest)
+    PICKER = "indexes.picker"  # the table picker
+    JOBS_PANEL = "indexes.jobs"  # the build jobs being followed
+    LIST = "indexes.list"  # the indexes grid
+    MAINT = "indexes.maint"  # optimize / compact
+    CHARTS = "indexes.charts"  # the statistics charts
+    CREATE = "indexes.create"  # the create form
+    SELECTED = "indexes.selected"  # one index's details
+    DROP = "indexes.drop"  # the drop form
 
 
 def build_jobs() -> list[str]:

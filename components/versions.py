@@ -354,7 +354,7 @@ def render_listing(
 
     st.subheader("All versions", anchor=False)
     page = render_pager(
-        list(versions.index), key_prefix="versions.list", reset_on=table_id, noun="versions"
+        list(versions.index), key_prefix=state.Versions.LIST, reset_on=table_id, noun="versions"
     )
     rows = versions.iloc[page.start : page.start + len(page.items)]
     on_page = tuple(rows["version"].tolist())
@@ -362,7 +362,7 @@ def render_listing(
     counts = rows_for(table_id, on_page)
     render_version_table(
         vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged),
-        key_prefix="versions.list",
+        key_prefix=state.Versions.LIST,
         picked=shown_version(versions),
     )
     st.caption("Click a row to open that version below.")
@@ -372,7 +372,7 @@ def render_listing(
         with box:
             render_timeline(
                 vsv.timeline_frame(versions, ops),
-                key_prefix="versions.timeline",
+                key_prefix=state.Versions.TIMELINE,
                 highlight=rows["version"].tolist(),
             )
             st.caption("Operations are looked up for the versions on the current page only.")
@@ -457,7 +457,7 @@ def render_details_section(
     if one.empty:
         one = operations_for(table_id, (picked,))
     render_version_details(
-        info, one.iloc[0].to_dict() if not one.empty else None, key_prefix="versions.one"
+        info, one.iloc[0].to_dict() if not one.empty else None, key_prefix=state.Versions.ONE
     )
     return picked
 
@@ -483,13 +483,13 @@ def manage_tabs() -> Sequence[Any] | None:
 def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: int) -> None:
     """Two version numbers, and their comparison once asked for."""
     tid = tuple(table_id)
-    pair = render_compare_form(versions, picked, key_prefix=f"versions.compare.{tid}")
+    pair = render_compare_form(versions, picked, key_prefix=f"{state.Versions.COMPARE_FORM}.{tid}")
     if pair:
         state.set_compare_pair(table_id, *pair)
     pair = state.compare_pair(table_id)
     cmp = feedback.run(comparison, tid, *pair, action="Comparing versions") if pair else None
     if cmp is not None:
-        render_comparison(cmp, key_prefix="versions.cmp")
+        render_comparison(cmp, key_prefix=state.Versions.CMP)
 
 
 __all__ = [

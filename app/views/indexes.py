@@ -19,7 +19,7 @@ read_only = is_read_only()
 caps = backend.capabilities(ns)
 tables.sync_selection()
 
-table_id = tables.render_table_picker(key_prefix="indexes.picker")
+table_id = tables.render_table_picker(key_prefix=state.Indexes.PICKER)
 if not table_id:
     st.info("Pick a namespace and a table to see its indexes.", icon=":material/table:")
     st.stop()
@@ -27,19 +27,24 @@ if read_only:
     render_read_only_notice()
 st.caption(indexes.capabilities_caption(caps))
 feedback.render_flash("indexes")
-indexes.render_build_jobs(table_id, key_prefix="indexes.jobs")
+indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL)
 
 overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
 if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)
-indexes.render_index_table(overview, key_prefix="indexes.list")
+indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
 lagging = indexes.render_lag_warning(overview)
 maintenance = (
     None
     if overview.empty
     else indexes.render_maintenance(
-        ns, table_id, lagging=lagging, caps=caps, read_only=read_only, key_prefix="indexes.maint"
+        ns,
+        table_id,
+        lagging=lagging,
+        caps=caps,
+        read_only=read_only,
+        key_prefix=state.Indexes.MAINT,
     )
 )
 if maintenance is not None:

@@ -18,7 +18,7 @@ ns = require_namespace()
 read_only = is_read_only()
 tables.sync_selection()
 
-table_id = tables.render_table_picker(key_prefix="versions.pick")
+table_id = tables.render_table_picker(key_prefix=state.Versions.PICKER)
 if not table_id:
     st.info("Pick a table to see its versions.", icon=":material/history:")
     st.stop()
@@ -62,9 +62,12 @@ tagged = writes.tagged(tid)
 ops = ver.render_listing(tid, versions, tagged=tagged)
 picked = ver.render_details_section(tid, versions, ops, tagged=tagged)
 version_actions.follow_version_link(picked)
-fv = state.form_version("versions")
 if restore := version_actions.render_version_actions(
-    table_id, picked, latest, key_prefix=f"versions.restore{fv}.{tid}", read_only=read_only
+    table_id,
+    picked,
+    latest,
+    key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id),
+    read_only=read_only,
 ):
     send(version_actions.restore_write(ns, table_id, restore), show_result=True)
 if rebuild := version_actions.render_rebuild_offer(table_id, read_only=read_only):
@@ -88,14 +91,22 @@ if tagging.open:
         tags = feedback.run(writes.tags, tid, action="Listing tags")
         if tags is not None and (
             tag := version_actions.render_tags(
-                table_id, tags, picked, key_prefix=f"versions.tags{fv}.{tid}", read_only=read_only
+                table_id,
+                tags,
+                picked,
+                key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id),
+                read_only=read_only,
             )
         ):
             send(tag.write(ns, table_id))
 if cleanup.open:
     with cleanup:
         if plan := version_actions.render_cleanup(
-            ns, table_id, versions, key_prefix=f"versions.cleanup{fv}.{tid}", read_only=read_only
+            ns,
+            table_id,
+            versions,
+            key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
+            read_only=read_only,
         ):
             send(version_actions.cleanup_write(ns, table_id, plan))
 if deleting.open:
@@ -103,7 +114,7 @@ if deleting.open:
         if ask := ver.render_delete_form(
             table_id,
             versions,
-            key_prefix=f"versions.delete{fv}.{tid}",
+            key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
             read_only=read_only,
             tagged=tagged,
         ):
@@ -111,6 +122,9 @@ if deleting.open:
 if deleting_rows.open:
     with deleting_rows:
         if rows_ask := version_actions.render_delete_rows(
-            ns, table_id, key_prefix=f"versions.rows{fv}.{tid}", read_only=read_only
+            ns,
+            table_id,
+            key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
+            read_only=read_only,
         ):
             send(version_actions.delete_rows_write(ns, table_id, rows_ask))
