@@ -27,7 +27,6 @@ from components.common import (
     lazy_expander,
     render_mapping,
     render_path,
-    render_typed_confirmation,
 )
 from components.connection import (
     render_role_lock,
@@ -37,8 +36,8 @@ from components.writes import (
     READ_ONLY,
     Write,
     children,
-    confirmed_submit,
     drop_preview,
+    render_confirmed_form,
     schema_metadata,
 )
 
@@ -166,22 +165,18 @@ def render_drop_form(
         if preview is not None:
             render_path(preview.local_path or preview.location or "(no location)")
             st.caption(feedback.as_text(_preview_lines(preview) + " This cannot be undone."))
-        with st.form(f"{key_prefix}.form", border=False):
-            confirmed = render_typed_confirmation(
-                name, key_prefix=key_prefix, label=f"Type the table name {name} to confirm"
-            )
-            submitted = st.form_submit_button(
-                "Drop table", type="primary", icon=":material/delete_forever:", disabled=read_only
-            )
-        render_role_lock(locked)
-    if not confirmed_submit(
-        submitted,
-        read_only=read_only,
-        confirmed=confirmed,
-        refusal=f"Not dropped: type {name} exactly to confirm.",
-    ):
-        return None
-    return TableAction("drop")
+        confirmed = render_confirmed_form(
+            f"{key_prefix}.form",
+            name,
+            what="table",
+            button="Drop table",
+            icon=":material/delete_forever:",
+            refusal=f"Not dropped: type {name} exactly to confirm.",
+            read_only=read_only,
+            locked=locked,
+            confirm_prefix=key_prefix,
+        )
+    return TableAction("drop") if confirmed else None
 
 
 def render_deregister_form(
@@ -215,22 +210,18 @@ def render_deregister_form(
                 lc.register_again_hint(ids.display_id(table_id), detail.location or None)
             )
         )
-        with st.form(key_prefix, border=False):
-            confirmed = render_typed_confirmation(
-                name, key_prefix=key_prefix, label=f"Type the table name {name} to confirm"
-            )
-            submitted = st.form_submit_button(
-                "Deregister", icon=":material/link_off:", disabled=read_only
-            )
-        render_role_lock(locked)
-    if not confirmed_submit(
-        submitted,
-        read_only=read_only,
-        confirmed=confirmed,
-        refusal=f"Not deregistered: type {name} exactly to confirm.",
-    ):
-        return None
-    return TableAction("deregister")
+        confirmed = render_confirmed_form(
+            key_prefix,
+            name,
+            what="table",
+            button="Deregister",
+            icon=":material/link_off:",
+            refusal=f"Not deregistered: type {name} exactly to confirm.",
+            read_only=read_only,
+            locked=locked,
+            primary=False,
+        )
+    return TableAction("deregister") if confirmed else None
 
 
 @dataclass(frozen=True)
@@ -609,25 +600,18 @@ def render_drop_namespace(
                     "This server may not implement CASCADE: if it refuses, nothing is dropped."
                 )
         at = state.panel_key(state.form_key("tables", state.Tables.DROP_NS), path)
-        with st.form(at, border=False):
-            confirmed = render_typed_confirmation(
-                name,
-                key_prefix=at,
-                label=f"Type the namespace name {name} to confirm",
-            )
-            label = (
-                f"Drop {name} and {plural(count, 'item')}" if cascade and count else f"Drop {name}"
-            )
-            submitted = st.form_submit_button(
-                label, type="primary", icon=":material/folder_delete:", disabled=read_only,
-            )  # fmt: skip
-            render_role_lock(locked)
-    if not confirmed_submit(
-        submitted,
-        read_only=read_only,
-        confirmed=confirmed,
-        refusal=f"Not dropped: type {name} exactly to confirm.",
-    ):
+        label = f"Drop {name} and {plural(count, 'item')}" if cascade and count else f"Drop {name}"
+        confirmed = render_confirmed_form(
+            at,
+            name,
+            what="namespace",
+            button=label,
+            icon=":material/folder_delete:",
+            refusal=f"Not dropped: type {name} exactly to confirm.",
+            read_only=read_only,
+            locked=locked,
+        )
+    if not confirmed:
         return None
     return DropNamespace(cascade, found)
 

@@ -27,10 +27,8 @@ from components import feedback, state
 from components.common import (
     confirmation_matches,
     lazy_expander,
-    render_typed_confirmation,
 )
 from components.connection import (
-    render_role_lock,
     role_lock,
     snippet_connection,
 )
@@ -41,6 +39,7 @@ from components.writes import (
     Write,
     confirmed_submit,
     lost_indexes,
+    render_confirmed_form,
     runs,
     tag_version,
 )
@@ -260,22 +259,18 @@ def render_delete_rows(
     if len(preview.sample) < preview.count:
         st.caption(f"A sample of {len(preview.sample):,} of them:")
     st.dataframe(preview.sample, hide_index=True)
-    with st.form(f"{key_prefix}.delete", border=False):
-        confirmed = render_typed_confirmation(
-            table, key_prefix=key_prefix, label=f"Type the table name {table} to confirm"
-        )
-        submitted = st.form_submit_button(
-            "Delete rows", type="primary", icon=":material/delete:", disabled=read_only
-        )
-        render_role_lock(locked)
-    if not confirmed_submit(
-        submitted,
-        read_only=read_only,
-        confirmed=confirmed,
+    confirmed = render_confirmed_form(
+        f"{key_prefix}.delete",
+        table,
+        what="table",
+        button="Delete rows",
+        icon=":material/delete:",
         refusal=f"Nothing deleted: type {table} exactly to confirm.",
-    ):
-        return None
-    return RowsDelete(text, int(preview.count))
+        read_only=read_only,
+        locked=locked,
+        confirm_prefix=key_prefix,
+    )
+    return RowsDelete(text, int(preview.count)) if confirmed else None
 
 
 def _carry_version(version: int) -> None:
@@ -519,25 +514,17 @@ def render_cleanup(
     table = table_id[-1]
     locked = role_lock("batch_delete_table_versions", read_only)
     read_only = read_only or locked is not None
-    with st.form(f"{key_prefix}.run", border=False):
-        confirmed = render_typed_confirmation(
-            table, key_prefix=f"{key_prefix}.run", label=f"Type the table name {table} to confirm"
-        )
-        submitted = st.form_submit_button(
-            f"Delete {plural(len(plan.delete), 'version')}",
-            type="primary",
-            icon=":material/delete_sweep:",
-            disabled=read_only,
-        )
-        render_role_lock(locked)
-    if not confirmed_submit(
-        submitted,
-        read_only=read_only,
-        confirmed=confirmed,
+    confirmed = render_confirmed_form(
+        f"{key_prefix}.run",
+        table,
+        what="table",
+        button=f"Delete {plural(len(plan.delete), 'version')}",
+        icon=":material/delete_sweep:",
         refusal=f"Nothing deleted: type {table} exactly to confirm.",
-    ):
-        return None
-    return plan
+        read_only=read_only,
+        locked=locked,
+    )
+    return plan if confirmed else None
 
 
 def plan_frame(plan: lc.CleanupPlan, versions: pd.DataFrame) -> pd.DataFrame:

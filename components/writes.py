@@ -91,6 +91,43 @@ def confirmed_submit(submitted: bool, *, read_only: bool, confirmed: bool, refus
     return False
 
 
+def render_confirmed_form(
+    form_key: str,
+    expected: str,
+    *,
+    what: str,
+    button: str,
+    icon: str,
+    refusal: str,
+    read_only: bool,
+    locked: str | None = None,
+    confirm_prefix: str | None = None,
+    primary: bool = True,
+) -> bool:
+    """A form that asks to type ``expected`` (the name of the ``what``: table, namespace)
+    before its ``button``; whether it was submitted on a writable connection and confirmed
+    (otherwise why not is shown: :func:`confirmed_submit`). ``locked``: why the actor's role
+    may not (the button is then disabled); ``confirm_prefix``: the key prefix of the typed
+    box (default ``form_key``); ``primary``: the button stands out (a destructive write)."""
+    import streamlit as st
+
+    from components.common import render_typed_confirmation
+    from components.connection import render_role_lock
+
+    disabled = read_only or locked is not None
+    with st.form(form_key, border=False):
+        confirmed = render_typed_confirmation(
+            expected,
+            key_prefix=confirm_prefix or form_key,
+            label=f"Type the {what} name {expected} to confirm",
+        )
+        submitted = st.form_submit_button(
+            button, type="primary" if primary else "secondary", icon=icon, disabled=disabled
+        )
+        render_role_lock(locked)
+    return confirmed_submit(submitted, read_only=disabled, confirmed=confirmed, refusal=refusal)
+
+
 @dataclass(frozen=True)
 class TaskRequest:
     """A long write for a page to start in the background with :func:`start_task` (the one
@@ -162,6 +199,7 @@ __all__ = [
     "children",
     "confirmed_submit",
     "drop_preview",
+    "render_confirmed_form",
     "runs",
     "schema_metadata",
     "tag_version",
