@@ -26,7 +26,7 @@ from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
 from backend.text import plural
 from components import feedback, state
-from components.cache import CATALOG, cached, table_scope
+from components.cache import CATALOG, cached, invalidate, table_scope
 from components.common import (
     empty_kv_frame,
     render_json,
@@ -213,6 +213,19 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
         return
     current = tuple(path)
     nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
+    if (
+        current
+        and not tree.capped
+        and all(node.path != current for _, node in nodes)
+        and feedback.run(namespace_exists, current, action="Reading the namespace")
+    ):
+        # Another writer made the namespace after the tree was read: the catalog's listings
+        # of this connection are out of date; read them again.
+        invalidate(CATALOG)
+        tree = feedback.run(namespace_tree, action="Reading the namespace tree")
+        if tree is None:
+            return
+        nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
     box = st.container(gap=None)
     for depth, node in nodes:
         here = node.path == current

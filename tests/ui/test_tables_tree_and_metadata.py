@@ -47,6 +47,23 @@ def test_tree_follows_the_namespace_opened_elsewhere(make_app) -> None:
     assert at.button(key=TREE + "sales/eu").label == "**eu**"
 
 
+def test_a_namespace_another_writer_made_shows_in_the_tree_once_opened(make_app, ui_env) -> None:
+    """The tree was read before another client made ``ops``; opening ``ops`` (a link) reads
+    the catalog again, so the tree holds it, marked, instead of a tree without it."""
+    at = make_app()
+    assert "ops" not in tree_nodes(at)
+    from lance_namespace import CreateNamespaceRequest
+
+    backend.connect(str(ui_env)).create_namespace(CreateNamespaceRequest(id=["ops"]))
+    at.run()
+    assert "ops" not in tree_nodes(at)  # the listing is cached: nothing asked for ops yet
+    at.query_params["ns"] = ["ops"]
+    at.run()
+    assert_no_exception(at)
+    assert tree_nodes(at) == ["", "bulk", "hr", "logs", "ops", "sales", "sales/eu"]
+    assert at.button(key=TREE + "ops").label == "**ops**"
+
+
 def test_a_capped_tree_says_so(make_app, monkeypatch) -> None:
     from components import tables
 
