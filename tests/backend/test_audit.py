@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from lance_namespace import CreateTableRequest, DeclareTableRequest
 
 from backend import audit
@@ -130,6 +131,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a child process killed while writing
 def test_sigkill_while_writing_keeps_every_earlier_entry(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(tmp_path)],

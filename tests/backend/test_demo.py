@@ -439,11 +439,13 @@ def _supervised(child_code: str) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow  # a child process
 def test_child_exit_code_is_forwarded() -> None:
     proc = _supervised("import sys; sys.exit(3)")
     assert proc.wait(timeout=60) == 3
 
 
+@pytest.mark.slow  # a supervised child process per signal
 @pytest.mark.parametrize(("sig", "expected"), [(signal.SIGINT, 0), (signal.SIGTERM, 128 + 15)])
 def test_signals_reach_streamlit(sig: signal.Signals, expected: int) -> None:
     proc = _supervised(SLEEPER)

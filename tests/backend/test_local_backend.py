@@ -1243,6 +1243,7 @@ def test_store_updates_are_serialised_across_threads(tmp_path: Path) -> None:
     assert store.get("counter")["n"] == 150
 
 
+@pytest.mark.slow  # two child processes
 def test_store_updates_are_serialised_across_processes(tmp_path: Path) -> None:
     store = txn_store.open_store(str(tmp_path))
     store.put("counter", {"n": 0})

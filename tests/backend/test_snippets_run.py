@@ -39,6 +39,10 @@ T = ["snip", "t"]
 DIM = 8
 
 
+# Every snippet runs in a child Python process (1-10 s each): the slow set, not make test-fast.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(params=["local", "rest"])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """The connection target a snippet is generated for: a local root or a REST server."""
@@ -126,7 +130,6 @@ def test_delete_versions_snippet(ns, target: str) -> None:
     assert sorted(list_versions(ns, T)["version"].tolist()) == [2, 3]
 
 
-@pytest.mark.slow  # a child Python process per snippet, 6-10 s each
 @pytest.mark.parametrize("params", [{"nprobes": 2, "refine_factor": 2}, {}])
 def test_setting_snippets(ns, target: str, params: dict) -> None:
     """The cheapest-setting snippets (console and plain pylance) define every name they use
