@@ -154,10 +154,8 @@ class OpenTables:
         self._open = open_dataset
         self._resolve = resolve_location
         self._catalog_uri = catalog_uri
-        self._catalog: lance.LanceDataset | None = None
-        self._catalog_version: int | None = None
-        self._versions_dir = versions_dir(catalog_uri)
-        self._catalog_stamp: Stamp | None = None  # when _catalog_version was read
+        self._catalog: OpenTable | None = None  # the catalog is a dataset like the tables
+        self._catalog_version: int | None = None  # the version the locations were read at
         self._locations: dict[tuple[str, ...], str] = {}
         self._tables: dict[str, OpenTable] = {}
         self._lock = threading.Lock()
@@ -168,22 +166,23 @@ class OpenTables:
             self._tables.clear()
             self._catalog = None
             self._catalog_version = None
-            self._catalog_stamp = None
+
+    def _open_table(self, location: str) -> OpenTable:
+        """The dataset at ``location``, open at its latest version, with the stamp of its
+        ``_versions`` directory taken before the open (which reads the latest version)."""
+        directory = versions_dir(location)
+        stamp = settled_stamp(directory)
+        return OpenTable(self._open(location), directory, stamp)
 
     def _current_catalog_version(self) -> int | None:
-        stamp = settled_stamp(
-            self._versions_dir
-        )  # before the read: a commit after it changes the stamp
-        if stamp is not None and stamp == self._catalog_stamp:
-            return self._catalog_version  # the directory has not changed since the last read
         if self._catalog is None:
             try:
-                self._catalog = self._open(self._catalog_uri)
+                self._catalog = self._open_table(self._catalog_uri)
             except (ValueError, OSError):
                 return None  # no catalog yet: nothing is cached by id
-        version = int(self._catalog.latest_version)
-        self._catalog_stamp = stamp
-        return version
+        else:
+            self._catalog = self._catalog.latest()
+        return int(self._catalog.ds.version)
 
     def _table(self, table_id: Sequence[str], version: int | None) -> OpenTable:
         key = tuple(table_id)
@@ -201,9 +200,7 @@ class OpenTables:
                     self._locations[key] = location
                 table = self._tables.get(location)
         if table is None:
-            directory = versions_dir(location)
-            stamp = settled_stamp(directory)  # before the open, which reads the latest version
-            table = OpenTable(self._open(location), directory, stamp)
+            table = self._open_table(location)
         elif version is None:
             table = table.latest()  # the one check of the table's freshness
         if version is not None and table.ds.version != version:
