@@ -265,7 +265,7 @@ def render_delete_rows(
         what="table",
         button="Delete rows",
         icon=":material/delete:",
-        refusal=f"Nothing deleted: type {table} exactly to confirm.",
+        not_done="Nothing deleted",
         read_only=read_only,
         locked=locked,
         confirm_prefix=key_prefix,
@@ -520,7 +520,7 @@ def render_cleanup(
         what="table",
         button=f"Delete {plural(len(plan.delete), 'version')}",
         icon=":material/delete_sweep:",
-        refusal=f"Nothing deleted: type {table} exactly to confirm.",
+        not_done="Nothing deleted",
         read_only=read_only,
         locked=locked,
     )

@@ -98,7 +98,7 @@ def render_confirmed_form(
     what: str,
     button: str,
     icon: str,
-    refusal: str,
+    not_done: str,
     read_only: bool,
     locked: str | None = None,
     confirm_prefix: str | None = None,
@@ -106,9 +106,10 @@ def render_confirmed_form(
 ) -> bool:
     """A form that asks to type ``expected`` (the name of the ``what``: table, namespace)
     before its ``button``; whether it was submitted on a writable connection and confirmed
-    (otherwise why not is shown: :func:`confirmed_submit`). ``locked``: why the actor's role
-    may not (the button is then disabled); ``confirm_prefix``: the key prefix of the typed
-    box (default ``form_key``); ``primary``: the button stands out (a destructive write)."""
+    (otherwise why not is shown: :func:`confirmed_submit`, e.g. "<not_done>: type <expected>
+    exactly to confirm."). ``locked``: why the actor's role may not (the button is then
+    disabled); ``confirm_prefix``: the key prefix of the typed box (default ``form_key``);
+    ``primary``: the button stands out (a destructive write)."""
     import streamlit as st
 
     from components.common import render_typed_confirmation
@@ -125,6 +126,7 @@ def render_confirmed_form(
             button, type="primary" if primary else "secondary", icon=icon, disabled=disabled
         )
         render_role_lock(locked)
+    refusal = f"{not_done}: type {expected} exactly to confirm."
     return confirmed_submit(submitted, read_only=disabled, confirmed=confirmed, refusal=refusal)
 
 
