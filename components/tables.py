@@ -212,11 +212,10 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
     if tree is None:
         return
     current = tuple(path)
-    nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
     if (
         current
         and not tree.capped
-        and all(node.path != current for _, node in nodes)
+        and all(node.path != current for _, node in tree.rows())
         and feedback.run(namespace_exists, current, action="Reading the namespace")
     ):
         # Another writer made the namespace after the tree was read: the catalog's listings
@@ -225,7 +224,7 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
         tree = feedback.run(namespace_tree, action="Reading the namespace tree")
         if tree is None:
             return
-        nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
+    nodes = [(0, nsv.NamespaceNode("(root)", ()))] + tree.rows()
     box = st.container(gap=None)
     for depth, node in nodes:
         here = node.path == current
