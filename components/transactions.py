@@ -161,7 +161,7 @@ def _reset_add_form(kind: str, next_version: int | None) -> None:
 def _add_operation(kind: str, delimiter: str, next_version: int | None) -> None:
     """ "Add to batch" (a callback, before the page draws the batch): the form's operation
     joins the batch and the form is emptied; a refused one leaves the form as typed and
-    says why (:data:`state.Txn.REFUSED`)."""
+    says why (:data:`state.Txn.ADD_REFUSED`)."""
     values = {f: state.get(state.txn_add_key(kind, f)) for f in ("table", *_ADD_FIELDS[kind])}
     try:
         table_id = parse_id(values["table"] or "", delimiter, "table")
