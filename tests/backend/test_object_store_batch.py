@@ -268,10 +268,11 @@ def test_a_single_write_racing_a_batch_is_not_lost(s3_root, tmp_path) -> None:
 # -- crashes ----------------------------------------------------------------------------------
 
 
-@pytest.mark.slow  # a child process killed at each checkpoint: ~40 s
+@pytest.mark.slow  # a child process killed at each checkpoint: ~25 s
 def test_kill_at_every_checkpoint_then_recover(s3_server, children, tmp_path) -> None:
     """A fresh bucket per kill point: the dead writer's lease expires, the next open recovers,
-    and the namespace is exactly as before or exactly as after the batch."""
+    and the namespace is exactly as before or exactly as after the batch. Every writer is
+    killed first, then all their leases run out together, then each bucket is reopened."""
     child = children[0]
 
     def fresh() -> tuple[S3Root, dict[str, Any]]:
@@ -287,7 +288,7 @@ def test_kill_at_every_checkpoint_then_recover(s3_server, children, tmp_path) ->
     counted = json.loads((tmp_path / "count.log").read_text())
     calls = counted["calls"]
     decide = next(i for i, _, phase in calls if phase == "commit.decide")
-    seen = set()
+    killed: list[tuple[int, str, S3Root, dict[str, Any]]] = []
     for index, _step, phase in calls:
         root, seeded = fresh()
         before = bucket_state(s3_server, root.bucket)
@@ -295,7 +296,10 @@ def test_kill_at_every_checkpoint_then_recover(s3_server, children, tmp_path) ->
             root, _mixed(seeded["staged"]), tmp_path, f"kill{index}", mode="kill", kill_at=index
         )
         assert child.run(**job) == {"signal": 9}, (index, phase)
-        time.sleep(float(LEASE) + 0.2)  # the dead writer's lease expires
+        killed.append((index, phase, root, before))
+    time.sleep(float(LEASE) + 0.2)  # every dead writer's lease expires
+    seen = set()
+    for index, phase, root, before in killed:
         reopened = backend.connect(root.target, storage_options=s3_server.storage_options)
         where = f"killed at checkpoint {index} ({phase})"
         # No journal, decision or hidden manifest is left; at most the dead writer's expired

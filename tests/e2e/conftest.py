@@ -6,8 +6,10 @@
 * ``s3``: ``s3://<bucket>/root`` on moto's S3 server (``ThreadedMotoServer`` in this process,
   a free loopback port), seeded like the others but without the demo; the console gets its
   storage options as the launcher passes ``--storage`` (secrets through environment
-  variables). Started once per session, only when a test asks for it (``console_s3``; not
-  one of the default ``backend_kind`` parameters).
+  variables). Started once per session, only when a test asks for it (``console_s3``).
+
+A test runs on ``local`` unless it names its backends (tests/e2e/marks.py says which run on
+REST too).
 
 Each console's ``$LANCE_CONSOLE_CONFIG`` holds one saved connection, ``SAVED_CONNECTION``, to
 the same target (so that a test can pick a saved connection and reload).
@@ -211,11 +213,18 @@ def console_s3(s3_server: S3Server, s3_e2e_root: str, e2e_logs: Path) -> Iterato
     )  # fmt: skip
 
 
+@pytest.fixture(params=["local"])
+def backend_kind(request: pytest.FixtureRequest) -> str:
+    """A browser test runs on the local backend unless it names its backends
+    (``marks.ON_BOTH_BACKENDS``, or ``@pytest.mark.parametrize("backend_kind", [...])``): see
+    tests/e2e/marks.py for which tests run on REST as well."""
+    return str(request.param)
+
+
 @pytest.fixture
 def console(backend_kind: str, request: pytest.FixtureRequest) -> Console:
-    """The console of the parametrised backend (``backend_kind`` comes from tests/conftest.py:
-    ``local`` and ``rest``; a test narrows or widens it with ``@pytest.mark.parametrize``,
-    e.g. ``["rest", "s3"]``)."""
+    """The console of the test's backend (``backend_kind``: ``local`` by default, or as the test
+    names them, e.g. ``["rest", "s3"]``)."""
     return request.getfixturevalue(f"console_{backend_kind}")
 
 

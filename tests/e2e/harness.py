@@ -557,6 +557,42 @@ def after_rerun(page: Page, action: Callable[[], Any], timeout_ms: int = APP_TIM
     settle(page, timeout_ms)
 
 
+def open_lazy(scope: Page | Locator, title: str) -> Locator:
+    """Open an expander whose content is drawn once it is open (a rerun) and wait for that run
+    to finish: a click in content that is still arriving can be lost."""
+    page = scope if isinstance(scope, Page) else scope.page
+    found: list[Locator] = []
+    after_rerun(page, lambda: found.append(open_expander(scope, title)))
+    return found[0]
+
+
+SUBMIT_TRIES = 3
+SUBMIT_RUN_MS = 8_000  # a submit button's click starts a script run well within this
+
+
+def submit(page: Page, button: Locator) -> None:
+    """Press a form's submit button and wait for the run it starts, then :func:`settle`.
+
+    A submit always starts a run. On a loaded machine a click that lands while the form is
+    being drawn again (the run before it finishing) is now and then dropped by the browser:
+    when no run follows, the button is pressed again (at most :data:`SUBMIT_TRIES` times), so
+    the test goes on to check what the submit did rather than fail on the lost click."""
+    expect(button).to_be_enabled()
+    for _ in range(SUBMIT_TRIES - 1):
+        before = page.evaluate("window.__stRuns || 0")
+        button.click()
+        try:
+            page.wait_for_function(
+                "n => (window.__stRuns || 0) > n", arg=before, timeout=SUBMIT_RUN_MS
+            )
+        except PlaywrightTimeoutError:
+            settle(page)
+            continue
+        settle(page)
+        return
+    after_rerun(page, button.click)
+
+
 def type_into(field: Locator, value: str) -> None:
     """Fill a text field inside an ``st.form`` and leave it, so the value is committed (and
     the form re-rendered) before the submit button is pressed: a submit click that races the

@@ -30,6 +30,7 @@ from .harness import (
     type_into,
     widget,
 )
+from .marks import ON_BOTH_BACKENDS
 
 BUILD_TIMEOUT_MS = 90_000
 
@@ -62,6 +63,7 @@ def _create(page: Page, panel: Locator, index_type: str, name: str) -> None:
     settle(page)
 
 
+@ON_BOTH_BACKENDS
 def test_create_list_chart_and_drop_indexes(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:

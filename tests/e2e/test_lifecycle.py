@@ -1,4 +1,4 @@
-"""A table's and a namespace's lifecycle in the browser, on both backends: restore a version
+"""A table's and a namespace's lifecycle in the browser: restore a version
 (and browse it in Search & tune), tags with the ``?tag=`` deep link, rename or move (REST:
 refused up front), drop vs deregister, and dropping a namespace (RESTRICT names its
 children; CASCADE after a typed confirmation; REST: the refusal is said as such).
@@ -32,15 +32,17 @@ from .harness import (
     id_rows,
     keyed_grid,
     manage_versions,
-    open_expander,
+    open_lazy,
     section,
     settle,
+    submit,
     type_into,
     widget,
 )
 from .harness import (
     grid as first_grid,
 )
+from .marks import ON_BOTH_BACKENDS
 
 
 def _main(page: Page) -> Locator:
@@ -63,21 +65,6 @@ def three_versions(console: Console, namespace: str, table: str = "t") -> list[s
 
 def alert(scope: Locator, text: str) -> Locator:
     return scope.get_by_test_id("stAlert").filter(has_text=text)
-
-
-def open_lazy(scope: Page | Locator, title: str) -> Locator:
-    """Open an expander whose content is drawn once it is open (a rerun) and wait for that run
-    to finish: a click in content that is still arriving can be lost."""
-    page = scope if isinstance(scope, Page) else scope.page
-    found: list[Locator] = []
-    after_rerun(page, lambda: found.append(open_expander(scope, title)))
-    return found[0]
-
-
-def click(page: Page, button: Locator) -> None:
-    """Press a form's submit button and wait for the run it starts."""
-    expect(button).to_be_enabled()
-    after_rerun(page, button.click)
 
 
 def pick_in_form(scope: Locator, label: str, option: str) -> None:
@@ -135,12 +122,12 @@ def test_restore_makes_a_new_version_with_the_old_content(
     expect(metric(details, "Operation")).to_have_text("Overwrite")
     box = open_lazy(main, "Restore this version")
     expect(box).to_contain_text("Restoring makes a new latest version, v4, whose content is v1's")
-    click(page, box.get_by_role("button", name="Restore v1"))
+    submit(page, box.get_by_role("button", name="Restore v1"))
     expect(alert(main, "Not restored: tick the box")).to_be_visible()
     box.get_by_text("I understand: this creates version 4 with the content of v1").click()
     expect(box.get_by_role("checkbox")).to_be_checked()
     shot("confirm")
-    click(page, box.get_by_role("button", name="Restore v1"))
+    submit(page, box.get_by_role("button", name="Restore v1"))
 
     expect(
         alert(main, f"Restored v1 of {namespace} › t as v4, the new latest version.")
@@ -173,7 +160,7 @@ def test_tag_deep_link_and_time_travel(
     tags = manage_versions(page, "Tags")
     expect(tags.get_by_text("No tags yet.")).to_be_visible()
     type_into(tags.get_by_label("New tag", exact=True), "gold")
-    click(page, tags.get_by_role("button", name="Tag v2"))
+    submit(page, tags.get_by_role("button", name="Tag v2"))
     expect(alert(main, f"Tagged v2 of {namespace} › t as gold.")).to_be_visible()
     grid = first_grid(manage_versions(page, "Tags"))
     expect(grid_row(grid, "gold")).to_have_count(1)
@@ -235,14 +222,14 @@ def test_cleanup_by_policy(page: Page, console: Console, shot: Callable[..., Pat
     # The policy form is drawn once its tab is opened (it would slow every page load).
     cleanup = manage_versions(page, "Clean up by policy")
     type_into(cleanup.get_by_label("Keep the newest", exact=True), "1")
-    click(page, cleanup.get_by_role("button", name="Dry run", exact=True))
+    submit(page, cleanup.get_by_role("button", name="Dry run", exact=True))
     expect(alert(cleanup, "deletes 2 versions (1-2), keeps 1 version")).to_be_visible()
     plan = first_grid(cleanup)
     expect(grid_row(plan, "deleted")).to_have_count(2)
     expect(grid_row(plan, "kept: latest")).to_have_count(1)
     type_into(cleanup.get_by_label("Type the table name t to confirm", exact=True), "t")
     shot("dry-run")
-    click(page, cleanup.get_by_role("button", name="Delete 2 versions"))
+    submit(page, cleanup.get_by_role("button", name="Delete 2 versions"))
     expect(alert(main, f"Deleted 2 versions of {namespace} › t (1-2;")).to_be_visible()
     expect(metric(main, "Versions")).to_have_text("1")
 
@@ -257,6 +244,7 @@ def _open_table(page: Page, console: Console, namespace: str, table: str) -> Loc
     return main
 
 
+@ON_BOTH_BACKENDS
 def test_rename_moves_the_table_or_is_refused_up_front(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -275,7 +263,7 @@ def test_rename_moves_the_table_or_is_refused_up_front(
     type_into(box.get_by_label("New name", exact=True), "moved")
     pick_in_form(box, "Namespace", f"{namespace} › dest")
     shot("form")
-    click(page, box.get_by_role("button", name="Rename"))
+    submit(page, box.get_by_role("button", name="Rename"))
     expect(
         alert(main, f"Renamed table {namespace} › t to {namespace} › dest › moved.")
     ).to_be_visible()
@@ -289,6 +277,7 @@ def test_rename_moves_the_table_or_is_refused_up_front(
     expect(_main(page).get_by_text("No tables here.")).to_be_visible()
 
 
+@ON_BOTH_BACKENDS
 def test_schema_metadata_is_editable_catalog_properties_are_not(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -333,6 +322,7 @@ def test_schema_metadata_is_editable_catalog_properties_are_not(
     assert lifecycle.schema_metadata(_client(console), table_id) == {}
 
 
+@ON_BOTH_BACKENDS
 def test_drop_table_deletes_data_deregister_keeps_it(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -353,7 +343,7 @@ def test_drop_table_deletes_data_deregister_keeps_it(
         expect(box).to_contain_text(re.compile(r"\d+ files, [\d.,]+ (bytes|KiB|MiB)"))
     type_into(box.get_by_label("Type the table name gone to confirm", exact=True), "gone")
     shot("drop")
-    click(page, box.get_by_role("button", name="Drop table"))
+    submit(page, box.get_by_role("button", name="Drop table"))
     expect(alert(main, f"Dropped table {namespace} › gone: its data was deleted.")).to_be_visible()
     expect(page).to_have_url(re.compile(rf"\?ns={namespace}$"))
     expect(grid_row(keyed_grid(main, "tables.list.grid."), "gone")).to_have_count(0)
@@ -365,12 +355,13 @@ def test_drop_table_deletes_data_deregister_keeps_it(
     expect(box).to_contain_text("Kept: ")
     type_into(box.get_by_label("Type the table name kept to confirm", exact=True), "kept")
     shot("deregister")
-    click(page, box.get_by_role("button", name="Deregister"))
+    submit(page, box.get_by_role("button", name="Deregister"))
     expect(alert(main, f"Deregistered table {namespace} › kept; its files stay")).to_be_visible()
     expect(main.get_by_text("No tables here.")).to_be_visible()
     assert kept_dir.is_dir(), kept_dir
 
 
+@ON_BOTH_BACKENDS
 def test_drop_namespace_restrict_then_cascade(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -391,7 +382,7 @@ def test_drop_namespace_restrict_then_cascade(
         alert(box, f"{namespace} is not empty: namespace {namespace} › child, table")
     ).to_be_visible()
     type_into(box.get_by_label(f"Type the namespace name {namespace} to confirm"), namespace)
-    click(page, box.get_by_role("button", name=f"Drop {namespace}", exact=True))
+    submit(page, box.get_by_role("button", name=f"Drop {namespace}", exact=True))
     # ... and the refusal names them too.
     refused = alert(main, f"Dropping namespace {namespace} failed. Namespace not empty")
     expect(refused).to_be_visible()
@@ -404,7 +395,7 @@ def test_drop_namespace_restrict_then_cascade(
     expect(grid_row(goes, f"{namespace} › t")).to_have_count(1)
     type_into(box.get_by_label(f"Type the namespace name {namespace} to confirm"), namespace)
     shot("cascade")
-    click(page, box.get_by_role("button", name=f"Drop {namespace} and 2 items"))
+    submit(page, box.get_by_role("button", name=f"Drop {namespace} and 2 items"))
     if console.kind == "rest":
         # pylance's REST server has no CASCADE: said as such, nothing dropped.
         expect(

@@ -54,8 +54,10 @@ from .harness import (
     keyed_grid,
     manage_versions,
     open_expander,
+    open_lazy,
     section,
     settle,
+    submit,
     type_into,
     widget,
 )
@@ -80,18 +82,6 @@ def metric(scope: Locator, label: str) -> Locator:
         has=scope.page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
     )
     return box.get_by_test_id("stMetricValue")
-
-
-def click(page: Page, button: Locator) -> None:
-    expect(button).to_be_enabled()
-    after_rerun(page, button.click)
-
-
-def open_lazy(scope: Locator, title: str) -> Locator:
-    """Open an expander drawn once it is open, waiting for that run."""
-    found: list[Locator] = []
-    after_rerun(scope.page, lambda: found.append(open_expander(scope, title)))
-    return found[0]
 
 
 def no_secret_on_page(page: Page, console: Console) -> None:
@@ -161,7 +151,7 @@ def test_recall_on_a_cosine_index_matches_numpy(
     type_into(panel.get_by_label("Sample (rows)", exact=True), str(RECALL_SAMPLE))
     type_into(panel.get_by_label("Seed", exact=True), str(RECALL_SEED))
     type_into(panel.get_by_label("nprobes", exact=True), str(COSINE_PARTITIONS))
-    click(page, panel.get_by_role("button", name="Measure recall"))
+    submit(page, panel.get_by_role("button", name="Measure recall"))
     value = metric(panel, f"recall@{K}")
     expect(value).to_have_text(re.compile(r"^[01]\.\d{3}$"), timeout=90_000)
     settle(page)
@@ -202,7 +192,7 @@ def test_tagged_version_in_a_delete_range_is_named_and_refused(
     tags = manage_versions(page, "Tags")
     expect(tags.get_by_text("No tags yet.")).to_be_visible()
     type_into(tags.get_by_label("New tag", exact=True), "baseline")
-    click(page, tags.get_by_role("button", name="Tag v2"))
+    submit(page, tags.get_by_role("button", name="Tag v2"))
     expect(alert(main, f"Tagged v2 of {namespace} › t as baseline.")).to_be_visible()
     listed = grid(manage_versions(page, "Tags"))
     expect(grid_row(listed, "baseline")).to_have_count(1)
@@ -272,7 +262,7 @@ def test_deregister_at_the_root_warns_the_server_still_lists_it(
     expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
     box = open_lazy(main, "Deregister table (keeps data)")
     type_into(box.get_by_label(f"Type the table name {name} to confirm", exact=True), name)
-    click(page, box.get_by_role("button", name="Deregister"))
+    submit(page, box.get_by_role("button", name="Deregister"))
     warned = alert(main, f"Deregistered table {name}; its files stay at its location.")
     expect(warned).to_be_visible()
     expect(warned).to_contain_text(f"The server still lists {name} after deregistering it")

@@ -34,6 +34,7 @@ from .harness import (
     settle,
     type_into,
 )
+from .marks import ON_BOTH_BACKENDS
 
 ROWS = 600
 TASK_TIMEOUT_MS = 60_000
@@ -125,6 +126,7 @@ def alert(scope: Locator, text: str) -> Locator:
 # --------------------------------------------------------------------------------------------
 
 
+@ON_BOTH_BACKENDS
 def test_preview_vector_search_plan_and_full_text(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -210,6 +212,7 @@ def test_preview_vector_search_plan_and_full_text(
     expect(panel.get_by_label("nprobes", exact=True)).to_have_value("2")
 
 
+@ON_BOTH_BACKENDS
 def test_recall_and_sweep(page: Page, console: Console, shot: Callable[..., Path]) -> None:
     table = search_table(console)
     main = open_search(page, console, table, tab="recall")
@@ -250,6 +253,7 @@ def test_recall_and_sweep(page: Page, console: Console, shot: Callable[..., Path
     shot("sweep")
 
 
+@ON_BOTH_BACKENDS
 def test_index_parameters_and_maintenance(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:

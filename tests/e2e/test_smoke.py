@@ -1,5 +1,6 @@
-"""Every page renders in a real browser on both backends with no traceback, with and without a
-selected table; the selection follows the user from page to page."""
+"""Every page renders in a real browser with no traceback, with and without a selected table
+(the demo table on every page on both backends); the selection follows the user from page to
+page."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .harness import (
     settle,
     widget,
 )
+from .marks import ON_BOTH_BACKENDS
 
 # url_path -> navigation title (app/main.py)
 PAGES = {
@@ -60,6 +62,7 @@ def test_root_forwards_to_the_tables_page_with_the_link(page: Page, console: Con
     expect(main.get_by_role("heading", name=DEMO_TABLE, exact=True)).to_be_visible()
 
 
+@ON_BOTH_BACKENDS
 def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[..., Path]) -> None:
     """Deep-link to the demo table, then visit every page through the sidebar: the selection
     stays in the URL and each page shows the demo's figures."""

@@ -36,6 +36,7 @@ from .harness import (
     type_into,
     widget,
 )
+from .marks import ON_BOTH_BACKENDS
 
 # Rows of the seeded docs table: DOCS_ROWS at creation + 8 per append.
 DOCS_TOTAL_ROWS = DOCS_ROWS + 8 * (DOCS_VERSIONS - 1)
@@ -98,6 +99,7 @@ def test_deep_link_selects_table(page: Page, console: Console) -> None:
     expect(main.get_by_test_id("stMetric").filter(has_text="Rows")).to_contain_text("3")
 
 
+@ON_BOTH_BACKENDS
 def test_fragments_are_counted_or_marked_unavailable(page: Page, console: Console) -> None:
     goto(page, console, "tables", ns=E2E_NAMESPACE, table=DOCS_TABLE)
     fragments = _main(page).get_by_test_id("stMetric").filter(has_text="Fragments")

@@ -30,6 +30,7 @@ from .harness import (
     set_read_only,
     type_into,
 )
+from .marks import ON_BOTH_BACKENDS
 
 
 def _open(page: Page, console: Console) -> Locator:
@@ -73,6 +74,7 @@ def _clear_batch(page: Page, main: Locator) -> None:
     expect(main.get_by_role("button", name="Keep the batch")).to_have_count(0)
 
 
+@ON_BOTH_BACKENDS
 def test_builder_syntax_validation_and_json_preview(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -152,6 +154,7 @@ def test_builder_syntax_validation_and_json_preview(
     _clear_batch(page, main)
 
 
+@ON_BOTH_BACKENDS
 def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -> None:
     name = f"batch_{uuid.uuid4().hex[:8]}"
     main = _open(page, console)
@@ -225,6 +228,7 @@ def _latest_version(console: Console, table: str) -> int:
     return lance.dataset(location).version
 
 
+@ON_BOTH_BACKENDS
 def test_describe_and_alter_transaction(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:

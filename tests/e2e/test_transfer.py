@@ -26,6 +26,7 @@ from .harness import (
     settle,
     type_into,
 )
+from .marks import ON_BOTH_BACKENDS
 
 ROWS = 10_000
 IMPORT_TIMEOUT_MS = 60_000
@@ -63,6 +64,7 @@ def _download(page: Page, panel: Locator, file_name: str, target: Path) -> Path:
     return target
 
 
+@ON_BOTH_BACKENDS
 def test_import_a_csv_then_export_it(
     page: Page, console: Console, shot: Callable[..., Path], tmp_path: Path
 ) -> None:
