@@ -543,18 +543,29 @@ RUN_COUNTER_JS = """
 """
 
 
-def after_rerun(page: Page, action: Callable[[], Any], timeout_ms: int = APP_TIMEOUT_MS) -> None:
+def after_rerun(
+    page: Page,
+    action: Callable[[], Any],
+    timeout_ms: int = APP_TIMEOUT_MS,
+    *,
+    run_seen_ms: int = RUN_SEEN_MS,
+) -> bool:
     """Do ``action`` (a click, a fill + Enter, ...), wait for the script run it triggers to
-    finish, then :func:`settle`. Needs :data:`RUN_COUNTER_JS` as an init script.
+    finish, then :func:`settle`; returns whether a run was counted. Needs
+    :data:`RUN_COUNTER_JS` as an init script.
 
     A very short run (a fragment rerun) can start and finish within one frame, leaving no trace
-    in the DOM: after ``RUN_SEEN_MS`` without a counted run the wait goes on to :func:`settle`,
+    in the DOM: after ``run_seen_ms`` without a counted run the wait goes on to :func:`settle`,
     and the caller's next ``expect`` checks the outcome."""
     before = page.evaluate("window.__stRuns || 0")
     action()
-    with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function("n => (window.__stRuns || 0) > n", arg=before, timeout=RUN_SEEN_MS)
+    try:
+        page.wait_for_function("n => (window.__stRuns || 0) > n", arg=before, timeout=run_seen_ms)
+        seen = True
+    except PlaywrightTimeoutError:
+        seen = False
     settle(page, timeout_ms)
+    return seen
 
 
 def open_lazy(scope: Page | Locator, title: str) -> Locator:
@@ -579,17 +590,8 @@ def submit(page: Page, button: Locator) -> None:
     the test goes on to check what the submit did rather than fail on the lost click."""
     expect(button).to_be_enabled()
     for _ in range(SUBMIT_TRIES - 1):
-        before = page.evaluate("window.__stRuns || 0")
-        button.click()
-        try:
-            page.wait_for_function(
-                "n => (window.__stRuns || 0) > n", arg=before, timeout=SUBMIT_RUN_MS
-            )
-        except PlaywrightTimeoutError:
-            settle(page)
-            continue
-        settle(page)
-        return
+        if after_rerun(page, button.click, run_seen_ms=SUBMIT_RUN_MS):
+            return
     after_rerun(page, button.click)
 
 
