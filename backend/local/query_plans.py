@@ -58,6 +58,18 @@ def runnable(request: QueryTableRequest) -> bool:
     )
 
 
+def float32_array(values: Any) -> pa.Array:
+    """A query vector as float32 Arrow: straight from a list of numbers, else (what pyarrow
+    refuses: integers beyond int64, numpy scalars...) through numpy, which turns what float32
+    cannot hold into an infinity as before."""
+    if type(values) is list:
+        try:
+            return pa.array(values, type=pa.float32())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            pass
+    return pa.array(np.asarray(values, dtype=np.float32))
+
+
 def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
     """``LanceDataset.scanner`` keyword arguments for a QueryTable request."""
     kwargs: dict[str, Any] = {}
@@ -78,7 +90,7 @@ def scanner_arguments(request: QueryTableRequest) -> dict[str, Any]:
             "column": request.vector_column,
             # float32 Arrow, what lance converts a query vector to (a list would be copied
             # and converted again by every scanner)
-            "q": pa.array(np.asarray(values, dtype=np.float32)),
+            "q": float32_array(values),
             "k": int(request.k or 10),
         }
         for field in ("nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "ef"):

@@ -57,6 +57,18 @@ def _numbers(row: Any) -> np.ndarray | None:
     return values
 
 
+def _finite_sum(row: list[Any]) -> bool:
+    """Whether the sum of ``row`` is a finite int or float: then every item is a finite
+    number (a NaN or an infinity makes the sum one; anything else but numbers fails to add up
+    or adds up to something else). ``False`` says nothing: finite numbers can overflow, and
+    :func:`_numbers` decides."""
+    try:
+        total = sum(row)
+    except TypeError:
+        return False
+    return type(total) in (int, float) and math.isfinite(total)
+
+
 def _row_problem(row: Any) -> str | None:
     try:
         size = len(row)
@@ -64,6 +76,8 @@ def _row_problem(row: Any) -> str | None:
         return NOT_FINITE
     if size > MAX_VECTOR_DIM:
         return TOO_LONG
+    if type(row) is list and _finite_sum(row):
+        return None  # numbers only, each finite: no array needed (the usual request)
     values = _numbers(row)
     if values is None:
         return NOT_FINITE

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import lance
 import numpy as np
@@ -538,6 +539,34 @@ BAD_QUERIES = {
     "nan": ({"vector": {"single_vector": [math.nan] + [0.5] * (DIM - 1)}}, "finite"),
     "distance": ({"distance_type": "manhattan"}, "unknown distance"),
 }
+
+
+# A query vector as the rule sees it: refused when any number is not finite, whatever the
+# numbers add up to; finite numbers whose sum overflows, integers and numpy arrays pass.
+VECTORS = {
+    "inf": ([math.inf] + [0.5] * (DIM - 1), False),
+    "-inf": ([0.5] * (DIM - 1) + [-math.inf], False),
+    "inf and -inf": ([math.inf, -math.inf] + [0.5] * (DIM - 2), False),
+    "nan last": ([0.5] * (DIM - 1) + [math.nan], False),
+    "huge, sum overflows": ([1e308] * DIM, True),
+    "integers": (list(range(DIM)), True),
+    "numpy float32": (np.full(DIM, 0.25, dtype=np.float32), True),
+    "numpy with nan": (np.array([math.nan] + [0.5] * (DIM - 1)), False),
+    "text": (["0.5"] * DIM, False),
+    "nested": ([[0.5]] * DIM, False),
+}
+
+
+@pytest.mark.parametrize("case", list(VECTORS))
+def test_query_vector_rule(case: str) -> None:
+    values, accepted = VECTORS[case]
+    # as a client hands it over, before pydantic has coerced anything
+    vector = SimpleNamespace(single_vector=values, multi_vector=None)
+    problems = query_rules.query_problems(SimpleNamespace(vector=vector))
+    if accepted:
+        assert problems == []
+    else:
+        assert problems == ["the query vector must hold finite numbers only"]
 
 
 @pytest.mark.parametrize("case", list(BAD_QUERIES))
