@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -28,6 +29,22 @@ os.environ.setdefault("LANCE_CONSOLE_ROLES", os.path.join(_RUN_STATE, "roles.tom
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 import backend  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_manifests_scanned_once() -> Iterator[None]:
+    """Every new ``AppTest`` scans the metadata of every installed distribution for Streamlit
+    components (``manifest_scanner.scan_component_manifests``: 0.3-0.5 s of CPU, about half of
+    a short page test). The installed packages do not change during a test run, so the scan
+    runs once per session and later AppTests reuse its result, as a ``streamlit run`` server
+    scans once when it starts."""
+    from streamlit.components.v2 import manifest_scanner
+
+    original = manifest_scanner.scan_component_manifests
+    scanned = functools.cache(lambda: tuple(original()))
+    manifest_scanner.scan_component_manifests = lambda max_workers=None: list(scanned())
+    yield
+    manifest_scanner.scan_component_manifests = original
 
 
 class RestServer:

@@ -16,12 +16,12 @@ from .harness import (
     Console,
     after_rerun,
     choose,
+    follow_link,
     goto,
     grid,
     grid_rows,
     key,
     open_dialog,
-    settle,
     type_into,
 )
 
@@ -45,9 +45,8 @@ def test_inspector_shows_rest_exchanges(
     expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()
 
     # ... is listed in the inspector with its method, URL and status.
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="HTTP inspector").click()
-    expect(page).to_have_url(f"{console.url}/inspector")
-    settle(page)
+    inspector = page.get_by_test_id("stSidebarNav").get_by_role("link", name="HTTP inspector")
+    follow_link(page, inspector, f"{console.url}/inspector")
     rows = grid_rows(grid(main))
     declare = rows.filter(has_text="declare_table")
     expect(declare).to_have_count(1)

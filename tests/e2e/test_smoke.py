@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from .harness import (
     Console,
     close_dialog,
+    follow_link,
     goto,
     grid,
     grid_rows,
@@ -21,7 +22,6 @@ from .harness import (
     open_dialog,
     open_expander,
     open_tab,
-    settle,
     widget,
 )
 from .marks import ON_BOTH_BACKENDS
@@ -77,10 +77,12 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
     # The inspector is not about a table (its URL drops the selection); the session keeps it,
     # so coming back to Versions restores it.
     for url_path in ("versions", "indexes", "transactions", "inspector", "versions"):
-        nav.get_by_role("link", name=PAGES[url_path]).click()
         query = "" if url_path == "inspector" else rf"\?ns={DEMO_NS}&table={DEMO_TABLE}"
-        expect(page).to_have_url(re.compile(rf"^{re.escape(console.url)}/{url_path}{query}"))
-        settle(page)
+        follow_link(
+            page,
+            nav.get_by_role("link", name=PAGES[url_path]),
+            re.compile(rf"^{re.escape(console.url)}/{url_path}{query}"),
+        )
         if url_path == "versions":
             expect(main.get_by_test_id("stMetric").filter(has_text="Versions")).to_contain_text(
                 str(console.demo.versions[demo_key])
