@@ -111,7 +111,7 @@ class OpenTable:
     first use; a dataset object is one version, so its schema never changes), and the stamp
     of its ``_versions`` directory when that version was known to be the latest."""
 
-    __slots__ = ("_kinds", "ds", "stamp", "versions_dir")
+    __slots__ = ("_kinds", "ds", "stamp", "version", "versions_dir")
 
     def __init__(
         self,
@@ -120,6 +120,7 @@ class OpenTable:
         stamp: Stamp | None = None,
     ):
         self.ds = ds
+        self.version = int(ds.version)  # read once: a dataset object is one version
         self.versions_dir = versions_dir
         self.stamp = stamp
         self._kinds: dict[str, str] | None = None
@@ -138,7 +139,7 @@ class OpenTable:
         if stamp is not None and stamp == self.stamp:
             return self
         latest = self.ds.latest_version
-        if latest == self.ds.version:
+        if latest == self.version:
             self.stamp = stamp
             return self
         return OpenTable(self.ds.checkout_version(latest), self.versions_dir, stamp)
@@ -182,7 +183,7 @@ class OpenTables:
                 return None  # no catalog yet: nothing is cached by id
         else:
             self._catalog = self._catalog.latest()
-        return int(self._catalog.ds.version)
+        return self._catalog.version
 
     def _table(self, table_id: Sequence[str], version: int | None) -> OpenTable:
         key = tuple(table_id)
@@ -203,7 +204,7 @@ class OpenTables:
             table = self._open_table(location)
         elif version is None:
             table = table.latest()  # the one check of the table's freshness
-        if version is not None and table.ds.version != version:
+        if version is not None and table.version != version:
             return OpenTable(table.ds.checkout_version(version), table.versions_dir)
         if version is None:
             with self._lock:
