@@ -116,7 +116,7 @@ HONOURED_INDEX_PARAMS: frozenset[str] = frozenset(
 
 
 def _coerce(model: type[ModelT], request: Any) -> ModelT:
-    if isinstance(request, model):
+    if type(request) is model or isinstance(request, model):  # the first: no ABC check
         return request
     if isinstance(request, Mapping):
         out = model.from_dict(dict(request))  # type: ignore[attr-defined]
