@@ -78,6 +78,34 @@ def test_history_one_line_per_index_in_version_order() -> None:
     assert axis["tick0"] == 1 and axis["dtick"] == 1
 
 
+def test_history_indexes_with_the_same_figures_share_one_line() -> None:
+    """Indexes built together have the very same coverage at every version: one line named
+    after all of them (separate lines would hide each other), the hover listing each name; an
+    index whose figures differ at one version keeps its own line."""
+    same = {"version": [1, 2], "coverage": [1.0, 0.5], "unindexed_rows": [0, 10]}
+    rows = [
+        pd.DataFrame({**same, "index_name": name, "total_rows": [10, 20]})
+        for name in ["e", "b", "a", "d", "c"]
+    ]
+    rows.append(
+        pd.DataFrame({**same, "index_name": "f", "total_rows": [10, 21]})  # one figure apart
+    )
+    fig = charts.history_figure(pd.concat(rows).sample(frac=1.0, random_state=5))
+    by_name = {t.name: t for t in fig.data}
+    assert set(by_name) == {"a, b, c and 2 more", "f"}
+    shared = by_name["a, b, c and 2 more"]
+    assert list(shared.x) == [1, 2] and list(shared.y) == [100.0, 50.0]
+    assert {row[2] for row in shared.customdata} == {"a, b, c, d<br>e"}
+    assert [row[2] for row in by_name["f"].customdata] == ["f", "f"]
+    # lines that meet for part of the history: the hover lists every line at the version
+    assert fig.layout.hovermode == "x unified"
+    pair = charts.history_figure(pd.concat(rows[:2]))
+    assert [t.name for t in pair.data] == ["b, e"]
+    assert pair.layout.showlegend  # a single shared line still names its indexes
+    marked = charts.history_figure(pd.concat(rows[:1]).assign(index_name="<i>x</i>"))
+    assert marked.data[0].name == "&lt;i&gt;x&lt;/i&gt;"  # a name is text, not markup
+
+
 def test_recall_histogram_matches_numpy() -> None:
     rng = np.random.default_rng(7)
     values = rng.integers(0, 11, size=40) / 10  # recall@10 values, edges included

@@ -16,6 +16,7 @@ Plotly figures and Altair charts both render inline in Jupyter.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -103,31 +104,40 @@ def segments_figure(overview: pd.DataFrame) -> go.Figure:
 
 
 def history_figure(history: pd.DataFrame) -> go.Figure:
-    """Coverage (%) per index across versions, with unindexed rows in the hover."""
+    """Coverage (%) per index across versions. Indexes whose figures are the same at every
+    version shown (made before the history starts and optimized together) share one line named
+    after all of them: separate lines would lie exactly on top of each other and show only the
+    last one drawn. Lines that meet for part of the history are told apart in the hover, which
+    lists every line at the version under the pointer with its unindexed and total rows."""
     fig = go.Figure()
-    for name, group in history.groupby("index_name", sort=True):
-        group = group.sort_values("version")
+    for names, group in _same_history_groups(history):
         coverage = [None if pd.isna(c) else round(float(c) * 100, 2) for c in group["coverage"]]
+        listed = "<br>".join(
+            ", ".join(html.escape(n) for n in names[i : i + HOVER_NAMES_PER_LINE])
+            for i in range(0, len(names), HOVER_NAMES_PER_LINE)
+        )
         fig.add_trace(
             go.Scatter(
-                name=str(name),
+                name=html.escape(_legend_name(names)),
                 x=list(group["version"]),
                 y=coverage,
                 mode="lines+markers",
                 customdata=[
-                    [None if pd.isna(u) else int(u), None if pd.isna(t) else int(t)]
+                    [None if pd.isna(u) else int(u), None if pd.isna(t) else int(t), listed]
                     for u, t in zip(group["unindexed_rows"], group["total_rows"], strict=True)
                 ],
                 hovertemplate=(
-                    "v%{x}: %{y}% indexed<br>unindexed rows: %{customdata[0]}"
-                    "<br>total rows: %{customdata[1]}<extra>%{fullData.name}</extra>"
+                    "<b>%{customdata[2]}</b>: %{y}% indexed<br>unindexed rows: "
+                    "%{customdata[0]} of %{customdata[1]}<extra></extra>"
                 ),
             )
         )
     fig.update_layout(
-        xaxis=version_axis(history["version"]),
+        xaxis=version_axis(history["version"]) | {"unifiedhovertitle": {"text": "v%{x:d}"}},
         yaxis_title="coverage (%)",
         yaxis={"range": [0, 105]},
+        hovermode="x unified",
+        showlegend=True,  # also for a single (shared) line: the legend names its indexes
     )
     fig = _layout(fig, "Coverage across versions", height=360)
     # A legend beside the plot never covers the axis, however many indexes there are.
@@ -136,6 +146,33 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )
     return fig
+
+
+LEGEND_NAMES = 3  # index names spelled out in one legend entry before "and N more"
+HOVER_NAMES_PER_LINE = 4  # the hover lists every name of a shared line, this many a line
+
+
+def _same_history_groups(history: pd.DataFrame) -> list[tuple[list[str], pd.DataFrame]]:
+    """``history`` per index in version order, indexes with the very same figures at the very
+    same versions merged: (their names, sorted; the shared rows), ordered by first name."""
+    groups: dict[tuple, tuple[list[str], pd.DataFrame]] = {}
+    for name, group in history.groupby("index_name", sort=True):
+        rows = group.sort_values("version")
+        figures = tuple(
+            tuple(None if pd.isna(v) else v for v in row)
+            for row in rows[["version", "coverage", "unindexed_rows", "total_rows"]].itertuples(
+                index=False
+            )
+        )
+        names, _ = groups.setdefault(figures, ([], rows))
+        names.append(str(name))
+    return list(groups.values())
+
+
+def _legend_name(names: list[str]) -> str:
+    shown = ", ".join(names[:LEGEND_NAMES])
+    more = len(names) - LEGEND_NAMES
+    return shown if more <= 0 else f"{shown} and {more} more"
 
 
 def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
