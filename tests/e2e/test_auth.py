@@ -16,12 +16,12 @@ from playwright.sync_api import Page, expect
 from .harness import (
     REPO,
     StreamlitServer,
-    after_rerun,
     free_port,
     open_dialog,
     open_expander,
     settle,
     settle_load,
+    submit,
     type_into,
 )
 
@@ -167,7 +167,7 @@ def test_editor_declares_but_may_not_drop_and_admin_audits(
     main = _main(page)
     form = open_dialog(main, "Declare a table")
     type_into(form.get_by_label("Table name", exact=True), name)
-    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    submit(page, form.get_by_role("button", name="Declare table"))
     expect(main.get_by_text(f"Declared table {TEAM} › {name}.")).to_be_visible()
     # Destructive actions are an admin's: the drop form's button is disabled, with the reason.
     page.goto(f"{auth_console.url}/tables?ns={TEAM}&table={NOTES}")

@@ -22,6 +22,7 @@ from .harness import (
     grid_rows,
     key,
     open_dialog,
+    submit,
     type_into,
 )
 
@@ -41,7 +42,7 @@ def test_inspector_shows_rest_exchanges(
     goto(page, console, "tables", ns=E2E_NAMESPACE)
     form = open_dialog(main, "Declare a table")
     type_into(form.get_by_label("Table name", exact=True), name)
-    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    submit(page, form.get_by_role("button", name="Declare table"))
     expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()
 
     # ... is listed in the inspector with its method, URL and status.

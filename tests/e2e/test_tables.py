@@ -33,6 +33,7 @@ from .harness import (
     set_read_only,
     settle,
     settle_load,
+    submit,
     type_into,
     widget,
 )
@@ -120,7 +121,7 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
 
     # Validation first: a name with a space is refused before any call is made.
     type_into(form.get_by_label("Table name", exact=True), "bad name")
-    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    submit(page, form.get_by_role("button", name="Declare table"))
     refused = form.get_by_test_id("stAlert").filter(
         has_text="The table name 'bad name' is not valid"
     )
@@ -129,7 +130,7 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
     expect(page.get_by_role("dialog")).to_be_visible()  # nothing sent: the form stays open
 
     type_into(form.get_by_label("Table name", exact=True), name)
-    after_rerun(page, form.get_by_role("button", name="Declare table").click)
+    submit(page, form.get_by_role("button", name="Declare table"))
     expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()
     expect(page.get_by_role("dialog")).to_have_count(0)  # closed after the write
     # Listed, selected, described as declared only.
@@ -224,7 +225,7 @@ def test_refused_name_is_shown_as_typed(
     main = _main(page)
     form = open_dialog(main, "Create a namespace")
     type_into(form.get_by_label("Name", exact=True), "a$b")
-    after_rerun(page, form.get_by_role("button", name="Create namespace").click)
+    submit(page, form.get_by_role("button", name="Create namespace"))
     refused = form.get_by_test_id("stAlert")
     expect(refused).to_have_count(1)
     expect(refused).to_contain_text(
