@@ -64,6 +64,7 @@ CHOICE_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
 MIN_LIMIT: dict[str, int] = {"list_table_versions": 1}
 _PROPERTY_FIELDS = ("properties", "metadata")
 _VERSION_FIELDS = ("version", "from_version", "src_version", "read_version")
+_TEXT_FIELDS = ("location", "manifest_path", "filter", "predicate", "where")
 MAX_LIMIT = 100_000
 MAX_TEXT_FIELD = 64 * 1024  # filters, predicates, locations, manifest paths
 
@@ -111,14 +112,14 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
         )
         if problem:
             return problem
-    for field in _PROPERTY_FIELDS:
-        value = _field(request, field)
+    for field in _present(type(request), _PROPERTY_FIELDS):
+        value = getattr(request, field, None)
         if value is not None:
             problem = properties.properties_problem(value, field)
             if problem:
                 return problem
-    for field in _VERSION_FIELDS:
-        value = _field(request, field)
+    for field in _present(type(request), _VERSION_FIELDS):
+        value = getattr(request, field, None)
         problem = None if value is None else version_ranges.version_problem(value, field)
         if problem:
             return problem
@@ -170,14 +171,29 @@ def choice_key(value: Any) -> str:
 
 
 def _text_problem(request: Any) -> str | None:
-    for field in ("location", "manifest_path", "filter", "predicate", "where"):
-        value = _field(request, field)
+    for field in _present(type(request), _TEXT_FIELDS):
+        value = getattr(request, field, None)
         if isinstance(value, str):
             if len(value) > MAX_TEXT_FIELD:
                 return f"{field} is longer than {MAX_TEXT_FIELD:,} characters"
             if any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in value):
                 return f"{field} contains a control character"
     return None
+
+
+_PRESENT: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _present(model: type, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``names`` that a request of type ``model`` can have: all of them unless it is
+    a pydantic model, whose field names are known (worked out once per type: a check reads
+    only the fields the request has)."""
+    found = _PRESENT.get((model, names))
+    if found is None:
+        fields = getattr(model, "__pydantic_fields__", None)
+        found = names if fields is None else tuple(n for n in names if n in fields)
+        _PRESENT[(model, names)] = found
+    return found
 
 
 def _field(request: Any, name: str) -> Any:
