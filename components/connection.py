@@ -335,16 +335,25 @@ _HEALTH: dict[str, _Health] = {}
 _HEALTH_LOCK = threading.Lock()
 
 
-def _health_client(spec: ConnectionSpec) -> backend.LanceNamespace:
-    """The client of the check: the connection's own, with a short timeout and no retries
-    for a REST server."""
-    if spec.kind != "rest":
-        return _open(spec)
-    secrets, _ = _resolved_secrets(spec)
+def _health_client(spec: ConnectionSpec, typed: Secrets | None = None) -> backend.LanceNamespace:
+    """The client that asks whether a connection answers (the background check, and the probe
+    of a pick or of the connect dialog): the connection's own, with a short timeout and no
+    retries for a REST server: one question, answered or not within HEALTH_TIMEOUT.
+    ``typed``: secrets typed in the dialog (then the env vars the connection names)."""
+    if typed is None:
+        if spec.kind != "rest":
+            return _open(spec)
+        secrets, _ = _resolved_secrets(spec)
+        key = connection_key(spec)
+    else:
+        secrets, _ = conns.resolve_secrets(spec, typed)
+        key = conns.connection_key(spec, secrets)
     opts = conns.connect_options(spec, secrets)
-    opts["timeout"] = min(float(opts.get("timeout") or HEALTH_TIMEOUT), HEALTH_TIMEOUT)
-    opts["max_retries"] = 0
-    return _connect(f"{connection_key(spec)}|health", spec.target, opts)
+    if spec.kind == "rest":
+        opts["timeout"] = min(float(opts.get("timeout") or HEALTH_TIMEOUT), HEALTH_TIMEOUT)
+        opts["max_retries"] = 0
+        key = f"{key}|health"
+    return _connect(key, spec.target, opts)
 
 
 def _check(entry: _Health, ns: backend.LanceNamespace) -> None:
@@ -402,17 +411,11 @@ def _forget_health(key: str | None = None) -> None:
 
 
 def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
-    """Open ``spec`` now and list one namespace; a readable error, or ``None`` when fine."""
+    """Open ``spec`` now and list one namespace through the client of the health check (one
+    question, no retries); a readable error, or ``None`` when fine."""
     try:
-        if secrets is not None and not secrets.is_empty():
-            secrets, _ = conns.resolve_secrets(spec, secrets)  # typed, then the env vars named
-            ns = _connect(
-                conns.connection_key(spec, secrets),
-                spec.target,
-                conns.connect_options(spec, secrets),
-            )
-        else:
-            ns = _open(spec)
+        typed = secrets if secrets is not None and not secrets.is_empty() else None
+        ns = _health_client(spec, typed)
         ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
     except Exception as err:  # noqa: BLE001
         return feedback.error_text(err, action=f"Connecting to {display_target(spec.target)}")

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DeclareTableResponse
+from lance_namespace import (
+    CreateNamespaceRequest,
+    DeclareTableRequest,
+    DeclareTableResponse,
+    ListNamespacesRequest,
+)
 
 import backend
 from backend.launcher import saved_connections as conns
@@ -359,6 +364,67 @@ def test_refused_rest_server_is_readable_and_keeps_connection(make_app, ui_env) 
     assert API_KEY not in texts(at) + errors
     assert at.selectbox(key="conn").value == "default"  # still on the previous connection
     assert str(ui_env) in paths_shown(at)
+
+
+@pytest.fixture
+def busy_server() -> Iterator[tuple[str, list[str]]]:
+    """A server on 127.0.0.1 that answers every request 503 (with ``Retry-After: 0``);
+    yields its URL and the paths it was asked for."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Busy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            body = b'{"error": "busy", "code": 503}'
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_picking_a_busy_server_asks_it_once(make_app, ui_env, tmp_path: Path, busy_server) -> None:
+    """Picking a connection (saved, or typed in the dialog) is one question to the server: a
+    server that answers 503 is reported at once, not asked again through the client's
+    retries (the connection's own client still retries the calls that are safe to repeat)."""
+    url, asked = busy_server
+    save_config(tmp_path, f'[connections.busy]\ntarget = "{url}"\n')
+    at = make_app()
+    asked.clear()  # the picker lists the saved connections; nothing is asked of them yet
+    at.selectbox(key="conn").set_value("busy").run()
+    assert_no_exception(at)
+    assert len(asked) == 1, asked
+    assert any("busy" in e.lower() or "503" in e for e in alerts(at, "error"))
+    assert at.selectbox(key="conn").value == "default"  # still on the previous connection
+    assert str(ui_env) in paths_shown(at)
+    asked.clear()
+    connect_form(at, url, name="typed", api_key=API_KEY)
+    assert_no_exception(at)
+    assert len(asked) == 1, asked
+    assert at.selectbox(key="conn").value == "default"
+    # the connection's own client: a safe call is tried again on 503
+    asked.clear()
+    with pytest.raises(Exception):  # noqa: B017, PT011 - whatever error class 503 maps to
+        backend.connect(url, backoff=0.0).list_namespaces(ListNamespacesRequest(id=[]))
+    assert len(asked) > 1
 
 
 def test_switch_to_rest_with_api_key_masks_it(make_app, rest_server) -> None:
