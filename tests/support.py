@@ -501,14 +501,14 @@ class RewritingProxy:
 
 
 # -- the demo, built once per test process ------------------------------------------------------
-_DEMO_TEMPLATE: Path | None = None
+_DEMO_TEMPLATE: tuple[Path, Any, list[str]] | None = None
 
 
-def demo_copy(dest: Path) -> Path:
-    """A demo namespace at ``dest`` (which must not exist): a copy of one demo built by
-    ``backend.launcher.demo.create_demo_namespace`` once per test process. The demo takes 10-20 s to
-    build on two cores; a copy takes a fraction of a second and is the same data (the catalog's
-    locations are relative to the root)."""
+def demo_template() -> tuple[Path, Any, list[str]]:
+    """The demo namespace built once per test process by
+    ``backend.launcher.demo.create_demo_namespace``: its root, the build's ``DemoSummary`` and
+    the progress messages it said. The root is shared by every test of the process: read it,
+    never write it (:func:`demo_copy` makes a private copy)."""
     global _DEMO_TEMPLATE
     if _DEMO_TEMPLATE is None:
         import tempfile
@@ -516,7 +516,15 @@ def demo_copy(dest: Path) -> Path:
         from backend.launcher.demo import create_demo_namespace
 
         template = Path(tempfile.mkdtemp(prefix="lance-console-demo-")) / "demo"
-        create_demo_namespace(template)
-        _DEMO_TEMPLATE = template
-    shutil.copytree(_DEMO_TEMPLATE, dest, symlinks=True)
+        said: list[str] = []
+        summary = create_demo_namespace(template, progress=said.append)
+        _DEMO_TEMPLATE = (template, summary, said)
+    return _DEMO_TEMPLATE
+
+
+def demo_copy(dest: Path) -> Path:
+    """A demo namespace at ``dest`` (which must not exist): a copy of :func:`demo_template`.
+    The demo takes 10-20 s to build on two cores; a copy takes a fraction of a second and is
+    the same data (the catalog's locations are relative to the root)."""
+    shutil.copytree(demo_template()[0], dest, symlinks=True)
     return dest

@@ -25,6 +25,7 @@ from lance_namespace import (
 import backend
 from backend.launcher import cli, demo
 from backend.local import LocalNamespace
+from tests.support import demo_template
 
 SYMBOLS = ["stdlib", "symbols"]
 MODULES = ["stdlib", "modules"]
@@ -34,13 +35,11 @@ PASSAGES = ["stdlib", "passages"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, demo.DemoSummary]:
-    root = tmp_path_factory.mktemp("demo") / "demo"
-    messages: list[str] = []
-    started = time.perf_counter()
-    summary = demo.create_demo_namespace(root, progress=messages.append)
-    elapsed = time.perf_counter() - started
-    print(f"\ndemo build: {elapsed:.2f}s (reported {summary.build_seconds:.2f}s)")  # information
+def built() -> tuple[Path, demo.DemoSummary]:
+    """The demo as the test process built it once (``tests.support.demo_template``, which the
+    browser tests, notebooks and tuning tests copy): its root is read here, never written."""
+    root, summary, messages = demo_template()
+    print(f"\ndemo build: {summary.build_seconds:.2f}s")  # information
     assert summary.created is True
     assert messages and messages[-1].startswith("demo ready")
     return root, summary
