@@ -199,11 +199,8 @@ def _present(model: type, names: tuple[str, ...]) -> tuple[str, ...]:
 def _field(request: Any, name: str) -> Any:
     """``request.name``, or ``None`` when the request has no such field. On a pydantic model
     a missing attribute goes through its slow ``__getattr__`` (an exception per miss): the
-    model's field names are checked first."""
-    fields = getattr(type(request), "__pydantic_fields__", None)
-    if fields is not None and name not in fields:
-        return None
-    return getattr(request, name, None)
+    model's field names are checked first (:func:`_present`)."""
+    return getattr(request, name, None) if _present(type(request), (name,)) else None
 
 
 def _is_int(value: Any) -> bool:
