@@ -158,6 +158,17 @@ def _filtered(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return explains_filters(op, _table_schema)
 
 
+def _data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
+    """Fragments and bytes of data files of ``ds``'s version (a compaction's before and
+    after; indexes and manifests are not data)."""
+    fragments = ds.get_fragments()
+    size = 0
+    for fragment in fragments:
+        for data_file in fragment.metadata.files:
+            size += int(getattr(data_file, "file_size_bytes", 0) or 0)
+    return len(fragments), size
+
+
 @namespace_boundary
 class LocalNamespace(LanceNamespace):
     """A Lance directory namespace (pylance) with the console's checks and fixes."""
@@ -340,6 +351,17 @@ class LocalNamespace(LanceNamespace):
         """Serialise a single write with batch commits (``batch.guard_single_op``)."""
         with batch.guard_single_op(self, [list(t) for t in table_ids if t]):
             yield
+
+    @contextlib.contextmanager
+    def _long_write(self, table_id: Sequence[str] | None) -> Iterator[lance.LanceDataset]:
+        """A long write (an index build, optimize, compaction) on the table's latest dataset.
+        The namespace guard is held only while the dataset is opened (a crashed batch is
+        recovered first), never during the work: lance commits the result itself, rebasing it
+        over what other writers committed meanwhile or refusing it as a conflict, as it does
+        for any outside writer. So a build never stops the namespace's other writes."""
+        with self._guard(table_id):
+            ds = self.open_dataset(table_id)
+        yield ds
 
     def _fix_location(self, location: str | None) -> str | None:
         # pylance answers plain paths for some root-level tables and file:// URIs for others.
@@ -955,8 +977,7 @@ class LocalNamespace(LanceNamespace):
     def _build_index(
         self, req: CreateTableIndexRequest, progress: indexes.ProgressCallback | None
     ) -> CreateTableIndexResponse:
-        with self._guard(req.id):
-            ds = self.open_dataset(req.id)
+        with self._long_write(req.id) as ds:
             response = indexes.build_index(
                 ds,
                 req,
@@ -986,8 +1007,7 @@ class LocalNamespace(LanceNamespace):
     @guarded("optimize_indexes")
     def optimize_indexes(self, table_id: Sequence[str]) -> dict[str, Any]:
         """Add the rows the indexes do not cover yet to them (``optimize_indices``)."""
-        with self._guard(list(table_id)):
-            ds = self.open_dataset(table_id)
+        with self._long_write(table_id) as ds:
             before = ds.version
             ds.optimize.optimize_indices()
             after = self.open_dataset(table_id).version
@@ -996,14 +1016,20 @@ class LocalNamespace(LanceNamespace):
     @guarded("compact_files")
     def compact_files(self, table_id: Sequence[str]) -> dict[str, Any]:
         """Merge small data files (``compact_files``); indexes are remapped by lance."""
-        with self._guard(list(table_id)):
-            ds = self.open_dataset(table_id)
+        with self._long_write(table_id) as ds:
             before = ds.version
+            shape_before = _data_shape(ds)
             metrics = ds.optimize.compact_files()
-            after = self.open_dataset(table_id).version
+            latest = self.open_dataset(table_id)
+            after = latest.version
+            shape_after = _data_shape(latest)
         return {
             "version_before": before,
             "version_after": after,
+            "fragments_before": shape_before[0],
+            "fragments_after": shape_after[0],
+            "data_bytes_before": shape_before[1],
+            "data_bytes_after": shape_after[1],
             "fragments_removed": int(getattr(metrics, "fragments_removed", 0)),
             "fragments_added": int(getattr(metrics, "fragments_added", 0)),
             "files_removed": int(getattr(metrics, "files_removed", 0)),

@@ -18,7 +18,15 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError
 
-from backend.rules import alter_actions, ids, index_rules, properties, query_rules, version_ranges
+from backend.rules import (
+    alter_actions,
+    filter_rules,
+    ids,
+    index_rules,
+    properties,
+    query_rules,
+    version_ranges,
+)
 
 # Operations addressing a namespace (the root included, as ``[]``).
 NAMESPACE_OPS = frozenset(
@@ -178,6 +186,11 @@ def _text_problem(request: Any) -> str | None:
                 return f"{field} is longer than {MAX_TEXT_FIELD:,} characters"
             if any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in value):
                 return f"{field} contains a control character"
+    for field in _present(type(request), filter_rules.FILTER_FIELDS):
+        value = getattr(request, field, None)
+        problem = filter_rules.filter_problem(value) if isinstance(value, str) else None
+        if problem:
+            return problem if field in ("filter", "predicate") else f"{field}: {problem}"
     return None
 
 

@@ -18,7 +18,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode
 
-from backend.rules import filter_errors, ids, query_rules
+from backend.rules import filter_errors, filter_rules, ids, query_rules
 from backend.services import catalog_views
 
 from ..errors import guarded, invalid, make
@@ -148,6 +148,7 @@ def export_table(
     fmt = check_format(fmt, EXPORT_FORMATS, "export")
     table_id = ids.check_id(list(table_id))
     filter = (filter or "").strip() or None
+    filter_rules.check_filter(filter)
     name = table_name(ns, table_id)
     batches: Iterator[pa.RecordBatch]
     total: int | None = None
