@@ -2,19 +2,27 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+## Two installs: what running the console needs (make run: seconds on a fresh machine), and
+## that plus what the tests use (moto, lancedb, Playwright, mypy, Jupyter...).
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-test
 
 .PHONY: run test test-fast lint browser
+
+$(RUN_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e .
+	touch $(RUN_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
 ## Launch the console on the embedded default: a local directory namespace with demo data
 ## (built once, then opened as it is). TARGET: another namespace; ARGS: launcher options.
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/lance-console $(TARGET) $(ARGS)
 
 ## Debian's Chromium for the browser tests (Playwright never downloads its own browser here).
