@@ -58,6 +58,18 @@ class NamespaceTimeoutError(NamespaceConnectionError):
     title = "Timed out"
 
 
+class OperationStopped(ServiceUnavailableError):
+    """A long operation (an index build) stopped before it finished: cancelled by the user
+    (``reason="cancelled"``) or past its time limit (``reason="timed out"``). Nothing of it
+    was committed."""
+
+    title = "Stopped"
+
+    def __init__(self, message: str, reason: str = "cancelled"):
+        super().__init__(message)
+        self.reason = reason
+
+
 def attach_error_details(
     err: LanceNamespaceError,
     *,

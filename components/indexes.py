@@ -127,6 +127,23 @@ def _maintenance_tasks(table_id: tuple[str, ...]) -> list[Any]:
     return session_tasks(("optimize", "compact"), table_id)
 
 
+def maintenance_outcome(result: dict[str, Any]) -> str:
+    """What a compaction or an optimize did: versions, and for a compaction the fragments and
+    bytes of data before and after."""
+    before, after = result.get("version_before"), result.get("version_after")
+    if before == after:
+        return "nothing to do"
+    text = f"version {before} → {after}"
+    if "fragments_before" in result:
+        text += (
+            f"; {plural(result['fragments_before'], 'fragment')} → "
+            f"{plural(result['fragments_after'], 'fragment')}, "
+            f"{human_bytes(result['data_bytes_before'])} → "
+            f"{human_bytes(result['data_bytes_after'])} of data"
+        )
+    return text
+
+
 def render_maintenance(
     ns: Any,
     table_id: Sequence[str],
@@ -136,10 +153,12 @@ def render_maintenance(
     read_only: bool,
     key_prefix: str,
     page: str = "indexes",
+    has_indexes: bool = True,
 ) -> TaskRequest | None:
-    """Optimize the indexes (cover unindexed rows) and compact files, in the background, with
-    progress; the table's reads are refreshed when done. Over REST: why not. Returns the task
-    a button asked for (the page starts it: ``components.writes.start_task``)."""
+    """Compact files (every table) and optimize the indexes (cover unindexed rows; a table
+    with indexes), in the background, with progress; the table's reads are refreshed when
+    done. Over REST: why not. Returns the task a button asked for (the page starts it:
+    ``components.writes.start_task``)."""
     from backend.services import tuning
 
     tid = tuple(table_id)
@@ -151,9 +170,18 @@ def render_maintenance(
     running = any(not t.done for t in _maintenance_tasks(tid))
     c1, c2, _ = st.columns([1, 1, 3])
     actions = {
-        "optimize": (c1, "Optimize indexes", ":material/auto_fix_high:", tuning.optimize_indexes),
-        "compact": (c2, "Compact files", ":material/compress:", tuning.compact_files),
+        "compact": (c1, "Compact files", ":material/compress:", tuning.compact_files),
     }
+    if has_indexes:
+        actions = {
+            "optimize": (
+                c1,
+                "Optimize indexes",
+                ":material/auto_fix_high:",
+                tuning.optimize_indexes,
+            ),
+            "compact": (c2, "Compact files", ":material/compress:", tuning.compact_files),
+        }
     for kind, (col, label, icon, fn) in actions.items():
         if col.button(
             label,
@@ -182,9 +210,7 @@ def render_maintenance(
             feedback.show_error(task.error, action=task.label)
         elif state.first_time_finished(task.task_id):
             invalidate_tables([list(tid)])
-            result = task.result or {}
-            before, after = result.get("version_before"), result.get("version_after")
-            change = f"version {before} → {after}" if before != after else "nothing to do"
+            change = maintenance_outcome(task.result or {})
             feedback.flash(page, "success", f"{task.label}: {change} ({task.elapsed:.1f} s).")
             st.rerun(scope="app")
 
@@ -558,12 +584,17 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
         "running": ":material/sync:",
         "succeeded": ":material/check_circle:",
         "dropped": ":material/delete:",
+        "cancelled": ":material/cancel:",
+        "timed out": ":material/timer_off:",
     }.get(job.outcome, ":material/error:")
     outcome = "built, then dropped" if job.outcome == "dropped" else job.outcome
     st.markdown(
         f"{icon} **{feedback.as_text(job.index_name)}** ({job.index_type} on "
         f"{feedback.as_text(job.column)}) - {outcome}, {job.elapsed:.1f} s"
     )
+    if job.status in ("cancelled", "timed out") and job.error is not None:
+        feedback.show("info", str(job.error))
+        return
     if job.status == "failed" and job.error is not None:
         feedback.show_error(job.error, action=f"Building {job.index_name}")
         return
@@ -575,6 +606,16 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
             st.progress(
                 job.fraction or 0.0,
                 text=f"{label}: {job.fraction:.0%}" if job.fraction is not None else f"{label}…",
+            )
+            st.button(
+                "Cancel build",
+                key=f"{key_prefix}.{job.job_id}.cancel",
+                icon=":material/cancel:",
+                disabled=job.cancel_requested,
+                help="Stops the build at lance's next progress event; nothing is committed and "
+                "its partial files are removed.",
+                on_click=build_jobs.JOBS.cancel,
+                args=(job.job_id,),
             )
         else:
             seen = (job.observed or {}).get("status", "not polled yet")

@@ -35,17 +35,14 @@ if overview is None:
 st.subheader("Indexes", anchor=False)
 indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
 lagging = indexes.render_lag_warning(overview)
-maintenance = (
-    None
-    if overview.empty
-    else indexes.render_maintenance(
-        ns,
-        table_id,
-        lagging=lagging,
-        caps=caps,
-        read_only=read_only,
-        key_prefix=state.Indexes.MAINT,
-    )
+maintenance = indexes.render_maintenance(
+    ns,
+    table_id,
+    lagging=lagging,
+    caps=caps,
+    read_only=read_only,
+    key_prefix=state.Indexes.MAINT,
+    has_indexes=not overview.empty,
 )
 if maintenance is not None:
     writes.start_task(maintenance)

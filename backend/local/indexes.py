@@ -10,6 +10,10 @@ Every build writes its files under ``_indices/<uuid>`` with a uuid chosen here
 (``index_uuid``): when the build fails, that one directory (the partial build) is removed,
 and no other index's files are touched (:func:`remove_partial_build`).
 
+A build stops when its progress callable raises ``errors.OperationStopped`` (a cancel, a time
+limit: ``build_jobs``): lance ends the build at its next progress event, nothing is committed
+and the partial directory is removed like a failed build's.
+
 A vector request that leaves ``num_partitions`` (and, for PQ types, ``num_sub_vectors``)
 empty gets the console's documented choices (``index_rules.chosen_build_params``); the values
 chosen come back in the response's ``context`` (``chosen.<param>``) and as a progress event.
@@ -35,7 +39,7 @@ from lance_namespace.errors import ErrorCode
 from backend.rules import index_rules as rules
 from backend.rules.index_rules import CHOSEN_PREFIX
 
-from ..errors import invalid, make
+from ..errors import OperationStopped, invalid, make
 from ..locations import to_local_path
 
 ProgressCallback = Callable[[dict[str, Any]], None]
@@ -57,6 +61,8 @@ def _progress_adapter(progress: ProgressCallback | None) -> Callable[[Any], None
                     "fraction": event.fraction,
                 }
             )
+        except OperationStopped:
+            raise  # a cancel or a time limit: lance stops the build at this event
         except Exception as exc:  # a broken progress display must not break the build
             warnings.warn(f"index progress callback failed: {exc!r}", RuntimeWarning, stacklevel=1)
 

@@ -6,10 +6,18 @@ that report progress (``capabilities.progress_events``, the local backend) event
 through the progress callable; otherwise a second thread polls ListTableIndices every
 ``poll_interval`` seconds and records what the server shows for the index. Finished jobs are
 kept (the most recent ``max_jobs``) so the page can show their outcome.
+
+A build that reports progress can be cancelled (:meth:`BuildJobRegistry.cancel`) and has a
+time limit (``time_limit``, default :data:`BUILD_TIME_LIMIT_SECONDS`, or
+``LANCE_CONSOLE_BUILD_TIME_LIMIT`` seconds): its next progress event raises
+``errors.OperationStopped``, lance ends the build without committing, the backend removes its
+partial directory, and the job ends ``cancelled`` or ``timed out``. A polled build runs on
+the server, which the spec gives no way to stop.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -21,8 +29,21 @@ from lance_namespace.errors import LanceNamespaceError
 from backend.rules.index_rules import default_index_name, requested_build_fields
 
 from .. import capabilities
+from ..errors import OperationStopped
 from .index_overview import create_index, list_indexes
 from .tasks import Registry, Task, new_id
+
+BUILD_TIME_LIMIT_SECONDS = 3600.0
+
+
+def build_time_limit() -> float:
+    """The time limit of a build, in seconds (``LANCE_CONSOLE_BUILD_TIME_LIMIT`` or one
+    hour)."""
+    try:
+        value = float(os.environ.get("LANCE_CONSOLE_BUILD_TIME_LIMIT", BUILD_TIME_LIMIT_SECONDS))
+    except ValueError:
+        return BUILD_TIME_LIMIT_SECONDS
+    return value if value > 0 else BUILD_TIME_LIMIT_SECONDS
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -57,6 +78,8 @@ class BuildJob(Task):
     events_total: int = 0  # every event recorded (``events`` keeps the latest ``max_events``)
     dropped_at: float | None = None  # the index this job built was dropped since
     observed: dict[str, Any] | None = None  # last poll: status / rows of the index
+    deadline: float | None = None  # time.time() past which the build stops (events mode)
+    cancel_requested: bool = False
     # after a successful vector build: the parameters applied otherwise than requested
     # (rows of ``tuning.requested_vs_applied``: parameter, requested, applied, note)
     param_differences: list[dict[str, str]] = field(default_factory=list)
@@ -138,9 +161,11 @@ class BuildJobRegistry(Registry[BuildJob]):
         request: CreateTableIndexRequest,
         *,
         poll_interval: float = 1.0,
+        time_limit: float | None = None,
     ) -> str:
         caps = capabilities(ns)
         name = request.name or default_index_name(request.column)
+        limit = build_time_limit() if time_limit is None else float(time_limit)
         job = BuildJob(
             task_id=new_id(),
             label=f"index {name}",
@@ -149,6 +174,7 @@ class BuildJobRegistry(Registry[BuildJob]):
             index_type=request.index_type,
             column=request.column,
             mode="events" if caps.progress_events else "polling",
+            deadline=time.time() + limit if caps.progress_events else None,
         )
         self._add(job)
         self._spawn(f"index-{job.job_id}", self._run, ns, request, job.job_id)
@@ -181,16 +207,46 @@ class BuildJobRegistry(Registry[BuildJob]):
             elif e.get("event") == "complete":
                 job.fraction = 1.0
 
+    def cancel(self, job_id: str) -> bool:
+        """Ask a running build to stop at lance's next progress event; ``False`` when there
+        is nothing to stop (finished, unknown, or a server-side build the client polls)."""
+        with self._lock:
+            job = self._items.get(job_id)
+            if job is None or job.done or job.mode != "events":
+                return False
+            job.cancel_requested = True
+            job.stage = "cancelling"
+            return True
+
+    def _check_stop(self, job: BuildJob) -> None:
+        with self._lock:
+            cancelled, deadline = job.cancel_requested, job.deadline
+        if cancelled:
+            raise OperationStopped(
+                f"the build of index {job.index_name} was cancelled; nothing was committed",
+                "cancelled",
+            )
+        if deadline is not None and time.time() > deadline:
+            raise OperationStopped(
+                f"the build of index {job.index_name} passed its time limit of "
+                f"{round(deadline - job.started_at)} s and was stopped; nothing was committed",
+                "timed out",
+            )
+
     def _run(self, ns: LanceNamespace, request: CreateTableIndexRequest, job_id: str) -> None:
         job = self._items[job_id]
 
         def progress(event: Any) -> None:
             self._record(job_id, event)
+            self._check_stop(job)
 
         try:
             response = create_index(
                 ns, request, progress=progress if job.mode == "events" else None
             )
+        except OperationStopped as err:
+            self._finish(job_id, err.reason, error=err, stage=err.reason)
+            return
         except BaseException as err:  # noqa: BLE001 - reported to the UI, never re-raised
             self._finish(job_id, "failed", error=err)
             return
@@ -262,6 +318,7 @@ def start_build(
 
 
 __all__ = [
+    "BUILD_TIME_LIMIT_SECONDS",
     "JOBS",
     "BuildJob",
     "BuildJobRegistry",

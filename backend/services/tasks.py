@@ -32,7 +32,7 @@ class Task:
     kind: str  # "build_ab" | "optimize" | "compact" | "index_build" ...
     label: str
     table_id: tuple[str, ...]
-    status: str = "running"  # running | succeeded | failed
+    status: str = "running"  # running | succeeded | failed | cancelled | timed out
     stage: str | None = "starting"
     fraction: float | None = 0.0
     started_at: float = field(default_factory=time.time)

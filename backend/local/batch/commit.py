@@ -109,7 +109,7 @@ def _commit_file(ctx: Ctx, plan: Plan) -> str:
     txn_id = new_txn_id()
     steps = Steps()
     started = now_iso()
-    with locked(ctx) as lock:
+    with locked(ctx, f"batch commit {txn_id}") as lock:
         if not lock.reentered:
             recover_locked(ctx)
         base = base_record(plan, txn_id, started)
@@ -175,7 +175,7 @@ def _commit_memory(ctx: Ctx, plan: Plan) -> tuple[str, dict[int, Any]]:
     """pylance's own operations under a process-local lock; undone in reverse on failure."""
     txn_id = new_txn_id()
     steps = Steps()
-    with locked(ctx):
+    with locked(ctx, f"batch commit {txn_id}"):
         base = base_record(plan, txn_id, now_iso())
         _refuse_conflict(ctx, plan, txn_id, base, steps)
         put_running(ctx, txn_id, base)

@@ -3,15 +3,24 @@
 file roots: ``flock`` on ``<root>/_console/namespace.lock`` (the kernel releases it when the
 process dies, so a crashed writer never blocks the next one); memory roots: a process-wide
 ``RLock`` per root. Re-entrant per thread.
+
+The holder says who it is and what for (:func:`holder`: process, host, purpose, since): in
+``<root>/_console/namespace.lock.holder`` on a file root, written once the lock is taken and
+emptied before it is let go; in this process's memory on a memory root. A writer that times
+out waiting names the holder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
+import json
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from lance_namespace.errors import ErrorCode
 
@@ -24,11 +33,13 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 LOCK_FILE = f"{CONSOLE_DIR}/namespace.lock"
+HOLDER_FILE = f"{LOCK_FILE}.holder"
 LOCK_TIMEOUT_SECONDS = 120.0
 
 _TLS = threading.local()
 _MEMORY_LOCKS: dict[str, threading.RLock] = {}
 _MEMORY_LOCKS_GUARD = threading.Lock()
+_MEMORY_HOLDERS: dict[str, dict[str, Any]] = {}
 
 
 def held() -> dict[str, int]:
@@ -42,8 +53,9 @@ def held() -> dict[str, int]:
 class NamespaceLock:
     """Exclusive writer lock of one namespace root (see the module docstring)."""
 
-    def __init__(self, ctx: Ctx):
+    def __init__(self, ctx: Ctx, purpose: str = "a write"):
         self.ctx = ctx
+        self.purpose = purpose
         self.key = ctx.key
         self._fd: int | None = None
         self._mem: threading.RLock | None = None
@@ -80,13 +92,34 @@ class NamespaceLock:
                 self._close()
                 raise error(
                     ErrorCode.SERVICE_UNAVAILABLE,
-                    f"timed out waiting for the write lock of namespace {self.ctx.root} "
-                    "(another writer holds it); try again",
+                    f"timed out waiting for the write lock of namespace {self.ctx.root}: "
+                    f"{describe_holder(holder(self.ctx))}; try again",
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
         depth[self.key] = 1
+        self._write_holder(
+            {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "purpose": self.purpose,
+                "since": time.time(),
+            }
+        )
         return True
+
+    def _write_holder(self, info: dict[str, Any] | None) -> None:
+        if self.ctx.local_path is None:
+            with _MEMORY_LOCKS_GUARD:
+                if info is None:
+                    _MEMORY_HOLDERS.pop(self.key, None)
+                else:
+                    _MEMORY_HOLDERS[self.key] = info
+            return
+        with contextlib.suppress(OSError):  # who holds it is news, never a reason to fail
+            self.ctx.path(HOLDER_FILE).write_text(
+                json.dumps(info) if info is not None else "", encoding="utf-8"
+            )
 
     def release(self) -> None:
         depth = held()
@@ -94,6 +127,7 @@ class NamespaceLock:
         if self.reentered or depth[self.key]:
             return
         del depth[self.key]
+        self._write_holder(None)
         if self._mem is not None:
             self._mem.release()
         self._close()
@@ -106,9 +140,38 @@ class NamespaceLock:
             self._fd = None
 
 
+def holder(ctx: Ctx) -> dict[str, Any] | None:
+    """Who holds the namespace's lock, as its holder wrote it (``None``: nobody said)."""
+    if ctx.local_path is None:
+        with _MEMORY_LOCKS_GUARD:
+            found = _MEMORY_HOLDERS.get(ctx.key)
+        return dict(found) if found else None
+    try:
+        data = json.loads(ctx.path(HOLDER_FILE).read_text(encoding="utf-8") or "null")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def describe_holder(info: dict[str, Any] | None, now: float | None = None) -> str:
+    """The holder in words: its purpose, process and how long it has held the lock."""
+    if not info:
+        return "another writer holds it"
+    since = info.get("since")
+    when = ""
+    if isinstance(since, (int, float)):
+        at = datetime.datetime.fromtimestamp(since, datetime.UTC).strftime("%H:%M:%S UTC")
+        held_for = max(0, round((time.time() if now is None else now) - since))
+        when = f" since {at} ({held_for} s)"
+    return (
+        f"held by {info.get('purpose') or 'a write'} (process {info.get('pid', '?')} on "
+        f"{info.get('host', '?')}){when}"
+    )
+
+
 @contextlib.contextmanager
-def locked(ctx: Ctx) -> Iterator[NamespaceLock]:
-    lock = NamespaceLock(ctx)
+def locked(ctx: Ctx, purpose: str = "a write") -> Iterator[NamespaceLock]:
+    lock = NamespaceLock(ctx, purpose)
     lock.acquire()
     try:
         yield lock
@@ -116,4 +179,13 @@ def locked(ctx: Ctx) -> Iterator[NamespaceLock]:
         lock.release()
 
 
-__all__ = ["LOCK_FILE", "LOCK_TIMEOUT_SECONDS", "NamespaceLock", "held", "locked"]
+__all__ = [
+    "HOLDER_FILE",
+    "LOCK_FILE",
+    "LOCK_TIMEOUT_SECONDS",
+    "NamespaceLock",
+    "describe_holder",
+    "held",
+    "holder",
+    "locked",
+]

@@ -132,12 +132,13 @@ def try_recover(ctx: Ctx) -> list[str]:
 @contextlib.contextmanager
 def guard_single_op(ns: Any, tables: Sequence[Sequence[str]]) -> Iterator[None]:
     """Serialise a single-operation write with batch commits (see the module docstring)."""
+    oids = [oid(t) for t in tables if t]
     try:
         ctx = context(ns)
     except LanceNamespaceError:
         yield  # not a batch-capable root (s3://, ...): single operations run unguarded
         return
-    lock = NamespaceLock(ctx)
+    lock = NamespaceLock(ctx, f"a write to {', '.join(oids)}" if oids else "a write")
     if held().get(lock.key):
         lock.acquire()
         try:
@@ -145,7 +146,6 @@ def guard_single_op(ns: Any, tables: Sequence[Sequence[str]]) -> Iterator[None]:
         finally:
             lock.release()
         return
-    oids = [oid(t) for t in tables if t]
     if lock.acquire(blocking=False):
         before = None
     else:
