@@ -226,6 +226,9 @@ class Versions:
     ROWS_PREVIEW = "versions.rows_preview"  # (table id tuple, filter, DeletePreview) last preview
     GRID = "versions.list.grid"  # widget: the versions list (a row picked opens that version)
     OPEN_BY_TAG = "versions.open_by_tag"  # widget: "Open by tag" (a tag's version opens)
+    # (table id tuple, tag name): a tag named like a version, warned of once; a second press
+    # with the same name creates it
+    TAG_WARNED = "versions.tag_warned"
     # (table id tuple, restored version, [LostIndex]): the indexes a restore left behind,
     # offered to be built again until built or dismissed
     REBUILD = "versions.rebuild"

@@ -443,6 +443,17 @@ def render_tags(
         if problem:
             feedback.show("error", f"Not tagged. {problem[:1].upper()}{problem[1:]}")
             return None
+        warning = ids.tag_name_warning(name)
+        asked = (tuple(table_id), name)
+        if warning and state.get(state.Versions.TAG_WARNED) != asked:
+            state.put(state.Versions.TAG_WARNED, asked)
+            feedback.show(
+                "warning",
+                f"Not tagged yet: {warning}. Press Tag v{picked} again to create it anyway, "
+                "or choose another name.",
+            )
+            return None
+        state.put(state.Versions.TAG_WARNED, None)
         return TagAction("create", name, picked)
     if move:
         if not moved:

@@ -96,6 +96,26 @@ def label_problem(name: Any, *, what: str, create: bool = False) -> str | None:
     return part_problem(name, what=what, delimiter="", create=create)
 
 
+# Tag names that read as a version rather than a tag ("latest" in a link or a checkout).
+VERSION_WORDS = frozenset({"latest", "head", "current", "main"})
+
+
+def tag_name_warning(name: str) -> str | None:
+    """Why a tag named ``name`` is easy to mistake for a version (``None``: it is not): a
+    number (``1``, ``v1``) or a word that names a version (``latest``). Such names are
+    allowed; the console asks before creating one."""
+    text = name.strip()
+    bare = text[1:] if text[:1] in "vV" else text
+    if bare.isdigit():
+        return (
+            f"the tag {text} looks like a version number: in a link or a checkout it is easy to "
+            f"mistake for version {int(bare)}"
+        )
+    if text.lower() in VERSION_WORDS:
+        return f"the tag {text} reads as a version ({text.lower()}), not as a name you chose"
+    return None
+
+
 def object_id(parts: Sequence[str]) -> str:
     """The catalog's object id of an id (``__manifest``'s ``object_id``): the parts joined
     with ``$``, whatever delimiter a connection shows ids with."""

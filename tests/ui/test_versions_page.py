@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 import backend
 from backend.paging import PAGE_SIZE
@@ -379,6 +380,18 @@ def test_tags_create_move_delete(make_app, ui_env) -> None:
     ns = backend.connect(str(ui_env))
     assert lifecycle.list_tags(ns, ["sales", "orders"]).empty
     assert listed(ui_env, ["sales", "orders"]) == [3, 2, 1]
+
+
+@pytest.mark.parametrize("name", ["1", "v7", "latest"])
+def test_a_tag_named_like_a_version_is_warned_of_first(make_app, ui_env, name) -> None:
+    at = make_app("versions", query_params={**ORDERS, "version": "2"})
+    tag_form(at, "create", name=name)
+    (warning,) = alerts(at, "warning")
+    assert warning.startswith(f"Not tagged yet: the tag {name} ") and "again" in warning
+    assert tag_grid(at) == {}
+    tag_form(at, "create", name=name)  # the same name again: created
+    assert alerts(at, "success") == [f"Tagged v2 of sales › orders as {name}."]
+    assert tag_grid(at) == {name: 2}
 
 
 def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> None:
