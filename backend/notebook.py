@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -35,6 +36,30 @@ _STYLE = (
     ".lnc-table th,.lnc-table td{border:1px solid #ddd;padding:2px 6px;text-align:left;"
     "vertical-align:top}.lnc-table th{background:#f5f5f5;font-weight:600}</style>"
 )
+
+
+# Where the launcher builds the demo, relative to the project (``lance-console``'s default).
+DEMO_DIR = Path(".lance-console") / "demo"
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The console's project folder: the nearest folder from ``start`` (default: the working
+    directory) upward that holds ``pyproject.toml`` and ``backend/``; else the folder of the
+    installed ``backend`` package's parent when that is a project; else ``start``. A notebook
+    started in ``notebooks/`` finds the project above it."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() and (folder / "backend").is_dir():
+            return folder
+    installed = Path(__file__).resolve().parent.parent
+    if (installed / "pyproject.toml").is_file():
+        return installed
+    return here
+
+
+def default_demo_dir(start: Path | None = None) -> Path:
+    """The demo folder ``make run`` uses, as an absolute path from :func:`project_root`."""
+    return project_root(start) / DEMO_DIR
 
 
 def _named(value: Any) -> bool:
