@@ -579,6 +579,10 @@ def _finish(job: build_jobs.BuildJob) -> bool:
 EVENTS_SHOWN = 50  # progress events listed before "Show all"
 
 
+def _cancel_build(job_id: str) -> None:
+    build_jobs.JOBS.cancel(job_id)
+
+
 def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     icon = {
         "running": ":material/sync:",
@@ -614,7 +618,7 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
                 disabled=job.cancel_requested,
                 help="Stops the build at lance's next progress event; nothing is committed and "
                 "its partial files are removed.",
-                on_click=build_jobs.JOBS.cancel,
+                on_click=_cancel_build,
                 args=(job.job_id,),
             )
         else:
