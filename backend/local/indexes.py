@@ -24,8 +24,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
+import re
 import shutil
+import subprocess
+import sys
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -180,7 +185,13 @@ def build_index(
             if value is not None:
                 kwargs[keyword] = value
         with _partial_build_removed(ds, segment, storage_options):
-            ds.create_index(req.column, index_type, **kwargs)
+            if builds_in_child(ds, num_rows or 0, column.dim):
+                kwargs.pop("progress_callback")
+                kwargs.pop("storage_options")
+                _build_in_child(ds, req.column, index_type, kwargs, progress, storage_options)
+                ds = ds.checkout_version(ds.latest_version)
+            else:
+                ds.create_index(req.column, index_type, **kwargs)
         partitions = chosen.get("num_partitions", req.num_partitions)
         if partitions is not None:
             _warn_if_partitions_reduced(ds, name, partitions)
@@ -199,6 +210,198 @@ def build_index(
     txn = ds.read_transaction(ds.version)
     context = {f"{CHOSEN_PREFIX}{k}": str(v) for k, v in chosen.items()} or None
     return CreateTableIndexResponse(transaction_id=getattr(txn, "uuid", None), context=context)
+
+
+# -- builds in a child process (backend.local.index_child) ---------------------------------------
+# A vector build of at least this many values (rows x dimensions) runs in a child process,
+# without lance's progress callback (see index_child's docstring); smaller builds take
+# seconds and keep the callback. LANCE_CONSOLE_BUILD_PROCESS: "child" or "thread" forces one.
+CHILD_MIN_VALUES = 10_000_000
+CHILD_STOP_GRACE_SECONDS = 5.0
+HEARTBEAT_SECONDS = 1.0
+
+
+def builds_in_child(ds: lance.LanceDataset, num_rows: int, dim: int | None) -> bool:
+    """Whether a vector build of ``ds`` runs in a child process (a table in memory cannot)."""
+    if str(ds.uri).startswith("memory://"):
+        return False
+    forced = os.environ.get("LANCE_CONSOLE_BUILD_PROCESS", "").strip().lower()
+    if forced in ("child", "thread"):
+        return forced == "child"
+    return num_rows * (dim or 1) >= CHILD_MIN_VALUES
+
+
+_KMEANS = re.compile(r"KMeans training: (?:converged at )?iteration (\d+) / (\d+)")
+_MERGING = re.compile(r"merging (\d+) partitions( done)?")
+# lance's log line (its text, without the timestamp and module) -> the stage it starts
+_STAGES: tuple[tuple[str, str], ...] = (
+    ("Loading training data for IVF", "load_ivf_training_data"),
+    ("Start to train IVF model", "train_ivf"),
+    ("loading training data for quantizer", "load_quantizer_training_data"),
+    ("Start to train quantizer", "train_quantizer"),
+    ("shuffle column", "shuffle"),
+    ("merge ", "merge_partitions"),
+)
+
+
+class LogProgress:
+    """Progress events from lance's INFO log lines of a build (one object per build): the
+    stage each line starts, and within ``train_ivf`` and ``train_quantizer`` the k-means
+    iterations (of ``num_sub_vectors`` trainings for the quantizer)."""
+
+    def __init__(self, num_sub_vectors: int | None = None):
+        self.stage: str | None = None
+        self.sub_vectors = max(1, int(num_sub_vectors or 1))
+        self.trained = 0  # quantizer trainings finished
+
+    def event(self, line: str) -> dict[str, Any] | None:
+        text = line.split("] ", 1)[-1].strip()
+        for start, stage in _STAGES:
+            if text.startswith(start) and stage != self.stage:
+                self.stage = stage
+                return {"event": "start", "stage": stage, "completed": 0, "total": None}
+        found = _KMEANS.search(text)
+        if found and self.stage == "train_ivf":
+            done, total = int(found.group(1)), int(found.group(2))
+            if "converged" in text:
+                done = total
+            return {"event": "progress", "stage": "train_ivf", "completed": done, "total": total}
+        if found and self.stage == "train_quantizer" and "converged" in text:
+            self.trained = min(self.trained + 1, self.sub_vectors)
+            return {
+                "event": "progress",
+                "stage": "train_quantizer",
+                "completed": self.trained,
+                "total": self.sub_vectors,
+                "unit": "sub-vectors",
+            }
+        found = _MERGING.search(text)
+        if found:
+            parts = int(found.group(1))
+            return {
+                "event": "complete" if found.group(2) else "progress",
+                "stage": "merge_partitions",
+                "completed": parts if found.group(2) else 0,
+                "total": parts,
+                "unit": "partitions",
+            }
+        return None
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["LANCE_LOG"] = "info"  # lance's log lines are the progress of a child build
+    project = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (project, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _build_in_child(
+    ds: lance.LanceDataset,
+    column: str,
+    index_type: str,
+    kwargs: dict[str, Any],
+    progress: ProgressCallback | None,
+    storage_options: dict[str, str] | None,
+) -> None:
+    """Build the index in ``backend.local.index_child`` and wait for it, passing lance's log
+    lines on as progress events. ``progress`` raising ``OperationStopped`` (a cancel, a time
+    limit) ends the child: nothing is committed unless the child had committed already."""
+    job = {
+        "uri": str(ds.uri),
+        "version": int(ds.version),
+        "storage_options": storage_options or None,
+        "column": column,
+        "index_type": index_type,
+        "kwargs": kwargs,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backend.local.index_child"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_child_env(),
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    tail: list[str] = []
+
+    def read_log(stream: Any) -> None:
+        for raw in stream:
+            lines.put(raw)
+        lines.put(None)
+
+    reader = threading.Thread(target=read_log, args=(proc.stderr,), daemon=True)
+    reader.start()
+    proc.stdin.write(json.dumps(job))
+    proc.stdin.close()
+    parser = LogProgress(kwargs.get("num_sub_vectors"))
+    last_beat = 0.0
+    try:
+        log_open = True
+        while log_open or proc.poll() is None:
+            try:
+                raw = lines.get(timeout=0.25)
+            except queue.Empty:
+                raw = ""
+            if raw is None:
+                log_open = False
+                raw = ""
+            if raw:
+                tail = [*tail[-19:], raw.rstrip()]
+                event = parser.event(raw)
+                if event is not None and progress is not None:
+                    progress({**event, "source": "lance log"})
+            if progress is not None and time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                last_beat = time.monotonic()
+                progress({"event": "heartbeat", "stage": parser.stage})
+    except BaseException:
+        _end(proc)
+        finished = _answer(proc.stdout.read())
+        if finished is not None and finished.get("ok"):
+            return  # committed before the stop reached it: the index stands
+        raise
+    answer = _answer(proc.stdout.read())
+    if answer is None or not answer.get("ok"):
+        raise _child_error(answer, tail, proc.returncode)
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    """End a child build: asked first, then killed."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(CHILD_STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _answer(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return None
+
+
+def _child_error(answer: dict[str, Any] | None, tail: list[str], code: int | None) -> Exception:
+    """The child's failure as the exception lance would have raised in this process (the
+    namespace boundary maps it), or a plain one naming how the child ended."""
+    if answer is None:
+        detail = "; ".join(tail[-3:])
+        return RuntimeError(f"the index build process ended with code {code}: {detail}")
+    kinds: dict[str, type[Exception]] = {
+        "ValueError": ValueError,
+        "OSError": OSError,
+        "NotImplementedError": NotImplementedError,
+    }
+    return kinds.get(str(answer.get("type")), Exception)(str(answer.get("message")))
 
 
 @contextlib.contextmanager

@@ -188,6 +188,8 @@ class BuildJobRegistry(Registry[BuildJob]):
     # -- worker threads --------------------------------------------------------------------
 
     def _record(self, job_id: str, event: Any) -> None:
+        if isinstance(event, dict) and event.get("event") == "heartbeat":
+            return  # a child build's sign of life: a chance to stop, no news to keep
         e = _event_dict(event)
         with self._lock:
             job = self._items.get(job_id)

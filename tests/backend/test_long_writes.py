@@ -194,3 +194,69 @@ def test_compaction_reports_fragments_and_bytes(two_tables: Any) -> None:
     assert out["fragments_after"] == len(ns.open_dataset(["other"]).get_fragments()) == 1
     assert out["data_bytes_before"] == size
     assert out["data_bytes_after"] > 0
+
+
+@pytest.fixture
+def child_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vector builds in a child process whatever their size (the path of large builds)."""
+    monkeypatch.setenv("LANCE_CONSOLE_BUILD_PROCESS", "child")
+
+
+def test_a_build_in_a_child_process_reports_lances_stages(
+    two_tables: Any, child_builds: None
+) -> None:
+    ns = two_tables
+    registry = build_jobs.BuildJobRegistry()
+    job_id = registry.start(
+        ns,
+        CreateTableIndexRequest(
+            id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=2
+        ),
+    )
+    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    assert job.status == "succeeded", job.error
+    stages = [e["stage"] for e in job.events if e.get("source") == "lance log"]
+    for stage in ("train_ivf", "train_quantizer", "merge_partitions"):
+        assert stage in stages, stages
+    quantizer = [e for e in job.events if e.get("stage") == "train_quantizer" and e["total"]]
+    assert quantizer[-1]["completed"] == quantizer[-1]["total"] == 2
+    (index,) = index_overview.list_indexes(ns, ["vecs"])
+    assert index.index_name == "vec_idx"
+    ds = ns.open_dataset(["vecs"])
+    stats = ds.stats.index_stats("vec_idx")
+    assert stats["indices"][0]["num_partitions"] == 2
+    assert stats["num_indexed_rows"] == ds.count_rows() == 600
+
+
+def test_a_cancelled_child_build_is_ended_and_leaves_nothing(
+    two_tables: Any, child_builds: None
+) -> None:
+    ns = two_tables
+    before = _index_dirs(ns, ["vecs"])
+    registry = build_jobs.BuildJobRegistry()
+    job_id = registry.start(
+        ns,
+        CreateTableIndexRequest(id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2),
+    )
+    assert registry.cancel(job_id)  # before the child's first sign of life
+    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    assert job.status == "cancelled"
+    assert index_overview.list_indexes(ns, ["vecs"]) == []
+    assert _index_dirs(ns, ["vecs"]) == before
+    assert catalog_views.latest_version(ns, ["vecs"]) == 1
+
+
+def test_a_failed_child_build_says_why(two_tables: Any, child_builds: None) -> None:
+    ns = two_tables
+    registry = build_jobs.BuildJobRegistry()
+    job_id = registry.start(
+        ns,
+        CreateTableIndexRequest(
+            id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=3
+        ),
+    )
+    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    assert job.status == "failed"
+    assert "sub" in str(job.error).lower(), job.error  # 8 dimensions do not split in 3
+    assert index_overview.list_indexes(ns, ["vecs"]) == []
+    assert _index_dirs(ns, ["vecs"]) == []
