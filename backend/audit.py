@@ -8,6 +8,9 @@
 * :func:`summarize` turns a request into the redacted, bounded summary an entry keeps: every
   secret-named field masked (``backend.redaction``, the one classifier), long strings and
   lists cut, Arrow bodies replaced by their size.
+* :func:`batch_tables` lists what a batch (BatchCommitTables, BatchCreateTableVersions)
+  touches: every table its operations name, each with the kinds of operation it gets, so an
+  entry of a batch names its tables as a single write's ``ids`` names its object.
 * :func:`filter_entries` / :func:`to_csv` serve the Audit page and exports.
 
 The directory is ``$LANCE_CONSOLE_AUDIT_DIR`` or ``~/.local/state/lance-console/audit``.
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from backend import redaction
-from backend.rules import ids
+from backend.rules import batch_rules, ids
 
 LOG_NAME = "audit.jsonl"
 LOCK_NAME = ".audit.lock"
@@ -52,6 +55,7 @@ CSV_COLUMNS = (
     "error_message",
     "transaction_id",
     "duration_ms",
+    "tables",
     "request",
 )
 
@@ -69,12 +73,15 @@ def now_iso() -> str:
 
 @dataclasses.dataclass
 class AuditEntry:
-    """One write: who, when, where (the connection's name, never a secret), what, the outcome."""
+    """One write: who, when, where (the connection's name, never a secret), what, the outcome.
+    ``ids``: the object a single write addresses; ``tables``: the tables a batch touches
+    (:func:`batch_tables`: ``{"id": [...], "kinds": [...]}`` each, in the batch's order)."""
 
     user: str
     connection: str
     operation: str
     ids: list[str] = dataclasses.field(default_factory=list)
+    tables: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     request: Any = None
     outcome: str = OK
     error_class: str | None = None
@@ -96,6 +103,55 @@ class AuditEntry:
     def from_json(cls, data: dict[str, Any]) -> AuditEntry:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _field(value: Any, name: str) -> Any:
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def batch_tables(operation: str, request: Any) -> list[dict[str, Any]]:
+    """The tables a batch request touches, in the order the batch first names them, each with
+    the kinds of its operations (``BatchCommitTables``: ``DeclareTable``,
+    ``CreateTableVersion``, ``DeleteTableVersions``, ``DeregisterTable``;
+    ``BatchCreateTableVersions``: ``CreateTableVersion``), a model or a dict alike. Empty for
+    any other operation; an operation of no known kind or without an id is left out (the
+    entry records the request as it was)."""
+    if operation == "batch_commit_tables":
+        named = []
+        for op in _list(_field(request, "operations")):
+            for kind in batch_rules.OPERATION_KINDS:
+                inner = _field(op, kind)
+                if inner is not None:
+                    named.append((batch_rules.OPERATION_LABELS[kind], _field(inner, "id")))
+    elif operation == "batch_create_table_versions":
+        label = batch_rules.OPERATION_LABELS[batch_rules.CREATE_VERSION]
+        named = [(label, _field(e, "id")) for e in _list(_field(request, "entries"))]
+    else:
+        return []
+    tables: dict[tuple[str, ...], list[str]] = {}
+    for label, table_id in named:
+        parts = _list(table_id)
+        if not parts:
+            continue
+        kinds = tables.setdefault(tuple(str(p) for p in parts), [])
+        if label not in kinds:
+            kinds.append(label)
+    return [{"id": list(key), "kinds": kinds} for key, kinds in tables.items()]
+
+
+def describe_tables(tables: Sequence[dict[str, Any]]) -> str:
+    """``a › t (DeclareTable); b › u (CreateTableVersion, DeleteTableVersions)``."""
+    return "; ".join(
+        f"{ids.display_id([str(p) for p in t.get('id') or []], root='')} "
+        f"({', '.join(str(k) for k in t.get('kinds') or [])})"
+        for t in tables
+    )
 
 
 def summarize(value: Any, *, depth: int = 0) -> Any:
@@ -233,8 +289,9 @@ def filter_entries(
     until: str | dt.datetime | None = None,
     outcome: str | None = None,
 ) -> list[AuditEntry]:
-    """The entries that match every given filter; ``table`` matches any part of the ids
-    (``sales`` finds ``sales › orders``), ``user`` a substring, case-insensitive."""
+    """The entries that match every given filter; ``table`` matches any part of the ids, or of
+    the id of any table a batch touches (``sales`` finds ``sales › orders``), ``user`` a
+    substring, case-insensitive."""
     ops = {operation} if isinstance(operation, str) else set(operation or ())
     lo, hi = _as_iso(since), _as_iso(until)
     needle_user = (user or "").strip().lower()
@@ -245,7 +302,7 @@ def filter_entries(
             continue
         if ops and e.operation not in ops:
             continue
-        if needle_table and not any(needle_table in str(i).lower() for i in e.ids or []):
+        if needle_table and not any(needle_table in str(i).lower() for i in _id_parts(e)):
             continue
         if lo and e.ts < lo:
             continue
@@ -255,6 +312,14 @@ def filter_entries(
             continue
         out.append(e)
     return out
+
+
+def _id_parts(entry: AuditEntry) -> list[Any]:
+    """Every id part an entry names: its ``ids`` and those of the tables of a batch."""
+    parts = list(entry.ids or [])
+    for table in entry.tables or []:
+        parts.extend(_list(table.get("id")) if isinstance(table, dict) else [])
+    return parts
 
 
 def _as_iso(value: str | dt.datetime | None) -> str | None:
@@ -268,11 +333,13 @@ def _as_iso(value: str | dt.datetime | None) -> str | None:
 
 
 def to_rows(entries: Iterable[AuditEntry]) -> list[dict[str, Any]]:
-    """Flat rows (ids joined with " › ", the request as compact JSON) for tables and CSV."""
+    """Flat rows (ids joined with " › ", a batch's tables with their kinds, the request as
+    compact JSON) for tables and CSV."""
     rows = []
     for e in entries:
         data = e.to_json()
         data["ids"] = ids.display_id([str(i) for i in e.ids or []], root="")
+        data["tables"] = describe_tables(e.tables or [])
         data["request"] = json.dumps(data["request"], ensure_ascii=False, default=str)
         rows.append({c: data.get(c) for c in CSV_COLUMNS})
     return rows
@@ -292,7 +359,9 @@ __all__ = [
     "OK",
     "AuditEntry",
     "AuditLog",
+    "batch_tables",
     "default_directory",
+    "describe_tables",
     "filter_entries",
     "summarize",
     "to_csv",

@@ -5,7 +5,9 @@ operation goes through it; a write is
 
 1. refused when the gate is read-only (``PermissionDeniedError`` naming why),
 2. refused when the actor's role may not run it (``backend.access``, the one classification),
-3. run, timed and recorded in the audit log (``backend.audit``), whether it succeeds or fails.
+3. run, timed and recorded in the audit log (``backend.audit``), whether it succeeds or fails;
+   the entry names the object the write addresses, or every table a batch touches with the
+   kinds of its operations (``audit.batch_tables``).
 
 Reads pass straight through. The wrapped client may be shared by many actors (the console
 caches one client per connection); the gate is per actor and cheap to make. Services take the
@@ -274,6 +276,7 @@ class GatedNamespace:
             connection=self._connection,
             operation=operation,
             ids=list(ids) if ids is not None else _ids(request),
+            tables=audit.batch_tables(operation, request),
             request=request,
         )
         token = None

@@ -36,7 +36,10 @@ def render_filters(entries: Sequence[audit.AuditEntry], *, key_prefix: str) -> d
     user = c1.selectbox("User", ["(any)", *users], key=f"{key_prefix}.user")
     operation = c2.multiselect("Operation", ops, key=f"{key_prefix}.operation")
     table = c3.text_input(
-        "Table or namespace", key=f"{key_prefix}.table", placeholder="any part of the id"
+        "Table or namespace",
+        key=f"{key_prefix}.table",
+        placeholder="any part of the id",
+        help="Matches the id a write addresses and every table a batch touches.",
     )
     c4, c5 = st.columns([1, 2])
     outcome = c4.selectbox("Outcome", ["(any)", audit.OK, audit.FAILED], key=f"{key_prefix}.out")
@@ -74,6 +77,7 @@ def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefi
         column_config={
             "ts": st.column_config.DatetimeColumn("time (UTC)", format="YYYY-MM-DD HH:mm:ss"),
             "duration_ms": st.column_config.NumberColumn("ms", format="%.1f"),
+            "tables": st.column_config.TextColumn("tables (of a batch)", width="medium"),
             "request": st.column_config.TextColumn("request (redacted)", width="large"),
         },
         key=f"{key_prefix}.table",

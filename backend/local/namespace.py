@@ -896,12 +896,9 @@ class LocalNamespace(LanceNamespace):
             latest = max((v.version for v in versions), default=None)
             ranges = req.ranges or []
             version_ranges.check_ranges(ranges, latest=latest, allow_latest=allow_latest)
-            tagged = catalog_views.table_tags(self._inner, req.id or [])
-            doomed = version_ranges.covered_tags(ranges, tagged, latest)
-            if doomed and not delete_tags:
-                raise invalid(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))
-            for tag in sorted({t for names in doomed.values() for t in names}):
-                self._inner.delete_table_tag(ln.DeleteTableTagRequest(id=req.id, tag=tag))
+            catalog_views.clear_covered_tags(
+                self._inner, req.id or [], ranges, latest, delete_tags=delete_tags
+            )
             answer = self._inner.batch_delete_table_versions(req.model_dump())
         return _response(BatchDeleteTableVersionsResponse, answer)
 

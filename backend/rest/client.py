@@ -541,17 +541,27 @@ class RestNamespaceClient(LanceNamespace):
             if problem_text:
                 raise InvalidInputError(f"register_table: {problem_text}")
 
-    def _checked(self, op: str, request: Any, data: Any = None, allow_latest: bool = False) -> Any:
+    def _checked(
+        self,
+        op: str,
+        request: Any,
+        data: Any = None,
+        allow_latest: bool = False,
+        delete_tags: bool = False,
+    ) -> Any:
         """A single write that depends on what the server holds: the static rules, then one
         read of that state (:meth:`_guard`), then the request."""
-        return self._run(op, request, data, lambda req: self._guard(op, req, allow_latest))
+        return self._run(
+            op, request, data, lambda req: self._guard(op, req, allow_latest, delete_tags)
+        )
 
-    def _guard(self, op: str, req: Any, allow_latest: bool) -> None:
+    def _guard(self, op: str, req: Any, allow_latest: bool, delete_tags: bool = False) -> None:
         """What a local namespace refuses by itself, read from the server for one write: the
         parent namespace of a create (a permissive server, pylance's RestAdapter included,
         declares a table into a namespace that does not exist), the target namespace of a
         rename, another table at a location to register, the staged manifest of a new
-        version, the latest version before a delete. Batches: :meth:`preflight`."""
+        version, the latest version and the tags before a delete (with ``delete_tags``, the
+        covered tags are deleted here, before the versions). Batches: :meth:`preflight`."""
 
         def namespace_exists(parts: list[str]) -> bool:
             return self.exists("namespace_exists", parts)
@@ -578,6 +588,9 @@ class RestNamespaceClient(LanceNamespace):
         if op == "batch_delete_table_versions":
             latest = catalog_views.latest_version(self, req.id, req.branch)
             version_ranges.check_ranges(req.ranges or [], latest=latest, allow_latest=allow_latest)
+            catalog_views.clear_covered_tags(
+                self, req.id or [], req.ranges or [], latest, delete_tags=delete_tags
+            )
 
     def _location_owner(self, location: str) -> str | None:
         """How ``location`` meets the directory of a table the server has, judged only by the
@@ -922,10 +935,19 @@ class RestNamespaceClient(LanceNamespace):
         request: ln.BatchDeleteTableVersionsRequest | dict[str, Any],
         *,
         allow_latest: bool = False,
+        delete_tags: bool = False,
     ) -> ln.BatchDeleteTableVersionsResponse:
-        """Delete version ranges; refused before sending when a range covers the table's
-        latest version, unless ``allow_latest``."""
-        return self._checked("batch_delete_table_versions", request, allow_latest=allow_latest)
+        """Delete version ranges, as the local backend does: refused before sending when a
+        range covers the table's latest version, unless ``allow_latest``, and when it covers a
+        tagged version (the refusal names the tags; read with one ListTableTags of the table,
+        every page), unless ``delete_tags``: then those tags are deleted first (DeleteTableTag
+        each), then the versions."""
+        return self._checked(
+            "batch_delete_table_versions",
+            request,
+            allow_latest=allow_latest,
+            delete_tags=delete_tags,
+        )
 
     def batch_create_table_versions(
         self, request: ln.BatchCreateTableVersionsRequest

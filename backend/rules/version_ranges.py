@@ -11,7 +11,10 @@ and never the latest version unless the caller opts in explicitly.
 :func:`tag_problems` is the second rule of every delete path: a range covering a tagged
 version is refused, naming the tags (a tag must never point at a deleted version). The one
 way past it is to delete those tags first (``delete_tags=True`` of
-``backend.services.lifecycle.delete_versions`` and of the local backend).
+``backend.services.lifecycle.delete_versions`` and of both backends'
+``batch_delete_table_versions``): :func:`tags_to_delete` is that decision, made once for
+every path (``backend.services.catalog_views.clear_covered_tags`` reads the tags and deletes
+what it names).
 """
 
 from __future__ import annotations
@@ -226,6 +229,23 @@ def tag_problems(
     ]
 
 
+def tags_to_delete(
+    ranges: Sequence[Any],
+    tagged: Mapping[int, Sequence[str]],
+    latest: int | None = None,
+    *,
+    delete_tags: bool,
+    opt_in: str | None = "delete_tags=True",
+) -> dict[int, list[str]]:
+    """The tags (``version -> tags``) that must be deleted before spec ``ranges`` are: none
+    when no covered version is tagged. A covered tagged version without ``delete_tags`` is
+    refused: ``InvalidInputError`` naming the tags and their versions (:func:`tag_problems`)."""
+    doomed = covered_tags(ranges, tagged, latest)
+    if doomed and not delete_tags:
+        raise InvalidInputError(" ".join(tag_problems(ranges, tagged, latest, opt_in=opt_in)))
+    return doomed
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -257,6 +277,7 @@ __all__ = [
     "range_problems",
     "spec_pairs",
     "tag_problems",
+    "tags_to_delete",
     "to_spec",
     "version_problem",
 ]

@@ -7,7 +7,9 @@ calls: a table's latest version and its tags, and the two views of a namespace t
 * :class:`ListingView` reads a batch's namespaces in bulk (ListTables with declared tables,
   ListNamespaces, every page): the REST client's preflight.
 
-The rules themselves (``backend.rules``) read nothing.
+The rules themselves (``backend.rules``) read nothing. The one write here,
+:func:`clear_covered_tags`, is the tag step of every delete of version ranges (both backends
+and ``backend.services.versions.delete_versions``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from lance_namespace import (
     BatchCommitTablesRequest,
+    DeleteTableTagRequest,
     DescribeTableRequest,
     ListNamespacesRequest,
     ListTablesRequest,
@@ -32,6 +35,7 @@ from lance_namespace.errors import (
 )
 
 from backend.paging import list_all
+from backend.rules import version_ranges
 from backend.rules.batch_rules import operations_of
 
 
@@ -69,6 +73,28 @@ def table_tags(ns: Any, table_id: Sequence[str]) -> dict[int, list[str]]:
         if not token:
             break
     return {v: sorted(t) for v, t in out.items()}
+
+
+def clear_covered_tags(
+    ns: Any,
+    table_id: Sequence[str],
+    ranges: Sequence[Any],
+    latest: int | None,
+    *,
+    delete_tags: bool,
+) -> dict[int, list[str]]:
+    """The tag step before deleting spec ``ranges`` of a table: its tags read once
+    (ListTableTags, every page), judged by ``version_ranges.tags_to_delete`` (a covered tagged
+    version without ``delete_tags``: ``InvalidInputError`` naming the tags, nothing deleted),
+    and with ``delete_tags`` the covered tags deleted (DeleteTableTag each, through ``ns``).
+    Returns the deleted tags, ``version -> tags``."""
+    tid = list(table_id)
+    doomed = version_ranges.tags_to_delete(
+        ranges, table_tags(ns, tid), latest, delete_tags=delete_tags
+    )
+    for tag in sorted({t for names in doomed.values() for t in names}):
+        ns.delete_table_tag(DeleteTableTagRequest(id=tid, tag=tag))
+    return doomed
 
 
 class NamespaceView:
@@ -215,4 +241,4 @@ class ListingView:
         return self._versions.tags(table_id)
 
 
-__all__ = ["ListingView", "NamespaceView", "latest_version", "table_tags"]
+__all__ = ["ListingView", "NamespaceView", "clear_covered_tags", "latest_version", "table_tags"]

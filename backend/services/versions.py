@@ -15,7 +15,6 @@ from lance_namespace import (
     BatchDeleteTableVersionsRequest,
     BatchDeleteTableVersionsResponse,
     CountTableRowsRequest,
-    DeleteTableTagRequest,
     DescribeTableRequest,
     DescribeTableVersionRequest,
     DescribeTransactionRequest,
@@ -23,7 +22,7 @@ from lance_namespace import (
     ListTableIndicesRequest,
     ListTableVersionsRequest,
 )
-from lance_namespace.errors import InvalidInputError, LanceNamespaceError
+from lance_namespace.errors import LanceNamespaceError
 
 from backend import capabilities
 from backend.rules import ids, version_ranges
@@ -382,18 +381,14 @@ def delete_versions(
     for a span covering the latest version and for one covering a tagged version (the
     refusal names the tags; ``backend.rules.version_ranges.tag_problems``). ``delete_tags=True``:
     those tags are deleted first (DeleteTableTag each), then the versions, so no tag is left
-    pointing at a deleted version. The local backend checks the tags again under its lock."""
+    pointing at a deleted version. Both backends check the tags again (the local one under its
+    lock, the REST client just before sending the delete)."""
     request = delete_request(table_id, spans)
     tid = list(request.id or [])
     ranges = request.ranges or []
     latest = catalog_views.latest_version(ns, tid)
     version_ranges.check_ranges(ranges, latest=latest)
-    tagged = catalog_views.table_tags(ns, tid)
-    doomed = version_ranges.covered_tags(ranges, tagged, latest)
-    if doomed and not delete_tags:
-        raise InvalidInputError(" ".join(version_ranges.tag_problems(ranges, tagged, latest)))
-    for tag in sorted({t for names in doomed.values() for t in names}):
-        ns.delete_table_tag(DeleteTableTagRequest(id=tid, tag=tag))
+    doomed = catalog_views.clear_covered_tags(ns, tid, ranges, latest, delete_tags=delete_tags)
     return VersionsDeleted(ns.batch_delete_table_versions(request), doomed)
 
 

@@ -116,6 +116,61 @@ def test_filters_and_csv(tmp_path: Path) -> None:
     assert list(rows[0]) == list(audit.CSV_COLUMNS)
 
 
+def test_batch_tables_of_both_batch_operations() -> None:
+    """Each table a batch names, once, in the batch's order, with the kinds of its operations;
+    a model or a dict alike; nothing for other operations."""
+    from lance_namespace import BatchCreateTableVersionsRequest
+
+    from tests.support import batch, op_declare, op_delete, op_deregister
+
+    commit = batch(op_declare(["a", "x"]), op_delete(["b", "y"], (1, 2)), op_deregister(["a", "x"]))
+    assert audit.batch_tables("batch_commit_tables", commit) == [
+        {"id": ["a", "x"], "kinds": ["DeclareTable", "DeregisterTable"]},
+        {"id": ["b", "y"], "kinds": ["DeleteTableVersions"]},
+    ]
+    assert audit.batch_tables("batch_commit_tables", commit.model_dump()) == (
+        audit.batch_tables("batch_commit_tables", commit)
+    )
+    entries = [
+        {"id": ["a", "x"], "version": 3, "manifest_path": "m3"},
+        {"id": ["c", "z"], "version": 7, "manifest_path": "m7"},
+    ]
+    created = [{"id": ["a", "x"], "kinds": ["CreateTableVersion"]},
+               {"id": ["c", "z"], "kinds": ["CreateTableVersion"]}]  # fmt: skip
+    assert audit.batch_tables("batch_create_table_versions", {"entries": entries}) == created
+    model = BatchCreateTableVersionsRequest.model_validate({"entries": entries})
+    assert audit.batch_tables("batch_create_table_versions", model) == created
+    assert audit.batch_tables("declare_table", DeclareTableRequest(id=["a", "x"])) == []
+    assert audit.batch_tables("batch_commit_tables", {"operations": "not a list"}) == []
+
+
+def test_batch_tables_are_kept_filtered_and_exported(tmp_path: Path) -> None:
+    log = audit.AuditLog(tmp_path)
+    tables = [{"id": ["sales", "orders"], "kinds": ["DeclareTable"]},
+              {"id": ["hr", "people"], "kinds": ["DeregisterTable"]}]  # fmt: skip
+    log.append(entry(op="batch_commit_tables", ids=[], tables=tables))
+    log.append(entry(op="declare_table", ids=["ops", "jobs"]))
+    # An entry written before entries had tables reads with none.
+    with open(log.path, "a") as f:
+        f.write(json.dumps({"user": "u", "connection": "c", "operation": "drop_table",
+                            "ids": ["hr", "old"], "ts": "2020-01-01T00:00:00Z"}) + "\n")  # fmt: skip
+    got = log.entries()
+    assert got[0].tables == tables and got[1].tables == [] and got[2].tables == []
+    assert [e.operation for e in audit.filter_entries(got, table="orders")] == [
+        "batch_commit_tables"
+    ]
+    assert [e.operation for e in audit.filter_entries(got, table="hr")] == [
+        "batch_commit_tables",
+        "drop_table",
+    ]
+    rows = list(csv.DictReader(io.StringIO(audit.to_csv(got))))
+    assert [r["tables"] for r in rows] == [
+        "sales › orders (DeclareTable); hr › people (DeregisterTable)",
+        "",
+        "",
+    ]
+
+
 CHILD = textwrap.dedent(
     """
     import sys

@@ -71,3 +71,54 @@ def test_every_write_flow_is_recorded(ns, tmp_path: Path, backend_kind: str) -> 
     assert [e.request["mode"] for e in imported] == (
         ["create", "append"] if backend_kind == "local" else []
     )
+
+
+def test_a_batch_entry_names_every_table_it_touches(ns, tmp_path: Path, backend_kind: str) -> None:
+    """BatchCommitTables over two tables: its entry names both with their kinds of operation
+    (recorded whether the server runs it or not: pylance's REST server has no batch commit),
+    and the Audit page's table filter finds it by either table."""
+    from lance_namespace.errors import LanceNamespaceError
+
+    from tests.support import batch, op_declare, op_delete
+
+    log = audit.AuditLog(tmp_path / "audit")
+    admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), connection="lab", log=log)
+    admin.create_namespace(CreateNamespaceRequest(id=["shop"]))
+    with_versions(ns, ["shop", "orders"], 3)
+    request = batch(
+        op_declare(["shop", "refunds"]),
+        op_delete(["shop", "orders"], (1, 2)),
+        op_declare(["shop", "orders_archive"]),
+    )
+    try:
+        admin.batch_commit_tables(request)
+        committed = True
+    except LanceNamespaceError:
+        committed = False
+    assert committed == (backend_kind == "local")
+    entries = log.entries()
+    [entry] = [e for e in entries if e.operation == "batch_commit_tables"]
+    assert entry.outcome == (audit.OK if committed else audit.FAILED)
+    expected = [
+        {"id": [*op.declare_table.id], "kinds": ["DeclareTable"]}
+        if op.declare_table
+        else {"id": [*op.delete_table_versions.id], "kinds": ["DeleteTableVersions"]}
+        for op in request.operations
+    ]
+    assert entry.tables == expected
+    assert [t["id"] for t in entry.tables] == [
+        ["shop", "refunds"],
+        ["shop", "orders"],
+        ["shop", "orders_archive"],
+    ]
+    for needle in ("refunds", "ORDERS", "orders_archive", "shop"):
+        assert entry in audit.filter_entries(entries, table=needle), needle
+    assert audit.filter_entries(entries, table="returns") == []
+    assert [e.operation for e in audit.filter_entries(entries, table="refunds")] == [
+        "batch_commit_tables"
+    ]
+    [row] = [r for r in audit.to_rows(entries) if r["operation"] == "batch_commit_tables"]
+    assert row["tables"] == (
+        "shop › refunds (DeclareTable); shop › orders (DeleteTableVersions); "
+        "shop › orders_archive (DeclareTable)"
+    )

@@ -189,22 +189,62 @@ def test_range_delete_refusal_of_the_latest_keeps_the_tags(ns, table) -> None:
     assert versions(ns, table) == [1, 2, 3, 4]
 
 
-def test_local_backend_refuses_a_tagged_version_itself(tmp_path: Path) -> None:
-    ns = backend.connect(str(tmp_path))
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)
-    lc.create_tag(ns, T, "baseline", 2)
+def _tag_map(ns, table_id) -> dict[str, int]:
+    tags = lc.list_tags(ns, table_id)
+    return dict(zip(tags["tag"], (int(v) for v in tags["version"]), strict=True))
+
+
+def _wire_counts(ns, backend_kind: str) -> dict[str, int] | None:
+    return dict(ns.wire_log.counts()) if backend_kind == "rest" else None
+
+
+def test_backend_refuses_a_range_covering_a_tagged_version(ns, table, backend_kind) -> None:
+    """The spec call itself, on both backends: a range covering a tagged version is refused
+    naming the tag and its version, and nothing is deleted (over REST: nothing sent but one
+    DescribeTable and one ListTableTags)."""
+    lc.create_tag(ns, table, "baseline", 2)
+    lc.create_tag(ns, table, "origin", 1)
     request = BatchDeleteTableVersionsRequest(
-        id=T, ranges=[VersionRange(start_version=1, end_version=-1)]
+        id=table, ranges=[VersionRange(start_version=2, end_version=4)]
     )
-    with pytest.raises(InvalidInputError, match=r"v2 \(baseline\)"):
-        ns.batch_delete_table_versions(request, allow_latest=True)
-    request.ranges = [VersionRange(start_version=2, end_version=3)]
-    with pytest.raises(InvalidInputError, match="baseline"):
+    if backend_kind == "rest":
+        ns.wire_log.clear()
+    with pytest.raises(InvalidInputError, match=r"v2 \(baseline\)") as err:
         ns.batch_delete_table_versions(request)
-    assert versions(ns, T) == [1, 2, 3, 4]
-    assert ns.batch_delete_table_versions(request, delete_tags=True).deleted_count == 1
-    assert versions(ns, T) == [1, 3, 4] and lc.list_tags(ns, T).empty
+    assert "origin" not in str(err.value) and "Nothing deleted" in str(err.value)
+    if backend_kind == "rest":
+        assert _wire_counts(ns, backend_kind) == {"describe_table": 1, "list_table_tags": 1}
+    assert versions(ns, table) == [1, 2, 3, 4]
+    assert _tag_map(ns, table) == {"baseline": 2, "origin": 1}
+    # Through the latest version (allowed) the tag rule still holds.
+    request.ranges = [VersionRange(start_version=1, end_version=-1)]
+    with pytest.raises(InvalidInputError, match=r"v1 \(origin\), v2 \(baseline\)"):
+        ns.batch_delete_table_versions(request, allow_latest=True)
+    assert versions(ns, table) == [1, 2, 3, 4]
+    assert _tag_map(ns, table) == {"baseline": 2, "origin": 1}
+
+
+def test_backend_deletes_the_covered_tags_with_delete_tags(ns, table, backend_kind) -> None:
+    lc.create_tag(ns, table, "baseline", 2)
+    lc.create_tag(ns, table, "also", 3)
+    lc.create_tag(ns, table, "origin", 1)
+    lc.create_tag(ns, table, "latest-one", 4)
+    request = BatchDeleteTableVersionsRequest(
+        id=table, ranges=[VersionRange(start_version=2, end_version=4)]
+    )
+    if backend_kind == "rest":
+        ns.wire_log.clear()
+    assert ns.batch_delete_table_versions(request, delete_tags=True).deleted_count == 2
+    if backend_kind == "rest":
+        assert _wire_counts(ns, backend_kind) == {
+            "describe_table": 1,
+            "list_table_tags": 1,
+            "delete_table_tag": 2,
+            "batch_delete_table_versions": 1,
+        }
+    assert versions(ns, table) == [1, 4]
+    assert _tag_map(ns, table) == {"origin": 1, "latest-one": 4}
+    assert rows(ns, table) == 12
 
 
 def test_batch_delete_of_a_tagged_version_is_refused(tmp_path: Path) -> None:

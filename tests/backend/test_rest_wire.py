@@ -817,7 +817,7 @@ def test_count_plan_and_query_responses() -> None:
          {"version": {"version": 3, "manifest_path": "m"}}, ln.DescribeTableVersionResponse),
         ("batch_delete_table_versions",
          {"id": ["t"], "ranges": [{"start_version": 1, "end_version": 2}]},
-         [{"version": 5}],  # DescribeTable first: the latest version is 5
+         [{"version": 5}, {"tags": {}}],  # DescribeTable (latest: 5), ListTableTags first
          {"deleted_count": 2}, ln.BatchDeleteTableVersionsResponse),
     ],
 )  # fmt: skip
@@ -1242,6 +1242,16 @@ def _describe(version: int) -> httpx.Response:
     return httpx.Response(200, json={"table": "t", "version": version})
 
 
+def _tags(page_token: str | None = None, **tags: int) -> httpx.Response:
+    """A ListTableTags answer: ``name=version`` tags, and the next page's token."""
+    body: dict[str, Any] = {
+        "tags": {name: {"version": v, "manifest_size": 100} for name, v in tags.items()}
+    }
+    if page_token:
+        body["page_token"] = page_token
+    return httpx.Response(200, json=body)
+
+
 @pytest.mark.parametrize(
     "ranges",
     [
@@ -1262,21 +1272,76 @@ def test_delete_covering_the_latest_version_is_never_sent(ranges: list[dict[str,
 
 
 def test_delete_covering_the_latest_version_is_sent_with_allow_latest() -> None:
-    server = Server(_describe(5), httpx.Response(200, json={"deleted_count": 4}))
+    server = Server(_describe(5), _tags(), httpx.Response(200, json={"deleted_count": 4}))
     client, _ = make_client(server)
     ranges = [{"start_version": 2, "end_version": -1}]
     resp = client.batch_delete_table_versions({"id": ["t"], "ranges": ranges}, allow_latest=True)
     assert resp.deleted_count == 4
-    assert [e.op for e in client.wire_log] == ["describe_table", "batch_delete_table_versions"]
+    assert [e.op for e in client.wire_log] == [
+        "describe_table",
+        "list_table_tags",
+        "batch_delete_table_versions",
+    ]
     assert json.loads(server.last.content) == {"id": ["t"], "ranges": ranges}
 
 
 def test_delete_of_older_versions_is_sent_after_the_check() -> None:
-    server = Server(_describe(5), httpx.Response(200, json={"deleted_count": 3}))
+    server = Server(_describe(5), _tags(kept=5), httpx.Response(200, json={"deleted_count": 3}))
     client, _ = make_client(server)
     ranges = [{"start_version": 1, "end_version": 5}]  # 1-4 (end exclusive)
     assert client.batch_delete_table_versions({"id": ["t"], "ranges": ranges}).deleted_count == 3
-    assert [e.op for e in client.wire_log] == ["describe_table", "batch_delete_table_versions"]
+    assert [e.op for e in client.wire_log] == [
+        "describe_table",
+        "list_table_tags",
+        "batch_delete_table_versions",
+    ]
+
+
+def test_delete_covering_a_tag_on_a_later_page_is_never_sent() -> None:
+    """The tag check reads ListTableTags of the target table, every page, and nothing else
+    of the catalog; a covered tag refuses the delete before it is sent, naming the tag."""
+    server = Server(
+        _describe(5),
+        _tags("p2", kept=5),
+        _tags(baseline=3),
+        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
+    )
+    client, _ = make_client(server)
+    ranges = [{"start_version": 1, "end_version": 5}]
+    with pytest.raises(lne.InvalidInputError, match=r"v3 \(baseline\).*Nothing deleted"):
+        client.batch_delete_table_versions({"id": ["t"], "ranges": ranges})
+    assert [e.op for e in client.wire_log] == [
+        "describe_table",
+        "list_table_tags",
+        "list_table_tags",
+    ]
+    assert all(r.url.raw_path.startswith(b"/v1/table/t/") for r in server.requests)
+    assert server.requests[2].url.params.get("page_token") == "p2"
+    assert "page_token" not in server.requests[1].url.params
+
+
+def test_delete_tags_deletes_the_covered_tags_before_the_versions() -> None:
+    server = Server(
+        _describe(5),
+        _tags(baseline=3, also=3, older=1, kept=5),
+        default=lambda r: httpx.Response(
+            200, json={"deleted_count": 2} if r.url.path.endswith("/version/delete") else {}
+        ),
+    )
+    client, _ = make_client(server)
+    ranges = [{"start_version": 2, "end_version": 5}]
+    resp = client.batch_delete_table_versions({"id": ["t"], "ranges": ranges}, delete_tags=True)
+    assert [e.op for e in client.wire_log] == [
+        "describe_table",
+        "list_table_tags",
+        "delete_table_tag",
+        "delete_table_tag",
+        "batch_delete_table_versions",
+    ]
+    deleted = [json.loads(r.content)["tag"] for r in server.requests[2:4]]
+    assert deleted == ["also", "baseline"]
+    assert json.loads(server.last.content) == {"id": ["t"], "ranges": ranges}
+    assert resp.deleted_count == 2
 
 
 @pytest.mark.parametrize(

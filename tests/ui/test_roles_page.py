@@ -69,3 +69,43 @@ def test_admin_sees_every_write_in_the_audit_page(roles: Path) -> None:
     assert list(frame["ids"]) == ["sales › planned"]
     assert [b.label for b in at.get("download_button")] == ["Export CSV"]
     assert get_namespace  # the page's namespace comes from the gate (tested in test_gate)
+
+
+def test_audit_page_finds_a_batch_by_either_of_its_tables(roles: Path, tmp_path: Path) -> None:
+    """A batch committed through the gate over two tables, and a single write of a third: the
+    Audit page's table filter finds the batch by either of its tables, and shows them."""
+    from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
+
+    import backend
+    from backend import access
+    from backend.gate import Actor, gate
+    from components import state
+    from tests.support import batch, op_declare, op_delete, with_versions
+
+    root = tmp_path / "batch-root"
+    root.mkdir()
+    ns = backend.connect(str(root))
+    admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), log=audit.AuditLog(roles))
+    admin.create_namespace(CreateNamespaceRequest(id=["shop"]))
+    with_versions(ns, ["shop", "orders"], 3)
+    admin.batch_commit_tables(
+        batch(op_declare(["shop", "refunds"]), op_delete(["shop", "orders"], (1, 2)))
+    )
+    admin.declare_table(DeclareTableRequest(id=["shop", "invoices"]))
+
+    at = app_as("ada@example.com")
+    open_page(at, "views/audit.py")
+    assert "3 entries of 3" in texts(at)
+    box = [t for t in at.text_input if t.key == f"{state.Audit.VIEW}.table"]
+    assert len(box) == 1
+    for needle in ("refunds", "orders"):
+        box[0].set_value(needle).run()
+        assert_no_exception(at)
+        assert "1 entry of 3" in texts(at), needle
+        frame = at.dataframe[0].value
+        assert list(frame["operation"]) == ["batch_commit_tables"]
+        assert list(frame["tables"]) == [
+            "shop › refunds (DeclareTable); shop › orders (DeleteTableVersions)"
+        ]
+    box[0].set_value("invoices").run()
+    assert list(at.dataframe[0].value["operation"]) == ["declare_table"]
