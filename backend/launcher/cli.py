@@ -53,7 +53,6 @@ _LAUNCH_VARS = (
     launch.STORAGE_SECRETS_ENV,
     launch.API_KEY_ENV_NAME,
 )
-_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
 
 EPILOG = """\
 storage options:
@@ -232,7 +231,7 @@ def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) ->
             continue
         values[key] = value
         if secret:
-            var = _SECRET_VAR.format(n)
+            var = launch.STORAGE_SECRET_VAR.format(n)
             out.secret_env[key] = var
             out.child_env[var] = value
             out.warnings.append(
