@@ -130,11 +130,16 @@ def _secret_slot(spec: ConnectionSpec) -> str:
     return f"{spec.name}|{spec.target}"
 
 
-def _resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
+def _typed_secrets(spec: ConnectionSpec) -> Secrets | None:
+    """The secrets of ``spec`` given as values: typed in this session, or Streamlit's."""
     typed = (state.get(state.Conn.SECRETS) or {}).get(_secret_slot(spec))
     if typed is None and spec.source == "secrets":
         typed = _saved()[1].get(spec.name)
-    return conns.resolve_secrets(spec, typed)
+    return typed
+
+
+def _resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
+    return conns.resolve_secrets(spec, _typed_secrets(spec))
 
 
 def connection_key(spec: ConnectionSpec | None = None) -> str:
@@ -313,6 +318,14 @@ def snippet_connection() -> dict[str, Any]:
     out["has_auth_token"] = bool(secrets.auth_token)
     out["secret_headers"] = sorted({*out["secret_headers"], *secrets.headers})
     out["secret_storage"] = sorted({*out.get("secret_storage", []), *secrets.storage_options})
+    # a secret given as a value wins over the spec's variable (resolve_secrets): the snippet
+    # then reads its default variable, not the spec's
+    typed = _typed_secrets(spec) or Secrets()
+    for given, env_field in (
+        (typed.headers, "secret_headers_env"),
+        (typed.storage_options, "secret_storage_env"),
+    ):
+        out[env_field] = {k: v for k, v in out[env_field].items() if k not in given}
     return out
 
 

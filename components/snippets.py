@@ -24,20 +24,34 @@ def _literal(value: Any, indent: int) -> str:
     return text.replace("\n", "\n" + " " * indent)
 
 
-def _mapping_arg(name: str, data: Mapping[str, Any], secret_keys: set[str], env_prefix: str) -> str:
+def _mapping_arg(
+    name: str,
+    data: Mapping[str, Any],
+    secret_keys: set[str],
+    env_prefix: str,
+    env_names: Mapping[str, str],
+) -> str:
+    """``name={...}``: non-secret values inline; a secret read from the variable the
+    connection names for it (``env_names``), else from ``<env_prefix><KEY>``."""
+
+    def lookup(key: str) -> str:
+        return f"{key!r}: os.environ[{(env_names.get(key) or _env_name(env_prefix, key))!r}]"
+
     parts = []
     for k, v in data.items():
-        if is_secret_name(k) or k in secret_keys:
-            parts.append(f"{k!r}: os.environ[{_env_name(env_prefix, k)!r}]")
+        if is_secret_name(k) or k in secret_keys or k in env_names:
+            parts.append(lookup(k))
         else:
             parts.append(f"{k!r}: {v!r}")
-    for k in sorted(secret_keys - set(data)):
-        parts.append(f"{k!r}: os.environ[{_env_name(env_prefix, k)!r}]")
+    for k in sorted((secret_keys | set(env_names)) - set(data)):
+        parts.append(lookup(k))
     return f"{name}={{" + ", ".join(parts) + "}"
 
 
 def connect_args(connection: Mapping[str, Any]) -> list[str]:
-    """``backend.connect`` arguments for a connection description (secrets as env lookups)."""
+    """``backend.connect`` arguments for a connection description (``ConnectionSpec.describe``):
+    secrets as environment lookups, of the variables the connection names where it names
+    them (``secret_headers_env``, ``secret_storage_env``)."""
     args = [repr(str(connection.get("target", "")))]
     for opt, default_env in _SECRET_ENV.items():
         env_name = connection.get(f"{opt}_env")
@@ -45,14 +59,15 @@ def connect_args(connection: Mapping[str, Any]) -> list[str]:
             args.append(f"{opt}=os.environ[{(env_name or default_env)!r}]")
     if connection.get("delimiter"):
         args.append(f"delimiter={connection['delimiter']!r}")
-    headers = dict(connection.get("headers") or {})
-    secret_headers = set(connection.get("secret_headers") or ())
-    if headers or secret_headers:
-        args.append(_mapping_arg("headers", headers, secret_headers, "LANCE_HEADER_"))
-    storage = dict(connection.get("storage_options") or {})
-    secret_storage = set(connection.get("secret_storage") or ())
-    if storage or secret_storage:
-        args.append(_mapping_arg("storage_options", storage, secret_storage, "LANCE_STORAGE_"))
+    for arg, values, secrets, env_prefix in (
+        ("headers", "headers", "secret_headers", "LANCE_HEADER_"),
+        ("storage_options", "storage_options", "secret_storage", "LANCE_STORAGE_"),
+    ):
+        data = dict(connection.get(values) or {})
+        secret_keys = set(connection.get(secrets) or ())
+        env_names = dict(connection.get(f"{secrets}_env") or {})
+        if data or secret_keys or env_names:
+            args.append(_mapping_arg(arg, data, secret_keys, env_prefix, env_names))
     return args
 
 

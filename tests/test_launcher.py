@@ -153,6 +153,70 @@ def test_bad_storage_options_are_refused(item: str, problem: str, capsys) -> Non
     assert problem in capsys.readouterr().err
 
 
+S3_CHECK_CASES = {
+    "http endpoint without allow_http": [
+        "aws_endpoint=http://127.0.0.1:9",
+        "aws_region=us-east-1",
+        "aws_access_key_id=env:LAUNCH_KEY_ID",
+        "aws_secret_access_key=env:LAUNCH_SECRET",
+    ],
+    "access key id without the secret": [
+        "aws_region=us-east-1",
+        "aws_access_key_id=env:LAUNCH_KEY_ID",
+    ],
+    "secret without the access key id": [
+        "aws_region=us-east-1",
+        "aws_secret_access_key=env:LAUNCH_SECRET",
+    ],
+}
+
+
+@pytest.mark.parametrize("items", S3_CHECK_CASES.values(), ids=S3_CHECK_CASES)
+def test_s3_options_the_page_refuses_are_refused_at_launch(
+    tmp_path: Path, items: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The launcher refuses what the console's page refuses, with the page's message: it
+    exits with 2 before starting streamlit (it returns instead of serving) and creates
+    nothing (its working directory and home stay empty)."""
+    from lance_namespace.errors import InvalidInputError
+
+    user_env = {"LAUNCH_KEY_ID": "AKIA-launch-id", "LAUNCH_SECRET": SECRET}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "ALLOW_HTTP"))}
+    for name in set(os.environ) - set(clean):
+        monkeypatch.delenv(name)
+    # what the page says when it connects with these options (resolved as the console does)
+    values = cli.parse_storage(items, user_env).values
+    with pytest.raises(InvalidInputError) as refused:
+        backend.connect("s3://bucket/root", storage_options=values)
+    expected = str(refused.value)
+    assert expected.startswith("Cannot open s3://bucket/root: ")
+
+    home = tmp_path / "home"
+    home.mkdir()
+    args = [a for item in items for a in ("--storage", item)]
+    child_env = {k: v for k, v in clean.items() if not k.startswith("LANCE_CONSOLE_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backend.launcher.cli", "s3://bucket/root", *args]
+        + ["--port", str(free_port()), "--no-browser"],
+        cwd=home,
+        env={**child_env, **user_env, "HOME": str(home), "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=START_TIMEOUT)
+    except subprocess.TimeoutExpired:  # it started serving: stop it and what it started
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the launcher started the console: {out}{err}")
+    assert proc.returncode == 2, out + err
+    assert err.strip() == f"lance-console: {expected}"
+    assert "opening" not in out and SECRET not in out + err
+    assert list(home.iterdir()) == []  # no demo, no config, nothing
+
+
 def test_storage_options_are_refused_for_a_rest_target(capsys) -> None:
     assert cli.main(["http://127.0.0.1:9/api", "--storage", "region=us-east-1"]) == 2
     assert "--storage is for folders and object stores" in capsys.readouterr().err

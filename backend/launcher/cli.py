@@ -5,7 +5,10 @@ Without TARGET the demo namespace is built (once) in ``./.lance-console/demo`` (
 deleted, demo tables dropped or renamed since are reported and built again only with
 ``--rebuild-demo``. A non-empty folder that is not a demo is left alone. TARGET may be a
 directory, any URI the local backend accepts, or an ``http(s)://`` URL of a Lance REST
-namespace (passed through as is).
+namespace (passed through as is). An object-store TARGET whose storage options (with the
+environment lance reads) certainly cannot open it (an ``http://`` endpoint without
+``allow_http``, half a key pair, ...) is refused before anything is started or created, with the
+message the console's page gives (``backend.local.target.check_object_store``).
 
 The console listens on ``127.0.0.1`` unless ``--host`` says otherwise; exposed on another
 address without sign-in configured (:func:`backend.launcher.launch.sign_in_configured`) it starts
@@ -53,7 +56,6 @@ _LAUNCH_VARS = (
     launch.STORAGE_SECRETS_ENV,
     launch.API_KEY_ENV_NAME,
 )
-_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
 
 EPILOG = """\
 storage options:
@@ -198,6 +200,8 @@ class StorageOptions:
     secret_env: dict[str, str] = field(default_factory=dict)  # secret option -> variable name
     child_env: dict[str, str] = field(default_factory=dict)  # variables the launcher sets
     warnings: list[str] = field(default_factory=list)
+    # every option with its value, secrets included: for the checks, never printed
+    values: dict[str, str] = field(default_factory=dict, repr=False)
 
     def shown(self) -> str:
         """``key=value, ...`` with every secret masked (for the launcher's output)."""
@@ -232,7 +236,7 @@ def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) ->
             continue
         values[key] = value
         if secret:
-            var = _SECRET_VAR.format(n)
+            var = launch.STORAGE_SECRET_VAR.format(n)
             out.secret_env[key] = var
             out.child_env[var] = value
             out.warnings.append(
@@ -246,7 +250,25 @@ def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) ->
         raise ValueError("; ".join(problems))
     for key in out.secret_env:  # no text this process prints shows them (redact_text)
         register_secret(values[key])
+    out.values = values
     return out
+
+
+def storage_problem(target: str | None, storage: StorageOptions) -> str | None:
+    """Why the console could not open the object-store ``target`` with these options (and the
+    environment lance reads), in the words the console's page would use
+    (``backend.local.target.check_object_store``); ``None``: nothing known against it."""
+    if not target:
+        return None
+    from lance_namespace.errors import LanceNamespaceError
+
+    from backend.local.target import check_object_store
+
+    try:
+        check_object_store(target, storage.values)
+    except LanceNamespaceError as exc:
+        return str(exc)
+    return None
 
 
 # -- the launch policy --------------------------------------------------------------------------
@@ -387,6 +409,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    problem = storage_problem(args.target, storage)
+    if problem:  # refused before anything is started or created, as the page would refuse it
+        print(f"lance-console: {problem}", file=sys.stderr)
+        return 2
     if args.api_key_env and not os.environ.get(args.api_key_env):
         print(f"lance-console: --api-key-env: {args.api_key_env} is not set", file=sys.stderr)
         return 2

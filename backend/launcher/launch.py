@@ -13,7 +13,10 @@ variables; the console reads them through the functions below:
 ``LANCE_CONSOLE_STORAGE``          JSON object: the default connection's non-secret storage
                                    options
 ``LANCE_CONSOLE_STORAGE_SECRETS``  JSON object: secret storage option -> the environment
-                                   variable holding its value (values never in JSON or argv)
+                                   variable holding its value (values never in JSON or argv):
+                                   the variable the user named (``KEY=env:NAME``), or one the
+                                   launcher set for a secret typed as a value
+``LANCE_CONSOLE_STORAGE_SECRET_n`` a secret storage option typed as a value (``KEY=VALUE``)
 ``LANCE_CONSOLE_API_KEY``          the REST API key of the default connection ...
 ``LANCE_CONSOLE_API_KEY_ENV``      ... or the name of the variable that holds it
 =================================  ================================================================
@@ -39,6 +42,7 @@ STORAGE_ENV = "LANCE_CONSOLE_STORAGE"
 STORAGE_SECRETS_ENV = "LANCE_CONSOLE_STORAGE_SECRETS"
 API_KEY_ENV = "LANCE_CONSOLE_API_KEY"
 API_KEY_ENV_NAME = "LANCE_CONSOLE_API_KEY_ENV"
+STORAGE_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
 LOOPBACK = "127.0.0.1"
 _FALSE = ("", "0", "false", "no", "off")
 
@@ -130,6 +134,14 @@ def launch_storage(env: Mapping[str, str] | None = None) -> tuple[dict[str, str]
     return table(STORAGE_ENV), table(STORAGE_SECRETS_ENV)
 
 
+def user_named(variable: str) -> bool:
+    """Whether ``variable`` is one the user named (``--storage KEY=env:NAME``), not one the
+    launcher set for a secret typed as a value (:data:`STORAGE_SECRET_VAR`)."""
+    prefix = STORAGE_SECRET_VAR.split("{", 1)[0]
+    rest = variable.removeprefix(prefix)
+    return not (rest != variable and rest.isdigit())
+
+
 def launch_api_key_env(env: Mapping[str, str] | None = None) -> str | None:
     """The environment variable holding the default connection's API key, if any."""
     env = os.environ if env is None else env
@@ -147,6 +159,7 @@ __all__ = [
     "READ_ONLY_REASON_ENV",
     "STORAGE_ENV",
     "STORAGE_SECRETS_ENV",
+    "STORAGE_SECRET_VAR",
     "TARGET_ENV",
     "anonymous_writes",
     "is_loopback",
@@ -155,4 +168,5 @@ __all__ = [
     "launch_storage",
     "secrets_files",
     "sign_in_configured",
+    "user_named",
 ]

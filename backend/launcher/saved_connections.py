@@ -106,7 +106,12 @@ class ConnectionSpec:
         return out
 
     def describe(self) -> dict[str, Any]:
-        """Non-secret description used by "copy as Python" snippets and the sidebar."""
+        """Non-secret description used by "copy as Python" snippets and the sidebar. The
+        environment variables of secret headers and storage options are named where the user
+        named them (``secret_headers_env``, ``secret_storage_env``); a variable the launcher
+        set for a secret typed as a value is not (``launch.user_named``)."""
+        from backend.launcher.launch import user_named
+
         return {
             "name": self.name,
             "target": self.target,
@@ -118,6 +123,12 @@ class ConnectionSpec:
             "auth_token_env": self.auth_token_env,
             "secret_headers": sorted(self.secret_headers_env),
             "secret_storage": sorted(self.secret_storage_env),
+            "secret_headers_env": {
+                k: v for k, v in self.secret_headers_env.items() if user_named(v)
+            },
+            "secret_storage_env": {
+                k: v for k, v in self.secret_storage_env.items() if user_named(v)
+            },
             "read_only": self.read_only,
             "server_profile": self.server_profile,
         }

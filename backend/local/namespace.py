@@ -232,7 +232,10 @@ class LocalNamespace(LanceNamespace):
                     f"connect: the bucket of {self.root} does not exist (the object store "
                     "answered NoSuchBucket)"
                 ) from None
-            raise (open_failure(exc, self.root) or to_namespace_error(exc, "connect")) from None
+            raise (
+                open_failure(exc, self.root, self.storage_options)
+                or to_namespace_error(exc, "connect")
+            ) from None
         self.txn_store = txn_store.open_store(self.root, self.storage_options)
         catalog = (
             str(self.local_path / "__manifest")

@@ -12,7 +12,8 @@ Objects are written whole (a PUT is atomic); nothing here ever writes a zero-byt
 "directory marker": an object store has no directories, a key prefix is enough.
 
 Failures leave as namespace errors (:func:`store_error`): a store that cannot be reached is a
-``NamespaceConnectionError`` naming the storage options to check.
+``NamespaceConnectionError`` naming the endpoint it tried when one is set, else the storage
+options to check.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from backend.rules.connect_options import storage_setup_hint
+from backend.rules.connect_options import storage_endpoint, storage_setup_hint
 
 from ..errors import NamespaceConnectionError, attach_error_details, make, trim_source_locations
 
@@ -104,7 +105,7 @@ def open_root(root: str, storage_options: Mapping[str, Any] | None = None) -> An
     try:
         return from_url(root.rstrip("/"), **kwargs)
     except Exception as exc:  # noqa: BLE001 - obstore's configuration errors, as input errors
-        raise store_error(exc, root, "open the object store") from None
+        raise store_error(exc, root, "open the object store", storage_options) from None
 
 
 def _first_line(text: str) -> str:
@@ -141,10 +142,24 @@ _REASONS: tuple[tuple[tuple[str, ...], str, ErrorCode | None], ...] = (
 )
 
 
-def store_error(exc: BaseException | str, root: str, action: str) -> LanceNamespaceError:
+# The reasons of an unreachable store, said of the endpoint that could not be reached.
+_UNREACHABLE_WHY = {
+    "the store's endpoint did not answer": " (nothing answered there)",
+    "the store's host name does not resolve": " (its host name does not resolve)",
+}
+
+
+def store_error(
+    exc: BaseException | str,
+    root: str,
+    action: str,
+    storage_options: Mapping[str, Any] | None = None,
+) -> LanceNamespaceError:
     """An obstore or lance object-store failure as a namespace error: a short reason and the
     storage options to set (:func:`backend.rules.connect_options.storage_setup_hint`). A store that
-    cannot be reached is a ``NamespaceConnectionError``."""
+    cannot be reached is a ``NamespaceConnectionError``; when an S3 endpoint is set (in
+    ``storage_options`` or the environment) it names that endpoint as the address that could not
+    be reached, instead of asking for options that are set."""
     if isinstance(exc, LanceNamespaceError):
         return exc
     raw = str(exc)
@@ -159,7 +174,16 @@ def store_error(exc: BaseException | str, root: str, action: str) -> LanceNamesp
             connection = found_code is None
             code = found_code or ErrorCode.SERVICE_UNAVAILABLE
             break
-    message = f"Cannot {action} at {root}: {reason}. {storage_setup_hint(root)}."
+    endpoint = storage_endpoint(root, storage_options) if connection else ""
+    if endpoint:
+        why = _UNREACHABLE_WHY.get(reason, "")
+        message = (
+            f"Cannot {action} at {root}: the endpoint {endpoint} could not be reached{why}. "
+            "Check that the S3 server is running there, or correct the storage option "
+            "aws_endpoint (or AWS_ENDPOINT in the environment)."
+        )
+    else:
+        message = f"Cannot {action} at {root}: {reason}. {storage_setup_hint(root)}."
     if connection:
         return attach_error_details(NamespaceConnectionError(message), message=message)
     return make(code, message)

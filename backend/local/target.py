@@ -87,14 +87,17 @@ def check_object_store(root: str, storage_options: Mapping[str, Any]) -> None:
         )
 
 
-def open_failure(exc: BaseException, root: str) -> LanceNamespaceError | None:
-    """What lance's failure to open the object-store ``root`` means, naming what to set
-    (``None``: not an object-store root)."""
+def open_failure(
+    exc: BaseException, root: str, storage_options: Mapping[str, Any] | None = None
+) -> LanceNamespaceError | None:
+    """What lance's failure to open the object-store ``root`` with ``storage_options`` means,
+    naming what to set or the endpoint that could not be reached (``None``: not an
+    object-store root)."""
     if object_store_kind(root) is None:
         return None
     from .object_store import store_error
 
-    return store_error(exc, root, "open the namespace")
+    return store_error(exc, root, "open the namespace", storage_options)
 
 
 __all__ = [

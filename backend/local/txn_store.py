@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -264,7 +265,7 @@ class ObjectTxnStore(TxnStore):
     def __init__(self, root: str, storage_options: dict[str, str] | None = None):
         from . import object_store
 
-        self._errors = object_store.store_error
+        self._errors = functools.partial(object_store.store_error, storage_options=storage_options)
         self.root = root.rstrip("/")
         self.location = f"{self.root}/{STORE_DIR}"
         self.store = object_store.open_root(self.root, storage_options)

@@ -14,7 +14,9 @@ connections apply before a client is made.
   options each store knows, with a short hint (the Connect dialog offers them);
   :func:`storage_setup_problems` says what is missing before any request is made (no region
   nor endpoint, an ``http://`` endpoint without ``allow_http``, an endpoint without
-  credentials, half a key pair), counting the environment variables lance reads too.
+  credentials, half a key pair), counting the environment variables lance reads too;
+  :func:`storage_endpoint` names the S3 endpoint a root is opened at (``scheme://host:port``,
+  never credentials).
 * pylance's flat property names (what ``lance_namespace.connect(impl, properties)`` and
   ``lancedb.connect_namespace`` pass as keyword arguments) fold into these options:
   ``storage.<key>`` into ``storage_options``, ``header.<Name>`` into ``headers``, numbers and
@@ -385,6 +387,41 @@ def _given(options: Mapping[str, str], env: Mapping[str, str], keys: tuple[str, 
     return ""
 
 
+_ENDPOINT_KEYS = ("aws_endpoint", "aws_endpoint_url", "endpoint", "endpoint_url")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def endpoint_address(endpoint: str) -> str:
+    """``scheme://host:port`` of an endpoint URL, as messages name it: no user name or
+    password, path or query; the scheme's port when none is given."""
+    text = str(endpoint).strip()
+    try:
+        parts = urlsplit(text if "://" in text else f"//{text}")
+        port = parts.port
+    except ValueError:
+        return text.rsplit("@", 1)[-1].split("/", 1)[0].split("?", 1)[0]
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    scheme = parts.scheme.lower()
+    port = port or _DEFAULT_PORTS.get(scheme)
+    address = f"{host}:{port}" if port else host
+    return f"{scheme}://{address}" if scheme else address
+
+
+def storage_endpoint(
+    target: Any, storage_options: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
+) -> str:
+    """The S3 endpoint an object-store root ``target`` is opened at (the storage option, else
+    the environment variable lance reads) as :func:`endpoint_address` shows it; ``""`` when
+    none is set or the root is not on S3."""
+    if object_store_kind(target) != "s3":
+        return ""
+    env = os.environ if env is None else env
+    options = {str(k): str(v) for k, v in (storage_options or {}).items()}
+    endpoint = _given(options, env, _ENDPOINT_KEYS)
+    return endpoint_address(endpoint) if endpoint else ""
+
+
 def storage_setup_problems(
     target: Any, storage_options: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
 ) -> list[str]:
@@ -396,9 +433,7 @@ def storage_setup_problems(
     problems: list[str] = []
     if kind == "s3":
         region = _given(options, env, ("aws_region", "region", "aws_default_region"))
-        endpoint = _given(
-            options, env, ("aws_endpoint", "aws_endpoint_url", "endpoint", "endpoint_url")
-        )
+        endpoint = _given(options, env, _ENDPOINT_KEYS)
         if not region and not endpoint:
             problems.append(
                 "no region: set the storage option aws_region (e.g. us-east-1) or AWS_REGION; "
@@ -407,7 +442,7 @@ def storage_setup_problems(
         allow_http = _given(options, env, ("allow_http", "aws_allow_http"))
         if endpoint.lower().startswith("http://") and allow_http.lower() not in _TRUE:
             problems.append(
-                f"the endpoint {endpoint.split('?', 1)[0]} is plain http: set the storage "
+                f"the endpoint {endpoint_address(endpoint)} is plain http: set the storage "
                 "option allow_http=true (or use https://)"
             )
         key_id = _given(options, env, ("aws_access_key_id", "access_key_id"))
@@ -467,6 +502,7 @@ __all__ = [
     "check_rest_options",
     "check_storage_options",
     "check_target",
+    "endpoint_address",
     "fold_properties",
     "header_problem",
     "is_rest_target",
@@ -476,6 +512,7 @@ __all__ = [
     "storage_keys",
     "storage_option_problems",
     "storage_setup_hint",
+    "storage_endpoint",
     "storage_setup_problems",
     "target_kind",
     "url_problem",

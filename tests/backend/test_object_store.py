@@ -25,6 +25,7 @@ from lance_namespace.errors import (
 
 import backend
 from backend.local import txn_store
+from backend.rules import connect_options
 from backend.services import lifecycle as lc
 from backend.services import namespaces as nsv
 from backend.services.versions import list_versions
@@ -165,7 +166,11 @@ def test_s3_without_usable_options_names_what_to_set(s3_server, clean_aws_env) -
     assert s3_server.objects(bucket) == {}  # nothing was written
 
 
-def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_options(clean_aws_env) -> None:
+def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_endpoint(
+    clean_aws_env,
+) -> None:
+    """An endpoint where nothing listens: the error names that endpoint as the address that
+    could not be reached, and does not ask to set aws_endpoint (it is set)."""
     import socket
 
     with socket.socket() as s:  # a loopback port nobody listens on
@@ -183,12 +188,42 @@ def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_options(clean_
     with pytest.raises(backend.NamespaceConnectionError) as err:
         backend.connect("s3://nowhere/root", storage_options=options)
     text = str(err.value)
-    assert "endpoint did not answer" in text and "aws_endpoint" in text, text
-    assert "unreachable-secret" not in text and "Debug source" not in text
+    reached = f"the endpoint http://127.0.0.1:{port} could not be reached"
+    assert text.startswith(f"Cannot open the namespace at s3://nowhere/root: {reached}"), text
+    assert "set aws_endpoint" not in text.lower() and "also aws_endpoint" not in text, text
+    assert "Set the storage options" not in text, text
+    assert "unreachable-secret" not in text and "AKIDUNREACHABLE" not in text
+    assert "Debug source" not in text
     store = txn_store.ObjectTxnStore("s3://nowhere/root", options)
     for call in (lambda: store.get("t1"), lambda: store.put("t1", {"a": 1}), store.list):
-        with pytest.raises(backend.NamespaceConnectionError, match="aws_endpoint"):
+        with pytest.raises(backend.NamespaceConnectionError) as err:
             call()
+        assert reached in str(err.value) and "Set the storage options" not in str(err.value)
+    # the same endpoint from the environment (AWS_ENDPOINT) is named the same way
+    clean_aws_env.setenv("AWS_ENDPOINT", f"http://127.0.0.1:{port}/")
+    from_env = {k: v for k, v in options.items() if k != "aws_endpoint"}
+    with pytest.raises(backend.NamespaceConnectionError, match=reached):
+        backend.connect("s3://nowhere/root", storage_options=from_env)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "shown"),
+    [
+        ("http://127.0.0.1:9000", "http://127.0.0.1:9000"),
+        (
+            "http://minio:minio-secret@127.0.0.1:9000/some/path?X-Amz-Token=t0k",
+            "http://127.0.0.1:9000",
+        ),
+        ("https://s3.example.com", "https://s3.example.com:443"),
+        ("HTTP://[::1]:9000/", "http://[::1]:9000"),
+        ("127.0.0.1:9000", "127.0.0.1:9000"),
+    ],
+)
+def test_endpoint_is_named_by_scheme_host_and_port(endpoint: str, shown: str) -> None:
+    assert connect_options.endpoint_address(endpoint) == shown
+    named = connect_options.storage_endpoint("s3://b/r", {"aws_endpoint": endpoint}, env={})
+    assert named == shown and "minio-secret" not in named and "t0k" not in named
+    assert connect_options.storage_endpoint("gs://b/r", {"aws_endpoint": endpoint}, env={}) == ""
 
 
 def test_aws_endpoint_from_the_environment_reaches_txn_store(s3_server, clean_aws_env) -> None:

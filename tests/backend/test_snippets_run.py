@@ -66,9 +66,10 @@ def ns(target: str):
     return ns
 
 
-def run(code: str, *, tail: str = "") -> str:
-    """``code`` (then ``tail``, reading what it defined) in a new interpreter; its output."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def run(code: str, *, tail: str = "", env: dict[str, str] | None = None) -> str:
+    """``code`` (then ``tail``, reading what it defined) in a new interpreter (``env``: its
+    whole environment, default this one's); its output."""
+    env = {**(os.environ if env is None else env), "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, "-c", code + tail],
         cwd=REPO,
@@ -152,3 +153,61 @@ def test_setting_snippets(ns, target: str, params: dict) -> None:
     exact = np.argsort(((data - data[0]) ** 2).sum(axis=1), kind="stable")[:5]
     if params:  # 2 probes of 2 partitions, refined: exhaustive
         assert ids_of["console"] == [int(i) for i in exact]
+
+
+def launched_connection(target: str, items: list[str], user_env: dict[str, str], monkeypatch):
+    """The console's default connection as ``lance-console TARGET --storage ITEMS`` hands it
+    over (``user_env``: the user's shell), described as Copy as Python reads it."""
+    from backend.launcher import cli, launch
+    from backend.launcher import saved_connections as conns
+
+    storage = cli.parse_storage(items, user_env)
+    _, child = cli.build_command(target, 8600, no_browser=True, storage=storage)
+    for name in (launch.TARGET_ENV, launch.STORAGE_ENV, launch.STORAGE_SECRETS_ENV):
+        monkeypatch.setenv(name, child[name])
+    return conns.default_connection().describe()
+
+
+def test_launch_storage_snippet_reads_the_variables_the_user_named(
+    s3_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--storage aws_secret_access_key=env:S3_SECRET``: the snippet reads $S3_SECRET (not a
+    LANCE_STORAGE_* variable nobody set), and works with only the user's variables set."""
+    bucket = s3_server.new_bucket()
+    target = f"s3://{bucket}/root"
+    user_env = {"S3_KEY_ID": s3_server.ACCESS_KEY, "S3_SECRET": s3_server.SECRET_KEY}
+    items = [
+        f"aws_endpoint={s3_server.endpoint}",
+        f"aws_region={s3_server.REGION}",
+        "allow_http=true",
+        "aws_access_key_id=env:S3_KEY_ID",
+        "aws_secret_access_key=env:S3_SECRET",
+    ]
+    connection = launched_connection(target, items, user_env, monkeypatch)
+    code = python_snippet("create_namespace", CreateNamespaceRequest(id=["pasted"]), connection)
+    assert "'aws_secret_access_key': os.environ['S3_SECRET']" in code, code
+    assert "'aws_access_key_id': os.environ['S3_KEY_ID']" in code, code
+    assert f"'aws_endpoint': {s3_server.endpoint!r}" in code  # non-secret values inline
+    assert "LANCE_STORAGE_" not in code and "LANCE_CONSOLE_" not in code
+    assert s3_server.SECRET_KEY not in code and s3_server.ACCESS_KEY not in code
+    # a fresh shell: the user's two variables, no AWS_* / LANCE_* variable at all
+    shell = {
+        k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "LANCE_", "ALLOW_HTTP"))
+    }
+    run(code, env={**shell, **user_env})
+    ns = backend.connect(target, storage_options=s3_server.storage_options)
+    assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["pasted"]
+
+
+def test_launch_storage_snippet_keeps_typed_secrets_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret typed as a value (``--storage aws_secret_access_key=VALUE``) is read from
+    LANCE_STORAGE_AWS_SECRET_ACCESS_KEY as before (never the launcher's own variable, never
+    the value); non-secret values stay inline."""
+    typed = "typed-secret-0123456789abcdef"
+    items = ["aws_region=eu-west-1", f"aws_secret_access_key={typed}"]
+    connection = launched_connection("s3://b/root", items, {}, monkeypatch)
+    code = python_snippet("list_namespaces", ListNamespacesRequest(id=[]), connection)
+    assert "'aws_secret_access_key': os.environ['LANCE_STORAGE_AWS_SECRET_ACCESS_KEY']" in code
+    assert "'aws_region': 'eu-west-1'" in code
+    assert typed not in code and "LANCE_CONSOLE_STORAGE_SECRET" not in code
+    compile(code, "<snippet>", "exec")
