@@ -20,11 +20,12 @@ from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
+from backend.services import versions as vsv
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import render_json, render_typed_confirmation
-from components.connection import render_role_lock, role_lock
+from components.connection import get_namespace, render_role_lock, role_lock
 from components.snippets import render_python_snippet
 from components.writes import TaskRequest, session_tasks
 
@@ -37,9 +38,19 @@ TAB_STATS = "Statistics"
 # --------------------------------------------------------------------------------------------
 
 
-@cached(table_scope, ttl=30)
-def index_overview(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
-    return ixs.index_overview(ns, list(table_id))
+def index_overview(table_id: tuple[str, ...]) -> pd.DataFrame:
+    """The index table at the table's latest version, read fresh on every run (one
+    DescribeTable): a commit from anywhere (the console, lance itself, another process) is
+    seen at once, and the overview of a version already read comes from the cache. The
+    version read is ``df.attrs["version"]``: :func:`render_statistics` charts the history up
+    to that same version, so the table and the charts show the same indexes."""
+    version = vsv.latest_version(get_namespace(), list(table_id))
+    return _overview_at(table_id, version)
+
+
+@cached(lambda table_id, version: table_scope(table_id), ttl=300)
+def _overview_at(ns: Any, table_id: tuple[str, ...], version: int | None) -> pd.DataFrame:
+    return ixs.index_overview(ns, list(table_id), version=version)
 
 
 @cached(table_scope)
@@ -52,9 +63,11 @@ def table_num_rows(ns: Any, table_id: tuple[str, ...]) -> int | None:
     return ixs.table_num_rows(ns, list(table_id))
 
 
-@cached(lambda table_id, max_versions: table_scope(table_id), max_entries=64)
-def coverage_history(ns: Any, table_id: tuple[str, ...], max_versions: int) -> pd.DataFrame:
-    return ixs.coverage_history(ns, list(table_id), max_versions=max_versions)
+@cached(lambda table_id, max_versions, up_to: table_scope(table_id), max_entries=64)
+def coverage_history(
+    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None
+) -> pd.DataFrame:
+    return ixs.coverage_history(ns, list(table_id), max_versions=max_versions, up_to=up_to)
 
 
 # --------------------------------------------------------------------------------------------
@@ -717,7 +730,11 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
             key=state.Indexes.HISTORY_MAX,
         )
         history = feedback.run(
-            coverage_history, table_id, int(depth), action="Reading the coverage history"
+            coverage_history,
+            table_id,
+            int(depth),
+            overview.attrs.get("version"),  # the version the index table shows
+            action="Reading the coverage history",
         )
     charts.render_index_charts(overview, history, key_prefix=state.Indexes.CHARTS)
 

@@ -27,7 +27,13 @@ from backend.redaction import REDACTED, is_secret_name, redact_json
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ov
-from tests.support import append_rows, create_table, ipc_stream_bytes, make_table
+from tests.support import (
+    append_rows,
+    create_table,
+    ipc_stream_bytes,
+    make_table,
+    table_location,
+)
 
 NS = ["a"]
 STRING_TYPES = ["FTS", "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"]
@@ -557,6 +563,87 @@ def test_coverage_history(ns_a: LanceNamespace, backend_kind: str) -> None:
     assert sorted(set(last2.version)) == [3, 4]
     with pytest.raises(ValueError):
         ov.coverage_history(ns_a, tid("h"), max_versions=0)
+
+
+def lance_history(location: str) -> dict[int, dict[str, frozenset[str]]]:
+    """version -> index name -> its segment uuids, from lance's own describe_indices."""
+    import lance
+
+    ds = lance.dataset(location)
+    return {
+        int(v["version"]): {
+            ix.name: frozenset(s.uuid for s in ix.segments)
+            for ix in ds.checkout_version(v["version"]).describe_indices()
+        }
+        for v in ds.versions()
+    }
+
+
+def test_coverage_history_tells_indexes_apart_by_identity(ns_a: LanceNamespace) -> None:
+    """An index keeps one id across appends and an optimize that merges its segments into new
+    ones; an index dropped and created again under the same name is another index (another
+    id) with no row at the versions between; the uuids are lance's own."""
+    import lance
+
+    create_table(ns_a, tid("h"), make_table(20))  # v1
+    build = rules.build_index_request
+    ov.create_index(ns_a, build(tid("h"), "id", "BTREE", name="by_id"))  # v2
+    ov.create_index(ns_a, build(tid("h"), "text", "BTREE", name="by_text"))  # v3
+    append_rows(ns_a, tid("h"), make_table(5, start=20))  # v4
+    location = str(table_location(ns_a, tid("h")))
+    lance.dataset(location).optimize.optimize_indices()  # v5: new segments, same indexes
+    ov.drop_index(ns_a, tid("h"), "by_id")  # v6
+    append_rows(ns_a, tid("h"), make_table(5, start=25))  # v7
+    ov.create_index(ns_a, build(tid("h"), "id", "BTREE", name="by_id"))  # v8
+    truth = lance_history(location)
+    assert truth[4]["by_id"].isdisjoint(truth[5]["by_id"])  # the optimize made new segments
+    df = ov.coverage_history(ns_a, tid("h"))
+    for row in df.itertuples():
+        assert row.index_uuid in truth[row.version][row.index_name]
+    present = {n: sorted(set(df[df.index_name == n].version)) for n in ("by_id", "by_text")}
+    assert present == {"by_id": [2, 3, 4, 5, 8], "by_text": [3, 4, 5, 6, 7, 8]}
+    ids = df.groupby("index_name")["index_id"].agg(lambda s: sorted(set(s)))
+    old_by_id = df[(df.index_name == "by_id") & (df.version == 2)].index_uuid.item()
+    new_by_id = df[(df.index_name == "by_id") & (df.version == 8)].index_uuid.item()
+    assert old_by_id in truth[2]["by_id"] and new_by_id in truth[8]["by_id"]
+    assert ids["by_id"] == sorted([old_by_id, new_by_id])
+    assert len(ids["by_text"]) == 1
+    # bounded by the version the index table was read at
+    upto = ov.coverage_history(ns_a, tid("h"), up_to=6)
+    assert max(upto.version) == 6 and set(upto[upto.version == 6].index_name) == {"by_text"}
+
+
+def test_overview_and_history_see_indexes_made_with_lance(ns_a: LanceNamespace) -> None:
+    """Indexes created with lance directly (not through the console) are in the overview and
+    the history, as lance's describe_indices lists them, at the version the overview is read
+    at; an overview read at an older version lists that version's indexes."""
+    import lance
+
+    create_table(ns_a, tid("x"), make_table(30, dim=8))  # v1
+    ov.create_index(ns_a, rules.build_index_request(tid("x"), "id", "BTREE", name="by_id"))
+    location = str(table_location(ns_a, tid("x")))
+    ds = lance.dataset(location)
+    ds.create_scalar_index("text", "INVERTED", name="ext_fts")
+    ds.create_index("vec", "IVF_FLAT", num_partitions=1, name="ext_vec")
+    ds = lance.dataset(location)
+    latest = ds.version
+    described = {ix.name: ix for ix in ds.describe_indices()}
+    assert set(described) == {"by_id", "ext_fts", "ext_vec"}
+    df = ov.index_overview(ns_a, tid("x"), version=latest)
+    assert df.attrs["version"] == latest
+    rows = df.set_index("name")
+    assert set(rows.index) == set(described)
+    for name, ix in described.items():
+        assert rows.loc[name, "uuid"] in {s.uuid for s in ix.segments}
+        assert int(rows.loc[name, "indexed_rows"]) == ix.num_rows_indexed
+    assert rows.loc["ext_vec", "type"] == "IVF_FLAT" and rows.loc["ext_fts", "type"] == "FTS"
+    history = ov.coverage_history(ns_a, tid("x"), up_to=latest)
+    at_latest = history[history.version == latest]
+    assert set(at_latest.index_name) == set(described)
+    assert set(at_latest.index_uuid) == set(rows["uuid"])
+    before = ov.index_overview(ns_a, tid("x"), version=latest - 1)
+    older = lance.dataset(location, version=latest - 1).describe_indices()
+    assert set(before["name"]) == {ix.name for ix in older} == {"by_id", "ext_fts"}
 
 
 def test_coverage_history_on_a_memory_namespace() -> None:

@@ -441,6 +441,40 @@ def test_lag_warning_and_history(docs_ns, ui_env, make_app) -> None:
     assert len(at.get("plotly_chart")) >= 3  # coverage, size, segments, history
 
 
+def plotly_figures(at) -> dict[str, dict]:
+    """The page's plotly charts as drawn: title -> figure spec."""
+    figures = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return {f["layout"]["title"]["text"]: f for f in figures}
+
+
+def test_an_index_made_with_lance_is_in_the_table_and_the_charts(docs_ns, make_app) -> None:
+    """An index created with lance directly while the page is open is listed in the index
+    table at the next run, as lance's describe_indices lists it, and the charts of the same
+    page show the very same indexes."""
+    import lance
+
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    at = make_app("indexes", query_params=QP)
+    assert list(overview(at)["name"]) == ["by_id"]
+    location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
+    lance.dataset(location).create_scalar_index("flag", "BITMAP", name="ext_flag")
+    ds = lance.dataset(location)
+    described = {ix.name: ix.num_rows_indexed for ix in ds.describe_indices()}
+    assert set(described) == {"by_id", "ext_flag"}
+    at.run()
+    assert_no_exception(at)
+    shown = overview(at).set_index("name")
+    assert set(shown.index) == set(described)
+    assert {n: int(shown.loc[n, "indexed_rows"]) for n in described} == described
+    open_tab(at, "Statistics")
+    figures = plotly_figures(at)
+    assert set(figures["Coverage: indexed vs unindexed rows"]["data"][0]["y"]) == set(described)
+    history = figures["Coverage across versions"]["data"]
+    at_latest = {t["name"] for t in history if t["x"][-1] == ds.version and t["y"][-1] is not None}
+    assert at_latest == set(described)
+    assert max(x for t in history for x in t["x"]) == ds.version
+
+
 def test_one_unindexed_row_is_singular(docs_ns, ui_env, make_app) -> None:
     import lance
 
@@ -488,6 +522,7 @@ def test_chart_figures() -> None:
         {
             "version": [2, 3, 3],
             "index_name": ["a", "a", "b"],
+            "index_id": ["uuid-a", "uuid-a", "uuid-b"],
             "unindexed_rows": [0, 5, 0],
             "total_rows": [10, 15, 15],
             "coverage": [1.0, 2 / 3, 1.0],
