@@ -619,11 +619,7 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
         feedback.show("warning", differences_text(job))
     if job.status == "running":
         if job.mode == "events":
-            label = job.stage or "starting"
-            st.progress(
-                job.fraction or 0.0,
-                text=f"{label}: {job.fraction:.0%}" if job.fraction is not None else f"{label}…",
-            )
+            render_stage_progress(job)
             st.button(
                 "Cancel build",
                 key=f"{key_prefix}.{job.job_id}.cancel",
@@ -640,6 +636,50 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     if job.events:
         with st.expander(f"Progress events ({job.events_total or len(job.events)})"):
             render_events(job, key_prefix=f"{key_prefix}.{job.job_id}")
+
+
+def _count(value: int, unit: str | None) -> str:
+    return f"{value:,} {unit}".strip()
+
+
+def stage_progress_text(job: build_jobs.BuildJob) -> str:
+    """Where a running build is, as lance reports it: the stage, its place among the stages
+    seen so far, and how far it is (``completed of total unit (n %)``), or ``running`` when
+    lance gives the stage no total (with the count so far, when it reports one)."""
+    stage = job.current_stage
+    if stage is None:
+        return "Starting: lance has reported no stage yet"
+    seen = len(job.stages)
+    text = f"Stage {stage.number} of {seen} seen so far: {stage.name}"
+    if stage.done:
+        return f"{text} - done"
+    fraction = stage.fraction
+    if fraction is None or stage.total is None or stage.completed is None:
+        so_far = f", {_count(stage.completed, stage.unit)} so far" if stage.completed else ""
+        return f"{text} - running{so_far} (lance reports no total for this stage)"
+    return f"{text} - {stage.completed:,} of {_count(stage.total, stage.unit)} ({fraction:.0%})"
+
+
+def render_stage_progress(job: build_jobs.BuildJob) -> None:
+    """The running build's stage (:func:`stage_progress_text`): a bar filled to the stage's
+    fraction when lance gives the stage a total; without one, no bar (a bar would sit at 0 %
+    while the stage runs), the stage said to be running. The stages seen so far follow."""
+    text = feedback.as_text(stage_progress_text(job))
+    stage = job.current_stage
+    if stage is not None and stage.fraction is not None:
+        st.progress(stage.fraction, text=text)
+    else:
+        st.markdown(f":material/progress_activity: {text}")
+    if job.cancel_requested:
+        st.caption("Cancelling: the build stops at lance's next progress event.")
+    if len(job.build_stages) > 1:
+        st.caption(
+            "Stages: "
+            + " → ".join(
+                feedback.as_text(f"{s.name} ({'done' if s.done else 'running'})")
+                for s in job.build_stages
+            )
+        )
 
 
 def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
@@ -803,6 +843,8 @@ __all__ = [
     "capabilities_caption",
     "coverage_history",
     "index_overview",
+    "render_stage_progress",
+    "stage_progress_text",
     "render_build_jobs",
     "render_create_panel",
     "render_drop_form",

@@ -692,6 +692,76 @@ def test_build_job_vector(ns_a: LanceNamespace, backend_kind: str) -> None:
     assert int(row["indexed_rows"]) == rows
 
 
+def lance_stage_events(location: str, column: str, index_type: str, **kwargs) -> list[dict]:
+    """lance's own progress events of a build, captured with a progress_callback of ours."""
+    import lance
+
+    events: list[dict] = []
+
+    def capture(e) -> None:
+        events.append(
+            {"event": e.event, "stage": e.stage, "completed": e.completed, "total": e.total,
+             "unit": e.unit}
+        )  # fmt: skip
+
+    lance.dataset(location).create_index(column, index_type, progress_callback=capture, **kwargs)
+    return events
+
+
+def test_build_job_records_every_stage_lance_reports(local_ns, tmp_path) -> None:
+    """An IVF_PQ build's job records the stages lance reports (train_ivf, train_quantizer,
+    shuffle, merge_partitions...), in order, each with lance's own total and unit and done at
+    the end; fed lance's events one by one, the job's fraction follows each event: completed
+    / total within the stage, None (running, no figure) for a stage without a total, 1 once
+    the stage completes."""
+    import shutil
+
+    rows = 2 * rules.PQ_ROWS_PER_PARTITION
+    create_table(local_ns, tid("v"), make_table(rows, dim=16))
+    copy = tmp_path / "copy.lance"
+    shutil.copytree(table_location(local_ns, tid("v")), copy)
+    params = {"num_partitions": 2, "num_sub_vectors": 4}
+    req = rules.build_index_request(
+        tid("v"), "vec", "IVF_PQ", name="pq", params=params, dim=16, num_rows=rows
+    )
+    registry = build_jobs.BuildJobRegistry()
+    job = registry.wait(registry.start(local_ns, req), timeout=120)
+    assert job.status == "succeeded", job.error
+    theirs = lance_stage_events(str(copy), "vec", "IVF_PQ", name="pq", metric="l2", **params)
+    order = list(dict.fromkeys(e["stage"] for e in theirs))
+    assert {"train_ivf", "train_quantizer", "shuffle", "merge_partitions"} <= set(order)
+    assert job.stages == order
+    for recorded in job.build_stages:
+        last = [e for e in theirs if e["stage"] == recorded.name][-1]
+        assert recorded.done and last["event"] == "complete"
+        assert (recorded.total, recorded.unit) == (last["total"] or None, last["unit"] or None)
+        assert recorded.number == order.index(recorded.name) + 1
+    assert job.current_stage is not None and job.current_stage.name == order[-1]
+
+    # the figure follows every event lance reports
+    replay = build_jobs.BuildJobRegistry()
+    job_id = "replay"
+    replay._add(build_jobs.BuildJob(task_id=job_id, label="x", table_id=tuple(tid("v"))))
+    fractions = []
+    for e in theirs:
+        replay._record(job_id, e)
+        now = replay.get(job_id)
+        assert now is not None and now.current_stage is not None
+        assert now.current_stage.name == e["stage"]
+        assert now.stages == list(dict.fromkeys(x["stage"] for x in theirs[: len(fractions) + 1]))
+        if e["event"] == "complete":
+            expected = 1.0
+        elif e["total"]:
+            expected = min(e["completed"] / e["total"], 1.0)
+        else:
+            expected = None
+        assert now.fraction == expected and now.current_stage.fraction == expected
+        fractions.append(now.fraction)
+    assert None in fractions  # train_quantizer: no total, shown as running, not 0 %
+    moving = [f for e, f in zip(theirs, fractions, strict=True) if e["stage"] == "merge_partitions"]
+    assert moving == sorted(moving) and len(set(moving)) > 2
+
+
 def test_build_job_failure_is_reported(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("t"), make_table(10))
     ov.create_index(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="dup"))

@@ -27,7 +27,7 @@ from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from components import state
-from tests.support import ipc_stream_bytes
+from tests.support import ipc_stream_bytes, local_path
 from tests.ui.conftest import alerts, assert_no_exception, button, plain, texts
 
 DOCS = ["sales", "docs"]
@@ -331,6 +331,65 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
     assert len(at.get("plotly_chart")) == 0
     open_tab(at, "Statistics")
     assert len(at.get("plotly_chart")) >= 2
+
+
+def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, make_app) -> None:
+    """A running IVF_PQ build's panel says the stage lance is in, which stage it is of those
+    seen so far and how far within it; a stage without a total is running (no bar at 0 %).
+    The events are lance's own, captured from a build of a copy of the table, fed to a job
+    of the page one by one: the figure shown moves with each event."""
+    import shutil
+
+    import lance
+
+    location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
+    copy = tmp_path / "copy.lance"
+    shutil.copytree(local_path(location), copy)
+    events: list[dict] = []
+
+    def capture(e) -> None:
+        events.append({"event": e.event, "stage": e.stage, "completed": e.completed,
+                       "total": e.total, "unit": e.unit})  # fmt: skip
+
+    lance.dataset(str(copy)).create_index(
+        "vec", "IVF_PQ", num_partitions=1, num_sub_vectors=4, progress_callback=capture
+    )
+    job = build_jobs.BuildJob(
+        task_id=f"stages-{tmp_path.name}", label="index pq", table_id=tuple(DOCS),
+        index_name="pq", index_type="IVF_PQ", column="vec",
+    )  # fmt: skip
+    build_jobs.JOBS._add(job)
+    try:
+        at = make_app("indexes", query_params=QP)
+        at.session_state[state.Indexes.JOBS] = [job.job_id]
+        at.run()
+        assert "Starting: lance has reported no stage yet" in texts(at)
+        stages: list[str] = []
+        shown = []
+        for e in events:
+            build_jobs.JOBS._record(job.job_id, e)
+            stages = list(dict.fromkeys([*stages, e["stage"]]))
+            at.run()
+            assert_no_exception(at)
+            head = f"Stage {stages.index(e['stage']) + 1} of {len(stages)} seen so far: "
+            bars = [(p.value, plain(p.text)) for p in at.get("progress")]
+            if e["event"] == "complete":
+                assert bars == [(100, head + f"{e['stage']} - done")]
+            elif e["total"]:
+                percent = round(100 * e["completed"] / e["total"])
+                unit = f"{e['total']:,} {e['unit']}".strip()
+                text = f"{e['completed']:,} of {unit} ({percent}%)"
+                assert bars == [(percent, head + f"{e['stage']} - {text}")]
+            else:  # no total: running, no bar
+                assert bars == []
+                (line,) = [t for t in texts(at).splitlines() if head in t]
+                assert f"{e['stage']} - running" in line
+            shown.append(bars)
+        assert len({str(b) for b in shown}) > len(stages)  # the figure moved within stages
+        assert {"train_ivf", "train_quantizer", "shuffle", "merge_partitions"} <= set(stages)
+    finally:
+        build_jobs.JOBS._finish(job.job_id, "failed", error=RuntimeError("test over"))
+        build_jobs.JOBS.forget(job.job_id)
 
 
 def test_build_flags_parameters_the_server_changed(docs_ns, make_app, monkeypatch) -> None:
