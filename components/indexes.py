@@ -20,11 +20,12 @@ from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
+from backend.services import versions as vsv
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import render_json, render_typed_confirmation
-from components.connection import render_role_lock, role_lock
+from components.connection import get_namespace, render_role_lock, role_lock
 from components.snippets import render_python_snippet
 from components.writes import TaskRequest, session_tasks
 
@@ -37,9 +38,19 @@ TAB_STATS = "Statistics"
 # --------------------------------------------------------------------------------------------
 
 
-@cached(table_scope, ttl=30)
-def index_overview(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
-    return ixs.index_overview(ns, list(table_id))
+def index_overview(table_id: tuple[str, ...]) -> pd.DataFrame:
+    """The index table at the table's latest version, read fresh on every run (one
+    DescribeTable): a commit from anywhere (the console, lance itself, another process) is
+    seen at once, and the overview of a version already read comes from the cache. The
+    version read is ``df.attrs["version"]``: :func:`render_statistics` charts the history up
+    to that same version, so the table and the charts show the same indexes."""
+    version = vsv.latest_version(get_namespace(), list(table_id))
+    return _overview_at(table_id, version)
+
+
+@cached(lambda table_id, version: table_scope(table_id), ttl=300)
+def _overview_at(ns: Any, table_id: tuple[str, ...], version: int | None) -> pd.DataFrame:
+    return ixs.index_overview(ns, list(table_id), version=version)
 
 
 @cached(table_scope)
@@ -52,9 +63,11 @@ def table_num_rows(ns: Any, table_id: tuple[str, ...]) -> int | None:
     return ixs.table_num_rows(ns, list(table_id))
 
 
-@cached(lambda table_id, max_versions: table_scope(table_id), max_entries=64)
-def coverage_history(ns: Any, table_id: tuple[str, ...], max_versions: int) -> pd.DataFrame:
-    return ixs.coverage_history(ns, list(table_id), max_versions=max_versions)
+@cached(lambda table_id, max_versions, up_to: table_scope(table_id), max_entries=64)
+def coverage_history(
+    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None
+) -> pd.DataFrame:
+    return ixs.coverage_history(ns, list(table_id), max_versions=max_versions, up_to=up_to)
 
 
 # --------------------------------------------------------------------------------------------
@@ -606,11 +619,7 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
         feedback.show("warning", differences_text(job))
     if job.status == "running":
         if job.mode == "events":
-            label = job.stage or "starting"
-            st.progress(
-                job.fraction or 0.0,
-                text=f"{label}: {job.fraction:.0%}" if job.fraction is not None else f"{label}…",
-            )
+            render_stage_progress(job)
             st.button(
                 "Cancel build",
                 key=f"{key_prefix}.{job.job_id}.cancel",
@@ -627,6 +636,50 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     if job.events:
         with st.expander(f"Progress events ({job.events_total or len(job.events)})"):
             render_events(job, key_prefix=f"{key_prefix}.{job.job_id}")
+
+
+def _count(value: int, unit: str | None) -> str:
+    return f"{value:,} {unit}".strip()
+
+
+def stage_progress_text(job: build_jobs.BuildJob) -> str:
+    """Where a running build is, as lance reports it: the stage, its place among the stages
+    seen so far, and how far it is (``completed of total unit (n %)``), or ``running`` when
+    lance gives the stage no total (with the count so far, when it reports one)."""
+    stage = job.current_stage
+    if stage is None:
+        return "Starting: lance has reported no stage yet"
+    seen = len(job.stages)
+    text = f"Stage {stage.number} of {seen} seen so far: {stage.name}"
+    if stage.done:
+        return f"{text} - done"
+    fraction = stage.fraction
+    if fraction is None or stage.total is None or stage.completed is None:
+        so_far = f", {_count(stage.completed, stage.unit)} so far" if stage.completed else ""
+        return f"{text} - running{so_far} (lance reports no total for this stage)"
+    return f"{text} - {stage.completed:,} of {_count(stage.total, stage.unit)} ({fraction:.0%})"
+
+
+def render_stage_progress(job: build_jobs.BuildJob) -> None:
+    """The running build's stage (:func:`stage_progress_text`): a bar filled to the stage's
+    fraction when lance gives the stage a total; without one, no bar (a bar would sit at 0 %
+    while the stage runs), the stage said to be running. The stages seen so far follow."""
+    text = feedback.as_text(stage_progress_text(job))
+    stage = job.current_stage
+    if stage is not None and stage.fraction is not None:
+        st.progress(stage.fraction, text=text)
+    else:
+        st.markdown(f":material/progress_activity: {text}")
+    if job.cancel_requested:
+        st.caption("Cancelling: the build stops at lance's next progress event.")
+    if len(job.build_stages) > 1:
+        st.caption(
+            "Stages: "
+            + " → ".join(
+                feedback.as_text(f"{s.name} ({'done' if s.done else 'running'})")
+                for s in job.build_stages
+            )
+        )
 
 
 def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
@@ -717,7 +770,11 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
             key=state.Indexes.HISTORY_MAX,
         )
         history = feedback.run(
-            coverage_history, table_id, int(depth), action="Reading the coverage history"
+            coverage_history,
+            table_id,
+            int(depth),
+            overview.attrs.get("version"),  # the version the index table shows
+            action="Reading the coverage history",
         )
     charts.render_index_charts(overview, history, key_prefix=state.Indexes.CHARTS)
 
@@ -786,6 +843,8 @@ __all__ = [
     "capabilities_caption",
     "coverage_history",
     "index_overview",
+    "render_stage_progress",
+    "stage_progress_text",
     "render_build_jobs",
     "render_create_panel",
     "render_drop_form",

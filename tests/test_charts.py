@@ -26,6 +26,7 @@ HISTORY = pd.DataFrame(
     {
         "version": [1, 2, 3, 2, 3],
         "index_name": ["a", "a", "a", "b", "b"],
+        "index_id": ["uuid-a", "uuid-a", "uuid-a", "uuid-b", "uuid-b"],
         "coverage": [1.0, 0.5, None, 1.0, 0.25],
         "unindexed_rows": [0, 10, None, 0, 30],
         "total_rows": [10, 20, 20, 20, 40],
@@ -73,7 +74,8 @@ def test_history_one_line_per_index_in_version_order() -> None:
     by_name = {t.name: t for t in fig.data}
     assert set(by_name) == {"a", "b"}
     assert list(by_name["a"].x) == [1, 2, 3] and list(by_name["a"].y) == [100.0, 50.0, None]
-    assert list(by_name["b"].x) == [2, 3] and list(by_name["b"].y) == [100.0, 25.0]
+    # b did not exist at version 1: no point there (a gap, not 0 %)
+    assert list(by_name["b"].x) == [1, 2, 3] and list(by_name["b"].y) == [None, 100.0, 25.0]
     axis = charts.version_axis(HISTORY["version"])
     assert axis["tick0"] == 1 and axis["dtick"] == 1
 
@@ -84,11 +86,11 @@ def test_history_indexes_with_the_same_figures_share_one_line() -> None:
     index whose figures differ at one version keeps its own line."""
     same = {"version": [1, 2], "coverage": [1.0, 0.5], "unindexed_rows": [0, 10]}
     rows = [
-        pd.DataFrame({**same, "index_name": name, "total_rows": [10, 20]})
+        pd.DataFrame({**same, "index_name": name, "index_id": f"id-{name}", "total_rows": [10, 20]})
         for name in ["e", "b", "a", "d", "c"]
     ]
-    rows.append(
-        pd.DataFrame({**same, "index_name": "f", "total_rows": [10, 21]})  # one figure apart
+    rows.append(  # one figure apart
+        pd.DataFrame({**same, "index_name": "f", "index_id": "id-f", "total_rows": [10, 21]})
     )
     fig = charts.history_figure(pd.concat(rows).sample(frac=1.0, random_state=5))
     by_name = {t.name: t for t in fig.data}
@@ -104,6 +106,55 @@ def test_history_indexes_with_the_same_figures_share_one_line() -> None:
     assert pair.layout.showlegend  # a single shared line still names its indexes
     marked = charts.history_figure(pd.concat(rows[:1]).assign(index_name="<i>x</i>"))
     assert marked.data[0].name == "&lt;i&gt;x&lt;/i&gt;"  # a name is text, not markup
+
+
+def test_history_an_index_made_again_under_its_name_is_another_line() -> None:
+    """vec_idx existed at versions 1-3, was dropped at 4 and made again at 6 (another uuid):
+    two lines, each labelled with its first version, with no point where that index did not
+    exist; other_idx, with the same figures as the first vec_idx at its versions but one more
+    version, is a line of its own. Two indexes with identical figures still share a line,
+    grouped by identity: the name alone never merges them."""
+    coverage = [1.0, 0.5, 1.0, None, None, 1.0, 0.8]
+    rows = []
+    for version, cov in zip(range(1, 8), coverage, strict=True):
+        ident = "uuid-1" if version <= 3 else "uuid-2"
+        if cov is not None:
+            rows.append((version, "vec_idx", ident, cov))
+        if version <= 4:
+            rows.append((version, "other_idx", "uuid-3", coverage[version - 1] or 1.0))
+    history = pd.DataFrame(rows, columns=["version", "index_name", "index_id", "coverage"])
+    history["total_rows"] = 10 * history["version"]
+    history["unindexed_rows"] = ((1 - history["coverage"]) * history["total_rows"]).round()
+    fig = charts.history_figure(history.sample(frac=1.0, random_state=2))
+    by_name = {t.name: t for t in fig.data}
+    assert list(by_name) == ["other_idx", "vec_idx (from v1)", "vec_idx (from v6)"]
+    assert charts.history_labels(history) == {
+        "uuid-1": "vec_idx (from v1)",
+        "uuid-2": "vec_idx (from v6)",
+        "uuid-3": "other_idx",
+    }
+    shown = [1, 2, 3, 4, 6, 7]  # no index existed at version 5: the history has no row there
+    for trace in fig.data:
+        assert list(trace.x) == shown
+        assert trace.connectgaps is False
+    expected = {
+        "vec_idx (from v1)": {1: 100.0, 2: 50.0, 3: 100.0},
+        "vec_idx (from v6)": {6: 100.0, 7: 80.0},
+        "other_idx": {1: 100.0, 2: 50.0, 3: 100.0, 4: 100.0},
+    }
+    for label, points in expected.items():
+        trace = by_name[label]
+        assert list(trace.y) == [points.get(v) for v in shown]
+        assert [c[1] is None for c in trace.customdata] == [v not in points for v in shown]
+    # the same name and identical figures, yet two indexes: two ids, two labels, one line
+    twins = pd.concat(
+        [
+            history[history.index_id == "uuid-2"],
+            history[history.index_id == "uuid-2"].assign(index_id="uuid-4"),
+        ]
+    )
+    (line,) = charts.history_figure(twins).data
+    assert line.name == "vec_idx (from v6), vec_idx (from v6)"
 
 
 def test_recall_histogram_matches_numpy() -> None:

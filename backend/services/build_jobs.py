@@ -52,6 +52,46 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+LANCE_EVENTS = ("start", "progress", "complete")  # the events lance reports a stage with
+
+
+@dataclass(frozen=True)
+class StageProgress:
+    """One stage of a build as lance reported it (``train_ivf``, ``train_quantizer``,
+    ``shuffle``, ``merge_partitions``, ``load_data``, ``tokenize_docs``...): its place among
+    the stages seen so far (1 for the first), whether it is still running, and its latest
+    ``completed`` of ``total`` (``unit``: iterations, rows, partitions...)."""
+
+    name: str
+    number: int
+    done: bool = False
+    completed: int | None = None
+    total: int | None = None
+    unit: str | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        """How far the stage is: 1.0 once complete, ``completed / total`` while running, and
+        ``None`` (indeterminate: running, no figure) when lance gives it no total."""
+        if self.done:
+            return 1.0
+        if self.total and self.completed is not None:
+            return min(max(float(self.completed) / float(self.total), 0.0), 1.0)
+        return None
+
+
+def _stage_after(stage: StageProgress, e: dict[str, Any]) -> StageProgress:
+    """``stage`` updated by the lance event ``e`` (a ``start`` begins it again)."""
+    completed, total = e.get("completed"), e.get("total")
+    return replace(
+        stage,
+        done=e.get("event") == "complete",
+        completed=int(completed) if completed is not None else stage.completed,
+        total=int(total) if total else (None if e.get("event") == "start" else stage.total),
+        unit=e.get("unit") or stage.unit,
+    )
+
+
 def _event_dict(event: Any) -> dict[str, Any]:
     """A progress event (dict or pylance ``IndexProgress``) as a plain dict with a timestamp."""
     if isinstance(event, dict):
@@ -80,6 +120,9 @@ class BuildJob(Task):
     observed: dict[str, Any] | None = None  # last poll: status / rows of the index
     deadline: float | None = None  # time.time() past which the build stops (events mode)
     cancel_requested: bool = False
+    # lance's stages in the order first reported; ``current`` the one of the latest event
+    build_stages: list[StageProgress] = field(default_factory=list)
+    current: int | None = None
     # after a successful vector build: the parameters applied otherwise than requested
     # (rows of ``tuning.requested_vs_applied``: parameter, requested, applied, note)
     param_differences: list[dict[str, str]] = field(default_factory=list)
@@ -101,12 +144,13 @@ class BuildJob(Task):
 
     @property
     def stages(self) -> list[str]:
-        seen: list[str] = []
-        for e in self.events:
-            s = e.get("stage")
-            if s and s not in seen:
-                seen.append(s)
-        return seen
+        """The names of the stages lance reported, in the order first reported."""
+        return [s.name for s in self.build_stages]
+
+    @property
+    def current_stage(self) -> StageProgress | None:
+        """The stage of lance's latest event (``None`` before the first one)."""
+        return self.build_stages[self.current] if self.current is not None else None
 
 
 def param_differences(
@@ -183,7 +227,12 @@ class BuildJobRegistry(Registry[BuildJob]):
         return job.job_id
 
     def _copy(self, job: BuildJob) -> BuildJob:
-        return replace(job, events=list(job.events), observed=dict(job.observed or {}) or None)
+        return replace(
+            job,
+            events=list(job.events),
+            build_stages=list(job.build_stages),  # StageProgress is frozen: replaced, not changed
+            observed=dict(job.observed or {}) or None,
+        )
 
     # -- worker threads --------------------------------------------------------------------
 
@@ -199,15 +248,23 @@ class BuildJobRegistry(Registry[BuildJob]):
             job.events_total += 1
             if len(job.events) > self._max_events:
                 del job.events[: len(job.events) - self._max_events]
-            if e.get("stage"):
+            if e.get("stage") and not job.cancel_requested:
                 job.stage = e["stage"]
-            completed, total = e.get("completed"), e.get("total")
-            if completed is not None and total:
-                job.fraction = min(float(completed) / float(total), 1.0)
-            elif e.get("event") == "start":
-                job.fraction = None
-            elif e.get("event") == "complete":
-                job.fraction = 1.0
+            if e.get("event") in LANCE_EVENTS and e.get("stage"):
+                self._record_stage(job, e)
+
+    @staticmethod
+    def _record_stage(job: BuildJob, e: dict[str, Any]) -> None:
+        """A lance event: its stage (new ones numbered in the order seen) takes the event's
+        figures; ``job.fraction`` is that stage's fraction (``None`` without a total)."""
+        name = str(e["stage"])
+        at = next((i for i, s in enumerate(job.build_stages) if s.name == name), None)
+        if at is None:
+            job.build_stages.append(StageProgress(name, len(job.build_stages) + 1))
+            at = len(job.build_stages) - 1
+        job.build_stages[at] = _stage_after(job.build_stages[at], e)
+        job.current = at
+        job.fraction = job.build_stages[at].fraction
 
     def cancel(self, job_id: str) -> bool:
         """Ask a running build to stop at lance's next progress event; ``False`` when there
@@ -324,6 +381,7 @@ __all__ = [
     "JOBS",
     "BuildJob",
     "BuildJobRegistry",
+    "StageProgress",
     "describe_differences",
     "param_differences",
     "start_build",

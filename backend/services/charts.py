@@ -104,14 +104,27 @@ def segments_figure(overview: pd.DataFrame) -> go.Figure:
 
 
 def history_figure(history: pd.DataFrame) -> go.Figure:
-    """Coverage (%) per index across versions. Indexes whose figures are the same at every
-    version shown (made before the history starts and optimized together) share one line named
-    after all of them: separate lines would lie exactly on top of each other and show only the
-    last one drawn. Lines that meet for part of the history are told apart in the hover, which
-    lists every line at the version under the pointer with its unindexed and total rows."""
+    """Coverage (%) per index across versions: one line per index (``index_id``, its identity
+    across versions, never its name), with no point where the index did not exist (before it
+    was created, after it was dropped: the line stops there, it is not drawn across). Two
+    indexes that had the same name one after the other are two lines, each labelled with the
+    first version it is shown at ("vec_idx (from v5)").
+
+    Indexes whose figures are the same at every version shown (made before the history starts
+    and optimized together) share one line named after all of them: separate lines would lie
+    exactly on top of each other and show only the last one drawn. Lines that meet for part of
+    the history are told apart in the hover, which lists every line at the version under the
+    pointer with its unindexed and total rows."""
     fig = go.Figure()
+    versions = sorted({int(v) for v in history["version"]})
     for names, group in _same_history_groups(history):
-        coverage = [None if pd.isna(c) else round(float(c) * 100, 2) for c in group["coverage"]]
+        at = {int(r.version): r for r in group.itertuples(index=False)}
+        coverage = [
+            None
+            if v not in at or pd.isna(at[v].coverage)
+            else round(float(at[v].coverage) * 100, 2)
+            for v in versions
+        ]
         listed = "<br>".join(
             ", ".join(html.escape(n) for n in names[i : i + HOVER_NAMES_PER_LINE])
             for i in range(0, len(names), HOVER_NAMES_PER_LINE)
@@ -119,12 +132,15 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
         fig.add_trace(
             go.Scatter(
                 name=html.escape(_legend_name(names)),
-                x=list(group["version"]),
+                x=versions,
                 y=coverage,
                 mode="lines+markers",
+                connectgaps=False,  # no line across versions where the index did not exist
                 customdata=[
-                    [None if pd.isna(u) else int(u), None if pd.isna(t) else int(t), listed]
-                    for u, t in zip(group["unindexed_rows"], group["total_rows"], strict=True)
+                    [_whole(at[v].unindexed_rows), _whole(at[v].total_rows), listed]
+                    if v in at
+                    else [None, None, listed]
+                    for v in versions
                 ],
                 hovertemplate=(
                     "<b>%{customdata[2]}</b>: %{y}% indexed<br>unindexed rows: "
@@ -148,16 +164,43 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def _whole(value: Any) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
 LEGEND_NAMES = 3  # index names spelled out in one legend entry before "and N more"
 HOVER_NAMES_PER_LINE = 4  # the hover lists every name of a shared line, this many a line
 
 
+def history_labels(history: pd.DataFrame) -> dict[str, str]:
+    """``index_id`` -> the index's label: its name, followed by "(from v<N>)", the first
+    version it is shown at, when another index shown had the same name."""
+    first = history.groupby("index_id", sort=False).agg(
+        name=("index_name", "first"), since=("version", "min")
+    )
+    shared = first["name"].duplicated(keep=False)
+    return {
+        str(ident): f"{name} (from v{int(since)})" if is_shared else str(name)
+        for ident, name, since, is_shared in zip(
+            first.index, first["name"], first["since"], shared, strict=True
+        )
+    }
+
+
 def _same_history_groups(history: pd.DataFrame) -> list[tuple[list[str], pd.DataFrame]]:
-    """``history`` per index in version order, indexes with the very same figures at the very
-    same versions merged: (their names, sorted; the shared rows), ordered by first name."""
+    """``history`` per index (``index_id``) in version order, indexes with the very same
+    figures at the very same versions merged: (their labels; the shared rows), by index name
+    and then first version shown (an older index of a name before a newer one)."""
+    labels = history_labels(history)
+    series = sorted(
+        (
+            (labels[str(ident)], group.sort_values("version"))
+            for ident, group in history.groupby("index_id", sort=False)
+        ),
+        key=lambda pair: (str(pair[1]["index_name"].iloc[0]), int(pair[1]["version"].min())),
+    )
     groups: dict[tuple, tuple[list[str], pd.DataFrame]] = {}
-    for name, group in history.groupby("index_name", sort=True):
-        rows = group.sort_values("version")
+    for label, rows in series:
         figures = tuple(
             tuple(None if pd.isna(v) else v for v in row)
             for row in rows[["version", "coverage", "unindexed_rows", "total_rows"]].itertuples(
@@ -165,7 +208,7 @@ def _same_history_groups(history: pd.DataFrame) -> list[tuple[list[str], pd.Data
             )
         )
         names, _ = groups.setdefault(figures, ([], rows))
-        names.append(str(name))
+        names.append(label)
     return list(groups.values())
 
 
@@ -473,6 +516,7 @@ __all__ = [
     "ab_figure",
     "coverage_figure",
     "history_figure",
+    "history_labels",
     "latency_figure",
     "plan_figure",
     "recall_histogram",

@@ -185,27 +185,35 @@ def distance_from_details(details: str | None) -> str | None:
     return None
 
 
-def index_stats(ns: LanceNamespace, table_id: Sequence[str], name: str) -> Any | None:
-    """DescribeTableIndexStats for one index; ``None`` when the backend cannot say."""
+def index_stats(
+    ns: LanceNamespace, table_id: Sequence[str], name: str, *, version: int | None = None
+) -> Any | None:
+    """DescribeTableIndexStats for one index (at ``version``, else the latest); ``None`` when
+    the backend cannot say."""
     try:
         return ns.describe_table_index_stats(
-            DescribeTableIndexStatsRequest(id=list(table_id), index_name=name)
+            DescribeTableIndexStatsRequest(id=list(table_id), index_name=name, version=version)
         )
     except LanceNamespaceError:
         return None
 
 
-def index_overview(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
-    """One row per index: ListTableIndices joined with DescribeTableIndexStats per index.
+def index_overview(
+    ns: LanceNamespace, table_id: Sequence[str], *, version: int | None = None
+) -> pd.DataFrame:
+    """One row per index: ListTableIndices joined with DescribeTableIndexStats per index, both
+    at table version ``version`` (the latest when ``None``), kept in ``df.attrs["version"]``:
+    the page reads the coverage history up to the same version, so the index table and the
+    charts describe the same indexes.
 
     Row counts prefer the stats answer and fall back to the listing; ``coverage`` is
     indexed / (indexed + unindexed); ``distance_type`` (vector indexes only) falls back to
     the metric in the index details; types are the console's names (``FTS``, ``BTREE``).
     """
     rows = []
-    for ix in list_indexes(ns, table_id):
+    for ix in list_indexes(ns, table_id, version=version):
         name = _get(ix, "index_name")
-        stats = index_stats(ns, table_id, name)
+        stats = index_stats(ns, table_id, name, version=version)
         indexed = _first(_get(stats, "num_indexed_rows"), _get(ix, "num_indexed_rows"))
         unindexed = _first(_get(stats, "num_unindexed_rows"), _get(ix, "num_unindexed_rows"))
         details = _get(ix, "index_details")
@@ -240,6 +248,7 @@ def index_overview(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
         df[col] = pd.array(df[col], dtype="Int64")
     df["coverage"] = pd.array(df["coverage"], dtype="Float64")
     df["distance_type"] = df["distance_type"].astype("object")
+    df.attrs["version"] = version
     return df
 
 
@@ -257,6 +266,8 @@ HISTORY_COLUMNS: tuple[str, ...] = (
     "timestamp",
     "index_name",
     "index_type",
+    "index_uuid",
+    "index_id",
     "indexed_rows",
     "unindexed_rows",
     "total_rows",
@@ -265,32 +276,90 @@ HISTORY_COLUMNS: tuple[str, ...] = (
 
 
 def coverage_history(
-    ns: LanceNamespace, table_id: Sequence[str], max_versions: int = 30
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    max_versions: int = 30,
+    *,
+    up_to: int | None = None,
 ) -> pd.DataFrame:
-    """Indexed vs unindexed rows per index for the table's most recent ``max_versions``.
+    """Indexed vs unindexed rows per index for the table's most recent ``max_versions``
+    (those up to version ``up_to`` when given: the version the index table was read at).
 
     Local backend: each version is opened by the namespace (its session, so ``memory://``
     works) and its indexes described. Other backends: ListTableVersions, then
     ListTableIndices with ``version`` per version (the server decides whether it honours
     ``version``). ``df.attrs["source"]`` says which path was used.
+
+    ``index_uuid`` is the index's uuid at that version (its first segment, as ListTableIndices
+    reports it); ``index_id`` names one index across versions (:func:`_identify`): the uuid it
+    had at the first version shown. Two indexes that had the same name one after the other
+    (dropped and created again) have two ids.
     """
     if max_versions < 1:
         raise ValueError("max_versions must be at least 1")
     if capabilities(ns).kind == "local":
-        df = _history_local(ns, table_id, max_versions)
+        df = _history_local(ns, table_id, max_versions, up_to)
         df.attrs["source"] = "pylance"
         return df
-    df = _history_namespace(ns, table_id, max_versions)
+    df = _history_namespace(ns, table_id, max_versions, up_to)
     df.attrs["source"] = "namespace"
     return df
 
 
-def _row(version: int, ts: Any, name: str, index_type: Any, indexed: Any, total: Any) -> dict:
+@dataclass
+class _Seen:
+    """One index at one version, before its identity across versions is known."""
+
+    version: int
+    ts: Any
+    name: str
+    index_type: Any
+    segments: frozenset[str]  # the uuids of its segments (ListTableIndices: the one uuid)
+    uuid: str | None
+    indexed: Any
+    total: Any
+
+
+def _identify(versions: Sequence[int], seen: Sequence[_Seen]) -> pd.DataFrame:
+    """The history frame, each index at each version given the id of the index it is.
+
+    Versions are walked in order; an index at version v is the index of the previous version
+    shown that shares a segment uuid with it (an append, a delta segment), or, when v directly
+    follows that version (one commit apart), the one of the same name (an optimize that merged
+    every segment into new ones: one commit cannot drop an index and create another). Any other
+    index is new, its id its uuid: a name that is absent for a version, or whose segments all
+    changed across versions no longer listed, starts a new index."""
+    by_version: dict[int, list[_Seen]] = {}
+    for s in seen:
+        by_version.setdefault(s.version, []).append(s)
+    rows = []
+    previous: list[tuple[str, _Seen]] = []
+    previous_version: int | None = None
+    for version in sorted(versions):
+        current: list[tuple[str, _Seen]] = []
+        for s in sorted(by_version.get(version, []), key=lambda s: s.name):
+            taken = {ident for ident, _ in current}
+            candidates = [(i, p) for i, p in previous if i not in taken]
+            ident = next((i for i, p in candidates if p.segments & s.segments), None)
+            if ident is None and previous_version == version - 1:
+                ident = next((i for i, p in candidates if p.name == s.name), None)
+            if ident is None:
+                ident = s.uuid or f"{s.name}@{version}"
+            current.append((ident, s))
+            rows.append(_row(s, ident))
+        previous, previous_version = current, version
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+def _row(s: _Seen, ident: str) -> dict:
+    indexed, total = s.indexed, s.total
     return {
-        "version": version,
-        "timestamp": ts,
-        "index_name": name,
-        "index_type": rules.normalize_index_type(index_type),
+        "version": s.version,
+        "timestamp": s.ts,
+        "index_name": s.name,
+        "index_type": rules.normalize_index_type(s.index_type),
+        "index_uuid": s.uuid,
+        "index_id": ident,
         "indexed_rows": indexed,
         "unindexed_rows": None if indexed is None or total is None else max(total - indexed, 0),
         "total_rows": total,
@@ -298,46 +367,67 @@ def _row(version: int, ts: Any, name: str, index_type: Any, indexed: Any, total:
     }
 
 
-def _history_local(ns: Any, table_id: Sequence[str], max_versions: int) -> pd.DataFrame:
+def _history_local(
+    ns: Any, table_id: Sequence[str], max_versions: int, up_to: int | None
+) -> pd.DataFrame:
     ds = ns.open_dataset(list(table_id))
-    versions = sorted(ds.versions(), key=lambda v: v["version"])[-max_versions:]
-    rows = []
+    listed = [v for v in ds.versions() if up_to is None or int(v["version"]) <= up_to]
+    versions = sorted(listed, key=lambda v: v["version"])[-max_versions:]
+    seen = []
     for v in versions:
         dv = ds.checkout_version(v["version"])
         total = dv.count_rows()
         for ix in dv.describe_indices():
             if ix.name.startswith("__"):  # internal system indexes (fragment reuse, ...)
                 continue
-            rows.append(
-                _row(
+            uuids = [s.uuid for s in ix.segments]
+            seen.append(
+                _Seen(
                     int(v["version"]),
                     v.get("timestamp"),
                     ix.name,
                     ix.index_type,
+                    frozenset(uuids),
+                    uuids[0] if uuids else None,
                     int(ix.num_rows_indexed or 0),
                     total,
                 )
             )
-    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    return _identify([int(v["version"]) for v in versions], seen)
 
 
 def _history_namespace(
-    ns: LanceNamespace, table_id: Sequence[str], max_versions: int
+    ns: LanceNamespace, table_id: Sequence[str], max_versions: int, up_to: int | None
 ) -> pd.DataFrame:
     req = ListTableVersionsRequest(id=list(table_id))
-    versions = sorted(list_all(ns.list_table_versions, req, "versions"), key=lambda v: v.version)
-    rows = []
-    for v in versions[-max_versions:]:
+    listed = [
+        v
+        for v in list_all(ns.list_table_versions, req, "versions")
+        if up_to is None or int(v.version) <= up_to
+    ]
+    versions = sorted(listed, key=lambda v: v.version)[-max_versions:]
+    seen = []
+    for v in versions:
         number = int(v.version)
         ts = pd.Timestamp(v.timestamp_millis, unit="ms") if v.timestamp_millis else None
         for ix in list_indexes(ns, table_id, version=number):
             indexed = _get(ix, "num_indexed_rows")
             unindexed = _get(ix, "num_unindexed_rows")
             total = (indexed or 0) + (unindexed or 0) if indexed is not None else None
-            rows.append(
-                _row(number, ts, _get(ix, "index_name"), _get(ix, "index_type"), indexed, total)
+            uuid = _get(ix, "index_uuid")
+            seen.append(
+                _Seen(
+                    number,
+                    ts,
+                    _get(ix, "index_name"),
+                    _get(ix, "index_type"),
+                    frozenset([uuid] if uuid else []),
+                    uuid,
+                    indexed,
+                    total,
+                )
             )
-    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    return _identify([int(v.version) for v in versions], seen)
 
 
 __all__ = [

@@ -27,7 +27,13 @@ from backend.redaction import REDACTED, is_secret_name, redact_json
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ov
-from tests.support import append_rows, create_table, ipc_stream_bytes, make_table
+from tests.support import (
+    append_rows,
+    create_table,
+    ipc_stream_bytes,
+    make_table,
+    table_location,
+)
 
 NS = ["a"]
 STRING_TYPES = ["FTS", "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"]
@@ -559,6 +565,87 @@ def test_coverage_history(ns_a: LanceNamespace, backend_kind: str) -> None:
         ov.coverage_history(ns_a, tid("h"), max_versions=0)
 
 
+def lance_history(location: str) -> dict[int, dict[str, frozenset[str]]]:
+    """version -> index name -> its segment uuids, from lance's own describe_indices."""
+    import lance
+
+    ds = lance.dataset(location)
+    return {
+        int(v["version"]): {
+            ix.name: frozenset(s.uuid for s in ix.segments)
+            for ix in ds.checkout_version(v["version"]).describe_indices()
+        }
+        for v in ds.versions()
+    }
+
+
+def test_coverage_history_tells_indexes_apart_by_identity(ns_a: LanceNamespace) -> None:
+    """An index keeps one id across appends and an optimize that merges its segments into new
+    ones; an index dropped and created again under the same name is another index (another
+    id) with no row at the versions between; the uuids are lance's own."""
+    import lance
+
+    create_table(ns_a, tid("h"), make_table(20))  # v1
+    build = rules.build_index_request
+    ov.create_index(ns_a, build(tid("h"), "id", "BTREE", name="by_id"))  # v2
+    ov.create_index(ns_a, build(tid("h"), "text", "BTREE", name="by_text"))  # v3
+    append_rows(ns_a, tid("h"), make_table(5, start=20))  # v4
+    location = str(table_location(ns_a, tid("h")))
+    lance.dataset(location).optimize.optimize_indices()  # v5: new segments, same indexes
+    ov.drop_index(ns_a, tid("h"), "by_id")  # v6
+    append_rows(ns_a, tid("h"), make_table(5, start=25))  # v7
+    ov.create_index(ns_a, build(tid("h"), "id", "BTREE", name="by_id"))  # v8
+    truth = lance_history(location)
+    assert truth[4]["by_id"].isdisjoint(truth[5]["by_id"])  # the optimize made new segments
+    df = ov.coverage_history(ns_a, tid("h"))
+    for row in df.itertuples():
+        assert row.index_uuid in truth[row.version][row.index_name]
+    present = {n: sorted(set(df[df.index_name == n].version)) for n in ("by_id", "by_text")}
+    assert present == {"by_id": [2, 3, 4, 5, 8], "by_text": [3, 4, 5, 6, 7, 8]}
+    ids = df.groupby("index_name")["index_id"].agg(lambda s: sorted(set(s)))
+    old_by_id = df[(df.index_name == "by_id") & (df.version == 2)].index_uuid.item()
+    new_by_id = df[(df.index_name == "by_id") & (df.version == 8)].index_uuid.item()
+    assert old_by_id in truth[2]["by_id"] and new_by_id in truth[8]["by_id"]
+    assert ids["by_id"] == sorted([old_by_id, new_by_id])
+    assert len(ids["by_text"]) == 1
+    # bounded by the version the index table was read at
+    upto = ov.coverage_history(ns_a, tid("h"), up_to=6)
+    assert max(upto.version) == 6 and set(upto[upto.version == 6].index_name) == {"by_text"}
+
+
+def test_overview_and_history_see_indexes_made_with_lance(ns_a: LanceNamespace) -> None:
+    """Indexes created with lance directly (not through the console) are in the overview and
+    the history, as lance's describe_indices lists them, at the version the overview is read
+    at; an overview read at an older version lists that version's indexes."""
+    import lance
+
+    create_table(ns_a, tid("x"), make_table(30, dim=8))  # v1
+    ov.create_index(ns_a, rules.build_index_request(tid("x"), "id", "BTREE", name="by_id"))
+    location = str(table_location(ns_a, tid("x")))
+    ds = lance.dataset(location)
+    ds.create_scalar_index("text", "INVERTED", name="ext_fts")
+    ds.create_index("vec", "IVF_FLAT", num_partitions=1, name="ext_vec")
+    ds = lance.dataset(location)
+    latest = ds.version
+    described = {ix.name: ix for ix in ds.describe_indices()}
+    assert set(described) == {"by_id", "ext_fts", "ext_vec"}
+    df = ov.index_overview(ns_a, tid("x"), version=latest)
+    assert df.attrs["version"] == latest
+    rows = df.set_index("name")
+    assert set(rows.index) == set(described)
+    for name, ix in described.items():
+        assert rows.loc[name, "uuid"] in {s.uuid for s in ix.segments}
+        assert int(rows.loc[name, "indexed_rows"]) == ix.num_rows_indexed
+    assert rows.loc["ext_vec", "type"] == "IVF_FLAT" and rows.loc["ext_fts", "type"] == "FTS"
+    history = ov.coverage_history(ns_a, tid("x"), up_to=latest)
+    at_latest = history[history.version == latest]
+    assert set(at_latest.index_name) == set(described)
+    assert set(at_latest.index_uuid) == set(rows["uuid"])
+    before = ov.index_overview(ns_a, tid("x"), version=latest - 1)
+    older = lance.dataset(location, version=latest - 1).describe_indices()
+    assert set(before["name"]) == {ix.name for ix in older} == {"by_id", "ext_fts"}
+
+
 def test_coverage_history_on_a_memory_namespace() -> None:
     """memory:// data lives in the namespace's lance session: history must read through it."""
     ns = backend.connect(f"memory://coverage-{uuid.uuid4().hex}")
@@ -603,6 +690,76 @@ def test_build_job_vector(ns_a: LanceNamespace, backend_kind: str) -> None:
     assert registry.running() == []
     row = ov.index_overview(ns_a, tid("v")).set_index("name").loc["pq"]
     assert int(row["indexed_rows"]) == rows
+
+
+def lance_stage_events(location: str, column: str, index_type: str, **kwargs) -> list[dict]:
+    """lance's own progress events of a build, captured with a progress_callback of ours."""
+    import lance
+
+    events: list[dict] = []
+
+    def capture(e) -> None:
+        events.append(
+            {"event": e.event, "stage": e.stage, "completed": e.completed, "total": e.total,
+             "unit": e.unit}
+        )  # fmt: skip
+
+    lance.dataset(location).create_index(column, index_type, progress_callback=capture, **kwargs)
+    return events
+
+
+def test_build_job_records_every_stage_lance_reports(local_ns, tmp_path) -> None:
+    """An IVF_PQ build's job records the stages lance reports (train_ivf, train_quantizer,
+    shuffle, merge_partitions...), in order, each with lance's own total and unit and done at
+    the end; fed lance's events one by one, the job's fraction follows each event: completed
+    / total within the stage, None (running, no figure) for a stage without a total, 1 once
+    the stage completes."""
+    import shutil
+
+    rows = 2 * rules.PQ_ROWS_PER_PARTITION
+    create_table(local_ns, tid("v"), make_table(rows, dim=16))
+    copy = tmp_path / "copy.lance"
+    shutil.copytree(table_location(local_ns, tid("v")), copy)
+    params = {"num_partitions": 2, "num_sub_vectors": 4}
+    req = rules.build_index_request(
+        tid("v"), "vec", "IVF_PQ", name="pq", params=params, dim=16, num_rows=rows
+    )
+    registry = build_jobs.BuildJobRegistry()
+    job = registry.wait(registry.start(local_ns, req), timeout=120)
+    assert job.status == "succeeded", job.error
+    theirs = lance_stage_events(str(copy), "vec", "IVF_PQ", name="pq", metric="l2", **params)
+    order = list(dict.fromkeys(e["stage"] for e in theirs))
+    assert {"train_ivf", "train_quantizer", "shuffle", "merge_partitions"} <= set(order)
+    assert job.stages == order
+    for recorded in job.build_stages:
+        last = [e for e in theirs if e["stage"] == recorded.name][-1]
+        assert recorded.done and last["event"] == "complete"
+        assert (recorded.total, recorded.unit) == (last["total"] or None, last["unit"] or None)
+        assert recorded.number == order.index(recorded.name) + 1
+    assert job.current_stage is not None and job.current_stage.name == order[-1]
+
+    # the figure follows every event lance reports
+    replay = build_jobs.BuildJobRegistry()
+    job_id = "replay"
+    replay._add(build_jobs.BuildJob(task_id=job_id, label="x", table_id=tuple(tid("v"))))
+    fractions = []
+    for e in theirs:
+        replay._record(job_id, e)
+        now = replay.get(job_id)
+        assert now is not None and now.current_stage is not None
+        assert now.current_stage.name == e["stage"]
+        assert now.stages == list(dict.fromkeys(x["stage"] for x in theirs[: len(fractions) + 1]))
+        if e["event"] == "complete":
+            expected = 1.0
+        elif e["total"]:
+            expected = min(e["completed"] / e["total"], 1.0)
+        else:
+            expected = None
+        assert now.fraction == expected and now.current_stage.fraction == expected
+        fractions.append(now.fraction)
+    assert None in fractions  # train_quantizer: no total, shown as running, not 0 %
+    moving = [f for e, f in zip(theirs, fractions, strict=True) if e["stage"] == "merge_partitions"]
+    assert moving == sorted(moving) and len(set(moving)) > 2
 
 
 def test_build_job_failure_is_reported(ns_a: LanceNamespace) -> None:

@@ -27,7 +27,7 @@ from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from components import state
-from tests.support import ipc_stream_bytes
+from tests.support import ipc_stream_bytes, local_path
 from tests.ui.conftest import alerts, assert_no_exception, button, plain, texts
 
 DOCS = ["sales", "docs"]
@@ -333,6 +333,65 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
     assert len(at.get("plotly_chart")) >= 2
 
 
+def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, make_app) -> None:
+    """A running IVF_PQ build's panel says the stage lance is in, which stage it is of those
+    seen so far and how far within it; a stage without a total is running (no bar at 0 %).
+    The events are lance's own, captured from a build of a copy of the table, fed to a job
+    of the page one by one: the figure shown moves with each event."""
+    import shutil
+
+    import lance
+
+    location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
+    copy = tmp_path / "copy.lance"
+    shutil.copytree(local_path(location), copy)
+    events: list[dict] = []
+
+    def capture(e) -> None:
+        events.append({"event": e.event, "stage": e.stage, "completed": e.completed,
+                       "total": e.total, "unit": e.unit})  # fmt: skip
+
+    lance.dataset(str(copy)).create_index(
+        "vec", "IVF_PQ", num_partitions=1, num_sub_vectors=4, progress_callback=capture
+    )
+    job = build_jobs.BuildJob(
+        task_id=f"stages-{tmp_path.name}", label="index pq", table_id=tuple(DOCS),
+        index_name="pq", index_type="IVF_PQ", column="vec",
+    )  # fmt: skip
+    build_jobs.JOBS._add(job)
+    try:
+        at = make_app("indexes", query_params=QP)
+        at.session_state[state.Indexes.JOBS] = [job.job_id]
+        at.run()
+        assert "Starting: lance has reported no stage yet" in texts(at)
+        stages: list[str] = []
+        shown = []
+        for e in events:
+            build_jobs.JOBS._record(job.job_id, e)
+            stages = list(dict.fromkeys([*stages, e["stage"]]))
+            at.run()
+            assert_no_exception(at)
+            head = f"Stage {stages.index(e['stage']) + 1} of {len(stages)} seen so far: "
+            bars = [(p.value, plain(p.text)) for p in at.get("progress")]
+            if e["event"] == "complete":
+                assert bars == [(100, head + f"{e['stage']} - done")]
+            elif e["total"]:
+                percent = round(100 * e["completed"] / e["total"])
+                unit = f"{e['total']:,} {e['unit']}".strip()
+                text = f"{e['completed']:,} of {unit} ({percent}%)"
+                assert bars == [(percent, head + f"{e['stage']} - {text}")]
+            else:  # no total: running, no bar
+                assert bars == []
+                (line,) = [t for t in texts(at).splitlines() if head in t]
+                assert f"{e['stage']} - running" in line
+            shown.append(bars)
+        assert len({str(b) for b in shown}) > len(stages)  # the figure moved within stages
+        assert {"train_ivf", "train_quantizer", "shuffle", "merge_partitions"} <= set(stages)
+    finally:
+        build_jobs.JOBS._finish(job.job_id, "failed", error=RuntimeError("test over"))
+        build_jobs.JOBS.forget(job.job_id)
+
+
 def test_build_flags_parameters_the_server_changed(docs_ns, make_app, monkeypatch) -> None:
     """pylance's REST server ignores vector build parameters: the build asked for
     num_sub_vectors 8 and the server applied its own; the Indexes page says so where the
@@ -441,6 +500,40 @@ def test_lag_warning_and_history(docs_ns, ui_env, make_app) -> None:
     assert len(at.get("plotly_chart")) >= 3  # coverage, size, segments, history
 
 
+def plotly_figures(at) -> dict[str, dict]:
+    """The page's plotly charts as drawn: title -> figure spec."""
+    figures = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return {f["layout"]["title"]["text"]: f for f in figures}
+
+
+def test_an_index_made_with_lance_is_in_the_table_and_the_charts(docs_ns, make_app) -> None:
+    """An index created with lance directly while the page is open is listed in the index
+    table at the next run, as lance's describe_indices lists it, and the charts of the same
+    page show the very same indexes."""
+    import lance
+
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    at = make_app("indexes", query_params=QP)
+    assert list(overview(at)["name"]) == ["by_id"]
+    location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
+    lance.dataset(location).create_scalar_index("flag", "BITMAP", name="ext_flag")
+    ds = lance.dataset(location)
+    described = {ix.name: ix.num_rows_indexed for ix in ds.describe_indices()}
+    assert set(described) == {"by_id", "ext_flag"}
+    at.run()
+    assert_no_exception(at)
+    shown = overview(at).set_index("name")
+    assert set(shown.index) == set(described)
+    assert {n: int(shown.loc[n, "indexed_rows"]) for n in described} == described
+    open_tab(at, "Statistics")
+    figures = plotly_figures(at)
+    assert set(figures["Coverage: indexed vs unindexed rows"]["data"][0]["y"]) == set(described)
+    history = figures["Coverage across versions"]["data"]
+    at_latest = {t["name"] for t in history if t["x"][-1] == ds.version and t["y"][-1] is not None}
+    assert at_latest == set(described)
+    assert max(x for t in history for x in t["x"]) == ds.version
+
+
 def test_one_unindexed_row_is_singular(docs_ns, ui_env, make_app) -> None:
     import lance
 
@@ -488,6 +581,7 @@ def test_chart_figures() -> None:
         {
             "version": [2, 3, 3],
             "index_name": ["a", "a", "b"],
+            "index_id": ["uuid-a", "uuid-a", "uuid-b"],
             "unindexed_rows": [0, 5, 0],
             "total_rows": [10, 15, 15],
             "coverage": [1.0, 2 / 3, 1.0],
