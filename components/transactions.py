@@ -29,6 +29,8 @@ from components.common import render_json
 from components.versions import latest_version
 
 HISTORY_LIMIT = 50
+# What the empty table field of the add form shows (no table picked).
+TABLE_PLACEHOLDER = f"namespace{ids.DISPLAY_SEPARATOR}table"
 
 
 @dataclass(frozen=True)
@@ -128,10 +130,19 @@ def render_batch_support(supported: bool | None, kind: str) -> bool:
 
 def sync_table_field(field_key: str, picked: Sequence[str] | None) -> bool:
     """Keep the form's table field in step with the table picker: the field shows the picked
-    table when the form first renders and again each time the picker changes (what the user
-    typed stays until then). True when the field was set."""
-    shown = ids.display_id(picked or [])
-    written = state.get(field_key) is None or state.get(state.Txn.PICKED) != shown
+    table when the form first renders and again each time the picker changes to a table (what
+    the user typed stays until then). With no table picked the field starts empty, never the
+    root's label or a table picked before: unpicking empties a field that still shows the
+    table the picker put there, and keeps what the user typed. True when the field was set."""
+    shown = ids.display_id(picked) if picked else ""
+    before = state.get(state.Txn.PICKED)
+    current = state.get(field_key)
+    if current is None:
+        written = True
+    elif before == shown:
+        written = False
+    else:
+        written = bool(shown) or current == before
     if written:
         state.put(field_key, shown)
     state.put(state.Txn.PICKED, shown)
@@ -211,7 +222,7 @@ def render_add_operation(
         state.put(key("version"), next_version or 1)  # the version follows the picked table
     with st.form(state.txn_add_key(kind)):
         st.text_input(
-            "Table id", key=key("table"),
+            "Table id", key=key("table"), placeholder=TABLE_PLACEHOLDER,
             help="Namespace path and table name joined by › (or by the connection's delimiter "
             f"{delimiter}), e.g. sales › orders",
         )  # fmt: skip

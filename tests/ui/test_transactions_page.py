@@ -508,3 +508,41 @@ def test_a_large_batch_stays_in_the_session_only(app) -> None:
     assert_no_exception(at)
     assert state.QP_BATCH not in at.query_params
     assert ops(at) == many and "Batch (80 operations)" in texts(at)
+
+
+def test_the_table_field_is_empty_when_no_table_is_picked(app, make_app) -> None:
+    """No table picked: the field starts empty (its placeholder shows the form of an id),
+    never the root's label "(root)" nor a table picked before; a picked table fills it, and
+    unpicking empties it again unless the user typed an id of their own."""
+    declare = state.txn_add_key("declare_table", "table")
+    deregister = state.txn_add_key("deregister_table", "table")
+    for qp in ({}, {"ns": "sales"}):
+        at = make_app("transactions", query_params=qp)
+        assert_no_exception(at)
+        field = at.text_input(key=declare)
+        assert field.value == "" and field.placeholder == "namespace › table"
+        at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
+        assert at.text_input(key=deregister).value == ""
+        assert "(root)" not in texts(at)
+
+    at = app  # sales › orders picked
+    assert at.text_input(key=declare).value == "sales › orders"
+    at.selectbox(key="txn.picker.ns").set_value(("hr",)).run()  # a namespace, no table picked
+    assert_no_exception(at)
+    assert at.selectbox(key="txn.picker.table").value is None
+    assert at.text_input(key=declare).value == ""
+    at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
+    assert at.text_input(key=deregister).value == ""
+    # an empty field adds nothing; it says the id is missing
+    button(at, "Add to batch").click().run()
+    assert ops(at) == [] and any(e.startswith("Not added:") for e in alerts(at, "error"))
+
+    at.selectbox(key="txn.picker.table").set_value("staff").run()
+    assert at.text_input(key=deregister).value == "hr › staff"
+    at = add(at, "declare_table", "hr › other", properties="no equals sign")  # refused
+    assert any(e.startswith("Not added:") for e in alerts(at, "error"))
+    assert at.text_input(key=declare).value == "hr › other"
+    at.selectbox(key="txn.picker.ns").set_value(("sales",)).run()  # no table picked
+    assert at.text_input(key=declare).value == "hr › other"  # what the user typed stays
+    at = add(at, "deregister_table", "sales$customers")
+    assert at.text_input(key=deregister).value == ""  # emptied after the add: no table picked
