@@ -394,6 +394,7 @@ class Txn:
     ALTER = "txn.alter"  # ``.kind``; the form of a kind and its fields: :func:`txn_alter_key`;
     # ``.action.<i>.remove`` per pending action
     APPLY = "txn.apply"  # the apply form
+    NS_LIST = "txn.ns_list"  # the namespace's batch commits: ``.grid`` and its pager
 
 
 def txn_add_key(kind: str, field: str | None = None) -> str:
