@@ -229,8 +229,9 @@ class Versions:
     # (table id tuple, tag name): a tag named like a version, warned of once; a second press
     # with the same name creates it
     TAG_WARNED = "versions.tag_warned"
-    # (table id tuple, restored version, [LostIndex]): the indexes a restore left behind,
-    # offered to be built again until built or dismissed
+    # {table id tuple: restore uuid}: rebuild offers answered in this session (the offer
+    # itself is derived from the table's history; the answer is kept in the namespace too,
+    # where it has a place for it: ``lifecycle.answer_rebuild_offer``)
     REBUILD = "versions.rebuild"
     REBUILD_GO = "versions.rebuild.go"  # widget: "Rebuild the indexes"
     REBUILD_DISMISS = "versions.rebuild.dismiss"  # widget: "Not now"
@@ -266,14 +267,14 @@ def compare_pair(table_id: list[str]) -> tuple[int, int] | None:
     return (pair[1], pair[2]) if pair and pair[0] == tuple(table_id) else None
 
 
-def rebuild_offer(table_id: Sequence[str]) -> tuple[int, list[Any]] | None:
-    """The indexes the last restore of ``table_id`` left behind: (restored version, lost)."""
-    offer = _get(Versions.REBUILD)
-    return (offer[1], list(offer[2])) if offer and offer[0] == tuple(table_id) else None
+def rebuild_answered(table_id: Sequence[str]) -> str | None:
+    """The restore (its lance transaction uuid) whose rebuild offer for ``table_id`` this
+    session answered."""
+    return (_get(Versions.REBUILD) or {}).get(tuple(table_id))
 
 
-def set_rebuild_offer(table_id: Sequence[str], version: int, lost: Sequence[Any]) -> None:
-    _set(Versions.REBUILD, (tuple(table_id), int(version), list(lost)) if lost else None)
+def set_rebuild_answered(table_id: Sequence[str], restore_uuid: str) -> None:
+    _set(Versions.REBUILD, {**(_get(Versions.REBUILD) or {}), tuple(table_id): restore_uuid})
 
 
 def show_version(version: int) -> None:
@@ -393,6 +394,7 @@ class Txn:
     ALTER = "txn.alter"  # ``.kind``; the form of a kind and its fields: :func:`txn_alter_key`;
     # ``.action.<i>.remove`` per pending action
     APPLY = "txn.apply"  # the apply form
+    NS_LIST = "txn.ns_list"  # the namespace's batch commits: ``.grid`` and its pager
 
 
 def txn_add_key(kind: str, field: str | None = None) -> str:

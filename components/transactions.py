@@ -25,10 +25,13 @@ from backend.rules.ids import parse_id
 from backend.services import batch_builder as bb
 from backend.text import plural
 from components import feedback, state
+from components.cache import CATALOG, cached
 from components.common import render_json
 from components.versions import latest_version
 
 HISTORY_LIMIT = 50
+# What the empty table field of the add form shows (no table picked).
+TABLE_PLACEHOLDER = f"namespace{ids.DISPLAY_SEPARATOR}table"
 
 
 @dataclass(frozen=True)
@@ -83,15 +86,51 @@ def fingerprint(operations: Sequence[dict[str, Any]]) -> str:
 
 
 def remember_transaction(
-    transaction_id: Sequence[str], *, source: str, status: str | None = None
+    transaction_id: Sequence[str],
+    *,
+    source: str,
+    status: str | None = None,
+    made_here: bool = True,
+    operation: str | None = None,
 ) -> None:
-    """Add a transaction id to this session's history (newest first, no duplicates)."""
+    """Add a transaction id to this session's history (newest first, no duplicates).
+
+    ``made_here``: this session made it (a batch commit, an index build or drop, named by
+    ``source``); otherwise the session only described or altered it (``source`` says which)
+    and ``operation`` is the transaction's own origin as it says (``CreateIndex``,
+    ``BatchCommitTables``). A transaction seen again keeps its origin: one made here and
+    then described stays "made here", with its latest status."""
     parts = [str(p) for p in transaction_id]
+    before = next((h for h in state.history() if h["id"] == parts), None)
+    entry = {
+        "id": parts,
+        "source": source,
+        "status": status,
+        "at": time.strftime("%H:%M:%S"),
+        "made_here": made_here,
+        "operation": operation,
+    }
+    if before is not None and before.get("made_here") and not made_here:
+        entry.update(
+            source=before["source"], made_here=True, at=before["at"], seen=source,
+            operation=operation or before.get("operation"),
+        )  # fmt: skip
+    elif before is not None and not operation:
+        entry["operation"] = before.get("operation")
     items = [h for h in state.history() if h["id"] != parts]
-    items.insert(
-        0, {"id": parts, "source": source, "status": status, "at": time.strftime("%H:%M:%S")}
-    )
+    items.insert(0, entry)
     state.set_history(items[:HISTORY_LIMIT])
+
+
+def history_origin(item: dict[str, Any]) -> str:
+    """Where a transaction of the history comes from, as the list says it: made in this
+    session (by what), or only described / altered here (and what the transaction is)."""
+    status = f" - {item['status']}" if item.get("status") else ""
+    if item.get("made_here", True):
+        seen = f", then {item['seen']}" if item.get("seen") else ""
+        return f"{item['at']} · made in this session: {item['source']}{seen}{status}"
+    what = f" · {item['operation']}" if item.get("operation") else ""
+    return f"{item['at']} · {item['source']} here, made elsewhere{what}{status}"
 
 
 def show_transaction(txn_id: Sequence[str], response: Any) -> None:
@@ -128,10 +167,19 @@ def render_batch_support(supported: bool | None, kind: str) -> bool:
 
 def sync_table_field(field_key: str, picked: Sequence[str] | None) -> bool:
     """Keep the form's table field in step with the table picker: the field shows the picked
-    table when the form first renders and again each time the picker changes (what the user
-    typed stays until then). True when the field was set."""
-    shown = ids.display_id(picked or [])
-    written = state.get(field_key) is None or state.get(state.Txn.PICKED) != shown
+    table when the form first renders and again each time the picker changes to a table (what
+    the user typed stays until then). With no table picked the field starts empty, never the
+    root's label or a table picked before: unpicking empties a field that still shows the
+    table the picker put there, and keeps what the user typed. True when the field was set."""
+    shown = ids.display_id(picked) if picked else ""
+    before = state.get(state.Txn.PICKED)
+    current = state.get(field_key)
+    if current is None:
+        written = True
+    elif before == shown:
+        written = False
+    else:
+        written = bool(shown) or current == before
     if written:
         state.put(field_key, shown)
     state.put(state.Txn.PICKED, shown)
@@ -211,7 +259,7 @@ def render_add_operation(
         state.put(key("version"), next_version or 1)  # the version follows the picked table
     with st.form(state.txn_add_key(kind)):
         st.text_input(
-            "Table id", key=key("table"),
+            "Table id", key=key("table"), placeholder=TABLE_PLACEHOLDER,
             help="Namespace path and table name joined by › (or by the connection's delimiter "
             f"{delimiter}), e.g. sales › orders",
         )  # fmt: skip
@@ -538,7 +586,8 @@ def _describe_from_history(txn_id: list[str]) -> None:
 
 
 def render_history(delimiter: str) -> None:
-    """This session's transactions, newest first; "Describe" shows one (and fills the id)."""
+    """The transactions this session made, described or altered, newest first, each with
+    its origin (:func:`history_origin`); "Describe" shows one (and fills the id)."""
     items = state.history()
     if not items:
         st.caption(
@@ -547,18 +596,41 @@ def render_history(delimiter: str) -> None:
         return
     for i, h in enumerate(items):
         c1, c2 = st.columns([12, 2], vertical_alignment="center")
-        status = f" - {h['status']}" if h.get("status") else ""
         text_id = ids.display_id(h["id"])
-        c1.markdown(
-            feedback.as_text(text_id)
-            + "  \n"
-            + feedback.as_text(f"{h['at']} · {h['source']}{status}")
-        )
+        c1.markdown(feedback.as_text(text_id) + "  \n" + feedback.as_text(history_origin(h)))
         c2.button(
             f"Describe {text_id}", key=f"{state.Txn.HISTORY}.{i}.describe",
             icon=":material/search:", help="Describe this transaction",
             on_click=_describe_from_history, args=(list(h["id"]),),
         )  # fmt: skip
+
+
+@cached(lambda: CATALOG, ttl=15)
+def namespace_transactions(ns: Any) -> list[bb.BatchTransaction]:
+    """The namespace's batch commits, newest first (read again after a commit of this
+    connection, and at least every 15 seconds for other writers' commits)."""
+    return bb.list_batch_transactions(ns)
+
+
+def render_namespace_transactions(items: Sequence[bb.BatchTransaction]) -> None:
+    """The namespace's batch commits (``bb.list_batch_transactions``), newest first, paged:
+    id, status, start, duration, operations, tables, and why a batch did not commit."""
+    from components.pager import render_pager
+
+    if not items:
+        st.caption("No batch commit in this namespace yet.")
+        return
+    page = render_pager(
+        list(items), key_prefix=state.Txn.NS_LIST, reset_on=(len(items),), noun="batch commits"
+    )
+    frame = bb.batch_transactions_frame(page.items)
+    st.dataframe(
+        frame, hide_index=True, key=f"{state.Txn.NS_LIST}.grid",
+        column_config={
+            "started": st.column_config.TextColumn("started (UTC)"),
+            "duration_ms": st.column_config.NumberColumn("duration (ms)"),
+        },
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -704,7 +776,10 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
         if found is not None:
             txn_id, described = found
             show_transaction(txn_id, described)
-            remember_transaction(txn_id, source="described", status=described.status)
+            remember_transaction(
+                txn_id, source="described", status=described.status, made_here=False,
+                operation=(described.properties or {}).get("operation"),
+            )  # fmt: skip
     current = state.get(state.Txn.DESCRIBED)
     if not current:
         return None
@@ -730,7 +805,10 @@ def altered(txn_id: list[str], response: Any) -> None:
         f"status {response.status}.",
     )
     state.set_alter_actions([])
-    remember_transaction(txn_id, source="altered", status=response.status)
+    remember_transaction(
+        txn_id, source="altered", status=response.status, made_here=False,
+        operation=(response.properties or {}).get("operation"),
+    )  # fmt: skip
 
 
 __all__ = [
@@ -754,7 +832,10 @@ __all__ = [
     "render_commit_form",
     "render_commit_result",
     "render_describe_form",
+    "history_origin",
     "render_history",
+    "namespace_transactions",
+    "render_namespace_transactions",
     "render_icon_only_style",
     "render_operation_list",
     "render_problems",

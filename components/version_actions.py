@@ -39,6 +39,7 @@ from components.writes import (
     Write,
     confirmed_submit,
     lost_indexes,
+    rebuild_offer,
     render_confirmed_form,
     runs,
     tag_version,
@@ -116,21 +117,36 @@ def search_link_params(table_id: Sequence[str]) -> list[tuple[str, str]]:
     return query
 
 
-def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> list[Any] | None:
-    """After a restore that left indexes behind: which, and "Rebuild the indexes" (their
-    CreateTableIndex requests, for the page to start as index builds) or "Not now"."""
-    offer = state.rebuild_offer(table_id)
+@dataclass(frozen=True)
+class RebuildAnswer:
+    """The user answered a rebuild offer: ``requests`` to start (Rebuild), or none (Not now)."""
+
+    offer: lc.RebuildOffer
+    answer: str  # lc.REBUILT | lc.DECLINED
+    requests: list[Any]
+
+
+def pending_rebuild_offer(table_id: Sequence[str]) -> lc.RebuildOffer | None:
+    """The rebuild offer of ``table_id``, derived from its history (so it outlives a reload),
+    unless this session answered it already. ``None`` quietly when it cannot be read."""
+    try:
+        offer = rebuild_offer(tuple(table_id))
+    except LanceNamespaceError:
+        return None
+    if offer is None or state.rebuild_answered(table_id) == offer.restore_uuid:
+        return None
+    return offer
+
+
+def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> RebuildAnswer | None:
+    """While the table's latest version is a restore that left indexes behind and nobody
+    answered: which, and "Rebuild the indexes" (their CreateTableIndex requests, for the page
+    to start as index builds) or "Not now". Returns the answer for the page to record."""
+    offer = pending_rebuild_offer(table_id)
     if offer is None:
         return None
-    version, lost = offer
     with st.container(border=True):
-        st.markdown(
-            feedback.as_text(
-                f"The restore of v{version} left {plural(len(lost), 'index', 'indexes')} behind: "
-                + ", ".join(ix.describe() for ix in lost)
-                + "."
-            )
-        )
+        st.markdown(feedback.as_text(offer.describe()))
         c1, c2, _ = st.columns([1, 1, 3])
         go = c1.button(
             "Rebuild the indexes",
@@ -140,13 +156,26 @@ def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> list[An
             disabled=read_only,
             help="Disabled: read-only connection" if read_only else None,
         )
-        c2.button(  # its callback drops the offer before the run draws the page
-            "Not now",
-            key=state.Versions.REBUILD_DISMISS,
-            on_click=state.set_rebuild_offer,
-            args=(list(table_id), version, []),
-        )
-    return lc.rebuild_requests(table_id, lost) if go else None
+        later = c2.button("Not now", key=state.Versions.REBUILD_DISMISS)
+    if go:
+        return RebuildAnswer(offer, lc.REBUILT, lc.rebuild_requests(table_id, offer.lost))
+    if later:
+        return RebuildAnswer(offer, lc.DECLINED, [])
+    return None
+
+
+def record_rebuild_answer(ns: Any, answer: RebuildAnswer, *, read_only: bool) -> bool:
+    """The answer holds for this session, and for later ones where the namespace keeps it
+    (``lifecycle.answer_rebuild_offer``; not on a read-only connection, which writes
+    nothing). False when recording it failed (the error is shown)."""
+    state.set_rebuild_answered(answer.offer.table_id, answer.offer.restore_uuid)
+    if read_only:
+        return True
+    done = feedback.run(
+        lc.answer_rebuild_offer, ns, answer.offer, answer.answer,
+        action="Recording the answer to the rebuild offer",
+    )  # fmt: skip
+    return done is not None
 
 
 def _restore(ns: Any, table_id: list[str], version: int) -> int:
@@ -157,15 +186,13 @@ def _restore(ns: Any, table_id: list[str], version: int) -> int:
 
 def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
     """RestoreTable of ``version``; its result is the new version. The indexes it leaves
-    behind are read first and offered to be built again afterwards (``render_rebuild_offer``)."""
+    behind are offered to be built again afterwards (``render_rebuild_offer``, from the
+    table's history)."""
     where = ids.display_id(table_id)
     tid = list(table_id)
 
     def restore() -> int:
-        lost = lc.indexes_lost_by_restore(ns, tid, int(version))
-        new = _restore(ns, tid, int(version))
-        state.set_rebuild_offer(tid, int(version), lost)
-        return new
+        return _restore(ns, tid, int(version))
 
     return Write(
         restore, (), f"Restoring v{version}",
@@ -585,6 +612,7 @@ def render_cleanup_plan(plan: lc.CleanupPlan, versions: pd.DataFrame, *, key_pre
 
 
 __all__ = [
+    "RebuildAnswer",
     "RowsDelete",
     "TagAction",
     "apply_version_link",
@@ -592,10 +620,13 @@ __all__ = [
     "delete_rows_write",
     "delete_versions_write",
     "follow_version_link",
+    "pending_rebuild_offer",
     "plan_frame",
+    "record_rebuild_answer",
     "render_cleanup",
     "render_cleanup_plan",
     "render_delete_rows",
+    "render_rebuild_offer",
     "render_tags",
     "render_version_actions",
     "restore_write",

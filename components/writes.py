@@ -58,6 +58,12 @@ def lost_indexes(ns: Any, table_id: tuple[str, ...], version: int) -> list[lc.Lo
 
 
 @cached(table_scope, ttl=30)
+def rebuild_offer(ns: Any, table_id: tuple[str, ...]) -> lc.RebuildOffer | None:
+    """The indexes a restore left behind, derived from the table's history (``lifecycle``)."""
+    return lc.rebuild_offer(ns, table_id)
+
+
+@cached(table_scope, ttl=30)
 def drop_preview(ns: Any, table_id: tuple[str, ...]) -> lc.DropPreview:
     return lc.drop_preview(ns, table_id)
 

@@ -1,5 +1,6 @@
 """Transactions: build a batch commit (add, reorder, remove, validate, preview, commit), then
-describe and alter any transaction; this session's transactions."""
+describe and alter any transaction; the transactions this session saw; the namespace's batch
+commits (local and object-store roots: the spec has no list operation)."""
 
 import streamlit as st
 
@@ -20,8 +21,9 @@ transactions.render_icon_only_style()
 if read_only:
     render_read_only_notice()
 
-builder_tab, txn_tab = st.tabs(
-    ["Batch commit builder", "Describe / alter a transaction"], key=state.Txn.TABS
+builder_tab, txn_tab, ns_tab = st.tabs(
+    ["Batch commit builder", "Describe / alter a transaction", "Namespace transactions"],
+    key=state.Txn.TABS,
 )
 with builder_tab:
     wanted = transactions.render_builder(ns, caps, delimiter, read_only=read_only)
@@ -58,5 +60,20 @@ with txn_tab:
                 transactions.altered(wanted.txn_id, altered)
                 st.rerun()
     with right:
-        st.subheader("This session", anchor=False)
+        st.subheader("Seen in this session", anchor=False)
         transactions.render_history(delimiter)
+
+with ns_tab:
+    st.subheader("Batch commits of the namespace", anchor=False)
+    if caps.kind != "local":
+        feedback.show("info", batch_builder.NO_LIST_OPERATION)
+    else:
+        st.caption(
+            "Every batch commit of this namespace, newest first, from the records it keeps "
+            "under its root. A table's own transactions are its versions (Versions page)."
+        )
+        listed = feedback.run(
+            transactions.namespace_transactions, action="Listing the batch commits"
+        )
+        if listed is not None:
+            transactions.render_namespace_transactions(listed)

@@ -70,15 +70,18 @@ if restore := version_actions.render_version_actions(
     read_only=read_only,
 ):
     send(version_actions.restore_write(ns, table_id, restore), show_result=True)
-if rebuild := version_actions.render_rebuild_offer(table_id, read_only=read_only):
-    for request in rebuild:
+if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only):
+    for request in answer.requests:
         state.add_build_job(build_jobs.start_build(ns, request))
-    state.set_rebuild_offer(table_id, 0, [])
-    names = ", ".join(str(r.name) for r in rebuild)
-    feedback.flash(
-        "versions", "success", f"Building again: {names}. The Indexes page follows them."
-    )
-    st.rerun()
+    recorded = version_actions.record_rebuild_answer(ns, answer, read_only=read_only)
+    invalidate_tables([table_id])
+    if answer.requests:
+        names = ", ".join(str(r.name) for r in answer.requests)
+        feedback.flash(
+            "versions", "success", f"Building again: {names}. The Indexes page follows them."
+        )
+    if recorded:  # else the error stays on screen
+        st.rerun()
 
 if (tabs := ver.manage_tabs()) is None:
     st.stop()

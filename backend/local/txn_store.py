@@ -233,11 +233,11 @@ _MEMORY: dict[str, dict[str, str]] = {}
 class MemoryTxnStore(TxnStore):
     """Records in a process-wide dict keyed by root (for ``memory://`` roots)."""
 
-    def __init__(self, root: str):
-        self.location = root
-        self._lock = _lock_for("memory:" + root)
+    def __init__(self, root: str, directory: str = STORE_DIR):
+        self.location = root if directory == STORE_DIR else f"{root}/{directory}"
+        self._lock = _lock_for("memory:" + self.location)
         with _LOCKS_GUARD:
-            self._docs = _MEMORY.setdefault(root, {})
+            self._docs = _MEMORY.setdefault(self.location, {})
 
     def _locked(self) -> contextlib.AbstractContextManager[Any]:
         return self._lock
@@ -258,16 +258,23 @@ class MemoryTxnStore(TxnStore):
 
 
 class ObjectTxnStore(TxnStore):
-    """Records as objects under ``<root>/_console/transactions/`` of an object store, through
-    the console's one object-store layer (``backend.local.object_store``: obstore, the same
-    options and environment as lance). One PUT per record; no directory marker objects."""
+    """Records as objects under ``<root>/_console/transactions/`` (or another ``directory``
+    of the root) of an object store, through the console's one object-store layer
+    (``backend.local.object_store``: obstore, the same options and environment as lance). One
+    PUT per record; no directory marker objects."""
 
-    def __init__(self, root: str, storage_options: dict[str, str] | None = None):
+    def __init__(
+        self,
+        root: str,
+        storage_options: dict[str, str] | None = None,
+        directory: str = STORE_DIR,
+    ):
         from . import object_store
 
         self._errors = functools.partial(object_store.store_error, storage_options=storage_options)
         self.root = root.rstrip("/")
-        self.location = f"{self.root}/{STORE_DIR}"
+        self.directory = directory.strip("/")
+        self.location = f"{self.root}/{self.directory}"
         self.store = object_store.open_root(self.root, storage_options)
         self._lock = _lock_for(f"objects:{self.location}")
 
@@ -285,7 +292,7 @@ class ObjectTxnStore(TxnStore):
             raise self._errors(exc, self.root, action) from None
 
     def _key(self, txn_id: str) -> str:
-        return f"{STORE_DIR}/{_file_name(txn_id)}"
+        return f"{self.directory}/{_file_name(txn_id)}"
 
     def _read(self, txn_id: str) -> str | None:
         import obstore
@@ -318,9 +325,9 @@ class ObjectTxnStore(TxnStore):
         with self._calls("list the transaction records"):
             keys = sorted(
                 m["path"]
-                for batch in obstore.list(self.store, STORE_DIR + "/")
+                for batch in obstore.list(self.store, self.directory + "/")
                 for m in batch
-                if m["path"].endswith(".json") and "/" not in m["path"][len(STORE_DIR) + 1 :]
+                if m["path"].endswith(".json") and "/" not in m["path"][len(self.directory) + 1 :]
             )
             for key in keys:
                 with contextlib.suppress(FileNotFoundError):
@@ -328,17 +335,21 @@ class ObjectTxnStore(TxnStore):
         return out
 
 
-def open_store(root: str, storage_options: dict[str, str] | None = None) -> TxnStore:
-    """The store for a namespace root (a local path, ``file://``, ``memory://`` or object-store URI)."""
+def open_store(
+    root: str, storage_options: dict[str, str] | None = None, *, directory: str = STORE_DIR
+) -> TxnStore:
+    """The store for a namespace root (a local path, ``file://``, ``memory://`` or object-store
+    URI): the transaction records, or the console's records kept in another ``directory``
+    under the root (e.g. ``_console/rebuild_answers``)."""
     storage_options = dict(storage_options or {})
     parsed = urlparse(root)
     scheme = parsed.scheme.lower()
     if scheme == "memory":
-        return MemoryTxnStore(root.rstrip("/"))
+        return MemoryTxnStore(root.rstrip("/"), directory)
     if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
         path = unquote(parsed.path) if scheme == "file" else root
-        return FileTxnStore(Path(path) / STORE_DIR)
-    return ObjectTxnStore(root, storage_options)
+        return FileTxnStore(Path(path) / directory)
+    return ObjectTxnStore(root, storage_options, directory)
 
 
 __all__ = [

@@ -370,6 +370,100 @@ def alter_transaction(
     return ns.alter_transaction(alter_request(transaction_id, actions))
 
 
+# The spec's transaction operations address one transaction by id; none lists them.
+NO_LIST_OPERATION = (
+    "The Lance Namespace spec has no operation that lists transactions: over REST a "
+    "transaction is described and altered by its id only (batch commits answer with theirs, "
+    "index builds with the table's transaction)."
+)
+BATCH_TRANSACTION_COLUMNS = [
+    "transaction", "status", "started", "duration_ms", "operations", "tables", "reason",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BatchTransaction:
+    """One batch commit of the namespace, from the record the local backend keeps of it
+    (``backend.local.batch.records``): its id, status, when it started and finished (ISO
+    8601, UTC), its operation count, the tables it touched and, for a batch that did not
+    commit, why."""
+
+    id: str
+    status: str
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: int | None
+    operations: int
+    tables: list[list[str]]
+    reason: str | None = None
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _batch_transaction(record: dict[str, Any]) -> BatchTransaction:
+    props = {str(k): str(v) for k, v in (record.get("properties") or {}).items()}
+    try:
+        tables = [ids.parse_object_id(t) for t in json.loads(props.get("tables") or "[]")]
+    except (ValueError, TypeError, AttributeError):
+        tables = []
+    return BatchTransaction(
+        id=str(record["txn_id"]),
+        status=alter_actions.normalize_status(record.get("status") or alter_actions.RUNNING),
+        started_at=props.get("started_at"),
+        finished_at=props.get("finished_at"),
+        duration_ms=_int_or_none(props.get("duration_ms")),
+        operations=_int_or_none(props.get("operation_count")) or 0,
+        tables=tables,
+        reason=props.get("reason"),
+    )
+
+
+def list_batch_transactions(ns: LanceNamespace) -> list[BatchTransaction]:
+    """Every batch commit of the namespace, newest first: the records the local backend
+    keeps under its root (``<root>/_console/transactions/``, on local and object-store roots
+    alike). Over REST: ``UnsupportedOperationError`` saying the spec has no list operation."""
+    from ..local.batch.records import RECORD_KIND
+    from ..local.txn_store import TxnStore
+
+    store = getattr(ns, "txn_store", None)
+    if not isinstance(store, TxnStore):
+        raise make(ErrorCode.UNSUPPORTED, NO_LIST_OPERATION)
+    records = [r for r in store.list() if r.get("kind") == RECORD_KIND]
+    records.sort(
+        key=lambda r: (
+            str((r.get("properties") or {}).get("started_at") or ""),
+            _int_or_none(r.get("updated_at")) or 0,
+            str(r["txn_id"]),
+        ),
+        reverse=True,
+    )
+    return [_batch_transaction(r) for r in records]
+
+
+def batch_transactions_frame(items: Sequence[BatchTransaction]) -> pd.DataFrame:
+    """The batch commits as the page lists them: one row each, tables shown as ``a › b``."""
+    rows = [
+        {
+            "transaction": t.id,
+            "status": t.status,
+            "started": t.started_at,
+            "duration_ms": t.duration_ms,
+            "operations": t.operations,
+            "tables": ", ".join(ids.display_id(tid) for tid in t.tables),
+            "reason": t.reason,
+        }
+        for t in items
+    ]
+    frame = pd.DataFrame(rows, columns=BATCH_TRANSACTION_COLUMNS)
+    frame["duration_ms"] = frame["duration_ms"].astype("Int64")
+    return frame
+
+
 def properties_frame(props: dict[str, str] | None) -> pd.DataFrame:
     return pd.DataFrame(sorted((props or {}).items()), columns=["key", "value"])
 
@@ -478,6 +572,11 @@ def discard_staged(staged: Iterable[StagedManifest | dict[str, Any]]) -> int:
 
 
 __all__ = [
+    "BATCH_TRANSACTION_COLUMNS",
+    "BatchTransaction",
+    "NO_LIST_OPERATION",
+    "batch_transactions_frame",
+    "list_batch_transactions",
     "CREATE_VERSION",
     "DECLARE",
     "DELETE_VERSIONS",

@@ -615,3 +615,56 @@ def test_a_restore_says_which_indexes_it_leaves_behind_and_builds_them_again(ns)
     after = ns.list_table_indices(ListTableIndicesRequest(id=table)).indexes
     assert sorted(ix.index_name for ix in after) == ["id_btree", "vec_ivf"]
     assert lc.indexes_lost_by_restore(ns, table, 3) == []  # nothing left behind now
+
+
+def test_the_rebuild_offer_is_derived_from_the_history_and_its_answer_is_kept(
+    ns, backend_kind: str
+) -> None:
+    """rebuild_offer reads the table's history: the latest version is a restore (lance's
+    transaction) lacking indexes the version before had. A later session (a new client)
+    derives it again; an answer ends it for every later session where the namespace keeps
+    the console's records (local roots), for the caller's session only over REST."""
+    import lance
+    from lance_namespace import CreateTableIndexRequest, DescribeTableRequest
+
+    ns.create_namespace(CreateNamespaceRequest(id=["r"]))
+    table = ["r", "t"]
+    create_table(ns, table, make_table(50))  # v1
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="id_btree")
+    )  # v2
+    assert lc.rebuild_offer(ns, table) is None  # the latest version is no restore
+    lc.restore_version(ns, table, 1)  # v3: v1's content, no index
+    offer = lc.rebuild_offer(ns, table)
+    assert offer is not None
+    location = ns.describe_table(DescribeTableRequest(id=table)).location
+    txn = lance.dataset(location).read_transaction(3)  # lance's own record of the restore
+    assert (offer.version, offer.previous, offer.restore_uuid) == (3, 2, txn.uuid)
+    assert [(ix.name, ix.index_type, ix.column) for ix in offer.lost] == [
+        ("id_btree", "BTREE", "id")
+    ]
+    if backend_kind == "local":
+        assert offer.restored == txn.operation.version == 1
+        assert offer.describe() == "The restore of v1 left 1 index behind: id_btree (BTREE on id)."
+    else:
+        assert offer.restored is None  # the spec's transaction does not say which version
+        assert offer.describe().startswith("The restore that made v3 left 1 index behind")
+
+    with pytest.raises(InvalidInputError):
+        lc.answer_rebuild_offer(ns, offer, "maybe")
+    kept = lc.answer_rebuild_offer(ns, offer, lc.DECLINED)
+    assert kept is (backend_kind == "local")
+    if kept:
+        assert lc.rebuild_offer(ns, table) is None
+        assert lc.rebuild_answer(ns, table)["answer"] == lc.DECLINED
+        later = backend.connect(str(ns.root))  # another session on the same root
+        assert lc.rebuild_offer(later, table) is None
+    else:
+        assert lc.rebuild_offer(ns, table) == offer  # the page keeps the answer per session
+
+    # a second restore is a new question, even after an answer to the first one
+    lc.restore_version(ns, table, 2)  # v4: v2's content, with its index
+    assert lc.rebuild_offer(ns, table) is None  # nothing left behind
+    lc.restore_version(ns, table, 1)  # v5: lacks the index v4 has
+    again = lc.rebuild_offer(ns, table)
+    assert again is not None and again.version == 5 and again.restore_uuid != offer.restore_uuid

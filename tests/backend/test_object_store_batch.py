@@ -378,3 +378,24 @@ def test_a_catalog_commit_replaced_by_another_writers_is_retried(s3_server) -> N
         assert {f"lake${n}" for n in names} <= rows
     for names in refused:
         assert not {f"lake${n}" for n in names} & rows
+
+
+def test_the_namespace_lists_its_batch_commits_on_s3(s3_root) -> None:
+    """batch_builder.list_batch_transactions on an S3 root: both batch commits, newest first,
+    as their record objects under <root>/_console/transactions/ hold them."""
+    from backend.services import batch_builder as bb
+
+    ns, server = s3_root.ns, s3_root.server
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    first = ns.batch_commit_tables(batch(op_declare(["a", "x"]), op_declare(["a", "y"])))
+    second = ns.batch_commit_tables(batch(op_declare(["a", "z"])))
+    listed = bb.list_batch_transactions(ns)
+    assert [t.id for t in listed] == [second.transaction_id, first.transaction_id]
+    assert [t.status for t in listed] == ["SUCCEEDED", "SUCCEEDED"]
+    assert [t.tables for t in listed] == [[["a", "z"]], [["a", "x"], ["a", "y"]]]
+    keys = [k for k in server.objects(s3_root.bucket) if "/_console/transactions/" in k]
+    assert sorted(k.rsplit("/", 1)[1] for k in keys) == sorted(
+        f"{t.id}.json" for t in listed
+    )  # one record object per batch, read directly from the bucket
+    again = backend.connect(s3_root.target, storage_options=server.storage_options)
+    assert bb.list_batch_transactions(again) == listed

@@ -11,12 +11,15 @@ import pytest
 from lance_namespace import CreateNamespaceRequest
 
 import backend
+from backend.paging import PAGE_SIZE
+from backend.rules import ids
 from backend.rules import index_rules as rules
 from backend.services import batch_builder as bb
 from backend.services import index_overview as ixs
 from backend.services.versions import latest_version
 from components import state
 from components import transactions as txc
+from tests.support import batch_records
 from tests.ui.conftest import (
     alerts,
     assert_no_exception,
@@ -429,6 +432,8 @@ def test_rest_server_profile_says_so_before_anything_is_sent(ui_env, rest_server
     assert_no_exception(at)
     (warning,) = alerts(at, "warning")
     assert warning.startswith("This REST server does not implement BatchCommitTables")
+    # no list of the namespace's transactions: the spec has no operation for it
+    assert alerts(at, "info") == [bb.NO_LIST_OPERATION]
     at = add(at, "declare_table", "remote$t")
     assert button(at, "Commit atomically").disabled
     assert "Validate" in [b.label for b in at.button]
@@ -508,3 +513,112 @@ def test_a_large_batch_stays_in_the_session_only(app) -> None:
     assert_no_exception(at)
     assert state.QP_BATCH not in at.query_params
     assert ops(at) == many and "Batch (80 operations)" in texts(at)
+
+
+def test_the_table_field_is_empty_when_no_table_is_picked(app, make_app) -> None:
+    """No table picked: the field starts empty (its placeholder shows the form of an id),
+    never the root's label "(root)" nor a table picked before; a picked table fills it, and
+    unpicking empties it again unless the user typed an id of their own."""
+    declare = state.txn_add_key("declare_table", "table")
+    deregister = state.txn_add_key("deregister_table", "table")
+    for qp in ({}, {"ns": "sales"}):
+        at = make_app("transactions", query_params=qp)
+        assert_no_exception(at)
+        field = at.text_input(key=declare)
+        assert field.value == "" and field.placeholder == "namespace › table"
+        at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
+        assert at.text_input(key=deregister).value == ""
+        assert "(root)" not in texts(at)
+
+    at = app  # sales › orders picked
+    assert at.text_input(key=declare).value == "sales › orders"
+    at.selectbox(key="txn.picker.ns").set_value(("hr",)).run()  # a namespace, no table picked
+    assert_no_exception(at)
+    assert at.selectbox(key="txn.picker.table").value is None
+    assert at.text_input(key=declare).value == ""
+    at.segmented_control(key="txn.add.kind").set_value("deregister_table").run()
+    assert at.text_input(key=deregister).value == ""
+    # an empty field adds nothing; it says the id is missing
+    button(at, "Add to batch").click().run()
+    assert ops(at) == [] and any(e.startswith("Not added:") for e in alerts(at, "error"))
+
+    at.selectbox(key="txn.picker.table").set_value("staff").run()
+    assert at.text_input(key=deregister).value == "hr › staff"
+    at = add(at, "declare_table", "hr › other", properties="no equals sign")  # refused
+    assert any(e.startswith("Not added:") for e in alerts(at, "error"))
+    assert at.text_input(key=declare).value == "hr › other"
+    at.selectbox(key="txn.picker.ns").set_value(("sales",)).run()  # no table picked
+    assert at.text_input(key=declare).value == "hr › other"  # what the user typed stays
+    at = add(at, "deregister_table", "sales$customers")
+    assert at.text_input(key=deregister).value == ""  # emptied after the add: no table picked
+
+
+def test_a_described_transaction_keeps_its_own_origin(app, ui_env: Path) -> None:
+    """The history is what this session saw: a transaction it only described is not "made in
+    this session" but says what it is (its own operation); one it made stays made here when
+    described afterwards."""
+    ns = backend.connect(str(ui_env))
+    resp = ixs.create_index(  # made outside this session
+        ns, rules.build_index_request(["sales", "orders"], "id", "BTREE", name="b")
+    )
+    at = app
+    at.text_input(key=state.Txn.ID_INPUT).set_value(f"sales$orders${resp.transaction_id}")
+    button(at, "Describe").click().run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert "Seen in this session" in page and "This session\n" not in page
+    described = bb.describe_transaction(ns, ["sales", "orders", resp.transaction_id])
+    assert described.properties["operation"] == "CreateIndex"
+    (entry,) = at.session_state[state.Txn.HISTORY]
+    line = txc.history_origin(entry)
+    assert line.endswith("described here, made elsewhere · CreateIndex - SUCCEEDED")
+    assert line in page and "made in this session" not in page
+
+    at = add(at, "declare_table", "sales$fresh")
+    button(at, "Commit atomically").click().run()
+    assert_no_exception(at)
+    txn = at.session_state[state.Txn.LAST_COMMIT]["transaction_id"]
+    at.text_input(key=state.Txn.ID_INPUT).set_value(txn[0])
+    button(at, "Describe").click().run()
+    assert_no_exception(at)
+    made, other = at.session_state[state.Txn.HISTORY]
+    assert made["id"] == txn and other == entry
+    assert txc.history_origin(made).endswith(
+        "made in this session: batch commit, then described - SUCCEEDED"
+    )
+    assert txc.history_origin(made) in texts(at)
+
+
+def test_the_namespace_batch_commits_are_listed_newest_first(ui_env: Path, make_app) -> None:
+    """The "Namespace transactions" tab lists every batch commit of the namespace (its
+    records under the root), newest first, paged; a commit made on the page joins it, and a
+    new session lists the same."""
+    ns = backend.connect(str(ui_env))
+    made = [
+        ns.batch_commit_tables(bb.to_request([bb.declare_op(["hr", f"t{i:02d}"])])).transaction_id
+        for i in range(PAGE_SIZE + 1)
+    ]
+    records = batch_records(ui_env)  # the record files, read directly
+    assert set(records) == set(made)
+    newest_first = sorted(
+        made, key=lambda t: (records[t]["properties"]["started_at"], records[t]["updated_at"], t),
+        reverse=True,
+    )  # fmt: skip
+
+    at = make_app("transactions", query_params=QP)
+    assert_no_exception(at)
+    grid = next(d.value for d in at.dataframe if "transaction" in d.value.columns)
+    assert list(grid["transaction"]) == newest_first[:PAGE_SIZE]
+    assert set(grid["status"]) == {"SUCCEEDED"} and set(grid["operations"]) == {1}
+    first = newest_first[0]
+    assert grid["tables"][0] == ids.display_id(ids.parse_object_id(json.loads(
+        records[first]["properties"]["tables"])[0]))  # fmt: skip
+    assert f"1–{PAGE_SIZE} of {PAGE_SIZE + 1} batch commits" in texts(at)
+
+    at = add(at, "declare_table", "sales$fresh")
+    button(at, "Commit atomically").click().run()
+    assert_no_exception(at)
+    txn = at.session_state[state.Txn.LAST_COMMIT]["transaction_id"][0]
+    grid = next(d.value for d in at.dataframe if "transaction" in d.value.columns)
+    assert grid["transaction"][0] == txn and grid["tables"][0] == "sales › fresh"
+    assert f"of {PAGE_SIZE + 2} batch commits" in texts(at)

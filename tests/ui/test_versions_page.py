@@ -679,3 +679,49 @@ def test_restore_warns_of_the_indexes_it_leaves_behind_and_builds_them_again(
     assert [ix.index_name for ix in rebuilt] == ["id_btree"]
     assert alerts(at, "success") == ["Building again: id_btree. The Indexes page follows them."]
     assert "left 1 index behind" not in texts(at)  # the offer is gone once taken
+
+
+def test_the_rebuild_offer_outlives_a_reload_until_it_is_answered(make_app, ui_env) -> None:
+    """The offer comes from the table's history (its latest version is a restore lacking an
+    index the version before had), so a new session - a reload - still shows it; "Not now" is
+    kept under the namespace's console records, and no later session offers it again."""
+    import lance
+    from lance_namespace import (
+        CreateTableIndexRequest,
+        DescribeTableRequest,
+        ListTableIndicesRequest,
+    )
+
+    ns = backend.connect(str(ui_env))
+    table = ["sales", "orders"]
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="id_btree")
+    )  # v4
+    offer_text = "The restore of v1 left 1 index behind: id_btree (BTREE on id)."
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    restore(at, 1, confirm=True)
+    assert offer_text in texts(at)
+
+    # what the offer says, checked against lance itself: v5 restores v1 and lacks v4's index
+    location = ns.describe_table(DescribeTableRequest(id=table)).location
+    ds = lance.dataset(location)
+    assert ds.version == 5 and ds.read_transaction(5).operation.version == 1
+    assert [ix["name"] for ix in lance.dataset(location, version=4).list_indices()] == ["id_btree"]
+    assert ds.list_indices() == []
+
+    again = make_app("versions", query_params=ORDERS)  # a reload: a new session
+    assert_no_exception(again)
+    assert offer_text in texts(again)
+    again.button(key=state.Versions.REBUILD_DISMISS).click().run()
+    assert_no_exception(again)
+    assert offer_text not in texts(again)
+    assert not again.error, alerts(again, "error")
+    assert ns.list_table_indices(ListTableIndicesRequest(id=table)).indexes == []  # not built
+
+    later = make_app("versions", query_params=ORDERS)
+    assert_no_exception(later)
+    assert "left 1 index behind" not in texts(later)
+    (answer,) = (ui_env / "_console" / "rebuild_answers").glob("*.json")
+    record = json.loads(answer.read_text())
+    assert record["answer"] == "declined" and record["table_id"] == table
+    assert record["restore_uuid"] == ds.read_transaction(5).uuid
