@@ -150,8 +150,9 @@ def _recall_html(result: Any) -> str:
     low, high = result.interval
     data = {
         f"recall@{result.k}": f"{result.mean:.3f}",
-        "95% interval": f"{low:.3f} – {high:.3f}",
-        "spread (std)": f"{result.std:.3f}",
+        # the confidence interval of the mean, from the per-query recalls (Student's t)
+        "95% interval": f"{low:.3f} – {high:.3f}" if low == low else "none from a single query",
+        "standard deviation (per query)": f"{result.std:.3f}",
         "queries": len(result.per_query),
         "lowest query recall": f"{min(result.per_query):.3f}",
         "ANN p50 / p95 (ms)": f"{result.ann_p50_ms:.2f} / {result.ann_p95_ms:.2f}",

@@ -89,7 +89,7 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
         icon=":material/add:",
         disabled=not found.positions,
         help="Measure another batch of rows, none sampled before, with this result's settings, "
-        "and add them: the mean is then over every query and its interval narrows.",
+        "and add them: the mean and its interval are then computed from every query.",
     )
     if more:
         with st.spinner(f"Searching {plural(int(sample), 'more sampled row')} twice…"):
@@ -103,6 +103,22 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
     render_recall_result(found)
 
 
+# the sweep grid's statistics columns, labelled for what they are
+SWEEP_COLUMN_LABELS = {
+    "recall_std": st.column_config.NumberColumn(
+        "recall standard deviation",
+        help="Standard deviation of the per-query recalls (a spread, not an interval)",
+        format="%.3f",
+    ),
+    "recall_low": st.column_config.NumberColumn(
+        "95% interval low", help="95% confidence interval of the mean recall", format="%.3f"
+    ),
+    "recall_high": st.column_config.NumberColumn(
+        "95% interval high", help="95% confidence interval of the mean recall", format="%.3f"
+    ),
+}
+
+
 def recall_metric(found: tuning.RecallResult) -> query_rules.QueryMetric | None:
     """The metric a recall measurement used (``None`` for a result without one)."""
     if found.metric is None:
@@ -113,13 +129,15 @@ def recall_metric(found: tuning.RecallResult) -> query_rules.QueryMetric | None:
 
 def render_recall_result(found: tuning.RecallResult) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    low, high = found.interval
+    interval = tuning.interval_text(*found.interval)
     c1.metric(
         f"recall@{found.k}",
         f"{found.mean:.3f}",
-        help=f"95% confidence interval {low:.3f}-{high:.3f}; spread ± {found.std:.3f}",
+        help=f"Mean over the sampled rows. 95% confidence interval of the mean (Student's t, "
+        f"from the per-query recalls): {interval}. Standard deviation of the per-query "
+        f"recalls: {found.std:.3f}.",
     )
-    c1.caption(f"95% interval {low:.3f}-{high:.3f}")
+    c1.caption(f"95% interval {interval}")
     c2.metric("ANN p50", f"{found.ann_p50_ms:.1f} ms")
     c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms")
     speed = found.exact_p50_ms / found.ann_p50_ms if found.ann_p50_ms else float("nan")
@@ -218,7 +236,7 @@ def render_sweep_result(
     elif best is None:
         top = indexed.loc[indexed["recall"].idxmax()]
         bound = (
-            f", its interval {top['recall_low']:.3f}-{top['recall_high']:.3f}"
+            f", its interval {tuning.interval_text(top['recall_low'], top['recall_high'])}"
             if "recall_low" in indexed.columns
             else ""
         )
@@ -244,7 +262,9 @@ def render_sweep_result(
     shown = frame.assign(
         pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)
     )
-    st.dataframe(shown, hide_index=True, key=state.Search.SWEEP_GRID)
+    st.dataframe(
+        shown, hide_index=True, key=state.Search.SWEEP_GRID, column_config=SWEEP_COLUMN_LABELS
+    )
     st.download_button(
         "Download the sweep (JSON)", tuning.result_json(frame), file_name="sweep.json",
         mime="application/json", key=state.Search.SWEEP_DOWNLOAD, icon=":material/download:",

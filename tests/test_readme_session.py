@@ -112,7 +112,7 @@ def test_readme_python_session_runs(
             assert stats.num_indexed_rows and stats.num_indexed_rows > 0
             stats_seen.append(stats)
     assert stats_seen, "the README session builds no index"
-    assert re.search(r"recall@10 [01]\.\d\d ± \d\.\d\d", printed), (
+    assert re.search(r"recall@10 [01]\.\d\d \(standard deviation \d\.\d\d\)", printed), (
         f"the README session does not print a recall check; it printed:\n{printed}"
     )
     assert any(

@@ -318,9 +318,12 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
                 "array": ann["recall_high"] - ann["recall"],
                 "arrayminus": ann["recall"] - ann["recall_low"],
             },
-            customdata=ann[["recall_low", "recall_high"]].to_numpy(),
-            hovertemplate="%{text}<br>recall %{y:.3f} (95% interval %{customdata[0]:.3f}-"
-            "%{customdata[1]:.3f})<br>p50 %{x:.2f} ms<extra></extra>",
+            customdata=[
+                [tuning.interval_text(low, high)]
+                for low, high in zip(ann["recall_low"], ann["recall_high"], strict=True)
+            ],
+            hovertemplate="%{text}<br>recall %{y:.3f} (95% interval %{customdata[0]})"
+            "<br>p50 %{x:.2f} ms<extra></extra>",
         )
     )  # fmt: skip
     if brute.any():

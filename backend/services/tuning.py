@@ -3,9 +3,10 @@
 * :func:`recall` - recall@k of ANN search against exact search over a seeded sample of the
   table's own rows (the query row itself excluded on both sides), with latencies;
 * :func:`more_queries` - another batch of queries (rows not used before) merged into a
-  :func:`recall` result: the mean over all of them, a narrower interval;
+  :func:`recall` result: the mean and the interval recomputed from all of them;
 * :func:`sweep` - the same for every combination of a grid of query parameters;
-* :func:`recall_interval` - the 95% confidence interval of a recall figure over its sample;
+* :func:`recall_interval` - the 95% confidence interval of a mean recall, built from the
+  per-query recalls (Student's t);
 * :func:`pareto_front`, :func:`cheapest` - which settings are worth it, and the cheapest one
   whose recall reaches a target with confidence (the interval's lower bound);
 * :func:`build_ab` - compare index *build* configurations on a scratch copy of a sample;
@@ -40,7 +41,7 @@ import pyarrow as pa
 from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
-from backend import capabilities
+from backend import capabilities, stats
 from backend.arrow.types import columns_from_schema
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
@@ -53,24 +54,34 @@ CONFIDENCE = 0.95  # the level of every recall interval the console shows
 
 
 def recall_interval(per_query: Sequence[float], level: float = CONFIDENCE) -> tuple[float, float]:
-    """The ``level`` confidence interval of mean recall over ``per_query`` (one value in
-    [0, 1] per sampled query): the Wilson score interval with the number of queries as the
-    sample size. A value in [0, 1] with mean p has a variance of at most p(1 - p), so the
-    interval is conservative for recall@k (wider than the binomial's when the per-query values
-    are fractions), stays inside [0, 1], and is not empty when every query scored 1.0 (50
-    perfect queries: lower bound 0.929). ``(nan, nan)`` without queries."""
-    n = len(per_query)
-    if n == 0:
-        return (float("nan"), float("nan"))
-    if not 0.0 < level < 1.0:
-        raise InvalidInputError(f"confidence level must lie between 0 and 1, got {level}")
-    p = min(1.0, max(0.0, float(statistics.fmean(per_query))))
-    z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    # the bounds hold the mean itself (at p = 1 the upper bound is 1 exactly, not 1 - 1e-16)
-    return (max(0.0, min(p, float(centre - half))), min(1.0, max(p, float(centre + half))))
+    """The ``level`` confidence interval of mean recall over ``per_query`` (one value in [0, 1]
+    per sampled query), built from the per-query values: mean ± t·s/√n, with s their sample
+    standard deviation and t the quantile of Student's t with n - 1 degrees of freedom
+    (:func:`backend.stats.mean_interval`), clipped to [0, 1]. Every query scoring the same:
+    the point itself. Fewer than two queries: ``(nan, nan)``, no interval (see
+    :func:`interval_text`).
+
+    Simulated coverage (recall@10 per query as binomial hits / 10, 20 000 runs): 95% for true
+    recall 0.6-0.9, 94% at 0.97; near 1 the per-query values pile up at 1.0 and it covers
+    less (true recall 0.99: 86% over 20 queries, 87% over 50, 93% over 100)."""
+    try:
+        low, high = stats.mean_interval(per_query, level)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from None
+    return (max(0.0, low), min(1.0, high)) if low == low else (low, high)
+
+
+def interval_text(low: float, high: float) -> str:
+    """An interval as shown: ``"0.659-0.741"``, or that there is none (a single query)."""
+    if low != low or high != high:  # nan: fewer than two queries
+        return "none from a single query"
+    return f"{low:.3f}-{high:.3f}"
+
+
+def recall_std(per_query: Sequence[float]) -> float:
+    """The sample standard deviation (n - 1) of the per-query recalls: the s of
+    :func:`recall_interval`; 0.0 for fewer than two queries."""
+    return float(np.std(np.asarray(per_query, dtype=float), ddof=1)) if len(per_query) > 1 else 0.0
 
 
 @dataclass
@@ -100,7 +111,8 @@ class RecallResult:
 
     @property
     def std(self) -> float:
-        return float(statistics.pstdev(self.per_query)) if len(self.per_query) > 1 else 0.0
+        """The standard deviation of the per-query recalls (:func:`recall_std`)."""
+        return recall_std(self.per_query)
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -124,14 +136,17 @@ class RecallResult:
         return search.percentile(self.exact_ms, 95)
 
     def _summary(self) -> str:
-        """One line: recall@k mean ± spread over the sample, latencies, the query settings."""
+        """One line: recall@k mean and standard deviation over the sample, its 95% interval,
+        latencies, the query settings."""
         if not self.per_query:
             return f"recall@{self.k}: no queries"
         params = ", ".join(f"{k}={v}" for k, v in sorted(self.query_params.items()))
         low, high = self.interval
+        shown = f"{low:.2f}-{high:.2f}" if low == low else interval_text(low, high)
         return (
-            f"recall@{self.k} {self.mean:.2f} ± {self.std:.2f} over {len(self.per_query)} "
-            f"queries (95% interval {low:.2f}-{high:.2f}, min {min(self.per_query):.2f}); "
+            f"recall@{self.k} {self.mean:.2f} (standard deviation {self.std:.2f}) over "
+            f"{len(self.per_query)} queries (95% interval {shown}, min "
+            f"{min(self.per_query):.2f}); "
             f"ANN p50 {self.ann_p50_ms:.2f} ms, p95 {self.ann_p95_ms:.2f} ms; "
             f"exact p50 {self.exact_p50_ms:.2f} ms" + (f"; {params}" if params else "")
         )
@@ -368,8 +383,8 @@ def more_queries(
 ) -> RecallResult:
     """``previous`` with ``sample`` more queries: rows not sampled before (drawn with its
     seed and the number of queries so far), measured with its k, column, metric and query
-    settings, and merged in. The mean is then over every query, and the 95% interval
-    (:func:`recall_interval`, over the number of queries) narrows. Refused for a result that
+    settings, and merged in. The mean and the 95% interval (:func:`recall_interval`) are then
+    computed from every query's recall. Refused for a result that
     does not record its queries (made before they were recorded)."""
     if previous.column is None or previous.seed is None or not previous.positions:
         raise InvalidInputError(
@@ -446,7 +461,9 @@ def sweep(
     **base_params: Any,
 ) -> pd.DataFrame:
     """One row per combination of ``grid``: a column per grid key (``None`` kept as a missing
-    value), ``recall``, ``recall_std``, ``p50_ms``, ``p95_ms``, ``metric`` (the distance
+    value), ``recall`` (the mean over the queries), ``recall_std`` (their standard deviation,
+    :func:`recall_std`), ``recall_low`` and ``recall_high`` (the 95% interval,
+    :func:`recall_interval`), ``queries``, ``p50_ms``, ``p95_ms``, ``metric`` (the distance
     both the ANN and the exact searches computed: ``distance_type`` of the point or of
     ``base_params``, else the index's) and ``brute_force`` (the point's search ran without
     the index: another metric than the index's, no index, bypass_vector_index). The exact
@@ -480,7 +497,7 @@ def sweep(
             {
                 **{key: point.get(key) for key in grid},
                 "recall": float(statistics.fmean(per_query)),
-                "recall_std": float(statistics.pstdev(per_query)) if len(per_query) > 1 else 0.0,
+                "recall_std": recall_std(per_query),
                 "recall_low": low,
                 "recall_high": high,
                 "queries": len(per_query),
@@ -523,8 +540,9 @@ def pareto_front(frame: pd.DataFrame) -> pd.Series:
 
 def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
     """The setting with the lowest p50 latency whose recall reaches ``target`` with
-    confidence: the lower bound of its interval (``recall_low``, a sweep's column) reaches it;
-    a frame without intervals is judged on ``recall``. ``None``: none does. Settings that ran
+    confidence: the lower bound of its interval (``recall_low``, a sweep's column) reaches it
+    (a setting measured on one query has none, and reaches nothing); a frame without
+    intervals is judged on ``recall``. ``None``: none does. Settings that ran
     as brute force (a ``brute_force`` column) are not index settings and are left out."""
     judged = frame["recall_low"] if "recall_low" in frame.columns else frame["recall"]
     ok = frame[judged.astype(float) >= float(target)]

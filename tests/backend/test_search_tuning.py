@@ -1338,45 +1338,47 @@ def test_local_query_errors_are_pylances(local_ns: LanceNamespace) -> None:
 
 
 # -- recall intervals ----------------------------------------------------------------------------------
-def test_recall_interval_matches_the_wilson_formula_and_bounds() -> None:
-    # 50 perfect queries: Wilson's lower bound, by hand, is 0.9287 (not a zero-width interval)
-    low, high = tuning.recall_interval([1.0] * 50)
-    z = 1.959963984540054
-    n = 50
-    assert low == pytest.approx(
-        (1 + z * z / (2 * n) - z * np.sqrt(z * z / (4 * n * n))) / (1 + z * z / n)
-    )
-    assert low == pytest.approx(0.9287, abs=1e-4) and high == 1.0
+def test_recall_interval_is_the_t_interval_and_holds_its_mean() -> None:
+    # 50 queries, 45 perfect and 5 at 0.5: mean 0.95, s by numpy, t(0.975, 49) = 2.010 (table)
+    per_query = [1.0] * 45 + [0.5] * 5
+    low, high = tuning.recall_interval(per_query)
+    half = 2.0096 * np.std(per_query, ddof=1) / np.sqrt(50)
+    assert low == pytest.approx(0.95 - half, abs=1e-4)
+    assert high == pytest.approx(0.95 + half, abs=1e-4)
+    # 50 perfect queries: no spread, the point itself
+    assert tuning.recall_interval([1.0] * 50) == (1.0, 1.0)
     low, high = tuning.recall_interval([0.5] * 4 + [0.0, 1.0])
     assert 0.0 <= low < 0.5 < high <= 1.0
     assert all(np.isnan(tuning.recall_interval([])))
+    assert all(np.isnan(tuning.recall_interval([0.9])))  # one query: no interval
     with pytest.raises(InvalidInputError):
-        tuning.recall_interval([1.0], level=1.5)
-    # the interval holds its mean for every sample size (in floating point, at p = 1 the
-    # formula's upper bound is 0.9999999999999999 for some n, e.g. 40)
-    for n in range(1, 201):
-        for per_query in ([1.0] * n, [0.0] * n, [0.9975] * n):
+        tuning.recall_interval([1.0, 0.5], level=1.5)
+    # the interval holds its mean for every sample size, inside [0, 1]
+    rng = np.random.default_rng(5)
+    for n in range(2, 201):
+        for per_query in ([1.0] * n, [0.0] * n, [0.9975] * n, list(rng.integers(0, 11, n) / 10)):
             low, high = tuning.recall_interval(per_query)
-            assert low <= per_query[0] <= high, (n, per_query[0], low, high)
+            mean = statistics.fmean(per_query)
+            assert 0.0 <= low <= mean <= high <= 1.0, (n, mean, low, high)
 
 
 def test_recall_interval_covers_the_true_mean() -> None:
     # per-query recall@10 drawn from a known distribution (binomial hits / 10): the 95% interval
-    # must cover the true mean in at least 93% of 400 independent samples of 50 queries
+    # must cover the true mean in 93-97% of 2000 independent samples of 50 queries
     rng = np.random.default_rng(7)
-    for true_p in (0.6, 0.9, 0.97):
+    for true_p in (0.6, 0.9, 0.95):
         covered = 0
-        for _ in range(400):
+        for _ in range(2000):
             per_query = rng.binomial(10, true_p, size=50) / 10
             low, high = tuning.recall_interval(per_query.tolist())
             covered += low <= true_p <= high
-        assert covered / 400 >= 0.93, (true_p, covered)
+        assert 0.93 <= covered / 2000 <= 0.97, (true_p, covered)
 
 
 def test_cheapest_is_judged_on_the_lower_bound() -> None:
     # a setting at exactly the target over 50 queries is not "reaching" it with confidence
     at_target = [1.0] * 45 + [0.5] * 5  # mean 0.95
-    safe = [1.0] * 50
+    safe = [1.0] * 48 + [0.9] * 2  # mean 0.996
     rows = []
     for nprobes, per_query, p50 in ((4, at_target, 1.0), (16, safe, 3.0)):
         low, high = tuning.recall_interval(per_query)
@@ -1386,16 +1388,23 @@ def test_cheapest_is_judged_on_the_lower_bound() -> None:
         )  # fmt: skip
     frame = pd.DataFrame(rows)
     assert frame["recall"].iloc[0] == pytest.approx(0.95)
-    best = tuning.cheapest(frame, 0.92)
+    # the safe setting's lower bound: 0.996 - t(0.975, 49)·s/√50 (numpy, table t 2.0096)
+    safe_low = 0.996 - 2.0096 * np.std(safe, ddof=1) / np.sqrt(50)
+    assert frame["recall_low"].iloc[1] == pytest.approx(safe_low, abs=1e-4)
+    assert frame["recall_low"].iloc[0] < 0.95 < safe_low < 0.991
+    best = tuning.cheapest(frame, 0.95)
     assert best is not None and best["nprobes"] == 16
-    assert tuning.cheapest(frame, 0.95) is None  # 50 perfect queries bound 0.929 < 0.95
+    assert tuning.cheapest(frame, 0.991) is None  # neither lower bound reaches it
+    # a setting measured on one query has no interval and reaches nothing
+    single = pd.DataFrame([{**rows[1], "recall_low": np.nan, "recall_high": np.nan}])
+    assert tuning.cheapest(single, 0.5) is None
 
 
 # -- more queries: another batch merged into a recall measurement ------------------------------------
 def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_kind: str) -> None:
     """A second batch of rows never sampled before, measured with the first's settings: the
     merged mean is the brute-force (numpy) recall of the ANN search over all those rows, and
-    the 95% interval narrows."""
+    the 95% interval is the t interval of all of their per-query recalls."""
     table = make_table(2000, dim=DIM, seed=11)
     data = vectors_of(table)
     create_table(ns_a, T, table)
@@ -1426,10 +1435,12 @@ def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_k
     if backend_kind == "local":
         assert merged.mean < 1.0  # 8 partitions, 2 probed: a real ANN figure, not exact search
 
-    low1, high1 = first.interval
-    low2, high2 = merged.interval
-    assert high2 - low2 < high1 - low1
-    assert merged.interval == tuning.recall_interval(merged.per_query)
+    # the 95% intervals: mean ± t·s/√n of numpy's per-query recalls, the first 15 (t(0.975, 14)
+    # = 2.1448 from the table) and all 60 (t(0.975, 59) = 2.0010), clipped to [0, 1]
+    for result, values, t in ((first, expected[:15], 2.1448), (merged, expected, 2.0010)):
+        half = t * np.std(values, ddof=1) / np.sqrt(len(values))
+        bounds = (max(0.0, np.mean(values) - half), min(1.0, np.mean(values) + half))
+        assert result.interval == pytest.approx(bounds, abs=1e-4)
 
     again = tuning.more_queries(ns_a, T, first, sample=45)  # the same batch: reproducible
     assert again.query_rows == merged.query_rows

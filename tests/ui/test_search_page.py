@@ -498,8 +498,18 @@ def test_recall_small_sample_and_bypass(make_app) -> None:
     found = re.search(r"95% interval (\d\.\d{3})-(\d\.\d{3})", texts(at))
     assert found, texts(at)
     low, high = float(found.group(1)), float(found.group(2))
-    assert low < float(value) < high  # 20 queries: a wide interval around the mean
-    assert high - low > 0.05
+    assert low < float(value) < high
+    # the t interval of the 20 per-query recalls (numpy; t(0.975, 19) = 2.093 from the table)
+    per_query = result(at, VECS, "recall").per_query
+    assert (low, high) == pytest.approx(numpy_t_interval(per_query, 2.0930), abs=1.5e-3)
+    (shown,) = [m for m in at.metric if plain(m.label) == "recall@10"]
+    sd = np.std(per_query, ddof=1)
+    assert f"Standard deviation of the per-query recalls: {sd:.3f}." in shown.proto.help
+    assert (
+        f"95% confidence interval of the mean (Student's t, from the per-query recalls): "
+        f"{low:.3f}-{high:.3f}." in shown.proto.help
+    )
+    assert "±" not in shown.proto.help and "spread" not in shown.proto.help
     assert {"ANN p50", "Exact p50", "Speed-up"} <= set(metrics(at))
     assert "20 sampled rows, each searched without itself; settings: defaults" in texts(at)
     assert len(at.get("plotly_chart")) == 2
@@ -508,8 +518,16 @@ def test_recall_small_sample_and_bypass(make_app) -> None:
     at.checkbox(key="search.recall.bypass_vector_index").check()
     submit(at, "search.recall.form", "Measure recall")
     assert metrics(at)["recall@10"] == "1.000"
-    assert "95% interval 0.839-1.000" in texts(at)  # Wilson's bound for 20 perfect queries
+    # 20 perfect queries: no spread, the interval is the point
+    assert result(at, VECS, "recall").per_query == [1.0] * 20
+    assert "95% interval 1.000-1.000" in texts(at)
     assert "settings: bypass_vector_index=True" in texts(at)
+
+
+def numpy_t_interval(values: list[float], t: float) -> tuple[float, float]:
+    """mean ± t·s/√n of ``values`` with numpy (s with n - 1), clipped to [0, 1]."""
+    half = t * np.std(values, ddof=1) / np.sqrt(len(values))
+    return max(0.0, np.mean(values) - half), min(1.0, np.mean(values) + half)
 
 
 def interval_shown(at) -> tuple[float, float]:
@@ -536,8 +554,10 @@ def test_more_queries_add_a_batch_to_the_measurement(make_app) -> None:
     assert merged.query_params == {"nprobes": 1}  # the result's own settings
     assert metrics(at)["recall@10"] == f"{statistics.fmean(merged.per_query):.3f}"
     assert "40 sampled rows, each searched without itself; settings: nprobes=1" in texts(at)
+    # each interval from its own per-query recalls: t(0.975, 19) = 2.093, t(0.975, 39) = 2.023
+    assert (low1, high1) == pytest.approx(numpy_t_interval(first.per_query, 2.0930), abs=1.5e-3)
     low2, high2 = interval_shown(at)
-    assert high2 - low2 < high1 - low1  # the interval narrows
+    assert (low2, high2) == pytest.approx(numpy_t_interval(merged.per_query, 2.0227), abs=1.5e-3)
     at.run()  # kept: a rerun measures nothing more
     assert len(result(at, VECS, "recall").per_query) == 40
 
@@ -557,6 +577,11 @@ def test_sweep_grid_target_and_bad_values(make_app) -> None:
     best = float(frame["recall"].max())
     assert 0.5 <= best < 1.0
     assert (frame["recall_low"] < frame["recall"]).all() and (frame["queries"] == 20).all()
+    # the statistics columns are labelled for what they are
+    (grid,) = [d for d in at.dataframe if "recall_std" in d.value.columns]
+    labels = {name: c.get("label") for name, c in json.loads(grid.proto.columns).items()}
+    assert labels["recall_std"] == "recall standard deviation"
+    assert labels["recall_low"] == "95% interval low"
 
     # reachable target (judged on the interval's lower bound): the cheapest setting, with snippets
     at.slider(key=state.Search.TARGET).set_value(0.5).run()
