@@ -1,5 +1,5 @@
 """Small UI pieces every page uses: a JSON viewer with secrets masked, a key/value grid,
-"type the name to confirm", and the read-only notice."""
+"type the name to confirm", the read-only notice, and whole-number fields read as typed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from backend.redaction import redact_json, redact_mapping
+from backend.rules import numbers
+from components import feedback
 from components.feedback import as_text
 
 
@@ -119,3 +121,29 @@ __all__ = [
     "render_read_only_notice",
     "render_typed_confirmation",
 ]
+
+
+def render_whole_number(
+    label: str,
+    *,
+    key: str,
+    bounds: tuple[int, int],
+    problems: list[str],
+    name: str | None = None,
+    required: bool = False,
+    where: Any = None,
+    **widget: Any,
+) -> int | None:
+    """A whole-number field: a text box whose text ``numbers.whole_number`` reads as typed
+    (a number input would clamp an out-of-range value or fall back to its default). The
+    value, or ``None`` when empty or refused; a refused value's problem (naming ``name``,
+    else ``label``, and ``bounds``) is shown under the field and added to ``problems``, so
+    the form runs nothing while one is there."""
+    box = where if where is not None else st.container()
+    text = box.text_input(label, key=key, **widget)
+    value, problem = numbers.whole_number(name or label, text, *bounds, required=required)
+    if problem:
+        problems.append(problem)
+        with box:
+            feedback.show("error", problem)
+    return value

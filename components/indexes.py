@@ -24,7 +24,7 @@ from backend.services import versions as vsv
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
-from components.common import render_json, render_typed_confirmation
+from components.common import render_json, render_typed_confirmation, render_whole_number
 from components.connection import get_namespace, render_role_lock, role_lock
 from components.snippets import render_python_snippet
 from components.writes import TaskRequest, session_tasks
@@ -316,10 +316,13 @@ def render_vector_fields(
     caps: BackendCapabilities,
     *,
     key_prefix: str,
+    problems: list[str],
     existing: Sequence[dict[str, Any]] = (),
 ) -> tuple[str, dict[str, Any]]:
     """Distance type (first offered: the metric of the column's existing vector index) and
-    the build parameters of ``index_type`` (empty: the default shown)."""
+    the build parameters of ``index_type`` (empty: the default shown), read as typed: a
+    value out of ``index_rules.param_range`` is said under its field and added to
+    ``problems`` (nothing is built while one is there)."""
     render_existing_vector_warning(column.name, existing)
     options = rules.distance_types_for(column.type_info)
     first = rules.default_distance(column.type_info, [e["distance"] for e in existing])
@@ -340,15 +343,17 @@ def render_vector_fields(
     cols = st.columns(3)
     for i, name in enumerate(names):
         default = defaults.get(name)
-        params[name] = cols[i % 3].number_input(
+        low, high = rules.param_range(name)
+        params[name] = render_whole_number(
             name,
-            min_value=1,
-            value=None,
-            step=1,
-            placeholder=f"default: {default}" if default is not None else "server default",
             key=f"{key_prefix}.p.{index_type}.{name}",
+            bounds=(low, high),
+            problems=problems,
+            where=cols[i % 3],
+            placeholder=f"default: {default}" if default is not None else "server default",
             persist_state=state.KEEP_WHILE_ON_PAGE,
-            help=f"{rules.VECTOR_PARAM_HELP[name]}. Backend: {backend_note(caps, name)}.",
+            help=f"{rules.VECTOR_PARAM_HELP[name]}; {low:,} to {high:,}. "
+            f"Backend: {backend_note(caps, name)}.",
         )
     with st.expander("Defaults and what the backend honours"):
         st.dataframe(
@@ -375,8 +380,9 @@ def render_vector_fields(
     return distance, params
 
 
-def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
-    """Full-text options with pylance's defaults, and a live tokenizer preview."""
+def render_fts_fields(*, key_prefix: str, problems: list[str]) -> dict[str, Any]:
+    """Full-text options with pylance's defaults, and a live tokenizer preview; a max token
+    length refused as typed is added to ``problems``."""
     c1, c2, c3 = st.columns(3)
     base = c1.selectbox(
         "Base tokenizer",
@@ -394,14 +400,20 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
         persist_state=state.KEEP_WHILE_ON_PAGE,
         help=rules.FTS_PARAM_HELP["language"],
     )
-    max_len = c3.number_input(
+    low, high = rules.param_range("max_token_length")
+    max_len_key = f"{key_prefix}.fts.max_token_length"
+    if not state.has(max_len_key):
+        state.put(max_len_key, str(defaults["max_token_length"]))
+    max_len = render_whole_number(
         "Max token length",
-        min_value=1,
-        value=defaults["max_token_length"],
-        step=1,
-        key=f"{key_prefix}.fts.max_token_length",
+        name="max_token_length",
+        key=max_len_key,
+        bounds=(low, high),
+        problems=problems,
+        required=True,
+        where=c3,
         persist_state=state.KEEP_WHILE_ON_PAGE,
-        help=rules.FTS_PARAM_HELP["max_token_length"],
+        help=f"{rules.FTS_PARAM_HELP['max_token_length']}; {low:,} to {high:,}",
     )
     values: dict[str, Any] = {}
     flags = ("lower_case", "stem", "remove_stop_words", "ascii_folding", "with_position")
@@ -417,9 +429,10 @@ def render_fts_fields(*, key_prefix: str) -> dict[str, Any]:
     params = {
         "base_tokenizer": base,
         "language": language,
-        "max_token_length": int(max_len),
         **values,
     }
+    if max_len is not None:
+        params["max_token_length"] = max_len
     render_tokenizer_preview(params)
     return params
 
@@ -494,13 +507,14 @@ def render_create_panel(
     kind = rules.index_category(index_type)
     distance: str | None = None
     params: dict[str, Any] = {}
+    problems: list[str] = []  # numbers refused as typed (each said under its field)
     if kind == "vector":
         distance, params = render_vector_fields(
-            index_type, column, num_rows, caps, key_prefix=key_prefix,
+            index_type, column, num_rows, caps, key_prefix=key_prefix, problems=problems,
             existing=list((vector_indexes or {}).get(column.name, [])),
         )  # fmt: skip
     elif kind == "fts":
-        params = render_fts_fields(key_prefix=key_prefix)
+        params = render_fts_fields(key_prefix=key_prefix, problems=problems)
     else:
         st.caption(f"{index_type}: {rules.INDEX_TYPE_HELP[index_type]}. No build parameters.")
 
@@ -518,16 +532,24 @@ def render_create_panel(
         key=f"{key_prefix}.form{fv}.name",
         help="Empty: the default name shown.",
     )
-    render_python_snippet(
-        "create_table_scalar_index" if kind == "scalar" else "create_table_index",
-        request_for((name or "").strip() or None),
-        key_prefix=f"{key_prefix}.snippet",
-    )
+    if not problems:  # a refused number has no request to show
+        render_python_snippet(
+            "create_table_scalar_index" if kind == "scalar" else "create_table_index",
+            request_for((name or "").strip() or None),
+            key_prefix=f"{key_prefix}.snippet",
+        )
     with st.form(f"{key_prefix}.form{fv}"):
         submitted = st.form_submit_button(
             f"Create {index_type} index", type="primary", icon=":material/add:", disabled=read_only
         )
     if not submitted:
+        return None
+    if problems:
+        feedback.show(
+            "error",
+            f"Not created: {plural(len(problems), 'number')} above "
+            f"{'is' if len(problems) == 1 else 'are'} out of range or not a whole number.",
+        )
         return None
     request = request_for(name.strip() or None)
     busy = set(existing_names) | {j.index_name for j in build_jobs.JOBS.running(table_id)}

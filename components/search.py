@@ -26,6 +26,7 @@ from backend.services.index_overview import tokenize_preview
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, table_scope
+from components.common import render_whole_number
 
 TAB_PREVIEW = "Data preview"
 TAB_VECTOR = "Vector search"
@@ -98,16 +99,29 @@ def apply_shared_setting() -> None:
     except InvalidInputError as err:
         feedback.show("warning", f"The link's search setting was not applied: {err}")
         return
+    text = setting.pop("text", None)
+    if text is not None:  # the query vector: this text, embedded (vector search only)
+        state.put(state.Search.VEC_SOURCE, SOURCE_TEXT)
+        state.put(state.Search.VEC_TEXT, text)
     for panel in ("vec", "recall"):
         for name, value in setting.items():
-            state.put(state.search_key(panel, name), value)
+            # the number fields are text boxes (``render_whole_number``): their text goes in
+            shown = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            state.put(state.search_key(panel, name), shown)
 
 
-def share_url(table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]) -> str:
-    """A link to this page's vector search with a setting filled in."""
+def share_url(
+    table_id: Sequence[str],
+    column: str,
+    k: int,
+    params: Mapping[str, Any],
+    text: str | None = None,
+) -> str:
+    """A link to this page's vector search with a setting filled in (``text``: the query
+    vector is that text, embedded)."""
     query: list[tuple[str, str]] = [(state.QP_NAMESPACE, part) for part in table_id[:-1]]
     query += [(state.QP_TABLE, table_id[-1]), (state.QP_TAB, "vector")]
-    query += list(tuning.share_params(column, k, params).items())
+    query += list(tuning.share_params(column, k, params, text=text).items())
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
     return f"{base}?{urlencode(query)}"
 
@@ -221,24 +235,29 @@ def _column_default(info: search.SearchTable) -> str | None:
 
 
 def render_column_and_k(
-    info: search.SearchTable, *, panel: str, k_default: int = 10
+    info: search.SearchTable, *, panel: str, problems: list[str], k_default: int = 10
 ) -> tuple[str, int]:
+    """The vector column and k of a panel's form. k is read as typed: a value out of range
+    (``query_rules.RANGES``; a measurement asks for k + 1, so its k stops one below) is
+    added to ``problems`` and the form must run nothing (``k_default`` is then returned)."""
     columns = info.vector_columns
     key = state.search_key(panel, "column")
     if state.get(key) not in columns:
         state.put(key, _column_default(info))
     c1, c2 = st.columns([3, 1])
     column = c1.selectbox("Vector column", columns, key=key, persist_state=state.KEEP_WHILE_ON_PAGE)
-    _seed(state.search_key(panel, "k"), k_default)
-    k = c2.number_input(
+    _seed(state.search_key(panel, "k"), str(k_default))
+    low, high = query_rules.RANGES["k"]
+    k = render_whole_number(
         "k",
-        min_value=1,
-        max_value=tuning.MAX_K,
-        value=None,
         key=state.search_key(panel, "k"),
+        bounds=(low, high if panel == "vec" else tuning.MAX_K),
+        problems=problems,
+        required=True,
+        where=c2,
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
-    return str(column), int(k or k_default)
+    return str(column), k if k is not None else k_default
 
 
 def render_distance(info: search.SearchTable, column: str, *, panel: str, where: Any) -> str:
@@ -304,10 +323,14 @@ def render_index_in_use(info: search.SearchTable, column: str, *, panel: str) ->
     )
 
 
-def render_query_settings(info: search.SearchTable, column: str, *, panel: str) -> dict[str, Any]:
+def render_query_settings(
+    info: search.SearchTable, column: str, *, panel: str, problems: list[str]
+) -> dict[str, Any]:
     """Distance, probes, refine factor, ef, fast search and bypass: QueryTable fields (empty
     ones left out: the backend's default; no distance: the index's metric). The parameters
-    are those of the index in use (:func:`render_index_in_use`)."""
+    are those of the index in use (:func:`render_index_in_use`). A number out of its range
+    (``query_rules.RANGES``) is added to ``problems``: the form must run nothing. Probes
+    beyond the index's IVF partitions are warned of (the search still runs)."""
     render_index_in_use(info, column, panel=panel)
     used = info.vector_indexes.get(column) or {}
     used_type = str(used.get("type") or "")
@@ -329,14 +352,16 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
         (c6, "ef", ef_help),
     )
     for col, name, help_text in number_fields:
-        params[name] = col.number_input(
+        low, high = query_rules.RANGES[name]
+        params[name] = render_whole_number(
             name,
-            min_value=1,
-            value=None,
-            step=1,
             key=state.search_key(panel, name),
+            bounds=(low, high),
+            problems=problems,
+            where=col,
+            placeholder="default",
             persist_state=state.KEEP_WHILE_ON_PAGE,
-            help=help_text,
+            help=f"{help_text}; {low:,} to {high:,}, empty: the backend's default",
         )
     params["fast_search"] = c7.checkbox(
         "fast_search",
@@ -349,6 +374,9 @@ def render_query_settings(info: search.SearchTable, column: str, *, panel: str) 
         key=state.search_key(panel, "bypass_vector_index"),
         persist_state=state.KEEP_WHILE_ON_PAGE,
     )
+    beyond = query_rules.probes_beyond_partitions(params, used.get("partitions"))
+    if beyond:
+        feedback.show("warning", f"{beyond}.")
     return {k: v for k, v in params.items() if v is not None and v is not False}
 
 
@@ -393,18 +421,20 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         help=None if info.embedding else "Text queries need the table to name its embedding "
         "(property embedding.function).",
     ) or sources[-1]  # fmt: skip
+    problems: list[str] = []
     with st.form(state.Search.VEC_FORM):
-        column, k = render_column_and_k(info, panel="vec")
+        column, k = render_column_and_k(info, panel="vec", problems=problems)
         if source == SOURCE_ROW:
-            _seed(state.Search.VEC_ROW, 0)
-            value: Any = st.number_input(
+            _seed(state.Search.VEC_ROW, "0")
+            value: Any = render_whole_number(
                 f"Row id ({info.id_column})",
-                min_value=0,
-                value=None,
+                name="Row id",
                 key=state.Search.VEC_ROW,
+                bounds=query_rules.RANGES["row"],
+                problems=problems,
+                required=True,
                 persist_state=state.KEEP_WHILE_ON_PAGE,
             )
-            value = 0 if value is None else value
         elif source == SOURCE_NUMBERS:
             value = st.text_area(
                 "Numbers",
@@ -421,31 +451,37 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
                 placeholder="e.g. parse command line arguments",
                 help=f"Embedded with the table's own {info.embedding}",
             )
-        params = render_query_settings(info, column, panel="vec")
-        c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+        params = render_query_settings(info, column, panel="vec", problems=problems)
+        c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="top")
         where = c1.text_input(
             "Filter (SQL)", key=state.Search.VEC_FILTER, persist_state=state.KEEP_WHILE_ON_PAGE
         )
         prefilter = c2.checkbox(
             "Prefilter", key=state.Search.VEC_PREFILTER, persist_state=state.KEEP_WHILE_ON_PAGE
         )
-        _seed(state.Search.VEC_REPEATS, 5)
-        repeats = (
-            c3.number_input(
-                "Repeats",
-                min_value=1,
-                max_value=100,
-                value=None,
-                key=state.Search.VEC_REPEATS,
-                persist_state=state.KEEP_WHILE_ON_PAGE,
-            )
-            or 5
+        _seed(state.Search.VEC_REPEATS, "5")
+        repeats = render_whole_number(
+            "Repeats",
+            key=state.Search.VEC_REPEATS,
+            bounds=query_rules.RANGES["repeats"],
+            problems=problems,
+            required=True,
+            where=c3,
+            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+    if problems:  # refused as typed (said under the field): nothing runs, the last result stays
+        last = state.result(info.table_id, "vector")
+        if last:
+            st.caption("The result of the last search run (the form above has not run):")
+            render_vector_result(info.table_id, last)
+        render_history(info.table_id, "vector")
+        return
+    repeats = int(repeats or 1)
     # the settings this run's result must have been made with (else it is not shown)
     settings = (
         version, source, str(value), column, k, tuple(sorted(clean(params).items())),
-        where.strip(), bool(prefilter), int(repeats),
+        where.strip(), bool(prefilter), repeats,
     )  # fmt: skip
     if submitted:
         extra = {"filter": where.strip() or None, "prefilter": True if prefilter else None}
@@ -453,7 +489,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         def go_search() -> search.SearchResult:
             vector = _query_vector(ns, info, column, source, value, version)
             return search.vector_search(
-                ns, info.table_id, vector, column=column, k=k, repeats=int(repeats),
+                ns, info.table_id, vector, column=column, k=k, repeats=repeats,
                 version=version, **clean(params), **extra,
             )  # fmt: skip
 
@@ -464,12 +500,22 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         if found is None:  # the error stands alone: no older rows under it
             state.clear_result(info.table_id, "vector")
         else:
-            state.set_result(info.table_id, "vector", (found, column, k, clean(params)), settings)
+            text = str(value) if source == SOURCE_TEXT else None  # what the link re-embeds
+            state.set_result(
+                info.table_id, "vector", (found, column, k, clean(params), text), settings
+            )
     last = state.result(info.table_id, "vector", settings)
     if last:
-        render_search_result(last[0], score=search.DISTANCE, key_prefix=state.Search.VEC_RESULT)
-        render_setting_snippets(info.table_id, last[1], last[2], last[3])
+        render_vector_result(info.table_id, last)
     render_history(info.table_id, "vector")
+
+
+def render_vector_result(table_id: Sequence[str], last: tuple[Any, ...]) -> None:
+    """A kept vector search result: rows, latencies, Copy as Python and the link (a query
+    by text reproduces the text, embedded)."""
+    found, column, k, params, text = last
+    render_search_result(found, score=search.DISTANCE, key_prefix=state.Search.VEC_RESULT)
+    render_setting_snippets(table_id, column, k, params, text=text)
 
 
 def render_metric_note(metric: query_rules.QueryMetric | None, *, bypass: bool = False) -> None:
@@ -500,15 +546,22 @@ def render_search_result(found: search.SearchResult, *, score: str, key_prefix: 
 
 
 def render_setting_snippets(
-    table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]
+    table_id: Sequence[str],
+    column: str,
+    k: int,
+    params: Mapping[str, Any],
+    *,
+    text: str | None = None,
 ) -> None:
-    """Copy as Python (the backend call and plain pylance) and a shareable link."""
+    """Copy as Python (the backend call and plain pylance) and a shareable link; ``text``:
+    the query vector is that text embedded with the table's embedding (the snippets embed
+    it the same way, the link carries it)."""
     from components.connection import snippet_connection
     from components.snippets import connect_args
 
     args = ", ".join(connect_args(snippet_connection()))
     console, pylance = tuning.python_snippets(
-        f"ns = backend.connect({args})", table_id, column, k, params
+        f"ns = backend.connect({args})", table_id, column, k, params, text=text
     )
     with st.expander("Copy as Python · share", icon=":material/code:"):
         st.caption("With the backend (any connection):")
@@ -516,7 +569,7 @@ def render_setting_snippets(
         st.caption("With plain pylance, next to the data:")
         st.code(pylance, language="python")
         st.caption("A link to this setting:")
-        st.code(share_url(table_id, column, k, params), language=None, wrap_lines=True)
+        st.code(share_url(table_id, column, k, params, text), language=None, wrap_lines=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -638,8 +691,9 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
             "without it a query has nothing to search.",
         )
         return
+    problems: list[str] = []
     with st.form(state.Search.FTS_FORM):
-        c1, c2, c3, c4 = st.columns([4, 1, 2, 1], vertical_alignment="bottom")
+        c1, c2, c3, c4 = st.columns([4, 1, 2, 1], vertical_alignment="top")
         text = c1.text_input(
             "Search for",
             key=state.Search.FTS_TEXT,
@@ -662,19 +716,25 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
             key=state.Search.FTS_COLUMNS,
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        _seed(state.Search.FTS_K, 10)
-        k = (
-            c4.number_input(
-                "k",
-                min_value=1,
-                max_value=1000,
-                value=None,
-                key=state.Search.FTS_K,
-                persist_state=state.KEEP_WHILE_ON_PAGE,
-            )
-            or 10
+        _seed(state.Search.FTS_K, "10")
+        typed_k = render_whole_number(
+            "k",
+            key=state.Search.FTS_K,
+            bounds=query_rules.RANGES["k"],
+            problems=problems,
+            required=True,
+            where=c4,
+            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+    if problems or typed_k is None:  # refused as typed (said under the field): nothing
+        kept = state.result(info.table_id, "fts")
+        render_history(info.table_id, "fts")
+        if kept:
+            st.caption("The matches of the last search run (the form above has not run):")
+            render_fts_matches(info, kept)
+        return
+    k = typed_k
     settings = (version, text, mode, tuple(columns), int(k))
     if submitted:
         shown = f"{mode.lower()} {text!r} in {', '.join(columns) or '(no column)'} · k={int(k)}"
@@ -689,8 +749,12 @@ def render_fts_search(ns: Any, info: search.SearchTable, version: int | None) ->
             state.set_result(info.table_id, "fts", (found, text, list(columns)), settings)
     last = state.result(info.table_id, "fts", settings)
     render_history(info.table_id, "fts")
-    if not last:
-        return
+    if last:
+        render_fts_matches(info, last)
+
+
+def render_fts_matches(info: search.SearchTable, last: tuple[Any, ...]) -> None:
+    """A kept full-text search result: the query's tokens, the matches highlighted."""
     found, text, columns = last
     options = info.fts_indexes[columns[0]]["options"]
     render_query_tokens(text, options, key_prefix=state.Search.FTS_TOKENS)
@@ -886,6 +950,7 @@ __all__ = [
     "record_run",
     "render_column_and_k",
     "render_distance",
+    "render_fts_matches",
     "render_fts_search",
     "render_history",
     "render_index_in_use",
@@ -899,6 +964,7 @@ __all__ = [
     "render_setting_snippets",
     "render_table_summary",
     "render_vector_search",
+    "render_vector_result",
     "render_version_input",
     "search_table",
     "share_url",

@@ -42,10 +42,11 @@ from components.writes import TaskRequest, session_tasks
 
 
 def render_sample_inputs(
-    info: search.SearchTable, *, panel: str, sample: int
+    info: search.SearchTable, *, panel: str, sample: int, problems: list[str]
 ) -> tuple[str, int, int, int]:
-    """Column, k, sample size and seed of a measurement (recall, sweep)."""
-    column, k = render_column_and_k(info, panel=panel)
+    """Column, k, sample size and seed of a measurement (recall, sweep); a number refused as
+    typed is added to ``problems`` (the form then runs nothing)."""
+    column, k = render_column_and_k(info, panel=panel, problems=problems)
     c1, c2 = st.columns(2)
     size = c1.number_input(
         "Sample (rows)", min_value=1, max_value=tuning.MAX_SAMPLE, value=sample,
@@ -66,13 +67,16 @@ def render_recall(ns: Any, info: search.SearchTable, version: int | None) -> Non
     if not info.vector_columns:
         st.info("This table has no vector column.", icon=":material/info:")
         return
+    problems: list[str] = []
     with st.form(state.Search.RECALL_FORM):
-        column, k, sample, seed = render_sample_inputs(info, panel="recall", sample=100)
-        params = render_query_settings(info, column, panel="recall")
+        column, k, sample, seed = render_sample_inputs(
+            info, panel="recall", sample=100, problems=problems
+        )
+        params = render_query_settings(info, column, panel="recall", problems=problems)
         submitted = st.form_submit_button(
             "Measure recall", type="primary", icon=":material/target:"
         )
-    if submitted:
+    if submitted and not problems:  # a number refused as typed: said under it, nothing runs
         with st.spinner(f"Searching {plural(int(sample), 'sampled row')} twice (ANN, exact)…"):
             found = feedback.run(
                 tuning.recall, ns, info.table_id, column=column, k=k, sample=int(sample),
@@ -168,8 +172,11 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
     if not info.vector_columns:
         st.info("This table has no vector column.", icon=":material/info:")
         return
+    problems: list[str] = []
     with st.form(state.Search.SWEEP_FORM):
-        column, k, sample, seed = render_sample_inputs(info, panel="sweep", sample=50)
+        column, k, sample, seed = render_sample_inputs(
+            info, panel="sweep", sample=50, problems=problems
+        )
         distance = chosen_distance(
             info, column, render_distance(info, column, panel="sweep", where=st)
         )
@@ -184,7 +191,7 @@ def render_sweep(ns: Any, info: search.SearchTable, version: int | None) -> None
             for col, (name, default) in zip(st.columns(3), DEFAULT_GRID.items(), strict=True)
         }
         submitted = st.form_submit_button("Run the sweep", type="primary", icon=":material/tune:")
-    if submitted:
+    if submitted and not problems:  # a number refused as typed: said under it, nothing runs
         try:
             grid = {n: tuning.parse_grid_values(n, t) for n, t in grid_text.items()}
             grid = {n: v for n, v in grid.items() if v}
@@ -325,7 +332,8 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
             "A build without a distance uses the metric of the table's own index on the "
             "column; each build is measured against exact search with its own metric."
         )
-        column, k = render_column_and_k(info, panel="ab")
+        problems: list[str] = []
+        column, k = render_column_and_k(info, panel="ab", problems=problems)
         c1, c2 = st.columns(2)
         rows = c1.number_input(
             "Sample (rows copied)", min_value=100, max_value=200_000, value=20_000, step=1000,
@@ -360,7 +368,7 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
         submitted = st.form_submit_button(
             "Compare builds", type="primary", icon=":material/compare_arrows:", disabled=running
         )
-    if submitted:
+    if submitted and not problems:  # a number refused as typed: said under it, nothing runs
         configs = ab_configs(edited)
 
         def work(progress: Any) -> pd.DataFrame:
@@ -371,18 +379,26 @@ def render_build_ab(ns: Any, info: search.SearchTable) -> TaskRequest | None:
 
         label = f"Comparing {plural(len(configs), 'build')}"
         return TaskRequest("build_ab", label, info.table_id, work)
-    render_ab_tasks(info.table_id)
+    render_ab_tasks(info.table_id, button_disabled=running)
     return None
 
 
-def render_ab_tasks(table_id: tuple[str, ...]) -> None:
+def render_ab_tasks(table_id: tuple[str, ...], *, button_disabled: bool = False) -> None:
+    """The newest comparison of the table: progress (refreshed every second), then its
+    outcome. The form's button was drawn disabled while it ran (``button_disabled``): the
+    run that sees the comparison finished reruns the whole page, so the button is enabled
+    as soon as the builds are done (a fragment's own run redraws only the fragment)."""
     tasks = session_tasks(("build_ab",), table_id)
     if not tasks:
         return
 
     def panel() -> None:
-        task = session_tasks(("build_ab",), table_id)[0]
-        if render_task(task) and task.status == "succeeded":
+        now = session_tasks(("build_ab",), table_id)
+        task = now[0]
+        done = render_task(task)
+        if button_disabled and all(t.done for t in now):
+            st.rerun(scope="app")
+        if done and task.status == "succeeded":
             render_ab_result(task.result)
 
     st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()

@@ -275,6 +275,17 @@ PQ_ROWS_PER_PARTITION = 256  # PQ trains at most one IVF partition per this many
 MAX_PARAM_VALUE = 1 << 24
 
 
+def param_range(name: str) -> tuple[int, int]:
+    """The range of a whole-number build parameter (a vector build parameter, or
+    ``max_token_length``): what the create form accepts as typed (``numbers.whole_number``)
+    and what :func:`request_problems` checks on every path."""
+    if name == "max_token_length":
+        return 1, MAX_TOKEN_LENGTH
+    if name in VECTOR_BUILD_PARAMS:
+        return 1, MAX_PARAM_VALUE
+    raise ValueError(f"{name} is not a whole-number build parameter")
+
+
 def quantizer(index_type: str) -> str | None:
     """``"PQ"``, ``"SQ"``, ``"RQ"`` or ``None`` (flat)."""
     t = normalize_index_type(index_type) or ""
@@ -498,10 +509,10 @@ def request_problems(request: CreateTableIndexRequest) -> list[str]:
             continue
         if category != "vector" or t not in VECTOR_PARAM_APPLIES[p]:
             problems.append(f"{p} does not apply to {t} indexes.")
-        elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            problems.append(f"{p} must be at least 1 (got {value!r}).")
-        elif value > MAX_PARAM_VALUE:
-            problems.append(f"{p} must be at most {MAX_PARAM_VALUE:,} (got {value:,}).")
+        elif not isinstance(value, int) or isinstance(value, bool) or value < param_range(p)[0]:
+            problems.append(f"{p} must be at least {param_range(p)[0]} (got {value!r}).")
+        elif value > param_range(p)[1]:
+            problems.append(f"{p} must be at most {param_range(p)[1]:,} (got {value:,}).")
     if request.num_partitions is not None and request.target_partition_size is not None:
         problems.append("Set either num_partitions or target_partition_size, not both.")
     if t in HNSW_TYPES:
@@ -560,8 +571,9 @@ def _fts_problems(request: CreateTableIndexRequest) -> list[str]:
     if lang is not None and lang not in FTS_LANGUAGES:
         problems.append(f"Unknown language {lang!r}; choose one of {', '.join(FTS_LANGUAGES)}.")
     mtl = request.max_token_length
-    if mtl is not None and not 1 <= mtl <= MAX_TOKEN_LENGTH:
-        problems.append(f"max_token_length must be at least 1 and at most {MAX_TOKEN_LENGTH}.")
+    low, high = param_range("max_token_length")
+    if mtl is not None and not low <= mtl <= high:
+        problems.append(f"max_token_length must be at least {low} and at most {high}.")
     return problems
 
 
@@ -771,6 +783,7 @@ __all__ = [
     "lance_index_type",
     "normalize_distance",
     "normalize_index_type",
+    "param_range",
     "quantizer",
     "request_problems",
     "validate_index_request",

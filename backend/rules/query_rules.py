@@ -26,6 +26,8 @@ MAX_REFINE_FACTOR = 1_000
 MAX_EF = 100_000
 MAX_VECTOR_DIM = 65_536
 MAX_QUERY_TEXT = 10_000
+MAX_REPEATS = 100  # timed runs of one search on the search page
+MAX_ROW_ID = (1 << 63) - 1
 
 # Integer settings of a vector search and the range each must fall in.
 _RANGES: dict[str, tuple[int, int]] = {
@@ -34,6 +36,16 @@ _RANGES: dict[str, tuple[int, int]] = {
     "maximum_nprobes": (1, MAX_NPROBES),
     "refine_factor": (1, MAX_REFINE_FACTOR),
     "ef": (1, MAX_EF),
+}
+# Every whole number a query form asks for and its range: the query's own fields, the row a
+# query vector is taken from, and how often a search is timed (``numbers.whole_number``
+# parses what is typed against these).
+RANGES: dict[str, tuple[int, int]] = {
+    "k": (1, MAX_K),
+    "offset": (0, MAX_OFFSET),
+    **_RANGES,
+    "row": (0, MAX_ROW_ID),
+    "repeats": (1, MAX_REPEATS),
 }
 
 
@@ -126,16 +138,11 @@ def _fts_problems(fts: Any) -> list[str]:
 def query_problems(query: Any) -> list[str]:
     """What is wrong with a QueryTableRequest (or an Explain/Analyze query); ``[]`` if fine."""
     problems: list[str] = []
-    k = getattr(query, "k", None)
-    if k is not None and (not _int(k) or not 1 <= k <= MAX_K):
-        problems.append(f"k must be between 1 and {MAX_K:,}, got {k!r}")
-    offset = getattr(query, "offset", None)
-    if offset is not None and (not _int(offset) or not 0 <= offset <= MAX_OFFSET):
-        problems.append(f"offset must be between 0 and {MAX_OFFSET:,}, got {offset!r}")
-    for name, (low, high) in _RANGES.items():
+    for name in ("k", "offset", *_RANGES):
+        low, high = RANGES[name]
         value = getattr(query, name, None)
         if value is not None and (not _int(value) or not low <= value <= high):
-            problems.append(f"{name} must be between {low} and {high:,}, got {value!r}")
+            problems.append(f"{name} must be between {low:,} and {high:,}, got {value!r}")
     low_p, high_p = getattr(query, "minimum_nprobes", None), getattr(query, "maximum_nprobes", None)
     if isinstance(low_p, int) and isinstance(high_p, int) and low_p > high_p:
         problems.append(
@@ -169,6 +176,26 @@ def query_problems(query: Any) -> list[str]:
     problems += _vector_problems(getattr(query, "vector", None))
     problems += _fts_problems(getattr(query, "full_text_query", None))
     return problems
+
+
+def probes_beyond_partitions(params: Mapping[str, Any], partitions: int | None) -> str | None:
+    """What a vector query asking for more probes (``nprobes`` or ``minimum_nprobes``) than
+    its IVF index has partitions gets: lance probes every partition and no more. ``None``
+    when the probes fit or the number of partitions is unknown."""
+    if not partitions:
+        return None
+    asked = {
+        name: params[name]
+        for name in ("nprobes", "minimum_nprobes")
+        if _int(params.get(name)) and params[name] > partitions
+    }
+    if not asked:
+        return None
+    what = " and ".join(f"{name} {value:,}" for name, value in asked.items())
+    return (
+        f"{what}: the index has {partitions:,} IVF partitions, and lance probes at most "
+        f"{partitions:,} partitions (every one of them); a larger value searches no more"
+    )
 
 
 # -- the metric of a vector query ------------------------------------------------------------------
@@ -274,8 +301,11 @@ def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> st
 __all__ = [
     "INCOMPATIBLE_NOTE",
     "MAX_K",
+    "MAX_REPEATS",
+    "RANGES",
     "VECTOR_KINDS",
     "QueryMetric",
+    "probes_beyond_partitions",
     "query_metric",
     "query_problems",
     "resolve_vector_column",

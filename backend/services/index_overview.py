@@ -198,6 +198,31 @@ def index_stats(
         return None
 
 
+def partitions_of(stats: Any) -> int | None:
+    """The IVF partitions lance's index stats (``LanceDataset.stats.index_stats``) count for
+    a vector index: the most of any of its segments; ``None`` when they name none."""
+    segments = (stats.get("indices") or []) if isinstance(stats, dict) else []
+    counts = [
+        int(s["num_partitions"])
+        for s in segments
+        if isinstance(s, dict) and isinstance(s.get("num_partitions"), int)
+    ]
+    return max(counts) if counts else None
+
+
+def ivf_partitions(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -> int | None:
+    """The IVF partitions of a vector index, from lance's index stats: on the local backend,
+    which opens the table; ``None`` where the backend does not expose them (the spec's
+    DescribeTableIndexStats has no partition count) or the stats cannot be read."""
+    if capabilities(ns).kind != "local":
+        return None
+    try:
+        ds = ns.open_dataset(list(table_id))  # type: ignore[attr-defined]
+        return partitions_of(ds.stats.index_stats(index_name))
+    except Exception:  # noqa: BLE001 - a courtesy (a warning about probes), never a failure
+        return None
+
+
 def index_overview(
     ns: LanceNamespace, table_id: Sequence[str], *, version: int | None = None
 ) -> pd.DataFrame:
@@ -433,6 +458,8 @@ def _history_namespace(
 __all__ = [
     "HISTORY_COLUMNS",
     "OVERVIEW_COLUMNS",
+    "ivf_partitions",
+    "partitions_of",
     "Token",
     "available_tokenizers",
     "coverage_history",

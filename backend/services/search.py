@@ -416,7 +416,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 def timed(ns: LanceNamespace, request: QueryTableRequest, repeats: int = 1) -> SearchResult:
     """Run ``request`` ``repeats`` times (1 to 100); the rows of the last run and every
     latency."""
-    repeats = max(1, min(int(repeats), 100))
+    repeats = max(1, min(int(repeats), query_rules.MAX_REPEATS))
     latencies = []
     table = pa.table({})
     for _ in range(repeats):
@@ -668,7 +668,8 @@ class SearchTable:
     properties: dict[str, str]
     num_rows: int | None
     latest_version: int | None
-    vector_indexes: dict[str, dict[str, Any]]  # column -> the index in use: name, type, distance
+    # column -> the index in use: name, type, distance, partitions (IVF; None: not known)
+    vector_indexes: dict[str, dict[str, Any]]
     fts_indexes: dict[str, dict[str, Any]]  # column -> name, tokenizer options
     # column -> every vector index on it (listing order; more than one: lance picks)
     vector_index_choices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -714,7 +715,12 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
     from backend.arrow.types import columns_from_schema
     from backend.rules.index_rules import fts_options, index_category, normalize_index_type
 
-    from .index_overview import distance_from_details, index_details_dict, list_indexes
+    from .index_overview import (
+        distance_from_details,
+        index_details_dict,
+        ivf_partitions,
+        list_indexes,
+    )
 
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
     columns = tuple(columns_from_schema(desc.var_schema))
@@ -745,7 +751,9 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
     vector: dict[str, dict[str, Any]] = {}
     for column, candidates in found.items():
         used = index_in_use(ns, table_id, column, candidates, dim=dims.get(column))
-        vector[column] = entry(used)
+        # the IVF partitions of the index in use, where lance's stats are readable
+        shown = entry(used)
+        vector[column] = {**shown, "partitions": ivf_partitions(ns, table_id, shown["name"])}
     try:
         rows: int | None = count_rows(ns, table_id, version=None, filter=None)
     except InvalidInputError:

@@ -566,27 +566,44 @@ def setting_params(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> d
 
 
 def python_snippets(
-    connect_line: str, table_id: Sequence[str], column: str, k: int, params: Mapping[str, Any]
+    connect_line: str,
+    table_id: Sequence[str],
+    column: str,
+    k: int,
+    params: Mapping[str, Any],
+    *,
+    text: str | None = None,
 ) -> tuple[str, str]:
     """The setting as Python: ``(backend call, plain pylance call)``. The pylance arguments
-    are those the local backend gives the scanner for the same request."""
+    are those the local backend gives the scanner for the same request. With ``text`` the
+    query vector is that text embedded with the table's own embedding (its
+    ``embedding.function`` property, :func:`backend.services.search.embed_text`), as the
+    page embeds it; else the table's first row's vector stands in for the user's own."""
     from backend.local.query_plans import scanner_arguments
 
     fields = ", ".join(f"{key}={value!r}" for key, value in params.items())
     extra = f", {fields}" if fields else ""
-    # Both run as pasted: the table's location from DescribeTable, the query vector the
-    # table's first row's (a stand-in for the user's own).
-    prelude = (
-        f"{connect_line}\n"
-        f"location = ns.describe_table(DescribeTableRequest(id={list(table_id)!r})).location\n"
-        "# the query vector: the first row's (put your own here)\n"
-        f"query = lance.dataset(location).take([0], columns=[{column!r}])"
-        f".column({column!r})[0].as_py()\n"
+    # Both run as pasted: the table's location (and properties) from DescribeTable.
+    described = f"table = ns.describe_table(DescribeTableRequest(id={list(table_id)!r}))\n"
+    if text is not None:
+        query = (
+            "# the query vector: the text, embedded with the table's embedding.function\n"
+            f"query = search.embed_text(table.properties, {text!r})\n"
+        )
+    else:
+        query = (
+            "# the query vector: the first row's (put your own here)\n"
+            f"query = lance.dataset(table.location).take([0], columns=[{column!r}])"
+            f".column({column!r})[0].as_py()\n"
+        )
+    prelude = f"{connect_line}\n{described}location = table.location\n{query}"
+    imports = (
+        "import lance\nfrom lance_namespace import DescribeTableRequest\n\nimport backend\n"
+        "from backend.services import search\n"
     )
-    imports = "import lance\nfrom lance_namespace import DescribeTableRequest\n\nimport backend\n"
     console = (
         imports
-        + "from backend.services import search\n\n"
+        + "\n"
         + prelude
         + f"request = search.query_request(\n    {list(table_id)!r}, vector=query, "
         f"vector_column={column!r}, k={k}{extra}\n)\n"
@@ -607,16 +624,24 @@ def python_snippets(
 
 
 # -- shareable settings (query parameters of the Search & tune page) ---------------------------------
-SHARE_KEYS: tuple[str, ...] = ("column", "k", "distance_type", *search.VECTOR_QUERY_PARAMS)
+# ``text``: the query vector is that text, embedded with the table's embedding
+SHARE_KEYS: tuple[str, ...] = (
+    "column", "k", "distance_type", *search.VECTOR_QUERY_PARAMS, "text",
+)  # fmt: skip
 _BOOL_PARAMS = frozenset({"fast_search", "bypass_vector_index", "prefilter"})
 
 
-def share_params(column: str, k: int, params: Mapping[str, Any]) -> dict[str, str]:
-    """A vector search setting as URL query parameters (``?column=vector&k=10&nprobes=8``)."""
+def share_params(
+    column: str, k: int, params: Mapping[str, Any], *, text: str | None = None
+) -> dict[str, str]:
+    """A vector search setting as URL query parameters (``?column=vector&k=10&nprobes=8``;
+    ``&text=...`` when the query vector is a text, embedded)."""
     out = {"column": str(column), "k": str(int(k))}
     for key, value in params.items():
-        if key in SHARE_KEYS and value is not None:
+        if key in SHARE_KEYS and key != "text" and value is not None:
             out[key] = str(value).lower() if key in _BOOL_PARAMS else str(value)
+    if text is not None:
+        out["text"] = text
     return out
 
 
@@ -630,6 +655,12 @@ def parse_share_params(query: Mapping[str, str]) -> dict[str, Any]:
             continue
         if key in ("column", "distance_type"):
             out[key] = str(text)
+        elif key == "text":
+            if len(text) > query_rules.MAX_QUERY_TEXT:
+                raise InvalidInputError(
+                    f"the text is longer than {query_rules.MAX_QUERY_TEXT:,} characters"
+                )
+            out[key] = str(text)
         elif key in _BOOL_PARAMS:
             if text.lower() not in ("true", "false"):
                 raise InvalidInputError(f"{key} must be true or false, got {text!r}")
@@ -639,7 +670,9 @@ def parse_share_params(query: Mapping[str, str]) -> dict[str, Any]:
                 out[key] = int(text)
             except ValueError:
                 raise InvalidInputError(f"{key} must be a whole number, got {text!r}") from None
-    problems = query_rules.query_problems(SimpleNamespace(**out))
+    problems = query_rules.query_problems(
+        SimpleNamespace(**{k: v for k, v in out.items() if k != "text"})
+    )
     if problems:
         raise InvalidInputError(problems[0])
     return out
@@ -834,9 +867,11 @@ def applied_params(
     metric = details.get("metric_type")
     if metric:
         out["distance_type"] = rules.normalize_distance(str(metric)) or str(metric).lower()
-    segments = (stats or {}).get("indices") or []
-    if segments and segments[0].get("num_partitions") is not None:
-        out["num_partitions"] = int(segments[0]["num_partitions"])
+    from backend.services.index_overview import partitions_of
+
+    partitions = partitions_of(stats)
+    if partitions is not None:
+        out["num_partitions"] = partitions
     return out
 
 

@@ -1456,3 +1456,65 @@ def test_more_queries_needs_rows_left_and_recorded_queries(ns_a: LanceNamespace)
     bare = tuning.RecallResult(k=3, per_query=[1.0], ann_ms=[1.0], exact_ms=[1.0])
     with pytest.raises(InvalidInputError, match="does not record its queries"):
         tuning.more_queries(ns_a, T, bare, sample=5)
+
+
+# -- numbers as typed, probes beyond the partitions, a text in a shared link ----------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "value", "problem"),
+    [
+        ("7", 7, None),
+        (" 10000 ", 10_000, None),
+        ("", None, None),
+        ("0", None, "k must be between 1 and 10,000, got 0"),
+        ("-5", None, "k must be between 1 and 10,000, got -5"),
+        ("100000", None, "k must be between 1 and 10,000, got 100,000"),
+        (
+            "99999999999999999999",
+            None,
+            "k must be between 1 and 10,000, got 99,999,999,999,999,999,999",
+        ),
+        ("1e3", None, "k must be a whole number between 1 and 10,000, got '1e3'"),
+        ("9" * 50, None, "k must be between 1 and 10,000, got a number of 50 digits"),
+    ],
+)
+def test_whole_numbers_are_read_as_typed(typed: str, value, problem) -> None:
+    from backend.rules import numbers
+
+    low, high = query_rules.RANGES["k"]
+    assert numbers.whole_number("k", typed, low, high) == (value, problem)
+
+
+def test_probes_beyond_the_partitions_of_an_index(ns_a) -> None:
+    ns = ns_a
+    from backend.services.index_overview import ivf_partitions
+
+    create_table(ns, T, make_table(600, dim=8, seed=2))
+    ns.create_table_index(
+        rules.build_index_request(T, "vec", "IVF_FLAT", params={"num_partitions": 3}, dim=8)
+    )
+    known = ivf_partitions(ns, T, "vec_idx")
+    if backend.capabilities(ns).kind == "local":
+        location = ns.describe_table(DescribeTableRequest(id=T)).location
+        assert (
+            known
+            == lance.dataset(location).stats.index_stats("vec_idx")["indices"][0]["num_partitions"]
+            == 3
+        )
+    else:
+        assert known is None  # the spec's index stats carry no partition count: no warning
+    assert query_rules.probes_beyond_partitions({"nprobes": 3}, 3) is None
+    note = query_rules.probes_beyond_partitions({"nprobes": 8, "minimum_nprobes": 4}, 3)
+    assert note is not None and note.startswith("nprobes 8 and minimum_nprobes 4: the index has 3")
+    assert query_rules.probes_beyond_partitions({"nprobes": 8}, None) is None
+
+
+def test_a_shared_text_round_trips() -> None:
+    shared = tuning.share_params("vec", 5, {"nprobes": 2}, text="river mountain")
+    assert shared["text"] == "river mountain"
+    assert tuning.parse_share_params(shared) == {
+        "column": "vec", "k": 5, "nprobes": 2, "text": "river mountain",
+    }  # fmt: skip
+    with pytest.raises(InvalidInputError, match="longer than"):
+        tuning.parse_share_params({**shared, "text": "x" * (query_rules.MAX_QUERY_TEXT + 1)})

@@ -211,3 +211,39 @@ def test_launch_storage_snippet_keeps_typed_secrets_out(monkeypatch: pytest.Monk
     assert "'aws_region': 'eu-west-1'" in code
     assert typed not in code and "LANCE_CONSOLE_STORAGE_SECRET" not in code
     compile(code, "<snippet>", "exec")
+
+
+def test_text_query_snippets_embed_the_text(target: str) -> None:
+    """A vector search by embedded text: both snippets embed the same text with the table's
+    embedding.function, and find the rows the page finds (``search.vector_search`` on
+    ``search.embed_text``, as the page runs it)."""
+    from lance_namespace import CreateTableRequest
+
+    from backend.launcher import demo
+    from backend.services import search
+    from tests.support import ipc_stream_bytes, search_rows
+
+    ns = backend.connect(target)
+    ns.create_namespace(CreateNamespaceRequest(id=["snip"]))
+    ns.create_table(
+        CreateTableRequest(id=T, properties={"embedding.function": demo.EMBEDDING_FUNCTION}),
+        ipc_stream_bytes(search_rows(120, seed=3, embedded=True)),
+    )
+    text = "river mountain"
+    properties = ns.describe_table(DescribeTableRequest(id=T)).properties
+    page = search.vector_search(ns, T, search.embed_text(properties, text), column="vec", k=5)
+    page_ids = [int(i) for i in page.rows["id"]]
+    connect = f"ns = backend.connect({', '.join(connect_args({'target': target}))})"
+    console, pylance = tuning.python_snippets(connect, T, "vec", 5, {}, text=text)
+    assert "take([0]" not in console and "take([0]" not in pylance  # not row 0's vector
+    tail = "\nprint('IDS', rows.column('id').to_pylist())\n"
+    for code in (console, pylance):
+        out = run(code, tail=tail)
+        assert [int(x) for x in out.split("IDS", 1)[1].strip(" []\n").split(",")] == page_ids
+    # and those are the exact neighbours of the demo's embedding of the text (no index)
+    data = np.stack(
+        search_rows(120, seed=3, embedded=True).column("vec").to_numpy(zero_copy_only=False)
+    )
+    query = demo.embed([text])[0]
+    exact = np.argsort(((data - query) ** 2).sum(axis=1), kind="stable")[:5]
+    assert page_ids == [int(i) for i in exact]

@@ -155,18 +155,18 @@ def test_fields_follow_the_kind(docs_ns, make_app) -> None:
     labels = lambda kind: {w.label for w in getattr(at, kind)}  # noqa: E731
 
     choose(at, "vec", "IVF_HNSW_PQ")
-    numbers = labels("number_input")
+    numbers = labels("text_input")
     assert {"num_partitions", "num_sub_vectors", "num_bits", "m", "ef_construction"} <= numbers
     assert "Base tokenizer" not in {s.label for s in at.selectbox}
-    sub = at.number_input(key="indexes.create.p.IVF_HNSW_PQ.num_sub_vectors")
-    assert sub.value is None and "default: 2" in sub.proto.placeholder  # 16 / 8
+    sub = at.text_input(key="indexes.create.p.IVF_HNSW_PQ.num_sub_vectors")
+    assert sub.value == "" and "default: 2" in sub.proto.placeholder  # 16 / 8
 
     choose(at, "vec", "IVF_FLAT")
-    numbers = labels("number_input")
+    numbers = labels("text_input")
     assert "num_partitions" in numbers and "num_sub_vectors" not in numbers and "m" not in numbers
     assert (
         "default: 1"
-        in at.number_input(key="indexes.create.p.IVF_FLAT.num_partitions").proto.placeholder
+        in at.text_input(key="indexes.create.p.IVF_FLAT.num_partitions").proto.placeholder
     )
 
     choose(at, "text", "FTS")
@@ -174,11 +174,11 @@ def test_fields_follow_the_kind(docs_ns, make_app) -> None:
     assert {"Lower case", "Stemming", "Stop words", "ASCII folding", "Positions"} <= labels(
         "checkbox"
     )
-    assert not any(n.startswith("num_") for n in labels("number_input"))
+    assert not any(n.startswith("num_") for n in labels("text_input"))
 
     choose(at, "id", "BTREE")
     assert "Base tokenizer" not in {s.label for s in at.selectbox}
-    assert not any(n.startswith("num_") for n in labels("number_input"))
+    assert not any(n.startswith("num_") for n in labels("text_input"))
     assert "No build parameters" in texts(at)
 
 
@@ -198,8 +198,8 @@ def test_tokenizer_preview_is_live(docs_ns, make_app) -> None:
 
 def test_invalid_params_rejected_nothing_created(docs_ns, make_app) -> None:
     at = choose(make_app("indexes", query_params=QP), "vec", "IVF_PQ")
-    at.number_input(key="indexes.create.p.IVF_PQ.num_sub_vectors").set_value(5).run()
-    at.number_input(key="indexes.create.p.IVF_PQ.num_partitions").set_value(ROWS + 1).run()
+    at.text_input(key="indexes.create.p.IVF_PQ.num_sub_vectors").set_value("5").run()
+    at.text_input(key="indexes.create.p.IVF_PQ.num_partitions").set_value(str(ROWS + 1)).run()
     create_button(at).click().run()
     assert_no_exception(at)
     (errors,) = alerts(at, "error")  # every problem, in one box
@@ -217,12 +217,57 @@ def test_invalid_params_rejected_nothing_created(docs_ns, make_app) -> None:
     assert listed(docs_ns) == {}
 
 
+@pytest.mark.parametrize(
+    ("field", "typed", "said"),
+    [
+        ("num_partitions", "99999999999999999999", "got 99,999,999,999,999,999,999"),
+        ("num_partitions", "0", "got 0"),
+        ("num_partitions", "-5", "got -5"),
+        ("num_sub_vectors", "two", "got 'two'"),
+    ],
+)
+def test_a_build_parameter_out_of_range_is_refused_inline(
+    docs_ns, make_app, field: str, typed: str, said: str
+) -> None:
+    at = choose(make_app("indexes", query_params=QP), "vec", "IVF_PQ")
+    at.text_input(key=f"indexes.create.p.IVF_PQ.{field}").set_value(typed).run()
+    assert_no_exception(at)
+    high = rules.param_range(field)[1]
+    (inline,) = alerts(at, "error")  # under the field, as soon as it is typed
+    assert inline.startswith(f"{field} must be ") and f"between 1 and {high:,}" in inline
+    assert said in inline
+    create_button(at).click().run()
+    assert any(e.startswith("Not created: 1 number above") for e in alerts(at, "error"))
+    assert jobs(at) == []  # nothing built (not with the default either)
+    assert listed(docs_ns) == {}
+
+
+def test_more_partitions_than_rows_is_refused_not_defaulted(docs_ns, make_app) -> None:
+    """100000 is a whole number in range: the request's own rule refuses it for 300 rows."""
+    at = choose(make_app("indexes", query_params=QP), "vec", "IVF_FLAT")
+    at.text_input(key="indexes.create.p.IVF_FLAT.num_partitions").set_value("100000").run()
+    assert alerts(at, "error") == []
+    create_button(at).click().run()
+    (error,) = alerts(at, "error")
+    assert f"num_partitions (100000) exceeds the table's rows ({ROWS})" in error
+    assert jobs(at) == [] and listed(docs_ns) == {}
+
+
+def test_max_token_length_out_of_range_is_refused(docs_ns, make_app) -> None:
+    at = choose(make_app("indexes", query_params=QP), "text", "FTS")
+    at.text_input(key="indexes.create.fts.max_token_length").set_value("0").run()
+    high = rules.param_range("max_token_length")[1]
+    assert alerts(at, "error") == [f"max_token_length must be between 1 and {high:,}, got 0"]
+    create_button(at).click().run()
+    assert jobs(at) == [] and listed(docs_ns) == {}
+
+
 def test_fts_index_with_options_created_and_listed(docs_ns, make_app) -> None:
     at = choose(make_app("indexes", query_params=QP), "text", "FTS")
     at.checkbox(key="indexes.create.fts.simple.stem").uncheck()
     at.checkbox(key="indexes.create.fts.simple.with_position").check()
     at.selectbox(key="indexes.create.fts.language").set_value("French")
-    at.number_input(key="indexes.create.fts.max_token_length").set_value(12)
+    at.text_input(key="indexes.create.fts.max_token_length").set_value("12")
     at.text_input(key="indexes.create.form0.name").set_value("ft")
     create_button(at).click().run()
     assert_no_exception(at)
@@ -313,7 +358,7 @@ def test_a_second_vector_index_is_warned_and_starts_with_the_column_metric(
 def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
     at = choose(make_app("indexes", query_params=QP), "vec", "IVF_FLAT")
     at.selectbox(key="indexes.create.distance.vector").set_value("cosine")
-    at.number_input(key="indexes.create.p.IVF_FLAT.num_partitions").set_value(2)
+    at.text_input(key="indexes.create.p.IVF_FLAT.num_partitions").set_value("2")
     at.text_input(key="indexes.create.form0.name").set_value("vflat")
     create_button(at).click().run()
     assert_no_exception(at)
@@ -403,8 +448,8 @@ def test_build_flags_parameters_the_server_changed(docs_ns, make_app, monkeypatc
     try:
         monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
         at = choose(make_app("indexes", query_params=QP), "vec", "IVF_PQ")
-        at.number_input(key="indexes.create.p.IVF_PQ.num_partitions").set_value(2)
-        at.number_input(key="indexes.create.p.IVF_PQ.num_sub_vectors").set_value(8)
+        at.text_input(key="indexes.create.p.IVF_PQ.num_partitions").set_value("2")
+        at.text_input(key="indexes.create.p.IVF_PQ.num_sub_vectors").set_value("8")
         at.text_input(key="indexes.create.form0.name").set_value("vpq")
         create_button(at).click().run()
         assert_no_exception(at)

@@ -154,7 +154,8 @@ def vector_search(at, source: str = srch.SOURCE_ROW, **settings):
         widgets = [w for kind in ("number_input", "text_area", "text_input", "checkbox")
                    for w in getattr(at, kind) if w.key == f"search.vec.{name}"]  # fmt: skip
         assert len(widgets) == 1, name
-        widgets[0].set_value(value)
+        typed = widgets[0].type == "text_input" and isinstance(value, int)
+        widgets[0].set_value(str(value) if typed else value)  # number fields are text boxes
     return submit(at, "search.vec.form", "Search")
 
 
@@ -257,9 +258,9 @@ def test_vector_search_by_row_id_passes_the_settings(make_app) -> None:
     assert distances == sorted(distances)
     assert 5 in list(rows["id"])  # the row itself is among its nearest neighbours
 
-    found, column, k, params = result(at, VECS, "vector")
+    found, column, k, params, text = result(at, VECS, "vector")
     assert (column, k) == ("vec", 7)
-    assert params == {"nprobes": 2, "refine_factor": 3}
+    assert params == {"nprobes": 2, "refine_factor": 3} and text is None  # a row, not a text
     assert found.request.nprobes == 2 and found.request.refine_factor == 3 and found.request.k == 7
     assert len(found.latencies_ms) == 3
     code = "\n".join(str(c.value) for c in at.code)
@@ -321,7 +322,7 @@ def test_two_vector_indexes_the_one_in_use_is_shown_and_why_there_is_no_choice(
     assert "Searches use z_flat (the index the query plan names)" in note
     assert "its query takes no index name" in note
     # ef belongs to HNSW: the index in use is not one
-    (ef,) = [n for n in at.number_input if n.key == "search.vec.ef"]
+    (ef,) = [n for n in at.text_input if n.key == "search.vec.ef"]
     assert "no effect: the index in use, z_flat, is IVF_FLAT" in ef.help
     # the plan of a search names the index shown
     at = vector_search(at, source=srch.SOURCE_ROW, row=3, k=5)
@@ -341,8 +342,8 @@ def test_vector_settings_survive_a_tab_switch(make_app) -> None:
     assert metrics(at)["Rows"] == "10"  # the result is kept...
     # ...and so is the setting that produced it
     assert at.segmented_control(key="search.vec.source").value == srch.SOURCE_ROW
-    assert at.number_input(key="search.vec.nprobes").value == 2
-    assert at.number_input(key="search.vec.row").value == 5
+    assert at.text_input(key="search.vec.nprobes").value == "2"
+    assert at.text_input(key="search.vec.row").value == "5"
 
 
 def test_pasted_numbers_are_checked(make_app) -> None:
@@ -539,7 +540,7 @@ def interval_shown(at) -> tuple[float, float]:
 def test_more_queries_add_a_batch_to_the_measurement(make_app) -> None:
     at = search_page(make_app, tab="recall")
     at.number_input(key="search.recall.sample").set_value(20)
-    at.number_input(key="search.recall.nprobes").set_value(1)
+    at.text_input(key="search.recall.nprobes").set_value("1")
     submit(at, "search.recall.form", "Measure recall")
     first = result(at, VECS, "recall")
     low1, high1 = interval_shown(at)
@@ -612,18 +613,19 @@ def test_sweep_grid_target_and_bad_values(make_app) -> None:
 def test_shared_link_fills_the_vector_and_recall_forms(make_app) -> None:
     at = search_page(make_app, tab="vector", column="vec", k="7", nprobes="3")
     assert at.session_state[state.Search.TABS] == srch.TAB_VECTOR
-    assert alerts(at, "warning") == []
+    # applied without a word about the link (3 probes of the index's 2 partitions are warned of)
+    assert not [w for w in alerts(at, "warning") if "link" in w]
     assert at.selectbox(key="search.vec.column").value == "vec"
-    assert at.number_input(key="search.vec.k").value == 7
-    assert at.number_input(key="search.vec.nprobes").value == 3
+    assert at.text_input(key="search.vec.k").value == "7"
+    assert at.text_input(key="search.vec.nprobes").value == "3"
     at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_ROW).run()
-    assert at.number_input(key="search.vec.nprobes").value == 3  # kept
+    assert at.text_input(key="search.vec.nprobes").value == "3"  # kept
     submit(at, "search.vec.form", "Search")
     found = result(at, VECS, "vector")[0]
     assert (found.request.k, found.request.nprobes) == (7, 3)
     open_tab(at, srch.TAB_RECALL)
-    assert at.number_input(key="search.recall.k").value == 7
-    assert at.number_input(key="search.recall.nprobes").value == 3
+    assert at.text_input(key="search.recall.k").value == "7"
+    assert at.text_input(key="search.recall.nprobes").value == "3"
 
 
 def test_shared_link_with_a_bad_value_warns(make_app) -> None:
@@ -633,8 +635,8 @@ def test_shared_link_with_a_bad_value_warns(make_app) -> None:
     assert warning.startswith("The link's search setting was not applied:")
     assert "nprobes" in warning
     assert at.session_state[state.Search.TABS] == srch.TAB_VECTOR
-    assert at.number_input(key="search.vec.nprobes").value is None
-    assert at.number_input(key="search.vec.k").value == 10
+    assert at.text_input(key="search.vec.nprobes").value == ""
+    assert at.text_input(key="search.vec.k").value == "10"
     # once per link: the next run does not warn again
     at.run()
     assert alerts(at, "warning") == []
@@ -793,7 +795,7 @@ def test_recall_and_sweep_on_the_index_metric(ui_env, make_app, metric: str) -> 
     assert distance.value == srch.AUTO
     assert distance.format_func(srch.AUTO) == f"the index's ({metric})"
     at.number_input(key="search.recall.sample").set_value(20)
-    at.number_input(key="search.recall.nprobes").set_value(1)
+    at.text_input(key="search.recall.nprobes").set_value("1")
     submit(at, "search.recall.form", "Measure recall")
     assert alerts(at, "error") == [] and alerts(at, "warning") == []
     found = result(at, table_id, "recall")
@@ -936,7 +938,7 @@ def test_vector_history_and_reapply(make_app) -> None:
     ]
     runs = at.session_state[state.Search.HISTORY][VECS]
     assert [r.kind for r in runs] == ["vector", "vector"]
-    assert runs[1].settings["search.vec.k"] == 7 and runs[1].settings["search.vec.row"] == 5
+    assert runs[1].settings["search.vec.k"] == "7" and runs[1].settings["search.vec.row"] == "5"
 
     # "Re-apply" the older one: its settings are back in the form, before it is drawn,
     # without Streamlit's default-and-session-state warning
@@ -952,9 +954,9 @@ def test_vector_history_and_reapply(make_app) -> None:
     finally:
         logger.removeHandler(handler)
     assert not [r for r in records if "Session State API" in r.getMessage()]
-    assert at.number_input(key="search.vec.row").value == 5
-    assert at.number_input(key="search.vec.k").value == 7
-    assert at.number_input(key="search.vec.nprobes").value == 2
+    assert at.text_input(key="search.vec.row").value == "5"
+    assert at.text_input(key="search.vec.k").value == "7"
+    assert at.text_input(key="search.vec.nprobes").value == "2"
     assert at.text_input(key="search.vec.filter").value == "id > 3"
     submit(at, "search.vec.form", "Search")
     assert metrics(at)["Rows"] == "7"
@@ -967,7 +969,7 @@ def test_history_is_capped_per_table_and_fts_reapplies(make_app) -> None:
     open_tab(at, srch.TAB_FTS)
     for i in range(state.QUERY_HISTORY_CAP + 2):
         at.text_input(key="search.fts.text").set_value(f"dogs {i}")
-        at.number_input(key="search.fts.k").set_value(3 if i == 0 else 5)
+        at.text_input(key="search.fts.k").set_value(str(3 if i == 0 else 5))
         submit(at, "search.fts.form", "Search")
     lines = history_lines(at, "fts")
     assert len(lines) == state.QUERY_HISTORY_CAP  # the oldest two are gone
@@ -978,9 +980,179 @@ def test_history_is_capped_per_table_and_fts_reapplies(make_app) -> None:
     assert_no_exception(at)
     assert at.text_input(key="search.fts.text").value == "dogs 2"
     at.radio(key="search.fts.mode").set_value("Phrase")
-    at.number_input(key="search.fts.k").set_value(2)
+    at.text_input(key="search.fts.k").set_value("2")
     submit(at, "search.fts.form", "Search")
     assert history_lines(at, "fts")[0] == "1. phrase 'dogs 2' in text · k=2"
     # per table: another table has its own (empty) history
     assert state.QUERY_HISTORY_CAP == 20
     assert set(at.session_state[state.Search.HISTORY]) == {VECS}
+
+
+# --------------------------------------------------------------------------------------------
+# numbers read as typed: refused out of range, nothing runs, the last result stays
+
+
+def kept_ids(at) -> list[int]:
+    return [int(i) for i in grid_with(at, "_distance")["id"]]
+
+
+@pytest.mark.parametrize("typed", ["0", "-5", "100000", "99999999999999999999", "7.5"])
+@pytest.mark.parametrize(
+    ("field", "allowed"), [("k", "1 and 10,000"), ("nprobes", "1 and 100,000")]
+)
+def test_a_number_out_of_range_is_refused_and_the_last_result_stays(
+    ui_env, make_app, field: str, allowed: str, typed: str
+) -> None:
+    at = search_page(make_app)
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7)
+    before = kept_ids(at)
+    found = result(at, VECS, "vector")[0]
+    # the rows shown are lance's own answer to that query, read without the page
+    ns = backend.connect(str(ui_env))
+    assert before == search.run_query(ns, found.request).column("id").to_pylist()
+    if field == "nprobes" and typed == "100000":
+        typed = "100001"  # nprobes goes up to 100,000
+    at = vector_search(at, source=srch.SOURCE_ROW, **{field: typed})
+    (error,) = alerts(at, "error")
+    assert error.startswith(f"{field} must be ") and f"between {allowed}" in error, error
+    # nothing ran: the earlier search is still the result, shown as it was
+    assert result(at, VECS, "vector")[0] is found
+    assert metrics(at)["Rows"] == "7" and kept_ids(at) == before
+    assert "the form above has not run" in texts(at)
+    assert len(history_lines(at, "vector")) == 1
+    # once fixed, the search runs with the value typed
+    good = "3"
+    at = vector_search(at, source=srch.SOURCE_ROW, **{field: good})
+    assert alerts(at, "error") == []
+    assert getattr(result(at, VECS, "vector")[0].request, field) == 3
+
+
+@pytest.mark.parametrize("typed", ["0", "-5", "100000"])
+def test_full_text_k_out_of_range_is_refused(make_app, typed: str) -> None:
+    at = open_tab(search_page(make_app), srch.TAB_FTS)
+    at.text_input(key="search.fts.text").set_value("Running dogs")
+    submit(at, "search.fts.form", "Search")
+    found = result(at, VECS, "fts")[0]
+    assert metrics(at)["Matches shown"] == "10"
+    at.text_input(key="search.fts.k").set_value(typed)
+    submit(at, "search.fts.form", "Search")
+    assert alerts(at, "error") == [f"k must be between 1 and 10,000, got {int(typed):,}"]
+    assert result(at, VECS, "fts")[0] is found and metrics(at)["Matches shown"] == "10"
+
+
+def test_recall_refuses_a_number_out_of_range(make_app) -> None:
+    at = open_tab(search_page(make_app), srch.TAB_RECALL)
+    at.number_input(key="search.recall.sample").set_value(20)
+    at.text_input(key="search.recall.k").set_value("0")
+    submit(at, "search.recall.form", "Measure recall")
+    assert alerts(at, "error") == [f"k must be between 1 and {tuning.MAX_K:,}, got 0"]
+    assert result(at, VECS, "recall") is None  # nothing measured (not with k 10)
+
+
+# --------------------------------------------------------------------------------------------
+# a query by text: the snippets and the link reproduce it
+
+
+def test_a_text_query_link_restores_the_text_and_reproduces_the_rows(make_app) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    qp = {"ns": "sales", "table": "emb", "tab": "vector"}
+    at = make_app(PAGE, query_params=qp)
+    at.text_input(key="search.vec.text").set_value("river mountain")
+    submit(at, "search.vec.form", "Search")
+    rows = kept_ids(at)
+    assert result(at, EMB, "vector")[4] == "river mountain"
+    code = [str(c.value) for c in at.code]
+    assert any("search.embed_text(table.properties, 'river mountain')" in c for c in code)
+    (link,) = [c for c in code if "tab=vector" in c]
+    params = dict(parse_qsl(urlsplit(link).query))
+    assert params["text"] == "river mountain"
+
+    # the link opened in a new session: the text source, the text, the same rows
+    again = make_app(PAGE, query_params=params)
+    assert_no_exception(again)
+    assert again.segmented_control(key="search.vec.source").value == srch.SOURCE_TEXT
+    assert again.text_input(key="search.vec.text").value == "river mountain"
+    submit(again, "search.vec.form", "Search")
+    assert kept_ids(again) == rows
+    # the same vector as the demo's embedding of the text, computed here
+    expected = [float(x) for x in demo.embed(["river mountain"])[0]]
+    assert result(again, EMB, "vector")[0].request.vector.single_vector == expected
+
+
+# --------------------------------------------------------------------------------------------
+# nprobes beyond the index's partitions
+
+
+def test_nprobes_beyond_the_partitions_is_warned_of_and_still_runs(ui_env, make_app) -> None:
+    import lance
+    from lance_namespace import DescribeTableRequest
+
+    ns = backend.connect(str(ui_env))
+    table_id = ["sales", "three"]
+    ns.create_table(CreateTableRequest(id=table_id), ipc_stream_bytes(search_rows(600, dim=8)))
+    ns.create_table_index(
+        CreateTableIndexRequest(
+            id=table_id, column="vec", index_type="IVF_FLAT", name="p3", num_partitions=3
+        )
+    )
+    location = ns.describe_table(DescribeTableRequest(id=table_id)).location
+    stats = lance.dataset(location).stats.index_stats("p3")
+    assert [s["num_partitions"] for s in stats["indices"]] == [3]  # as built, read directly
+
+    at = search_page(make_app, table="three")
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, nprobes=3)
+    assert not [w for w in alerts(at, "warning") if "partitions" in w]
+    at = vector_search(at, source=srch.SOURCE_ROW, row=5, nprobes=8)
+    (warning,) = [w for w in alerts(at, "warning") if "partitions" in w]
+    assert warning.startswith("nprobes 8: the index has 3 IVF partitions")
+    assert "lance probes at most 3 partitions" in warning
+    found = result(at, table_id, "vector")[0]
+    assert found.request.nprobes == 8 and metrics(at)["Rows"] == "10"  # the search ran
+    # every partition probed: the exact neighbours
+    exact = search.vector_search(
+        ns, table_id, found.request.vector.single_vector, column="vec", k=10,
+        bypass_vector_index=True,
+    )  # fmt: skip
+    assert kept_ids(at) == [int(i) for i in exact.rows["id"]]
+
+
+# --------------------------------------------------------------------------------------------
+# Build A/B: the button is enabled as soon as the builds are done
+
+
+def test_build_ab_button_enabled_by_the_run_that_sees_the_builds_done(
+    ui_env, make_app, monkeypatch
+) -> None:
+    at = open_tab(search_page(make_app), srch.TAB_AB)
+    ns = backend.connect(str(ui_env))
+    release = threading.Event()
+
+    def work(progress: Any) -> pd.DataFrame:
+        release.wait(60)
+        return tuning.build_ab(
+            ns, VECS, column="vec", configs=[{"index_type": "IVF_FLAT", "num_partitions": 2}],
+            sample_rows=300, queries=3, k=5, progress=progress,
+        )  # fmt: skip
+
+    task_id = TASKS.start("build_ab", "Comparing builds", VECS, work)
+    at.session_state[state.Search.TASKS] = [task_id]
+    at.run()
+    button = at.button(key="FormSubmitter:search.ab.form-Compare builds")
+    assert button.disabled  # drawn while the builds run
+
+    # the builds finish once the form is drawn (its button disabled), before the progress
+    # panel looks: the run in which the panel sees them done must redraw the whole page
+    real = tuning_ui.render_ab_tasks
+
+    def finish_first(table_id: tuple[str, ...], **kwargs: Any) -> None:
+        release.set()
+        TASKS.wait(task_id, timeout=60)
+        real(table_id, **kwargs)
+
+    monkeypatch.setattr(tuning_ui, "render_ab_tasks", finish_first)
+    at.run()
+    assert_no_exception(at)
+    assert TASKS.get(task_id).status == "succeeded"
+    assert len(grid_with(at, "config")) == 1  # the comparison's outcome, drawn by that run
+    assert not at.button(key="FormSubmitter:search.ab.form-Compare builds").disabled
