@@ -976,7 +976,17 @@ def _scratch_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("lance-console-ab-*")}
 
 
-def test_build_ab_leaves_the_table_alone(ns_a: LanceNamespace) -> None:
+@pytest.fixture
+def own_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own temporary folder for Build A/B's scratch copies: another test worker's
+    comparison, running meanwhile in the shared one, is not counted as this test's leftover."""
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def test_build_ab_leaves_the_table_alone(ns_a: LanceNamespace, own_tempdir: Path) -> None:
     create_table(ns_a, T, make_table(1500, dim=DIM, seed=7))
     vector_index(ns_a, T, "IVF_FLAT", num_partitions=2)
 
@@ -1049,7 +1059,7 @@ def test_build_ab_reads_the_sample_in_pages(
     assert frame["rows"].tolist() == [250]
 
 
-def test_build_ab_refuses_bad_configs(ns_a: LanceNamespace) -> None:
+def test_build_ab_refuses_bad_configs(ns_a: LanceNamespace, own_tempdir: Path) -> None:
     create_table(ns_a, T, make_table(300, dim=DIM))
     scratch_before = _scratch_dirs()
     with pytest.raises(InvalidInputError):
