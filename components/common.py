@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -69,6 +71,44 @@ def lazy_expander(label: str, *, key: str, icon: str | None = None) -> Any | Non
     on-demand panels (charts, highlighted code) that would slow every page load."""
     box = st.expander(label, icon=icon, key=key, on_change="rerun")
     return box if box.open else None
+
+
+# What every grid shows for a value not known yet or not set (Streamlit's own is a grey "None").
+MISSING = "—"
+
+
+def whole(value: Any) -> str:
+    """A count or a version as a grid cell: ``4``."""
+    return str(int(value))
+
+
+def localized(value: Any) -> str:
+    """A count with thousands separated: ``12,345``."""
+    return f"{int(value):,}"
+
+
+def utc_minutes(value: Any) -> str:
+    """A UTC time to the minute: ``2024-01-31 12:00``."""
+    return pd.Timestamp(value).strftime("%Y-%m-%d %H:%M")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float) and not math.isnan(value):
+        return f"{value:.4f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def show_missing(
+    frame: pd.DataFrame, formats: Mapping[str, Callable[[Any], str]] | None = None
+) -> Any:
+    """``frame`` for ``st.dataframe`` with every missing value (None, NaN, NA, NaT) shown as
+    :data:`MISSING`: the one rule of every grid's empty cells. Only what is shown changes
+    (a pandas Styler): numbers stay numbers, so a grid sorts them as numbers. ``formats``:
+    how present values of a column are shown (a number or date column showing its cells
+    through this must not set a ``format`` in its ``column_config``: Streamlit then shows
+    its own format and ``None`` instead)."""
+    formatters = {column: (formats or {}).get(column, _plain) for column in frame.columns}
+    return frame.style.format(formatters, na_rep=MISSING)
 
 
 def render_mapping(data: dict[str, Any] | None, *, empty: str, key_prefix: str) -> None:

@@ -24,14 +24,18 @@ from backend.rules import properties as props
 from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
-from backend.text import plural
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import CATALOG, cached, invalidate, table_scope
 from components.common import (
     empty_kv_frame,
+    localized,
     render_json,
     render_mapping,
     render_path,
+    show_missing,
+    utc_minutes,
+    whole,
 )
 from components.connection import get_namespace
 from components.pager import pager_key, render_pager
@@ -157,14 +161,15 @@ def render_name_list(
     column: str = "name",
     selected: str | None = None,
     reset_on: tuple[Any, ...] = (),
-    frame: Callable[[list[str]], pd.DataFrame] | None = None,
+    frame: Callable[[list[str]], Any] | None = None,
     column_config: dict[str, Any] | None = None,
 ) -> Pick | None:
     """One page of ``names`` as a single selectable grid, with the pager. Returns a
     :class:`Pick` when the user selected (or deselected) a row. The grid is made anew (fresh
     highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
-    ``frame``: the grid's rows for the names of the page (one row per name, in order; the
-    default is the one ``column`` of names), shown with ``column_config``."""
+    ``frame``: the grid's rows for the names of the page (one row per name, in order; a
+    DataFrame or its Styler; the default is the one ``column`` of names), shown with
+    ``column_config``."""
     if not names:
         return None
     page = render_pager(names, key_prefix=key_prefix, reset_on=reset_on, noun=column + "s")
@@ -577,31 +582,28 @@ def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
 
 
 def stats_column_config(*, rest: bool) -> dict[str, Any]:
-    """How the tables list shows its figures (widths fit the right-hand column)."""
+    """How the tables list shows its figures (widths fit the right-hand column); their
+    formats: :data:`STATS_FORMATS` (a figure not known shows as ``—``)."""
     na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
     # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
     # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
     return {
         "table": st.column_config.TextColumn("Table", width=130),
         "rows": st.column_config.NumberColumn(
-            "Rows", format="localized", width=70, help="Rows of the latest version" + na
+            "Rows", width=70, help="Rows of the latest version" + na
         ),
         "size_bytes": st.column_config.NumberColumn(
             "Size",
-            format="bytes",
             width=75,
             help="Size on disk: every file under the table's folder (all versions, indexes, "
             "manifests)" + na,
         ),
-        "version": st.column_config.NumberColumn(
-            "Version", format="%d", width=62, help="Latest version"
-        ),
+        "version": st.column_config.NumberColumn("Version", width=62, help="Latest version"),
         "indexes": st.column_config.NumberColumn(
-            "Indexes", format="%d", width=62, help="How many indexes the table has" + na
+            "Indexes", width=62, help="How many indexes the table has" + na
         ),
         "last_change": st.column_config.DatetimeColumn(
             "Changed (UTC)",
-            format="YYYY-MM-DD HH:mm",
             width=125,
             help="When the latest version was committed (UTC)" + na,
         ),
@@ -609,6 +611,16 @@ def stats_column_config(*, rest: bool) -> dict[str, Any]:
             "State", width=90, help="pending: being read; declared only: no data yet"
         ),
     }
+
+
+# How the tables list shows a figure it knows (``common.show_missing``: one it does not, ``—``).
+STATS_FORMATS: dict[str, Callable[[Any], str]] = {
+    "rows": localized,
+    "size_bytes": human_bytes,
+    "version": whole,
+    "indexes": whole,
+    "last_change": utc_minutes,
+}
 
 
 def render_tables_column(path: Sequence[str], table: str | None, *, read_only: bool) -> None:
@@ -652,7 +664,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     def frame(items: list[str]) -> pd.DataFrame:
         known, missing = table_stats(path, items)
         pending.extend(n for n in missing if n not in pending)
-        return tstats.stats_frame(items, known)
+        return show_missing(tstats.stats_frame(items, known), STATS_FORMATS)
 
     rest = backend.capabilities(get_namespace()).kind == "rest"
     pick = render_name_list(

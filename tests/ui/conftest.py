@@ -260,3 +260,13 @@ def app_as(email: str | None, *, query: dict[str, str] | None = None) -> Any:
     at.run()
     assert_no_exception(at)
     return at
+
+
+def displayed(grid: Any) -> Any:
+    """What a grid shows in its cells (its Styler's display values, as text); ``grid.value``
+    is the data behind them."""
+    from streamlit import dataframe_util
+
+    values = grid.proto.arrow_data.styler.display_values
+    assert values, "the grid has no display values"
+    return dataframe_util.convert_arrow_bytes_to_pandas_df(values)

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import UTC
 from pathlib import Path
 
 import lance
 from lance_namespace import DescribeTableRequest
 
 import backend
-from tests.ui.conftest import assert_no_exception, texts
+from backend.text import human_bytes
+from tests.ui.conftest import assert_no_exception, displayed, texts
 from tests.ui.test_tables_page import table_grid
 
 
@@ -87,3 +89,29 @@ def test_figures_on_every_page_and_sorted_across_pages(make_app) -> None:
     pager.set_value(2).run()
     assert list(filled(at)["table"]) == [f"t{i:03d}" for i in range(50, 55)]
     assert_no_exception(at)
+
+
+def test_figures_not_known_show_a_dash_and_known_ones_their_format(make_app, ui_env) -> None:
+    at = make_app(query_params={"ns": "sales"})
+    frame = filled(at)
+    grid = table_grid(at)
+    shown = displayed(grid).set_index(frame["table"])
+    figures = ["rows", "size_bytes", "version", "indexes", "last_change"]
+    # the declared-only table has no figures: a dash, not Streamlit's grey "None"
+    assert list(shown.loc["pending", figures]) == ["—"] * len(figures)
+    assert shown.loc["pending", "state"] == "declared only"
+    # the data stays numeric (the grid sorts by it); known figures shown in their format
+    assert (
+        str(frame["rows"].dtype) == "Int64" and frame.set_index("table")["rows"].isna()["pending"]
+    )
+    ds = lance.dataset(
+        backend.connect(str(ui_env))
+        .describe_table(DescribeTableRequest(id=["sales", "orders"]))
+        .location
+    )
+    orders = shown.loc["orders"]
+    assert orders["rows"] == f"{ds.count_rows():,}" and orders["version"] == str(ds.version)
+    assert orders["indexes"] == str(len(ds.describe_indices()))
+    assert orders["size_bytes"] == human_bytes(folder_bytes(ds.uri))
+    committed = ds.versions()[-1]["timestamp"].astimezone(UTC)
+    assert orders["last_change"] == committed.strftime("%Y-%m-%d %H:%M")
