@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -77,38 +75,32 @@ def lazy_expander(label: str, *, key: str, icon: str | None = None) -> Any | Non
 MISSING = "—"
 
 
-def whole(value: Any) -> str:
-    """A count or a version as a grid cell: ``4``."""
-    return str(int(value))
+def dataframe(data: Any, **kwargs: Any) -> Any:
+    """``st.dataframe(data, **kwargs)`` showing every missing value (None, NaN, NA, NaT) as
+    :data:`MISSING`: the one rule of every grid's empty cells. Only what is drawn changes
+    (Streamlit's ``placeholder``): numbers stay numbers, sorted as numbers, in their
+    ``column_config`` format."""
+    kwargs.setdefault("placeholder", MISSING)
+    return st.dataframe(data, **kwargs)
 
 
-def localized(value: Any) -> str:
-    """A count with thousands separated: ``12,345``."""
-    return f"{int(value):,}"
-
-
-def utc_minutes(value: Any) -> str:
-    """A UTC time to the minute: ``2024-01-31 12:00``."""
-    return pd.Timestamp(value).strftime("%Y-%m-%d %H:%M")
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, float) and not math.isnan(value):
-        return f"{value:.4f}".rstrip("0").rstrip(".")
-    return str(value)
-
-
-def show_missing(
-    frame: pd.DataFrame, formats: Mapping[str, Callable[[Any], str]] | None = None
-) -> Any:
-    """``frame`` for ``st.dataframe`` with every missing value (None, NaN, NA, NaT) shown as
-    :data:`MISSING`: the one rule of every grid's empty cells. Only what is shown changes
-    (a pandas Styler): numbers stay numbers, so a grid sorts them as numbers. ``formats``:
-    how present values of a column are shown (a number or date column showing its cells
-    through this must not set a ``format`` in its ``column_config``: Streamlit then shows
-    its own format and ``None`` instead)."""
-    formatters = {column: (formats or {}).get(column, _plain) for column in frame.columns}
-    return frame.style.format(formatters, na_rep=MISSING)
+def scroll_into_view(container_key: str) -> None:
+    """Scroll the page so that the container drawn with ``key=container_key`` starts at the
+    top of the window (after its content has been laid out): details opened below the fold
+    by a click come into view."""
+    css_class = "st-key-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in container_key)
+    st.html(
+        "<script>(function () {"
+        f"const find = () => window.parent.document.querySelector('.{css_class}')"
+        f" || document.querySelector('.{css_class}');"
+        "let tries = 0;"
+        "const go = () => { const el = find();"
+        " if (el) { el.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
+        " else if (tries++ < 50) { setTimeout(go, 100); } };"
+        "setTimeout(go, 50);"
+        "})();</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def render_mapping(data: dict[str, Any] | None, *, empty: str, key_prefix: str) -> None:

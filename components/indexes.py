@@ -8,7 +8,7 @@ validated request and the page starts the build.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -23,7 +23,7 @@ from backend.services import index_overview as ixs
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
-from components.common import render_json, render_typed_confirmation, show_missing, whole
+from components.common import dataframe, render_json, render_typed_confirmation
 from components.connection import render_role_lock, role_lock
 from components.snippets import render_python_snippet
 from components.writes import TaskRequest, session_tasks
@@ -62,25 +62,16 @@ def coverage_history(ns: Any, table_id: tuple[str, ...], max_versions: int) -> p
 # --------------------------------------------------------------------------------------------
 
 
-# How the index table shows a value it has (``common.show_missing``: one it has not, ``—``).
-INDEX_FORMATS: dict[str, Callable[[Any], str]] = {
-    "indexed_rows": whole,
-    "unindexed_rows": whole,
-    "segments": whole,
-    "created_at": lambda t: pd.Timestamp(t).strftime("%m-%d %H:%M"),
-}
-
-
 def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
     """The table's indexes: type, columns, status, rows, coverage, size, segments, distance."""
     if overview.empty:
         st.info("This table has no indexes yet. Create one below.", icon=":material/info:")
         return
     shown = overview.drop(columns=["details", "uuid"]).copy()
-    shown["size"] = [human_bytes(v) or None for v in overview["size_bytes"]]
+    shown["size"] = [human_bytes(v) for v in overview["size_bytes"]]
     # scalar and FTS indexes have no distance: "—", as every value not known or not set
-    st.dataframe(
-        show_missing(shown.drop(columns=["size_bytes"]), INDEX_FORMATS),
+    dataframe(
+        shown.drop(columns=["size_bytes"]),
         hide_index=True,
         key=f"{key_prefix}.table",
         column_order=[
@@ -101,15 +92,17 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
             "type": st.column_config.TextColumn("Type", width=85),
             "columns": st.column_config.TextColumn("Columns", width=90),
             "status": st.column_config.TextColumn("Status", width=85),
-            "indexed_rows": st.column_config.NumberColumn("Indexed", width=75),
-            "unindexed_rows": st.column_config.NumberColumn("Unindexed", width=80),
+            "indexed_rows": st.column_config.NumberColumn("Indexed", format="%d", width=75),
+            "unindexed_rows": st.column_config.NumberColumn("Unindexed", format="%d", width=80),
             "coverage": st.column_config.ProgressColumn(
                 "Coverage", min_value=0.0, max_value=1.0, format="percent", width=105
             ),
             "size": st.column_config.TextColumn("Size", width=75),
-            "segments": st.column_config.NumberColumn("Segments", width=70),
+            "segments": st.column_config.NumberColumn("Segments", format="%d", width=70),
             "distance_type": st.column_config.TextColumn("Distance", width=70),
-            "created_at": st.column_config.DatetimeColumn("Created", width=95),
+            "created_at": st.column_config.DatetimeColumn(
+                "Created", format="MM-DD HH:mm", width=95
+            ),
         },
     )
 

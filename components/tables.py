@@ -24,18 +24,16 @@ from backend.rules import properties as props
 from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
-from backend.text import human_bytes, plural
+from backend.text import plural
 from components import feedback, state
 from components.cache import CATALOG, cached, invalidate, table_scope
 from components.common import (
+    dataframe,
     empty_kv_frame,
-    localized,
     render_json,
     render_mapping,
     render_path,
-    show_missing,
-    utc_minutes,
-    whole,
+    scroll_into_view,
 )
 from components.connection import get_namespace
 from components.pager import pager_key, render_pager
@@ -161,15 +159,14 @@ def render_name_list(
     column: str = "name",
     selected: str | None = None,
     reset_on: tuple[Any, ...] = (),
-    frame: Callable[[list[str]], Any] | None = None,
+    frame: Callable[[list[str]], pd.DataFrame] | None = None,
     column_config: dict[str, Any] | None = None,
 ) -> Pick | None:
     """One page of ``names`` as a single selectable grid, with the pager. Returns a
     :class:`Pick` when the user selected (or deselected) a row. The grid is made anew (fresh
     highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
-    ``frame``: the grid's rows for the names of the page (one row per name, in order; a
-    DataFrame or its Styler; the default is the one ``column`` of names), shown with
-    ``column_config``."""
+    ``frame``: the grid's rows for the names of the page (one row per name, in order; the
+    default is the one ``column`` of names), shown with ``column_config``."""
     if not names:
         return None
     page = render_pager(names, key_prefix=key_prefix, reset_on=reset_on, noun=column + "s")
@@ -181,7 +178,7 @@ def render_name_list(
     on_page = selected if selected in items else None
     shown = memo.get("shown") if memo.get("key") == key else on_page
     default = {"selection": {"rows": [items.index(on_page)], "columns": []}} if on_page else None
-    event = st.dataframe(  # type: ignore[call-overload]
+    event = dataframe(
         frame(items) if frame is not None else pd.DataFrame({column: items}),
         key=key,
         column_config=column_config,
@@ -582,28 +579,31 @@ def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
 
 
 def stats_column_config(*, rest: bool) -> dict[str, Any]:
-    """How the tables list shows its figures (widths fit the right-hand column); their
-    formats: :data:`STATS_FORMATS` (a figure not known shows as ``—``)."""
+    """How the tables list shows its figures (widths fit the right-hand column)."""
     na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
     # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
     # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
     return {
         "table": st.column_config.TextColumn("Table", width=130),
         "rows": st.column_config.NumberColumn(
-            "Rows", width=70, help="Rows of the latest version" + na
+            "Rows", format="localized", width=70, help="Rows of the latest version" + na
         ),
         "size_bytes": st.column_config.NumberColumn(
             "Size",
+            format="bytes",
             width=75,
             help="Size on disk: every file under the table's folder (all versions, indexes, "
             "manifests)" + na,
         ),
-        "version": st.column_config.NumberColumn("Version", width=62, help="Latest version"),
+        "version": st.column_config.NumberColumn(
+            "Version", format="%d", width=62, help="Latest version"
+        ),
         "indexes": st.column_config.NumberColumn(
-            "Indexes", width=62, help="How many indexes the table has" + na
+            "Indexes", format="%d", width=62, help="How many indexes the table has" + na
         ),
         "last_change": st.column_config.DatetimeColumn(
             "Changed (UTC)",
+            format="YYYY-MM-DD HH:mm",
             width=125,
             help="When the latest version was committed (UTC)" + na,
         ),
@@ -611,16 +611,6 @@ def stats_column_config(*, rest: bool) -> dict[str, Any]:
             "State", width=90, help="pending: being read; declared only: no data yet"
         ),
     }
-
-
-# How the tables list shows a figure it knows (``common.show_missing``: one it does not, ``—``).
-STATS_FORMATS: dict[str, Callable[[Any], str]] = {
-    "rows": localized,
-    "size_bytes": human_bytes,
-    "version": whole,
-    "indexes": whole,
-    "last_change": utc_minutes,
-}
 
 
 def render_tables_column(path: Sequence[str], table: str | None, *, read_only: bool) -> None:
@@ -664,7 +654,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     def frame(items: list[str]) -> pd.DataFrame:
         known, missing = table_stats(path, items)
         pending.extend(n for n in missing if n not in pending)
-        return show_missing(tstats.stats_frame(items, known), STATS_FORMATS)
+        return tstats.stats_frame(items, known)
 
     rest = backend.capabilities(get_namespace()).kind == "rest"
     pick = render_name_list(
@@ -685,6 +675,8 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
             "size, indexes and last change are n/a unless the server's answer carries them."
         )
     if pick:
+        if pick.name:  # its details open below the list: brought into view once drawn
+            state.put(state.Tables.SCROLL_TO_DETAIL, True)
         go_to(path, pick.name)
     render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)
 
@@ -697,17 +689,19 @@ def render_table_section(table_id: list[str]) -> nsv.TableDetail | None:
     from components.snippets import render_python_snippet
 
     st.divider()
-    detail = feedback.run(table_detail, tuple(table_id), action=f"Describing {table_id[-1]}")
-    if detail is None:
-        return None
-    render_table_detail(detail, key_prefix=state.Tables.DETAIL)
-    render_python_snippet(
-        "describe_table",
-        DescribeTableRequest(id=table_id, load_detailed_metadata=True),
-        key_prefix=state.Tables.DETAIL_SNIPPET,
-    )
-    if st.button("Versions", icon=":material/history:", key=state.Tables.TO_VERSIONS):
-        st.switch_page("views/versions.py")
+    with st.container(key=state.Tables.DETAIL_BOX):
+        detail = feedback.run(table_detail, tuple(table_id), action=f"Describing {table_id[-1]}")
+        if detail is not None:
+            render_table_detail(detail, key_prefix=state.Tables.DETAIL)
+            render_python_snippet(
+                "describe_table",
+                DescribeTableRequest(id=table_id, load_detailed_metadata=True),
+                key_prefix=state.Tables.DETAIL_SNIPPET,
+            )
+            if st.button("Versions", icon=":material/history:", key=state.Tables.TO_VERSIONS):
+                st.switch_page("views/versions.py")
+    if state.drop(state.Tables.SCROLL_TO_DETAIL):  # picked in the list: its details (or why
+        scroll_into_view(state.Tables.DETAIL_BOX)  # they cannot be read) come into view
     return detail
 
 

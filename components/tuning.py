@@ -23,6 +23,7 @@ from backend.services.charts import (
 )
 from backend.text import human_bytes, plural
 from components import feedback, state
+from components.common import dataframe
 from components.search import (
     DEFAULT_GRID,
     DISTANCES,
@@ -244,7 +245,7 @@ def render_sweep_result(
     shown = frame.assign(
         pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)
     )
-    st.dataframe(shown, hide_index=True, key=state.Search.SWEEP_GRID)
+    dataframe(shown, hide_index=True, key=state.Search.SWEEP_GRID)
     st.download_button(
         "Download the sweep (JSON)", tuning.result_json(frame), file_name="sweep.json",
         mime="application/json", key=state.Search.SWEEP_DOWNLOAD, icon=":material/download:",
@@ -369,7 +370,7 @@ def render_ab_tasks(table_id: tuple[str, ...]) -> None:
 
 
 def render_ab_result(frame: pd.DataFrame) -> None:
-    st.dataframe(
+    dataframe(
         frame.assign(size=[human_bytes(v) for v in frame["size_bytes"]]).drop(
             columns=["size_bytes"]
         ),
@@ -424,7 +425,7 @@ def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
                 for r in differs.itertuples()
             ),
         )
-    st.dataframe(
+    dataframe(
         frame,
         hide_index=True,
         key=state.Search.PARAMS_GRID,

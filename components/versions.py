@@ -3,7 +3,7 @@ comparison of two, and the delete form (data from ``backend.services.versions``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -19,13 +19,11 @@ from backend.services.charts import time_axis, timeline_chart
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import (
+    dataframe,
     lazy_expander,
-    localized,
     render_json,
     render_path,
     render_typed_confirmation,
-    show_missing,
-    whole,
 )
 from components.connection import render_role_lock, role_lock
 
@@ -136,16 +134,6 @@ def tags_width(tags: pd.Series | None, *, px_per_char: int = 8, most: int = 280)
     return min(most, max(60, longest * px_per_char + 24))
 
 
-# How the versions grid shows a value it has (``common.show_missing``: one it has not, ``—``).
-VERSION_FORMATS: dict[str, Callable[[Any], str]] = {
-    "version": whole,
-    "rows": localized,
-    "timestamp": lambda t: pd.Timestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3],
-    "manifest_size": whole,
-    "read_version": whole,
-}
-
-
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | None = None) -> None:
     """One page of versions with their operations, tags and row counts (newest first); every
     column fits the page at 1440 px (the manifest path is in the version's details). A click on a row opens that version (``picked``: the one shown, the
@@ -159,8 +147,8 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
     grid_key = f"{key_prefix}.grid"
     listed = tuple(int(v) for v in shown["version"])
     default = _sync_grid(grid_key, listed, picked)
-    st.dataframe(
-        show_missing(shown, VERSION_FORMATS),
+    dataframe(
+        shown,
         hide_index=True,
         key=grid_key,
         height=grid_height(len(shown)),
@@ -169,20 +157,24 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
         selection_default=default,
         column_order=cols,
         column_config={
-            "version": st.column_config.NumberColumn("Version", width=70),
+            "version": st.column_config.NumberColumn("Version", format="%d", width=70),
             "operation": st.column_config.TextColumn("Operation", width=110),
             "tags": st.column_config.TextColumn(
                 "Tags", width=tags_width(shown.get("tags")), help="The tags naming this version"
             ),
             "rows": st.column_config.NumberColumn(
-                "Rows", width=90, help="Rows in this version (—: not known)"
+                "Rows", format="localized", width=90, help="Rows in this version (empty: not known)"
             ),
-            "timestamp": st.column_config.DatetimeColumn("Created (UTC)", width=190),
-            "manifest_size": st.column_config.NumberColumn("Manifest bytes", width=110),
+            "timestamp": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS", width=190
+            ),
+            "manifest_size": st.column_config.NumberColumn(
+                "Manifest bytes", format="%d", width=110
+            ),
             "e_tag": st.column_config.TextColumn("E-tag", width=110),
             "metadata": st.column_config.TextColumn("Metadata", width=110),
             "manifest_path": st.column_config.TextColumn("Manifest path", width=300),
-            "read_version": st.column_config.NumberColumn("Read version", width=100),
+            "read_version": st.column_config.NumberColumn("Read version", format="%d", width=100),
             "error": st.column_config.TextColumn("Lookup error", width=120),
         },
     )
@@ -236,14 +228,14 @@ def render_version_details(
 
 def render_comparison(cmp: vsv.VersionComparison, *, key_prefix: str) -> None:
     """Metric table, schema changes, and what could not be compared."""
-    st.dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
+    dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
     if cmp.a.schema is None or cmp.b.schema is None:
         st.caption("Schema changes: unavailable.")
     elif cmp.schema_changes.empty:
         st.caption(f"Schema: no changes between v{cmp.a.version} and v{cmp.b.version}.")
     else:
         st.caption("Schema changes")
-        st.dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
+        dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
     for item in cmp.unavailable:
         st.caption(":orange[" + feedback.as_text(f"Unavailable: {item}") + "]")
 

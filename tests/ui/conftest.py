@@ -263,10 +263,8 @@ def app_as(email: str | None, *, query: dict[str, str] | None = None) -> Any:
 
 
 def displayed(grid: Any) -> Any:
-    """What a grid shows in its cells (its Styler's display values, as text); ``grid.value``
-    is the data behind them."""
-    from streamlit import dataframe_util
-
-    values = grid.proto.arrow_data.styler.display_values
-    assert values, "the grid has no display values"
-    return dataframe_util.convert_arrow_bytes_to_pandas_df(values)
+    """A grid's data with every missing cell as the grid draws it (its ``placeholder``;
+    Streamlit's own is "None")."""
+    frame = grid.value
+    placeholder = grid.proto.placeholder if grid.proto.HasField("placeholder") else "None"
+    return frame.astype(object).where(frame.notna(), placeholder)

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC
 from pathlib import Path
 
 import lance
 from lance_namespace import DescribeTableRequest
 
 import backend
-from backend.text import human_bytes
 from tests.ui.conftest import assert_no_exception, displayed, texts
 from tests.ui.test_tables_page import table_grid
 
@@ -91,27 +89,22 @@ def test_figures_on_every_page_and_sorted_across_pages(make_app) -> None:
     assert_no_exception(at)
 
 
-def test_figures_not_known_show_a_dash_and_known_ones_their_format(make_app, ui_env) -> None:
+def test_figures_not_known_show_a_dash(make_app, ui_env) -> None:
+    """A declared-only table has no figures: the grid draws "—" (as its detail panel does),
+    not Streamlit's grey "None"; the figures stay numbers, so the grid sorts them as such."""
     at = make_app(query_params={"ns": "sales"})
-    frame = filled(at)
-    grid = table_grid(at)
-    shown = displayed(grid).set_index(frame["table"])
+    frame = filled(at).set_index("table")
+    shown = displayed(table_grid(at)).set_index("table")
     figures = ["rows", "size_bytes", "version", "indexes", "last_change"]
-    # the declared-only table has no figures: a dash, not Streamlit's grey "None"
     assert list(shown.loc["pending", figures]) == ["—"] * len(figures)
     assert shown.loc["pending", "state"] == "declared only"
-    # the data stays numeric (the grid sorts by it); known figures shown in their format
-    assert (
-        str(frame["rows"].dtype) == "Int64" and frame.set_index("table")["rows"].isna()["pending"]
-    )
+    assert frame.loc["pending", figures].isna().all()
+    for col in ("rows", "size_bytes", "version", "indexes"):
+        assert str(frame[col].dtype) == "Int64", col
     ds = lance.dataset(
         backend.connect(str(ui_env))
         .describe_table(DescribeTableRequest(id=["sales", "orders"]))
         .location
     )
-    orders = shown.loc["orders"]
-    assert orders["rows"] == f"{ds.count_rows():,}" and orders["version"] == str(ds.version)
-    assert orders["indexes"] == str(len(ds.describe_indices()))
-    assert orders["size_bytes"] == human_bytes(folder_bytes(ds.uri))
-    committed = ds.versions()[-1]["timestamp"].astimezone(UTC)
-    assert orders["last_change"] == committed.strftime("%Y-%m-%d %H:%M")
+    assert shown.loc["orders", "rows"] == ds.count_rows()
+    assert shown.loc["orders", "version"] == ds.version
