@@ -179,25 +179,30 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     the exception's type, logged with its traceback.
     """
     if isinstance(exc, LanceNamespaceError):
-        if int(getattr(exc, "code", -1)) == ErrorCode.INTERNAL and "InvalidInput {" in str(exc):
-            # pylance reports a bad filter or expression as an internal error
-            return invalid(f"{operation}: {clean_text(exc)}")
+        engine = getattr(exc, "engine_message", None) or str(exc)
+        if int(getattr(exc, "code", -1)) == ErrorCode.INTERNAL and "InvalidInput {" in engine:
+            # pylance (and a REST server over it) reports a bad filter or expression as an
+            # internal error
+            mapped = invalid(f"{operation}: {clean_text(engine, ENGINE_TEXT_CHARS)}")
+            for attr in ("status", "url", "instance"):
+                setattr(mapped, attr, getattr(exc, attr, None))
+            return keep_engine_text(mapped)
         _scrub(exc)
         if not hasattr(exc, "server_message"):
             attach_error_details(exc, message=str(exc))
-        return exc
-    text = clean_text(str(exc).strip()) or type(exc).__name__
+        return keep_engine_text(exc, markers_only=True)
+    text = clean_text(str(exc).strip(), ENGINE_TEXT_CHARS) or type(exc).__name__
     if isinstance(exc, NotImplementedError):
-        return make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})")
+        return keep_engine_text(make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})"))
     if type(exc).__name__ == "ValidationError" and hasattr(exc, "errors"):
         return invalid(f"{operation}: {validation_text(exc)}")
     if isinstance(exc, _INPUT_ERRORS):
-        return invalid(f"{operation}: {text}")
+        return keep_engine_text(invalid(f"{operation}: {text}"))
     if text.lower().startswith(_INPUT_HINTS):  # lance's words for bad input (OSError too)
-        return invalid(f"{operation}: {text}")
+        return keep_engine_text(invalid(f"{operation}: {text}"))
     _log.error("%s failed with %s", operation, type(exc).__name__, exc_info=exc)
     kind = "" if type(exc) is Exception else f"{type(exc).__name__}: "
-    return make(ErrorCode.INTERNAL, f"{operation}: {kind}{text}")
+    return keep_engine_text(make(ErrorCode.INTERNAL, f"{operation}: {kind}{text}"))
 
 
 def validation_text(exc: Any) -> str:
@@ -234,18 +239,23 @@ def namespace_boundary(cls: _NamespaceT) -> _NamespaceT:
     return cls
 
 
-def guarded(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator: the method's exceptions leave it as namespace errors (operation ``name``)."""
+OperationName = str | Callable[..., str]
+
+
+def guarded(name: OperationName) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: the method's exceptions leave it as namespace errors (operation ``name``,
+    or ``name(*args, **kwargs)``: the operation a generic method was asked to run)."""
     return lambda method: _guarded(method, name)
 
 
-def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+def _guarded(method: Callable[..., Any], name: OperationName) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return method(*args, **kwargs)
         except Exception as exc:
-            mapped = to_namespace_error(exc, name)
+            operation = name if isinstance(name, str) else name(*args, **kwargs)
+            mapped = to_namespace_error(exc, operation)
             if mapped is exc:
                 raise
             raise mapped from exc
@@ -317,6 +327,113 @@ def clean_text(text: Any, limit: int | None = None) -> str:
     return redact_text(s)
 
 
+# What the UI shows of an error: one line of at most this many characters; the engine's full
+# text (kept up to ENGINE_TEXT_CHARS) goes behind the error's expander.
+MESSAGE_CHARS = 300
+ENGINE_TEXT_CHARS = 20_000
+
+# A Rust ``{:?}`` error variant carrying its message: ``InvalidInput { source: "..." }``,
+# ``Internal { message: "...", ... }``; the message is the readable part.
+_RUST_VARIANT = re.compile(
+    r"\b[A-Z]\w*\s*\{\s*(?:source|message|msg|error|reason|details?):\s*"
+    r'"((?:[^"\\]|\\.)*)"[^{}]*\}'
+)
+_ENGINE_PREFIX = re.compile(r"\b(?:Internal error|LanceError\(\w+\)):\s*")
+# A comma-separated list of at least 8 short items (an IN list, the values of a literal).
+_LIST_ITEM = r"""(?:'[^'\n]{0,58}'|"[^"\n]{0,58}"|[^,()\[\]{}'"\n]{1,60})"""
+_LONG_LIST = re.compile(rf"(?:{_LIST_ITEM},[ \t]*){{7,}}{_LIST_ITEM}")
+_LONG_LIST_CHARS = 80
+
+
+def _shorten_list(match: re.Match[str]) -> str:
+    """``0, 1, 2, 3, ..., 1499`` (thousands of characters) -> ``0, 1, 2, … (1,500 values), 1499``."""
+    text = match.group(0)
+    if len(text) <= _LONG_LIST_CHARS:
+        return text
+    items = [item.strip() for item in text.split(",")]
+    lead = " " if text[:1].isspace() else ""
+    return f"{lead}{', '.join(items[:3])}, … ({len(items):,} values), {items[-1]}"
+
+
+def has_engine_markers(text: str) -> bool:
+    """Whether ``text`` holds an engine's own wording: a Rust debug dump (``InvalidInput {
+    source: ... }``) or an ``Internal error:`` chain."""
+    return (
+        _RUST_VARIANT.search(text) is not None
+        or _RUST_DEBUG_DUMP.search(text) is not None
+        or _ENGINE_PREFIX.search(text) is not None
+    )
+
+
+def is_engine_text(text: str) -> bool:
+    """Whether ``text`` is too raw to show as the message: engine wording
+    (:func:`has_engine_markers`) or more than :data:`MESSAGE_CHARS` characters."""
+    return len(text) > MESSAGE_CHARS or has_engine_markers(text)
+
+
+_VARIANT_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*)\s*[({]")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _dump_in_words(head: str, dump: str) -> str:
+    """``InvalidInput { source: SchemaError(FieldNotFound { field: Column { name: "x" ...``
+    -> ``invalid input: schema error: field not found: x`` after ``head``."""
+    words: list[str] = []
+    for name in _VARIANT_NAME.findall(dump):
+        word = " ".join(w.lower() for w in _CAMEL_WORD.findall(name))
+        if word not in words:
+            words.append(word)
+        if len(words) == 3:
+            break
+    value = _QUOTED.search(dump)
+    parts = [head, *words, value.group(1).replace('\\"', '"') if value else ""]
+    return ": ".join(p for p in parts if p)
+
+
+def readable_line(text: Any, limit: int = MESSAGE_CHARS) -> str:
+    """An engine's text as one readable line of at most ``limit`` characters: safe
+    (:func:`clean_text`), Rust variants unwrapped to their message (``InvalidInput { source:
+    "Column x does not exist" }`` -> ``Column x does not exist``; a nested dump in words:
+    ``invalid input: schema error: field not found: x``), ``Internal error:`` dropped,
+    long lists of values shortened (``0, 1, 2, … (1,500 values), 1499``), whitespace collapsed,
+    the rest cut with ``…``. The one rule of every message the UI shows in one line."""
+    s = clean_text(text)
+    previous = None
+    while previous != s:
+        previous = s
+        s = _RUST_VARIANT.sub(lambda m: m.group(1).replace('\\"', '"').replace("\\n", " "), s)
+    s = _ENGINE_PREFIX.sub("", s)
+    s = " ".join(s.split())
+    dump = _RUST_DEBUG_DUMP.search(s)
+    if dump:  # a nested dump left: its variants in words and the first value it names
+        s = _dump_in_words(s[: dump.start()].rstrip(" :"), s[dump.start() :])
+    s = _LONG_LIST.sub(_shorten_list, s)
+    if len(s) > limit:
+        s = s[: limit - 1].rstrip(" ,;:") + "…"
+    return s
+
+
+def keep_engine_text(
+    err: LanceNamespaceError, *, markers_only: bool = False
+) -> LanceNamespaceError:
+    """``err`` with a message the user can read (:func:`readable_line`) when its text is the
+    engine's (:func:`is_engine_text`; with ``markers_only``, only when it holds engine wording:
+    the check for an error raised as a namespace error already): that full text moves to
+    ``err.engine_message`` (the UI shows it behind an expander) unless the error carries one
+    already. In place; returns ``err``."""
+    message = getattr(err, "server_message", None) or str(err)
+    if not isinstance(message, str):
+        return err
+    if not (has_engine_markers(message) if markers_only else is_engine_text(message)):
+        return err
+    line = readable_line(message)
+    if not getattr(err, "engine_message", None):
+        err.engine_message = clean_text(message, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
+    err.args = (line, *err.args[1:]) if err.args else (line,)
+    err.server_message = line  # type: ignore[attr-defined]
+    return err
+
+
 def _scrub(err: LanceNamespaceError) -> None:
     """An error raised elsewhere (pylance, a server) with its texts through :func:`clean_text`,
     in place: ``str(err)``, ``repr(err)``, the server message and the detail."""
@@ -366,21 +483,26 @@ def describe_error(err: BaseException) -> dict[str, Any]:
     if not isinstance(err, LanceNamespaceError):
         err = to_namespace_error(err, "operation")
     code = int(getattr(err, "code", ErrorCode.INTERNAL))
-    message = getattr(err, "server_message", None) or str(err)
+    message = clean_text(getattr(err, "server_message", None) or str(err), ENGINE_TEXT_CHARS)
+    engine = getattr(err, "engine_message", None)
+    if is_engine_text(message):  # one readable line; the engine's text behind the expander
+        engine = engine or message
+        message = readable_line(message)
     detail = getattr(err, "detail", None)
     return {
         "code": code,
         "code_name": ErrorCode(code).name if code in ERROR_CLASSES else str(code),
         "kind": type(err).__name__,
         "title": error_title(err),
-        "message": _without_title(strip_code_prefix(clean_text(message)), error_title(err)),
-        "detail": clean_text(detail) if detail else None,
+        "message": _without_title(strip_code_prefix(message), error_title(err)),
+        "detail": (readable_line(detail) if is_engine_text(detail) else clean_text(detail))
+        if isinstance(detail, str) and detail
+        else None,
         "instance": getattr(err, "instance", None),
         "status": getattr(err, "status", None),
-        # the engine's own text of an error said in the user's terms (``filter_errors``)
-        "engine_message": clean_text(engine)
-        if (engine := getattr(err, "engine_message", None))
-        else None,
+        # the engine's own text of an error said in the user's terms (``filter_errors``,
+        # ``column_errors``) or shortened to one line (:func:`keep_engine_text`)
+        "engine_message": clean_text(engine, ENGINE_TEXT_CHARS) if engine else None,
     }
 
 
@@ -398,9 +520,13 @@ __all__ = [
     "guarded",
     "invalid",
     "is_commit_conflict",
+    "has_engine_markers",
+    "is_engine_text",
+    "keep_engine_text",
     "looks_unsupported",
     "make",
     "namespace_boundary",
+    "readable_line",
     "strip_code_prefix",
     "to_namespace_error",
     "trim_source_locations",

@@ -14,6 +14,7 @@ import streamlit as st
 
 from backend import audit
 from backend.text import plural
+from components.common import dataframe
 
 
 def entries_frame(entries: Sequence[audit.AuditEntry]) -> pd.DataFrame:
@@ -70,7 +71,7 @@ def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefi
     """The matching entries, newest first, and their CSV."""
     st.caption(f"{plural(len(entries), 'entry', 'entries')} of {total}")
     frame = entries_frame(entries)
-    st.dataframe(
+    dataframe(
         frame,
         hide_index=True,
         width="stretch",

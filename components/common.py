@@ -73,6 +73,38 @@ def lazy_expander(label: str, *, key: str, icon: str | None = None) -> Any | Non
     return box if box.open else None
 
 
+# What every grid shows for a value not known yet or not set (Streamlit's own is a grey "None").
+MISSING = "—"
+
+
+def dataframe(data: Any, **kwargs: Any) -> Any:
+    """``st.dataframe(data, **kwargs)`` showing every missing value (None, NaN, NA, NaT) as
+    :data:`MISSING`: the one rule of every grid's empty cells. Only what is drawn changes
+    (Streamlit's ``placeholder``): numbers stay numbers, sorted as numbers, in their
+    ``column_config`` format."""
+    kwargs.setdefault("placeholder", MISSING)
+    return st.dataframe(data, **kwargs)
+
+
+def scroll_into_view(container_key: str) -> None:
+    """Scroll the page so that the container drawn with ``key=container_key`` starts at the
+    top of the window (after its content has been laid out): details opened below the fold
+    by a click come into view."""
+    css_class = "st-key-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in container_key)
+    st.html(
+        "<script>(function () {"
+        f"const find = () => window.parent.document.querySelector('.{css_class}')"
+        f" || document.querySelector('.{css_class}');"
+        "let tries = 0;"
+        "const go = () => { const el = find();"
+        " if (el) { el.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
+        " else if (tries++ < 50) { setTimeout(go, 100); } };"
+        "setTimeout(go, 50);"
+        "})();</script>",
+        unsafe_allow_javascript=True,
+    )
+
+
 def render_mapping(data: dict[str, Any] | None, *, empty: str, key_prefix: str) -> None:
     """A key/value grid with secret values masked, or ``empty`` as a caption."""
     if not data:

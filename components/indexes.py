@@ -24,7 +24,7 @@ from backend.services import versions as vsv
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
-from components.common import render_json, render_typed_confirmation, render_whole_number
+from components.common import dataframe, render_json, render_typed_confirmation, render_whole_number
 from components.connection import get_namespace, render_role_lock, role_lock
 from components.snippets import render_python_snippet
 from components.writes import TaskRequest, session_tasks
@@ -82,8 +82,8 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
         return
     shown = overview.drop(columns=["details", "uuid"]).copy()
     shown["size"] = [human_bytes(v) for v in overview["size_bytes"]]
-    shown["distance_type"] = shown["distance_type"].fillna("—")  # scalar and FTS: no distance
-    st.dataframe(
+    # scalar and FTS indexes have no distance: "—", as every value not known or not set
+    dataframe(
         shown.drop(columns=["size_bytes"]),
         hide_index=True,
         key=f"{key_prefix}.table",

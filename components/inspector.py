@@ -12,7 +12,7 @@ import streamlit as st
 from backend.rest import WireEntry, WireLog, to_curl
 from backend.text import plural
 from components import feedback, state
-from components.common import render_json
+from components.common import dataframe, render_json
 
 
 def url_path(url: str) -> str:
@@ -87,7 +87,7 @@ def render_inspector(wire_log: WireLog) -> None:
     # Short columns first, the request's path last (the server's address is the same on every
     # row; the query and the whole URL are in the exchange below); the operation's full name
     # fits. Every column fits 1440 px.
-    st.dataframe(
+    dataframe(
         exchanges_frame(entries),
         hide_index=True,
         key=state.Insp.TABLE,

@@ -167,6 +167,8 @@ class Tables:
     NS = "tables.ns"  # the child namespaces: ``.open.<name>`` (or their grid)
     LIST = "tables.list"  # the tables list: its grid and pager
     DETAIL = "tables.detail"  # the table detail: schema, properties, storage, metadata
+    DETAIL_BOX = "tables.detail.box"  # the container of the table's details (scrolled to)
+    SCROLL_TO_DETAIL = "tables.detail.scroll"  # a table was picked: show its details once
     DETAIL_SNIPPET = "tables.detail.snippet"  # its "Copy as Python"
     RESULT = "tables.result"  # the last write's response
     DIALOGS = "tables"  # the dialogs: ``.<name>.open`` (their button), ``.<name><gen>`` (the form)

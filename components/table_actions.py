@@ -24,6 +24,7 @@ from backend.services import namespaces as nsv
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.common import (
+    dataframe,
     lazy_expander,
     render_mapping,
     render_path,
@@ -591,7 +592,7 @@ def render_drop_namespace(
                     f"{plural(len(found.namespaces), 'namespace')}:"
                 )
             )
-            st.dataframe(
+            dataframe(
                 children_frame(found), hide_index=True, key=state.panel_key(state.Tables.DROP_NS_CHILDREN, path),
                 height=35 * (min(count, 8) + 1) + 3, width="stretch",
             )  # fmt: skip

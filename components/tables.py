@@ -28,10 +28,12 @@ from backend.text import plural
 from components import feedback, state
 from components.cache import CATALOG, cached, invalidate, table_scope
 from components.common import (
+    dataframe,
     empty_kv_frame,
     render_json,
     render_mapping,
     render_path,
+    scroll_into_view,
 )
 from components.connection import get_namespace
 from components.pager import pager_key, render_pager
@@ -176,7 +178,7 @@ def render_name_list(
     on_page = selected if selected in items else None
     shown = memo.get("shown") if memo.get("key") == key else on_page
     default = {"selection": {"rows": [items.index(on_page)], "columns": []}} if on_page else None
-    event = st.dataframe(  # type: ignore[call-overload]
+    event = dataframe(
         frame(items) if frame is not None else pd.DataFrame({column: items}),
         key=key,
         column_config=column_config,
@@ -673,6 +675,8 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
             "size, indexes and last change are n/a unless the server's answer carries them."
         )
     if pick:
+        if pick.name:  # its details open below the list: brought into view once drawn
+            state.put(state.Tables.SCROLL_TO_DETAIL, True)
         go_to(path, pick.name)
     render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)
 
@@ -685,17 +689,19 @@ def render_table_section(table_id: list[str]) -> nsv.TableDetail | None:
     from components.snippets import render_python_snippet
 
     st.divider()
-    detail = feedback.run(table_detail, tuple(table_id), action=f"Describing {table_id[-1]}")
-    if detail is None:
-        return None
-    render_table_detail(detail, key_prefix=state.Tables.DETAIL)
-    render_python_snippet(
-        "describe_table",
-        DescribeTableRequest(id=table_id, load_detailed_metadata=True),
-        key_prefix=state.Tables.DETAIL_SNIPPET,
-    )
-    if st.button("Versions", icon=":material/history:", key=state.Tables.TO_VERSIONS):
-        st.switch_page("views/versions.py")
+    with st.container(key=state.Tables.DETAIL_BOX):
+        detail = feedback.run(table_detail, tuple(table_id), action=f"Describing {table_id[-1]}")
+        if detail is not None:
+            render_table_detail(detail, key_prefix=state.Tables.DETAIL)
+            render_python_snippet(
+                "describe_table",
+                DescribeTableRequest(id=table_id, load_detailed_metadata=True),
+                key_prefix=state.Tables.DETAIL_SNIPPET,
+            )
+            if st.button("Versions", icon=":material/history:", key=state.Tables.TO_VERSIONS):
+                st.switch_page("views/versions.py")
+    if state.drop(state.Tables.SCROLL_TO_DETAIL):  # picked in the list: its details (or why
+        scroll_into_view(state.Tables.DETAIL_BOX)  # they cannot be read) come into view
     return detail
 
 

@@ -26,7 +26,7 @@ from backend.services import batch_builder as bb
 from backend.text import plural
 from components import feedback, state
 from components.cache import CATALOG, cached
-from components.common import render_json
+from components.common import dataframe, render_json
 from components.versions import latest_version
 
 HISTORY_LIMIT = 50
@@ -428,7 +428,7 @@ def render_commit_form(count: int, *, enabled: bool) -> None:
 def render_commit_result(last: dict[str, Any], delimiter: str) -> None:
     txn = last.get("transaction_id")
     feedback.show("success", "Committed." + (f" Transaction {ids.display_id(txn)}." if txn else ""))
-    st.dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{state.Txn.LAST}.results")
+    dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{state.Txn.LAST}.results")
     render_json(last["response"], key_prefix=f"{state.Txn.LAST}.json", label="Response")
 
 
@@ -481,7 +481,7 @@ def render_transaction(described: dict[str, Any], delimiter: str) -> None:
     if frame.empty:
         st.caption("No properties.")
     else:
-        st.dataframe(frame, hide_index=True, key=f"{state.Txn.CURRENT}.props")
+        dataframe(frame, hide_index=True, key=f"{state.Txn.CURRENT}.props")
 
 
 _ACTION_LABELS = {
@@ -624,7 +624,7 @@ def render_namespace_transactions(items: Sequence[bb.BatchTransaction]) -> None:
         list(items), key_prefix=state.Txn.NS_LIST, reset_on=(len(items),), noun="batch commits"
     )
     frame = bb.batch_transactions_frame(page.items)
-    st.dataframe(
+    dataframe(
         frame, hide_index=True, key=f"{state.Txn.NS_LIST}.grid",
         column_config={
             "started": st.column_config.TextColumn("started (UTC)"),

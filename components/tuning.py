@@ -23,6 +23,7 @@ from backend.services.charts import (
 )
 from backend.text import human_bytes, plural
 from components import feedback, state
+from components.common import dataframe
 from components.search import (
     DEFAULT_GRID,
     DISTANCES,
@@ -269,7 +270,7 @@ def render_sweep_result(
     shown = frame.assign(
         pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)
     )
-    st.dataframe(
+    dataframe(
         shown, hide_index=True, key=state.Search.SWEEP_GRID, column_config=SWEEP_COLUMN_LABELS
     )
     st.download_button(
@@ -405,7 +406,7 @@ def render_ab_tasks(table_id: tuple[str, ...], *, button_disabled: bool = False)
 
 
 def render_ab_result(frame: pd.DataFrame) -> None:
-    st.dataframe(
+    dataframe(
         frame.assign(size=[human_bytes(v) for v in frame["size_bytes"]]).drop(
             columns=["size_bytes"]
         ),
@@ -460,7 +461,7 @@ def render_requested_vs_applied(ns: Any, info: search.SearchTable) -> None:
                 for r in differs.itertuples()
             ),
         )
-    st.dataframe(
+    dataframe(
         frame,
         hide_index=True,
         key=state.Search.PARAMS_GRID,

@@ -26,6 +26,7 @@ from backend.text import plural
 from components import feedback, state
 from components.common import (
     confirmation_matches,
+    dataframe,
     lazy_expander,
 )
 from components.connection import (
@@ -414,7 +415,7 @@ def render_tags(
             "versions are never cleaned up."
         )
     else:
-        st.dataframe(
+        dataframe(
             frame[["tag", "version"]],
             hide_index=True,
             key=f"{key_prefix}.grid",
@@ -595,7 +596,7 @@ def render_cleanup_plan(plan: lc.CleanupPlan, versions: pd.DataFrame, *, key_pre
         head += "deletes nothing"
     head += f". Kept because tagged: {tagged}." if tagged else ". No tagged version is affected."
     feedback.show("info", head)
-    st.dataframe(
+    dataframe(
         plan_frame(plan, versions),
         hide_index=True,
         key=f"{key_prefix}.plan",

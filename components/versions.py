@@ -19,6 +19,7 @@ from backend.services.charts import time_axis, timeline_chart
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import (
+    dataframe,
     lazy_expander,
     render_json,
     render_path,
@@ -146,7 +147,7 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
     grid_key = f"{key_prefix}.grid"
     listed = tuple(int(v) for v in shown["version"])
     default = _sync_grid(grid_key, listed, picked)
-    st.dataframe(
+    dataframe(
         shown,
         hide_index=True,
         key=grid_key,
@@ -227,14 +228,14 @@ def render_version_details(
 
 def render_comparison(cmp: vsv.VersionComparison, *, key_prefix: str) -> None:
     """Metric table, schema changes, and what could not be compared."""
-    st.dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
+    dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
     if cmp.a.schema is None or cmp.b.schema is None:
         st.caption("Schema changes: unavailable.")
     elif cmp.schema_changes.empty:
         st.caption(f"Schema: no changes between v{cmp.a.version} and v{cmp.b.version}.")
     else:
         st.caption("Schema changes")
-        st.dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
+        dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
     for item in cmp.unavailable:
         st.caption(":orange[" + feedback.as_text(f"Unavailable: {item}") + "]")
 

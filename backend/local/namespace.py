@@ -83,6 +83,7 @@ from pydantic import BaseModel
 from backend.arrow.ipc import ipc_file_to_table, to_ipc_file, to_ipc_stream
 from backend.rules import connect_options, ids, query_rules, request_rules, version_ranges
 from backend.rules import index_rules as rules
+from backend.rules.column_errors import explains_columns
 from backend.rules.filter_errors import explains_filters, request_table
 from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from backend.rules.location_rules import declare_location_rule, declared_location
@@ -148,7 +149,7 @@ def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callab
 
 def _table_schema(self: LocalNamespace, request: Any) -> Any:
     """The schema of the table a request addresses (at its version): the columns a filter
-    error names."""
+    or column error names."""
     table_id, version = request_table(request)
     return self._open_tables.dataset(table_id, version).schema
 
@@ -758,15 +759,11 @@ class LocalNamespace(LanceNamespace):
     alter_table_add_columns = _delegate(
         "alter_table_add_columns", ln.AlterTableAddColumnsRequest, write=True
     )
-    alter_table_alter_columns = _delegate(
-        "alter_table_alter_columns",
-        ln.AlterTableAlterColumnsRequest,
-        write=True,
+    alter_table_alter_columns = explains_columns("alter_table_alter_columns", _table_schema)(
+        _delegate("alter_table_alter_columns", ln.AlterTableAlterColumnsRequest, write=True)
     )
-    alter_table_drop_columns = _delegate(
-        "alter_table_drop_columns",
-        ln.AlterTableDropColumnsRequest,
-        write=True,
+    alter_table_drop_columns = explains_columns("alter_table_drop_columns", _table_schema)(
+        _delegate("alter_table_drop_columns", ln.AlterTableDropColumnsRequest, write=True)
     )
     alter_table_backfill_columns = _delegate(
         "alter_table_backfill_columns",

@@ -62,6 +62,7 @@ from pydantic import BaseModel
 from backend.arrow.ipc import to_ipc_stream
 from backend.rules import (
     batch_rules,
+    column_errors,
     connect_options,
     filter_errors,
     ids,
@@ -694,7 +695,7 @@ class RestNamespaceClient(LanceNamespace):
 
     # ------------------------------------------------------------------ sending
 
-    @guarded("call")
+    @guarded(lambda self, op="call", *args, **kwargs: str(kwargs.get("op", op)))
     def call(
         self, op: str, request: Any = None, request_data: Any = None, *, allow_latest: bool = False
     ) -> Any:
@@ -703,14 +704,19 @@ class RestNamespaceClient(LanceNamespace):
         typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
         ``allow_latest`` is accepted for compatibility; the latest-version guard is the typed
         ``batch_delete_table_versions``'s."""
-        if op not in filter_errors.FILTER_FIELDS:
+        if op not in filter_errors.FILTER_FIELDS and op not in column_errors.COLUMN_FIELDS:
             return self._run(op, request, request_data, None)
         try:
             return self._run(op, request, request_data, None)
-        except Exception as exc:  # the server's message of a bad filter, in the user's terms
-            mapped = filter_errors.translate(
-                exc, filter_errors.request_filter(op, request), lambda: self._schema_of(request)
-            )
+        except Exception as exc:  # the server's message of a bad filter or column, in the
+            # user's terms
+            schema = lambda: self._schema_of(request)  # noqa: E731 - read only for such errors
+            if op in column_errors.COLUMN_FIELDS:
+                mapped = column_errors.translate(exc, op, request, schema)
+            else:
+                mapped = filter_errors.translate(
+                    exc, filter_errors.request_filter(op, request), schema
+                )
             if mapped is exc:
                 raise
             raise mapped from exc

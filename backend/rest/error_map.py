@@ -3,8 +3,11 @@
 A JSON error body (``{"error": ..., "code": n}``, ``{"error": {"message", "code"}}``, or the
 spec's ``{"type", "title", "detail", "instance", "code"}``) maps by its spec code through
 ``backend.errors``; a body without one maps by HTTP status (:data:`STATUS_TO_CODE`). The
-server is not trusted: messages are cut to :data:`MAX_MESSAGE_CHARS`, control characters are
-removed, source locations trimmed and known secrets masked (``backend.errors.clean_text``).
+server is not trusted: control characters are removed, source locations trimmed and known
+secrets masked (``backend.errors.clean_text``); a message in the engine's words or longer than a
+line becomes one readable line, its full text (up to ``ENGINE_TEXT_CHARS``) kept as
+``engine_message`` (``backend.errors.keep_engine_text``). Other texts are cut to
+:data:`MAX_MESSAGE_CHARS`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import httpx
 from lance_namespace.errors import InternalError, LanceNamespaceError
 
 from ..errors import (
+    ENGINE_TEXT_CHARS,
     NamespaceConnectionError,
     NamespaceTimeoutError,
     attach_error_details,
     clean_text,
     error_from_code,
+    keep_engine_text,
 )
 from ..redaction import redact_url
 from .routes import Route
@@ -77,9 +82,10 @@ def error_from_response(route: Route, response: httpx.Response) -> LanceNamespac
             message = f"HTTP {status} (code {code}) from {url}"
         detail = body.get("detail")
         instance = body.get("instance")
-        return error_from_code(
+        # the server's text in full for the expander; the message one readable line
+        mapped = error_from_code(
             code,
-            clean(message),
+            clean(message, ENGINE_TEXT_CHARS),
             status=status,
             detail=None if detail is None else clean(detail),
             instance=None if instance is None else clean(instance, 500),
@@ -87,6 +93,7 @@ def error_from_response(route: Route, response: httpx.Response) -> LanceNamespac
             url=url,
             raw=body,
         )
+        return keep_engine_text(mapped)
     snippet = clean(" ".join(raw[:400].decode("utf-8", errors="replace").split()), 200)
     reason = response.reason_phrase or ""
     ctype = response.headers.get("content-type", "")

@@ -59,6 +59,9 @@ _COERCE = re.compile(
 )
 _FUNCTION = re.compile(r"Invalid function '([^']+)'\.?(?:\\n|\s)*(?:Did you mean '([^']+)'\?)?")
 _PARSER = re.compile(r"sql parser error: ([^)]*)")
+_UNSUPPORTED_SQL = re.compile(r"Expression '(.*)' is not supported SQL in lance", re.DOTALL)
+# How much of a filter a message echoes (a filter can hold thousands of values).
+_ECHO_CHARS = 120
 
 _TYPE_WORDS: tuple[tuple[str, str, str], ...] = (
     # engine type prefix, "a ..." for a value, "holds ..." for a column
@@ -234,6 +237,11 @@ def explain_filter_error(
     if m:
         hint = f" (did you mean {m.group(2)}?)" if m.group(2) else ""
         return f"no function named {m.group(1)}{hint}"
+    m = _UNSUPPORTED_SQL.search(text)
+    if m:
+        if re.search(r"\bSELECT\b", m.group(1), re.IGNORECASE):
+            return "lance filters take no subqueries (IN (SELECT ...)): list the values instead"
+        return f"lance filters do not support {echo(m.group(1))}"
     m = _PARSER.search(text)
     if m:
         detail = m.group(1).strip()
@@ -241,6 +249,14 @@ def explain_filter_error(
             return "the filter ends where a value or an expression is expected"
         return f"the filter is not valid SQL ({detail})"
     return None
+
+
+def echo(text: str) -> str:
+    """A filter (or part of one) as a message repeats it: one line, long lists of values
+    shortened, at most 120 characters (``backend.errors.readable_line``)."""
+    from backend.errors import readable_line
+
+    return readable_line(text, _ECHO_CHARS)
 
 
 def _field(request: Any, path: str) -> Any:
@@ -272,16 +288,16 @@ def translate(err: BaseException, filter: str | None, schema: Any = None) -> Bas
     text in ``engine_message``), or ``err`` itself when it is not a filter error. ``schema``
     (the table's; or a function returning it, called only for a filter error) names the
     table's columns."""
-    from backend.errors import attach_error_details, clean_text, make
+    from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make
 
-    if not filter or getattr(err, "engine_message", None):
+    if not filter or getattr(err, "in_user_terms", False):
         return err
     if isinstance(err, LanceNamespaceError) and int(getattr(err, "code", -1)) not in (
         ErrorCode.INVALID_INPUT,
         ErrorCode.INTERNAL,
     ):
         return err
-    raw = getattr(err, "server_message", None) or str(err)
+    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
     if explain_filter_error(raw, None, filter=filter) is None:
         return err
     if callable(schema):  # read only for a filter error
@@ -290,7 +306,7 @@ def translate(err: BaseException, filter: str | None, schema: Any = None) -> Bas
         except Exception:  # noqa: BLE001 - the engine's column list is used
             schema = None
     explained = explain_filter_error(raw, schema, filter=filter) or ""
-    message = f"the filter {filter}: {explained}"
+    message = f"the filter {echo(filter)}: {explained}"
     new = make(ErrorCode.INVALID_INPUT, message)
     attach_error_details(
         new,
@@ -299,7 +315,8 @@ def translate(err: BaseException, filter: str | None, schema: Any = None) -> Bas
         instance=getattr(err, "instance", None),
         url=getattr(err, "url", None),
     )
-    new.engine_message = clean_text(raw)  # type: ignore[attr-defined]
+    new.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
+    new.in_user_terms = True  # type: ignore[attr-defined]
     return new
 
 
@@ -332,6 +349,7 @@ def explains_filters(
 
 __all__ = [
     "FILTER_FIELDS",
+    "echo",
     "explain_filter_error",
     "explains_filters",
     "request_filter",

@@ -99,7 +99,10 @@ def test_a_good_filter_and_other_errors_are_left_alone(table_ns: Any) -> None:
     with pytest.raises(Exception) as caught:
         search.vector_search(table_ns, T, [0.5] * 3, column="vec", filter="id > 1")
     assert "the filter" not in str(caught.value)
-    assert getattr(caught.value, "engine_message", None) is None
+    assert not getattr(caught.value, "in_user_terms", False)
+    # the engine's words made one readable line (its own text kept behind the expander)
+    assert "query dim(3) doesn't match the column vec vector dim(8)" in str(caught.value)
+    assert "InvalidInput {" not in str(caught.value)
 
 
 ENGINE_FIELD_NOT_FOUND = (

@@ -17,6 +17,7 @@ from .harness import (
     HISTORY_TABLE,
     NOTES_TABLE,
     SAVED_CONNECTION,
+    SCREENSHOTS,
     Console,
     after_rerun,
     choose,
@@ -52,6 +53,15 @@ def _tables(page: Page):
     return keyed_grid(_main(page), "tables.list.grid.")
 
 
+def _assert_in_viewport(page: Page, element) -> None:
+    """``element`` lies inside the window (the page scrolls smoothly: waited for)."""
+    expect(element).to_be_in_viewport(ratio=1.0)
+    box, size = element.bounding_box(), page.viewport_size
+    assert box and size, (box, size)
+    assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"], (box, size)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= size["width"], (box, size)
+
+
 def test_browse_namespace_and_describe_table(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
@@ -75,7 +85,10 @@ def test_browse_namespace_and_describe_table(
 
     # docs gains versions in other tests; history is only read.
     after_rerun(page, lambda: click_grid_row(tables, HISTORY_TABLE))
-    expect(main.get_by_role("heading", name=HISTORY_TABLE, exact=True)).to_be_visible()
+    heading = main.get_by_role("heading", name=HISTORY_TABLE, exact=True)
+    expect(heading).to_be_visible()
+    # The details open below the list: the page scrolls them into view.
+    _assert_in_viewport(page, heading)
     expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}&table={HISTORY_TABLE}")
     settle(page)
     metrics = main.get_by_test_id("stMetric")
@@ -87,9 +100,12 @@ def test_browse_namespace_and_describe_table(
     expect(main.get_by_role("tabpanel").get_by_test_id("stDataFrame")).to_be_visible()
     shot()
 
-    # Another row of the same grid switches the table.
+    # Another row of the same grid switches the table (the list scrolled back into view).
+    tables.scroll_into_view_if_needed()
     after_rerun(page, lambda: click_grid_row(tables, DOCS_TABLE))
-    expect(main.get_by_role("heading", name=DOCS_TABLE, exact=True)).to_be_visible()
+    docs = main.get_by_role("heading", name=DOCS_TABLE, exact=True)
+    expect(docs).to_be_visible()
+    _assert_in_viewport(page, docs)
     expect(page).to_have_url(f"{console.url}/tables?ns={E2E_NAMESPACE}&table={DOCS_TABLE}")
 
 
@@ -265,3 +281,24 @@ def test_namespace_tree_selects_a_nested_namespace(page: Page, console: Console)
     expect(
         main.locator(key(f"tables.tree.node.{parent}/mid")).get_by_role("button").locator("strong")
     ).to_have_count(0)
+
+
+def test_a_picked_tables_details_scroll_into_view(page: Page, console: Console) -> None:
+    """A long list pushes the details below the fold: a click on a row brings them into view."""
+    from lance_namespace import DeclareTableRequest
+
+    name = fresh_namespace(console, prefix="scroll")
+    client = console.client()
+    for i in range(30):
+        client.declare_table(DeclareTableRequest(id=[name, f"t{i:02d}"]))
+    goto(page, console, "tables", ns=name)
+    main = _main(page)
+    tables = _tables(page)
+    expect(grid_row(tables, "t00")).to_have_count(1)
+    settle(page)
+    tables.screenshot(path=str(SCREENSHOTS / "tables-declared-only-figures.png"))  # "—" each
+    after_rerun(page, lambda: click_grid_row(tables, "t03"))
+    heading = main.get_by_role("heading", name="t03", exact=True)
+    expect(heading).to_be_attached()
+    _assert_in_viewport(page, heading)
+    page.screenshot(path=str(SCREENSHOTS / "tables-picked-details-in-view.png"))  # the window

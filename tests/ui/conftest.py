@@ -260,3 +260,11 @@ def app_as(email: str | None, *, query: dict[str, str] | None = None) -> Any:
     at.run()
     assert_no_exception(at)
     return at
+
+
+def displayed(grid: Any) -> Any:
+    """A grid's data with every missing cell as the grid draws it (its ``placeholder``;
+    Streamlit's own is "None")."""
+    frame = grid.value
+    placeholder = grid.proto.placeholder if grid.proto.HasField("placeholder") else "None"
+    return frame.astype(object).where(frame.notna(), placeholder)

@@ -196,3 +196,57 @@ def test_a_nested_read_without_a_name_is_refused() -> None:
 
     with pytest.raises(ValueError, match="pass cached"):
         make()
+
+
+# --- the engine's text behind the expander ---------------------------------------------------
+
+ENGINE_ERRORS = """
+import lance_namespace as ln
+
+import backend
+from components import feedback
+
+ns = backend.connect({root!r})
+values = ",".join(str(i) for i in range(1500))
+feedback.run(
+    ns.count_table_rows,
+    ln.CountTableRowsRequest(id=["t"], predicate=f"id IN (SELECT {{values}})"),
+    action="Counting rows",
+)
+feedback.run(
+    ns.alter_table_drop_columns,
+    ln.AlterTableDropColumnsRequest(id=["t"], columns=["nope"]),
+    action="Dropping columns",
+)
+"""
+
+
+def test_engine_text_is_one_line_with_the_raw_text_behind_the_expander(tmp_path: Path) -> None:
+    import pyarrow as pa
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support import create_table
+
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "a": ["x", "y", "z"]})
+    create_table(backend.connect(str(tmp_path)), ["t"], data)
+    at = AppTest.from_string(ENGINE_ERRORS.format(root=str(tmp_path)), default_timeout=60)
+    at.run()
+    assert_no_exception(at)
+    count, drop = alerts(at, "error")
+    for shown in (count, drop):
+        assert "\n" not in shown and len(shown) <= 400, shown
+        assert "InvalidInput" not in shown and "Internal error" not in shown, shown
+    assert count.startswith("Counting rows failed. Invalid input: the filter id IN (SELECT 0, 1, 2")
+    assert "… (1,500 values), 1499)" in count, count
+    columns = ", ".join(data.column_names)
+    assert drop == (
+        f"Dropping columns failed. Invalid input: column nope not found in table t; "
+        f"columns: {columns}"
+    )
+    expanders = [e for e in at.expander if plain(e.label) == "The engine's message"]
+    assert len(expanders) == 2
+    (count_engine,), (drop_engine,) = (e.code for e in expanders)
+    every_value = ", ".join(str(i) for i in range(1500))
+    assert every_value in count_engine.value  # the engine's own text, whole
+    assert "is not supported SQL in lance" in count_engine.value
+    assert "Column nope does not exist in the dataset" in drop_engine.value

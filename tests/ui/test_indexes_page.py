@@ -28,7 +28,7 @@ from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from components import state
 from tests.support import ipc_stream_bytes, local_path
-from tests.ui.conftest import alerts, assert_no_exception, button, plain, texts
+from tests.ui.conftest import alerts, assert_no_exception, button, displayed, plain, texts
 
 DOCS = ["sales", "docs"]
 ROWS = 300
@@ -104,12 +104,13 @@ def open_tab(at, label: str):
     return at
 
 
-def overview(at):
-    """The index table shown on the page (an empty frame when the table has no index)."""
+def overview(at, *, shown: bool = False):
+    """The index table on the page (an empty frame when the table has no index); ``shown``:
+    the text of its cells rather than the data behind them."""
     for frame in at.dataframe:
         value = frame.value
         if "indexed_rows" in value.columns and "status" in value.columns:
-            return value
+            return displayed(frame) if shown else value
     return pd.DataFrame(columns=["name"])
 
 
@@ -323,7 +324,7 @@ def test_details_caption_has_distance_only_for_vector_indexes(docs_ns, make_app)
     assert_no_exception(at)
     caption = details_caption(at)
     assert "columns id" in caption and "distance" not in caption
-    grid = overview(at).set_index("name")
+    grid = overview(at, shown=True).set_index("name")
     assert grid.loc["by_id", "distance_type"] == "—" and grid.loc["v", "distance_type"] == "cosine"
     at.selectbox(key="index").set_value("v").run()
     assert "distance cosine" in details_caption(at)

@@ -12,7 +12,7 @@ import lance
 from lance_namespace import DescribeTableRequest
 
 import backend
-from tests.ui.conftest import assert_no_exception, texts
+from tests.ui.conftest import assert_no_exception, displayed, texts
 from tests.ui.test_tables_page import table_grid
 
 
@@ -87,3 +87,24 @@ def test_figures_on_every_page_and_sorted_across_pages(make_app) -> None:
     pager.set_value(2).run()
     assert list(filled(at)["table"]) == [f"t{i:03d}" for i in range(50, 55)]
     assert_no_exception(at)
+
+
+def test_figures_not_known_show_a_dash(make_app, ui_env) -> None:
+    """A declared-only table has no figures: the grid draws "—" (as its detail panel does),
+    not Streamlit's grey "None"; the figures stay numbers, so the grid sorts them as such."""
+    at = make_app(query_params={"ns": "sales"})
+    frame = filled(at).set_index("table")
+    shown = displayed(table_grid(at)).set_index("table")
+    figures = ["rows", "size_bytes", "version", "indexes", "last_change"]
+    assert list(shown.loc["pending", figures]) == ["—"] * len(figures)
+    assert shown.loc["pending", "state"] == "declared only"
+    assert frame.loc["pending", figures].isna().all()
+    for col in ("rows", "size_bytes", "version", "indexes"):
+        assert str(frame[col].dtype) == "Int64", col
+    ds = lance.dataset(
+        backend.connect(str(ui_env))
+        .describe_table(DescribeTableRequest(id=["sales", "orders"]))
+        .location
+    )
+    assert shown.loc["orders", "rows"] == ds.count_rows()
+    assert shown.loc["orders", "version"] == ds.version
