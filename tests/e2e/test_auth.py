@@ -189,7 +189,7 @@ def test_editor_declares_but_may_not_drop_and_admin_audits(
     settle_load(page)
     main = _main(page)
     expect(main.get_by_role("heading", name="Audit")).to_be_visible()
-    type_into(main.get_by_label("Table or namespace"), name)
+    type_into(main.get_by_label("Table or namespace", exact=True), name)
     settle(page)
     grid = main.get_by_test_id("stDataFrame")
     expect(grid).to_contain_text("ed@example.com")

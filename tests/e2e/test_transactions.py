@@ -184,7 +184,9 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
         assert _latest_version(console, DOCS_TABLE) == latest + 1
         # The committed transaction is in this session's history.
         panel = open_tab(main, "Describe / alter a transaction")
-        batch_line = re.compile(r"^batch-\w+\s+[\d:]+ · batch commit - SUCCEEDED$")
+        batch_line = re.compile(
+            r"^batch-\w+\s+[\d:]+ · made in this session: batch commit - SUCCEEDED$"
+        )
         expect(panel.get_by_text(batch_line)).to_be_visible()
         # Describing it from the history shows the batch's record.
         describe = panel.get_by_role("button", name=re.compile(r"^Describe batch-\w+$"))
@@ -260,7 +262,12 @@ def test_describe_and_alter_transaction(
     expect(grid_row(grid(panel), prop)).to_contain_text("yes")
     # The session history lists it.
     expect(
-        panel.get_by_text(re.compile(rf"^{re.escape(shown_id)}\s+[\d:]+ · altered - SUCCEEDED$"))
+        panel.get_by_text(
+            re.compile(
+                rf"^{re.escape(shown_id)}\s+[\d:]+ · altered here, made elsewhere · Overwrite"
+                " - SUCCEEDED$"
+            )
+        )
     ).to_be_visible()
     shot()
 
