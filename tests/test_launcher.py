@@ -103,6 +103,101 @@ def test_console_reads_what_the_launcher_sets() -> None:
     assert launch.anonymous_writes(env) is None
 
 
+# -- Streamlit's settings, wherever the launcher is started -----------------------------------
+# A folder of the user's own: its .streamlit/ says the opposite of the project on every point.
+FOREIGN_CONFIG = """\
+[server]
+maxUploadSize = 200
+[client]
+toolbarMode = "developer"
+showErrorDetails = "full"
+[browser]
+gatherUsageStats = true
+[theme]
+base = "dark"
+primaryColor = "#FF0000"
+backgroundColor = "#000000"
+font = "monospace"
+"""
+
+
+def foreign_folder(path: Path) -> Path:
+    (path / ".streamlit").mkdir(parents=True)
+    (path / ".streamlit" / "config.toml").write_text(FOREIGN_CONFIG)
+    (path / ".streamlit" / "secrets.toml").write_text('[connections.prod]\ntarget = "/srv"\n')
+    return path
+
+
+def project_config() -> dict[str, dict]:
+    import tomllib
+
+    return tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+
+
+def flags(argv: list[str]) -> dict[str, list[str]]:
+    """``--section.option value`` pairs of a ``streamlit run`` command line."""
+    out: dict[str, list[str]] = {}
+    rest = argv[argv.index("run") + 2 :]
+    for flag, value in zip(rest[::2], rest[1::2], strict=True):
+        assert flag.startswith("--"), rest
+        out.setdefault(flag[2:], []).append(value)
+    return out
+
+
+def test_command_sets_the_projects_streamlit_settings_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit import config as st_config
+
+    monkeypatch.chdir(foreign_folder(tmp_path))
+    monkeypatch.delenv("LANCE_CONSOLE_MAX_IMPORT_BYTES", raising=False)
+    monkeypatch.delenv("STREAMLIT_BROWSER_SERVER_ADDRESS", raising=False)
+    argv, _ = cli.build_command("/data", 8600, no_browser=True, host="0.0.0.0")
+    given = flags(argv)
+    # every setting of the project's file, as the file writes it
+    for section, options in project_config().items():
+        for option, value in options.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            name = f"{section}.{option}"
+            if name != "server.maxUploadSize":  # the cap in force, below
+                assert given[name] == [text], name
+    assert project_config()["theme"]["base"] == "light"  # no base left to the folder's file
+    # the ones that always hold
+    assert given["client.toolbarMode"] == ["minimal"]
+    assert given["browser.gatherUsageStats"] == ["false"]
+    assert given["server.headless"] == ["true"]
+    assert given["client.showErrorDetails"] == [project_config()["client"]["showErrorDetails"]]
+    assert given["server.maxUploadSize"] == [str((1 << 30) // (1 << 20))]  # 1 GiB, in MB
+    assert given["server.address"] == ["0.0.0.0"] and given["server.port"] == ["8600"]
+    # an any-address bind names the address users reach: no external-IP lookup at start-up
+    assert given["browser.serverAddress"] == ["localhost"]
+    # each is one of streamlit's options, settable on its command line
+    for name in given:
+        option = st_config._config_options_template[name]
+        assert not option.sensitive and not option.deprecated, name
+
+    argv, _ = cli.build_command("/data", 8600, no_browser=True)  # loopback: its own address
+    assert "browser.serverAddress" not in flags(argv)
+    monkeypatch.setenv("STREAMLIT_BROWSER_SERVER_ADDRESS", "console.example.com")
+    argv, _ = cli.build_command("/data", 8600, no_browser=True, host="0.0.0.0")
+    assert "browser.serverAddress" not in flags(argv)  # the user's name for it stands
+
+
+def test_upload_limit_follows_the_import_cap(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("LANCE_CONSOLE_MAX_IMPORT_BYTES", str(5 * (1 << 30) + 1))
+    argv, _ = cli.build_command("/data", 8600, no_browser=True)
+    assert flags(argv)["server.maxUploadSize"] == [str(5 * 1024 + 1)]  # rounded up: never less
+    monkeypatch.setenv("LANCE_CONSOLE_MAX_IMPORT_BYTES", "1000")
+    argv, _ = cli.build_command("/data", 8600, no_browser=True)
+    assert flags(argv)["server.maxUploadSize"] == ["1"]
+    # a cap that is no number: refused before anything is created
+    monkeypatch.setenv("LANCE_CONSOLE_MAX_IMPORT_BYTES", "1GB")
+    demo = tmp_path / "demo"
+    assert cli.main(["--demo-dir", str(demo), "--no-browser"]) == 2
+    assert "LANCE_CONSOLE_MAX_IMPORT_BYTES must be a positive number" in capsys.readouterr().err
+    assert not demo.exists()
+
+
 # -- storage options and secrets ---------------------------------------------------------------
 def test_storage_options_keep_secrets_out_of_argv_and_output() -> None:
     items = [
@@ -428,6 +523,108 @@ def test_exposed_launch_without_sign_in_is_read_only(tmp_path: Path) -> None:
         assert environ[launch.READ_ONLY_ENV.encode()] == b"1"
         assert b"no sign-in" in environ[launch.READ_ONLY_REASON_ENV.encode()]
         assert environ[launch.TARGET_ENV.encode()] == str(target).encode()
+
+
+@contextmanager
+def recording_proxy() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP proxy on localhost that refuses everything: its URL, and each request line it
+    got (``GET http://host/...``, ``CONNECT host:443``), i.e. every outbound call sent to it."""
+    import socketserver
+    import threading
+
+    seen: list[str] = []
+
+    class Refuse(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            seen.append(self.rfile.readline().decode(errors="replace").strip())
+            self.wfile.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Refuse) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}", seen
+        finally:
+            server.shutdown()
+            thread.join()
+
+
+def proxied_env(proxy: str) -> dict[str, str]:
+    """Every outbound HTTP(S) call through ``proxy``; localhost directly."""
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+    direct = "127.0.0.1,localhost"
+    return dict.fromkeys(names, proxy) | {"NO_PROXY": direct, "no_proxy": direct}
+
+
+def wait_for_output(run: Launched, text: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while text not in run.output():
+        assert time.monotonic() < deadline, f"{text!r} never printed: {run.output()}"
+        time.sleep(0.3)
+
+
+def served_page(port: int, page: str) -> list:
+    """What the console sends a browser that opens ``page`` (Streamlit's websocket protocol):
+    its ``ForwardMsg`` messages up to ``script_finished``."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.sync.client import connect
+    from websockets.typing import Subprotocol
+
+    url = f"ws://127.0.0.1:{port}/_stcore/stream"
+    with connect(url, subprotocols=[Subprotocol("streamlit")], open_timeout=START_TIMEOUT) as ws:
+        back = BackMsg()
+        back.rerun_script.page_name = page
+        ws.send(back.SerializeToString())
+        messages: list = []
+        while not messages or messages[-1].WhichOneof("type") != "script_finished":
+            msg = ForwardMsg()
+            msg.ParseFromString(ws.recv(timeout=START_TIMEOUT))
+            messages.append(msg)
+        return messages
+
+
+@pytest.mark.slow
+def test_console_started_in_another_folder_serves_the_projects_settings(tmp_path: Path) -> None:
+    """``lance-console DIR --host 0.0.0.0`` started in a folder with its own ``.streamlit/``
+    (config.toml, secrets.toml): the page has the project's theme, the minimal toolbar and the
+    upload limit it states, and nothing asks the internet for the machine's external address."""
+    from streamlit.proto.NewSession_pb2 import Config, CustomThemeConfig
+
+    folder = foreign_folder(tmp_path / "elsewhere")
+    data = tmp_path / "data"
+    data.mkdir()
+    args = (str(data), "--host", "0.0.0.0")
+    with (
+        recording_proxy() as (proxy, outbound),
+        launcher(folder, *args, env=proxied_env(proxy)) as run,
+    ):
+        messages = served_page(run.port, "transfer")
+        wait_for_output(run, f"URL: http://localhost:{run.port}")  # start-up is over
+        argv = Path(f"/proc/{run.console_pid()}/cmdline").read_bytes().split(b"\0")
+    assert outbound == []  # no checkip.amazonaws.com, nor any other outbound call
+    (session,) = [m.new_session for m in messages if m.WhichOneof("type") == "new_session"]
+    assert session.config.toolbar_mode == Config.MINIMAL  # no "Deploy" button
+    assert not session.config.gather_usage_stats
+    theme, project = session.custom_theme, project_config()["theme"]
+    assert theme.base == CustomThemeConfig.LIGHT
+    assert (theme.primary_color, theme.background_color, theme.text_color) == (
+        project["primaryColor"],
+        project["backgroundColor"],
+        project["textColor"],
+    )
+    assert theme.secondary_background_color == project["secondaryBackgroundColor"]
+    assert theme.body_font == project["font"]
+    elements = [m.delta.new_element for m in messages if m.WhichOneof("type") == "delta"]
+    (uploader,) = [e.file_uploader for e in elements if e.WhichOneof("type") == "file_uploader"]
+    assert uploader.max_upload_size_mb == (1 << 30) >> 20  # 1 GiB, the import cap
+    texts = [
+        e.markdown.body.replace("\\", "") for e in elements if e.WhichOneof("type") == "markdown"
+    ]
+    (limit,) = [t for t in texts if "Arrow IPC or JSON Lines, up to" in t]
+    assert limit.endswith("up to 1.0 GiB.")  # not the 200 MB of the folder's config.toml
+    shown = argv[argv.index(b"--client.showErrorDetails") + 1].decode()
+    assert shown == project_config()["client"]["showErrorDetails"]
 
 
 def readme_s3_example() -> tuple[str, list[str], dict[str, str]]:

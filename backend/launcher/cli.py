@@ -17,8 +17,10 @@ read-only, unless ``--allow-anonymous-writes``. ``--read-only`` (or
 
 The console itself is ``python -m streamlit run app/main.py``; everything it needs (target,
 storage options, read-only, secrets) reaches it through its environment
-(:mod:`backend.launcher.launch`), never its command line. Its exit code is ours, and Ctrl-C stops it
-cleanly.
+(:mod:`backend.launcher.launch`), never its command line. Its Streamlit settings (the project's
+``.streamlit/config.toml`` and the ones that always hold) are its command-line flags, so they
+hold whatever the working directory (:mod:`backend.launcher.streamlit_settings`). Its exit code
+is ours, and Ctrl-C stops it cleanly.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ import webbrowser
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from backend.launcher import launch
 from backend.launcher.launch import READ_ONLY_ENV, TARGET_ENV
+from backend.launcher.streamlit_settings import ANY_ADDRESS, as_flags, streamlit_settings
 from backend.redaction import is_secret_name, mask_value, redact_url, register_secret
 from backend.rules import ids
 
@@ -335,8 +339,11 @@ def build_command(
     mode: Mode | None = None,
     storage: StorageOptions | None = None,
     api_key_env: str | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
-    """``(argv, env)`` of the streamlit process. ``argv`` holds no target and no secret."""
+    """``(argv, env)`` of the streamlit process. ``argv`` holds no target and no secret; it
+    sets every Streamlit setting the console needs (``settings``, by default
+    :func:`~backend.launcher.streamlit_settings.streamlit_settings` for ``host``)."""
     app = repo_dir() / "app" / "main.py"
     argv = [
         sys.executable,
@@ -348,12 +355,9 @@ def build_command(
         host,
         "--server.port",
         str(port),
-        # Always headless: a non-headless first run asks for an e-mail address on stdin and
-        # blocks a newcomer's terminal. The browser is opened by us instead (see main).
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
+        # The project's .streamlit/config.toml and the settings that always hold (headless:
+        # the browser is opened by us instead, see main), wherever the launcher is started.
+        *as_flags(streamlit_settings(host) if settings is None else settings),
     ]
     if mode is None:
         mode = Mode("started with --read-only" if read_only else None, None)
@@ -384,7 +388,7 @@ def display_target(target: str) -> str:
 
 def browser_url(host: str, port: int) -> str:
     """Where this machine reaches the console (an any-address bind: via localhost)."""
-    name = "localhost" if host in ("0.0.0.0", "::", "") else host
+    name = "localhost" if host in ANY_ADDRESS else host
     name = f"[{name}]" if ":" in name else name
     return f"http://{name}:{port}"
 
@@ -416,6 +420,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.api_key_env and not os.environ.get(args.api_key_env):
         print(f"lance-console: --api-key-env: {args.api_key_env} is not set", file=sys.stderr)
         return 2
+    try:  # before anything is created: the console does not start without its settings
+        settings = streamlit_settings(args.host)
+    except Exception as exc:
+        print(f"lance-console: the console's Streamlit settings: {exc}", file=sys.stderr)
+        return 2
     try:
         target = resolve_target(args.target, args.demo_dir, rebuild_demo=args.rebuild_demo)
     except KeyboardInterrupt:
@@ -439,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mode=mode,
         storage=storage,
         api_key_env=args.api_key_env,
+        settings=settings,
     )
     for message in (*storage.warnings, *mode.messages):
         print(f"lance-console: {message}", file=sys.stderr)
