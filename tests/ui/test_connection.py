@@ -315,14 +315,14 @@ def test_only_admins_change_the_saved_connections(roles, tmp_path: Path) -> None
     from tests.ui.conftest import app_as
 
     root = other_root(tmp_path)
-    at = app_as("ed@example.com")
-    at.button(key="conn.open").click().run()
-    box = at.checkbox(key="conn.form0.save")
-    assert box.disabled
-    assert "the editor role may not change the console's saved connections" in str(box.help)
-    at.session_state["conn.form0.save"] = True  # a client sends the box checked anyway
-    connect_form(at, str(root), name="other")
+    at = app_as("ed@example.com")  # an editor opens no typed target, so saves none either
+    assert at.button(key="conn.open").disabled
+    at.session_state["conn.dialog_open"] = True  # the dialog opened anyway
+    at.session_state["conn.form0.save"] = True  # ... and the box sent checked
+    at.run()
+    assert "conn.form0.target" not in [t.key for t in at.text_input]
     assert not (tmp_path / "connections.toml").exists()
+    assert str(root) not in texts(at)
     admin = app_as("ada@example.com")
     admin.button(key="conn.open").click().run()
     assert not admin.checkbox(key="conn.form0.save").disabled
