@@ -97,6 +97,10 @@ DESTRUCTIVE_OPS: frozenset[str] = frozenset(
 # the server sees): admin only, and never on a read-only launch.
 CONFIG_OPS: frozenset[str] = frozenset({"save_connection", "delete_connection"})
 
+# Targets that are not configuration: opening a folder, bucket or URL typed in the "Connect
+# to…" dialog, and creating a missing directory: admin only (``backend.rules.targets``).
+TARGET_OPS: frozenset[str] = frozenset({"open_target", "create_target"})
+
 # What a BatchCommitTables operation entry holds, and which of them are destructive.
 _DESTRUCTIVE_BATCH_KEYS = ("delete_table_versions", "deregister_table")
 
@@ -133,7 +137,7 @@ def required_role(operation: str, request: Any = None) -> str:
     """The lowest role allowed to run ``operation`` with ``request``."""
     if operation in READ_OPS:
         return VIEWER
-    if operation in DESTRUCTIVE_OPS or operation in CONFIG_OPS:
+    if operation in DESTRUCTIVE_OPS or operation in CONFIG_OPS or operation in TARGET_OPS:
         return ADMIN
     if operation == "batch_commit_tables" and _batch_is_destructive(request):
         return ADMIN
@@ -155,6 +159,10 @@ def denial(role: str | None, operation: str, request: Any = None) -> str | None:
     who = f"the {role} role" if role else "a user without a role"
     if operation in CONFIG_OPS:
         return f"{who} may not change the console's saved connections (admins only)"
+    if operation == "open_target":
+        return f"{who} may not open a folder, bucket or URL that is not configured (admins only)"
+    if operation == "create_target":
+        return f"{who} may not create a folder for a namespace (admins only)"
     return f"{who} may not {_WHAT_VERB.get(need, 'write')}"
 
 
@@ -254,6 +262,7 @@ __all__ = [
     "ROLES",
     "VIEWER",
     "RoleMap",
+    "TARGET_OPS",
     "allowed",
     "check",
     "denial",

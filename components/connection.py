@@ -14,6 +14,14 @@ included), and records every write in the audit log. A read-only launch (``lance
 ``backend.launcher.launch``) is fixed for the life of the server: the switch then only shows it,
 whatever the URL says.
 
+Targets are configuration (``backend.rules.targets``): the launch target and saved connections
+are what users pick from; a folder, bucket or URL typed in the "Connect to…" dialog opens only
+for an admin, within the launch's allowlist (``--allow-target``, ``allow_targets`` in the
+connections file), never on a console exposed without sign-in, and each attempt is recorded in
+the audit log (``open_target``). Creating a missing directory is an admin's explicit action,
+recorded too (``create_target``). Every client of user input is made through the same check
+(:func:`target_denial`).
+
 For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_only`,
 :func:`write_denial`, :func:`current_spec`, :func:`snippet_connection`, :func:`health`.
 """
@@ -21,6 +29,7 @@ For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_onl
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -31,16 +40,18 @@ from typing import Any, cast
 import pandas as pd
 import streamlit as st
 from lance_namespace import ListNamespacesRequest
+from lance_namespace.errors import LanceNamespaceError
 
 import backend
 from backend import access, audit
+from backend import gate as write_gate
 from backend.capabilities import SERVER_PROFILES
 from backend.gate import gate
 from backend.launcher import launch
 from backend.launcher import saved_connections as conns
 from backend.launcher.saved_connections import ConnectionSpec, Secrets
 from backend.redaction import is_secret_name, mask_value, redact_url
-from backend.rules import connect_options
+from backend.rules import connect_options, targets
 from backend.rules import properties as props
 from components import auth, feedback, state
 from components.common import empty_kv_frame, render_path
@@ -77,6 +88,8 @@ class _RunReading:
     # the gated namespace handed out in this run, with what it was made for (spec, lock,
     # actor): every cached read of the run asks for it
     gated: tuple[ConnectionSpec, str | None, Any, backend.LanceNamespace] | None = None
+    # the allowlist: the launch's patterns and the connections file's, with its problems
+    allowed: tuple[tuple[str, ...], list[str]] | None = None
 
 
 def begin_run() -> None:
@@ -193,6 +206,81 @@ def write_denial(operation: str = "declare_table", request: Any = None) -> str |
     return read_only_reason() or access.denial(auth.current_actor().role, operation, request)
 
 
+# -- which targets may be opened (backend.rules.targets) ---------------------------------------------
+def _realpath(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def exposed_without_sign_in() -> str | None:
+    """The address this console listens on when it is exposed (not loopback) without sign-in
+    (``None``: loopback, or sign-in configured). The launcher says where it listens
+    (``launch.launch_host``); else Streamlit's ``server.address``, when one was given."""
+    host = launch.launch_host()
+    if host is None:
+        with contextlib.suppress(Exception):  # outside a Streamlit server: no address given
+            host = st.get_option("server.address") or None
+    if host is None or launch.is_loopback(host) or auth.sign_in_configured():
+        return None
+    return host
+
+
+def allowed_targets() -> tuple[str, ...]:
+    """The allowlist of typed targets: ``--allow-target`` and the connections file's
+    ``allow_targets`` (empty: no allowlist), read once per run."""
+    reading = _reading()
+    if reading.allowed is None:
+        patterns, problems = conns.load_allowed_targets()
+        reading.allowed = ((*launch.launch_allow_targets(), *patterns), problems)
+    return reading.allowed[0]
+
+
+def dialog_denial() -> str | None:
+    """Why this session may not open a target typed in the dialog at all (``None``: it may,
+    within the allowlist)."""
+    return targets.ad_hoc_denial(auth.current_actor().role, exposed=exposed_without_sign_in())
+
+
+def target_denial(spec: ConnectionSpec) -> str | None:
+    """Why this session may not open ``spec`` (``None``: it may): the launch target and saved
+    connections always; a typed one per :func:`targets.denial`."""
+    return targets.denial(
+        spec.target,
+        source=spec.source,
+        role=auth.current_actor().role,
+        exposed=exposed_without_sign_in(),
+        patterns=allowed_targets(),
+        realpath=_realpath,
+    )
+
+
+def create_denial(spec: ConnectionSpec | None) -> str | None:
+    """Why this session may not create the missing directory of ``spec`` (``None``: it may):
+    a read-only launch, a console exposed without sign-in, a role below admin, or a target it
+    may not open."""
+    exposed = exposed_without_sign_in()
+    return (
+        launch_lock()
+        or (f"this console listens on {exposed} without sign-in" if exposed else None)
+        or access.denial(auth.current_actor().role, "create_target")
+        or (target_denial(spec) if spec is not None else None)
+    )
+
+
+@contextlib.contextmanager
+def _recorded(operation: str, name: str, request: dict[str, Any], refused: str | None) -> Any:
+    """Check and record ``operation`` (``open_target`` / ``create_target``) in the audit log as
+    the write gate records a write: the actor, the connection's name, the target, the outcome;
+    a refusal (``refused``, or the actor's role) is recorded and raised."""
+    lock = launch_lock() if operation == "create_target" else None
+    recorder = gate(
+        None, actor=auth.current_actor(), connection=name, read_only=lock, log=_audit_log()
+    )
+    with recorder.record(operation, request) as out:
+        if refused:
+            raise write_gate.refusal(operation, refused)
+        yield out
+
+
 def backend_kind() -> str:
     return connect_options.target_kind(current_spec().target)
 
@@ -211,6 +299,18 @@ def _connect(key: str, target: str, _options: dict[str, Any]) -> backend.LanceNa
     # ``key`` identifies the connection (a fingerprint of its secrets included); ``_options``
     # (with the secrets) is not hashed.
     return backend.connect(target, **_options)
+
+
+def _client(spec: ConnectionSpec, key: str, options: dict[str, Any]) -> backend.LanceNamespace:
+    """The cached client of ``spec`` made with ``options``: refused first when this session may
+    not open it (:func:`target_denial`); a REST client gets the allowlist (a pattern that names
+    a link-local or metadata host explicitly lets it connect there)."""
+    refused = target_denial(spec)
+    if refused:
+        raise write_gate.refusal("open_target", refused)
+    if spec.kind == "rest":
+        options = {**options, "allow_targets": list(allowed_targets())}
+    return _connect(key, spec.target, options)
 
 
 def _forget(spec: ConnectionSpec) -> None:
@@ -243,7 +343,7 @@ def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
             f"the directory {missing} does not exist",
         )
     secrets, _ = _resolved_secrets(spec)
-    return _connect(connection_key(spec), spec.target, conns.connect_options(spec, secrets))
+    return _client(spec, connection_key(spec), conns.connect_options(spec, secrets))
 
 
 def role_lock(operation: str, read_only: bool) -> str | None:
@@ -289,14 +389,17 @@ def require_namespace() -> backend.LanceNamespace:
         feedback.show_error(err, action="Opening the namespace")
         missing = backend.missing_local_directory(current_spec().target)
         if missing is not None:
+            denied = create_denial(current_spec())
             st.button(
                 f"Create {feedback.as_text(str(missing))}",
                 key=state.Conn.CREATE_HERE,
                 icon=":material/add:",
-                disabled=launch_lock() is not None,
+                disabled=denied is not None,
+                help=f"Not available: {denied}." if denied else None,
                 on_click=ask_write,
                 args=(_create_write("create_here", missing, current_spec()),),
             )
+            render_role_lock(None if launch_lock() else denied)
             st.caption("Or pick another connection in the sidebar.")
         else:
             st.caption("Pick another connection in the sidebar.")
@@ -366,7 +469,7 @@ def _health_client(spec: ConnectionSpec, typed: Secrets | None = None) -> backen
         opts["timeout"] = min(float(opts.get("timeout") or HEALTH_TIMEOUT), HEALTH_TIMEOUT)
         opts["max_retries"] = 0
         key = f"{key}|health"
-    return _connect(key, spec.target, opts)
+    return _client(spec, key, opts)
 
 
 def _check(entry: _Health, ns: backend.LanceNamespace) -> None:
@@ -423,13 +526,18 @@ def _forget_health(key: str | None = None) -> None:
             _HEALTH.pop(key, None)
 
 
-def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
+def _ask(spec: ConnectionSpec, secrets: Secrets | None = None) -> None:
     """Open ``spec`` now and list one namespace through the client of the health check (one
-    question, no retries); a readable error, or ``None`` when fine."""
+    question, no retries); raises what went wrong."""
+    typed = secrets if secrets is not None and not secrets.is_empty() else None
+    ns = _health_client(spec, typed)
+    ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
+
+
+def probe(spec: ConnectionSpec, secrets: Secrets | None = None) -> str | None:
+    """:func:`_ask`: a readable error, or ``None`` when fine."""
     try:
-        typed = secrets if secrets is not None and not secrets.is_empty() else None
-        ns = _health_client(spec, typed)
-        ns.list_namespaces(ListNamespacesRequest(id=[], limit=1))
+        _ask(spec, secrets)
     except Exception as err:  # noqa: BLE001
         return feedback.error_text(err, action=f"Connecting to {display_target(spec.target)}")
     return None
@@ -496,10 +604,32 @@ def _restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
     state.put(state.Conn.ACTIVE, wanted if wanted in opts else DEFAULT)
 
 
+def _open_typed(spec: ConnectionSpec, typed: Secrets | None) -> str | None:
+    """Probe the typed ``spec`` when this session may open it (:func:`target_denial`, checked
+    before anything is sent), the attempt recorded in the audit log (``open_target``); a
+    readable refusal or error, or ``None`` when it answered."""
+    refused = target_denial(spec)
+    request = {"target": display_target(spec.target), "name": spec.name}
+    try:
+        with _recorded("open_target", spec.name, request, refused):
+            _ask(spec, typed)
+    except Exception as err:  # noqa: BLE001 - refused, unreachable, bad path: shown as text
+        if refused:
+            return f"Not opened: {refused}."
+        return feedback.error_text(err, action=f"Connecting to {display_target(spec.target)}")
+    return None
+
+
 def switch_to(spec: ConnectionSpec, typed: Secrets | None = None) -> str | None:
     """Make ``spec`` (from the dialog) the active connection after probing it; a readable
-    error when refused (the previous connection stays)."""
-    problem = probe(spec, typed)
+    error when refused (the previous connection stays). A typed target is checked first
+    (:func:`target_denial`: nothing is sent, nothing opened when refused) and recorded."""
+    if spec.source in targets.CONFIGURED_SOURCES:
+        problem = probe(spec, typed)
+    else:
+        problem = _open_typed(spec, typed)
+        if problem and problem.startswith("Not opened: "):
+            return problem
     if problem:
         missing = backend.missing_local_directory(spec.target)
         if missing is not None:
@@ -610,7 +740,8 @@ def pending_write() -> ConnectionWrite | None:
 
 
 def refusal(request: ConnectionWrite) -> str | None:
-    """Why the frame refuses ``request`` now (the config file: read-only server, role)."""
+    """Why the frame refuses ``request`` now (the config file: read-only server, role). A
+    directory's create checks and records itself (:func:`_create_directory`)."""
     return config_denial() if request.kind in ("save", "forget") else None
 
 
@@ -657,7 +788,8 @@ def _forget_write(spec: ConnectionSpec) -> ConnectionWrite:
 def _create_write(
     kind: str, path: Path, spec: ConnectionSpec | None, *, name: str = DEFAULT
 ) -> ConnectionWrite:
-    """Create ``path`` (:func:`_create_directory`: says the outcome in the sidebar)."""
+    """Create ``path`` (:func:`_create_directory`: checked, recorded, says the outcome in the
+    sidebar)."""
     write = Write(_create_directory, (Path(path), spec), f"Creating {path}", "")
     read_only = spec.read_only if spec is not None else False
     return ConnectionWrite(kind, write, name, read_only)
@@ -709,24 +841,36 @@ def _render_create_offer() -> None:
     if not offer:
         return
     name, path = offer
+    spec = options().get(name)
+    denied = create_denial(spec)
     st.button(
         f"Create {feedback.as_text(str(path))}",
         key=state.Conn.CREATE,
         icon=":material/create_new_folder:",
-        disabled=launch_lock() is not None,
+        disabled=denied is not None,
+        help=f"Not available: {denied}." if denied else None,
         on_click=ask_write,
-        args=(_create_write("create", Path(path), options().get(name), name=name),),
+        args=(_create_write("create", Path(path), spec, name=name),),
     )
+    render_role_lock(None if launch_lock() else denied)
 
 
 def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
-    """Create ``path`` (the root of ``spec``, when given: only its cached client is dropped)."""
+    """Create ``path`` (the root of ``spec``, when given: only its cached client is dropped):
+    an admin's explicit action (:func:`create_denial`), recorded in the audit log
+    (``create_target``) whether it is refused, fails or succeeds."""
     locked = launch_lock()
     if locked:  # a read-only server creates nothing, not even an empty folder
         state.notice("error", f"Read-only server ({locked}): {path} is not created.")
         return False
+    refused = create_denial(spec)
+    name = spec.name if spec is not None else current_spec().name
     try:
-        path.mkdir(parents=True)
+        with _recorded("create_target", name, {"path": str(path)}, refused):
+            path.mkdir(parents=True)
+    except LanceNamespaceError:
+        state.notice("error", f"{path} is not created: {refused}.")
+        return False
     except OSError as err:
         state.notice("error", f"Could not create {path}: {err.strerror}")
         return False
@@ -790,7 +934,17 @@ def _typed_only(spec: ConnectionSpec, typed: Secrets) -> list[str]:
 
 @st.dialog("Connect to…", width="medium", on_dismiss=lambda: state.open_dialog(None))
 def _connect_dialog() -> None:
+    denied = dialog_denial()
+    if denied:  # opened anyway (the button is disabled): say why, offer nothing
+        feedback.show("info", f"Typed targets are not available: {denied}.")
+        return
     p = f"conn.form{state.get(state.Conn.FORM_VERSION, 0)}"
+    allowed = allowed_targets()
+    if allowed:
+        st.caption(
+            "This console opens only the targets its operator allowed: "
+            + feedback.as_text(", ".join(allowed))
+        )
     # outside the form: picking a store refills the storage grid with its known keys
     kind = st.radio(
         "Object store",
@@ -922,6 +1076,7 @@ def render_connection_sidebar() -> None:
             type="tertiary",
             help="Read everything again from the namespace (listings are cached for a minute).",
         )
+        no_dialog = dialog_denial()
         st.button(
             "Connect to…",
             key=state.Conn.OPEN,
@@ -929,7 +1084,14 @@ def render_connection_sidebar() -> None:
             on_click=state.open_dialog,
             args=("connect",),
             width="stretch",
+            disabled=no_dialog is not None,
+            help=f"Not available: {no_dialog}." if no_dialog else None,
         )
+        if no_dialog:
+            st.caption(":material/lock: " + feedback.as_text(f"Typed targets: {no_dialog}."))
+        allowed_targets()  # read once per run, with the file's problems
+        for problem in (_reading().allowed or ((), []))[1]:
+            st.caption(":orange[" + feedback.as_text(problem) + "]")
         if spec.source == "config":
             st.button(
                 "Forget this saved connection",
@@ -970,8 +1132,11 @@ __all__ = [
     "ConnectionWrite",
     "ask_write",
     "backend_kind",
+    "allowed_targets",
     "connection_key",
+    "create_denial",
     "current_spec",
+    "dialog_denial",
     "display_target",
     "finish_write",
     "get_namespace",
@@ -990,4 +1155,5 @@ __all__ = [
     "snippet_connection",
     "spec_from_form",
     "switch_to",
+    "target_denial",
 ]

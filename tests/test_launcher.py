@@ -198,6 +198,26 @@ def test_upload_limit_follows_the_import_cap(tmp_path: Path, monkeypatch, capsys
     assert not demo.exists()
 
 
+def test_allow_target_is_repeatable_and_reaches_the_console(capsys) -> None:
+    """``--allow-target`` (repeatable) and ``--host`` travel to the console in its environment,
+    read back by the console's own functions; an empty pattern is refused before launch."""
+    args = cli.build_parser().parse_args(
+        ["/data", "--allow-target", "/srv/lance/*", "--allow-target", "https://lance.example/*"]
+    )
+    assert args.allow_target == ["/srv/lance/*", "https://lance.example/*"]
+    env = launch.targets_env(args.allow_target, "0.0.0.0")
+    assert launch.launch_allow_targets(env) == ("/srv/lance/*", "https://lance.example/*")
+    assert launch.launch_host(env) == "0.0.0.0"
+    # none given: no allowlist, and nothing inherited from the launcher's environment
+    assert launch.launch_allow_targets(launch.targets_env([], "127.0.0.1")) == ()
+    # a value the console cannot read allows nothing (a pattern that matches no target)
+    assert launch.launch_allow_targets({launch.ALLOW_TARGETS_ENV: "not json"}) == ("",)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["/tmp", "--allow-target", " "])
+    assert exited.value.code == 2
+    assert "non-empty pattern" in capsys.readouterr().err
+
+
 # -- storage options and secrets ---------------------------------------------------------------
 def test_storage_options_keep_secrets_out_of_argv_and_output() -> None:
     items = [
@@ -504,8 +524,13 @@ def test_exposed_launch_without_sign_in_is_read_only(tmp_path: Path) -> None:
         "region=us-east-1",
         "--storage",
         "aws_secret_access_key=env:TEST_STORAGE_SECRET",
+        "--allow-target",
+        "/srv/lance/*",
+        "--allow-target",
+        "s3://bucket/team-*",
     )
-    with launcher(tmp_path, *args, env={"TEST_STORAGE_SECRET": SECRET}) as run:
+    env = {"TEST_STORAGE_SECRET": SECRET, launch.ALLOW_TARGETS_ENV: '["/inherited/*"]'}
+    with launcher(tmp_path, *args, env=env) as run:
         said = run.output()
         assert "The console is read-only: it listens on 0.0.0.0" in said
         assert "[auth]" in said and "(read-only)" in said
@@ -523,6 +548,9 @@ def test_exposed_launch_without_sign_in_is_read_only(tmp_path: Path) -> None:
         assert environ[launch.READ_ONLY_ENV.encode()] == b"1"
         assert b"no sign-in" in environ[launch.READ_ONLY_REASON_ENV.encode()]
         assert environ[launch.TARGET_ENV.encode()] == str(target).encode()
+        console_env = {k.decode(): v.decode() for k, v in environ.items()}
+        assert launch.launch_allow_targets(console_env) == ("/srv/lance/*", "s3://bucket/team-*")
+        assert launch.launch_host(console_env) == "0.0.0.0"
 
 
 @contextmanager

@@ -88,6 +88,15 @@ exposure:
   address) exposes it; without sign-in configured (an [auth] section in
   .streamlit/secrets.toml) it then starts read-only. --allow-anonymous-writes lets anyone
   who reaches it write, with a warning on every page.
+
+targets:
+  TARGET and the saved connections are what users pick from. A folder, bucket or URL
+  typed in the "Connect to..." dialog is an admin's right, recorded in the audit log, and
+  off on an exposed console without sign-in. --allow-target PATTERN (repeatable; fnmatch,
+  '*' crosses '/') limits it to matching targets: a folder's real path, s3://bucket/prefix,
+  or an http(s):// URL, e.g. --allow-target '/srv/lance/*' --allow-target
+  'https://lance.example.com/*'. Link-local and cloud-metadata addresses are refused unless
+  a pattern names that host in full.
 """
 
 
@@ -140,6 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="exposed (--host) without sign-in: accept writes anyway (every page warns)",
     )
     parser.add_argument(
+        "--allow-target",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        type=_allow_pattern,
+        help="a target the Connect dialog may open (repeatable; fnmatch pattern on a folder's "
+        "real path, s3://bucket/prefix or an http(s) URL); without one, any (admins only)",
+    )
+    parser.add_argument(
         "--storage",
         action="append",
         default=[],
@@ -156,6 +174,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-browser", action="store_true", help="do not open a browser window (headless)"
     )
     return parser
+
+
+def _allow_pattern(text: str) -> str:
+    from backend.rules.targets import pattern_problem
+
+    problem = pattern_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def resolve_target(
@@ -450,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_key_env=args.api_key_env,
         settings=settings,
     )
+    env.update(launch.targets_env(args.allow_target, args.host))
     for message in (*storage.warnings, *mode.messages):
         print(f"lance-console: {message}", file=sys.stderr)
     url = browser_url(args.host, args.port)

@@ -19,6 +19,12 @@ variables; the console reads them through the functions below:
 ``LANCE_CONSOLE_STORAGE_SECRET_n`` a secret storage option typed as a value (``KEY=VALUE``)
 ``LANCE_CONSOLE_API_KEY``          the REST API key of the default connection ...
 ``LANCE_CONSOLE_API_KEY_ENV``      ... or the name of the variable that holds it
+``LANCE_CONSOLE_HOST``             the address the console listens on (``--host``): an exposed
+                                   console without sign-in opens no target typed in the
+                                   "Connect to…" dialog
+``LANCE_CONSOLE_ALLOW_TARGETS``    JSON list: the ``--allow-target`` patterns, the only targets
+                                   typed in the dialog that may be opened
+                                   (``backend.rules.targets``)
 =================================  ================================================================
 
 Policy: :func:`is_loopback` (an address only this machine reaches), :func:`sign_in_configured`
@@ -43,6 +49,8 @@ STORAGE_SECRETS_ENV = "LANCE_CONSOLE_STORAGE_SECRETS"
 API_KEY_ENV = "LANCE_CONSOLE_API_KEY"
 API_KEY_ENV_NAME = "LANCE_CONSOLE_API_KEY_ENV"
 STORAGE_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
+HOST_ENV = "LANCE_CONSOLE_HOST"
+ALLOW_TARGETS_ENV = "LANCE_CONSOLE_ALLOW_TARGETS"
 LOOPBACK = "127.0.0.1"
 _FALSE = ("", "0", "false", "no", "off")
 
@@ -150,7 +158,37 @@ def launch_api_key_env(env: Mapping[str, str] | None = None) -> str | None:
     return API_KEY_ENV if env.get(API_KEY_ENV) else None
 
 
+def targets_env(patterns: Iterable[str], host: str) -> dict[str, str]:
+    """The variables that tell the console where it listens (:data:`HOST_ENV`) and which ad-hoc
+    targets it may open (:data:`ALLOW_TARGETS_ENV`, ``--allow-target``); both always set, so
+    that nothing is inherited from the launcher's own environment."""
+    return {HOST_ENV: host, ALLOW_TARGETS_ENV: json.dumps([str(p) for p in patterns])}
+
+
+def launch_host(env: Mapping[str, str] | None = None) -> str | None:
+    """The address the launcher made the console listen on (``None``: not started by it)."""
+    env = os.environ if env is None else env
+    return env.get(HOST_ENV) or None
+
+
+def launch_allow_targets(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The ``--allow-target`` patterns (none: no allowlist at launch). A malformed value allows
+    nothing: ``("",)`` matches no target, so an allowlist the console cannot read fails closed."""
+    env = os.environ if env is None else env
+    raw = env.get(ALLOW_TARGETS_ENV)
+    if not raw:
+        return ()
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return ("",)
+    if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
+        return ("",)
+    return tuple(data)
+
+
 __all__ = [
+    "ALLOW_TARGETS_ENV",
     "ANONYMOUS_WRITES_ENV",
     "API_KEY_ENV",
     "API_KEY_ENV_NAME",
@@ -161,12 +199,16 @@ __all__ = [
     "STORAGE_SECRETS_ENV",
     "STORAGE_SECRET_VAR",
     "TARGET_ENV",
+    "HOST_ENV",
     "anonymous_writes",
     "is_loopback",
+    "launch_allow_targets",
     "launch_api_key_env",
+    "launch_host",
     "launch_read_only",
     "launch_storage",
     "secrets_files",
     "sign_in_configured",
+    "targets_env",
     "user_named",
 ]

@@ -2,6 +2,8 @@
 
 File (``$LANCE_CONSOLE_CONFIG``, default ``~/.config/lance-console/connections.toml``)::
 
+    allow_targets = ["/srv/lance/*", "https://lance.example.com/*"]   # optional
+
     [connections.prod]
     target = "https://lance.example.com"
     delimiter = "$"
@@ -10,6 +12,10 @@ File (``$LANCE_CONSOLE_CONFIG``, default ``~/.config/lance-console/connections.t
     server_profile = "lance-dir"            # what the server implements (REST; optional)
     [connections.prod.headers]
     x-tenant = "acme"
+
+``allow_targets`` (:func:`load_allowed_targets`) joins ``lance-console --allow-target``: the only
+targets typed in the "Connect to…" dialog that may be opened (``backend.rules.targets``); the
+console keeps it when it saves or forgets a connection, and never changes it.
 
 Secrets are never written to that file: only environment-variable *names* (``api_key_env``,
 ``auth_token_env``, ``secret_headers_env``, ``secret_storage_env``) are. Literal secrets typed
@@ -25,7 +31,7 @@ import json
 import os
 import re
 import secrets as _secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -282,6 +288,31 @@ def load_connections(
     return list(specs.values()), found_secrets, problems
 
 
+def load_allowed_targets(path: Path | None = None) -> tuple[tuple[str, ...], list[str]]:
+    """``(patterns, problems)``: the file's top-level ``allow_targets`` (a missing file or key:
+    none). A file or key that cannot be read gives ``("",)``, which matches no target: the
+    allowlist fails closed, and the problem says why."""
+    path = path or config_path()
+    if not path.is_file():
+        return (), []
+    import tomllib
+
+    try:
+        with path.open("rb") as fh:
+            doc = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        return ("",), [f"Cannot read {path}: {err}; no typed target is allowed."]
+    found = doc.get("allow_targets")
+    if found is None:
+        return (), []
+    if not isinstance(found, list) or not all(isinstance(p, str) and p.strip() for p in found):
+        return ("",), [
+            f"{path}: allow_targets must be a list of non-empty patterns; no typed target is "
+            "allowed."
+        ]
+    return tuple(found), []
+
+
 # --- writing TOML (only the subset we produce: strings, numbers, bools, string tables) -------
 
 
@@ -297,9 +328,12 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)  # JSON strings are valid TOML basic strings
 
 
-def dumps_connections(specs: list[ConnectionSpec]) -> str:
-    """TOML text for ``specs`` (non-secret fields only)."""
+def dumps_connections(specs: list[ConnectionSpec], allow_targets: Sequence[str] = ()) -> str:
+    """TOML text for ``specs`` (non-secret fields only), after the ``allow_targets`` list."""
     lines = ["# Lance Namespace Console connections (no secrets: env var names only)", ""]
+    if allow_targets:
+        listed = ", ".join(_toml_value(p) for p in allow_targets)
+        lines += [f"allow_targets = [{listed}]", ""]
     for spec in specs:
         data = spec.to_toml_dict()
         head = f"connections.{_toml_key(spec.name)}"
@@ -348,9 +382,12 @@ def delete_connection(name: str, path: Path | None = None) -> bool:
 
 
 def _write(path: Path, specs: list[ConnectionSpec]) -> None:
+    allow, problems = load_allowed_targets(path)
+    if problems:  # never rewrite an allowlist this module cannot read
+        raise ValueError("; ".join(problems))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps_connections(specs), encoding="utf-8")
+    tmp.write_text(dumps_connections(specs, allow), encoding="utf-8")
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
 
@@ -501,6 +538,7 @@ __all__ = [
     "default_target",
     "delete_connection",
     "dumps_connections",
+    "load_allowed_targets",
     "load_connections",
     "resolve_secrets",
     "save_connection",

@@ -34,13 +34,23 @@ Wire conventions:
   response headers come back as ``response.context["header.<name>"]``;
 * errors map through :mod:`backend.rest.error_map`; read-only operations are retried per
   :class:`backend.rest.retry.RetryPolicy`, writes never are.
+
+Where it connects: never to a link-local or cloud-metadata address
+(``connect_options.address_problem``): the host is resolved and every address it resolves to
+is judged, when the client is made and again before each request to a host name (a name that
+comes to point at a metadata address later is refused too), unless a pattern of the
+``allow_targets`` option (the console's allowlist, ``backend.rules.targets``) names that host
+explicitly. With a ``transport`` of its own (tests) nothing is resolved; the host as written is
+still judged.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -68,6 +78,7 @@ from backend.rules import (
     ids,
     index_rules,
     request_rules,
+    targets,
     version_ranges,
 )
 from backend.services import catalog_views
@@ -113,6 +124,7 @@ _KNOWN_OPTIONS = (
     "verify",
     "jitter",
     "server_profile",
+    "allow_targets",
 )
 _NAMESPACED_CREATES = frozenset(
     {"create_table", "create_empty_table", "declare_table", "register_table"}
@@ -204,6 +216,65 @@ def _location_clash(reported: str | None, location: str) -> str | None:
     return None
 
 
+def resolved_addresses(host: str, port: int | None) -> list[str]:
+    """Every address ``host`` resolves to (empty when it does not resolve: the request then
+    fails as it would anyway)."""
+    try:
+        found = socket.getaddrinfo(host, port or 443, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return []
+    return sorted({str(info[4][0]) for info in found})
+
+
+def address_refusal(
+    url: str, allow_targets: Sequence[str] = (), *, resolve: bool = True
+) -> str | None:
+    """Why the client must not connect to ``url`` (a link-local or cloud-metadata address, by
+    name or by what the name resolves to), ``None``: it may. ``allow_targets``: a pattern that
+    names this host explicitly allows it (``targets.names_host_explicitly``)."""
+    parts = urlparse(url)
+    host = parts.hostname or ""
+    addresses = (
+        resolved_addresses(host, parts.port)
+        if resolve and connect_options.host_address(host) is None
+        else []
+    )
+    problem = connect_options.address_problem(host, addresses)
+    if problem is None:
+        return None
+    try:
+        normal = targets.normal_form(url, realpath=os.path.realpath)
+    except InvalidInputError:
+        normal = None
+    if normal is not None and targets.names_host_explicitly(normal, allow_targets):
+        return None
+    return (
+        f"{redact_url(url)} is refused: {problem}; the console connects there only when an "
+        "allowed target (lance-console --allow-target) names that host"
+    )
+
+
+class _AddressGuard(httpx.BaseTransport):
+    """Refuses a request to a host name that now resolves to a refused address
+    (:func:`address_refusal`) before anything is sent."""
+
+    def __init__(self, inner: httpx.BaseTransport, allow_targets: Sequence[str]) -> None:
+        self.inner = inner
+        self.allow_targets = tuple(allow_targets)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        host = request.url.host
+        if connect_options.host_address(host) is None:  # a literal was judged at connect
+            origin = f"{request.url.scheme}://{request.url.netloc.decode('ascii')}/"
+            refused = address_refusal(origin, self.allow_targets)
+            if refused:
+                raise InvalidInputError(refused)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 @namespace_boundary
 class RestNamespaceClient(LanceNamespace):
     """A Lance REST Namespace client on one persistent ``httpx.Client``.
@@ -214,7 +285,9 @@ class RestNamespaceClient(LanceNamespace):
     backoff or ``Retry-After`` wait, default 10 s), ``jitter`` (default on), ``sleep``
     (callable used to wait), ``transport`` (an httpx transport), ``wire_log_size`` (default
     200, 0 disables), ``verify`` (TLS verification, passed to httpx), ``server_profile``
-    (what the server implements, :data:`backend.capabilities.SERVER_PROFILES`).
+    (what the server implements, :data:`backend.capabilities.SERVER_PROFILES`),
+    ``allow_targets`` (allowlist patterns: one that names a link-local or metadata host
+    explicitly lets the client connect there; see the module docstring).
     """
 
     def __init__(
@@ -235,6 +308,7 @@ class RestNamespaceClient(LanceNamespace):
         wire_log_size: int = DEFAULT_MAX_ENTRIES,
         verify: bool | str = True,
         server_profile: str | None = None,
+        allow_targets: Sequence[str] | None = None,
         **unknown: Any,
     ):
         # pylance's property names (``header.<Name>``; numbers as text) fold into the options.
@@ -276,6 +350,12 @@ class RestNamespaceClient(LanceNamespace):
                 "delimiter": delimiter,
             },
         )
+        if isinstance(allow_targets, str):  # one pattern given as a property (text)
+            allow_targets = [allow_targets]
+        allowed = tuple(str(p) for p in (allow_targets or ()))
+        refused = address_refusal(uri, allowed, resolve=transport is None)
+        if refused:
+            raise InvalidInputError(refused)
         self._uri = uri.rstrip("/")
         self._delimiter = str(delimiter)
         self._delimiter_query = (
@@ -303,7 +383,11 @@ class RestNamespaceClient(LanceNamespace):
         if self._auth_token:
             default_headers["Authorization"] = f"Bearer {self._auth_token}"
         self._wire_log = WireLog(wire_log_size)
-        inner = transport if transport is not None else httpx.HTTPTransport(verify=verify)
+        inner = (
+            transport
+            if transport is not None
+            else _AddressGuard(httpx.HTTPTransport(verify=verify), allowed)
+        )
         self._http = httpx.Client(
             headers=default_headers,
             timeout=httpx.Timeout(self._timeout),

@@ -10,6 +10,10 @@ connections apply before a client is made.
   CR, LF, NUL or non-ASCII character would end up in an exception text (httpx quotes refused
   header values) instead of on the wire;
 * header names are HTTP tokens, header values printable;
+* a REST server is never at a link-local address (``169.254.0.0/16``, ``fe80::/10``) nor at a
+  cloud-metadata address or name (:data:`METADATA_ADDRESSES`, :data:`METADATA_HOSTS`), unless
+  allowed explicitly: :func:`address_problem` judges the host and every address it resolves
+  to (the client resolves; the rule reads nothing);
 * object-store roots (``s3://``, ``gs://``, ``az://``): :data:`STORAGE_KEYS` lists the storage
   options each store knows, with a short hint (the Connect dialog offers them);
   :func:`storage_setup_problems` says what is missing before any request is made (no region
@@ -25,9 +29,11 @@ connections apply before a client is made.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
-from collections.abc import Mapping
+import socket
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -137,6 +143,72 @@ def url_problem(url: str) -> str | None:
         return "the server URL must not have a fragment (#...)"
     if port is not None and not 0 < port < 65536:
         return f"the server URL's port {port} is out of range"
+    return None
+
+
+# Cloud instance-metadata services (AWS IMDS v4/v6, ECS task metadata, Alibaba, Oracle...) and
+# the names they answer at. Link-local addresses are refused as a whole besides these.
+METADATA_ADDRESSES: frozenset[ipaddress.IPv4Address | ipaddress.IPv6Address] = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",
+        "169.254.170.2",
+        "169.254.169.253",
+        "fd00:ec2::254",
+        "fd00:ec2::23",
+        "100.100.100.200",
+        "192.0.0.192",
+    )
+)
+METADATA_HOSTS: frozenset[str] = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata.azure.com",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.tencentyun.com",
+        "metadata.packet.net",
+    }
+)
+
+
+def host_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP address written as ``host`` (any form the C resolver takes as a number:
+    ``169.254.169.254``, ``2852039166``, ``0xa9.0xfe.0xa9.0xfe``, ``[fe80::1]``), an IPv4 address
+    mapped into IPv6 as its IPv4 address; ``None`` for a host name."""
+    text = str(host).strip().strip("[]").split("%", 1)[0]
+    try:
+        found = ipaddress.ip_address(text)
+    except ValueError:
+        if not text or not re.fullmatch(r"[0-9a-fA-FxX.]+", text):
+            return None
+        try:  # inet_aton: the C library's forms of an IPv4 address (no lookup)
+            found = ipaddress.ip_address(socket.inet_aton(text))
+        except OSError:
+            return None
+    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:
+        return found.ipv4_mapped
+    return found
+
+
+def address_problem(host: str, addresses: Iterable[str] = ()) -> str | None:
+    """Why a REST client must not connect to ``host`` that resolved to ``addresses``: a
+    link-local or cloud-metadata address, or a metadata service's name (``None``: fine). The
+    host itself is judged too, so a caller that cannot resolve still refuses the known forms."""
+    name = str(host).strip().strip("[]").rstrip(".").lower()
+    if name in METADATA_HOSTS:
+        return f"{name} is a cloud metadata service"
+    for raw in (name, *addresses):
+        found = host_address(raw)
+        if found is None:
+            continue
+        shown = name if str(found) == name else f"{name} ({found})"
+        if found in METADATA_ADDRESSES:
+            return f"{shown} is a cloud metadata address"
+        if found.is_link_local:
+            return f"{shown} is a link-local address"
     return None
 
 
@@ -494,6 +566,10 @@ def _capital(text: str) -> str:
 
 __all__ = [
     "COMMON_STORAGE_KEYS",
+    "METADATA_ADDRESSES",
+    "METADATA_HOSTS",
+    "address_problem",
+    "host_address",
     "MAX_RETRIES",
     "MAX_TIMEOUT",
     "STORAGE_KEYS",

@@ -1788,3 +1788,96 @@ def test_wire_log_counts_requests_when_it_keeps_none() -> None:
     client, _ = make_client(server, wire_log_size=0)
     client.list_tables(ln.ListTablesRequest(id=["a"]))
     assert len(client.wire_log) == 0 and client.wire_log.counts() == {"list_tables": 1}
+
+
+# ---------------------------------------------------------------------------- where it connects
+
+
+@contextlib.contextmanager
+def counting_listener() -> Any:
+    """A real HTTP server on 127.0.0.1 that answers every request with an empty namespace
+    list; yields its port and the paths it was asked for."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            body = b'{"namespaces": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://2852039166/",
+        "http://[fd00:ec2::254]/",
+        "http://[fe80::1]:9400/",
+        "http://metadata.google.internal/computeMetadata/v1",
+    ],
+)
+def test_link_local_and_metadata_servers_are_refused_before_sending(url: str) -> None:
+    server = Server(default=httpx.Response(200, json={"namespaces": []}))
+    for options in ({}, {"transport": httpx.MockTransport(server)}):
+        with pytest.raises(lne.InvalidInputError, match="refused: .*(metadata|link-local)"):
+            backend.connect(url, **options)
+    assert server.requests == []
+
+
+def test_a_metadata_server_opens_only_when_an_allowed_target_names_it() -> None:
+    url = "http://169.254.169.254"
+    for loose in (["http://*"], ["*"], ["http://169.254.*/*"]):
+        with pytest.raises(lne.InvalidInputError, match="cloud metadata address"):
+            backend.connect(url, allow_targets=loose)
+    server = Server(default=httpx.Response(200, json={"namespaces": []}))
+    client = backend.connect(url, allow_targets=[f"{url}/*"], transport=httpx.MockTransport(server))
+    client.list_namespaces(ln.ListNamespacesRequest(id=[]))
+    assert [str(r.url) for r in server.requests] == [f"{url}/v1/namespace/%24/list"]
+
+
+def test_a_name_resolving_to_a_metadata_address_is_refused(monkeypatch) -> None:
+    """DNS stands in here (the test cannot change the machine's resolver): a name that resolves
+    to a metadata address is refused when the client is made, and a name that comes to resolve
+    to one later (DNS rebinding) is refused before the next request leaves; the loopback
+    server it pointed at first answered the first request only."""
+    real = socket.getaddrinfo
+    points_to = {"imds.test": "169.254.169.254", "rebind.test": "127.0.0.1"}
+
+    def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in points_to:
+            return real(points_to[host], *args, **kwargs)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    with pytest.raises(lne.InvalidInputError, match=r"imds\.test \(169\.254\.169\.254\)"):
+        backend.connect("http://imds.test/")
+    with counting_listener() as (port, asked):
+        client = backend.connect(f"http://rebind.test:{port}", max_retries=0)
+        client.list_namespaces(ln.ListNamespacesRequest(id=[]))
+        assert asked == ["/v1/namespace/%24/list"]  # loopback stays allowed
+        points_to["rebind.test"] = "169.254.169.254"
+        with pytest.raises(lne.InvalidInputError, match="cloud metadata address"):
+            client.list_namespaces(ln.ListNamespacesRequest(id=[]))
+        assert asked == ["/v1/namespace/%24/list"]
+        client.close()

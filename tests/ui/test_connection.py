@@ -315,14 +315,14 @@ def test_only_admins_change_the_saved_connections(roles, tmp_path: Path) -> None
     from tests.ui.conftest import app_as
 
     root = other_root(tmp_path)
-    at = app_as("ed@example.com")
-    at.button(key="conn.open").click().run()
-    box = at.checkbox(key="conn.form0.save")
-    assert box.disabled
-    assert "the editor role may not change the console's saved connections" in str(box.help)
-    at.session_state["conn.form0.save"] = True  # a client sends the box checked anyway
-    connect_form(at, str(root), name="other")
+    at = app_as("ed@example.com")  # an editor opens no typed target, so saves none either
+    assert at.button(key="conn.open").disabled
+    at.session_state["conn.dialog_open"] = True  # the dialog opened anyway
+    at.session_state["conn.form0.save"] = True  # ... and the box sent checked
+    at.run()
+    assert "conn.form0.target" not in [t.key for t in at.text_input]
     assert not (tmp_path / "connections.toml").exists()
+    assert str(root) not in texts(at)
     admin = app_as("ada@example.com")
     admin.button(key="conn.open").click().run()
     assert not admin.checkbox(key="conn.form0.save").disabled
@@ -771,3 +771,165 @@ def test_spec_from_form_keeps_secret_headers_out_of_spec() -> None:
         spec_from_form(
             {"target": "/x", "headers": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]}
         )
+
+
+# --- targets are configuration (backend.rules.targets) ------------------------------------------
+TYPED_TARGET = """
+import streamlit as st
+
+from components import connection
+
+connection.render_connection_sidebar()
+spec, typed = connection.spec_from_form({"target": TARGET, "name": "typed"})
+st.text(f"result: {connection.switch_to(spec, typed)}")
+"""
+
+
+def typed_target(target: str, email: str | None = None) -> str:
+    """A page that sends the dialog's request below the UI (past the disabled button) for
+    ``target``, as ``email`` (``None``: sign-in not configured); what ``switch_to`` said."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.ui.conftest import AUTH, TIMEOUT
+
+    at = AppTest.from_string(TYPED_TARGET.replace("TARGET", repr(target)), default_timeout=TIMEOUT)
+    if email is not None:
+        at.secrets["auth"] = AUTH
+        at.user = {"is_logged_in": True, "email": email, "sub": email}
+    at.run()
+    assert_no_exception(at)
+    (said,) = [t.value for t in at.text if str(t.value).startswith("result: ")]
+    return str(said)
+
+
+def audit_entries(directory: Path, operation: str) -> list:
+    from backend.audit import AuditLog
+
+    return [e for e in AuditLog(directory).entries() if e.operation == operation]
+
+
+def test_a_viewer_cannot_make_the_server_call_a_typed_url(roles: Path, busy_server) -> None:
+    """The SSRF of the issue: a viewer typing a loopback URL made the server call it. Now the
+    dialog is not offered, and a request sent anyway is refused before anything is sent; the
+    attempt is in the audit log."""
+    from tests.ui.conftest import app_as
+
+    url, asked = busy_server
+    at = app_as("vi@example.com")
+    opener = at.button(key="conn.open")
+    reason = "the viewer role may not open a folder, bucket or URL that is not configured"
+    assert opener.disabled and reason in str(opener.help)
+    assert f"Typed targets: {reason}" in texts(at)
+    at.session_state["conn.dialog_open"] = True  # the dialog opened anyway
+    at.run()
+    assert_no_exception(at)
+    assert "conn.form0.target" not in [t.key for t in at.text_input]
+    assert any("Typed targets are not available" in i for i in alerts(at, "info"))
+    said = typed_target(url, "vi@example.com")
+    assert said.startswith(f"result: Not opened: {reason}")
+    assert asked == []  # the server sent nothing to the typed URL
+    (entry,) = audit_entries(roles, "open_target")
+    assert entry.user == "vi@example.com" and entry.outcome == "error"
+    assert entry.error_class == "PermissionDeniedError" and url in str(entry.request)
+
+
+def test_an_exposed_console_without_sign_in_opens_no_typed_target(
+    roles: Path, monkeypatch, busy_server
+) -> None:
+    """An anonymous visitor of a console exposed without sign-in (``--host 0.0.0.0``: the
+    launcher's read-only policy) types nothing the server opens; with sign-in, an admin on the
+    same address may (the listener counts that one question)."""
+    from backend.launcher import launch
+    from tests.ui.conftest import app_as
+
+    url, asked = busy_server
+    monkeypatch.setenv(launch.HOST_ENV, "0.0.0.0")
+    at = new_app()
+    at.run()
+    assert_no_exception(at)
+    assert at.button(key="conn.open").disabled
+    assert "listens on 0.0.0.0 without sign-in" in str(at.button(key="conn.open").help)
+    said = typed_target(url)  # the OS user as admin: the exposure alone refuses it
+    assert said.startswith("result: Not opened: this console listens on 0.0.0.0 without sign-in")
+    assert asked == []
+    admin = app_as("ada@example.com")  # sign-in configured: an admin's right again
+    connect_form(admin, url, name="typed")
+    assert_no_exception(admin)
+    assert len(asked) == 1
+    entries = audit_entries(roles, "open_target")
+    assert [(e.user, e.outcome) for e in entries] == [
+        (connection.auth.Actor.os_user().user, "error"),
+        ("ada@example.com", "error"),  # it answered 503: not opened
+    ]
+
+
+def test_typed_folders_outside_the_allowlist_are_refused_and_nothing_is_created(
+    make_app, monkeypatch, tmp_path: Path
+) -> None:
+    """The allowlist (the connections file's ``allow_targets`` and ``--allow-target``): even
+    an admin opens and creates only inside it; the create is recorded in the audit log."""
+    import json
+    import os
+
+    from backend.launcher import launch
+
+    monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
+    base = Path(os.path.realpath(tmp_path))
+    allowed, outside = base / "allowed", base / "outside" / "new"
+    allowed.mkdir()
+    save_config(tmp_path, f'allow_targets = ["{allowed}/*"]\n')
+    monkeypatch.setenv(launch.ALLOW_TARGETS_ENV, json.dumps([str(base / "also" / "*")]))
+    at = make_app()
+    connect_form(at, str(outside), name="out")
+    assert_no_exception(at)
+    errors = " ".join(alerts(at, "error"))
+    assert f"Not opened: {outside} is not among the targets this console may open" in errors
+    assert f"{allowed}/*" in errors and f"{base}/also/*" in errors
+    assert not outside.exists() and not outside.parent.exists()
+    assert "conn.create" not in [b.key for b in at.button]  # no create offered
+    assert at.selectbox(key="conn").value == "default"
+    # a symlink inside the allowlist pointing outside is judged by where it leads
+    (allowed / "link").symlink_to(base / "outside", target_is_directory=True)
+    connect_form(at, str(allowed / "link" / "new"), name="sneaky")
+    assert not outside.exists()
+    assert any("is not among the targets" in e for e in alerts(at, "error"))
+
+    inside = allowed / "fresh"
+    connect_form(at, str(inside), name="fresh")
+    assert_no_exception(at)
+    assert any("does not exist: create it from the sidebar" in e for e in alerts(at, "error"))
+    at.run()  # the sidebar, drawn before the dialog, offers the create from the next run
+    create = at.button(key="conn.create")
+    assert not create.disabled and not inside.exists()
+    create.click().run()
+    assert_no_exception(at)
+    assert inside.is_dir()
+    assert at.selectbox(key="conn").value == "fresh"
+    (created,) = audit_entries(tmp_path / "audit", "create_target")
+    assert created.outcome == "ok" and created.request == {"path": str(inside)}
+    opened = audit_entries(tmp_path / "audit", "open_target")
+    assert [e.outcome for e in opened] == ["error", "error", "error"]  # refused, refused, missing
+    assert all(e.user == connection.auth.Actor.os_user().user for e in opened + [created])
+
+
+def test_a_viewer_creates_no_directory(roles: Path, tmp_path: Path) -> None:
+    """A saved connection's missing directory: the create is an admin's; a viewer's button is
+    disabled with the reason, and a create sent anyway is refused and recorded."""
+    from tests.ui.conftest import app_as
+
+    missing = tmp_path / "not-yet"
+    save_config(tmp_path, f'[connections.fresh]\ntarget = "{missing}"\n')
+    at = app_as("vi@example.com")
+    at.selectbox(key="conn").set_value("fresh").run()
+    assert_no_exception(at)
+    create = at.button(key="conn.create")
+    assert create.disabled
+    assert "the viewer role may not create a folder for a namespace" in str(create.help)
+    (spec,) = conns.load_connections()[0]
+    at.session_state["conn.write"] = connection._create_write("create", missing, spec, name="fresh")
+    at.run()  # the create sent anyway: the frame performs it
+    assert_no_exception(at)
+    assert not missing.exists()
+    assert any("is not created: the viewer role may not create" in e for e in alerts(at, "error"))
+    (entry,) = audit_entries(roles, "create_target")
+    assert entry.user == "vi@example.com" and entry.outcome == "error"
