@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from components import auth, connection, feedback
+from components import audit_view, auth, connection, feedback
 from components.connection import render_connection_sidebar, render_health_banner
 
 VIEWS = Path(__file__).parent / "views"
@@ -38,6 +38,7 @@ ROUTES = (
     Route("audit.py", "Audit", ":material/policy:", "audit"),
 )
 DEFAULT_ROUTE = ROUTES[0]  # what "/" opens
+AUDIT_PATH = "audit"  # offered only to whom may see the audit log (``audit_view.denial``)
 HOME = "home"  # the hidden page served at "/": it forwards to DEFAULT_ROUTE's own path
 
 
@@ -83,10 +84,14 @@ def perform_connection_write() -> None:
 
 def render_frame(pages: list[Any]) -> Any:
     """Page settings, the sign-in gate (a visitor who is not signed in sees only the sign-in
-    page), the navigation over ``pages``, the write the sidebar asked for, the connection
-    sidebar with who is signed in, and the health banner; returns the page to run."""
+    page), the navigation over ``pages`` (the Audit page only for whom may see it: admins,
+    never anonymous visitors of an exposed console), the write the sidebar asked for, the
+    connection sidebar with who is signed in, and the health banner; returns the page to
+    run."""
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
+    if audit_view.denial(auth.current_actor()) is not None:
+        pages = [p for p in pages if p.url_path != AUDIT_PATH]
     page = st.navigation(pages)
     if page.url_path == "":  # "/": the default route at its own path, with the link's query
         target = next(p for p in pages if p.url_path == DEFAULT_ROUTE.url_path)
@@ -101,6 +106,7 @@ def render_frame(pages: list[Any]) -> Any:
 
 
 __all__ = [
+    "AUDIT_PATH",
     "DEFAULT_ROUTE",
     "HOME",
     "ROUTES",

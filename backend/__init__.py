@@ -109,11 +109,19 @@ def commit_batch(ns: LanceNamespace, request: Any) -> Any:
     """A checked BatchCommitTables: the preflight, its first error raised, then the batch.
     On the local backend the commit judges the batch itself, under its lock, so nothing runs
     before it; elsewhere the preflight's reads come first (a REST batch of N declares in one
-    namespace: ListTables and ListNamespaces pages, then one BatchCommitTables)."""
+    namespace: ListTables and ListNamespaces pages, then one BatchCommitTables). A batch the
+    preflight refuses is recorded as refused when ``ns`` is gated (``gate.record_refusal``)."""
+    from backend.rules import batch_rules
+
+    from .gate import record_refusal
     from .local import LocalNamespace
 
     if not isinstance(ns, LocalNamespace):
-        preflight(ns, request, raise_first=True)
+        first = batch_rules.first_error(preflight(ns, request))
+        if first is not None:
+            error = first.error()
+            record_refusal(ns, "batch_commit_tables", request, error)  # the audit log's entry
+            raise error
     return ns.batch_commit_tables(request)
 
 

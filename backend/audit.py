@@ -11,6 +11,16 @@
 * :func:`batch_tables` lists what a batch (BatchCommitTables, BatchCreateTableVersions)
   touches: every table its operations name, each with the kinds of operation it gets, so an
   entry of a batch names its tables as a single write's ``ids`` names its object.
+* Every entry names the actor's ``role``, the ``target`` (the namespace root or server URL,
+  credentials masked: :func:`mask_target`) and the connection's name (a saved connection's
+  name, or :func:`target_name` for the launch target).
+* A long write (an index build, maintenance, an import) writes a ``started`` entry, durable
+  before the work begins, and its final entry carries the same ``op_id``: a process killed
+  midway leaves a ``started`` entry with no end (:func:`unfinished`), shown as
+  :data:`UNFINISHED`.
+* A write the console refused before sending anything (the role, a read-only connection, the
+  static request checks, a batch's preflight) is an entry with outcome ``refused`` and the
+  reason.
 * :func:`filter_entries` / :func:`to_csv` serve the Audit page and exports.
 
 The directory is ``$LANCE_CONSOLE_AUDIT_DIR`` or ``~/.local/state/lance-console/audit``.
@@ -26,9 +36,11 @@ import io
 import json
 import os
 import threading
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from backend import redaction
 from backend.rules import batch_rules, ids
@@ -42,12 +54,18 @@ _MAX_ITEMS = 20  # items of one list (or keys of one mapping) kept in a summary
 
 OK = "ok"
 FAILED = "error"
+REFUSED = "refused"  # refused before anything was sent or written, with the reason
+STARTED = "started"  # a long write began; its final entry has the same ``op_id``
+UNFINISHED = "started, no end recorded"  # what the page says of a started entry without an end
+OUTCOMES = (OK, FAILED, REFUSED, STARTED, UNFINISHED)  # the Audit page's outcome filter
 
 CSV_COLUMNS = (
     "ts",
     "user",
+    "role",
     "source",
     "connection",
+    "target",
     "operation",
     "ids",
     "outcome",
@@ -55,6 +73,7 @@ CSV_COLUMNS = (
     "error_message",
     "transaction_id",
     "duration_ms",
+    "op_id",
     "tables",
     "request",
 )
@@ -71,11 +90,47 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def new_op_id() -> str:
+    """The id that ties a long write's ``started`` entry to its final one."""
+    return uuid.uuid4().hex[:16]
+
+
+def mask_target(target: Any) -> str:
+    """The namespace root or server URL as an entry keeps it: a URL without its password and
+    with secret query parameters masked, any registered secret masked."""
+    text = str(target or "")
+    return redaction.redact_text(redaction.redact_url(text) if "://" in text else text)
+
+
+def target_name(target: Any) -> str:
+    """A connection name derived from a target, for the launch target (which has no saved
+    name): a URL's scheme, host, port and path (never its user, password or query), a local
+    path's (or ``file://`` URL's) last folder."""
+    text = str(target or "").strip()
+    if text.lower().startswith("file://"):
+        text = urlsplit(text).path
+    if "://" in text:
+        try:
+            parts = urlsplit(text)
+            host = parts.hostname or ""
+            port = f":{parts.port}" if parts.port else ""
+        except ValueError:
+            return mask_target(text)
+        path = parts.path.rstrip("/")
+        return f"{parts.scheme}://{host}{port}{path}" if host or path else mask_target(text)
+    path = text.rstrip("/\\")
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name or path or "(no target)"
+
+
 @dataclasses.dataclass
 class AuditEntry:
-    """One write: who, when, where (the connection's name, never a secret), what, the outcome.
-    ``ids``: the object a single write addresses; ``tables``: the tables a batch touches
-    (:func:`batch_tables`: ``{"id": [...], "kinds": [...]}`` each, in the batch's order)."""
+    """One write: who (``user`` and ``role``), when, where (the connection's name and the
+    ``target``, never a secret), what, the outcome. ``ids``: the object a single write
+    addresses; ``tables``: the tables a batch touches (:func:`batch_tables`: ``{"id": [...],
+    "kinds": [...]}`` each, in the batch's order); ``op_id``: shared by a long write's
+    ``started`` entry and its final one. Entries written before ``role``, ``target`` and
+    ``op_id`` existed read with them empty."""
 
     user: str
     connection: str
@@ -90,10 +145,15 @@ class AuditEntry:
     duration_ms: float | None = None
     source: str = "console"  # console | notebook
     ts: str = dataclasses.field(default_factory=now_iso)
+    role: str | None = None
+    target: str | None = None
+    op_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["connection"] = redaction.redact_text(str(self.connection))
+        if self.target is not None:
+            data["target"] = mask_target(self.target)
         if self.error_message is not None:
             data["error_message"] = redaction.redact_text(str(self.error_message))
         data["request"] = summarize(self.request)
@@ -291,7 +351,10 @@ def filter_entries(
 ) -> list[AuditEntry]:
     """The entries that match every given filter; ``table`` matches any part of the ids, or of
     the id of any table a batch touches (``sales`` finds ``sales › orders``), ``user`` a
-    substring, case-insensitive."""
+    substring, case-insensitive; ``outcome`` :data:`UNFINISHED` finds the ``started`` entries
+    no final entry follows (among ``entries``)."""
+    entries = list(entries)
+    open_ops = unfinished(entries) if outcome == UNFINISHED else set()
     ops = {operation} if isinstance(operation, str) else set(operation or ())
     lo, hi = _as_iso(since), _as_iso(until)
     needle_user = (user or "").strip().lower()
@@ -308,7 +371,10 @@ def filter_entries(
             continue
         if hi and e.ts > hi:
             continue
-        if outcome and e.outcome != outcome:
+        if outcome == UNFINISHED:
+            if e.outcome != STARTED or e.op_id not in open_ops:
+                continue
+        elif outcome and e.outcome != outcome:
             continue
         out.append(e)
     return out
@@ -332,12 +398,32 @@ def _as_iso(value: str | dt.datetime | None) -> str | None:
     return str(value)
 
 
-def to_rows(entries: Iterable[AuditEntry]) -> list[dict[str, Any]]:
+def unfinished(entries: Iterable[AuditEntry]) -> set[str]:
+    """The ``op_id`` of every ``started`` entry that no final entry (the same ``op_id``, any
+    other outcome) follows: a long write still running, or one whose process was killed."""
+    started: set[str] = set()
+    ended: set[str] = set()
+    for e in entries:
+        if not e.op_id:
+            continue
+        (started if e.outcome == STARTED else ended).add(e.op_id)
+    return started - ended
+
+
+def to_rows(
+    entries: Iterable[AuditEntry], *, open_ops: set[str] | None = None
+) -> list[dict[str, Any]]:
     """Flat rows (ids joined with " › ", a batch's tables with their kinds, the request as
-    compact JSON) for tables and CSV."""
+    compact JSON) for tables and CSV; a ``started`` entry whose ``op_id`` is in ``open_ops``
+    (default: :func:`unfinished` of ``entries``) reads :data:`UNFINISHED`."""
+    entries = list(entries)
+    if open_ops is None:
+        open_ops = unfinished(entries)
     rows = []
     for e in entries:
         data = e.to_json()
+        if e.outcome == STARTED and e.op_id in open_ops:
+            data["outcome"] = UNFINISHED
         data["ids"] = ids.display_id([str(i) for i in e.ids or []], root="")
         data["tables"] = describe_tables(e.tables or [])
         data["request"] = json.dumps(data["request"], ensure_ascii=False, default=str)
@@ -345,11 +431,11 @@ def to_rows(entries: Iterable[AuditEntry]) -> list[dict[str, Any]]:
     return rows
 
 
-def to_csv(entries: Iterable[AuditEntry]) -> str:
+def to_csv(entries: Iterable[AuditEntry], *, open_ops: set[str] | None = None) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS))
     writer.writeheader()
-    for row in to_rows(entries):
+    for row in to_rows(entries, open_ops=open_ops):
         writer.writerow(row)
     return buf.getvalue()
 
@@ -357,13 +443,21 @@ def to_csv(entries: Iterable[AuditEntry]) -> str:
 __all__ = [
     "FAILED",
     "OK",
+    "OUTCOMES",
+    "REFUSED",
+    "STARTED",
+    "UNFINISHED",
     "AuditEntry",
     "AuditLog",
     "batch_tables",
     "default_directory",
     "describe_tables",
     "filter_entries",
+    "mask_target",
+    "new_op_id",
     "summarize",
+    "target_name",
     "to_csv",
     "to_rows",
+    "unfinished",
 ]

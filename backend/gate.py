@@ -5,9 +5,19 @@ operation goes through it; a write is
 
 1. refused when the gate is read-only (``PermissionDeniedError`` naming why),
 2. refused when the actor's role may not run it (``backend.access``, the one classification),
-3. run, timed and recorded in the audit log (``backend.audit``), whether it succeeds or fails;
-   the entry names the object the write addresses, or every table a batch touches with the
-   kinds of its operations (``audit.batch_tables``).
+3. refused when the request breaks a static rule (``rules.request_rules``, the check both
+   backends make on entry: the same ``InvalidInputError``),
+4. run, timed and recorded in the audit log (``backend.audit``), whether it succeeds or fails;
+   the entry names the actor's role, the target and the connection, the object the write
+   addresses, or every table a batch touches with the kinds of its operations
+   (``audit.batch_tables``).
+
+A refusal is recorded too, with outcome ``refused`` and the reason. A long write (an index
+build, maintenance, an import: :data:`LONG_OPS`, and every write of a background task, inside
+:func:`long_operations`) first writes a ``started`` entry, durable before the work begins; its
+final entry has the same ``op_id``, so a process killed midway leaves a ``started`` entry with
+no end. A refusal decided outside the gate (a batch's preflight) is recorded with
+:func:`record_refusal`.
 
 Reads pass straight through. The wrapped client may be shared by many actors (the console
 caches one client per connection); the gate is per actor and cheap to make. Services take the
@@ -30,11 +40,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from lance_namespace.errors import ErrorCode, LanceNamespaceError
+from lance_namespace.errors import ErrorCode, InvalidInputError, LanceNamespaceError
 
 from . import access, audit
 from .errors import make
 from .rest.routes import ROUTES
+from .rules import ids as id_rules
+from .rules import request_rules
 
 # A lance dataset handed out by ``open_dataset`` reads freely; anything else it can do (insert,
 # delete, index, tag, restore...) runs only inside a write the gate checked and records
@@ -56,6 +68,28 @@ DATASET_READS: frozenset[str] = frozenset(
 )  # fmt: skip
 TAG_READS: frozenset[str] = frozenset({"list", "get_version", "list_ordered"})
 _IN_WRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("gate_in_write", default=False)
+# Writes that may run for minutes: each writes a ``started`` entry before it begins.
+LONG_OPS: frozenset[str] = frozenset(
+    {
+        "create_table_index",
+        "create_table_scalar_index",
+        "optimize_indexes",
+        "compact_files",
+        "import_table",
+    }
+)
+_LONG: contextvars.ContextVar[bool] = contextvars.ContextVar("gate_long", default=False)
+
+
+@contextlib.contextmanager
+def long_operations() -> Iterator[None]:
+    """Every write recorded inside (in this thread or task: a context variable) is a long
+    one: a ``started`` entry first (background tasks run their work inside)."""
+    token = _LONG.set(True)
+    try:
+        yield
+    finally:
+        _LONG.reset(token)
 
 
 class _Guarded:
@@ -138,6 +172,34 @@ def _ids(request: Any) -> list[str]:
     return [str(p) for p in raw] if isinstance(raw, (list, tuple)) else []
 
 
+def static_problem(operation: str, request: Any, delimiter: str) -> str | None:
+    """Why ``request`` breaks a static rule of the spec operation ``operation``
+    (``rules.request_rules``, as the backends check it on entry); ``None`` when it does not,
+    or when the request is not one the rules read (the backend then judges it)."""
+    route = ROUTES.get(operation)
+    if route is None or request is None:
+        return None
+    model: Any = request
+    if not isinstance(request, route.request):
+        try:
+            if isinstance(request, dict):
+                model = route.request.from_dict(dict(request))  # type: ignore[attr-defined]
+            elif hasattr(request, "model_dump"):
+                model = route.request.from_dict(  # type: ignore[attr-defined]
+                    request.model_dump(by_alias=True, exclude_none=True)
+                )
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - not a request the rules read: the backend judges
+            return None
+        if model is None:
+            return None
+    try:
+        return request_rules.request_problem(operation, model, delimiter=delimiter)
+    except Exception:  # noqa: BLE001 - a half-built model (model_construct): the backend judges
+        return None
+
+
 def _txn_id(result: Any) -> str | None:
     txn = getattr(result, "transaction_id", None)
     if txn is None and isinstance(result, dict):
@@ -154,12 +216,17 @@ class GatedNamespace:
         *,
         actor: Actor,
         connection: str,
+        target: str | None = None,
         read_only: str | None = None,
         log: audit.AuditLog | None = None,
     ) -> None:
         self._inner = inner
         self._actor = actor
-        self._connection = connection
+        if target is None:  # the REST client's URL, the local backend's root
+            found = getattr(inner, "uri", None) or getattr(inner, "root", None)
+            target = str(found) if isinstance(found, str) else ""
+        self._target = audit.mask_target(target)
+        self._connection = connection or audit.target_name(target)
         self._read_only = read_only
         self._log = log
         # Over REST every request carries the actor (the local backend has no one to tell).
@@ -173,6 +240,16 @@ class GatedNamespace:
     @property
     def actor(self) -> Actor:
         return self._actor
+
+    @property
+    def connection(self) -> str:
+        """The connection's name the entries record."""
+        return self._connection
+
+    @property
+    def target(self) -> str:
+        """The namespace root or server URL the entries record (credentials masked)."""
+        return self._target
 
     @property
     def read_only(self) -> str | None:
@@ -262,30 +339,58 @@ class GatedNamespace:
 
         return guard
 
-    @contextlib.contextmanager
-    def record(
-        self, operation: str, request: Any = None, *, ids: Sequence[str] | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """Check, run the body, and record one audit entry for ``operation`` (a refusal too);
-        the body may put ``transaction_id`` (or ``result``) into the yielded dict."""
-        outcome: dict[str, Any] = {}
-        started = time.perf_counter()
-        entry = audit.AuditEntry(
+    def _delimiter(self) -> str:
+        return str(getattr(self._inner, "delimiter", None) or id_rules.DEFAULT_DELIMITER)
+
+    def _entry(self, operation: str, request: Any, ids: Sequence[str] | None) -> audit.AuditEntry:
+        return audit.AuditEntry(
             user=self._actor.user,
+            role=self._actor.role,
             source=self._actor.source,
             connection=self._connection,
+            target=self._target,
             operation=operation,
             ids=list(ids) if ids is not None else _ids(request),
             tables=audit.batch_tables(operation, request),
             request=request,
+            op_id=audit.new_op_id(),
         )
+
+    def _append(self, entry: audit.AuditEntry) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):  # a full disk must not fail the write itself
+                self._log.append(entry)
+
+    @contextlib.contextmanager
+    def record(
+        self,
+        operation: str,
+        request: Any = None,
+        *,
+        ids: Sequence[str] | None = None,
+        long: bool | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Check, run the body, and record one audit entry for ``operation`` (a refusal too,
+        outcome ``refused``); the body may put ``transaction_id`` (or ``result``) into the
+        yielded dict. A long write (``long``; default: :data:`LONG_OPS` or inside
+        :func:`long_operations`) first records a ``started`` entry with the same ``op_id``."""
+        outcome: dict[str, Any] = {}
+        started = time.perf_counter()
+        entry = self._entry(operation, request, ids)
         token = None
+        checked = False
         try:
             self.check(operation, request)
+            problem = static_problem(operation, request, self._delimiter())
+            if problem:
+                raise InvalidInputError(f"{operation}: {problem}")
+            checked = True
+            if long if long is not None else (operation in LONG_OPS or _LONG.get()):
+                self._append(dataclasses.replace(entry, outcome=audit.STARTED))
             token = _IN_WRITE.set(True)
             yield outcome
         except BaseException as exc:
-            entry.outcome = audit.FAILED
+            entry.outcome = audit.FAILED if checked else audit.REFUSED
             entry.error_class = type(exc).__name__
             entry.error_message = str(getattr(exc, "server_message", None) or exc)
             raise
@@ -294,22 +399,77 @@ class GatedNamespace:
                 _IN_WRITE.reset(token)
             entry.duration_ms = round((time.perf_counter() - started) * 1000, 1)
             entry.transaction_id = outcome.get("transaction_id") or _txn_id(outcome.get("result"))
-            if self._log is not None:
-                with contextlib.suppress(OSError):  # a full disk must not fail the write itself
-                    self._log.append(entry)
+            self._append(entry)
+
+    def refuse(
+        self,
+        operation: str,
+        request: Any,
+        reason: str,
+        *,
+        ids: Sequence[str] | None = None,
+        error_class: str = "Refused",
+    ) -> None:
+        """Record that ``operation`` was refused before anything was sent (a batch's
+        preflight found a problem), with the reason."""
+        entry = self._entry(operation, request, ids)
+        entry.outcome = audit.REFUSED
+        entry.error_class = error_class
+        entry.error_message = reason
+        entry.duration_ms = 0.0
+        self._append(entry)
 
     def __repr__(self) -> str:
         return f"GatedNamespace({self._inner!r}, user={self._actor.user!r})"
 
 
 def recorded(
-    ns: Any, operation: str, request: Any = None, *, ids: Sequence[str] | None = None
+    ns: Any,
+    operation: str,
+    request: Any = None,
+    *,
+    ids: Sequence[str] | None = None,
+    long: bool | None = None,
 ) -> contextlib.AbstractContextManager[dict[str, Any]]:
     """For a service's write that bypasses the namespace's operations (an import writing
     through lance): checked and recorded by the gate when ``ns`` is gated, else just run."""
     if isinstance(ns, GatedNamespace):
-        return ns.record(operation, request, ids=ids)
+        return ns.record(operation, request, ids=ids, long=long)
     return contextlib.nullcontext({})
+
+
+def record_refusal(
+    ns: Any,
+    operation: str,
+    request: Any,
+    reason: str | BaseException,
+    *,
+    ids: Sequence[str] | None = None,
+) -> None:
+    """Record a refusal decided outside the gate (a batch's preflight, a service's own
+    checks) when ``ns`` is gated: outcome ``refused``, the reason (an error's class and
+    message); nothing otherwise."""
+    if not isinstance(ns, GatedNamespace):
+        return
+    if isinstance(reason, BaseException):
+        text = str(getattr(reason, "server_message", None) or reason)
+        ns.refuse(operation, request, text, ids=ids, error_class=type(reason).__name__)
+    else:
+        ns.refuse(operation, request, reason, ids=ids)
+
+
+@contextlib.contextmanager
+def refusals(
+    ns: Any, operation: str, request: Any = None, *, ids: Sequence[str] | None = None
+) -> Iterator[None]:
+    """The checks a service makes before a write it performs itself (an import, a row
+    delete): a ``LanceNamespaceError`` raised inside is recorded as a refusal of
+    ``operation`` (nothing was written yet), then raised."""
+    try:
+        yield
+    except LanceNamespaceError as err:
+        record_refusal(ns, operation, request, err, ids=ids)
+        raise
 
 
 def require_writable(ns: Any, operation: str) -> None:
@@ -324,26 +484,35 @@ def gate(
     *,
     actor: Actor | None = None,
     connection: str = "",
+    target: str | None = None,
     read_only: str | None = None,
     log: audit.AuditLog | None = None,
 ) -> GatedNamespace:
-    """``ns`` behind the write gate (an already gated namespace is re-gated on its inner one)."""
+    """``ns`` behind the write gate (an already gated namespace is re-gated on its inner one).
+    ``target``: the namespace root or server URL the entries name (default: the backend's
+    own); ``connection``: the connection's name (default: one derived from the target)."""
     inner = ns.inner if isinstance(ns, GatedNamespace) else ns
     return GatedNamespace(
         inner,
         actor=actor or Actor.os_user(),
         connection=connection,
+        target=target,
         read_only=read_only,
         log=log,
     )
 
 
 __all__ = [
+    "LONG_OPS",
     "Actor",
     "GatedNamespace",
     "gate",
+    "long_operations",
+    "record_refusal",
     "recorded",
     "refusal",
+    "refusals",
     "require_writable",
+    "static_problem",
     "unwrap",
 ]

@@ -1,4 +1,5 @@
-"""The Audit page's pieces: filters over the audit log, the entries as a table, CSV export.
+"""The Audit page's pieces: who may see it, filters over the audit log, the entries as a table
+(a long write's ``started`` entry with no end says so), CSV export.
 
 The entries are already redacted when written (``backend.audit``); nothing here unmasks them.
 """
@@ -12,18 +13,58 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend import audit
+from backend import access, audit
+from backend.gate import Actor
+from backend.launcher import launch
 from backend.text import plural
 from components.common import dataframe
 
+ADMINS_ONLY = "The audit log is shown to admins only."
 
-def entries_frame(entries: Sequence[audit.AuditEntry]) -> pd.DataFrame:
-    """The entries as rows, newest first (the time as a timestamp)."""
-    rows = audit.to_rows(entries)
+
+def exposed_address() -> str | None:
+    """The address beyond loopback this console listens on: the launcher's (launch policy,
+    ``launch.exposed``), or Streamlit's ``server.address`` when set to one; ``None`` when it
+    listens on loopback only (as far as either says)."""
+    found = launch.exposed()
+    if found:
+        return found
+    try:
+        address = st.get_option("server.address")
+    except Exception:  # noqa: BLE001 - no such option in this Streamlit: the launcher's word
+        return None
+    return str(address) if address and not launch.is_loopback(str(address)) else None
+
+
+def denial(actor: Actor) -> str | None:
+    """Why ``actor`` may not see the audit log (``None``: they may). Admins only, and never
+    anonymous visitors: on a console exposed without sign-in every visitor acts as the OS
+    user (an admin), so nobody is shown it there."""
+    from components import auth
+
+    address = exposed_address()
+    if address and not auth.sign_in_configured():
+        return (
+            f"The audit log is not shown here: the console listens on {address} without "
+            "sign-in, so its visitors are anonymous. Configure sign-in to see it in the "
+            "console, or read the log on the server."
+        )
+    if access.rank(actor.role or "") < access.rank(access.ADMIN):
+        return ADMINS_ONLY
+    return None
+
+
+def entries_frame(
+    entries: Sequence[audit.AuditEntry], *, open_ops: set[str] | None = None
+) -> pd.DataFrame:
+    """The entries as rows, newest first (the time as a timestamp); a ``started`` entry of
+    ``open_ops`` (default: those of ``entries`` with no end) reads "started, no end
+    recorded"."""
+    rows = audit.to_rows(entries, open_ops=open_ops)
     frame = pd.DataFrame(rows, columns=list(audit.CSV_COLUMNS))
     if not frame.empty:
         frame["ts"] = pd.to_datetime(frame["ts"], utc=True)
-        text = ["error_class", "error_message", "transaction_id"]
+        text = ["role", "target", "op_id", "error_class", "error_message", "transaction_id"]
         frame[text] = frame[text].fillna("")  # blank, not "None", where a write had none
         frame = frame.iloc[::-1].reset_index(drop=True)
     return frame
@@ -43,7 +84,7 @@ def render_filters(entries: Sequence[audit.AuditEntry], *, key_prefix: str) -> d
         help="Matches the id a write addresses and every table a batch touches.",
     )
     c4, c5 = st.columns([1, 2])
-    outcome = c4.selectbox("Outcome", ["(any)", audit.OK, audit.FAILED], key=f"{key_prefix}.out")
+    outcome = c4.selectbox("Outcome", ["(any)", *audit.OUTCOMES], key=f"{key_prefix}.out")
     today = dt.datetime.now(dt.UTC).date()
     first = min((e.ts[:10] for e in entries), default=today.isoformat())
     span = c5.date_input(
@@ -67,10 +108,17 @@ def render_filters(entries: Sequence[audit.AuditEntry], *, key_prefix: str) -> d
     }
 
 
-def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefix: str) -> None:
-    """The matching entries, newest first, and their CSV."""
+def render_entries(
+    entries: Sequence[audit.AuditEntry],
+    total: int,
+    *,
+    key_prefix: str,
+    open_ops: set[str] | None = None,
+) -> None:
+    """The matching entries, newest first, and their CSV; ``open_ops``: the ``started``
+    entries of the whole log that no final entry follows (``audit.unfinished``)."""
     st.caption(f"{plural(len(entries), 'entry', 'entries')} of {total}")
-    frame = entries_frame(entries)
+    frame = entries_frame(entries, open_ops=open_ops)
     dataframe(
         frame,
         hide_index=True,
@@ -78,6 +126,10 @@ def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefi
         column_config={
             "ts": st.column_config.DatetimeColumn("time (UTC)", format="YYYY-MM-DD HH:mm:ss"),
             "duration_ms": st.column_config.NumberColumn("ms", format="%.1f"),
+            "target": st.column_config.TextColumn("target (masked)"),
+            "op_id": st.column_config.TextColumn(
+                "operation id", help="A long write's started entry and its end share it."
+            ),
             "tables": st.column_config.TextColumn("tables (of a batch)", width="medium"),
             "request": st.column_config.TextColumn("request (redacted)", width="large"),
         },
@@ -85,7 +137,7 @@ def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefi
     )
     st.download_button(
         "Export CSV",
-        data=audit.to_csv(entries),
+        data=audit.to_csv(entries, open_ops=open_ops),
         file_name="lance-console-audit.csv",
         mime="text/csv",
         icon=":material/download:",
@@ -94,4 +146,11 @@ def render_entries(entries: Sequence[audit.AuditEntry], total: int, *, key_prefi
     )
 
 
-__all__ = ["entries_frame", "render_entries", "render_filters"]
+__all__ = [
+    "ADMINS_ONLY",
+    "denial",
+    "entries_frame",
+    "exposed_address",
+    "render_entries",
+    "render_filters",
+]

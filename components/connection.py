@@ -363,6 +363,15 @@ def _audit_log() -> audit.AuditLog:
     return audit.AuditLog()
 
 
+def audit_name(spec: ConnectionSpec) -> str:
+    """The connection's name in the audit log: a saved (or dialog-made) connection's own name;
+    for the launch target, which the picker calls "default" on every console, a name derived
+    from its target (``audit.target_name``)."""
+    if spec.name == DEFAULT and spec.source in ("default", "env"):
+        return audit.target_name(spec.target)
+    return spec.name
+
+
 def get_namespace() -> backend.LanceNamespace:
     """The connected namespace of the active connection (a cached client shared by sessions)
     behind this session's write gate: writes are refused while read-only or beyond the actor's
@@ -375,7 +384,14 @@ def get_namespace() -> backend.LanceNamespace:
     if made is not None and made[0] is spec and made[1] == lock and made[2] == actor:
         return made[3]  # opened once per run (each cached read of the run asks for it)
     ns = _open(spec)
-    gated = gate(ns, actor=actor, connection=spec.name, read_only=lock, log=_audit_log())
+    gated = gate(
+        ns,
+        actor=actor,
+        connection=audit_name(spec),
+        target=spec.target,
+        read_only=lock,
+        log=_audit_log(),
+    )
     reading.gated = (spec, lock, actor, cast(backend.LanceNamespace, gated))
     return reading.gated[3]  # duck-typed: every operation of ``ns``
 
@@ -1131,6 +1147,7 @@ def render_health_banner() -> None:
 __all__ = [
     "ConnectionWrite",
     "ask_write",
+    "audit_name",
     "backend_kind",
     "allowed_targets",
     "connection_key",

@@ -718,7 +718,10 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
     )
     render_commit_form(len(operations), enabled=can_commit and not read_only)
     if check == "commit" and can_commit and not read_only and found is not None:
-        return None if bb.has_errors(found) else Commit(operations)
+        if bb.has_errors(found):
+            bb.record_refused_commit(ns, operations, found)  # refused: in the audit log
+            return None
+        return Commit(operations)
     return None
 
 

@@ -10,6 +10,8 @@ variables; the console reads them through the functions below:
 ``LANCE_CONSOLE_READ_ONLY_REASON`` why (shown in the sidebar)
 ``LANCE_CONSOLE_ANONYMOUS_WRITES`` the address an exposed console accepts anonymous writes on
                                    (``--allow-anonymous-writes``): every page warns
+``LANCE_CONSOLE_EXPOSED``          the address of a console that listens beyond loopback
+                                   (``--host``), read-only or not
 ``LANCE_CONSOLE_STORAGE``          JSON object: the default connection's non-secret storage
                                    options
 ``LANCE_CONSOLE_STORAGE_SECRETS``  JSON object: secret storage option -> the environment
@@ -28,7 +30,8 @@ variables; the console reads them through the functions below:
 =================================  ================================================================
 
 Policy: :func:`is_loopback` (an address only this machine reaches), :func:`sign_in_configured`
-(an ``[auth]`` section in ``.streamlit/secrets.toml``), :func:`launch_read_only`.
+(an ``[auth]`` section in ``.streamlit/secrets.toml``), :func:`launch_read_only`,
+:func:`exposed` (the address beyond loopback the console listens on).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ TARGET_ENV = "LANCE_CONSOLE_TARGET"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
 READ_ONLY_REASON_ENV = "LANCE_CONSOLE_READ_ONLY_REASON"
 ANONYMOUS_WRITES_ENV = "LANCE_CONSOLE_ANONYMOUS_WRITES"
+EXPOSED_ENV = "LANCE_CONSOLE_EXPOSED"
 STORAGE_ENV = "LANCE_CONSOLE_STORAGE"
 STORAGE_SECRETS_ENV = "LANCE_CONSOLE_STORAGE_SECRETS"
 API_KEY_ENV = "LANCE_CONSOLE_API_KEY"
@@ -127,6 +131,14 @@ def anonymous_writes(env: Mapping[str, str] | None = None) -> str | None:
     return env.get(ANONYMOUS_WRITES_ENV) or None
 
 
+def exposed(env: Mapping[str, str] | None = None) -> str | None:
+    """The address beyond loopback this server listens on (the launcher's ``--host``), else
+    ``None``; accepting anonymous writes implies it."""
+    env = os.environ if env is None else env
+    found = env.get(EXPOSED_ENV) or env.get(ANONYMOUS_WRITES_ENV) or None
+    return None if found is None or is_loopback(found) else found
+
+
 def launch_storage(env: Mapping[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """``(non-secret storage options, secret option -> environment variable)`` given by the
     launcher (``--storage``); malformed JSON gives nothing."""
@@ -192,6 +204,7 @@ __all__ = [
     "ANONYMOUS_WRITES_ENV",
     "API_KEY_ENV",
     "API_KEY_ENV_NAME",
+    "EXPOSED_ENV",
     "LOOPBACK",
     "READ_ONLY_ENV",
     "READ_ONLY_REASON_ENV",
@@ -201,6 +214,7 @@ __all__ = [
     "TARGET_ENV",
     "HOST_ENV",
     "anonymous_writes",
+    "exposed",
     "is_loopback",
     "launch_allow_targets",
     "launch_api_key_env",

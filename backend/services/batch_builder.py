@@ -257,6 +257,18 @@ def validate(
     return backend_preflight(ns, to_request(operations))
 
 
+def record_refused_commit(
+    ns: LanceNamespace, operations: Sequence[Operation], problems: Sequence[Problem]
+) -> None:
+    """The audit log's entry of a commit the preflight refused (the builder's "Commit
+    atomically" found errors, so nothing was sent): outcome ``refused``, the errors as the
+    reason (``gate.record_refusal``; nothing when ``ns`` is not gated)."""
+    errors = [str(p) for p in problems if p.severity == "error"]
+    if errors:
+        reason = "the preflight refused the batch: " + "; ".join(errors)
+        gate.record_refusal(ns, "batch_commit_tables", to_request(operations), reason)
+
+
 def commit(
     ns: LanceNamespace, operations: Sequence[Operation], *, validated: bool = False
 ) -> BatchCommitTablesResponse:
@@ -572,6 +584,7 @@ def discard_staged(staged: Iterable[StagedManifest | dict[str, Any]]) -> int:
 
 
 __all__ = [
+    "record_refused_commit",
     "BATCH_TRANSACTION_COLUMNS",
     "BatchTransaction",
     "NO_LIST_OPERATION",

@@ -649,33 +649,36 @@ def import_table(
     inferred. ``progress(rows_done, rows_total_or_None)`` is called per batch; ``total_rows``
     (e.g. :attr:`ImportPreview.num_rows`) fills in the total when the format does not tell.
     """
-    check_size(source)
-    fmt = check_format(fmt, IMPORT_FORMATS, "import")
-    if mode not in MODES:
-        raise invalid(f"import modes: {', '.join(MODES)}; got {mode!r}")
-    keys = _keys(mode, on)
-    table_id = ids.check_id(list(table_id))
-    table_schema: pa.Schema | None = None
-    if mode == "create":
-        _check_new_table(ns, table_id)
-    else:
-        table_schema = table_arrow_schema(ns, table_id)
-    upload = _open_upload(source, fmt, schema)
-    target = upload.schema
-    batches = upload.batches
-    if table_schema is not None:
-        problems = schema_differences(upload.schema, table_schema, on=keys)
-        if problems:
-            raise invalid(
-                f"the upload does not fit table {table_name(ns, table_id)}; nothing was written: "
-                + "; ".join(problems)
-            )
-        target = table_schema
-        batches = conform(batches, table_schema)
-    else:
-        duplicates = sorted({n for n in target.names if target.names.count(n) > 1})
-        if duplicates:
-            raise invalid("columns named twice in the upload: " + ", ".join(duplicates))
+    asked = {"id": [str(p) for p in table_id], "mode": mode, "on": on or None}
+    # A check that fails before anything is written is a refusal, in the audit log as one.
+    with gate.refusals(ns, "import_table", asked):
+        check_size(source)
+        fmt = check_format(fmt, IMPORT_FORMATS, "import")
+        if mode not in MODES:
+            raise invalid(f"import modes: {', '.join(MODES)}; got {mode!r}")
+        keys = _keys(mode, on)
+        table_id = ids.check_id(list(table_id))
+        table_schema: pa.Schema | None = None
+        if mode == "create":
+            _check_new_table(ns, table_id)
+        else:
+            table_schema = table_arrow_schema(ns, table_id)
+        upload = _open_upload(source, fmt, schema)
+        target = upload.schema
+        batches = upload.batches
+        if table_schema is not None:
+            problems = schema_differences(upload.schema, table_schema, on=keys)
+            if problems:
+                raise invalid(
+                    f"the upload does not fit table {table_name(ns, table_id)}; nothing was written: "
+                    + "; ".join(problems)
+                )
+            target = table_schema
+            batches = conform(batches, table_schema)
+        else:
+            duplicates = sorted({n for n in target.names if target.names.count(n) > 1})
+            if duplicates:
+                raise invalid("columns named twice in the upload: " + ", ".join(duplicates))
     total = upload.total if upload.total is not None else total_rows
     feed = _Feed(target, batches, total, progress)
     try:

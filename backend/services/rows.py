@@ -120,7 +120,9 @@ def delete_rows(
 ) -> RowsDeleted:
     """Delete the rows ``filter`` matches as one new version (see the module docstring);
     ``expected_count``: the previewed count, refused when it no longer holds."""
-    request = check_filter(ns, table_id, filter)
+    asked = {"id": [str(p) for p in table_id], "predicate": filter}
+    with gate.refusals(ns, OPERATION, asked):  # a filter the rules refuse: in the audit log
+        request = check_filter(ns, table_id, filter)
     tid = list(request.id or [])
     text = str(request.predicate)
     if _writes_locally(ns):

@@ -8,6 +8,10 @@ kept), hands out consistent copies, waits for one and forgets one. Two kinds of 
   through the ``progress`` callable it is given; the result or the error is kept on the task;
 * ``build_jobs.BuildJobRegistry`` (``build_jobs.JOBS``) - an index build, with lance's progress
   events or, on backends without them, a poll of the index listing.
+
+Every job runs inside ``gate.long_operations()``: each write it makes through the gate writes
+a ``started`` audit entry before it begins, and its final entry refers to it (the same
+``op_id``), so a process killed mid-job leaves a ``started`` entry with no end.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
+
+from backend.gate import long_operations
 
 Progress = Callable[[str, float], None]
 
@@ -79,7 +85,14 @@ class Registry(Generic[T]):
 
     @staticmethod
     def _spawn(name: str, target: Callable[..., None], *args: Any) -> None:
-        threading.Thread(target=target, args=args, daemon=True, name=name).start()
+        """Run ``target(*args)`` in a daemon thread, its writes recorded as long ones (a
+        ``started`` audit entry first: ``gate.long_operations``)."""
+
+        def run() -> None:
+            with long_operations():
+                target(*args)
+
+        threading.Thread(target=run, daemon=True, name=name).start()
 
     def _finish(self, task_id: str, status: str, **outcome: Any) -> None:
         """The job's end: ``succeeded`` (fraction 1) or ``failed``, with ``result`` /

@@ -211,3 +211,115 @@ def test_sigkill_while_writing_keeps_every_earlier_entry(tmp_path: Path) -> None
     # Every append the child finished (it printed after fsync) is there, in order, unbroken.
     assert got[:done] == list(range(done))
     assert len(got) in (done, done + 1)
+
+
+def test_entries_written_before_role_target_and_op_id_still_read(tmp_path: Path) -> None:
+    """A line as the console wrote it before entries named the role, the target and an
+    operation id reads with them empty, next to a new entry, and both export."""
+    old = {
+        "user": "ada@example.com", "connection": "default", "operation": "drop_table",
+        "ids": ["a", "t"], "tables": [], "request": {"id": ["a", "t"]}, "outcome": "ok",
+        "error_class": None, "error_message": None, "transaction_id": None,
+        "duration_ms": 4.0, "source": "console", "ts": "2025-01-02T03:04:05.000Z",
+    }  # fmt: skip
+    (tmp_path / audit.LOG_NAME).write_text(json.dumps(old) + "\n")
+    log = audit.AuditLog(tmp_path)
+    log.append(entry(role="editor", target="/srv/lake", op_id="abc"))
+    first, second = log.entries()
+    assert (first.operation, first.role, first.target, first.op_id) == (
+        "drop_table", None, None, None
+    )  # fmt: skip
+    assert (second.role, second.target, second.op_id) == ("editor", "/srv/lake", "abc")
+    rows = list(csv.DictReader(io.StringIO(audit.to_csv(log.entries()))))
+    assert [(r["role"], r["target"], r["outcome"]) for r in rows] == [
+        ("", "", "ok"),
+        ("editor", "/srv/lake", "ok"),
+    ]
+
+
+def test_the_target_is_kept_without_credentials(tmp_path: Path) -> None:
+    log = audit.AuditLog(tmp_path)
+    secret = "pw-9f8e7d6c5b4a"
+    url = f"https://ada:{secret}@lance.example.com:8443/api?api_key={secret}&region=eu"
+    log.append(entry(target=url))
+    assert secret not in (tmp_path / audit.LOG_NAME).read_text()
+    (got,) = log.entries()
+    assert got.target is not None and got.target.startswith("https://ada:")
+    assert "lance.example.com:8443/api" in got.target and "region=eu" in got.target
+    # the name derived for a launch target keeps neither the user nor the query
+    assert audit.target_name(url) == "https://lance.example.com:8443/api"
+    assert audit.target_name("/srv/data/lake/") == "lake"
+    assert audit.target_name("file:///srv/data/lake") == "lake"
+    assert audit.target_name("s3://bucket/prefix/lake") == "s3://bucket/prefix/lake"
+
+
+def test_a_started_entry_without_an_end_says_so(tmp_path: Path) -> None:
+    """Two long writes: one started and ended (same op_id), one started only. The page's rows
+    call the second "started, no end recorded"; the outcome filter finds it alone."""
+    log = audit.AuditLog(tmp_path)
+    log.append(entry("create_table_index", outcome=audit.STARTED, op_id="done1"))
+    log.append(entry("create_table_index", outcome=audit.STARTED, op_id="open1"))
+    log.append(entry("create_table_index", outcome=audit.OK, op_id="done1"))
+    got = log.entries()
+    assert audit.unfinished(got) == {"open1"}
+    assert [(r["op_id"], r["outcome"]) for r in audit.to_rows(got)] == [
+        ("done1", audit.STARTED),
+        ("open1", audit.UNFINISHED),
+        ("done1", audit.OK),
+    ]
+    found = audit.filter_entries(got, outcome=audit.UNFINISHED)
+    assert [(e.op_id, e.outcome) for e in found] == [("open1", audit.STARTED)]
+    assert len(audit.filter_entries(got, outcome=audit.STARTED)) == 2
+    # rows of a filtered list still know which starts ended in the whole log
+    started = audit.filter_entries(got, outcome=audit.STARTED)
+    rows = audit.to_rows(started, open_ops=audit.unfinished(got))
+    assert [r["outcome"] for r in rows] == [audit.STARTED, audit.UNFINISHED]
+
+
+BUILD_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    import backend
+    from backend import access, audit
+    from backend.gate import Actor, gate
+    from backend.services.index_overview import create_index
+    from lance_namespace import CreateTableIndexRequest
+    from tests.support import with_versions
+
+    root, log_dir = sys.argv[1], sys.argv[2]
+    ns = backend.connect(root)
+    with_versions(ns, ["t"], 2)
+    gated = gate(ns, actor=Actor("ed@example.com", access.EDITOR), log=audit.AuditLog(log_dir))
+
+    def killed(event):  # the process dies at lance's first progress event of the build
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    request = CreateTableIndexRequest(id=["t"], column="id", index_type="BTREE", name="id_idx")
+    create_index(gated, request, progress=killed)
+    print("the build ended", flush=True)
+    """
+)
+
+
+def test_a_build_killed_midway_leaves_a_started_entry(tmp_path: Path) -> None:
+    """A process killed during an index build (SIGKILL at lance's first progress event):
+    its "started" entry is in the log, durable, with no end; the page says so."""
+    root, log_dir = tmp_path / "lake", tmp_path / "audit"
+    root.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD_CHILD, str(root), str(log_dir)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=300,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert "the build ended" not in done.stdout
+    (started,) = audit.AuditLog(log_dir).entries()
+    assert (started.operation, started.outcome) == ("create_table_scalar_index", audit.STARTED)
+    assert (started.user, started.role) == ("ed@example.com", "editor")
+    assert started.ids == ["t"] and started.request["column"] == "id"
+    assert started.connection == "lake" and started.target == root.as_uri()
+    assert audit.unfinished([started]) == {started.op_id}
+    (row,) = audit.to_rows([started])
+    assert row["outcome"] == "started, no end recorded"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 
 from backend import access, audit
@@ -64,10 +65,18 @@ def test_every_write_flow_is_recorded(ns, tmp_path: Path, backend_kind: str) -> 
     assert expected <= got, expected - got
     assert {e.user for e in entries} == {"ada@example.com"}
     assert {e.connection for e in entries} == {"lab"}
-    assert all(e.outcome == audit.OK and e.duration_ms is not None for e in entries), [
-        (e.operation, e.error_message) for e in entries if e.outcome != audit.OK
+    ends = [e for e in entries if e.outcome != audit.STARTED]
+    assert all(e.outcome == audit.OK and e.duration_ms is not None for e in ends), [
+        (e.operation, e.error_message) for e in ends if e.outcome != audit.OK
     ]
-    imported = [e for e in entries if e.operation == "import_table"]
+    # The long writes (the index build, the imports) started first, and every start ended.
+    starts = [e for e in entries if e.outcome == audit.STARTED]
+    assert {e.operation for e in starts} == {"create_table_index"} | (
+        {"import_table"} if backend_kind == "local" else set()
+    )
+    assert {e.op_id for e in starts} <= {e.op_id for e in ends}
+    assert audit.unfinished(entries) == set()
+    imported = [e for e in ends if e.operation == "import_table"]
     assert [e.request["mode"] for e in imported] == (
         ["create", "append"] if backend_kind == "local" else []
     )
@@ -122,3 +131,134 @@ def test_a_batch_entry_names_every_table_it_touches(ns, tmp_path: Path, backend_
         "shop › refunds (DeclareTable); shop › orders (DeleteTableVersions); "
         "shop › orders_archive (DeclareTable)"
     )
+
+
+def own_target(ns, backend_kind: str, tmp_path: Path) -> str:
+    """The target the entries must name, from the fixture's own roots (not the gate's)."""
+    if backend_kind == "local":
+        return (tmp_path / "local-root").as_uri()
+    return str(ns.uri)  # the REST server's URL the client was made for
+
+
+def test_entries_name_role_target_and_connection(ns, tmp_path: Path, backend_kind: str) -> None:
+    """A saved connection's name, the actor's role and the target on every entry; without a
+    name the connection is derived from the target, never "default"."""
+    from lance_namespace import DeclareTableRequest
+
+    log = audit.AuditLog(tmp_path / "audit")
+    target = own_target(ns, backend_kind, tmp_path)
+    if backend_kind == "rest":
+        assert target.startswith("http://127.0.0.1:")
+    saved = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
+    saved.create_namespace(CreateNamespaceRequest(id=["a"]))
+    unnamed = gate(ns, actor=Actor("ada@example.com", access.ADMIN), log=log)
+    unnamed.declare_table(DeclareTableRequest(id=["a", "t"]))
+    first, second = log.entries()
+    assert (first.user, first.role, first.connection, first.target) == (
+        "ed@example.com", "editor", "lab", target
+    )  # fmt: skip
+    derived = "local-root" if backend_kind == "local" else target
+    assert (second.user, second.role, second.connection, second.target) == (
+        "ada@example.com", "admin", derived, target
+    )  # fmt: skip
+    assert "default" not in {first.connection, second.connection}
+
+
+def test_an_index_build_job_records_its_start_then_its_end(
+    ns, tmp_path: Path, backend_kind: str
+) -> None:
+    """An index build through the job registry: a "started" entry, then the final one with
+    the same operation id; no start is left without an end."""
+    from backend.services import build_jobs
+
+    with_versions(ns, ["t"], 2)
+    log = audit.AuditLog(tmp_path / "audit")
+    editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
+    request = CreateTableIndexRequest(id=["t"], column="id", index_type="BTREE", name="id_idx")
+    job = build_jobs.JOBS.wait(build_jobs.start_build(editor, request, poll_interval=0.05))
+    assert job.status == "succeeded", job.error
+    started, ended = log.entries()
+    assert started.operation == ended.operation == "create_table_scalar_index"
+    assert (started.outcome, ended.outcome) == (audit.STARTED, audit.OK)
+    assert started.op_id and started.op_id == ended.op_id
+    assert started.role == ended.role == "editor" and started.ids == ["t"]
+    assert audit.unfinished(log.entries()) == set()
+
+
+def test_every_write_of_a_background_task_records_its_start(
+    ns, tmp_path: Path, backend_kind: str
+) -> None:
+    """A task of the one registry (maintenance, Build A/B): each write it makes through the
+    gate, long by name or not, records a start before it runs."""
+    from lance_namespace import DeclareTableRequest
+
+    from backend.services.tasks import TASKS
+
+    log = audit.AuditLog(tmp_path / "audit")
+    editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
+    editor.create_namespace(CreateNamespaceRequest(id=["a"]))  # outside a task: one entry
+
+    def work(progress) -> str:
+        editor.declare_table(DeclareTableRequest(id=["a", "later"]))
+        return "done"
+
+    task = TASKS.wait(TASKS.start("maintenance", "Declaring", ("a", "later"), work))
+    assert task.status == "succeeded" and task.result == "done"
+    got = [(e.operation, e.outcome) for e in log.entries()]
+    assert got == [
+        ("create_namespace", audit.OK),
+        ("declare_table", audit.STARTED),
+        ("declare_table", audit.OK),
+    ]
+    _, started, ended = log.entries()
+    assert started.op_id == ended.op_id
+
+
+def test_refusals_are_recorded_with_the_reason(ns, tmp_path: Path, backend_kind: str) -> None:
+    """A request the static checks refuse (a name with the delimiter) and a batch the
+    preflight refuses: each an entry with outcome "refused" and the reason, and nothing was
+    sent or written."""
+    from lance_namespace import DeclareTableRequest
+    from lance_namespace.errors import InvalidInputError, LanceNamespaceError
+
+    from tests.support import tree_digest
+
+    root = tmp_path / ("local-root" if backend_kind == "local" else "rest-root")
+    log = audit.AuditLog(tmp_path / "audit")
+    editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
+    editor.create_namespace(CreateNamespaceRequest(id=["a"]))
+    before = tree_digest(root)
+    with pytest.raises(InvalidInputError, match="delimiter") as bad_name:
+        editor.declare_table(DeclareTableRequest(id=["a", "b$c"]))
+    with pytest.raises(LanceNamespaceError) as refused:
+        # a table in a namespace that does not exist: the preflight refuses the batch
+        batch_builder.commit(editor, [batch_builder.declare_op(["missing", "t"])])
+    assert tree_digest(root) == before
+    _, static, preflight = log.entries()
+    assert (static.operation, static.outcome) == ("declare_table", audit.REFUSED)
+    assert static.error_class == "InvalidInputError"
+    assert static.error_message == str(bad_name.value)
+    assert (static.role, static.ids) == ("editor", ["a", "b$c"])
+    assert (preflight.operation, preflight.outcome) == ("batch_commit_tables", audit.REFUSED)
+    assert preflight.error_class == type(refused.value).__name__
+    assert preflight.error_message == str(refused.value) and "missing" in str(refused.value)
+    assert [t["id"] for t in preflight.tables] == [["missing", "t"]]
+
+
+def test_the_builders_commit_refused_by_the_preflight_is_recorded(
+    ns, tmp_path: Path, backend_kind: str
+) -> None:
+    """The builder's "Commit atomically" validates first and sends nothing when the batch has
+    errors: that refusal is an entry with every error as the reason."""
+    log = audit.AuditLog(tmp_path / "audit")
+    editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
+    operations = [batch_builder.declare_op(["missing", "t"])]
+    problems = batch_builder.validate(editor, operations)
+    assert batch_builder.has_errors(problems)
+    batch_builder.record_refused_commit(editor, operations, problems)
+    (entry,) = log.entries()
+    assert (entry.operation, entry.outcome, entry.role) == (
+        "batch_commit_tables", audit.REFUSED, "editor"
+    )  # fmt: skip
+    errors = [str(p) for p in problems if p.severity == "error"]
+    assert entry.error_message == "the preflight refused the batch: " + "; ".join(errors)

@@ -57,10 +57,13 @@ def test_forbidden_writes_are_refused_and_change_nothing(built, role, tmp_path: 
             gated.call(op, request) if hasattr(ns, "call") else gated.check(op, request)
     assert tree_digest(root) == before
     entries = log.entries()
-    # Every refusal that reached a spec operation is in the log with its class and user.
-    assert entries and all(e.outcome == audit.FAILED for e in entries)
+    # Every refusal that reached a spec operation is in the log as refused, with its class,
+    # the reason, the user and their role; nothing started.
+    assert entries and all(e.outcome == audit.REFUSED for e in entries)
     assert {e.error_class for e in entries} == {"PermissionDeniedError"}
+    assert all(f"the {role} role may not" in (e.error_message or "") for e in entries)
     assert {e.user for e in entries} == {f"{role}@example.com"}
+    assert {e.role for e in entries} == {role}
     # Reads pass for every role.
     assert gated.list_tables(ListTablesRequest(id=["a"])).tables
 
@@ -80,7 +83,7 @@ def test_editor_writes_but_not_destroys_through_services(
     assert tree_digest(root) == before
     ops = [(e.operation, e.outcome, e.ids) for e in log.entries()]
     assert ops[0] == ("declare_table", "ok", ["a", "fresh"])
-    assert ("drop_table", "error", ["a", "t0"]) in ops
+    assert ("drop_table", audit.REFUSED, ["a", "t0"]) in ops
     if backend_kind == "local":  # pylance's REST server has no BatchCommitTables
         editor.batch_commit_tables(make_batch(op_declare(["a", "x"])))
         last = log.entries()[-1]
@@ -155,8 +158,10 @@ def test_console_writes_by_table_id_are_recorded(local_root: Path, tmp_path: Pat
     log = audit.AuditLog(tmp_path / "audit")
     g = gate(ns, actor=Actor("ed", access.EDITOR), connection="c", log=log)
     g.compact_files(["t"])
-    (entry,) = log.entries()
+    started, entry = log.entries()  # maintenance is a long write: started, then its end
+    assert (started.operation, started.ids, started.outcome) == ("compact_files", ["t"], "started")
     assert (entry.operation, entry.ids, entry.outcome) == ("compact_files", ["t"], "ok")
+    assert entry.op_id == started.op_id and audit.unfinished(log.entries()) == set()
 
 
 def test_notebook_connect_records_the_os_user(
@@ -226,4 +231,7 @@ def test_a_dataset_from_the_gate_reads_but_never_writes_around_it(
                 pa.table({c: inner.to_table().column(c).slice(0, 1) for c in inner.schema.names})
             )
         assert ns.open_dataset(["t"]).count_rows() == rows + 1
-        assert [e.operation for e in log.entries()] == ["import_table"]
+        assert [(e.operation, e.outcome) for e in log.entries()] == [
+            ("import_table", audit.STARTED),
+            ("import_table", audit.OK),
+        ]

@@ -132,8 +132,8 @@ def test_viewer_and_editor_are_refused(
     assert tree_digest(root) == before
     assert all_ids(ns) == list(range(30))
     [entry] = log.entries()
-    assert (entry.operation, entry.outcome) == ("delete_from_table", audit.FAILED)
-    assert entry.error_class == "PermissionDeniedError"
+    assert (entry.operation, entry.outcome) == ("delete_from_table", audit.REFUSED)
+    assert entry.error_class == "PermissionDeniedError" and entry.role == role
 
 
 def test_admin_deletes_and_is_audited(ns, table: pa.Table, tmp_path: Path) -> None:
@@ -151,3 +151,21 @@ def test_admin_deletes_and_is_audited(ns, table: pa.Table, tmp_path: Path) -> No
     )
     assert entry.ids == TID
     assert access.required_role(rows.OPERATION) == access.ADMIN
+
+
+def test_a_filter_the_rules_refuse_is_recorded_as_refused(
+    ns, table: pa.Table, tmp_path: Path
+) -> None:
+    """An empty filter is refused before anything is read or written: an audit entry with
+    outcome "refused" and the reason, for an admin too."""
+    log = audit.AuditLog(tmp_path / "audit")
+    admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), connection="lab", log=log)
+    with pytest.raises(InvalidInputError) as err:
+        rows.delete_rows(admin, TID, "   ")
+    assert all_ids(ns) == list(range(30))
+    [entry] = log.entries()
+    assert (entry.operation, entry.outcome, entry.role) == (
+        "delete_from_table", audit.REFUSED, "admin"
+    )  # fmt: skip
+    assert entry.error_message == str(err.value) and "filter is required" in str(err.value)
+    assert entry.ids == list(TID)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from backend import audit
 from tests.ui.conftest import app_as, assert_no_exception, open_page, texts
 
@@ -31,8 +33,8 @@ def test_viewer_writes_disabled_with_the_reason(roles: Path) -> None:
     assert "Writes are disabled: the viewer role may not change the namespace" in page
     for label in ("Declare a table", "Create a namespace"):
         assert buttons(at)[label].disabled, label
-    open_page(at, "views/audit.py")
-    assert "The audit log is shown to admins only." in texts(at)
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        open_page(at, "views/audit.py")  # the Audit page is not offered to a viewer
 
 
 def test_editor_may_declare_but_drop_is_an_admins(roles: Path) -> None:
@@ -115,3 +117,23 @@ def test_audit_page_finds_a_batch_by_either_of_its_tables(roles: Path, tmp_path:
         ]
     box[0].set_value("invoices").run()
     assert list(at.dataframe[0].value["operation"]) == ["declare_table"]
+
+
+def test_the_audit_page_is_not_offered_to_anonymous_visitors_of_an_exposed_console(
+    make_app, monkeypatch
+) -> None:
+    """Without sign-in every visitor acts as the OS user (an admin): on loopback that is the
+    one person at the machine, who sees the Audit page; exposed on another address (the
+    launcher says so), the page is not offered to anyone."""
+    from backend.launcher import launch
+
+    at = make_app()
+    open_page(at, "views/audit.py")  # loopback: the OS user's own console
+    assert_no_exception(at)
+    assert "Audit" in [t.value for t in at.title]
+    monkeypatch.setenv(launch.EXPOSED_ENV, "0.0.0.0")
+    at = make_app()
+    assert_no_exception(at)
+    assert "Namespaces & tables" in [t.value for t in at.title]  # the other pages are there
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        open_page(at, "views/audit.py")

@@ -622,3 +622,27 @@ def test_the_namespace_batch_commits_are_listed_newest_first(ui_env: Path, make_
     grid = next(d.value for d in at.dataframe if "transaction" in d.value.columns)
     assert grid["transaction"][0] == txn and grid["tables"][0] == "sales › fresh"
     assert f"of {PAGE_SIZE + 2} batch commits" in texts(at)
+
+
+def test_a_commit_the_preflight_refuses_is_in_the_audit_log(
+    app, ui_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Commit atomically" on a batch with problems sends nothing, and the audit log records
+    the refusal with the problems as the reason, the connection by its target's name."""
+    from backend import audit
+    from components import connection
+
+    monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
+    connection._audit_log.clear()  # the log of this test's folder
+    at = add(app, "declare_table", "sales$orders")  # exists
+    button(at, "Commit atomically").click().run()
+    assert_no_exception(at)
+    (errors,) = alerts(at, "error")
+    assert "operation 1: " in errors  # said on the page as well
+    (entry,) = audit.AuditLog(tmp_path / "audit").entries()
+    assert (entry.operation, entry.outcome) == ("batch_commit_tables", audit.REFUSED)
+    assert entry.error_message is not None and "sales$orders" in entry.error_message
+    assert entry.error_message.startswith("the preflight refused the batch: operation 1: ")
+    assert [t["id"] for t in entry.tables] == [["sales", "orders"]]
+    assert entry.connection == ui_env.name and entry.connection != "default"
+    assert entry.target == str(ui_env) and entry.role == "admin"
