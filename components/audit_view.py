@@ -15,35 +15,20 @@ import streamlit as st
 
 from backend import access, audit
 from backend.gate import Actor
-from backend.launcher import launch
 from backend.text import plural
 from components.common import dataframe
 
 ADMINS_ONLY = "The audit log is shown to admins only."
 
 
-def exposed_address() -> str | None:
-    """The address beyond loopback this console listens on: the launcher's (launch policy,
-    ``launch.exposed``), or Streamlit's ``server.address`` when set to one; ``None`` when it
-    listens on loopback only (as far as either says)."""
-    found = launch.exposed()
-    if found:
-        return found
-    try:
-        address = st.get_option("server.address")
-    except Exception:  # noqa: BLE001 - no such option in this Streamlit: the launcher's word
-        return None
-    return str(address) if address and not launch.is_loopback(str(address)) else None
-
-
 def denial(actor: Actor) -> str | None:
     """Why ``actor`` may not see the audit log (``None``: they may). Admins only, and never
     anonymous visitors: on a console exposed without sign-in every visitor acts as the OS
     user (an admin), so nobody is shown it there."""
-    from components import auth
+    from components import connection
 
-    address = exposed_address()
-    if address and not auth.sign_in_configured():
+    address = connection.exposed_without_sign_in()
+    if address:
         return (
             f"The audit log is not shown here: the console listens on {address} without "
             "sign-in, so its visitors are anonymous. Configure sign-in to see it in the "
@@ -150,7 +135,6 @@ __all__ = [
     "ADMINS_ONLY",
     "denial",
     "entries_frame",
-    "exposed_address",
     "render_entries",
     "render_filters",
 ]

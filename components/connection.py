@@ -211,15 +211,23 @@ def _realpath(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
+def exposed_address() -> str | None:
+    """The address beyond loopback this console listens on (``None``: loopback only, as far
+    as anyone says): the launcher's (``launch.exposed``: ``--host``), else Streamlit's
+    ``server.address`` when one was given. The one answer of every page that asks."""
+    found = launch.exposed()
+    if found is None:
+        with contextlib.suppress(Exception):  # outside a Streamlit server: no address given
+            address = st.get_option("server.address") or None
+            found = None if address is None or launch.is_loopback(address) else str(address)
+    return found
+
+
 def exposed_without_sign_in() -> str | None:
     """The address this console listens on when it is exposed (not loopback) without sign-in
-    (``None``: loopback, or sign-in configured). The launcher says where it listens
-    (``launch.launch_host``); else Streamlit's ``server.address``, when one was given."""
-    host = launch.launch_host()
-    if host is None:
-        with contextlib.suppress(Exception):  # outside a Streamlit server: no address given
-            host = st.get_option("server.address") or None
-    if host is None or launch.is_loopback(host) or auth.sign_in_configured():
+    (``None``: loopback, or sign-in configured)."""
+    host = exposed_address()
+    if host is None or auth.sign_in_configured():
         return None
     return host
 
@@ -275,9 +283,11 @@ def _recorded(operation: str, name: str, request: dict[str, Any], refused: str |
     recorder = gate(
         None, actor=auth.current_actor(), connection=name, read_only=lock, log=_audit_log()
     )
+    if refused:  # refused before anything is opened or created: recorded as a refusal
+        error = write_gate.refusal(operation, refused)
+        write_gate.record_refusal(recorder, operation, request, error)
+        raise error
     with recorder.record(operation, request) as out:
-        if refused:
-            raise write_gate.refusal(operation, refused)
         yield out
 
 

@@ -56,7 +56,6 @@ _LAUNCH_VARS = (
     launch.READ_ONLY_ENV,
     launch.READ_ONLY_REASON_ENV,
     launch.ANONYMOUS_WRITES_ENV,
-    launch.EXPOSED_ENV,
     launch.STORAGE_ENV,
     launch.STORAGE_SECRETS_ENV,
     launch.API_KEY_ENV_NAME,
@@ -397,8 +396,6 @@ def build_command(
         env[launch.READ_ONLY_REASON_ENV] = mode.read_only_reason
     if mode.anonymous_writes:
         env[launch.ANONYMOUS_WRITES_ENV] = mode.anonymous_writes
-    if not launch.is_loopback(host):
-        env[launch.EXPOSED_ENV] = host  # the console knows it is exposed (the Audit page)
     if storage.public:
         env[launch.STORAGE_ENV] = json.dumps(storage.public)
     if storage.secret_env:

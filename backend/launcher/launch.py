@@ -10,8 +10,6 @@ variables; the console reads them through the functions below:
 ``LANCE_CONSOLE_READ_ONLY_REASON`` why (shown in the sidebar)
 ``LANCE_CONSOLE_ANONYMOUS_WRITES`` the address an exposed console accepts anonymous writes on
                                    (``--allow-anonymous-writes``): every page warns
-``LANCE_CONSOLE_EXPOSED``          the address of a console that listens beyond loopback
-                                   (``--host``), read-only or not
 ``LANCE_CONSOLE_STORAGE``          JSON object: the default connection's non-secret storage
                                    options
 ``LANCE_CONSOLE_STORAGE_SECRETS``  JSON object: secret storage option -> the environment
@@ -47,7 +45,6 @@ TARGET_ENV = "LANCE_CONSOLE_TARGET"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
 READ_ONLY_REASON_ENV = "LANCE_CONSOLE_READ_ONLY_REASON"
 ANONYMOUS_WRITES_ENV = "LANCE_CONSOLE_ANONYMOUS_WRITES"
-EXPOSED_ENV = "LANCE_CONSOLE_EXPOSED"
 STORAGE_ENV = "LANCE_CONSOLE_STORAGE"
 STORAGE_SECRETS_ENV = "LANCE_CONSOLE_STORAGE_SECRETS"
 API_KEY_ENV = "LANCE_CONSOLE_API_KEY"
@@ -132,10 +129,10 @@ def anonymous_writes(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def exposed(env: Mapping[str, str] | None = None) -> str | None:
-    """The address beyond loopback this server listens on (the launcher's ``--host``), else
-    ``None``; accepting anonymous writes implies it."""
+    """The address beyond loopback this server listens on (the launcher's ``--host``,
+    :data:`HOST_ENV`), else ``None``; accepting anonymous writes implies it."""
     env = os.environ if env is None else env
-    found = env.get(EXPOSED_ENV) or env.get(ANONYMOUS_WRITES_ENV) or None
+    found = env.get(HOST_ENV) or env.get(ANONYMOUS_WRITES_ENV) or None
     return None if found is None or is_loopback(found) else found
 
 
@@ -204,7 +201,6 @@ __all__ = [
     "ANONYMOUS_WRITES_ENV",
     "API_KEY_ENV",
     "API_KEY_ENV_NAME",
-    "EXPOSED_ENV",
     "LOOPBACK",
     "READ_ONLY_ENV",
     "READ_ONLY_REASON_ENV",

@@ -829,7 +829,7 @@ def test_a_viewer_cannot_make_the_server_call_a_typed_url(roles: Path, busy_serv
     assert said.startswith(f"result: Not opened: {reason}")
     assert asked == []  # the server sent nothing to the typed URL
     (entry,) = audit_entries(roles, "open_target")
-    assert entry.user == "vi@example.com" and entry.outcome == "error"
+    assert entry.user == "vi@example.com" and entry.outcome == "refused"
     assert entry.error_class == "PermissionDeniedError" and url in str(entry.request)
 
 
@@ -858,7 +858,7 @@ def test_an_exposed_console_without_sign_in_opens_no_typed_target(
     assert len(asked) == 1
     entries = audit_entries(roles, "open_target")
     assert [(e.user, e.outcome) for e in entries] == [
-        (connection.auth.Actor.os_user().user, "error"),
+        (connection.auth.Actor.os_user().user, "refused"),
         ("ada@example.com", "error"),  # it answered 503: not opened
     ]
 
@@ -908,7 +908,11 @@ def test_typed_folders_outside_the_allowlist_are_refused_and_nothing_is_created(
     (created,) = audit_entries(tmp_path / "audit", "create_target")
     assert created.outcome == "ok" and created.request == {"path": str(inside)}
     opened = audit_entries(tmp_path / "audit", "open_target")
-    assert [e.outcome for e in opened] == ["error", "error", "error"]  # refused, refused, missing
+    assert [e.outcome for e in opened] == [
+        "refused",
+        "refused",
+        "error",
+    ]  # refused, refused, missing
     assert all(e.user == connection.auth.Actor.os_user().user for e in opened + [created])
 
 
@@ -932,4 +936,4 @@ def test_a_viewer_creates_no_directory(roles: Path, tmp_path: Path) -> None:
     assert not missing.exists()
     assert any("is not created: the viewer role may not create" in e for e in alerts(at, "error"))
     (entry,) = audit_entries(roles, "create_target")
-    assert entry.user == "vi@example.com" and entry.outcome == "error"
+    assert entry.user == "vi@example.com" and entry.outcome == "refused"

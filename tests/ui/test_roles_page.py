@@ -131,7 +131,7 @@ def test_the_audit_page_is_not_offered_to_anonymous_visitors_of_an_exposed_conso
     open_page(at, "views/audit.py")  # loopback: the OS user's own console
     assert_no_exception(at)
     assert "Audit" in [t.value for t in at.title]
-    monkeypatch.setenv(launch.EXPOSED_ENV, "0.0.0.0")
+    monkeypatch.setenv(launch.HOST_ENV, "0.0.0.0")
     at = make_app()
     assert_no_exception(at)
     assert "Namespaces & tables" in [t.value for t in at.title]  # the other pages are there
