@@ -83,10 +83,11 @@ def perform_connection_write() -> None:
 
 def render_frame(pages: list[Any]) -> Any:
     """Page settings, the sign-in gate (a visitor who is not signed in sees only the sign-in
-    page), the navigation over ``pages``, the write the sidebar asked for, the connection
+    page; a user without a role only the no-access page), the navigation over ``pages``, the write the sidebar asked for, the connection
     sidebar with who is signed in, and the health banner; returns the page to run."""
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
+    auth.render_no_access(auth.current_actor())  # a user without a role: nothing is read
     page = st.navigation(pages)
     if page.url_path == "":  # "/": the default route at its own path, with the link's query
         target = next(p for p in pages if p.url_path == DEFAULT_ROUTE.url_path)

@@ -22,7 +22,7 @@ variables; the console reads them through the functions below:
 =================================  ================================================================
 
 Policy: :func:`is_loopback` (an address only this machine reaches), :func:`sign_in_configured`
-(an ``[auth]`` section in ``.streamlit/secrets.toml``), :func:`launch_read_only`.
+(a complete ``[auth]`` section in ``.streamlit/secrets.toml``, :func:`auth_settings`), :func:`launch_read_only`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from backend.config.auth_settings import AuthSettings, check_auth
+
 TARGET_ENV = "LANCE_CONSOLE_TARGET"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
 READ_ONLY_REASON_ENV = "LANCE_CONSOLE_READ_ONLY_REASON"
@@ -44,6 +46,7 @@ API_KEY_ENV = "LANCE_CONSOLE_API_KEY"
 API_KEY_ENV_NAME = "LANCE_CONSOLE_API_KEY_ENV"
 STORAGE_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
 LOOPBACK = "127.0.0.1"
+APP_DIR = Path(__file__).resolve().parents[2] / "app"  # the folder of app/main.py
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -59,46 +62,48 @@ def is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
-def secrets_files(cwd: Path | None = None) -> list[Path]:
-    """Where Streamlit reads ``secrets.toml``: the working directory's ``.streamlit/`` (the
-    console runs in the launcher's directory) and the user's ``~/.streamlit/``."""
-    return [
-        (cwd or Path.cwd()) / ".streamlit" / "secrets.toml",
+def secrets_files(cwd: Path | None = None, script_dir: Path | None = None) -> list[Path]:
+    """Where Streamlit reads ``secrets.toml``, in its order (a later file's top-level tables
+    replace an earlier one's): the user's ``~/.streamlit/``, the working directory's
+    ``.streamlit/`` (the console runs in the launcher's directory) and the ``.streamlit/``
+    next to the app's script (``script_dir``, default :data:`APP_DIR`)."""
+    files = [
         Path.home() / ".streamlit" / "secrets.toml",
+        (cwd or Path.cwd()) / ".streamlit" / "secrets.toml",
+        (script_dir or APP_DIR) / ".streamlit" / "secrets.toml",
     ]
+    return list(dict.fromkeys(files))  # the home folder as working directory: once
 
 
-# What Streamlit's ``st.login`` needs in ``[auth]`` for one OpenID Connect provider.
-REQUIRED_AUTH_KEYS = (
-    "redirect_uri",
-    "cookie_secret",
-    "client_id",
-    "client_secret",
-    "server_metadata_url",
-)
-
-
-def auth_complete(section: Any) -> bool:
-    """Whether an ``[auth]`` table configures sign-in (every key ``st.login`` needs, for the
-    default provider). The one rule of the launcher and of the console's sign-in page."""
-    return isinstance(section, Mapping) and all(section.get(k) for k in REQUIRED_AUTH_KEYS)
-
-
-def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
-    """Whether sign-in is configured: a complete ``[auth]`` table (:func:`auth_complete`) in
-    one of Streamlit's secrets files (:func:`secrets_files`). An unreadable file configures
-    nothing."""
+def auth_settings(paths: Iterable[Path] | None = None) -> AuthSettings:
+    """The sign-in settings of the secrets files Streamlit will read (:func:`secrets_files`):
+    the ``[auth]`` table of the last file that has one (Streamlit merges top-level tables
+    file by file), checked by :func:`backend.config.auth_settings.check_auth`. A file that is
+    not valid TOML makes the settings invalid: Streamlit would ignore every secret then, and
+    sign-in would be off without a word."""
     import tomllib
 
-    for path in secrets_files() if paths is None else paths:
+    files = list(secrets_files() if paths is None else paths)
+    section: Any = None
+    source = " or ".join(str(p) for p in files) or "secrets.toml"
+    for path in files:
         try:
             with Path(path).open("rb") as fh:
                 doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError):
+        except FileNotFoundError:
             continue
-        if auth_complete(doc.get("auth")):
-            return True
-    return False
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            problem = f"{path} could not be read as TOML ({exc})"
+            return AuthSettings(source=str(path), present=True, problems=(problem,))
+        if "auth" in doc:
+            section, source = doc["auth"], str(path)
+    return check_auth(section, source=source)
+
+
+def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
+    """Whether sign-in is on: a complete ``[auth]`` table in the secrets files Streamlit reads
+    (:func:`auth_settings`)."""
+    return auth_settings(paths).enabled
 
 
 def _flag(value: str | None) -> bool:
@@ -161,7 +166,9 @@ __all__ = [
     "STORAGE_SECRETS_ENV",
     "STORAGE_SECRET_VAR",
     "TARGET_ENV",
+    "AuthSettings",
     "anonymous_writes",
+    "auth_settings",
     "is_loopback",
     "launch_api_key_env",
     "launch_read_only",

@@ -51,7 +51,7 @@ def oidc_provider() -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
     users = [
-        User(sub=sub, claims={"email": email, "name": sub.title()})
+        User(sub=sub, claims={"email": email, "email_verified": True, "name": sub.title()})
         for sub, (email, _role) in USERS.items()
     ]
     with run_server_in_thread(port=0, user_claims=users) as server:
