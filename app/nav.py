@@ -84,12 +84,13 @@ def perform_connection_write() -> None:
 
 def render_frame(pages: list[Any]) -> Any:
     """Page settings, the sign-in gate (a visitor who is not signed in sees only the sign-in
-    page), the navigation over ``pages`` (the Audit page only for whom may see it: admins,
-    never anonymous visitors of an exposed console), the write the sidebar asked for, the
-    connection sidebar with who is signed in, and the health banner; returns the page to
-    run."""
+    page; a user without a role only the no-access page), the navigation over ``pages`` (the
+    Audit page only for whom may see it: admins, never anonymous visitors of an exposed
+    console), the write the sidebar asked for, the connection sidebar with who is signed in,
+    and the health banner; returns the page to run."""
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
+    auth.render_no_access(auth.current_actor())  # a user without a role: nothing is read
     if audit_view.denial(auth.current_actor()) is not None:
         pages = [p for p in pages if p.url_path != AUDIT_PATH]
     page = st.navigation(pages)

@@ -72,6 +72,18 @@ CONSOLE_WRITES: frozenset[str] = frozenset(
         "write_guard",  # the guard writers outside the backend take (imports)
     }
 )
+# The console backends' methods that read no data of the namespace (no ids, no rows): the
+# only ones a user without a role may call through the gate.
+NO_DATA_OPS: frozenset[str] = frozenset(
+    {
+        "capabilities",
+        "close",
+        "format_id",
+        "namespace_id",
+        "supports_batch_commit",
+        "supports_rename",
+    }
+)
 # Operations that only read: the spec's read-only operations (the REST route table says which)
 # and the console's own reads. Every other name counts as a write, so that a method added later
 # is refused until it is classified.
@@ -105,6 +117,7 @@ TARGET_OPS: frozenset[str] = frozenset({"open_target", "create_target"})
 _DESTRUCTIVE_BATCH_KEYS = ("delete_table_versions", "deregister_table")
 
 _WHAT_VERB = {
+    VIEWER: "read the namespace (every role may; the roles file gives this user none)",
     EDITOR: "change the namespace (editors and admins may)",
     ADMIN: "delete data, catalog entries or history (admins only)",
 }
@@ -174,6 +187,45 @@ def check(role: str | None, operation: str, request: Any = None) -> None:
 
 
 # -- the roles file -------------------------------------------------------------------------------
+ROLE_FILE_TABLES = ("users", "subjects", "groups")
+ROLE_FILE_KEYS = ("default", "groups_claim", *ROLE_FILE_TABLES)
+
+
+def role_file_problems(data: Mapping[str, Any]) -> list[str]:
+    """Every bad entry of a parsed roles file (empty: it is valid). Pure."""
+    roles = ", ".join(ROLES)
+    problems = [
+        f"unknown key {key!r} (the keys are {', '.join(ROLE_FILE_KEYS)})"
+        for key in data
+        if key not in ROLE_FILE_KEYS
+    ]
+    default = data.get("default", VIEWER)
+    if default not in (*ROLES, ""):
+        problems.append(f"default role {default!r} is not a role (roles are {roles})")
+    claim = data.get("groups_claim", "groups")
+    if not isinstance(claim, str):
+        problems.append("groups_claim must be a text")
+    for name in ROLE_FILE_TABLES:
+        raw = data.get(name) or {}
+        if not isinstance(raw, Mapping):
+            problems.append(f"[{name}] must be a table")
+            continue
+        problems += [
+            f"[{name}] {key!r} has role {role!r} (roles are {roles})"
+            for key, role in raw.items()
+            if role not in ROLES
+        ]
+    return problems
+
+
+def email_verified(claims: Mapping[str, Any]) -> bool:
+    """Whether the ID token says its e-mail address is verified (``email_verified`` true; some
+    providers send the text ``"true"``). Without it an e-mail rule gives no role: anyone may
+    type any address at a provider that does not verify it."""
+    value = claims.get("email_verified")
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
 def roles_path() -> Path:
     raw = os.environ.get("LANCE_CONSOLE_ROLES")
     if raw:
@@ -192,31 +244,25 @@ class RoleMap:
     groups_claim: str = "groups"
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> RoleMap:
+    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "roles file") -> RoleMap:
+        """The roles of a parsed roles file; ``InvalidInputError`` naming every bad entry (an
+        unknown role such as ``"Admin"``, an unknown key or table, a table that is not one)."""
+        problems = role_file_problems(data)
+        if problems:
+            raise InvalidInputError(f"{source}: " + "; ".join(problems))
+
         def table(name: str) -> dict[str, str]:
             raw = data.get(name) or {}
-            if not isinstance(raw, Mapping):
-                raise InvalidInputError(f"roles file: [{name}] must be a table")
-            out = {}
-            for key, role in raw.items():
-                if role not in ROLES:
-                    raise InvalidInputError(
-                        f"roles file: [{name}] {key!r} has role {role!r}; "
-                        f"roles are {', '.join(ROLES)}"
-                    )
-                out[str(key).strip().lower() if name == "users" else str(key)] = role
-            return out
+            return {
+                str(key).strip().lower() if name == "users" else str(key): role
+                for key, role in raw.items()
+            }
 
-        default = data.get("default", VIEWER)
-        if default not in (*ROLES, None, ""):
-            raise InvalidInputError(
-                f"roles file: default role {default!r}; roles are {', '.join(ROLES)}"
-            )
         return cls(
             users=table("users"),
             subjects=table("subjects"),
             groups=table("groups"),
-            default=default or None,
+            default=data.get("default", VIEWER) or None,
             groups_claim=str(data.get("groups_claim") or "groups"),
         )
 
@@ -230,13 +276,14 @@ class RoleMap:
             return cls()
         except (OSError, tomllib.TOMLDecodeError) as e:
             raise InvalidInputError(f"roles file {p}: {e}") from None
-        return cls.from_mapping(data)
+        return cls.from_mapping(data, source=f"roles file {p}")
 
     def role_of(self, claims: Mapping[str, Any]) -> str | None:
-        """The highest role the rules give a user with these ID-token ``claims``."""
+        """The highest role the rules give a user with these ID-token ``claims``. An e-mail
+        rule counts only when the provider vouches for the address (``email_verified``)."""
         found: list[str] = []
         email = str(claims.get("email") or "").strip().lower()
-        if email and email in self.users:
+        if email and email in self.users and email_verified(claims):
             found.append(self.users[email])
         sub = str(claims.get("sub") or "")
         if sub and sub in self.subjects:
@@ -256,6 +303,7 @@ __all__ = [
     "DESTRUCTIVE_OPS",
     "EDITOR",
     "CONSOLE_READS",
+    "NO_DATA_OPS",
     "CONSOLE_WRITES",
     "READ_OPS",
     "WRITE_OPS",
@@ -266,7 +314,9 @@ __all__ = [
     "allowed",
     "check",
     "denial",
+    "email_verified",
     "is_write",
     "required_role",
+    "role_file_problems",
     "roles_path",
 ]

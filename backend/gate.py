@@ -19,7 +19,9 @@ final entry has the same ``op_id``, so a process killed midway leaves a ``starte
 no end. A refusal decided outside the gate (a batch's preflight) is recorded with
 :func:`record_refusal`.
 
-Reads pass straight through. The wrapped client may be shared by many actors (the console
+Reads pass straight through for every role; an actor without a role (the roles file gives the
+user none, or cannot be read) reads nothing either: every operation but the few that read no
+data (``access.NO_DATA_OPS``) is refused with a ``PermissionDeniedError``. The wrapped client may be shared by many actors (the console
 caches one client per connection); the gate is per actor and cheap to make. Services take the
 gate where they take a namespace (they are duck-typed), so a page or a component has no other
 way to a write.
@@ -165,6 +167,11 @@ def refusal(operation: str, reason: str) -> LanceNamespaceError:
     )
 
 
+def read_refusal(operation: str, reason: str) -> LanceNamespaceError:
+    """The ``PermissionDeniedError`` a refused read raises (an actor without a role)."""
+    return make(ErrorCode.PERMISSION_DENIED, f"{reason}: {operation} is refused")
+
+
 def _ids(request: Any) -> list[str]:
     if isinstance(request, (list, tuple)) and all(isinstance(p, str) for p in request):
         return list(request)  # the console's own writes take a table id
@@ -257,9 +264,10 @@ class GatedNamespace:
         return self._read_only
 
     def denial(self, operation: str, request: Any = None) -> str | None:
-        """Why ``operation`` would be refused for this actor (``None``: it would run)."""
+        """Why ``operation`` would be refused for this actor (``None``: it would run). A read is
+        refused only to an actor without a role."""
         if not access.is_write(operation):
-            return None
+            return access.denial(self._actor.role, operation, request)
         if self._read_only:
             return self._read_only
         return access.denial(self._actor.role, operation, request)
@@ -267,6 +275,8 @@ class GatedNamespace:
     def check(self, operation: str, request: Any = None) -> None:
         reason = self.denial(operation, request)
         if reason:
+            if not access.is_write(operation):
+                raise read_refusal(operation, reason)
             raise refusal(operation, reason)
 
     # -- the wrapped operations ----------------------------------------------------------------
@@ -282,6 +292,8 @@ class GatedNamespace:
             return self._dataset_opener(value)
         if name in ROUTES or access.is_write(name):  # an unknown method counts as a write
             return self._operation(name, value)
+        if name not in access.NO_DATA_OPS:  # the console's own reads (rows, locations ...)
+            return self._read(name, value)
         return value
 
     def _with_user(self, request: Any) -> Any:
@@ -304,6 +316,7 @@ class GatedNamespace:
             sent = self._with_user(request)
             call_args = (sent, *args) if request is not None or args else ()
             if not access.is_write(operation):
+                self.check(operation, request)  # refused only to an actor without a role
                 return method(*call_args, **kwargs)
             with self.record(operation, request) as out:
                 out["result"] = method(*call_args, **kwargs)
@@ -311,10 +324,19 @@ class GatedNamespace:
 
         return run
 
+    def _read(self, operation: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def read(*args: Any, **kwargs: Any) -> Any:
+            self.check(operation)
+            return method(*args, **kwargs)
+
+        return read
+
     def _dispatcher(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def call(op: str, request: Any = None, *args: Any, **kwargs: Any) -> Any:
             sent = self._with_user(request)
             if not access.is_write(op):
+                self.check(op, request)
                 return method(op, sent, *args, **kwargs)
             with self.record(op, request) as out:
                 out["result"] = method(op, sent, *args, **kwargs)
@@ -325,6 +347,8 @@ class GatedNamespace:
     def _dataset_opener(self, method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def open_dataset(*args: Any, **kwargs: Any) -> Any:
+            if not _IN_WRITE.get():
+                self.check("open_dataset")
             dataset = method(*args, **kwargs)
             if _IN_WRITE.get():
                 return dataset  # opened by a write the gate checked and records
@@ -510,6 +534,7 @@ __all__ = [
     "long_operations",
     "record_refusal",
     "recorded",
+    "read_refusal",
     "refusal",
     "refusals",
     "require_writable",

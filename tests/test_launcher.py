@@ -63,13 +63,13 @@ def test_sign_in_is_an_auth_section_in_secrets_toml(tmp_path: Path) -> None:
     secrets.write_text(
         "[auth]\n"
         'redirect_uri = "http://localhost:8501/oauth2callback"\n'
-        'cookie_secret = "a-long-random-string"\n'
+        'cookie_secret = "a-long-random-string-0123456789abcdef"\n'
         'client_id = "lance-console"\n'
         'client_secret = "from-the-provider"\n'
         'server_metadata_url = "https://id.example.com/.well-known/openid-configuration"\n'
     )
     assert launch.sign_in_configured([tmp_path / "missing.toml", secrets])
-    assert launch.secrets_files(tmp_path)[0] == tmp_path / ".streamlit" / "secrets.toml"
+    assert tmp_path / ".streamlit" / "secrets.toml" in launch.secrets_files(tmp_path)
 
 
 def test_launch_mode_rules() -> None:
@@ -386,6 +386,101 @@ def test_help_documents_storage_options_and_exposure(capsys) -> None:
         assert expected in text, expected
 
 
+# -- sign-in and roles fail closed: the real CLI refuses to start -------------------------------
+AUTH_TOML = {
+    "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+    "cookie_secret": "launcher-cookie-secret-0123456789abcdef",
+    "client_id": "lance-console",
+    "client_secret": SECRET,
+    "server_metadata_url": "https://id.example.com/.well-known/openid-configuration",
+}
+
+
+def auth_toml(section: dict[str, str], **named: dict[str, str]) -> str:
+    text = "[auth]\n" + "".join(f'{k} = "{v}"\n' for k, v in section.items())
+    for name, table in named.items():
+        text += f"[auth.{name}]\n" + "".join(f'{k} = "{v}"\n' for k, v in table.items())
+    return text
+
+
+def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
+    """The launcher run as a user would, in ``tmp_path`` (also its home), to its end."""
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_CONSOLE_")} | {
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(REPO),
+        **(env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "backend.launcher.cli", *args, "--port", str(free_port()),
+         "--no-browser"],
+        cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def _without(key: str) -> dict[str, str]:
+    return {k: v for k, v in AUTH_TOML.items() if k != key}
+
+
+@pytest.mark.parametrize(
+    ("where", "toml", "named"),
+    [
+        (".streamlit", auth_toml(_without("redirect_uri")), "[auth] is missing redirect_uri"),
+        (".streamlit", auth_toml(_without("cookie_secret")), "[auth] is missing cookie_secret"),
+        (".streamlit", auth_toml(_without("client_id")), "[auth] is missing client_id"),
+        (".streamlit", auth_toml(_without("client_secret")), "[auth] is missing client_secret"),
+        (
+            ".streamlit",
+            auth_toml(_without("server_metadata_url")),
+            "[auth] is missing server_metadata_url",
+        ),
+        (
+            ".streamlit",
+            auth_toml({**AUTH_TOML, "cookie_secret": "short"}),
+            "cookie_secret is shorter than 32 characters",
+        ),
+        (
+            ".streamlit",
+            auth_toml({**AUTH_TOML, "redirect_uri": "console.example.com/oauth2callback"}),
+            "redirect_uri is not an http(s) URL",
+        ),
+        (
+            ".streamlit",
+            auth_toml(AUTH_TOML, corp={"client_id": "x", "server_metadata_url": "https://a/b"}),
+            "[auth.corp] is missing client_secret",
+        ),
+        # ~/.streamlit/secrets.toml counts as well (Streamlit reads it too)
+        ("home", auth_toml(_without("client_secret")), "[auth] is missing client_secret"),
+        (".streamlit", "[auth\nclient_id = ", "could not be read as TOML"),
+    ],
+)
+def test_an_incomplete_auth_section_stops_the_launcher(
+    tmp_path: Path, where: str, toml: str, named: str
+) -> None:
+    folder = tmp_path / ".streamlit"  # HOME is tmp_path too: ~/.streamlit is the same folder
+    cwd = tmp_path if where == "home" else tmp_path / "work"
+    cwd.mkdir(exist_ok=True)
+    folder.mkdir()
+    (folder / "secrets.toml").write_text(toml)
+    done = run_cli(cwd, env={"HOME": str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr and "sign-in: invalid" in done.stderr
+    assert str(folder / "secrets.toml") in done.stderr and "nothing was started" in done.stderr
+    assert SECRET not in done.stderr + done.stdout
+    assert not (cwd / ".lance-console").exists()  # no demo built: nothing started
+
+
+def test_unknown_role_names_stop_the_launcher(tmp_path: Path) -> None:
+    roles = tmp_path / "roles.toml"
+    roles.write_text(
+        'default = "viewer"\n[users]\n"ada@example.com" = "Admin"\n"ok@example.com" = "editor"\n'
+    )
+    done = run_cli(tmp_path, env={"LANCE_CONSOLE_ROLES": str(roles)})
+    assert done.returncode == 2
+    assert f"roles file {roles}: [users] 'ada@example.com' has role 'Admin'" in done.stderr
+    assert "ok@example.com" not in done.stderr and "nothing was started" in done.stderr
+    assert not (tmp_path / ".lance-console").exists()
+
+
 # -- the real launcher -------------------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:
@@ -533,6 +628,8 @@ def test_exposed_launch_without_sign_in_is_read_only(tmp_path: Path) -> None:
     with launcher(tmp_path, *args, env=env) as run:
         said = run.output()
         assert "The console is read-only: it listens on 0.0.0.0" in said
+        home_and_cwd = tmp_path / ".streamlit" / "secrets.toml"  # HOME is tmp_path too
+        assert f"sign-in: off (no [auth] section in {home_and_cwd} or " in said
         assert "[auth]" in said and "(read-only)" in said
         assert f"aws_secret_access_key={REDACTED}" in said and SECRET not in said
         assert listening(run.port) == {"0.0.0.0"}
@@ -707,3 +804,19 @@ def test_readme_s3_example_works_against_an_s3_compatible_server(
     user_table(ns, ["lake", "rows"])
     assert ns.list_tables(ListTablesRequest(id=["lake"])).tables == ["rows"]
     assert any(key.startswith("lance/") for key in s3_server.objects(bucket))
+
+
+@pytest.mark.slow
+def test_a_complete_auth_section_is_announced_with_its_provider(tmp_path: Path) -> None:
+    """Sign-in on: exposed, the console is writable; the launcher names the provider's host
+    and the file, never a secret."""
+    target = tmp_path / "data"
+    target.mkdir()
+    secrets = tmp_path / ".streamlit" / "secrets.toml"
+    secrets.parent.mkdir()
+    secrets.write_text(auth_toml(AUTH_TOML))
+    with launcher(tmp_path, str(target), "--host", "0.0.0.0") as run:
+        said = run.output()
+        assert f"sign-in: on (provider id.example.com, from {secrets})" in said
+        assert "(read-only)" not in said and SECRET not in said
+        assert AUTH_TOML["cookie_secret"] not in said

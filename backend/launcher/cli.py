@@ -97,6 +97,11 @@ targets:
   or an http(s):// URL, e.g. --allow-target '/srv/lance/*' --allow-target
   'https://lance.example.com/*'. Link-local and cloud-metadata addresses are refused unless
   a pattern names that host in full.
+
+sign-in:
+  The launcher prints whether sign-in is on (with the provider's host) or off, and why. An
+  [auth] section that is incomplete (a key missing, a short cookie_secret, a redirect_uri
+  that is not http(s)) or a roles file with unknown roles stops it with exit code 2.
 """
 
 
@@ -420,6 +425,29 @@ def browser_url(host: str, port: int) -> str:
     return f"http://{name}:{port}"
 
 
+# -- sign-in and roles --------------------------------------------------------------------------
+def access_settings() -> tuple[launch.AuthSettings, str | None]:
+    """The sign-in settings of the secrets files the console will read, and why the console
+    must not start (``None``: it may): an ``[auth]`` section present but incomplete or invalid
+    (sign-in would be off without a word, every visitor an admin), or a roles file with bad
+    entries (an unknown role such as ``"Admin"``)."""
+    from lance_namespace.errors import LanceNamespaceError
+
+    from backend import access
+
+    settings = launch.auth_settings(launch.secrets_files(script_dir=repo_dir() / "app"))
+    if settings.invalid:
+        return settings, (
+            f"{settings.summary()}. Complete it (see Sign-in in the README) or remove the "
+            "[auth] section to run without sign-in; nothing was started"
+        )
+    try:
+        access.RoleMap.load()
+    except LanceNamespaceError as exc:
+        return settings, f"{exc}; nothing was started"
+    return settings, None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:
@@ -452,6 +480,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         print(f"lance-console: the console's Streamlit settings: {exc}", file=sys.stderr)
         return 2
+    sign_in, refused = access_settings()
+    if refused:
+        print(f"lance-console: {refused}", file=sys.stderr)
+        return 2
     try:
         target = resolve_target(args.target, args.demo_dir, rebuild_demo=args.rebuild_demo)
     except KeyboardInterrupt:
@@ -465,7 +497,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lance-console: {redact_text(str(exc))}", file=sys.stderr)
         return 1
     mode = launch_mode(
-        args.host, read_only=args.read_only, allow_anonymous_writes=args.allow_anonymous_writes
+        args.host,
+        read_only=args.read_only,
+        allow_anonymous_writes=args.allow_anonymous_writes,
+        signed_in=sign_in.enabled,
     )
     command, env = build_command(
         target,
@@ -483,6 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = browser_url(args.host, args.port)
     state = " (read-only)" if mode.read_only_reason else ""
     print(f"lance-console: opening {display_target(target)}{state} on {url}", flush=True)
+    print(f"lance-console: {sign_in.summary()}", flush=True)
     if storage.public or storage.secret_env:
         print(f"lance-console: storage options {storage.shown()}", flush=True)
     proc = subprocess.Popen(command, env=env)

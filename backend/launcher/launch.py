@@ -28,8 +28,8 @@ variables; the console reads them through the functions below:
 =================================  ================================================================
 
 Policy: :func:`is_loopback` (an address only this machine reaches), :func:`sign_in_configured`
-(an ``[auth]`` section in ``.streamlit/secrets.toml``), :func:`launch_read_only`,
-:func:`exposed` (the address beyond loopback the console listens on).
+(a complete ``[auth]`` section in ``.streamlit/secrets.toml``, :func:`auth_settings`),
+:func:`launch_read_only`, :func:`exposed` (the address beyond loopback the console listens on).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from backend.config.auth_settings import AuthSettings, check_auth
 
 TARGET_ENV = "LANCE_CONSOLE_TARGET"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
@@ -53,6 +55,7 @@ STORAGE_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
 HOST_ENV = "LANCE_CONSOLE_HOST"
 ALLOW_TARGETS_ENV = "LANCE_CONSOLE_ALLOW_TARGETS"
 LOOPBACK = "127.0.0.1"
+APP_DIR = Path(__file__).resolve().parents[2] / "app"  # the folder of app/main.py
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -68,46 +71,48 @@ def is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
-def secrets_files(cwd: Path | None = None) -> list[Path]:
-    """Where Streamlit reads ``secrets.toml``: the working directory's ``.streamlit/`` (the
-    console runs in the launcher's directory) and the user's ``~/.streamlit/``."""
-    return [
-        (cwd or Path.cwd()) / ".streamlit" / "secrets.toml",
+def secrets_files(cwd: Path | None = None, script_dir: Path | None = None) -> list[Path]:
+    """Where Streamlit reads ``secrets.toml``, in its order (a later file's top-level tables
+    replace an earlier one's): the user's ``~/.streamlit/``, the working directory's
+    ``.streamlit/`` (the console runs in the launcher's directory) and the ``.streamlit/``
+    next to the app's script (``script_dir``, default :data:`APP_DIR`)."""
+    files = [
         Path.home() / ".streamlit" / "secrets.toml",
+        (cwd or Path.cwd()) / ".streamlit" / "secrets.toml",
+        (script_dir or APP_DIR) / ".streamlit" / "secrets.toml",
     ]
+    return list(dict.fromkeys(files))  # the home folder as working directory: once
 
 
-# What Streamlit's ``st.login`` needs in ``[auth]`` for one OpenID Connect provider.
-REQUIRED_AUTH_KEYS = (
-    "redirect_uri",
-    "cookie_secret",
-    "client_id",
-    "client_secret",
-    "server_metadata_url",
-)
-
-
-def auth_complete(section: Any) -> bool:
-    """Whether an ``[auth]`` table configures sign-in (every key ``st.login`` needs, for the
-    default provider). The one rule of the launcher and of the console's sign-in page."""
-    return isinstance(section, Mapping) and all(section.get(k) for k in REQUIRED_AUTH_KEYS)
-
-
-def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
-    """Whether sign-in is configured: a complete ``[auth]`` table (:func:`auth_complete`) in
-    one of Streamlit's secrets files (:func:`secrets_files`). An unreadable file configures
-    nothing."""
+def auth_settings(paths: Iterable[Path] | None = None) -> AuthSettings:
+    """The sign-in settings of the secrets files Streamlit will read (:func:`secrets_files`):
+    the ``[auth]`` table of the last file that has one (Streamlit merges top-level tables
+    file by file), checked by :func:`backend.config.auth_settings.check_auth`. A file that is
+    not valid TOML makes the settings invalid: Streamlit would ignore every secret then, and
+    sign-in would be off without a word."""
     import tomllib
 
-    for path in secrets_files() if paths is None else paths:
+    files = list(secrets_files() if paths is None else paths)
+    section: Any = None
+    source = " or ".join(str(p) for p in files) or "secrets.toml"
+    for path in files:
         try:
             with Path(path).open("rb") as fh:
                 doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError):
+        except FileNotFoundError:
             continue
-        if auth_complete(doc.get("auth")):
-            return True
-    return False
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            problem = f"{path} could not be read as TOML ({exc})"
+            return AuthSettings(source=str(path), present=True, problems=(problem,))
+        if "auth" in doc:
+            section, source = doc["auth"], str(path)
+    return check_auth(section, source=source)
+
+
+def sign_in_configured(paths: Iterable[Path] | None = None) -> bool:
+    """Whether sign-in is on: a complete ``[auth]`` table in the secrets files Streamlit reads
+    (:func:`auth_settings`)."""
+    return auth_settings(paths).enabled
 
 
 def _flag(value: str | None) -> bool:
@@ -208,8 +213,10 @@ __all__ = [
     "STORAGE_SECRETS_ENV",
     "STORAGE_SECRET_VAR",
     "TARGET_ENV",
+    "AuthSettings",
     "HOST_ENV",
     "anonymous_writes",
+    "auth_settings",
     "exposed",
     "is_loopback",
     "launch_allow_targets",

@@ -78,8 +78,9 @@ def test_role_map_highest_rule_wins(tmp_path: Path) -> None:
         '[groups]\n"ops" = "admin"\n"data" = "editor"\n'
     )
     roles = access.RoleMap.load(path)
-    assert roles.role_of({"email": "ada@example.com"}) == "editor"
-    assert roles.role_of({"email": "ada@example.com", "sub": "sub-1"}) == "admin"
+    ada = {"email": "ada@example.com", "email_verified": True}
+    assert roles.role_of(ada) == "editor"
+    assert roles.role_of({**ada, "sub": "sub-1"}) == "admin"
     assert roles.role_of({"email": "x@example.com", "roles": ["data"]}) == "editor"
     assert roles.role_of({"email": "x@example.com", "roles": "ops"}) == "admin"
     assert roles.role_of({"email": "nobody@example.com"}) == "viewer"
@@ -91,6 +92,44 @@ def test_role_map_refuses_unknown_roles(tmp_path: Path) -> None:
     path.write_text('[users]\n"a@b.c" = "root"\n')
     with pytest.raises(InvalidInputError, match="roles are viewer, editor, admin"):
         access.RoleMap.load(path)
+    # every bad entry is named at once, with the file: a capitalised role, an unknown
+    # default, a misspelt table (its rules would silently not apply)
+    path.write_text(
+        'default = "reader"\n[users]\n"ok@b.c" = "admin"\n"ada@b.c" = "Admin"\n'
+        '[groups]\n"ops" = "Editor"\n[user]\n"bob@b.c" = "admin"\n'
+    )
+    with pytest.raises(InvalidInputError) as info:
+        access.RoleMap.load(path)
+    text = str(info.value)
+    assert text.startswith(f"roles file {path}: ")
+    for needle in ("'ada@b.c' has role 'Admin'", "'ops' has role 'Editor'", "'reader'", "'user'"):
+        assert needle in text, needle
+    assert "ok@b.c" not in text  # only the bad entries
     path.write_text("[users\n")
     with pytest.raises(InvalidInputError, match="roles file"):
         access.RoleMap.load(path)
+
+
+@pytest.mark.parametrize(
+    ("verified", "role"),
+    [(True, "admin"), ("true", "admin"), (False, None), ("false", None), (None, None), (1, None)],
+)
+def test_an_email_rule_needs_a_verified_email(verified, role) -> None:
+    roles = access.RoleMap.from_mapping(
+        {"default": "", "users": {"ada@example.com": "admin"}, "subjects": {"s-9": "viewer"}}
+    )
+    claims = {"email": "Ada@Example.com", "sub": "s-1"}
+    if verified is not None:
+        claims["email_verified"] = verified
+    assert roles.role_of(claims) == role
+    # the subject and group rules do not depend on the e-mail
+    assert roles.role_of({**claims, "sub": "s-9"}) == (role or "viewer")
+
+
+def test_no_default_and_no_rule_is_no_role() -> None:
+    roles = access.RoleMap.from_mapping({"default": "", "users": {"ada@example.com": "admin"}})
+    assert roles.role_of({"email": "eve@example.com", "email_verified": True}) is None
+    assert roles.role_of({}) is None
+    with pytest.raises(PermissionDeniedError, match="without a role may not read"):
+        access.check(None, "list_tables")
+    assert access.denial("viewer", "list_tables") is None

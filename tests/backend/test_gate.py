@@ -235,3 +235,41 @@ def test_a_dataset_from_the_gate_reads_but_never_writes_around_it(
             ("import_table", audit.STARTED),
             ("import_table", audit.OK),
         ]
+
+
+def test_an_actor_without_a_role_reads_nothing(built, tmp_path: Path) -> None:
+    """Deny by default: every read of a user without a role is refused below the pages (spec
+    reads, the console's own reads, datasets, the REST dispatcher); a viewer reads."""
+    from backend.services import search
+
+    ns, _root = built
+    log = audit.AuditLog(tmp_path / "audit")
+    nobody = gate(ns, actor=Actor("eve@example.com", None), connection="c", log=log)
+    reads = sorted(op for op, r in ROUTES.items() if r.read_only)
+    tried = 0
+    for op in reads:
+        method = getattr(nobody, op, None)
+        if method is None:  # a read this backend does not have
+            continue
+        with pytest.raises(PermissionDeniedError, match="without a role may not read"):
+            method(ROUTES[op].request.model_construct())
+        tried += 1
+    assert tried >= 5 and "list_tables" in reads and "query_table" in reads
+    for op in sorted(access.CONSOLE_READS - access.NO_DATA_OPS):
+        method = getattr(nobody, op, None)
+        if method is None:
+            continue
+        with pytest.raises(PermissionDeniedError):
+            method(["a", "t0"])
+    if hasattr(ns, "call"):
+        with pytest.raises(PermissionDeniedError):
+            nobody.call("list_tables", {"id": ["a"]})
+    with pytest.raises(PermissionDeniedError):
+        search.read_rows(nobody, ["a", "t0"], limit=5)  # the pages' row reads
+    with pytest.raises(PermissionDeniedError):
+        search.preview(nobody, ["a", "t0"])
+    assert nobody.capabilities() is not None  # reads no data of the namespace
+    assert log.entries() == []  # reads are not audited
+    viewer = gate(ns, actor=Actor("vi@example.com", access.VIEWER), connection="c")
+    assert viewer.list_tables(ListTablesRequest(id=["a"])).tables
+    assert search.read_rows(viewer, ["a", "t0"], limit=5).num_rows > 0

@@ -25,6 +25,9 @@ from .harness import (
     type_into,
 )
 
+# Users the roles file gives no role (default = ""): one no rule names, and one whose provider
+# does not vouch for the admin's address it claims.
+NO_ROLE = {"eve": ("eve@example.com", True), "mallory": ("ada@example.com", False)}
 TEAM = "team"
 NOTES = "notes"
 USERS = {
@@ -51,8 +54,11 @@ def oidc_provider() -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
     users = [
-        User(sub=sub, claims={"email": email, "name": sub.title()})
+        User(sub=sub, claims={"email": email, "email_verified": True, "name": sub.title()})
         for sub, (email, _role) in USERS.items()
+    ] + [
+        User(sub=sub, claims={"email": email, "email_verified": verified, "name": sub.title()})
+        for sub, (email, verified) in NO_ROLE.items()
     ]
     with run_server_in_thread(port=0, user_claims=users) as server:
         # The provider answers on "localhost", the console on 127.0.0.1: separate cookie jars.
@@ -79,7 +85,7 @@ def auth_console(
 
     roles = base / "roles.toml"
     roles.write_text(
-        'default = "viewer"\n[users]\n'
+        'default = ""\n[users]\n'
         + "".join(f'"{email}" = "{role}"\n' for email, role in USERS.values())
     )
     port = free_port()
@@ -155,6 +161,29 @@ def test_viewer_sees_disabled_writes_with_the_reason(
     page.goto(f"{auth_console.url}/audit")
     settle_load(page)
     expect(_main(page)).to_contain_text("The audit log is shown to admins only.")
+
+
+@pytest.mark.parametrize("sub", sorted(NO_ROLE))
+def test_a_user_without_a_role_sees_only_no_access(
+    page: Page, auth_console: AuthConsole, sub: str
+) -> None:
+    """Deny by default, through a real provider: no rule names eve; mallory claims the admin's
+    address without email_verified. Neither sees anything of the namespace."""
+    email, _verified = NO_ROLE[sub]
+    page.goto(f"{auth_console.url}/tables?ns={TEAM}&table={NOTES}")
+    settle_load(page)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/oauth2/authorize**")
+    page.get_by_role("button", name=sub, exact=True).click()
+    page.wait_for_url(f"{auth_console.url}/**")
+    settle_load(page)
+    for path in (f"tables?ns={TEAM}&table={NOTES}", "versions", "audit"):
+        page.goto(f"{auth_console.url}/{path}")
+        settle_load(page)
+        expect(_main(page)).to_contain_text(f"No access: {email} has no role in this console.")
+        expect(page.get_by_text(NOTES, exact=True)).to_have_count(0)
+        expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
+    expect(page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out")).to_be_visible()
 
 
 def test_editor_declares_but_may_not_drop_and_admin_audits(

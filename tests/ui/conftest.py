@@ -249,11 +249,21 @@ def roles(ui_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     return tmp_path / "audit"
 
 
-def app_as(email: str | None, *, query: dict[str, str] | None = None) -> Any:
+def app_as(
+    email: str | None,
+    *,
+    query: dict[str, str] | None = None,
+    verified: bool = True,
+    auth: dict[str, Any] | None = None,
+) -> Any:
+    """An AppTest signed in as ``email`` (``None``: a visitor) with ``email_verified`` set to
+    ``verified``, under the sign-in settings ``auth`` (default :data:`AUTH`)."""
     at = new_app()
-    at.secrets["auth"] = AUTH
+    at.secrets["auth"] = AUTH if auth is None else auth
     at.user = (
-        {"is_logged_in": True, "email": email, "sub": email} if email else {"is_logged_in": False}
+        {"is_logged_in": True, "email": email, "sub": email, "email_verified": verified}
+        if email
+        else {"is_logged_in": False}
     )
     for key, value in (query or {}).items():
         at.query_params[key] = value

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from backend import audit
-from tests.ui.conftest import app_as, assert_no_exception, open_page, texts
+from tests.ui.conftest import AUTH, alerts, app_as, assert_no_exception, open_page, texts
 
 
 def buttons(at: Any) -> dict[str, Any]:
@@ -137,3 +137,115 @@ def test_the_audit_page_is_not_offered_to_anonymous_visitors_of_an_exposed_conso
     assert "Namespaces & tables" in [t.value for t in at.title]  # the other pages are there
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         open_page(at, "views/audit.py")
+
+
+# -- deny by default ---------------------------------------------------------------------------
+ROUTE_SCRIPTS = [f"views/{r}" for r in (
+    "tables.py", "versions.py", "indexes.py", "search.py", "transfer.py", "transactions.py",
+    "inspector.py", "audit.py",
+)]  # fmt: skip
+
+
+def write_roles(path: Path, text: str) -> None:
+    """Write the roles file and move its modification time on (the console re-reads it)."""
+    import os
+
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+def test_a_user_without_a_role_sees_no_access_and_no_data(
+    roles: Path, monkeypatch, ui_root: Path
+) -> None:
+    """roles.toml with ``default = ""``: a user no rule names sees the no-access page on every
+    page, with sign-out, and nothing of the namespace (no table list, no row)."""
+    import os
+
+    import pyarrow as pa
+
+    import backend
+
+    write_roles(
+        Path(os.environ["LANCE_CONSOLE_ROLES"]),
+        'default = ""\n[users]\n"ada@example.com" = "admin"\n',
+    )
+    # what the pages would show: the table names and every value of sales › orders
+    orders = backend.connect(str(ui_root)).open_dataset(["sales", "orders"]).to_table()
+    values = set(orders.column("item").to_pylist())
+    assert isinstance(orders, pa.Table) and {"ink", "nib"} <= values
+    at = app_as("eve@example.com", query={"ns": "sales", "table": "orders"})
+    for script in ROUTE_SCRIPTS:
+        open_page(at, script)
+        assert_no_exception(at)
+        page = texts(at)
+        assert "No access: eve@example.com has no role in this console." in page, script
+        assert "Ask an administrator to add you" in page
+        assert "Sign out" in buttons(at)
+        for needle in ("orders", "customers", "sales", "Namespaces", *values):
+            assert needle not in page.replace("eve@example.com", ""), (script, needle)
+        assert not at.dataframe and not at.sidebar.selectbox, script
+    # the same user, once a rule names them, reads
+    write_roles(
+        Path(os.environ["LANCE_CONSOLE_ROLES"]),
+        'default = ""\n[users]\n"eve@example.com" = "viewer"\n',
+    )
+    at = app_as("eve@example.com", query={"ns": "sales"})
+    assert "No access" not in texts(at) and "Tables in sales" in texts(at)
+
+
+def test_an_unverified_email_gets_no_role_from_an_email_rule(roles: Path) -> None:
+    import os
+
+    write_roles(
+        Path(os.environ["LANCE_CONSOLE_ROLES"]),
+        'default = ""\n[users]\n"ada@example.com" = "admin"\n',
+    )
+    at = app_as("ada@example.com", verified=False)
+    assert "No access: ada@example.com has no role in this console." in texts(at)
+    at = app_as("ada@example.com")
+    assert "Signed in as **ada@example.com** · admin" in texts(at)
+
+
+def test_a_roles_file_broken_while_running_denies_and_tells_admins_once(roles: Path) -> None:
+    import os
+
+    path = Path(os.environ["LANCE_CONSOLE_ROLES"])
+    admin = app_as("ada@example.com", query={"ns": "sales"})  # the file is valid: ada is admin
+    assert "Tables in sales" in texts(admin)
+    write_roles(
+        path,
+        'default = "viewer"\n[users]\n"ada@example.com" = "Admin"\n"ed@example.com" = "editor"\n',
+    )
+    admin.run()
+    assert_no_exception(admin)
+    page = texts(admin)
+    assert "No access" in page and "sales" not in page  # access falls back to deny
+    (error,) = alerts(admin, "error")  # once, not once per read
+    assert "'ada@example.com' has role 'Admin'" in error and str(path) in error
+    viewer = app_as("vi@example.com", query={"ns": "sales"})
+    page = texts(viewer)
+    assert "No access: vi@example.com has no role" in page
+    assert "cannot be used right now" in page
+    assert not viewer.error and "ada@example.com" not in page and "Admin" not in page
+    assert "sales" not in page
+
+
+def test_admins_see_whether_sign_in_is_on_and_with_which_provider(roles: Path) -> None:
+    admin = texts(app_as("ada@example.com"))
+    assert "Sign-in: on (provider 127.0.0.1, from" in admin
+    assert AUTH["client_secret"] not in admin and AUTH["cookie_secret"] not in admin
+    assert "Sign-in: on" not in texts(app_as("vi@example.com"))  # admins only
+
+
+def test_an_incomplete_auth_section_lets_nobody_in(roles: Path) -> None:
+    """[auth] without client_secret: nobody gets in (not even as the OS user), and the page
+    names what is missing."""
+    incomplete = {k: v for k, v in AUTH.items() if k != "client_secret"}
+    for who in (None, "ada@example.com"):
+        at = app_as(who, auth=incomplete, query={"ns": "sales"})
+        page = texts(at)
+        assert "Sign-in is configured but incomplete, so nobody can sign in" in page
+        assert "[auth] is missing client_secret" in page
+        assert "sales" not in page and "Sign in" not in buttons(at)
+        assert not at.sidebar.selectbox
