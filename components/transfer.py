@@ -190,7 +190,10 @@ def render_target(
                 key=f"{key_prefix}.on",
             )
     if read_only:
-        st.caption(":material/lock: Read-only connection: importing is disabled.")
+        from components.connection import read_only_reason
+
+        why = read_only_reason() or "the connection is read-only"
+        st.caption(":material/lock: " + feedback.as_text(f"Importing is disabled: {why}."))
     clicked = st.button(
         "Import",
         type="primary",

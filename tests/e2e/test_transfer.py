@@ -138,7 +138,9 @@ def test_read_only_disables_the_import(page: Page, console: Console, tmp_path: P
     after_rerun(
         page, lambda: panel.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
     )
-    expect(panel.get_by_text("Read-only connection: importing is disabled.")).to_be_visible()
+    expect(
+        panel.get_by_text("Importing is disabled: the connection is read-only (sidebar switch).")
+    ).to_be_visible()
     expect(panel.get_by_role("button", name="Import", exact=True)).to_be_disabled()
     type_into(panel.get_by_label(f"New table name (in {E2E_NAMESPACE})"), "never_made")
     expect(panel.get_by_role("button", name="Import", exact=True)).to_be_disabled()

@@ -188,7 +188,7 @@ def test_read_only_disables_the_import(make_app, ui_env) -> None:
     at = make_app("transfer", query_params={**SALES, "ro": "true"})
     upload(at, "stock.csv", csv_bytes(rows(3)))
     assert button(at, "Import").disabled
-    assert "Read-only connection: importing is disabled." in texts(at)
+    assert "Importing is disabled: the connection is read-only (sidebar switch)." in texts(at)
 
 
 def test_export_a_version_with_a_filter(make_app, ui_env) -> None:
@@ -289,3 +289,17 @@ def test_helpers() -> None:
     assert tx.default_table_name("...csv") == "imported"
     summary = tx.import_summary(imports.ImportResult(("a", "t"), "append", 3, 2))
     assert summary == "Appended 3 rows to a › t (version 2)."
+
+
+def test_a_viewer_is_told_the_role_not_a_read_only_connection(roles, make_app, ui_env) -> None:
+    """A viewer's import is disabled because of the role, and the page says so (not "read-only
+    connection": the connection is writable)."""
+    from tests.ui.conftest import app_as, open_page
+
+    at = app_as("vi@example.com", query=SALES)
+    open_page(at, "views/transfer.py")
+    upload(at, "stock.csv", csv_bytes(rows(3)))
+    assert button(at, "Import").disabled
+    shown = texts(at)
+    assert "Importing is disabled: the viewer role" in shown, shown
+    assert "read-only" not in shown.split("Importing is disabled:", 1)[1].split(".")[0]
