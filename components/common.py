@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pandas as pd
@@ -91,8 +92,11 @@ def scroll_into_view(container_key: str) -> None:
     top of the window (after its content has been laid out): details opened below the fold
     by a click come into view."""
     css_class = "st-key-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in container_key)
+    # a new script each time (the request's nonce): Streamlit keeps an element whose content
+    # did not change, and a kept script does not run again for the next pick
+    nonce = time.time_ns()
     st.html(
-        "<script>(function () {"
+        f"<script>/* {nonce} */(function () {{"
         f"const find = () => window.parent.document.querySelector('.{css_class}')"
         f" || document.querySelector('.{css_class}');"
         "let tries = 0;"

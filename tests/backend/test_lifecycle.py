@@ -457,9 +457,9 @@ def test_remove_schema_metadata_keys(ns, table, backend_kind: str, tmp_path) -> 
     assert lc.schema_metadata(ns, table) == {"keep": "yes"}
     assert [e.outcome for e in log.entries()] == [
         audit.OK,
-        audit.FAILED,
-        audit.FAILED,
-        audit.FAILED,
+        audit.FAILED,  # the missing key: found by lance's write, nothing changed
+        audit.REFUSED,  # the viewer's role
+        audit.REFUSED,  # the read-only launch
     ]
 
 
