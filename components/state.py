@@ -178,6 +178,12 @@ class Tables:
     LIFE = "tables.life"  # the table's lifecycle panels (``.meta``, ``.rename``, ``.drop``)
     DEREGISTER = "tables.deregister"
     DROP_NS = "tables.drop_ns"  # per namespace: ``tables.drop_ns<gen>.<path>``
+    # the "Schema" panel (components.schema_edit): its expander per table, its widgets
+    # (``.add.name``, ``.alter.column``, ``.drop.columns``, ``.<op>.apply``...) and the last
+    # preview (table id, operation, arguments, SchemaPreview)
+    SCHEMA_OPEN = "tables.schema.open"
+    SCHEMA = "tables.schema"
+    SCHEMA_PREVIEW = "tables.schema.preview"
 
 
 def panel_key(key: str, ident: Any) -> str:
@@ -311,6 +317,24 @@ def set_rows_preview(table_id: list[str] | None, filter: str = "", preview: Any 
         _pop(Versions.ROWS_PREVIEW)
     else:
         _set(Versions.ROWS_PREVIEW, (tuple(table_id), filter.strip(), preview))
+
+
+def schema_preview(table_id: Sequence[str], operation: str) -> tuple[Any, Any] | None:
+    """The last "Schema" preview of ``operation`` on this table: (its arguments, its
+    ``backend.services.schema.SchemaPreview``); ``None``: not previewed."""
+    item = _get(Tables.SCHEMA_PREVIEW)
+    if item and item[0] == tuple(table_id) and item[1] == operation:
+        return item[2], item[3]
+    return None
+
+
+def set_schema_preview(
+    table_id: Sequence[str] | None, operation: str = "", args: Any = None, preview: Any = None
+) -> None:
+    if table_id is None or preview is None:
+        _pop(Tables.SCHEMA_PREVIEW)
+    else:
+        _set(Tables.SCHEMA_PREVIEW, (tuple(table_id), operation, args, preview))
 
 
 def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:

@@ -1,6 +1,6 @@
 """Namespaces & tables: drill down namespaces, find tables, describe one; create a namespace,
-declare a table; a table's lifecycle (schema metadata, rename or move, drop vs deregister) and
-dropping a namespace (RESTRICT or CASCADE)."""
+declare a table; a table's lifecycle (schema metadata, rename or move, drop vs deregister), its
+columns (add, alter, drop) and dropping a namespace (RESTRICT or CASCADE)."""
 
 import streamlit as st
 from lance_namespace import CreateNamespaceRequest
@@ -8,7 +8,7 @@ from lance_namespace import CreateNamespaceRequest
 import backend
 from backend.rules import ids
 from backend.services import namespaces as nsv
-from components import feedback, state, table_actions, tables, writes
+from components import feedback, schema_edit, state, table_actions, tables, writes
 from components.cache import invalidate_tables
 from components.connection import is_read_only, require_namespace, snippet_connection
 from components.snippets import python_snippet
@@ -91,3 +91,9 @@ if detail is not None and (
     )
 ):
     send(action.write(ns, [*path, table]))
+if detail is not None and (
+    change := schema_edit.render_schema_edit(
+        ns, detail, key_prefix=state.Tables.SCHEMA, read_only=read_only
+    )
+):
+    send(change)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -145,6 +146,14 @@ def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callab
         ", under the namespace lock." if write else "."
     )
     return method
+
+
+def _type_name(data_type: Any) -> Any:
+    """The type name of the spec's JSON type (``{"type": "int32"}`` -> ``"int32"``); any other
+    value unchanged."""
+    if isinstance(data_type, dict) and set(data_type) <= {"type"} and data_type.get("type"):
+        return str(data_type["type"])
+    return data_type
 
 
 def _table_schema(self: LocalNamespace, request: Any) -> Any:
@@ -759,9 +768,27 @@ class LocalNamespace(LanceNamespace):
     alter_table_add_columns = _delegate(
         "alter_table_add_columns", ln.AlterTableAddColumnsRequest, write=True
     )
-    alter_table_alter_columns = explains_columns("alter_table_alter_columns", _table_schema)(
-        _delegate("alter_table_alter_columns", ln.AlterTableAlterColumnsRequest, write=True)
-    )
+
+    @explains_columns("alter_table_alter_columns", _table_schema)
+    def alter_table_alter_columns(
+        self, request: ln.AlterTableAlterColumnsRequest
+    ) -> ln.AlterTableAlterColumnsResponse:
+        """pylance's ``alter_table_alter_columns`` under the namespace lock. A new type is
+        given in the spec's JSON form (``{"type": "int32"}``); pylance 14 reads only a type
+        name there (``"int32"``), so the name is what it is handed."""
+        req = self._checked("alter_table_alter_columns", ln.AlterTableAlterColumnsRequest, request)
+        entries = list(req.alterations or [])
+        if any(isinstance(e.data_type, dict) for e in entries):
+            named = [
+                type(e).model_construct(**{**dict(e), "data_type": _type_name(e.data_type)})
+                for e in entries
+            ]
+            req = type(req).model_construct(**{**dict(req), "alterations": named})
+        with self._guard(req.id), warnings.catch_warnings():
+            # pylance dumps the request: pydantic warns of the type name where it types a dict
+            warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning)
+            return self._inner.alter_table_alter_columns(req)
+
     alter_table_drop_columns = explains_columns("alter_table_drop_columns", _table_schema)(
         _delegate("alter_table_drop_columns", ln.AlterTableDropColumnsRequest, write=True)
     )

@@ -1,0 +1,91 @@
+"""AppTest: the "Schema" panel of a table (components/schema_edit.py) on a real local
+namespace: preview, then apply; values checked with pyarrow; bad input refused with nothing
+written; read-only launches disable Apply."""
+
+from __future__ import annotations
+
+import lance
+import pyarrow.compute as pc
+
+import backend
+from backend.services import namespaces as browse
+from components import state
+from tests.ui.conftest import alerts, assert_no_exception, texts
+
+ORDERS = {"ns": "sales", "table": "orders"}
+TID = ["sales", "orders"]
+P = state.Tables.SCHEMA
+
+
+def orders(ui_env) -> lance.LanceDataset:
+    ns = backend.connect(str(ui_env))
+    return lance.dataset(browse.describe_table(ns, TID).location)
+
+
+def open_panel(make_app, **params):
+    at = make_app(query_params={**ORDERS, **params})
+    at.session_state[state.panel_key(state.Tables.SCHEMA_OPEN, TID)] = True
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
+def test_add_a_column_from_an_expression(make_app, ui_env) -> None:
+    before = orders(ui_env)
+    at = open_panel(make_app)
+    at.text_input(key=f"{P}.add.name").set_value("double_id")
+    at.text_input(key=f"{P}.add.expression").set_value("id * 2")
+    at.button(key=f"FormSubmitter:{P}.add.form-Preview").click().run()
+    assert_no_exception(at)
+    page = texts(at)
+    assert f"rewrites {before.count_rows()} rows" in page and "drops no index" in page
+    preview = next(d.value for d in at.dataframe if "change" in d.value.columns)
+    assert list(preview["column"]) == ["id", "item", "double_id"]
+    assert orders(ui_env).version == before.version  # the preview wrote nothing
+    at.button(key=f"{P}.add.apply").click().run()
+    assert_no_exception(at)
+    after = orders(ui_env)
+    assert after.version == before.version + 1
+    assert alerts(at, "success") == [f"Added 1 column (double_id) as v{after.version}."]
+    got = after.to_table()
+    assert got["double_id"].to_pylist() == pc.multiply(got["id"], 2).to_pylist()
+
+
+def test_drop_previews_the_index_it_takes(make_app, ui_env) -> None:
+    orders(ui_env).create_scalar_index("item", "BTREE")
+    before = orders(ui_env)
+    at = open_panel(make_app)
+    at.multiselect(key=f"{P}.drop.columns").set_value(["item"])
+    at.button(key=f"FormSubmitter:{P}.drop.form-Preview").click().run()
+    assert "drops the index item_idx" in texts(at)
+    at.button(key=f"{P}.drop.apply").click().run()
+    assert_no_exception(at)
+    after = orders(ui_env)
+    assert after.version == before.version + 1 and after.schema.names == ["id"]
+    assert [i.name for i in after.describe_indices()] == []
+
+
+def test_a_bad_name_is_refused_and_nothing_is_written(make_app, ui_env) -> None:
+    before = orders(ui_env).version
+    at = open_panel(make_app)
+    at.text_input(key=f"{P}.add.name").set_value("item")
+    at.text_input(key=f"{P}.add.expression").set_value("id")
+    at.button(key=f"FormSubmitter:{P}.add.form-Preview").click().run()
+    assert_no_exception(at)
+    assert any("already has a column named item" in a for a in alerts(at, "error"))
+    assert not [b for b in at.button if b.key == f"{P}.add.apply"]
+    at.selectbox(key=f"{P}.alter.column").set_value("item")
+    at.selectbox(key=f"{P}.alter.type").set_value("int64")
+    at.button(key=f"FormSubmitter:{P}.alter.form-Preview").click().run()
+    assert any("cannot change the column item from utf8 to int64" in a for a in alerts(at, "error"))
+    assert orders(ui_env).version == before
+
+
+def test_rename_on_a_read_only_launch_is_disabled(make_app, ui_env) -> None:
+    at = open_panel(make_app, ro="true")
+    at.selectbox(key=f"{P}.alter.column").set_value("item")
+    at.text_input(key=f"{P}.alter.rename").set_value("label")
+    at.button(key=f"FormSubmitter:{P}.alter.form-Preview").click().run()
+    assert "rewrites no row (the schema only)" in texts(at)
+    assert at.button(key=f"{P}.alter.apply").disabled
+    assert orders(ui_env).schema.names == ["id", "item"]
