@@ -7,7 +7,8 @@ Roles, lowest first:
   builds, tags, restore, rename, schema metadata, optimize, batch commits without deletes or
   deregisters;
 * ``admin`` - everything, including drops, deregisters, CASCADE, cleanup, version deletes,
-  row deletes, index drops, branch deletes and column drops.
+  row deletes (an upsert deleting the rows its data lacks too), index drops, branch deletes
+  and column drops.
 
 :func:`required_role` is the one classification of every operation (both backends' names plus
 the console's own service-level writes); :func:`check` raises ``PermissionDeniedError`` with the
@@ -156,6 +157,10 @@ def required_role(operation: str, request: Any = None) -> str:
         return ADMIN
     if operation == "drop_namespace_cascade":
         return ADMIN
+    if operation == "merge_insert_into_table" and _field(
+        request, "when_not_matched_by_source_delete"
+    ):
+        return ADMIN  # an upsert that deletes the table's rows the data lacks
     return EDITOR
 
 

@@ -256,6 +256,12 @@ class Versions:
     CLEANUP_FORM = "versions.cleanup"
     DELETE_FORM = "versions.delete"
     ROWS_FORM = "versions.rows"
+    UPDATE_FORM = "versions.update"  # "Update rows" (components.row_edits)
+    UPSERT_FORM = "versions.upsert"  # "Upsert from a file" (components.row_edits)
+    # (table id tuple, the update asked, UpdatePreview) of the last "Update rows" preview
+    UPDATE_PREVIEW = "versions.update_preview"
+    # (table id tuple, the upsert asked, MergeCounts) of the last "Upsert from a file" dry run
+    UPSERT_DRY_RUN = "versions.upsert_dry_run"
 
 
 def versions_form(prefix: str, table_id: Sequence[str]) -> str:

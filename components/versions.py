@@ -463,9 +463,17 @@ def render_details_section(
     return picked
 
 
-MANAGE_TABS = ("Compare", "Tags", "Clean up by policy", "Delete by range", "Delete rows")
+MANAGE_TABS = (
+    "Compare",
+    "Tags",
+    "Clean up by policy",
+    "Delete by range",
+    "Delete rows",
+    "Update rows",
+    "Upsert from a file",
+)
 TAGS_TAB = MANAGE_TABS[1]
-MANAGE_LABEL = "Manage versions: compare, tags, clean up, delete"
+MANAGE_LABEL = "Manage versions: compare, tags, clean up, delete, edit rows"
 
 
 def manage_tabs() -> Sequence[Any] | None:

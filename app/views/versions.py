@@ -1,12 +1,13 @@
 """Versions: every version of a table (paged, newest first), a timeline, one version's
 details (restore it, browse its data), then "Manage versions" tabs, only the open one drawn:
 the comparison of two, tags (``?tag=`` opens a tagged version), deleting old versions by
-policy or by range (never the latest), deleting rows by a filter (previewed first)."""
+policy or by range (never the latest), deleting rows by a filter (previewed first), updating
+rows (previewed first) and upserting a file's rows (with a dry run)."""
 
 import streamlit as st
 
 from backend.services import build_jobs
-from components import feedback, state, tables, version_actions, writes
+from components import feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
@@ -47,6 +48,8 @@ def send(write: writes.Write, *, show_result: bool = False) -> None:
     state.set_cleanup_plan(None)
     state.set_compare_pair(None)
     state.set_rows_preview(None)
+    state.put(state.Versions.UPDATE_PREVIEW, None)
+    state.put(state.Versions.UPSERT_DRY_RUN, None)
     if show_result:
         state.show_version(done[0])
     feedback.flash("versions", "success", write.said(done[0]), snippet=write.snippet)
@@ -85,7 +88,7 @@ if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only)
 
 if (tabs := ver.manage_tabs()) is None:
     st.stop()
-compare, tagging, cleanup, deleting, deleting_rows = tabs
+compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
 if compare.open:
     with compare:
         ver.render_compare_section(table_id, versions, picked)
@@ -131,3 +134,21 @@ if deleting_rows.open:
             read_only=read_only,
         ):
             send(version_actions.delete_rows_write(ns, table_id, rows_ask))
+if updating.open:
+    with updating:
+        if update_ask := row_edits.render_update_rows(
+            ns,
+            table_id,
+            key_prefix=state.versions_form(state.Versions.UPDATE_FORM, table_id),
+            read_only=read_only,
+        ):
+            send(row_edits.update_write(ns, table_id, update_ask))
+if upserting.open:
+    with upserting:
+        if upsert_ask := row_edits.render_upsert(
+            ns,
+            table_id,
+            key_prefix=state.versions_form(state.Versions.UPSERT_FORM, table_id),
+            read_only=read_only,
+        ):
+            send(row_edits.upsert_write(ns, table_id, upsert_ask))

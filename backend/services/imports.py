@@ -413,6 +413,27 @@ def inspect_upload(source: Source, fmt: str, *, sample_rows: int = SAMPLE_ROWS) 
     return ImportPreview(fmt, upload.schema, rows, sample, size)
 
 
+UPSERT_FORMATS: tuple[str, ...] = ("csv", "parquet", "arrow")
+
+
+def read_upload(source: Source, fmt: str, schema: pa.Schema | None = None) -> pa.Table:
+    """A whole upload (CSV, Parquet or Arrow IPC, within :func:`max_import_bytes`) as one
+    table: typed as ``schema`` when the upload has exactly its columns (CSV values parsed as
+    those types), else as read (the caller's rules say what does not fit)."""
+    check_size(source)
+    fmt = check_format(fmt, UPSERT_FORMATS, "upsert")
+    upload = _open_upload(source, fmt)
+    if schema is not None and sorted(schema.names) == sorted(upload.schema.names):
+        _close(upload.batches)
+        if isinstance(source, io.IOBase):
+            source.seek(0)
+        upload = _open_upload(source, fmt, schema)
+    try:
+        return pa.Table.from_batches(list(upload.batches), schema=upload.schema)
+    except _READ_ERRORS as exc:
+        raise _not_readable(fmt, exc) from None
+
+
 # -- import --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ImportResult:
