@@ -18,9 +18,9 @@ audit log's user) and its transaction id.
   of each version (the cheapest count the server gives, ``versions.version_rows``); rows
   added / deleted / updated and fragments are not exposed there (``None``, and the frame's
   ``attrs["note"]`` says so).
-* The audit log (the gated namespace's, or ``entries``): an entry of this table whose
-  transaction id is the version's lance transaction uuid, else whose write (from its start to
-  its end) spans the version's commit time.
+* The audit log (the gated namespace's, or ``entries``): an entry of a write to this table
+  whose span (from its start to its end) holds the version's commit time, the one whose
+  transaction id is the version's lance uuid first, else the shortest.
 
 :func:`row_changes`: the rows inserted, updated (with the columns whose values changed) and
 deleted between two versions.
@@ -116,7 +116,7 @@ REST_NOTE = (
     "Over REST the server gives each version's operation, time and row count; rows added, "
     "deleted and updated and fragments are not exposed by the REST API."
 )
-AUDIT_SLACK_MS = 50.0  # clock rounding between an audit entry's times and a manifest's
+AUDIT_SLACK_MS = 2.0  # the millisecond rounding of an audit entry's start and a manifest's time
 
 
 def _label(kind: str) -> str:
@@ -218,19 +218,21 @@ def match_audit(
     frame: pd.DataFrame, entries: Iterable[audit.AuditEntry], table_id: Sequence[str]
 ) -> pd.DataFrame:
     """``frame`` (a change log) with ``user``, ``audit_operation`` and ``transaction_id`` of
-    the console's write behind each version: the entry whose transaction id is the version's
-    lance uuid, else the shortest write whose span holds the version's commit time."""
+    the console's write behind each version: among the writes whose span (start to end)
+    holds the version's commit time, the one whose transaction id is the version's lance
+    uuid, else the shortest."""
     out = frame.copy()
     mine = _table_entries(entries, table_id)
-    by_txn = {e.transaction_id: e for e in mine if e.transaction_id}
     windows = [(w, e) for e in mine if (w := _entry_window(e)) is not None]
     users, ops, txns = [], [], []
     for uuid, ts in zip(out["uuid"], out["timestamp"], strict=True):
-        hit = by_txn.get(uuid) if isinstance(uuid, str) else None
-        if hit is None and ts is not None and not pd.isna(ts):
+        hit = None
+        if ts is not None and not pd.isna(ts):
             at = pd.Timestamp(ts).value / 1e6
-            spans = [(w[1] - w[0], e) for w, e in windows if w[0] <= at <= w[1]]
-            hit = min(spans, key=lambda s: s[0])[1] if spans else None
+            spans = [
+                (e.transaction_id != uuid, w[1] - w[0], e) for w, e in windows if w[0] <= at <= w[1]
+            ]
+            hit = min(spans, key=lambda s: s[:2])[2] if spans else None
         users.append(hit.user if hit else None)
         ops.append(hit.operation if hit else None)
         txns.append((hit.transaction_id or uuid) if hit else None)
@@ -282,7 +284,9 @@ def change_log(
     def state(v: int) -> dict[int, _Fragment] | None:
         if v not in states:
             try:
-                states[v] = _fragments(ds.checkout_version(v)) if ds and v in stamps else None
+                states[v] = (
+                    _fragments(ds.checkout_version(v)) if ds is not None and v in stamps else None
+                )
             except (OSError, ValueError, RuntimeError):
                 states[v] = None
         return states[v]
@@ -461,7 +465,9 @@ def _by_delta(ds: Any, lo: int, hi: int, max_rows: int, progress: Progress | Non
         progress(len(old_ids) + len(new_ids), len(old_ids) + len(new_ids))
     gone = pc.filter(old_ids, pc.invert(pc.is_in(old_ids, value_set=new_ids)))
     born = pc.filter(new_ids, pc.invert(pc.is_in(new_ids, value_set=old_ids)))
-    delta = ds.delta(begin_version=lo, end_version=hi)
+    # asked of the newer version itself: the delta reads the rows of the dataset it is asked
+    # of, so asked of a later version it misses rows changed again since ``hi``
+    delta = new.delta(begin_version=lo, end_version=hi)
     candidates = delta.get_updated_rows().read_all()
     for what, n in (
         ("rows deleted", len(gone)),
