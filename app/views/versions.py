@@ -6,7 +6,7 @@ policy or by range (never the latest), deleting rows by a filter (previewed firs
 import streamlit as st
 
 from backend.services import build_jobs
-from components import feedback, state, tables, version_actions, writes
+from components import change_log, feedback, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
@@ -46,6 +46,7 @@ def send(write: writes.Write, *, show_result: bool = False) -> None:
     state.reset_forms("versions")
     state.set_cleanup_plan(None)
     state.set_compare_pair(None)
+    state.set_row_changes(None)
     state.set_rows_preview(None)
     if show_result:
         state.show_version(done[0])
@@ -60,6 +61,7 @@ version_actions.apply_version_link(
 )  # before the list: its selected row is the version shown
 tagged = writes.tagged(tid)
 ops = ver.render_listing(tid, versions, tagged=tagged)
+change_log.render_change_log_panel(tid, versions)
 picked = ver.render_details_section(tid, versions, ops, tagged=tagged)
 version_actions.follow_version_link(picked)
 if restore := version_actions.render_version_actions(
@@ -89,6 +91,7 @@ compare, tagging, cleanup, deleting, deleting_rows = tabs
 if compare.open:
     with compare:
         ver.render_compare_section(table_id, versions, picked)
+        change_log.render_row_changes_section(table_id, versions, picked)
 if tagging.open:
     with tagging:
         tags = feedback.run(writes.tags, tid, action="Listing tags")
