@@ -19,8 +19,9 @@ audit log's user) and its transaction id.
   added / deleted / updated and fragments are not exposed there (``None``, and the frame's
   ``attrs["note"]`` says so).
 * The audit log (the gated namespace's, or ``entries``): an entry of a write to this table
-  whose span (from its start to its end) holds the version's commit time, the one whose
-  transaction id is the version's lance uuid first, else the shortest.
+  whose span (from its start to its end, give or take a few milliseconds) holds the version's
+  commit time: the one whose transaction id is the version's lance uuid first, else the
+  nearest.
 
 :func:`row_changes`: the rows inserted, updated (with the columns whose values changed) and
 deleted between two versions.
@@ -116,7 +117,10 @@ REST_NOTE = (
     "Over REST the server gives each version's operation, time and row count; rows added, "
     "deleted and updated and fragments are not exposed by the REST API."
 )
-AUDIT_SLACK_MS = 2.0  # the millisecond rounding of an audit entry's start and a manifest's time
+# how far a version's commit time may lie outside a write's span and still be that write's:
+# times are kept to the millisecond, and a REST server's version times are coarser (pylance's
+# come in steps of several milliseconds)
+AUDIT_SLACK_MS = 16.0
 
 
 def _label(kind: str) -> str:
@@ -211,28 +215,40 @@ def _entry_window(e: audit.AuditEntry) -> tuple[float, float] | None:
         start = pd.Timestamp(e.ts).value / 1e6
     except (TypeError, ValueError):
         return None
-    return start - AUDIT_SLACK_MS, start + float(e.duration_ms or 0.0) + AUDIT_SLACK_MS
+    return start, start + float(e.duration_ms or 0.0)
 
 
 def match_audit(
     frame: pd.DataFrame, entries: Iterable[audit.AuditEntry], table_id: Sequence[str]
 ) -> pd.DataFrame:
     """``frame`` (a change log) with ``user``, ``audit_operation`` and ``transaction_id`` of
-    the console's write behind each version: among the writes whose span (start to end)
-    holds the version's commit time, the one whose transaction id is the version's lance
-    uuid, else the shortest."""
+    the console's write behind each version. A write's candidates are the versions committed
+    within its span (start to end, widened by :data:`AUDIT_SLACK_MS`); pairs are taken best
+    first (the version's lance uuid is the write's transaction id, then the nearest: a span
+    holding the time is nearest, then the shortest write), each write and each version at
+    most once: one write, one version, so an engine's commit just before a console write is
+    not credited to it."""
     out = frame.copy()
     mine = _table_entries(entries, table_id)
     windows = [(w, e) for e in mine if (w := _entry_window(e)) is not None]
+    pairs = []
+    for row, (uuid, ts) in enumerate(zip(out["uuid"], out["timestamp"], strict=True)):
+        if ts is None or pd.isna(ts):
+            continue
+        at = pd.Timestamp(ts).value / 1e6
+        for n, (w, e) in enumerate(windows):
+            if w[0] - AUDIT_SLACK_MS <= at <= w[1] + AUDIT_SLACK_MS:
+                rank = (e.transaction_id != uuid, max(w[0] - at, at - w[1], 0.0), w[1] - w[0])
+                pairs.append((rank, row, n))
+    hits: dict[int, Any] = {}
+    taken: set[int] = set()
+    for _rank, row, n in sorted(pairs):
+        if row not in hits and n not in taken:
+            hits[row] = windows[n][1]
+            taken.add(n)
     users, ops, txns = [], [], []
-    for uuid, ts in zip(out["uuid"], out["timestamp"], strict=True):
-        hit = None
-        if ts is not None and not pd.isna(ts):
-            at = pd.Timestamp(ts).value / 1e6
-            spans = [
-                (e.transaction_id != uuid, w[1] - w[0], e) for w, e in windows if w[0] <= at <= w[1]
-            ]
-            hit = min(spans, key=lambda s: s[:2])[2] if spans else None
+    for row, uuid in enumerate(out["uuid"]):
+        hit = hits.get(row)
         users.append(hit.user if hit else None)
         ops.append(hit.operation if hit else None)
         txns.append((hit.transaction_id or uuid) if hit else None)

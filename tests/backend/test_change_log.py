@@ -205,6 +205,8 @@ def test_change_log_on_both_backends_with_the_consoles_user(
     rows.delete_rows(admin, TID, "id < 3")  # v3, by the console
     lifecycle.restore_version(admin, TID, 1)  # v4, by the console
     frame = vsv.change_log(admin, TID)
+    print([(e.operation, cl._entry_window(e)) for e in log.entries()])
+    print(frame[["version", "timestamp", "user"]].values.tolist())
     got = frame.set_index("version")
     assert got["lance_operation"].tolist() == ["Overwrite", "Append", "Delete", "Restore"]
     assert got["rows"].tolist() == [at(loc, v).num_rows for v in range(1, 5)]
