@@ -259,6 +259,11 @@ class GatedNamespace:
         return self._target
 
     @property
+    def audit_log(self) -> audit.AuditLog | None:
+        """The log this gate records into (``None``: none), read by the change log."""
+        return self._log
+
+    @property
     def read_only(self) -> str | None:
         """Why every write is refused (``None``: writes are allowed, per role)."""
         return self._read_only

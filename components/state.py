@@ -262,6 +262,12 @@ class Versions:
     UPDATE_PREVIEW = "versions.update_preview"
     # (table id tuple, the upsert asked, MergeCounts) of the last "Upsert from a file" dry run
     UPSERT_DRY_RUN = "versions.upsert_dry_run"
+    # the change log and the row-level compare (components/change_log.py)
+    CHANGE_LOG_OPEN = "versions.change_log.open"  # widget: the "Change log" expander is open
+    CHANGE_LOG = "versions.change_log"  # prefix: the change log's grid and pager
+    ROW_CHANGES = "versions.row_changes"  # (table id tuple, RowChanges) of the last row compare
+    ROW_CHANGES_FORM = "versions.row_changes.form"  # per table: the row compare form
+    ROW_CHANGES_VIEW = "versions.row_changes.view"  # prefix: the rows shown (kind, grid, pager)
 
 
 def versions_form(prefix: str, table_id: Sequence[str]) -> str:
@@ -341,6 +347,19 @@ def set_schema_preview(
         _pop(Tables.SCHEMA_PREVIEW)
     else:
         _set(Tables.SCHEMA_PREVIEW, (tuple(table_id), operation, args, preview))
+
+
+def row_changes(table_id: Sequence[str]) -> Any:
+    """The last row compare of ``table_id`` this session (a ``change_log.RowChanges``)."""
+    got = _get(Versions.ROW_CHANGES)
+    return got[1] if got and got[0] == tuple(table_id) else None
+
+
+def set_row_changes(table_id: Sequence[str] | None, changes: Any = None) -> None:
+    if table_id is None:
+        _pop(Versions.ROW_CHANGES)
+    else:
+        _set(Versions.ROW_CHANGES, (tuple(table_id), changes))
 
 
 def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:

@@ -7,7 +7,7 @@ rows (previewed first) and upserting a file's rows (with a dry run)."""
 import streamlit as st
 
 from backend.services import build_jobs
-from components import feedback, row_edits, state, tables, version_actions, writes
+from components import change_log, feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
@@ -47,6 +47,7 @@ def send(write: writes.Write, *, show_result: bool = False) -> None:
     state.reset_forms("versions")
     state.set_cleanup_plan(None)
     state.set_compare_pair(None)
+    state.set_row_changes(None)
     state.set_rows_preview(None)
     state.put(state.Versions.UPDATE_PREVIEW, None)
     state.put(state.Versions.UPSERT_DRY_RUN, None)
@@ -63,6 +64,7 @@ version_actions.apply_version_link(
 )  # before the list: its selected row is the version shown
 tagged = writes.tagged(tid)
 ops = ver.render_listing(tid, versions, tagged=tagged)
+change_log.render_change_log_panel(tid, versions)
 picked = ver.render_details_section(tid, versions, ops, tagged=tagged)
 version_actions.follow_version_link(picked)
 if restore := version_actions.render_version_actions(
@@ -92,6 +94,7 @@ compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
 if compare.open:
     with compare:
         ver.render_compare_section(table_id, versions, picked)
+        change_log.render_row_changes_section(table_id, versions, picked)
 if tagging.open:
     with tagging:
         tags = feedback.run(writes.tags, tid, action="Listing tags")

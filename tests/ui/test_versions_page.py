@@ -501,7 +501,7 @@ def test_manage_panels_and_json_are_drawn_only_when_opened(make_app) -> None:
     assert forms() == []  # closed: no compare, tag, cleanup or delete form on a page load
     assert not at.json  # the transaction viewer too: its component is heavy to load
     open_tab(at, "Compare")
-    assert forms() == ["compare"]  # one tab at a time
+    assert forms() == ["compare", "row_changes"]  # one tab at a time: its two forms
     open_tab(at, "Tags")
     assert forms() == ["tags0"]
     at.session_state["versions.one.txn.open"] = True

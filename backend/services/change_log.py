@@ -1,0 +1,693 @@
+"""What each version of a table did, and which rows changed between two versions.
+
+:func:`change_log`: one row per version with its operation, the rows it added, deleted and
+updated, the fragments it added and removed, when, and, where the console wrote it, who (the
+audit log's user) and its transaction id.
+
+* Local and object-store roots: the operation is lance's transaction kind (DescribeTransaction);
+  the counts come from the fragments of version ``v`` and of the version before it
+  (``v - 1``), read from their manifests: rows added are the physical rows of the fragments
+  new in ``v`` (plus rows whose deletion was undone, e.g. by a restore), rows deleted are the
+  deletion-file counts that grew plus the live rows of the fragments removed. An Update
+  (``dataset.update``, merge-insert) deletes the old copy of each row it changes and writes
+  the new one: of its new rows, as many as it deleted count as updated, the rest as added
+  (the rest of its deletions as deleted). A compaction (Rewrite) moves rows without changing
+  them: nothing is added, deleted or updated. Where ``v - 1`` was deleted the counts are not
+  known (``None``, with a note).
+* REST: the operation (DescribeTransaction), the timestamp (ListTableVersions) and the rows
+  of each version (the cheapest count the server gives, ``versions.version_rows``); rows
+  added / deleted / updated and fragments are not exposed there (``None``, and the frame's
+  ``attrs["note"]`` says so).
+* The audit log (the gated namespace's, or ``entries``): an entry of a write to this table
+  whose span (from its start to its end, give or take a few milliseconds) holds the version's
+  commit time: the one whose transaction id is the version's lance uuid first, else the
+  nearest.
+
+:func:`row_changes`: the rows inserted, updated (with the columns whose values changed) and
+deleted between two versions.
+
+* ``method="delta"``: lance's delta (``dataset.delta``), used only on a table with stable row
+  ids: the rows it reports updated are checked cell by cell against the older version; the
+  inserted and deleted rows are those whose row ids are in one version only.
+* ``method="key"``: both versions read in pages (at most ``max_rows`` rows each, refused
+  beyond, ``progress(rows_read, rows_total)``), matched on the key columns the user picks
+  (unique and non-null in both versions).
+* Neither (no stable row ids, no key): refused (``InvalidInputError``). pylance 14's delta on
+  a table without stable row ids returns *empty* inserted and updated rows, which would read
+  as "no changes" where rows changed.
+
+A row counts as updated when a column both versions have holds another value; columns added
+or dropped between the versions are listed in ``added_columns`` / ``dropped_columns``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from lance_namespace import LanceNamespace
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
+
+from backend import audit
+from backend.rules import ids, query_rules
+
+from ..errors import guarded, invalid, make
+from . import search
+
+Progress = Callable[[int, int], None]
+
+# -- the change log --------------------------------------------------------------------------------
+
+CHANGE_LOG_COLUMNS = [
+    "version",
+    "timestamp",
+    "operation",
+    "lance_operation",
+    "rows",
+    "rows_added",
+    "rows_deleted",
+    "rows_updated",
+    "fragments_added",
+    "fragments_removed",
+    "user",
+    "audit_operation",
+    "transaction_id",
+    "uuid",
+    "note",
+]
+COUNT_COLUMNS = (
+    "rows",
+    "rows_added",
+    "rows_deleted",
+    "rows_updated",
+    "fragments_added",
+    "fragments_removed",
+)
+# lance's transaction kinds in the user's words (any other kind: its own name, lower case)
+OPERATION_LABELS = {
+    "Append": "append",
+    "Delete": "delete",
+    "Update": "update",
+    "Overwrite": "overwrite",
+    "CreateIndex": "index",
+    "Rewrite": "compaction",
+    "ReserveFragments": "compaction (fragment ids reserved)",
+    "Merge": "schema change (columns added)",
+    "Project": "schema change",
+    "Restore": "restore",
+    "UpdateConfig": "config change",
+    "DataReplacement": "data replacement",
+    "Clone": "clone",
+}
+# the console's audit operations that name an operation more precisely than lance's kind
+AUDIT_LABELS = {
+    "merge_insert_into_table": "merge insert",
+    "update_table": "update",
+    "delete_from_table": "delete",
+    "restore_table": "restore",
+    "alter_table_add_columns": "schema change (columns added)",
+    "alter_table_alter_columns": "schema change (columns altered)",
+    "alter_table_drop_columns": "schema change (columns dropped)",
+}
+REST_NOTE = (
+    "Over REST the server gives each version's operation, time and row count; rows added, "
+    "deleted and updated and fragments are not exposed by the REST API."
+)
+# how far a version's commit time may lie outside a write's span and still be that write's:
+# times are kept to the millisecond, and a REST server's version times are coarser (pylance's
+# come in steps of several milliseconds)
+AUDIT_SLACK_MS = 16.0
+
+
+def _label(kind: str) -> str:
+    return OPERATION_LABELS.get(kind, kind.lower() if kind and kind != "?" else "?")
+
+
+@dataclass(frozen=True)
+class _Fragment:
+    physical: int
+    deleted: int
+    files: tuple[str, ...]
+
+    @property
+    def live(self) -> int:
+        return self.physical - self.deleted
+
+
+def _fragments(ds: Any) -> dict[int, _Fragment]:
+    """The fragments of one version (from its manifest): id -> physical rows, deleted rows,
+    data files."""
+    out = {}
+    for frag in ds.get_fragments():
+        meta = frag.metadata
+        deletion = meta.deletion_file
+        deleted = getattr(deletion, "num_deleted_rows", None) if deletion is not None else 0
+        if deleted is None:  # an old deletion file without its count: count the live rows
+            deleted = int(meta.physical_rows) - int(frag.count_rows())
+        files = tuple(sorted(f.path for f in meta.files))
+        out[int(meta.id)] = _Fragment(int(meta.physical_rows), int(deleted), files)
+    return out
+
+
+def _counts(kind: str, before: dict[int, _Fragment], after: dict[int, _Fragment]) -> dict[str, Any]:
+    """Rows and fragments one transaction of ``kind`` changed, from the fragments before and
+    after it (see the module docstring)."""
+    added_ids = after.keys() - before.keys()
+    removed_ids = before.keys() - after.keys()
+    new_rows = sum(after[i].physical for i in added_ids)
+    grown = undone = 0
+    rewritten = False
+    for i in after.keys() & before.keys():
+        step = after[i].deleted - before[i].deleted
+        grown += max(step, 0)
+        undone += max(-step, 0)
+        rewritten |= after[i].files != before[i].files
+    deleted = grown + sum(before[i].live for i in removed_ids)
+    added = new_rows - sum(after[i].deleted for i in added_ids) + undone
+    out: dict[str, Any] = {
+        "rows": sum(f.live for f in after.values()),
+        "fragments_added": len(added_ids),
+        "fragments_removed": len(removed_ids),
+        "note": None,
+    }
+    if kind in ("Rewrite", "ReserveFragments", "CreateIndex"):
+        out.update(rows_added=0, rows_deleted=0, rows_updated=0)
+    elif kind == "Update":
+        updated = min(added, deleted)
+        out.update(rows_added=added - updated, rows_deleted=deleted - updated, rows_updated=updated)
+        if rewritten and not added and not deleted:
+            out["rows_updated"] = None
+            out["note"] = "columns rewritten in place: the rows updated are not counted"
+    else:
+        out.update(rows_added=added, rows_deleted=deleted, rows_updated=0)
+    return out
+
+
+def _check_branch(branch: str | None, what: str) -> None:
+    if branch not in (None, "", "main"):
+        raise make(
+            ErrorCode.UNSUPPORTED,
+            f"{what} on a branch is not supported yet; pick the main branch",
+        )
+
+
+def _table_entries(entries: Iterable[audit.AuditEntry], table_id: Sequence[str]) -> list[Any]:
+    """The successful entries of writes to ``table_id`` (its own, or a batch's naming it)."""
+    tid = list(table_id)
+    out = []
+    for e in entries:
+        if e.outcome != audit.OK:
+            continue
+        named = list(e.ids or []) == tid or any(
+            isinstance(t, dict) and list(t.get("id") or []) == tid for t in e.tables or []
+        )
+        if named:
+            out.append(e)
+    return out
+
+
+def _entry_window(e: audit.AuditEntry) -> tuple[float, float] | None:
+    try:
+        start = pd.Timestamp(e.ts).value / 1e6
+    except (TypeError, ValueError):
+        return None
+    return start, start + float(e.duration_ms or 0.0)
+
+
+def match_audit(
+    frame: pd.DataFrame, entries: Iterable[audit.AuditEntry], table_id: Sequence[str]
+) -> pd.DataFrame:
+    """``frame`` (a change log) with ``user``, ``audit_operation`` and ``transaction_id`` of
+    the console's write behind each version. A write's candidates are the versions committed
+    within its span (start to end, widened by :data:`AUDIT_SLACK_MS`); pairs are taken best
+    first (the version's lance uuid is the write's transaction id, then the nearest: a span
+    holding the time is nearest, then the shortest write), each write and each version at
+    most once: one write, one version, so an engine's commit just before a console write is
+    not credited to it."""
+    out = frame.copy()
+    mine = _table_entries(entries, table_id)
+    windows = [(w, e) for e in mine if (w := _entry_window(e)) is not None]
+    pairs = []
+    for row, (uuid, ts) in enumerate(zip(out["uuid"], out["timestamp"], strict=True)):
+        if ts is None or pd.isna(ts):
+            continue
+        at = pd.Timestamp(ts).value / 1e6
+        for n, (w, e) in enumerate(windows):
+            if w[0] - AUDIT_SLACK_MS <= at <= w[1] + AUDIT_SLACK_MS:
+                rank = (e.transaction_id != uuid, max(w[0] - at, at - w[1], 0.0), w[1] - w[0])
+                pairs.append((rank, row, n))
+    hits: dict[int, Any] = {}
+    taken: set[int] = set()
+    for _rank, row, n in sorted(pairs):
+        if row not in hits and n not in taken:
+            hits[row] = windows[n][1]
+            taken.add(n)
+    users, ops, txns = [], [], []
+    for row, uuid in enumerate(out["uuid"]):
+        hit = hits.get(row)
+        users.append(hit.user if hit else None)
+        ops.append(hit.operation if hit else None)
+        txns.append((hit.transaction_id or uuid) if hit else None)
+    out["user"], out["audit_operation"], out["transaction_id"] = users, ops, txns
+    precise = out["audit_operation"].map(lambda o: AUDIT_LABELS.get(o) if o else None)
+    out["operation"] = precise.where(precise.notna(), out["operation"])
+    return out
+
+
+def _audit_entries(ns: Any, entries: Iterable[audit.AuditEntry] | None) -> list[Any]:
+    if entries is not None:
+        return list(entries)
+    log = getattr(type(ns), "audit_log", None) and ns.audit_log
+    if isinstance(log, audit.AuditLog):
+        try:
+            return log.entries()
+        except OSError:
+            return []
+    return []
+
+
+@guarded("change_log")
+def change_log(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    branch: str | None = None,
+    *,
+    versions: Iterable[int] | None = None,
+    entries: Iterable[audit.AuditEntry] | None = None,
+) -> pd.DataFrame:
+    """One row per version (``versions``, default every one; oldest first): the columns of
+    :data:`CHANGE_LOG_COLUMNS` (see the module docstring). ``entries``: the audit entries to
+    match (default: the gated namespace's audit log, if any). ``attrs["note"]``: what the
+    backend cannot tell (REST), else ``None``."""
+    from . import versions as vsv
+
+    _check_branch(branch, "The change log")
+    tid = ids.check_id(list(table_id))
+    listed = vsv.list_versions(ns, tid)
+    stamps = dict(zip(listed["version"].astype(int), listed["timestamp"], strict=True))
+    wanted = sorted({int(v) for v in versions} if versions is not None else set(stamps))
+    wanted = [v for v in wanted if v in stamps]
+    ops = vsv.version_operations(ns, tid, wanted).set_index("version")
+    rows: list[dict[str, Any]] = []
+    local = callable(getattr(ns, "open_dataset", None))
+    ds: Any = ns.open_dataset(tid) if local and wanted else None  # type: ignore[attr-defined]
+    states: dict[int, dict[int, _Fragment] | None] = {0: {}}
+
+    def state(v: int) -> dict[int, _Fragment] | None:
+        if v not in states:
+            try:
+                states[v] = (
+                    _fragments(ds.checkout_version(v)) if ds is not None and v in stamps else None
+                )
+            except (OSError, ValueError, RuntimeError):
+                states[v] = None
+        return states[v]
+
+    totals = {} if local else vsv.version_rows(ns, tid, wanted, listed)
+    for v in wanted:
+        op = ops.loc[v]
+        kind = str(op["operation"] or "?")
+        row: dict[str, Any] = dict.fromkeys(CHANGE_LOG_COLUMNS)
+        row.update(version=v, timestamp=stamps[v], lance_operation=kind, operation=_label(kind))
+        row["uuid"] = op["uuid"]
+        if op["error"]:
+            row["note"] = f"transaction: {op['error']}"
+        if local:
+            after, before = state(v), state(v - 1)
+            if after is None:
+                row["note"] = "this version's manifest could not be read"
+            elif before is None:
+                row["rows"] = sum(f.live for f in after.values())
+                row["note"] = f"version {v - 1} was deleted: what v{v} changed is not known"
+            else:
+                counted = _counts(kind, before, after)
+                note = counted.pop("note")
+                row.update(counted)
+                row["note"] = row["note"] or note
+        else:
+            row["rows"] = totals.get(v)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=CHANGE_LOG_COLUMNS)
+    for col in COUNT_COLUMNS:
+        frame[col] = pd.array(frame[col].tolist(), dtype="Int64")
+    frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
+    frame = match_audit(frame, _audit_entries(ns, entries), tid)
+    frame.attrs["note"] = None if local else REST_NOTE
+    return frame
+
+
+# -- row-level compare -----------------------------------------------------------------------------
+
+ROW_CHANGES_MAX_ROWS = 1_000_000
+PAGE_ROWS = 8 * 1024
+ROW_ID = "_rowid"
+LANCE_META = ("_rowid", "_rowaddr", "_row_created_at_version", "_row_last_updated_at_version")
+CHANGED = "changed_columns"  # the list of columns whose value changed, on ``updated``
+DELTA, KEY = "delta", "key"
+
+
+@dataclass
+class RowChanges:
+    """The rows that changed from ``from_version`` to ``to_version``: ``inserted`` (rows of the
+    newer version), ``updated`` (newer values plus :data:`CHANGED`), ``updated_before`` (the
+    older values of the same rows, in the same order), ``deleted`` (rows of the older
+    version); ``method``: "delta" or "key"."""
+
+    from_version: int
+    to_version: int
+    method: str
+    inserted: pa.Table
+    updated: pa.Table
+    deleted: pa.Table
+    updated_before: pa.Table
+    key: list[str] = field(default_factory=list)
+    added_columns: list[str] = field(default_factory=list)
+    dropped_columns: list[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "inserted": self.inserted.num_rows,
+            "updated": self.updated.num_rows,
+            "deleted": self.deleted.num_rows,
+        }
+
+    @property
+    def method_text(self) -> str:
+        if self.method == DELTA:
+            return "lance's delta (the table has stable row ids)"
+        return f"compared on the key {', '.join(self.key)}"
+
+
+def has_stable_row_ids(ds: Any) -> bool:
+    """The table keeps stable row ids (lance's feature flag; every fragment carries them)."""
+    flag = getattr(ds, "has_stable_row_ids", None)
+    if flag is not None:
+        return bool(flag)
+    return all(f.metadata.row_id_meta is not None for f in ds.get_fragments())
+
+
+def _drop_meta(table: pa.Table) -> pa.Table:
+    return table.drop_columns([c for c in LANCE_META if c in table.column_names])
+
+
+def _same(a: pa.ChunkedArray, b: pa.ChunkedArray) -> list[bool]:
+    """Row by row: the two columns hold the same value (two nulls are the same)."""
+    try:
+        eq = pc.equal(a, b)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+        same = pc.or_kleene(pc.fill_null(eq, False), both_null)
+        return [bool(x) for x in same.to_pylist()]
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return [x == y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)]
+
+
+def _diff_rows(
+    old: pa.Table, new: pa.Table, columns: Sequence[str]
+) -> tuple[list[int], list[list[str]]]:
+    """The positions where ``old`` and ``new`` (aligned rows) differ in ``columns``, with the
+    columns that differ at each."""
+    changed: list[list[str]] = [[] for _ in range(new.num_rows)]
+    for col in columns:
+        for i, same in enumerate(_same(old.column(col), new.column(col))):
+            if not same:
+                changed[i].append(col)
+    keep = [i for i, c in enumerate(changed) if c]
+    return keep, [changed[i] for i in keep]
+
+
+def _updated_tables(
+    old: pa.Table, new: pa.Table, columns: Sequence[str]
+) -> tuple[pa.Table, pa.Table]:
+    keep, changed = _diff_rows(old, new, columns)
+    idx = pa.array(keep, type=pa.int64())
+    updated = new.take(idx).append_column(CHANGED, pa.array(changed, type=pa.list_(pa.string())))
+    return updated, old.take(idx)
+
+
+def _check_versions(from_version: int, to_version: int) -> tuple[int, int]:
+    lo, hi = int(from_version), int(to_version)
+    if lo < 1 or hi < 1:
+        raise invalid("versions are numbered from 1")
+    if lo >= hi:
+        raise invalid(
+            f"from_version ({lo}) must be older than to_version ({hi}): pick two different "
+            "versions, the older one first"
+        )
+    return lo, hi
+
+
+def _row_ids(ds: Any) -> pa.Array:
+    t = ds.scanner(columns=[], with_row_id=True, batch_size=PAGE_ROWS).to_table()
+    return t.column(ROW_ID).combine_chunks()
+
+
+def _take_by_row_id(ds: Any, row_ids: pa.Array, columns: Sequence[str]) -> pa.Table:
+    """The rows of ``ds`` with these stable row ids, in the order given."""
+    if len(row_ids) == 0:
+        return ds.schema.empty_table().select(list(columns))
+    pieces = []
+    for start in range(0, len(row_ids), 2000):
+        chunk = row_ids.slice(start, 2000).to_pylist()
+        pieces.append(
+            ds.scanner(
+                columns=list(columns),
+                with_row_id=True,
+                filter=f"{ROW_ID} IN ({', '.join(str(int(i)) for i in chunk)})",
+            ).to_table()
+        )
+    got = pa.concat_tables(pieces)
+    order = pc.index_in(row_ids, value_set=got.column(ROW_ID).combine_chunks())
+    return got.take(order).select(list(columns))
+
+
+def _too_many(what: str, n: int, max_rows: int) -> LanceNamespaceError:
+    return invalid(
+        f"{what}: {n:,} rows, more than the {max_rows:,} a row compare reads (max_rows); "
+        "compare fewer rows or raise max_rows"
+    )
+
+
+def _by_delta(ds: Any, lo: int, hi: int, max_rows: int, progress: Progress | None) -> RowChanges:
+    old, new = ds.checkout_version(lo), ds.checkout_version(hi)
+    old_cols, new_cols = old.schema.names, new.schema.names
+    common = [c for c in new_cols if c in old_cols]
+    old_ids, new_ids = _row_ids(old), _row_ids(new)
+    if progress:
+        progress(len(old_ids) + len(new_ids), len(old_ids) + len(new_ids))
+    gone = pc.filter(old_ids, pc.invert(pc.is_in(old_ids, value_set=new_ids)))
+    born = pc.filter(new_ids, pc.invert(pc.is_in(new_ids, value_set=old_ids)))
+    # asked of the newer version itself: the delta reads the rows of the dataset it is asked
+    # of, so asked of a later version it misses rows changed again since ``hi``
+    delta = new.delta(begin_version=lo, end_version=hi)
+    candidates = delta.get_updated_rows().read_all()
+    for what, n in (
+        ("rows deleted", len(gone)),
+        ("rows inserted", len(born)),
+        ("rows updated", candidates.num_rows),
+    ):
+        if n > max_rows:
+            raise _too_many(what, n, max_rows)
+    cand_ids = (
+        candidates.column(ROW_ID).combine_chunks()
+        if candidates.num_rows
+        else pa.array([], pa.uint64())
+    )
+    # rows of the newer version still present in the older one (an insert is never "updated")
+    alive = pc.is_in(cand_ids, value_set=old_ids)
+    cand_ids = pc.filter(cand_ids, alive)
+    after = _take_by_row_id(new, cand_ids, new_cols)
+    before = _take_by_row_id(old, cand_ids, old_cols)
+    updated, updated_before = _updated_tables(before, after, common)
+    return RowChanges(
+        from_version=lo,
+        to_version=hi,
+        method=DELTA,
+        inserted=_take_by_row_id(new, born, new_cols),
+        updated=updated,
+        deleted=_take_by_row_id(old, gone, old_cols),
+        updated_before=updated_before,
+        added_columns=[c for c in new_cols if c not in old_cols],
+        dropped_columns=[c for c in old_cols if c not in new_cols],
+    )
+
+
+def _pages(
+    ns: Any, table_id: list[str], version: int, ds: Any | None
+) -> Iterator[pa.RecordBatch | pa.Table]:
+    if ds is not None:
+        yield from ds.checkout_version(version).to_batches(batch_size=PAGE_ROWS)
+    else:
+        yield from search.iter_rows(ns, table_id, version=version)
+
+
+def _version_rows(ns: Any, table_id: list[str], version: int, ds: Any | None) -> int:
+    if ds is not None:
+        return int(ds.checkout_version(version).count_rows())
+    return search.count_rows(ns, table_id, version=version, filter=None)
+
+
+def _read_version(
+    ns: Any,
+    table_id: list[str],
+    version: int,
+    ds: Any | None,
+    done: list[int],
+    total: int,
+    progress: Progress | None,
+) -> pa.Table:
+    pieces = []
+    for page in _pages(ns, table_id, version, ds):
+        pieces.append(pa.Table.from_batches([page]) if isinstance(page, pa.RecordBatch) else page)
+        done[0] += page.num_rows
+        if progress:
+            progress(done[0], total)
+    return (
+        _drop_meta(pa.concat_tables(pieces, promote_options="permissive"))
+        if pieces
+        else (pa.table({}))
+    )
+
+
+def _check_key(table: pa.Table, key: Sequence[str], version: int) -> None:
+    missing = [k for k in key if k not in table.column_names]
+    if missing:
+        raise invalid(
+            f"key column {', '.join(missing)} is not in version {version} "
+            f"(its columns: {', '.join(table.column_names)})"
+        )
+    for k in key:
+        nulls = table.column(k).null_count
+        if nulls:
+            raise invalid(f"key column {k} is null in {nulls:,} rows of version {version}")
+    keys = table.select(list(key))
+    groups = keys.group_by(list(key)).aggregate([([], "count_all")])
+    dup = groups.filter(pc.greater(groups.column("count_all"), 1))
+    if dup.num_rows:
+        first = {k: dup.column(k)[0].as_py() for k in key}
+        raise invalid(
+            f"the key {', '.join(key)} is not unique in version {version}: "
+            f"{dup.num_rows:,} key values repeat (e.g. {first}); pick columns that identify a row"
+        )
+
+
+def _by_key(
+    ns: Any,
+    table_id: list[str],
+    lo: int,
+    hi: int,
+    key: list[str],
+    ds: Any | None,
+    max_rows: int,
+    progress: Progress | None,
+) -> RowChanges:
+    counts = {v: _version_rows(ns, table_id, v, ds) for v in (lo, hi)}
+    limit = max_rows if ds is not None else min(max_rows, query_rules.MAX_OFFSET)
+    for v, n in counts.items():
+        if n > limit:
+            raise _too_many(f"version {v}", n, limit)
+    total, done = counts[lo] + counts[hi], [0]
+    old = _read_version(ns, table_id, lo, ds, done, total, progress)
+    new = _read_version(ns, table_id, hi, ds, done, total, progress)
+    _check_key(old, key, lo)
+    _check_key(new, key, hi)
+    old_i = old.select(key).append_column("__old", pa.array(range(old.num_rows), pa.int64()))
+    new_i = new.select(key).append_column("__new", pa.array(range(new.num_rows), pa.int64()))
+    try:
+        both = old_i.join(new_i, keys=key, join_type="full outer")
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise invalid(f"the key {', '.join(key)} cannot be compared: {exc}") from exc
+    o, n = both.column("__old"), both.column("__new")
+    gone = pc.filter(o, pc.is_null(n)).combine_chunks()
+    born = pc.filter(n, pc.is_null(o)).combine_chunks()
+    matched = pc.and_(pc.is_valid(o), pc.is_valid(n))
+    mo = pc.filter(o, matched).combine_chunks()
+    mn = pc.filter(n, matched).combine_chunks()
+    order = pc.sort_indices(mn)
+    mo, mn = mo.take(order), mn.take(order)
+    common = [c for c in new.column_names if c in old.column_names and c not in key]
+    updated, updated_before = _updated_tables(old.take(mo), new.take(mn), common)
+    return RowChanges(
+        from_version=lo,
+        to_version=hi,
+        method=KEY,
+        inserted=new.take(_ascending(born)),
+        updated=updated,
+        deleted=old.take(_ascending(gone)),
+        updated_before=updated_before,
+        key=list(key),
+        added_columns=[c for c in new.column_names if c not in old.column_names],
+        dropped_columns=[c for c in old.column_names if c not in new.column_names],
+    )
+
+
+def _ascending(positions: pa.Array) -> pa.Array:
+    return positions.take(pc.sort_indices(positions))
+
+
+def _key_list(key: str | Sequence[str] | None) -> list[str]:
+    if key is None:
+        return []
+    names = [key] if isinstance(key, str) else list(key)
+    names = [str(k).strip() for k in names if str(k).strip()]
+    if len(set(names)) != len(names):
+        raise invalid(f"key columns repeat: {', '.join(names)}")
+    return names
+
+
+@guarded("row_changes")
+def row_changes(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    from_version: int,
+    to_version: int,
+    key: str | Sequence[str] | None = None,
+    branch: str | None = None,
+    *,
+    max_rows: int = ROW_CHANGES_MAX_ROWS,
+    progress: Progress | None = None,
+) -> RowChanges:
+    """The rows inserted, updated and deleted from ``from_version`` to ``to_version`` (the
+    older first): lance's delta on a table with stable row ids when no ``key`` is given,
+    else a compare on ``key`` (see the module docstring). Refused (``InvalidInputError``)
+    without a key on a table without stable row ids (REST: always without a key), and
+    beyond ``max_rows`` rows."""
+    _check_branch(branch, "Row changes")
+    tid = ids.check_id(list(table_id))
+    lo, hi = _check_versions(from_version, to_version)
+    if int(max_rows) < 1:
+        raise invalid("max_rows must be 1 or more")
+    names = _key_list(key)
+    ds = ns.open_dataset(tid) if callable(getattr(ns, "open_dataset", None)) else None  # type: ignore[attr-defined]
+    if names:
+        return _by_key(ns, tid, lo, hi, names, ds, int(max_rows), progress)
+    if ds is None:
+        raise invalid(
+            "pick key columns to compare on: over REST the rows of two versions can only be "
+            "matched by a key (lance's row-level delta needs the dataset itself)"
+        )
+    if not has_stable_row_ids(ds):
+        raise invalid(
+            "pick key columns to compare on: this table has no stable row ids, so lance's "
+            "delta cannot tell which rows were inserted or updated (it would report none)"
+        )
+    return _by_delta(ds, lo, hi, int(max_rows), progress)
+
+
+__all__ = [
+    "CHANGED",
+    "CHANGE_LOG_COLUMNS",
+    "DELTA",
+    "KEY",
+    "REST_NOTE",
+    "ROW_CHANGES_MAX_ROWS",
+    "RowChanges",
+    "change_log",
+    "has_stable_row_ids",
+    "match_audit",
+    "row_changes",
+]

@@ -1,0 +1,326 @@
+"""The change log per version and the row-level compare of two versions, checked against
+independent computations: each version read with lance/pyarrow directly, rows matched by
+their key in Python and pyarrow anti-joins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lance
+import pyarrow as pa
+import pytest
+from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
+from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
+
+from backend import access, audit
+from backend.gate import Actor, gate
+from backend.rules import version_ranges
+from backend.services import change_log as cl
+from backend.services import lifecycle, rows
+from backend.services import versions as vsv
+from tests.support import create_table, table_location
+
+TID = ["a", "t"]
+
+
+def base_rows(n: int = 10) -> pa.Table:
+    return pa.table({"id": list(range(n)), "v": [f"r{i}" for i in range(n)]})
+
+
+def new_table(ns: Any, table: pa.Table | None = None) -> str:
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(ns, TID, base_rows() if table is None else table)
+    return str(table_location(ns, TID))
+
+
+def stable_table(ns: Any) -> str:
+    """A table created by lance itself with stable row ids, in the namespace's place."""
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    location = ns.declare_table(DeclareTableRequest(id=TID)).location
+    lance.write_dataset(base_rows(), location, enable_stable_row_ids=True)
+    return str(table_location(ns, TID))
+
+
+def at(location: str, version: int) -> pa.Table:
+    return lance.dataset(location, version=version).to_table()
+
+
+def by_key(old: pa.Table, new: pa.Table, key: str = "id") -> dict[str, Any]:
+    """Inserted / deleted keys by pyarrow anti-joins, updated keys with their changed columns
+    by comparing the rows of each key in Python."""
+    inserted = new.join(old.select([key]), key, join_type="left anti").column(key).to_pylist()
+    deleted = old.join(new.select([key]), key, join_type="left anti").column(key).to_pylist()
+    before = {r[key]: r for r in old.to_pylist()}
+    common = [c for c in new.column_names if c in old.column_names and c != key]
+    updated = {}
+    for r in new.to_pylist():
+        if r[key] in before:
+            diff = sorted(c for c in common if r[c] != before[r[key]][c])
+            if diff:
+                updated[r[key]] = diff
+    return {"inserted": sorted(inserted), "deleted": sorted(deleted), "updated": updated}
+
+
+def as_keys(changes: cl.RowChanges, key: str = "id") -> dict[str, Any]:
+    return {
+        "inserted": sorted(changes.inserted.column(key).to_pylist()),
+        "deleted": sorted(changes.deleted.column(key).to_pylist()),
+        "updated": dict(
+            zip(
+                changes.updated.column(key).to_pylist(),
+                [sorted(c) for c in changes.updated.column(cl.CHANGED).to_pylist()],
+                strict=True,
+            )
+        ),
+    }
+
+
+def rows_of(table: pa.Table, key: str = "id") -> list[dict[str, Any]]:
+    return sorted(
+        table.drop_columns([c for c in [cl.CHANGED] if c in table.column_names]).to_pylist(),
+        key=lambda r: r[key],
+    )
+
+
+# -- the change log ---------------------------------------------------------------------------------
+def test_change_log_row_per_operation_kind(local_root: Path) -> None:
+    import backend
+
+    ns = backend.connect(str(local_root))
+    loc = new_table(ns)  # v1: created (an Overwrite in lance)
+    lance.write_dataset(
+        base_rows(3).set_column(0, "id", pa.array([10, 11, 12])), loc, mode="append"
+    )
+    ds = lance.dataset(loc)
+    ds.delete("id < 2")  # v3
+    ds.update({"v": "'changed'"}, where="id = 5")  # v4
+    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+        pa.table({"id": [6, 7, 40, 41], "v": ["m6", "m7", "n40", "n41"]})
+    )  # v5: two updated, two inserted
+    ds.create_scalar_index("id", "BTREE")  # v6
+    ds.add_columns({"w": "id * 2"})  # v7
+    ds.optimize.compact_files(target_rows_per_fragment=1_000)  # v8 (ids reserved), v9
+    lance.dataset(loc, version=3).restore()  # v10
+    lance.write_dataset(base_rows(4), loc, mode="overwrite")  # v11
+    log = vsv.change_log(ns, TID)
+    assert log.attrs["note"] is None
+    assert log["version"].tolist() == list(range(1, 12))
+    by_version = log.set_index("version")
+    kinds = by_version["lance_operation"].to_dict()
+    assert kinds == {
+        1: "Overwrite",
+        2: "Append",
+        3: "Delete",
+        4: "Update",
+        5: "Update",
+        6: "CreateIndex",
+        7: "Merge",
+        8: "ReserveFragments",
+        9: "Rewrite",
+        10: "Restore",
+        11: "Overwrite",
+    }
+    assert by_version.loc[9, "operation"] == "compaction"
+    assert by_version.loc[7, "operation"].startswith("schema change")
+    assert by_version.loc[6, "operation"] == "index"
+    tables = {v: at(loc, v) for v in range(1, 12)}
+    # rows of each version: pyarrow's count of that version's rows
+    assert by_version["rows"].tolist() == [tables[v].num_rows for v in range(1, 12)]
+    # the data-changing versions: what a key compare of the versions' rows says
+    for v in (2, 3, 4, 5):
+        truth = by_key(tables[v - 1], tables[v])
+        got = by_version.loc[v]
+        assert (got["rows_added"], got["rows_deleted"], got["rows_updated"]) == (
+            len(truth["inserted"]),
+            len(truth["deleted"]),
+            len(truth["updated"]),
+        ), v
+    assert tables[1].num_rows == by_version.loc[1, "rows_added"]
+    # overwrite: every row of the version before goes, every new one comes
+    got = by_version.loc[11]
+    assert (got["rows_added"], got["rows_deleted"], got["rows_updated"]) == (
+        tables[11].num_rows,
+        tables[10].num_rows,
+        0,
+    )
+    # index, added column, compaction: the rows are the same (values of the columns kept)
+    for v in (6, 7, 8, 9):
+        same = tables[v].select(tables[v - 1].column_names).sort_by("id")
+        assert same.equals(tables[v - 1].sort_by("id")), v
+        got = by_version.loc[v]
+        assert (got["rows_added"], got["rows_deleted"], got["rows_updated"]) == (0, 0, 0), v
+    # restore: the net change is the change of rows; the restored rows are v3's
+    got = by_version.loc[10]
+    assert got["rows_added"] - got["rows_deleted"] == tables[10].num_rows - tables[9].num_rows
+    assert tables[10].sort_by("id").equals(tables[3].sort_by("id"))
+    # fragments: the fragment ids lance lists for each version
+    frags = {
+        v: {f.fragment_id for f in lance.dataset(loc, version=v).get_fragments()}
+        for v in range(1, 12)
+    }
+    frags[0] = set()
+    assert by_version["fragments_added"].tolist() == [
+        len(frags[v] - frags[v - 1]) for v in range(1, 12)
+    ]
+    assert by_version["fragments_removed"].tolist() == [
+        len(frags[v - 1] - frags[v]) for v in range(1, 12)
+    ]
+    assert by_version["user"].isna().all()  # nothing here went through the console
+
+
+def test_change_log_after_deleted_versions_says_so(local_root: Path) -> None:
+    import backend
+
+    ns = backend.connect(str(local_root))
+    loc = new_table(ns)
+    for i in range(3):
+        lance.write_dataset(
+            base_rows(2).set_column(0, "id", pa.array([100 + 2 * i, 101 + 2 * i])),
+            loc,
+            mode="append",
+        )
+    vsv.delete_versions(ns, TID, [version_ranges.Span(2, 2)])
+    log = vsv.change_log(ns, TID).set_index("version")
+    assert 2 not in log.index
+    assert pd_isna(log.loc[3, "rows_added"])
+    assert "version 2 was deleted" in log.loc[3, "note"]
+    assert log.loc[3, "rows"] == at(loc, 3).num_rows
+    assert log.loc[4, "rows_added"] == 2
+
+
+def pd_isna(value: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(value))
+
+
+def test_change_log_on_both_backends_with_the_consoles_user(
+    ns: Any, tmp_path: Path, backend_kind: str
+) -> None:
+    loc = new_table(ns)
+    lance.write_dataset(base_rows(2).set_column(0, "id", pa.array([50, 51])), loc, mode="append")
+    log = audit.AuditLog(tmp_path / "audit")
+    admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), connection="lab", log=log)
+    rows.delete_rows(admin, TID, "id < 3")  # v3, by the console
+    lifecycle.restore_version(admin, TID, 1)  # v4, by the console
+    frame = vsv.change_log(admin, TID)
+    print([(e.operation, cl._entry_window(e)) for e in log.entries()])
+    print(frame[["version", "timestamp", "user"]].values.tolist())
+    got = frame.set_index("version")
+    assert got["lance_operation"].tolist() == ["Overwrite", "Append", "Delete", "Restore"]
+    assert got["rows"].tolist() == [at(loc, v).num_rows for v in range(1, 5)]
+    assert got.loc[3, "user"] == "ada@example.com"
+    assert got.loc[3, "audit_operation"] == "delete_from_table"
+    assert got.loc[4, "user"] == "ada@example.com"
+    assert got.loc[4, "audit_operation"] == "restore_table"
+    assert got.loc[3, "transaction_id"]
+    assert pd_isna(got.loc[2, "user"])  # written by lance directly
+    if backend_kind == "local":
+        assert frame.attrs["note"] is None
+        assert got.loc[3, "rows_deleted"] == 3
+    else:
+        assert frame.attrs["note"] == cl.REST_NOTE
+        assert frame["rows_added"].isna().all() and frame["fragments_added"].isna().all()
+    # a page of versions only
+    assert vsv.change_log(admin, TID, versions=[3, 4])["version"].tolist() == [3, 4]
+
+
+def test_change_log_refuses_a_branch_cleanly(local_root: Path) -> None:
+    import backend
+
+    ns = backend.connect(str(local_root))
+    new_table(ns)
+    with pytest.raises(UnsupportedOperationError, match="branch"):
+        vsv.change_log(ns, TID, branch="dev")
+
+
+# -- row changes ------------------------------------------------------------------------------------
+def edit(loc: str) -> None:
+    """v2 delete, v3 update, v4 upsert (2 updated, 1 inserted), v5 added column, v6 append."""
+    ds = lance.dataset(loc)
+    ds.delete("id in (0, 3)")
+    ds.update({"v": "'upd'"}, where="id = 5")
+    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+        pa.table({"id": [6, 7, 30], "v": ["m6", "r7", "n30"]})
+    )  # id 7 keeps its value: matched, rewritten, not changed
+    ds.add_columns({"w": "id * 3"})
+    lance.write_dataset(pa.table({"id": [31], "v": ["a31"], "w": [93]}), loc, mode="append")
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(1, 6), (1, 4), (3, 5), (4, 6)])
+def test_row_changes_with_stable_row_ids_use_the_delta(local_root: Path, lo: int, hi: int) -> None:
+    import backend
+
+    ns = backend.connect(str(local_root))
+    loc = stable_table(ns)
+    edit(loc)
+    truth = by_key(at(loc, lo), at(loc, hi))
+    changes = vsv.row_changes(ns, TID, lo, hi)
+    assert changes.method == cl.DELTA
+    assert as_keys(changes) == truth
+    # the rows themselves: the newer values of inserted and updated rows, the older of deleted
+    new, old = at(loc, hi), at(loc, lo)
+
+    def pick(t: pa.Table, keys: list[int]) -> list[dict[str, Any]]:
+        wanted = pa.compute.is_in(t.column("id"), pa.array(keys, t.column("id").type))
+        return rows_of(t.filter(wanted))
+
+    assert rows_of(changes.inserted) == pick(new, truth["inserted"])
+    assert rows_of(changes.deleted) == pick(old, truth["deleted"])
+    assert rows_of(changes.updated) == pick(new, list(truth["updated"]))
+    assert rows_of(changes.updated_before) == pick(old, list(truth["updated"]))
+    # the same answer by key
+    keyed = vsv.row_changes(ns, TID, lo, hi, key="id")
+    assert keyed.method == cl.KEY and as_keys(keyed) == truth
+
+
+def test_row_changes_without_stable_row_ids_need_a_key(local_root: Path) -> None:
+    import backend
+
+    ns = backend.connect(str(local_root))
+    loc = new_table(ns)
+    edit(loc)
+    truth = by_key(at(loc, 1), at(loc, 6))
+    assert truth["inserted"] and truth["updated"] and truth["deleted"]
+    # pylance's delta sees nothing here: trusting it would say "no changes"
+    delta = lance.dataset(loc).delta(begin_version=1, end_version=6)
+    assert delta.get_inserted_rows().read_all().num_rows == 0
+    assert delta.get_updated_rows().read_all().num_rows == 0
+    with pytest.raises(InvalidInputError, match="key"):
+        vsv.row_changes(ns, TID, 1, 6)
+    changes = vsv.row_changes(ns, TID, 1, 6, key=["id"])
+    assert changes.method == cl.KEY
+    assert as_keys(changes) == truth
+    assert changes.added_columns == ["w"] and changes.dropped_columns == []
+
+
+def test_row_changes_by_key_on_both_backends(ns: Any) -> None:
+    loc = new_table(ns)
+    edit(loc)
+    seen: list[tuple[int, int]] = []
+    changes = vsv.row_changes(ns, TID, 2, 6, key="id", progress=lambda d, t: seen.append((d, t)))
+    assert as_keys(changes) == by_key(at(loc, 2), at(loc, 6))
+    total = at(loc, 2).num_rows + at(loc, 6).num_rows
+    assert seen and seen[-1] == (total, total)
+    with pytest.raises(InvalidInputError, match="key"):
+        vsv.row_changes(ns, TID, 2, 6)
+
+
+def test_row_changes_bad_inputs(local_root: Path) -> None:
+    import backend
+
+    ns = backend.connect(str(local_root))
+    loc = new_table(ns)
+    edit(loc)
+    with pytest.raises(InvalidInputError, match="not in version"):
+        vsv.row_changes(ns, TID, 1, 6, key="nope")
+    with pytest.raises(InvalidInputError, match="older"):
+        vsv.row_changes(ns, TID, 6, 1, key="id")
+    with pytest.raises(InvalidInputError, match="max_rows"):
+        vsv.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
+    with pytest.raises(UnsupportedOperationError, match="branch"):
+        vsv.row_changes(ns, TID, 1, 6, key="id", branch="dev")
+    lance.write_dataset(pa.table({"id": [2], "v": ["again"], "w": [6]}), loc, mode="append")
+    with pytest.raises(InvalidInputError, match="not unique in version 7"):
+        vsv.row_changes(ns, TID, 1, 7, key="id")
