@@ -7,7 +7,7 @@ component that draws the widgets (``<prefix>.grid``). Keys for one identifier: :
 :func:`search_key`, :func:`txn_add_key`, :func:`txn_alter_key`. Keys made anew on purpose
 (session state cannot reset the widget): :func:`form_key`, :func:`pager_key`. Widgets bound to
 the URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
-:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
+:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`, :data:`QP_BRANCH`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target o
 QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
+QP_BRANCH = "branch"  # bound: the branch picker (Versions): the branch the page shows
 QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
 # Search & tune setting keys (``backend.services.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
@@ -268,6 +269,8 @@ class Versions:
     ROW_CHANGES = "versions.row_changes"  # (table id tuple, RowChanges) of the last row compare
     ROW_CHANGES_FORM = "versions.row_changes.form"  # per table: the row compare form
     ROW_CHANGES_VIEW = "versions.row_changes.view"  # prefix: the rows shown (kind, grid, pager)
+    BRANCHES = "versions.branches"  # the Branches panel (its list, create and delete forms)
+    BRANCHES_OPEN = "versions.branches.open"  # widget: the "Branches" expander is open
 
 
 def versions_form(prefix: str, table_id: Sequence[str]) -> str:

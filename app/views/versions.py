@@ -7,11 +7,13 @@ rows (previewed first) and upserting a file's rows (with a dry run)."""
 import streamlit as st
 
 from backend.services import build_jobs
+from backend.text import plural
+from components import branches as br
 from components import change_log, feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
-from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace
+from components.common import dataframe, lazy_expander, render_read_only_notice
+from components.connection import is_read_only, require_namespace, role_lock
 from components.snippets import render_code
 
 st.title("Versions")
@@ -34,6 +36,57 @@ if versions is None:
     st.stop()
 if versions.empty:
     feedback.show("info", f"{tid[-1]} has no versions yet (a declared-only table has none).")
+    st.stop()
+
+branch_list = feedback.run(br.branches_frame, tid, action=f"Listing the branches of {tid[-1]}")
+branch_names = ["main", *sorted(branch_list["branch"].tolist())] if branch_list is not None else []
+branch = br.render_branch_picker(branch_names or ["main"], key_prefix=state.Versions.BRANCHES)
+
+
+def send_branch(ask: br.CreateBranch | br.DeleteBranch) -> None:
+    """A create or delete of the Branches panel; the branches are read again on success."""
+    write = br.branch_write(ns, table_id, ask)
+    done = feedback.run(write.call, action=write.action)
+    if done is None:
+        return
+    invalidate_tables([table_id])
+    state.reset_forms("versions")
+    feedback.flash("versions", "success", write.said(done[0]))
+    st.rerun()
+
+
+box = (
+    lazy_expander(
+        f"Branches ({len(branch_list)})",
+        key=state.Versions.BRANCHES_OPEN,
+        icon=":material/call_split:",
+    )
+    if branch_list is not None
+    else None
+)
+if box is not None and branch_list is not None:
+    with box:
+        tag_frame = feedback.run(writes.tags, tid, action="Listing tags")
+        branch_ask = br.render_branches_panel(
+            branch_list,
+            tag_frame["tag"].tolist() if tag_frame is not None else [],
+            key_prefix=state.versions_form(state.Versions.BRANCHES, table_id),
+            read_only=read_only,
+            create_lock=role_lock("create_table_branch", read_only),
+            delete_lock=role_lock("delete_table_branch", read_only),
+        )
+        if branch_ask is not None:
+            send_branch(branch_ask)
+if branch != "main":
+    on_branch = feedback.run(
+        br.branch_versions, tid, branch, action=f"Listing the versions of branch {branch}"
+    )
+    if on_branch is not None:
+        st.subheader(f"Branch {branch}: {plural(len(on_branch), 'version')}")
+        dataframe(on_branch, hide_index=True)
+        st.caption(
+            "Restore, tags, cleanup and deletes on this page act on main; pick main to use them."
+        )
     st.stop()
 
 

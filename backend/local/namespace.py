@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import lance
+import lance.schema
 import lance_namespace as ln
 import pyarrow as pa
 from lance.namespace import DirectoryNamespace
@@ -102,7 +103,7 @@ from ..locations import (
     to_local_path,
 )
 from ..paging import list_all
-from . import batch, indexes, query_plans, transactions, txn_store
+from . import batch, branch_writes, indexes, query_plans, transactions, txn_store
 from .batch import catalog_ops, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTable, OpenTables
@@ -138,6 +139,8 @@ def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callab
         if not write:
             return getattr(self._inner, op)(req)
         with self._guard(getattr(req, "id", None)):
+            if _on_branch(op, req):
+                return self._branch_write(op, req, None)
             return getattr(self._inner, op)(req)
 
     method.__name__ = op
@@ -154,6 +157,12 @@ def _type_name(data_type: Any) -> Any:
     if isinstance(data_type, dict) and set(data_type) <= {"type"} and data_type.get("type"):
         return str(data_type["type"])
     return data_type
+
+
+def _on_branch(op: str, req: Any) -> bool:
+    """True when write ``op`` names a branch other than main that pylance would not write to
+    (``branch_writes``: it would write to main)."""
+    return branch_writes.target_branch(req) is not None and op not in branch_writes.PYLANCE_HONOURS
 
 
 def _table_schema(self: LocalNamespace, request: Any) -> Any:
@@ -376,6 +385,26 @@ class LocalNamespace(LanceNamespace):
             ds = self.open_dataset(table_id)
         yield ds
 
+    def _branch_write(self, op: str, req: Any, data: Any) -> Any:
+        """Write ``op`` run on the request's branch itself (``branch_writes``; the caller
+        holds the guard): pylance would apply it to main."""
+        branch = branch_writes.target_branch(req)
+        assert branch is not None
+        if op not in branch_writes.WRITERS:
+            raise branch_writes.refuse(op, branch)
+        main = self.open_dataset(req.id)
+        return branch_writes.write(op, main, branch, req, data, table=self.format_id(req.id))
+
+    def branch_dataset(
+        self, table_id: Sequence[str] | None, branch: str | None, version: int | None = None
+    ) -> lance.LanceDataset:
+        """The table on ``branch`` (``None`` or ``"main"``: main) at its latest version or
+        ``version`` of that branch."""
+        if not branch or branch == branch_writes.MAIN:
+            return self.open_dataset(table_id, version)
+        main = self.open_dataset(table_id)
+        return branch_writes.open_branch(main, branch, self.format_id(table_id), version)
+
     def _fix_location(self, location: str | None) -> str | None:
         # pylance answers plain paths for some root-level tables and file:// URIs for others.
         if location and self.local_path is not None and location.startswith("/"):
@@ -496,6 +525,19 @@ class LocalNamespace(LanceNamespace):
         with self._guard(req.id):
             return self._inner.create_namespace(req)
 
+    def _query_branch(self, req: ln.QueryTableRequest, branch: str) -> pa.Table:
+        """QueryTable on ``branch``'s dataset (pylance would query main)."""
+        plain = req.model_copy(update={"branch": None})
+        if not query_plans.runnable(plain):
+            raise make(
+                ErrorCode.UNSUPPORTED,
+                f"query_table on branch {branch!r}: this kind of query (full-text, column "
+                "aliases or multivector) is not supported on a branch by the local backend",
+            )
+        table = OpenTable(self.branch_dataset(req.id, branch, req.version))
+        plain = self._vector_column(plain, table)
+        return table.ds.to_table(**query_plans.scanner_arguments(plain))
+
     # -- tables ----------------------------------------------------------------------------
     def list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
         """pylance's listing; a namespace that does not exist is ``NamespaceNotFoundError``
@@ -560,6 +602,9 @@ class LocalNamespace(LanceNamespace):
         )
 
     def _query_open_table(self, req: ln.QueryTableRequest) -> pa.Table | None:
+        branch = branch_writes.target_branch(req)
+        if branch is not None:
+            return self._query_branch(req, branch)
         if not query_plans.runnable(req):
             return None
         try:
@@ -580,7 +625,7 @@ class LocalNamespace(LanceNamespace):
         if query is None or not query_plans.plannable(query):
             return self._inner.explain_table_query_plan(req)
         query = self._vector_column(query.model_copy(update={"id": req.id or query.id}))
-        ds = self.open_dataset(req.id or query.id or [])
+        ds = self.branch_dataset(req.id or query.id or [], branch_writes.target_branch(query))
         return query_plans.plan(ds, query, analyze=False, verbose=bool(req.verbose))
 
     @_filtered("analyze_table_query_plan")
@@ -591,7 +636,8 @@ class LocalNamespace(LanceNamespace):
         if not query_plans.plannable(query):
             return self._inner.analyze_table_query_plan(req)
         query = self._vector_column(query)
-        return query_plans.plan(self.open_dataset(req.id or []), query, analyze=True, verbose=True)
+        ds = self.branch_dataset(req.id or [], branch_writes.target_branch(query))
+        return query_plans.plan(ds, query, analyze=True, verbose=True)
 
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
     restore_table = _delegate("restore_table", ln.RestoreTableRequest, write=True)
@@ -619,10 +665,35 @@ class LocalNamespace(LanceNamespace):
 
     def describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
         req = self._checked("describe_table", DescribeTableRequest, request)
-        resp = self._inner.describe_table(req)
+        branch = branch_writes.target_branch(req)
+        if branch is None:
+            resp = self._inner.describe_table(req)
+        else:  # pylance describes main whatever the branch
+            resp = self._describe_branch(req, branch)
         resp.location = self._fix_location(resp.location)
         resp.table_uri = self._fix_location(resp.table_uri)
         return resp
+
+    def _describe_branch(self, req: DescribeTableRequest, branch: str) -> DescribeTableResponse:
+        """DescribeTable of ``branch``: the location from the catalog, the version (and with
+        ``load_detailed_metadata`` the schema and row and fragment counts) from the branch."""
+        if req.tag:
+            raise invalid("describe_table: give a tag or a branch, not both")
+        base = self._inner.describe_table(
+            req.model_copy(
+                update={"branch": None, "version": None, "load_detailed_metadata": False}
+            )
+        )
+        ds = self.branch_dataset(req.id, branch, req.version)
+        answer = base.to_dict()
+        answer["version"] = int(ds.version)
+        if req.load_detailed_metadata:
+            answer["schema"] = lance.schema.schema_to_json(ds.schema)
+            answer["metadata"] = {
+                "total_rows": str(ds.count_rows()),
+                "total_fragments": str(len(ds.get_fragments())),
+            }
+        return _response(DescribeTableResponse, answer)
 
     def create_table(self, request: CreateTableRequest, request_data: Any) -> CreateTableResponse:
         req = self._checked("create_table", CreateTableRequest, request)
@@ -744,6 +815,8 @@ class LocalNamespace(LanceNamespace):
         req = self._checked("insert_into_table", InsertIntoTableRequest, request)
         data = to_ipc_stream(request_data)
         with self._guard(req.id):
+            if _on_branch("insert_into_table", req):
+                return self._branch_write("insert_into_table", req, data)
             return self._inner.insert_into_table(req, data)
 
     def merge_insert_into_table(
@@ -752,6 +825,8 @@ class LocalNamespace(LanceNamespace):
         req = self._checked("merge_insert_into_table", MergeInsertIntoTableRequest, request)
         data = to_ipc_stream(request_data)
         with self._guard(req.id):
+            if _on_branch("merge_insert_into_table", req):
+                return self._branch_write("merge_insert_into_table", req, data)
             return self._inner.merge_insert_into_table(req, data)
 
     update_table = _filtered("update_table")(

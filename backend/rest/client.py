@@ -139,6 +139,26 @@ _PROFILE_FIELDS = {
 install_log_filter()
 
 
+# Writes whose request names a branch but that never move a version of main: not checked
+# for landing on main (a tag is created, updated or deleted; the branch itself is created).
+_BRANCH_CHECK_EXEMPT = frozenset({"create_table_tag", "update_table_tag", "delete_table_tag"})
+
+
+def _write_branch(op: str, request: Any) -> str | None:
+    """The branch (not main) a write request targets, ``None`` for reads, main, or writes
+    exempt from the landed-on-main check."""
+    route = ROUTES.get(op)
+    if route is None or route.read_only or op in _BRANCH_CHECK_EXEMPT:
+        return None
+    if isinstance(request, Mapping):
+        branch = request.get("branch")
+    else:
+        branch = getattr(request, "branch", None)
+    if not isinstance(branch, str) or not branch or branch == "main":
+        return None
+    return branch
+
+
 def _query_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -402,6 +422,9 @@ class RestNamespaceClient(LanceNamespace):
         # What this client asked for when building vector indexes (table -> index -> fields):
         # the spec's index details say what the server applied, not what it was asked.
         self._index_requests: dict[str, dict[str, dict[str, Any]]] = {}
+        # Operation -> the table where a write of it sent to a branch moved main instead (the
+        # server ignores that operation's `branch`).
+        self._branch_ignored: dict[str, str] = {}
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -788,6 +811,13 @@ class RestNamespaceClient(LanceNamespace):
         typed single writes do, once: :meth:`_guard`; batches: :meth:`preflight`).
         ``allow_latest`` is accepted for compatibility; the latest-version guard is the typed
         ``batch_delete_table_versions``'s."""
+        branch = _write_branch(op, request)
+        if branch is not None:
+            return self._branch_write(op, request, request_data, branch)
+        return self._call_translated(op, request, request_data)
+
+    def _call_translated(self, op: str, request: Any, request_data: Any) -> Any:
+        """One request (:meth:`_run`); a bad filter or column named in the user's terms."""
         if op not in filter_errors.FILTER_FIELDS and op not in column_errors.COLUMN_FIELDS:
             return self._run(op, request, request_data, None)
         try:
@@ -804,6 +834,35 @@ class RestNamespaceClient(LanceNamespace):
             if mapped is exc:
                 raise
             raise mapped from exc
+
+    def _branch_write(self, op: str, request: Any, request_data: Any, branch: str) -> Any:
+        """A write sent to ``branch``, checked afterwards: a server that ignores ``branch``
+        (pylance's directory namespace behind its REST adapter does, for most writes) applies
+        it to main and answers success. Main's latest version is read before and after
+        (DescribeTable); when main moved, the write is reported as an error saying so, and
+        later branch writes of that operation are refused before they are sent."""
+        req = self._coerce(ROUTES[op], request)
+        table_id = list(getattr(req, "id", None) or [])
+        seen = self._branch_ignored.get(op)
+        if seen is not None:
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: this server applies {op} to main whatever the "
+                f"branch (seen on table {seen}); nothing was sent"
+            )
+        before = catalog_views.latest_version(self, table_id)
+        result = self._call_translated(op, req, request_data)
+        after = catalog_views.latest_version(self, table_id)
+        if before != after:
+            where = self._delimiter.join(table_id)
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: the server answered success but applied the write "
+                f"to main, not to the branch: table {where}'s main moved from version {before} "
+                f"to {after}. Restore main to version {before} to undo it (unless another "
+                f"writer changed main at the same time); this client refuses {op} on a branch of "
+                "this server from now on"
+            )
+        return result
 
     def _schema_of(self, request: Any) -> Any:
         """The schema of the table a request addresses: the columns a filter error names."""

@@ -712,11 +712,18 @@ def test_empty_success_body_for_exists() -> None:
     ],
 )  # fmt: skip
 def test_routes_without_a_body(op: str, request_model: Any, method: str, raw_path: bytes) -> None:
-    server = Server(default=httpx.Response(200, json={}))
+    server = Server(
+        default=lambda request: httpx.Response(
+            200, json={"version": 1} if request.url.path.endswith("/describe") else {}
+        )
+    )
     client, _ = make_client(server)
     with contextlib.suppress(lne.InternalError):  # {} does not fit every list response
         getattr(client, op)(request_model)
-    req = server.last
+    # the operation's own request (a write on a branch is framed by reads of main's version)
+    (req,) = [
+        r for r in server.requests if r.url.raw_path.split(b"?")[0] == raw_path.split(b"?")[0]
+    ]
     assert req.method == method
     assert req.url.raw_path == raw_path
     assert req.content == b""
@@ -1881,3 +1888,22 @@ def test_a_name_resolving_to_a_metadata_address_is_refused(monkeypatch) -> None:
             client.list_namespaces(ln.ListNamespacesRequest(id=[]))
         assert asked == ["/v1/namespace/%24/list"]
         client.close()
+
+
+def test_a_branch_write_is_framed_by_reads_of_mains_version() -> None:
+    """A write naming a branch: DescribeTable (main) before and after it; when main's version
+    moved, the success the server answered is reported as the error it is."""
+    versions = iter([4, 5])
+    server = Server(
+        default=lambda request: (
+            httpx.Response(200, json={"version": next(versions)})
+            if request.url.path.endswith("/describe")
+            else httpx.Response(200, json={})
+        )
+    )
+    client, _ = make_client(server)
+    with pytest.raises(lne.UnsupportedOperationError, match="from version 4 to 5"):
+        client.drop_table_index(ln.DropTableIndexRequest(id=["t"], index_name="i", branch="b"))
+    paths = [r.url.path for r in server.requests]
+    assert paths == ["/v1/table/t/describe", "/v1/table/t/index/i/drop", "/v1/table/t/describe"]
+    assert all(b"branch" not in r.content for r in server.requests if "describe" in r.url.path)

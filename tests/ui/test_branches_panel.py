@@ -1,0 +1,88 @@
+"""AppTest: the Branches panel and the branch picker of "Versions" (real local namespace)."""
+
+from __future__ import annotations
+
+import lance
+
+import backend
+from backend.services import branches
+from components import state
+from tests.ui.conftest import assert_no_exception, texts, widget
+
+ORDERS = {"ns": "sales", "table": "orders"}
+TID = ["sales", "orders"]
+
+
+def _lance_branches(ui_env) -> dict:
+    ns = backend.connect(str(ui_env))
+    return lance.dataset(ns.table_location(TID)).branches.list()
+
+
+def open_panel(at) -> None:
+    at.session_state[state.Versions.BRANCHES_OPEN] = True
+    at.run()
+    assert_no_exception(at)
+
+
+def create(at, name: str, version: str = "") -> None:
+    widget(at.text_input, "versions.branches", ".new.name").input(name)
+    widget(at.text_input, "versions.branches", ".new.version").input(version)
+    widget(at.button, "FormSubmitter:versions.branches", "-Create branch").click().run()
+    assert_no_exception(at)
+
+
+def test_create_pick_and_delete_a_branch(make_app, ui_env) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    open_panel(at)
+    create(at, "dev")
+    made = _lance_branches(ui_env)["dev"]
+    assert (made["parent_branch"], made["parent_version"]) == (None, 3)  # main's latest
+    assert "Created branch dev from main (latest): main version 3" in texts(at)
+
+    open_panel(at)
+    create(at, "old", "1")
+    assert _lance_branches(ui_env)["old"]["parent_version"] == 1
+    open_panel(at)
+    grid = next(d.value for d in at.dataframe if "parent_version" in d.value.columns)
+    assert dict(zip(grid["branch"], grid["parent_version"], strict=True)) == {"dev": 3, "old": 1}
+
+    # the picker shows the branch's own versions (lance: the branch starts at version 1)
+    at.selectbox(key=state.QP_BRANCH).select("old").run()
+    assert_no_exception(at)
+    assert "Branch old: 1 version" in texts(at)
+    linked = make_app("versions", query_params={**ORDERS, state.QP_BRANCH: "old"})  # ?branch=
+    assert linked.selectbox(key=state.QP_BRANCH).value == "old"
+    assert "Branch old: 1 version" in texts(linked)
+    unknown = make_app("versions", query_params={**ORDERS, state.QP_BRANCH: "gone"})
+    assert unknown.selectbox(key=state.QP_BRANCH).value == "main"  # falls back to main
+    shown = next(
+        d.value
+        for d in at.dataframe
+        if list(d.value.columns) == ["version", "timestamp", "manifest_size"]
+    )
+    ns = backend.connect(str(ui_env))
+    own = lance.dataset(ns.table_location(TID)).checkout_version(("old", None)).versions()
+    assert shown["version"].tolist() == sorted((v["version"] for v in own), reverse=True) == [1]
+
+    # delete: typed confirmation first
+    open_panel(at)
+    widget(at.selectbox, "versions.branches", ".del.pick").select("dev")
+    widget(at.text_input, "versions.branches", ".del.form.confirm").input("de")
+    widget(at.button, "FormSubmitter:versions.branches", "-Delete branch").click().run()
+    assert "type dev exactly to confirm" in texts(at)
+    assert set(_lance_branches(ui_env)) == {"dev", "old"}
+    widget(at.text_input, "versions.branches", ".del.form.confirm").input("dev")
+    widget(at.button, "FormSubmitter:versions.branches", "-Delete branch").click().run()
+    assert_no_exception(at)
+    assert set(_lance_branches(ui_env)) == {"old"}
+    assert set(branches.list_branches(ns, TID)["branch"]) == {"old"}
+
+
+def test_a_bad_branch_name_is_refused_and_nothing_is_created(make_app, ui_env) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    open_panel(at)
+    create(at, "main")
+    assert "default branch" in texts(at)
+    create(at, "x", "99")
+    assert "has no version 99" in texts(at)
+    assert _lance_branches(ui_env) == {}
