@@ -845,6 +845,7 @@ class LocalNamespace(LanceNamespace):
     )
 
     @explains_columns("alter_table_alter_columns", _table_schema)
+    @explains_columns("alter_table_alter_columns", _table_schema)
     def alter_table_alter_columns(
         self, request: ln.AlterTableAlterColumnsRequest
     ) -> ln.AlterTableAlterColumnsResponse:
@@ -852,6 +853,9 @@ class LocalNamespace(LanceNamespace):
         given in the spec's JSON form (``{"type": "int32"}``); pylance 14 reads only a type
         name there (``"int32"``), so the name is what it is handed."""
         req = self._checked("alter_table_alter_columns", ln.AlterTableAlterColumnsRequest, request)
+        if _on_branch("alter_table_alter_columns", req):  # the branch's own, or refused
+            with self._guard(req.id):
+                return self._branch_write("alter_table_alter_columns", req, None)
         entries = list(req.alterations or [])
         if any(isinstance(e.data_type, dict) for e in entries):
             named = [
