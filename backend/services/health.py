@@ -236,11 +236,12 @@ def _live(fragments: Sequence[Any]) -> int:
 
 
 def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
-    """DescribeTable says the table is declared only (no data, no version)."""
-    resp = ns.describe_table(DescribeTableRequest(id=table_id))
+    """DescribeTable (with its detailed metadata) says the table is declared only: no data,
+    no version (the rule of ``table_stats``)."""
+    resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     if resp.is_only_declared is not None:
         return bool(resp.is_only_declared)
-    return resp.version is None and resp.var_schema is None and resp.location is not None
+    return resp.version is None and resp.var_schema is None
 
 
 def _rest_figures(ns: LanceNamespace, table_id: list[str]) -> _Figures:
@@ -451,6 +452,8 @@ def namespace_health(ns: LanceNamespace, namespace_id: Sequence[str]) -> pd.Data
     for col in ("versions", "old_version_bytes"):
         frame[col] = frame[col].astype("Int64")
     frame["deleted_share"] = frame["deleted_share"].astype("Float64")
+    for col in ("verdict", "actions", "error"):
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
     return frame
 
 
