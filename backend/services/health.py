@@ -24,8 +24,13 @@ The thresholds (module constants) decide the actions:
   backend only when lance's compaction plan has a task (else compaction would do nothing);
 * optimize indexes: an index missing rows; recommended beyond :data:`UNINDEXED_SHARE` of the
   rows, optional below;
-* clean up: old versions hold bytes; recommended beyond :data:`CLEANUP_OLD_BYTES_RATIO`
-  times what the latest version holds, optional below.
+* clean up: old versions hold bytes; recommended when they hold more than
+  :data:`CLEANUP_OLD_BYTES_RATIO` times what the latest version holds and at least
+  :data:`CLEANUP_MIN_BYTES` (reclaiming a few kilobytes is not worth an admin's attention),
+  optional otherwise.
+
+The thresholds are a :class:`Thresholds` (these constants by default), a parameter of
+:func:`table_health` and :func:`namespace_health`.
 
 The verdict is ``"needs attention"`` when an action is recommended, else ``"healthy"``.
 
@@ -70,6 +75,8 @@ DELETED_SHARE = 0.1
 UNINDEXED_SHARE = 0.05
 # Clean up (recommended) when old versions hold more than this many times the latest's bytes.
 CLEANUP_OLD_BYTES_RATIO = 2.0
+# ... and when they hold at least this many bytes (1 GiB).
+CLEANUP_MIN_BYTES = 1 << 30
 # Versions whose operations are read for the last compaction and index update.
 HISTORY_VERSIONS = 50
 
@@ -78,6 +85,21 @@ NEEDS_ATTENTION = "needs attention"
 UNKNOWN = "unknown"
 
 NO_CLEANUP_RECORD = "a cleanup commits no version: lance keeps no record of when one ran"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The thresholds of the verdict (see the module's docstring)."""
+
+    small_fragment_rows: int = SMALL_FRAGMENT_ROWS
+    compact_small_share: float = COMPACT_SMALL_SHARE
+    deleted_share: float = DELETED_SHARE
+    unindexed_share: float = UNINDEXED_SHARE
+    cleanup_old_bytes_ratio: float = CLEANUP_OLD_BYTES_RATIO
+    cleanup_min_bytes: int = CLEANUP_MIN_BYTES
+
+
+DEFAULT_THRESHOLDS = Thresholds()
 
 
 @dataclass(frozen=True)
@@ -181,7 +203,7 @@ def _history(ns: LanceNamespace, table_id: list[str], fig: _Figures) -> None:
         )
 
 
-def _local_figures(ns: Any, table_id: list[str]) -> _Figures:
+def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures:
     from lance.optimize import Compaction
 
     ds = ns.open_dataset(table_id)
@@ -192,7 +214,7 @@ def _local_figures(ns: Any, table_id: list[str]) -> _Figures:
         rows = int(meta.physical_rows or 0)
         count += 1
         physical += rows
-        small += rows < SMALL_FRAGMENT_ROWS
+        small += rows < limits.small_fragment_rows
         if meta.deletion_file is not None:
             deleted += int(meta.deletion_file.num_deleted_rows or 0)
     fig.fragments, fig.small_fragments = count, small
@@ -280,7 +302,7 @@ def _rest_figures(ns: LanceNamespace, table_id: list[str]) -> _Figures:
 # -- the verdict ------------------------------------------------------------------------------------
 
 
-def _actions(fig: _Figures) -> list[Action]:
+def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
     actions: list[Action] = []
     unindexed = {k: v for k, v in (fig.unindexed_rows or {}).items() if v}
     if unindexed:
@@ -292,7 +314,7 @@ def _actions(fig: _Figures) -> list[Action]:
                 "optimize",
                 f"indexes miss rows: {names}; queries scan them without the index",
                 f"adds the {plural(sum(unindexed.values()), 'unindexed row')} to the indexes",
-                recommended=share > UNINDEXED_SHARE,
+                recommended=share > limits.unindexed_share,
             )
         )
     reasons = []
@@ -301,17 +323,17 @@ def _actions(fig: _Figures) -> list[Action]:
         fig.fragments
         and small is not None
         and small >= 2
-        and small / fig.fragments > COMPACT_SMALL_SHARE
+        and small / fig.fragments > limits.compact_small_share
     ):
         under = (
-            f"under {SMALL_FRAGMENT_ROWS:,} rows"
+            f"under {limits.small_fragment_rows:,} rows"
             if fig.backend == "local"
             else "as the server counts them"
         )
         reasons.append(f"{small} of {plural(fig.fragments, 'fragment')} are small ({under})")
     if fig.deleted_rows and fig.physical_rows:
         share = fig.deleted_rows / fig.physical_rows
-        if share > DELETED_SHARE:
+        if share > limits.deleted_share:
             reasons.append(
                 f"{fig.deleted_rows:,} deleted rows ({share:.0%}) are still read by queries"
             )
@@ -338,14 +360,15 @@ def _actions(fig: _Figures) -> list[Action]:
                 f"removing the old versions (keeping the latest and tagged ones) frees "
                 f"{human_bytes(fig.old_version_bytes)} in "
                 f"{plural(fig.old_versions or 0, 'version')}",
-                recommended=ratio > CLEANUP_OLD_BYTES_RATIO,
+                recommended=ratio > limits.cleanup_old_bytes_ratio
+                and fig.old_version_bytes >= limits.cleanup_min_bytes,
             )
         )
     return actions
 
 
-def _health(table_id: Sequence[str], fig: _Figures) -> TableHealth:
-    actions = _actions(fig)
+def _health(table_id: Sequence[str], fig: _Figures, limits: Thresholds) -> TableHealth:
+    actions = _actions(fig, limits)
     known = fig.fragments is not None or fig.unindexed_rows is not None
     verdict = (
         NEEDS_ATTENTION if any(a.recommended for a in actions) else (HEALTHY if known else UNKNOWN)
@@ -378,13 +401,15 @@ def _health(table_id: Sequence[str], fig: _Figures) -> TableHealth:
     )
 
 
-def table_health(ns: LanceNamespace, table_id: Sequence[str]) -> TableHealth:
+def table_health(
+    ns: LanceNamespace, table_id: Sequence[str], thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> TableHealth:
     """The health of table ``table_id`` (see the module's docstring). A declared-only table
     has no data: its verdict is ``"unknown"``. Errors are the namespace's errors."""
     tid = list(table_id)
     try:
         if callable(getattr(ns, "open_dataset", None)):
-            fig = _local_figures(ns, tid)
+            fig = _local_figures(ns, tid, thresholds)
         else:
             fig = _rest_figures(ns, tid)
     except InvalidTableStateError:
@@ -393,7 +418,7 @@ def table_health(ns: LanceNamespace, table_id: Sequence[str]) -> TableHealth:
             backend=capabilities(ns).kind,
             notes=("declared only: the table has no data yet",),
         )
-    return _health(tid, fig)
+    return _health(tid, fig, thresholds)
 
 
 NAMESPACE_COLUMNS: tuple[str, ...] = (
@@ -412,7 +437,11 @@ NAMESPACE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def namespace_health(ns: LanceNamespace, namespace_id: Sequence[str]) -> pd.DataFrame:
+def namespace_health(
+    ns: LanceNamespace,
+    namespace_id: Sequence[str],
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> pd.DataFrame:
     """One row per table of namespace ``namespace_id`` (every page of ListTables), by name:
     the verdict, the figures, ``unindexed_rows`` (the most any index misses), the recommended
     actions (``"compact, optimize"``; optional ones in brackets). A table that cannot be read
@@ -424,7 +453,7 @@ def namespace_health(ns: LanceNamespace, namespace_id: Sequence[str]) -> pd.Data
         row: dict[str, Any] = dict.fromkeys(NAMESPACE_COLUMNS)
         row["table"] = name
         try:
-            health = table_health(ns, [*namespace_id, name])
+            health = table_health(ns, [*namespace_id, name], thresholds)
         except LanceNamespaceError as err:
             row["verdict"], row["error"] = UNKNOWN, describe_error(err)["message"]
         except (OSError, ValueError, RuntimeError, TypeError) as err:
@@ -458,8 +487,10 @@ def namespace_health(ns: LanceNamespace, namespace_id: Sequence[str]) -> pd.Data
 
 
 __all__ = [
+    "CLEANUP_MIN_BYTES",
     "CLEANUP_OLD_BYTES_RATIO",
     "COMPACT_SMALL_SHARE",
+    "DEFAULT_THRESHOLDS",
     "DELETED_SHARE",
     "HEALTHY",
     "HISTORY_VERSIONS",
@@ -472,6 +503,7 @@ __all__ = [
     "Action",
     "Event",
     "TableHealth",
+    "Thresholds",
     "namespace_health",
     "table_health",
 ]

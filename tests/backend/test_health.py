@@ -110,7 +110,9 @@ def test_figures_of_a_crafted_table_match_lance(ns, tmp_path: Path) -> None:
         assert any("deleted rows" in n for n in got.notes)
 
 
-def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(ns) -> None:
+def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
+    ns, tmp_path: Path
+) -> None:
     path, _ = craft(ns)
     got = hs.table_health(ns, T)
     kinds = {a.kind: a for a in got.actions}
@@ -121,9 +123,7 @@ def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(ns) -> 
     if capabilities(ns).kind == "local":
         assert "150 deleted rows (15%)" in kinds["compact"].reason
         assert f"rewrites {got.compaction_fragments} fragments" in kinds["compact"].effect
-        latest = got.total_bytes - got.old_version_bytes
-        ratio = got.old_version_bytes / latest
-        assert kinds["cleanup"].recommended == (ratio > hs.CLEANUP_OLD_BYTES_RATIO)
+        assert not kinds["cleanup"].recommended  # far less than CLEANUP_MIN_BYTES
     assert got.verdict == hs.NEEDS_ATTENTION
 
     if capabilities(ns).kind == "local":
@@ -144,6 +144,24 @@ def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(ns) -> 
     if capabilities(ns).kind == "local":
         assert after.deleted_rows == 0 and after.rows == ds.count_rows() == 850
         assert [a.kind for a in after.actions] == ["cleanup"]  # old versions remain, optional
+        # without the floor of CLEANUP_MIN_BYTES and with a lower ratio, old versions holding
+        # more than the latest one (measured by a real cleanup of a copy) make it recommended
+        cleaned = Path(shutil.copytree(path, tmp_path / "cleaned"))
+        lance.dataset(str(cleaned)).cleanup_old_versions(
+            retain_versions=1, error_if_tagged_old_versions=False
+        )
+        old = folder_bytes(path) - folder_bytes(cleaned)
+        ratio = old / folder_bytes(cleaned)
+        limits = hs.Thresholds(cleanup_min_bytes=0, cleanup_old_bytes_ratio=1.0)
+        strict = hs.table_health(ns, T, limits)
+        (cleanup,) = strict.actions
+        assert strict.old_version_bytes == old
+        assert ratio > 1.0 and cleanup.recommended, ratio
+        assert strict.verdict == hs.NEEDS_ATTENTION
+        assert hs.table_health(ns, T, hs.Thresholds(cleanup_min_bytes=0)).verdict == (
+            hs.NEEDS_ATTENTION if ratio > hs.CLEANUP_OLD_BYTES_RATIO else hs.HEALTHY
+        )
+        assert f"({ratio:.1f}× what the latest version holds)" in cleanup.reason
 
 
 def test_a_large_fragment_and_a_few_unindexed_rows_are_healthy(local_root: Path) -> None:
