@@ -391,6 +391,7 @@ class Indexes:
     JOBS_PANEL = "indexes.jobs"  # the build jobs being followed
     LIST = "indexes.list"  # the indexes grid
     MAINT = "indexes.maint"  # optimize / compact
+    HEALTH = "indexes.health"  # the table's health panel
     CHARTS = "indexes.charts"  # the statistics charts
     CREATE = "indexes.create"  # the create form
     SELECTED = "indexes.selected"  # one index's details

@@ -7,7 +7,7 @@ import backend
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services.index_overview import drop_index_request
-from components import feedback, indexes, state, tables, writes
+from components import feedback, health, indexes, state, tables, writes
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
@@ -35,6 +35,7 @@ if overview is None:
 st.subheader("Indexes", anchor=False)
 indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
 lagging = indexes.render_lag_warning(overview)
+health.render_health(table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH)
 maintenance = indexes.render_maintenance(
     ns,
     table_id,

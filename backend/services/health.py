@@ -1,0 +1,509 @@
+"""A table's health at a glance, from Lance's own statistics (no scan of the data), with a
+verdict and the maintenance that would fix what it finds.
+
+:func:`table_health` reads one table:
+
+* local backend: the fragments' metadata (physical rows, deletion files), lance's index
+  statistics (``ds.stats.index_stats``: unindexed rows per index), the version listing, the
+  files under the table's folder (``ds.all_files``) and two dry runs: the compaction plan
+  (``lance.optimize.Compaction.plan``) and ``explain_cleanup_old_versions``;
+* REST: what the spec gives: GetTableStats (rows, bytes, fragments, small fragments as the
+  server counts them), ListTableIndices + DescribeTableIndexStats (unindexed rows),
+  ListTableVersions; deleted rows, the bytes of old versions and the dry runs are ``None``,
+  each with a note saying so.
+
+On both, the last compaction and the last index update come from the operations of the
+latest :data:`HISTORY_VERSIONS` versions (DescribeTransaction). A cleanup commits no
+version, so lance keeps no record of when it ran: ``last_cleanup`` is always ``None``.
+
+The thresholds (module constants) decide the actions:
+
+* compact: at least two small fragments (under :data:`SMALL_FRAGMENT_ROWS` physical rows,
+  half of lance's compaction target) making more than :data:`COMPACT_SMALL_SHARE` of the
+  fragments, or more than :data:`DELETED_SHARE` of the physical rows deleted; on the local
+  backend only when lance's compaction plan has a task (else compaction would do nothing);
+* optimize indexes: an index missing rows; recommended beyond :data:`UNINDEXED_SHARE` of the
+  rows, optional below;
+* clean up: old versions hold bytes; recommended when they hold more than
+  :data:`CLEANUP_OLD_BYTES_RATIO` times what the latest version holds and at least
+  :data:`CLEANUP_MIN_BYTES` (reclaiming a few kilobytes is not worth an admin's attention),
+  optional otherwise.
+
+The thresholds are a :class:`Thresholds` (these constants by default), a parameter of
+:func:`table_health` and :func:`namespace_health`.
+
+The verdict is ``"needs attention"`` when an action is recommended, else ``"healthy"``.
+
+:func:`namespace_health` gives one row per table of a namespace; a table that cannot be read
+gives its error in the ``error`` column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from lance_namespace import (
+    DescribeTableRequest,
+    GetTableStatsRequest,
+    LanceNamespace,
+    ListTablesRequest,
+)
+from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
+
+from .. import capabilities
+from ..errors import describe_error
+from ..paging import list_all
+from ..text import human_bytes, plural
+from . import index_overview as ixs
+from . import versions as vsv
+
+# pylance 14's CompactionOptions default ``target_rows_per_fragment`` (1024 * 1024).
+TARGET_ROWS_PER_FRAGMENT = 1024 * 1024
+# A fragment is small under half of the compaction target (physical rows).
+SMALL_FRAGMENT_ROWS = TARGET_ROWS_PER_FRAGMENT // 2
+# Compact when more than this share of the fragments are small (and at least two are).
+COMPACT_SMALL_SHARE = 0.2
+# Compact when more than this share of the physical rows are deleted (lance's own
+# ``materialize_deletions_threshold`` default for a fragment).
+DELETED_SHARE = 0.1
+# Optimize (recommended) when an index misses more than this share of the rows.
+UNINDEXED_SHARE = 0.05
+# Clean up (recommended) when old versions hold more than this many times the latest's bytes.
+CLEANUP_OLD_BYTES_RATIO = 2.0
+# ... and when they hold at least this many bytes (1 GiB).
+CLEANUP_MIN_BYTES = 1 << 30
+# Versions whose operations are read for the last compaction and index update.
+HISTORY_VERSIONS = 50
+
+HEALTHY = "healthy"
+NEEDS_ATTENTION = "needs attention"
+UNKNOWN = "unknown"
+
+NO_CLEANUP_RECORD = "a cleanup commits no version: lance keeps no record of when one ran"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The thresholds of the verdict (see the module's docstring)."""
+
+    small_fragment_rows: int = SMALL_FRAGMENT_ROWS
+    compact_small_share: float = COMPACT_SMALL_SHARE
+    deleted_share: float = DELETED_SHARE
+    unindexed_share: float = UNINDEXED_SHARE
+    cleanup_old_bytes_ratio: float = CLEANUP_OLD_BYTES_RATIO
+    cleanup_min_bytes: int = CLEANUP_MIN_BYTES
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+@dataclass(frozen=True)
+class Event:
+    """A version that did something (a compaction, an index update) and when."""
+
+    version: int
+    at: datetime | None
+
+
+@dataclass(frozen=True)
+class Action:
+    """A maintenance action: ``kind`` (``compact``, ``optimize``, ``cleanup``), why, what it
+    would do, and whether it is recommended (else optional)."""
+
+    kind: str
+    reason: str
+    effect: str
+    recommended: bool = True
+
+
+@dataclass(frozen=True)
+class TableHealth:
+    """One table's health; ``None``: not known on this backend (``notes`` say why)."""
+
+    table_id: tuple[str, ...]
+    backend: str
+    version: int | None = None
+    rows: int | None = None
+    physical_rows: int | None = None
+    fragments: int | None = None
+    small_fragments: int | None = None
+    deleted_rows: int | None = None
+    deleted_share: float | None = None
+    unindexed_rows: dict[str, int | None] | None = None
+    versions: int | None = None
+    total_bytes: int | None = None
+    old_version_bytes: int | None = None
+    last_compaction: Event | None = None
+    last_optimize: Event | None = None
+    last_cleanup: Event | None = None
+    compaction_tasks: int | None = None
+    compaction_fragments: int | None = None
+    verdict: str = UNKNOWN
+    actions: tuple[Action, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass
+class _Figures:
+    """What was read, before the verdict."""
+
+    backend: str
+    version: int | None = None
+    rows: int | None = None
+    physical_rows: int | None = None
+    fragments: int | None = None
+    small_fragments: int | None = None
+    deleted_rows: int | None = None
+    unindexed_rows: dict[str, int | None] | None = None
+    versions: int | None = None
+    total_bytes: int | None = None
+    old_version_bytes: int | None = None
+    old_versions: int | None = None
+    last_compaction: Event | None = None
+    last_optimize: Event | None = None
+    plan_tasks: int | None = None
+    plan_fragments: int | None = None
+    plan_rows: int | None = None
+    plan_deleted: int | None = None
+    plan_fragments_after: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def _history(ns: LanceNamespace, table_id: list[str], fig: _Figures) -> None:
+    """Versions (count, latest) and, from the operations of the latest
+    :data:`HISTORY_VERSIONS`, the last compaction (``Rewrite``) and the last index update
+    (``CreateIndex``: a build or an optimize)."""
+    listing = vsv.list_versions(ns, table_id)
+    fig.versions = len(listing)
+    if listing.empty:
+        return
+    fig.version = fig.version or int(listing["version"].iloc[0])
+    recent = listing.head(HISTORY_VERSIONS)
+    when = dict(zip(recent["version"].astype(int), recent["timestamp"], strict=True))
+    ops = vsv.version_operations(ns, table_id, list(recent["version"]))
+    for op, attr in (("Rewrite", "last_compaction"), ("CreateIndex", "last_optimize")):
+        hits = ops[ops["operation"] == op]
+        if not hits.empty:
+            v = int(hits["version"].max())
+            at = when.get(v)
+            stamp = None if at is None or pd.isna(at) else at.to_pydatetime()
+            setattr(fig, attr, Event(v, stamp))
+    if len(listing) > HISTORY_VERSIONS:
+        fig.notes.append(
+            f"last compaction and index update: read from the latest {HISTORY_VERSIONS} "
+            "versions only"
+        )
+
+
+def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures:
+    from lance.optimize import Compaction
+
+    ds = ns.open_dataset(table_id)
+    fig = _Figures(backend="local", version=int(ds.version))
+    physical = deleted = small = count = 0
+    for fragment in ds.get_fragments():
+        meta = fragment.metadata
+        rows = int(meta.physical_rows or 0)
+        count += 1
+        physical += rows
+        small += rows < limits.small_fragment_rows
+        if meta.deletion_file is not None:
+            deleted += int(meta.deletion_file.num_deleted_rows or 0)
+    fig.fragments, fig.small_fragments = count, small
+    fig.physical_rows, fig.deleted_rows, fig.rows = physical, deleted, physical - deleted
+    unindexed: dict[str, int | None] = {}
+    for index in ds.describe_indices():
+        if index.name.startswith("__") or index.name in unindexed:
+            continue
+        stats = ds.stats.index_stats(index.name)
+        value = stats.get("num_unindexed_rows") if isinstance(stats, dict) else None
+        unindexed[index.name] = int(value) if isinstance(value, int) else None
+    fig.unindexed_rows = unindexed
+    fig.total_bytes = sum(
+        sum(v for v in batch.column("size_bytes").to_pylist() if v) for batch in ds.all_files()
+    )
+    cleanup = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
+    fig.old_version_bytes = int(cleanup.stats.bytes_removed)
+    fig.old_versions = int(cleanup.stats.old_versions)
+    plan = Compaction.plan(ds, {"target_rows_per_fragment": TARGET_ROWS_PER_FRAGMENT})
+    fig.plan_tasks = int(plan.num_tasks())
+    planned = [f for task in plan.tasks for f in task.fragments]
+    fig.plan_fragments = len(planned)
+    fig.plan_rows = sum(int(f.physical_rows or 0) for f in planned)
+    fig.plan_deleted = sum(
+        int(f.deletion_file.num_deleted_rows or 0) for f in planned if f.deletion_file is not None
+    )
+    fig.plan_rows -= fig.plan_deleted
+    fig.plan_fragments_after = sum(
+        max(1, math.ceil(_live(task.fragments) / TARGET_ROWS_PER_FRAGMENT)) for task in plan.tasks
+    )
+    _history(ns, table_id, fig)
+    return fig
+
+
+def _live(fragments: Sequence[Any]) -> int:
+    return sum(
+        int(f.physical_rows or 0)
+        - (int(f.deletion_file.num_deleted_rows or 0) if f.deletion_file is not None else 0)
+        for f in fragments
+    )
+
+
+def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
+    """DescribeTable (with its detailed metadata) says the table is declared only: no data,
+    no version (the rule of ``table_stats``)."""
+    resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
+    if resp.is_only_declared is not None:
+        return bool(resp.is_only_declared)
+    return resp.version is None and resp.var_schema is None
+
+
+def _rest_figures(ns: LanceNamespace, table_id: list[str]) -> _Figures:
+    try:
+        stats = ns.get_table_stats(GetTableStatsRequest(id=table_id))
+    except LanceNamespaceError:
+        if _declared_only(ns, table_id):
+            raise InvalidTableStateError("declared only") from None
+        raise
+    fig = _Figures(backend=capabilities(ns).kind)
+    fig.rows = stats.num_rows
+    fig.total_bytes = stats.total_bytes
+    frag = stats.fragment_stats
+    if frag is not None:
+        fig.fragments = frag.num_fragments
+        fig.small_fragments = frag.num_small_fragments
+    fig.unindexed_rows = {}
+    for index in ixs.list_indexes(ns, table_id):
+        name = getattr(index, "index_name", None)
+        if not name or name.startswith("__"):
+            continue
+        one = ixs.index_stats(ns, table_id, name)
+        value = getattr(one, "num_unindexed_rows", None)
+        fig.unindexed_rows[name] = int(value) if value is not None else None
+    _history(ns, table_id, fig)
+    fig.notes += [
+        "rows, bytes, fragments and small fragments: as the server's GetTableStats counts them",
+        "deleted rows: not in the spec's answers",
+        "bytes held by old versions and the dry runs (compaction plan, cleanup): not available "
+        "over REST",
+        "the console compacts and optimizes tables of the local backend only",
+    ]
+    return fig
+
+
+# -- the verdict ------------------------------------------------------------------------------------
+
+
+def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
+    actions: list[Action] = []
+    unindexed = {k: v for k, v in (fig.unindexed_rows or {}).items() if v}
+    if unindexed:
+        worst = max(unindexed.values())
+        share = worst / fig.rows if fig.rows else 1.0
+        names = ", ".join(f"{k} ({plural(v, 'row')})" for k, v in unindexed.items())
+        actions.append(
+            Action(
+                "optimize",
+                f"indexes miss rows: {names}; queries scan them without the index",
+                f"adds the {plural(sum(unindexed.values()), 'unindexed row')} to the indexes",
+                recommended=share > limits.unindexed_share,
+            )
+        )
+    reasons = []
+    small = fig.small_fragments
+    if (
+        fig.fragments
+        and small is not None
+        and small >= 2
+        and small / fig.fragments > limits.compact_small_share
+    ):
+        under = (
+            f"under {limits.small_fragment_rows:,} rows"
+            if fig.backend == "local"
+            else "as the server counts them"
+        )
+        reasons.append(f"{small} of {plural(fig.fragments, 'fragment')} are small ({under})")
+    if fig.deleted_rows and fig.physical_rows:
+        share = fig.deleted_rows / fig.physical_rows
+        if share > limits.deleted_share:
+            reasons.append(
+                f"{fig.deleted_rows:,} deleted rows ({share:.0%}) are still read by queries"
+            )
+    if reasons and fig.plan_tasks != 0:
+        if fig.plan_tasks is None:
+            effect = "merges the small fragments and drops deleted rows from the files"
+        else:
+            after = fig.plan_fragments_after
+            effect = (
+                f"the compaction plan rewrites {plural(fig.plan_fragments or 0, 'fragment')} in "
+                f"{plural(fig.plan_tasks, 'task')} into about {plural(after or 1, 'fragment')}"
+            )
+            if fig.plan_deleted:
+                effect += f", dropping {fig.plan_deleted:,} deleted rows from the files"
+        actions.append(Action("compact", "; ".join(reasons), effect))
+    if fig.old_version_bytes:
+        latest = max((fig.total_bytes or 0) - fig.old_version_bytes, 1)
+        ratio = fig.old_version_bytes / latest
+        actions.append(
+            Action(
+                "cleanup",
+                f"old versions hold {human_bytes(fig.old_version_bytes)}"
+                f" ({ratio:.1f}× what the latest version holds)",
+                f"removing the old versions (keeping the latest and tagged ones) frees "
+                f"{human_bytes(fig.old_version_bytes)} in "
+                f"{plural(fig.old_versions or 0, 'version')}",
+                recommended=ratio > limits.cleanup_old_bytes_ratio
+                and fig.old_version_bytes >= limits.cleanup_min_bytes,
+            )
+        )
+    return actions
+
+
+def _health(table_id: Sequence[str], fig: _Figures, limits: Thresholds) -> TableHealth:
+    actions = _actions(fig, limits)
+    known = fig.fragments is not None or fig.unindexed_rows is not None
+    verdict = (
+        NEEDS_ATTENTION if any(a.recommended for a in actions) else (HEALTHY if known else UNKNOWN)
+    )
+    physical = fig.physical_rows
+    return TableHealth(
+        table_id=tuple(table_id),
+        backend=fig.backend,
+        version=fig.version,
+        rows=fig.rows,
+        physical_rows=physical,
+        fragments=fig.fragments,
+        small_fragments=fig.small_fragments,
+        deleted_rows=fig.deleted_rows,
+        deleted_share=(fig.deleted_rows / physical)
+        if physical and fig.deleted_rows is not None
+        else (0.0 if physical == 0 else None),
+        unindexed_rows=fig.unindexed_rows,
+        versions=fig.versions,
+        total_bytes=fig.total_bytes,
+        old_version_bytes=fig.old_version_bytes,
+        last_compaction=fig.last_compaction,
+        last_optimize=fig.last_optimize,
+        last_cleanup=None,
+        compaction_tasks=fig.plan_tasks,
+        compaction_fragments=fig.plan_fragments,
+        verdict=verdict,
+        actions=tuple(actions),
+        notes=(*fig.notes, NO_CLEANUP_RECORD),
+    )
+
+
+def table_health(
+    ns: LanceNamespace, table_id: Sequence[str], thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> TableHealth:
+    """The health of table ``table_id`` (see the module's docstring). A declared-only table
+    has no data: its verdict is ``"unknown"``. Errors are the namespace's errors."""
+    tid = list(table_id)
+    try:
+        if callable(getattr(ns, "open_dataset", None)):
+            fig = _local_figures(ns, tid, thresholds)
+        else:
+            fig = _rest_figures(ns, tid)
+    except InvalidTableStateError:
+        return TableHealth(
+            table_id=tuple(tid),
+            backend=capabilities(ns).kind,
+            notes=("declared only: the table has no data yet",),
+        )
+    return _health(tid, fig, thresholds)
+
+
+NAMESPACE_COLUMNS: tuple[str, ...] = (
+    "table",
+    "verdict",
+    "rows",
+    "fragments",
+    "small_fragments",
+    "deleted_rows",
+    "deleted_share",
+    "unindexed_rows",
+    "versions",
+    "old_version_bytes",
+    "actions",
+    "error",
+)
+
+
+def namespace_health(
+    ns: LanceNamespace,
+    namespace_id: Sequence[str],
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> pd.DataFrame:
+    """One row per table of namespace ``namespace_id`` (every page of ListTables), by name:
+    the verdict, the figures, ``unindexed_rows`` (the most any index misses), the recommended
+    actions (``"compact, optimize"``; optional ones in brackets). A table that cannot be read
+    gives its error in ``error`` and ``None`` figures."""
+    req = ListTablesRequest(id=list(namespace_id))
+    names = sorted(set(list_all(ns.list_tables, req, "tables")))
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        row: dict[str, Any] = dict.fromkeys(NAMESPACE_COLUMNS)
+        row["table"] = name
+        try:
+            health = table_health(ns, [*namespace_id, name], thresholds)
+        except LanceNamespaceError as err:
+            row["verdict"], row["error"] = UNKNOWN, describe_error(err)["message"]
+        except (OSError, ValueError, RuntimeError, TypeError) as err:
+            row["verdict"], row["error"] = UNKNOWN, str(err) or type(err).__name__
+        else:
+            missing = [v for v in (health.unindexed_rows or {}).values() if v is not None]
+            row.update(
+                verdict=health.verdict,
+                rows=health.rows,
+                fragments=health.fragments,
+                small_fragments=health.small_fragments,
+                deleted_rows=health.deleted_rows,
+                deleted_share=health.deleted_share,
+                unindexed_rows=max(missing) if missing else None,
+                versions=health.versions,
+                old_version_bytes=health.old_version_bytes,
+                actions=", ".join(
+                    a.kind if a.recommended else f"({a.kind})" for a in health.actions
+                ),
+            )
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=list(NAMESPACE_COLUMNS))
+    for col in ("rows", "fragments", "small_fragments", "deleted_rows", "unindexed_rows"):
+        frame[col] = frame[col].astype("Int64")
+    for col in ("versions", "old_version_bytes"):
+        frame[col] = frame[col].astype("Int64")
+    frame["deleted_share"] = frame["deleted_share"].astype("Float64")
+    for col in ("verdict", "actions", "error"):
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    return frame
+
+
+__all__ = [
+    "CLEANUP_MIN_BYTES",
+    "CLEANUP_OLD_BYTES_RATIO",
+    "COMPACT_SMALL_SHARE",
+    "DEFAULT_THRESHOLDS",
+    "DELETED_SHARE",
+    "HEALTHY",
+    "HISTORY_VERSIONS",
+    "NAMESPACE_COLUMNS",
+    "NEEDS_ATTENTION",
+    "SMALL_FRAGMENT_ROWS",
+    "TARGET_ROWS_PER_FRAGMENT",
+    "UNINDEXED_SHARE",
+    "UNKNOWN",
+    "Action",
+    "Event",
+    "TableHealth",
+    "Thresholds",
+    "namespace_health",
+    "table_health",
+]

@@ -1,0 +1,222 @@
+"""Table health (backend.services.health) on a crafted table, on both backends: every figure
+checked against lance itself (fragments, deletion files, index statistics, versions), the
+dry runs against the real compaction and cleanup run on a copy of the table, and the verdict
+against the thresholds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+from lance_namespace import (
+    CreateNamespaceRequest,
+    DeclareTableRequest,
+    DescribeTableIndexStatsRequest,
+    GetTableStatsRequest,
+)
+
+import backend
+from backend import capabilities
+from backend.services import health as hs
+from tests.support import create_table, manifest_file, table_location
+
+T = ["a", "t"]
+
+
+def rows(start: int, n: int) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + n), pa.int64()),
+            "text": pa.array([f"row {i} of the crafted table" for i in range(start, start + n)]),
+        }
+    )
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+def craft(ns) -> tuple[Path, int]:
+    """Four appends of 200 rows, 150 rows deleted, a BTREE index on ``id``, then two more
+    appends of 100 rows the index does not cover. Returns the location and the index's
+    version."""
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(ns, T, rows(0, 200))
+    path = table_location(ns, T)
+    for i in range(1, 4):
+        lance.write_dataset(rows(200 * i, 200), str(path), mode="append")
+    ds = lance.dataset(str(path))
+    ds.delete("id < 150")
+    ds.create_scalar_index("id", "BTREE", name="id_idx")
+    index_version = ds.version
+    for i in range(2):
+        lance.write_dataset(rows(800 + 100 * i, 100), str(path), mode="append")
+    return path, index_version
+
+
+def test_figures_of_a_crafted_table_match_lance(ns, tmp_path: Path) -> None:
+    path, index_version = craft(ns)
+    got = hs.table_health(ns, T)
+    ds = lance.dataset(str(path))
+    fragments = ds.get_fragments()
+    physical = [f.physical_rows for f in fragments]
+    assert got.version == ds.version
+    assert got.versions == len(ds.versions()) == 8
+    assert got.unindexed_rows == {"id_idx": 200}  # the two appends after the index
+    assert got.last_optimize is not None and got.last_optimize.version == index_version
+    assert got.last_compaction is None and got.last_cleanup is None
+    if capabilities(ns).kind == "local":
+        assert got.fragments == len(fragments) == 6
+        assert got.physical_rows == sum(physical) == 1000
+        assert got.small_fragments == sum(p < hs.SMALL_FRAGMENT_ROWS for p in physical) == 6
+        assert got.rows == ds.count_rows() == 850
+        deleted = sum(
+            f.metadata.deletion_file.num_deleted_rows
+            for f in fragments
+            if f.metadata.deletion_file is not None
+        )
+        assert got.deleted_rows == deleted == sum(physical) - ds.count_rows() == 150
+        assert got.deleted_share == 150 / 1000
+        assert got.unindexed_rows == {
+            "id_idx": ds.stats.index_stats("id_idx")["num_unindexed_rows"]
+        }
+        assert got.total_bytes == folder_bytes(path)
+        # the dry runs against the real thing, on copies of the table
+        cleaned = Path(shutil.copytree(path, tmp_path / "cleaned"))
+        lance.dataset(str(cleaned)).cleanup_old_versions(
+            retain_versions=1, error_if_tagged_old_versions=False
+        )
+        assert got.old_version_bytes == folder_bytes(path) - folder_bytes(cleaned) > 0
+        compacted = Path(shutil.copytree(path, tmp_path / "compacted"))
+        metrics = lance.dataset(str(compacted)).optimize.compact_files()
+        assert got.compaction_fragments == metrics.fragments_removed > 0
+        assert got.compaction_tasks and got.compaction_tasks >= 1
+    else:  # what the spec gives: GetTableStats, the index stats, the version listing
+        stats = ns.get_table_stats(GetTableStatsRequest(id=T))
+        assert got.rows == stats.num_rows
+        assert got.total_bytes == stats.total_bytes
+        assert got.fragments == stats.fragment_stats.num_fragments == len(fragments)
+        assert got.small_fragments == stats.fragment_stats.num_small_fragments
+        index = ns.describe_table_index_stats(
+            DescribeTableIndexStatsRequest(id=T, index_name="id_idx")
+        )
+        assert got.unindexed_rows == {"id_idx": index.num_unindexed_rows}
+        for none in ("physical_rows", "deleted_rows", "deleted_share", "old_version_bytes"):
+            assert getattr(got, none) is None, none
+        assert got.compaction_tasks is None and got.compaction_fragments is None
+        assert any("deleted rows" in n for n in got.notes)
+
+
+def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
+    ns, tmp_path: Path
+) -> None:
+    path, _ = craft(ns)
+    got = hs.table_health(ns, T)
+    kinds = {a.kind: a for a in got.actions}
+    # 200 unindexed rows of 850 (or the server's count): beyond UNINDEXED_SHARE
+    assert kinds["optimize"].recommended and "id_idx (200 rows)" in kinds["optimize"].reason
+    assert kinds["compact"].recommended  # every fragment small, 15% deleted
+    assert "6 of 6 fragments are small" in kinds["compact"].reason
+    if capabilities(ns).kind == "local":
+        assert "150 deleted rows (15%)" in kinds["compact"].reason
+        assert f"rewrites {got.compaction_fragments} fragments" in kinds["compact"].effect
+        assert not kinds["cleanup"].recommended  # far less than CLEANUP_MIN_BYTES
+    assert got.verdict == hs.NEEDS_ATTENTION
+
+    if capabilities(ns).kind == "local":
+        ns.optimize_indexes(T)
+        ns.compact_files(T)
+    else:  # the console maintains local tables only: lance itself, on the server's folder
+        ds = lance.dataset(str(path))
+        ds.optimize.optimize_indices()
+        ds.optimize.compact_files()
+    after = hs.table_health(ns, T)
+    ds = lance.dataset(str(path))
+    assert len(ds.get_fragments()) == after.fragments == 1
+    assert after.unindexed_rows == {"id_idx": 0}
+    assert after.last_compaction is not None and after.last_compaction.version == ds.version
+    assert not [a for a in after.actions if a.kind in ("compact", "optimize")]
+    assert not [a for a in after.actions if a.recommended]
+    assert after.verdict == hs.HEALTHY
+    if capabilities(ns).kind == "local":
+        assert after.deleted_rows == 0 and after.rows == ds.count_rows() == 850
+        assert [a.kind for a in after.actions] == ["cleanup"]  # old versions remain, optional
+        # without the floor of CLEANUP_MIN_BYTES and with a lower ratio, old versions holding
+        # more than the latest one (measured by a real cleanup of a copy) make it recommended
+        cleaned = Path(shutil.copytree(path, tmp_path / "cleaned"))
+        lance.dataset(str(cleaned)).cleanup_old_versions(
+            retain_versions=1, error_if_tagged_old_versions=False
+        )
+        old = folder_bytes(path) - folder_bytes(cleaned)
+        ratio = old / folder_bytes(cleaned)
+        limits = hs.Thresholds(cleanup_min_bytes=0, cleanup_old_bytes_ratio=1.0)
+        strict = hs.table_health(ns, T, limits)
+        (cleanup,) = strict.actions
+        assert strict.old_version_bytes == old
+        assert ratio > 1.0 and cleanup.recommended, ratio
+        assert strict.verdict == hs.NEEDS_ATTENTION
+        assert hs.table_health(ns, T, hs.Thresholds(cleanup_min_bytes=0)).verdict == (
+            hs.NEEDS_ATTENTION if ratio > hs.CLEANUP_OLD_BYTES_RATIO else hs.HEALTHY
+        )
+        assert f"({ratio:.1f}× what the latest version holds)" in cleanup.reason
+
+
+def test_a_large_fragment_and_a_few_unindexed_rows_are_healthy(local_root: Path) -> None:
+    """One fragment over the small threshold plus one small one: no compaction (fewer than
+    two small fragments); 1,000 unindexed rows of 601,000: optimize is optional only. Then
+    22% of the rows deleted: compaction recommended for the deletions."""
+    ns = backend.connect(str(local_root))
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    big = hs.SMALL_FRAGMENT_ROWS + 75_712  # 600,000
+    create_table(ns, T, pa.table({"id": pa.array(range(big), pa.int64())}))
+    path = table_location(ns, T)
+    ds = lance.dataset(str(path))
+    ds.create_scalar_index("id", "BTREE", name="id_idx")
+    lance.write_dataset(
+        pa.table({"id": pa.array(range(big, big + 1000), pa.int64())}), str(path), mode="append"
+    )
+    got = hs.table_health(ns, T)
+    ds = lance.dataset(str(path))
+    assert [f.physical_rows for f in ds.get_fragments()] == [big, 1000]
+    assert (got.fragments, got.small_fragments) == (2, 1)
+    assert got.unindexed_rows == {"id_idx": 1000}
+    optimize = [a for a in got.actions if a.kind == "optimize"]
+    assert len(optimize) == 1 and not optimize[0].recommended  # 0.17% <= UNINDEXED_SHARE
+    assert not [a for a in got.actions if a.kind == "compact"]
+    assert got.verdict == hs.HEALTHY
+
+    ds.delete(f"id < {int((big + 1000) * 0.22)}")
+    got = hs.table_health(ns, T)
+    compact = [a for a in got.actions if a.kind == "compact"]
+    assert len(compact) == 1 and compact[0].recommended
+    assert "deleted rows (22%)" in compact[0].reason
+    assert got.deleted_rows == sum(
+        f.metadata.deletion_file.num_deleted_rows
+        for f in lance.dataset(str(path)).get_fragments()
+        if f.metadata.deletion_file is not None
+    )
+    assert got.verdict == hs.NEEDS_ATTENTION
+
+
+def test_namespace_health_gives_a_row_per_table_and_errors_in_their_column(ns) -> None:
+    path, _ = craft(ns)
+    create_table(ns, ["a", "x"], rows(0, 10))
+    broken = table_location(ns, ["a", "x"])
+    manifest_file(broken / "_versions", 1).write_bytes(b"not a manifest")
+    ns.declare_table(DeclareTableRequest(id=["a", "d"]))
+    frame = hs.namespace_health(ns, ["a"])
+    assert list(frame.columns) == list(hs.NAMESPACE_COLUMNS)
+    assert list(frame["table"]) == ["d", "t", "x"]
+    by = frame.set_index("table")
+    one = hs.table_health(ns, T)
+    assert by.loc["t", "verdict"] == one.verdict == hs.NEEDS_ATTENTION
+    assert by.loc["t", "fragments"] == len(lance.dataset(str(path)).get_fragments())
+    assert by.loc["t", "unindexed_rows"] == 200
+    assert by.loc["t", "versions"] == 8
+    assert by.loc["t", "actions"].startswith("optimize, compact")
+    assert by.loc["d", "verdict"] == hs.UNKNOWN and by.loc["d", "error"] is None
+    assert by.loc["x", "verdict"] == hs.UNKNOWN and "a$x" in by.loc["x", "error"]
+    assert frame.loc[frame["table"] != "t", "fragments"].isna().all()
