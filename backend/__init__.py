@@ -88,8 +88,22 @@ def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) ->
     (``backend.rules.batch_rules.Problem``, warnings included), nothing written. The local backend
     runs its commit's own judgement; the REST client reads what it needs in bulk
     (``RestNamespaceClient.preflight``); any other namespace is read through the spec's list
-    calls. ``raise_first``: raise the first error instead."""
+    calls. ``raise_first``: raise the first error instead.
+
+    ``request`` may also be one single write (a CreateNamespace, DeclareTable, CreateTable,
+    RegisterTable, RenameTable or CreateTableVersion request model): its problems are judged
+    the same way on every backend, read in bulk (``backend.services.write_preflight``; the
+    single writes over REST send the write alone)."""
     from backend.rules import batch_rules
+    from backend.services import write_preflight
+
+    if write_preflight.single_write(request) is not None:
+        delimiter = getattr(ns, "delimiter", None) or "$"
+        found = write_preflight.check_single(ns, request, delimiter=delimiter)
+        error = batch_rules.first_error(found) if raise_first else None
+        if error is not None:
+            raise error.error()
+        return found
 
     own = getattr(ns, "preflight", None)
     if callable(own):

@@ -11,14 +11,16 @@ one, the form servers report locations in, is the server's to judge).
 
 What reads the server's state:
 
-* the typed single writes read once what they depend on, where a permissive server would
-  change something it should refuse: the parent namespace of a create or declare (pylance's
-  RestAdapter declares into a missing namespace), the target namespace of a rename, the
-  tables at a location to register (judged by the locations the server reports, never by
-  its storage layout), the table of a staged manifest, the latest version before a delete
-  (never covered unless ``allow_latest=True``);
-* a batch: :meth:`RestNamespaceClient.preflight`, on purpose and in bulk
-  (``backend.services.catalog_views.ListingView``); ``batch_commit_tables`` itself sends the batch alone.
+* DeclareTable, CreateTable, RegisterTable and RenameTable send the write and nothing else: the
+  server judges them and its answer is reported;
+* the single writes that keep a check read at most one object: the parent namespace of a
+  CreateNamespace, the table of a staged manifest (DescribeTable), the latest version and the
+  tags before a delete (never covered unless ``allow_latest=True`` / ``delete_tags=True``);
+* on purpose, :meth:`RestNamespaceClient.preflight` (``backend.preflight``), in bulk: a batch
+  (``backend.services.catalog_views.ListingView``), or one single write
+  (``backend.services.write_preflight``: the parent namespace, a table of the same name, the
+  catalog's tables at a location to register); ``batch_commit_tables`` itself sends the batch
+  alone.
 
 Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they come from the
 ``server_profile`` option, or the server's answer to a real request of this session.
@@ -48,14 +50,13 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 import re
 import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, unquote, urlparse
+from urllib.parse import quote, urlparse
 
 import httpx
 import lance_namespace as ln
@@ -81,7 +82,7 @@ from backend.rules import (
     targets,
     version_ranges,
 )
-from backend.services import catalog_views
+from backend.services import catalog_views, write_preflight
 
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
@@ -125,9 +126,6 @@ _KNOWN_OPTIONS = (
     "jitter",
     "server_profile",
     "allow_targets",
-)
-_NAMESPACED_CREATES = frozenset(
-    {"create_table", "create_empty_table", "declare_table", "register_table"}
 )
 # capability (by operation) -> its field in a ServerProfile
 _PROFILE_FIELDS = {
@@ -188,52 +186,6 @@ def _registration_shape_problem(location: Any) -> str | None:
     if text.strip() and (urlparse(text).scheme or text.startswith(("/", "\\"))):
         return None
     return remote_location_problem(location)
-
-
-def _uri_parts(location: str) -> tuple[str, str, list[str]]:
-    """``(scheme, host, path components)`` of a URI or a path (a bare path counts as file)."""
-    parsed = urlparse(location)
-    scheme = parsed.scheme.lower()
-    if scheme in ("", "file"):
-        path = unquote(parsed.path) if scheme == "file" else location
-        return "file", "", [p for p in posixpath.normpath("/" + path).split("/") if p]
-    return (
-        scheme,
-        parsed.netloc,
-        [p for p in posixpath.normpath(unquote(parsed.path)).split("/") if p],
-    )
-
-
-def _location_clash(reported: str | None, location: str) -> str | None:
-    """How a location to register meets a table the server reports at ``reported``:
-    the same directory, inside it, or (for an absolute location) around it. A relative
-    location is compared by its trailing components, as the server's root is not known."""
-    if not reported:
-        return None
-    r_scheme, r_host, r_parts = _uri_parts(str(reported))
-    relative = not (urlparse(location).scheme or location.startswith("/"))
-    if relative:
-        parts = [p for p in posixpath.normpath(location.replace("\\", "/")).split("/") if p]
-        if not parts or parts[0] == "..":
-            return None
-        if r_parts[-len(parts) :] == parts:
-            return "is the directory of another table"
-        for cut in range(len(parts) - 1, 0, -1):
-            if r_parts[-cut:] == parts[:cut]:
-                return "is inside the directory of another table"
-        return None
-    scheme, host, parts = _uri_parts(location)
-    if scheme == "file" and r_scheme != "file":  # a bare path on an object store
-        scheme, host = r_scheme, r_host
-    if (scheme, host) != (r_scheme, r_host):
-        return None
-    if parts == r_parts:
-        return "is the directory of another table"
-    if parts[: len(r_parts)] == r_parts:
-        return "is inside the directory of another table"
-    if r_parts[: len(parts)] == parts:
-        return "contains the directory of another table"
-    return None
 
 
 def resolved_addresses(host: str, port: int | None) -> list[str]:
@@ -664,30 +616,21 @@ class RestNamespaceClient(LanceNamespace):
         )
 
     def _guard(self, op: str, req: Any, allow_latest: bool, delete_tags: bool = False) -> None:
-        """What a local namespace refuses by itself, read from the server for one write: the
-        parent namespace of a create (a permissive server, pylance's RestAdapter included,
-        declares a table into a namespace that does not exist), the target namespace of a
-        rename, another table at a location to register, the staged manifest of a new
-        version, the latest version and the tags before a delete (with ``delete_tags``, the
-        covered tags are deleted here, before the versions). Batches: :meth:`preflight`."""
+        """The checks a server cannot make, each reading at most one object: the parent
+        namespace of a CreateNamespace (NamespaceExists), the staged manifest of a new
+        version (DescribeTable of the target), the latest version and the tags before a
+        delete (with ``delete_tags``, the covered tags are deleted here, before the versions).
+        DeclareTable, CreateTable, RegisterTable and RenameTable send the write alone: the
+        server judges them; what the namespace's state says of them is the explicit
+        preflight's (``backend.preflight``, ``backend.services.write_preflight``)."""
 
         def namespace_exists(parts: list[str]) -> bool:
             return self.exists("namespace_exists", parts)
 
-        missing = None
-        if op in (*_NAMESPACED_CREATES, "create_namespace"):
+        if op == "create_namespace":
             missing = ids.missing_parent(req.id or [], namespace_exists, delimiter=self._delimiter)
-        elif op == "rename_table" and req.new_namespace_id:
-            target = [*req.new_namespace_id, req.new_table_name or ""]
-            missing = ids.missing_parent(target, namespace_exists, delimiter=self._delimiter)
-        if missing:
-            raise NamespaceNotFoundError(f"{missing}: create it first")
-        if op == "register_table":
-            owner = self._location_owner(str(req.location))
-            if owner is not None:
-                raise InvalidInputError(
-                    f"register_table: the table location {req.location!r} {owner}"
-                )
+            if missing:
+                raise NamespaceNotFoundError(f"{missing}: create it first")
         if op == "create_table_version":
             location = self.call("describe_table", ln.DescribeTableRequest(id=req.id)).location
             problem = remote_manifest_problem(location, req.manifest_path)
@@ -700,48 +643,13 @@ class RestNamespaceClient(LanceNamespace):
                 self, req.id or [], req.ranges or [], latest, delete_tags=delete_tags
             )
 
-    def _location_owner(self, location: str) -> str | None:
-        """How ``location`` meets the directory of a table the server has, judged only by the
-        locations the server reports (DescribeTable of every table, namespace by namespace,
-        stopping at the first clash); ``None``: it meets none. Nothing of the server's
-        storage layout is assumed."""
-        from ..paging import list_all
-
-        todo: list[list[str]] = [[]]
-        while todo:
-            current = todo.pop()
-            try:
-                names = list_all(
-                    self.list_tables,
-                    ln.ListTablesRequest(id=current, include_declared=True),
-                    "tables",
-                )
-                children = list_all(
-                    self.list_namespaces, ln.ListNamespacesRequest(id=current), "namespaces"
-                )
-            except NamespaceNotFoundError:  # dropped meanwhile, or an empty root
-                continue
-            for name in names:
-                try:
-                    reported = self.describe_table(
-                        ln.DescribeTableRequest(id=[*current, name])
-                    ).location
-                except TableNotFoundError:
-                    continue
-                clash = _location_clash(reported, location)
-                if clash:
-                    return clash
-            todo.extend([*current, child] for child in children)
-        return None
-
     # ------------------------------------------------------------------ preflight
 
     @guarded("preflight")
-    def preflight(
-        self, request: ln.BatchCommitTablesRequest | dict[str, Any], *, raise_first: bool = False
-    ) -> list[batch_rules.Problem]:
-        """Every problem of a batch against the server as it is now, read in bulk; nothing is
-        written. :meth:`batch_commit_tables` checks only what needs no server (shape, ids,
+    def preflight(self, request: Any, *, raise_first: bool = False) -> list[batch_rules.Problem]:
+        """Every problem of a batch, or of one single write (a request model of
+        ``backend.services.write_preflight.SINGLE_WRITES``: judged there, in bulk), against the
+        server as it is now, read in bulk; nothing is written. :meth:`batch_commit_tables` checks only what needs no server (shape, ids,
         names, caps, ranges) and sends the batch: run this first, on purpose (the console's
         builder runs it once for Validate and once for Commit).
 
@@ -755,6 +663,12 @@ class RestNamespaceClient(LanceNamespace):
 
         Returns the problems (warnings included, operations numbered from 1); with
         ``raise_first`` the first error is raised instead."""
+        if write_preflight.single_write(request) is not None:
+            problems = write_preflight.check_single(self, request, delimiter=self._delimiter)
+            first = batch_rules.first_error(problems) if raise_first else None
+            if first is not None:
+                raise first.error()
+            return problems
         req = self._coerce(ROUTES["batch_commit_tables"], request)
         assert isinstance(req, ln.BatchCommitTablesRequest)
         shape = batch_rules.operations_of(req)[1]

@@ -30,7 +30,12 @@ The rules:
 from __future__ import annotations
 
 import bisect
+import posixpath
+import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import unquote, urlparse
+
+from backend.rules.ids import CATALOG_DELIMITER
 
 FILE, OBJECT, REMOTE = "file", "object", "remote"
 KINDS = (FILE, OBJECT, REMOTE)
@@ -269,6 +274,51 @@ def declare_location_rule(
     )
 
 
+# -- a location against the tables a listing names --------------------------------------------
+
+# A nested table's directory in a directory namespace: a hex part, "_", its catalog object id.
+_NESTED_DIR = re.compile(r"^[0-9a-f]+_(.+)$")
+
+
+def listed_dir_owner(component: str, tables: set[str]) -> str | None:
+    """The catalog object id (``a$b$t``) of the listed table whose directory ``component``
+    is, named as the directory namespace names table directories: ``<name>.lance`` for a
+    root-level table, ``<hex>_<object id>`` for a nested one; ``None``: no listed table's.
+    ``tables``: the listed tables' object ids."""
+    if component.endswith(".lance") and component[: -len(".lance")] in tables:
+        name = component[: -len(".lance")]
+        if CATALOG_DELIMITER not in name:
+            return name
+    match = _NESTED_DIR.match(component)
+    if match and CATALOG_DELIMITER in match.group(1) and match.group(1) in tables:
+        return match.group(1)
+    return None
+
+
+def listed_location_clash(location: str, tables: set[str]) -> tuple[str, str] | None:
+    """How a location to register meets the directory of a table a listing names
+    (``tables``: object ids), judged by the directory names the directory namespace gives
+    (:func:`listed_dir_owner`): ``(how, object id)`` or ``None``. A relative location starts
+    at the root, where every such directory lies; an absolute one (a URI or a path) is
+    searched for such a directory among its components. Nothing is read."""
+    text = str(location or "").replace("\\", "/")
+    parsed = urlparse(text)
+    absolute = bool(parsed.scheme) or text.startswith("/")
+    path = unquote(parsed.path) if parsed.scheme else text
+    parts = [p for p in posixpath.normpath("/" + path).split("/") if p]
+    candidates = range(len(parts)) if absolute else range(min(1, len(parts)))
+    for i in candidates:
+        owner = listed_dir_owner(parts[i], tables)
+        if owner is not None:
+            how = (
+                "is the directory of another table"
+                if i == len(parts) - 1
+                else "is inside the directory of another table"
+            )
+            return how, owner
+    return None
+
+
 __all__ = [
     "CATALOG_DIR",
     "CONSOLE_DIR",
@@ -282,6 +332,8 @@ __all__ = [
     "TablePrefixes",
     "declare_location_rule",
     "declared_location",
+    "listed_dir_owner",
+    "listed_location_clash",
     "location_rule",
     "manifest_rule",
     "object_key",

@@ -621,8 +621,6 @@ def _locations() -> None:
         ("catalog", lambda sb: "__manifest", "__manifest"),
         ("console-dir", lambda sb: "_console", "_console"),
         ("staging-dir", lambda sb: "_staging", "_staging"),
-        ("another-table", lambda sb: sb.rel(sb.t0_dir), "another table"),
-        ("root-level-table", lambda sb: sb.rel(sb.r_dir), "another table"),
         # over REST a part of a dataset is refused by its shape alone, before any read
         (
             "inside-another-table",
@@ -640,7 +638,11 @@ def _locations() -> None:
         case(g, f"register_table-{name}", register(location), match=match, after=nothing_registered)
     # Whether a directory exists and holds a dataset only the server can see: the REST client
     # checks the location's shape; these two are the local backend's (and the server's) to refuse.
+    # Another table's directory: pylance's server registers it; over REST the rule is the
+    # explicit preflight's (tests/backend/test_rest_single_writes.py).
     for name, location, match in [
+        ("another-table", lambda sb: sb.rel(sb.t0_dir), "another table"),
+        ("root-level-table", lambda sb: sb.rel(sb.r_dir), "another table"),
         ("missing-directory", lambda sb: "missing-dir", "does not exist"),
         ("directory-without-versions", lambda sb: "plain-dir", "_versions"),
     ]:
@@ -2025,9 +2027,27 @@ def test_a_missing_parent_namespace_is_said_alike_everywhere(ns) -> None:
                 RenameTableRequest(id=["here", "t"], new_table_name="u", new_namespace_id=["nope"])
             )
         )
-    for attempt in attempts:
+    requests: list[Any] = [
+        CreateNamespaceRequest(id=["nope", "child"]),
+        DeclareTableRequest(id=["nope", "t"]),
+        CreateTableRequest(id=["nope", "t"]),
+        RenameTableRequest(id=["here", "t"], new_table_name="u", new_namespace_id=["nope"]),
+    ]
+    # the explicit preflight says it of every single write, on both backends
+    for request in requests:
+        found = backend.preflight(ns, request)
+        assert [p.code.name for p in found] == ["NAMESPACE_NOT_FOUND"], found
+        assert said in found[0].message
+    # the local backend refuses the writes themselves; over REST a CreateNamespace still reads
+    # its parent, and a table write is the server's to judge (pylance's declares and creates
+    # into a missing namespace: the rule is the preflight's)
+    if backend.capabilities(ns).kind == "local":
+        for attempt in attempts:
+            with pytest.raises(NamespaceNotFoundError, match=said):
+                attempt()
+    else:
         with pytest.raises(NamespaceNotFoundError, match=said):
-            attempt()
+            attempts[0]()
     problems = batch_builder.validate(ns, [batch_builder.declare_op(["nope", "t"])])
     assert [p.message for p in problems if said in p.message], problems
     assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["here"]

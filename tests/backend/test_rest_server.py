@@ -94,16 +94,31 @@ def test_odd_names_made_by_another_tool_round_trip(
     assert sorted(client.list_tables(ln.ListTablesRequest(id=[odd])).tables) == ["plain", table]
 
 
-def test_writes_into_a_missing_namespace_are_refused_by_the_client(
+def test_writes_into_a_missing_namespace_are_the_preflights_to_refuse(
     client: RestNamespaceClient, rest_server
 ) -> None:
-    with pytest.raises(lne.NamespaceNotFoundError):
-        client.create_table(ln.CreateTableRequest(id=["ghost", "t"]), ipc_bytes(SMALL))
-    with pytest.raises(lne.NamespaceNotFoundError):
-        client.declare_table(ln.DeclareTableRequest(id=["ghost", "t"]))
+    """CreateNamespace keeps its one read (NamespaceExists of the parent). A table write sends
+    the write alone; pylance's server declares and creates into a namespace that does not
+    exist, so the rule is the explicit preflight's: ListTables of the parent (this server
+    answers "not found"; the client asks NamespaceExists after an empty list), nothing
+    written."""
     with pytest.raises(lne.NamespaceNotFoundError):
         client.create_namespace(ln.CreateNamespaceRequest(id=["ghost", "child"]))
-    assert {e.op for e in client.wire_log} == {"namespace_exists"}
+    assert [e.op for e in client.wire_log] == ["namespace_exists"]
+    for request in (
+        ln.CreateTableRequest(id=["ghost", "t"]),
+        ln.DeclareTableRequest(id=["ghost", "t"]),
+        ln.RegisterTableRequest(id=["ghost", "t"], location="t.lance"),
+    ):
+        client.wire_log.clear()
+        (problem,) = backend.preflight(client, request)
+        assert problem.code.name == "NAMESPACE_NOT_FOUND"
+        assert "namespace ghost not found" in str(problem)
+        ops = [e.op for e in client.wire_log]
+        assert ops[0] == "list_tables", ops
+        assert set(ops) <= {"list_tables", "namespace_exists", "list_namespaces"}, ops
+        with pytest.raises(lne.NamespaceNotFoundError, match="ghost"):
+            backend.preflight(client, request, raise_first=True)
     assert client.list_namespaces(ln.ListNamespacesRequest()).namespaces == []
     assert client.list_tables(ln.ListTablesRequest(id=[])).tables == []
 
@@ -383,22 +398,37 @@ def test_a_builder_batch_of_1000_declares_costs_three_requests(
     assert client.list_tables(ln.ListTablesRequest(id=["big"])).tables == ["first"]
 
 
-def test_registration_is_judged_by_the_locations_the_server_reports(
+def test_registration_at_another_tables_location_is_the_preflights_to_refuse(
     client: RestNamespaceClient,
 ) -> None:
+    """pylance's server registers a table at another table's directory: the rule is the
+    preflight's, judged by the catalog's listings (ListNamespaces and ListTables of each
+    namespace), never a DescribeTable per table; the write itself is one request."""
     client.create_namespace(ln.CreateNamespaceRequest(id=["g"]))
     made = client.create_table(ln.CreateTableRequest(id=["g", "t"]), ipc_bytes(SMALL))
+    root_made = client.create_table(ln.CreateTableRequest(id=["r"]), ipc_bytes(SMALL))
     relative = made.location.rsplit("/", 1)[1]
-    for location in (relative, f"{relative}/more"):
-        with pytest.raises(lne.InvalidInputError, match="directory of another table"):
-            client.register_table(ln.RegisterTableRequest(id=["g", "twin"], location=location))
-    # an absolute location, as the server reports them: the client sends it; this server only
-    # registers relative locations and refuses it itself
+    cases = [
+        (relative, "is the directory of another table (g$t)"),
+        (f"{relative}/more", "is inside the directory of another table (g$t)"),
+        (root_made.location.rsplit("/", 1)[1], "is the directory of another table (r)"),
+    ]
+    for location, why in cases:
+        client.wire_log.clear()
+        request = ln.RegisterTableRequest(id=["g", "twin"], location=location)
+        (problem,) = backend.preflight(client, request)
+        assert why in str(problem)
+        assert client.wire_log.counts() == {"list_tables": 2, "list_namespaces": 2}
+    assert backend.preflight(client, ln.RegisterTableRequest(id=["g", "x"], location="x")) == []
+    # the write sends one request, whatever the catalog holds
+    client.wire_log.clear()
+    client.register_table(ln.RegisterTableRequest(id=["g", "twin"], location=relative))
+    assert [e.op for e in client.wire_log] == ["register_table"]
+    # an absolute location, as the server reports them: this server refuses it itself
     client.wire_log.clear()
     with pytest.raises(lne.InvalidInputError, match="Absolute paths are not allowed"):
         client.register_table(ln.RegisterTableRequest(id=["g", "abs"], location="/tmp/x.lance"))
-    assert client.wire_log.last().op == "register_table"
-    assert client.list_tables(ln.ListTablesRequest(id=["g"])).tables == ["t"]
+    assert [e.op for e in client.wire_log] == ["register_table"]
 
 
 def test_no_capability_probe_is_ever_sent(client: RestNamespaceClient) -> None:

@@ -371,7 +371,8 @@ WRITES: list[tuple[str, Any, tuple[Any, ...], tuple[httpx.Response, ...]]] = [
     ("batch_commit_tables", batch(op_declare(["t"])), (), ()),
     ("create_table_index", ln.CreateTableIndexRequest(id=["t"], column="c", index_type="BTREE"), (), ()),
     ("create_table", ln.CreateTableRequest(id=["t"]), (IPC,), ()),
-    ("create_table_in_a_namespace", ln.CreateTableRequest(id=["a", "t"]), (IPC,),
+    ("create_table_in_a_namespace", ln.CreateTableRequest(id=["a", "t"]), (IPC,), ()),
+    ("create_namespace_in_a_namespace", ln.CreateNamespaceRequest(id=["a", "b"]), (),
      (httpx.Response(200, json={}),)),
 ]  # fmt: skip
 
@@ -1067,7 +1068,7 @@ def test_to_curl_is_copy_pasteable() -> None:
     client, _ = make_client(server, api_key="conn-key-123", auth_token="conn-token-456")
     # An existing namespace with a quote in its name (made by another tool) stays addressable.
     client.declare_table(ln.DeclareTableRequest(id=["it's", "t"], location="s3://b/x"))
-    assert [e.op for e in client.wire_log] == ["namespace_exists", "declare_table"]
+    assert [e.op for e in client.wire_log] == ["declare_table"]  # the write alone
     curl = to_curl(client.wire_log.last())
     _assert_no_secret(curl)
     argv = shlex.split(curl)  # valid shell quoting
@@ -1116,30 +1117,15 @@ def test_wire_log_keeps_property_names_of_alter_transaction() -> None:
 # ---------------------------------------------------------------------------- protections
 
 
-NAMESPACED_CREATES: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
-    ("create_namespace", ln.CreateNamespaceRequest(id=["a", "b"]), (), {}),
-    ("create_table", ln.CreateTableRequest(id=["a", "t"]), (IPC,), {"version": 1}),
-    ("declare_table", ln.DeclareTableRequest(id=["a", "t"]), (), {"location": "/r/a/t"}),
-    ("register_table", ln.RegisterTableRequest(id=["a", "t"], location="tables/t"), (),
-     {"location": "t.lance"}),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("op", "request_model", "extra", "answer"),
-    NAMESPACED_CREATES,
-    ids=[c[0] for c in NAMESPACED_CREATES],
-)
-def test_creates_in_a_missing_namespace_are_never_sent(
-    op: str, request_model: Any, extra: tuple[Any, ...], answer: dict[str, Any]
-) -> None:
+def test_create_namespace_in_a_missing_namespace_is_never_sent() -> None:
+    """CreateNamespace keeps its one read: the parent namespace (NamespaceExists)."""
     server = Server(
         namespace_not_found("a"),
         default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
     )
     client, _ = make_client(server)
     with pytest.raises(lne.NamespaceNotFoundError, match="namespace a not found"):
-        getattr(client, op)(request_model, *extra)
+        client.create_namespace(ln.CreateNamespaceRequest(id=["a", "b"]))
     assert [(r.method, r.url.raw_path) for r in server.requests] == [
         ("POST", b"/v1/namespace/a/exists")
     ]
@@ -1147,44 +1133,43 @@ def test_creates_in_a_missing_namespace_are_never_sent(
     assert [e.op for e in client.wire_log] == ["namespace_exists"]
 
 
+TABLE_WRITES: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
+    ("create_table", ln.CreateTableRequest(id=["a", "t"]), (IPC,), {"version": 1}),
+    ("declare_table", ln.DeclareTableRequest(id=["a", "t"]), (), {"location": "/r/a/t"}),
+    ("register_table", ln.RegisterTableRequest(id=["a", "t"], location="tables/t"), (),
+     {"location": "t.lance"}),
+    ("rename_table", ln.RenameTableRequest(id=["a", "t"], new_table_name="u",
+                                           new_namespace_id=["b"]), (), {}),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("op", "request_model", "extra", "answer"),
-    NAMESPACED_CREATES,
-    ids=[c[0] for c in NAMESPACED_CREATES],
+    ("op", "request_model", "extra", "answer"), TABLE_WRITES, ids=[c[0] for c in TABLE_WRITES]
 )
-def test_creates_in_an_existing_namespace_follow_the_check(
+def test_table_writes_send_the_write_alone_and_report_the_servers_refusal(
     op: str, request_model: Any, extra: tuple[Any, ...], answer: dict[str, Any]
 ) -> None:
-    # a registration also reads the tables the server reports (an empty catalog here)
-    reads = (
-        (httpx.Response(200, json={"tables": []}), httpx.Response(200, json={"namespaces": []}))
-        if op == "register_table"
-        else ()
+    server = Server(namespace_not_found("a"))
+    client, _ = make_client(server)
+    with pytest.raises(lne.NamespaceNotFoundError, match="Namespace a not found"):
+        getattr(client, op)(request_model, *extra)
+    assert [e.op for e in client.wire_log] == [op]
+    assert (
+        server.last.url.raw_path.split(b"?")[0] == ROUTES[op].path.replace("{id}", "a%24t").encode()
     )
-    server = Server(httpx.Response(200, json={}), *reads, httpx.Response(200, json=answer))
+
+
+@pytest.mark.parametrize(
+    ("op", "request_model", "extra", "answer"), TABLE_WRITES, ids=[c[0] for c in TABLE_WRITES]
+)
+def test_table_writes_send_one_request(
+    op: str, request_model: Any, extra: tuple[Any, ...], answer: dict[str, Any]
+) -> None:
+    server = Server(httpx.Response(200, json=answer))
     client, _ = make_client(server)
     getattr(client, op)(request_model, *extra)
-    walk = ["list_tables", "list_namespaces"] if op == "register_table" else []
-    assert [e.op for e in client.wire_log] == ["namespace_exists", *walk, op]
-    assert server.requests[0].url.raw_path == b"/v1/namespace/a/exists"
-    assert (
-        server.last.url.raw_path.split(b"?")[0]
-        == ROUTES[op].path.replace("{id}", "a%24" + request_model.id[-1]).encode()
-    )
-
-
-def test_rename_into_a_missing_namespace_is_never_sent() -> None:
-    server = Server(
-        namespace_not_found("b"),
-        default=httpx.Response(500, json={"error": "must not be sent", "code": 18}),
-    )
-    client, _ = make_client(server)
-    with pytest.raises(lne.NamespaceNotFoundError, match="namespace b not found"):
-        client.rename_table(
-            ln.RenameTableRequest(id=["a", "t"], new_table_name="u", new_namespace_id=["b"])
-        )
-    assert [e.op for e in client.wire_log] == ["namespace_exists"]
-    assert server.requests[0].url.raw_path == b"/v1/namespace/b/exists"
+    assert [e.op for e in client.wire_log] == [op]
+    assert len(server.requests) == 1
 
 
 def test_rename_target_name_follows_the_creation_rule() -> None:
