@@ -56,6 +56,7 @@ CONSOLE_READS: frozenset[str] = frozenset(
         "index_requests",
         "namespace_id",
         "open_dataset",
+        "branch_dataset",  # a branch's dataset (local backend): reads, as open_dataset
         "preflight",  # the REST batch preflight: reads only
         "query_table_arrow",
         "supports_batch_commit",

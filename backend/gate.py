@@ -293,7 +293,7 @@ class GatedNamespace:
             return self._dispatcher(value)
         if name == "write_guard":
             return self._guarded_context(value)
-        if name == "open_dataset":
+        if name in ("open_dataset", "branch_dataset"):  # a dataset that reads, never writes
             return self._dataset_opener(value)
         if name in ROUTES or access.is_write(name):  # an unknown method counts as a write
             return self._operation(name, value)

@@ -18,7 +18,7 @@ TID = ["sales", "orders"]
 
 
 def with_update(ui_env: Path) -> str:
-    ds = backend.connect(str(ui_env)).open_dataset(TID)
+    ds = backend.connect(str(ui_env), audit=False).open_dataset(TID)
     ds.update({"item": "'INK'"}, where="id = 2")  # v4
     return ds.uri
 
