@@ -57,7 +57,7 @@ from lance_namespace.errors import (
 )
 
 from backend.rules import ids, index_rules, version_ranges
-from backend.services import catalog_views
+from backend.services import catalog_views, write_preflight
 
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
@@ -529,7 +529,9 @@ def register_table(
     where = str(location or "").strip()
     if not where:
         raise invalid("Enter the location of the table's data.")
-    return ns.register_table(RegisterTableRequest(id=tid, location=where))
+    request = RegisterTableRequest(id=tid, location=where)
+    write_preflight.refuse_before_sending(ns, request)  # over REST: the write alone is sent
+    return ns.register_table(request)
 
 
 def register_again_hint(table: str, location: str | None) -> str:

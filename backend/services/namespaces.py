@@ -208,7 +208,11 @@ def properties_not_kept(
 
 
 def declare_and_check(ns: LanceNamespace, request: DeclareTableRequest) -> Declared:
-    """DeclareTable, then DescribeTable: which of the properties sent the server kept."""
+    """DeclareTable, then DescribeTable: which of the properties sent the server kept. Over
+    REST the preflight's checks run first (the write alone is sent)."""
+    from backend.services import write_preflight
+
+    write_preflight.refuse_before_sending(ns, request)
     response = ns.declare_table(request)
     dropped: dict[str, str] = {}
     if request.properties:

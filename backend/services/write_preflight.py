@@ -159,3 +159,23 @@ def check_single(ns: Any, request: Any, *, delimiter: str = "$") -> list[Problem
 
 
 __all__ = ["SINGLE_WRITES", "catalog_tables", "check_single", "single_write"]
+
+
+def refuse_before_sending(ns: Any, request: Any) -> None:
+    """The console's own single writes over REST (the Tables page's register and declare):
+    the preflight first, its first error raised (and recorded as a refusal when ``ns`` is
+    gated) before the write is sent. The local backend judges these writes itself, under its
+    lock, so nothing is read twice there."""
+    from backend import gate
+    from backend.rules.batch_rules import first_error
+
+    caps = getattr(ns, "capabilities", None)
+    if callable(caps) and caps().kind == "local":
+        return
+    delimiter = getattr(ns, "delimiter", None) or "$"
+    first = first_error(check_single(ns, request, delimiter=delimiter))
+    if first is None:
+        return
+    error = first.error()
+    gate.record_refusal(ns, SINGLE_WRITES[type(request)], request, error)
+    raise error

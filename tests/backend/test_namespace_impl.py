@@ -176,11 +176,21 @@ def test_lancedb_creates_adds_and_searches_through_our_namespace(
 
 
 def test_lancedb_writes_pass_the_console_checks(impl: dict[str, Any]) -> None:
-    """A table in a namespace that does not exist: refused by our namespace (pylance's own
-    directory namespace creates it), nothing written; listing it is NamespaceNotFound."""
+    """A table in a namespace that does not exist. The local namespace refuses it (pylance's
+    own directory namespace creates it), nothing written; listing it is NamespaceNotFound.
+    Over REST a single write is one request and the server judges it (issue 37: no
+    catalog-wide reads before a write); the "parent namespace exists" rule is the explicit
+    preflight's, which names the missing namespace before anything is sent."""
+    from lance_namespace import CreateTableRequest
+
     db = lancedb.connect_namespace(impl["impl"], impl["props"])
     root: Path = impl["root"]
     before = tree_digest(root)
+    problems = backend.preflight(impl["console"](), CreateTableRequest(id=["no-such-ns", "x"]))
+    assert any("no-such-ns" in str(p) for p in problems), problems
+    assert tree_digest(root) == before  # the preflight reads only
+    if impl["impl"] == REST_IMPL:
+        return  # the write itself is the server's to judge (pylance's RestAdapter accepts it)
     with pytest.raises(Exception, match="NamespaceNotFoundError") as info:
         db.create_table("x", _vectors(5, 0, seed=4), namespace_path=["no-such-ns"])
     assert "no-such-ns" in str(info.value) or "not found" in str(info.value).lower()

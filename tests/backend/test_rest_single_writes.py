@@ -191,3 +191,22 @@ def test_the_listed_location_rule_agrees_with_the_locations_the_server_reports(
             "is the directory of another table",
             object_id,
         )
+
+
+def test_the_consoles_own_register_and_declare_run_the_preflight_first(
+    client: RestNamespaceClient,
+) -> None:
+    """The Tables page's register and declare (``lifecycle.register_table``,
+    ``namespaces.declare_and_check``) ask the preflight before sending over REST: a location
+    of another table, and a namespace that does not exist, are refused with nothing sent to
+    write (pylance's server would accept both)."""
+    from backend.services import lifecycle, namespaces
+
+    before = {tuple(p): listed_tables(client, p) for p in NAMESPACES}
+    with pytest.raises(lne.InvalidInputError, match="root1"):
+        lifecycle.register_table(client, ["c", "again"], "root1.lance")
+    with pytest.raises(lne.LanceNamespaceError, match="no-such-ns"):
+        namespaces.declare_and_check(client, namespaces.declare_table_request(["no-such-ns"], "t"))
+    sent = [e.op for e in client.wire_log]
+    assert "register_table" not in sent and "declare_table" not in sent, sent
+    assert {tuple(p): listed_tables(client, p) for p in NAMESPACES} == before
