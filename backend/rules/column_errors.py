@@ -11,14 +11,18 @@ an expander).
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 from collections.abc import Callable
 from typing import Any
 
-from lance_namespace.errors import ErrorCode, LanceNamespaceError
-
-from .filter_errors import _names, request_table
+from .filter_errors import (
+    _names,
+    engine_text,
+    explaining,
+    in_user_terms,
+    read_schema,
+    request_table,
+)
 from .ids import display_id
 
 # The request field naming the columns, per operation (a list of names, or of entries whose
@@ -76,36 +80,11 @@ def translate(
     ``operation`` of :data:`COLUMN_FIELDS`) and the table's columns (``schema``: the table's,
     or a function returning it, called only for such an error), the engine's text in
     ``engine_message``; ``err`` itself when it is something else."""
-    from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make
-
-    if operation not in COLUMN_FIELDS or getattr(err, "in_user_terms", False):
-        return err
-    if isinstance(err, LanceNamespaceError) and int(getattr(err, "code", -1)) not in (
-        ErrorCode.INVALID_INPUT,
-        ErrorCode.INTERNAL,
-    ):
-        return err
-    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
+    raw = engine_text(err) if operation in COLUMN_FIELDS else None
     table = request_table(request)[0]
-    if explain_column_error(raw, table) is None:
+    if raw is None or explain_column_error(raw, table) is None:
         return err
-    if callable(schema):  # read only for a column error
-        try:
-            schema = schema()
-        except Exception:  # noqa: BLE001 - the message then names no columns
-            schema = None
-    message = explain_column_error(raw, table, schema) or ""
-    new = make(ErrorCode.INVALID_INPUT, message)
-    attach_error_details(
-        new,
-        status=getattr(err, "status", None),
-        message=message,
-        instance=getattr(err, "instance", None),
-        url=getattr(err, "url", None),
-    )
-    new.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
-    new.in_user_terms = True  # type: ignore[attr-defined]
-    return new
+    return in_user_terms(err, explain_column_error(raw, table, read_schema(schema)) or "", raw)
 
 
 def explains_columns(
@@ -114,22 +93,9 @@ def explains_columns(
     """Decorator of a namespace method taking a request: a missing column of the request
     leaves it as :func:`translate` says (``schema_of(self, request)``: the table's schema,
     read only then)."""
-
-    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(method)
-        def wrapper(self: Any, request: Any = None, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return method(self, request, *args, **kwargs)
-            except Exception as exc:
-                schema = (lambda: schema_of(self, request)) if schema_of is not None else None
-                mapped = translate(exc, operation, request, schema)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
-
-        return wrapper
-
-    return decorate
+    return explaining(
+        lambda exc, request, schema: translate(exc, operation, request, schema), schema_of
+    )
 
 
 __all__ = ["COLUMN_FIELDS", "columns_text", "explain_column_error", "explains_columns", "translate"]

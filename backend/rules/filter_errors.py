@@ -283,30 +283,36 @@ def request_filter(operation: str, request: Any) -> str | None:
     return None if value is None else str(value).strip() or None
 
 
-def translate(err: BaseException, filter: str | None, schema: Any = None) -> BaseException:
-    """``err`` as an ``InvalidInputError`` saying what is wrong with ``filter`` (the engine's
-    text in ``engine_message``), or ``err`` itself when it is not a filter error. ``schema``
-    (the table's; or a function returning it, called only for a filter error) names the
-    table's columns."""
-    from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make
-
-    if not filter or getattr(err, "in_user_terms", False):
-        return err
+def engine_text(err: BaseException) -> str | None:
+    """The engine's text of ``err`` when it may be said again in the user's terms (an
+    invalid-input or internal error, or any other exception, not said so already); ``None``
+    otherwise. The one gate of :func:`translate` here and in ``column_errors``."""
+    if getattr(err, "in_user_terms", False):
+        return None
     if isinstance(err, LanceNamespaceError) and int(getattr(err, "code", -1)) not in (
         ErrorCode.INVALID_INPUT,
         ErrorCode.INTERNAL,
     ):
-        return err
-    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
-    if explain_filter_error(raw, None, filter=filter) is None:
-        return err
-    if callable(schema):  # read only for a filter error
-        try:
-            schema = schema()
-        except Exception:  # noqa: BLE001 - the engine's column list is used
-            schema = None
-    explained = explain_filter_error(raw, schema, filter=filter) or ""
-    message = f"the filter {echo(filter)}: {explained}"
+        return None
+    return getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
+
+
+def read_schema(schema: Any) -> Any:
+    """``schema``, or what it returns when it is a function (called only once the error is
+    known to be one to explain); ``None`` when reading it fails."""
+    if not callable(schema):
+        return schema
+    try:
+        return schema()
+    except Exception:  # noqa: BLE001 - the message then names the engine's columns, or none
+        return None
+
+
+def in_user_terms(err: BaseException, message: str, raw: str) -> LanceNamespaceError:
+    """The ``InvalidInputError`` replacing ``err``: ``message`` in the user's terms, ``err``'s
+    HTTP details, the engine's ``raw`` text kept in ``engine_message`` (behind the expander)."""
+    from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make
+
     new = make(ErrorCode.INVALID_INPUT, message)
     attach_error_details(
         new,
@@ -320,12 +326,27 @@ def translate(err: BaseException, filter: str | None, schema: Any = None) -> Bas
     return new
 
 
-def explains_filters(
-    operation: str, schema_of: Callable[[Any, Any], Any] | None = None
+def translate(err: BaseException, filter: str | None, schema: Any = None) -> BaseException:
+    """``err`` as an ``InvalidInputError`` saying what is wrong with ``filter`` (the engine's
+    text in ``engine_message``), or ``err`` itself when it is not a filter error. ``schema``
+    (the table's; or a function returning it, called only for a filter error) names the
+    table's columns."""
+    if not filter:
+        return err
+    raw = engine_text(err)
+    if raw is None or explain_filter_error(raw, None, filter=filter) is None:
+        return err
+    explained = explain_filter_error(raw, read_schema(schema), filter=filter) or ""
+    return in_user_terms(err, f"the filter {echo(filter)}: {explained}", raw)
+
+
+def explaining(
+    map_error: Callable[[BaseException, Any, Any], BaseException],
+    schema_of: Callable[[Any, Any], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator of a namespace method taking a request: a failure caused by the request's
-    filter leaves it as :func:`translate` says (``schema_of(self, request)``: the table's
-    schema, read only then)."""
+    """Decorator of a namespace method taking a request: an exception leaves it as
+    ``map_error(exc, request, schema)`` says (itself: raised as it is), where ``schema`` is a
+    function reading the table's schema (``schema_of(self, request)``) only when called."""
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
@@ -333,11 +354,8 @@ def explains_filters(
             try:
                 return method(self, request, *args, **kwargs)
             except Exception as exc:
-                where = request_filter(operation, request)
-                if not where:
-                    raise
                 schema = (lambda: schema_of(self, request)) if schema_of is not None else None
-                mapped = translate(exc, where, schema)
+                mapped = map_error(exc, request, schema)
                 if mapped is exc:
                     raise
                 raise mapped from exc
@@ -345,6 +363,18 @@ def explains_filters(
         return wrapper
 
     return decorate
+
+
+def explains_filters(
+    operation: str, schema_of: Callable[[Any, Any], Any] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of a namespace method taking a request: a failure caused by the request's
+    filter leaves it as :func:`translate` says (``schema_of(self, request)``: the table's
+    schema, read only then)."""
+    return explaining(
+        lambda exc, request, schema: translate(exc, request_filter(operation, request), schema),
+        schema_of,
+    )
 
 
 __all__ = [
