@@ -176,15 +176,9 @@ _UPDATE_EXPR = re.compile(r"Invalid update expression for column '([^']*)': (.*)
 
 
 @dataclass(frozen=True)
-class UpdatePreview:
+class UpdatePreview(DeletePreview):
     """The rows an update would change now: how many, and a sample of them with each set
     column's new value beside it (``new <column>``); unpacks as ``count, sample``."""
-
-    count: int
-    sample: pd.DataFrame
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.count, self.sample))
 
 
 @dataclass(frozen=True)

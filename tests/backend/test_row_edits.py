@@ -23,15 +23,8 @@ from lance_namespace.errors import (
 from backend import access, audit
 from backend.gate import Actor, gate
 from backend.services import catalog_views, rows, search
+from tests.backend.test_rows import FILTER, TID, matching
 from tests.support import append_rows, create_table, make_table, tree_digest
-
-TID = ["a", "t"]
-FILTER = "cat = 'c1' OR id >= 25"
-
-
-def matching(table: pa.Table) -> pa.Array:
-    """The rows FILTER matches, by pyarrow."""
-    return pc.or_(pc.equal(table["cat"], "c1"), pc.greater_equal(table["id"], 25))
 
 
 @pytest.fixture
