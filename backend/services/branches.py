@@ -21,15 +21,13 @@ from lance_namespace import (
     LanceNamespace,
     ListTableBranchesRequest,
     ListTableTagsRequest,
-    ListTableVersionsRequest,
 )
 from lance_namespace.errors import ErrorCode
 
 from backend.rules import ids, version_ranges
+from backend.services.versions import list_versions
 
 from ..errors import invalid, make
-from ..paging import list_all
-from .namespaces import LIST_BATCH
 
 MAIN = "main"
 BRANCH_COLUMNS = ["branch", "parent_branch", "parent_version", "created", "manifest_size"]
@@ -86,25 +84,9 @@ def list_branch_versions(
     ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
 ) -> pd.DataFrame:
     """The versions of ``branch`` (``None``/"main": main), newest first: version, timestamp
-    (UTC), manifest_size."""
+    (UTC), manifest_size (``versions.list_versions`` of the branch)."""
     tid = ids.check_id(table_id)
-    req = ListTableVersionsRequest(
-        id=tid, branch=_source(branch), descending=True, limit=LIST_BATCH
-    )
-    rows = [
-        {
-            "version": int(v.version),
-            "timestamp": v.timestamp_millis,
-            "manifest_size": v.manifest_size,
-        }
-        for v in list_all(ns.list_table_versions, req, "versions")
-    ]
-    frame = pd.DataFrame(rows, columns=BRANCH_VERSION_COLUMNS)
-    if not frame.empty:
-        frame = frame.drop_duplicates("version").sort_values("version", ascending=False)
-    frame["timestamp"] = pd.to_datetime(frame["timestamp"], unit="ms", utc=True)
-    frame["manifest_size"] = frame["manifest_size"].astype("Int64")
-    return frame.reset_index(drop=True)
+    return list_versions(ns, tid, _source(branch))[BRANCH_VERSION_COLUMNS]
 
 
 def _check_name(name: Any, *, create: bool) -> str:

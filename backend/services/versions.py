@@ -35,10 +35,14 @@ from .namespaces import LIST_BATCH, schema_frame, whole_number
 VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]
 
 
-def list_versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
-    """Every version of a table, newest first: version, timestamp (UTC), manifest_path,
-    manifest_size, e_tag, metadata (JSON text)."""
-    req = ListTableVersionsRequest(id=list(table_id), descending=True, limit=LIST_BATCH)
+def list_versions(
+    ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
+) -> pd.DataFrame:
+    """Every version of a table (of ``branch``; ``None``: main), newest first: version,
+    timestamp (UTC), manifest_path, manifest_size, e_tag, metadata (JSON text)."""
+    req = ListTableVersionsRequest(
+        id=list(table_id), branch=branch, descending=True, limit=LIST_BATCH
+    )
     rows = [
         {
             "version": int(v.version),
