@@ -6,7 +6,8 @@ Roles, lowest first:
 * ``editor`` - writes that destroy nothing: declare, create, insert, update, merge, index
   builds, tags, restore, rename, schema metadata, optimize, batch commits without deletes or
   deregisters;
-* ``admin`` - everything, including drops, deregisters, CASCADE, cleanup, version deletes,
+* ``admin`` - everything, including drops, deregisters, CASCADE, cleanup (of old versions'
+  files too), the namespace's maintenance policy, version deletes,
   row deletes (an upsert deleting the rows its data lacks too), index drops, branch deletes
   and column drops.
 
@@ -67,6 +68,7 @@ CONSOLE_READS: frozenset[str] = frozenset(
 # The console backends' own writes besides the spec's operations.
 CONSOLE_WRITES: frozenset[str] = frozenset(
     {
+        "cleanup_old_versions",  # lance's cleanup of old versions' files (maintenance)
         "compact_files",
         "create_empty_table",  # deprecated spec operation (no REST route)
         "optimize_indexes",
@@ -104,12 +106,17 @@ DESTRUCTIVE_OPS: frozenset[str] = frozenset(
         "delete_table_branch",
         "alter_table_drop_columns",
         "cleanup",  # the console's cleanup by policy
+        "cleanup_old_versions",  # removes the files of old versions (time travel to them)
     }
 )
 
 # Changes to the console's own shared settings (the saved-connections file every visitor of
 # the server sees): admin only, and never on a read-only launch.
 CONFIG_OPS: frozenset[str] = frozenset({"save_connection", "delete_connection"})
+
+# The namespace's maintenance policy (``backend.services.maintenance``), which every console
+# and scheduled ``lance-console maintain`` of the namespace applies: admin only.
+POLICY_OPS: frozenset[str] = frozenset({"save_maintenance_policy", "delete_maintenance_policy"})
 
 # Targets that are not configuration: opening a folder, bucket or URL typed in the "Connect
 # to…" dialog, and creating a missing directory: admin only (``backend.rules.targets``).
@@ -154,6 +161,8 @@ def required_role(operation: str, request: Any = None) -> str:
         return VIEWER
     if operation in DESTRUCTIVE_OPS or operation in CONFIG_OPS or operation in TARGET_OPS:
         return ADMIN
+    if operation in POLICY_OPS:
+        return ADMIN
     if operation == "batch_commit_tables" and _batch_is_destructive(request):
         return ADMIN
     if operation == "drop_namespace_cascade":
@@ -178,6 +187,8 @@ def denial(role: str | None, operation: str, request: Any = None) -> str | None:
     who = f"the {role} role" if role else "a user without a role"
     if operation in CONFIG_OPS:
         return f"{who} may not change the console's saved connections (admins only)"
+    if operation in POLICY_OPS:
+        return f"{who} may not change the namespace's maintenance policy (admins only)"
     if operation == "open_target":
         return f"{who} may not open a folder, bucket or URL that is not configured (admins only)"
     if operation == "create_target":
@@ -311,6 +322,7 @@ __all__ = [
     "CONSOLE_READS",
     "NO_DATA_OPS",
     "CONSOLE_WRITES",
+    "POLICY_OPS",
     "READ_OPS",
     "WRITE_OPS",
     "ROLES",

@@ -77,6 +77,7 @@ LONG_OPS: frozenset[str] = frozenset(
         "create_table_scalar_index",
         "optimize_indexes",
         "compact_files",
+        "cleanup_old_versions",
         "import_table",
     }
 )

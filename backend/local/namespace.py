@@ -31,6 +31,7 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -1137,6 +1138,32 @@ class LocalNamespace(LanceNamespace):
             "fragments_added": int(getattr(metrics, "fragments_added", 0)),
             "files_removed": int(getattr(metrics, "files_removed", 0)),
             "files_added": int(getattr(metrics, "files_added", 0)),
+        }
+
+    @guarded("cleanup_old_versions")
+    def cleanup_old_versions(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove the files of table ``id``'s versions older than ``older_than_days`` days
+        (``{"id": [...], "older_than_days": 7}``): lance's ``cleanup_old_versions``, which
+        never removes the latest version; tagged versions are kept
+        (``error_if_tagged_old_versions=False``). A bad number of days:
+        ``InvalidInputError``, nothing removed."""
+        table_id = ids.check_id((request or {}).get("id"))
+        days: Any = (request or {}).get("older_than_days")
+        problem = version_ranges.keep_days_problem(days)
+        if problem:
+            raise invalid(problem + "; nothing was removed")
+        with self._long_write(table_id) as ds:
+            before = [int(v["version"]) for v in ds.versions()]
+            stats = ds.cleanup_old_versions(
+                older_than=timedelta(days=int(days)), error_if_tagged_old_versions=False
+            )
+            after = [int(v["version"]) for v in self.open_dataset(table_id).versions()]
+        return {
+            "versions_before": len(before),
+            "versions_after": len(after),
+            "removed_versions": sorted(set(before) - set(after)),
+            "bytes_removed": int(stats.bytes_removed),
+            "old_versions": int(stats.old_versions),
         }
 
     @guarded("remove_table_schema_metadata_keys")

@@ -941,8 +941,9 @@ def _difference_note(name: str, want: Any, got: Any, local: bool) -> str:
 
 # -- maintenance ------------------------------------------------------------------------------------
 MAINTENANCE_UNSUPPORTED = (
-    "The Lance Namespace spec has no operation to optimize indexes or compact files: over "
-    "REST this is the server's job (or run it with pylance next to the data)."
+    "The Lance Namespace spec has no operation to optimize indexes, compact files or clean up "
+    "old versions' files: over REST this is the server's job (or run it with pylance next to "
+    "the data)."
 )
 
 
@@ -962,6 +963,17 @@ def compact_files(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any]
     return method(list(table_id))
 
 
+def cleanup_old_versions(
+    ns: LanceNamespace, table_id: Sequence[str], older_than_days: int
+) -> dict[str, Any]:
+    """Remove the files of versions older than ``older_than_days`` days, never the latest
+    nor a tagged version (local backend; admins only: time travel to them ends)."""
+    method = getattr(ns, "cleanup_old_versions", None)
+    if method is None:
+        raise UnsupportedOperationError(MAINTENANCE_UNSUPPORTED)
+    return method({"id": list(table_id), "older_than_days": older_than_days})
+
+
 def result_json(frame: pd.DataFrame) -> str:
     return json.dumps(frame.to_dict("records"), default=str)
 
@@ -976,6 +988,7 @@ __all__ = [
     "applied_params",
     "build_ab",
     "cheapest",
+    "cleanup_old_versions",
     "compact_files",
     "describe_config",
     "grid_points",
