@@ -98,6 +98,11 @@ targets:
   'https://lance.example.com/*'. Link-local and cloud-metadata addresses are refused unless
   a pattern names that host in full.
 
+maintenance:
+  lance-console maintain TARGET [--dry-run] [--namespace NS] applies the namespaces'
+  maintenance policies once and exits (for cron or a Kubernetes CronJob); see
+  lance-console maintain --help. (A folder named "maintain" is ./maintain.)
+
 sign-in:
   The launcher prints whether sign-in is on (with the provider's host) or off, and why. An
   [auth] section that is incomplete (a key missing, a short cookie_secret, a redirect_uri
@@ -449,6 +454,11 @@ def access_settings() -> tuple[launch.AuthSettings, str | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["maintain"]:  # ``lance-console maintain TARGET``: a folder named so: ./maintain
+        from backend.launcher import maintain
+
+        return maintain.main(argv[1:])
     args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:
         print(f"lance-console: invalid port {args.port}", file=sys.stderr)
