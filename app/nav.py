@@ -31,6 +31,7 @@ ROUTES = (
     Route("tables.py", "Namespaces & tables", ":material/folder_open:", "tables"),
     Route("versions.py", "Versions", ":material/history:", "versions"),
     Route("indexes.py", "Indexes", ":material/manage_search:", "indexes"),
+    Route("maintenance.py", "Maintenance", ":material/build:", "maintenance"),
     Route("search.py", "Search & tune", ":material/travel_explore:", "search"),
     Route("transfer.py", "Import & export", ":material/swap_vert:", "transfer"),
     Route("transactions.py", "Transactions", ":material/receipt_long:", "transactions"),

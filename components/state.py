@@ -1,7 +1,7 @@
 """Every session-state key and query parameter of the console, with typed accessors, by page.
 
 Widget keys are named here too, prefixed by their page (``conn.``, ``sel.``, ``tables.``,
-``versions.``, ``indexes.``, ``search.``, ``txn.``, ``transfer.``, ``insp.``, ``audit.``,
+``versions.``, ``indexes.``, ``maint.``, ``search.``, ``txn.``, ``transfer.``, ``insp.``, ``audit.``,
 ``auth.``) so they stay stable and never collide; a "prefix" constant is completed by the
 component that draws the widgets (``<prefix>.grid``). Keys for one identifier: :func:`panel_key`,
 :func:`search_key`, :func:`txn_add_key`, :func:`txn_alter_key`. Keys made anew on purpose
@@ -413,6 +413,36 @@ def first_time_finished(job_id: str) -> bool:
         return False
     _set(Indexes.JOBS_SEEN, [*seen, job_id])
     return True
+
+
+# --- Maintenance ---------------------------------------------------------------------------------
+class Maintenance:
+    PAGE = "maintenance"  # flash messages and form generations of the page
+    PICKER = "maint.picker"  # prefix: the namespace picker
+    POLICY = "maint.policy"  # prefix: the policy form (with the form generation and the
+    # namespace: :func:`maintenance_form`), its fields (``.compact``, ``.small_share``, ...)
+    RESET = "maint.policy.reset"  # widget: "Back to the default policy"
+    PLAN_GO = "maint.plan.go"  # widget: "Make the plan (dry run)"
+    PLAN = "maint.plan"  # (namespace id tuple, Plan) of the last dry run; prefix of its grid
+    RUN = "maint.run"  # widget: "Run the plan"; prefix of the results grid
+
+
+def maintenance_form(namespace_id: Sequence[str]) -> str:
+    """The policy form of one namespace, emptied by a new form generation (after a save)."""
+    return f"{form_key(Maintenance.PAGE, Maintenance.POLICY)}.{'/'.join(namespace_id)}"
+
+
+def maintenance_plan(namespace_id: Sequence[str]) -> Any:
+    """The last dry run of this namespace (``backend.services.maintenance.Plan``)."""
+    item = _get(Maintenance.PLAN)
+    return item[1] if item and item[0] == tuple(namespace_id) else None
+
+
+def set_maintenance_plan(namespace_id: Sequence[str] | None, plan: Any = None) -> None:
+    if namespace_id is None or plan is None:
+        _pop(Maintenance.PLAN)
+    else:
+        _set(Maintenance.PLAN, (tuple(namespace_id), plan))
 
 
 # --- Transactions --------------------------------------------------------------------------------

@@ -737,17 +737,58 @@ def _picker_table(key: str, namespace: list[str]) -> None:
         set_selection(namespace, picked)
 
 
-def render_table_picker(*, key_prefix: str) -> list[str] | None:
-    """Namespace + table selectboxes bound to the shared selection; returns the table id.
-    Their keys are stable (``<prefix>.ns``, ``<prefix>.table``): each run they are set to the
-    selection before they are drawn, and a pick changes the selection in its callback."""
-    current, table = state.selection()
+def _nearby(current: list[str], key_prefix: str) -> list[tuple[str, ...]] | None:
+    """The namespaces a picker offers around ``current`` (:func:`nearby_namespaces`), or
+    ``None`` when ``current`` does not exist or cannot be listed (said, with a way back to
+    the root)."""
     try:
         if not namespace_exists(tuple(current)):
             feedback.show("warning", f"Namespace {ids.display_id(current)} does not exist.")
             _back_to_root(f"{key_prefix}.reset")
             return None
-        spaces = nearby_namespaces(current)
+        return nearby_namespaces(current)
+    except LanceNamespaceError as err:
+        feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
+        if current:
+            _back_to_root(f"{key_prefix}.reset")
+        return None
+
+
+def _namespace_box(where: Any, spaces: list[tuple[str, ...]], current: list[str], key: str) -> None:
+    """The picker's namespace selectbox (its key set to the selection before it is drawn; a
+    pick becomes the shared selection in its callback)."""
+    state.put(key, tuple(current))
+    where.selectbox(
+        "Namespace",
+        spaces,
+        format_func=ids.display_id,
+        key=key,
+        on_change=_picker_namespace,
+        args=(key,),
+    )
+
+
+def render_namespace_picker(*, key_prefix: str) -> list[str] | None:
+    """The namespace selectbox of :func:`render_table_picker` alone (pages about a whole
+    namespace); returns the namespace id (``[]``: the root), ``None`` when it does not exist
+    or cannot be listed."""
+    current, _table = state.selection()
+    spaces = _nearby(current, key_prefix)
+    if spaces is None:
+        return None
+    _namespace_box(st, spaces, current, f"{key_prefix}.ns")
+    return list(current)
+
+
+def render_table_picker(*, key_prefix: str) -> list[str] | None:
+    """Namespace + table selectboxes bound to the shared selection; returns the table id.
+    Their keys are stable (``<prefix>.ns``, ``<prefix>.table``): each run they are set to the
+    selection before they are drawn, and a pick changes the selection in its callback."""
+    current, table = state.selection()
+    spaces = _nearby(current, key_prefix)
+    if spaces is None:
+        return None
+    try:
         names = table_names(tuple(current))
     except LanceNamespaceError as err:
         feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
@@ -755,16 +796,8 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
             _back_to_root(f"{key_prefix}.reset")
         return None
     c1, c2 = st.columns(2)
-    ns_key, table_key = f"{key_prefix}.ns", f"{key_prefix}.table"
-    state.put(ns_key, tuple(current))
-    c1.selectbox(
-        "Namespace",
-        spaces,
-        format_func=ids.display_id,
-        key=ns_key,
-        on_change=_picker_namespace,
-        args=(ns_key,),
-    )
+    table_key = f"{key_prefix}.table"
+    _namespace_box(c1, spaces, current, f"{key_prefix}.ns")
     if not names:
         c2.selectbox("Table", ["(no tables here)"], disabled=True, key=f"{key_prefix}.table.none")
         return None
@@ -795,6 +828,7 @@ __all__ = [
     "render_dialog_button",
     "render_name_list",
     "render_namespace_list",
+    "render_namespace_picker",
     "render_namespace_tree",
     "render_open_dialog",
     "render_table_detail",
