@@ -373,6 +373,14 @@ def test_saving_is_an_admins_write_and_bad_input_writes_nothing(
     assert not where.exists()  # nothing written by any refusal
     outcomes = [(e.operation, e.outcome, e.user) for e in log.entries()]
     assert len(outcomes) == 8 and {o[:2] for o in outcomes} == {(store.SAVE, audit.REFUSED)}
+    # a record edited by hand into nonsense: read as an error naming it, never applied
+    store.policy_store(ns).put(store.record_id(NS), {"policy": {"kinds": {"vacuum": {}}}})
+    with pytest.raises(InvalidInputError) as caught:
+        mt.plan(ns, NS)
+    assert "the maintenance policy saved for namespace a" in str(caught.value)
+    assert "cannot be read: The maintenance policy is not valid: unknown maintenance kind" in (
+        str(caught.value)
+    )
     # a saved policy whose override names a table dropped since: the plan says which
     mt.save_policy(admin, NS, {**POLICY, "tables": {"small": {"compact": False}}})
     ns.drop_table(DropTableRequest(id=[*NS, "small"]))

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from lance_namespace import LanceNamespace
-from lance_namespace.errors import ErrorCode
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import gate
 from backend.errors import make
@@ -128,7 +128,7 @@ def load_policy(ns: LanceNamespace, namespace_id: Sequence[str]) -> SavedPolicy:
         return SavedPolicy(tuple(nsid), DEFAULT_POLICY, DEFAULT, location=store.location)
     try:
         policy = policy_from_dict(record.get("policy"))
-    except Exception as err:
+    except LanceNamespaceError as err:
         raise make(
             ErrorCode.INVALID_INPUT,
             f"the maintenance policy saved for namespace {ids.display_id(nsid)} "
