@@ -141,8 +141,7 @@ def render_policy(
     reset to the default) to perform."""
     nsid = list(saved.namespace_id)
     st.caption(feedback.as_text(saved.describe() + "."))
-    for line in saved.policy.describe():
-        st.markdown(feedback.as_text(f"- {line}"))
+    st.markdown("\n".join(f"- {feedback.as_text(line)}" for line in saved.policy.describe()))
     locked = role_lock(mt.store.SAVE, read_only)
     disabled = read_only or locked is not None
     key = state.maintenance_form(nsid)
@@ -328,6 +327,9 @@ def render_results(namespace_id: Sequence[str]) -> None:
             hide_index=True,
             key=f"{state.Maintenance.RUN}.grid",
             column_config={
+                "table": st.column_config.TextColumn("Table"),
+                "action": st.column_config.TextColumn("Action"),
+                "status": st.column_config.TextColumn("Status"),
                 "result": st.column_config.TextColumn("Result", width="large"),
                 "seconds": st.column_config.NumberColumn("Seconds", format="%.2f"),
             },
