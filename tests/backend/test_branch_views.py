@@ -432,3 +432,25 @@ def test_branch_writes_pass_the_gate_and_are_audited_with_their_branch(
     with pytest.raises(PermissionDeniedError):
         ixo.drop_index(read_only, TID, "id_idx")
     assert _state(local_diverged) == before
+
+
+def test_the_search_snippets_name_the_branch_and_run_on_it(
+    local_diverged: ln.LanceNamespace,
+) -> None:
+    """Copy as Python of a vector search on a branch: both snippets (the backend call and
+    plain pylance) search the branch when run."""
+    ns = local_diverged
+    connect = f"ns = backend.connect({str(ns.local_path)!r})"
+    console, pylance = tuning.python_snippets(
+        connect, TID, "vec", 4, {"bypass_vector_index": True}, branch="dev"
+    )
+    assert "branch='dev'" in console and ".checkout_version(('dev', None))" in pylance
+    data = _dev(ns).to_table()  # the snippets' query: the branch's first row's vector
+    vectors = np.array(data["vec"].to_pylist(), dtype=np.float32)
+    order = np.argsort(metric_distances(vectors, vectors[0], "l2"), kind="stable")[:4]
+    expected = [data["id"][int(i)].as_py() for i in order]
+    for code in (console, pylance):
+        scope: dict[str, object] = {}
+        exec(compile(code, "<snippet>", "exec"), scope)  # noqa: S102 - the snippet as pasted
+        got = scope["rows"]
+        assert isinstance(got, pa.Table) and got["id"].to_pylist() == expected
