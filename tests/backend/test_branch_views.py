@@ -454,3 +454,31 @@ def test_the_search_snippets_name_the_branch_and_run_on_it(
         exec(compile(code, "<snippet>", "exec"), scope)  # noqa: S102 - the snippet as pasted
         got = scope["rows"]
         assert isinstance(got, pa.Table) and got["id"].to_pylist() == expected
+
+
+def test_an_object_store_root_reads_and_writes_the_branch(s3_root) -> None:
+    """The same on an ``s3://`` root (moto): the branch's dataset is opened with the root's
+    storage options for reads, an append, an index build and its listing, and an export."""
+    ns = s3_root.ns
+    create_table(ns, TID, make_table(12))
+    branches.create_branch(ns, TID, "dev")
+    dev = on_branch(ns, "dev")
+    options = s3_root.server.storage_options
+    location = ns.describe_table(ln.DescribeTableRequest(id=TID)).location
+
+    def opened(branch: str | None) -> lance.LanceDataset:
+        main = lance.dataset(location, storage_options=options)
+        return main if branch is None else main.checkout_version((branch, None))
+
+    extra = make_table(3, start=50)
+    imports.import_table(dev, TID, _parquet(extra), "parquet", mode="append")
+    ixo.create_index(dev, ln.CreateTableIndexRequest(id=TID, column="id", index_type="BTREE"))
+    expected = pa.concat_tables([make_table(12), extra]).sort_by("id")
+    assert _rows(opened("dev")).equals(expected)
+    assert search.count_rows(dev, TID, version=None, filter="id >= 50") == 3
+    assert list(ixo.index_overview(dev, TID)["indexed_rows"]) == [15]
+    out = io.BytesIO()
+    exports.export_table(dev, TID, "arrow", out)
+    assert _arrow(out.getvalue()).sort_by("id").equals(expected)
+    main = opened(None)
+    assert (main.version, main.count_rows(), main.describe_indices()) == (1, 12, [])
