@@ -65,7 +65,7 @@ def render_branch_picker(
         current = svc.MAIN
     key = picker_key(key_prefix)
     state.put(key, current)
-    st.selectbox(
+    st.columns(2)[0].selectbox(  # as wide as the namespace picker above it
         "Branch",
         names,
         key=key,
@@ -91,18 +91,19 @@ def pick_branch(table_id: Sequence[str], *, key_prefix: str) -> str:
     return render_branch_picker(names, key_prefix=key_prefix, table_id=tid)
 
 
-def render_branch_badge(branch: str) -> None:
-    """Which branch the page acts on, under its title."""
+def render_branch_badge(branch: str, *, note: str = "") -> None:
+    """Which branch the page acts on, under its title (``note``: a sentence more)."""
+    more = f" {feedback.as_text(note)}" if note else ""
     if branch == svc.MAIN:
         st.markdown(
             ":gray-badge[:material/call_split: main] "
-            ":gray[Reads and writes on this page act on the table's main branch.]"
+            f":gray[Reads and writes on this page act on the table's main branch.{more}]"
         )
         return
     name = feedback.as_text(branch)
     st.markdown(
         f":violet-badge[:material/call_split: branch {name}] "
-        f":violet[Reads and writes on this page act on branch {name}, not on main.]"
+        f":violet[Reads and writes on this page act on branch {name}, not on main.{more}]"
     )
 
 

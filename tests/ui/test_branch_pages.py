@@ -238,3 +238,31 @@ def test_transfer_page_exports_and_appends_on_the_branch(make_app, dev_orders) -
     assert _dev(root).to_table()["id"].to_pylist() == [1, 2, 3, 10, 11, 20, 21]
     main = _dataset(root, TID)
     assert main.version == main_before.version and main.to_table().sort_by("id").equals(main_rows)
+
+
+def test_over_rest_the_pages_refuse_what_the_server_would_answer_for_main(
+    make_app, dev_orders, monkeypatch
+) -> None:
+    """pylance's REST server answers QueryTable and ListTableIndices for main whatever the
+    branch: on a branch the pages say so and show nothing of main's; nothing is written."""
+    from tests.conftest import RestServer
+
+    root = dev_orders
+    server = RestServer(root)
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        before = (_dataset(root, TID).version, _dev(root).version)
+        for page in ("views/search.py", "indexes"):
+            at = make_app(page, query_params={**ORDERS, "branch": "dev"})
+            assert_no_exception(at)
+            assert _picked(at, page) == "dev" and ON_DEV in texts(at)
+            errors = "\n".join(alerts(at, "error"))
+            assert "ignores the branch" in errors and "nothing was read" in errors, page
+            assert not [d for d in at.dataframe if "item" in d.value.columns]  # no rows
+        at = make_app("transfer", query_params={**ORDERS, "branch": "dev"})
+        at.session_state[state.Transfer.TABS] = "Export"
+        at.run()
+        assert "ignores the branch" in "\n".join(alerts(at, "error"))
+        assert (_dataset(root, TID).version, _dev(root).version) == before
+    finally:
+        server.stop()
