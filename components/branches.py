@@ -1,6 +1,12 @@
-"""Branches of a table: the branch picker (``?branch=``), the branch list, the create form
-(from main, a tag, or another branch at a version) and the delete form (typed confirmation,
-admins). Components return requests; the page performs them (``Write``)."""
+"""Branches of a table: the branch picker and the badge of the pages that act on a branch
+(Versions, Indexes, Search & tune, Import & export), the branch list, the create form (from
+main, a tag, or another branch at a version) and the delete form (typed confirmation, admins).
+Components return requests; the page performs them (``Write``).
+
+The branch picked is one shared selection (``state.selected_branch``, in the URL as
+``?branch=``; ``components.tables`` keeps it with the table): picked on one page, it is the
+branch of the others; another table, or a branch that no longer exists, goes back to main
+(the picker says so). A page acts on it through ``backend.branch_view.on_branch``."""
 
 from __future__ import annotations
 
@@ -11,8 +17,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from backend.rules import ids
 from backend.services import branches as svc
-from components import feedback, state
+from components import feedback, state, tables
 from components.cache import cached, table_scope
 from components.common import dataframe
 from components.writes import Write, render_confirmed_form
@@ -30,20 +37,74 @@ def branch_versions(ns: Any, table_id: tuple[str, ...], branch: str) -> pd.DataF
     return svc.list_branch_versions(ns, table_id, branch)
 
 
-def render_branch_picker(names: Sequence[str], *, key_prefix: str) -> str:
-    """The branch the page shows (``main`` first); kept in the URL as ``?branch=``. A branch
-    the table does not have (deleted, or another table's) falls back to main."""
-    if state.get(state.QP_BRANCH) not in names:
-        state.put(state.QP_BRANCH, svc.MAIN)
-    picked = st.selectbox(
+def picker_key(key_prefix: str) -> str:
+    """The branch picker's widget under a page's picker prefix."""
+    return f"{key_prefix}.branch"
+
+
+def _picked(key: str) -> None:
+    """The picker changed (a callback): its branch becomes the shared selection."""
+    tables.set_branch(state.get(key))
+
+
+def render_branch_picker(
+    names: Sequence[str], *, key_prefix: str, table_id: Sequence[str] | None = None
+) -> str:
+    """The branch the page acts on (``names``: ``main`` first), the shared selection. A
+    selected branch the table does not have (deleted, another table's, a stale link) goes
+    back to main, and the page says so."""
+    names = list(names) or [svc.MAIN]
+    current = state.selected_branch()
+    if current not in names:
+        where = f" {ids.display_id(table_id)}" if table_id else ""
+        feedback.show(
+            "warning",
+            f"Table{where} has no branch {current} (deleted, or a stale link): showing main.",
+        )
+        tables.set_branch(None)
+        current = svc.MAIN
+    key = picker_key(key_prefix)
+    state.put(key, current)
+    st.columns(2)[0].selectbox(  # as wide as the namespace picker above it
         "Branch",
-        list(names),
-        key=state.QP_BRANCH,
-        bind="query-params",
+        names,
+        key=key,
+        on_change=_picked,
+        args=(key,),
         help="main is the table's default branch; the others were made from a version of it "
-        "(or of another branch).",
+        "(or of another branch). The pick is kept across the pages that show a branch.",
     )
-    return str(picked or svc.MAIN)
+    return current
+
+
+def pick_branch(table_id: Sequence[str], *, key_prefix: str) -> str:
+    """The table's branches (read) and the picker over them; the branch picked. When they
+    cannot be read the error is shown: main is acted on, or the page stops when another
+    branch was picked (it would act on main instead)."""
+    tid = tuple(table_id)
+    frame = feedback.run(branches_frame, tid, action=f"Listing the branches of {tid[-1]}")
+    if frame is None:
+        if state.selected_branch() != svc.MAIN:
+            st.stop()
+        return svc.MAIN
+    names = [svc.MAIN, *sorted(frame["branch"].tolist())]
+    return render_branch_picker(names, key_prefix=key_prefix, table_id=tid)
+
+
+def render_branch_badge(branch: str, *, note: str = "") -> None:
+    """Which branch the page acts on, under its title (``note``: a sentence more)."""
+    more = f" {feedback.as_text(note)}" if note else ""
+    if branch == svc.MAIN:
+        st.markdown(
+            ":gray-badge[:material/call_split: main] "
+            f":gray[Reads and writes on this page act on the table's main branch.{more}]"
+        )
+        return
+    name = feedback.as_text(branch)
+    st.markdown(
+        f":violet-badge[:material/call_split: branch {name}] "
+        f":violet[Reads and writes on this page act on branch {name}, not on main.{more}]"
+    )
 
 
 @dataclass(frozen=True)
@@ -205,6 +266,9 @@ __all__ = [
     "branch_versions",
     "branch_write",
     "branches_frame",
+    "pick_branch",
+    "picker_key",
+    "render_branch_badge",
     "render_branch_picker",
     "render_branches_panel",
 ]

@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from backend.branch_view import MAIN, on_branch
 from backend.services import health as hs
 from backend.text import human_bytes
 from components import feedback
@@ -27,10 +28,13 @@ ACTION_LABELS = {
 }
 
 
-@cached(lambda table_id, version: table_scope(table_id), ttl=60)
-def table_health(ns: Any, table_id: tuple[str, ...], version: int | None) -> hs.TableHealth:
-    """The table's health at ``version`` (its latest: a new version is read anew)."""
-    return hs.table_health(ns, list(table_id))
+@cached(lambda table_id, version, branch=MAIN: table_scope(table_id), ttl=60)
+def table_health(
+    ns: Any, table_id: tuple[str, ...], version: int | None, branch: str = MAIN
+) -> hs.TableHealth:
+    """The health of the table's ``branch`` at ``version`` (its latest: a new version is read
+    anew)."""
+    return hs.table_health(on_branch(ns, branch), list(table_id))
 
 
 def _count(value: int | None) -> str:
@@ -73,11 +77,14 @@ def figure_lines(health: hs.TableHealth) -> list[tuple[str, str]]:
 
 
 def render_health(
-    table_id: Sequence[str], version: int | None, *, key_prefix: str
+    table_id: Sequence[str], version: int | None, *, key_prefix: str, branch: str = MAIN
 ) -> hs.TableHealth | None:
-    """The panel: verdict, figures, recommended actions (reason and effect), notes. Returns
-    the health read (``None`` when it could not be read: the error is shown)."""
-    health = feedback.run(table_health, tuple(table_id), version, action="Reading table health")
+    """The panel (of the table's ``branch``): verdict, figures, recommended actions (reason
+    and effect), notes. Returns the health read (``None`` when it could not be read: the
+    error is shown)."""
+    health = feedback.run(
+        table_health, tuple(table_id), version, branch, action="Reading table health"
+    )
     if health is None:
         return None
     with st.container(border=True, key=f"{key_prefix}.panel"):  # its own CSS class

@@ -16,6 +16,7 @@ import streamlit as st
 from lance_namespace import CreateTableIndexRequest
 
 from backend.arrow.types import ColumnInfo
+from backend.branch_view import MAIN, branch_name, on_branch
 from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
@@ -38,36 +39,40 @@ TAB_STATS = "Statistics"
 # --------------------------------------------------------------------------------------------
 
 
-def index_overview(table_id: tuple[str, ...]) -> pd.DataFrame:
-    """The index table at the table's latest version, read fresh on every run (one
-    DescribeTable): a commit from anywhere (the console, lance itself, another process) is
-    seen at once, and the overview of a version already read comes from the cache. The
-    version read is ``df.attrs["version"]``: :func:`render_statistics` charts the history up
-    to that same version, so the table and the charts show the same indexes."""
-    version = vsv.latest_version(get_namespace(), list(table_id))
-    return _overview_at(table_id, version)
+def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFrame:
+    """The index table at the latest version of the table's ``branch``, read fresh on every
+    run (one DescribeTable): a commit from anywhere (the console, lance itself, another
+    process) is seen at once, and the overview of a version already read comes from the
+    cache. The version read is ``df.attrs["version"]``: :func:`render_statistics` charts the
+    history up to that same version, so the table and the charts show the same indexes."""
+    version = vsv.latest_version(on_branch(get_namespace(), branch), list(table_id))
+    return _overview_at(table_id, version, branch)
 
 
-@cached(lambda table_id, version: table_scope(table_id), ttl=300)
-def _overview_at(ns: Any, table_id: tuple[str, ...], version: int | None) -> pd.DataFrame:
-    return ixs.index_overview(ns, list(table_id), version=version)
-
-
-@cached(table_scope)
-def table_columns(ns: Any, table_id: tuple[str, ...]) -> list[ColumnInfo]:
-    return ixs.table_columns(ns, list(table_id))
-
-
-@cached(table_scope, ttl=30)
-def table_num_rows(ns: Any, table_id: tuple[str, ...]) -> int | None:
-    return ixs.table_num_rows(ns, list(table_id))
-
-
-@cached(lambda table_id, max_versions, up_to: table_scope(table_id), max_entries=64)
-def coverage_history(
-    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None
+@cached(lambda table_id, version, branch: table_scope(table_id), ttl=300)
+def _overview_at(
+    ns: Any, table_id: tuple[str, ...], version: int | None, branch: str
 ) -> pd.DataFrame:
-    return ixs.coverage_history(ns, list(table_id), max_versions=max_versions, up_to=up_to)
+    return ixs.index_overview(on_branch(ns, branch), list(table_id), version=version)
+
+
+@cached(lambda table_id, branch=MAIN: table_scope(table_id))
+def table_columns(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> list[ColumnInfo]:
+    return ixs.table_columns(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, branch=MAIN: table_scope(table_id), ttl=30)
+def table_num_rows(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> int | None:
+    return ixs.table_num_rows(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, max_versions, up_to, branch=MAIN: table_scope(table_id), max_entries=64)
+def coverage_history(
+    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None, branch: str = MAIN
+) -> pd.DataFrame:
+    return ixs.coverage_history(
+        on_branch(ns, branch), list(table_id), max_versions=max_versions, up_to=up_to
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -473,11 +478,12 @@ def render_create_panel(
     read_only: bool,
     key_prefix: str,
     vector_indexes: Mapping[str, Sequence[dict[str, Any]]] | None = None,
+    branch: str = MAIN,
 ) -> CreateTableIndexRequest | None:
     """Column, then only the index types that fit it, then the fields of that type. Returns a
     request that passed ``backend.rules.index_rules`` when "Create" is pressed, else ``None``.
     ``vector_indexes``: column -> the vector indexes already on it (a warning, the distance
-    first offered)."""
+    first offered); ``branch``: the branch the index is built on (in the request)."""
     by_name = {c.name: c for c in columns}
     indexable = [c.name for c in columns if c.fitting_types]
     if not indexable:
@@ -519,10 +525,12 @@ def render_create_panel(
         st.caption(f"{index_type}: {rules.INDEX_TYPE_HELP[index_type]}. No build parameters.")
 
     def request_for(name: str | None) -> CreateTableIndexRequest:
-        return rules.build_index_request(
+        request = rules.build_index_request(
             table_id, column.name, index_type, name=name, distance_type=distance, params=params,
             dim=column.dim, num_rows=num_rows,
         )  # fmt: skip
+        on = branch_name(branch)
+        return request if on is None else request.model_copy(update={"branch": on})
 
     fv = state.form_version("indexes")
     # outside the form: the snippet below shows the name as typed
@@ -552,7 +560,8 @@ def render_create_panel(
         )
         return None
     request = request_for(name.strip() or None)
-    busy = set(existing_names) | {j.index_name for j in build_jobs.JOBS.running(table_id)}
+    running = build_jobs.JOBS.running(table_id)
+    busy = set(existing_names) | {j.index_name for j in running if j.branch == branch_name(branch)}
     problems = rules.validate_index_request(request, column, num_rows=num_rows, existing_names=busy)
     if problems:
         feedback.show_problems("Not created. Fix these first:", problems)
@@ -565,9 +574,11 @@ def render_create_panel(
 # --------------------------------------------------------------------------------------------
 
 
-def _session_jobs(table_id: Sequence[str]) -> list[build_jobs.BuildJob]:
+def _session_jobs(table_id: Sequence[str], branch: str = MAIN) -> list[build_jobs.BuildJob]:
+    """This session's builds on the table's ``branch``, newest first."""
+    on = branch_name(branch)
     jobs = [build_jobs.JOBS.get(j) for j in reversed(state.build_jobs())]
-    return [j for j in jobs if j is not None and j.table_id == tuple(table_id)]
+    return [j for j in jobs if j is not None and j.table_id == tuple(table_id) and j.branch == on]
 
 
 def _chosen(job: build_jobs.BuildJob) -> str:
@@ -596,7 +607,8 @@ def _finish(job: build_jobs.BuildJob) -> bool:
     invalidate_tables([list(job.table_id)])
     if job.status == "succeeded":
         chosen = _chosen(job)
-        text = f"Index {job.index_name} built in {job.elapsed:.1f} s."
+        where = f" on branch {job.branch}" if job.branch else ""
+        text = f"Index {job.index_name} built{where} in {job.elapsed:.1f} s."
         text += f" Chosen: {chosen}." if chosen else ""
         if job.param_differences:
             text += " " + differences_text(job)
@@ -629,7 +641,9 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     outcome = "built, then dropped" if job.outcome == "dropped" else job.outcome
     st.markdown(
         f"{icon} **{feedback.as_text(job.index_name)}** ({job.index_type} on "
-        f"{feedback.as_text(job.column)}) - {outcome}, {job.elapsed:.1f} s"
+        f"{feedback.as_text(job.column)}"
+        + (f", branch {feedback.as_text(job.branch)}" if job.branch else "")
+        + f") - {outcome}, {job.elapsed:.1f} s"
     )
     if job.status in ("cancelled", "timed out") and job.error is not None:
         feedback.show("info", str(job.error))
@@ -730,9 +744,10 @@ def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     st.dataframe(frame.astype(str), hide_index=True, key=f"{key_prefix}.events")
 
 
-def render_build_jobs(table_id: Sequence[str], *, key_prefix: str) -> None:
-    """This session's builds of this table; refreshes every second while one runs."""
-    jobs = _session_jobs(table_id)
+def render_build_jobs(table_id: Sequence[str], *, key_prefix: str, branch: str = MAIN) -> None:
+    """This session's builds of this table's ``branch``; refreshes every second while one
+    runs."""
+    jobs = _session_jobs(table_id, branch)
     if not jobs:
         return
 
@@ -740,7 +755,7 @@ def render_build_jobs(table_id: Sequence[str], *, key_prefix: str) -> None:
         changed = False
         with st.container(border=True):
             st.caption("Index builds")
-            for job in _session_jobs(table_id)[:5]:
+            for job in _session_jobs(table_id, branch)[:5]:
                 render_job(job, key_prefix=key_prefix)
                 changed = (job.done and _finish(job)) or changed
         if changed:
@@ -777,8 +792,11 @@ def render_drop_form(name: str | None, *, read_only: bool, key_prefix: str) -> s
     return name
 
 
-def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None:
-    """The Statistics tab: coverage, size and segments charts, and coverage across versions."""
+def render_statistics(
+    overview: pd.DataFrame, table_id: tuple[str, ...], branch: str = MAIN
+) -> None:
+    """The Statistics tab: coverage, size and segments charts, and coverage across versions
+    (of ``branch``)."""
     from components import index_charts as charts
 
     history = None
@@ -796,6 +814,7 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
             table_id,
             int(depth),
             overview.attrs.get("version"),  # the version the index table shows
+            branch,
             action="Reading the coverage history",
         )
     charts.render_index_charts(overview, history, key_prefix=state.Indexes.CHARTS)
@@ -808,15 +827,16 @@ def render_create_tab(
     *,
     read_only: bool,
     overview: pd.DataFrame | None = None,
+    branch: str = MAIN,
 ) -> tuple[CreateTableIndexRequest, int | None] | None:
-    """The create panel on the table's columns and rows (``overview``: its indexes);
-    ``(request, rows)`` on submit."""
+    """The create panel on the columns and rows of the table's ``branch`` (``overview``: its
+    indexes); ``(request, rows)`` on submit."""
     tid = tuple(table_id)
-    columns = feedback.run(table_columns, tid, action="Reading the schema") or []
-    num_rows = table_num_rows(tid)
+    columns = feedback.run(table_columns, tid, branch, action="Reading the schema") or []
+    num_rows = table_num_rows(tid, branch)
     request = render_create_panel(
         table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix=state.Indexes.CREATE,
-        vector_indexes=existing_vector_indexes(overview),
+        vector_indexes=existing_vector_indexes(overview), branch=branch,
     )  # fmt: skip
     return (request, num_rows) if request is not None else None
 

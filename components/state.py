@@ -7,7 +7,7 @@ component that draws the widgets (``<prefix>.grid``). Keys for one identifier: :
 :func:`search_key`, :func:`txn_add_key`, :func:`txn_alter_key`. Keys made anew on purpose
 (session state cannot reset the widget): :func:`form_key`, :func:`pager_key`. Widgets bound to
 the URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
-:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`, :data:`QP_BRANCH`.
+:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target o
 QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
-QP_BRANCH = "branch"  # bound: the branch picker (Versions): the branch the page shows
+QP_BRANCH = "branch"  # the shared branch selection (:func:`selected_branch`); absent: main
 QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
 # Search & tune setting keys (``backend.services.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
@@ -100,6 +100,13 @@ def set_read_only(value: bool) -> None:
 class Sel:
     NAMESPACE = "sel.namespace"  # list[str]
     TABLE = "sel.table"  # str | None
+    # str | None: the branch of the selected table the pages with a branch picker act on
+    # (Versions, Indexes, Search & tune, Import & export); None: main. The pickers' widgets are
+    # ``<page picker prefix>.branch``.
+    BRANCH = "sel.branch"
+
+
+MAIN_BRANCH = "main"
 
 
 def selection() -> tuple[list[str], str | None]:
@@ -109,6 +116,21 @@ def selection() -> tuple[list[str], str | None]:
 def set_selection(namespace: list[str], table: str | None) -> None:
     _set(Sel.NAMESPACE, list(namespace))
     _set(Sel.TABLE, table)
+
+
+def selected_branch() -> str:
+    """The branch picked for the selected table (``"main"`` when none was)."""
+    return str(_get(Sel.BRANCH) or MAIN_BRANCH)
+
+
+def set_branch(branch: str | None) -> None:
+    """Pick ``branch`` (``None`` / ``"main"``: main). A change forgets the Search & tune
+    results shown, which were another branch's."""
+    value = None if not branch or branch == MAIN_BRANCH else str(branch)
+    if value != _get(Sel.BRANCH):
+        _pop(Search.RESULTS)
+        _pop(Search.RESULT_SETTINGS)
+    _set(Sel.BRANCH, value)
 
 
 def selected_version() -> int | None:

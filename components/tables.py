@@ -2,8 +2,9 @@
 "Namespaces & tables", and the table picker of the other pages (the lifecycle panels: drop,
 deregister, rename, schema metadata, drop namespace, are in ``components.table_actions``).
 
-Selection is in the URL as ``?ns=a&ns=b&table=t`` (:func:`sync_selection`: a deep link or a
-reload wins, otherwise the session's selection is written to the URL). Write forms return the
+Selection is in the URL as ``?ns=a&ns=b&table=t&branch=dev`` (:func:`sync_selection`: a deep
+link or a reload wins, otherwise the session's selection is written to the URL; no ``branch``:
+main). The branch belongs to the table: picking another table goes back to main. Write forms return the
 request to send; the page sends it.
 """
 
@@ -44,8 +45,9 @@ from components.pager import pager_key, render_pager
 
 
 def sync_selection() -> None:
-    """Reconcile selection and URL: query parameters (a deep link, a reload) win; otherwise the
-    session's selection is written to the URL so the page can be bookmarked."""
+    """Reconcile selection and URL: query parameters (a deep link, a reload) win, the branch
+    with them (a link without ``branch``: main); otherwise the session's selection is written
+    to the URL so the page can be bookmarked."""
     qp_ns = (
         st.query_params.get_all(state.QP_NAMESPACE)
         if state.QP_NAMESPACE in st.query_params
@@ -56,12 +58,14 @@ def sync_selection() -> None:
         new_ns = [p for p in (qp_ns or []) if p]
         if (new_ns, qp_table or None) != state.selection():
             state.set_selection(new_ns, qp_table or None)
+        state.set_branch(st.query_params.get(state.QP_BRANCH) or None)
         return
     _write_query_params()
 
 
 def _write_query_params() -> None:
     namespace, table = state.selection()
+    branch = state.selected_branch()
     if namespace:
         st.query_params[state.QP_NAMESPACE] = list(namespace)
     elif state.QP_NAMESPACE in st.query_params:
@@ -70,17 +74,33 @@ def _write_query_params() -> None:
         st.query_params[state.QP_TABLE] = table
     elif state.QP_TABLE in st.query_params:
         del st.query_params[state.QP_TABLE]
+    if table and branch != state.MAIN_BRANCH:
+        st.query_params[state.QP_BRANCH] = branch
+    elif state.QP_BRANCH in st.query_params:
+        del st.query_params[state.QP_BRANCH]
 
 
 def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
     """Select a namespace (and a table); updates the URL too. The version picked for the
-    previous table is forgotten, and so is a ``?tag=`` link to it."""
+    previous table is forgotten, and so are a ``?tag=`` link to it and its branch (the new
+    table is shown on main)."""
     if (list(namespace), table) != state.selection():
         state.drop(state.QP_VERSION)
         state.drop(state.QP_INDEX)
+        state.set_branch(None)
         if state.QP_TAG in st.query_params:
             del st.query_params[state.QP_TAG]
     state.set_selection(list(namespace), table)
+    _write_query_params()
+
+
+def set_branch(branch: str | None) -> None:
+    """Pick a branch of the selected table (``None`` / ``"main"``: main); updates the URL too.
+    The version picked on another branch is forgotten."""
+    if (branch or state.MAIN_BRANCH) != state.selected_branch():
+        state.drop(state.QP_VERSION)
+        state.drop(state.QP_INDEX)
+    state.set_branch(branch)
     _write_query_params()
 
 
@@ -119,9 +139,12 @@ def namespace_tree(ns: Any) -> nsv.NamespaceTree:
     return nsv.namespace_tree(ns, max_nodes=TREE_MAX_NODES)
 
 
-@cached(table_scope)
-def table_detail(ns: Any, table_id: tuple[str, ...]) -> nsv.TableDetail:
-    return nsv.describe_table(ns, table_id)
+@cached(lambda table_id, branch="main": table_scope(table_id))
+def table_detail(ns: Any, table_id: tuple[str, ...], branch: str = "main") -> nsv.TableDetail:
+    """The table's details (of ``branch``: its version, schema and counts)."""
+    from backend.branch_view import on_branch
+
+    return nsv.describe_table(on_branch(ns, branch), table_id)
 
 
 # --------------------------------------------------------------------------------------------
@@ -835,6 +858,7 @@ __all__ = [
     "render_table_picker",
     "render_write_result",
     "selected_table_id",
+    "set_branch",
     "set_selection",
     "sync_selection",
     "table_detail",

@@ -1,19 +1,22 @@
 """Indexes: a table's indexes with their stats and charts; create one (vector, full-text or
-scalar) and follow its build; one index's details; drop."""
+scalar) and follow its build; one index's details; drop. Everything acts on the branch picked
+(the shared branch selection; main by default)."""
 
 import streamlit as st
 
 import backend
+from backend.branch_view import branch_name, on_branch
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services.index_overview import drop_index_request
-from components import feedback, health, indexes, state, tables, writes
+from components import branches, feedback, health, indexes, state, tables, writes
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
 from components.transactions import remember_transaction
 
 st.title("Indexes")
+badge = st.container()
 ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
@@ -23,19 +26,25 @@ table_id = tables.render_table_picker(key_prefix=state.Indexes.PICKER)
 if not table_id:
     st.info("Pick a namespace and a table to see its indexes.", icon=":material/table:")
     st.stop()
+branch = branches.pick_branch(table_id, key_prefix=state.Indexes.PICKER)
+with badge:
+    branches.render_branch_badge(branch)
+ns = on_branch(ns, branch)  # every read and write below acts on the branch
 if read_only:
     render_read_only_notice()
 st.caption(indexes.capabilities_caption(caps))
 feedback.render_flash("indexes")
-indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL)
+indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
 
-overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
+overview = feedback.run(indexes.index_overview, tuple(table_id), branch, action="Listing indexes")
 if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)
 indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
 lagging = indexes.render_lag_warning(overview)
-health.render_health(table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH)
+health.render_health(
+    table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH, branch=branch
+)
 maintenance = indexes.render_maintenance(
     ns,
     table_id,
@@ -52,12 +61,17 @@ create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
 
 with stats_tab:
     if stats_tab.open:
-        indexes.render_statistics(overview, tuple(table_id))
+        indexes.render_statistics(overview, tuple(table_id), branch)
 
 with create_tab:
     if create_tab.open and (
         wanted := indexes.render_create_tab(
-            table_id, list(overview["name"]), caps, read_only=read_only, overview=overview
+            table_id,
+            list(overview["name"]),
+            caps,
+            read_only=read_only,
+            overview=overview,
+            branch=branch,
         )
     ):
         request, num_rows = wanted
@@ -65,10 +79,11 @@ with create_tab:
         state.reset_forms("indexes")
         notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
         name = request.name or rules.default_index_name(request.column)
+        where = f" on branch {branch}" if branch_name(branch) else ""
         feedback.flash(
             "indexes",
             "info",
-            f"Building {request.index_type} index {name} in the background.{notes}",
+            f"Building {request.index_type} index {name}{where} in the background.{notes}",
         )
         st.rerun()
 
@@ -81,7 +96,8 @@ with index_tab:
                 txn = [*table_id, response.transaction_id]
                 remember_transaction(txn, source=f"drop index {to_drop}")
             invalidate_tables([table_id])
-            build_jobs.JOBS.mark_dropped(table_id, to_drop)
+            build_jobs.JOBS.mark_dropped(table_id, to_drop, branch)
             state.reset_forms("indexes")
-            feedback.flash("indexes", "success", f"Index {to_drop} dropped.")
+            where = f" from branch {branch}" if branch_name(branch) else ""
+            feedback.flash("indexes", "success", f"Index {to_drop} dropped{where}.")
             st.rerun()

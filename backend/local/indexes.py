@@ -144,10 +144,7 @@ def build_index(
 ) -> CreateTableIndexResponse:
     """Check ``req`` against the dataset and build the index (see the module docstring)."""
     index_type = rules.normalize_index_type(req.index_type) or ""
-    if req.branch:
-        raise make(
-            ErrorCode.UNSUPPORTED, "index builds on branches are not supported by the local backend"
-        )
+    branch = req.branch if req.branch and req.branch != "main" else None
     column = rules.find_column(ds.schema, req.column)
     if column is None:
         raise make(
@@ -188,7 +185,9 @@ def build_index(
             if builds_in_child(ds, num_rows or 0, column.dim):
                 kwargs.pop("progress_callback")
                 kwargs.pop("storage_options")
-                _build_in_child(ds, req.column, index_type, kwargs, progress, storage_options)
+                _build_in_child(
+                    ds, req.column, index_type, kwargs, progress, storage_options, branch
+                )
                 ds = ds.checkout_version(ds.latest_version)
             else:
                 ds.create_index(req.column, index_type, **kwargs)
@@ -303,12 +302,15 @@ def _build_in_child(
     kwargs: dict[str, Any],
     progress: ProgressCallback | None,
     storage_options: dict[str, str] | None,
+    branch: str | None = None,
 ) -> None:
     """Build the index in ``backend.local.index_child`` and wait for it, passing lance's log
-    lines on as progress events. ``progress`` raising ``OperationStopped`` (a cancel, a time
-    limit) ends the child: nothing is committed unless the child had committed already."""
+    lines on as progress events (on ``ds``'s ``branch``; ``None``: main). ``progress``
+    raising ``OperationStopped`` (a cancel, a time limit) ends the child: nothing is committed
+    unless the child had committed already."""
     job = {
         "uri": str(ds.uri),
+        "branch": branch,
         "version": int(ds.version),
         "storage_options": storage_options or None,
         "column": column,

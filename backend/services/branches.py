@@ -17,12 +17,13 @@ import pandas as pd
 from lance_namespace import (
     CreateTableBranchRequest,
     DeleteTableBranchRequest,
+    DescribeTableRequest,
     GetTableTagVersionRequest,
     LanceNamespace,
     ListTableBranchesRequest,
     ListTableTagsRequest,
 )
-from lance_namespace.errors import ErrorCode
+from lance_namespace.errors import ErrorCode, TableNotFoundError
 
 from backend.rules import ids, version_ranges
 from backend.services.versions import list_versions
@@ -50,9 +51,14 @@ def _pages(call: Any, request: Any, field: str) -> dict[str, Any]:
 def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every branch of a table (main is not listed): branch, parent_branch ("main" for a
     branch made from main), parent_version, created (UTC), manifest_size; sorted by
-    creation, then name."""
+    creation, then name. A declared-only table (no data yet) has none."""
     tid = ids.check_id(table_id)
-    found = _pages(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches")
+    try:
+        found = _pages(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches")
+    except TableNotFoundError:  # pylance cannot open a declared table's (absent) dataset
+        if not _declared_only(ns, tid):
+            raise
+        found = {}
     rows = [
         {
             "branch": name,
@@ -68,6 +74,13 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     frame["manifest_size"] = frame["manifest_size"].astype("Int64")
     frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
     return frame.sort_values(["created", "branch"]).reset_index(drop=True)
+
+
+def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
+    desc = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
+    if desc.is_only_declared is not None:
+        return bool(desc.is_only_declared)
+    return desc.version is None and desc.var_schema is None
 
 
 def branch_names(ns: LanceNamespace, table_id: Sequence[str]) -> list[str]:

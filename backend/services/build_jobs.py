@@ -29,6 +29,7 @@ from lance_namespace.errors import LanceNamespaceError
 from backend.rules.index_rules import default_index_name, requested_build_fields
 
 from .. import capabilities
+from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped
 from .index_overview import create_index, list_indexes
 from .tasks import Registry, Task, new_id
@@ -113,6 +114,7 @@ class BuildJob(Task):
     index_name: str = ""
     index_type: str = ""
     column: str = ""
+    branch: str | None = None  # the branch the index is built on (None: main)
     mode: str = "events"  # "events": the backend reports progress; "polling": we poll
     events: list[dict[str, Any]] = field(default_factory=list)
     events_total: int = 0  # every event recorded (``events`` keeps the latest ``max_events``)
@@ -208,6 +210,7 @@ class BuildJobRegistry(Registry[BuildJob]):
         time_limit: float | None = None,
     ) -> str:
         caps = capabilities(ns)
+        branch = branch_name(request.branch) or branch_of(ns)
         name = request.name or default_index_name(request.column)
         limit = build_time_limit() if time_limit is None else float(time_limit)
         job = BuildJob(
@@ -217,6 +220,7 @@ class BuildJobRegistry(Registry[BuildJob]):
             index_name=name,
             index_type=request.index_type,
             column=request.column,
+            branch=branch,
             mode="events" if caps.progress_events else "polling",
             deadline=time.time() + limit if caps.progress_events else None,
         )
@@ -349,14 +353,19 @@ class BuildJobRegistry(Registry[BuildJob]):
         """Block until the build finishes (tests, scripts); raises ``TimeoutError``."""
         return super().wait(task_id, timeout=timeout, interval=interval)
 
-    def mark_dropped(self, table_id: Sequence[str], index_name: str) -> int:
-        """The index ``index_name`` of the table was dropped: its finished, successful builds
-        say so from now on (:attr:`BuildJob.outcome`). Returns how many jobs were marked."""
+    def mark_dropped(
+        self, table_id: Sequence[str], index_name: str, branch: str | None = None
+    ) -> int:
+        """The index ``index_name`` of the table (on ``branch``; ``None``: main) was dropped:
+        its finished, successful builds say so from now on (:attr:`BuildJob.outcome`). Returns
+        how many jobs were marked."""
         marked = 0
+        on = branch_name(branch)
         with self._lock:
             for job in self._items.values():
                 if (
                     job.table_id == tuple(table_id)
+                    and job.branch == on
                     and job.index_name == index_name
                     and job.status == "succeeded"
                     and job.dropped_at is None

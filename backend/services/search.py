@@ -35,6 +35,7 @@ from backend.launcher import demo
 from backend.rules import query_rules
 from backend.rules.query_rules import QueryMetric
 
+from ..branch_view import branch_of
 from ..errors import guarded
 
 ROW_ID = "_rowid"
@@ -673,6 +674,7 @@ class SearchTable:
     fts_indexes: dict[str, dict[str, Any]]  # column -> name, tokenizer options
     # column -> every vector index on it (listing order; more than one: lance picks)
     vector_index_choices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    branch: str | None = None  # the branch read (``backend.branch_view``; None: main)
 
     def other_vector_indexes(self, column: str) -> list[dict[str, Any]]:
         """The vector indexes on ``column`` a search does not use (lance picks one)."""
@@ -767,6 +769,7 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
         vector_indexes=vector,
         fts_indexes=fts,
         vector_index_choices={c: [entry(ix) for ix in ixs] for c, ixs in found.items()},
+        branch=branch_of(ns),
     )
 
 
