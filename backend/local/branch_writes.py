@@ -2,8 +2,8 @@
 
 pylance 14's ``DirectoryNamespace`` ignores ``branch`` on most operations that carry it:
 InsertIntoTable, MergeInsertIntoTable, UpdateTable, DeleteFromTable, AlterTable*Columns,
-CreateTableTag (and DescribeTable, QueryTable among the reads) act on **main** and report
-success. So a request naming a branch other than main never reaches pylance's write path
+CreateTableTag, UpdateTableTag (and DescribeTable, QueryTable among the reads) act on **main**
+and report success (UpdateTableTag: on main's version of that number). So a request naming a branch other than main never reaches pylance's write path
 here: it runs on the branch's own dataset (lance's ``checkout_version((branch, None))``),
 and a write kind that cannot be done on a branch is refused (``UnsupportedOperationError``)
 rather than applied to main.
@@ -159,6 +159,11 @@ def _create_tag(ds: lance.LanceDataset, req: ln.CreateTableTagRequest, data: Any
     return ln.CreateTableTagResponse()
 
 
+def _update_tag(ds: lance.LanceDataset, req: ln.UpdateTableTagRequest, data: Any) -> Any:
+    ds.tags.update(req.tag, (target_branch(req), req.version))
+    return ln.UpdateTableTagResponse()
+
+
 def _latest(ds: lance.LanceDataset) -> int:
     """The version the write left on ``ds``'s branch."""
     return int(ds.version)
@@ -173,6 +178,7 @@ WRITERS: dict[str, Callable[[lance.LanceDataset, Any, Any], Any]] = {
     "alter_table_alter_columns": _alter_columns,
     "alter_table_drop_columns": _drop_columns,
     "create_table_tag": _create_tag,
+    "update_table_tag": _update_tag,
 }
 
 

@@ -63,9 +63,12 @@ import lance_namespace as ln
 from lance_namespace import LanceNamespace
 from lance_namespace.errors import (
     InvalidInputError,
+    LanceNamespaceError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
+    TableBranchNotFoundError,
     TableNotFoundError,
+    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 from pydantic import BaseModel
@@ -148,6 +151,38 @@ def _write_branch(op: str, request: Any) -> str | None:
     route = ROUTES.get(op)
     if route is None or route.read_only or op in _BRANCH_CHECK_EXEMPT:
         return None
+    return _named_branch(request)
+
+
+# Tag writes naming a branch: checked afterwards that the tag is on that branch (pylance's
+# directory namespace, behind its REST adapter, puts it on main's version of that number).
+_TAG_BRANCH_WRITES = frozenset({"create_table_tag", "update_table_tag"})
+# Reads naming a branch that are checked, once per operation and client, to be answered from
+# the branch: each is first asked of a branch no table has (its fields besides id and branch
+# below). A server that answers it ignores ``branch`` there (pylance's REST adapter answers
+# QueryTable, DescribeTable and ListTableIndices from main whatever the branch).
+NO_SUCH_BRANCH = "lance-console-no-such-branch"
+_BRANCH_READ_PROBES: dict[str, dict[str, Any]] = {
+    "query_table": {"k": 1, "vector": {}},
+    "analyze_table_query_plan": {"k": 1, "vector": {}},
+    "count_table_rows": {},
+    "describe_table": {},
+    "describe_table_version": {},
+    "list_table_versions": {"limit": 1},
+    "get_table_stats": {},
+    "list_table_indices": {"limit": 1},
+}
+# The answers to a probe that say the server looked the branch up (and found none).
+_BRANCH_LOOKED_UP = (
+    TableBranchNotFoundError,
+    TableNotFoundError,
+    TableVersionNotFoundError,
+    InvalidInputError,
+)
+
+
+def _named_branch(request: Any) -> str | None:
+    """The branch (not main) a request names, else ``None``."""
     if isinstance(request, Mapping):
         branch = request.get("branch")
     else:
@@ -377,6 +412,9 @@ class RestNamespaceClient(LanceNamespace):
         # Operation -> the table where a write of it sent to a branch moved main instead (the
         # server ignores that operation's `branch`).
         self._branch_ignored: dict[str, str] = {}
+        # Read operation -> whether the server answers it from the branch it names (probed
+        # once, :meth:`_check_branch_read`).
+        self._branch_reads: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -728,7 +766,66 @@ class RestNamespaceClient(LanceNamespace):
         branch = _write_branch(op, request)
         if branch is not None:
             return self._branch_write(op, request, request_data, branch)
+        if op in _TAG_BRANCH_WRITES and (branch := _named_branch(request)) is not None:
+            return self._branch_tag_write(op, request, branch)
+        if op in _BRANCH_READ_PROBES and (branch := _named_branch(request)) is not None:
+            self._check_branch_read(op, request, branch)
         return self._call_translated(op, request, request_data)
+
+    def _check_branch_read(self, op: str, request: Any, branch: str) -> None:
+        """Refuse read ``op`` on ``branch`` (``UnsupportedOperationError``, nothing read)
+        when the server answers it from main: asked once of a branch no table has
+        (:data:`NO_SUCH_BRANCH`), a server that honours ``branch`` says it does not exist; one
+        that answers ignores it. An answer that says neither (the server unreachable, say) is
+        not kept: the read goes ahead and the next one asks again."""
+        honoured = self._branch_reads.get(op)
+        if honoured is None:
+            req = self._coerce(ROUTES[op], request)
+            probe = {"id": list(getattr(req, "id", None) or []), "branch": NO_SUCH_BRANCH}
+            probe.update(_BRANCH_READ_PROBES[op])
+            try:
+                self._call_translated(op, probe, None)
+            except _BRANCH_LOOKED_UP:
+                honoured = True
+            except LanceNamespaceError:
+                return
+            else:
+                honoured = False
+            self._branch_reads[op] = honoured
+        if not honoured:
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: this server answers {op} from main whatever the "
+                "branch (asked about a branch that does not exist, it answered with main's "
+                "data), so the branch cannot be read with it; nothing was read"
+            )
+
+    def _branch_tag_write(self, op: str, request: Any, branch: str) -> Any:
+        """A tag created or moved on ``branch``, checked afterwards (GetTableTagVersion): a
+        server that ignores ``branch`` puts the tag on main's version of that number and
+        answers success. That is reported as an error saying where the tag is, and later tag
+        writes on a branch of that operation are refused before they are sent."""
+        req = self._coerce(ROUTES[op], request)
+        table_id = list(getattr(req, "id", None) or [])
+        seen = self._branch_ignored.get(op)
+        if seen is not None:
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: this server puts tags on main whatever the branch "
+                f"(seen on table {seen}); nothing was sent"
+            )
+        result = self._call_translated(op, req, None)
+        tag = str(getattr(req, "tag", ""))
+        got = self.call("get_table_tag_version", {"id": table_id, "tag": tag})
+        landed = getattr(got, "branch", None) or "main"
+        if landed != branch:
+            where = self._delimiter.join(table_id)
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: the server answered success but the tag {tag} "
+                f"points at version {got.version} of {landed}, not of branch {branch} (table "
+                f"{where}). Delete or move tag {tag} to undo it; this client refuses {op} on "
+                "a branch of this server from now on"
+            )
+        return result
 
     def _call_translated(self, op: str, request: Any, request_data: Any) -> Any:
         """One request (:meth:`_run`); a bad filter or column named in the user's terms."""
