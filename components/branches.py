@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.services import branches as svc
+from backend.text import plural
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import dataframe
@@ -30,6 +31,12 @@ def branch_versions(ns: Any, table_id: tuple[str, ...], branch: str) -> pd.DataF
     return svc.list_branch_versions(ns, table_id, branch)
 
 
+@cached(lambda table_id, branch: table_scope(table_id), ttl=30)
+def branch_columns(ns: Any, table_id: tuple[str, ...], branch: str) -> list[str]:
+    """The column names of the branch's latest version."""
+    return svc.branch_columns(ns, table_id, branch)
+
+
 def render_branch_picker(names: Sequence[str], *, key_prefix: str) -> str:
     """The branch the page shows (``main`` first); kept in the URL as ``?branch=``. A branch
     the table does not have (deleted, or another table's) falls back to main."""
@@ -44,6 +51,53 @@ def render_branch_picker(names: Sequence[str], *, key_prefix: str) -> str:
         "(or of another branch).",
     )
     return str(picked or svc.MAIN)
+
+
+def branch_row(frame: pd.DataFrame | None, branch: str) -> dict[str, Any] | None:
+    """``branch``'s row of the branch list as a dict (``None``: not listed)."""
+    if frame is None:
+        return None
+    row = frame[frame["branch"] == branch]
+    return dict(row.iloc[0]) if not row.empty else None
+
+
+def made_from(info: dict[str, Any]) -> str:
+    """Where a branch was made from, as the page says it: "main v2"."""
+    return f"{info.get('parent_branch') or svc.MAIN} v{int(info['parent_version'])}"
+
+
+def render_branch_summary(branch: str, info: dict[str, Any], versions: pd.DataFrame) -> None:
+    """The branch's heading, where it was made from, and its own versions (newest first)."""
+    st.subheader(f"Branch {branch}: {plural(len(versions), 'version')}", anchor=False)
+    created = pd.Timestamp(info["created"]).strftime("%Y-%m-%d %H:%M:%S")
+    st.caption(
+        feedback.as_text(
+            f"Made from {made_from(info)} on {created} UTC. Its versions start at version "
+            f"{int(info['parent_version'])}, its own copy of {made_from(info)}; what is on this "
+            "page (versions, change log, compare, restore, tags) is the branch's."
+        )
+    )
+    dataframe(versions, hide_index=True)
+
+
+def render_branch_version_picker(branch: str, versions: pd.DataFrame, *, key_prefix: str) -> int:
+    """The version of the branch that restore and tags act on (default: its latest)."""
+    listed = sorted((int(v) for v in versions["version"]), reverse=True)
+    picked = st.selectbox(
+        f"Version of branch {branch}",
+        listed,
+        index=0,
+        key=f"{key_prefix}.{branch}",
+        format_func=lambda v: f"v{v}" + (" (latest)" if v == listed[0] else ""),
+        help="The version restore and tags below act on.",
+    )
+    return int(picked if picked is not None else listed[0])
+
+
+MAIN_ONLY = (
+    "Cleanup, deleting versions and deleting, updating or upserting rows on this page act on "
+    "main only: pick main to use them."
+)
 
 
 @dataclass(frozen=True)
@@ -200,11 +254,17 @@ def branch_write(ns: Any, table_id: Sequence[str], ask: CreateBranch | DeleteBra
 
 
 __all__ = [
+    "MAIN_ONLY",
     "CreateBranch",
     "DeleteBranch",
+    "branch_columns",
+    "branch_row",
     "branch_versions",
     "branch_write",
     "branches_frame",
+    "made_from",
     "render_branch_picker",
+    "render_branch_summary",
+    "render_branch_version_picker",
     "render_branches_panel",
 ]
