@@ -799,10 +799,22 @@ class RestNamespaceClient(LanceNamespace):
                 "data), so the branch cannot be read with it; nothing was read"
             )
 
+    def _branch_names(self, table_id: list[str]) -> set[str]:
+        """The table's branches (ListTableBranches, every page)."""
+        names: set[str] = set()
+        token = None
+        for _ in range(10_000):
+            resp = self.call("list_table_branches", {"id": table_id, "page_token": token})
+            names.update((resp.branches or {}).keys())
+            token = resp.page_token
+            if not token:
+                break
+        return names
+
     def _branch_tag_write(self, op: str, request: Any, branch: str) -> Any:
-        """A tag created or moved on ``branch``, checked afterwards (GetTableTagVersion): a
-        server that ignores ``branch`` puts the tag on main's version of that number and
-        answers success. That is reported as an error saying where the tag is, and later tag
+        """A tag created or moved on ``branch`` (one the table has: ListTableBranches first),
+        checked afterwards (GetTableTagVersion): a server that ignores ``branch`` puts the tag
+        on main's version of that number and answers success. That is reported as an error saying where the tag is, and later tag
         writes on a branch of that operation are refused before they are sent."""
         req = self._coerce(ROUTES[op], request)
         table_id = list(getattr(req, "id", None) or [])
@@ -811,6 +823,11 @@ class RestNamespaceClient(LanceNamespace):
             raise UnsupportedOperationError(
                 f"{op} on branch {branch!r}: this server puts tags on main whatever the branch "
                 f"(seen on table {seen}); nothing was sent"
+            )
+        if branch not in self._branch_names(table_id):
+            raise TableBranchNotFoundError(
+                f"{op}: table {self._delimiter.join(table_id)} has no branch {branch!r}; "
+                "nothing was sent"
             )
         result = self._call_translated(op, req, None)
         tag = str(getattr(req, "tag", ""))
