@@ -77,11 +77,22 @@ def render_branch_summary(branch: str, info: dict[str, Any], versions: pd.DataFr
             "page (versions, change log, compare, restore, tags) is the branch's."
         )
     )
-    dataframe(versions, hide_index=True)
+    dataframe(
+        versions,
+        hide_index=True,
+        column_config={
+            "version": st.column_config.NumberColumn("Version", format="%d", width=90),
+            "timestamp": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
+            ),
+            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
+        },
+    )
 
 
 def render_branch_version_picker(branch: str, versions: pd.DataFrame, *, key_prefix: str) -> int:
     """The version of the branch that restore and tags act on (default: its latest)."""
+    st.subheader(f"A version of branch {branch}", anchor=False)
     listed = sorted((int(v) for v in versions["version"]), reverse=True)
     picked = st.selectbox(
         f"Version of branch {branch}",
@@ -89,7 +100,7 @@ def render_branch_version_picker(branch: str, versions: pd.DataFrame, *, key_pre
         index=0,
         key=f"{key_prefix}.{branch}",
         format_func=lambda v: f"v{v}" + (" (latest)" if v == listed[0] else ""),
-        help="The version restore and tags below act on.",
+        help="The version the compare of two versions, restore and tags below start from.",
     )
     return int(picked if picked is not None else listed[0])
 
