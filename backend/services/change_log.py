@@ -38,6 +38,17 @@ deleted between two versions.
 
 A row counts as updated when a column both versions have holds another value; columns added
 or dropped between the versions are listed in ``added_columns`` / ``dropped_columns``.
+
+On a branch (``branch=``) both read the branch's own versions. Lance numbers them on from the
+version the branch was made at: a branch made from main's version 2 has versions 2 (its own
+copy of main's, a shallow clone sharing its fragments and row ids), 3, 4... The change log
+lists them from there; the first one is counted against the parent at that version (nothing
+added or deleted) and says where the branch was made from. Over REST the operations are not
+available on a branch (DescribeTransaction has no branch: it would answer main's version of
+that number). :func:`branch_changes` compares the parent (the branch it was made from, at that
+version) with the branch's latest version: lance's delta reaches across the branch point (the
+branch keeps the parent's row ids), so with stable row ids it is used as for two versions;
+pylance 14's delta is just as empty there without them.
 """
 
 from __future__ import annotations
