@@ -90,6 +90,7 @@ from backend.services import catalog_views, write_preflight
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
 from ..locations import remote_location_problem, remote_manifest_problem
+from ..paging import list_all
 from ..redaction import install_log_filter, redact_url
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
@@ -811,6 +812,14 @@ class RestNamespaceClient(LanceNamespace):
                 break
         return names
 
+    def _on_branch(self, table_id: list[str], branch: str, version: int) -> bool:
+        """``version`` is one of ``branch``'s (ListTableVersions of the branch)."""
+        listed = list_all(
+            self.list_table_versions, ln.ListTableVersionsRequest(id=table_id, branch=branch),
+            "versions",
+        )  # fmt: skip
+        return any(int(v.version) == version for v in listed)
+
     def _branch_tag_write(self, op: str, request: Any, branch: str) -> Any:
         """A tag created or moved on ``branch`` (one the table has: ListTableBranches first),
         checked afterwards (GetTableTagVersion): a server that ignores ``branch`` puts the tag
@@ -829,12 +838,23 @@ class RestNamespaceClient(LanceNamespace):
                 f"{op}: table {self._delimiter.join(table_id)} has no branch {branch!r}; "
                 "nothing was sent"
             )
-        result = self._call_translated(op, req, None)
         tag = str(getattr(req, "tag", ""))
+        where = self._delimiter.join(table_id)
+        try:
+            result = self._call_translated(op, req, None)
+        except TableVersionNotFoundError:
+            version = getattr(req, "version", None)
+            if version is None or not self._on_branch(table_id, branch, int(version)):
+                raise
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: branch {branch} has version {version}, but the "
+                f"server looked for it on main: it ignores the branch of {op}. Nothing was "
+                f"tagged; this client refuses {op} on a branch of this server from now on"
+            ) from None
         got = self.call("get_table_tag_version", {"id": table_id, "tag": tag})
         landed = getattr(got, "branch", None) or "main"
         if landed != branch:
-            where = self._delimiter.join(table_id)
             self._branch_ignored[op] = where
             raise UnsupportedOperationError(
                 f"{op} on branch {branch!r}: the server answered success but the tag {tag} "

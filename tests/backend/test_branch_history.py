@@ -395,6 +395,13 @@ def test_a_rest_server_that_tags_main_instead_is_reported(rest_server: Any) -> N
     with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
         lifecycle.create_tag(ns, TID, "again", 3, branch="dev")
     assert set(h.main().tags.list()) == {"good"}
+    # a version main does not have: the server refuses it, looking it up on main
+    fresh = backend.connect(rest_server.url)
+    with pytest.raises(UnsupportedOperationError, match="branch dev has version 5, but the server"):
+        lifecycle.create_tag(fresh, TID, "late", 5, branch="dev")
+    with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
+        lifecycle.create_tag(fresh, TID, "late", 5, branch="dev")
+    assert set(h.main().tags.list()) == {"good"}
     lifecycle.create_tag(ns, TID, "main-tag", 2)  # a tag on main is not affected
     assert h.main().tags.list()["main-tag"]["version"] == 2
 

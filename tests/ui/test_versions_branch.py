@@ -192,3 +192,41 @@ def test_read_only_disables_restore_and_tags_on_a_branch(make_app, ui_env) -> No
     }
     assert writes["Restore v4"] is True and writes["Tag v4"] is True
     assert writes["Compare with parent"] is False  # a read stays
+
+
+def test_over_rest_a_branch_says_what_the_server_cannot_do(make_app, ui_env, monkeypatch) -> None:
+    """pylance's REST server answers QueryTable from main and looks a branch's tag version up
+    on main: the compare is refused (never main's rows shown as the branch's) and the tag
+    write reported as the server ignoring the branch; the change log has each version's
+    rows."""
+    from backend.services import change_log as cl
+    from tests.conftest import RestServer
+
+    uri = with_dev(ui_env)
+    server = RestServer(ui_env)
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        at = make_app("versions", query_params=ON_DEV)
+        assert "Branch dev: 4 versions" in texts(at)
+        at.session_state[state.Versions.CHANGE_LOG_OPEN] = True
+        at.run()
+        assert_no_exception(at)
+        grid = grid_with(at, "rows_added").set_index("version")
+        assert grid["rows"].to_dict() == {v: dev_at(uri, v).num_rows for v in (3, 4, 5, 6)}
+        assert grid.loc[3, "operation"] == "branch created"
+        assert cl.REST_BRANCH_NOTE in texts(at)
+
+        compare_with_parent(at, ["id"])
+        (error,) = alerts(at, "error")
+        assert "answers query_table from main" in error
+        assert not [m for m in at.metric if m.label == "Inserted"]
+
+        widget(at.text_input, "versions.tags", ".create.name").input("dev-tag")
+        widget(at.button, "FormSubmitter:versions.tags", "-Tag v6").click().run()
+        assert_no_exception(at)
+        assert not alerts(at, "success")
+        (error,) = alerts(at, "error")  # main has no version 6: the server refused it
+        assert "branch dev has version 6, but the server looked for it on main" in error
+        assert "dev-tag" not in lance.dataset(uri).tags.list()
+    finally:
+        server.stop()
