@@ -19,6 +19,7 @@ import streamlit as st
 
 from backend.rules import ids
 from backend.services import branches as svc
+from backend.text import plural
 from components import feedback, state, tables
 from components.cache import cached, table_scope
 from components.common import dataframe
@@ -35,6 +36,12 @@ def branches_frame(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
 def branch_versions(ns: Any, table_id: tuple[str, ...], branch: str) -> pd.DataFrame:
     """The versions of one branch, newest first."""
     return svc.list_branch_versions(ns, table_id, branch)
+
+
+@cached(lambda table_id, branch: table_scope(table_id), ttl=30)
+def branch_columns(ns: Any, table_id: tuple[str, ...], branch: str) -> list[str]:
+    """The column names of the branch's latest version."""
+    return svc.branch_columns(ns, table_id, branch)
 
 
 def picker_key(key_prefix: str) -> str:
@@ -105,6 +112,64 @@ def render_branch_badge(branch: str, *, note: str = "") -> None:
         f":violet-badge[:material/call_split: branch {name}] "
         f":violet[Reads and writes on this page act on branch {name}, not on main.{more}]"
     )
+
+
+def branch_row(frame: pd.DataFrame | None, branch: str) -> dict[str, Any] | None:
+    """``branch``'s row of the branch list as a dict (``None``: not listed)."""
+    if frame is None:
+        return None
+    row = frame[frame["branch"] == branch]
+    return dict(row.iloc[0]) if not row.empty else None
+
+
+def made_from(info: dict[str, Any]) -> str:
+    """Where a branch was made from, as the page says it: "main v2"."""
+    return f"{info.get('parent_branch') or svc.MAIN} v{int(info['parent_version'])}"
+
+
+def render_branch_summary(branch: str, info: dict[str, Any], versions: pd.DataFrame) -> None:
+    """The branch's heading, where it was made from, and its own versions (newest first)."""
+    st.subheader(f"Branch {branch}: {plural(len(versions), 'version')}", anchor=False)
+    created = pd.Timestamp(info["created"]).strftime("%Y-%m-%d %H:%M:%S")
+    st.caption(
+        feedback.as_text(
+            f"Made from {made_from(info)} on {created} UTC. Its versions start at version "
+            f"{int(info['parent_version'])}, its own copy of {made_from(info)}; what is on this "
+            "page (versions, change log, compare, restore, tags) is the branch's."
+        )
+    )
+    dataframe(
+        versions,
+        hide_index=True,
+        column_config={
+            "version": st.column_config.NumberColumn("Version", format="%d", width=90),
+            "timestamp": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
+            ),
+            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
+        },
+    )
+
+
+def render_branch_version_picker(branch: str, versions: pd.DataFrame, *, key_prefix: str) -> int:
+    """The version of the branch that restore and tags act on (default: its latest)."""
+    st.subheader(f"A version of branch {branch}", anchor=False)
+    listed = sorted((int(v) for v in versions["version"]), reverse=True)
+    picked = st.selectbox(
+        f"Version of branch {branch}",
+        listed,
+        index=0,
+        key=f"{key_prefix}.{branch}",
+        format_func=lambda v: f"v{v}" + (" (latest)" if v == listed[0] else ""),
+        help="The version the compare of two versions, restore and tags below start from.",
+    )
+    return int(picked if picked is not None else listed[0])
+
+
+MAIN_ONLY = (
+    "Cleanup, deleting versions and deleting, updating or upserting rows on this page act on "
+    "main only: pick main to use them."
+)
 
 
 @dataclass(frozen=True)
@@ -261,14 +326,20 @@ def branch_write(ns: Any, table_id: Sequence[str], ask: CreateBranch | DeleteBra
 
 
 __all__ = [
+    "MAIN_ONLY",
     "CreateBranch",
     "DeleteBranch",
+    "branch_columns",
+    "branch_row",
     "branch_versions",
     "branch_write",
     "branches_frame",
+    "made_from",
     "pick_branch",
     "picker_key",
     "render_branch_badge",
     "render_branch_picker",
+    "render_branch_summary",
+    "render_branch_version_picker",
     "render_branches_panel",
 ]

@@ -293,6 +293,12 @@ class Versions:
     ROW_CHANGES_VIEW = "versions.row_changes.view"  # prefix: the rows shown (kind, grid, pager)
     BRANCHES = "versions.branches"  # the Branches panel (its list, create and delete forms)
     BRANCHES_OPEN = "versions.branches.open"  # widget: the "Branches" expander is open
+    # a branch shown (``?branch=``): its version picked for restore and tags (per table, with
+    # the page's form generation), its compare with its parent
+    BRANCH_VERSION = "versions.branch.version"
+    BRANCH_CHANGES = "versions.branch.changes"  # ((table id tuple, branch), RowChanges)
+    BRANCH_CHANGES_FORM = "versions.branch.changes.form"  # per table and branch: key columns
+    BRANCH_CHANGES_VIEW = "versions.branch.changes.view"  # prefix: the rows shown
 
 
 def versions_form(prefix: str, table_id: Sequence[str]) -> str:
@@ -374,17 +380,35 @@ def set_schema_preview(
         _set(Tables.SCHEMA_PREVIEW, (tuple(table_id), operation, args, preview))
 
 
-def row_changes(table_id: Sequence[str]) -> Any:
-    """The last row compare of ``table_id`` this session (a ``change_log.RowChanges``)."""
+def row_changes(table_id: Sequence[str], branch: str | None = None) -> Any:
+    """The last row compare of ``table_id`` (on ``branch``; ``None``: main) this session (a
+    ``change_log.RowChanges``)."""
     got = _get(Versions.ROW_CHANGES)
-    return got[1] if got and got[0] == tuple(table_id) else None
+    return got[1] if got and got[0] == (tuple(table_id), branch) else None
 
 
-def set_row_changes(table_id: Sequence[str] | None, changes: Any = None) -> None:
+def set_row_changes(
+    table_id: Sequence[str] | None, changes: Any = None, branch: str | None = None
+) -> None:
     if table_id is None:
         _pop(Versions.ROW_CHANGES)
     else:
-        _set(Versions.ROW_CHANGES, (tuple(table_id), changes))
+        _set(Versions.ROW_CHANGES, ((tuple(table_id), branch), changes))
+
+
+def branch_changes(table_id: Sequence[str], branch: str) -> Any:
+    """The last compare of ``branch`` with its parent this session (a ``RowChanges``)."""
+    got = _get(Versions.BRANCH_CHANGES)
+    return got[1] if got and got[0] == (tuple(table_id), branch) else None
+
+
+def set_branch_changes(
+    table_id: Sequence[str] | None, branch: str | None = None, changes: Any = None
+) -> None:
+    if table_id is None:
+        _pop(Versions.BRANCH_CHANGES)
+    else:
+        _set(Versions.BRANCH_CHANGES, ((tuple(table_id), branch), changes))
 
 
 def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:

@@ -2,9 +2,10 @@
 
 pylance 14's ``DirectoryNamespace`` ignores ``branch`` on most operations that carry it:
 InsertIntoTable, MergeInsertIntoTable, UpdateTable, DeleteFromTable, AlterTable*Columns,
-CreateTableTag, CreateTableIndex, DropTableIndex (and DescribeTable, QueryTable,
+CreateTableTag, UpdateTableTag, CreateTableIndex, DropTableIndex (and DescribeTable, QueryTable,
 ListTableIndices, DescribeTableIndexStats, ExplainTableQueryPlan, AnalyzeTableQueryPlan among
-the reads) act on **main** and report success. So a request naming a branch other than main never reaches pylance's write path
+the reads) act on **main** and report success (UpdateTableTag: on main's version of that
+number). So a request naming a branch other than main never reaches pylance's write path
 here: it runs on the branch's own dataset (lance's ``checkout_version((branch, None))``),
 and a write kind that cannot be done on a branch is refused (``UnsupportedOperationError``)
 rather than applied to main.
@@ -175,6 +176,11 @@ def _drop_index(ds: lance.LanceDataset, req: ln.DropTableIndexRequest, data: Any
     return ln.DropTableIndexResponse(transaction_id=getattr(txn, "uuid", None))
 
 
+def _update_tag(ds: lance.LanceDataset, req: ln.UpdateTableTagRequest, data: Any) -> Any:
+    ds.tags.update(req.tag, (target_branch(req), req.version))
+    return ln.UpdateTableTagResponse()
+
+
 def _latest(ds: lance.LanceDataset) -> int:
     """The version the write left on ``ds``'s branch."""
     return int(ds.version)
@@ -190,6 +196,7 @@ WRITERS: dict[str, Callable[[lance.LanceDataset, Any, Any], Any]] = {
     "alter_table_drop_columns": _drop_columns,
     "create_table_tag": _create_tag,
     "drop_table_index": _drop_index,
+    "update_table_tag": _update_tag,
 }
 
 

@@ -77,6 +77,7 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
     TableNotFoundError,
+    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 from pydantic import BaseModel
@@ -104,7 +105,7 @@ from ..errors import (
     namespace_boundary,
 )
 from ..locations import remote_location_problem, remote_manifest_problem
-from ..paging import iter_all
+from ..paging import iter_all, list_all
 from ..redaction import install_log_filter, redact_url
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
@@ -166,6 +167,16 @@ def _write_branch(op: str, request: Any) -> str | None:
     route = ROUTES.get(op)
     if route is None or route.read_only or op in _BRANCH_CHECK_EXEMPT:
         return None
+    return _named_branch(request)
+
+
+# Tag writes naming a branch: checked afterwards that the tag is on that branch (pylance's
+# directory namespace, behind its REST adapter, puts it on main's version of that number).
+_TAG_BRANCH_WRITES = frozenset({"create_table_tag", "update_table_tag"})
+
+
+def _named_branch(request: Any) -> str | None:
+    """The branch (not main) a request names, else ``None``."""
     if isinstance(request, Mapping):
         branch = request.get("branch")
     else:
@@ -173,12 +184,6 @@ def _write_branch(op: str, request: Any) -> str | None:
     if not isinstance(branch, str) or not branch or branch == "main":
         return None
     return branch
-
-
-def _branch_field(request: Any) -> Any:
-    if isinstance(request, Mapping):
-        return request.get("branch")
-    return getattr(request, "branch", None)
 
 
 def _branch_field_id(request: Any) -> list[str]:
@@ -192,12 +197,10 @@ def _read_branch(op: str, request: Any) -> str | None:
     route = ROUTES.get(op)
     if route is None or not route.read_only or request is None:
         return None
-    branch = _branch_field(request)
-    if not branch and op == "explain_table_query_plan":
+    branch = _named_branch(request)
+    if branch is None and op == "explain_table_query_plan":
         query = request.get("query") if isinstance(request, Mapping) else request.query
-        branch = _branch_field(query) if query is not None else None
-    if not isinstance(branch, str) or not branch or branch == "main":
-        return None
+        branch = _named_branch(query) if query is not None else None
     return branch
 
 
@@ -780,6 +783,8 @@ class RestNamespaceClient(LanceNamespace):
         branch = _write_branch(op, request)
         if branch is not None:
             return self._branch_write(op, request, request_data, branch)
+        if op in _TAG_BRANCH_WRITES and (branch := _named_branch(request)) is not None:
+            return self._branch_tag_write(op, request, branch)
         branch = _read_branch(op, request)
         if branch is None:
             return self._call_translated(op, request, request_data)
@@ -821,8 +826,9 @@ class RestNamespaceClient(LanceNamespace):
             self._require_branch(_branch_field_id(request), branch, op)  # a missing one: said
             raise UnsupportedOperationError(
                 f"{op} on branch {branch!r}: this server ignores the branch of {op} (it "
-                "answered a request for a branch that does not exist), so its answer would be "
-                "main's; nothing was read. Pick main, or use a server that honours branches"
+                "answered a request for a branch that does not exist), so it answers "
+                f"{op} from main whatever the branch; nothing was read. Pick main, or use a "
+                "server that honours branches"
             )
 
     def _probe_branch_read(self, op: str, request: Any) -> bool:
@@ -832,12 +838,16 @@ class RestNamespaceClient(LanceNamespace):
         other failure is the request's own and is raised (nothing learnt)."""
         name = f"console-probe-{uuid.uuid4().hex[:12]}"
         req = self._coerce(ROUTES[op], request)
+        # the latest version: a branch's version number may not exist on main, and a server
+        # that ignores the branch would refuse that version instead of answering
         update: dict[str, Any] = {"branch": name}
+        if "version" in type(req).model_fields:
+            update["version"] = None
         if op in ("query_table", "analyze_table_query_plan"):
             update["k"] = 1
         query = getattr(req, "query", None)
         if op == "explain_table_query_plan" and query is not None:
-            update["query"] = query.model_copy(update={"branch": name, "k": 1})
+            update["query"] = query.model_copy(update={"branch": name, "k": 1, "version": None})
         try:
             self._run(op, req.model_copy(update=update), None, None)
         except LanceNamespaceError as err:
@@ -848,6 +858,54 @@ class RestNamespaceClient(LanceNamespace):
                 return False
             raise
         return False
+
+    def _on_branch(self, table_id: list[str], branch: str, version: int) -> bool:
+        """``version`` is one of ``branch``'s (ListTableVersions of the branch)."""
+        listed = list_all(
+            self.list_table_versions, ln.ListTableVersionsRequest(id=table_id, branch=branch),
+            "versions",
+        )  # fmt: skip
+        return any(int(v.version) == version for v in listed)
+
+    def _branch_tag_write(self, op: str, request: Any, branch: str) -> Any:
+        """A tag created or moved on ``branch`` (one the table has: ListTableBranches first),
+        checked afterwards (GetTableTagVersion): a server that ignores ``branch`` puts the tag
+        on main's version of that number and answers success. That is reported as an error saying where the tag is, and later tag
+        writes on a branch of that operation are refused before they are sent."""
+        req = self._coerce(ROUTES[op], request)
+        table_id = list(getattr(req, "id", None) or [])
+        seen = self._branch_ignored.get(op)
+        if seen is not None:
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: this server puts tags on main whatever the branch "
+                f"(seen on table {seen}); nothing was sent"
+            )
+        self._require_branch(table_id, branch, op)
+        tag = str(getattr(req, "tag", ""))
+        where = self._delimiter.join(table_id)
+        try:
+            result = self._call_translated(op, req, None)
+        except TableVersionNotFoundError:
+            version = getattr(req, "version", None)
+            if version is None or not self._on_branch(table_id, branch, int(version)):
+                raise
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: branch {branch} has version {version}, but the "
+                f"server looked for it on main: it ignores the branch of {op}. Nothing was "
+                f"tagged; this client refuses {op} on a branch of this server from now on"
+            ) from None
+        got = self.call("get_table_tag_version", {"id": table_id, "tag": tag})
+        landed = getattr(got, "branch", None) or "main"
+        if landed != branch:
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: the server answered success but the tag {tag} "
+                f"points at version {got.version} of {landed}, not of branch {branch} (table "
+                f"{where}). Delete or move tag {tag} to undo it; this client refuses {op} on "
+                "a branch of this server from now on"
+            )
+        return result
 
     def _call_translated(self, op: str, request: Any, request_data: Any) -> Any:
         """One request (:meth:`_run`); a bad filter or column named in the user's terms."""

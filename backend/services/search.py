@@ -96,10 +96,11 @@ def iter_rows(
     version: int | None = None,
     filter: str | None = None,
     page_size: int = query_rules.MAX_K,
+    branch: str | None = None,
 ) -> Iterator[pa.Table]:
     """Rows in scan order as pages of at most ``page_size`` (``query_rules.MAX_K`` at most),
-    up to ``limit`` rows (``None``: to the end). The first page is always yielded, empty or
-    not, so the caller learns the schema."""
+    up to ``limit`` rows (``None``: to the end), of ``branch`` (``None``: main). The first
+    page is always yielded, empty or not, so the caller learns the schema."""
     page_size = max(1, min(int(page_size), query_rules.MAX_K))
     offset = 0
     while limit is None or offset < limit:
@@ -113,6 +114,7 @@ def iter_rows(
                 columns=columns,
                 version=version,
                 filter=filter or None,
+                branch=branch or None,
             ),
         )
         yield page
@@ -145,9 +147,16 @@ class Preview:
 
 
 def count_rows(
-    ns: LanceNamespace, table_id: Sequence[str], *, version: int | None, filter: str | None
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    version: int | None,
+    filter: str | None,
+    branch: str | None = None,
 ) -> int:
-    req = CountTableRowsRequest(id=list(table_id), version=version, predicate=filter or None)
+    req = CountTableRowsRequest(
+        id=list(table_id), version=version, predicate=filter or None, branch=branch or None
+    )
     return int(ns.count_table_rows(req).count or 0)
 
 

@@ -11,7 +11,11 @@ import lance
 import pyarrow as pa
 import pytest
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
-from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
+from lance_namespace.errors import (
+    InvalidInputError,
+    TableBranchNotFoundError,
+    TableVersionNotFoundError,
+)
 
 from backend import access, audit
 from backend.gate import Actor, gate
@@ -226,12 +230,12 @@ def test_change_log_on_both_backends_with_the_consoles_user(
     assert vsv.change_log(admin, TID, versions=[3, 4])["version"].tolist() == [3, 4]
 
 
-def test_change_log_refuses_a_branch_cleanly(local_root: Path) -> None:
+def test_change_log_of_an_unknown_branch_is_refused(local_root: Path) -> None:
     import backend
 
     ns = backend.connect(str(local_root))
     new_table(ns)
-    with pytest.raises(UnsupportedOperationError, match="branch"):
+    with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
         vsv.change_log(ns, TID, branch="dev")
 
 
@@ -319,8 +323,10 @@ def test_row_changes_bad_inputs(local_root: Path) -> None:
         vsv.row_changes(ns, TID, 6, 1, key="id")
     with pytest.raises(InvalidInputError, match="max_rows"):
         vsv.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
-    with pytest.raises(UnsupportedOperationError, match="branch"):
+    with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
         vsv.row_changes(ns, TID, 1, 6, key="id", branch="dev")
+    with pytest.raises(TableVersionNotFoundError, match="has no version 9 .it has versions 1 to 6"):
+        vsv.row_changes(ns, TID, 1, 9, key="id")
     lance.write_dataset(pa.table({"id": [2], "v": ["again"], "w": [6]}), loc, mode="append")
     with pytest.raises(InvalidInputError, match="not unique in version 7"):
         vsv.row_changes(ns, TID, 1, 7, key="id")
