@@ -46,6 +46,21 @@ def render_branch_picker(names: Sequence[str], *, key_prefix: str) -> str:
     return str(picked or svc.MAIN)
 
 
+def render_branch_versions(frame: pd.DataFrame) -> None:
+    """A branch's versions (newest first), headed and formatted as the versions list is."""
+    dataframe(
+        frame,
+        hide_index=True,
+        column_config={
+            "version": st.column_config.NumberColumn("Version", format="%d"),
+            "timestamp": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS"
+            ),
+            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
+        },
+    )
+
+
 @dataclass(frozen=True)
 class CreateBranch:
     name: str
@@ -70,7 +85,9 @@ def render_branch_list(frame: pd.DataFrame) -> None:
             "branch": "Branch",
             "parent_branch": "Made from",
             "parent_version": st.column_config.NumberColumn("At version", format="%d"),
-            "created": st.column_config.DatetimeColumn("Created (UTC)"),
+            "created": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
+            ),
             "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
         },
     )
@@ -93,7 +110,7 @@ def render_create_form(
             horizontal=True,
             key=f"{key_prefix}.source",
         )
-        from_branch = st.selectbox("Branch", list(names), key=f"{key_prefix}.from_branch")
+        from_branch = st.selectbox("From branch", list(names), key=f"{key_prefix}.from_branch")
         version_text = st.text_input("At version (empty: its latest)", key=f"{key_prefix}.version")
         tag = st.selectbox("Tag", list(tags) or ["(no tags)"], key=f"{key_prefix}.tag")
         submitted = st.form_submit_button(
@@ -206,5 +223,6 @@ __all__ = [
     "branch_write",
     "branches_frame",
     "render_branch_picker",
+    "render_branch_versions",
     "render_branches_panel",
 ]

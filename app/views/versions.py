@@ -12,7 +12,7 @@ from components import branches as br
 from components import change_log, feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
-from components.common import dataframe, lazy_expander, render_read_only_notice
+from components.common import lazy_expander, render_read_only_notice
 from components.connection import is_read_only, require_namespace, role_lock
 from components.snippets import render_code
 
@@ -83,7 +83,7 @@ if branch != "main":
     )
     if on_branch is not None:
         st.subheader(f"Branch {branch}: {plural(len(on_branch), 'version')}")
-        dataframe(on_branch, hide_index=True)
+        br.render_branch_versions(on_branch)
         st.caption(
             "Restore, tags, cleanup and deletes on this page act on main; pick main to use them."
         )
