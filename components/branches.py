@@ -196,7 +196,9 @@ def render_branch_list(frame: pd.DataFrame) -> None:
             "branch": "Branch",
             "parent_branch": "Made from",
             "parent_version": st.column_config.NumberColumn("At version", format="%d"),
-            "created": st.column_config.DatetimeColumn("Created (UTC)"),
+            "created": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
+            ),
             "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
         },
     )
@@ -219,7 +221,7 @@ def render_create_form(
             horizontal=True,
             key=f"{key_prefix}.source",
         )
-        from_branch = st.selectbox("Branch", list(names), key=f"{key_prefix}.from_branch")
+        from_branch = st.selectbox("From branch", list(names), key=f"{key_prefix}.from_branch")
         version_text = st.text_input("At version (empty: its latest)", key=f"{key_prefix}.version")
         tag = st.selectbox("Tag", list(tags) or ["(no tags)"], key=f"{key_prefix}.tag")
         submitted = st.form_submit_button(

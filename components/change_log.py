@@ -16,7 +16,7 @@ from backend.services import change_log as cl
 from backend.services import search as ssv
 from components import feedback, state
 from components.cache import cached, table_scope
-from components.common import dataframe, lazy_expander
+from components.common import MISSING, dataframe, lazy_expander
 from components.connection import get_namespace
 from components.pager import render_pager
 
@@ -35,7 +35,8 @@ def change_log_for(
 
 def render_change_log_table(frame: pd.DataFrame, *, key_prefix: str) -> None:
     """One row per version (newest first): operation, rows added / deleted / updated,
-    fragments, who and when; the backend's note under it."""
+    fragments, who and when, every column on screen at once; each version's note, then the
+    backend's, under it."""
     cols = [
         "version",
         "operation",
@@ -47,30 +48,29 @@ def render_change_log_table(frame: pd.DataFrame, *, key_prefix: str) -> None:
         "fragments_removed",
         "user",
         "timestamp",
-        "note",
     ]
-    shown = frame.sort_values("version", ascending=False)[cols].reset_index(drop=True)
-    number = lambda label, w=90: st.column_config.NumberColumn(label, format="%d", width=w)  # noqa: E731
+    ordered = frame.sort_values("version", ascending=False).reset_index(drop=True)
+    number = lambda label, w: st.column_config.NumberColumn(label, format="%d", width=w)  # noqa: E731
+    # widths in pixels: together they fit the expander at the page's width (1440 px window)
     dataframe(
-        shown,
+        ordered[cols],
         hide_index=True,
         key=f"{key_prefix}.grid",
         column_config={
-            "version": number("Version", 70),
+            "version": number("Version", 62),
             "operation": st.column_config.TextColumn("Operation", width=160),
-            "rows_added": number("Added"),
-            "rows_deleted": number("Deleted"),
-            "rows_updated": number("Updated"),
-            "rows": number("Rows after"),
-            "fragments_added": number("Fragments +", 95),
-            "fragments_removed": number("Fragments −", 95),
+            "rows_added": number("Added", 66),
+            "rows_deleted": number("Deleted", 66),
+            "rows_updated": number("Updated", 70),
+            "rows": number("Rows after", 78),
+            "fragments_added": number("Fragments +", 86),
+            "fragments_removed": number("Fragments −", 86),
             "user": st.column_config.TextColumn(
-                "By (console)", width=150, help="The audit log's user, where the console wrote it"
+                "By (console)", width=110, help="The audit log's user, where the console wrote it"
             ),
             "timestamp": st.column_config.DatetimeColumn(
-                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss", width=160
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss", width=150
             ),
-            "note": st.column_config.TextColumn("Note", width=200),
         },
     )
     if frame.attrs.get("branch"):
@@ -81,6 +81,9 @@ def render_change_log_table(frame: pd.DataFrame, *, key_prefix: str) -> None:
                 "one's change counted from the version before it on the branch."
             )
         )
+    for version, note in zip(ordered["version"], ordered["note"], strict=True):
+        if isinstance(note, str) and note:
+            st.caption(feedback.as_text(f"v{int(version)}: {note}"))
     if frame.attrs.get("note"):
         st.caption(feedback.as_text(str(frame.attrs["note"])))
 
@@ -167,15 +170,39 @@ def render_row_changes_form(
 
 
 def changed_frame(changes: cl.RowChanges, kind: str) -> pd.DataFrame:
-    """The rows of one kind as a frame; updated rows carry ``changed`` (the columns whose
-    values changed, comma-joined) first, then the newer values."""
+    """The rows of one kind as a frame (by the key columns, when compared on a key); updated
+    rows carry ``changed`` (the columns whose values changed, comma-joined) first, then the
+    newer values."""
     table = getattr(changes, kind)
+    if changes.key and table.num_rows:
+        table = table.sort_by([(k, "ascending") for k in changes.key])
     if kind != "updated":
         return ssv.abbreviate(table)
     changed = [", ".join(c) for c in table.column(cl.CHANGED).to_pylist()]
     frame = ssv.abbreviate(table.drop_columns([cl.CHANGED]))
     frame.insert(0, "changed", changed)
     return frame
+
+
+CHANGED_CELL = "background-color: rgba(255, 189, 69, 0.35)"  # an updated row's changed cells
+
+
+def _float_text(value: Any) -> str:
+    """A float as the grid shows it unstyled (a Styler would print six decimals)."""
+    return MISSING if pd.isna(value) else f"{value:.15g}"
+
+
+def _mark_changed(frame: pd.DataFrame) -> Any:
+    """``frame`` (updated rows) styled: in each row, the cells of its changed columns; the
+    values shown as they are without a style."""
+
+    def row_style(row: pd.Series) -> list[str]:
+        changed = set(str(row["changed"]).split(", "))
+        return [CHANGED_CELL if name in changed else "" for name in row.index]
+
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    styled = frame.style.apply(row_style, axis=1)
+    return styled.format(dict.fromkeys(floats, _float_text), na_rep=MISSING)
 
 
 def render_row_changes(changes: cl.RowChanges, *, key_prefix: str) -> None:
@@ -213,13 +240,17 @@ def render_row_changes(changes: cl.RowChanges, *, key_prefix: str) -> None:
         page_size=PAGE_ROWS,
         noun=f"rows {kind}",
     )
+    shown = frame.iloc[page.start : page.start + len(page.items)]
     dataframe(
-        frame.iloc[page.start : page.start + len(page.items)],
+        _mark_changed(shown) if kind == "updated" else shown,
         hide_index=True,
         key=f"{key_prefix}.{kind}.grid",
     )
     if kind == "updated":
-        st.caption("Changed: the columns whose value differs from the older version.")
+        st.caption(
+            "Changed: the columns whose value differs from the older version (their cells "
+            "highlighted, with the newer value)."
+        )
 
 
 def _progress_bar(text: str) -> tuple[Any, Any]:

@@ -201,10 +201,11 @@ class Tables:
     LIFE = "tables.life"  # the table's lifecycle panels (``.meta``, ``.rename``, ``.drop``)
     DEREGISTER = "tables.deregister"
     DROP_NS = "tables.drop_ns"  # per namespace: ``tables.drop_ns<gen>.<path>``
-    # the "Schema" panel (components.schema_edit): its expander per table, its widgets
-    # (``.add.name``, ``.alter.column``, ``.drop.columns``, ``.<op>.apply``...) and the last
-    # preview (table id, operation, arguments, SchemaPreview)
+    # the "Schema" panel (components.schema_edit): its expander and its open tab per table,
+    # its widgets (``tables.schema<gen>``: ``.add.name``, ``.alter.column``, ``.drop.columns``,
+    # ``.<op>.apply``...) and the last preview (table id, operation, arguments, SchemaPreview)
     SCHEMA_OPEN = "tables.schema.open"
+    SCHEMA_TAB = "tables.schema.tab"
     SCHEMA = "tables.schema"
     SCHEMA_PREVIEW = "tables.schema.preview"
 

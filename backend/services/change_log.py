@@ -11,7 +11,10 @@ audit log's user) and its transaction id.
   deletion-file counts that grew plus the live rows of the fragments removed. An Update
   (``dataset.update``, merge-insert) deletes the old copy of each row it changes and writes
   the new one: of its new rows, as many as it deleted count as updated, the rest as added
-  (the rest of its deletions as deleted). A compaction (Rewrite) moves rows without changing
+  (the rest of its deletions as deleted). A merge insert the console wrote is split by its
+  clauses instead (the audit entry's request): one that may update, insert and delete, and
+  did write and remove rows, has no count (``None``, with a note): its fragments cannot tell
+  an update from an insert and a delete. A compaction (Rewrite) moves rows without changing
   them: nothing is added, deleted or updated. Where ``v - 1`` was deleted the counts are not
   known (``None``, with a note).
 * REST: the operation (DescribeTransaction), the timestamp (ListTableVersions) and the rows
@@ -65,6 +68,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import audit
 from backend.rules import ids, query_rules
+from backend.text import plural
 
 from ..errors import guarded, invalid, make
 from . import search
@@ -297,9 +301,51 @@ def match_audit(
         ops.append(hit.operation if hit else None)
         txns.append((hit.transaction_id or uuid) if hit else None)
     out["user"], out["audit_operation"], out["transaction_id"] = users, ops, txns
+    for row, hit in hits.items():
+        if hit.operation == "merge_insert_into_table" and isinstance(hit.request, dict):
+            _split_merge(out, row, hit.request)
     precise = out["audit_operation"].map(lambda o: AUDIT_LABELS.get(o) if o else None)
     out["operation"] = precise.where(precise.notna(), out["operation"])
     return out
+
+
+def _split_merge(frame: pd.DataFrame, row: int, request: dict[str, Any]) -> None:
+    """The rows a console's merge insert (``request``: its clauses) updated, inserted and
+    deleted, from the rows it wrote (``n``: updated + inserted) and removed (``d``: updated
+    + deleted); :func:`_counts` assumed a merge inserts or deletes, not both. With all three
+    clauses and both ``n`` and ``d``, the split is not known from the fragments (``None``)."""
+    at = frame.index[row]
+    added, deleted, updated = (
+        frame.at[at, c] for c in ("rows_added", "rows_deleted", "rows_updated")
+    )
+    if any(pd.isna(v) for v in (added, deleted, updated)):
+        return
+    n, d = int(added) + int(updated), int(deleted) + int(updated)
+    update = request.get("when_matched_update_all", True)
+    insert = request.get("when_not_matched_insert_all", True)
+    delete = request.get("when_not_matched_by_source_delete", False)
+    split: tuple[int, int, int] | None
+    if not update or not n or not d:
+        split = (n, d, 0)
+    elif not delete:
+        split = (n - d, 0, d) if n >= d else None
+    elif not insert:
+        split = (0, d - n, n) if d >= n else None
+    else:
+        split = None
+    if split is None:
+        frame.at[at, "rows_added"] = frame.at[at, "rows_deleted"] = pd.NA
+        frame.at[at, "rows_updated"] = pd.NA
+        keys = ", ".join(str(k) for k in request.get("on") or []) or "its key"
+        frame.at[at, "note"] = (
+            f"a merge insert with all three clauses wrote {plural(n, 'row')} and removed "
+            f"{d:,}: how many were updates its fragments do not tell; compare rows on {keys} "
+            "for the exact counts"
+        )
+    else:
+        frame.at[at, "rows_added"], frame.at[at, "rows_deleted"], frame.at[at, "rows_updated"] = (
+            split
+        )
 
 
 def _audit_entries(ns: Any, entries: Iterable[audit.AuditEntry] | None) -> list[Any]:

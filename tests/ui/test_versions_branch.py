@@ -95,7 +95,7 @@ def test_a_branch_shows_its_versions_change_log_and_where_it_was_made(make_app, 
             len(truth["deleted"]),
             len(truth["updated"]),
         ), v
-    assert "branch dev made from main at version 3" in grid.loc[3, "note"]
+    assert "v3: branch dev made from main at version 3" in texts(at)  # the version's note
     assert "Branch dev was made from main at version 3" in texts(at)
 
 
