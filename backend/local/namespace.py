@@ -177,7 +177,7 @@ def _filtered(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return explains_filters(op, _table_schema)
 
 
-def _data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
+def data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
     """Fragments and bytes of data files of ``ds``'s version (a compaction's before and
     after; indexes and manifests are not data)."""
     fragments = ds.get_fragments()
@@ -1121,11 +1121,11 @@ class LocalNamespace(LanceNamespace):
         """Merge small data files (``compact_files``); indexes are remapped by lance."""
         with self._long_write(table_id) as ds:
             before = ds.version
-            shape_before = _data_shape(ds)
+            shape_before = data_shape(ds)
             metrics = ds.optimize.compact_files()
             latest = self.open_dataset(table_id)
             after = latest.version
-            shape_after = _data_shape(latest)
+            shape_after = data_shape(latest)
         return {
             "version_before": before,
             "version_after": after,
