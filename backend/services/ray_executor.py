@@ -163,6 +163,12 @@ def _answers(address: str, timeout: float) -> None:
     )
 
 
+def _first_line(exc: BaseException) -> str:
+    """An engine error's first line, secrets masked (the rest is the engine's detail)."""
+    text = str(exc).strip()
+    return redaction.redact_text(text.splitlines()[0]) if text else type(exc).__name__
+
+
 # -- the modules and the connection -----------------------------------------------------------------
 def modules() -> tuple[Any, Any]:
     """``(ray, lance_ray)``, imported on first use; ``UnsupportedOperationError`` saying how to
@@ -179,7 +185,9 @@ def modules() -> tuple[Any, Any]:
 
 class _Starter:
     """The one long-lived thread that starts a local Ray or joins a cluster: Ray's local
-    processes die with the thread that started them, so it never ends."""
+    processes die with the thread that started them, so it never ends. A daemon thread, not a
+    ``ThreadPoolExecutor``'s (joined at exit): a join stuck on an address that is not Ray must
+    not keep the console from exiting."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -277,7 +285,7 @@ def connect(ray_address: str | None = None) -> str:
         except Exception as exc:
             raise NamespaceConnectionError(
                 f"cannot join Ray at {address or 'this machine'}: "
-                f"{redaction.redact_text(str(exc)) or type(exc).__name__}; nothing was changed"
+                f"{_first_line(exc)}; nothing was changed"
             ) from None
         _joined = address or "local"
         return _current(ray)
@@ -357,8 +365,7 @@ def resolve(ns: Any, table_id: Sequence[str]) -> Storage:
         )
         raise make(
             ErrorCode.INVALID_TABLE_STATE,
-            f"table {shown} at {location}: {where}: "
-            f"{redaction.redact_text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
+            f"table {shown} at {location}: {where}: {_first_line(exc)}",
         ) from None
     return storage
 
@@ -385,14 +392,18 @@ def check_workers(storage: Storage, *, timeout: float = PROBE_TIMEOUT) -> int:
             "cluster is busy or has no free CPU); nothing was changed"
         ) from None
     except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None) or exc
-        text = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        text = _first_line(getattr(exc, "cause", None) or exc)
         raise make(
             ErrorCode.INVALID_TABLE_STATE,
             f"the Ray workers cannot open table {storage.display} at {storage.location} "
-            f"({redaction.redact_text(text)}): they read and write the table's storage "
+            f"({text}): they read and write the table's storage "
             "themselves, so it must be reachable from every worker (an object store, or a "
             "path every node mounts) with credentials they have; nothing was changed",
+        ) from None
+    except ray.exceptions.RayError as exc:  # a worker that died, a node that left ...
+        raise NamespaceConnectionError(
+            f"the Ray cluster could not run the check of table {storage.display}: "
+            f"{_first_line(exc)}; nothing was changed"
         ) from None
 
 

@@ -10,7 +10,10 @@ worker processes (seconds each on two cores).
 from __future__ import annotations
 
 import functools
+import json
+import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -472,3 +475,46 @@ def test_registers_as_the_ray_executor_of_a_job_registry(unchanged: tuple[Any, p
         ray_executor.run(gated, "create_index", TID, {"column": "num"})
     with pytest.raises(UnsupportedOperationError, match="builds BTREE"):  # a request's fields
         ray_executor.run(gated, "create_index", TID, {"column": "num", "index_type": "BITMAP"})
+
+
+CHILD = """
+import json, sys, threading, time
+import backend, lance, pyarrow as pa
+from backend.services import ray_executor
+from tests.support import create_table
+
+ns = backend.connect(sys.argv[1])
+table = pa.table({"id": list(range(2000))})
+create_table(ns, ["t"], table.slice(0, 500))
+location = ns.table_location(["t"])
+lance.write_dataset(table.slice(500), location, mode="append", max_rows_per_file=500)
+asked = {}
+thread = threading.Thread(target=lambda: asked.update(address=ray_executor.connect()))
+thread.start()
+thread.join()  # the thread that asked for Ray is gone; Ray must not be
+time.sleep(1)
+result = ray_executor.compact(ns, ["t"], num_workers=2)
+rows = lance.dataset(location).to_table().sort_by("id")
+print(json.dumps({**result, "rows_equal": rows.equals(table), "asked": asked["address"]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_local_ray_started_for_a_passing_thread_outlives_it(tmp_path: Path) -> None:
+    """The console asks for Ray from short-lived threads (a page run, a job): the local Ray it
+    starts must outlive the thread (Ray's processes die with the thread that started them,
+    unless a long-lived one does). In a child process: one process, one Ray."""
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "root")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["rows_equal"] and result["fragments_before"] == 4
+    assert result["fragments_after"] == 1 and result["ray_address"] == result["asked"]
