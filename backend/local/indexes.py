@@ -34,6 +34,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ import lance
 from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
 from lance_namespace.errors import ErrorCode
 
+from backend.arrow.types import ColumnInfo
 from backend.rules import index_rules as rules
 from backend.rules.index_rules import CHOSEN_PREFIX
 
@@ -134,15 +136,22 @@ def recorded_requests(root: Path | None, root_uri: str, table: str) -> dict[str,
     return dict(found) if isinstance(found, dict) else {}
 
 
-def build_index(
-    ds: lance.LanceDataset,
-    req: CreateTableIndexRequest,
-    *,
-    table: str,
-    storage_options: dict[str, str] | None,
-    progress: ProgressCallback | None,
-) -> CreateTableIndexResponse:
-    """Check ``req`` against the dataset and build the index (see the module docstring)."""
+@dataclass(frozen=True)
+class BuildPlan:
+    """A create-index request checked against the table (:func:`check_build`): what to build."""
+
+    index_type: str  # the console's name (FTS, BTREE, IVF_PQ ...)
+    category: str  # vector | fts | scalar
+    column: ColumnInfo
+    name: str
+    num_rows: int | None  # vector builds only
+    chosen: dict[str, int]  # the parameters the console fills in (vector builds)
+
+
+def check_build(ds: lance.LanceDataset, req: CreateTableIndexRequest, *, table: str) -> BuildPlan:
+    """Check ``req`` against the dataset before anything is written: no branch, the column
+    exists and fits the index type (``index_rules.column_problems``), the name is free; the
+    parameters the console chooses for an empty vector request. Every executor checks so."""
     index_type = rules.normalize_index_type(req.index_type) or ""
     branch = req.branch if req.branch and req.branch != "main" else None
     column = rules.find_column(ds.schema, req.column)
@@ -162,11 +171,26 @@ def build_index(
         raise make(
             ErrorCode.TABLE_INDEX_ALREADY_EXISTS, f"index {name!r} already exists on table {table}"
         )
+    chosen = rules.chosen_build_params(req, column.dim, num_rows) if category == "vector" else {}
+    return BuildPlan(index_type, category, column, name, num_rows, chosen)
+
+
+def build_index(
+    ds: lance.LanceDataset,
+    req: CreateTableIndexRequest,
+    *,
+    table: str,
+    storage_options: dict[str, str] | None,
+    progress: ProgressCallback | None,
+) -> CreateTableIndexResponse:
+    """Check ``req`` against the dataset (:func:`check_build`) and build the index (see the
+    module docstring)."""
+    plan = check_build(ds, req, table=table)
+    index_type, category, column, name = plan.index_type, plan.category, plan.column, plan.name
+    num_rows, chosen = plan.num_rows, plan.chosen
     callback = _progress_adapter(progress)
-    chosen: dict[str, int] = {}
     segment = str(uuid.uuid4())  # the build's directory: _indices/<segment>
     if category == "vector":
-        chosen = rules.chosen_build_params(req, column.dim, num_rows)
         if chosen and progress is not None:
             progress({"event": "params", "stage": "parameters chosen", "chosen": dict(chosen)})
         kwargs: dict[str, Any] = {

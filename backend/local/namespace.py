@@ -178,7 +178,7 @@ def _filtered(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return explains_filters(op, _table_schema)
 
 
-def _data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
+def data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
     """Fragments and bytes of data files of ``ds``'s version (a compaction's before and
     after; indexes and manifests are not data)."""
     fragments = ds.get_fragments()
@@ -1176,11 +1176,11 @@ class LocalNamespace(LanceNamespace):
         remapped by lance."""
         with self._long_write(table_id, branch) as ds:
             before = ds.version
-            shape_before = _data_shape(ds)
+            shape_before = data_shape(ds)
             metrics = ds.optimize.compact_files()
             latest = self.branch_dataset(table_id, branch)
             after = latest.version
-            shape_after = _data_shape(latest)
+            shape_after = data_shape(latest)
         return {
             "version_before": before,
             "version_after": after,
