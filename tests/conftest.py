@@ -22,10 +22,11 @@ from typing import Any, ClassVar
 import pytest
 
 os.environ.setdefault("LANCE_LOG", "error")
-# The console's audit log (every write) and roles file of this test run, never the developer's.
+# The console's audit log (every write), roles file and REST job records of this test run, never the developer's.
 _RUN_STATE = tempfile.mkdtemp(prefix="lance-console-tests-")
 os.environ.setdefault("LANCE_CONSOLE_AUDIT_DIR", os.path.join(_RUN_STATE, "audit"))
 os.environ.setdefault("LANCE_CONSOLE_ROLES", os.path.join(_RUN_STATE, "roles.toml"))
+os.environ.setdefault("LANCE_CONSOLE_JOBS_DIR", os.path.join(_RUN_STATE, "jobs"))  # REST jobs
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 import backend  # noqa: E402
