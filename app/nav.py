@@ -34,6 +34,7 @@ ROUTES = (
     Route("maintenance.py", "Maintenance", ":material/build:", "maintenance"),
     Route("search.py", "Search & tune", ":material/travel_explore:", "search"),
     Route("transfer.py", "Import & export", ":material/swap_vert:", "transfer"),
+    Route("jobs.py", "Jobs", ":material/work_history:", "jobs"),
     Route("transactions.py", "Transactions", ":material/receipt_long:", "transactions"),
     Route("inspector.py", "HTTP inspector", ":material/lan:", "inspector"),
     Route("audit.py", "Audit", ":material/policy:", "audit"),

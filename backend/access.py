@@ -55,6 +55,7 @@ CONSOLE_READS: frozenset[str] = frozenset(
         "close",
         "format_id",
         "index_requests",
+        "list_jobs",  # the console's job records (``backend.services.jobs``)
         "namespace_id",
         "open_dataset",
         "branch_dataset",  # a branch's dataset (local backend): reads, as open_dataset
@@ -68,6 +69,7 @@ CONSOLE_READS: frozenset[str] = frozenset(
 # The console backends' own writes besides the spec's operations.
 CONSOLE_WRITES: frozenset[str] = frozenset(
     {
+        "cancel_job",  # a cancel request for a job (``backend.services.jobs``)
         "cleanup_old_versions",  # lance's cleanup of old versions' files (maintenance)
         "compact_files",
         "create_empty_table",  # deprecated spec operation (no REST route)

@@ -27,8 +27,10 @@ from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import dataframe, render_json, render_typed_confirmation, render_whole_number
 from components.connection import get_namespace, render_role_lock, role_lock
+from components.health import ACTION_LABELS
+from components.jobs import maintenance_outcome
 from components.snippets import render_python_snippet
-from components.writes import TaskRequest, session_tasks
+from components.writes import JobRequest, table_jobs
 
 TAB_CREATE = "Create an index"
 TAB_SELECTED = "Selected index"
@@ -141,25 +143,11 @@ def render_lag_warning(overview: pd.DataFrame) -> bool:
     return True
 
 
-def _maintenance_tasks(table_id: tuple[str, ...]) -> list[Any]:
-    return session_tasks(("optimize", "compact"), table_id)
+MAINTENANCE_KINDS = ("optimize", "compact")
 
 
-def maintenance_outcome(result: dict[str, Any]) -> str:
-    """What a compaction or an optimize did: versions, and for a compaction the fragments and
-    bytes of data before and after."""
-    before, after = result.get("version_before"), result.get("version_after")
-    if before == after:
-        return "nothing to do"
-    text = f"version {before} → {after}"
-    if "fragments_before" in result:
-        text += (
-            f"; {plural(result['fragments_before'], 'fragment')} → "
-            f"{plural(result['fragments_after'], 'fragment')}, "
-            f"{human_bytes(result['data_bytes_before'])} → "
-            f"{human_bytes(result['data_bytes_after'])} of data"
-        )
-    return text
+def _maintenance_jobs(ns: Any, table_id: tuple[str, ...]) -> list[Any]:
+    return table_jobs(ns, table_id, MAINTENANCE_KINDS, limit=1)
 
 
 def render_maintenance(
@@ -172,11 +160,12 @@ def render_maintenance(
     key_prefix: str,
     page: str = "indexes",
     has_indexes: bool = True,
-) -> TaskRequest | None:
+) -> JobRequest | None:
     """Compact files (every table) and optimize the indexes (cover unindexed rows; a table
-    with indexes), in the background, with progress; the table's reads are refreshed when
-    done. Over REST: why not. Returns the task a button asked for (the page starts it:
-    ``components.writes.start_task``)."""
+    with indexes), as jobs (``backend.services.jobs``), with progress; the table's latest
+    maintenance job is followed here, whichever console started it, and the table's reads
+    are refreshed when one this session followed ends. Over REST: why not. Returns the job
+    a button asked for (the page submits it: ``components.writes.submit_job``)."""
     from backend.services import tuning
 
     tid = tuple(table_id)
@@ -184,55 +173,55 @@ def render_maintenance(
         if lagging:
             st.caption(":material/info: " + feedback.as_text(tuning.MAINTENANCE_UNSUPPORTED))
         return None
-    asked: TaskRequest | None = None
-    running = any(not t.done for t in _maintenance_tasks(tid))
+    asked: JobRequest | None = None
+    latest = feedback.run(_maintenance_jobs, ns, tid, action="Reading the table's jobs") or []
+    running = any(not j.done for j in latest)
     c1, c2, _ = st.columns([1, 1, 3])
-    actions = {
-        "compact": (c1, "Compact files", ":material/compress:", tuning.compact_files),
-    }
+    actions = {"compact": (c1, ACTION_LABELS["compact"], ":material/compress:")}
     if has_indexes:
         actions = {
-            "optimize": (
-                c1,
-                "Optimize indexes",
-                ":material/auto_fix_high:",
-                tuning.optimize_indexes,
-            ),
-            "compact": (c2, "Compact files", ":material/compress:", tuning.compact_files),
+            "optimize": (c1, ACTION_LABELS["optimize"], ":material/auto_fix_high:"),
+            "compact": (c2, ACTION_LABELS["compact"], ":material/compress:"),
         }
-    for kind, (col, label, icon, fn) in actions.items():
+    for kind, (col, label, icon) in actions.items():
+        locked = role_lock("compact_files" if kind == "compact" else "optimize_indexes", read_only)
         if col.button(
             label,
             key=f"{key_prefix}.{kind}",
             icon=icon,
             type="primary" if kind == "optimize" and lagging else "secondary",
-            disabled=read_only or running,
-            help="Disabled: read-only connection" if read_only else None,
+            disabled=read_only or running or locked is not None,
+            help="Disabled: read-only connection" if read_only else locked,
         ):
-
-            def work(progress: Any, fn: Any = fn, label: str = label) -> Any:
-                progress(f"{label.lower()}…", 0.1)
-                return fn(ns, list(tid))
-
-            asked = TaskRequest(kind, label, tid, work)
-    tasks = _maintenance_tasks(tid)
-    if not tasks:
+            asked = JobRequest(kind, tid, {}, label)
+    if not latest:
         return asked
 
     def panel() -> None:
-        task = _maintenance_tasks(tid)[0]
-        if not task.done:
-            st.progress(task.fraction, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)")
+        found = _maintenance_jobs(ns, tid)
+        if not found:
             return
-        if task.status == "failed":
-            feedback.show_error(task.error, action=task.label)
-        elif state.first_time_finished(task.task_id):
-            invalidate_tables([list(tid)])
-            change = maintenance_outcome(task.result or {})
-            feedback.flash(page, "success", f"{task.label}: {change} ({task.elapsed:.1f} s).")
-            st.rerun(scope="app")
+        job = found[0]
+        label = ACTION_LABELS.get(job.kind, job.label)
+        if not job.done:
+            who = f", started by {job.who}" if job.who else ""
+            st.progress(
+                job.fraction or 0.0,
+                text=feedback.as_text(f"{label}: {job.stage} ({job.elapsed:.0f} s{who})"),
+            )
+            return
+        if job.id not in state.followed_jobs():
+            return  # ended before this session saw it: the Jobs page tells it
+        if job.state == "succeeded":
+            if state.first_time_finished(job.id):
+                invalidate_tables([list(tid)])
+                change = maintenance_outcome(job.result or {})
+                feedback.flash(page, "success", f"{label}: {change} ({job.elapsed:.1f} s).")
+                st.rerun(scope="app")
+        elif (error := job.exception()) is not None:
+            feedback.show_error(error, action=label)
 
-    st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
+    st.fragment(panel, run_every=1.0 if running else None)()
     return asked
 
 
@@ -542,7 +531,7 @@ def render_create_panel(
     )
     if not problems:  # a refused number has no request to show
         render_python_snippet(
-            "create_table_scalar_index" if kind == "scalar" else "create_table_index",
+            rules.build_operation(index_type),
             request_for((name or "").strip() or None),
             key_prefix=f"{key_prefix}.snippet",
         )
@@ -560,8 +549,7 @@ def render_create_panel(
         )
         return None
     request = request_for(name.strip() or None)
-    running = build_jobs.JOBS.running(table_id)
-    busy = set(existing_names) | {j.index_name for j in running if j.branch == branch_name(branch)}
+    busy = set(existing_names) | set(running_builds(get_namespace(), table_id, branch))
     problems = rules.validate_index_request(request, column, num_rows=num_rows, existing_names=busy)
     if problems:
         feedback.show_problems("Not created. Fix these first:", problems)
@@ -574,11 +562,36 @@ def render_create_panel(
 # --------------------------------------------------------------------------------------------
 
 
-def _session_jobs(table_id: Sequence[str], branch: str = MAIN) -> list[build_jobs.BuildJob]:
-    """This session's builds on the table's ``branch``, newest first."""
+BUILDS_SHOWN = 5  # the latest builds of the table the panel lists
+RECENT_SECONDS = 15 * 60  # a build that ended longer ago is listed only if followed
+
+
+def table_builds(ns: Any, table_id: Sequence[str], branch: str = MAIN) -> list[build_jobs.BuildJob]:
+    """The latest builds on the table's ``branch`` (jobs of kind ``create_index``, whoever
+    started them), as the panel shows them: the running ones, those this session followed,
+    and those that ended in the last :data:`RECENT_SECONDS`."""
+    followed = set(state.followed_jobs())
+    now = time.time()
     on = branch_name(branch)
-    jobs = [build_jobs.JOBS.get(j) for j in reversed(state.build_jobs())]
-    return [j for j in jobs if j is not None and j.table_id == tuple(table_id) and j.branch == on]
+    shown = []
+    for job in table_jobs(ns, table_id, ("create_index",), limit=BUILDS_SHOWN):
+        ended = job.finished_at or job.heartbeat_at or job.created_at
+        build = build_jobs.from_job(job)
+        if build.branch != on:
+            continue
+        if not job.done or job.id in followed or now - ended < RECENT_SECONDS:
+            shown.append(build)
+    return shown
+
+
+def running_builds(ns: Any, table_id: Sequence[str], branch: str = MAIN) -> list[str]:
+    """The index names the queued or running builds on the table's ``branch`` will create
+    (any console's)."""
+    from backend.services import jobs
+
+    active = jobs.list_jobs(ns, table_id, kinds=("create_index",), states=sorted(jobs.ACTIVE))
+    builds = [build_jobs.from_job(j) for j in active]
+    return [b.index_name for b in builds if b.branch == branch_name(branch)]
 
 
 def _chosen(job: build_jobs.BuildJob) -> str:
@@ -601,8 +614,9 @@ def differences_text(job: build_jobs.BuildJob) -> str:
 
 
 def _finish(job: build_jobs.BuildJob) -> bool:
-    """The first time a finished job is seen: the table's reads go stale, the outcome is kept."""
-    if not state.first_time_finished(job.job_id):
+    """The first time a finished job this session followed is seen: the table's reads go
+    stale, the outcome is kept."""
+    if job.job_id not in state.followed_jobs() or not state.first_time_finished(job.job_id):
         return False
     invalidate_tables([list(job.table_id)])
     if job.status == "succeeded":
@@ -627,7 +641,9 @@ EVENTS_SHOWN = 50  # progress events listed before "Show all"
 
 
 def _cancel_build(job_id: str) -> None:
-    build_jobs.JOBS.cancel(job_id)
+    from backend.services import jobs
+
+    feedback.run(jobs.cancel, get_namespace(), job_id, action="Cancelling the build")
 
 
 def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
@@ -637,16 +653,26 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
         "dropped": ":material/delete:",
         "cancelled": ":material/cancel:",
         "timed out": ":material/timer_off:",
+        "interrupted": ":material/link_off:",
     }.get(job.outcome, ":material/error:")
     outcome = "built, then dropped" if job.outcome == "dropped" else job.outcome
+    who = f", by {job.who}" if job.who else ""
     st.markdown(
         f"{icon} **{feedback.as_text(job.index_name)}** ({job.index_type} on "
         f"{feedback.as_text(job.column)}"
         + (f", branch {feedback.as_text(job.branch)}" if job.branch else "")
         + f") - {outcome}, {job.elapsed:.1f} s"
+        + feedback.as_text(who)
     )
     if job.status in ("cancelled", "timed out") and job.error is not None:
         feedback.show("info", str(job.error))
+        return
+    if job.status == "interrupted" and job.error is not None:
+        feedback.show(
+            "warning",
+            f"Interrupted: {job.error}. Nothing of it was committed after its last step; "
+            "run it again from the Jobs page.",
+        )
         return
     if job.status == "failed" and job.error is not None:
         feedback.show_error(job.error, action=f"Building {job.index_name}")
@@ -656,11 +682,14 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     if job.status == "running":
         if job.mode == "events":
             render_stage_progress(job)
+            locked = role_lock("cancel_job", False) or role_lock(
+                rules.build_operation(job.index_type), False
+            )
             st.button(
                 "Cancel build",
                 key=f"{key_prefix}.{job.job_id}.cancel",
                 icon=":material/cancel:",
-                disabled=job.cancel_requested,
+                disabled=job.cancel_requested or not job.cancellable or locked is not None,
                 help="Stops the build at lance's next progress event; nothing is committed and "
                 "its partial files are removed.",
                 on_click=_cancel_build,
@@ -745,23 +774,24 @@ def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
 
 
 def render_build_jobs(table_id: Sequence[str], *, key_prefix: str, branch: str = MAIN) -> None:
-    """This session's builds of this table's ``branch``; refreshes every second while one
-    runs."""
-    jobs = _session_jobs(table_id, branch)
-    if not jobs:
+    """The latest builds on the table's ``branch``, whichever console started them
+    (:func:`table_builds`); refreshes every second while one runs."""
+    ns = get_namespace()
+    builds = feedback.run(table_builds, ns, table_id, branch, action="Reading the table's builds")
+    if not builds:
         return
 
     def panel() -> None:
         changed = False
         with st.container(border=True):
             st.caption("Index builds")
-            for job in _session_jobs(table_id, branch)[:5]:
+            for job in table_builds(ns, table_id, branch):
                 render_job(job, key_prefix=key_prefix)
                 changed = (job.done and _finish(job)) or changed
         if changed:
             st.rerun(scope="app")
 
-    st.fragment(panel, run_every=1.0 if any(not j.done for j in jobs) else None)()
+    st.fragment(panel, run_every=1.0 if any(not j.done for j in builds) else None)()
 
 
 # --------------------------------------------------------------------------------------------

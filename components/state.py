@@ -731,6 +731,29 @@ class Insp:
     DETAIL = "insp"  # prefix: the exchange's ``.<Request|Response>.h`` / ``.b`` (headers, body)
 
 
+# --- Jobs ----------------------------------------------------------------------------------------
+class Jobs:
+    PAGE = "jobs"  # flash messages of the Jobs page; prefix of its widgets
+    FOLLOWED = "jobs.followed"  # list[str]: jobs this session started or saw running
+    STATES = "jobs.filter.states"  # widget: the states listed
+    KINDS = "jobs.filter.kinds"  # widget: the kinds listed
+    TABLE = "jobs.filter.table"  # widget: the table text filter
+    LIST = "jobs.list"  # widget: the jobs grid
+    DETAIL = "jobs.detail"  # prefix: the selected job's details and buttons
+    TABLE_JOBS = "indexes.table_jobs"  # prefix: a table page's own jobs
+
+
+def followed_jobs() -> list[str]:
+    return list(_get(Jobs.FOLLOWED) or [])
+
+
+def follow_job(job_id: str) -> None:
+    """Follow ``job_id`` in this session: its end is told once (:func:`first_time_finished`)."""
+    followed = followed_jobs()
+    if job_id not in followed:
+        _set(Jobs.FOLLOWED, [*followed, job_id])
+
+
 # --- Audit log -----------------------------------------------------------------------------------
 class Audit:
     VIEW = "audit"  # prefix: the filters (``.user``, ``.operation``, ...), the entries, the CSV

@@ -22,13 +22,13 @@ from typing import Any, ClassVar
 import pytest
 
 os.environ.setdefault("LANCE_LOG", "error")
-# The console's audit log (every write), roles file and REST maintenance policies of this test
-# run, never the developer's.
+# The console's audit log (every write), roles file, and REST namespaces' maintenance policies
+# and job records (kept on the console's host) of this test run, never the developer's.
 _RUN_STATE = tempfile.mkdtemp(prefix="lance-console-tests-")
 os.environ.setdefault("LANCE_CONSOLE_AUDIT_DIR", os.path.join(_RUN_STATE, "audit"))
 os.environ.setdefault("LANCE_CONSOLE_ROLES", os.path.join(_RUN_STATE, "roles.toml"))
-# Maintenance policies of REST namespaces are kept on the console's host: in this run's folder.
 os.environ.setdefault("LANCE_CONSOLE_POLICY_DIR", os.path.join(_RUN_STATE, "policies"))
+os.environ.setdefault("LANCE_CONSOLE_JOBS_DIR", os.path.join(_RUN_STATE, "jobs"))
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 import backend  # noqa: E402

@@ -10,6 +10,7 @@ from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services.index_overview import drop_index_request
 from components import branches, feedback, health, indexes, state, tables, writes
+from components import jobs as jobs_view
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
@@ -35,6 +36,12 @@ if read_only:
 st.caption(indexes.capabilities_caption(caps))
 feedback.render_flash("indexes")
 indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
+if asked := jobs_view.render_table_jobs(ns, table_id, key_prefix=state.Jobs.TABLE_JOBS):
+    job_write = jobs_view.action_write(ns, asked)
+    if (done := feedback.run(job_write.call, action=job_write.action)) is not None:
+        state.follow_job(done[0].id)
+        job_write.flash("indexes", done[0])
+        st.rerun()
 
 overview = feedback.run(indexes.index_overview, tuple(table_id), branch, action="Listing indexes")
 if overview is None:
@@ -54,8 +61,7 @@ maintenance = indexes.render_maintenance(
     key_prefix=state.Indexes.MAINT,
     has_indexes=not overview.empty,
 )
-if maintenance is not None:
-    writes.start_task(maintenance)
+if maintenance is not None and writes.submit_job(ns, maintenance) is not None:
     st.rerun()
 create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
 
@@ -75,17 +81,20 @@ with create_tab:
         )
     ):
         request, num_rows = wanted
-        state.add_build_job(build_jobs.start_build(ns, request))
-        state.reset_forms("indexes")
-        notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
-        name = request.name or rules.default_index_name(request.column)
-        where = f" on branch {branch}" if branch_name(branch) else ""
-        feedback.flash(
-            "indexes",
-            "info",
-            f"Building {request.index_type} index {name}{where} in the background.{notes}",
+        build = writes.JobRequest(
+            "create_index", tuple(table_id), build_jobs.build_params(request), "Starting the build"
         )
-        st.rerun()
+        if writes.submit_job(ns, build) is not None:
+            state.reset_forms("indexes")
+            notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
+            name = request.name or rules.default_index_name(request.column)
+            where = f" on branch {branch}" if branch_name(branch) else ""
+            feedback.flash(
+                "indexes",
+                "info",
+                f"Building {request.index_type} index {name}{where} in the background.{notes}",
+            )
+            st.rerun()
 
 with index_tab:
     if index_tab.open and (to_drop := indexes.render_selected_tab(overview, read_only=read_only)):
@@ -96,7 +105,7 @@ with index_tab:
                 txn = [*table_id, response.transaction_id]
                 remember_transaction(txn, source=f"drop index {to_drop}")
             invalidate_tables([table_id])
-            build_jobs.JOBS.mark_dropped(table_id, to_drop, branch)
+            feedback.run(build_jobs.mark_dropped, ns, table_id, to_drop, action="Noting the drop")
             state.reset_forms("indexes")
             where = f" from branch {branch}" if branch_name(branch) else ""
             feedback.flash("indexes", "success", f"Index {to_drop} dropped{where}.")

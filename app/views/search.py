@@ -61,10 +61,10 @@ with tabs[search.TAB_PARAMS]:
         )
         if overview is not None:
             lagging = indexes.render_lag_warning(overview)
-            if maintenance := indexes.render_maintenance(
+            maintenance = indexes.render_maintenance(
                 ns, table_id, lagging=lagging, caps=backend.capabilities(ns),
                 read_only=is_read_only(), key_prefix=state.Search.MAINT, page="search",
-            ):  # fmt: skip
-                writes.start_task(maintenance)
+            )  # fmt: skip
+            if maintenance is not None and writes.submit_job(ns, maintenance) is not None:
                 st.rerun()
             indexes.render_statistics(overview, tuple(table_id), branch)

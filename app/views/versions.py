@@ -173,7 +173,13 @@ if restore := version_actions.render_version_actions(
     send(version_actions.restore_write(ns, table_id, restore), show_result=True)
 if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only):
     for request in answer.requests:
-        state.add_build_job(build_jobs.start_build(ns, request))
+        writes.submit_job(
+            ns,
+            writes.JobRequest(
+                "create_index", tuple(table_id), build_jobs.build_params(request),
+                f"Building {request.name} again",
+            ),
+        )  # fmt: skip
     recorded = version_actions.record_rebuild_answer(ns, answer, read_only=read_only)
     invalidate_tables([table_id])
     if answer.requests:

@@ -149,11 +149,10 @@ class BuildPlan:
 
 
 def check_build(ds: lance.LanceDataset, req: CreateTableIndexRequest, *, table: str) -> BuildPlan:
-    """Check ``req`` against the dataset before anything is written: no branch, the column
-    exists and fits the index type (``index_rules.column_problems``), the name is free; the
+    """Check ``req`` against the dataset (the branch's, for a request on a branch) before
+    anything is written: the column exists and fits the index type (``index_rules.column_problems``), the name is free; the
     parameters the console chooses for an empty vector request. Every executor checks so."""
     index_type = rules.normalize_index_type(req.index_type) or ""
-    branch = req.branch if req.branch and req.branch != "main" else None
     column = rules.find_column(ds.schema, req.column)
     if column is None:
         raise make(
@@ -188,6 +187,7 @@ def build_index(
     plan = check_build(ds, req, table=table)
     index_type, category, column, name = plan.index_type, plan.category, plan.column, plan.name
     num_rows, chosen = plan.num_rows, plan.chosen
+    branch = req.branch if req.branch and req.branch != "main" else None
     callback = _progress_adapter(progress)
     segment = str(uuid.uuid4())  # the build's directory: _indices/<segment>
     if category == "vector":

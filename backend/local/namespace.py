@@ -104,7 +104,16 @@ from ..locations import (
     to_local_path,
 )
 from ..paging import list_all
-from . import batch, branch_indexes, branch_writes, indexes, query_plans, transactions, txn_store
+from . import (
+    batch,
+    branch_indexes,
+    branch_writes,
+    compaction,
+    indexes,
+    query_plans,
+    transactions,
+    txn_store,
+)
 from .batch import catalog_ops, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTable, OpenTables
@@ -1171,13 +1180,29 @@ class LocalNamespace(LanceNamespace):
         return {"version_before": before, "version_after": after}
 
     @guarded("compact_files")
-    def compact_files(self, table_id: Sequence[str], branch: str | None = None) -> dict[str, Any]:
-        """Merge small data files (``compact_files``) of main or of ``branch``; indexes are
+    def compact_files(
+        self,
+        table_id: Sequence[str],
+        branch: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+        resume: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Merge small data files of main or of ``branch``, task by task
+        (``compaction.compact``: progress per task, stopped between tasks when ``progress``
+        raises ``OperationStopped``, resumed from a checkpoint of an earlier run); indexes are
         remapped by lance."""
         with self._long_write(table_id, branch) as ds:
             before = ds.version
             shape_before = data_shape(ds)
-            metrics = ds.optimize.compact_files()
+            metrics = compaction.compact(
+                ds,
+                options=options,
+                progress=progress,
+                resume=resume,
+                open_at=lambda v: self.branch_dataset(table_id, branch, v),
+            )
             latest = self.branch_dataset(table_id, branch)
             after = latest.version
             shape_after = data_shape(latest)
@@ -1188,10 +1213,7 @@ class LocalNamespace(LanceNamespace):
             "fragments_after": shape_after[0],
             "data_bytes_before": shape_before[1],
             "data_bytes_after": shape_after[1],
-            "fragments_removed": int(getattr(metrics, "fragments_removed", 0)),
-            "fragments_added": int(getattr(metrics, "fragments_added", 0)),
-            "files_removed": int(getattr(metrics, "files_removed", 0)),
-            "files_added": int(getattr(metrics, "files_added", 0)),
+            **metrics,
         }
 
     @guarded("cleanup_old_versions")

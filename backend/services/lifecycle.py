@@ -429,6 +429,22 @@ class CleanupPlan:
         return to_html(self)
 
 
+def check_cleanup_policy(keep_last: Any, older_than: Any) -> None:
+    """``InvalidInputError`` when ``keep_last`` / ``older_than`` are not a cleanup policy
+    (neither given, ``keep_last`` not a whole number of 1 or more, ``older_than`` not a
+    ``timedelta`` of zero or more)."""
+    if keep_last is None and older_than is None:
+        raise invalid("a cleanup policy needs keep_last, older_than or both")
+    if keep_last is not None and (
+        not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1
+    ):
+        raise invalid(f"keep_last must be 1 or more, got {keep_last!r}")
+    if older_than is not None and (
+        not isinstance(older_than, timedelta) or older_than < timedelta(0)
+    ):
+        raise invalid(f"older_than must be a duration of zero or more, got {older_than!r}")
+
+
 def cleanup_plan(
     ns: LanceNamespace,
     table_id: Sequence[str],
@@ -441,14 +457,7 @@ def cleanup_plan(
     ``older_than``: only versions created before ``now - older_than``. Both given: a version
     goes when it is outside the newest N *and* older. The latest version and every tagged
     version always stay."""
-    if keep_last is None and older_than is None:
-        raise invalid("a cleanup policy needs keep_last, older_than or both")
-    if keep_last is not None and (
-        not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1
-    ):
-        raise invalid(f"keep_last must be 1 or more, got {keep_last!r}")
-    if older_than is not None and older_than < timedelta(0):
-        raise invalid("older_than must not be negative")
+    check_cleanup_policy(keep_last, older_than)
     tid = ids.check_id(table_id)
     versions = list_versions(ns, tid)  # newest first
     if versions.empty:
@@ -799,6 +808,7 @@ __all__ = [
     "REMOVE_METADATA_UNSUPPORTED",
     "RENAME_UNSUPPORTED",
     "VersionsDeleted",
+    "check_cleanup_policy",
     "cleanup_plan",
     "create_tag",
     "delete_tag",

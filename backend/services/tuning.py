@@ -961,12 +961,23 @@ def optimize_indexes(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, A
     return method(list(table_id))
 
 
-def compact_files(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any]:
-    """Merge small data files (local backend)."""
+def compact_files(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    options: Mapping[str, Any] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    resume: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Merge small data files (local backend): lance's compaction ``options``, progress per
+    task, stopped between tasks when ``progress`` raises ``OperationStopped``, resumed from
+    the checkpoint of an earlier run (``backend.local.compaction``)."""
     method = getattr(ns, "compact_files", None)
     if method is None:
         raise UnsupportedOperationError(MAINTENANCE_UNSUPPORTED)
-    return method(list(table_id))
+    if options is None and progress is None and resume is None:
+        return method(list(table_id))
+    return method(list(table_id), options=options, progress=progress, resume=resume)
 
 
 def cleanup_old_versions(

@@ -116,6 +116,7 @@ def _overview(at):
 
 def test_indexes_page_builds_lists_and_drops_on_the_branch(make_app, dev_orders) -> None:
     from backend.services import build_jobs
+    from backend.services import jobs as job_service
 
     root = dev_orders
     main_before = _dataset(root, TID).version
@@ -128,8 +129,12 @@ def test_indexes_page_builds_lists_and_drops_on_the_branch(make_app, dev_orders)
     next(b for b in at.button if b.label.startswith("Create ")).click().run()
     assert_no_exception(at)
     said = alerts(at, "success")  # a fast build's outcome is already shown by this run
-    for job_id in at.session_state[state.Indexes.JOBS]:
-        assert build_jobs.JOBS.wait(job_id, timeout=120).status == "succeeded"
+    followed = list(at.session_state[state.Jobs.FOLLOWED])
+    assert followed
+    for job_id in followed:  # the page's namespace is the launch target: its job records
+        job = job_service.wait(backend.connect(str(root)), job_id, timeout=120)
+        assert build_jobs.from_job(job).status == "succeeded"
+        assert build_jobs.from_job(job).branch == "dev"
     at.run()
     assert_no_exception(at)
     said += alerts(at, "success")  # else by the first run that sees it finished

@@ -10,7 +10,7 @@ from lance_namespace import CreateTableRequest, DescribeTableRequest
 
 import backend
 from backend.services import health as hs
-from backend.services.tasks import TASKS
+from backend.services import jobs
 from components import state
 from tests.support import ipc_stream_bytes
 from tests.ui.conftest import assert_no_exception, button, plain, texts
@@ -37,11 +37,11 @@ def verdict(at) -> str:
     return line.rsplit(": ", 1)[-1].strip()
 
 
-def run_task(at, label: str) -> None:
+def run_task(at, label: str, ui_env) -> None:
     button(at, label).click().run()
     assert_no_exception(at)
-    for task_id in at.session_state[state.Search.TASKS]:
-        TASKS.wait(task_id, timeout=120)
+    for job_id in at.session_state[state.Jobs.FOLLOWED]:
+        jobs.wait(backend.connect(str(ui_env)), job_id, timeout=120)
     at.run()
     assert_no_exception(at)
 
@@ -77,8 +77,8 @@ def test_health_panel_shows_lance_figures_and_turns_healthy(ui_env, make_app) ->
     assert "Recommended: Compact files. Why: 3 of 3 fragments are small" in text
     assert "Expected effect: the compaction plan rewrites" in text
 
-    run_task(at, "Optimize indexes")
-    run_task(at, "Compact files")
+    run_task(at, "Optimize indexes", ui_env)
+    run_task(at, "Compact files", ui_env)
     ds = lance.dataset(location)
     shown = figures(at)
     assert shown["Fragments"] == f"{len(ds.get_fragments())} (1 small)" == "1 (1 small)"
