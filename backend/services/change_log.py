@@ -348,6 +348,7 @@ ROW_ID = "_rowid"
 LANCE_META = ("_rowid", "_rowaddr", "_row_created_at_version", "_row_last_updated_at_version")
 CHANGED = "changed_columns"  # the list of columns whose value changed, on ``updated``
 DELTA, KEY = "delta", "key"
+STAGED = "staged"  # a staged change's own rows (backend.services.staged_changes)
 
 
 @dataclass
@@ -380,6 +381,8 @@ class RowChanges:
     def method_text(self) -> str:
         if self.method == DELTA:
             return "lance's delta (the table has stable row ids)"
+        if self.method == STAGED:
+            return "the staged change itself (its operation says which rows it writes)"
         return f"compared on the key {', '.join(self.key)}"
 
 
@@ -420,9 +423,9 @@ def _diff_rows(
     return keep, [changed[i] for i in keep]
 
 
-def _updated_tables(
-    old: pa.Table, new: pa.Table, columns: Sequence[str]
-) -> tuple[pa.Table, pa.Table]:
+def updated_rows(old: pa.Table, new: pa.Table, columns: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+    """The rows of ``new`` that differ from ``old`` (aligned rows) in ``columns``, with the
+    columns that changed (:data:`CHANGED`), and the same rows of ``old``."""
     keep, changed = _diff_rows(old, new, columns)
     idx = pa.array(keep, type=pa.int64())
     updated = new.take(idx).append_column(CHANGED, pa.array(changed, type=pa.list_(pa.string())))
@@ -502,7 +505,7 @@ def _by_delta(ds: Any, lo: int, hi: int, max_rows: int, progress: Progress | Non
     cand_ids = pc.filter(cand_ids, alive)
     after = _take_by_row_id(new, cand_ids, new_cols)
     before = _take_by_row_id(old, cand_ids, old_cols)
-    updated, updated_before = _updated_tables(before, after, common)
+    updated, updated_before = updated_rows(before, after, common)
     return RowChanges(
         from_version=lo,
         to_version=hi,
@@ -610,7 +613,7 @@ def _by_key(
     order = pc.sort_indices(mn)
     mo, mn = mo.take(order), mn.take(order)
     common = [c for c in new.column_names if c in old.column_names and c not in key]
-    updated, updated_before = _updated_tables(old.take(mo), new.take(mn), common)
+    updated, updated_before = updated_rows(old.take(mo), new.take(mn), common)
     return RowChanges(
         from_version=lo,
         to_version=hi,
@@ -686,8 +689,10 @@ __all__ = [
     "REST_NOTE",
     "ROW_CHANGES_MAX_ROWS",
     "RowChanges",
+    "STAGED",
     "change_log",
     "has_stable_row_ids",
     "match_audit",
     "row_changes",
+    "updated_rows",
 ]
