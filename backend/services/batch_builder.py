@@ -250,6 +250,20 @@ def request_json(request: BatchCommitTablesRequest, *, indent: int | None = 2) -
     )
 
 
+def batch_commit_notice(ns: LanceNamespace) -> str | None:
+    """What a page says before Validate when the backend is known not to run batches: a REST
+    server whose profile, or whose answer to a batch commit of this session, says it does not
+    implement BatchCommitTables (then :func:`validate` reports it as an error too, and a
+    commit is refused without being sent). ``None`` when it can, or may."""
+    refusal = getattr(ns, "batch_commit_refusal", None)
+    if callable(refusal):
+        text = refusal()
+        return f"This REST server cannot commit batches: {text}." if text else None
+    if capabilities(ns).batch_commit is False:
+        return "This namespace does not implement BatchCommitTables: batches cannot be committed."
+    return None
+
+
 def validate(
     ns: LanceNamespace, operations: Sequence[Operation], *, delimiter: str = "$"
 ) -> list[Problem]:
@@ -638,6 +652,7 @@ def _discard_copy(staged: StagedManifest) -> int:
 
 __all__ = [
     "StagedChange",
+    "batch_commit_notice",
     "as_staged",
     "cleanup_staged",
     "list_staged",
