@@ -5,11 +5,11 @@ Roles, lowest first:
 * ``viewer`` - reads only;
 * ``editor`` - writes that destroy nothing: declare, create, insert, update, merge, index
   builds, tags, restore, rename, schema metadata, optimize, batch commits without deletes or
-  deregisters;
+  deregisters, staged appends and updates (and discarding staged changes);
 * ``admin`` - everything, including drops, deregisters, CASCADE, cleanup (of old versions'
-  files too), the namespace's maintenance policy, version deletes,
-  row deletes (an upsert deleting the rows its data lacks too), index drops, branch deletes
-  and column drops.
+  files and of staged changes never published too), the namespace's maintenance policy,
+  version deletes, row deletes (an upsert deleting the rows its data lacks too, a staged
+  delete or overwrite), index drops, branch deletes, column drops and the demo tools.
 
 :func:`required_role` is the one classification of every operation (both backends' names plus
 the console's own service-level writes); :func:`check` raises ``PermissionDeniedError`` with the
@@ -51,8 +51,10 @@ _RANK = {r: i for i, r in enumerate(ROLES)}
 # The console backends' own methods besides the spec's operations that change nothing.
 CONSOLE_READS: frozenset[str] = frozenset(
     {
+        "batch_commit_refusal",  # the REST client: why a server cannot run a batch (no request)
         "capabilities",
         "close",
+        "committed_version",  # the local backend's reader isolation: a table's committed version
         "format_id",
         "index_requests",
         "list_jobs",  # the console's job records (``backend.services.jobs``)
@@ -71,10 +73,15 @@ CONSOLE_WRITES: frozenset[str] = frozenset(
     {
         "cancel_job",  # a cancel request for a job (``backend.services.jobs``)
         "cleanup_old_versions",  # lance's cleanup of old versions' files (maintenance)
+        "cleanup_staged",  # staged changes never published (batch_builder.cleanup_staged)
         "compact_files",
         "create_empty_table",  # deprecated spec operation (no REST route)
+        "demo_concurrent_writer",  # demo tools: a second process appends to a table
+        "demo_fault_commit",  # demo tools: a batch commit with a fault switched on
+        "discard_staged",  # the files a staged change wrote (batch_builder.discard_staged)
         "optimize_indexes",
         "remove_table_schema_metadata_keys",  # the local backend's key removal
+        "stage_change",  # a table's next version written uncommitted (batch_builder.stage_change)
         "write_guard",  # the guard writers outside the backend take (imports)
     }
 )
@@ -82,6 +89,7 @@ CONSOLE_WRITES: frozenset[str] = frozenset(
 # only ones a user without a role may call through the gate.
 NO_DATA_OPS: frozenset[str] = frozenset(
     {
+        "batch_commit_refusal",
         "capabilities",
         "close",
         "format_id",
@@ -109,8 +117,16 @@ DESTRUCTIVE_OPS: frozenset[str] = frozenset(
         "alter_table_drop_columns",
         "cleanup",  # the console's cleanup by policy
         "cleanup_old_versions",  # removes the files of old versions (time travel to them)
+        "cleanup_staged",  # ... and of the staged changes never published
     }
 )
+
+# The demo tools (a batch commit with a fault switched on, a concurrent writer): they write
+# on purpose what a presenter shows failing. Admin only.
+DEMO_OPS: frozenset[str] = frozenset({"demo_fault_commit", "demo_concurrent_writer"})
+
+# Staged changes whose publication removes rows: admin only, as DeleteFromTable.
+_DESTRUCTIVE_STAGE_KINDS = ("delete", "overwrite")
 
 # Changes to the console's own shared settings (the saved-connections file every visitor of
 # the server sees): admin only, and never on a read-only launch.
@@ -163,7 +179,9 @@ def required_role(operation: str, request: Any = None) -> str:
         return VIEWER
     if operation in DESTRUCTIVE_OPS or operation in CONFIG_OPS or operation in TARGET_OPS:
         return ADMIN
-    if operation in POLICY_OPS:
+    if operation in POLICY_OPS or operation in DEMO_OPS:
+        return ADMIN
+    if operation == "stage_change" and _field(request, "kind") in _DESTRUCTIVE_STAGE_KINDS:
         return ADMIN
     if operation == "batch_commit_tables" and _batch_is_destructive(request):
         return ADMIN

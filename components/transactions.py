@@ -669,7 +669,7 @@ def _set_and_discard(operations: list[dict[str, Any]]) -> None:
     """New operations; manifests staged for operations no longer in the batch are removed."""
     state.set_operations(operations)
     kept, unused = unused_staged(operations)
-    bb.discard_staged(unused)
+    bb.discard_staged(None, unused)  # copies of manifests (stage_next_version): files only
     state.set_staged(kept)
 
 

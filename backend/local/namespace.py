@@ -114,7 +114,7 @@ from . import (
     transactions,
     txn_store,
 )
-from .batch import catalog_ops, objects
+from .batch import catalog_ops, isolation, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTable, OpenTables
 from .target import check_object_store, memory_session, normalise_target, open_failure
@@ -272,6 +272,7 @@ class LocalNamespace(LanceNamespace):
             else f"{self.root.rstrip('/')}/__manifest"
         )
         self._open_tables = OpenTables(self._lance_dataset, self.table_location, catalog)
+        self._batch_ctx: Any = None  # the batch protocol's view of this root, made on first use
         with contextlib.suppress(LanceNamespaceError, OSError):
             batch.recover(self)  # browsing must still work; writes recover again first
 
@@ -359,6 +360,93 @@ class LocalNamespace(LanceNamespace):
         except (ValueError, OSError):
             return False
         return True
+
+    # -- reader isolation: reads at "latest" see the last committed state --------------------
+    def committed_version(self, table_id: Sequence[str] | None) -> int | None:
+        """The table's last committed version, as reads through this namespace at "latest"
+        see it: its latest version, unless a batch in flight (per its journal, before its
+        commit point: ``batch.isolation``) created that version, then the version before.
+        ``None`` when the table has no readable version; ``TableNotFoundError`` for a table a
+        batch in flight declares. The latest version is read first, the journals then (the
+        order that keeps a version linked meanwhile from being missed)."""
+        tid = ids.check_id(table_id)
+        try:
+            latest: int | None = self._open_tables.table(tid).version
+        except (ValueError, OSError):
+            latest = None  # no data (declared only) or unreadable: the read reports it
+        view = self._in_flight()
+        key = ids.object_id(tid)
+        if view.is_declared(key):
+            raise make(
+                ErrorCode.TABLE_NOT_FOUND,
+                f"table {self.format_id(tid)} not found (a batch in flight declares it; it "
+                "exists once the batch commits)",
+            )
+        return view.committed(key, latest)
+
+    def _in_flight(self) -> isolation.InFlight:
+        ctx = self._batch_ctx
+        if ctx is None:
+            try:
+                ctx = batch.context(self, catalog_only=True)
+            except LanceNamespaceError:
+                return isolation.NOTHING
+            self._batch_ctx = ctx
+        return isolation.in_flight(ctx)
+
+    def _at_committed(self, req: ModelT, call: Callable[[ModelT], Any]) -> Any:
+        """``call(req)`` at the table's last committed version when ``req`` reads "latest"
+        (no ``version``, no branch): pinned to :meth:`committed_version`. A version that
+        vanished before the read (the batch that made it rolled back) is resolved again."""
+        if getattr(req, "version", None) is not None or branch_writes.target_branch(req):
+            return call(req)
+        table_id = getattr(req, "id", None) or []
+        for attempt in range(3):
+            version = self.committed_version(table_id)
+            if version is None:
+                return call(req)  # nothing committed to pin: the read reports what is there
+            try:
+                return call(req.model_copy(update={"version": version}))
+            except Exception:
+                if attempt == 2 or self.committed_version(table_id) == version:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _committed_versions(self, table_id: Sequence[str], listed: list[Any]) -> list[Any]:
+        """A table's versions as committed: without the versions batches in flight create,
+        with the versions they delete (hidden until their commit point, shown from where they
+        wait)."""
+        view = self._in_flight()
+        if view.empty:
+            return listed
+        key = ids.object_id(list(table_id))
+        created = view.created.get(key, frozenset())
+        out = [v for v in listed if v.version not in created]
+        have = {v.version for v in out}
+        for hidden in view.hidden.get(key, ()):
+            if hidden.version not in have:
+                shown = self._hidden_version(hidden)
+                if shown is not None:
+                    out.append(shown)
+        return out
+
+    def _hidden_version(self, hidden: isolation.Hidden) -> Any:
+        """A version hidden by a batch in flight, described from where it waits (file roots:
+        the same inode, so size and time stamp are the version's)."""
+        from lance_namespace_urllib3_client.models import TableVersion
+
+        if self.local_path is None:
+            return TableVersion(version=hidden.version, manifest_path=hidden.src)
+        try:
+            st = os.stat(hidden.trash)
+        except OSError:
+            return None  # put back or deleted meanwhile: the listing already says which
+        return TableVersion(
+            version=hidden.version,
+            manifest_path=hidden.src,
+            manifest_size=st.st_size,
+            timestamp_millis=st.st_mtime_ns // 1_000_000,
+        )
 
     # -- plumbing ---------------------------------------------------------------------------
     def _checked(self, op: str, model: type[ModelT], request: Any) -> ModelT:
@@ -582,10 +670,14 @@ class LocalNamespace(LanceNamespace):
 
     @_filtered("count_table_rows")
     def count_table_rows(self, request: Any) -> ln.CountTableRowsResponse:
-        """pylance's count (it honours ``branch``), after the branch is found."""
+        """CountTableRows: on a branch pylance's count (it honours ``branch``), after the
+        branch is found; on main at "latest" the table's last committed version
+        (:meth:`committed_version`: a batch in flight is not counted before its commit point)."""
         req = self._checked("count_table_rows", ln.CountTableRowsRequest, request)
         self._check_branch(req)
-        return self._inner.count_table_rows(req)
+        if branch_writes.target_branch(req) is not None:
+            return self._inner.count_table_rows(req)
+        return self._at_committed(req, self._inner.count_table_rows)
 
     def get_table_stats(self, request: Any) -> ln.GetTableStatsResponse:
         """pylance's stats (it honours ``branch``), after the branch is found."""
@@ -597,10 +689,14 @@ class LocalNamespace(LanceNamespace):
     def query_table(self, request: Any) -> ln.QueryTableResponse:
         """QueryTable: :meth:`query_table_arrow`'s rows as the spec's Arrow IPC file."""
         req = self._checked("query_table", ln.QueryTableRequest, request)
-        table = self._query_open_table(req)
-        if table is None:
-            return self._inner.query_table(self._vector_column(req))
-        return ln.QueryTableResponse(data=to_ipc_file(table))
+
+        def run(req: ln.QueryTableRequest) -> ln.QueryTableResponse:
+            table = self._query_open_table(req)
+            if table is None:
+                return self._inner.query_table(self._vector_column(req))
+            return ln.QueryTableResponse(data=to_ipc_file(table))
+
+        return self._at_committed(req, run)
 
     @guarded("query_table")
     @_filtered("query_table")
@@ -611,10 +707,14 @@ class LocalNamespace(LanceNamespace):
         the answer). Either way a vector search's column is resolved first
         (:meth:`_vector_column`)."""
         req = self._checked("query_table", ln.QueryTableRequest, request)
-        table = self._query_open_table(req)
-        if table is None:
-            return ipc_file_to_table(self._inner.query_table(self._vector_column(req)).data)
-        return table
+
+        def run(req: ln.QueryTableRequest) -> pa.Table:
+            table = self._query_open_table(req)
+            if table is None:
+                return ipc_file_to_table(self._inner.query_table(self._vector_column(req)).data)
+            return table
+
+        return self._at_committed(req, run)
 
     def _vector_column(
         self, req: ln.QueryTableRequest, table: OpenTable | None = None
@@ -707,9 +807,14 @@ class LocalNamespace(LanceNamespace):
         return ListTablesResponse(tables=found)
 
     def describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
+        """DescribeTable; with ``load_detailed_metadata`` at "latest", the table's last
+        committed version (:meth:`committed_version`), and a table a batch in flight declares
+        is not found before the batch's commit point."""
         req = self._checked("describe_table", DescribeTableRequest, request)
         branch = branch_writes.target_branch(req)
-        if branch is None:
+        if branch is None and req.load_detailed_metadata and not req.tag:
+            resp = self._at_committed(req, self._inner.describe_table)
+        elif branch is None:
             resp = self._inner.describe_table(req)
         else:  # pylance describes main whatever the branch
             resp = self._describe_branch(req, branch)
@@ -958,7 +1063,10 @@ class LocalNamespace(LanceNamespace):
         full = self._inner.list_table_versions(
             req.model_copy(update={"limit": None, "page_token": None})
         )
-        versions = sorted(full.versions, key=lambda v: v.version, reverse=bool(req.descending))
+        listed = list(full.versions)
+        if not branch_writes.target_branch(req):
+            listed = self._committed_versions(req.id or [], listed)
+        versions = sorted(listed, key=lambda v: v.version, reverse=bool(req.descending))
         for v in versions:
             v.manifest_path = self._fix_manifest_path(v.manifest_path)
         if start_at is not None:

@@ -483,6 +483,22 @@ class RestNamespaceClient(LanceNamespace):
         what a batch commit of this session was answered, else ``None``. Sends nothing."""
         return self._capability("batch_commit_tables")
 
+    def batch_commit_refusal(self) -> str | None:
+        """Why this server cannot run a batch, when that is known (its server profile, or
+        its answer to a batch commit of this session); ``None`` otherwise. Sends nothing."""
+        with self._probe_lock:
+            learned = self._probed.get("batch_commit_tables")
+        if learned is False:
+            why = "it refused a batch commit earlier in this session as not implemented"
+        elif learned is None and self._profile is not None and self._profile.batch_commit is False:
+            why = f"its server profile {self._profile.name!r} says so"
+        else:
+            return None
+        return (
+            f"this server does not implement BatchCommitTables ({why}): the batch cannot be "
+            "committed here, whatever it holds"
+        )
+
     def supports_rename(self) -> bool | None:
         """Whether the server implements RenameTable (as :meth:`supports_batch_commit`)."""
         return self._capability("rename_table")
@@ -734,6 +750,9 @@ class RestNamespaceClient(LanceNamespace):
             problems = batch_rules.check_batch(req, view, delimiter=self._delimiter)
         if not batch_rules.has_errors(problems):  # as the local commit: locations last
             problems += self._manifest_problems(req)
+        unsupported = self.batch_commit_refusal()
+        if unsupported:  # after the batch's own problems: no batch is valid on this server
+            problems.append(batch_rules.Problem(None, unsupported, code=ErrorCode.UNSUPPORTED))
         first = batch_rules.first_error(problems) if raise_first else None
         if first is not None:
             raise first.error()

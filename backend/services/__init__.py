@@ -7,4 +7,6 @@ answers for screens. No streamlit here.
 * :mod:`.jobs` - long operations as jobs recorded with the namespace (every console sees them);
 * :mod:`.build_jobs` - index builds in background threads, with progress;
 * :mod:`.batch_builder` - the batch-commit builder and transaction describe/alter.
+* :mod:`.staged_changes` - staged changes (write, audit, publish) and their audit reads;
+* :mod:`.table_watch` - a reader polling tables as consistent snapshots (the reader panel).
 """

@@ -20,7 +20,7 @@ import os
 import shutil
 import uuid
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,8 +59,12 @@ from backend.rules.batch_rules import (
 from .. import commit_batch as backend_commit_batch
 from .. import preflight as backend_preflight
 from ..errors import make
+from ..local import staging
+from ..local.staging import StagedChange
 from ..locations import STAGING_DIR, to_local_path
 from ..text import plural
+from . import staged_changes
+from .staged_changes import cleanup_staged, list_staged, stage_change
 
 Operation = dict[str, Any]
 
@@ -244,6 +248,20 @@ def request_json(request: BatchCommitTablesRequest, *, indent: int | None = 2) -
     return json.dumps(
         request.model_dump(mode="json", by_alias=True, exclude_none=True), indent=indent
     )
+
+
+def batch_commit_notice(ns: LanceNamespace) -> str | None:
+    """What a page says before Validate when the backend is known not to run batches: a REST
+    server whose profile, or whose answer to a batch commit of this session, says it does not
+    implement BatchCommitTables (then :func:`validate` reports it as an error too, and a
+    commit is refused without being sent). ``None`` when it can, or may."""
+    refusal = getattr(ns, "batch_commit_refusal", None)
+    if callable(refusal):
+        text = refusal()
+        return f"This REST server cannot commit batches: {text}." if text else None
+    if capabilities(ns).batch_commit is False:
+        return "This namespace does not implement BatchCommitTables: batches cannot be committed."
+    return None
 
 
 def validate(
@@ -480,6 +498,56 @@ def properties_frame(props: dict[str, str] | None) -> pd.DataFrame:
     return pd.DataFrame(sorted((props or {}).items()), columns=["key", "value"])
 
 
+def staged_op(staged: staging.StagedChange | StagedManifest) -> Operation:
+    """The CreateTableVersion operation that publishes a staged change."""
+    return create_version_op(
+        staged.table_id, staged.version, staged.manifest_path, manifest_size=staged.manifest_size
+    )
+
+
+def as_staged(item: Any) -> staging.StagedChange | StagedManifest:
+    """A staged change (or a staged copy of a manifest) from itself or its dict (as the page
+    keeps them in its session)."""
+    if isinstance(item, (staging.StagedChange, StagedManifest)):
+        return item
+    if isinstance(item, Mapping):
+        if "preview_version" in item:
+            return staging.StagedChange.from_dict(dict(item))
+        return StagedManifest(
+            table_id=tuple(item.get("table_id") or ()),
+            version=int(item.get("version") or 0),
+            manifest_path=str(item.get("manifest_path") or ""),
+            manifest_size=int(item.get("manifest_size") or 0),
+            based_on=int(item.get("based_on") or 0),
+            transaction_files=tuple(item.get("transaction_files") or ()),
+        )
+    raise make(ErrorCode.INVALID_INPUT, f"not a staged change: {type(item).__name__}")
+
+
+def discard_staged(ns: LanceNamespace | None, staged: Any) -> int:
+    """Remove what staged changes wrote: ``staged`` is one (a ``StagedChange``, a
+    ``StagedManifest`` or their dict) or several. For a staged change: its data, deletion and
+    transaction files, its preview and staged manifests, and its record (never a file a version
+    of the table refers to; a change that was published is refused: its files are the table's).
+    For a staged copy of a manifest (:func:`stage_next_version`): the manifest and its
+    transaction files (these need no ``ns``). A write through the gate (``discard_staged``),
+    audited. Returns how many files were removed."""
+    items = (
+        [staged]
+        if isinstance(staged, (Mapping, staging.StagedChange, StagedManifest))
+        else list(staged)
+    )
+    removed = 0
+    for item in (as_staged(i) for i in items):
+        if isinstance(item, StagedManifest):
+            removed += _discard_copy(item)
+            continue
+        if ns is None:
+            raise make(ErrorCode.INVALID_INPUT, "discarding a staged change needs its namespace")
+        removed += len(staged_changes.discard_change(ns, item))
+    return removed
+
+
 # -- staging a manifest for version latest+1 (local backend only) -----------------------------------
 @dataclass(frozen=True)
 class StagedManifest:
@@ -563,27 +631,33 @@ def stage_next_version(ns: LanceNamespace, table_id: Sequence[str]) -> StagedMan
     )
 
 
-def discard_staged(staged: Iterable[StagedManifest | dict[str, Any]]) -> int:
-    """Remove staged manifests the batch no longer uses (and the transaction files staged
-    with them); only files :func:`stage_next_version` made, inside a ``_staging`` directory,
-    are removed. Returns how many manifests went."""
-    removed = 0
-    for s in staged:
-        info = s if isinstance(s, dict) else s.__dict__
-        path = Path(str(info.get("manifest_path", "")))
-        if path.parent.name != STAGING_DIR or not path.name.endswith(".manifest"):
-            continue
-        if path.is_file() and not path.is_symlink():
-            os.unlink(path)
+def _discard_copy(staged: StagedManifest) -> int:
+    """Remove a staged copy of a manifest (:func:`stage_next_version`) and the transaction
+    files staged with it; only a ``.manifest`` file inside a ``_staging`` directory goes.
+    Returns how many files went."""
+    path = Path(str(staged.manifest_path))
+    if path.parent.name != STAGING_DIR or not path.name.endswith(".manifest"):
+        return 0
+    if not path.is_file() or path.is_symlink():
+        return 0
+    os.unlink(path)
+    removed = 1
+    for txn in staged.transaction_files:
+        t = Path(txn)
+        if t.parent.name == "_transactions" and t.is_file():
+            os.unlink(t)
             removed += 1
-            for txn in info.get("transaction_files") or ():
-                t = Path(txn)
-                if t.parent.name == "_transactions" and t.is_file():
-                    os.unlink(t)
     return removed
 
 
 __all__ = [
+    "StagedChange",
+    "batch_commit_notice",
+    "as_staged",
+    "cleanup_staged",
+    "list_staged",
+    "stage_change",
+    "staged_op",
     "record_refused_commit",
     "BATCH_TRANSACTION_COLUMNS",
     "BatchTransaction",

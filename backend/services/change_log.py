@@ -465,6 +465,7 @@ ROW_ID = "_rowid"
 LANCE_META = ("_rowid", "_rowaddr", "_row_created_at_version", "_row_last_updated_at_version")
 CHANGED = "changed_columns"  # the list of columns whose value changed, on ``updated``
 DELTA, KEY = "delta", "key"
+STAGED = "staged"  # a staged change's own rows (backend.services.staged_changes)
 
 
 @dataclass
@@ -510,6 +511,8 @@ class RowChanges:
     def method_text(self) -> str:
         if self.method == DELTA:
             return "lance's delta (the table has stable row ids)"
+        if self.method == STAGED:
+            return "the staged change itself (its operation says which rows it writes)"
         return f"compared on the key {', '.join(self.key)}"
 
 
@@ -550,9 +553,9 @@ def _diff_rows(
     return keep, [changed[i] for i in keep]
 
 
-def _updated_tables(
-    old: pa.Table, new: pa.Table, columns: Sequence[str]
-) -> tuple[pa.Table, pa.Table]:
+def updated_rows(old: pa.Table, new: pa.Table, columns: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+    """The rows of ``new`` that differ from ``old`` (aligned rows) in ``columns``, with the
+    columns that changed (:data:`CHANGED`), and the same rows of ``old``."""
     keep, changed = _diff_rows(old, new, columns)
     idx = pa.array(keep, type=pa.int64())
     updated = new.take(idx).append_column(CHANGED, pa.array(changed, type=pa.list_(pa.string())))
@@ -678,7 +681,7 @@ def _by_delta(old: _Side, new: _Side, max_rows: int, progress: Progress | None) 
     cand_ids = pc.filter(cand_ids, alive)
     after = _take_by_row_id(new_ds, cand_ids, new_cols)
     before = _take_by_row_id(old_ds, cand_ids, old_cols)
-    updated, updated_before = _updated_tables(before, after, common)
+    updated, updated_before = updated_rows(before, after, common)
     return RowChanges(
         from_version=old.version,
         to_version=new.version,
@@ -763,7 +766,7 @@ def _by_key(
     order = pc.sort_indices(mn)
     mo, mn = mo.take(order), mn.take(order)
     common = [c for c in new.column_names if c in old.column_names and c not in key]
-    updated, updated_before = _updated_tables(old.take(mo), new.take(mn), common)
+    updated, updated_before = updated_rows(old.take(mo), new.take(mn), common)
     return RowChanges(
         from_version=old_side.version,
         to_version=new_side.version,
@@ -941,9 +944,11 @@ __all__ = [
     "REST_NOTE",
     "ROW_CHANGES_MAX_ROWS",
     "RowChanges",
+    "STAGED",
     "branch_changes",
     "change_log",
     "has_stable_row_ids",
     "match_audit",
     "row_changes",
+    "updated_rows",
 ]

@@ -501,7 +501,11 @@ def describe_policy(keep_last: int | None, older_than: timedelta | None) -> str:
 
 def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersionsResponse:
     """Delete what a :func:`cleanup_plan` listed, after checking that nothing it keeps changed
-    status meanwhile (a new tag on a listed version: refused, nothing deleted)."""
+    status meanwhile (a new tag on a listed version: refused, nothing deleted); then the
+    table's staged changes that were never published (``staged_changes.cleanup_staged``: what
+    they wrote, never a file a version refers to; local backend)."""
+    from . import staged_changes
+
     fresh = tagged_versions(list_tags(ns, plan.table_id))
     newly_tagged = sorted(set(plan.delete) & set(fresh))
     if newly_tagged:
@@ -510,7 +514,9 @@ def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersio
             f"versions {', '.join(map(str, newly_tagged))} were tagged since the dry run: run it "
             "again; nothing deleted",
         )
-    return ns.batch_delete_table_versions(plan.request())
+    answer = ns.batch_delete_table_versions(plan.request())
+    staged_changes.cleanup_staged(ns, plan.table_id)
+    return answer
 
 
 # -- tables: drop, deregister, rename, metadata ---------------------------------------------------

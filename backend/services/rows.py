@@ -203,7 +203,7 @@ def table_schema(ns: LanceNamespace, table_id: Sequence[str]) -> pa.Schema:
     return imports.table_arrow_schema(ns, table_id)
 
 
-def _update_request(
+def update_request(
     ns: Any,
     table_id: Sequence[str],
     updates: Mapping[str, str],
@@ -268,7 +268,7 @@ def _projection(
     return search.run_query(ns, request)
 
 
-def _check_values(
+def check_values(
     ns: Any, table_id: list[str], schema: pa.Schema, updates: Sequence[Sequence[str]]
 ) -> None:
     """Each value expression evaluates on the table (one row, no filter: an error is the
@@ -308,9 +308,9 @@ def preview_update(
     and no filter), and up to ``sample`` of them with the new values beside the old."""
     tid = list(table_id)
     schema = table_schema(ns, tid)
-    request = _update_request(ns, tid, updates, filter, schema, all_rows=all_rows)
+    request = update_request(ns, tid, updates, filter, schema, all_rows=all_rows)
     pairs = [(str(c), str(e)) for c, e in request.updates or []]
-    _check_values(ns, tid, schema, pairs)
+    check_values(ns, tid, schema, pairs)
     where = request.predicate
     count = search.count_rows(ns, tid, version=None, filter=where)
     shown = _projection(ns, tid, schema, pairs, filter=where, limit=sample)
@@ -356,9 +356,9 @@ def update_rows(
     asked = {"id": tid, "predicate": filter, "updates": [[c, e] for c, e in updates.items()]}
     with gate.refusals(ns, UPDATE, asked):  # refused by the rules: in the audit log
         schema = table_schema(ns, tid)
-        request = _update_request(ns, tid, updates, filter, schema, all_rows=all_rows)
+        request = update_request(ns, tid, updates, filter, schema, all_rows=all_rows)
         pairs = tuple((str(c), str(e)) for c, e in request.updates or [])
-        _check_values(ns, tid, schema, pairs)
+        check_values(ns, tid, schema, pairs)
     where = request.predicate
     try:
         if _writes_locally(ns):
@@ -416,17 +416,18 @@ class MergeCounts:
         return f"Upserted on {keys}: {', '.join(parts)}{at}."
 
 
-def _as_table(data: Any) -> pa.Table:
+def as_table(data: Any, what: str = "the data to upsert") -> pa.Table:
+    """``data`` (a pyarrow Table or RecordBatch, or a pandas DataFrame) as a pyarrow Table."""
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     if isinstance(data, pd.DataFrame):
         return pa.Table.from_pandas(data, preserve_index=False)
-    raise invalid("the data to upsert is a pyarrow Table or a pandas DataFrame")
+    raise invalid(f"{what} is a pyarrow Table or a pandas DataFrame, not {type(data).__name__}")
 
 
-def _conformed(data: pa.Table, schema: pa.Schema) -> pa.Table:
+def conformed(data: pa.Table, schema: pa.Schema) -> pa.Table:
     """``data`` in the table's column order and types (a value that does not fit: refused)."""
     data = data.select(schema.names)
     columns = []
@@ -532,7 +533,7 @@ def merge_insert(
     }
     asked = {"id": tid, "on": keys, **flags}
     with gate.refusals(ns, MERGE, asked):  # refused by the rules: in the audit log
-        table = _as_table(data)
+        table = as_table(data)
         schema = table_schema(ns, tid)
         row_rules.check_merge(
             schema,
@@ -543,7 +544,7 @@ def merge_insert(
             when_not_matched_insert=when_not_matched_insert,
             when_not_matched_by_source_delete=when_not_matched_by_source_delete,
         )
-        table = _conformed(table, schema)
+        table = conformed(table, schema)
         _check_keys(table, keys)
         request = MergeInsertIntoTableRequest.model_validate(
             {"id": ids.check_id(tid), "on": keys, **flags}

@@ -507,13 +507,13 @@ def test_discard_staged_removes_only_staging_files(local_ns: LanceNamespace) -> 
     staged = tb.stage_next_version(local_ns, tid("t"))
     location = table_location(local_ns, tid("t"))
     before = tree_digest(location / "_versions")
-    assert tb.discard_staged([staged]) == 1
+    assert tb.discard_staged(local_ns, [staged]) == 1 + len(staged.transaction_files)
     assert not Path(staged.manifest_path).exists()
     assert all(not Path(t).exists() for t in staged.transaction_files)
     assert tree_digest(location / "_versions") == before
     # A path outside a _staging directory is never removed, even if it is a manifest.
     published = next((location / "_versions").glob("*.manifest"))
-    assert tb.discard_staged([{"manifest_path": str(published)}]) == 0
+    assert tb.discard_staged(local_ns, [{"manifest_path": str(published)}]) == 0
     assert published.is_file()
 
 

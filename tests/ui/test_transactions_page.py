@@ -270,8 +270,8 @@ def test_unused_staged_and_discard(ui_env: Path, make_app) -> None:
     # discard_staged removes only files stage_next_version made
     outside = ui_env / "not-staged.manifest"
     outside.write_bytes(b"x")
-    assert bb.discard_staged([{"manifest_path": str(outside)}]) == 0 and outside.exists()
-    assert bb.discard_staged([one]) == 0  # already gone
+    assert bb.discard_staged(None, [{"manifest_path": str(outside)}]) == 0 and outside.exists()
+    assert bb.discard_staged(None, [one]) == 0  # already gone
 
 
 def test_stage_and_commit(app, ui_env: Path) -> None:

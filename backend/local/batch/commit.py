@@ -16,6 +16,7 @@ building the answer cannot fail the caller.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -49,7 +50,7 @@ from .context import Ctx, context, error
 from .durable import Durable, write_atomic
 from .faults import Steps, fire
 from .lock import locked
-from .objects import commit_objects, is_object_root
+from .objects import commit_objects, is_object_root, store_for
 from .plan import Journal, Plan
 from .records import (
     Canceled,
@@ -92,9 +93,31 @@ def _conflicts(ctx: Ctx, plan: Plan) -> str | None:
     fresh = Reader(ctx)
     changed = [o for o, tok in plan.tokens.items() if fresh.state(o).token() != tok]
     changed += namespace_changes(fresh.catalog, plan.namespaces)
+    changed += _staged_gone(ctx, plan)
     if not changed:
         return None
     return f"concurrent modification: {shown(changed)} changed between validation and commit"
+
+
+def _staged_gone(ctx: Ctx, plan: Plan) -> list[str]:
+    """The staged manifests validation read that are gone or changed since (discarded: a
+    discard removes the staged change's data files too, so its manifest must not be published
+    from the bytes validation kept). File and object-store roots."""
+    out = []
+    for v in plan.versions:
+        if v.staged is None or v.sha256 is None:
+            continue
+        if ctx.is_file:
+            try:
+                data: bytes | None = Path(v.staged).read_bytes()
+            except OSError:
+                data = None
+        else:
+            got = store_for(ctx).get(v.staged)
+            data = got[0] if got is not None else None
+        if data is None or hashlib.sha256(data).hexdigest() != v.sha256:
+            out.append(f"the staged manifest of {v.object_id} v{v.version}")
+    return out
 
 
 def _refuse_conflict(ctx: Ctx, plan: Plan, txn_id: str, base: dict[str, Any], steps: Steps) -> None:

@@ -1,0 +1,7 @@
+"""Demo tools: things a presenter switches on to show what the console guards against.
+
+* :mod:`.txn_faults` - a batch commit that fails on purpose (an injected error, or the
+  committing process killed during apply) and a second writer racing a batch.
+
+Every tool is off unless called, admin only (``backend.access.DEMO_OPS``) and audited.
+"""

@@ -1,0 +1,416 @@
+"""Staged changes (``batch_builder.stage_change``, ``backend.local.staging``): a real change of a
+table staged as its next version that readers do not see, published by a CreateTableVersion
+in a batch, or discarded without a trace.
+
+Expected rows are computed independently with pyarrow from the rows before and the change; the
+files a staged change leaves are listed straight from the folder or the bucket (moto's S3
+server), never through the code under test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lance
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from lance_namespace import (
+    CountTableRowsRequest,
+    CreateNamespaceRequest,
+    DescribeTableRequest,
+    ListTableVersionsRequest,
+)
+from lance_namespace.errors import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    PermissionDeniedError,
+    UnsupportedOperationError,
+)
+
+import backend
+from backend import access, audit
+from backend.gate import Actor, gate
+from backend.local import batch
+from backend.services import batch_builder as bb
+from backend.services import lifecycle, staged_changes
+from tests.support import create_table
+
+T = ["lake", "t"]
+
+
+def base_rows() -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(12), pa.int64()),
+            "price": pa.array([float(i) * 1.5 for i in range(12)]),
+            "tag": pa.array([f"t{i % 3}" for i in range(12)]),
+        }
+    )
+
+
+def sorted_rows(table: pa.Table) -> pa.Table:
+    return table.select(sorted(table.column_names)).sort_by("id")
+
+
+# The four kinds of change, each with its pyarrow computation of the rows once published.
+def _append(before: pa.Table) -> tuple[dict[str, Any], pa.Table]:
+    new = pd.DataFrame({"id": [100, 101, 102], "price": [1.0, 2.0, 3.0], "tag": ["x"] * 3})
+    expected = pa.concat_tables([before, pa.Table.from_pandas(new, schema=before.schema)])
+    return {"append": new}, expected
+
+
+def _delete(before: pa.Table) -> tuple[dict[str, Any], pa.Table]:
+    mask = pc.or_(pc.less(before["id"], 3), pc.equal(before["tag"], "t2"))
+    return {"delete": "id < 3 OR tag = 't2'"}, before.filter(pc.invert(mask))
+
+
+def _update(before: pa.Table) -> tuple[dict[str, Any], pa.Table]:
+    mask = pc.greater_equal(before["id"], 8)
+    price = pc.if_else(mask, pc.multiply(before["price"], 10.0), before["price"])
+    tag = pc.if_else(mask, pa.scalar("hot"), before["tag"])
+    expected = before.set_column(1, "price", price).set_column(2, "tag", tag)
+    return {"update": ({"price": "price * 10", "tag": "'hot'"}, "id >= 8")}, expected
+
+
+def _overwrite(before: pa.Table) -> tuple[dict[str, Any], pa.Table]:
+    new = pa.table({"id": pa.array([7, 8], pa.int64()), "label": ["seven", "eight"]})
+    return {"overwrite": new}, new
+
+
+CHANGES: dict[str, tuple[Callable[[pa.Table], tuple[dict[str, Any], pa.Table]], str]] = {
+    "append": (_append, "Append"),
+    "delete": (_delete, "Delete"),
+    "update": (_update, "Update"),
+    "overwrite": (_overwrite, "Overwrite"),
+}
+
+
+# -- roots: a folder and an S3 bucket (moto) ---------------------------------------------------
+class Root:
+    """A namespace with one table ``lake$t``, and its files listed from outside."""
+
+    def __init__(self, ns: Any, listing: Callable[[], dict[str, str]]) -> None:
+        self.ns = ns
+        self.listing = listing
+        ns.create_namespace(CreateNamespaceRequest(id=["lake"]))
+        create_table(ns, T, base_rows())
+
+    @property
+    def location(self) -> str:
+        return self.ns.describe_table(DescribeTableRequest(id=T)).location
+
+    def files(self) -> dict[str, str]:
+        """Every file of the root, except the console's records (``_console/``, whose
+        transaction records a commit adds) and the catalog."""
+        return {
+            k: v
+            for k, v in self.listing().items()
+            if not k.startswith(("_console/", "__manifest/"))
+        }
+
+
+def _local_listing(root: Path) -> Callable[[], dict[str, str]]:
+    def listing() -> dict[str, str]:
+        out = {}
+        for dirpath, _, names in os.walk(root):
+            for name in names:
+                path = Path(dirpath) / name
+                out[str(path.relative_to(root))] = str(path.stat().st_size)
+        return out
+
+    return listing
+
+
+@pytest.fixture(params=["file", "s3"])
+def root(request: pytest.FixtureRequest, tmp_path: Path) -> Root:
+    if request.param == "file":
+        path = tmp_path / "root"
+        path.mkdir()
+        return Root(backend.connect(str(path)), _local_listing(path))
+    s3_root = request.getfixturevalue("s3_root")
+
+    def listing() -> dict[str, str]:
+        objects = s3_root.server.objects(s3_root.bucket)
+        return {k.split("/", 1)[1]: v for k, v in objects.items() if k.startswith("root/")}
+
+    return Root(s3_root.ns, listing)
+
+
+@pytest.fixture
+def local_root(tmp_path: Path) -> Root:
+    path = tmp_path / "root"
+    path.mkdir()
+    return Root(backend.connect(str(path)), _local_listing(path))
+
+
+def read_latest(ns: Any) -> tuple[int, int, list[int]]:
+    """What a reader through the namespace sees: the version, the row count, the versions."""
+    desc = ns.describe_table(DescribeTableRequest(id=T, load_detailed_metadata=True))
+    count = ns.count_table_rows(CountTableRowsRequest(id=T)).count
+    versions = [v.version for v in ns.list_table_versions(ListTableVersionsRequest(id=T)).versions]
+    return int(desc.version), int(count), versions
+
+
+# -- staging and publishing ---------------------------------------------------------------------
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_staged_change_is_invisible_then_published_as_computed(root: Root, kind: str) -> None:
+    ns = root.ns
+    before = ns.open_dataset(T).to_table()
+    make, operation = CHANGES[kind]
+    change, expected = make(before)
+    seen_before = read_latest(ns)
+    staged = bb.stage_change(ns, T, **change)
+    assert (staged.table_id, staged.version, staged.based_on) == (tuple(T), 2, 1)
+    assert staged.operation == operation and staged.kind == kind
+    assert (staged.rows_before, staged.rows_after) == (before.num_rows, expected.num_rows)
+    # readers of the table do not see it: through the namespace, and opening the files
+    assert read_latest(ns) == seen_before
+    assert lance.dataset(root.location, storage_options=ns.storage_options).version == 1
+    # the audit reads the staged version itself
+    assert sorted_rows(staged_changes.staged_rows(ns, staged)).equals(sorted_rows(expected))
+    assert staged_changes.staged_count(ns, staged) == expected.num_rows
+    # published by a CreateTableVersion in a batch
+    ops = [bb.staged_op(staged)]
+    assert bb.validate(ns, ops) == []
+    bb.commit(ns, ops)
+    ds = ns.open_dataset(T)
+    assert ds.version == 2
+    assert sorted_rows(ds.to_table()).equals(sorted_rows(expected))
+    assert type(ds.read_transaction(2).operation).__name__ == operation
+    assert ns.count_table_rows(CountTableRowsRequest(id=T)).count == expected.num_rows
+    # the published change's files are the table's: the console's cleanup keeps them
+    swept = bb.cleanup_staged(ns)
+    assert swept.published == (staged.id,) and not swept.discarded
+    assert sorted_rows(ns.open_dataset(T).to_table()).equals(sorted_rows(expected))
+    assert not [k for k in root.files() if k.startswith("_staging/")]
+
+
+def test_row_changes_of_a_staged_update_and_delete(local_root: Root) -> None:
+    ns = local_root.ns
+    before = ns.open_dataset(T).to_table()
+    staged = bb.stage_change(ns, T, update=("price = price + 1", "tag = 't1'"))
+    changes = staged_changes.staged_row_changes(ns, staged)
+    matched = before.filter(pc.equal(before["tag"], "t1"))
+    assert changes.counts == {"inserted": 0, "updated": matched.num_rows, "deleted": 0}
+    assert changes.updated_before.column("price").to_pylist() == matched["price"].to_pylist()
+    assert changes.updated.column("price").to_pylist() == [
+        p + 1 for p in matched["price"].to_pylist()
+    ]
+    assert all(c == ["price"] for c in changes.updated.column("changed_columns").to_pylist())
+    bb.discard_staged(ns, staged)
+    gone = bb.stage_change(ns, T, delete="price > 10")
+    deleted = staged_changes.staged_row_changes(ns, gone).deleted
+    assert sorted(deleted["id"].to_pylist()) == sorted(
+        before.filter(pc.greater(before["price"], 10.0))["id"].to_pylist()
+    )
+    # a presenter's checks: a predicate that must hold, a row count range
+    results = staged_changes.check_staged(
+        ns,
+        gone,
+        [
+            staged_changes.Check("cheap", predicate="price <= 10"),
+            staged_changes.Check("too few", min_rows=before.num_rows),
+        ],
+    )
+    kept = before.filter(pc.less_equal(before["price"], 10.0)).num_rows
+    assert [r.passed for r in results] == [True, False]
+    assert str(kept) in results[1].detail
+    assert not staged_changes.all_passed(results)
+
+
+# -- discard and cleanup ------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_discarded_changes_leave_no_file(root: Root, kind: str) -> None:
+    ns = root.ns
+    files_before = root.files()
+    change, _ = CHANGES[kind][0](ns.open_dataset(T).to_table())
+    staged = bb.stage_change(ns, T, **change)
+    written = set(root.files()) - set(files_before)
+    assert written  # data or deletion files, preview and staged manifests, transaction file
+    assert bb.list_staged(ns, T) == [staged]
+    removed = bb.discard_staged(ns, staged)
+    assert root.files() == files_before
+    assert removed == len(written)
+    assert bb.list_staged(ns) == []
+    assert bb.cleanup_staged(ns) == staged_changes.staging.Swept((), (), (), ())
+    assert root.files() == files_before
+    assert read_latest(ns)[:2] == (1, 12)
+
+
+def _left(root: Root, staged: Any) -> set[str]:
+    """The files of ``staged`` still in the root (the staged manifest, the table's files)."""
+    names = {f"_staging/{staged.id}.manifest", *(f"/{f}" for f in staged.files)}
+    return {k for k in root.files() if any(k.endswith(n) or k == n for n in names)}
+
+
+def test_cleanup_removes_changes_never_published(root: Root) -> None:
+    """A change whose version another change took, and one left behind past the cleanup's
+    delay, are removed whole by the cleanup; a publishable recent one is kept; a published
+    one keeps its files (they are the table's), only its preview manifest goes."""
+    ns = root.ns
+    loser = bb.stage_change(ns, T, delete="id = 1")
+    winner = bb.stage_change(ns, T, append=pa.table({"id": [50], "price": [0.5], "tag": ["w"]}))
+    bb.commit(ns, [bb.staged_op(winner)])
+    pending = bb.stage_change(ns, T, delete="id = 2")
+    swept = bb.cleanup_staged(ns)
+    assert (swept.discarded, swept.published, swept.kept) == (
+        (loser.id,),
+        (winner.id,),
+        (pending.id,),
+    )
+    assert _left(root, loser) == set()
+    preview = f"_versions/d{winner.preview_version}.manifest"
+    kept = {f for f in winner.files if f != preview}
+    assert {k.split("/", 1)[1] for k in _left(root, winner)} == kept
+    assert _left(root, pending)
+    bb.cleanup_staged(ns, keep_unpublished=timedelta(0))
+    assert _left(root, pending) == set()
+    assert bb.list_staged(ns) == []
+    assert sorted(ns.open_dataset(T).to_table()["id"].to_pylist()) == [*range(12), 50]
+
+
+def test_console_cleanup_runs_the_staged_cleanup(local_root: Root) -> None:
+    ns = local_root.ns
+    files_before = local_root.files()
+    staged = bb.stage_change(ns, T, delete="id = 0")
+    other = bb.stage_change(ns, T, delete="id = 1")
+    bb.commit(ns, [bb.staged_op(other)])
+    plan = lifecycle.cleanup_plan(ns, T, keep_last=1)
+    lifecycle.run_cleanup(ns, plan)
+    assert bb.list_staged(ns) == []
+    left = set(local_root.files()) - set(files_before)
+    assert not any(staged.id in f for f in left)
+    assert not any(f.endswith(n.rsplit("/", 1)[-1]) for f in left for n in staged.files)
+
+
+def test_discard_of_a_published_change_is_refused(local_root: Root) -> None:
+    ns = local_root.ns
+    staged = bb.stage_change(ns, T, append=pa.table({"id": [99], "price": [9.0], "tag": ["n"]}))
+    bb.commit(ns, [bb.staged_op(staged)])
+    files = local_root.files()
+    with pytest.raises(InvalidInputError, match="was published as version 2"):
+        bb.discard_staged(ns, staged)
+    assert local_root.files() == files
+    assert ns.open_dataset(T).count_rows() == 13
+
+
+def test_a_batch_refuses_a_staged_change_discarded_after_validation(local_root: Root) -> None:
+    """A discard between the batch's validation and its lock: the batch refuses (it would
+    publish a manifest whose data files are gone) and nothing is published."""
+    ns = local_root.ns
+    staged = bb.stage_change(ns, T, append=pa.table({"id": [99], "price": [9.0], "tag": ["n"]}))
+
+    def discard_now(step: int, phase: str, detail: str) -> None:
+        if phase == "validated":
+            batch.set_fault_hook(None)
+            bb.discard_staged(ns, staged)
+
+    batch.set_fault_hook(discard_now)
+    try:
+        with pytest.raises(ConcurrentModificationError, match="staged manifest"):
+            ns.batch_commit_tables(bb.to_request([bb.staged_op(staged)]))
+    finally:
+        batch.set_fault_hook(None)
+    assert read_latest(ns)[:2] == (1, 12)
+
+
+# -- bad input and the gate ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({}, "one change at a time"),
+        ({"append": pa.table({"id": [1]}), "delete": "id = 1"}, "one change at a time"),
+        ({"delete": "id = 1; DROP TABLE t"}, ";"),
+        ({"delete": "id > 1000"}, "no row"),
+        ({"delete": ""}, "filter is required"),
+        ({"update": ({"price": "price * 2"}, None)}, "filter is required"),
+        ({"update": ({"nope": "1"}, "id = 1")}, "no column named nope"),
+        ({"update": "price = 2"}, "pair"),
+        ({"append": pa.table({"id": [1], "other": [2]})}, "lacks price, tag and has other"),
+        ({"append": pa.table({"id": [], "price": [], "tag": []})}, "no rows"),
+        ({"append": [1, 2]}, "pyarrow Table or a pandas DataFrame"),
+    ],
+)
+def test_bad_changes_are_refused_and_write_nothing(
+    local_root: Root, change: dict[str, Any], message: str
+) -> None:
+    files = local_root.files()
+    with pytest.raises(InvalidInputError, match=message):
+        bb.stage_change(local_root.ns, T, **change)
+    assert local_root.files() == files
+    assert bb.list_staged(local_root.ns) == []
+
+
+def test_staging_goes_through_the_gate(local_root: Root, tmp_path: Path) -> None:
+    log = audit.AuditLog(tmp_path / "audit")
+    editor = gate(local_root.ns, actor=Actor("ed", role=access.EDITOR), log=log)
+    viewer = gate(local_root.ns, actor=Actor("vi", role=access.VIEWER), log=log)
+    files = local_root.files()
+    rows = pa.table({"id": [77], "price": [7.0], "tag": ["e"]})
+    with pytest.raises(PermissionDeniedError):
+        bb.stage_change(viewer, T, append=rows)
+    with pytest.raises(PermissionDeniedError):  # publishing it would delete rows
+        bb.stage_change(editor, T, delete="id = 1")
+    assert local_root.files() == files
+    staged = bb.stage_change(editor, T, append=rows)
+    assert bb.discard_staged(editor, staged) > 0
+    read_only = gate(local_root.ns, read_only="the console is read-only", log=log)
+    with pytest.raises(PermissionDeniedError):
+        bb.stage_change(read_only, T, append=rows)
+    assert local_root.files() == files
+    entries = [(e.operation, e.outcome, e.user) for e in log.entries()]
+    assert ("stage_change", audit.REFUSED, "vi") in entries
+    assert ("stage_change", audit.REFUSED, "ed") in entries
+    assert ("stage_change", "ok", "ed") in entries
+    assert ("discard_staged", "ok", "ed") in entries
+
+
+def test_staging_over_rest_is_unsupported(rest_server) -> None:
+    ns = backend.connect(rest_server.url)
+    ns.create_namespace(CreateNamespaceRequest(id=["lake"]))
+    create_table(ns, T, base_rows())
+    with pytest.raises(UnsupportedOperationError, match="local backend only"):
+        bb.stage_change(ns, T, append=base_rows())
+    assert bb.list_staged(ns) == []
+
+
+def test_a_staging_that_fails_half_way_leaves_nothing(local_root: Root, tmp_path: Path) -> None:
+    """A file where the root's ``_staging`` directory goes: the data files and the preview
+    are written, then the scratch copy fails; everything written so far is removed."""
+    root = tmp_path / "root"
+    (root / "_staging").write_bytes(b"not a directory")
+    files = local_root.files()
+    with pytest.raises(Exception):  # noqa: B017 - whatever the filesystem says
+        bb.stage_change(local_root.ns, T, delete="id = 4")
+    assert local_root.files() == files
+    assert bb.list_staged(local_root.ns) == []
+    assert read_latest(local_root.ns)[:2] == (1, 12)
+
+
+def test_cleanup_removes_a_staging_abandoned_long_ago(local_root: Root, tmp_path: Path) -> None:
+    """A process that died while staging leaves its record unfinished: a day later the
+    cleanup removes the record and what it is known to have written."""
+    import json
+
+    root = tmp_path / "root"
+    files = local_root.files()
+    sid = "0" * 32
+    (root / "_staging" / f"scratch-{sid}" / "_versions").mkdir(parents=True)
+    (root / "_staging" / f"scratch-{sid}" / "_versions" / "1.manifest").write_bytes(b"m")
+    (root / "_staging" / f"{sid}.manifest").write_bytes(b"m")
+    record = root / "_console" / "staged" / f"{sid}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"txn_id": sid, "state": "staging", "table_id": T, "location": local_root.location}
+    record.write_text(json.dumps({**entry, "updated_at": 1_000}))
+    fresh = root / "_console" / "staged" / f"{'1' * 32}.json"
+    fresh.write_text(json.dumps({**entry, "txn_id": "1" * 32, "updated_at": 10**13}))
+    swept = bb.cleanup_staged(local_root.ns)
+    assert swept.discarded == (sid,)
+    assert local_root.files() == files
+    assert not record.exists() and fresh.exists()  # a staging still running is left alone
