@@ -195,10 +195,10 @@ def render_actions(
     urged = {a.kind for a in (health.actions if health else ()) if a.recommended}
     if offer.lagging:
         urged.add("optimize")
-    columns = st.columns([1, 1, 1.3, 0.7])
+    columns = st.columns([1, 1, 1.3, 0.8], vertical_alignment="bottom")
     with columns[3]:
         days = st.number_input(
-            "Keep (days)",
+            "Clean up: keep (days)",
             min_value=0,
             max_value=MAX_DAYS,
             value=CleanupRule().older_than_days,

@@ -316,10 +316,11 @@ def render_results(ns: Any, namespace_id: Sequence[str]) -> JobAction | None:
     if not found:
         return None
     job = found[0]
+    title = f"Maintenance of {ids.display_id(namespace_id)}"
     who = f"job {job.id}, started by {job.who}"
     asked: JobAction | None = None
     if not job.done:
-        text = f"{job.label}: {job.stage or job.state} ({job.elapsed:.0f} s; {who})"
+        text = f"{title}: {job.stage or job.state} ({job.elapsed:.0f} s; {who})"
         st.progress(job.fraction or 0.0, text=feedback.as_text(text))
         locked = role_lock(jobs_operation(job), False)
         if st.button(
@@ -329,7 +330,7 @@ def render_results(ns: Any, namespace_id: Sequence[str]) -> JobAction | None:
             disabled=bool(job.cancel_requested or locked),
             help=locked or "The run stops before its next table.",
         ):
-            asked = JobAction("cancel", job.id, job.label)
+            asked = JobAction("cancel", job.id, title)
         if job.cancel_requested:
             st.caption("Cancel asked: the run stops before its next table.")
         render_plan_results(job, key_prefix=state.Maintenance.RUN)
@@ -344,13 +345,13 @@ def render_results(ns: Any, namespace_id: Sequence[str]) -> JobAction | None:
         report = mt.report_of(job)
         ok = report is None or report.ok
         summary = report.summary() if report else "nothing to do"
-        feedback.show("success" if ok else "warning", f"{job.label}: {summary} {when}.")
+        feedback.show("success" if ok else "warning", f"{title}: {summary} {when}.")
     elif job.state == "interrupted":
-        feedback.show("warning", f"{job.label} was interrupted: {job.interrupted} {when}.")
+        feedback.show("warning", f"{title} was interrupted: {job.interrupted} {when}.")
     elif job.state == "cancelled":
-        feedback.show("info", f"{job.label}: {job.error_text or 'cancelled'} {when}.")
+        feedback.show("info", f"{title}: {job.error_text or 'cancelled'} {when}.")
     elif (error := job.exception()) is not None:
-        feedback.show_error(error, action=job.label)
+        feedback.show_error(error, action=title)
     render_plan_results(job, key_prefix=state.Maintenance.RUN)
     return None
 
