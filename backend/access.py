@@ -81,6 +81,8 @@ CONSOLE_WRITES: frozenset[str] = frozenset(
         "discard_staged",  # the files a staged change wrote (batch_builder.discard_staged)
         "optimize_indexes",
         "remove_table_schema_metadata_keys",  # the local backend's key removal
+        "run_maintenance_plan",  # a namespace's maintenance plan run as one job (each of its
+        # steps is checked on its own: a cleanup stays an admin's)
         "stage_change",  # a table's next version written uncommitted (batch_builder.stage_change)
         "write_guard",  # the guard writers outside the backend take (imports)
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 import streamlit as st
@@ -27,8 +27,8 @@ from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import dataframe, render_json, render_typed_confirmation, render_whole_number
 from components.connection import get_namespace, render_role_lock, role_lock
-from components.health import ACTION_LABELS
-from components.jobs import maintenance_outcome
+from components.health import ACTION_LABELS, follow_latest, latest_jobs
+from components.jobs import ray_address, render_executor_choice
 from components.snippets import render_python_snippet
 from components.writes import JobRequest, table_jobs
 
@@ -146,10 +146,6 @@ def render_lag_warning(overview: pd.DataFrame) -> bool:
 MAINTENANCE_KINDS = ("optimize", "compact")
 
 
-def _maintenance_jobs(ns: Any, table_id: tuple[str, ...]) -> list[Any]:
-    return table_jobs(ns, table_id, MAINTENANCE_KINDS, limit=1)
-
-
 def render_maintenance(
     ns: Any,
     table_id: Sequence[str],
@@ -163,9 +159,11 @@ def render_maintenance(
 ) -> JobRequest | None:
     """Compact files (every table) and optimize the indexes (cover unindexed rows; a table
     with indexes), as jobs (``backend.services.jobs``), with progress; the table's latest
-    maintenance job is followed here, whichever console started it, and the table's reads
-    are refreshed when one this session followed ends. Over REST: why not. Returns the job
-    a button asked for (the page submits it: ``components.writes.submit_job``)."""
+    maintenance job (on ``ns``'s branch) is followed here, whichever console started it, and
+    the table's reads are refreshed when one this session followed ends
+    (``health.follow_latest``). Over REST: why not. Returns the job a button asked for (the
+    page submits it: ``components.writes.submit_job``). The Indexes page offers these in its
+    Health panel (``components.health.render_actions``, with Clean up)."""
     from backend.services import tuning
 
     tid = tuple(table_id)
@@ -174,7 +172,10 @@ def render_maintenance(
             st.caption(":material/info: " + feedback.as_text(tuning.MAINTENANCE_UNSUPPORTED))
         return None
     asked: JobRequest | None = None
-    latest = feedback.run(_maintenance_jobs, ns, tid, action="Reading the table's jobs") or []
+    latest = (
+        feedback.run(latest_jobs, ns, tid, MAINTENANCE_KINDS, action="Reading the table's jobs")
+        or []
+    )
     running = any(not j.done for j in latest)
     c1, c2, _ = st.columns([1, 1, 3])
     actions = {"compact": (c1, ACTION_LABELS["compact"], ":material/compress:")}
@@ -194,34 +195,8 @@ def render_maintenance(
             help="Disabled: read-only connection" if read_only else locked,
         ):
             asked = JobRequest(kind, tid, {}, label)
-    if not latest:
-        return asked
-
-    def panel() -> None:
-        found = _maintenance_jobs(ns, tid)
-        if not found:
-            return
-        job = found[0]
-        label = ACTION_LABELS.get(job.kind, job.label)
-        if not job.done:
-            who = f", started by {job.who}" if job.who else ""
-            st.progress(
-                job.fraction or 0.0,
-                text=feedback.as_text(f"{label}: {job.stage} ({job.elapsed:.0f} s{who})"),
-            )
-            return
-        if job.id not in state.followed_jobs():
-            return  # ended before this session saw it: the Jobs page tells it
-        if job.state == "succeeded":
-            if state.first_time_finished(job.id):
-                invalidate_tables([list(tid)])
-                change = maintenance_outcome(job.result or {})
-                feedback.flash(page, "success", f"{label}: {change} ({job.elapsed:.1f} s).")
-                st.rerun(scope="app")
-        elif (error := job.exception()) is not None:
-            feedback.show_error(error, action=label)
-
-    st.fragment(panel, run_every=1.0 if running else None)()
+    if latest:
+        follow_latest(ns, tid, MAINTENANCE_KINDS, page=page)
     return asked
 
 
@@ -468,11 +443,13 @@ def render_create_panel(
     key_prefix: str,
     vector_indexes: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     branch: str = MAIN,
-) -> CreateTableIndexRequest | None:
-    """Column, then only the index types that fit it, then the fields of that type. Returns a
-    request that passed ``backend.rules.index_rules`` when "Create" is pressed, else ``None``.
-    ``vector_indexes``: column -> the vector indexes already on it (a warning, the distance
-    first offered); ``branch``: the branch the index is built on (in the request)."""
+) -> BuildAsk | None:
+    """Column, then only the index types that fit it, then the fields of that type, and with a
+    Ray address given at launch "Run on Ray (address)" (BTREE, FTS and IVF_PQ on main).
+    Returns a request that passed ``backend.rules.index_rules`` and where to run it when
+    "Create" is pressed, else ``None``. ``vector_indexes``: column -> the vector indexes
+    already on it (a warning, the distance first offered); ``branch``: the branch the index is
+    built on (in the request)."""
     by_name = {c.name: c for c in columns}
     indexable = [c.name for c in columns if c.fitting_types]
     if not indexable:
@@ -512,6 +489,9 @@ def render_create_panel(
         params = render_fts_fields(key_prefix=key_prefix, problems=problems)
     else:
         st.caption(f"{index_type}: {rules.INDEX_TYPE_HELP[index_type]}. No build parameters.")
+    executor, executor_options = render_executor_choice(
+        key=f"{key_prefix}.ray", branch=branch, unsupported=_ray_refusal(index_type)
+    )
 
     def request_for(name: str | None) -> CreateTableIndexRequest:
         request = rules.build_index_request(
@@ -554,7 +534,28 @@ def render_create_panel(
     if problems:
         feedback.show_problems("Not created. Fix these first:", problems)
         return None
-    return request
+    return BuildAsk(request, num_rows, executor, executor_options)
+
+
+class BuildAsk(NamedTuple):
+    """An index build asked for: the request, the table's rows (for the hints), and where it
+    runs (``jobs.submit``'s executor and its options)."""
+
+    request: CreateTableIndexRequest
+    num_rows: int | None
+    executor: str = "local"
+    executor_options: dict[str, Any] = {}  # noqa: RUF012 - a NamedTuple default, never changed
+
+
+def _ray_refusal(index_type: str) -> str | None:
+    """Why an index of ``index_type`` cannot be built on Ray (``None``: it can)."""
+    if ray_address() is None:
+        return None
+    from backend.services.ray_executor import INDEX_TYPES
+
+    if index_type in INDEX_TYPES:
+        return None
+    return f"Ray builds {', '.join(INDEX_TYPES)} indexes, not {index_type}: runs on this console"
 
 
 # --------------------------------------------------------------------------------------------
@@ -858,17 +859,16 @@ def render_create_tab(
     read_only: bool,
     overview: pd.DataFrame | None = None,
     branch: str = MAIN,
-) -> tuple[CreateTableIndexRequest, int | None] | None:
+) -> BuildAsk | None:
     """The create panel on the columns and rows of the table's ``branch`` (``overview``: its
-    indexes); ``(request, rows)`` on submit."""
+    indexes); the build asked for on submit."""
     tid = tuple(table_id)
     columns = feedback.run(table_columns, tid, branch, action="Reading the schema") or []
     num_rows = table_num_rows(tid, branch)
-    request = render_create_panel(
+    return render_create_panel(
         table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix=state.Indexes.CREATE,
         vector_indexes=existing_vector_indexes(overview), branch=branch,
     )  # fmt: skip
-    return (request, num_rows) if request is not None else None
 
 
 def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | None:
@@ -909,6 +909,7 @@ def capabilities_caption(caps: BackendCapabilities) -> str:
 
 
 __all__ = [
+    "BuildAsk",
     "TAB_CREATE",
     "TAB_SELECTED",
     "TAB_STATS",

@@ -1,7 +1,9 @@
 """The jobs of a namespace (``backend.services.jobs``): the grid of the Jobs page and of a table
-page's own jobs, one job's details, and its Cancel and Run again buttons (role-checked: the
-role the job's kind needs). The panels return what was asked (:class:`JobAction`); the page
-sends it (:func:`action_write`)."""
+page's own jobs, one job's details (a maintenance plan's per-table results), and its Cancel and
+Run again buttons (role-checked: the role the job's kind needs). The panels return what was
+asked (:class:`JobAction`); the page sends it (:func:`action_write`). And the choice of where a
+job runs (:func:`render_executor_choice`): on Ray when the console was launched with
+``--ray-address``."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from backend.branch_view import branch_name
+from backend.launcher import launch
 from backend.services import jobs
+from backend.services import maintenance as mt
 from backend.text import human_bytes, plural
 from components import feedback
 from components.common import dataframe, lazy_expander
@@ -31,7 +36,16 @@ STATE_ICONS = {
 }
 LISTED = 200  # jobs the Jobs page lists at most (newest first)
 TABLE_LISTED = 10  # jobs a table page lists
-COLUMNS = ("id", "kind", "table", "state", "progress", "stage", "who", "created", "elapsed_s")
+COLUMNS = (
+    "id", "kind", "table", "branch", "state", "progress", "stage", "who", "created", "elapsed_s",
+)  # fmt: skip
+RESULT_COLUMNS = {
+    "table": st.column_config.TextColumn("Table"),
+    "action": st.column_config.TextColumn("Action"),
+    "status": st.column_config.TextColumn("Status"),
+    "result": st.column_config.TextColumn("Result", width="large"),
+    "seconds": st.column_config.NumberColumn("Seconds", format="%.2f"),
+}
 
 
 @dataclass(frozen=True)
@@ -48,13 +62,15 @@ def _when(seconds: float | None) -> datetime | None:
 
 
 def jobs_frame(found: Sequence[jobs.Job]) -> pd.DataFrame:
-    """One row per job: id, kind, table, state, progress (0..1, ``None`` when not known),
-    stage, who, created (UTC), elapsed_s."""
+    """One row per job: id, kind, table (a namespace's own job: the namespace), branch (empty:
+    main), state, progress (0..1, ``None`` when not known), stage, who, created (UTC),
+    elapsed_s."""
     rows = [
         {
             "id": j.id,
             "kind": j.kind,
-            "table": j.target,
+            "table": target_text(j),
+            "branch": j.branch or "",
             "state": j.state,
             "progress": 1.0 if j.state == jobs.SUCCEEDED else j.fraction,
             "stage": j.stage,
@@ -86,6 +102,14 @@ def maintenance_outcome(result: dict[str, Any]) -> str:
     return text
 
 
+def target_text(job: jobs.Job) -> str:
+    """What a job acts on: its table, or for a namespace's own job (a plan) the namespace."""
+    found = jobs.KINDS.get(job.kind)
+    if found is not None and not found.needs_table:
+        return f"namespace {job.target or '(root)'}"
+    return job.target
+
+
 def outcome_text(job: jobs.Job) -> str | None:
     """What a succeeded job did, in words (``None`` for the others and unknown kinds)."""
     if job.state != jobs.SUCCEEDED:
@@ -95,7 +119,14 @@ def outcome_text(job: jobs.Job) -> str | None:
         return maintenance_outcome(result)
     if job.kind == "cleanup":
         deleted = result.get("deleted_versions") or []
-        return f"deleted {plural(len(deleted), 'version')}" if deleted else "nothing to delete"
+        if not deleted:
+            return "nothing to delete"
+        freed = result.get("bytes_removed")
+        return f"deleted {plural(len(deleted), 'version')}" + (
+            f", freed {human_bytes(int(freed))}" if freed else ""
+        )
+    if job.kind == mt.plan_jobs.KIND and result.get("summary"):
+        return str(result["summary"])
     if job.kind == "create_index" and result.get("index_name"):
         return f"index {result['index_name']} built"
     return None
@@ -114,6 +145,7 @@ def render_jobs_table(found: Sequence[jobs.Job], *, key_prefix: str) -> jobs.Job
             "id": st.column_config.TextColumn("Job", width=170),
             "kind": st.column_config.TextColumn("Kind", width=90),
             "table": st.column_config.TextColumn("Table", width=120),
+            "branch": st.column_config.TextColumn("Branch", width=80),
             "state": st.column_config.TextColumn("State", width=85),
             "progress": st.column_config.ProgressColumn(
                 "Progress", min_value=0.0, max_value=1.0, format="percent", width=100
@@ -129,7 +161,11 @@ def render_jobs_table(found: Sequence[jobs.Job], *, key_prefix: str) -> jobs.Job
         "Job",
         list(by_id),
         key=f"{key_prefix}.pick",
-        format_func=lambda i: f"{i} · {by_id[i].label} · {by_id[i].target} · {by_id[i].state}",
+        format_func=lambda i: (
+            f"{i} · {by_id[i].label} · {target_text(by_id[i])}"
+            + (f" · branch {by_id[i].branch}" if by_id[i].branch else "")
+            + f" · {by_id[i].state}"
+        ),
     )
     return by_id.get(picked) if picked else None
 
@@ -150,17 +186,22 @@ def render_job_details(job: jobs.Job, *, key_prefix: str) -> JobAction | None:
     button asked (disabled, with the reason, when this session may not: a read-only
     connection, the role the job's kind needs)."""
     icon = STATE_ICONS.get(job.state, "")
+    where = f" on branch {job.branch}" if job.branch else ""
     st.markdown(
-        f"{icon} **{feedback.as_text(job.label)}** of {feedback.as_text(job.target or '—')}: "
-        f"{job.state}"
+        f"{icon} **{feedback.as_text(job.label)}** of "
+        f"{feedback.as_text((target_text(job) or '—') + where)}: {job.state}"
     )
     facts = [f"job {job.id}", f"by {job.who}" + (f" ({job.role})" if job.role else "")]
-    facts.append(f"executor {job.executor}, pid {job.pid} on {job.host}")
+    ray = job.executor_options.get("ray_address") if job.executor == "ray" else None
+    executor = f"executor {job.executor}" + (f" at {ray}" if ray else "")
+    facts.append(f"{executor}, pid {job.pid} on {job.host}")
     if job.rerun_of:
         facts.append(f"run again from {job.rerun_of}")
     if job.resumed_from:
         facts.append(f"resumes {job.resumed_from}")
     st.caption(feedback.as_text(" · ".join(facts)))
+    if job.note:
+        st.caption(":material/info: " + feedback.as_text(job.note[:1].upper() + job.note[1:] + "."))
     if not job.done:
         text = feedback.as_text(f"{job.stage or job.state} ({job.elapsed:.0f} s)")
         if job.fraction is not None:
@@ -186,7 +227,9 @@ def render_job_details(job: jobs.Job, *, key_prefix: str) -> JobAction | None:
         error = job.exception()
         if error is not None:
             feedback.show_error(error, action=job.label.capitalize())
-    if job.params:
+    if job.kind == mt.plan_jobs.KIND:
+        render_plan_results(job, key_prefix=key_prefix)
+    elif job.params:
         st.caption("Parameters")
         st.code(json.dumps(job.params, indent=1, sort_keys=True), language="json")
     asked: JobAction | None = None
@@ -212,6 +255,59 @@ def render_job_details(job: jobs.Job, *, key_prefix: str) -> JobAction | None:
             asked = JobAction("rerun", job.id, job.label)
     render_role_lock(locked)
     return asked
+
+
+def render_plan_results(job: jobs.Job, *, key_prefix: str) -> mt.RunReport | None:
+    """A plan job's per-table results so far (all of them once it ended), with its summary;
+    returns them (``None``: none yet)."""
+    report = mt.report_of(job)
+    plan = (job.params or {}).get("plan") or {}
+    planned = sum(1 for s in plan.get("steps") or [] if s.get("run"))
+    if report is None:
+        st.caption(f"The plan: {plural(planned, 'action')}; no result yet.")
+        return None
+    st.caption(feedback.as_text(f"Results: {report.summary()}"))
+    dataframe(
+        report.frame(), hide_index=True, key=f"{key_prefix}.{job.id}.results",
+        column_config=RESULT_COLUMNS,
+    )  # fmt: skip
+    return report
+
+
+def ray_address() -> str | None:
+    """The Ray cluster the console was launched with (``--ray-address``) when the Ray
+    executor is available, else ``None`` (the pages offer no choice then)."""
+    address = launch.launch_ray_address()
+    return address if address and "ray" in jobs.EXECUTORS else None
+
+
+def render_executor_choice(
+    *, key: str, branch: str | None = None, unsupported: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """ "Run on Ray (address)", offered only when the console was launched with a Ray address
+    (:func:`ray_address`); disabled with the reason on a branch (Ray cannot act on one) or
+    when ``unsupported`` says why the job cannot run there. Returns the executor and its
+    options for ``jobs.submit``."""
+    address = ray_address()
+    if address is None:
+        return "local", {}
+    on = branch_name(branch)
+    why = (
+        f"Ray cannot act on branch {on} (lance-ray commits to main): runs on this console"
+        if on
+        else unsupported
+    )
+    picked = st.checkbox(
+        f"Run on Ray ({address})",
+        key=key,
+        disabled=why is not None,
+        help=why
+        or "The work runs on the Ray cluster's workers (lance-ray): no progress while it "
+        "works, no cancel once it started. Off: on this console.",
+    )
+    if picked and why is None:
+        return "ray", {"ray_address": address}
+    return "local", {}
 
 
 def render_table_jobs(ns: Any, table_id: Sequence[str], *, key_prefix: str) -> JobAction | None:
@@ -253,13 +349,18 @@ def action_write(ns: Any, asked: JobAction) -> Write:
 
 __all__ = [
     "COLUMNS",
+    "RESULT_COLUMNS",
     "JobAction",
     "STATE_ICONS",
     "action_write",
     "jobs_frame",
     "maintenance_outcome",
     "outcome_text",
+    "ray_address",
+    "render_executor_choice",
     "render_job_details",
     "render_jobs_table",
+    "render_plan_results",
     "render_table_jobs",
+    "target_text",
 ]

@@ -1,6 +1,8 @@
 """The Maintenance page's panels: a namespace's policy (edited and saved by admins), its
-dry run (which tables would be compacted, optimized or cleaned up, and why) and running it in
-the background with its results (``backend.services.maintenance``)."""
+dry run (which tables would be compacted, optimized or cleaned up, and why) and running it as
+one job (the ``plan`` kind of ``backend.services.jobs``: every console on the namespace sees
+it, a dead process leaves it interrupted, a cancel stops it before the next table), followed
+with its per-table results (``backend.services.maintenance``)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ from components import feedback, state
 from components.cache import cached, invalidate, invalidate_tables
 from components.common import dataframe
 from components.connection import render_role_lock, role_lock
-from components.writes import TaskRequest, Write, session_tasks
+from components.jobs import JobAction, render_plan_results
+from components.writes import JobRequest, Write
 
-TASK_KIND = "maintenance_plan"
+PLAN_KIND = mt.PLAN_KIND  # the job kind of a plan run
 INHERIT, ON, OFF = "as the namespace", "on", "off"
 # The editable settings of each kind: (setting, label, percent?, lowest, highest)
 FIELDS: dict[str, tuple[tuple[str, str, bool, int, int], ...]] = {
@@ -235,18 +238,24 @@ def plan_view(plan: mt.Plan) -> pd.DataFrame:
     return frame
 
 
-def _tasks(namespace_id: Sequence[str]) -> list[Any]:
-    return session_tasks((TASK_KIND,), namespace_id)
+def plan_jobs(ns: Any, namespace_id: tuple[str, ...], limit: int = 1) -> list[Any]:
+    """The latest plan jobs of the namespace (any console's), newest first; a running one is
+    followed by this session."""
+    from backend.services import jobs
+
+    found = jobs.list_jobs(ns, list(namespace_id), kinds=(PLAN_KIND,), limit=limit)
+    for job in found:
+        if not job.done:
+            state.follow_job(job.id)
+    return found
 
 
-def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> TaskRequest | None:
+def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> JobRequest | None:
     """ "Make the plan (dry run)", the plan (kept for the session), and "Run the plan";
-    returns the run to start in the background."""
-    from backend.services.tasks import TASKS
-
+    returns the job to submit (a ``plan`` job of this namespace)."""
     nsid = list(namespace_id)
-    # a run of this namespace going on in this console (any session)
-    running = any(t.kind == TASK_KIND for t in TASKS.running(tuple(nsid)))
+    latest = feedback.run(plan_jobs, ns, tuple(nsid), action="Reading the plan's jobs") or []
+    running = any(not j.done for j in latest)
     if st.button(
         "Make the plan (dry run)", key=state.Maintenance.PLAN_GO, icon=":material/checklist:"
     ):
@@ -272,10 +281,13 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Tas
     blocked = {s.blocked for s in plan.todo if s.blocked}
     for reason in sorted(blocked):
         st.caption(":material/block: " + feedback.as_text(f"Cannot run here: {reason}"))
+    locked = role_lock(mt.plan_jobs.OPERATION, read_only)
     why_not = (
         "read-only connection"
         if read_only
-        else "a run is going on"
+        else locked
+        if locked
+        else "a run of this namespace is going on"
         if running
         else "nothing to run"
         if not runnable
@@ -287,64 +299,76 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Tas
         icon=":material/play_arrow:",
         type="primary",
         disabled=why_not is not None,
-        help=f"Disabled: {why_not}." if why_not else None,
+        help=f"Disabled: {why_not}." if why_not else "Runs as one job, listed on the Jobs page.",
     ):
-
-        def work(progress: Any, plan: mt.Plan = plan) -> mt.RunReport:
-            return mt.run_plan(ns, plan, progress)
-
         label = f"Maintenance of {ids.display_id(nsid)}"
-        return TaskRequest(TASK_KIND, label, tuple(nsid), work)
+        return JobRequest(PLAN_KIND, tuple(nsid), {"plan": plan.to_dict()}, label)
     return None
 
 
-def render_results(namespace_id: Sequence[str]) -> None:
-    """The latest run of this namespace in this session: its progress while it runs, then
-    every action's result."""
-    nsid = list(namespace_id)
-    if not _tasks(nsid):
-        return
+def render_results(ns: Any, namespace_id: Sequence[str]) -> JobAction | None:
+    """The namespace's latest plan job, whichever console started it: its progress and the
+    results so far while it runs, with Cancel; then every action's result (the first time
+    this session sees a run it followed end, the tables' reads and the dry run are dropped).
+    The page draws it in a fragment read again every second while the job runs. Returns the
+    cancel asked for."""
+    found = plan_jobs(ns, tuple(namespace_id))
+    if not found:
+        return None
+    job = found[0]
+    title = f"Maintenance of {ids.display_id(namespace_id)}"
+    who = f"job {job.id}, started by {job.who}"
+    asked: JobAction | None = None
+    if not job.done:
+        text = f"{title}: {job.stage or job.state} ({job.elapsed:.0f} s; {who})"
+        st.progress(job.fraction or 0.0, text=feedback.as_text(text))
+        locked = role_lock(jobs_operation(job), False)
+        if st.button(
+            "Cancel the run",
+            key=f"{state.Maintenance.RUN}.cancel",
+            icon=":material/cancel:",
+            disabled=bool(job.cancel_requested or locked),
+            help=locked or "The run stops before its next table.",
+        ):
+            asked = JobAction("cancel", job.id, title)
+        if job.cancel_requested:
+            st.caption("Cancel asked: the run stops before its next table.")
+        render_plan_results(job, key_prefix=state.Maintenance.RUN)
+        return asked
+    if job.id in state.followed_jobs() and state.first_time_finished(job.id):
+        state.set_maintenance_plan(None)  # the tables changed: plan again
+        report = mt.report_of(job)
+        invalidate_tables([list(r.table_id) for r in (report.results if report else ())])
+        st.rerun(scope="app")
+    when = f"({job.elapsed:.1f} s; {who})"
+    if job.state == "succeeded":
+        report = mt.report_of(job)
+        ok = report is None or report.ok
+        summary = report.summary() if report else "nothing to do"
+        feedback.show("success" if ok else "warning", f"{title}: {summary} {when}.")
+    elif job.state == "interrupted":
+        feedback.show("warning", f"{title} was interrupted: {job.interrupted} {when}.")
+    elif job.state == "cancelled":
+        feedback.show("info", f"{title}: {job.error_text or 'cancelled'} {when}.")
+    elif (error := job.exception()) is not None:
+        feedback.show_error(error, action=title)
+    render_plan_results(job, key_prefix=state.Maintenance.RUN)
+    return None
 
-    def panel() -> None:
-        task = _tasks(nsid)[0]
-        if not task.done:
-            st.progress(
-                task.fraction or 0.0, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)"
-            )
-            return
-        if task.status == "failed":
-            feedback.show_error(task.error, action=task.label)
-            return
-        report: mt.RunReport = task.result
-        if state.first_time_finished(task.task_id):
-            state.set_maintenance_plan(None)  # the tables changed: plan again
-            invalidate_tables([list(r.table_id) for r in report.results])
-            st.rerun(scope="app")
-        kind = "success" if report.ok else "warning"
-        feedback.show(kind, f"{task.label}: {report.summary()} ({task.elapsed:.1f} s).")
-        dataframe(
-            report.frame(),
-            hide_index=True,
-            key=f"{state.Maintenance.RUN}.grid",
-            column_config={
-                "table": st.column_config.TextColumn("Table"),
-                "action": st.column_config.TextColumn("Action"),
-                "status": st.column_config.TextColumn("Status"),
-                "result": st.column_config.TextColumn("Result", width="large"),
-                "seconds": st.column_config.NumberColumn("Seconds", format="%.2f"),
-            },
-        )
 
-    running = not _tasks(nsid)[0].done
-    st.fragment(panel, run_every=1.0 if running else None)()
+def jobs_operation(job: Any) -> str:
+    from backend.services import jobs
+
+    return jobs.operation_of(job)
 
 
 __all__ = [
     "FIELDS",
-    "TASK_KIND",
+    "PLAN_KIND",
     "namespace_policy",
     "overrides_frame",
     "overrides_from_frame",
+    "plan_jobs",
     "plan_view",
     "policy_saved",
     "render_plan",

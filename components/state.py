@@ -437,10 +437,11 @@ class Indexes:
     PICKER = "indexes.picker"  # the table picker
     JOBS_PANEL = "indexes.jobs"  # the build jobs being followed
     LIST = "indexes.list"  # the indexes grid
-    MAINT = "indexes.maint"  # optimize / compact
+    MAINT = "indexes.maint"  # the health panel's actions: .optimize / .compact / .cleanup, the
+    # cleanup's days (.cleanup_days) and "Run on Ray" (.ray)
     HEALTH = "indexes.health"  # the table's health panel
     CHARTS = "indexes.charts"  # the statistics charts
-    CREATE = "indexes.create"  # the create form
+    CREATE = "indexes.create"  # the create form ("Run on Ray": .ray)
     SELECTED = "indexes.selected"  # one index's details
     DROP = "indexes.drop"  # the drop form
 
@@ -471,7 +472,8 @@ class Maintenance:
     RESET = "maint.policy.reset"  # widget: "Back to the default policy"
     PLAN_GO = "maint.plan.go"  # widget: "Make the plan (dry run)"
     PLAN = "maint.plan"  # (namespace id tuple, Plan) of the last dry run; prefix of its grid
-    RUN = "maint.run"  # widget: "Run the plan"; prefix of the results grid
+    RUN = "maint.run"  # widget: "Run the plan"; prefix of the run's Cancel (.cancel) and of
+    # its results grid
 
 
 def maintenance_form(namespace_id: Sequence[str]) -> str:

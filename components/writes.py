@@ -175,6 +175,8 @@ class JobRequest:
     table_id: tuple[str, ...]
     params: dict[str, Any] = field(default_factory=dict)
     label: str = ""
+    executor: str = "local"  # where it runs (``jobs.EXECUTORS``: "local", "ray")
+    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray_address
 
 
 def submit_job(ns: Any, request: JobRequest) -> Any:
@@ -188,7 +190,9 @@ def submit_job(ns: Any, request: JobRequest) -> Any:
         request.kind,
         list(request.table_id),
         request.params,
+        request.executor,
         action=request.label or f"Starting a {request.kind} job",
+        **request.executor_options,
     )
     if job is not None:
         state.follow_job(job.id)

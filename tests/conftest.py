@@ -76,6 +76,18 @@ def rest_server(tmp_path: Path) -> Iterator[RestServer]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[Any]:
+    """One local Ray for the session (the Ray executor's tests), shut down at its end."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
 @pytest.fixture
 def local_root(tmp_path: Path) -> Path:
     root = tmp_path / "local-root"

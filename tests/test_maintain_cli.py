@@ -1,7 +1,8 @@
-"""``lance-console maintain TARGET [--dry-run] [--namespace NS]`` run as a child process on a
-temporary local namespace, as cron would run it: a dry run changes nothing (versions and files
-unchanged) and says what it would do; a real run compacts and exits 0 (checked with lance);
-an action that cannot run exits 1; bad input exits 2 with the reason."""
+"""``lance-console maintain TARGET [--dry-run] [--namespace NS] [--job]`` run as a child process
+on a temporary local namespace, as cron would run it: a dry run changes nothing (versions and
+files unchanged) and says what it would do; a real run compacts and exits 0 (checked with lance),
+with ``--job`` as a job the consoles list; an action that cannot run exits 1; bad input exits 2
+with the reason."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, DropTableRequest
 
 import backend
+from backend.gate import Actor
+from backend.services import jobs
 from backend.services import maintenance as mt
 from tests.support import create_table, table_location, tree_digest
 
@@ -95,6 +98,31 @@ def test_dry_run_changes_nothing_then_the_run_compacts(crafted, tmp_path: Path) 
     again = maintain(str(root), "--namespace", "a", audit_dir=audit_dir)
     assert again.returncode == 0 and "a › t: nothing to do" in again.stdout
     assert "0 actions ran in 1 namespace" in again.stdout
+
+
+@pytest.mark.slow
+def test_a_run_recorded_as_a_job_is_listed_by_the_consoles(crafted, tmp_path: Path) -> None:
+    """``--job``: the namespace's run is one job of kind plan, which this (another) process
+    lists with its true state and per-table results; the table is compacted."""
+    root, path = crafted
+    before = versions(path)
+    fragments = len(lance.dataset(str(path)).get_fragments())
+    run = maintain(str(root), "--job", audit_dir=tmp_path / "audit")
+    assert run.returncode == 0, run.stdout + run.stderr
+    ns = backend.connect(str(root))
+    (job,) = jobs.list_jobs(ns, kinds=["plan"])  # the root has nothing to do: no job
+    assert f"recorded as job {job.id}" in run.stdout
+    assert (job.state, job.table_id, job.kind) == ("succeeded", ("a",), "plan")
+    assert job.who == Actor.os_user().user and job.pid != os.getpid()
+    ds = lance.dataset(str(path))
+    assert len(ds.get_fragments()) == 1 and ds.count_rows() == 200
+    report = mt.report_of(job)
+    assert report is not None and report.ok
+    assert [(r.table_id, r.kind, r.status, r.message) for r in report.results] == [
+        (("a", "t"), "compact", "done",
+         f"version {before[-1]} → {ds.version}; {fragments} fragments → 1 fragment"),
+    ]  # fmt: skip
+    assert f"a › t  compact: done: {report.results[0].message}" in run.stdout
 
 
 @pytest.mark.slow

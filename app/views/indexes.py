@@ -1,6 +1,8 @@
-"""Indexes: a table's indexes with their stats and charts; create one (vector, full-text or
-scalar) and follow its build; one index's details; drop. Everything acts on the branch picked
-(the shared branch selection; main by default)."""
+"""Indexes: a table's indexes with their stats and charts, its health with Optimize indexes,
+Compact files and Clean up old versions (jobs); create one (vector, full-text or scalar) and
+follow its build; one index's details; drop. Everything acts on the branch picked (the shared
+branch selection; main by default). With ``--ray-address`` a compaction or a BTREE, FTS or
+IVF_PQ build can run on Ray (on main)."""
 
 import streamlit as st
 
@@ -49,19 +51,14 @@ if overview is None:
 st.subheader("Indexes", anchor=False)
 indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
 lagging = indexes.render_lag_warning(overview)
-health.render_health(
-    table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH, branch=branch
+offer = health.Offer(
+    ns, caps, read_only, state.Indexes.MAINT, has_indexes=not overview.empty, lagging=lagging
 )
-maintenance = indexes.render_maintenance(
-    ns,
-    table_id,
-    lagging=lagging,
-    caps=caps,
-    read_only=read_only,
-    key_prefix=state.Indexes.MAINT,
-    has_indexes=not overview.empty,
-)
-if maintenance is not None and writes.submit_job(ns, maintenance) is not None:
+panel = health.render_health(
+    table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH, branch=branch,
+    offer=offer,
+)  # fmt: skip
+if panel.asked is not None and writes.submit_job(ns, panel.asked) is not None:
     st.rerun()
 create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
 
@@ -80,15 +77,18 @@ with create_tab:
             branch=branch,
         )
     ):
-        request, num_rows = wanted
+        request, num_rows = wanted.request, wanted.num_rows
         build = writes.JobRequest(
-            "create_index", tuple(table_id), build_jobs.build_params(request), "Starting the build"
-        )
+            "create_index", tuple(table_id), build_jobs.build_params(request),
+            "Starting the build", wanted.executor, wanted.executor_options,
+        )  # fmt: skip
         if writes.submit_job(ns, build) is not None:
             state.reset_forms("indexes")
             notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
             name = request.name or rules.default_index_name(request.column)
             where = f" on branch {branch}" if branch_name(branch) else ""
+            if wanted.executor == "ray":
+                where += f" on Ray ({wanted.executor_options.get('ray_address')})"
             feedback.flash(
                 "indexes",
                 "info",

@@ -1,11 +1,12 @@
 """Maintenance: a namespace's maintenance policy (admins edit and save it), its dry run (which
-tables would be compacted, optimized or cleaned up, and why) and running it in the background,
-with each action's result."""
+tables would be compacted, optimized or cleaned up, and why) and running it as one job (seen by
+every console on the namespace, on the Jobs page too), followed with each action's result."""
 
 import streamlit as st
 
 from backend.rules import ids
 from components import feedback, maintenance, state, tables, writes
+from components import jobs as jobs_view
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
 
@@ -37,7 +38,23 @@ if saved is not None:
 
 st.subheader(f"Plan for {ids.display_id(namespace_id)}", anchor=False)
 run = maintenance.render_plan(ns, namespace_id, read_only=read_only)
-if run is not None:
-    writes.start_task(run)
+if run is not None and writes.submit_job(ns, run) is not None:
     st.rerun()
-maintenance.render_results(namespace_id)
+
+
+def results() -> None:
+    """The latest run (a job) and its Cancel, sent here."""
+    asked = maintenance.render_results(ns, namespace_id)
+    if asked is None:
+        return
+    write = jobs_view.action_write(ns, asked)
+    done = feedback.run(write.call, action=write.action)
+    if done is not None:
+        write.flash(state.Maintenance.PAGE, done[0])
+        st.rerun()
+
+
+latest = feedback.run(maintenance.plan_jobs, ns, tuple(namespace_id), action="Reading the runs")
+if latest:
+    # while the run goes on, its record is read again every second
+    st.fragment(results, run_every=1.0 if not latest[0].done else None)()

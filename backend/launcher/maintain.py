@@ -8,6 +8,14 @@ For every namespace of TARGET (the root and every namespace under it; only ``NS`
 through the console's write gate as the OS user (admin) and is recorded in the audit log, as
 the console records it; ``LANCE_CONSOLE_READ_ONLY`` refuses them.
 
+With ``--job`` each namespace's run is recorded as one job of kind ``plan``
+(``backend.services.jobs``, beside the namespace's other job records): the Jobs and
+Maintenance pages of every console on the namespace list it with its progress and its
+per-table results, a second run on the same namespace is refused while it runs, and if this
+process dies (a CronJob's deadline) the job reads interrupted. A namespace with nothing to do
+records no job. Without ``--job`` nothing is recorded but the audit log (a nightly run leaves
+no job records behind).
+
 TARGET is what the launcher takes (a folder, ``file://`` / ``s3://`` / ``gs://`` / ``az://``
 URI, ``http(s)://`` URL), with the same ``--storage`` and ``--api-key-env`` options; a folder
 that does not exist is refused (nothing is created).
@@ -71,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="only this namespace (its parts joined by the delimiter, e.g. 'sales$eu', or "
         "'sales › eu'; '' for the root); default: every namespace",
+    )
+    parser.add_argument(
+        "--job",
+        action="store_true",
+        help="record each namespace's run as a job (kind plan) that the consoles' Jobs and "
+        "Maintenance pages list; ignored with --dry-run",
     )
     parser.add_argument(
         "--storage",
@@ -176,8 +190,26 @@ def _would(step: Any) -> str:
     return line
 
 
+def _run_as_job(ns: Any, plan: Any, out: TextIO) -> tuple[Any, bool]:
+    """Run ``plan`` as a job of kind ``plan`` and wait for it: ``(the steps' report or None,
+    whether the job succeeded)``; a refusal or another end is said on ``out``."""
+    from backend.services import jobs
+    from backend.services import maintenance as mt
+
+    try:
+        job = mt.submit_plan(ns, plan)
+    except Exception as exc:  # noqa: BLE001 - a refusal, a plan already running
+        print(f"  not run: {_said(exc)}", file=out)
+        return None, False
+    print(f"  recorded as job {job.id}", file=out, flush=True)
+    job = jobs.wait(ns, job.id, timeout=float("inf"))
+    if job.state != jobs.SUCCEEDED:
+        print(f"  job {job.id} {job.state}: {job.error_text or job.interrupted}", file=out)
+    return mt.report_of(job), job.state == jobs.SUCCEEDED
+
+
 def _maintain_namespace(
-    ns: Any, nsid: list[str], *, dry_run: bool, out: TextIO, err: TextIO
+    ns: Any, nsid: list[str], *, dry_run: bool, out: TextIO, err: TextIO, job: bool = False
 ) -> tuple[int, int]:
     """Plan (and run) one namespace; ``(actions that ran or would run, problems)``."""
     from lance_namespace.errors import LanceNamespaceError
@@ -210,7 +242,13 @@ def _maintain_namespace(
             print(_would(step), file=out)
             problems += bool(step.blocked)
         return len(todo), problems
-    report = mt.run_plan(ns, plan)
+    if job and todo:  # a namespace with nothing to do records no job
+        report, succeeded = _run_as_job(ns, plan, out)
+        problems += not succeeded
+        if report is None:
+            return len(todo), problems
+    else:
+        report = mt.run_plan(ns, plan)
     for result in report.results:
         print(
             f"  {ids.display_id(result.table_id)}  {result.kind}: {result.status}: "
@@ -250,7 +288,9 @@ def main(
     bad = False
     for nsid in spaces:
         try:
-            done, found = _maintain_namespace(ns, nsid, dry_run=args.dry_run, out=out, err=err)
+            done, found = _maintain_namespace(
+                ns, nsid, dry_run=args.dry_run, out=out, err=err, job=args.job
+            )
         except _BadInput:
             bad = True
             continue

@@ -32,15 +32,25 @@ committed, its partial files removed), a compaction between tasks (nothing commi
 index optimization or a cleanup cannot be stopped once started (a queued one can), nor can an
 index build a REST server runs.
 
-Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup``, ``create_index``);
-:func:`register_kind` adds one. Executors: :data:`EXECUTORS` (``local``);
-:func:`register_executor` adds one (the ``ray`` executor of the ``[ray]`` extra).
+A job submitted with a branch view (``backend.branch_view.on_branch``), or an index build
+whose parameters name a branch, records that branch (``branch``; ``None``: main): it runs on
+it, :func:`rerun` (from any process) runs it on it again, two jobs of one kind on one table
+are duplicates only on the same branch, and a compaction resumes only a checkpoint of its
+own branch.
+
+Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup``, ``create_index``, ``plan``: a
+namespace's maintenance plan, ``backend.services.maintenance.plan_jobs``); :func:`register_kind`
+adds one. Executors: :data:`EXECUTORS` (``local``; ``ray`` when the ``[ray]`` extra is
+importable: registered at import, loaded at its first use, so that importing this module
+never imports Ray); :func:`register_executor` adds one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
+import importlib.util
 import json
 import os
 import socket
@@ -54,6 +64,7 @@ from typing import Any
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from .. import capabilities, redaction
+from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
 from ..gate import GatedNamespace, long_operations, recorded, refusals
 from ..local.job_store import JobStore, open_job_store
@@ -70,6 +81,7 @@ QUEUED, RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELLED = (
 )
 STATES: tuple[str, ...] = (QUEUED, RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELLED)
 ACTIVE: frozenset[str] = frozenset({QUEUED, RUNNING})
+ANY_BRANCH = "*"  # list_jobs: the jobs of every branch (not a branch name)
 MAX_RECORDS = 500  # finished jobs beyond this many (the oldest) are forgotten at a submit
 
 HOST = socket.gethostname()
@@ -148,6 +160,8 @@ class Job:
     label: str = ""
     executor: str = "local"
     executor_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    branch: str | None = None  # the branch it acts on (None: main)
+    note: str | None = None  # what its executor cannot do (no progress, no cancel...)
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
@@ -373,8 +387,9 @@ class Executor:
     """Where jobs run. The local executor runs each in a thread of this process, at most
     :func:`worker_count` at once. Another (the ``ray`` one) overrides :meth:`check` (its
     options, e.g. ``ray_address``), :meth:`implementation` (the work of a kind on it) and
-    may override :meth:`start`; the record, heartbeats, cancel and outcome stay this
-    module's (``run()`` does them)."""
+    may override :meth:`supported`, :meth:`admit` (a job it cannot run, refused before
+    anything is recorded), :meth:`cancellable`, :meth:`note` and :meth:`start`; the record,
+    heartbeats, cancel and outcome stay this module's (``run()`` does them)."""
 
     name = "local"
 
@@ -389,6 +404,24 @@ class Executor:
             )
         return {}
 
+    def supported(self, kind: Kind, ns: Any) -> str | None:
+        """Why ``ns`` cannot run ``kind`` on this executor (``None``: it can)."""
+        return kind.supported(ns) if kind.supported is not None else None
+
+    def admit(
+        self, ns: Any, kind: Kind, target: tuple[str, ...] | None, params: Mapping[str, Any]
+    ) -> None:
+        """Refuse (a namespace error) a job this executor cannot run, its parameters checked;
+        nothing is recorded yet."""
+
+    def cancellable(self, kind: Kind, ns: Any) -> bool:
+        """Whether a running job of ``kind`` can be stopped on this executor."""
+        return kind.can_cancel(ns)
+
+    def note(self, kind: Kind) -> str | None:
+        """What the job's record says this executor does not give (``None``: nothing)."""
+        return None
+
     def implementation(self, kind: Kind) -> KindFn:
         return kind.fn
 
@@ -400,10 +433,55 @@ class Executor:
         threading.Thread(target=work, daemon=True, name=f"job-{job_id}").start()
 
 
+class ExtraExecutor(Executor):
+    """The executor of an extra, registered at import when the extra's packages are importable
+    and loaded from ``module`` (its ``executor()``) at first use: importing this module
+    imports none of them (``import ray`` takes seconds)."""
+
+    def __init__(self, name: str, module: str) -> None:
+        self.name = name
+        self._module = module
+        self._loaded: Executor | None = None
+        self._lock = threading.Lock()
+
+    def loaded(self) -> Executor:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = importlib.import_module(self._module).executor()
+            return self._loaded
+
+    def check(self, kind: Kind, options: Mapping[str, Any]) -> dict[str, Any]:
+        return self.loaded().check(kind, options)
+
+    def supported(self, kind: Kind, ns: Any) -> str | None:
+        return self.loaded().supported(kind, ns)
+
+    def admit(
+        self, ns: Any, kind: Kind, target: tuple[str, ...] | None, params: Mapping[str, Any]
+    ) -> None:
+        self.loaded().admit(ns, kind, target, params)
+
+    def cancellable(self, kind: Kind, ns: Any) -> bool:
+        return self.loaded().cancellable(kind, ns)
+
+    def note(self, kind: Kind) -> str | None:
+        return self.loaded().note(kind)
+
+    def implementation(self, kind: Kind) -> KindFn:
+        return self.loaded().implementation(kind)
+
+    def start(self, run: Callable[[], None], job_id: str) -> None:
+        self.loaded().start(run, job_id)
+
+
 EXECUTORS: dict[str, Executor] = {"local": Executor()}
-# Executors that come with an extra, and what to install for them.
+# Executors that come with an extra: what to install for them, the packages that must be
+# importable, and the module whose ``executor()`` makes it.
 EXTRA_EXECUTORS: dict[str, str] = {
     "ray": "the Ray executor needs the [ray] extra: pip install 'lance-namespace-console[ray]'",
+}
+EXTRA_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
+    "ray": (("ray", "lance_ray"), "backend.services.ray_executor"),
 }
 
 
@@ -412,7 +490,23 @@ def register_executor(name: str, executor: Executor) -> None:
     EXECUTORS[name] = executor
 
 
+def _importable(*modules: str) -> bool:
+    """Whether every module can be imported (found, not imported)."""
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in modules)
+    except (ImportError, ValueError):
+        return False
+
+
+def _register_extras() -> None:
+    for name, (packages, module) in EXTRA_MODULES.items():
+        if name not in EXECUTORS and _importable(*packages):
+            register_executor(name, ExtraExecutor(name, module))
+
+
 def _executor(name: str) -> Executor:
+    if not isinstance(name, str):
+        raise invalid(f"an executor is named by a text, got {name!r}")
     found = EXECUTORS.get(name)
     if found is not None:
         return found
@@ -606,9 +700,16 @@ def _start_heartbeat() -> None:
 # -- the API ----------------------------------------------------------------------------------------
 
 
+def _gated(ns: Any) -> GatedNamespace | None:
+    """The gate of ``ns`` (seen through a branch view), or ``None``."""
+    found = unbranched(ns)
+    return found if isinstance(found, GatedNamespace) else None
+
+
 def _actor(ns: Any) -> tuple[str, str | None]:
-    if isinstance(ns, GatedNamespace):
-        return ns.actor.user, ns.actor.role
+    gated = _gated(ns)
+    if gated is not None:
+        return gated.actor.user, gated.actor.role
     from ..gate import Actor
 
     actor = Actor.os_user()
@@ -616,8 +717,16 @@ def _actor(ns: Any) -> tuple[str, str | None]:
 
 
 def _check_read(ns: Any) -> None:
-    if isinstance(ns, GatedNamespace):
-        ns.check("list_jobs")
+    gated = _gated(ns)
+    if gated is not None:
+        gated.check("list_jobs")
+
+
+def _job_branch(ns: Any, params: Mapping[str, Any]) -> str | None:
+    """The branch a job acts on: the one its parameters name (an index build's request), else
+    a branch view's; ``None``: main."""
+    named = params.get("branch") if isinstance(params, Mapping) else None
+    return branch_name(named) if named else branch_of(ns)
 
 
 def _kind(name: str) -> Kind:
@@ -649,26 +758,30 @@ def _prune(store: JobStore, records: list[dict[str, Any]]) -> None:
 
 
 def _busy(
-    records: Iterable[dict[str, Any]], kind: Kind, target: Any, key: str | None
+    records: Iterable[dict[str, Any]], kind: Kind, target: Any, key: str | None, branch: str | None
 ) -> Job | None:
     now = time.time()
     for record in records:
         if record.get("kind") != kind.name or record.get("state") not in ACTIVE:
             continue
         job = Job.from_record(record, now)
-        if job.done or list(job.table_id or ()) != list(target or ()):
+        if job.done or list(job.table_id or ()) != list(target or ()) or job.branch != branch:
             continue
         if kind.key is None or kind.key(job.params) == key:
             return job
     return None
 
 
-def _resume_point(records: Iterable[dict[str, Any]], kind: str, target: Any) -> dict[str, Any]:
-    """The checkpoint of the latest job of ``kind`` on ``target`` when that job was
-    interrupted or cancelled (a new run takes it over), else nothing."""
+def _resume_point(
+    records: Iterable[dict[str, Any]], kind: str, target: Any, branch: str | None
+) -> dict[str, Any]:
+    """The checkpoint of the latest job of ``kind`` on ``target`` (on ``branch``) when that
+    job was interrupted or cancelled (a new run takes it over), else nothing."""
     now = time.time()
     for record in records:
         if record.get("kind") != kind or list(record.get("table_id") or ()) != list(target or ()):
+            continue
+        if (record.get("branch") or None) != branch:
             continue
         job = Job.from_record(record, now)
         if job.state in (INTERRUPTED, CANCELLED) and record.get("checkpoint"):
@@ -688,7 +801,8 @@ def submit(
     """Record a job of ``kind`` on ``table_id`` with ``params`` and start it on
     ``executor``; returns the job (its ``id``, state ``queued`` or already further). Bad
     input, an unsupported backend, the actor's role or a read-only launch: a namespace error
-    in the user's terms, recorded as a refusal, and nothing written."""
+    in the user's terms, recorded as a refusal, and nothing written. ``ns`` a branch view:
+    the job acts on its branch (and records it)."""
     return _submit(ns, kind, table_id, params, executor, executor_options)
 
 
@@ -710,23 +824,27 @@ def _submit(
     request = {"kind": kind.name, "params": given}
     with refusals(ns, operation, request, ids=list(table_id or [])):
         target = _target(kind, table_id)
-        if isinstance(ns, GatedNamespace):
-            ns.check(operation, request)
+        gated = _gated(ns)
+        if gated is not None:
+            gated.check(operation, request)
         place = _executor(executor_name)
         options = place.check(kind, dict(executor_options))
-        why = kind.supported(ns) if kind.supported is not None else None
+        why = place.supported(kind, ns)
         if why:
             raise make(ErrorCode.UNSUPPORTED, why)
         checked = kind.validate(ns, target, given) if kind.validate is not None else given
         checked = _jsonable(checked)
+        branch = _job_branch(ns, checked)
+        place.admit(ns, kind, target, checked)
         store = open_job_store(ns)
         records = _records(store)
         key = kind.key(checked) if kind.key is not None else None
-        running = _busy(records, kind, target, key)
+        running = _busy(records, kind, target, key, branch)
         if running is not None:
+            where = f" on branch {branch}" if branch else ""
             raise make(
                 ErrorCode.CONCURRENT_MODIFICATION,
-                f"{running.label} of {running.target or 'the namespace'} is already "
+                f"{running.label} of {running.target or 'the namespace'}{where} is already "
                 f"{running.state} (job {running.id}, started by {running.who}); wait for it "
                 "or cancel it",
             )
@@ -745,6 +863,8 @@ def _submit(
         "role": role,
         "executor": executor_name,
         "executor_options": redaction.redact_json(options),
+        "branch": branch,
+        "note": place.note(kind),
         "created_at": now,
         "heartbeat_at": now,
         "stage": "queued",
@@ -753,10 +873,10 @@ def _submit(
         "pid": os.getpid(),
         "process": PROCESS_TOKEN,
         "process_start": PROCESS_START,
-        "cancellable": kind.can_cancel(ns),
+        "cancellable": place.cancellable(kind, ns),
         "cancel_requested": False,
         "rerun_of": rerun_of,
-        **_resume_point(records, kind.name, target),
+        **_resume_point(records, kind.name, target, branch),
     }
     store.put(job_id, record)
     _prune(store, records)
@@ -793,10 +913,14 @@ def list_jobs(
     kinds: Iterable[str] | None = None,
     states: Iterable[str] | None = None,
     limit: int | None = None,
+    branch: str | None = ANY_BRANCH,
 ) -> list[Job]:
-    """The namespace's jobs, newest first, with their true states: of one table, of some
-    kinds, in some states, the first ``limit``."""
+    """The namespace's jobs, newest first, with their true states: of one table (a
+    namespace's own jobs, such as a plan, only when ``kinds`` names them), of some kinds, in
+    some states, on one ``branch`` (``None`` or ``"main"``: main; default: every branch), the
+    first ``limit``."""
     _check_read(ns)
+    on = branch if branch == ANY_BRANCH else branch_name(branch)
     wanted_kinds = set(kinds) if kinds is not None else None
     wanted_states = set(states) if states is not None else None
     if wanted_states is not None and not wanted_states <= set(STATES):
@@ -809,6 +933,12 @@ def list_jobs(
         if wanted_kinds is not None and record.get("kind") not in wanted_kinds:
             continue
         if target is not None and list(record.get("table_id") or []) != target:
+            continue
+        if target is not None and wanted_kinds is None:
+            found = KINDS.get(str(record.get("kind")))
+            if found is not None and not found.needs_table:
+                continue  # a namespace's job, not a table's
+        if on != ANY_BRANCH and (record.get("branch") or None) != on:
             continue
         try:
             job = Job.from_record(record, now)
@@ -836,15 +966,17 @@ def cancel(ns: Any, job_id: str) -> Job:
     operation = operation_of(job)
     request = {"job_id": job.id, "kind": job.kind}
     with refusals(ns, "cancel_job", request, ids=list(job.table_id or [])):
-        if isinstance(ns, GatedNamespace):
-            ns.check(operation, job.params)
+        gated = _gated(ns)
+        if gated is not None:
+            gated.check(operation, job.params)
         if job.done:
             raise invalid(f"job {job.id} ({job.label}) is {job.state}: there is nothing to cancel")
         if job.state == RUNNING and not job.cancellable:
+            why = job.note or "lance gives no way to"
             raise make(
                 ErrorCode.UNSUPPORTED,
-                f"{job.label} of {job.target} cannot be stopped once it started (lance gives no "
-                "way to); it ends by itself",
+                f"{job.label} of {job.target or 'the namespace'} cannot be stopped once it "
+                f"started ({why}); it ends by itself",
             )
     who, _ = _actor(ns)
     store = open_job_store(ns)
@@ -865,14 +997,16 @@ def cancel(ns: Any, job_id: str) -> Job:
 
 
 def rerun(ns: Any, job_id: str) -> Job:
-    """Run job ``job_id`` again with its kind, target, parameters and executor (a finished,
-    failed, cancelled or interrupted one); a compaction resumes from the tasks the earlier
-    run finished. A job still queued or running: ``InvalidInputError``."""
+    """Run job ``job_id`` again with its kind, target, parameters, executor and branch (a
+    finished, failed, cancelled or interrupted one), whatever branch ``ns`` is a view of; a
+    compaction resumes from the tasks the earlier run finished. A job still queued or
+    running: ``InvalidInputError``."""
     job = get(ns, job_id)
     if not job.done:
         raise invalid(f"job {job.id} ({job.label}) is still {job.state}: wait for it or cancel it")
     options = {k: v for k, v in job.executor_options.items() if not redaction.is_masked(v)}
-    return _submit(ns, job.kind, job.table_id, job.params, job.executor, options, rerun_of=job.id)
+    on = on_branch(ns, job.branch)
+    return _submit(on, job.kind, job.table_id, job.params, job.executor, options, rerun_of=job.id)
 
 
 def wait(ns: Any, job_id: str, timeout: float = 120.0) -> Job:
@@ -988,15 +1122,44 @@ def _check_cleanup(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, 
     from .lifecycle import check_cleanup_policy
 
     _only_keys("cleanup", params, ("keep_last", "older_than_days"))
+    on = branch_of(ns)
+    if on is not None:  # as the Versions page: a cleanup by policy is main's only
+        raise make(
+            ErrorCode.UNSUPPORTED,
+            f"a cleanup of old versions acts on the table's main, not branch {on!r}; nothing "
+            "was done. Pick main to clean up",
+        )
     keep_last, older_than = _cleanup_policy(params)
     check_cleanup_policy(keep_last, older_than)
     return {k: v for k, v in params.items() if v is not None}
 
 
+def _lance_cleanup(ns: Any, params: Mapping[str, Any]) -> bool:
+    """Whether a cleanup runs as lance's own ``cleanup_old_versions`` (which also removes the
+    files no version left needs): a cleanup by age alone where the namespace has it (the local
+    backend; a cleanup is main's)."""
+    return (
+        set(params) == {"older_than_days"}
+        and isinstance(params["older_than_days"], int)
+        and callable(getattr(ns, "cleanup_old_versions", None))
+    )
+
+
 def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from . import lifecycle
+    from . import lifecycle, tuning
 
     keep_last, older_than = _cleanup_policy(params)
+    if _lance_cleanup(ns, params):
+        days = params["older_than_days"]
+        ctx.progress(f"removing the versions older than {plural(days, 'day')}", None)
+        out = tuning.cleanup_old_versions(ns, list(table_id), days)
+        return {
+            "deleted_versions": list(out.get("removed_versions") or []),
+            "kept_versions": out.get("versions_after"),
+            "bytes_removed": out.get("bytes_removed"),
+            "policy": f"versions older than {plural(days, 'day')} (lance's cleanup: the files "
+            "no version left needs too); never the latest or a tagged version",
+        }
     ctx.progress("listing the versions to delete", None)
     plan = lifecycle.cleanup_plan(ns, list(table_id), keep_last=keep_last, older_than=older_than)
     ctx.details(delete=plan.delete, keep=len(plan.keep), policy=plan.policy)
@@ -1049,18 +1212,40 @@ register_kind(
     "cleanup", _cleanup, operation="batch_delete_table_versions", label="cleanup",
     validate=_check_cleanup, cancellable=False,
 )  # fmt: skip
+
+
+def _plan(ns: Any, target: Any, params: dict[str, Any], ctx: JobContext) -> Any:
+    from .maintenance.plan_jobs import run_plan_job
+
+    return run_plan_job(ns, target, params, ctx)
+
+
+def _check_plan(ns: Any, target: Any, params: dict[str, Any]) -> dict[str, Any]:
+    from .maintenance.plan_jobs import check_plan_params
+
+    return check_plan_params(ns, target, params)
+
+
+register_kind(
+    "plan", _plan, operation="run_maintenance_plan", label="maintenance plan",
+    validate=_check_plan, needs_table=False,
+)  # fmt: skip
 register_kind(
     "create_index", _create_index, operation=_index_operation, label="index build",
     validate=_check_create_index, key=_index_key,
     cancellable=lambda ns: capabilities(ns).progress_events,
 )  # fmt: skip
 
+_register_extras()
+
 
 __all__ = [
     "ACTIVE",
+    "ANY_BRANCH",
     "CANCELLED",
     "EXECUTORS",
     "EXTRA_EXECUTORS",
+    "EXTRA_MODULES",
     "FAILED",
     "INTERRUPTED",
     "KINDS",
@@ -1069,6 +1254,7 @@ __all__ = [
     "STATES",
     "SUCCEEDED",
     "Executor",
+    "ExtraExecutor",
     "Job",
     "JobContext",
     "Kind",

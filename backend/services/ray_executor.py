@@ -39,13 +39,23 @@ Ray keeps its local processes alive only as long as the thread that started them
 is started (and a cluster joined) on one long-lived thread of this module, whatever thread
 (a Streamlit session, a job) asks first. One process joins one Ray cluster.
 
-Jobs (``backend.services.jobs``) plug this in as ``executor="ray"`` with :func:`register`;
-:data:`KINDS` maps a job kind to the function that runs it, :func:`run` dispatches one.
+A branch is refused (a branch view, ``backend.branch_view.on_branch``, or an index request
+naming one): lance-ray opens the table at its location and commits to its main, so the work
+would land on main. ``UnsupportedOperationError``, nothing done; the local executor acts on
+branches.
+
+Jobs (``backend.services.jobs``) run this as ``executor="ray"`` (:class:`RayExecutor`: jobs
+registers it at import when the extra is importable and loads it, with this module, at its
+first use; :func:`register` plugs it into a registry explicitly): the job's record is the
+console's (Ray forgets its jobs when its head restarts), with the Ray address, and says that
+lance-ray gives no progress within its work and no cancel once it started. :data:`KINDS` maps
+a job kind to the function that runs it, :func:`run` dispatches one.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -57,6 +67,7 @@ from lance_namespace import CreateTableIndexRequest, DescribeTableRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import capabilities, gate, redaction
+from backend.branch_view import branch_name, branch_of
 from backend.errors import (
     NamespaceConnectionError,
     NamespaceTimeoutError,
@@ -67,6 +78,7 @@ from backend.errors import (
 from backend.launcher import launch
 from backend.rules import ids, request_rules
 from backend.rules import index_rules as rules
+from backend.services import jobs
 
 EXECUTOR = "ray"
 EXTRA_MISSING = "the Ray executor needs the [ray] extra: pip install 'lance-namespace-console[ray]'"
@@ -454,6 +466,26 @@ def _engine_error(exc: BaseException, what: str) -> LanceNamespaceError:
     return to_namespace_error(exc, f"{what} on Ray")
 
 
+def branch_refusal(ns: Any, branch: Any = None) -> LanceNamespaceError | None:
+    """The refusal of work on a branch (``branch`` named, else ``ns`` a branch view's), or
+    ``None`` on main. A bad branch name: ``InvalidInputError`` (raised)."""
+    on = branch_name(branch) or branch_of(ns)
+    if on is None:
+        return None
+    return make(
+        ErrorCode.UNSUPPORTED,
+        f"the Ray executor cannot act on branch {on!r}: lance-ray opens the table at its "
+        "location and commits to its main, so the work would land on main; nothing was done. "
+        "Run it on this console (the local executor) for a branch",
+    )
+
+
+def _refuse_branch(ns: Any, branch: Any = None) -> None:
+    refusal = branch_refusal(ns, branch)
+    if refusal is not None:
+        raise refusal
+
+
 def compact(
     ns: Any,
     table_id: Sequence[str],
@@ -474,6 +506,7 @@ def compact(
     request = _request(tid, address, options=dict(options))
     with gate.refusals(ns, "compact_files", request, ids=tid):
         gate.require_writable(ns, "compact_files")
+        _refuse_branch(ns)
         _, lance_ray = modules()
         if address is not None:
             check_address(address)
@@ -610,13 +643,15 @@ def create_index(
     ray_address: str | None = None,
     num_workers: int | None = None,
     progress: Progress | None = None,
+    branch: str | None = None,
 ) -> dict[str, Any]:
     """Build a BTREE, FTS or IVF_PQ index on Ray workers, one segment per worker
     (``lance_ray.create_scalar_index`` / ``create_index``). ``params``: the request's build
     parameters (FTS options; IVF_PQ's ``num_partitions``, ``num_sub_vectors``, ``num_bits``,
     ``sample_rate``, ``max_iterations``); empty ones are chosen as the local build chooses them
     (``chosen``). Returns ``index_name``, ``index_type``, the versions before and after,
-    ``chosen``, ``executor``, ``ray_address`` and ``workers``."""
+    ``chosen``, ``executor``, ``ray_address`` and ``workers``. ``branch`` (or ``ns`` a branch
+    view): refused, see the module docstring."""
     tid = ids.check_id(table_id)
     address = ray_address if ray_address is not None else default_address()
     context = {"executor": EXECUTOR, "ray_address": address or "local"}
@@ -625,8 +660,11 @@ def create_index(
     op = "create_table_scalar_index" if category == "scalar" else "create_table_index"
     delimiter = str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
     asked = {"id": tid, "column": column, "index_type": t, "params": dict(params or {}), **context}
+    if branch is not None:
+        asked["branch"] = branch
     with gate.refusals(ns, op, asked, ids=tid):
         gate.require_writable(ns, op)
+        _refuse_branch(ns, branch)
         request = index_request(
             tid, column, t, name=name, distance_type=distance_type, params=params,
             context=context,
@@ -720,7 +758,9 @@ def _run_compact(
 ) -> dict[str, Any]:
     options = dict(params or {})
     num_workers = options.pop("num_workers", None)
-    return compact(ns, table_id, num_workers=num_workers, **kw, **options)
+    if kw.get("num_workers") is None:
+        kw["num_workers"] = num_workers
+    return compact(ns, table_id, **kw, **options)
 
 
 def _run_create_index(
@@ -736,12 +776,15 @@ def _run_create_index(
         raise invalid("an index build names its column and index_type")
     name, distance = given.pop("name", None), given.pop("distance_type", None)
     num_workers = given.pop("num_workers", None)
-    for key in ("id", "context", "mode", "branch"):
+    if kw.get("num_workers") is None:
+        kw["num_workers"] = num_workers
+    branch = given.pop("branch", None)  # refused by create_index unless main
+    for key in ("id", "context", "mode", "identity"):
         given.pop(key, None)  # a request's fields that are not build parameters
     build.update(given)
     return create_index(
         ns, table_id, column, index_type, name=name, distance_type=distance, params=build,
-        num_workers=num_workers, **kw,
+        branch=branch, **kw,
     )  # fmt: skip
 
 
@@ -759,34 +802,113 @@ def run(
     params: Mapping[str, Any] | None = None,
     *,
     ray_address: str | None = None,
+    num_workers: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run job ``kind`` (:data:`KINDS`) on Ray; ``InvalidInputError`` for a kind this executor
-    does not run."""
+    does not run, ``UnsupportedOperationError`` on a branch (nothing done)."""
     runner = KINDS.get(kind)
     if runner is None:
         raise invalid(
             f"the Ray executor runs {', '.join(sorted(KINDS))} jobs, not {kind!r}; run it with "
             "the local executor"
         )
-    return runner(ns, table_id, params or {}, ray_address=ray_address, progress=progress)
+    return runner(
+        ns, table_id, params or {}, ray_address=ray_address, num_workers=num_workers,
+        progress=progress,
+    )  # fmt: skip
+
+
+# What a Ray job's record says it does not give.
+JOB_NOTE = (
+    "runs on Ray: lance-ray reports no progress while it works (the stage says what it does) "
+    "and cannot be cancelled once it started"
+)
+
+
+class RayExecutor(jobs.Executor):
+    """The ``ray`` executor of ``backend.services.jobs``: the kinds of :data:`KINDS`, their
+    work run by :func:`run` in a thread of this process (the Ray driver) with the job's
+    ``ray_address`` (else the launch's ``--ray-address``, else a local Ray) and
+    ``num_workers``. Refused before anything is recorded: another kind, a bad address, a
+    branch, an index type lance-ray does not build. A running job cannot be cancelled."""
+
+    name = EXECUTOR
+
+    def __init__(self) -> None:  # no slots of its own: the cluster schedules the work
+        pass
+
+    def check(self, kind: jobs.Kind, options: Mapping[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(options) - {"ray_address", "num_workers"})
+        if unknown:
+            raise invalid(
+                f"the Ray executor takes ray_address and num_workers, not {', '.join(unknown)}"
+            )
+        if kind.name not in KINDS:
+            raise make(
+                ErrorCode.UNSUPPORTED,
+                f"the Ray executor runs {', '.join(sorted(KINDS))} jobs, not {kind.name}; run "
+                "it on this console (the local executor)",
+            )
+        missing = [m for m in ("ray", "lance_ray") if importlib.util.find_spec(m) is None]
+        if missing:  # found without importing (``import ray`` takes seconds)
+            raise make(ErrorCode.UNSUPPORTED, f"{EXTRA_MISSING} ({missing[0]} is missing)")
+        address = options.get("ray_address")
+        address = check_address(address) if address is not None else default_address()
+        _check_workers(options.get("num_workers"))
+        out: dict[str, Any] = {"ray_address": address}
+        if options.get("num_workers") is not None:
+            out["num_workers"] = options["num_workers"]
+        return out
+
+    def supported(self, kind: jobs.Kind, ns: Any) -> str | None:
+        return None  # the workers open the table's storage themselves (REST roots too)
+
+    def admit(
+        self, ns: Any, kind: jobs.Kind, target: tuple[str, ...] | None, params: Mapping[str, Any]
+    ) -> None:
+        _refuse_branch(ns, params.get("branch"))
+        if kind.name == "create_index":
+            t = rules.normalize_index_type(str(params.get("index_type") or ""))
+            if t not in INDEX_TYPES:
+                raise make(
+                    ErrorCode.UNSUPPORTED,
+                    f"the Ray executor builds {', '.join(INDEX_TYPES)} indexes; build {t} on "
+                    "this console (the local executor)",
+                )
+
+    def cancellable(self, kind: jobs.Kind, ns: Any) -> bool:
+        return False
+
+    def note(self, kind: jobs.Kind) -> str | None:
+        return JOB_NOTE
+
+    def implementation(self, kind: jobs.Kind) -> jobs.KindFn:
+        def work(ns: Any, table_id: Any, params: dict[str, Any], ctx: Any) -> dict[str, Any]:
+            options = ctx.executor_options
+            ctx.progress(f"starting on Ray at {options.get('ray_address') or 'a local Ray'}")
+            return run(
+                ns, kind.name, list(table_id), params, ray_address=options.get("ray_address"),
+                num_workers=options.get("num_workers"), progress=ctx.progress,
+            )  # fmt: skip
+
+        return work
+
+    def start(self, run: Callable[[], None], job_id: str) -> None:
+        # the work is the cluster's: a thread of this process drives it, outside the local
+        # executor's slots
+        threading.Thread(target=run, daemon=True, name=f"ray-job-{job_id}").start()
+
+
+def executor() -> RayExecutor:
+    """A new :class:`RayExecutor` (``jobs.ExtraExecutor`` loads it so)."""
+    return RayExecutor()
 
 
 def register(jobs: Any) -> None:
-    """Plug this executor into a job registry as ``executor="ray"``: ``jobs.register_executor(
-    "ray", run, kinds=...)`` when the registry has it, else ``jobs.EXECUTORS["ray"] = run``
-    (a mapping of executor name -> runner)."""
-    register_executor = getattr(jobs, "register_executor", None)
-    if callable(register_executor):
-        try:
-            register_executor(EXECUTOR, run, kinds=tuple(KINDS))
-        except TypeError:  # a registry without kinds
-            register_executor(EXECUTOR, run)
-        return
-    executors = jobs if isinstance(jobs, dict) else getattr(jobs, "EXECUTORS", None)
-    if not isinstance(executors, dict):
-        raise TypeError("register: give a job module with register_executor or EXECUTORS")
-    executors[EXECUTOR] = run
+    """Make this executor ``submit(..., executor="ray")`` of the job module ``jobs``
+    (``backend.services.jobs``: ``jobs.register_executor("ray", RayExecutor())``)."""
+    jobs.register_executor(EXECUTOR, executor())
 
 
 __all__ = [
@@ -795,8 +917,11 @@ __all__ = [
     "EXTRA_MISSING",
     "INDEX_TYPES",
     "KINDS",
+    "JOB_NOTE",
+    "RayExecutor",
     "Storage",
     "address_problem",
+    "branch_refusal",
     "check_address",
     "check_workers",
     "cluster_cpus",
@@ -805,6 +930,7 @@ __all__ = [
     "connect",
     "create_index",
     "default_address",
+    "executor",
     "index_request",
     "modules",
     "ray_sample_rate",

@@ -46,18 +46,6 @@ TID = ["t_ray"]
 REF = ["t_local"]
 
 
-@pytest.fixture(scope="session")
-def local_ray() -> Any:
-    """One local Ray for the session, shut down at its end."""
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-
-
 @functools.cache
 def source(seed: int = 0) -> pa.Table:
     """``id``, ``num`` (0-499), ``text`` (six words of :data:`VOCABULARY`) and ``vec``
@@ -454,20 +442,22 @@ def test_the_launch_address_is_the_default(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_registers_as_the_ray_executor_of_a_job_registry(unchanged: tuple[Any, pa.Table]) -> None:
-    """``register`` plugs ``run`` in (a registry function, or an EXECUTORS mapping); ``run``
-    dispatches a job kind and refuses one it does not run."""
+    """Jobs registers the executor at import without importing Ray (it is loaded at first
+    use); ``register`` plugs a :class:`RayExecutor` into a job module; ``run`` dispatches a job
+    kind and refuses one it does not run."""
+    from backend.services import jobs
+
+    assert isinstance(jobs.EXECUTORS["ray"], jobs.ExtraExecutor)
+    assert isinstance(jobs.EXECUTORS["ray"].loaded(), ray_executor.RayExecutor)
     registered: dict[str, Any] = {}
 
-    class WithFunction:
+    class Registry:
         @staticmethod
-        def register_executor(name: str, runner: Any, *, kinds: tuple[str, ...]) -> None:
-            registered[name] = (runner, kinds)
+        def register_executor(name: str, executor: Any) -> None:
+            registered[name] = executor
 
-    ray_executor.register(WithFunction)
-    assert registered["ray"] == (ray_executor.run, ("compact", "create_index"))
-    executors: dict[str, Any] = {}
-    ray_executor.register(executors)
-    assert executors == {"ray": ray_executor.run}
+    ray_executor.register(Registry)
+    assert isinstance(registered["ray"], ray_executor.RayExecutor)
     gated, _ = unchanged
     with pytest.raises(InvalidInputError, match="runs compact, create_index jobs"):
         ray_executor.run(gated, "cleanup", TID, {})
@@ -475,6 +465,27 @@ def test_registers_as_the_ray_executor_of_a_job_registry(unchanged: tuple[Any, p
         ray_executor.run(gated, "create_index", TID, {"column": "num"})
     with pytest.raises(UnsupportedOperationError, match="builds BTREE"):  # a request's fields
         ray_executor.run(gated, "create_index", TID, {"column": "num", "index_type": "BITMAP"})
+
+
+IMPORT_CHILD = """
+import sys
+from backend.services import jobs
+print(sorted(jobs.EXECUTORS), "ray" in sys.modules, "lance_ray" in sys.modules)
+"""
+
+
+def test_importing_jobs_registers_ray_without_importing_it() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["['local',", "'ray']", "False", "False"]
 
 
 CHILD = """

@@ -116,3 +116,44 @@ def test_a_viewer_sees_jobs_but_may_not_cancel_or_rerun(ui_env, roles) -> None:
     assert grid_states(at) == {"running-elsewhere": "running"}
     assert button(at, "Cancel").disabled
     assert "Disabled: the viewer role may not change the namespace" in texts(at)
+
+
+def test_the_jobs_page_shows_a_jobs_branch_and_a_plans_results(ui_env, make_app) -> None:
+    """A compaction submitted on branch dev lists its branch, and Run again runs it on dev;
+    a maintenance plan's job lists its namespace and its per-table results."""
+    from backend.branch_view import on_branch
+    from backend.services import branches
+    from backend.services import maintenance as mt
+
+    ns = backend.connect(str(ui_env))
+    branches.create_branch(ns, ORDERS, "dev")
+    on_dev = jobs.wait(ns, jobs.submit(on_branch(ns, "dev"), "compact", ORDERS, {}).id, 60)
+    plan = mt.plan(ns, ["sales"])
+    ran = jobs.wait(ns, mt.submit_plan(ns, plan).id, timeout=120)
+    assert on_dev.state == ran.state == "succeeded"
+    at = make_app("jobs")
+    assert_no_exception(at)
+    (grid,) = [d for d in at.dataframe if "branch" in d.value.columns]
+    shown = grid.value.set_index("id")
+    assert (shown.loc[on_dev.id, "branch"], shown.loc[on_dev.id, "table"]) == (
+        "dev",
+        "sales/orders",
+    )
+    assert (shown.loc[ran.id, "branch"], shown.loc[ran.id, "table"]) == ("", "namespace sales")
+    at.selectbox(key=f"{state.Jobs.LIST}.pick").set_value(on_dev.id).run()
+    assert "of sales/orders on branch dev: succeeded" in texts(at)
+    button(at, "Run again").click().run()
+    assert_no_exception(at)
+    (again,) = [j for j in at.session_state[state.Jobs.FOLLOWED] if j not in (on_dev.id, ran.id)]
+    assert jobs.wait(ns, again, timeout=60).branch == "dev"
+
+    at.selectbox(key=f"{state.Jobs.LIST}.pick").set_value(ran.id).run()
+    assert_no_exception(at)
+    report = mt.report_of(ran)
+    assert report is not None
+    (results,) = [d for d in at.dataframe if "status" in d.value.columns]
+    expected = report.frame()
+    assert results.value[["table", "action", "status"]].equals(
+        expected[["table", "action", "status"]]
+    )
+    assert f"Results: {report.summary()}" in texts(at)

@@ -1,5 +1,5 @@
 """AppTest of the Maintenance page (``components.maintenance``): the dry run's figures match
-lance's own count of each table, running the plan compacts (read back with lance), an admin
+lance's own count of each table, running the plan as one job compacts (read back with lance), an admin
 saves a policy that another connection reads back, and an editor may not."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import pyarrow as pa
 from lance_namespace import CreateTableRequest, DescribeTableRequest
 
 import backend
-from backend.services import health
+from backend.services import health, jobs
 from backend.services import maintenance as mt
-from backend.services.tasks import TASKS
 from components import maintenance as cm
 from components import state
 from tests.support import ipc_stream_bytes
@@ -79,14 +78,22 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
 
     button(at, label).click().run()
     assert_no_exception(at)
-    for task_id in at.session_state[state.Search.TASKS]:
-        TASKS.wait(task_id, timeout=120)
+    # the run is one job of kind plan, recorded with the namespace, followed by the session
+    (job_id,) = at.session_state[state.Jobs.FOLLOWED]
+    job = jobs.wait(ns, job_id, timeout=120)
+    assert (job.kind, job.table_id, job.state) == ("plan", ("sales",), "succeeded")
+    assert [j.id for j in jobs.list_jobs(ns, kinds=["plan"])] == [job_id]
     at.run()
     at.run()
     assert_no_exception(at)
     ds = lance.dataset(location)
     assert len(ds.get_fragments()) == 1 and ds.count_rows() == 120
     results = results_grid(at)
+    recorded = mt.report_of(jobs.get(ns, job_id))
+    assert recorded is not None
+    assert results[["table", "action", "status"]].equals(
+        recorded.frame()[["table", "action", "status"]]
+    )
     assert set(zip(results["table"], results["action"], strict=True)) == set(
         zip(todo["table"], todo["action"], strict=True)
     )

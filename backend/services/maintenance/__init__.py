@@ -7,11 +7,15 @@ run, then run table by table through the console's own operations (gate and audi
 * :mod:`.store` - where a namespace's policy is kept (beside the console's records under the
   root; on the console's host for REST) and saving it (admins only, audited);
 * :mod:`.planning` - :func:`plan` (the dry run, from the tables' health and lance's own dry
-  runs) and :func:`run_plan` (a plain function with a ``progress(stage, fraction)``).
+  runs) and :func:`run_plan` (a plain function with a ``progress(stage, fraction)``);
+* :mod:`.plan_jobs` - a plan run as one job (the ``plan`` kind of ``backend.services.jobs``):
+  :func:`submit_plan`, and :func:`report_of` a plan job.
 """
 
 from __future__ import annotations
 
+from .plan_jobs import KIND as PLAN_KIND
+from .plan_jobs import report_of, submit_plan
 from .planning import (
     DONE,
     FAILED,
@@ -62,6 +66,7 @@ __all__ = [
     "KINDS",
     "OPTIMIZE",
     "PLAN_COLUMNS",
+    "PLAN_KIND",
     "REFUSED",
     "SAVED",
     "SKIPPED",
@@ -83,7 +88,9 @@ __all__ = [
     "policy_from_dict",
     "policy_problems",
     "policy_store",
+    "report_of",
     "run_plan",
     "run_step",
     "save_policy",
+    "submit_plan",
 ]

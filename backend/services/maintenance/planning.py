@@ -22,11 +22,15 @@ then cleanup: :data:`RUN_ORDER`), each through its service function (``tuning.co
 ``optimize_indexes``, ``cleanup_old_versions``: the gate checks and records each one), and
 reports each step: ``done`` with what it changed, ``failed`` or ``refused`` with the error in
 the user's terms, ``skipped`` (blocked). One table's failure does not stop the others. It is a
-plain function taking ``progress(stage, fraction)``, so a job system can run a plan as one job.
+plain function taking ``progress(stage, fraction)``, ``stop()`` (asked before each table: the
+run ends there, the remaining tables untouched) and ``on_result(result)`` (each step's result
+as it comes), so a job system runs a plan as one job (``.jobs``: the ``plan`` kind of
+``backend.services.jobs``).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -444,29 +448,78 @@ class StepResult:
     def table(self) -> str:
         return self.table_id[-1]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (a job's record); the service's answer as JSON text where it is not."""
+        return {
+            "table_id": list(self.table_id),
+            "kind": self.kind,
+            "status": self.status,
+            "message": self.message,
+            "details": json.loads(json.dumps(self.details, default=str)),
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepResult:
+        return cls(
+            table_id=tuple(data["table_id"]),
+            kind=str(data["kind"]),
+            status=str(data["status"]),
+            message=str(data.get("message") or ""),
+            details=dict(data.get("details") or {}),
+            seconds=float(data.get("seconds") or 0.0),
+        )
+
 
 @dataclass(frozen=True)
 class RunReport:
-    """The results of :func:`run_plan`, in the order the steps ran."""
+    """The results of :func:`run_plan`, in the order the steps ran; ``not_run``: the steps a
+    stop left out."""
 
     namespace_id: tuple[str, ...]
     results: tuple[StepResult, ...]
     started_at: datetime
     finished_at: datetime
+    not_run: int = 0
 
     @property
     def ok(self) -> bool:
-        """No step failed, was refused or skipped."""
-        return all(r.status == DONE for r in self.results)
+        """No step failed, was refused, skipped or left out by a stop."""
+        return all(r.status == DONE for r in self.results) and not self.not_run
 
     def count(self, status: str) -> int:
         return sum(r.status == status for r in self.results)
 
     def summary(self) -> str:
-        if not self.results:
+        if not self.results and not self.not_run:
             return "nothing to do"
         parts = [f"{self.count(s)} {s}" for s in (DONE, FAILED, REFUSED, SKIPPED) if self.count(s)]
-        return f"{plural(len(self.results), 'action')}: " + ", ".join(parts)
+        if self.not_run:
+            parts.append(f"{self.not_run} not run (stopped)")
+        total = len(self.results) + self.not_run
+        return f"{plural(total, 'action')}: " + ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (a job's result)."""
+        return {
+            "namespace_id": list(self.namespace_id),
+            "results": [r.to_dict() for r in self.results],
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat(),
+            "not_run": self.not_run,
+            "ok": self.ok,
+            "summary": self.summary(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunReport:
+        return cls(
+            namespace_id=tuple(data["namespace_id"]),
+            results=tuple(StepResult.from_dict(r) for r in data.get("results") or []),
+            started_at=datetime.fromisoformat(data["started_at"]),
+            finished_at=datetime.fromisoformat(data["finished_at"]),
+            not_run=int(data.get("not_run") or 0),
+        )
 
     def frame(self) -> pd.DataFrame:
         rows = [
@@ -530,16 +583,34 @@ def run_step(ns: LanceNamespace, step: Step) -> StepResult:
     )
 
 
-def run_plan(ns: LanceNamespace, plan: Plan, progress: Progress | None = None) -> RunReport:
+def run_plan(
+    ns: LanceNamespace,
+    plan: Plan,
+    progress: Progress | None = None,
+    *,
+    stop: Callable[[], bool] | None = None,
+    on_result: Callable[[StepResult], None] | None = None,
+) -> RunReport:
     """Run the steps ``plan`` calls for (see the module docstring); ``progress(stage,
-    fraction)`` hears of each step before it runs."""
+    fraction)`` hears of each step before it runs; ``stop()`` is asked before each table's
+    first step (true: the run ends, the steps left are counted in ``not_run``);
+    ``on_result`` gets each step's result."""
     started = datetime.now(UTC)
     todo = plan.todo
     results: list[StepResult] = []
+    previous: tuple[str, ...] | None = None
     for i, step in enumerate(todo):
+        if step.table_id != previous and stop is not None and stop():
+            return RunReport(
+                plan.namespace_id, tuple(results), started, datetime.now(UTC), len(todo) - i
+            )
+        previous = step.table_id
         if progress is not None:
             progress(f"{step.kind} {ids.display_id(step.table_id)}", i / len(todo))
-        results.append(run_step(ns, step))
+        result = run_step(ns, step)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
     if progress is not None:
         progress("done", 1.0)
     return RunReport(plan.namespace_id, tuple(results), started, datetime.now(UTC))
