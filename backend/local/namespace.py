@@ -103,7 +103,7 @@ from ..locations import (
     to_local_path,
 )
 from ..paging import list_all
-from . import batch, branch_writes, indexes, query_plans, transactions, txn_store
+from . import batch, branch_writes, indexes, query_plans, transactions, txn_store, version_files
 from .batch import catalog_ops, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTable, OpenTables
@@ -901,9 +901,12 @@ class LocalNamespace(LanceNamespace):
     def list_table_versions(self, request: ListTableVersionsRequest) -> ListTableVersionsResponse:
         """Versions, ascending (or descending), paged by ``limit`` / ``page_token``.
 
-        pylance 14 honours ``limit`` but never returns a ``page_token`` (the listing silently
-        ends after the first page), so pages are cut here. Tokens are ``v<version>``: the
-        first version of the next page, which stays valid when versions are deleted.
+        pylance 14 lists every version whatever the ``limit`` and never returns a
+        ``page_token`` (the listing silently ends after the first page), so pages are cut
+        here. Tokens are ``v<version>``: the first version of the next page, which stays valid
+        when versions are deleted. On a local file root (main branch) the page is read from
+        the ``_versions`` directory (``backend.local.version_files``): the file names, then
+        only the page's files; elsewhere from pylance's listing.
         """
         req = self._checked("list_table_versions", ListTableVersionsRequest, request)
         start_at: int | None = None
@@ -912,23 +915,57 @@ class LocalNamespace(LanceNamespace):
             if not (token.startswith("v") and token[1:].isdigit()):
                 raise invalid(f"invalid page_token {token!r} for list_table_versions")
             start_at = int(token[1:])
+
+        def after_token(numbers: list[int]) -> list[int]:
+            if start_at is None:
+                return numbers
+            if req.descending:
+                return [v for v in numbers if v <= start_at]
+            return [v for v in numbers if v >= start_at]
+
+        files = self._version_files(req)
+        if files is not None:
+            table_dir, names = files
+            numbers = after_token(sorted(names, reverse=bool(req.descending)))
+            limit = req.limit if req.limit is not None else len(numbers)
+            following = numbers[limit:]
+            return ListTableVersionsResponse(
+                versions=version_files.entries(table_dir, names, numbers[:limit]),
+                page_token=f"v{following[0]}" if following else None,
+            )
         full = self._inner.list_table_versions(
             req.model_copy(update={"limit": None, "page_token": None})
         )
         versions = sorted(full.versions, key=lambda v: v.version, reverse=bool(req.descending))
-        for v in versions:
-            v.manifest_path = self._fix_manifest_path(v.manifest_path)
-        if start_at is not None:
-            versions = [
-                v
-                for v in versions
-                if (v.version <= start_at if req.descending else v.version >= start_at)
-            ]
+        kept = set(after_token([v.version for v in versions]))
+        versions = [v for v in versions if v.version in kept]
         limit = req.limit if req.limit is not None else len(versions)
         page, rest = versions[:limit], versions[limit:]
+        for v in page:
+            v.manifest_path = self._fix_manifest_path(v.manifest_path)
         return ListTableVersionsResponse(
             versions=page, page_token=f"v{rest[0].version}" if rest else None
         )
+
+    def _version_files(self, req: ListTableVersionsRequest) -> tuple[Path, dict[int, str]] | None:
+        """``(table directory, {version: manifest file name})`` when the table's versions can
+        be read from its ``_versions`` directory (:meth:`_versions_dir`); ``None``: ask
+        pylance."""
+        table_dir = self._versions_dir(req)
+        names = version_files.version_names(table_dir) if table_dir is not None else None
+        return None if table_dir is None or names is None else (table_dir, names)
+
+    def _versions_dir(
+        self, req: ListTableVersionsRequest | DescribeTableVersionRequest
+    ) -> Path | None:
+        """The table's directory when its versions are the files of its ``_versions``
+        directory: a local file root, the main branch, versions not managed by the catalog."""
+        if self.local_path is None or getattr(req, "branch", None):
+            return None
+        desc = self._inner.describe_table(DescribeTableRequest(id=list(req.id or [])))
+        if desc.managed_versioning:
+            return None
+        return to_local_path(self._fix_location(desc.location))
 
     def create_table_version(
         self, request: CreateTableVersionRequest | Mapping[str, Any]
@@ -975,6 +1012,10 @@ class LocalNamespace(LanceNamespace):
         self, request: DescribeTableVersionRequest | Mapping[str, Any]
     ) -> DescribeTableVersionResponse:
         req = self._checked("describe_table_version", DescribeTableVersionRequest, request)
+        table_dir = self._versions_dir(req) if req.version is not None else None
+        found = table_dir and version_files.one_version(table_dir, int(req.version or 0))
+        if found:  # one file looked at (pylance lists every version to find one)
+            return DescribeTableVersionResponse(version=found)
         resp = _response(
             DescribeTableVersionResponse, self._inner.describe_table_version(req.model_dump())
         )
