@@ -10,13 +10,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from backend.paging import Listing
 from backend.services import change_log as cl
 from backend.services import search as ssv
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import dataframe, lazy_expander
 from components.connection import get_namespace
-from components.pager import render_pager
+from components.pager import render_listing_pager, render_pager
 
 PAGE_ROWS = 50
 KINDS = ("updated", "inserted", "deleted")
@@ -72,8 +73,9 @@ def render_change_log_table(frame: pd.DataFrame, *, key_prefix: str) -> None:
         st.caption(feedback.as_text(str(frame.attrs["note"])))
 
 
-def render_change_log_panel(table_id: tuple[str, ...], versions: pd.DataFrame) -> None:
-    """The "Change log" expander: the versions in pages (newest first), each one's change."""
+def render_change_log_panel(table_id: tuple[str, ...], versions: Listing) -> None:
+    """The "Change log" expander: the versions in pages (newest first, read only as far as
+    the page shown), each one's change."""
     box = lazy_expander(
         "Change log: what each version did",
         key=state.Versions.CHANGE_LOG_OPEN,
@@ -82,11 +84,10 @@ def render_change_log_panel(table_id: tuple[str, ...], versions: pd.DataFrame) -
     if box is None:
         return
     with box:
-        listed = sorted((int(v) for v in versions["version"]), reverse=True)
-        page = render_pager(
-            listed, key_prefix=state.Versions.CHANGE_LOG, reset_on=table_id, noun="versions"
+        page = render_listing_pager(
+            versions, key_prefix=state.Versions.CHANGE_LOG, reset_on=table_id, noun="versions"
         )
-        on_page = tuple(page.items)
+        on_page = tuple(int(v.version) for v in page.items)
         frame = feedback.run(change_log_for, table_id, on_page, action="Reading the change log")
         if frame is not None:
             render_change_log_table(frame, key_prefix=state.Versions.CHANGE_LOG)
