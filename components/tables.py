@@ -675,7 +675,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     scope_key = state.panel_key(state.Tables.SORT_SCOPE, tuple(path))
     scope = int(state.get(scope_key) or SORT_SCOPE)
     if listing is not None and by != "name" and not listing.complete:
-        listing = listed_tables(path, scope + 1)
+        listing = listed_tables(path, scope)
     names: list[str] = []
     if listing is not None and (listing.complete or by != "name"):
         names = listing.items()
@@ -697,13 +697,13 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         scoped = shown[:scope]
         every, pending = table_stats(path, scoped)
         source = tstats.sort_names(scoped, every, by, descending=descending)
-        more = len(shown) > scope or (listing is not None and not listing.complete)
-        if more:
-            total = f"{len(shown):,}" if listing is None or listing.complete else listed
+        whole = listing is None or listing.complete or bool(search)
+        if len(shown) > scope or not whole:
+            of = f" of {len(shown):,}" if whole else ""
             st.caption(
-                f"Sorted by {tstats.SORTS[by].lower()} among the first {len(scoped):,} of "
-                f"{total} tables by name: the order is partial (figures are read for these "
-                "only)."
+                f"Sorted by {tstats.SORTS[by].lower()} among the first {len(scoped):,}{of} "
+                f"tables by name{'' if whole else ' (more follow)'}: the order is partial "
+                "(figures are read for these only)."
             )
             st.button(
                 f"Sort {SORT_SCOPE:,} more",
@@ -819,8 +819,8 @@ def _picker_options(
     else:
         matches = listing.items(0, PICKER_OPTIONS)
         said = (
-            f"The first {len(matches):,} of {listing.known:,}+ tables by name; type part of "
-            "a name to find another."
+            f"The first {len(matches):,} tables by name (more follow); type part of a name "
+            "to find another."
         )
     options = matches[:PICKER_OPTIONS]
     if query and len(matches) > len(options):
@@ -843,7 +843,7 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
             _back_to_root(f"{key_prefix}.reset")
             return None
         spaces = nearby_namespaces(current)
-        listing = table_listing(tuple(current)).ensure(PICKER_OPTIONS + 1)
+        listing = table_listing(tuple(current)).ensure(PICKER_OPTIONS)
         big = not listing.complete or listing.known > PICKER_OPTIONS
         find_key = f"{key_prefix}.find"
         query = str(state.get(find_key) or "").strip() if big else ""

@@ -58,24 +58,9 @@ def declare_many(ns: Any, namespace: list[str], count: int) -> list[str]:
     return names
 
 
-@pytest.fixture(scope="module")
-def big_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A local root with 3,000 declared tables in ``many`` and a table ``hist/t`` with
-    3,000 versions (update_config commits, as an engine writing to it would)."""
-    root = tmp_path_factory.mktemp("listing") / "root"
-    root.mkdir()
-    ns = backend.connect(str(root))
-    declare_many(ns, ["many"], 3_000)
-    ns.create_namespace(CreateNamespaceRequest(id=["hist"]))
-    ns.create_table(CreateTableRequest(id=["hist", "t"]), ipc_stream_bytes(pa.table({"a": [1]})))
-    ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=["hist", "t"])).location)
-    for step in range(2_999):
-        ds.update_config({"step": str(step)})
-    return root
-
-
-def test_a_page_of_tables_reads_one_bounded_request(big_root: Path) -> None:
-    ns = backend.connect(str(big_root))
+def test_a_page_of_tables_reads_one_bounded_request(catalog_root: Path) -> None:
+    """3,000 declared tables (``tests.support.build_catalog``)."""
+    ns = backend.connect(str(catalog_root))
     every = sorted(ns.list_tables(ListTablesRequest(id=["many"], include_declared=True)).tables)
     counting = Counting(ns.list_tables, "tables")
     listing = Listing(
@@ -96,8 +81,9 @@ def test_a_page_of_tables_reads_one_bounded_request(big_root: Path) -> None:
     assert last.number == last.count == 60 and last.items == every[-50:]
 
 
-def test_a_page_of_versions_reads_one_bounded_request(big_root: Path) -> None:
-    ns = backend.connect(str(big_root))
+def test_a_page_of_versions_reads_one_bounded_request(catalog_root: Path) -> None:
+    """A table of 3,000 versions (``tests.support.build_catalog``)."""
+    ns = backend.connect(str(catalog_root))
     counting = Counting(ns.list_table_versions, "versions")
     request = ListTableVersionsRequest(id=["hist", "t"], descending=True)
     listing = Listing(counting, request, "versions", batch=100, key=lambda v: v.version)
@@ -110,12 +96,17 @@ def test_a_page_of_versions_reads_one_bounded_request(big_root: Path) -> None:
     assert counting.calls[1].page_token == "v2900"
 
 
-def test_local_version_pages_are_pylances_listing(big_root: Path) -> None:
+def test_local_version_pages_are_pylances_listing(local_root: Path) -> None:
     """Every page (both orders, tokens followed) and DescribeTableVersion answer what pylance
     lists for the same table, also after versions were deleted (gaps)."""
-    ns = backend.connect(str(big_root))
-    pylance = DirectoryNamespace(root=str(big_root))
+    ns = backend.connect(str(local_root))
+    pylance = DirectoryNamespace(root=str(local_root))
     tid = ["hist", "t"]
+    ns.create_namespace(CreateNamespaceRequest(id=["hist"]))
+    ns.create_table(CreateTableRequest(id=tid), ipc_stream_bytes(pa.table({"a": [1]})))
+    ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=tid)).location)
+    for step in range(2_999):
+        ds.update_config({"step": str(step)})
 
     def theirs() -> dict[int, dict[str, Any]]:
         out = {}

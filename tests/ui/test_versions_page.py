@@ -56,6 +56,19 @@ def timeline_spec(at) -> dict:
     return json.loads(chart.proto.spec)
 
 
+def timeline_versions(at) -> set[int]:
+    """The versions the open timeline plots (its datasets, as the page sent them)."""
+    import pyarrow as pa
+
+    (chart,) = [c for c in at.get("vega_lite_chart") if c.proto.spec]
+    found: set[int] = set()
+    for dataset in chart.proto.datasets:
+        table = pa.ipc.open_stream(dataset.data.data).read_all()
+        if "version" in table.column_names:
+            found |= {int(v) for v in table["version"].to_pylist()}
+    return found
+
+
 def test_lists_versions_newest_first_with_operations(make_app) -> None:
     at = make_app("versions", query_params=ORDERS)
     assert_no_exception(at)
@@ -541,6 +554,41 @@ def test_listing_is_kept_until_the_latest_version_changes(make_app, ui_env, monk
     at.run()
     assert {m.label: m.value for m in at.metric}["Versions"] == "4"  # another writer's commit
     assert len(calls) == seen + 1
+
+
+def test_every_version_is_read_once_then_only_the_new_ones(make_app, ui_env, monkeypatch) -> None:
+    """The timeline's index of every version is read whole once; another writer's commit
+    then costs a page of the newest versions, not the whole history again."""
+    import time
+
+    import lance
+    import pyarrow as pa
+    from lance_namespace import DescribeTableRequest
+
+    from backend.local.namespace import LocalNamespace
+
+    calls = []
+    real = LocalNamespace.list_table_versions
+    monkeypatch.setattr(
+        LocalNamespace, "list_table_versions", lambda self, r: calls.append(r) or real(self, r)
+    )
+    at = make_app("versions", query_params=EVENTS)
+    at.session_state[state.Versions.TIMELINE_OPEN] = True
+    at.run()
+    assert_no_exception(at)
+    assert [c.limit for c in calls] == [1_000, None]  # the newest page, then every version
+    location = (
+        backend.connect(str(ui_env))
+        .describe_table(DescribeTableRequest(id=["logs", "events"]))
+        .location
+    )
+    lance.write_dataset(pa.table({"n": [60]}), location, mode="append")
+    time.sleep(3.2)  # the latest version is read again after 3 s
+    at.run()
+    assert_no_exception(at)
+    assert [c.limit for c in calls[2:]] == [1_000, 1_000]  # the list's page, the index's
+    assert timeline_versions(at) == set(range(1, 62))  # the new one plotted too
+    assert len(calls) == 4
 
 
 # -- the list's Tags and Rows columns, a row picked, "Open by tag" -----------------------------
