@@ -35,9 +35,25 @@ from components.connection import render_role_lock, role_lock
 
 
 @cached(table_scope, ttl=3, max_entries=256)
-def latest_version(ns: Any, table_id: tuple[str, ...]) -> int | None:
-    """The table's newest version (one cheap read, a few seconds fresh)."""
+def _latest_recent(ns: Any, table_id: tuple[str, ...]) -> int | None:
     return vsv.latest_version(ns, list(table_id))
+
+
+@cached(lambda table_id, stamp: table_scope(table_id), ttl=600, max_entries=256)
+def _latest_at(ns: Any, table_id: tuple[str, ...], stamp: Any) -> int | None:
+    return vsv.latest_version(ns, list(table_id))
+
+
+def latest_version(table_id: tuple[str, ...]) -> int | None:
+    """The table's newest version: read again whenever the backend's stamp of the table's
+    versions changes (the local backend: its ``_versions`` directory, a ``stat``), else a few
+    seconds fresh (one DescribeTable)."""
+    from components.connection import get_namespace
+
+    stamp = vsv.version_stamp(get_namespace(), table_id)
+    if stamp is None:
+        return _latest_recent(table_id)
+    return _latest_at(table_id, stamp)
 
 
 @shared(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)

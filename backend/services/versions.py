@@ -145,6 +145,19 @@ class VersionIndex:
         return frame.reset_index(drop=True)
 
 
+def version_stamp(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
+    """A cheap stamp that changes whenever the table's versions change, where the backend has
+    one (the local backend's ``version_stamp``); ``None`` otherwise: only reading the latest
+    version tells."""
+    stamp = getattr(ns, "version_stamp", None)
+    if not callable(stamp):
+        return None
+    try:
+        return stamp(list(table_id))
+    except LanceNamespaceError:
+        return None
+
+
 def latest_version(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
     """The table's newest version, read fresh (``None``: it has none, e.g. declared only)."""
     return catalog_views.latest_version(ns, table_id)
@@ -574,6 +587,7 @@ __all__ = [
     "thin_timeline",
     "version_listing",
     "version_rows_frame",
+    "version_stamp",
     "time_span_seconds",
     "timeline_frame",
     "version_operations",

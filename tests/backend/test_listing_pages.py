@@ -181,3 +181,36 @@ def test_listing_over_rest_reads_only_the_pages_asked_for(rest_server) -> None:
     assert [v.version for v in page.items] == list(range(200, 150, -1))
     assert [c.limit for c in versions.calls] == [100, None]
     assert listing.complete and listing.known == 300
+
+
+def test_version_stamp_changes_with_the_versions(
+    local_root: Path, rest_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local backend's stamp of a table's versions: none just after a change (a coarse
+    file-system clock could hide the next one), then the same while nothing changes, new
+    after a commit by another writer and after a version delete; none for a declared table
+    nor over REST (the latest version is read then)."""
+    from backend.local import namespace as local
+    from backend.services import versions as vsv
+
+    ns = backend.connect(str(local_root))
+    tid = ["t"]
+    ns.create_table(CreateTableRequest(id=tid), ipc_stream_bytes(pa.table({"a": [1]})))
+    ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=tid)).location)
+    ds.update_config({"x": "1"})
+    assert vsv.version_stamp(ns, tid) is None  # changed just now
+    monkeypatch.setattr(local, "STAMP_SETTLE_NS", 0)
+    first = vsv.version_stamp(ns, tid)
+    assert first is not None and vsv.version_stamp(ns, tid) == first
+    ds.update_config({"x": "2"})  # another writer's commit
+    second = vsv.version_stamp(ns, tid)
+    assert second != first
+    ns.batch_delete_table_versions(
+        BatchDeleteTableVersionsRequest(
+            id=tid, ranges=[VersionRange(start_version=1, end_version=2)]
+        )
+    )
+    assert vsv.version_stamp(ns, tid) not in (first, second)
+    ns.declare_table(DeclareTableRequest(id=["d"]))
+    assert vsv.version_stamp(ns, ["d"]) is None
+    assert vsv.version_stamp(backend.connect(rest_server.url), tid) is None
