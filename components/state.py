@@ -157,6 +157,7 @@ class Tables:
     # widgets: the expanders of the lifecycle panels, per table / namespace (:func:`panel_key`)
     DROP_OPEN = "tables.drop.open"  # "Drop table (deletes data)"
     DEREGISTER_OPEN = "tables.deregister.open"  # "Deregister table (keeps data)"
+    REGISTER_OPEN = "tables.register.open"  # "Register a table (existing data)"
     RENAME_OPEN = "tables.rename.open"  # "Rename or move"
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
