@@ -83,8 +83,7 @@ def restore_version(
         raise invalid(problem)
     if version == latest:
         raise invalid(f"v{version} is already the latest version: nothing to restore")
-    existing = set(list_versions(ns, tid)["version"].tolist())
-    if version not in existing:
+    if not catalog_views.version_exists(ns, tid, version):
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,
             f"version {version} of {ids.format_id(tid)} does not exist (deleted or never written)",
@@ -321,7 +320,7 @@ def _existing_version(ns: LanceNamespace, tid: list[str], version: int) -> None:
     problem = version_ranges.version_problem(version, "the tagged version")
     if problem:
         raise invalid(problem)
-    if version not in set(list_versions(ns, tid)["version"].tolist()):
+    if not catalog_views.version_exists(ns, tid, version):
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,
             f"version {version} of {ids.format_id(tid)} does not exist",

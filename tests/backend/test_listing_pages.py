@@ -43,7 +43,8 @@ class Counting:
     def __call__(self, request: Any) -> Any:
         self.calls.append(request)
         response = self.method(request)
-        self.items += len(getattr(response, self.field) or [])
+        found = getattr(response, self.field, None)
+        self.items += len(found) if isinstance(found, list) else int(found is not None)
         return response
 
 
@@ -214,3 +215,28 @@ def test_version_stamp_changes_with_the_versions(
     ns.declare_table(DeclareTableRequest(id=["d"]))
     assert vsv.version_stamp(ns, ["d"]) is None
     assert vsv.version_stamp(backend.connect(rest_server.url), tid) is None
+
+
+def test_a_restore_or_a_tag_checks_its_version_alone(ns) -> None:
+    """Restoring a version or tagging one asks for that version (DescribeTableVersion), not
+    the table's whole listing; a version that does not exist is still refused."""
+    from lance_namespace.errors import TableVersionNotFoundError
+
+    from backend.services import lifecycle
+
+    ns.create_namespace(CreateNamespaceRequest(id=["h"]))
+    ns.create_table(CreateTableRequest(id=["h", "t"]), ipc_stream_bytes(pa.table({"a": [1]})))
+    ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=["h", "t"])).location)
+    for step in range(5):
+        ds.update_config({"step": str(step)})
+    listed = Counting(ns.list_table_versions, "versions")
+    described = Counting(ns.describe_table_version, "version")
+    ns.list_table_versions = listed  # type: ignore[method-assign]
+    ns.describe_table_version = described  # type: ignore[method-assign]
+    lifecycle.create_tag(ns, ["h", "t"], "gold", 2)
+    lifecycle.restore_version(ns, ["h", "t"], 3)
+    assert listed.calls == [] and [c.version for c in described.calls] == [2, 3]
+    with pytest.raises(TableVersionNotFoundError):
+        lifecycle.create_tag(ns, ["h", "t"], "lost", 40)
+    latest = ns.describe_table(DescribeTableRequest(id=["h", "t"], load_detailed_metadata=True))
+    assert latest.version == 7  # 6 versions, then the restore
