@@ -1059,10 +1059,10 @@ class LocalNamespace(LanceNamespace):
         lock, then the versions."""
         req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
         with self._guard(req.id):
-            versions = self._inner.list_table_versions(
-                ListTableVersionsRequest(id=req.id, branch=req.branch)
+            newest = self.list_table_versions(  # one entry read (a local root: one listdir)
+                ListTableVersionsRequest(id=req.id, branch=req.branch, descending=True, limit=1)
             ).versions
-            latest = max((v.version for v in versions), default=None)
+            latest = max((v.version for v in newest), default=None)
             ranges = req.ranges or []
             version_ranges.check_ranges(ranges, latest=latest, allow_latest=allow_latest)
             catalog_views.clear_covered_tags(
