@@ -133,6 +133,29 @@ def rows_for(
     return vsv.version_rows(ns, table_id, versions)
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _facts(conn: str) -> vsv.VersionFacts:
+    return vsv.VersionFacts()
+
+
+def page_facts(
+    table_id: tuple[str, ...], rows: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[int, int | None]]:
+    """The operation and row count of each version of a page of the list (its rows, with
+    their manifest e-tags): kept per version (``vsv.VersionFacts``), so that a write to the
+    table (another version, a delete) looks up only the versions not seen yet."""
+    from components.cache import epoch
+    from components.connection import connection_key, get_namespace
+
+    conn = connection_key()
+    read = epoch(conn, table_scope(table_id))  # a version without an e-tag: this read's
+    identities = {
+        int(v): (tag if isinstance(tag, str) and tag else ("read", read))
+        for v, tag in zip(rows["version"], rows["e_tag"], strict=True)
+    }
+    return _facts(conn).page(get_namespace(), table_id, identities)
+
+
 @cached(lambda table_id, version: table_scope(table_id), ttl=300)
 def version_info(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, Any]:
     return vsv.describe_version(ns, table_id, version)
@@ -447,9 +470,7 @@ def render_listing(
         versions, key_prefix=state.Versions.LIST, reset_on=table_id, noun="versions"
     )
     rows = vsv.version_rows_frame(page.items)
-    on_page = tuple(rows["version"].tolist())
-    ops = operations_for(table_id, on_page)
-    counts = rows_for(table_id, on_page)
+    ops, counts = page_facts(table_id, rows)
     render_version_table(
         vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged),
         key_prefix=state.Versions.LIST,
@@ -610,6 +631,7 @@ __all__ = [
     "comparison",
     "grid_height",
     "operations_for",
+    "page_facts",
     "render_compare_form",
     "render_comparison",
     "render_delete_form",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -250,6 +251,55 @@ def version_rows(
             continue
         out[v] = whole_number(counted.count)
     return out
+
+
+class VersionFacts:
+    """What never changes about a written version, the operation behind it and its row
+    count, kept per ``(table id, version, identity)`` (at most ``size``, the oldest out):
+    ``identity`` is the version's manifest e-tag where the listing gives one (a table
+    dropped and made again has other manifests), else whatever the caller says the
+    version's identity is (e.g. a read generation of the table). A write to the table
+    leaves the facts of its other versions as they are: they are not looked up again."""
+
+    def __init__(self, size: int = 50_000):
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], int | None]] = OrderedDict()
+        self._size = size
+
+    def page(
+        self,
+        ns: LanceNamespace,
+        table_id: Sequence[str],
+        identities: Mapping[int, Any],
+    ) -> tuple[pd.DataFrame, dict[int, int | None]]:
+        """The operations (:func:`version_operations`' frame) and row counts
+        (:func:`version_rows`) of the versions of ``identities`` (version -> identity), looked
+        up only for those not known; a failed lookup or an unknown count is not kept."""
+        tid = tuple(table_id)
+        keys = {int(v): (tid, int(v), ident) for v, ident in identities.items()}
+        with self._lock:
+            known = {v: self._items[k] for v, k in keys.items() if k in self._items}
+            for k in keys.values():
+                if k in self._items:
+                    self._items.move_to_end(k)
+        missing = [v for v in keys if v not in known]
+        if missing:
+            ops = version_operations(ns, tid, missing)
+            counts = version_rows(ns, tid, missing)
+            for row in ops.to_dict("records"):
+                v = int(row["version"])
+                known[v] = (row, counts.get(v))
+                if row.get("error") is None and counts.get(v) is not None:
+                    with self._lock:
+                        self._items[keys[v]] = known[v]
+                        while len(self._items) > self._size:
+                            self._items.popitem(last=False)
+        frame = pd.DataFrame(
+            [known[v][0] for v in keys],
+            columns=["version", "operation", "read_version", "status", "uuid", "error"],
+        )
+        frame["read_version"] = frame["read_version"].astype("Int64")
+        return frame, {v: known[v][1] for v in keys}
 
 
 def with_rows_and_tags(
@@ -570,6 +620,7 @@ def row_changes(
 __all__ = [
     "INDEX_COLUMNS",
     "TIMELINE_MAX_POINTS",
+    "VersionFacts",
     "VersionIndex",
     "change_log",
     "row_changes",

@@ -205,6 +205,30 @@ def test_delete_inclusive_range(make_app, ui_env) -> None:
     assert widget(at.text_input, "versions.delete1.", ".ranges").value == ""
 
 
+def test_a_write_does_not_look_up_the_listed_versions_again(make_app, monkeypatch) -> None:
+    """The operation and row count of a version never change: after a delete of old versions
+    the page shows the same newest versions without asking for their transactions again
+    (only the version shown below the list is described afresh)."""
+    from backend.local.namespace import LocalNamespace
+
+    asked: list[int] = []
+    real = LocalNamespace.describe_transaction
+
+    def counting(self, request):  # the real lookup, counted
+        asked.append(int(request.id[-1]))
+        return real(self, request)
+
+    monkeypatch.setattr(LocalNamespace, "describe_transaction", counting)
+    at = make_app("versions", query_params=EVENTS)
+    assert set(asked) >= set(range(60, 10, -1))  # the first page, looked up once
+    before = len(asked)
+    delete_form(at, "2-3", "events")
+    assert alerts(at, "success") == ["Deleted 2 versions of logs › events."]
+    assert list(version_grid(at)["version"]) == list(range(60, 10, -1))
+    assert set(version_grid(at)["operation"]) == {"Append"}
+    assert set(asked[before:]) <= {60}  # the version shown below the list, no other
+
+
 def test_delete_range_says_tagged_versions_and_refuses_them(make_app, ui_env) -> None:
     from backend.services import lifecycle
 
