@@ -66,6 +66,7 @@ CONSOLE_READS: frozenset[str] = frozenset(
         "supports_batch_commit",
         "supports_rename",
         "table_location",
+        "version_stamp",  # the local backend's change stamp of a table's versions
     }
 )
 # The console backends' own writes besides the spec's operations.

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +113,107 @@ def list_all(
     return list(iter_all(method, request, field, max_pages=max_pages))
 
 
+# -- a listing read as far as asked -----------------------------------------------------------------
+
+
+class Listing:
+    """A list operation read page by page, only as far as asked, and kept: the items read so
+    far (in the server's order, repeats dropped), the next page's token, whether the end was
+    reached, and how many requests it took. One object may serve several sessions (a lock).
+
+    ``ensure(n)`` reads until ``n`` items are known (one request of ``max(batch, missing)``
+    items at a time) or the listing ends; ``ensure(None)`` reads to the end with no ``limit``
+    (the server's own page size: one request where the server allows it). A server that
+    answers a full page without a token (pylance's REST adapter never gives one) may have
+    more: the next read asks again without a limit, for everything.
+
+    ``key`` tells repeats apart (default: the item itself), e.g. a version's number."""
+
+    def __init__(
+        self,
+        method: Callable[[Any], Any],
+        request: Any,
+        field: str,
+        *,
+        batch: int | None = None,
+        key: Callable[[Any], Hashable] | None = None,
+        max_pages: int = DEFAULT_MAX_PAGES,
+    ):
+        self._method = method
+        self._request = request
+        self._field = field
+        self._batch = batch
+        self._key = key or (lambda item: item)
+        self._max_pages = max_pages
+        self._items: list[Any] = []
+        self._seen: set[Hashable] = set()
+        self._token: str | None = _get(request, "page_token")
+        self._tokens: set[str] = set()
+        self._done = False
+        self._unsure = False  # a full page came without a token: more may exist
+        self._lock = threading.Lock()
+        self.requests = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether the listing was read to its end."""
+        return self._done
+
+    @property
+    def known(self) -> int:
+        """How many items were read so far."""
+        return len(self._items)
+
+    def items(self, start: int = 0, stop: int | None = None) -> list[Any]:
+        """The items read so far, ``[start:stop]`` (a copy)."""
+        with self._lock:
+            return self._items[start:stop]
+
+    def ensure(self, count: int | None) -> Listing:
+        """Read until ``count`` items are known or the end (``None``: to the end)."""
+        with self._lock:
+            while not self._done and (count is None or len(self._items) < count):
+                self._read_page(None if count is None else count - len(self._items))
+        return self
+
+    def read_all(self) -> list[Any]:
+        """Every item (the listing read to its end first)."""
+        return self.ensure(None).items()
+
+    def _read_page(self, missing: int | None) -> None:
+        if self.requests >= self._max_pages:
+            raise InternalError(f"pagination stopped after max_pages={self._max_pages} pages")
+        limit = None if missing is None or self._unsure else max(self._batch or 0, missing)
+        token = None if self._unsure else self._token
+        request = self._request
+        if isinstance(request, dict):
+            request = {**request, "page_token": token, "limit": limit}
+        else:
+            request = request.model_copy(update={"page_token": token, "limit": limit})
+        response = self._method(request)
+        self.requests += 1
+        page = _get(response, self._field) or []
+        for item in page:
+            marker = self._key(item)
+            if marker not in self._seen:
+                self._seen.add(marker)
+                self._items.append(item)
+        next_token = _get(response, "page_token")
+        if not next_token:
+            self._unsure = limit is not None and len(page) >= limit
+            self._done = not self._unsure
+            self._token = None
+            return
+        self._unsure = False
+        if next_token in self._tokens:
+            raise InternalError(
+                f"pagination loop: the server returned page_token {next_token!r} twice; "
+                f"stopped after {len(self._tokens) + 1} pages"
+            )
+        self._tokens.add(next_token)
+        self._token = next_token
+
+
 # -- pages of a list already fetched ---------------------------------------------------------------
 
 PAGE_SIZE = 50
@@ -124,8 +226,9 @@ class Page:
     items: list[Any]
     number: int
     count: int  # number of pages (>= 1)
-    total: int  # number of items over all pages
+    total: int  # number of items over all pages (of those listed so far, when not complete)
     start: int  # index of the first item in the full list
+    complete: bool = True  # False: more items may follow the ``total`` listed so far
 
     @property
     def first_row(self) -> int:
@@ -150,6 +253,22 @@ def paginate(items: Sequence[Any], number: int, page_size: int = PAGE_SIZE) -> P
     return Page(list(items[start : start + page_size]), number, count, len(items), start)
 
 
+def listing_page(listing: Listing, number: int, page_size: int = PAGE_SIZE) -> Page:
+    """Page ``number`` (1-based) of an open-ended ``listing``: read as far as that page and
+    one item beyond (so that a next page is known to exist); ``count`` is the pages known,
+    one more while the listing may go on."""
+    number = max(1, int(number or 1))
+    listing.ensure(number * page_size + 1)
+    known = listing.known
+    count = page_count(known, page_size)
+    if not listing.complete and known % max(1, page_size) == 0:
+        count += 1
+    number = min(number, count)
+    start = (number - 1) * page_size
+    items = listing.items(start, start + page_size)
+    return Page(items, number, count, known, start, listing.complete)
+
+
 def filter_names(names: Sequence[str], query: str | None) -> list[str]:
     """Names matching ``query``: case-insensitive substring, or a glob when it has ``*``/``?``."""
     q = (query or "").strip().lower()
@@ -166,11 +285,13 @@ def filter_names(names: Sequence[str], query: str | None) -> list[str]:
 __all__ = [
     "DEFAULT_MAX_PAGES",
     "PAGE_SIZE",
+    "Listing",
     "Page",
     "filter_names",
     "iter_all",
     "iter_pages",
     "list_all",
+    "listing_page",
     "page_count",
     "paginate",
 ]

@@ -6,6 +6,9 @@ one ``st.dataframe(df)`` call.
 same client the console uses (``backend.connect``) and cached with ``st.cache_data`` like a
 real page would, so after the warm-up run the bare page costs one script run plus the grid.
 
+``&limit=N``: only the first page of the listing, read with ``limit=N`` (one request): the
+rows a console page shows of a catalog too big to list whole (bench_ui_pages.py ``--catalog``).
+
 ``&widget=1``: a "Version" number input above the grid, whose change is the baseline of a
 widget change (benchmarks/bench_ui_interactions.py).
 
@@ -37,28 +40,33 @@ def _ns() -> Any:
     return backend.connect(TARGET)
 
 
-def _pages(call: Any, request_type: Any, field: str, **kwargs: Any) -> list[Any]:
+def _pages(call: Any, request_type: Any, field: str, limit: int | None, **kwargs: Any) -> list[Any]:
     out: list[Any] = []
     token = None
     while True:
-        resp = call(request_type(**kwargs, page_token=token))
+        resp = call(request_type(**kwargs, page_token=token, limit=limit))
         out.extend(getattr(resp, field) or [])
         token = getattr(resp, "page_token", None)
-        if not token:
+        if not token or limit:  # with a limit: its first page only
             return out
 
 
 @st.cache_data
-def load(view: str, namespace: str, table: str) -> pd.DataFrame:
+def load(view: str, namespace: str, table: str, limit: int | None = None) -> pd.DataFrame:
     ns = _ns()
     if view == "versions":
         rows = _pages(
-            ns.list_table_versions, ListTableVersionsRequest, "versions", id=[namespace, table]
+            ns.list_table_versions,
+            ListTableVersionsRequest,
+            "versions",
+            limit,
+            id=[namespace, table],
+            descending=True,
         )
         return pd.DataFrame([v.model_dump(exclude={"metadata"}) for v in rows])
     if view in ("tables", "rows"):
         return pd.DataFrame(
-            {"table": _pages(ns.list_tables, ListTablesRequest, "tables", id=[namespace])}
+            {"table": _pages(ns.list_tables, ListTablesRequest, "tables", limit, id=[namespace])}
         )
     if view == "indexes":
         resp = ns.list_table_indices(ListTableIndicesRequest(id=[namespace, table]))
@@ -71,8 +79,14 @@ def bare_grid() -> None:
     env = os.environ
     if st.query_params.get("widget"):  # a widget above the grid (bench_ui_interactions.py)
         st.number_input("Version", min_value=1, value=50, key="bench.version")
+    limit = int(st.query_params.get("limit") or 0) or None
     st.dataframe(
-        load(view, env[f"BENCH_NS_{view.upper()}"], env.get(f"BENCH_TABLE_{view.upper()}", ""))
+        load(
+            view,
+            env[f"BENCH_NS_{view.upper()}"],
+            env.get(f"BENCH_TABLE_{view.upper()}", ""),
+            limit,
+        )
     )
 
 

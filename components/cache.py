@@ -141,6 +141,57 @@ def cached(
     return decorate
 
 
+@st.cache_resource(ttl=MAX_TTL, max_entries=MAX_ENTRIES, show_spinner=False)
+def _shared(
+    read: str, conn: str, generation: int, args: tuple, _fn: Callable[..., Any], _ns: Any
+) -> tuple[float, Any]:
+    return time.monotonic(), _fn(_ns, *args)
+
+
+def shared(
+    scope: Callable[..., Scope],
+    *,
+    ttl: float = 60,
+    max_entries: int = 64,
+    name: str | None = None,
+) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Like :func:`cached`, for objects that fill up as they are used (a listing read page by
+    page): one object per connection, ``scope(*args)`` epoch and arguments, shared by every
+    session and never copied (``st.cache_resource``); made anew after ``ttl`` seconds or a
+    write to its scope."""
+    if not 0 < ttl <= MAX_TTL:
+        raise ValueError(f"ttl must be in (0, {MAX_TTL:g}] seconds, not {ttl}")
+
+    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
+        key_name = name or f"{fn.__module__}.{fn.__qualname__}"
+        read = _Read(key_name, float(ttl), int(max_entries))
+
+        @functools.wraps(fn)
+        def call(*args: Any) -> T:
+            from components.connection import connection_key, get_namespace
+
+            conn = connection_key()
+            key = (key_name, conn, epoch(conn, scope(*args)), args)
+            ns = get_namespace()
+            stamp, value = _shared(*key, fn, ns)
+            if time.monotonic() - stamp >= read.ttl:
+                _shared.clear(*key)
+                stamp, value = _shared(*key, fn, ns)
+            with _LOCK:
+                read.keys[key] = None
+                read.keys.move_to_end(key)
+                dropped = []
+                while len(read.keys) > read.max_entries:
+                    dropped.append(read.keys.popitem(last=False)[0])
+            for old in dropped:
+                _shared.clear(*old)
+            return cast(T, value)
+
+        return call
+
+    return decorate
+
+
 __all__ = [
     "CATALOG",
     "MAX_TTL",
@@ -148,5 +199,6 @@ __all__ = [
     "epoch",
     "invalidate",
     "invalidate_tables",
+    "shared",
     "table_scope",
 ]

@@ -12,13 +12,14 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import LanceNamespaceError
 
+from backend.paging import Listing
 from backend.services import change_log as cl
 from backend.services import search as ssv
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander
 from components.connection import get_namespace
-from components.pager import render_pager
+from components.pager import render_listing_pager, render_pager
 
 PAGE_ROWS = 50
 KINDS = ("updated", "inserted", "deleted")
@@ -89,10 +90,11 @@ def render_change_log_table(frame: pd.DataFrame, *, key_prefix: str) -> None:
 
 
 def render_change_log_panel(
-    table_id: tuple[str, ...], versions: pd.DataFrame, *, branch: str | None = None
+    table_id: tuple[str, ...], versions: Listing | pd.DataFrame, *, branch: str | None = None
 ) -> None:
-    """The "Change log" expander: the versions (of ``branch``; ``None``: main) in pages
-    (newest first), each one's change."""
+    """The "Change log" expander: the versions in pages (newest first; a listing of main's
+    is read only as far as the page shown; a branch's, ``branch``, come as a frame), each
+    one's change."""
     box = lazy_expander(
         "Change log: what each version did" + (f" on branch {branch}" if branch else ""),
         key=state.Versions.CHANGE_LOG_OPEN,
@@ -101,16 +103,21 @@ def render_change_log_panel(
     if box is None:
         return
     with box:
-        listed = sorted((int(v) for v in versions["version"]), reverse=True)
-        page = render_pager(
-            listed,
-            key_prefix=state.Versions.CHANGE_LOG,
-            reset_on=(table_id, branch),
-            noun="versions",
-        )
-        on_page = tuple(page.items)
+        if isinstance(versions, pd.DataFrame):
+            listed = sorted((int(v) for v in versions["version"]), reverse=True)
+            numbers = render_pager(
+                listed,
+                key_prefix=state.Versions.CHANGE_LOG,
+                reset_on=(table_id, branch),
+                noun="versions",
+            ).items
+        else:
+            page = render_listing_pager(
+                versions, key_prefix=state.Versions.CHANGE_LOG, reset_on=table_id, noun="versions"
+            )
+            numbers = [int(v.version) for v in page.items]
         frame = feedback.run(
-            change_log_for, table_id, on_page, branch, action="Reading the change log"
+            change_log_for, table_id, tuple(numbers), branch, action="Reading the change log"
         )
         if frame is not None:
             render_change_log_table(frame, key_prefix=state.Versions.CHANGE_LOG)

@@ -7,7 +7,8 @@ from typing import Any
 
 import streamlit as st
 
-from backend.paging import PAGE_SIZE, Page, page_count, paginate
+from backend.paging import PAGE_SIZE, Listing, Page, listing_page, page_count, paginate
+from components import state
 from components.state import pager_key
 
 
@@ -33,4 +34,32 @@ def render_pager(
     return page
 
 
-__all__ = ["pager_key", "render_pager"]
+def render_listing_pager(
+    listing: Listing,
+    *,
+    key_prefix: str,
+    reset_on: tuple[Any, ...] = (),
+    page_size: int = PAGE_SIZE,
+    noun: str = "items",
+) -> Page:
+    """One page of an open-ended ``listing`` (``backend.paging.Listing``), read only as far
+    as that page: a pagination widget over the pages known (one more while the listing goes
+    on, so that the next is a click away; it resets when ``reset_on`` changes), and a caption
+    ``51–100 of 300 <noun>``, or ``of the first 1,000 <noun> listed`` while more may follow."""
+    key = pager_key(key_prefix, "listing", *reset_on)
+    page = listing_page(listing, state.get(key) or 1, page_size)
+    if page.count > 1:
+        number = st.pagination(page.count, key=key, max_visible_pages=7)
+        if number != page.number:
+            page = listing_page(listing, number, page_size)
+    if page.complete and page.count > 1:
+        st.caption(f"{page.first_row:,}–{page.last_row:,} of {page.total:,} {noun}")
+    elif not page.complete:
+        st.caption(
+            f"{page.first_row:,}–{page.last_row:,} of the first {page.total:,} {noun} listed; "
+            "more follow"
+        )
+    return page
+
+
+__all__ = ["pager_key", "render_listing_pager", "render_pager"]

@@ -173,10 +173,13 @@ class Tables:
     SEARCH = "tables.search"  # widget: table-name filter
     SORT = "tables.sort"  # widget: what the tables list is sorted by (table_stats.SORTS)
     SORT_DESC = "tables.sort.desc"  # widget: descending
+    # per namespace (:func:`panel_key`): how many tables (by name) a sort by a figure orders
+    SORT_SCOPE = "tables.sort.scope"
     DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
     # widgets: the expanders of the lifecycle panels, per table / namespace (:func:`panel_key`)
     DROP_OPEN = "tables.drop.open"  # "Drop table (deletes data)"
     DEREGISTER_OPEN = "tables.deregister.open"  # "Deregister table (keeps data)"
+    REGISTER_OPEN = "tables.register.open"  # "Register a table (existing data)"
     RENAME_OPEN = "tables.rename.open"  # "Rename or move"
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"

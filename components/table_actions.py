@@ -249,7 +249,13 @@ def render_register_form(
     read_only = read_only or locked is not None
     if not namespace:
         return None  # root-level registrations cannot be read back by a directory namespace
-    with st.expander("Register a table (existing data)", icon=":material/link:"):
+    # drawn only while open (its form is not part of every load of the page)
+    box = lazy_expander(
+        "Register a table (existing data)", key=state.Tables.REGISTER_OPEN, icon=":material/link:"
+    )
+    if box is None:
+        return None
+    with box:
         st.caption(
             feedback.as_text(
                 f"Adds existing Lance data to {ids.display_id(namespace)} under a name; nothing is "

@@ -19,7 +19,7 @@ from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 import backend
 from backend.errors import LanceNamespaceError
-from backend.paging import paginate
+from backend.paging import Listing, filter_names, paginate
 from backend.rules import ids
 from backend.rules import properties as props
 from backend.services import namespaces as nsv
@@ -27,7 +27,7 @@ from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
 from backend.text import plural
 from components import feedback, state
-from components.cache import CATALOG, cached, invalidate, table_scope
+from components.cache import CATALOG, cached, invalidate, shared, table_scope
 from components.common import (
     dataframe,
     empty_kv_frame,
@@ -37,7 +37,7 @@ from components.common import (
     scroll_into_view,
 )
 from components.connection import get_namespace
-from components.pager import pager_key, render_pager
+from components.pager import pager_key, render_listing_pager, render_pager
 
 # --------------------------------------------------------------------------------------------
 # Selection + deep links
@@ -134,6 +134,24 @@ def table_names(ns: Any, namespace: tuple[str, ...]) -> list[str]:
     return nsv.list_table_names(ns, namespace)
 
 
+@shared(lambda namespace: CATALOG)
+def table_listing(ns: Any, namespace: tuple[str, ...]) -> Listing:
+    """The tables of ``namespace``, read page by page as far as asked (shared by the
+    sessions of the connection; read anew after a minute or a write to the catalog)."""
+    return nsv.table_listing(ns, namespace)
+
+
+def listed_tables(path: Sequence[str], count: int | None) -> Listing | None:
+    """The tables of ``path`` read at least as far as ``count`` (``None``: every one);
+    ``None`` when listing failed (the error is shown)."""
+    return feedback.run(table_listing(tuple(path)).ensure, count, action="Listing tables")
+
+
+@cached(lambda table_id: CATALOG)
+def table_exists(ns: Any, table_id: tuple[str, ...]) -> bool:
+    return nsv.table_exists(ns, table_id)
+
+
 @cached(lambda: CATALOG)
 def namespace_tree(ns: Any) -> nsv.NamespaceTree:
     return nsv.namespace_tree(ns, max_nodes=TREE_MAX_NODES)
@@ -176,7 +194,7 @@ class Pick(NamedTuple):
 
 
 def render_name_list(
-    names: Sequence[str],
+    names: Sequence[str] | Listing,
     *,
     key_prefix: str,
     column: str = "name",
@@ -189,10 +207,18 @@ def render_name_list(
     :class:`Pick` when the user selected (or deselected) a row. The grid is made anew (fresh
     highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
     ``frame``: the grid's rows for the names of the page (one row per name, in order; the
-    default is the one ``column`` of names), shown with ``column_config``."""
-    if not names:
+    default is the one ``column`` of names), shown with ``column_config``. ``names`` may be
+    an open-ended :class:`~backend.paging.Listing`: only the pages shown are read."""
+    if isinstance(names, Listing):
+        if not names.known:
+            return None
+        page = render_listing_pager(
+            names, key_prefix=key_prefix, reset_on=reset_on, noun=column + "s"
+        )
+    elif not names:
         return None
-    page = render_pager(names, key_prefix=key_prefix, reset_on=reset_on, noun=column + "s")
+    else:
+        page = render_pager(names, key_prefix=key_prefix, reset_on=reset_on, noun=column + "s")
     items = list(page.items)
     memo_key = f"{key_prefix}.memo"
     memo = state.get(memo_key) or {}
@@ -636,12 +662,21 @@ def stats_column_config(*, rest: bool) -> dict[str, Any]:
     }
 
 
+SORT_SCOPE = nsv.LIST_BATCH  # tables a sort by a figure orders at a time (more on request)
+
+
+def _widen_sort(key: str) -> None:
+    """ "Sort N more" (a callback): the sort by a figure takes in the next tables."""
+    state.put(key, int(state.get(key) or SORT_SCOPE) + SORT_SCOPE)
+
+
 def render_tables_column(path: Sequence[str], table: str | None, *, read_only: bool) -> None:
     """The tables of ``path`` with their figures, a search and a sort (picking one
-    navigates), and "Declare a table". Figures are read in the background (the tables on
-    screen first; every table when sorting by a figure) and kept per table version."""
-    from backend.paging import filter_names
-
+    navigates), and "Declare a table". By name, the list is read a page at a time (the
+    server's order, pylance's by name); a search or a descending name order reads every name;
+    a sort by a figure orders the first :data:`SORT_SCOPE` tables by name (more on request),
+    and says so when there are more. Figures are read in the background (the tables on
+    screen first, then those a sort orders) and kept per table version."""
     st.subheader(f"Tables in {feedback.as_text(ids.display_id(path))}", anchor=False)
     c_search, c_sort, c_desc = st.columns([5, 3, 2], vertical_alignment="bottom")
     search = c_search.text_input(
@@ -658,21 +693,53 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         or "name"
     )
     descending = c_desc.toggle("Descending", key=state.Tables.SORT_DESC)
-    names = feedback.run(table_names, tuple(path), action="Listing tables") or []
+    every_name = bool(search) or (by == "name" and descending)
+    listing = listed_tables(path, None if every_name else SORT_SCOPE)
+    scope_key = state.panel_key(state.Tables.SORT_SCOPE, tuple(path))
+    scope = int(state.get(scope_key) or SORT_SCOPE)
+    if listing is not None and by != "name" and not listing.complete:
+        listing = listed_tables(path, scope)
+    names: list[str] = []
+    if listing is not None and (listing.complete or by != "name"):
+        names = listing.items()
+        if listing.complete:
+            names = sorted(set(names))
+    known = listing.known if listing is not None else 0
+    listed = f"{known:,}" if listing is None or listing.complete else f"{known:,}+"
     shown = filter_names(names, search)
     if search:
         st.caption(
-            f"{len(shown)} of {plural(len(names), 'table')} "
+            f"{len(shown)} of {listed} {'table' if listed == '1' else 'tables'} "
             f"{'matches' if len(shown) == 1 else 'match'} {feedback.as_text(search)}."
         )
-    elif not names:
+    elif listing is not None and not known:
         st.caption("No tables here.")
     pending: list[str] = []
+    source: list[str] | Listing = shown
     if by != "name" and shown:
-        every, pending = table_stats(path, shown)
-        shown = tstats.sort_names(shown, every, by, descending=descending)
-    else:
-        shown = tstats.sort_names(shown, {}, "name", descending=descending)
+        scoped = shown[:scope]
+        every, pending = table_stats(path, scoped)
+        source = tstats.sort_names(scoped, every, by, descending=descending)
+        whole = listing is None or listing.complete or bool(search)
+        if len(shown) > scope or not whole:
+            of = f" of {len(shown):,}" if whole else ""
+            st.caption(
+                f"Sorted by {tstats.SORTS[by].lower()} among the first {len(scoped):,}{of} "
+                f"tables by name{'' if whole else ' (more follow)'}: the order is partial "
+                "(figures are read for these only)."
+            )
+            st.button(
+                f"Sort {SORT_SCOPE:,} more",
+                key=f"{state.Tables.LIST}.more",
+                on_click=_widen_sort,
+                args=(scope_key,),
+                type="tertiary",
+                icon=":material/unfold_more:",
+            )
+    elif descending:
+        source = sorted(shown, reverse=True)
+    elif listing is not None and not listing.complete and not search:
+        source = listing  # by name: read a page at a time
 
     def frame(items: list[str]) -> pd.DataFrame:
         known, missing = table_stats(path, items)
@@ -681,18 +748,18 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
 
     rest = backend.capabilities(get_namespace()).kind == "rest"
     pick = render_name_list(
-        shown,
+        source,
         key_prefix=state.Tables.LIST,
         column="table",
         selected=table,
-        reset_on=(tuple(path), search, by, descending),
+        reset_on=(tuple(path), search, by, descending, scope),
         frame=frame,
         column_config=stats_column_config(rest=rest),
     )
     if pending:
         st.caption(f"Reading the figures of {plural(len(pending), 'table')}…")
         _poll_stats(tuple(path), tuple(pending))
-    elif rest and shown:
+    elif rest and known:
         st.caption(
             "Over REST the list shows what DescribeTable returns: the latest version; rows, "
             "size, indexes and last change are n/a unless the server's answer carries them."
@@ -760,6 +827,32 @@ def _picker_table(key: str, namespace: list[str]) -> None:
         set_selection(namespace, picked)
 
 
+PICKER_OPTIONS = nsv.LIST_BATCH  # names a table picker offers at most (a search finds others)
+
+
+def _picker_options(
+    listing: Listing, query: str, table: str | None, namespace: Sequence[str]
+) -> tuple[list[str], str]:
+    """The names a big namespace's picker offers (the first :data:`PICKER_OPTIONS` by name,
+    or of those matching ``query``: every name is read then; the table picked stays
+    offered while it exists) and what to say about them."""
+    if query:
+        matches = filter_names(sorted(set(listing.read_all())), query)
+        said = f"{plural(len(matches), 'table')} of {listing.known:,} match."
+    else:
+        matches = listing.items(0, PICKER_OPTIONS)
+        said = (
+            f"The first {len(matches):,} tables by name (more follow); type part of a name "
+            "to find another."
+        )
+    options = matches[:PICKER_OPTIONS]
+    if query and len(matches) > len(options):
+        said += f" The first {len(options):,} are offered: type more of the name."
+    if table and table not in options and table_exists((*namespace, table)):
+        options = [table, *options]
+    return options, said
+
+
 def _nearby(current: list[str], key_prefix: str) -> list[tuple[str, ...]] | None:
     """The namespaces a picker offers around ``current`` (:func:`nearby_namespaces`), or
     ``None`` when ``current`` does not exist or cannot be listed (said, with a way back to
@@ -806,23 +899,43 @@ def render_namespace_picker(*, key_prefix: str) -> list[str] | None:
 def render_table_picker(*, key_prefix: str) -> list[str] | None:
     """Namespace + table selectboxes bound to the shared selection; returns the table id.
     Their keys are stable (``<prefix>.ns``, ``<prefix>.table``): each run they are set to the
-    selection before they are drawn, and a pick changes the selection in its callback."""
+    selection before they are drawn, and a pick changes the selection in its callback. A
+    namespace of more than :data:`PICKER_OPTIONS` tables is read only as far as the first of
+    them, and a "Find a table" search (``<prefix>.find``) beside the box offers the others."""
     current, table = state.selection()
     spaces = _nearby(current, key_prefix)
     if spaces is None:
         return None
     try:
-        names = table_names(tuple(current))
+        listing = table_listing(tuple(current)).ensure(PICKER_OPTIONS)
+        big = not listing.complete or listing.known > PICKER_OPTIONS
+        find_key = f"{key_prefix}.find"
+        query = str(state.get(find_key) or "").strip() if big else ""
+        if big:
+            names, said = _picker_options(listing, query, table, current)
+        else:
+            names, said = sorted(set(listing.items())), ""
     except LanceNamespaceError as err:
         feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
         if current:
             _back_to_root(f"{key_prefix}.reset")
         return None
-    c1, c2 = st.columns(2)
+    c1, *rest = st.columns(3 if big else 2)
     table_key = f"{key_prefix}.table"
     _namespace_box(c1, spaces, current, f"{key_prefix}.ns")
+    if big:
+        rest[0].text_input(
+            "Find a table",
+            key=find_key,
+            placeholder="part of a name, or a glob like orders_*",
+            icon=":material/search:",
+        )
+    c2 = rest[-1]
     if not names:
-        c2.selectbox("Table", ["(no tables here)"], disabled=True, key=f"{key_prefix}.table.none")
+        none = "(no match)" if query else "(no tables here)"
+        c2.selectbox("Table", [none], disabled=True, key=f"{key_prefix}.table.none")
+        if said:
+            st.caption(feedback.as_text(said))
         return None
     picked = table if table in names else None
     state.put(table_key, picked)
@@ -835,6 +948,8 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
         on_change=_picker_table,
         args=(table_key, list(current)),
     )
+    if said:
+        st.caption(feedback.as_text(said))
     return [*current, picked] if picked else None
 
 
@@ -862,5 +977,7 @@ __all__ = [
     "set_selection",
     "sync_selection",
     "table_detail",
+    "table_exists",
+    "table_listing",
     "table_names",
 ]

@@ -11,13 +11,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 from lance_namespace import BatchDeleteTableVersionsRequest
+from lance_namespace.errors import TableVersionNotFoundError
 
 from backend.errors import LanceNamespaceError
+from backend.paging import PAGE_SIZE, Listing
 from backend.rules import version_ranges
 from backend.services import versions as vsv
 from backend.services.charts import time_axis, timeline_chart
 from components import feedback, state
-from components.cache import cached, table_scope
+from components.cache import cached, shared, table_scope
 from components.common import (
     dataframe,
     lazy_expander,
@@ -33,22 +35,88 @@ from components.connection import render_role_lock, role_lock
 
 
 @cached(table_scope, ttl=3, max_entries=256)
-def latest_version(ns: Any, table_id: tuple[str, ...]) -> int | None:
-    """The table's newest version (one cheap read, a few seconds fresh)."""
+def _latest_recent(ns: Any, table_id: tuple[str, ...]) -> int | None:
     return vsv.latest_version(ns, list(table_id))
 
 
-@cached(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)
-def _versions_at(ns: Any, table_id: tuple[str, ...], latest: int | None) -> pd.DataFrame:
-    return vsv.list_versions(ns, table_id)
+@cached(lambda table_id, stamp: table_scope(table_id), ttl=600, max_entries=256)
+def _latest_at(ns: Any, table_id: tuple[str, ...], stamp: Any) -> int | None:
+    return vsv.latest_version(ns, list(table_id))
+
+
+def latest_version(table_id: tuple[str, ...]) -> int | None:
+    """The table's newest version: read again whenever the backend's stamp of the table's
+    versions changes (the local backend: its ``_versions`` directory, a ``stat``), else a few
+    seconds fresh (one DescribeTable)."""
+    from components.connection import get_namespace
+
+    stamp = vsv.version_stamp(get_namespace(), table_id)
+    if stamp is None:
+        return _latest_recent(table_id)
+    return _latest_at(table_id, stamp)
+
+
+@shared(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)
+def _listing_at(ns: Any, table_id: tuple[str, ...], latest: int | None) -> Listing:
+    return vsv.version_listing(ns, table_id)
+
+
+def newest_versions(table_id: tuple[str, ...]) -> Listing:
+    """The table's versions newest first, read as far as the first page of the list (a
+    request of ``LIST_BATCH`` versions: a small table's whole history). Checking the latest
+    version takes milliseconds: the listing is kept, and read further page by page, while the
+    latest version is unchanged (a new commit lists again; our writes clear it; old versions
+    deleted by another process show within ten minutes)."""
+    return _listing_at(table_id, latest_version(table_id)).ensure(PAGE_SIZE + 1)
+
+
+def listed_latest(versions: Listing) -> int:
+    """The newest version of a non-empty :func:`newest_versions` listing."""
+    return int(versions.items(0, 1)[0].version)
+
+
+@shared(table_scope, ttl=600, max_entries=32)
+def _index(ns: Any, table_id: tuple[str, ...]) -> vsv.VersionIndex:
+    return vsv.VersionIndex(ns, table_id)
 
 
 def versions_frame(table_id: tuple[str, ...]) -> pd.DataFrame:
-    """Every version of the table, newest first. Listing thousands of versions takes
-    seconds, checking the latest one milliseconds: the listing is kept while the latest
-    version is unchanged (a new commit lists again; our writes clear it; old versions
-    deleted by another process show within ten minutes, or on Refresh)."""
-    return _versions_at(table_id, latest_version(table_id))
+    """Every version's number and commit time (``version``, ``timestamp``), newest first:
+    the whole history, for the panels that need it (timeline, compare, cleanup, deletes,
+    exports). Read once (with a spinner), then only the versions newer than those known."""
+    index = _index(table_id)
+    latest = latest_version(table_id)
+    if index.peek() is None:
+        with st.spinner(f"Reading every version of {table_id[-1]}…"):
+            return index.frame(latest)
+    return index.frame(latest)
+
+
+def known_versions(table_id: tuple[str, ...], latest: int) -> pd.DataFrame | None:
+    """The whole history when it was read already and is up to date (nothing is read)."""
+    known = _index(table_id).peek()
+    if known is None or not len(known) or int(known["version"].iloc[0]) != latest:
+        return None
+    return known
+
+
+@cached(lambda table_id, version: table_scope(table_id), ttl=300, max_entries=256)
+def _has_version(ns: Any, table_id: tuple[str, ...], version: int) -> bool:
+    try:
+        vsv.describe_version(ns, table_id, version)
+    except TableVersionNotFoundError:
+        return False
+    return True
+
+
+def has_version(table_id: tuple[str, ...], versions: Listing, version: int) -> bool:
+    """Whether ``version`` exists: listed already, else not when the listing is whole, else
+    DescribeTableVersion of that one version."""
+    if version in {int(v.version) for v in versions.items()}:
+        return True
+    if versions.complete or not 1 <= version <= listed_latest(versions):
+        return False
+    return _has_version(table_id, version)
 
 
 @cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)
@@ -63,6 +131,29 @@ def rows_for(
 ) -> dict[int, int | None]:
     """The row count of each of ``versions`` (``None``: not known; ``vsv.version_rows``)."""
     return vsv.version_rows(ns, table_id, versions)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _facts(conn: str) -> vsv.VersionFacts:
+    return vsv.VersionFacts()
+
+
+def page_facts(
+    table_id: tuple[str, ...], rows: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[int, int | None]]:
+    """The operation and row count of each version of a page of the list (its rows, with
+    their manifest e-tags): kept per version (``vsv.VersionFacts``), so that a write to the
+    table (another version, a delete) looks up only the versions not seen yet."""
+    from components.cache import epoch
+    from components.connection import connection_key, get_namespace
+
+    conn = connection_key()
+    read = epoch(conn, table_scope(table_id))  # a version without an e-tag: this read's
+    identities = {
+        int(v): (tag if isinstance(tag, str) and tag else ("read", read))
+        for v, tag in zip(rows["version"], rows["e_tag"], strict=True)
+    }
+    return _facts(conn).page(get_namespace(), table_id, identities)
 
 
 @cached(lambda table_id, version: table_scope(table_id), ttl=300)
@@ -88,12 +179,32 @@ def grid_height(rows: int, *, max_rows: int = GRID_MAX_ROWS) -> int:
     return GRID_ROW_PX * (min(max(rows, 1), max_rows) + 1) + 3
 
 
-def render_summary(versions: pd.DataFrame) -> None:
+def render_summary(table_id: tuple[str, ...], versions: Listing) -> None:
+    """How many versions (exact when listed whole or read for the timeline; else those
+    listed so far), the latest, the oldest (when known) and the last commit."""
+    newest = versions.items(0, 1)[0]
+    whole = known_versions(table_id, int(newest.version))
+    count: int | None = None
+    oldest: int | None = None
+    if versions.complete:
+        count, oldest = versions.known, min(int(v.version) for v in versions.items())
+    elif whole is not None:
+        count, oldest = len(whole), int(whole["version"].min())
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Versions", f"{len(versions):,}")
-    c2.metric("Latest", int(versions["version"].max()))
-    c3.metric("Oldest", int(versions["version"].min()))
-    c4.metric("Last commit (UTC)", versions["timestamp"].max().strftime("%b %d, %H:%M"))
+    c1.metric(
+        "Versions",
+        f"{count:,}" if count is not None else f"{versions.known:,}+",
+        help=None
+        if count is not None
+        else "Listed so far (newest first); the timeline reads them all",
+    )
+    c2.metric("Latest", int(newest.version))
+    c3.metric("Oldest", oldest if oldest is not None else "—")
+    stamp = newest.timestamp_millis
+    c4.metric(
+        "Last commit (UTC)",
+        pd.Timestamp(stamp, unit="ms", tz="UTC").strftime("%b %d, %H:%M") if stamp else "—",
+    )
 
 
 def _selected_rows(grid_state: Any) -> list[int]:
@@ -344,49 +455,52 @@ def render_delete_form(
 
 def render_listing(
     table_id: tuple[str, ...],
-    versions: pd.DataFrame,
+    versions: Listing,
     *,
     tagged: Mapping[int, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
-    """One page of versions with their operations, tags (``tagged``: version -> tags;
-    ``None``: not listed) and row counts, and the timeline; returns the operations looked up
-    (for the versions on this page). A click on a row opens that version."""
-    from components.pager import render_pager
+    """One page of versions (read only as far as that page) with their operations, tags
+    (``tagged``: version -> tags; ``None``: not listed) and row counts, and the timeline;
+    returns the operations looked up (for the versions on this page). A click on a row opens
+    that version."""
+    from components.pager import render_listing_pager
 
     st.subheader("All versions", anchor=False)
-    page = render_pager(
-        list(versions.index), key_prefix=state.Versions.LIST, reset_on=table_id, noun="versions"
+    page = render_listing_pager(
+        versions, key_prefix=state.Versions.LIST, reset_on=table_id, noun="versions"
     )
-    rows = versions.iloc[page.start : page.start + len(page.items)]
-    on_page = tuple(rows["version"].tolist())
-    ops = operations_for(table_id, on_page)
-    counts = rows_for(table_id, on_page)
+    rows = vsv.version_rows_frame(page.items)
+    ops, counts = page_facts(table_id, rows)
     render_version_table(
         vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged),
         key_prefix=state.Versions.LIST,
-        picked=shown_version(versions),
+        picked=shown_version(listed_latest(versions)),
     )
     st.caption("Click a row to open that version below.")
     if box := lazy_expander(
         "Timeline", key=state.Versions.TIMELINE_OPEN, icon=":material/timeline:"
     ):
         with box:
-            render_timeline(
-                vsv.timeline_frame(versions, ops),
-                key_prefix=state.Versions.TIMELINE,
-                highlight=rows["version"].tolist(),
+            history = feedback.run(
+                versions_frame, table_id, action=f"Listing the versions of {table_id[-1]}"
             )
-            st.caption("Operations are looked up for the versions on the current page only.")
+            if history is not None:
+                render_timeline(
+                    vsv.timeline_frame(history, ops),
+                    key_prefix=state.Versions.TIMELINE,
+                    highlight=rows["version"].tolist(),
+                )
+                st.caption("Operations are looked up for the versions on the current page only.")
     return ops
 
 
-def shown_version(versions: pd.DataFrame) -> int:
-    """The version the picker shows (before it renders): the one picked, else the latest."""
+def shown_version(latest: int) -> int:
+    """The version the picker shows (before it renders): the one picked, else ``latest``."""
     picked = state.selected_version()
     if picked is None:  # a first run: the picker takes ``?version=`` when it renders
         link = str(st.query_params.get(state.QP_VERSION) or "")
         picked = int(link) if link.isdigit() else None
-    return int(picked) if picked is not None else int(versions["version"].max())
+    return int(picked) if picked is not None else latest
 
 
 def _tag_picked(tags: Mapping[str, int]) -> None:
@@ -420,7 +534,7 @@ def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any
 
 def render_details_section(
     table_id: tuple[str, ...],
-    versions: pd.DataFrame,
+    versions: Listing,
     ops: pd.DataFrame,
     *,
     tagged: Mapping[int, Sequence[str]] | None = None,
@@ -429,7 +543,7 @@ def render_details_section(
     details; returns the version picked."""
 
     st.subheader("Version details", anchor=False)
-    latest = int(versions["version"].max())
+    latest = listed_latest(versions)
     c1, c2 = st.columns(2)
     render_open_by_tag(tagged, where=c2)
     # The picker's value lives in the session (a row or tag picked, a ?tag= link, a write,
@@ -447,7 +561,7 @@ def render_details_section(
         on_change=_version_typed,
     )
     picked = int(chosen) if chosen is not None else latest
-    if picked not in set(versions["version"]):
+    if not has_version(table_id, versions, picked):
         feedback.show(
             "warning",
             f"Version {picked} does not exist (deleted, or never written); the latest is {latest}.",
@@ -517,6 +631,7 @@ __all__ = [
     "comparison",
     "grid_height",
     "operations_for",
+    "page_facts",
     "render_compare_form",
     "render_comparison",
     "render_delete_form",
@@ -527,6 +642,10 @@ __all__ = [
     "time_axis",
     "timeline_chart",
     "version_info",
+    "has_version",
+    "known_versions",
     "latest_version",
+    "listed_latest",
+    "newest_versions",
     "versions_frame",
 ]

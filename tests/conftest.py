@@ -107,6 +107,16 @@ def built_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def catalog_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local root at a reduced catalog scale, built once per session and only read by the
+    tests using it: 3,000 declared tables in ``many``, a table ``hist/t`` with 3,000
+    versions (``tests.support.build_catalog``)."""
+    from tests.support import build_catalog
+
+    return build_catalog(tmp_path_factory.mktemp("catalog") / "root", tables=3_000, versions=3_000)
+
+
 def copy_built(template: Path, dest: Path) -> Path:
     """A private copy of ``template`` at ``dest`` (which may exist, empty)."""
     shutil.copytree(template, dest, dirs_exist_ok=True)

@@ -430,6 +430,27 @@ def build_namespace(ns: LanceNamespace, *, tables: int = 3, versions: int = 4) -
     ns.declare_table(DeclareTableRequest(id=["a", "b", "d"]))
 
 
+def build_catalog(root: Path, *, tables: int, versions: int) -> Path:
+    """A local root at catalog scale: ``many`` holds ``tables`` declared tables
+    ``t00000``... (batches of 1,000 declares), ``hist/t`` a one-row table with ``versions``
+    versions (``update_config`` commits, as an engine writing to it would)."""
+    import backend
+
+    root.mkdir(parents=True, exist_ok=True)
+    ns = backend.connect(str(root))
+    ns.create_namespace(CreateNamespaceRequest(id=["many"]))
+    names = [f"t{i:05d}" for i in range(tables)]
+    for start in range(0, tables, 1000):
+        ops = [op_declare(["many", n]) for n in names[start : start + 1000]]
+        ns.batch_commit_tables(batch(*ops))
+    ns.create_namespace(CreateNamespaceRequest(id=["hist"]))
+    create_table(ns, ["hist", "t"], pa.table({"a": [1]}))
+    ds = lance.dataset(str(table_location(ns, ["hist", "t"])))
+    for step in range(versions - 1):
+        ds.update_config({"step": str(step)})
+    return root
+
+
 def stage(
     ns: LanceNamespace, table_id: list[str], rows: int = 2, start: int = 1000
 ) -> StagedVersion:

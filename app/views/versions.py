@@ -35,10 +35,12 @@ if read_only:
 if flashed := feedback.render_flash("versions"):
     render_code(flashed.get("snippet"))
 
-versions = feedback.run(ver.versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
+# the newest versions only (a page of the list); the panels needing every version read the
+# whole history themselves, when opened (ver.versions_frame)
+versions = feedback.run(ver.newest_versions, tid, action=f"Listing the versions of {tid[-1]}")
 if versions is None:
     st.stop()
-if versions.empty:
+if not versions.known:
     feedback.show("info", f"{tid[-1]} has no versions yet (a declared-only table has none).")
     st.stop()
 
@@ -153,8 +155,8 @@ if branch != "main":
     st.stop()
 
 
-latest = int(versions["version"].max())
-ver.render_summary(versions)
+latest = ver.listed_latest(versions)
+ver.render_summary(tid, versions)
 version_actions.apply_version_link(
     table_id
 )  # before the list: its selected row is the version shown
@@ -193,10 +195,14 @@ if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only)
 if (tabs := ver.manage_tabs()) is None:
     st.stop()
 compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
+if compare.open or cleanup.open or deleting.open:  # these need every version
+    history = feedback.run(ver.versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
+    if history is None:
+        st.stop()
 if compare.open:
     with compare:
-        ver.render_compare_section(table_id, versions, picked)
-        change_log.render_row_changes_section(table_id, versions, picked)
+        ver.render_compare_section(table_id, history, picked)
+        change_log.render_row_changes_section(table_id, history, picked)
 if tagging.open:
     with tagging:
         tags = feedback.run(writes.tags, tid, action="Listing tags")
@@ -215,7 +221,7 @@ if cleanup.open:
         if plan := version_actions.render_cleanup(
             ns,
             table_id,
-            versions,
+            history,
             key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
             read_only=read_only,
         ):
@@ -224,7 +230,7 @@ if deleting.open:
     with deleting:
         if ask := ver.render_delete_form(
             table_id,
-            versions,
+            history,
             key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
             read_only=read_only,
             tagged=tagged,

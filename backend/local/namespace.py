@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
@@ -113,6 +114,7 @@ from . import (
     query_plans,
     transactions,
     txn_store,
+    version_files,
 )
 from .batch import catalog_ops, isolation, objects
 from .batch.catalog import read_catalog, read_staged_manifest
@@ -121,6 +123,7 @@ from .target import check_object_store, memory_session, normalise_target, open_f
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+STAMP_SETTLE_NS = 2_000_000_000  # a _versions directory this fresh gives no version stamp
 REST_ONLY_OPTIONS: tuple[str, ...] = ("api_key", "auth_token", "headers", "timeout", "max_retries")
 DIRECTORY_OPTIONS: tuple[str, ...] = ("manifest_enabled", "dir_listing_enabled")
 HONOURED_INDEX_PARAMS: frozenset[str] = frozenset(
@@ -1049,9 +1052,12 @@ class LocalNamespace(LanceNamespace):
     def list_table_versions(self, request: ListTableVersionsRequest) -> ListTableVersionsResponse:
         """Versions, ascending (or descending), paged by ``limit`` / ``page_token``.
 
-        pylance 14 honours ``limit`` but never returns a ``page_token`` (the listing silently
-        ends after the first page), so pages are cut here. Tokens are ``v<version>``: the
-        first version of the next page, which stays valid when versions are deleted.
+        pylance 14 lists every version whatever the ``limit`` and never returns a
+        ``page_token`` (the listing silently ends after the first page), so pages are cut
+        here. Tokens are ``v<version>``: the first version of the next page, which stays valid
+        when versions are deleted. On a local file root (main branch) the page is read from
+        the ``_versions`` directory (``backend.local.version_files``): the file names, then
+        only the page's files; elsewhere from pylance's listing.
         """
         req = self._checked("list_table_versions", ListTableVersionsRequest, request)
         start_at: int | None = None
@@ -1060,6 +1066,27 @@ class LocalNamespace(LanceNamespace):
             if not (token.startswith("v") and token[1:].isdigit()):
                 raise invalid(f"invalid page_token {token!r} for list_table_versions")
             start_at = int(token[1:])
+
+        def after_token(numbers: list[int]) -> list[int]:
+            if start_at is None:
+                return numbers
+            if req.descending:
+                return [v for v in numbers if v <= start_at]
+            return [v for v in numbers if v >= start_at]
+
+        # the directory's files are the committed versions unless a batch is in flight (its
+        # versions are hidden, the ones it deletes shown, until its commit point: pylance's
+        # listing and :meth:`_committed_versions` then)
+        files = self._version_files(req) if self._in_flight().empty else None
+        if files is not None:
+            table_dir, names = files
+            numbers = after_token(sorted(names, reverse=bool(req.descending)))
+            limit = req.limit if req.limit is not None else len(numbers)
+            following = numbers[limit:]
+            return ListTableVersionsResponse(
+                versions=version_files.entries(table_dir, names, numbers[:limit]),
+                page_token=f"v{following[0]}" if following else None,
+            )
         full = self._inner.list_table_versions(
             req.model_copy(update={"limit": None, "page_token": None})
         )
@@ -1067,19 +1094,55 @@ class LocalNamespace(LanceNamespace):
         if not branch_writes.target_branch(req):
             listed = self._committed_versions(req.id or [], listed)
         versions = sorted(listed, key=lambda v: v.version, reverse=bool(req.descending))
-        for v in versions:
-            v.manifest_path = self._fix_manifest_path(v.manifest_path)
-        if start_at is not None:
-            versions = [
-                v
-                for v in versions
-                if (v.version <= start_at if req.descending else v.version >= start_at)
-            ]
+        kept = set(after_token([v.version for v in versions]))
+        versions = [v for v in versions if v.version in kept]
         limit = req.limit if req.limit is not None else len(versions)
         page, rest = versions[:limit], versions[limit:]
+        for v in page:
+            v.manifest_path = self._fix_manifest_path(v.manifest_path)
         return ListTableVersionsResponse(
             versions=page, page_token=f"v{rest[0].version}" if rest else None
         )
+
+    def _version_files(self, req: ListTableVersionsRequest) -> tuple[Path, dict[int, str]] | None:
+        """``(table directory, {version: manifest file name})`` when the table's versions can
+        be read from its ``_versions`` directory (:meth:`_versions_dir`); ``None``: ask
+        pylance."""
+        table_dir = self._versions_dir(req)
+        names = version_files.version_names(table_dir) if table_dir is not None else None
+        return None if table_dir is None or names is None else (table_dir, names)
+
+    def version_stamp(self, table_id: Sequence[str]) -> tuple[int, int] | None:
+        """What changes whenever a version of the table's main branch is committed or deleted:
+        the modification time (ns) and inode of its ``_versions`` directory (a commit or a
+        delete adds or removes a file there). ``None`` when there is no such directory to look
+        at (an object-store root, a declared table, versions managed by the catalog): ask for
+        the latest version itself; so for a directory changed in the last
+        :data:`STAMP_SETTLE_NS` (two commits within one tick of a file system's clock would
+        leave the same time). Reading it costs a catalog lookup and a ``stat``, whatever the
+        table's history (DescribeTable's latest version: 85 ms at 100,000 versions)."""
+        table_dir = self._versions_dir(DescribeTableVersionRequest(id=ids.check_id(table_id)))
+        if table_dir is None:
+            return None
+        try:
+            st = os.stat(table_dir / "_versions")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if time.time_ns() - st.st_mtime_ns < STAMP_SETTLE_NS:
+            return None  # changed just now: a file system with coarse times may not show the next
+        return (st.st_mtime_ns, st.st_ino)
+
+    def _versions_dir(
+        self, req: ListTableVersionsRequest | DescribeTableVersionRequest
+    ) -> Path | None:
+        """The table's directory when its versions are the files of its ``_versions``
+        directory: a local file root, the main branch, versions not managed by the catalog."""
+        if self.local_path is None or getattr(req, "branch", None):
+            return None
+        desc = self._inner.describe_table(DescribeTableRequest(id=list(req.id or [])))
+        if desc.managed_versioning:
+            return None
+        return to_local_path(self._fix_location(desc.location))
 
     def create_table_version(
         self, request: CreateTableVersionRequest | Mapping[str, Any]
@@ -1126,6 +1189,10 @@ class LocalNamespace(LanceNamespace):
         self, request: DescribeTableVersionRequest | Mapping[str, Any]
     ) -> DescribeTableVersionResponse:
         req = self._checked("describe_table_version", DescribeTableVersionRequest, request)
+        table_dir = self._versions_dir(req) if req.version is not None else None
+        found = table_dir and version_files.one_version(table_dir, int(req.version or 0))
+        if found:  # one file looked at (pylance lists every version to find one)
+            return DescribeTableVersionResponse(version=found)
         resp = _response(
             DescribeTableVersionResponse, self._inner.describe_table_version(req.model_dump())
         )
@@ -1147,10 +1214,10 @@ class LocalNamespace(LanceNamespace):
         lock, then the versions."""
         req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
         with self._guard(req.id):
-            versions = self._inner.list_table_versions(
-                ListTableVersionsRequest(id=req.id, branch=req.branch)
+            newest = self.list_table_versions(  # one entry read (a local root: one listdir)
+                ListTableVersionsRequest(id=req.id, branch=req.branch, descending=True, limit=1)
             ).versions
-            latest = max((v.version for v in versions), default=None)
+            latest = max((v.version for v in newest), default=None)
             ranges = req.ranges or []
             version_ranges.check_ranges(ranges, latest=latest, allow_latest=allow_latest)
             catalog_views.clear_covered_tags(

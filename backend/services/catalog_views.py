@@ -21,6 +21,7 @@ from lance_namespace import (
     BatchCommitTablesRequest,
     DeleteTableTagRequest,
     DescribeTableRequest,
+    DescribeTableVersionRequest,
     ListNamespacesRequest,
     ListTablesRequest,
     ListTableTagsRequest,
@@ -31,6 +32,7 @@ from lance_namespace import (
 from lance_namespace.errors import (
     NamespaceNotFoundError,
     TableNotFoundError,
+    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 
@@ -64,6 +66,28 @@ def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) 
         "versions",
     )
     return max((int(v.version) for v in versions), default=None)
+
+
+def version_exists(
+    ns: Any, table_id: Sequence[str], version: int, branch: str | None = None
+) -> bool:
+    """Whether a version of the table's ``branch`` (``None``: main) exists:
+    DescribeTableVersion of that one version (a server without it: the listing, every
+    page)."""
+    try:
+        ns.describe_table_version(
+            DescribeTableVersionRequest(id=list(table_id), version=int(version), branch=branch)
+        )
+    except TableVersionNotFoundError:
+        return False
+    except UnsupportedOperationError:
+        versions = list_all(
+            ns.list_table_versions,
+            ListTableVersionsRequest(id=list(table_id), branch=branch),
+            "versions",
+        )
+        return int(version) in {int(v.version) for v in versions}
+    return True
 
 
 def table_tags(ns: Any, table_id: Sequence[str]) -> dict[int, list[str]]:
@@ -250,4 +274,11 @@ class ListingView:
         return self._versions.tags(table_id)
 
 
-__all__ = ["ListingView", "NamespaceView", "clear_covered_tags", "latest_version", "table_tags"]
+__all__ = [
+    "ListingView",
+    "NamespaceView",
+    "clear_covered_tags",
+    "latest_version",
+    "table_tags",
+    "version_exists",
+]

@@ -86,8 +86,7 @@ def restore_version(
         raise invalid(problem)
     if version == latest:
         raise invalid(f"v{version} is already the latest version: nothing to restore")
-    existing = set(list_versions(ns, tid, branch)["version"].tolist())
-    if version not in existing:
+    if not catalog_views.version_exists(ns, tid, version, branch):
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,
             f"version {version} of {where} does not exist (deleted or never written"
@@ -352,7 +351,7 @@ def _existing_version(
     problem = version_ranges.version_problem(version, "the tagged version")
     if problem:
         raise invalid(problem)
-    if version not in set(list_versions(ns, tid, branch)["version"].tolist()):
+    if not catalog_views.version_exists(ns, tid, version, branch):
         where = f"branch {branch} of " if branch else ""
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,

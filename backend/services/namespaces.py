@@ -20,13 +20,14 @@ from lance_namespace import (
     ListNamespacesRequest,
     ListTablesRequest,
     NamespaceExistsRequest,
+    TableExistsRequest,
 )
-from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError
+from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError, TableNotFoundError
 
 from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
-from ..paging import iter_all, list_all
+from ..paging import Listing, iter_all, list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
 
@@ -104,8 +105,9 @@ def namespace_tree(
     max_nodes: int = TREE_MAX_NODES,
     page_size: int = LIST_BATCH,
 ) -> NamespaceTree:
-    """Every namespace from the root, by ListNamespaces (all pages, ``page_size`` per call),
-    level by level, so that a tree capped at ``max_nodes`` shows the upper levels whole."""
+    """Every namespace from the root, by ListNamespaces (``page_size`` per call at most, and
+    no more than the room left), level by level, so that a tree capped at ``max_nodes`` shows
+    the upper levels whole."""
     max_nodes = max(0, int(max_nodes))
     children: dict[tuple[str, ...], list[str]] = {}
     level: list[tuple[str, ...]] = [()]
@@ -114,7 +116,8 @@ def namespace_tree(
         following: list[tuple[str, ...]] = []
         for parent in level:
             room = max_nodes - count
-            req = ListNamespacesRequest(id=list(parent), limit=max(1, page_size))
+            # one name beyond the room left: enough to know the tree is capped
+            req = ListNamespacesRequest(id=list(parent), limit=max(1, min(page_size, room + 1)))
             names: list[str] = []
             for name in iter_all(ns.list_namespaces, req, "namespaces"):
                 if name in names:
@@ -142,6 +145,25 @@ def list_table_names(ns: LanceNamespace, namespace: Sequence[str]) -> list[str]:
     """Names of the tables (declared ones included) directly in ``namespace``, sorted."""
     req = ListTablesRequest(id=list(namespace), limit=LIST_BATCH, include_declared=True)
     return sorted(set(list_all(ns.list_tables, req, "tables")))
+
+
+def table_listing(
+    ns: LanceNamespace, namespace: Sequence[str], *, batch: int = LIST_BATCH
+) -> Listing:
+    """The tables (declared ones included) directly in ``namespace``, read page by page only
+    as far as asked (``batch`` names a request at least), in the server's order (pylance's:
+    by name)."""
+    request = ListTablesRequest(id=list(namespace), include_declared=True)
+    return Listing(ns.list_tables, request, "tables", batch=batch)
+
+
+def table_exists(ns: LanceNamespace, table_id: Sequence[str]) -> bool:
+    """Whether table ``table_id`` exists (TableExists; a missing namespace: ``False``)."""
+    try:
+        ns.table_exists(TableExistsRequest(id=list(table_id)))
+    except (TableNotFoundError, NamespaceNotFoundError):
+        return False
+    return True
 
 
 def namespace_exists(ns: LanceNamespace, path: Sequence[str]) -> bool:
@@ -371,6 +393,8 @@ __all__ = [
     "namespace_exists",
     "namespace_tree",
     "properties_not_kept",
+    "table_exists",
+    "table_listing",
     "schema_frame",
     "total_fragments",
 ]

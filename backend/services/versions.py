@@ -5,6 +5,8 @@ snapshots and comparison of two versions, deleting version ranges, the timeline'
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,20 +31,16 @@ from backend.rules import ids, version_ranges
 from backend.services import catalog_views
 
 from ..errors import describe_error
-from ..paging import list_all
+from ..paging import Listing, list_all
 from .namespaces import LIST_BATCH, schema_frame, whole_number
 
 VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]
 
 
-def list_versions(
-    ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
-) -> pd.DataFrame:
-    """Every version of a table (of ``branch``; ``None``: main), newest first: version,
-    timestamp (UTC), manifest_path, manifest_size, e_tag, metadata (JSON text)."""
-    req = ListTableVersionsRequest(
-        id=list(table_id), branch=branch, descending=True, limit=LIST_BATCH
-    )
+def version_rows_frame(entries: Iterable[Any]) -> pd.DataFrame:
+    """ListTableVersions entries as the listing's rows (:data:`VERSION_COLUMNS`), newest
+    first: version, timestamp (UTC), manifest_path, manifest_size, e_tag, metadata (JSON
+    text)."""
     rows = [
         {
             "version": int(v.version),
@@ -52,7 +50,7 @@ def list_versions(
             "e_tag": v.e_tag,
             "metadata": json.dumps(v.metadata, sort_keys=True) if v.metadata else "",
         }
-        for v in list_all(ns.list_table_versions, req, "versions")
+        for v in entries
     ]
     df = pd.DataFrame(rows, columns=VERSION_COLUMNS)
     if not df.empty:
@@ -60,6 +58,105 @@ def list_versions(
     df["timestamp"] = pd.to_datetime(df["timestamp"], unit="ms", utc=True)
     df["manifest_size"] = df["manifest_size"].astype("Int64")
     return df.reset_index(drop=True)
+
+
+def list_versions(
+    ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
+) -> pd.DataFrame:
+    """Every version of a table (of ``branch``; ``None``: main), newest first
+    (:func:`version_rows_frame`)."""
+    req = ListTableVersionsRequest(
+        id=list(table_id), branch=branch, descending=True, limit=LIST_BATCH
+    )
+    return version_rows_frame(list_all(ns.list_table_versions, req, "versions"))
+
+
+def version_listing(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    branch: str | None = None,
+    *,
+    batch: int = LIST_BATCH,
+) -> Listing:
+    """A table's versions newest first, read page by page only as far as asked (``batch``
+    a request at least): what a page of the listing needs, whatever the table's history."""
+    req = ListTableVersionsRequest(id=list(table_id), branch=branch, descending=True)
+    return Listing(
+        ns.list_table_versions, req, "versions", batch=batch, key=lambda v: int(v.version)
+    )
+
+
+INDEX_COLUMNS = ["version", "timestamp"]
+
+
+class VersionIndex:
+    """Every version's number and commit time (UTC) of one table's main branch, newest
+    first, kept up to date by reading only what is newer than the newest one known: a new
+    commit costs one page of the listing, not the whole history. A latest version lower than
+    the one known (versions deleted and the table restored) reads everything again; so does
+    a new index (versions deleted by another process show when the index is made anew)."""
+
+    def __init__(self, ns: LanceNamespace, table_id: Sequence[str], *, batch: int = LIST_BATCH):
+        self._ns = ns
+        self._table_id = list(table_id)
+        self._batch = batch
+        self._lock = threading.Lock()
+        self._frame: pd.DataFrame | None = None
+        self.reads = 0  # listings read (a whole one, or the newest pages)
+
+    def peek(self) -> pd.DataFrame | None:
+        """The index as known, without reading (``None``: never read)."""
+        return self._frame
+
+    def frame(self, latest: int | None) -> pd.DataFrame:
+        """The index up to ``latest`` (the table's latest version, read by the caller),
+        reading only what is missing."""
+        with self._lock:
+            known = self._frame
+            newest = int(known["version"].iloc[0]) if known is not None and len(known) else None
+            if known is not None and (latest is None or latest == newest):
+                return known
+            listing = version_listing(self._ns, self._table_id, batch=self._batch)
+            self.reads += 1
+            if known is None or newest is None or (latest is not None and latest < newest):
+                entries = listing.read_all()
+                self._frame = self._rows(entries)
+                return self._frame
+            while not listing.complete:
+                listing.ensure(listing.known + self._batch)
+                tail = listing.items(-1)
+                if not tail or int(tail[0].version) <= newest:
+                    break
+            fresh = [v for v in listing.items() if int(v.version) > newest]
+            self._frame = pd.concat([self._rows(fresh), known], ignore_index=True)
+            return self._frame
+
+    @staticmethod
+    def _rows(entries: Sequence[Any]) -> pd.DataFrame:
+        frame = pd.DataFrame(
+            {
+                "version": np.array([int(v.version) for v in entries], dtype=np.int64),
+                "timestamp": pd.to_datetime(
+                    [v.timestamp_millis for v in entries], unit="ms", utc=True
+                ),
+            },
+            columns=INDEX_COLUMNS,
+        )
+        frame = frame.drop_duplicates("version").sort_values("version", ascending=False)
+        return frame.reset_index(drop=True)
+
+
+def version_stamp(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
+    """A cheap stamp that changes whenever the table's versions change, where the backend has
+    one (the local backend's ``version_stamp``); ``None`` otherwise: only reading the latest
+    version tells."""
+    stamp = getattr(ns, "version_stamp", None)
+    if not callable(stamp):
+        return None
+    try:
+        return stamp(list(table_id))
+    except LanceNamespaceError:
+        return None
 
 
 def latest_version(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
@@ -206,6 +303,55 @@ def version_rows(
             continue
         out[v] = whole_number(counted.count)
     return out
+
+
+class VersionFacts:
+    """What never changes about a written version, the operation behind it and its row
+    count, kept per ``(table id, version, identity)`` (at most ``size``, the oldest out):
+    ``identity`` is the version's manifest e-tag where the listing gives one (a table
+    dropped and made again has other manifests), else whatever the caller says the
+    version's identity is (e.g. a read generation of the table). A write to the table
+    leaves the facts of its other versions as they are: they are not looked up again."""
+
+    def __init__(self, size: int = 50_000):
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], int | None]] = OrderedDict()
+        self._size = size
+
+    def page(
+        self,
+        ns: LanceNamespace,
+        table_id: Sequence[str],
+        identities: Mapping[int, Any],
+    ) -> tuple[pd.DataFrame, dict[int, int | None]]:
+        """The operations (:func:`version_operations`' frame) and row counts
+        (:func:`version_rows`) of the versions of ``identities`` (version -> identity), looked
+        up only for those not known; a failed lookup or an unknown count is not kept."""
+        tid = tuple(table_id)
+        keys = {int(v): (tid, int(v), ident) for v, ident in identities.items()}
+        with self._lock:
+            known = {v: self._items[k] for v, k in keys.items() if k in self._items}
+            for k in keys.values():
+                if k in self._items:
+                    self._items.move_to_end(k)
+        missing = [v for v in keys if v not in known]
+        if missing:
+            ops = version_operations(ns, tid, missing)
+            counts = version_rows(ns, tid, missing)
+            for row in ops.to_dict("records"):
+                v = int(row["version"])
+                known[v] = (row, counts.get(v))
+                if row.get("error") is None and counts.get(v) is not None:
+                    with self._lock:
+                        self._items[keys[v]] = known[v]
+                        while len(self._items) > self._size:
+                            self._items.popitem(last=False)
+        frame = pd.DataFrame(
+            [known[v][0] for v in keys],
+            columns=["version", "operation", "read_version", "status", "uuid", "error"],
+        )
+        frame["read_version"] = frame["read_version"].astype("Int64")
+        return frame, {v: known[v][1] for v in keys}
 
 
 def with_rows_and_tags(
@@ -524,7 +670,10 @@ def row_changes(
 
 
 __all__ = [
+    "INDEX_COLUMNS",
     "TIMELINE_MAX_POINTS",
+    "VersionFacts",
+    "VersionIndex",
     "change_log",
     "row_changes",
     "VersionComparison",
@@ -539,6 +688,9 @@ __all__ = [
     "latest_version",
     "list_versions",
     "thin_timeline",
+    "version_listing",
+    "version_rows_frame",
+    "version_stamp",
     "time_span_seconds",
     "timeline_frame",
     "version_operations",

@@ -41,6 +41,18 @@ def test_bare_page_is_one_grid_of_every_row(
     assert len(at.sidebar) == 0
 
 
+@pytest.mark.parametrize(("view", "first"), [("tables", "t000"), ("versions", 60)])
+def test_bare_page_with_a_limit_is_the_first_page_only(
+    ui_env: Path, monkeypatch: pytest.MonkeyPatch, view: str, first: Any
+) -> None:
+    """``&limit=N``: one page of N rows, the first the console's list shows (versions newest
+    first)."""
+    at = bench_app(ui_env, monkeypatch, view=view, limit="50")
+    assert not at.exception
+    (grid,) = at.dataframe
+    assert len(grid.value) == 50 and grid.value.iloc[0, 0] == first
+
+
 def test_frame_page_is_the_same_grid_inside_the_console_frame(
     ui_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

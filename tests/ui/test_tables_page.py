@@ -284,6 +284,9 @@ def test_a_deregistered_table_is_registered_again(make_app, ui_env) -> None:
     assert f"register it (Register a table, in its namespace) with the location {location}" in done
     assert "customers" not in browse.list_table_names(ns, ["sales"])
 
+    assert not [t for t in at.text_input if t.key and t.key.startswith("tables.register")]
+    at.session_state["tables.register.open"] = True  # the panel opened: its form drawn
+    at.run()
     form = f"tables.register{at.session_state['tables.form_version']}"
     at.text_input(key=f"{form}.name").input("customers")
     at.text_input(key=f"{form}.location").input("/etc")

@@ -56,6 +56,19 @@ def timeline_spec(at) -> dict:
     return json.loads(chart.proto.spec)
 
 
+def timeline_versions(at) -> set[int]:
+    """The versions the open timeline plots (its datasets, as the page sent them)."""
+    import pyarrow as pa
+
+    (chart,) = [c for c in at.get("vega_lite_chart") if c.proto.spec]
+    found: set[int] = set()
+    for dataset in chart.proto.datasets:
+        table = pa.ipc.open_stream(dataset.data.data).read_all()
+        if "version" in table.column_names:
+            found |= {int(v) for v in table["version"].to_pylist()}
+    return found
+
+
 def test_lists_versions_newest_first_with_operations(make_app) -> None:
     at = make_app("versions", query_params=ORDERS)
     assert_no_exception(at)
@@ -190,6 +203,30 @@ def test_delete_inclusive_range(make_app, ui_env) -> None:
     assert any("batch_delete_table_versions" in c.value for c in at.code)  # copy as Python
     # the form was emptied (a new generation)
     assert widget(at.text_input, "versions.delete1.", ".ranges").value == ""
+
+
+def test_a_write_does_not_look_up_the_listed_versions_again(make_app, monkeypatch) -> None:
+    """The operation and row count of a version never change: after a delete of old versions
+    the page shows the same newest versions without asking for their transactions again
+    (only the version shown below the list is described afresh)."""
+    from backend.local.namespace import LocalNamespace
+
+    asked: list[int] = []
+    real = LocalNamespace.describe_transaction
+
+    def counting(self, request):  # the real lookup, counted
+        asked.append(int(request.id[-1]))
+        return real(self, request)
+
+    monkeypatch.setattr(LocalNamespace, "describe_transaction", counting)
+    at = make_app("versions", query_params=EVENTS)
+    assert set(asked) >= set(range(60, 10, -1))  # the first page, looked up once
+    before = len(asked)
+    delete_form(at, "2-3", "events")
+    assert alerts(at, "success") == ["Deleted 2 versions of logs › events."]
+    assert list(version_grid(at)["version"]) == list(range(60, 10, -1))
+    assert set(version_grid(at)["operation"]) == {"Append"}
+    assert set(asked[before:]) <= {60}  # the version shown below the list, no other
 
 
 def test_delete_range_says_tagged_versions_and_refuses_them(make_app, ui_env) -> None:
@@ -511,28 +548,65 @@ def test_manage_panels_and_json_are_drawn_only_when_opened(make_app) -> None:
 
 
 def test_listing_is_kept_until_the_latest_version_changes(make_app, ui_env, monkeypatch) -> None:
-    import time
-
     import lance
     import pyarrow as pa
     from lance_namespace import DescribeTableRequest
 
+    from backend.local.namespace import LocalNamespace
+
     calls = []
-    real = vsv.list_versions
-    monkeypatch.setattr(vsv, "list_versions", lambda *a: calls.append(a) or real(*a))
+    real = LocalNamespace.list_table_versions
+
+    def counting(self, request):  # the real listing, counted
+        calls.append(request)
+        return real(self, request)
+
+    monkeypatch.setattr(LocalNamespace, "list_table_versions", counting)
     at = make_app("versions", query_params=ORDERS)
     assert {m.label: m.value for m in at.metric}["Versions"] == "3"
-    at.run()
-    at.run()
-    assert len(calls) <= 1  # reruns reuse the listing (listed once, maybe before the patch)
     seen = len(calls)
+    assert seen == 1  # one page of the list
+    at.run()
+    at.run()
+    assert len(calls) == seen  # reruns reuse the listing
     ns = backend.connect(str(ui_env))
     location = ns.describe_table(DescribeTableRequest(id=["sales", "orders"])).location
     lance.write_dataset(pa.table({"id": [9], "item": ["x"]}), location, mode="append")
-    time.sleep(3.2)  # the latest version is read again after 3 s
-    at.run()
+    at.run()  # the table's _versions changed: its latest version is read again at once
     assert {m.label: m.value for m in at.metric}["Versions"] == "4"  # another writer's commit
     assert len(calls) == seen + 1
+
+
+def test_every_version_is_read_once_then_only_the_new_ones(make_app, ui_env, monkeypatch) -> None:
+    """The timeline's index of every version is read whole once; another writer's commit
+    then costs a page of the newest versions, not the whole history again."""
+    import lance
+    import pyarrow as pa
+    from lance_namespace import DescribeTableRequest
+
+    from backend.local.namespace import LocalNamespace
+
+    calls = []
+    real = LocalNamespace.list_table_versions
+    monkeypatch.setattr(
+        LocalNamespace, "list_table_versions", lambda self, r: calls.append(r) or real(self, r)
+    )
+    at = make_app("versions", query_params=EVENTS)
+    at.session_state[state.Versions.TIMELINE_OPEN] = True
+    at.run()
+    assert_no_exception(at)
+    assert [c.limit for c in calls] == [1_000, None]  # the newest page, then every version
+    location = (
+        backend.connect(str(ui_env))
+        .describe_table(DescribeTableRequest(id=["logs", "events"]))
+        .location
+    )
+    lance.write_dataset(pa.table({"n": [60]}), location, mode="append")
+    at.run()
+    assert_no_exception(at)
+    assert [c.limit for c in calls[2:]] == [1_000, 1_000]  # the list's page, the index's
+    assert timeline_versions(at) == set(range(1, 62))  # the new one plotted too
+    assert len(calls) == 4
 
 
 # -- the list's Tags and Rows columns, a row picked, "Open by tag" -----------------------------
