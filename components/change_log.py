@@ -142,8 +142,11 @@ def changed_frame(changes: cl.RowChanges, kind: str) -> pd.DataFrame:
     return frame
 
 
-def render_row_changes(changes: cl.RowChanges, *, key_prefix: str) -> None:
-    """Counts, the method used, then one kind of rows at a time, paged."""
+def render_row_changes(
+    changes: cl.RowChanges, *, key_prefix: str, first_with_rows: bool = False
+) -> None:
+    """Counts, the method used, then one kind of rows at a time, paged (``first_with_rows``:
+    the kind shown first is the first that has rows, not "updated")."""
     counts = changes.counts
     c1, c2, c3 = st.columns(3)
     c1.metric("Inserted", f"{counts['inserted']:,}")
@@ -164,8 +167,11 @@ def render_row_changes(changes: cl.RowChanges, *, key_prefix: str) -> None:
                 "versions have."
             )
         )
+    first = KINDS[0]
+    if first_with_rows:
+        first = next((k for k in KINDS if counts[k]), KINDS[0])
     kind = st.segmented_control(
-        "Rows", KINDS, default=KINDS[0], key=f"{key_prefix}.kind", format_func=str.capitalize
+        "Rows", KINDS, default=first, key=f"{key_prefix}.kind", format_func=str.capitalize
     )
     kind = kind or KINDS[0]
     frame = changed_frame(changes, kind)
