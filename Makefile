@@ -3,7 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 ## Two installs: what running the console needs (make run: seconds on a fresh machine), and
-## that plus what the tests use (moto, lancedb, Playwright, mypy, Jupyter...).
+## that plus what the tests use (moto, lancedb, Playwright, mypy, Jupyter..., and the [ray]
+## extra: the Ray executor's tests start a local Ray).
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 
@@ -17,7 +18,7 @@ $(RUN_STAMP): pyproject.toml
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,ray]'
 	touch $(STAMP) $(RUN_STAMP)
 
 ## Launch the console on the embedded default: a local directory namespace with demo data

@@ -6,9 +6,10 @@ Roles, lowest first:
 * ``editor`` - writes that destroy nothing: declare, create, insert, update, merge, index
   builds, tags, restore, rename, schema metadata, optimize, batch commits without deletes or
   deregisters, staged appends and updates (and discarding staged changes);
-* ``admin`` - everything, including drops, deregisters, CASCADE, cleanup, version deletes,
-  row deletes (an upsert deleting the rows its data lacks too, a staged delete or overwrite),
-  index drops, branch deletes, column drops and the demo tools.
+* ``admin`` - everything, including drops, deregisters, CASCADE, cleanup (of old versions'
+  files and of staged changes never published too), the namespace's maintenance policy,
+  version deletes, row deletes (an upsert deleting the rows its data lacks too, a staged
+  delete or overwrite), index drops, branch deletes, column drops and the demo tools.
 
 :func:`required_role` is the one classification of every operation (both backends' names plus
 the console's own service-level writes); :func:`check` raises ``PermissionDeniedError`` with the
@@ -56,6 +57,7 @@ CONSOLE_READS: frozenset[str] = frozenset(
         "committed_version",  # the local backend's reader isolation: a table's committed version
         "format_id",
         "index_requests",
+        "list_jobs",  # the console's job records (``backend.services.jobs``)
         "namespace_id",
         "open_dataset",
         "branch_dataset",  # a branch's dataset (local backend): reads, as open_dataset
@@ -69,6 +71,8 @@ CONSOLE_READS: frozenset[str] = frozenset(
 # The console backends' own writes besides the spec's operations.
 CONSOLE_WRITES: frozenset[str] = frozenset(
     {
+        "cancel_job",  # a cancel request for a job (``backend.services.jobs``)
+        "cleanup_old_versions",  # lance's cleanup of old versions' files (maintenance)
         "cleanup_staged",  # staged changes never published (batch_builder.cleanup_staged)
         "compact_files",
         "create_empty_table",  # deprecated spec operation (no REST route)
@@ -77,6 +81,8 @@ CONSOLE_WRITES: frozenset[str] = frozenset(
         "discard_staged",  # the files a staged change wrote (batch_builder.discard_staged)
         "optimize_indexes",
         "remove_table_schema_metadata_keys",  # the local backend's key removal
+        "run_maintenance_plan",  # a namespace's maintenance plan run as one job (each of its
+        # steps is checked on its own: a cleanup stays an admin's)
         "stage_change",  # a table's next version written uncommitted (batch_builder.stage_change)
         "write_guard",  # the guard writers outside the backend take (imports)
     }
@@ -112,6 +118,7 @@ DESTRUCTIVE_OPS: frozenset[str] = frozenset(
         "delete_table_branch",
         "alter_table_drop_columns",
         "cleanup",  # the console's cleanup by policy
+        "cleanup_old_versions",  # removes the files of old versions (time travel to them)
         "cleanup_staged",  # ... and of the staged changes never published
     }
 )
@@ -126,6 +133,10 @@ _DESTRUCTIVE_STAGE_KINDS = ("delete", "overwrite")
 # Changes to the console's own shared settings (the saved-connections file every visitor of
 # the server sees): admin only, and never on a read-only launch.
 CONFIG_OPS: frozenset[str] = frozenset({"save_connection", "delete_connection"})
+
+# The namespace's maintenance policy (``backend.services.maintenance``), which every console
+# and scheduled ``lance-console maintain`` of the namespace applies: admin only.
+POLICY_OPS: frozenset[str] = frozenset({"save_maintenance_policy", "delete_maintenance_policy"})
 
 # Targets that are not configuration: opening a folder, bucket or URL typed in the "Connect
 # to…" dialog, and creating a missing directory: admin only (``backend.rules.targets``).
@@ -170,7 +181,7 @@ def required_role(operation: str, request: Any = None) -> str:
         return VIEWER
     if operation in DESTRUCTIVE_OPS or operation in CONFIG_OPS or operation in TARGET_OPS:
         return ADMIN
-    if operation in DEMO_OPS:
+    if operation in POLICY_OPS or operation in DEMO_OPS:
         return ADMIN
     if operation == "stage_change" and _field(request, "kind") in _DESTRUCTIVE_STAGE_KINDS:
         return ADMIN
@@ -198,6 +209,8 @@ def denial(role: str | None, operation: str, request: Any = None) -> str | None:
     who = f"the {role} role" if role else "a user without a role"
     if operation in CONFIG_OPS:
         return f"{who} may not change the console's saved connections (admins only)"
+    if operation in POLICY_OPS:
+        return f"{who} may not change the namespace's maintenance policy (admins only)"
     if operation == "open_target":
         return f"{who} may not open a folder, bucket or URL that is not configured (admins only)"
     if operation == "create_target":
@@ -331,6 +344,7 @@ __all__ = [
     "CONSOLE_READS",
     "NO_DATA_OPS",
     "CONSOLE_WRITES",
+    "POLICY_OPS",
     "READ_OPS",
     "WRITE_OPS",
     "ROLES",

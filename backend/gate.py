@@ -45,6 +45,7 @@ from typing import Any
 from lance_namespace.errors import ErrorCode, InvalidInputError, LanceNamespaceError
 
 from . import access, audit
+from .branch_view import unbranched
 from .errors import make
 from .rest.routes import ROUTES
 from .rules import ids as id_rules
@@ -77,6 +78,7 @@ LONG_OPS: frozenset[str] = frozenset(
         "create_table_scalar_index",
         "optimize_indexes",
         "compact_files",
+        "cleanup_old_versions",
         "import_table",
     }
 )
@@ -323,6 +325,8 @@ class GatedNamespace:
             if not access.is_write(operation):
                 self.check(operation, request)  # refused only to an actor without a role
                 return method(*call_args, **kwargs)
+            if kwargs.get("branch"):  # the console's own write on a branch (optimize ...)
+                request = {"id": _ids(request), "branch": kwargs["branch"]}
             with self.record(operation, request) as out:
                 out["result"] = method(*call_args, **kwargs)
                 return out["result"]
@@ -461,7 +465,9 @@ def recorded(
     long: bool | None = None,
 ) -> contextlib.AbstractContextManager[dict[str, Any]]:
     """For a service's write that bypasses the namespace's operations (an import writing
-    through lance): checked and recorded by the gate when ``ns`` is gated, else just run."""
+    through lance): checked and recorded by the gate when ``ns`` is gated (a branch view of
+    a gated namespace too: ``backend.branch_view``), else just run."""
+    ns = unbranched(ns)
     if isinstance(ns, GatedNamespace):
         return ns.record(operation, request, ids=ids, long=long)
     return contextlib.nullcontext({})
@@ -478,6 +484,7 @@ def record_refusal(
     """Record a refusal decided outside the gate (a batch's preflight, a service's own
     checks) when ``ns`` is gated: outcome ``refused``, the reason (an error's class and
     message); nothing otherwise."""
+    ns = unbranched(ns)
     if not isinstance(ns, GatedNamespace):
         return
     if isinstance(reason, BaseException):
@@ -504,6 +511,7 @@ def refusals(
 def require_writable(ns: Any, operation: str) -> None:
     """For writes that bypass the namespace's methods (files written directly, such as a staged
     manifest): the gate's refusal, when ``ns`` is gated and may not write."""
+    ns = unbranched(ns)
     if isinstance(ns, GatedNamespace):
         ns.check(operation)
 

@@ -1,6 +1,12 @@
-"""Branches of a table: the branch picker (``?branch=``), the branch list, the create form
-(from main, a tag, or another branch at a version) and the delete form (typed confirmation,
-admins). Components return requests; the page performs them (``Write``)."""
+"""Branches of a table: the branch picker and the badge of the pages that act on a branch
+(Versions, Indexes, Search & tune, Import & export), the branch list, the create form (from
+main, a tag, or another branch at a version) and the delete form (typed confirmation, admins).
+Components return requests; the page performs them (``Write``).
+
+The branch picked is one shared selection (``state.selected_branch``, in the URL as
+``?branch=``; ``components.tables`` keeps it with the table): picked on one page, it is the
+branch of the others; another table, or a branch that no longer exists, goes back to main
+(the picker says so). A page acts on it through ``backend.branch_view.on_branch``."""
 
 from __future__ import annotations
 
@@ -11,8 +17,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from backend.rules import ids
 from backend.services import branches as svc
-from components import feedback, state
+from backend.text import plural
+from components import feedback, state, tables
 from components.cache import cached, table_scope
 from components.common import dataframe
 from components.writes import Write, render_confirmed_form
@@ -30,20 +38,138 @@ def branch_versions(ns: Any, table_id: tuple[str, ...], branch: str) -> pd.DataF
     return svc.list_branch_versions(ns, table_id, branch)
 
 
-def render_branch_picker(names: Sequence[str], *, key_prefix: str) -> str:
-    """The branch the page shows (``main`` first); kept in the URL as ``?branch=``. A branch
-    the table does not have (deleted, or another table's) falls back to main."""
-    if state.get(state.QP_BRANCH) not in names:
-        state.put(state.QP_BRANCH, svc.MAIN)
-    picked = st.selectbox(
+@cached(lambda table_id, branch: table_scope(table_id), ttl=30)
+def branch_columns(ns: Any, table_id: tuple[str, ...], branch: str) -> list[str]:
+    """The column names of the branch's latest version."""
+    return svc.branch_columns(ns, table_id, branch)
+
+
+def picker_key(key_prefix: str) -> str:
+    """The branch picker's widget under a page's picker prefix."""
+    return f"{key_prefix}.branch"
+
+
+def _picked(key: str) -> None:
+    """The picker changed (a callback): its branch becomes the shared selection."""
+    tables.set_branch(state.get(key))
+
+
+def render_branch_picker(
+    names: Sequence[str], *, key_prefix: str, table_id: Sequence[str] | None = None
+) -> str:
+    """The branch the page acts on (``names``: ``main`` first), the shared selection. A
+    selected branch the table does not have (deleted, another table's, a stale link) goes
+    back to main, and the page says so."""
+    names = list(names) or [svc.MAIN]
+    current = state.selected_branch()
+    if current not in names:
+        where = f" {ids.display_id(table_id)}" if table_id else ""
+        feedback.show(
+            "warning",
+            f"Table{where} has no branch {current} (deleted, or a stale link): showing main.",
+        )
+        tables.set_branch(None)
+        current = svc.MAIN
+    key = picker_key(key_prefix)
+    state.put(key, current)
+    st.columns(2)[0].selectbox(  # as wide as the namespace picker above it
         "Branch",
-        list(names),
-        key=state.QP_BRANCH,
-        bind="query-params",
+        names,
+        key=key,
+        on_change=_picked,
+        args=(key,),
         help="main is the table's default branch; the others were made from a version of it "
-        "(or of another branch).",
+        "(or of another branch). The pick is kept across the pages that show a branch.",
     )
-    return str(picked or svc.MAIN)
+    return current
+
+
+def pick_branch(table_id: Sequence[str], *, key_prefix: str) -> str:
+    """The table's branches (read) and the picker over them; the branch picked. When they
+    cannot be read the error is shown: main is acted on, or the page stops when another
+    branch was picked (it would act on main instead)."""
+    tid = tuple(table_id)
+    frame = feedback.run(branches_frame, tid, action=f"Listing the branches of {tid[-1]}")
+    if frame is None:
+        if state.selected_branch() != svc.MAIN:
+            st.stop()
+        return svc.MAIN
+    names = [svc.MAIN, *sorted(frame["branch"].tolist())]
+    return render_branch_picker(names, key_prefix=key_prefix, table_id=tid)
+
+
+def render_branch_badge(branch: str, *, note: str = "") -> None:
+    """Which branch the page acts on, under its title (``note``: a sentence more)."""
+    more = f" {feedback.as_text(note)}" if note else ""
+    if branch == svc.MAIN:
+        st.markdown(
+            ":gray-badge[:material/call_split: main] "
+            f":gray[Reads and writes on this page act on the table's main branch.{more}]"
+        )
+        return
+    name = feedback.as_text(branch)
+    st.markdown(
+        f":violet-badge[:material/call_split: branch {name}] "
+        f":violet[Reads and writes on this page act on branch {name}, not on main.{more}]"
+    )
+
+
+def branch_row(frame: pd.DataFrame | None, branch: str) -> dict[str, Any] | None:
+    """``branch``'s row of the branch list as a dict (``None``: not listed)."""
+    if frame is None:
+        return None
+    row = frame[frame["branch"] == branch]
+    return dict(row.iloc[0]) if not row.empty else None
+
+
+def made_from(info: dict[str, Any]) -> str:
+    """Where a branch was made from, as the page says it: "main v2"."""
+    return f"{info.get('parent_branch') or svc.MAIN} v{int(info['parent_version'])}"
+
+
+def render_branch_summary(branch: str, info: dict[str, Any], versions: pd.DataFrame) -> None:
+    """The branch's heading, where it was made from, and its own versions (newest first)."""
+    st.subheader(f"Branch {branch}: {plural(len(versions), 'version')}", anchor=False)
+    created = pd.Timestamp(info["created"]).strftime("%Y-%m-%d %H:%M:%S")
+    st.caption(
+        feedback.as_text(
+            f"Made from {made_from(info)} on {created} UTC. Its versions start at version "
+            f"{int(info['parent_version'])}, its own copy of {made_from(info)}; what is on this "
+            "page (versions, change log, compare, restore, tags) is the branch's."
+        )
+    )
+    dataframe(
+        versions,
+        hide_index=True,
+        column_config={
+            "version": st.column_config.NumberColumn("Version", format="%d", width=90),
+            "timestamp": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
+            ),
+            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
+        },
+    )
+
+
+def render_branch_version_picker(branch: str, versions: pd.DataFrame, *, key_prefix: str) -> int:
+    """The version of the branch that restore and tags act on (default: its latest)."""
+    st.subheader(f"A version of branch {branch}", anchor=False)
+    listed = sorted((int(v) for v in versions["version"]), reverse=True)
+    picked = st.selectbox(
+        f"Version of branch {branch}",
+        listed,
+        index=0,
+        key=f"{key_prefix}.{branch}",
+        format_func=lambda v: f"v{v}" + (" (latest)" if v == listed[0] else ""),
+        help="The version the compare of two versions, restore and tags below start from.",
+    )
+    return int(picked if picked is not None else listed[0])
+
+
+MAIN_ONLY = (
+    "Cleanup, deleting versions and deleting, updating or upserting rows on this page act on "
+    "main only: pick main to use them."
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +196,9 @@ def render_branch_list(frame: pd.DataFrame) -> None:
             "branch": "Branch",
             "parent_branch": "Made from",
             "parent_version": st.column_config.NumberColumn("At version", format="%d"),
-            "created": st.column_config.DatetimeColumn("Created (UTC)"),
+            "created": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
+            ),
             "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
         },
     )
@@ -93,7 +221,7 @@ def render_create_form(
             horizontal=True,
             key=f"{key_prefix}.source",
         )
-        from_branch = st.selectbox("Branch", list(names), key=f"{key_prefix}.from_branch")
+        from_branch = st.selectbox("From branch", list(names), key=f"{key_prefix}.from_branch")
         version_text = st.text_input("At version (empty: its latest)", key=f"{key_prefix}.version")
         tag = st.selectbox("Tag", list(tags) or ["(no tags)"], key=f"{key_prefix}.tag")
         submitted = st.form_submit_button(
@@ -200,11 +328,20 @@ def branch_write(ns: Any, table_id: Sequence[str], ask: CreateBranch | DeleteBra
 
 
 __all__ = [
+    "MAIN_ONLY",
     "CreateBranch",
     "DeleteBranch",
+    "branch_columns",
+    "branch_row",
     "branch_versions",
     "branch_write",
     "branches_frame",
+    "made_from",
+    "pick_branch",
+    "picker_key",
+    "render_branch_badge",
     "render_branch_picker",
+    "render_branch_summary",
+    "render_branch_version_picker",
     "render_branches_panel",
 ]

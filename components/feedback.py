@@ -36,11 +36,16 @@ _ICONS = {
 
 # Icon shortcodes survive backslash escapes: a zero-width space after the colon breaks them.
 _SHORTCODES = re.compile(r":(?=(?:material|streamlit)/)", re.IGNORECASE)
+# Streamlit's markdown turns ``>=``, ``<=``, ``~=``, ``->``, ``<-``, ``<->`` and ``--`` between
+# spaces into symbols (a filter ``qty >= 3`` would read ``qty ≥ 3``), escaped or not: a
+# zero-width space after the sequence keeps it as typed.
+_TYPOGRAPHY = re.compile(r"(?<!\S)(<->|->|<-|--|>=|<=|~=)(?!\S)")
 
 
 def as_text(text: Any) -> str:
     """``text`` escaped so markdown shows it exactly as typed (line breaks kept)."""
-    lines = _SHORTCODES.sub(":\u200b", str(text)).split("\n")
+    text = _TYPOGRAPHY.sub("\\1\u200b", _SHORTCODES.sub(":\u200b", str(text)))
+    lines = text.split("\n")
     return "  \n".join("".join("\\" + c if c in _SPECIAL else c for c in line) for line in lines)
 
 

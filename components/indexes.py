@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 import streamlit as st
 from lance_namespace import CreateTableIndexRequest
 
 from backend.arrow.types import ColumnInfo
+from backend.branch_view import MAIN, branch_name, on_branch
 from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
@@ -26,8 +27,10 @@ from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import dataframe, render_json, render_typed_confirmation, render_whole_number
 from components.connection import get_namespace, render_role_lock, role_lock
+from components.health import ACTION_LABELS, follow_latest, latest_jobs
+from components.jobs import ray_address, render_executor_choice
 from components.snippets import render_python_snippet
-from components.writes import TaskRequest, session_tasks
+from components.writes import JobRequest, table_jobs
 
 TAB_CREATE = "Create an index"
 TAB_SELECTED = "Selected index"
@@ -38,36 +41,40 @@ TAB_STATS = "Statistics"
 # --------------------------------------------------------------------------------------------
 
 
-def index_overview(table_id: tuple[str, ...]) -> pd.DataFrame:
-    """The index table at the table's latest version, read fresh on every run (one
-    DescribeTable): a commit from anywhere (the console, lance itself, another process) is
-    seen at once, and the overview of a version already read comes from the cache. The
-    version read is ``df.attrs["version"]``: :func:`render_statistics` charts the history up
-    to that same version, so the table and the charts show the same indexes."""
-    version = vsv.latest_version(get_namespace(), list(table_id))
-    return _overview_at(table_id, version)
+def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFrame:
+    """The index table at the latest version of the table's ``branch``, read fresh on every
+    run (one DescribeTable): a commit from anywhere (the console, lance itself, another
+    process) is seen at once, and the overview of a version already read comes from the
+    cache. The version read is ``df.attrs["version"]``: :func:`render_statistics` charts the
+    history up to that same version, so the table and the charts show the same indexes."""
+    version = vsv.latest_version(on_branch(get_namespace(), branch), list(table_id))
+    return _overview_at(table_id, version, branch)
 
 
-@cached(lambda table_id, version: table_scope(table_id), ttl=300)
-def _overview_at(ns: Any, table_id: tuple[str, ...], version: int | None) -> pd.DataFrame:
-    return ixs.index_overview(ns, list(table_id), version=version)
-
-
-@cached(table_scope)
-def table_columns(ns: Any, table_id: tuple[str, ...]) -> list[ColumnInfo]:
-    return ixs.table_columns(ns, list(table_id))
-
-
-@cached(table_scope, ttl=30)
-def table_num_rows(ns: Any, table_id: tuple[str, ...]) -> int | None:
-    return ixs.table_num_rows(ns, list(table_id))
-
-
-@cached(lambda table_id, max_versions, up_to: table_scope(table_id), max_entries=64)
-def coverage_history(
-    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None
+@cached(lambda table_id, version, branch: table_scope(table_id), ttl=300)
+def _overview_at(
+    ns: Any, table_id: tuple[str, ...], version: int | None, branch: str
 ) -> pd.DataFrame:
-    return ixs.coverage_history(ns, list(table_id), max_versions=max_versions, up_to=up_to)
+    return ixs.index_overview(on_branch(ns, branch), list(table_id), version=version)
+
+
+@cached(lambda table_id, branch=MAIN: table_scope(table_id))
+def table_columns(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> list[ColumnInfo]:
+    return ixs.table_columns(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, branch=MAIN: table_scope(table_id), ttl=30)
+def table_num_rows(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> int | None:
+    return ixs.table_num_rows(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, max_versions, up_to, branch=MAIN: table_scope(table_id), max_entries=64)
+def coverage_history(
+    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None, branch: str = MAIN
+) -> pd.DataFrame:
+    return ixs.coverage_history(
+        on_branch(ns, branch), list(table_id), max_versions=max_versions, up_to=up_to
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -136,25 +143,7 @@ def render_lag_warning(overview: pd.DataFrame) -> bool:
     return True
 
 
-def _maintenance_tasks(table_id: tuple[str, ...]) -> list[Any]:
-    return session_tasks(("optimize", "compact"), table_id)
-
-
-def maintenance_outcome(result: dict[str, Any]) -> str:
-    """What a compaction or an optimize did: versions, and for a compaction the fragments and
-    bytes of data before and after."""
-    before, after = result.get("version_before"), result.get("version_after")
-    if before == after:
-        return "nothing to do"
-    text = f"version {before} → {after}"
-    if "fragments_before" in result:
-        text += (
-            f"; {plural(result['fragments_before'], 'fragment')} → "
-            f"{plural(result['fragments_after'], 'fragment')}, "
-            f"{human_bytes(result['data_bytes_before'])} → "
-            f"{human_bytes(result['data_bytes_after'])} of data"
-        )
-    return text
+MAINTENANCE_KINDS = ("optimize", "compact")
 
 
 def render_maintenance(
@@ -167,11 +156,14 @@ def render_maintenance(
     key_prefix: str,
     page: str = "indexes",
     has_indexes: bool = True,
-) -> TaskRequest | None:
+) -> JobRequest | None:
     """Compact files (every table) and optimize the indexes (cover unindexed rows; a table
-    with indexes), in the background, with progress; the table's reads are refreshed when
-    done. Over REST: why not. Returns the task a button asked for (the page starts it:
-    ``components.writes.start_task``)."""
+    with indexes), as jobs (``backend.services.jobs``), with progress; the table's latest
+    maintenance job (on ``ns``'s branch) is followed here, whichever console started it, and
+    the table's reads are refreshed when one this session followed ends
+    (``health.follow_latest``). Over REST: why not. Returns the job a button asked for (the
+    page submits it: ``components.writes.submit_job``). The Indexes page offers these in its
+    Health panel (``components.health.render_actions``, with Clean up)."""
     from backend.services import tuning
 
     tid = tuple(table_id)
@@ -179,55 +171,32 @@ def render_maintenance(
         if lagging:
             st.caption(":material/info: " + feedback.as_text(tuning.MAINTENANCE_UNSUPPORTED))
         return None
-    asked: TaskRequest | None = None
-    running = any(not t.done for t in _maintenance_tasks(tid))
+    asked: JobRequest | None = None
+    latest = (
+        feedback.run(latest_jobs, ns, tid, MAINTENANCE_KINDS, action="Reading the table's jobs")
+        or []
+    )
+    running = any(not j.done for j in latest)
     c1, c2, _ = st.columns([1, 1, 3])
-    actions = {
-        "compact": (c1, "Compact files", ":material/compress:", tuning.compact_files),
-    }
+    actions = {"compact": (c1, ACTION_LABELS["compact"], ":material/compress:")}
     if has_indexes:
         actions = {
-            "optimize": (
-                c1,
-                "Optimize indexes",
-                ":material/auto_fix_high:",
-                tuning.optimize_indexes,
-            ),
-            "compact": (c2, "Compact files", ":material/compress:", tuning.compact_files),
+            "optimize": (c1, ACTION_LABELS["optimize"], ":material/auto_fix_high:"),
+            "compact": (c2, ACTION_LABELS["compact"], ":material/compress:"),
         }
-    for kind, (col, label, icon, fn) in actions.items():
+    for kind, (col, label, icon) in actions.items():
+        locked = role_lock("compact_files" if kind == "compact" else "optimize_indexes", read_only)
         if col.button(
             label,
             key=f"{key_prefix}.{kind}",
             icon=icon,
             type="primary" if kind == "optimize" and lagging else "secondary",
-            disabled=read_only or running,
-            help="Disabled: read-only connection" if read_only else None,
+            disabled=read_only or running or locked is not None,
+            help="Disabled: read-only connection" if read_only else locked,
         ):
-
-            def work(progress: Any, fn: Any = fn, label: str = label) -> Any:
-                progress(f"{label.lower()}…", 0.1)
-                return fn(ns, list(tid))
-
-            asked = TaskRequest(kind, label, tid, work)
-    tasks = _maintenance_tasks(tid)
-    if not tasks:
-        return asked
-
-    def panel() -> None:
-        task = _maintenance_tasks(tid)[0]
-        if not task.done:
-            st.progress(task.fraction, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)")
-            return
-        if task.status == "failed":
-            feedback.show_error(task.error, action=task.label)
-        elif state.first_time_finished(task.task_id):
-            invalidate_tables([list(tid)])
-            change = maintenance_outcome(task.result or {})
-            feedback.flash(page, "success", f"{task.label}: {change} ({task.elapsed:.1f} s).")
-            st.rerun(scope="app")
-
-    st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
+            asked = JobRequest(kind, tid, {}, label)
+    if latest:
+        follow_latest(ns, tid, MAINTENANCE_KINDS, page=page)
     return asked
 
 
@@ -473,11 +442,14 @@ def render_create_panel(
     read_only: bool,
     key_prefix: str,
     vector_indexes: Mapping[str, Sequence[dict[str, Any]]] | None = None,
-) -> CreateTableIndexRequest | None:
-    """Column, then only the index types that fit it, then the fields of that type. Returns a
-    request that passed ``backend.rules.index_rules`` when "Create" is pressed, else ``None``.
-    ``vector_indexes``: column -> the vector indexes already on it (a warning, the distance
-    first offered)."""
+    branch: str = MAIN,
+) -> BuildAsk | None:
+    """Column, then only the index types that fit it, then the fields of that type, and with a
+    Ray address given at launch "Run on Ray (address)" (BTREE, FTS and IVF_PQ on main).
+    Returns a request that passed ``backend.rules.index_rules`` and where to run it when
+    "Create" is pressed, else ``None``. ``vector_indexes``: column -> the vector indexes
+    already on it (a warning, the distance first offered); ``branch``: the branch the index is
+    built on (in the request)."""
     by_name = {c.name: c for c in columns}
     indexable = [c.name for c in columns if c.fitting_types]
     if not indexable:
@@ -517,12 +489,17 @@ def render_create_panel(
         params = render_fts_fields(key_prefix=key_prefix, problems=problems)
     else:
         st.caption(f"{index_type}: {rules.INDEX_TYPE_HELP[index_type]}. No build parameters.")
+    executor, executor_options = render_executor_choice(
+        key=f"{key_prefix}.ray", branch=branch, unsupported=_ray_refusal(index_type)
+    )
 
     def request_for(name: str | None) -> CreateTableIndexRequest:
-        return rules.build_index_request(
+        request = rules.build_index_request(
             table_id, column.name, index_type, name=name, distance_type=distance, params=params,
             dim=column.dim, num_rows=num_rows,
         )  # fmt: skip
+        on = branch_name(branch)
+        return request if on is None else request.model_copy(update={"branch": on})
 
     fv = state.form_version("indexes")
     # outside the form: the snippet below shows the name as typed
@@ -534,7 +511,7 @@ def render_create_panel(
     )
     if not problems:  # a refused number has no request to show
         render_python_snippet(
-            "create_table_scalar_index" if kind == "scalar" else "create_table_index",
+            rules.build_operation(index_type),
             request_for((name or "").strip() or None),
             key_prefix=f"{key_prefix}.snippet",
         )
@@ -552,12 +529,33 @@ def render_create_panel(
         )
         return None
     request = request_for(name.strip() or None)
-    busy = set(existing_names) | {j.index_name for j in build_jobs.JOBS.running(table_id)}
+    busy = set(existing_names) | set(running_builds(get_namespace(), table_id, branch))
     problems = rules.validate_index_request(request, column, num_rows=num_rows, existing_names=busy)
     if problems:
         feedback.show_problems("Not created. Fix these first:", problems)
         return None
-    return request
+    return BuildAsk(request, num_rows, executor, executor_options)
+
+
+class BuildAsk(NamedTuple):
+    """An index build asked for: the request, the table's rows (for the hints), and where it
+    runs (``jobs.submit``'s executor and its options)."""
+
+    request: CreateTableIndexRequest
+    num_rows: int | None
+    executor: str = "local"
+    executor_options: dict[str, Any] = {}  # noqa: RUF012 - a NamedTuple default, never changed
+
+
+def _ray_refusal(index_type: str) -> str | None:
+    """Why an index of ``index_type`` cannot be built on Ray (``None``: it can)."""
+    if ray_address() is None:
+        return None
+    from backend.services.ray_executor import INDEX_TYPES
+
+    if index_type in INDEX_TYPES:
+        return None
+    return f"Ray builds {', '.join(INDEX_TYPES)} indexes, not {index_type}: runs on this console"
 
 
 # --------------------------------------------------------------------------------------------
@@ -565,9 +563,36 @@ def render_create_panel(
 # --------------------------------------------------------------------------------------------
 
 
-def _session_jobs(table_id: Sequence[str]) -> list[build_jobs.BuildJob]:
-    jobs = [build_jobs.JOBS.get(j) for j in reversed(state.build_jobs())]
-    return [j for j in jobs if j is not None and j.table_id == tuple(table_id)]
+BUILDS_SHOWN = 5  # the latest builds of the table the panel lists
+RECENT_SECONDS = 15 * 60  # a build that ended longer ago is listed only if followed
+
+
+def table_builds(ns: Any, table_id: Sequence[str], branch: str = MAIN) -> list[build_jobs.BuildJob]:
+    """The latest builds on the table's ``branch`` (jobs of kind ``create_index``, whoever
+    started them), as the panel shows them: the running ones, those this session followed,
+    and those that ended in the last :data:`RECENT_SECONDS`."""
+    followed = set(state.followed_jobs())
+    now = time.time()
+    on = branch_name(branch)
+    shown = []
+    for job in table_jobs(ns, table_id, ("create_index",), limit=BUILDS_SHOWN):
+        ended = job.finished_at or job.heartbeat_at or job.created_at
+        build = build_jobs.from_job(job)
+        if build.branch != on:
+            continue
+        if not job.done or job.id in followed or now - ended < RECENT_SECONDS:
+            shown.append(build)
+    return shown
+
+
+def running_builds(ns: Any, table_id: Sequence[str], branch: str = MAIN) -> list[str]:
+    """The index names the queued or running builds on the table's ``branch`` will create
+    (any console's)."""
+    from backend.services import jobs
+
+    active = jobs.list_jobs(ns, table_id, kinds=("create_index",), states=sorted(jobs.ACTIVE))
+    builds = [build_jobs.from_job(j) for j in active]
+    return [b.index_name for b in builds if b.branch == branch_name(branch)]
 
 
 def _chosen(job: build_jobs.BuildJob) -> str:
@@ -590,13 +615,15 @@ def differences_text(job: build_jobs.BuildJob) -> str:
 
 
 def _finish(job: build_jobs.BuildJob) -> bool:
-    """The first time a finished job is seen: the table's reads go stale, the outcome is kept."""
-    if not state.first_time_finished(job.job_id):
+    """The first time a finished job this session followed is seen: the table's reads go
+    stale, the outcome is kept."""
+    if job.job_id not in state.followed_jobs() or not state.first_time_finished(job.job_id):
         return False
     invalidate_tables([list(job.table_id)])
     if job.status == "succeeded":
         chosen = _chosen(job)
-        text = f"Index {job.index_name} built in {job.elapsed:.1f} s."
+        where = f" on branch {job.branch}" if job.branch else ""
+        text = f"Index {job.index_name} built{where} in {job.elapsed:.1f} s."
         text += f" Chosen: {chosen}." if chosen else ""
         if job.param_differences:
             text += " " + differences_text(job)
@@ -615,7 +642,9 @@ EVENTS_SHOWN = 50  # progress events listed before "Show all"
 
 
 def _cancel_build(job_id: str) -> None:
-    build_jobs.JOBS.cancel(job_id)
+    from backend.services import jobs
+
+    feedback.run(jobs.cancel, get_namespace(), job_id, action="Cancelling the build")
 
 
 def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
@@ -625,14 +654,26 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
         "dropped": ":material/delete:",
         "cancelled": ":material/cancel:",
         "timed out": ":material/timer_off:",
+        "interrupted": ":material/link_off:",
     }.get(job.outcome, ":material/error:")
     outcome = "built, then dropped" if job.outcome == "dropped" else job.outcome
+    who = f", by {job.who}" if job.who else ""
     st.markdown(
         f"{icon} **{feedback.as_text(job.index_name)}** ({job.index_type} on "
-        f"{feedback.as_text(job.column)}) - {outcome}, {job.elapsed:.1f} s"
+        f"{feedback.as_text(job.column)}"
+        + (f", branch {feedback.as_text(job.branch)}" if job.branch else "")
+        + f") - {outcome}, {job.elapsed:.1f} s"
+        + feedback.as_text(who)
     )
     if job.status in ("cancelled", "timed out") and job.error is not None:
         feedback.show("info", str(job.error))
+        return
+    if job.status == "interrupted" and job.error is not None:
+        feedback.show(
+            "warning",
+            f"Interrupted: {job.error}. Nothing of it was committed after its last step; "
+            "run it again from the Jobs page.",
+        )
         return
     if job.status == "failed" and job.error is not None:
         feedback.show_error(job.error, action=f"Building {job.index_name}")
@@ -642,11 +683,14 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     if job.status == "running":
         if job.mode == "events":
             render_stage_progress(job)
+            locked = role_lock("cancel_job", False) or role_lock(
+                rules.build_operation(job.index_type), False
+            )
             st.button(
                 "Cancel build",
                 key=f"{key_prefix}.{job.job_id}.cancel",
                 icon=":material/cancel:",
-                disabled=job.cancel_requested,
+                disabled=job.cancel_requested or not job.cancellable or locked is not None,
                 help="Stops the build at lance's next progress event; nothing is committed and "
                 "its partial files are removed.",
                 on_click=_cancel_build,
@@ -730,23 +774,25 @@ def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     st.dataframe(frame.astype(str), hide_index=True, key=f"{key_prefix}.events")
 
 
-def render_build_jobs(table_id: Sequence[str], *, key_prefix: str) -> None:
-    """This session's builds of this table; refreshes every second while one runs."""
-    jobs = _session_jobs(table_id)
-    if not jobs:
+def render_build_jobs(table_id: Sequence[str], *, key_prefix: str, branch: str = MAIN) -> None:
+    """The latest builds on the table's ``branch``, whichever console started them
+    (:func:`table_builds`); refreshes every second while one runs."""
+    ns = get_namespace()
+    builds = feedback.run(table_builds, ns, table_id, branch, action="Reading the table's builds")
+    if not builds:
         return
 
     def panel() -> None:
         changed = False
         with st.container(border=True):
             st.caption("Index builds")
-            for job in _session_jobs(table_id)[:5]:
+            for job in table_builds(ns, table_id, branch):
                 render_job(job, key_prefix=key_prefix)
                 changed = (job.done and _finish(job)) or changed
         if changed:
             st.rerun(scope="app")
 
-    st.fragment(panel, run_every=1.0 if any(not j.done for j in jobs) else None)()
+    st.fragment(panel, run_every=1.0 if any(not j.done for j in builds) else None)()
 
 
 # --------------------------------------------------------------------------------------------
@@ -777,8 +823,11 @@ def render_drop_form(name: str | None, *, read_only: bool, key_prefix: str) -> s
     return name
 
 
-def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None:
-    """The Statistics tab: coverage, size and segments charts, and coverage across versions."""
+def render_statistics(
+    overview: pd.DataFrame, table_id: tuple[str, ...], branch: str = MAIN
+) -> None:
+    """The Statistics tab: coverage, size and segments charts, and coverage across versions
+    (of ``branch``)."""
     from components import index_charts as charts
 
     history = None
@@ -796,6 +845,7 @@ def render_statistics(overview: pd.DataFrame, table_id: tuple[str, ...]) -> None
             table_id,
             int(depth),
             overview.attrs.get("version"),  # the version the index table shows
+            branch,
             action="Reading the coverage history",
         )
     charts.render_index_charts(overview, history, key_prefix=state.Indexes.CHARTS)
@@ -808,17 +858,17 @@ def render_create_tab(
     *,
     read_only: bool,
     overview: pd.DataFrame | None = None,
-) -> tuple[CreateTableIndexRequest, int | None] | None:
-    """The create panel on the table's columns and rows (``overview``: its indexes);
-    ``(request, rows)`` on submit."""
+    branch: str = MAIN,
+) -> BuildAsk | None:
+    """The create panel on the columns and rows of the table's ``branch`` (``overview``: its
+    indexes); the build asked for on submit."""
     tid = tuple(table_id)
-    columns = feedback.run(table_columns, tid, action="Reading the schema") or []
-    num_rows = table_num_rows(tid)
-    request = render_create_panel(
+    columns = feedback.run(table_columns, tid, branch, action="Reading the schema") or []
+    num_rows = table_num_rows(tid, branch)
+    return render_create_panel(
         table_id, columns, num_rows, names, caps, read_only=read_only, key_prefix=state.Indexes.CREATE,
-        vector_indexes=existing_vector_indexes(overview),
+        vector_indexes=existing_vector_indexes(overview), branch=branch,
     )  # fmt: skip
-    return (request, num_rows) if request is not None else None
 
 
 def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | None:
@@ -859,6 +909,7 @@ def capabilities_caption(caps: BackendCapabilities) -> str:
 
 
 __all__ = [
+    "BuildAsk",
     "TAB_CREATE",
     "TAB_SELECTED",
     "TAB_STATS",

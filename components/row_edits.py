@@ -20,6 +20,7 @@ from backend.services import imports
 from backend.services import rows as rsv
 from backend.text import plural
 from components import feedback, state
+from components.common import dataframe
 from components.connection import render_role_lock, write_denial
 from components.writes import Write
 
@@ -95,7 +96,7 @@ def render_update_rows(
     st.markdown(f"**{plural(preview.count, 'row')}** " + feedback.as_text(f"{said}."))
     if len(preview.sample) < preview.count:
         st.caption(f"A sample of {len(preview.sample):,} of them, with the new values:")
-    st.dataframe(preview.sample, hide_index=True)
+    dataframe(preview.sample, hide_index=True)
     with st.form(f"{key_prefix}.apply", border=False):
         applied = st.form_submit_button(
             f"Apply to {plural(preview.count, 'row')}", icon=":material/edit:", type="primary",
@@ -178,12 +179,12 @@ def render_upsert(
     asked = (upload.file_id, ask.on, ask.update, ask.insert, ask.delete)
     request = {"when_not_matched_by_source_delete": ask.delete}
     locked = _lock(rsv.MERGE, read_only, request)
-    b1, b2 = st.columns(2)
-    dry = b1.button("Dry run", icon=":material/science:", key=f"{key_prefix}.dry")
-    apply = b2.button(
-        "Apply", icon=":material/merge:", type="primary", key=f"{key_prefix}.apply",
-        disabled=read_only or locked is not None,
-    )  # fmt: skip
+    with st.container(horizontal=True):  # side by side, at the start of the line
+        dry = st.button("Dry run", icon=":material/science:", key=f"{key_prefix}.dry")
+        apply = st.button(
+            "Apply", icon=":material/merge:", type="primary", key=f"{key_prefix}.apply",
+            disabled=read_only or locked is not None,
+        )  # fmt: skip
     render_role_lock(locked)
     tid = tuple(table_id)
     if dry:

@@ -25,7 +25,15 @@ from components.writes import Write
 EXPRESSION, ALL_NULL = "From a SQL expression", "All null, of a type"
 UNCHANGED = "(unchanged)"
 NULLABLE, NOT_NULLABLE = "nullable", "not nullable"
+TABS = ("Add a column", "Alter a column", "Drop columns")
 _OPS = {"add": schema.ADD, "alter": schema.ALTER, "drop": schema.DROP}
+# the preview's new schema, headed as the table's schema is (components.tables.SCHEMA_COLUMNS)
+PREVIEW_COLUMNS: dict[str, Any] = {
+    "column": st.column_config.TextColumn("Column"),
+    "type": st.column_config.TextColumn("Type"),
+    "nullable": st.column_config.CheckboxColumn("Nullable", width=80),
+    "change": st.column_config.TextColumn("Change"),
+}
 
 
 def _key(key_prefix: str, op: str, name: str) -> str:
@@ -51,7 +59,12 @@ def _render_preview(
         return None
     args, preview = kept
     st.markdown(f"**Preview** (at v{preview.version}): {feedback.as_text(preview.summary)}")
-    dataframe(preview.schema, hide_index=True, key=_key(key_prefix, op, "preview"))
+    dataframe(
+        preview.schema,
+        hide_index=True,
+        key=_key(key_prefix, op, "preview"),
+        column_config=PREVIEW_COLUMNS,
+    )
     if st.button(
         "Apply", key=_key(key_prefix, op, "apply"), icon=":material/check:", disabled=blocked,
         type="primary",
@@ -85,7 +98,10 @@ def render_schema_edit(
             "Each change is one new version. Preview says what it will do before anything "
             "is written."
         )
-        add_tab, alter_tab, drop_tab = st.tabs(["Add a column", "Alter a column", "Drop columns"])
+        # kept per table: a rerun (a write, figures arriving) stays on the tab in use
+        add_tab, alter_tab, drop_tab = st.tabs(
+            TABS, key=state.panel_key(state.Tables.SCHEMA_TAB, table_id), on_change="rerun"
+        )
         with add_tab:
             write = _add(ns, table_id, key_prefix=key_prefix, read_only=read_only)
         with alter_tab:

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import InvalidInputError
 
+from backend.branch_view import MAIN, on_branch
 from backend.rules import query_rules
 from backend.services import search, tuning
 from backend.services.charts import (
@@ -58,12 +59,16 @@ DEFAULT_GRID = {"nprobes": "1, 2, 4, 8, 16, 32", "refine_factor": "none, 4", "ef
 # --------------------------------------------------------------------------------------------
 
 
-@cached(table_scope, ttl=30)
-def search_table(ns: Any, table_id: tuple[str, ...]) -> search.SearchTable:
-    return search.search_table(ns, table_id)
+@cached(lambda table_id, branch=MAIN: table_scope(table_id), ttl=30)
+def search_table(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> search.SearchTable:
+    """What the page knows of the table's ``branch`` (``SearchTable.branch`` says which)."""
+    return search.search_table(on_branch(ns, branch), table_id)
 
 
-@cached(lambda table_id, version, columns, filter, offset, limit: table_scope(table_id), ttl=30)
+@cached(
+    lambda table_id, version, columns, filter, offset, limit, branch=MAIN: table_scope(table_id),
+    ttl=30,
+)
 def preview(
     ns: Any,
     table_id: tuple[str, ...],
@@ -72,10 +77,12 @@ def preview(
     filter: str,
     offset: int,
     limit: int,
+    branch: str = MAIN,
 ) -> search.Preview:
     return search.preview(
-        ns, table_id, version=version, columns=columns, filter=filter, offset=offset, limit=limit
-    )
+        on_branch(ns, branch), table_id, version=version, columns=columns, filter=filter,
+        offset=offset, limit=limit,
+    )  # fmt: skip
 
 
 def open_tabs() -> Any:
@@ -116,11 +123,15 @@ def share_url(
     k: int,
     params: Mapping[str, Any],
     text: str | None = None,
+    branch: str | None = None,
 ) -> str:
     """A link to this page's vector search with a setting filled in (``text``: the query
-    vector is that text, embedded)."""
+    vector is that text, embedded; ``branch``: on that branch)."""
     query: list[tuple[str, str]] = [(state.QP_NAMESPACE, part) for part in table_id[:-1]]
-    query += [(state.QP_TABLE, table_id[-1]), (state.QP_TAB, "vector")]
+    query += [(state.QP_TABLE, table_id[-1])]
+    if branch and branch != MAIN:
+        query.append((state.QP_BRANCH, branch))
+    query.append((state.QP_TAB, "vector"))
     query += list(tuning.share_params(column, k, params, text=text).items())
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
     return f"{base}?{urlencode(query)}"
@@ -178,7 +189,8 @@ def render_preview(info: search.SearchTable, version: int | None, *, key_prefix:
         "Filter (SQL)", key=f"{key_prefix}.filter", placeholder="e.g. module = 'json'"
     )
     size = c3.selectbox("Rows per page", (25, 50, 100, 250), index=1, key=f"{key_prefix}.size")
-    page_key = f"{key_prefix}.page.{info.table_id}.{version}.{filter_text}"
+    branch = info.branch or MAIN
+    page_key = f"{key_prefix}.page.{info.table_id}.{branch}.{version}.{filter_text}"
     page = int(state.get(page_key, 1))
     result = feedback.run(
         preview,
@@ -188,6 +200,7 @@ def render_preview(info: search.SearchTable, version: int | None, *, key_prefix:
         filter_text.strip(),
         (page - 1) * size,
         size,
+        branch,
         action="Reading rows",
     )
     if result is None:
@@ -474,7 +487,7 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
         last = state.result(info.table_id, "vector")
         if last:
             st.caption("The result of the last search run (the form above has not run):")
-            render_vector_result(info.table_id, last)
+            render_vector_result(info.table_id, last, branch=info.branch)
         render_history(info.table_id, "vector")
         return
     repeats = int(repeats or 1)
@@ -506,16 +519,18 @@ def render_vector_search(ns: Any, info: search.SearchTable, version: int | None)
             )
     last = state.result(info.table_id, "vector", settings)
     if last:
-        render_vector_result(info.table_id, last)
+        render_vector_result(info.table_id, last, branch=info.branch)
     render_history(info.table_id, "vector")
 
 
-def render_vector_result(table_id: Sequence[str], last: tuple[Any, ...]) -> None:
+def render_vector_result(
+    table_id: Sequence[str], last: tuple[Any, ...], *, branch: str | None = None
+) -> None:
     """A kept vector search result: rows, latencies, Copy as Python and the link (a query
-    by text reproduces the text, embedded)."""
+    by text reproduces the text, embedded; on ``branch``: the snippets and link name it)."""
     found, column, k, params, text = last
     render_search_result(found, score=search.DISTANCE, key_prefix=state.Search.VEC_RESULT)
-    render_setting_snippets(table_id, column, k, params, text=text)
+    render_setting_snippets(table_id, column, k, params, text=text, branch=branch)
 
 
 def render_metric_note(metric: query_rules.QueryMetric | None, *, bypass: bool = False) -> None:
@@ -552,16 +567,18 @@ def render_setting_snippets(
     params: Mapping[str, Any],
     *,
     text: str | None = None,
+    branch: str | None = None,
 ) -> None:
     """Copy as Python (the backend call and plain pylance) and a shareable link; ``text``:
     the query vector is that text embedded with the table's embedding (the snippets embed
-    it the same way, the link carries it)."""
+    it the same way, the link carries it); ``branch``: the setting's branch (the snippets
+    and the link name it)."""
     from components.connection import snippet_connection
     from components.snippets import connect_args
 
     args = ", ".join(connect_args(snippet_connection()))
     console, pylance = tuning.python_snippets(
-        f"ns = backend.connect({args})", table_id, column, k, params, text=text
+        f"ns = backend.connect({args})", table_id, column, k, params, text=text, branch=branch
     )
     with st.expander("Copy as Python · share", icon=":material/code:"):
         st.caption("With the backend (any connection):")
@@ -569,7 +586,8 @@ def render_setting_snippets(
         st.caption("With plain pylance, next to the data:")
         st.code(pylance, language="python")
         st.caption("A link to this setting:")
-        st.code(share_url(table_id, column, k, params, text), language=None, wrap_lines=True)
+        link = share_url(table_id, column, k, params, text, branch=branch)
+        st.code(link, language=None, wrap_lines=True)
 
 
 # --------------------------------------------------------------------------------------------

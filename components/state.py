@@ -1,13 +1,13 @@
 """Every session-state key and query parameter of the console, with typed accessors, by page.
 
 Widget keys are named here too, prefixed by their page (``conn.``, ``sel.``, ``tables.``,
-``versions.``, ``indexes.``, ``search.``, ``txn.``, ``transfer.``, ``insp.``, ``audit.``,
+``versions.``, ``indexes.``, ``maint.``, ``search.``, ``txn.``, ``transfer.``, ``insp.``, ``audit.``,
 ``auth.``) so they stay stable and never collide; a "prefix" constant is completed by the
 component that draws the widgets (``<prefix>.grid``). Keys for one identifier: :func:`panel_key`,
 :func:`search_key`, :func:`txn_add_key`, :func:`txn_alter_key`. Keys made anew on purpose
 (session state cannot reset the widget): :func:`form_key`, :func:`pager_key`. Widgets bound to
 the URL (``bind="query-params"``) use the query parameter's name as their key: :data:`QP_CONN`,
-:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`, :data:`QP_BRANCH`.
+:data:`QP_READ_ONLY`, :data:`QP_INDEX`, :data:`QP_VERSION`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ QP_READ_ONLY = "ro"  # bound: the read-only switch
 QP_TAB = "tab"  # the tab a shared link opens: Search & tune (then the setting keys below),
 # Transactions (``?tab=demo``: the guided demo)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
-QP_BRANCH = "branch"  # bound: the branch picker (Versions): the branch the page shows
+QP_BRANCH = "branch"  # the shared branch selection (:func:`selected_branch`); absent: main
 QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
 # Search & tune setting keys (``backend.services.tuning.SHARE_KEYS``): column, k, nprobes, ...
 
@@ -101,6 +101,13 @@ def set_read_only(value: bool) -> None:
 class Sel:
     NAMESPACE = "sel.namespace"  # list[str]
     TABLE = "sel.table"  # str | None
+    # str | None: the branch of the selected table the pages with a branch picker act on
+    # (Versions, Indexes, Search & tune, Import & export); None: main. The pickers' widgets are
+    # ``<page picker prefix>.branch``.
+    BRANCH = "sel.branch"
+
+
+MAIN_BRANCH = "main"
 
 
 def selection() -> tuple[list[str], str | None]:
@@ -110,6 +117,21 @@ def selection() -> tuple[list[str], str | None]:
 def set_selection(namespace: list[str], table: str | None) -> None:
     _set(Sel.NAMESPACE, list(namespace))
     _set(Sel.TABLE, table)
+
+
+def selected_branch() -> str:
+    """The branch picked for the selected table (``"main"`` when none was)."""
+    return str(_get(Sel.BRANCH) or MAIN_BRANCH)
+
+
+def set_branch(branch: str | None) -> None:
+    """Pick ``branch`` (``None`` / ``"main"``: main). A change forgets the Search & tune
+    results shown, which were another branch's."""
+    value = None if not branch or branch == MAIN_BRANCH else str(branch)
+    if value != _get(Sel.BRANCH):
+        _pop(Search.RESULTS)
+        _pop(Search.RESULT_SETTINGS)
+    _set(Sel.BRANCH, value)
 
 
 def selected_version() -> int | None:
@@ -180,10 +202,11 @@ class Tables:
     LIFE = "tables.life"  # the table's lifecycle panels (``.meta``, ``.rename``, ``.drop``)
     DEREGISTER = "tables.deregister"
     DROP_NS = "tables.drop_ns"  # per namespace: ``tables.drop_ns<gen>.<path>``
-    # the "Schema" panel (components.schema_edit): its expander per table, its widgets
-    # (``.add.name``, ``.alter.column``, ``.drop.columns``, ``.<op>.apply``...) and the last
-    # preview (table id, operation, arguments, SchemaPreview)
+    # the "Schema" panel (components.schema_edit): its expander and its open tab per table,
+    # its widgets (``tables.schema<gen>``: ``.add.name``, ``.alter.column``, ``.drop.columns``,
+    # ``.<op>.apply``...) and the last preview (table id, operation, arguments, SchemaPreview)
     SCHEMA_OPEN = "tables.schema.open"
+    SCHEMA_TAB = "tables.schema.tab"
     SCHEMA = "tables.schema"
     SCHEMA_PREVIEW = "tables.schema.preview"
 
@@ -272,6 +295,12 @@ class Versions:
     ROW_CHANGES_VIEW = "versions.row_changes.view"  # prefix: the rows shown (kind, grid, pager)
     BRANCHES = "versions.branches"  # the Branches panel (its list, create and delete forms)
     BRANCHES_OPEN = "versions.branches.open"  # widget: the "Branches" expander is open
+    # a branch shown (``?branch=``): its version picked for restore and tags (per table, with
+    # the page's form generation), its compare with its parent
+    BRANCH_VERSION = "versions.branch.version"
+    BRANCH_CHANGES = "versions.branch.changes"  # ((table id tuple, branch), RowChanges)
+    BRANCH_CHANGES_FORM = "versions.branch.changes.form"  # per table and branch: key columns
+    BRANCH_CHANGES_VIEW = "versions.branch.changes.view"  # prefix: the rows shown
 
 
 def versions_form(prefix: str, table_id: Sequence[str]) -> str:
@@ -353,17 +382,35 @@ def set_schema_preview(
         _set(Tables.SCHEMA_PREVIEW, (tuple(table_id), operation, args, preview))
 
 
-def row_changes(table_id: Sequence[str]) -> Any:
-    """The last row compare of ``table_id`` this session (a ``change_log.RowChanges``)."""
+def row_changes(table_id: Sequence[str], branch: str | None = None) -> Any:
+    """The last row compare of ``table_id`` (on ``branch``; ``None``: main) this session (a
+    ``change_log.RowChanges``)."""
     got = _get(Versions.ROW_CHANGES)
-    return got[1] if got and got[0] == tuple(table_id) else None
+    return got[1] if got and got[0] == (tuple(table_id), branch) else None
 
 
-def set_row_changes(table_id: Sequence[str] | None, changes: Any = None) -> None:
+def set_row_changes(
+    table_id: Sequence[str] | None, changes: Any = None, branch: str | None = None
+) -> None:
     if table_id is None:
         _pop(Versions.ROW_CHANGES)
     else:
-        _set(Versions.ROW_CHANGES, (tuple(table_id), changes))
+        _set(Versions.ROW_CHANGES, ((tuple(table_id), branch), changes))
+
+
+def branch_changes(table_id: Sequence[str], branch: str) -> Any:
+    """The last compare of ``branch`` with its parent this session (a ``RowChanges``)."""
+    got = _get(Versions.BRANCH_CHANGES)
+    return got[1] if got and got[0] == (tuple(table_id), branch) else None
+
+
+def set_branch_changes(
+    table_id: Sequence[str] | None, branch: str | None = None, changes: Any = None
+) -> None:
+    if table_id is None:
+        _pop(Versions.BRANCH_CHANGES)
+    else:
+        _set(Versions.BRANCH_CHANGES, ((tuple(table_id), branch), changes))
 
 
 def set_compare_pair(table_id: list[str] | None, a: int = 0, b: int = 0) -> None:
@@ -391,10 +438,11 @@ class Indexes:
     PICKER = "indexes.picker"  # the table picker
     JOBS_PANEL = "indexes.jobs"  # the build jobs being followed
     LIST = "indexes.list"  # the indexes grid
-    MAINT = "indexes.maint"  # optimize / compact
+    MAINT = "indexes.maint"  # the health panel's actions: .optimize / .compact / .cleanup, the
+    # cleanup's days (.cleanup_days) and "Run on Ray" (.ray)
     HEALTH = "indexes.health"  # the table's health panel
     CHARTS = "indexes.charts"  # the statistics charts
-    CREATE = "indexes.create"  # the create form
+    CREATE = "indexes.create"  # the create form ("Run on Ray": .ray)
     SELECTED = "indexes.selected"  # one index's details
     DROP = "indexes.drop"  # the drop form
 
@@ -414,6 +462,37 @@ def first_time_finished(job_id: str) -> bool:
         return False
     _set(Indexes.JOBS_SEEN, [*seen, job_id])
     return True
+
+
+# --- Maintenance ---------------------------------------------------------------------------------
+class Maintenance:
+    PAGE = "maintenance"  # flash messages and form generations of the page
+    PICKER = "maint.picker"  # prefix: the namespace picker
+    POLICY = "maint.policy"  # prefix: the policy form (with the form generation and the
+    # namespace: :func:`maintenance_form`), its fields (``.compact``, ``.small_share``, ...)
+    RESET = "maint.policy.reset"  # widget: "Back to the default policy"
+    PLAN_GO = "maint.plan.go"  # widget: "Make the plan (dry run)"
+    PLAN = "maint.plan"  # (namespace id tuple, Plan) of the last dry run; prefix of its grid
+    RUN = "maint.run"  # widget: "Run the plan"; prefix of the run's Cancel (.cancel) and of
+    # its results grid
+
+
+def maintenance_form(namespace_id: Sequence[str]) -> str:
+    """The policy form of one namespace, emptied by a new form generation (after a save)."""
+    return f"{form_key(Maintenance.PAGE, Maintenance.POLICY)}.{'/'.join(namespace_id)}"
+
+
+def maintenance_plan(namespace_id: Sequence[str]) -> Any:
+    """The last dry run of this namespace (``backend.services.maintenance.Plan``)."""
+    item = _get(Maintenance.PLAN)
+    return item[1] if item and item[0] == tuple(namespace_id) else None
+
+
+def set_maintenance_plan(namespace_id: Sequence[str] | None, plan: Any = None) -> None:
+    if namespace_id is None or plan is None:
+        _pop(Maintenance.PLAN)
+    else:
+        _set(Maintenance.PLAN, (tuple(namespace_id), plan))
 
 
 # --- Transactions --------------------------------------------------------------------------------
@@ -688,6 +767,29 @@ class Insp:
     CLEAR = "insp.clear"  # widget: "Clear"
     TABLE = "insp.table"  # widget: the exchanges
     DETAIL = "insp"  # prefix: the exchange's ``.<Request|Response>.h`` / ``.b`` (headers, body)
+
+
+# --- Jobs ----------------------------------------------------------------------------------------
+class Jobs:
+    PAGE = "jobs"  # flash messages of the Jobs page; prefix of its widgets
+    FOLLOWED = "jobs.followed"  # list[str]: jobs this session started or saw running
+    STATES = "jobs.filter.states"  # widget: the states listed
+    KINDS = "jobs.filter.kinds"  # widget: the kinds listed
+    TABLE = "jobs.filter.table"  # widget: the table text filter
+    LIST = "jobs.list"  # widget: the jobs grid
+    DETAIL = "jobs.detail"  # prefix: the selected job's details and buttons
+    TABLE_JOBS = "indexes.table_jobs"  # prefix: a table page's own jobs
+
+
+def followed_jobs() -> list[str]:
+    return list(_get(Jobs.FOLLOWED) or [])
+
+
+def follow_job(job_id: str) -> None:
+    """Follow ``job_id`` in this session: its end is told once (:func:`first_time_finished`)."""
+    followed = followed_jobs()
+    if job_id not in followed:
+        _set(Jobs.FOLLOWED, [*followed, job_id])
 
 
 # --- Audit log -----------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 "Namespaces & tables", and the table picker of the other pages (the lifecycle panels: drop,
 deregister, rename, schema metadata, drop namespace, are in ``components.table_actions``).
 
-Selection is in the URL as ``?ns=a&ns=b&table=t`` (:func:`sync_selection`: a deep link or a
-reload wins, otherwise the session's selection is written to the URL). Write forms return the
+Selection is in the URL as ``?ns=a&ns=b&table=t&branch=dev`` (:func:`sync_selection`: a deep
+link or a reload wins, otherwise the session's selection is written to the URL; no ``branch``:
+main). The branch belongs to the table: picking another table goes back to main. Write forms return the
 request to send; the page sends it.
 """
 
@@ -44,8 +45,9 @@ from components.pager import pager_key, render_pager
 
 
 def sync_selection() -> None:
-    """Reconcile selection and URL: query parameters (a deep link, a reload) win; otherwise the
-    session's selection is written to the URL so the page can be bookmarked."""
+    """Reconcile selection and URL: query parameters (a deep link, a reload) win, the branch
+    with them (a link without ``branch``: main); otherwise the session's selection is written
+    to the URL so the page can be bookmarked."""
     qp_ns = (
         st.query_params.get_all(state.QP_NAMESPACE)
         if state.QP_NAMESPACE in st.query_params
@@ -56,12 +58,14 @@ def sync_selection() -> None:
         new_ns = [p for p in (qp_ns or []) if p]
         if (new_ns, qp_table or None) != state.selection():
             state.set_selection(new_ns, qp_table or None)
+        state.set_branch(st.query_params.get(state.QP_BRANCH) or None)
         return
     _write_query_params()
 
 
 def _write_query_params() -> None:
     namespace, table = state.selection()
+    branch = state.selected_branch()
     if namespace:
         st.query_params[state.QP_NAMESPACE] = list(namespace)
     elif state.QP_NAMESPACE in st.query_params:
@@ -70,17 +74,33 @@ def _write_query_params() -> None:
         st.query_params[state.QP_TABLE] = table
     elif state.QP_TABLE in st.query_params:
         del st.query_params[state.QP_TABLE]
+    if table and branch != state.MAIN_BRANCH:
+        st.query_params[state.QP_BRANCH] = branch
+    elif state.QP_BRANCH in st.query_params:
+        del st.query_params[state.QP_BRANCH]
 
 
 def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
     """Select a namespace (and a table); updates the URL too. The version picked for the
-    previous table is forgotten, and so is a ``?tag=`` link to it."""
+    previous table is forgotten, and so are a ``?tag=`` link to it and its branch (the new
+    table is shown on main)."""
     if (list(namespace), table) != state.selection():
         state.drop(state.QP_VERSION)
         state.drop(state.QP_INDEX)
+        state.set_branch(None)
         if state.QP_TAG in st.query_params:
             del st.query_params[state.QP_TAG]
     state.set_selection(list(namespace), table)
+    _write_query_params()
+
+
+def set_branch(branch: str | None) -> None:
+    """Pick a branch of the selected table (``None`` / ``"main"``: main); updates the URL too.
+    The version picked on another branch is forgotten."""
+    if (branch or state.MAIN_BRANCH) != state.selected_branch():
+        state.drop(state.QP_VERSION)
+        state.drop(state.QP_INDEX)
+    state.set_branch(branch)
     _write_query_params()
 
 
@@ -119,9 +139,12 @@ def namespace_tree(ns: Any) -> nsv.NamespaceTree:
     return nsv.namespace_tree(ns, max_nodes=TREE_MAX_NODES)
 
 
-@cached(table_scope)
-def table_detail(ns: Any, table_id: tuple[str, ...]) -> nsv.TableDetail:
-    return nsv.describe_table(ns, table_id)
+@cached(lambda table_id, branch="main": table_scope(table_id))
+def table_detail(ns: Any, table_id: tuple[str, ...], branch: str = "main") -> nsv.TableDetail:
+    """The table's details (of ``branch``: its version, schema and counts)."""
+    from backend.branch_view import on_branch
+
+    return nsv.describe_table(on_branch(ns, branch), table_id)
 
 
 # --------------------------------------------------------------------------------------------
@@ -737,17 +760,58 @@ def _picker_table(key: str, namespace: list[str]) -> None:
         set_selection(namespace, picked)
 
 
-def render_table_picker(*, key_prefix: str) -> list[str] | None:
-    """Namespace + table selectboxes bound to the shared selection; returns the table id.
-    Their keys are stable (``<prefix>.ns``, ``<prefix>.table``): each run they are set to the
-    selection before they are drawn, and a pick changes the selection in its callback."""
-    current, table = state.selection()
+def _nearby(current: list[str], key_prefix: str) -> list[tuple[str, ...]] | None:
+    """The namespaces a picker offers around ``current`` (:func:`nearby_namespaces`), or
+    ``None`` when ``current`` does not exist or cannot be listed (said, with a way back to
+    the root)."""
     try:
         if not namespace_exists(tuple(current)):
             feedback.show("warning", f"Namespace {ids.display_id(current)} does not exist.")
             _back_to_root(f"{key_prefix}.reset")
             return None
-        spaces = nearby_namespaces(current)
+        return nearby_namespaces(current)
+    except LanceNamespaceError as err:
+        feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
+        if current:
+            _back_to_root(f"{key_prefix}.reset")
+        return None
+
+
+def _namespace_box(where: Any, spaces: list[tuple[str, ...]], current: list[str], key: str) -> None:
+    """The picker's namespace selectbox (its key set to the selection before it is drawn; a
+    pick becomes the shared selection in its callback)."""
+    state.put(key, tuple(current))
+    where.selectbox(
+        "Namespace",
+        spaces,
+        format_func=ids.display_id,
+        key=key,
+        on_change=_picker_namespace,
+        args=(key,),
+    )
+
+
+def render_namespace_picker(*, key_prefix: str) -> list[str] | None:
+    """The namespace selectbox of :func:`render_table_picker` alone (pages about a whole
+    namespace); returns the namespace id (``[]``: the root), ``None`` when it does not exist
+    or cannot be listed."""
+    current, _table = state.selection()
+    spaces = _nearby(current, key_prefix)
+    if spaces is None:
+        return None
+    _namespace_box(st, spaces, current, f"{key_prefix}.ns")
+    return list(current)
+
+
+def render_table_picker(*, key_prefix: str) -> list[str] | None:
+    """Namespace + table selectboxes bound to the shared selection; returns the table id.
+    Their keys are stable (``<prefix>.ns``, ``<prefix>.table``): each run they are set to the
+    selection before they are drawn, and a pick changes the selection in its callback."""
+    current, table = state.selection()
+    spaces = _nearby(current, key_prefix)
+    if spaces is None:
+        return None
+    try:
         names = table_names(tuple(current))
     except LanceNamespaceError as err:
         feedback.show_error(err, action=f"Listing {ids.display_id(current)}")
@@ -755,16 +819,8 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
             _back_to_root(f"{key_prefix}.reset")
         return None
     c1, c2 = st.columns(2)
-    ns_key, table_key = f"{key_prefix}.ns", f"{key_prefix}.table"
-    state.put(ns_key, tuple(current))
-    c1.selectbox(
-        "Namespace",
-        spaces,
-        format_func=ids.display_id,
-        key=ns_key,
-        on_change=_picker_namespace,
-        args=(ns_key,),
-    )
+    table_key = f"{key_prefix}.table"
+    _namespace_box(c1, spaces, current, f"{key_prefix}.ns")
     if not names:
         c2.selectbox("Table", ["(no tables here)"], disabled=True, key=f"{key_prefix}.table.none")
         return None
@@ -795,12 +851,14 @@ __all__ = [
     "render_dialog_button",
     "render_name_list",
     "render_namespace_list",
+    "render_namespace_picker",
     "render_namespace_tree",
     "render_open_dialog",
     "render_table_detail",
     "render_table_picker",
     "render_write_result",
     "selected_table_id",
+    "set_branch",
     "set_selection",
     "sync_selection",
     "table_detail",

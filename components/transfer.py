@@ -157,9 +157,10 @@ def render_target(
     *,
     key_prefix: str,
     read_only: bool,
+    branch: str = "main",
 ) -> ImportTarget | None:
-    """Where the rows go (a new table, or the picked one: appended or merged on keys) and the
-    Import button; the target when it is clicked."""
+    """Where the rows go (a new table, or the picked one's ``branch``: appended or merged on
+    keys) and the Import button; the target when it is clicked."""
     mode = st.radio(
         "Import into",
         list(MODE_LABELS),
@@ -180,7 +181,8 @@ def render_target(
         if target is None:
             st.info("Pick a table above to append or merge into it.", icon=":material/table:")
         else:
-            st.caption(feedback.as_text(f"Into table {ids.display_id(target)}."))
+            on_branch = f", branch {branch}" if branch != "main" else ""
+            st.caption(feedback.as_text(f"Into table {ids.display_id(target)}{on_branch}."))
         if mode == "merge":
             names = list(preview.schema.names)
             on = st.multiselect(
@@ -257,6 +259,8 @@ def run_import(
 
 def import_summary(result: imports.ImportResult) -> str:
     where = ids.display_id(list(result.table_id))
+    if result.branch:
+        where += f" (branch {result.branch})"
     rows = plural(result.rows, "row")
     version = f" (version {result.version})" if result.version is not None else ""
     if result.mode == "create":
@@ -277,15 +281,21 @@ class ExportRequest:
     filter: str | None
     columns: list[str] | None
     drop_nested: bool
+    branch: str = "main"  # the branch exported (its versions, its rows)
 
 
 def render_export_form(
-    table_id: list[str], versions: Sequence[int], columns: Sequence[str], *, key_prefix: str
+    table_id: list[str],
+    versions: Sequence[int],
+    columns: Sequence[str],
+    *,
+    key_prefix: str,
+    branch: str = "main",
 ) -> tuple[ExportRequest, bool]:
-    """Format, version (default the latest), optional SQL filter and columns, and the
-    "Prepare download" button: the settings as a request (every run: a prepared file belongs
-    to the settings that made it) and whether the button was clicked."""
-    at = state.panel_key(key_prefix, table_id)
+    """Format, version of ``branch`` (default the latest), optional SQL filter and columns,
+    and the "Prepare download" button: the settings as a request (every run: a prepared file
+    belongs to the settings that made it) and whether the button was clicked."""
+    at = state.panel_key(key_prefix, table_id) + (f"@{branch}" if branch != "main" else "")
     c1, c2 = st.columns(2)
     fmt = c1.selectbox(
         "Format", list(EXPORT_LABELS), format_func=EXPORT_LABELS.__getitem__, key=f"{at}.fmt"
@@ -316,6 +326,7 @@ def render_export_form(
         filter=(where or "").strip() or None,
         columns=list(picked) or None,
         drop_nested=drop,
+        branch=branch,
     )
     return request, clicked
 

@@ -265,7 +265,7 @@ def render_sweep_result(
             f"(recall {best['recall']:.3f}, interval {best['recall_low']:.3f}-"
             f"{best['recall_high']:.3f}, p50 {best['p50_ms']:.1f} ms, p95 {best['p95_ms']:.1f} ms).",
         )
-        render_setting_snippets(info.table_id, column, k, params)
+        render_setting_snippets(info.table_id, column, k, params, branch=info.branch)
     indexed_rows = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame
     shown = frame.assign(
         pareto=tuning.pareto_front(indexed_rows).reindex(frame.index, fill_value=False)

@@ -179,25 +179,30 @@ def record_rebuild_answer(ns: Any, answer: RebuildAnswer, *, read_only: bool) ->
     return done is not None
 
 
-def _restore(ns: Any, table_id: list[str], version: int) -> int:
-    """Restore ``version``; the new latest version (read back, not guessed)."""
-    lc.restore_version(ns, table_id, version)
-    return int(catalog_views.latest_version(ns, table_id) or 0)
+def _restore(ns: Any, table_id: list[str], version: int, branch: str | None = None) -> int:
+    """Restore ``version`` (of ``branch``; ``None``: main); the new latest version (read
+    back, not guessed)."""
+    lc.restore_version(ns, table_id, version, branch)
+    return int(catalog_views.latest_version(ns, table_id, branch) or 0)
 
 
-def restore_write(ns: Any, table_id: Sequence[str], version: int) -> Write:
-    """RestoreTable of ``version``; its result is the new version. The indexes it leaves
-    behind are offered to be built again afterwards (``render_rebuild_offer``, from the
-    table's history)."""
+def restore_write(
+    ns: Any, table_id: Sequence[str], version: int, branch: str | None = None
+) -> Write:
+    """RestoreTable of ``version`` (of ``branch``; ``None``: main); its result is the new
+    version. On main the indexes it leaves behind are offered to be built again afterwards
+    (``render_rebuild_offer``, from the table's history)."""
     where = ids.display_id(table_id)
     tid = list(table_id)
+    on = f" on branch {branch}" if branch else ""
 
     def restore() -> int:
-        return _restore(ns, tid, int(version))
+        return _restore(ns, tid, int(version), branch)
 
     return Write(
-        restore, (), f"Restoring v{version}",
-        lambda new: f"Restored v{version} of {where} as v{new}, the new latest version.",
+        restore, (), f"Restoring v{version}{on}",
+        lambda new: f"Restored v{version} of {where}{on} as v{new}, the new latest version"
+        + (" of the branch." if branch else "."),
     )  # fmt: skip
 
 
@@ -307,17 +312,24 @@ def _carry_version(version: int) -> None:
 
 
 def render_version_actions(
-    table_id: Sequence[str], picked: int, latest: int, *, key_prefix: str, read_only: bool
+    table_id: Sequence[str],
+    picked: int,
+    latest: int,
+    *,
+    key_prefix: str,
+    read_only: bool,
+    branch: str | None = None,
 ) -> int | None:
     """Under the version's details: "Browse the data at vK" (Search & tune's data preview at
-    that version) and, for a version before the latest, "Restore this version" with a
-    confirmation that says what it makes. Returns the version to restore when confirmed.
+    that version; main only) and, for a version before the latest, "Restore this version"
+    with a confirmation that says what it makes (on ``branch``: a new latest version of the
+    branch). Returns the version to restore when confirmed.
 
     Not an ``st.page_link`` to ``search?...&version=K``: on a page change Streamlit drops the
     URL parameters bound to another page's widget, and ``?version=`` is bound to this page's
     picker. The version goes over as the value of the key both pages' pickers share
     (``state.QP_VERSION``); Search & tune then writes it to its URL."""
-    if st.button(
+    if branch is None and st.button(
         f"Browse the data at v{picked}",
         key=state.Versions.BROWSE,
         icon=":material/travel_explore:",
@@ -326,8 +338,9 @@ def render_version_actions(
         args=(picked,),
     ):
         st.switch_page("views/search.py", query_params=search_link_params(table_id))
+    of = f" of branch {branch}" if branch else ""
     if picked == latest:
-        st.caption(f"v{picked} is the latest version: there is nothing to restore.")
+        st.caption(f"v{picked} is the latest version{of}: there is nothing to restore.")
         return None
     new = latest + 1
     box = lazy_expander(
@@ -336,8 +349,15 @@ def render_version_actions(
     if box is None:
         return None
     with box:
-        lost = feedback.run(
-            lost_indexes, tuple(table_id), int(picked), action=f"Reading the indexes of v{picked}"
+        lost = (
+            feedback.run(
+                lost_indexes,
+                tuple(table_id),
+                int(picked),
+                action=f"Reading the indexes of v{picked}",
+            )
+            if branch is None  # the indexes lost are read from main's history
+            else None
         )
         if lost:
             st.warning(
@@ -351,11 +371,12 @@ def render_version_actions(
             )
     with box, st.form(f"{key_prefix}.{picked}", border=False):
         st.caption(
-            f"Restoring makes a new latest version, v{new}, whose content is v{picked}'s. "
+            f"Restoring makes a new latest version{of}, v{new}, whose content is v{picked}'s. "
             f"Versions v{picked} to v{latest} stay as they are (time travel still reaches them)."
+            + (" Main and the other branches are not changed." if branch else "")
         )
         confirmed = st.checkbox(
-            f"I understand: this creates version {new} with the content of v{picked}",
+            f"I understand: this creates version {new}{of} with the content of v{picked}",
             key=f"{key_prefix}.{picked}.confirm",
         )
         submitted = st.form_submit_button(
@@ -383,18 +404,22 @@ class TagAction:
     kind: str
     tag: str
     version: int | None = None
+    branch: str | None = None  # the branch of ``version`` (``None``: main)
 
     def write(self, ns: Any, table_id: Sequence[str]) -> Write:
         tid, where = list(table_id), ids.display_id(table_id)
+        of = f" of branch {self.branch}" if self.branch else ""
         if self.kind == "create":
             return Write(
-                lc.create_tag, (ns, tid, self.tag, self.version), f"Tagging v{self.version}",
-                f"Tagged v{self.version} of {where} as {self.tag}.",
+                lc.create_tag, (ns, tid, self.tag, self.version, self.branch),
+                f"Tagging v{self.version}{of}",
+                f"Tagged v{self.version}{of} of {where} as {self.tag}.",
             )  # fmt: skip
         if self.kind == "move":
             return Write(
-                lc.move_tag, (ns, tid, self.tag, self.version), f"Moving tag {self.tag}",
-                f"Moved tag {self.tag} of {where} to v{self.version}.",
+                lc.move_tag, (ns, tid, self.tag, self.version, self.branch),
+                f"Moving tag {self.tag}",
+                f"Moved tag {self.tag} of {where} to v{self.version}{of}.",
             )  # fmt: skip
         return Write(
             lc.delete_tag, (ns, tid, self.tag), f"Deleting tag {self.tag}",
@@ -403,20 +428,32 @@ class TagAction:
 
 
 def render_tags(
-    table_id: Sequence[str], frame: pd.DataFrame, picked: int, *, key_prefix: str, read_only: bool
+    table_id: Sequence[str],
+    frame: pd.DataFrame,
+    picked: int,
+    *,
+    key_prefix: str,
+    read_only: bool,
+    branch: str | None = None,
 ) -> TagAction | None:
-    """The tags grid (tag, version), tag the picked version, move a tag to it, delete a tag
-    (typed confirmation). Returns the write asked for, once it checks out."""
+    """The tags grid (tag, version, and the branch of each where any is on a branch), tag
+    the picked version (of ``branch``; ``None``: main), move a tag to it, delete a tag (typed
+    confirmation). Returns the write asked for, once it checks out."""
     names = list(frame["tag"])
     where = dict(zip(frame["tag"], frame["version"].astype(int), strict=True))
+    branches = frame["branch"] if "branch" in frame.columns else ["main"] * len(frame)
+    on = dict(zip(frame["tag"], branches, strict=True))
+    here = branch or "main"
+    of = f" of branch {branch}" if branch else ""
     if frame.empty:
         st.caption(
             "No tags yet. A tag names a version (a deep link ?tag=name opens it); tagged "
             "versions are never cleaned up."
         )
     else:
+        shown = ["tag", "version"] + (["branch"] if set(on.values()) - {"main"} else [])
         dataframe(
-            frame[["tag", "version"]],
+            frame[shown],
             hide_index=True,
             key=f"{key_prefix}.grid",
             width="content",
@@ -424,11 +461,12 @@ def render_tags(
             column_config={
                 "tag": st.column_config.TextColumn("Tag", width=200),
                 "version": st.column_config.NumberColumn("Version", format="%d", width=90),
+                "branch": st.column_config.TextColumn("Branch", width=120),
             },
         )
-        on_picked = [n for n in names if where[n] == picked]
+        on_picked = [n for n in names if where[n] == picked and on.get(n, "main") == here]
         if on_picked:
-            st.caption(feedback.as_text(f"v{picked} is tagged {', '.join(on_picked)}."))
+            st.caption(feedback.as_text(f"v{picked}{of} is tagged {', '.join(on_picked)}."))
     with st.form(f"{key_prefix}.create", border=False):
         c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
         new = c1.text_input("New tag", key=f"{key_prefix}.create.name", placeholder="e.g. gold")
@@ -467,7 +505,9 @@ def render_tags(
         name = (new or "").strip()
         problem = ids.label_problem(name, what="tag", create=True) if name else "Enter a tag name."
         if not problem and name in where:
-            problem = f"Tag {name} already exists (on v{where[name]}): move it instead."
+            tagged_on = on.get(name, "main")
+            at = f"v{where[name]}" + (f" of branch {tagged_on}" if tagged_on != "main" else "")
+            problem = f"Tag {name} already exists (on {at}): move it instead."
         if problem:
             feedback.show("error", f"Not tagged. {problem[:1].upper()}{problem[1:]}")
             return None
@@ -482,14 +522,14 @@ def render_tags(
             )
             return None
         state.put(state.Versions.TAG_WARNED, None)
-        return TagAction("create", name, picked)
+        return TagAction("create", name, picked, branch)
     if move:
         if not moved:
             feedback.show("error", "Not moved: pick the tag to move.")
-        elif where.get(moved) == picked:
-            feedback.show("info", f"Tag {moved} already points at v{picked}.")
+        elif where.get(moved) == picked and on.get(moved, "main") == here:
+            feedback.show("info", f"Tag {moved} already points at v{picked}{of}.")
         else:
-            return TagAction("move", moved, picked)
+            return TagAction("move", moved, picked, branch)
         return None
     if not doomed:
         feedback.show("error", "Not deleted: pick the tag to delete.")

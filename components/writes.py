@@ -166,6 +166,52 @@ def start_task(request: TaskRequest) -> str:
 
 
 @dataclass(frozen=True)
+class JobRequest:
+    """A job for a page to submit with :func:`submit_job` (``backend.services.jobs``: recorded
+    in the namespace, seen by every console on it): ``kind`` on ``table_id`` with ``params``;
+    ``label`` is what the user asked for ("Compact files")."""
+
+    kind: str
+    table_id: tuple[str, ...]
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    executor: str = "local"  # where it runs (``jobs.EXECUTORS``: "local", "ray")
+    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray_address
+
+
+def submit_job(ns: Any, request: JobRequest) -> Any:
+    """Submit ``request`` (a refusal is shown and gives ``None``); the session follows the
+    job (its end is told once). Returns the job."""
+    from backend.services import jobs
+
+    job = feedback.run(
+        jobs.submit,
+        ns,
+        request.kind,
+        list(request.table_id),
+        request.params,
+        request.executor,
+        action=request.label or f"Starting a {request.kind} job",
+        **request.executor_options,
+    )
+    if job is not None:
+        state.follow_job(job.id)
+    return job
+
+
+def table_jobs(ns: Any, table_id: Sequence[str], kinds: Sequence[str], limit: int = 5) -> list[Any]:
+    """The latest jobs of ``kinds`` on the table, newest first, read fresh (another console's
+    too); the running ones are followed by this session from now on."""
+    from backend.services import jobs
+
+    found = jobs.list_jobs(ns, table_id, kinds=kinds, limit=limit)
+    for job in found:
+        if not job.done:
+            state.follow_job(job.id)
+    return found
+
+
+@dataclass(frozen=True)
 class Write:
     """One write for a page to send with ``feedback.run(write.call, action=write.action)``:
     ``fn(*args, **kwargs)``. On success :meth:`said` is the message; ``touched`` tables (and
@@ -203,6 +249,7 @@ class Write:
 
 __all__ = [
     "READ_ONLY",
+    "JobRequest",
     "Write",
     "children",
     "confirmed_submit",
@@ -210,6 +257,8 @@ __all__ = [
     "render_confirmed_form",
     "runs",
     "schema_metadata",
+    "submit_job",
+    "table_jobs",
     "tag_version",
     "tagged",
     "tags",

@@ -22,10 +22,13 @@ from typing import Any, ClassVar
 import pytest
 
 os.environ.setdefault("LANCE_LOG", "error")
-# The console's audit log (every write) and roles file of this test run, never the developer's.
+# The console's audit log (every write), roles file, and REST namespaces' maintenance policies
+# and job records (kept on the console's host) of this test run, never the developer's.
 _RUN_STATE = tempfile.mkdtemp(prefix="lance-console-tests-")
 os.environ.setdefault("LANCE_CONSOLE_AUDIT_DIR", os.path.join(_RUN_STATE, "audit"))
 os.environ.setdefault("LANCE_CONSOLE_ROLES", os.path.join(_RUN_STATE, "roles.toml"))
+os.environ.setdefault("LANCE_CONSOLE_POLICY_DIR", os.path.join(_RUN_STATE, "policies"))
+os.environ.setdefault("LANCE_CONSOLE_JOBS_DIR", os.path.join(_RUN_STATE, "jobs"))
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 import backend  # noqa: E402
@@ -71,6 +74,18 @@ def rest_server(tmp_path: Path) -> Iterator[RestServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[Any]:
+    """One local Ray for the session (the Ray executor's tests), shut down at its end."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 @pytest.fixture

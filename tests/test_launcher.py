@@ -218,6 +218,26 @@ def test_allow_target_is_repeatable_and_reaches_the_console(capsys) -> None:
     assert "non-empty pattern" in capsys.readouterr().err
 
 
+def test_ray_address_reaches_the_console_and_a_bad_one_stops_the_launcher(
+    capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--ray-address`` travels in the console's environment, where the Ray executor reads it
+    as its default cluster; without it nothing is inherited; a web address (the dashboard) is
+    refused before launch."""
+    from backend.services import ray_executor
+
+    args = cli.build_parser().parse_args(["/data", "--ray-address", " head:6379 "])
+    _, env = cli.build_command("/data", 8600, no_browser=True, ray_address=args.ray_address)
+    assert launch.launch_ray_address(env) == ray_executor.default_address(env) == "head:6379"
+    monkeypatch.setenv(launch.RAY_ADDRESS_ENV, "old-head:6379")
+    _, env = cli.build_command("/data", 8600, no_browser=True)
+    assert launch.launch_ray_address(env) is None
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["/tmp", "--ray-address", "http://head:8265"])
+    assert exited.value.code == 2
+    assert "web address" in capsys.readouterr().err
+
+
 # -- storage options and secrets ---------------------------------------------------------------
 def test_storage_options_keep_secrets_out_of_argv_and_output() -> None:
     items = [

@@ -1,19 +1,25 @@
-"""Indexes: a table's indexes with their stats and charts; create one (vector, full-text or
-scalar) and follow its build; one index's details; drop."""
+"""Indexes: a table's indexes with their stats and charts, its health with Optimize indexes,
+Compact files and Clean up old versions (jobs); create one (vector, full-text or scalar) and
+follow its build; one index's details; drop. Everything acts on the branch picked (the shared
+branch selection; main by default). With ``--ray-address`` a compaction or a BTREE, FTS or
+IVF_PQ build can run on Ray (on main)."""
 
 import streamlit as st
 
 import backend
+from backend.branch_view import branch_name, on_branch
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services.index_overview import drop_index_request
-from components import feedback, health, indexes, state, tables, writes
+from components import branches, feedback, health, indexes, state, tables, writes
+from components import jobs as jobs_view
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
 from components.transactions import remember_transaction
 
 st.title("Indexes")
+badge = st.container()
 ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
@@ -23,54 +29,72 @@ table_id = tables.render_table_picker(key_prefix=state.Indexes.PICKER)
 if not table_id:
     st.info("Pick a namespace and a table to see its indexes.", icon=":material/table:")
     st.stop()
+branch = branches.pick_branch(table_id, key_prefix=state.Indexes.PICKER)
+with badge:
+    branches.render_branch_badge(branch)
+ns = on_branch(ns, branch)  # every read and write below acts on the branch
 if read_only:
     render_read_only_notice()
 st.caption(indexes.capabilities_caption(caps))
 feedback.render_flash("indexes")
-indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL)
+indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
+if asked := jobs_view.render_table_jobs(ns, table_id, key_prefix=state.Jobs.TABLE_JOBS):
+    job_write = jobs_view.action_write(ns, asked)
+    if (done := feedback.run(job_write.call, action=job_write.action)) is not None:
+        state.follow_job(done[0].id)
+        job_write.flash("indexes", done[0])
+        st.rerun()
 
-overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
+overview = feedback.run(indexes.index_overview, tuple(table_id), branch, action="Listing indexes")
 if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)
 indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
 lagging = indexes.render_lag_warning(overview)
-health.render_health(table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH)
-maintenance = indexes.render_maintenance(
-    ns,
-    table_id,
-    lagging=lagging,
-    caps=caps,
-    read_only=read_only,
-    key_prefix=state.Indexes.MAINT,
-    has_indexes=not overview.empty,
+offer = health.Offer(
+    ns, caps, read_only, state.Indexes.MAINT, has_indexes=not overview.empty, lagging=lagging
 )
-if maintenance is not None:
-    writes.start_task(maintenance)
+panel = health.render_health(
+    table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH, branch=branch,
+    offer=offer,
+)  # fmt: skip
+if panel.asked is not None and writes.submit_job(ns, panel.asked) is not None:
     st.rerun()
 create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
 
 with stats_tab:
     if stats_tab.open:
-        indexes.render_statistics(overview, tuple(table_id))
+        indexes.render_statistics(overview, tuple(table_id), branch)
 
 with create_tab:
     if create_tab.open and (
         wanted := indexes.render_create_tab(
-            table_id, list(overview["name"]), caps, read_only=read_only, overview=overview
+            table_id,
+            list(overview["name"]),
+            caps,
+            read_only=read_only,
+            overview=overview,
+            branch=branch,
         )
     ):
-        request, num_rows = wanted
-        state.add_build_job(build_jobs.start_build(ns, request))
-        state.reset_forms("indexes")
-        notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
-        name = request.name or rules.default_index_name(request.column)
-        feedback.flash(
-            "indexes",
-            "info",
-            f"Building {request.index_type} index {name} in the background.{notes}",
-        )
-        st.rerun()
+        request, num_rows = wanted.request, wanted.num_rows
+        build = writes.JobRequest(
+            "create_index", tuple(table_id), build_jobs.build_params(request),
+            "Starting the build", wanted.executor, wanted.executor_options,
+        )  # fmt: skip
+        if writes.submit_job(ns, build) is not None:
+            state.reset_forms("indexes")
+            notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
+            name = request.name or rules.default_index_name(request.column)
+            where = f" on branch {branch}" if branch_name(branch) else ""
+            if wanted.executor == "ray":
+                where += f" on Ray ({wanted.executor_options.get('ray_address')})"
+            feedback.flash(
+                "indexes",
+                "info",
+                f"Building {request.index_type} index {name}{where} in the background.{notes}",
+            )
+            st.rerun()
 
 with index_tab:
     if index_tab.open and (to_drop := indexes.render_selected_tab(overview, read_only=read_only)):
@@ -81,7 +105,8 @@ with index_tab:
                 txn = [*table_id, response.transaction_id]
                 remember_transaction(txn, source=f"drop index {to_drop}")
             invalidate_tables([table_id])
-            build_jobs.JOBS.mark_dropped(table_id, to_drop)
+            feedback.run(build_jobs.mark_dropped, ns, table_id, to_drop, action="Noting the drop")
             state.reset_forms("indexes")
-            feedback.flash("indexes", "success", f"Index {to_drop} dropped.")
+            where = f" from branch {branch}" if branch_name(branch) else ""
+            feedback.flash("indexes", "success", f"Index {to_drop} dropped{where}.")
             st.rerun()

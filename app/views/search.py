@@ -1,14 +1,17 @@
 """Search & tune: preview a table's rows, run vector and full-text searches, read their query
 plans, measure recall, sweep query parameters against a target recall, compare index builds,
-check the parameters lance applied, and maintain the indexes."""
+check the parameters lance applied, and maintain the indexes. Everything reads (and the
+maintenance writes) the branch picked (the shared branch selection; main by default)."""
 
 import streamlit as st
 
 import backend
-from components import feedback, indexes, search, state, tables, tuning, writes
+from backend.branch_view import on_branch
+from components import branches, feedback, indexes, search, state, tables, tuning, writes
 from components.connection import is_read_only, require_namespace
 
 st.title("Search & tune")
+badge = st.container()
 ns = require_namespace()
 tables.sync_selection()
 search.apply_shared_setting()
@@ -17,7 +20,11 @@ table_id = tables.render_table_picker(key_prefix=state.Search.PICKER)
 if not table_id:
     st.info("Pick a table to search it and tune its indexes.", icon=":material/manage_search:")
     st.stop()
-info = feedback.run(search.search_table, tuple(table_id), action="Reading the table")
+branch = branches.pick_branch(table_id, key_prefix=state.Search.PICKER)
+with badge:
+    branches.render_branch_badge(branch)
+ns = on_branch(ns, branch)  # every read and write below acts on the branch
+info = feedback.run(search.search_table, tuple(table_id), branch, action="Reading the table")
 if info is None:
     st.stop()
 search.render_table_summary(info)
@@ -49,13 +56,15 @@ with tabs[search.TAB_PARAMS]:
     if tabs[search.TAB_PARAMS].open:
         tuning.render_requested_vs_applied(ns, info)
         st.subheader("Maintenance", anchor=False)
-        overview = feedback.run(indexes.index_overview, tuple(table_id), action="Listing indexes")
+        overview = feedback.run(
+            indexes.index_overview, tuple(table_id), branch, action="Listing indexes"
+        )
         if overview is not None:
             lagging = indexes.render_lag_warning(overview)
-            if maintenance := indexes.render_maintenance(
+            maintenance = indexes.render_maintenance(
                 ns, table_id, lagging=lagging, caps=backend.capabilities(ns),
                 read_only=is_read_only(), key_prefix=state.Search.MAINT, page="search",
-            ):  # fmt: skip
-                writes.start_task(maintenance)
+            )  # fmt: skip
+            if maintenance is not None and writes.submit_job(ns, maintenance) is not None:
                 st.rerun()
-            indexes.render_statistics(overview, tuple(table_id))
+            indexes.render_statistics(overview, tuple(table_id), branch)

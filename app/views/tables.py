@@ -93,7 +93,7 @@ if detail is not None and (
     send(action.write(ns, [*path, table]))
 if detail is not None and (
     change := schema_edit.render_schema_edit(
-        ns, detail, key_prefix=state.Tables.SCHEMA, read_only=read_only
+        ns, detail, key_prefix=state.form_key("tables", state.Tables.SCHEMA), read_only=read_only
     )
 ):
     send(change)

@@ -1,11 +1,13 @@
 """Import & export: load a CSV, Parquet, Arrow IPC or JSON Lines file into a new table or
 into the picked one (append, or merge on key columns); download a table (a version, a filter,
-some columns) as Parquet, CSV or Arrow IPC."""
+some columns) as Parquet, CSV or Arrow IPC. Appends, merges and exports act on the branch
+picked (the shared branch selection; main by default); a new table starts with main only."""
 
 import streamlit as st
 
+from backend.branch_view import on_branch
 from backend.rules import ids
-from components import feedback, state, tables, transfer
+from components import branches, feedback, state, tables, transfer
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
@@ -14,12 +16,18 @@ from components.versions import versions_frame
 PAGE = state.Transfer.PAGE
 
 st.title("Import & export")
+badge = st.container()
 ns = require_namespace()
 read_only = is_read_only()
 tables.sync_selection()
 
 table_id = tables.render_table_picker(key_prefix=state.Transfer.PICKER)
 namespace, _ = state.selection()
+branch = branches.pick_branch(table_id, key_prefix=state.Transfer.PICKER) if table_id else "main"
+if table_id:
+    with badge:
+        branches.render_branch_badge(branch, note="An import into a new table creates it on main.")
+on_table = on_branch(ns, branch)  # the picked table's branch: appends, merges, exports
 if read_only:
     render_read_only_notice()
 feedback.render_flash(PAGE)
@@ -39,12 +47,13 @@ with import_tab:
             table_id,
             key_prefix=state.Transfer.IMPORT,
             read_only=read_only,
+            branch=branch,
         )
         if target is not None:
             bar = st.progress(0.0, text="Importing…")
             result = feedback.run(
                 transfer.run_import,
-                ns,
+                ns if target.mode == "create" else on_table,  # a new table: main only
                 upload,
                 preview,
                 types,
@@ -63,8 +72,14 @@ with export_tab:
     if not table_id:
         st.info("Pick a namespace and a table to export it.", icon=":material/table:")
     else:
-        history = feedback.run(versions_frame, tuple(table_id), action="Listing versions")
-        detail = feedback.run(tables.table_detail, tuple(table_id), action="Describing the table")
+        tid = tuple(table_id)
+        if branch == "main":
+            history = feedback.run(versions_frame, tid, action="Listing versions")
+        else:
+            history = feedback.run(
+                branches.branch_versions, tid, branch, action=f"Listing the versions of {branch}"
+            )
+        detail = feedback.run(tables.table_detail, tid, branch, action="Describing the table")
         if detail is not None and detail.declared_only:
             st.info("This table is declared only: it has no rows to export yet.")
         elif history is not None and detail is not None:
@@ -73,12 +88,13 @@ with export_tab:
                 [int(v) for v in history["version"]],
                 list(detail.schema["column"]),
                 key_prefix=state.Transfer.EXPORT,
+                branch=branch,
             )
             if clicked:
                 bar = st.progress(0.0, text="Exporting…")
                 prepared = feedback.run(
                     transfer.prepare_export,
-                    ns,
+                    on_table,
                     table_id,
                     request,
                     bar,

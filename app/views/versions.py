@@ -2,17 +2,21 @@
 details (restore it, browse its data), then "Manage versions" tabs, only the open one drawn:
 the comparison of two, tags (``?tag=`` opens a tagged version), deleting old versions by
 policy or by range (never the latest), deleting rows by a filter (previewed first), updating
-rows (previewed first) and upserting a file's rows (with a dry run)."""
+rows (previewed first) and upserting a file's rows (with a dry run).
+
+With a branch picked (``?branch=``): the branch's own versions, its change log, its compare
+with its parent and of two of its versions, and restore and tags acting on the branch; what
+acts on main only is said, not offered."""
 
 import streamlit as st
 
+import backend
 from backend.services import build_jobs
-from backend.text import plural
 from components import branches as br
 from components import change_log, feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
 from components.cache import invalidate_tables
-from components.common import dataframe, lazy_expander, render_read_only_notice
+from components.common import lazy_expander, render_read_only_notice
 from components.connection import is_read_only, require_namespace, role_lock
 from components.snippets import render_code
 
@@ -40,7 +44,10 @@ if versions.empty:
 
 branch_list = feedback.run(br.branches_frame, tid, action=f"Listing the branches of {tid[-1]}")
 branch_names = ["main", *sorted(branch_list["branch"].tolist())] if branch_list is not None else []
-branch = br.render_branch_picker(branch_names or ["main"], key_prefix=state.Versions.BRANCHES)
+branch = br.render_branch_picker(
+    branch_names or ["main"], key_prefix=state.Versions.PICKER, table_id=tid
+)
+br.render_branch_badge(branch)
 
 
 def send_branch(ask: br.CreateBranch | br.DeleteBranch) -> None:
@@ -77,17 +84,6 @@ if box is not None and branch_list is not None:
         )
         if branch_ask is not None:
             send_branch(branch_ask)
-if branch != "main":
-    on_branch = feedback.run(
-        br.branch_versions, tid, branch, action=f"Listing the versions of branch {branch}"
-    )
-    if on_branch is not None:
-        st.subheader(f"Branch {branch}: {plural(len(on_branch), 'version')}")
-        dataframe(on_branch, hide_index=True)
-        st.caption(
-            "Restore, tags, cleanup and deletes on this page act on main; pick main to use them."
-        )
-    st.stop()
 
 
 def send(write: writes.Write, *, show_result: bool = False) -> None:
@@ -101,6 +97,7 @@ def send(write: writes.Write, *, show_result: bool = False) -> None:
     state.set_cleanup_plan(None)
     state.set_compare_pair(None)
     state.set_row_changes(None)
+    state.set_branch_changes(None)
     state.set_rows_preview(None)
     state.put(state.Versions.UPDATE_PREVIEW, None)
     state.put(state.Versions.UPSERT_DRY_RUN, None)
@@ -108,6 +105,52 @@ def send(write: writes.Write, *, show_result: bool = False) -> None:
         state.show_version(done[0])
     feedback.flash("versions", "success", write.said(done[0]), snippet=write.snippet)
     st.rerun()
+
+
+if branch != "main":
+    info = br.branch_row(branch_list, branch)
+    on_branch = feedback.run(
+        br.branch_versions, tid, branch, action=f"Listing the versions of branch {branch}"
+    )
+    if info is None or on_branch is None or on_branch.empty:
+        st.stop()
+    br.render_branch_summary(branch, info, on_branch)
+    change_log.render_change_log_panel(tid, on_branch, branch=branch)
+    st.subheader("Compare with parent", anchor=False)
+    change_log.render_branch_compare_section(
+        tid, branch, br.made_from(info), rest=backend.capabilities(ns).kind == "rest"
+    )
+    branch_picked = br.render_branch_version_picker(
+        branch,
+        on_branch,
+        key_prefix=state.versions_form(state.Versions.BRANCH_VERSION, table_id),
+    )
+    with st.expander(f"Compare two versions of branch {branch}", icon=":material/difference:"):
+        change_log.render_row_changes_section(table_id, on_branch, branch_picked, branch=branch)
+    if restore := version_actions.render_version_actions(
+        table_id,
+        branch_picked,
+        int(on_branch["version"].max()),
+        key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id) + f".{branch}",
+        read_only=read_only,
+        branch=branch,
+    ):
+        send(version_actions.restore_write(ns, table_id, restore, branch))
+    with st.expander(f"Tags on branch {branch}", icon=":material/sell:"):
+        tags = feedback.run(writes.tags, tid, action="Listing tags")
+        if tags is not None and (
+            tag := version_actions.render_tags(
+                table_id,
+                tags,
+                branch_picked,
+                key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id) + f".{branch}",
+                read_only=read_only,
+                branch=branch,
+            )
+        ):
+            send(tag.write(ns, table_id))
+    st.caption(":material/lock: " + br.MAIN_ONLY)
+    st.stop()
 
 
 latest = int(versions["version"].max())
@@ -130,7 +173,13 @@ if restore := version_actions.render_version_actions(
     send(version_actions.restore_write(ns, table_id, restore), show_result=True)
 if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only):
     for request in answer.requests:
-        state.add_build_job(build_jobs.start_build(ns, request))
+        writes.submit_job(
+            ns,
+            writes.JobRequest(
+                "create_index", tuple(table_id), build_jobs.build_params(request),
+                f"Building {request.name} again",
+            ),
+        )  # fmt: skip
     recorded = version_actions.record_rebuild_answer(ns, answer, read_only=read_only)
     invalidate_tables([table_id])
     if answer.requests:

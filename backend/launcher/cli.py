@@ -59,6 +59,7 @@ _LAUNCH_VARS = (
     launch.STORAGE_ENV,
     launch.STORAGE_SECRETS_ENV,
     launch.API_KEY_ENV_NAME,
+    launch.RAY_ADDRESS_ENV,
 )
 
 EPILOG = """\
@@ -97,6 +98,11 @@ targets:
   or an http(s):// URL, e.g. --allow-target '/srv/lance/*' --allow-target
   'https://lance.example.com/*'. Link-local and cloud-metadata addresses are refused unless
   a pattern names that host in full.
+
+maintenance:
+  lance-console maintain TARGET [--dry-run] [--namespace NS] applies the namespaces'
+  maintenance policies once and exits (for cron or a Kubernetes CronJob); see
+  lance-console maintain --help. (A folder named "maintain" is ./maintain.)
 
 sign-in:
   The launcher prints whether sign-in is on (with the provider's host) or off, and why. An
@@ -176,9 +182,26 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
     )
     parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        type=_ray_address,
+        help="the Ray cluster maintenance jobs run on with the Ray executor (host:6379, "
+        "ray://host:10001 or auto; needs the [ray] extra); default: a local Ray when asked",
+    )
+    parser.add_argument(
         "--no-browser", action="store_true", help="do not open a browser window (headless)"
     )
     return parser
+
+
+def _ray_address(text: str) -> str:
+    from backend.services.ray_executor import address_problem
+
+    problem = address_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text.strip()
 
 
 def _allow_pattern(text: str) -> str:
@@ -372,6 +395,7 @@ def build_command(
     storage: StorageOptions | None = None,
     api_key_env: str | None = None,
     settings: Mapping[str, Any] | None = None,
+    ray_address: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """``(argv, env)`` of the streamlit process. ``argv`` holds no target and no secret; it
     sets every Streamlit setting the console needs (``settings``, by default
@@ -408,6 +432,8 @@ def build_command(
     env.update(storage.child_env)
     if api_key_env:
         env[launch.API_KEY_ENV_NAME] = api_key_env
+    if ray_address:
+        env[launch.RAY_ADDRESS_ENV] = ray_address
     root = str(repo_dir())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return argv, env
@@ -449,6 +475,11 @@ def access_settings() -> tuple[launch.AuthSettings, str | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["maintain"]:  # ``lance-console maintain TARGET``: a folder named so: ./maintain
+        from backend.launcher import maintain
+
+        return maintain.main(argv[1:])
     args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:
         print(f"lance-console: invalid port {args.port}", file=sys.stderr)
@@ -511,6 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         storage=storage,
         api_key_env=args.api_key_env,
         settings=settings,
+        ray_address=args.ray_address,
     )
     env.update(launch.targets_env(args.allow_target, args.host))
     for message in (*storage.warnings, *mode.messages):
@@ -521,6 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"lance-console: {sign_in.summary()}", flush=True)
     if storage.public or storage.secret_env:
         print(f"lance-console: storage options {storage.shown()}", flush=True)
+    if args.ray_address:
+        print(f"lance-console: Ray executor: jobs run on Ray join {args.ray_address}", flush=True)
     proc = subprocess.Popen(command, env=env)
     if not args.no_browser:
         _open_browser_when_ready(url, proc)

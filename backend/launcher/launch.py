@@ -25,6 +25,9 @@ variables; the console reads them through the functions below:
 ``LANCE_CONSOLE_ALLOW_TARGETS``    JSON list: the ``--allow-target`` patterns, the only targets
                                    typed in the dialog that may be opened
                                    (``backend.rules.targets``)
+``LANCE_CONSOLE_RAY_ADDRESS``      the Ray cluster (``--ray-address``) the Ray executor
+                                   (``backend.services.ray_executor``) joins when a job or a
+                                   page gives no address; unset: a local Ray
 =================================  ================================================================
 
 Policy: :func:`is_loopback` (an address only this machine reaches), :func:`sign_in_configured`
@@ -54,6 +57,7 @@ API_KEY_ENV_NAME = "LANCE_CONSOLE_API_KEY_ENV"
 STORAGE_SECRET_VAR = "LANCE_CONSOLE_STORAGE_SECRET_{}"
 HOST_ENV = "LANCE_CONSOLE_HOST"
 ALLOW_TARGETS_ENV = "LANCE_CONSOLE_ALLOW_TARGETS"
+RAY_ADDRESS_ENV = "LANCE_CONSOLE_RAY_ADDRESS"
 LOOPBACK = "127.0.0.1"
 APP_DIR = Path(__file__).resolve().parents[2] / "app"  # the folder of app/main.py
 _FALSE = ("", "0", "false", "no", "off")
@@ -201,6 +205,12 @@ def launch_allow_targets(env: Mapping[str, str] | None = None) -> tuple[str, ...
     return tuple(data)
 
 
+def launch_ray_address(env: Mapping[str, str] | None = None) -> str | None:
+    """The Ray cluster the launcher named (``--ray-address``), else ``None`` (a local Ray)."""
+    env = os.environ if env is None else env
+    return (env.get(RAY_ADDRESS_ENV) or "").strip() or None
+
+
 __all__ = [
     "ALLOW_TARGETS_ENV",
     "ANONYMOUS_WRITES_ENV",
@@ -208,6 +218,7 @@ __all__ = [
     "API_KEY_ENV_NAME",
     "LOOPBACK",
     "READ_ONLY_ENV",
+    "RAY_ADDRESS_ENV",
     "READ_ONLY_REASON_ENV",
     "STORAGE_ENV",
     "STORAGE_SECRETS_ENV",
@@ -222,6 +233,7 @@ __all__ = [
     "launch_allow_targets",
     "launch_api_key_env",
     "launch_host",
+    "launch_ray_address",
     "launch_read_only",
     "launch_storage",
     "secrets_files",

@@ -6,6 +6,8 @@ console's checks, fixes, index builds and atomic batch commits.
 * :mod:`.indexes` - index builds through the dataset API;
 * :mod:`.transactions` - Describe/AlterTransaction of table and batch transactions;
 * :mod:`.txn_store` - where batch transaction records live;
+* :mod:`.job_store` - where job records live (``backend.services.jobs``);
+* :mod:`.compaction` - compaction task by task (progress, cancel, resume);
 * :mod:`.batch` - BatchCommitTables, one module per protocol phase.
 """
 

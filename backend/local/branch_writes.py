@@ -2,14 +2,18 @@
 
 pylance 14's ``DirectoryNamespace`` ignores ``branch`` on most operations that carry it:
 InsertIntoTable, MergeInsertIntoTable, UpdateTable, DeleteFromTable, AlterTable*Columns,
-CreateTableTag (and DescribeTable, QueryTable among the reads) act on **main** and report
-success. So a request naming a branch other than main never reaches pylance's write path
+CreateTableTag, UpdateTableTag, CreateTableIndex, DropTableIndex (and DescribeTable, QueryTable,
+ListTableIndices, DescribeTableIndexStats, ExplainTableQueryPlan, AnalyzeTableQueryPlan among
+the reads) act on **main** and report success (UpdateTableTag: on main's version of that
+number). So a request naming a branch other than main never reaches pylance's write path
 here: it runs on the branch's own dataset (lance's ``checkout_version((branch, None))``),
 and a write kind that cannot be done on a branch is refused (``UnsupportedOperationError``)
 rather than applied to main.
 
-pylance does honour the branch on RestoreTable, CountTableRows, ListTableVersions and
-DescribeTableVersion (:data:`PYLANCE_HONOURS`): those go to pylance unchanged.
+pylance does honour the branch on RestoreTable, CountTableRows, GetTableStats,
+ListTableVersions and DescribeTableVersion (:data:`PYLANCE_HONOURS` for the writes): those go
+to pylance unchanged. The reads are answered in ``backend.local.namespace`` (the branch's
+dataset, ``branch_indexes``); index builds run on the branch's dataset there too.
 """
 
 from __future__ import annotations
@@ -159,6 +163,24 @@ def _create_tag(ds: lance.LanceDataset, req: ln.CreateTableTagRequest, data: Any
     return ln.CreateTableTagResponse()
 
 
+def _drop_index(ds: lance.LanceDataset, req: ln.DropTableIndexRequest, data: Any) -> Any:
+    names = sorted(ix.name for ix in ds.describe_indices() if not ix.name.startswith("__"))
+    if req.index_name not in names:
+        raise make(
+            ErrorCode.TABLE_INDEX_NOT_FOUND,
+            f"branch {target_branch(req)!r} has no index {req.index_name!r} (its indexes: "
+            f"{', '.join(names) or 'none'}); nothing was dropped",
+        )
+    ds.drop_index(str(req.index_name))
+    txn = ds.read_transaction(ds.version)
+    return ln.DropTableIndexResponse(transaction_id=getattr(txn, "uuid", None))
+
+
+def _update_tag(ds: lance.LanceDataset, req: ln.UpdateTableTagRequest, data: Any) -> Any:
+    ds.tags.update(req.tag, (target_branch(req), req.version))
+    return ln.UpdateTableTagResponse()
+
+
 def _latest(ds: lance.LanceDataset) -> int:
     """The version the write left on ``ds``'s branch."""
     return int(ds.version)
@@ -173,6 +195,8 @@ WRITERS: dict[str, Callable[[lance.LanceDataset, Any, Any], Any]] = {
     "alter_table_alter_columns": _alter_columns,
     "alter_table_drop_columns": _drop_columns,
     "create_table_tag": _create_tag,
+    "drop_table_index": _drop_index,
+    "update_table_tag": _update_tag,
 }
 
 

@@ -10,7 +10,7 @@ ending this process, which a thread in the console's process cannot do.
 
 The job arrives as one JSON object on standard input (so storage options and their secrets
 never appear on a command line): ``uri``, ``version``, ``storage_options``, ``column``,
-``index_type`` and ``kwargs`` (``create_index``'s keywords). The answer is one JSON line on
+``index_type``, ``kwargs`` (``create_index``'s keywords) and ``branch`` (``None``: main). The answer is one JSON line on
 standard output: ``{"ok": true, "version": N}`` or ``{"ok": false, "type": ..., "message":
 ...}``.
 """
@@ -26,12 +26,19 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     import lance
 
     options = job.get("storage_options") or None
-    ds = lance.dataset(job["uri"], version=job.get("version"), storage_options=options)
+    branch = job.get("branch")
+    if branch:  # the branch's version (lance opens main by URI)
+        main = lance.dataset(job["uri"], storage_options=options)
+        ds = main.checkout_version((branch, job.get("version")))
+    else:
+        ds = lance.dataset(job["uri"], version=job.get("version"), storage_options=options)
     try:
         ds.create_index(job["column"], job["index_type"], **job.get("kwargs", {}))
     except Exception as exc:  # noqa: BLE001 - the parent raises it in the console's terms
         return {"ok": False, "type": type(exc).__name__, "message": str(exc)}
     latest = lance.dataset(job["uri"], storage_options=options)
+    if branch:
+        latest = latest.checkout_version((branch, None))
     return {"ok": True, "version": int(latest.version)}
 
 

@@ -34,6 +34,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ import lance
 from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
 from lance_namespace.errors import ErrorCode
 
+from backend.arrow.types import ColumnInfo
 from backend.rules import index_rules as rules
 from backend.rules.index_rules import CHOSEN_PREFIX
 
@@ -134,20 +136,23 @@ def recorded_requests(root: Path | None, root_uri: str, table: str) -> dict[str,
     return dict(found) if isinstance(found, dict) else {}
 
 
-def build_index(
-    ds: lance.LanceDataset,
-    req: CreateTableIndexRequest,
-    *,
-    table: str,
-    storage_options: dict[str, str] | None,
-    progress: ProgressCallback | None,
-) -> CreateTableIndexResponse:
-    """Check ``req`` against the dataset and build the index (see the module docstring)."""
+@dataclass(frozen=True)
+class BuildPlan:
+    """A create-index request checked against the table (:func:`check_build`): what to build."""
+
+    index_type: str  # the console's name (FTS, BTREE, IVF_PQ ...)
+    category: str  # vector | fts | scalar
+    column: ColumnInfo
+    name: str
+    num_rows: int | None  # vector builds only
+    chosen: dict[str, int]  # the parameters the console fills in (vector builds)
+
+
+def check_build(ds: lance.LanceDataset, req: CreateTableIndexRequest, *, table: str) -> BuildPlan:
+    """Check ``req`` against the dataset (the branch's, for a request on a branch) before
+    anything is written: the column exists and fits the index type (``index_rules.column_problems``), the name is free; the
+    parameters the console chooses for an empty vector request. Every executor checks so."""
     index_type = rules.normalize_index_type(req.index_type) or ""
-    if req.branch:
-        raise make(
-            ErrorCode.UNSUPPORTED, "index builds on branches are not supported by the local backend"
-        )
     column = rules.find_column(ds.schema, req.column)
     if column is None:
         raise make(
@@ -165,11 +170,27 @@ def build_index(
         raise make(
             ErrorCode.TABLE_INDEX_ALREADY_EXISTS, f"index {name!r} already exists on table {table}"
         )
+    chosen = rules.chosen_build_params(req, column.dim, num_rows) if category == "vector" else {}
+    return BuildPlan(index_type, category, column, name, num_rows, chosen)
+
+
+def build_index(
+    ds: lance.LanceDataset,
+    req: CreateTableIndexRequest,
+    *,
+    table: str,
+    storage_options: dict[str, str] | None,
+    progress: ProgressCallback | None,
+) -> CreateTableIndexResponse:
+    """Check ``req`` against the dataset (:func:`check_build`) and build the index (see the
+    module docstring)."""
+    plan = check_build(ds, req, table=table)
+    index_type, category, column, name = plan.index_type, plan.category, plan.column, plan.name
+    num_rows, chosen = plan.num_rows, plan.chosen
+    branch = req.branch if req.branch and req.branch != "main" else None
     callback = _progress_adapter(progress)
-    chosen: dict[str, int] = {}
     segment = str(uuid.uuid4())  # the build's directory: _indices/<segment>
     if category == "vector":
-        chosen = rules.chosen_build_params(req, column.dim, num_rows)
         if chosen and progress is not None:
             progress({"event": "params", "stage": "parameters chosen", "chosen": dict(chosen)})
         kwargs: dict[str, Any] = {
@@ -188,7 +209,9 @@ def build_index(
             if builds_in_child(ds, num_rows or 0, column.dim):
                 kwargs.pop("progress_callback")
                 kwargs.pop("storage_options")
-                _build_in_child(ds, req.column, index_type, kwargs, progress, storage_options)
+                _build_in_child(
+                    ds, req.column, index_type, kwargs, progress, storage_options, branch
+                )
                 ds = ds.checkout_version(ds.latest_version)
             else:
                 ds.create_index(req.column, index_type, **kwargs)
@@ -303,12 +326,15 @@ def _build_in_child(
     kwargs: dict[str, Any],
     progress: ProgressCallback | None,
     storage_options: dict[str, str] | None,
+    branch: str | None = None,
 ) -> None:
     """Build the index in ``backend.local.index_child`` and wait for it, passing lance's log
-    lines on as progress events. ``progress`` raising ``OperationStopped`` (a cancel, a time
-    limit) ends the child: nothing is committed unless the child had committed already."""
+    lines on as progress events (on ``ds``'s ``branch``; ``None``: main). ``progress``
+    raising ``OperationStopped`` (a cancel, a time limit) ends the child: nothing is committed
+    unless the child had committed already."""
     job = {
         "uri": str(ds.uri),
+        "branch": branch,
         "version": int(ds.version),
         "storage_options": storage_options or None,
         "column": column,

@@ -31,6 +31,7 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -103,7 +104,16 @@ from ..locations import (
     to_local_path,
 )
 from ..paging import list_all
-from . import batch, branch_writes, indexes, query_plans, transactions, txn_store
+from . import (
+    batch,
+    branch_indexes,
+    branch_writes,
+    compaction,
+    indexes,
+    query_plans,
+    transactions,
+    txn_store,
+)
 from .batch import catalog_ops, isolation, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .open_tables import OpenTable, OpenTables
@@ -177,7 +187,7 @@ def _filtered(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return explains_filters(op, _table_schema)
 
 
-def _data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
+def data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
     """Fragments and bytes of data files of ``ds``'s version (a compaction's before and
     after; indexes and manifests are not data)."""
     fragments = ds.get_fragments()
@@ -463,14 +473,17 @@ class LocalNamespace(LanceNamespace):
             yield
 
     @contextlib.contextmanager
-    def _long_write(self, table_id: Sequence[str] | None) -> Iterator[lance.LanceDataset]:
-        """A long write (an index build, optimize, compaction) on the table's latest dataset.
-        The namespace guard is held only while the dataset is opened (a crashed batch is
-        recovered first), never during the work: lance commits the result itself, rebasing it
-        over what other writers committed meanwhile or refusing it as a conflict, as it does
-        for any outside writer. So a build never stops the namespace's other writes."""
+    def _long_write(
+        self, table_id: Sequence[str] | None, branch: str | None = None
+    ) -> Iterator[lance.LanceDataset]:
+        """A long write (an index build, optimize, compaction) on the table's latest dataset
+        (of ``branch``; ``None``: main). The namespace guard is held only while the dataset is
+        opened (a crashed batch is recovered first), never during the work: lance commits the
+        result itself, rebasing it over what other writers committed meanwhile or refusing it
+        as a conflict, as it does for any outside writer. So a build never stops the
+        namespace's other writes."""
         with self._guard(table_id):
-            ds = self.open_dataset(table_id)
+            ds = self.branch_dataset(table_id, branch)
         yield ds
 
     def _branch_write(self, op: str, req: Any, data: Any) -> Any:
@@ -492,6 +505,20 @@ class LocalNamespace(LanceNamespace):
             return self.open_dataset(table_id, version)
         main = self.open_dataset(table_id)
         return branch_writes.open_branch(main, branch, self.format_id(table_id), version)
+
+    def _check_branch(self, req: Any) -> None:
+        """A read pylance runs on the request's branch itself: the branch exists (else
+        ``TableBranchNotFoundError`` naming the table's branches, before pylance's own
+        answer, which names a path)."""
+        branch = branch_writes.target_branch(req)
+        if branch is not None:
+            self.branch_dataset(req.id, branch)
+
+    def _requests_key(self, table_id: Sequence[str] | None, branch: str | None) -> str:
+        """The key of a table's (or one branch's) recorded index builds."""
+        table = self.format_id(table_id)
+        on_main = not branch or branch == branch_writes.MAIN
+        return table if on_main else f"{table}@branch:{branch}"
 
     def _fix_location(self, location: str | None) -> str | None:
         # pylance answers plain paths for some root-level tables and file:// URIs for others.
@@ -642,13 +669,21 @@ class LocalNamespace(LanceNamespace):
     table_exists = _delegate("table_exists", ln.TableExistsRequest)
 
     @_filtered("count_table_rows")
-    def count_table_rows(self, request: Any) -> Any:
-        """CountTableRows; at "latest" the table's last committed version
+    def count_table_rows(self, request: Any) -> ln.CountTableRowsResponse:
+        """CountTableRows: on a branch pylance's count (it honours ``branch``), after the
+        branch is found; on main at "latest" the table's last committed version
         (:meth:`committed_version`: a batch in flight is not counted before its commit point)."""
         req = self._checked("count_table_rows", ln.CountTableRowsRequest, request)
+        self._check_branch(req)
+        if branch_writes.target_branch(req) is not None:
+            return self._inner.count_table_rows(req)
         return self._at_committed(req, self._inner.count_table_rows)
 
-    get_table_stats = _delegate("get_table_stats", ln.GetTableStatsRequest)
+    def get_table_stats(self, request: Any) -> ln.GetTableStatsResponse:
+        """pylance's stats (it honours ``branch``), after the branch is found."""
+        req = self._checked("get_table_stats", ln.GetTableStatsRequest, request)
+        self._check_branch(req)
+        return self._inner.get_table_stats(req)
 
     @_filtered("query_table")
     def query_table(self, request: Any) -> ln.QueryTableResponse:
@@ -723,10 +758,14 @@ class LocalNamespace(LanceNamespace):
         """The plan of the request's query, full-text queries included (``query_plans``)."""
         req = self._checked("explain_table_query_plan", ln.ExplainTableQueryPlanRequest, request)
         query = req.query
+        branch = _plan_branch(req, query)
         if query is None or not query_plans.plannable(query):
+            if branch is not None:
+                raise _plan_refusal("explain_table_query_plan", branch)
             return self._inner.explain_table_query_plan(req)
-        query = self._vector_column(query.model_copy(update={"id": req.id or query.id}))
-        ds = self.branch_dataset(req.id or query.id or [], branch_writes.target_branch(query))
+        query = query.model_copy(update={"id": req.id or query.id})
+        ds = self.branch_dataset(req.id or query.id or [], branch)
+        query = self._vector_column(query, OpenTable(ds) if branch is not None else None)
         return query_plans.plan(ds, query, analyze=False, verbose=bool(req.verbose))
 
     @_filtered("analyze_table_query_plan")
@@ -734,10 +773,13 @@ class LocalNamespace(LanceNamespace):
         """The executed plan with each node's metrics, full-text queries included."""
         req = self._checked("analyze_table_query_plan", ln.AnalyzeTableQueryPlanRequest, request)
         query = ln.QueryTableRequest.model_validate(req.model_dump(exclude={"identity", "context"}))
+        branch = branch_writes.target_branch(query)
         if not query_plans.plannable(query):
+            if branch is not None:
+                raise _plan_refusal("analyze_table_query_plan", branch)
             return self._inner.analyze_table_query_plan(req)
-        query = self._vector_column(query)
-        ds = self.branch_dataset(req.id or [], branch_writes.target_branch(query))
+        ds = self.branch_dataset(req.id or [], branch)
+        query = self._vector_column(query, OpenTable(ds) if branch is not None else None)
         return query_plans.plan(ds, query, analyze=True, verbose=True)
 
     deregister_table = _delegate("deregister_table", ln.DeregisterTableRequest, write=True)
@@ -1139,13 +1181,25 @@ class LocalNamespace(LanceNamespace):
         return problems
 
     # -- indexes -----------------------------------------------------------------------------
-    list_table_indices = _delegate("list_table_indices", ListTableIndicesRequest)
     drop_table_index = _delegate("drop_table_index", ln.DropTableIndexRequest, write=True)
+
+    def list_table_indices(self, request: ListTableIndicesRequest) -> ln.ListTableIndicesResponse:
+        """pylance's listing; on a branch the branch's own (``branch_indexes``: pylance
+        lists main's whatever the branch)."""
+        req = self._checked("list_table_indices", ListTableIndicesRequest, request)
+        branch = branch_writes.target_branch(req)
+        if branch is None:
+            return self._inner.list_table_indices(req)
+        return branch_indexes.list_indices(self.branch_dataset(req.id, branch, req.version), req)
 
     def describe_table_index_stats(
         self, request: DescribeTableIndexStatsRequest
     ) -> DescribeTableIndexStatsResponse:
         req = self._checked("describe_table_index_stats", DescribeTableIndexStatsRequest, request)
+        branch = branch_writes.target_branch(req)
+        if branch is not None:  # pylance would describe main's index
+            ds = self.branch_dataset(req.id, branch, req.version)
+            return branch_indexes.index_stats(ds, req, table=self.format_id(req.id), branch=branch)
         resp = self._inner.describe_table_index_stats(req)
         if resp.distance_type is None and req.index_name:
             resp.distance_type = self._index_distance_type(req)
@@ -1189,7 +1243,8 @@ class LocalNamespace(LanceNamespace):
     def _build_index(
         self, req: CreateTableIndexRequest, progress: indexes.ProgressCallback | None
     ) -> CreateTableIndexResponse:
-        with self._long_write(req.id) as ds:
+        branch = branch_writes.target_branch(req)
+        with self._long_write(req.id, branch) as ds:
             response = indexes.build_index(
                 ds,
                 req,
@@ -1205,36 +1260,60 @@ class LocalNamespace(LanceNamespace):
             }
             name = req.name or rules.default_index_name(req.column or "")
             indexes.record_request(
-                self.local_path, self.root, self.format_id(req.id), name,
+                self.local_path, self.root, self._requests_key(req.id, branch), name,
                 rules.requested_build_fields(req, chosen),
             )  # fmt: skip
         return response
 
     @guarded("index_requests")
-    def index_requests(self, table_id: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Index name -> the build parameters the console asked for (vector indexes)."""
-        return indexes.recorded_requests(self.local_path, self.root, self.format_id(table_id))
+    def index_requests(
+        self, table_id: Sequence[str], branch: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Index name -> the build parameters the console asked for (vector indexes), of the
+        table's main or of ``branch``."""
+        key = self._requests_key(table_id, branch)
+        return indexes.recorded_requests(self.local_path, self.root, key)
 
     # -- maintenance (no spec operation: the local backend's own) -----------------------------
     @guarded("optimize_indexes")
-    def optimize_indexes(self, table_id: Sequence[str]) -> dict[str, Any]:
-        """Add the rows the indexes do not cover yet to them (``optimize_indices``)."""
-        with self._long_write(table_id) as ds:
+    def optimize_indexes(
+        self, table_id: Sequence[str], branch: str | None = None
+    ) -> dict[str, Any]:
+        """Add the rows the indexes do not cover yet to them (``optimize_indices``), on main or
+        on ``branch``."""
+        with self._long_write(table_id, branch) as ds:
             before = ds.version
             ds.optimize.optimize_indices()
-            after = self.open_dataset(table_id).version
+            after = self.branch_dataset(table_id, branch).version
         return {"version_before": before, "version_after": after}
 
     @guarded("compact_files")
-    def compact_files(self, table_id: Sequence[str]) -> dict[str, Any]:
-        """Merge small data files (``compact_files``); indexes are remapped by lance."""
-        with self._long_write(table_id) as ds:
+    def compact_files(
+        self,
+        table_id: Sequence[str],
+        branch: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+        resume: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Merge small data files of main or of ``branch``, task by task
+        (``compaction.compact``: progress per task, stopped between tasks when ``progress``
+        raises ``OperationStopped``, resumed from a checkpoint of an earlier run); indexes are
+        remapped by lance."""
+        with self._long_write(table_id, branch) as ds:
             before = ds.version
-            shape_before = _data_shape(ds)
-            metrics = ds.optimize.compact_files()
-            latest = self.open_dataset(table_id)
+            shape_before = data_shape(ds)
+            metrics = compaction.compact(
+                ds,
+                options=options,
+                progress=progress,
+                resume=resume,
+                open_at=lambda v: self.branch_dataset(table_id, branch, v),
+            )
+            latest = self.branch_dataset(table_id, branch)
             after = latest.version
-            shape_after = _data_shape(latest)
+            shape_after = data_shape(latest)
         return {
             "version_before": before,
             "version_after": after,
@@ -1242,10 +1321,33 @@ class LocalNamespace(LanceNamespace):
             "fragments_after": shape_after[0],
             "data_bytes_before": shape_before[1],
             "data_bytes_after": shape_after[1],
-            "fragments_removed": int(getattr(metrics, "fragments_removed", 0)),
-            "fragments_added": int(getattr(metrics, "fragments_added", 0)),
-            "files_removed": int(getattr(metrics, "files_removed", 0)),
-            "files_added": int(getattr(metrics, "files_added", 0)),
+            **metrics,
+        }
+
+    @guarded("cleanup_old_versions")
+    def cleanup_old_versions(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove the files of table ``id``'s versions older than ``older_than_days`` days
+        (``{"id": [...], "older_than_days": 7}``): lance's ``cleanup_old_versions``, which
+        never removes the latest version; tagged versions are kept
+        (``error_if_tagged_old_versions=False``). A bad number of days:
+        ``InvalidInputError``, nothing removed."""
+        table_id = ids.check_id((request or {}).get("id"))
+        days: Any = (request or {}).get("older_than_days")
+        problem = version_ranges.keep_days_problem(days)
+        if problem:
+            raise invalid(problem + "; nothing was removed")
+        with self._long_write(table_id) as ds:
+            before = [int(v["version"]) for v in ds.versions()]
+            stats = ds.cleanup_old_versions(
+                older_than=timedelta(days=int(days)), error_if_tagged_old_versions=False
+            )
+            after = [int(v["version"]) for v in self.open_dataset(table_id).versions()]
+        return {
+            "versions_before": len(before),
+            "versions_after": len(after),
+            "removed_versions": sorted(set(before) - set(after)),
+            "bytes_removed": int(stats.bytes_removed),
+            "old_versions": int(stats.old_versions),
         }
 
     @guarded("remove_table_schema_metadata_keys")
@@ -1296,6 +1398,28 @@ class LocalNamespace(LanceNamespace):
         """All actions or none (``backend.local.transactions``)."""
         req = self._checked("alter_transaction", AlterTransactionRequest, request)
         return transactions.alter(self, req)
+
+
+def _plan_branch(req: ln.ExplainTableQueryPlanRequest, query: Any) -> str | None:
+    """The branch an ExplainTableQueryPlan names (its own ``branch`` or its query's; the two
+    must agree)."""
+    outer = branch_writes.target_branch(req)
+    inner = branch_writes.target_branch(query) if query is not None else None
+    if outer is not None and inner is not None and outer != inner:
+        raise invalid(
+            f"explain_table_query_plan: the request names branch {outer!r} and its query "
+            f"branch {inner!r}; give one"
+        )
+    return outer or inner
+
+
+def _plan_refusal(op: str, branch: str) -> LanceNamespaceError:
+    return make(
+        ErrorCode.UNSUPPORTED,
+        f"{op} on branch {branch!r}: this kind of query (a boolean, boosted or multi-match "
+        "full-text query) is planned by pylance, which would plan it on main; not supported on "
+        "a branch by the local backend",
+    )
 
 
 def _response(model: type[ModelT], answer: Any) -> ModelT:

@@ -319,20 +319,39 @@ class ObjectTxnStore(TxnStore):
             return True
 
     def _read_all(self) -> list[str]:
+        """Every record: one LIST, then a GET of each record that changed since this process
+        last read it (its ETag: a console that lists every second does not read every
+        record every second)."""
         import obstore
 
         out = []
+        cache = _LISTED.setdefault(self.location, {})
         with self._calls("list the transaction records"):
-            keys = sorted(
-                m["path"]
-                for batch in obstore.list(self.store, self.directory + "/")
-                for m in batch
-                if m["path"].endswith(".json") and "/" not in m["path"][len(self.directory) + 1 :]
+            found = sorted(
+                (
+                    (m["path"], m.get("e_tag") or "")
+                    for batch in obstore.list(self.store, self.directory + "/")
+                    for m in batch
+                    if m["path"].endswith(".json")
+                    and "/" not in m["path"][len(self.directory) + 1 :]
+                ),
             )
-            for key in keys:
+            for key, tag in found:
+                kept = cache.get(key)
+                if tag and kept is not None and kept[0] == tag:
+                    out.append(kept[1])
+                    continue
                 with contextlib.suppress(FileNotFoundError):
-                    out.append(bytes(obstore.get(self.store, key).bytes()).decode("utf-8"))
+                    text = bytes(obstore.get(self.store, key).bytes()).decode("utf-8")
+                    cache[key] = (tag, text)
+                    out.append(text)
+        for key in set(cache) - {key for key, _ in found}:
+            cache.pop(key, None)
         return out
+
+
+# Records of object stores as last read by this process: location -> key -> (ETag, text).
+_LISTED: dict[str, dict[str, tuple[str, str]]] = {}
 
 
 def open_store(

@@ -25,6 +25,14 @@ What reads the server's state:
 Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they come from the
 ``server_profile`` option, or the server's answer to a real request of this session.
 
+Branches: a server may ignore a request's ``branch`` and answer for main (pylance's directory
+namespace behind its REST adapter does, for most operations). A write sent to a branch is
+checked afterwards (main's version before and after: a write that landed on main is an error
+saying so); a read sent to a branch is preceded, once per operation in a client's life, by the
+same read addressed to a branch that does not exist: a server that answers it (or fails on
+something past the branch, an index) ignores the branch, and every read of that operation on a
+branch is refused, nothing read, rather than answered with main's data.
+
 Wire conventions:
 
 * the object id is joined with the delimiter and percent-encoded as one path segment; the root
@@ -54,6 +62,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlparse
@@ -64,9 +73,11 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import (
     ErrorCode,
     InvalidInputError,
+    LanceNamespaceError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
     TableNotFoundError,
+    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 from pydantic import BaseModel
@@ -86,8 +97,15 @@ from backend.rules import (
 from backend.services import catalog_views, write_preflight
 
 from ..capabilities import BackendCapabilities, server_profile_named
-from ..errors import NamespaceConnectionError, attach_error_details, guarded, namespace_boundary
+from ..errors import (
+    NamespaceConnectionError,
+    attach_error_details,
+    guarded,
+    make,
+    namespace_boundary,
+)
 from ..locations import remote_location_problem, remote_manifest_problem
+from ..paging import iter_all, list_all
 from ..redaction import install_log_filter, redact_url
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
@@ -149,6 +167,16 @@ def _write_branch(op: str, request: Any) -> str | None:
     route = ROUTES.get(op)
     if route is None or route.read_only or op in _BRANCH_CHECK_EXEMPT:
         return None
+    return _named_branch(request)
+
+
+# Tag writes naming a branch: checked afterwards that the tag is on that branch (pylance's
+# directory namespace, behind its REST adapter, puts it on main's version of that number).
+_TAG_BRANCH_WRITES = frozenset({"create_table_tag", "update_table_tag"})
+
+
+def _named_branch(request: Any) -> str | None:
+    """The branch (not main) a request names, else ``None``."""
     if isinstance(request, Mapping):
         branch = request.get("branch")
     else:
@@ -156,6 +184,29 @@ def _write_branch(op: str, request: Any) -> str | None:
     if not isinstance(branch, str) or not branch or branch == "main":
         return None
     return branch
+
+
+def _branch_field_id(request: Any) -> list[str]:
+    raw = request.get("id") if isinstance(request, Mapping) else getattr(request, "id", None)
+    return [str(p) for p in raw or []]
+
+
+def _read_branch(op: str, request: Any) -> str | None:
+    """The branch (not main) a read request addresses (an ExplainTableQueryPlan's query's
+    too), ``None`` for writes, main, or reads without a branch."""
+    route = ROUTES.get(op)
+    if route is None or not route.read_only or request is None:
+        return None
+    branch = _named_branch(request)
+    if branch is None and op == "explain_table_query_plan":
+        query = request.get("query") if isinstance(request, Mapping) else request.query
+        branch = _named_branch(query) if query is not None else None
+    return branch
+
+
+def _requests_key(table: str, branch: str | None) -> str:
+    """The key of a table's (or one branch's) recorded index builds."""
+    return table if not branch or branch == "main" else f"{table}@branch:{branch}"
 
 
 def _query_value(value: Any) -> str:
@@ -378,6 +429,9 @@ class RestNamespaceClient(LanceNamespace):
         # Operation -> the table where a write of it sent to a branch moved main instead (the
         # server ignores that operation's `branch`).
         self._branch_ignored: dict[str, str] = {}
+        # Read operation -> whether this server honours its `branch` (probed once, on the first
+        # read of that operation sent to a branch: :meth:`_check_branch_read`).
+        self._branch_reads: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -748,7 +802,129 @@ class RestNamespaceClient(LanceNamespace):
         branch = _write_branch(op, request)
         if branch is not None:
             return self._branch_write(op, request, request_data, branch)
-        return self._call_translated(op, request, request_data)
+        if op in _TAG_BRANCH_WRITES and (branch := _named_branch(request)) is not None:
+            return self._branch_tag_write(op, request, branch)
+        branch = _read_branch(op, request)
+        if branch is None:
+            return self._call_translated(op, request, request_data)
+        self._check_branch_read(op, request, branch)
+        try:
+            return self._call_translated(op, request, request_data)
+        except TableNotFoundError as err:  # pylance's answer for a missing branch names paths
+            if f"branch '{branch}' not found" not in str(err):
+                raise
+            table_id = list(_branch_field_id(request))
+            raise make(
+                ErrorCode.TABLE_BRANCH_NOT_FOUND,
+                f"{op}: table {self._delimiter.join(table_id)} has no branch {branch!r}",
+            ) from err
+
+    def _require_branch(self, table_id: list[str], branch: str, op: str) -> None:
+        """``TableBranchNotFoundError`` (nothing sent) when the table has no ``branch``: a
+        server that ignores ``branch`` would write to main (or answer with main's data)."""
+        found = dict(
+            iter_all(self.list_table_branches, ln.ListTableBranchesRequest(id=table_id), "branches")
+        )
+        if branch not in found:
+            names = ", ".join(sorted(found)) or "none"
+            raise make(
+                ErrorCode.TABLE_BRANCH_NOT_FOUND,
+                f"{op}: table {self._delimiter.join(table_id)} has no branch {branch!r} (its "
+                f"branches: {names}); nothing was sent",
+            )
+
+    def _check_branch_read(self, op: str, request: Any, branch: str) -> None:
+        """Refuse a read of ``branch`` that this server would answer for main: whether it
+        honours ``op``'s branch is learnt once, by sending the same read to a branch that
+        does not exist (:meth:`_probe_branch_read`)."""
+        honoured = self._branch_reads.get(op)
+        if honoured is None:
+            honoured = self._probe_branch_read(op, request)
+            self._branch_reads[op] = honoured
+        if not honoured:
+            self._require_branch(_branch_field_id(request), branch, op)  # a missing one: said
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: this server ignores the branch of {op} (it "
+                "answered a request for a branch that does not exist), so it answers "
+                f"{op} from main whatever the branch; nothing was read. Pick main, or use a "
+                "server that honours branches"
+            )
+
+    def _probe_branch_read(self, op: str, request: Any) -> bool:
+        """Whether the server honours ``branch`` on read ``op``: the request (one row at
+        most) sent to a branch that does not exist. Refused naming that branch: honoured;
+        answered, or refused past the branch (an index it looked up on main): ignored. Any
+        other failure is the request's own and is raised (nothing learnt)."""
+        name = f"console-probe-{uuid.uuid4().hex[:12]}"
+        req = self._coerce(ROUTES[op], request)
+        # the latest version: a branch's version number may not exist on main, and a server
+        # that ignores the branch would refuse that version instead of answering
+        update: dict[str, Any] = {"branch": name}
+        if "version" in type(req).model_fields:
+            update["version"] = None
+        if op in ("query_table", "analyze_table_query_plan"):
+            update["k"] = 1
+        query = getattr(req, "query", None)
+        if op == "explain_table_query_plan" and query is not None:
+            update["query"] = query.model_copy(update={"branch": name, "k": 1, "version": None})
+        try:
+            self._run(op, req.model_copy(update=update), None, None)
+        except LanceNamespaceError as err:
+            code = getattr(err, "code", None)
+            if name in str(err) or code == ErrorCode.TABLE_BRANCH_NOT_FOUND:
+                return True
+            if code == ErrorCode.TABLE_INDEX_NOT_FOUND:
+                return False
+            raise
+        return False
+
+    def _on_branch(self, table_id: list[str], branch: str, version: int) -> bool:
+        """``version`` is one of ``branch``'s (ListTableVersions of the branch)."""
+        listed = list_all(
+            self.list_table_versions, ln.ListTableVersionsRequest(id=table_id, branch=branch),
+            "versions",
+        )  # fmt: skip
+        return any(int(v.version) == version for v in listed)
+
+    def _branch_tag_write(self, op: str, request: Any, branch: str) -> Any:
+        """A tag created or moved on ``branch`` (one the table has: ListTableBranches first),
+        checked afterwards (GetTableTagVersion): a server that ignores ``branch`` puts the tag
+        on main's version of that number and answers success. That is reported as an error saying where the tag is, and later tag
+        writes on a branch of that operation are refused before they are sent."""
+        req = self._coerce(ROUTES[op], request)
+        table_id = list(getattr(req, "id", None) or [])
+        seen = self._branch_ignored.get(op)
+        if seen is not None:
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: this server puts tags on main whatever the branch "
+                f"(seen on table {seen}); nothing was sent"
+            )
+        self._require_branch(table_id, branch, op)
+        tag = str(getattr(req, "tag", ""))
+        where = self._delimiter.join(table_id)
+        try:
+            result = self._call_translated(op, req, None)
+        except TableVersionNotFoundError:
+            version = getattr(req, "version", None)
+            if version is None or not self._on_branch(table_id, branch, int(version)):
+                raise
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: branch {branch} has version {version}, but the "
+                f"server looked for it on main: it ignores the branch of {op}. Nothing was "
+                f"tagged; this client refuses {op} on a branch of this server from now on"
+            ) from None
+        got = self.call("get_table_tag_version", {"id": table_id, "tag": tag})
+        landed = getattr(got, "branch", None) or "main"
+        if landed != branch:
+            self._branch_ignored[op] = where
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: the server answered success but the tag {tag} "
+                f"points at version {got.version} of {landed}, not of branch {branch} (table "
+                f"{where}). Delete or move tag {tag} to undo it; this client refuses {op} on "
+                "a branch of this server from now on"
+            )
+        return result
 
     def _call_translated(self, op: str, request: Any, request_data: Any) -> Any:
         """One request (:meth:`_run`); a bad filter or column named in the user's terms."""
@@ -783,6 +959,7 @@ class RestNamespaceClient(LanceNamespace):
                 f"{op} on branch {branch!r}: this server applies {op} to main whatever the "
                 f"branch (seen on table {seen}); nothing was sent"
             )
+        self._require_branch(table_id, branch, op)
         before = catalog_views.latest_version(self, table_id)
         result = self._call_translated(op, req, request_data)
         after = catalog_views.latest_version(self, table_id)
@@ -1127,15 +1304,19 @@ class RestNamespaceClient(LanceNamespace):
         response = self.call("create_table_index", request)
         if index_rules.normalize_index_type(request.index_type) in index_rules.VECTOR_INDEX_TYPES:
             name = request.name or index_rules.default_index_name(request.column or "")
-            table = self._delimiter.join(request.id or [])
-            self._index_requests.setdefault(table, {})[name] = index_rules.requested_build_fields(
+            key = _requests_key(self._delimiter.join(request.id or []), request.branch)
+            self._index_requests.setdefault(key, {})[name] = index_rules.requested_build_fields(
                 request
             )
         return response
 
-    def index_requests(self, table_id: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Index name -> the vector build parameters this client sent (this session only)."""
-        return dict(self._index_requests.get(self._delimiter.join(table_id), {}))
+    def index_requests(
+        self, table_id: Sequence[str], branch: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Index name -> the vector build parameters this client sent (this session only), for
+        the table's main or ``branch``."""
+        key = _requests_key(self._delimiter.join(table_id), branch)
+        return dict(self._index_requests.get(key, {}))
 
     def create_table_scalar_index(
         self, request: ln.CreateTableIndexRequest

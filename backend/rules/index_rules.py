@@ -123,6 +123,17 @@ def index_category(index_type: str) -> str:
     raise ValueError(f"unknown index type {index_type!r}")
 
 
+def build_operation(index_type: str) -> str:
+    """The spec operation that builds an index of ``index_type``: CreateTableScalarIndex for
+    scalar types, CreateTableIndex otherwise (an unknown type too: the build's checks say
+    what is wrong with it)."""
+    try:
+        scalar = index_category(index_type) == "scalar"
+    except ValueError:
+        scalar = False
+    return "create_table_scalar_index" if scalar else "create_table_index"
+
+
 def lance_index_type(index_type: str) -> str:
     """The name pylance's dataset API builds (``FTS`` -> ``INVERTED``)."""
     t = normalize_index_type(index_type) or ""
@@ -750,6 +761,7 @@ def _capital(text: str) -> str:
 
 
 __all__ = [
+    "build_operation",
     "ALL_INDEX_TYPES",
     "CHOSEN_PREFIX",
     "ArrowTypeInfo",

@@ -262,7 +262,25 @@ def version_problem(value: Any, what: str = "version") -> str | None:
     return None
 
 
+# A cleanup of old versions (lance's ``cleanup_old_versions``) keeps the versions of the last N
+# days, N from 0 to a hundred years; the latest and every tagged version stay whatever N.
+MAX_KEEP_DAYS = 36_500
+
+
+def keep_days_problem(value: Any, what: str = "older_than_days") -> str | None:
+    """Why ``value`` is not a number of days a cleanup keeps (``None``: it is): a whole
+    number from 0 to :data:`MAX_KEEP_DAYS`."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not _is_int(value):
+        return f"{what} must be a whole number of days from 0 to {MAX_KEEP_DAYS:,}, not {value!r}"
+    if not 0 <= value <= MAX_KEEP_DAYS:
+        return f"{what} must be from 0 to {MAX_KEEP_DAYS:,} days, not {value:,}"
+    return None
+
+
 __all__ = [
+    "MAX_KEEP_DAYS",
     "MAX_RANGES",
     "THROUGH_LATEST",
     "Span",
@@ -273,6 +291,7 @@ __all__ = [
     "describe_spec",
     "format_spans",
     "from_spec",
+    "keep_days_problem",
     "parse",
     "range_problems",
     "spec_pairs",

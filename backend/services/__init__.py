@@ -4,6 +4,7 @@ answers for screens. No streamlit here.
 * :mod:`.namespaces` - namespaces and tables: names, details, create, declare, deregister;
 * :mod:`.versions` - a table's versions, the operation behind each, compare, delete ranges;
 * :mod:`.index_overview` - indexes joined with their stats, coverage across versions;
+* :mod:`.jobs` - long operations as jobs recorded with the namespace (every console sees them);
 * :mod:`.build_jobs` - index builds in background threads, with progress;
 * :mod:`.batch_builder` - the batch-commit builder and transaction describe/alter.
 * :mod:`.staged_changes` - staged changes (write, audit, publish) and their audit reads;

@@ -17,14 +17,16 @@ import pandas as pd
 from lance_namespace import (
     CreateTableBranchRequest,
     DeleteTableBranchRequest,
+    DescribeTableRequest,
     GetTableTagVersionRequest,
     LanceNamespace,
     ListTableBranchesRequest,
     ListTableTagsRequest,
 )
-from lance_namespace.errors import ErrorCode
+from lance_namespace.errors import ErrorCode, TableNotFoundError
 
 from backend.rules import ids, version_ranges
+from backend.services.namespaces import schema_frame
 from backend.services.versions import list_versions
 
 from ..errors import invalid, make
@@ -50,9 +52,14 @@ def _pages(call: Any, request: Any, field: str) -> dict[str, Any]:
 def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every branch of a table (main is not listed): branch, parent_branch ("main" for a
     branch made from main), parent_version, created (UTC), manifest_size; sorted by
-    creation, then name."""
+    creation, then name. A declared-only table (no data yet) has none."""
     tid = ids.check_id(table_id)
-    found = _pages(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches")
+    try:
+        found = _pages(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches")
+    except TableNotFoundError:  # pylance cannot open a declared table's (absent) dataset
+        if not _declared_only(ns, tid):
+            raise
+        found = {}
     rows = [
         {
             "branch": name,
@@ -70,6 +77,13 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     return frame.sort_values(["created", "branch"]).reset_index(drop=True)
 
 
+def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
+    desc = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
+    if desc.is_only_declared is not None:
+        return bool(desc.is_only_declared)
+    return desc.version is None and desc.var_schema is None
+
+
 def branch_names(ns: LanceNamespace, table_id: Sequence[str]) -> list[str]:
     """``main`` first, then the table's branches by name."""
     return [MAIN, *sorted(list_branches(ns, table_id)["branch"].tolist())]
@@ -80,6 +94,28 @@ def _source(branch: str | None) -> str | None:
     return None if not branch or branch == MAIN else branch
 
 
+def branch_info(ns: LanceNamespace, table_id: Sequence[str], branch: str) -> dict[str, Any]:
+    """Branch ``branch``'s row of :func:`list_branches` as a dict (``parent_branch``,
+    ``parent_version``, ``created``...). Main, or a name the table has no branch of, are
+    refused (``InvalidInputError`` / ``TableBranchNotFoundError`` naming the ones it has)."""
+    tid = ids.check_id(table_id)
+    name = _source(branch)
+    if name is None:
+        raise invalid("main is the table's default branch: it was not made from another one")
+    problem = ids.label_problem(name, what="branch")
+    if problem:
+        raise invalid(problem)
+    frame = list_branches(ns, tid)
+    row = frame[frame["branch"] == name]
+    if row.empty:
+        known = ", ".join(sorted(frame["branch"])) or "none besides main"
+        raise make(
+            ErrorCode.TABLE_BRANCH_NOT_FOUND,
+            f"table {ids.format_id(tid)} has no branch {name!r} (its branches: {known})",
+        )
+    return dict(row.iloc[0])
+
+
 def list_branch_versions(
     ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
 ) -> pd.DataFrame:
@@ -87,6 +123,22 @@ def list_branch_versions(
     (UTC), manifest_size (``versions.list_versions`` of the branch)."""
     tid = ids.check_id(table_id)
     return list_versions(ns, tid, _source(branch))[BRANCH_VERSION_COLUMNS]
+
+
+def branch_columns(
+    ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
+) -> list[str]:
+    """The column names of ``branch``'s latest version (``None``/"main": main): the branch's
+    own dataset (local backend), else DescribeTable of the branch (refused by a REST server
+    that describes main whatever the branch: ``backend.rest.client``)."""
+    tid = ids.check_id(table_id)
+    opener = getattr(ns, "branch_dataset", None)
+    if callable(opener):
+        return list(opener(tid, _source(branch)).schema.names)
+    resp = ns.describe_table(
+        DescribeTableRequest(id=tid, branch=_source(branch), load_detailed_metadata=True)
+    )
+    return schema_frame(resp.var_schema)["column"].tolist()
 
 
 def _check_name(name: Any, *, create: bool) -> str:
@@ -223,9 +275,28 @@ def delete_branch(ns: LanceNamespace, table_id: Sequence[str], name: str) -> Non
     ns.delete_table_branch(DeleteTableBranchRequest(id=tid, name=name))
 
 
+def branch_changes(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    branch: str,
+    key: str | Sequence[str] | None = None,
+    **options: Any,
+) -> Any:
+    """The rows ``branch`` inserted, updated and deleted since it was made: its parent (the
+    branch it was made from, at the version it was made from) compared with its latest
+    version (a ``backend.services.change_log.RowChanges``; ``max_rows``, ``progress`` as for
+    ``change_log.row_changes``): ``change_log.branch_changes``."""
+    from . import change_log as cl
+
+    return cl.branch_changes(ns, table_id, branch, key, **options)
+
+
 __all__ = [
     "BRANCH_COLUMNS",
     "MAIN",
+    "branch_changes",
+    "branch_columns",
+    "branch_info",
     "branch_names",
     "create_branch",
     "delete_blockers",

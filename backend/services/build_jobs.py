@@ -1,5 +1,8 @@
-"""Index builds in background threads, followed by the UI (jobs of the one registry,
-``tasks.Registry``).
+"""Index builds in background threads, with their progress (the in-process registry,
+``tasks.Registry``), and the work of a ``create_index`` job of ``backend.services.jobs``
+(:func:`run_build_job`: the same build, run in the job's thread; its stages and latest events
+kept in the job's record, :func:`job_details`, and shown again from it, :func:`from_job`). The
+console's pages start builds as jobs, so every console on the namespace sees them.
 
 ``BuildJobRegistry.start`` returns at once; the build runs in a daemon thread. On backends
 that report progress (``capabilities.progress_events``, the local backend) events arrive
@@ -19,17 +22,19 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from lance_namespace import CreateTableIndexRequest, LanceNamespace
+from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse, LanceNamespace
 from lance_namespace.errors import LanceNamespaceError
+from pydantic import ValidationError
 
-from backend.rules.index_rules import default_index_name, requested_build_fields
+from backend.rules.index_rules import build_operation, default_index_name, requested_build_fields
 
 from .. import capabilities
-from ..errors import OperationStopped
+from ..branch_view import branch_name, branch_of
+from ..errors import OperationStopped, invalid, validation_text
 from .index_overview import create_index, list_indexes
 from .tasks import Registry, Task, new_id
 
@@ -113,6 +118,7 @@ class BuildJob(Task):
     index_name: str = ""
     index_type: str = ""
     column: str = ""
+    branch: str | None = None  # the branch the index is built on (None: main)
     mode: str = "events"  # "events": the backend reports progress; "polling": we poll
     events: list[dict[str, Any]] = field(default_factory=list)
     events_total: int = 0  # every event recorded (``events`` keeps the latest ``max_events``)
@@ -126,6 +132,8 @@ class BuildJob(Task):
     # after a successful vector build: the parameters applied otherwise than requested
     # (rows of ``tuning.requested_vs_applied``: parameter, requested, applied, note)
     param_differences: list[dict[str, str]] = field(default_factory=list)
+    who: str = ""  # who started it (a job's record says)
+    cancellable: bool = True  # a job's record: whether a running build can be stopped
 
     @property
     def job_id(self) -> str:
@@ -207,7 +215,19 @@ class BuildJobRegistry(Registry[BuildJob]):
         poll_interval: float = 1.0,
         time_limit: float | None = None,
     ) -> str:
+        job = self.prepare(ns, request, time_limit=time_limit)
+        self._spawn(f"index-{job.job_id}", self._run, ns, request, job.job_id)
+        if job.mode == "polling":
+            self._spawn(f"index-poll-{job.job_id}", self._poll, ns, job.job_id, poll_interval)
+        return job.job_id
+
+    def prepare(
+        self, ns: LanceNamespace, request: CreateTableIndexRequest, *, time_limit: float | None
+    ) -> BuildJob:
+        """The job of a build, registered, not started (:meth:`start` starts it in threads;
+        :func:`run_build_job` runs it in the thread of a job of ``backend.services.jobs``)."""
         caps = capabilities(ns)
+        branch = branch_name(request.branch) or branch_of(ns)
         name = request.name or default_index_name(request.column)
         limit = build_time_limit() if time_limit is None else float(time_limit)
         job = BuildJob(
@@ -217,14 +237,12 @@ class BuildJobRegistry(Registry[BuildJob]):
             index_name=name,
             index_type=request.index_type,
             column=request.column,
+            branch=branch,
             mode="events" if caps.progress_events else "polling",
             deadline=time.time() + limit if caps.progress_events else None,
         )
         self._add(job)
-        self._spawn(f"index-{job.job_id}", self._run, ns, request, job.job_id)
-        if job.mode == "polling":
-            self._spawn(f"index-poll-{job.job_id}", self._poll, ns, job.job_id, poll_interval)
-        return job.job_id
+        return job
 
     def _copy(self, job: BuildJob) -> BuildJob:
         return replace(
@@ -349,14 +367,19 @@ class BuildJobRegistry(Registry[BuildJob]):
         """Block until the build finishes (tests, scripts); raises ``TimeoutError``."""
         return super().wait(task_id, timeout=timeout, interval=interval)
 
-    def mark_dropped(self, table_id: Sequence[str], index_name: str) -> int:
-        """The index ``index_name`` of the table was dropped: its finished, successful builds
-        say so from now on (:attr:`BuildJob.outcome`). Returns how many jobs were marked."""
+    def mark_dropped(
+        self, table_id: Sequence[str], index_name: str, branch: str | None = None
+    ) -> int:
+        """The index ``index_name`` of the table (on ``branch``; ``None``: main) was dropped:
+        its finished, successful builds say so from now on (:attr:`BuildJob.outcome`). Returns
+        how many jobs were marked."""
         marked = 0
+        on = branch_name(branch)
         with self._lock:
             for job in self._items.values():
                 if (
                     job.table_id == tuple(table_id)
+                    and job.branch == on
                     and job.index_name == index_name
                     and job.status == "succeeded"
                     and job.dropped_at is None
@@ -367,6 +390,176 @@ class BuildJobRegistry(Registry[BuildJob]):
 
 
 JOBS = BuildJobRegistry()
+
+# -- index builds as jobs of ``backend.services.jobs`` (kind ``create_index``) -----------------------
+
+EVENTS_IN_RECORD = 200  # the latest progress events a job's record keeps
+_NOT_PARAMS = frozenset({"id", "identity", "context"})  # a build's target and credentials
+_STATUS_OF_STATE = {
+    "queued": "running",
+    "running": "running",
+    "succeeded": "succeeded",
+    "cancelled": "cancelled",
+    "interrupted": "interrupted",
+}
+
+
+def build_params(request: CreateTableIndexRequest) -> dict[str, Any]:
+    """The parameters of a ``create_index`` job building ``request`` (its fields but the
+    table id, identity and context)."""
+    return request.model_dump(mode="json", exclude_none=True, exclude=set(_NOT_PARAMS))
+
+
+def build_request(table_id: Sequence[str], params: Mapping[str, Any]) -> CreateTableIndexRequest:
+    """The CreateTableIndex request of a ``create_index`` job."""
+    return CreateTableIndexRequest(id=list(table_id), **dict(params))
+
+
+def check_build_params(
+    ns: LanceNamespace, table_id: Sequence[str], params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The parameters of an index build checked: known fields of CreateTableIndex, a column
+    and an index type, the spec's static rules (``gate.static_problem``); else
+    ``InvalidInputError`` in the user's terms."""
+    from ..gate import static_problem
+    from ..rules.ids import DEFAULT_DELIMITER
+
+    allowed = set(CreateTableIndexRequest.model_fields) - _NOT_PARAMS
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise invalid(
+            f"an index build takes the fields of CreateTableIndex; {', '.join(unknown)} is not one"
+        )
+    if not params.get("column") or not params.get("index_type"):
+        raise invalid("an index build needs a column and an index type")
+    try:
+        request = build_request(table_id, params)
+    except ValidationError as exc:
+        raise invalid(f"the index build's parameters: {validation_text(exc)}") from None
+    operation = build_operation(request.index_type)
+    delimiter = str(getattr(ns, "delimiter", None) or DEFAULT_DELIMITER)
+    problem = static_problem(operation, request, delimiter)
+    if problem:
+        raise invalid(f"{operation}: {problem}")
+    return build_params(request)
+
+
+def job_details(job: BuildJob) -> dict[str, Any]:
+    """What a job's record keeps of a build (its stages, its latest events, the poll's
+    view): :func:`from_job` makes the build's panel from it again."""
+    return {
+        "index_name": job.index_name,
+        "index_type": job.index_type,
+        "column": job.column,
+        "mode": job.mode,
+        "events": job.events[-EVENTS_IN_RECORD:],
+        "events_total": job.events_total,
+        "observed": job.observed,
+        "build_stages": [asdict(stage) for stage in job.build_stages],
+        "current": job.current,
+        "cancel_requested": job.cancel_requested,
+        "param_differences": job.param_differences,
+    }
+
+
+def from_job(job: Any) -> BuildJob:
+    """The build of a ``create_index`` job (``backend.services.jobs.Job``) as the build
+    panel shows it: status ``running`` (queued or running), ``succeeded``, ``failed``,
+    ``cancelled``, ``timed out`` or ``interrupted``."""
+    d = dict(job.details or {})
+    params = dict(job.params or {})
+    status = _STATUS_OF_STATE.get(job.state, "failed")
+    if job.state == "failed" and job.stopped == "timed out":
+        status = "timed out"
+    result = job.result if isinstance(job.result, dict) else None
+    response = (
+        CreateTableIndexResponse(
+            transaction_id=result.get("transaction_id"), context=result.get("context")
+        )
+        if result is not None
+        else None
+    )
+    column = str(d.get("column") or params.get("column") or "")
+    return BuildJob(
+        task_id=job.id,
+        label=job.label,
+        table_id=tuple(job.table_id or ()),
+        status=status,
+        stage=job.stage,
+        fraction=job.fraction,
+        started_at=job.started_at or job.created_at,
+        finished_at=job.finished_at or (job.heartbeat_at if job.done else None),
+        result=response,
+        error=job.exception(),
+        index_name=str(d.get("index_name") or params.get("name") or default_index_name(column)),
+        index_type=str(d.get("index_type") or params.get("index_type") or ""),
+        column=column,
+        mode=str(d.get("mode") or "events"),
+        events=list(d.get("events") or []),
+        events_total=int(d.get("events_total") or 0),
+        dropped_at=d.get("dropped_at"),
+        observed=d.get("observed"),
+        cancel_requested=bool(job.cancel_requested or d.get("cancel_requested")),
+        build_stages=[StageProgress(**stage) for stage in d.get("build_stages") or []],
+        current=d.get("current"),
+        param_differences=list((result or {}).get("param_differences") or []),
+        branch=branch_name(params.get("branch")),
+        who=job.who,
+        cancellable=bool(job.cancellable),
+    )
+
+
+def run_build_job(
+    ns: LanceNamespace, table_id: Sequence[str], params: Mapping[str, Any], ctx: Any
+) -> dict[str, Any]:
+    """The work of a ``create_index`` job (``backend.services.jobs``): the build runs in the
+    job's thread as :meth:`BuildJobRegistry.start` would run it (progress events, a cancel
+    at lance's next event, the time limit; over REST a poll of the index listing), its
+    stages and latest events shown in the job's record."""
+    request = build_request(table_id, params)
+    registry = BuildJobRegistry(max_jobs=1)
+    job = registry.prepare(ns, request, time_limit=None)
+
+    def shown() -> dict[str, Any]:
+        now = registry.get(job.job_id) or job
+        return {"stage": now.stage, "fraction": now.fraction, "details": job_details(now)}
+
+    ctx.snapshot(shown)
+    ctx.on_cancel(lambda: registry.cancel(job.job_id))
+    if job.mode == "polling":
+        registry._spawn(f"index-poll-{job.job_id}", registry._poll, ns, job.job_id, 1.0)
+    registry._run(ns, request, job.job_id)
+    final = registry.get(job.job_id) or job
+    if final.status != "succeeded":
+        raise final.error or RuntimeError(f"the build of index {final.index_name} failed")
+    response = final.response
+    return {
+        "index_name": final.index_name,
+        "transaction_id": getattr(response, "transaction_id", None),
+        "context": dict(getattr(response, "context", None) or {}),
+        "param_differences": final.param_differences,
+    }
+
+
+def mark_dropped(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -> int:
+    """The index ``index_name`` of the table (on ``ns``'s branch, a branch view's) was
+    dropped: the jobs that built it there say so from now on (their record's ``dropped_at``;
+    :attr:`BuildJob.outcome`), and so do the builds of :data:`JOBS`. Returns how many job
+    records were marked."""
+    from . import jobs
+
+    on = branch_of(ns)
+    JOBS.mark_dropped(table_id, index_name, on)
+    marked = 0
+    for job in jobs.list_jobs(ns, table_id, kinds=("create_index",), states=("succeeded",)):
+        built = from_job(job)
+        if job.details.get("dropped_at") is None and (built.index_name, built.branch) == (
+            index_name,
+            on,
+        ):
+            jobs.annotate(ns, job.id, dropped_at=time.time())
+            marked += 1
+    return marked
 
 
 def start_build(
@@ -382,7 +575,14 @@ __all__ = [
     "BuildJob",
     "BuildJobRegistry",
     "StageProgress",
+    "build_params",
+    "build_request",
+    "check_build_params",
     "describe_differences",
+    "from_job",
+    "job_details",
+    "mark_dropped",
     "param_differences",
+    "run_build_job",
     "start_build",
 ]

@@ -41,7 +41,16 @@ from backend.rules.batch_rules import operations_of
 
 def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) -> int | None:
     """A table's latest version, read fresh from any namespace (``None``: it has none, e.g.
-    declared only): DescribeTable's version, else the highest ListTableVersions entry."""
+    declared only): DescribeTable's version, else the highest ListTableVersions entry. On a
+    branch (not main): the highest ListTableVersions entry of the branch (pylance's directory
+    namespace, also behind its REST adapter, describes main whatever the branch)."""
+    if branch and branch != "main":
+        listed = list_all(
+            ns.list_table_versions,
+            ListTableVersionsRequest(id=list(table_id), branch=branch),
+            "versions",
+        )
+        return max((int(v.version) for v in listed), default=None)
     desc = ns.describe_table(
         DescribeTableRequest(id=list(table_id), branch=branch, load_detailed_metadata=True)
     )

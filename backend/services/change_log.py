@@ -11,7 +11,10 @@ audit log's user) and its transaction id.
   deletion-file counts that grew plus the live rows of the fragments removed. An Update
   (``dataset.update``, merge-insert) deletes the old copy of each row it changes and writes
   the new one: of its new rows, as many as it deleted count as updated, the rest as added
-  (the rest of its deletions as deleted). A compaction (Rewrite) moves rows without changing
+  (the rest of its deletions as deleted). A merge insert the console wrote is split by its
+  clauses instead (the audit entry's request): one that may update, insert and delete, and
+  did write and remove rows, has no count (``None``, with a note): its fragments cannot tell
+  an update from an insert and a delete. A compaction (Rewrite) moves rows without changing
   them: nothing is added, deleted or updated. Where ``v - 1`` was deleted the counts are not
   known (``None``, with a note).
 * REST: the operation (DescribeTransaction), the timestamp (ListTableVersions) and the rows
@@ -38,6 +41,17 @@ deleted between two versions.
 
 A row counts as updated when a column both versions have holds another value; columns added
 or dropped between the versions are listed in ``added_columns`` / ``dropped_columns``.
+
+On a branch (``branch=``) both read the branch's own versions. Lance numbers them on from the
+version the branch was made at: a branch made from main's version 2 has versions 2 (its own
+copy of main's, a shallow clone sharing its fragments and row ids), 3, 4... The change log
+lists them from there; the first one is counted against the parent at that version (nothing
+added or deleted) and says where the branch was made from. Over REST the operations are not
+available on a branch (DescribeTransaction has no branch: it would answer main's version of
+that number). :func:`branch_changes` compares the parent (the branch it was made from, at that
+version) with the branch's latest version: lance's delta reaches across the branch point (the
+branch keeps the parent's row ids), so with stable row ids it is used as for two versions;
+pylance 14's delta is just as empty there without them.
 """
 
 from __future__ import annotations
@@ -54,6 +68,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import audit
 from backend.rules import ids, query_rules
+from backend.text import plural
 
 from ..errors import guarded, invalid, make
 from . import search
@@ -117,6 +132,12 @@ REST_NOTE = (
     "Over REST the server gives each version's operation, time and row count; rows added, "
     "deleted and updated and fragments are not exposed by the REST API."
 )
+REST_BRANCH_NOTE = (
+    "Over REST, on a branch, the server gives each version's time and row count; its "
+    "operation is not available (the REST API's DescribeTransaction addresses main's versions "
+    "only), nor are rows added, deleted and updated and fragments."
+)
+BRANCH_CREATED = "branch created"  # the operation of a branch's first version
 # how far a version's commit time may lie outside a write's span and still be that write's:
 # times are kept to the millisecond, and a REST server's version times are coarser (pylance's
 # come in steps of several milliseconds)
@@ -187,20 +208,44 @@ def _counts(kind: str, before: dict[int, _Fragment], after: dict[int, _Fragment]
     return out
 
 
-def _check_branch(branch: str | None, what: str) -> None:
-    if branch not in (None, "", "main"):
-        raise make(
-            ErrorCode.UNSUPPORTED,
-            f"{what} on a branch is not supported yet; pick the main branch",
-        )
+def _branch_of(
+    ns: Any, table_id: list[str], branch: str | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """``(branch, its row of branches.list_branches)``; ``(None, None)`` for main. A branch
+    the table does not have: ``TableBranchNotFoundError``."""
+    from . import branches as brs
+
+    if not branch or branch == brs.MAIN:
+        return None, None
+    info = brs.branch_info(ns, table_id, branch)
+    return str(branch), info
 
 
-def _table_entries(entries: Iterable[audit.AuditEntry], table_id: Sequence[str]) -> list[Any]:
-    """The successful entries of writes to ``table_id`` (its own, or a batch's naming it)."""
+def _parent(info: dict[str, Any]) -> tuple[str | None, int]:
+    """The branch (``None``: main) and version a branch was made from."""
+    parent = info.get("parent_branch")
+    return (None if not parent or parent == "main" else str(parent)), int(info["parent_version"])
+
+
+def _entry_branch(e: audit.AuditEntry) -> str | None:
+    """The branch a write's entry addresses (``None``: main); a branch's creation counts as
+    its own."""
+    req = e.request if isinstance(e.request, dict) else {}
+    if e.operation == "create_table_branch":
+        return str(req.get("name") or "") or None
+    branch = req.get("branch")
+    return None if not branch or branch == "main" else str(branch)
+
+
+def _table_entries(
+    entries: Iterable[audit.AuditEntry], table_id: Sequence[str], branch: str | None = None
+) -> list[Any]:
+    """The successful entries of writes to ``table_id`` (its own, or a batch's naming it) on
+    ``branch`` (``None``: main)."""
     tid = list(table_id)
     out = []
     for e in entries:
-        if e.outcome != audit.OK:
+        if e.outcome != audit.OK or _entry_branch(e) != branch:
             continue
         named = list(e.ids or []) == tid or any(
             isinstance(t, dict) and list(t.get("id") or []) == tid for t in e.tables or []
@@ -219,7 +264,10 @@ def _entry_window(e: audit.AuditEntry) -> tuple[float, float] | None:
 
 
 def match_audit(
-    frame: pd.DataFrame, entries: Iterable[audit.AuditEntry], table_id: Sequence[str]
+    frame: pd.DataFrame,
+    entries: Iterable[audit.AuditEntry],
+    table_id: Sequence[str],
+    branch: str | None = None,
 ) -> pd.DataFrame:
     """``frame`` (a change log) with ``user``, ``audit_operation`` and ``transaction_id`` of
     the console's write behind each version. A write's candidates are the versions committed
@@ -227,9 +275,9 @@ def match_audit(
     first (the version's lance uuid is the write's transaction id, then the nearest: a span
     holding the time is nearest, then the shortest write), each write and each version at
     most once: one write, one version, so an engine's commit just before a console write is
-    not credited to it."""
+    not credited to it. Only the writes to ``branch`` (``None``: main) count."""
     out = frame.copy()
-    mine = _table_entries(entries, table_id)
+    mine = _table_entries(entries, table_id, branch)
     windows = [(w, e) for e in mine if (w := _entry_window(e)) is not None]
     pairs = []
     for row, (uuid, ts) in enumerate(zip(out["uuid"], out["timestamp"], strict=True)):
@@ -253,9 +301,51 @@ def match_audit(
         ops.append(hit.operation if hit else None)
         txns.append((hit.transaction_id or uuid) if hit else None)
     out["user"], out["audit_operation"], out["transaction_id"] = users, ops, txns
+    for row, hit in hits.items():
+        if hit.operation == "merge_insert_into_table" and isinstance(hit.request, dict):
+            _split_merge(out, row, hit.request)
     precise = out["audit_operation"].map(lambda o: AUDIT_LABELS.get(o) if o else None)
     out["operation"] = precise.where(precise.notna(), out["operation"])
     return out
+
+
+def _split_merge(frame: pd.DataFrame, row: int, request: dict[str, Any]) -> None:
+    """The rows a console's merge insert (``request``: its clauses) updated, inserted and
+    deleted, from the rows it wrote (``n``: updated + inserted) and removed (``d``: updated
+    + deleted); :func:`_counts` assumed a merge inserts or deletes, not both. With all three
+    clauses and both ``n`` and ``d``, the split is not known from the fragments (``None``)."""
+    at = frame.index[row]
+    added, deleted, updated = (
+        frame.at[at, c] for c in ("rows_added", "rows_deleted", "rows_updated")
+    )
+    if any(pd.isna(v) for v in (added, deleted, updated)):
+        return
+    n, d = int(added) + int(updated), int(deleted) + int(updated)
+    update = request.get("when_matched_update_all", True)
+    insert = request.get("when_not_matched_insert_all", True)
+    delete = request.get("when_not_matched_by_source_delete", False)
+    split: tuple[int, int, int] | None
+    if not update or not n or not d:
+        split = (n, d, 0)
+    elif not delete:
+        split = (n - d, 0, d) if n >= d else None
+    elif not insert:
+        split = (0, d - n, n) if d >= n else None
+    else:
+        split = None
+    if split is None:
+        frame.at[at, "rows_added"] = frame.at[at, "rows_deleted"] = pd.NA
+        frame.at[at, "rows_updated"] = pd.NA
+        keys = ", ".join(str(k) for k in request.get("on") or []) or "its key"
+        frame.at[at, "note"] = (
+            f"a merge insert with all three clauses wrote {plural(n, 'row')} and removed "
+            f"{d:,}: how many were updates its fragments do not tell; compare rows on {keys} "
+            "for the exact counts"
+        )
+    else:
+        frame.at[at, "rows_added"], frame.at[at, "rows_deleted"], frame.at[at, "rows_updated"] = (
+            split
+        )
 
 
 def _audit_entries(ns: Any, entries: Iterable[audit.AuditEntry] | None) -> list[Any]:
@@ -279,22 +369,25 @@ def change_log(
     versions: Iterable[int] | None = None,
     entries: Iterable[audit.AuditEntry] | None = None,
 ) -> pd.DataFrame:
-    """One row per version (``versions``, default every one; oldest first): the columns of
-    :data:`CHANGE_LOG_COLUMNS` (see the module docstring). ``entries``: the audit entries to
-    match (default: the gated namespace's audit log, if any). ``attrs["note"]``: what the
-    backend cannot tell (REST), else ``None``."""
+    """One row per version (``versions``, default every one; oldest first) of ``branch``
+    (``None``/"main": main; a branch's own versions, from the one it was made at): the columns
+    of :data:`CHANGE_LOG_COLUMNS` (see the module docstring). ``entries``: the audit entries to
+    match (default: the gated namespace's audit log, if any). ``attrs``: ``note``, what the
+    backend cannot tell (REST), else ``None``; ``branch``, ``parent_branch`` and
+    ``parent_version`` (where a branch was made from; ``None`` on main)."""
     from . import versions as vsv
 
-    _check_branch(branch, "The change log")
     tid = ids.check_id(list(table_id))
-    listed = vsv.list_versions(ns, tid)
+    name, info = _branch_of(ns, tid, branch)
+    parent, made_at = _parent(info) if info is not None else (None, None)
+    listed = vsv.list_versions(ns, tid, name)
     stamps = dict(zip(listed["version"].astype(int), listed["timestamp"], strict=True))
     wanted = sorted({int(v) for v in versions} if versions is not None else set(stamps))
     wanted = [v for v in wanted if v in stamps]
-    ops = vsv.version_operations(ns, tid, wanted).set_index("version")
+    ops = vsv.version_operations(ns, tid, wanted, name).set_index("version")
     rows: list[dict[str, Any]] = []
     local = callable(getattr(ns, "open_dataset", None))
-    ds: Any = ns.open_dataset(tid) if local and wanted else None  # type: ignore[attr-defined]
+    ds: Any = _dataset(ns, tid, name) if local and wanted else None
     states: dict[int, dict[int, _Fragment] | None] = {0: {}}
 
     def state(v: int) -> dict[int, _Fragment] | None:
@@ -307,37 +400,61 @@ def change_log(
                 states[v] = None
         return states[v]
 
-    totals = {} if local else vsv.version_rows(ns, tid, wanted, listed)
+    def before(v: int) -> dict[int, _Fragment] | None:
+        """The fragments the transaction of ``v`` started from: on a branch's first version
+        (made at ``made_at``), the parent's at that version."""
+        if v != made_at:
+            return state(v - 1)
+        try:
+            return _fragments(_dataset(ns, tid, parent, made_at))
+        except (OSError, ValueError, RuntimeError, LanceNamespaceError):
+            return None
+
+    totals = {} if local else vsv.version_rows(ns, tid, wanted, listed, name)
     for v in wanted:
         op = ops.loc[v]
         kind = str(op["operation"] or "?")
         row: dict[str, Any] = dict.fromkeys(CHANGE_LOG_COLUMNS)
         row.update(version=v, timestamp=stamps[v], lance_operation=kind, operation=_label(kind))
         row["uuid"] = op["uuid"]
-        if op["error"]:
+        if op["error"] and (local or name is None):
             row["note"] = f"transaction: {op['error']}"
         if local:
-            after, before = state(v), state(v - 1)
+            after, prior = state(v), before(v)
             if after is None:
                 row["note"] = "this version's manifest could not be read"
-            elif before is None:
+            elif prior is None:
                 row["rows"] = sum(f.live for f in after.values())
                 row["note"] = f"version {v - 1} was deleted: what v{v} changed is not known"
             else:
-                counted = _counts(kind, before, after)
+                counted = _counts(kind, prior, after)
                 note = counted.pop("note")
                 row.update(counted)
                 row["note"] = row["note"] or note
         else:
             row["rows"] = totals.get(v)
+        if v == made_at:
+            row["operation"] = BRANCH_CREATED
+            row["note"] = f"branch {name} made from {parent or 'main'} at version {made_at}"
         rows.append(row)
     frame = pd.DataFrame(rows, columns=CHANGE_LOG_COLUMNS)
     for col in COUNT_COLUMNS:
         frame[col] = pd.array(frame[col].tolist(), dtype="Int64")
     frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
-    frame = match_audit(frame, _audit_entries(ns, entries), tid)
-    frame.attrs["note"] = None if local else REST_NOTE
+    frame = match_audit(frame, _audit_entries(ns, entries), tid, name)
+    frame.attrs["note"] = None if local else (REST_BRANCH_NOTE if name else REST_NOTE)
+    frame.attrs["branch"] = name
+    frame.attrs["parent_branch"] = (parent or "main") if name else None
+    frame.attrs["parent_version"] = made_at
     return frame
+
+
+def _dataset(ns: Any, table_id: list[str], branch: str | None, version: int | None = None) -> Any:
+    """The table's dataset (local backend) on ``branch`` (``None``: main), at ``version`` of
+    that branch (``None``: its latest)."""
+    if branch is None:
+        return ns.open_dataset(table_id, version)
+    return ns.branch_dataset(table_id, branch, version)
 
 
 # -- row-level compare -----------------------------------------------------------------------------
@@ -368,6 +485,19 @@ class RowChanges:
     key: list[str] = field(default_factory=list)
     added_columns: list[str] = field(default_factory=list)
     dropped_columns: list[str] = field(default_factory=list)
+    from_branch: str | None = None  # the branch of ``from_version`` (``None``: main)
+    to_branch: str | None = None  # the branch of ``to_version`` (``None``: main)
+
+    @property
+    def span_text(self) -> str:
+        """What was compared: "v1 → v4" on one branch, else each side's branch too."""
+        if self.from_branch == self.to_branch:
+            on = f" on branch {self.to_branch}" if self.to_branch else ""
+            return f"v{self.from_version} → v{self.to_version}{on}"
+        return (
+            f"{self.from_branch or 'main'} v{self.from_version} → "
+            f"{self.to_branch or 'main'} v{self.to_version}"
+        )
 
     @property
     def counts(self) -> dict[str, int]:
@@ -475,19 +605,65 @@ def _too_many(what: str, n: int, max_rows: int) -> LanceNamespaceError:
     )
 
 
-def _by_delta(ds: Any, lo: int, hi: int, max_rows: int, progress: Progress | None) -> RowChanges:
-    old, new = ds.checkout_version(lo), ds.checkout_version(hi)
-    old_cols, new_cols = old.schema.names, new.schema.names
+@dataclass(frozen=True)
+class _Side:
+    """One version of the table on one branch (``None``: main): read through its dataset
+    (``ds``, local backend) or QueryTable / CountTableRows of that version and branch
+    (REST)."""
+
+    ns: Any
+    table_id: list[str]
+    branch: str | None
+    version: int
+    ds: Any | None
+
+    @property
+    def label(self) -> str:
+        return f"version {self.version}" + (f" of branch {self.branch}" if self.branch else "")
+
+    def rows(self) -> int:
+        if self.ds is not None:
+            return int(self.ds.count_rows())
+        return search.count_rows(
+            self.ns, self.table_id, version=self.version, filter=None, branch=self.branch
+        )
+
+    def pages(self) -> Iterator[pa.RecordBatch | pa.Table]:
+        if self.ds is not None:
+            yield from self.ds.to_batches(batch_size=PAGE_ROWS)
+        else:
+            yield from search.iter_rows(
+                self.ns, self.table_id, version=self.version, branch=self.branch
+            )
+
+
+def _side(ns: Any, table_id: list[str], branch: str | None, version: int) -> _Side:
+    local = callable(getattr(ns, "open_dataset", None))
+    ds = _dataset(ns, table_id, branch, version) if local else None
+    return _Side(ns, table_id, branch, int(version), ds)
+
+
+def _by_delta(old: _Side, new: _Side, max_rows: int, progress: Progress | None) -> RowChanges:
+    """Lance's delta from ``old`` to ``new`` (a later version of the same branch, or a branch's
+    latest version from its parent at the version it was made from: a branch shares its
+    parent's history and row ids up to there)."""
+    old_ds, new_ds = old.ds, new.ds
+    assert old_ds is not None and new_ds is not None  # the local backend's datasets
+    old_cols, new_cols = old_ds.schema.names, new_ds.schema.names
     common = [c for c in new_cols if c in old_cols]
-    old_ids, new_ids = _row_ids(old), _row_ids(new)
+    old_ids, new_ids = _row_ids(old_ds), _row_ids(new_ds)
     if progress:
         progress(len(old_ids) + len(new_ids), len(old_ids) + len(new_ids))
     gone = pc.filter(old_ids, pc.invert(pc.is_in(old_ids, value_set=new_ids)))
     born = pc.filter(new_ids, pc.invert(pc.is_in(new_ids, value_set=old_ids)))
     # asked of the newer version itself: the delta reads the rows of the dataset it is asked
-    # of, so asked of a later version it misses rows changed again since ``hi``
-    delta = new.delta(begin_version=lo, end_version=hi)
-    candidates = delta.get_updated_rows().read_all()
+    # of, so asked of a later version it misses rows changed again since ``new``. No version
+    # after ``old`` (a branch not written since it was made): nothing was updated.
+    if new.version > old.version:
+        delta = new_ds.delta(begin_version=old.version, end_version=new.version)
+        candidates = delta.get_updated_rows().read_all()
+    else:
+        candidates = pa.table({ROW_ID: pa.array([], pa.uint64())})
     for what, n in (
         ("rows deleted", len(gone)),
         ("rows inserted", len(born)),
@@ -503,48 +679,27 @@ def _by_delta(ds: Any, lo: int, hi: int, max_rows: int, progress: Progress | Non
     # rows of the newer version still present in the older one (an insert is never "updated")
     alive = pc.is_in(cand_ids, value_set=old_ids)
     cand_ids = pc.filter(cand_ids, alive)
-    after = _take_by_row_id(new, cand_ids, new_cols)
-    before = _take_by_row_id(old, cand_ids, old_cols)
+    after = _take_by_row_id(new_ds, cand_ids, new_cols)
+    before = _take_by_row_id(old_ds, cand_ids, old_cols)
     updated, updated_before = updated_rows(before, after, common)
     return RowChanges(
-        from_version=lo,
-        to_version=hi,
+        from_version=old.version,
+        to_version=new.version,
         method=DELTA,
-        inserted=_take_by_row_id(new, born, new_cols),
+        inserted=_take_by_row_id(new_ds, born, new_cols),
         updated=updated,
-        deleted=_take_by_row_id(old, gone, old_cols),
+        deleted=_take_by_row_id(old_ds, gone, old_cols),
         updated_before=updated_before,
         added_columns=[c for c in new_cols if c not in old_cols],
         dropped_columns=[c for c in old_cols if c not in new_cols],
+        from_branch=old.branch,
+        to_branch=new.branch,
     )
 
 
-def _pages(
-    ns: Any, table_id: list[str], version: int, ds: Any | None
-) -> Iterator[pa.RecordBatch | pa.Table]:
-    if ds is not None:
-        yield from ds.checkout_version(version).to_batches(batch_size=PAGE_ROWS)
-    else:
-        yield from search.iter_rows(ns, table_id, version=version)
-
-
-def _version_rows(ns: Any, table_id: list[str], version: int, ds: Any | None) -> int:
-    if ds is not None:
-        return int(ds.checkout_version(version).count_rows())
-    return search.count_rows(ns, table_id, version=version, filter=None)
-
-
-def _read_version(
-    ns: Any,
-    table_id: list[str],
-    version: int,
-    ds: Any | None,
-    done: list[int],
-    total: int,
-    progress: Progress | None,
-) -> pa.Table:
+def _read_side(side: _Side, done: list[int], total: int, progress: Progress | None) -> pa.Table:
     pieces = []
-    for page in _pages(ns, table_id, version, ds):
+    for page in side.pages():
         pieces.append(pa.Table.from_batches([page]) if isinstance(page, pa.RecordBatch) else page)
         done[0] += page.num_rows
         if progress:
@@ -556,48 +711,46 @@ def _read_version(
     )
 
 
-def _check_key(table: pa.Table, key: Sequence[str], version: int) -> None:
+def _check_key(table: pa.Table, key: Sequence[str], where: str) -> None:
     missing = [k for k in key if k not in table.column_names]
     if missing:
         raise invalid(
-            f"key column {', '.join(missing)} is not in version {version} "
+            f"key column {', '.join(missing)} is not in {where} "
             f"(its columns: {', '.join(table.column_names)})"
         )
     for k in key:
         nulls = table.column(k).null_count
         if nulls:
-            raise invalid(f"key column {k} is null in {nulls:,} rows of version {version}")
+            raise invalid(f"key column {k} is null in {nulls:,} rows of {where}")
     keys = table.select(list(key))
     groups = keys.group_by(list(key)).aggregate([([], "count_all")])
     dup = groups.filter(pc.greater(groups.column("count_all"), 1))
     if dup.num_rows:
         first = {k: dup.column(k)[0].as_py() for k in key}
         raise invalid(
-            f"the key {', '.join(key)} is not unique in version {version}: "
+            f"the key {', '.join(key)} is not unique in {where}: "
             f"{dup.num_rows:,} key values repeat (e.g. {first}); pick columns that identify a row"
         )
 
 
 def _by_key(
-    ns: Any,
-    table_id: list[str],
-    lo: int,
-    hi: int,
+    old_side: _Side,
+    new_side: _Side,
     key: list[str],
-    ds: Any | None,
     max_rows: int,
     progress: Progress | None,
 ) -> RowChanges:
-    counts = {v: _version_rows(ns, table_id, v, ds) for v in (lo, hi)}
-    limit = max_rows if ds is not None else min(max_rows, query_rules.MAX_OFFSET)
-    for v, n in counts.items():
+    local = old_side.ds is not None and new_side.ds is not None
+    limit = max_rows if local else min(max_rows, query_rules.MAX_OFFSET)
+    counts = [old_side.rows(), new_side.rows()]
+    for side, n in zip((old_side, new_side), counts, strict=True):
         if n > limit:
-            raise _too_many(f"version {v}", n, limit)
-    total, done = counts[lo] + counts[hi], [0]
-    old = _read_version(ns, table_id, lo, ds, done, total, progress)
-    new = _read_version(ns, table_id, hi, ds, done, total, progress)
-    _check_key(old, key, lo)
-    _check_key(new, key, hi)
+            raise _too_many(side.label, n, limit)
+    total, done = sum(counts), [0]
+    old = _read_side(old_side, done, total, progress)
+    new = _read_side(new_side, done, total, progress)
+    _check_key(old, key, old_side.label)
+    _check_key(new, key, new_side.label)
     old_i = old.select(key).append_column("__old", pa.array(range(old.num_rows), pa.int64()))
     new_i = new.select(key).append_column("__new", pa.array(range(new.num_rows), pa.int64()))
     try:
@@ -615,8 +768,8 @@ def _by_key(
     common = [c for c in new.column_names if c in old.column_names and c not in key]
     updated, updated_before = updated_rows(old.take(mo), new.take(mn), common)
     return RowChanges(
-        from_version=lo,
-        to_version=hi,
+        from_version=old_side.version,
+        to_version=new_side.version,
         method=KEY,
         inserted=new.take(_ascending(born)),
         updated=updated,
@@ -625,6 +778,8 @@ def _by_key(
         key=list(key),
         added_columns=[c for c in new.column_names if c not in old.column_names],
         dropped_columns=[c for c in old.column_names if c not in new.column_names],
+        from_branch=old_side.branch,
+        to_branch=new_side.branch,
     )
 
 
@@ -642,6 +797,65 @@ def _key_list(key: str | Sequence[str] | None) -> list[str]:
     return names
 
 
+def _compare(
+    old: _Side, new: _Side, names: list[str], max_rows: int, progress: Progress | None
+) -> RowChanges:
+    """``old`` and ``new`` compared on the key ``names``, else by lance's delta where it can
+    see changes, else refused: never an empty delta read as "no changes"."""
+    if int(max_rows) < 1:
+        raise invalid("max_rows must be 1 or more")
+    if names:
+        return _by_key(old, new, names, int(max_rows), progress)
+    if old.ds is None or new.ds is None:
+        raise invalid(
+            "pick key columns to compare on: over REST the rows of two versions can only be "
+            "matched by a key (lance's row-level delta needs the dataset itself)"
+        )
+    if not (has_stable_row_ids(old.ds) and has_stable_row_ids(new.ds)):
+        raise invalid(
+            "pick key columns to compare on: this table has no stable row ids, so lance's "
+            "delta cannot tell which rows were inserted or updated (it would report none)"
+        )
+    return _by_delta(old, new, int(max_rows), progress)
+
+
+def _versions_of(ns: Any, table_id: list[str], branch: str | None) -> list[int]:
+    from . import versions as vsv
+
+    return sorted(int(v) for v in vsv.list_versions(ns, table_id, branch)["version"])
+
+
+def _where(table_id: list[str], branch: str | None) -> str:
+    return (f"branch {branch} of " if branch else "") + ids.format_id(table_id)
+
+
+def _check_exist(
+    ns: Any,
+    table_id: list[str],
+    branch: str | None,
+    info: dict[str, Any] | None,
+    wanted: Sequence[int],
+) -> None:
+    """Each of ``wanted`` is a version of ``branch`` (``TableVersionNotFoundError`` naming the
+    versions it has, and on a branch where it was made from)."""
+    have = _versions_of(ns, table_id, branch)
+    missing = [v for v in wanted if v not in set(have)]
+    if not missing:
+        return
+    span = f"versions {have[0]} to {have[-1]}" if have else "no versions"
+    made = ""
+    if info is not None:
+        parent, at = _parent(info)
+        made = (
+            f"; it was made from {parent or 'main'} at version {at}: older versions are "
+            f"{parent or 'main'}'s"
+        )
+    raise make(
+        ErrorCode.TABLE_VERSION_NOT_FOUND,
+        f"{_where(table_id, branch)} has no version {missing[0]} (it has {span}{made})",
+    )
+
+
 @guarded("row_changes")
 def row_changes(
     ns: LanceNamespace,
@@ -655,41 +869,83 @@ def row_changes(
     progress: Progress | None = None,
 ) -> RowChanges:
     """The rows inserted, updated and deleted from ``from_version`` to ``to_version`` (the
-    older first): lance's delta on a table with stable row ids when no ``key`` is given,
-    else a compare on ``key`` (see the module docstring). Refused (``InvalidInputError``)
-    without a key on a table without stable row ids (REST: always without a key), and
-    beyond ``max_rows`` rows."""
-    _check_branch(branch, "Row changes")
+    older first) of ``branch`` (``None``/"main": main; versions of the branch): lance's delta
+    on a table with stable row ids when no ``key`` is given, else a compare on ``key`` (see
+    the module docstring). Refused (``InvalidInputError``) without a key on a table without
+    stable row ids (REST: always without a key), and beyond ``max_rows`` rows; a version the
+    branch does not have: ``TableVersionNotFoundError``."""
     tid = ids.check_id(list(table_id))
     lo, hi = _check_versions(from_version, to_version)
     if int(max_rows) < 1:
         raise invalid("max_rows must be 1 or more")
     names = _key_list(key)
-    ds = ns.open_dataset(tid) if callable(getattr(ns, "open_dataset", None)) else None  # type: ignore[attr-defined]
-    if names:
-        return _by_key(ns, tid, lo, hi, names, ds, int(max_rows), progress)
-    if ds is None:
+    name, info = _branch_of(ns, tid, branch)
+    _check_exist(ns, tid, name, info, (lo, hi))
+    old, new = _side(ns, tid, name, lo), _side(ns, tid, name, hi)
+    return _compare(old, new, names, int(max_rows), progress)
+
+
+@guarded("branch_changes")
+def branch_changes(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    branch: str,
+    key: str | Sequence[str] | None = None,
+    *,
+    max_rows: int = ROW_CHANGES_MAX_ROWS,
+    progress: Progress | None = None,
+) -> RowChanges:
+    """The rows ``branch`` inserted, updated and deleted since it was made: the parent (the
+    branch it was made from, ``from_branch``, at the version it was made at,
+    ``from_version``) compared with the branch's latest version (``to_version``), as
+    :func:`row_changes` compares two versions (lance's delta with stable row ids and no key:
+    the branch shares the parent's row ids; else on ``key``; REST: on ``key`` only). Where the
+    parent's version was deleted since, the branch's own copy of it (its first version, a
+    clone of it) stands in for it."""
+    tid = ids.check_id(list(table_id))
+    if int(max_rows) < 1:
+        raise invalid("max_rows must be 1 or more")
+    names = _key_list(key)
+    name, info = _branch_of(ns, tid, branch)
+    if name is None or info is None:
         raise invalid(
-            "pick key columns to compare on: over REST the rows of two versions can only be "
-            "matched by a key (lance's row-level delta needs the dataset itself)"
+            "pick a branch to compare with its parent: main is the table's default branch "
+            "and was not made from another one"
         )
-    if not has_stable_row_ids(ds):
-        raise invalid(
-            "pick key columns to compare on: this table has no stable row ids, so lance's "
-            "delta cannot tell which rows were inserted or updated (it would report none)"
+    parent, made_at = _parent(info)
+    own = _versions_of(ns, tid, name)
+    if not own:
+        raise make(ErrorCode.TABLE_VERSION_NOT_FOUND, f"{_where(tid, name)} has no versions")
+    if made_at in set(_versions_of(ns, tid, parent)):
+        old = _side(ns, tid, parent, made_at)
+    elif made_at in set(own):
+        old = _side(ns, tid, name, made_at)
+        old = (
+            _Side(old.ns, old.table_id, parent, old.version, old.ds) if old.ds is not None else old
         )
-    return _by_delta(ds, lo, hi, int(max_rows), progress)
+    else:
+        raise make(
+            ErrorCode.TABLE_VERSION_NOT_FOUND,
+            f"branch {name} was made from {parent or 'main'} at version {made_at}, which was "
+            f"deleted since, on {parent or 'main'} and on the branch: there is nothing to "
+            "compare the branch with",
+        )
+    new = _side(ns, tid, name, own[-1])
+    return _compare(old, new, names, int(max_rows), progress)
 
 
 __all__ = [
+    "BRANCH_CREATED",
     "CHANGED",
     "CHANGE_LOG_COLUMNS",
     "DELTA",
     "KEY",
+    "REST_BRANCH_NOTE",
     "REST_NOTE",
     "ROW_CHANGES_MAX_ROWS",
     "RowChanges",
     "STAGED",
+    "branch_changes",
     "change_log",
     "has_stable_row_ids",
     "match_audit",

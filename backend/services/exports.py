@@ -21,6 +21,7 @@ from lance_namespace.errors import ErrorCode
 from backend.rules import filter_errors, filter_rules, ids, query_rules
 from backend.services import catalog_views
 
+from ..branch_view import branch_name, branch_of
 from ..errors import guarded, invalid, make
 from . import search
 from .imports import Progress, check_format, conform, table_name, writes_locally
@@ -38,9 +39,14 @@ CSV_UNWRITABLE_KINDS = frozenset(
 )
 
 
-def export_file_name(table_id: Sequence[str], version: int | None, fmt: str) -> str:
-    """``<table>-v<version>.<ext>`` (characters a file name cannot hold become ``_``)."""
-    name = re.sub(r"[\\/\x00-\x1f\x7f]", "_", str(table_id[-1]) if table_id else "table")
+def export_file_name(
+    table_id: Sequence[str], version: int | None, fmt: str, branch: str | None = None
+) -> str:
+    """``<table>-v<version>.<ext>``, ``<table>-<branch>-v<version>.<ext>`` for a branch other
+    than main (characters a file name cannot hold become ``_``)."""
+    on = branch_name(branch)
+    name = str(table_id[-1]) if table_id else "table"
+    name = re.sub(r"[\\/\x00-\x1f\x7f]", "_", name if on is None else f"{name}-{on}")
     suffix = f"-v{version}" if version is not None else ""
     return f"{name}{suffix}.{EXPORT_EXTENSION[check_format(fmt, EXPORT_FORMATS, 'export')]}"
 
@@ -144,7 +150,9 @@ def export_table(
     """Write the rows of ``table_id`` (at ``version``, default the latest; matching
     ``filter``, a SQL predicate; ``columns``, default all) to ``out`` as ``fmt`` (parquet,
     csv, arrow), in batches. CSV refuses vector/list/struct columns by name unless
-    ``drop_nested`` leaves them out. ``progress(rows_done, rows_total)`` per batch."""
+    ``drop_nested`` leaves them out. ``progress(rows_done, rows_total)`` per batch. On a
+    branch view of the namespace (``backend.branch_view.on_branch``) the branch's rows, at
+    its ``version``; the file is named after the branch too."""
     fmt = check_format(fmt, EXPORT_FORMATS, "export")
     table_id = ids.check_id(list(table_id))
     filter = (filter or "").strip() or None
@@ -204,7 +212,7 @@ def export_table(
         version=version,
         format=fmt,
         columns=tuple(chosen),
-        file_name=export_file_name(table_id, version, fmt),
+        file_name=export_file_name(table_id, version, fmt, branch_of(ns)),
     )
 
 

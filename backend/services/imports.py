@@ -18,6 +18,11 @@ file object, never a server path), at most :func:`max_import_bytes` (1 GiB unles
   (memory stays bounded by a few blocks of the file); the REST backend sends one Arrow IPC
   stream request (the upload cap bounds it).
 
+  On a branch view of the namespace (``backend.branch_view.on_branch``) an append or a merge
+  goes to that branch of the table (its schema is the one checked); a new table has only main,
+  so ``create`` is refused there. Over REST a server that applies the write to main instead is
+  reported as an error (``backend.rest.client``).
+
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from backend.rules import ids, request_rules
 from backend.services import catalog_views
 from backend.text import human_bytes
 
+from ..branch_view import branch_of
 from ..errors import guarded, invalid, make
 from . import search
 
@@ -443,6 +449,7 @@ class ImportResult:
     version: int | None  # the table's version after the import
     inserted: int | None = None  # merge: rows inserted
     updated: int | None = None  # merge: rows updated
+    branch: str | None = None  # the branch written (None: main)
 
 
 class _Feed:
@@ -575,7 +582,9 @@ def _write_local(
 ) -> tuple[int | None, dict[str, Any]]:
     options = dict(getattr(ns, "storage_options", None) or {}) or None
     session = getattr(ns, "session", None)
-    summary = {"id": table_id, "mode": mode, "on": keys or None}
+    summary: dict[str, Any] = {"id": table_id, "mode": mode, "on": keys or None}
+    if branch_of(ns) is not None:
+        summary["branch"] = branch_of(ns)
     with gate.recorded(ns, "import_table", summary), ns.write_guard(table_id):
         if mode == "create":
             declared = ns.declare_table(DeclareTableRequest(id=table_id))
@@ -670,9 +679,17 @@ def import_table(
     inferred. ``progress(rows_done, rows_total_or_None)`` is called per batch; ``total_rows``
     (e.g. :attr:`ImportPreview.num_rows`) fills in the total when the format does not tell.
     """
-    asked = {"id": [str(p) for p in table_id], "mode": mode, "on": on or None}
+    branch = branch_of(ns)
+    asked: dict[str, Any] = {"id": [str(p) for p in table_id], "mode": mode, "on": on or None}
+    if branch is not None:
+        asked["branch"] = branch
     # A check that fails before anything is written is a refusal, in the audit log as one.
     with gate.refusals(ns, "import_table", asked):
+        if branch is not None and mode == "create":
+            raise invalid(
+                f"a new table has only main: import into a new table without a branch (branch "
+                f"{branch} belongs to another table); nothing was written"
+            )
         check_size(source)
         fmt = check_format(fmt, IMPORT_FORMATS, "import")
         if mode not in MODES:
@@ -719,6 +736,7 @@ def import_table(
         version=version,
         inserted=stats.get("num_inserted_rows") if mode == "merge" else None,
         updated=stats.get("num_updated_rows") if mode == "merge" else None,
+        branch=branch,
     )
 
 

@@ -70,26 +70,47 @@ from .versions import VersionsDeleted, delete_versions, list_versions
 
 
 def restore_version(
-    ns: LanceNamespace, table_id: Sequence[str], version: int
+    ns: LanceNamespace, table_id: Sequence[str], version: int, branch: str | None = None
 ) -> RestoreTableResponse:
-    """Make a new latest version whose content is ``version``'s (RestoreTable). Refused for
-    the latest version itself (nothing to restore) and for versions that do not exist."""
+    """Make a new latest version whose content is ``version``'s (RestoreTable), on ``branch``
+    (``None``/"main": main; the version is one of the branch's). Refused for the latest
+    version itself (nothing to restore) and for versions that do not exist."""
     tid = ids.check_id(table_id)
-    latest = catalog_views.latest_version(ns, tid)
+    branch = _known_branch(ns, tid, branch)
+    where = ids.format_id(tid) + (f" (branch {branch})" if branch else "")
+    latest = catalog_views.latest_version(ns, tid, branch)
     if latest is None:
-        raise invalid(f"{ids.format_id(tid)} has no versions to restore")
+        raise invalid(f"{where} has no versions to restore")
     problem = version_ranges.version_problem(version, "the version to restore")
     if problem:
         raise invalid(problem)
     if version == latest:
         raise invalid(f"v{version} is already the latest version: nothing to restore")
-    existing = set(list_versions(ns, tid)["version"].tolist())
+    existing = set(list_versions(ns, tid, branch)["version"].tolist())
     if version not in existing:
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,
-            f"version {version} of {ids.format_id(tid)} does not exist (deleted or never written)",
+            f"version {version} of {where} does not exist (deleted or never written"
+            + (", or not one of the branch's" if branch else "")
+            + ")",
         )
-    return ns.restore_table(RestoreTableRequest(id=tid, version=version))
+    return ns.restore_table(RestoreTableRequest(id=tid, version=version, branch=branch))
+
+
+def _branch(branch: str | None) -> str | None:
+    """A branch as requests carry it: ``None`` for main."""
+    return None if not branch or branch == "main" else str(branch)
+
+
+def _known_branch(ns: LanceNamespace, tid: list[str], branch: str | None) -> str | None:
+    """``branch`` as requests carry it (``None``: main), checked to be one of the table's
+    (``TableBranchNotFoundError`` naming the ones it has)."""
+    from .branches import branch_info
+
+    branch = _branch(branch)
+    if branch is not None:
+        branch_info(ns, tid, branch)
+    return branch
 
 
 @dataclass(frozen=True)
@@ -279,11 +300,12 @@ def rebuild_requests(table_id: Sequence[str], lost: Sequence[LostIndex]) -> list
 
 # -- tags -----------------------------------------------------------------------------------------
 
-TAG_COLUMNS = ["tag", "version", "manifest_size"]
+TAG_COLUMNS = ["tag", "version", "manifest_size", "branch"]
 
 
 def list_tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
-    """Every tag of a table: tag, version, manifest_size (sorted by version, then tag)."""
+    """Every tag of a table: tag, version, manifest_size, branch (the branch the version is
+    of, "main" for main), sorted by version, then tag."""
     tid = ids.check_id(table_id)
     tags: dict[str, Any] = {}
     token = None
@@ -294,7 +316,12 @@ def list_tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
         if not token:
             break
     rows = [
-        {"tag": name, "version": int(t.version), "manifest_size": t.manifest_size}
+        {
+            "tag": name,
+            "version": int(t.version),
+            "manifest_size": t.manifest_size,
+            "branch": getattr(t, "branch", None) or "main",
+        }
         for name, t in tags.items()
     ]
     frame = pd.DataFrame(rows, columns=TAG_COLUMNS)
@@ -302,8 +329,10 @@ def list_tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     return frame.sort_values(["version", "tag"]).reset_index(drop=True)
 
 
-def tagged_versions(tags: pd.DataFrame) -> dict[int, list[str]]:
-    """version -> its tags."""
+def tagged_versions(tags: pd.DataFrame, branch: str | None = None) -> dict[int, list[str]]:
+    """version -> its tags (``branch`` given: the tags on that branch's versions only)."""
+    if branch is not None and "branch" in tags.columns:
+        tags = tags[tags["branch"] == (_branch(branch) or "main")]
     out: dict[int, list[str]] = {}
     for row in tags.itertuples():
         out.setdefault(int(row.version), []).append(str(row.tag))
@@ -317,31 +346,41 @@ def _check_tag(tag: str, *, create: bool) -> str:
     return tag
 
 
-def _existing_version(ns: LanceNamespace, tid: list[str], version: int) -> None:
+def _existing_version(
+    ns: LanceNamespace, tid: list[str], version: int, branch: str | None = None
+) -> None:
     problem = version_ranges.version_problem(version, "the tagged version")
     if problem:
         raise invalid(problem)
-    if version not in set(list_versions(ns, tid)["version"].tolist()):
+    if version not in set(list_versions(ns, tid, branch)["version"].tolist()):
+        where = f"branch {branch} of " if branch else ""
         raise make(
             ErrorCode.TABLE_VERSION_NOT_FOUND,
-            f"version {version} of {ids.format_id(tid)} does not exist",
+            f"version {version} of {where}{ids.format_id(tid)} does not exist",
         )
 
 
-def create_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int) -> None:
-    """Tag ``version`` (the version must exist; the tag must be new)."""
+def create_tag(
+    ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int, branch: str | None = None
+) -> None:
+    """Tag ``version`` of ``branch`` (``None``/"main": main; the version must exist there;
+    the tag must be new)."""
     tid = ids.check_id(table_id)
     _check_tag(tag, create=True)
-    _existing_version(ns, tid, version)
-    ns.create_table_tag(CreateTableTagRequest(id=tid, tag=tag, version=version))
+    branch = _known_branch(ns, tid, branch)
+    _existing_version(ns, tid, version, branch)
+    ns.create_table_tag(CreateTableTagRequest(id=tid, tag=tag, version=version, branch=branch))
 
 
-def move_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int) -> None:
-    """Point an existing tag at another (existing) version."""
+def move_tag(
+    ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int, branch: str | None = None
+) -> None:
+    """Point an existing tag at another (existing) version, of ``branch`` (``None``: main)."""
     tid = ids.check_id(table_id)
     _check_tag(tag, create=False)
-    _existing_version(ns, tid, version)
-    ns.update_table_tag(UpdateTableTagRequest(id=tid, tag=tag, version=version))
+    branch = _known_branch(ns, tid, branch)
+    _existing_version(ns, tid, version, branch)
+    ns.update_table_tag(UpdateTableTagRequest(id=tid, tag=tag, version=version, branch=branch))
 
 
 def delete_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str) -> None:
@@ -390,6 +429,22 @@ class CleanupPlan:
         return to_html(self)
 
 
+def check_cleanup_policy(keep_last: Any, older_than: Any) -> None:
+    """``InvalidInputError`` when ``keep_last`` / ``older_than`` are not a cleanup policy
+    (neither given, ``keep_last`` not a whole number of 1 or more, ``older_than`` not a
+    ``timedelta`` of zero or more)."""
+    if keep_last is None and older_than is None:
+        raise invalid("a cleanup policy needs keep_last, older_than or both")
+    if keep_last is not None and (
+        not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1
+    ):
+        raise invalid(f"keep_last must be 1 or more, got {keep_last!r}")
+    if older_than is not None and (
+        not isinstance(older_than, timedelta) or older_than < timedelta(0)
+    ):
+        raise invalid(f"older_than must be a duration of zero or more, got {older_than!r}")
+
+
 def cleanup_plan(
     ns: LanceNamespace,
     table_id: Sequence[str],
@@ -402,14 +457,7 @@ def cleanup_plan(
     ``older_than``: only versions created before ``now - older_than``. Both given: a version
     goes when it is outside the newest N *and* older. The latest version and every tagged
     version always stay."""
-    if keep_last is None and older_than is None:
-        raise invalid("a cleanup policy needs keep_last, older_than or both")
-    if keep_last is not None and (
-        not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1
-    ):
-        raise invalid(f"keep_last must be 1 or more, got {keep_last!r}")
-    if older_than is not None and older_than < timedelta(0):
-        raise invalid("older_than must not be negative")
+    check_cleanup_policy(keep_last, older_than)
     tid = ids.check_id(table_id)
     versions = list_versions(ns, tid)  # newest first
     if versions.empty:
@@ -766,6 +814,7 @@ __all__ = [
     "REMOVE_METADATA_UNSUPPORTED",
     "RENAME_UNSUPPORTED",
     "VersionsDeleted",
+    "check_cleanup_policy",
     "cleanup_plan",
     "create_tag",
     "delete_tag",

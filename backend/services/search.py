@@ -35,6 +35,7 @@ from backend.launcher import demo
 from backend.rules import query_rules
 from backend.rules.query_rules import QueryMetric
 
+from ..branch_view import branch_of
 from ..errors import guarded
 
 ROW_ID = "_rowid"
@@ -95,10 +96,11 @@ def iter_rows(
     version: int | None = None,
     filter: str | None = None,
     page_size: int = query_rules.MAX_K,
+    branch: str | None = None,
 ) -> Iterator[pa.Table]:
     """Rows in scan order as pages of at most ``page_size`` (``query_rules.MAX_K`` at most),
-    up to ``limit`` rows (``None``: to the end). The first page is always yielded, empty or
-    not, so the caller learns the schema."""
+    up to ``limit`` rows (``None``: to the end), of ``branch`` (``None``: main). The first
+    page is always yielded, empty or not, so the caller learns the schema."""
     page_size = max(1, min(int(page_size), query_rules.MAX_K))
     offset = 0
     while limit is None or offset < limit:
@@ -112,6 +114,7 @@ def iter_rows(
                 columns=columns,
                 version=version,
                 filter=filter or None,
+                branch=branch or None,
             ),
         )
         yield page
@@ -144,9 +147,16 @@ class Preview:
 
 
 def count_rows(
-    ns: LanceNamespace, table_id: Sequence[str], *, version: int | None, filter: str | None
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    version: int | None,
+    filter: str | None,
+    branch: str | None = None,
 ) -> int:
-    req = CountTableRowsRequest(id=list(table_id), version=version, predicate=filter or None)
+    req = CountTableRowsRequest(
+        id=list(table_id), version=version, predicate=filter or None, branch=branch or None
+    )
     return int(ns.count_table_rows(req).count or 0)
 
 
@@ -673,6 +683,7 @@ class SearchTable:
     fts_indexes: dict[str, dict[str, Any]]  # column -> name, tokenizer options
     # column -> every vector index on it (listing order; more than one: lance picks)
     vector_index_choices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    branch: str | None = None  # the branch read (``backend.branch_view``; None: main)
 
     def other_vector_indexes(self, column: str) -> list[dict[str, Any]]:
         """The vector indexes on ``column`` a search does not use (lance picks one)."""
@@ -767,6 +778,7 @@ def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
         vector_indexes=vector,
         fts_indexes=fts,
         vector_index_choices={c: [entry(ix) for ix in ixs] for c, ixs in found.items()},
+        branch=branch_of(ns),
     )
 
 

@@ -1,13 +1,17 @@
-"""Long operations in background threads, followed by the UI: the one job registry.
+"""Long operations in background threads of this process, followed by the UI.
 
 :class:`Registry` keeps jobs by id (thread-safe, the most recent ``max_tasks`` finished ones
 kept), hands out consistent copies, waits for one and forgets one. Two kinds of job use it:
 
-* :class:`TaskRegistry` (:data:`TASKS`) - a plain function (build A/B comparisons, index
-  maintenance): ``start`` returns a task id at once; the work reports ``(stage, fraction)``
+* :class:`TaskRegistry` (:data:`TASKS`) - a plain function (build A/B comparisons):
+  ``start`` returns a task id at once; the work reports ``(stage, fraction)``
   through the ``progress`` callable it is given; the result or the error is kept on the task;
 * ``build_jobs.BuildJobRegistry`` (``build_jobs.JOBS``) - an index build, with lance's progress
   events or, on backends without them, a poll of the index listing.
+
+Both live in this process only. Index builds, compaction, index optimization and cleanup
+started from the pages are jobs recorded with the namespace instead (``backend.services.jobs``),
+seen by every console on it.
 
 Every job runs inside ``gate.long_operations()``: each write it makes through the gate writes
 a ``started`` audit entry before it begins, and its final entry refers to it (the same

@@ -573,16 +573,22 @@ def python_snippets(
     params: Mapping[str, Any],
     *,
     text: str | None = None,
+    branch: str | None = None,
 ) -> tuple[str, str]:
     """The setting as Python: ``(backend call, plain pylance call)``. The pylance arguments
     are those the local backend gives the scanner for the same request. With ``text`` the
     query vector is that text embedded with the table's own embedding (its
     ``embedding.function`` property, :func:`backend.services.search.embed_text`), as the
-    page embeds it; else the table's first row's vector stands in for the user's own."""
+    page embeds it; else the table's first row's vector stands in for the user's own. On
+    ``branch`` (not main) both search that branch: the request's ``branch``, and the dataset
+    checked out at it."""
     from backend.local.query_plans import scanner_arguments
 
-    fields = ", ".join(f"{key}={value!r}" for key, value in params.items())
+    on = branch if branch and branch != "main" else None
+    shown = {**params, "branch": on} if on else dict(params)
+    fields = ", ".join(f"{key}={value!r}" for key, value in shown.items())
     extra = f", {fields}" if fields else ""
+    checkout = f".checkout_version(({on!r}, None))" if on else ""
     # Both run as pasted: the table's location (and properties) from DescribeTable.
     described = f"table = ns.describe_table(DescribeTableRequest(id={list(table_id)!r}))\n"
     if text is not None:
@@ -593,7 +599,7 @@ def python_snippets(
     else:
         query = (
             "# the query vector: the first row's (put your own here)\n"
-            f"query = lance.dataset(table.location).take([0], columns=[{column!r}])"
+            f"query = lance.dataset(table.location){checkout}.take([0], columns=[{column!r}])"
             f".column({column!r})[0].as_py()\n"
         )
     prelude = f"{connect_line}\n{described}location = table.location\n{query}"
@@ -616,7 +622,7 @@ def python_snippets(
     nearest_text = ", ".join(f"{key!r}: {value!r}" for key, value in nearest.items())
     others = "".join(f", {key}={value!r}" for key, value in arguments.items())
     pylance = (
-        imports + "\n" + prelude + "ds = lance.dataset(location)\n"
+        imports + "\n" + prelude + f"ds = lance.dataset(location){checkout}\n"
         f"rows = ds.to_table(nearest={{{nearest_text}, 'q': query}}{others})\n"
         "print(rows)\n"
     )
@@ -941,8 +947,9 @@ def _difference_note(name: str, want: Any, got: Any, local: bool) -> str:
 
 # -- maintenance ------------------------------------------------------------------------------------
 MAINTENANCE_UNSUPPORTED = (
-    "The Lance Namespace spec has no operation to optimize indexes or compact files: over "
-    "REST this is the server's job (or run it with pylance next to the data)."
+    "The Lance Namespace spec has no operation to optimize indexes, compact files or clean up "
+    "old versions' files: over REST this is the server's job (or run it with pylance next to "
+    "the data)."
 )
 
 
@@ -954,12 +961,34 @@ def optimize_indexes(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, A
     return method(list(table_id))
 
 
-def compact_files(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any]:
-    """Merge small data files (local backend)."""
+def compact_files(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    *,
+    options: Mapping[str, Any] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    resume: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Merge small data files (local backend): lance's compaction ``options``, progress per
+    task, stopped between tasks when ``progress`` raises ``OperationStopped``, resumed from
+    the checkpoint of an earlier run (``backend.local.compaction``)."""
     method = getattr(ns, "compact_files", None)
     if method is None:
         raise UnsupportedOperationError(MAINTENANCE_UNSUPPORTED)
-    return method(list(table_id))
+    if options is None and progress is None and resume is None:
+        return method(list(table_id))
+    return method(list(table_id), options=options, progress=progress, resume=resume)
+
+
+def cleanup_old_versions(
+    ns: LanceNamespace, table_id: Sequence[str], older_than_days: int
+) -> dict[str, Any]:
+    """Remove the files of versions older than ``older_than_days`` days, never the latest
+    nor a tagged version (local backend; admins only: time travel to them ends)."""
+    method = getattr(ns, "cleanup_old_versions", None)
+    if method is None:
+        raise UnsupportedOperationError(MAINTENANCE_UNSUPPORTED)
+    return method({"id": list(table_id), "older_than_days": older_than_days})
 
 
 def result_json(frame: pd.DataFrame) -> str:
@@ -976,6 +1005,7 @@ __all__ = [
     "applied_params",
     "build_ab",
     "cheapest",
+    "cleanup_old_versions",
     "compact_files",
     "describe_config",
     "grid_points",

@@ -67,12 +67,26 @@ def latest_version(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
     return catalog_views.latest_version(ns, table_id)
 
 
+OPERATION_COLUMNS = ["version", "operation", "read_version", "status", "uuid", "error"]
+BRANCH_OPERATIONS_REST = (
+    "not available over REST on a branch: DescribeTransaction addresses main's versions"
+)
+
+
 def version_operations(
-    ns: LanceNamespace, table_id: Sequence[str], versions: Iterable[int]
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    versions: Iterable[int],
+    branch: str | None = None,
 ) -> pd.DataFrame:
     """The transaction behind each version (DescribeTransaction with id = table id +
     [version]): version, operation, read_version, status, uuid, error. Failures are per row:
-    one unreadable transaction never hides the others."""
+    one unreadable transaction never hides the others. On a branch (not main) the local
+    backend reads each transaction from the branch's own dataset (DescribeTransaction has no
+    branch: it would answer main's version of that number); over REST each row says that it
+    is not available (``error``)."""
+    if branch and branch != "main":
+        return _branch_operations(ns, table_id, versions, branch)
     rows = []
     for v in versions:
         row: dict[str, Any] = {"version": int(v), "operation": "?", "read_version": None}
@@ -90,11 +104,41 @@ def version_operations(
             row["status"] = resp.status
             row["uuid"] = props.get("uuid")
         rows.append(row)
-    df = pd.DataFrame(
-        rows, columns=["version", "operation", "read_version", "status", "uuid", "error"]
-    )
+    return _operations_frame(rows)
+
+
+def _operations_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=OPERATION_COLUMNS)
     df["read_version"] = df["read_version"].astype("Int64")
     return df
+
+
+def _branch_operations(
+    ns: LanceNamespace, table_id: Sequence[str], versions: Iterable[int], branch: str
+) -> pd.DataFrame:
+    """:func:`version_operations` of ``branch``: lance's transactions of the branch's dataset
+    (local backend), else "not available" per row."""
+    opener = getattr(ns, "branch_dataset", None)
+    ds = opener(list(table_id), branch) if callable(opener) else None
+    rows = []
+    for v in versions:
+        row: dict[str, Any] = {"version": int(v), "operation": "?", "read_version": None}
+        row.update({"status": None, "uuid": None, "error": None})
+        if ds is None:
+            row["error"] = BRANCH_OPERATIONS_REST
+        else:
+            try:
+                txn = ds.read_transaction(int(v))
+            except (OSError, ValueError, RuntimeError) as err:
+                row["error"] = f"transaction of version {v} of branch {branch}: {err}"
+            else:
+                if txn is not None:
+                    row["operation"] = type(txn.operation).__name__
+                    row["read_version"] = int(txn.read_version)
+                    row["status"] = "SUCCEEDED"
+                    row["uuid"] = txn.uuid
+        rows.append(row)
+    return _operations_frame(rows)
 
 
 def version_rows(
@@ -102,6 +146,7 @@ def version_rows(
     table_id: Sequence[str],
     versions: Iterable[int],
     listed: pd.DataFrame | None = None,
+    branch: str | None = None,
 ) -> dict[int, int | None]:
     """The row count of each of ``versions``, read cheaply (``None``: not known, never a
     guess). Local backend: each version's manifest summary (``total_rows``; else the
@@ -110,15 +155,22 @@ def version_rows(
     :func:`list_versions` frame) when the server gives it, else of DescribeTable at that
     version, else CountTableRows at that version (exact; pylance's directory namespace gives a
     summary only for root-level tables). Once DescribeTable answers without a count it is not
-    asked again; a version that cannot be counted stays ``None``."""
+    asked again; a version that cannot be counted stays ``None``. On a branch (not main): the
+    versions of the branch; over REST DescribeTable is not asked (pylance's server describes
+    main whatever the branch), CountTableRows is."""
     wanted = [int(v) for v in versions]
     out: dict[int, int | None] = dict.fromkeys(wanted)
     tid = list(table_id)
+    branch = None if not branch or branch == "main" else branch
     if not wanted:
         return out
     if callable(getattr(ns, "open_dataset", None)):
         try:
-            ds = ns.open_dataset(tid)  # type: ignore[attr-defined]
+            ds = (
+                ns.branch_dataset(tid, branch)  # type: ignore[attr-defined]
+                if branch
+                else ns.open_dataset(tid)  # type: ignore[attr-defined]
+            )
         except LanceNamespaceError:
             return out
         for v in wanted:
@@ -133,7 +185,7 @@ def version_rows(
         for v, meta in zip(listed["version"], listed["metadata"], strict=True):
             if int(v) in out and meta:
                 out[int(v)] = whole_number(json.loads(meta).get("total_rows"))
-    summaries = True  # DescribeTable carries a count (until an answer says otherwise)
+    summaries = branch is None  # DescribeTable carries a count (until an answer says otherwise)
     for v in wanted:
         if out[v] is not None:
             continue
@@ -149,7 +201,7 @@ def version_rows(
                 continue
             summaries = False  # no summary here: asking again costs and says nothing
         try:
-            counted = ns.count_table_rows(CountTableRowsRequest(id=tid, version=v))
+            counted = ns.count_table_rows(CountTableRowsRequest(id=tid, version=v, branch=branch))
         except LanceNamespaceError:
             continue
         out[v] = whole_number(counted.count)

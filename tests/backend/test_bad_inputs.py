@@ -71,6 +71,7 @@ from lance_namespace import (
     RegisterTableRequest,
     RenameTableRequest,
     TableExistsRequest,
+    UpdateTableTagRequest,
 )
 from lance_namespace.errors import (
     ConcurrentModificationError,
@@ -78,7 +79,9 @@ from lance_namespace.errors import (
     LanceNamespaceError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
+    TableBranchNotFoundError,
     TableNotFoundError,
+    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 from lance_namespace_urllib3_client.models import (
@@ -1327,6 +1330,88 @@ def _fields() -> None:
     )
 
 
+# ---- branches: a branch's change log, row compare, restore and tags (backend.services) ----
+def _branches() -> None:
+    from backend.services import branches, lifecycle, versions
+
+    g = "branches"
+    gone = TableBranchNotFoundError
+    nope = "no branch 'nope'"
+    case(g, "change_log-unknown", lambda e: versions.change_log(e.ns, T0, "nope"), expected=gone,
+         match=nope)  # fmt: skip
+    case(
+        g,
+        "row_changes-unknown",
+        lambda e: versions.row_changes(e.ns, T0, 1, 3, key="id", branch="nope"),
+        expected=gone,
+        match=nope,
+    )
+    case(
+        g,
+        "row_changes-version-beyond",
+        lambda e: versions.row_changes(e.ns, T0, 1, 99, key="id"),
+        expected=TableVersionNotFoundError,
+        match="has no version 99 .it has versions 1 to 3",
+    )
+    case(
+        g,
+        "row_changes-unknown-key",
+        lambda e: versions.row_changes(e.ns, T0, 1, 3, key="nope"),
+        match="key column nope is not in version 1",
+    )
+    case(
+        g,
+        "row_changes-reversed",
+        lambda e: versions.row_changes(e.ns, T0, 3, 1, key="id"),
+        match="must be older",
+    )
+    case(
+        g,
+        "branch_changes-main",
+        lambda e: branches.branch_changes(e.ns, T0, "main", key="id"),
+        match="default branch",
+    )
+    case(
+        g,
+        "branch_changes-unknown",
+        lambda e: branches.branch_changes(e.ns, T0, "nope", key="id"),
+        expected=gone,
+        match=nope,
+    )
+    case(
+        g,
+        "restore_version-unknown-branch",
+        lambda e: lifecycle.restore_version(e.ns, T0, 1, branch="nope"),
+        expected=gone,
+        match=nope,
+    )
+    case(
+        g,
+        "create_tag-unknown-branch",
+        lambda e: lifecycle.create_tag(e.ns, T0, "x", 1, branch="nope"),
+        expected=gone,
+        match=nope,
+    )
+    case(
+        g,
+        "create_table_tag-unknown-branch",
+        lambda e: e.ns.create_table_tag(
+            CreateTableTagRequest(id=T0, tag="x", version=1, branch="nope")
+        ),
+        expected=gone,
+        match="no branch 'nope'",
+    )
+    case(
+        g,
+        "update_table_tag-unknown-branch",
+        lambda e: e.ns.update_table_tag(
+            UpdateTableTagRequest(id=T0, tag="x", version=1, branch="nope")
+        ),
+        expected=gone,
+        match="no branch 'nope'",
+    )
+
+
 for _group in (
     _fields,
     _ids,
@@ -1338,6 +1423,7 @@ for _group in (
     _bodies,
     _alter,
     _dicts,
+    _branches,
 ):
     _group()
 

@@ -87,6 +87,8 @@ def err_json(code: int, message: str, status: int, **extra: Any) -> httpx.Respon
     return httpx.Response(status, json={"error": message, "code": code, **extra})
 
 
+# A ListTableBranches answer: the table has branch ``b``.
+BRANCH_B = {"branches": {"b": {"parent_version": 1, "create_at": 0, "manifest_size": 1}}}
 # Real Arrow IPC stream bytes: the client checks every Arrow body before sending it.
 IPC = ipc_stream_bytes(make_table(3))
 
@@ -715,7 +717,12 @@ def test_empty_success_body_for_exists() -> None:
 def test_routes_without_a_body(op: str, request_model: Any, method: str, raw_path: bytes) -> None:
     server = Server(
         default=lambda request: httpx.Response(
-            200, json={"version": 1} if request.url.path.endswith("/describe") else {}
+            200,
+            json={"version": 1}
+            if request.url.path.endswith("/describe")
+            else BRANCH_B
+            if request.url.path.endswith("/branches/list")
+            else {},
         )
     )
     client, _ = make_client(server)
@@ -1876,13 +1883,16 @@ def test_a_name_resolving_to_a_metadata_address_is_refused(monkeypatch) -> None:
 
 
 def test_a_branch_write_is_framed_by_reads_of_mains_version() -> None:
-    """A write naming a branch: DescribeTable (main) before and after it; when main's version
-    moved, the success the server answered is reported as the error it is."""
+    """A write naming a branch: the branch is looked up (ListTableBranches), then
+    DescribeTable (main) before and after the write; when main's version moved, the success
+    the server answered is reported as the error it is."""
     versions = iter([4, 5])
     server = Server(
         default=lambda request: (
             httpx.Response(200, json={"version": next(versions)})
             if request.url.path.endswith("/describe")
+            else httpx.Response(200, json=BRANCH_B)
+            if request.url.path.endswith("/branches/list")
             else httpx.Response(200, json={})
         )
     )
@@ -1890,5 +1900,10 @@ def test_a_branch_write_is_framed_by_reads_of_mains_version() -> None:
     with pytest.raises(lne.UnsupportedOperationError, match="from version 4 to 5"):
         client.drop_table_index(ln.DropTableIndexRequest(id=["t"], index_name="i", branch="b"))
     paths = [r.url.path for r in server.requests]
-    assert paths == ["/v1/table/t/describe", "/v1/table/t/index/i/drop", "/v1/table/t/describe"]
+    assert paths == [
+        "/v1/table/t/branches/list",
+        "/v1/table/t/describe",
+        "/v1/table/t/index/i/drop",
+        "/v1/table/t/describe",
+    ]
     assert all(b"branch" not in r.content for r in server.requests if "describe" in r.url.path)

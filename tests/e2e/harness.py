@@ -21,7 +21,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -710,6 +710,66 @@ def choose(scope: Page | Locator, label: str, option: str | re.Pattern[str]) -> 
 
     after_rerun(page, pick)
     expect(combo).to_have_value(wanted)
+
+
+def pick_in_form(scope: Locator, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox labelled ``label`` of a form (no rerun until submit):
+    open its list from the keyboard (a click on its "Open" button does not open it inside a
+    form in an expander), type to filter, take the focused match with Enter, leave the field.
+
+    While the list is open the field shows the typed filter text, so only its value after
+    leaving it proves the pick: an Enter that lands before the filtered list has a focused
+    option takes nothing, and leaving then puts back the previous value (empty, or the
+    default). A key press that lands while the form is still being re-rendered opens
+    nothing. Either way the pick is made again."""
+    combo = widget(scope, "stSelectbox", label).get_by_role("combobox")
+    expect(combo).to_have_count(1)
+    listbox = scope.page.get_by_role("listbox")
+    match = scope.page.get_by_role("option").filter(has_text=re.compile(rf"^{re.escape(option)}$"))
+    for attempt in range(3):
+        try:
+            combo.focus()
+            combo.press("ArrowDown")  # opens the list
+            expect(listbox.first).to_be_visible(timeout=5_000)
+            combo.fill(option)
+            # Chosen from the keyboard: a pointer click can land on a label laid over the list.
+            expect(match).to_have_count(1)
+            combo.press("Enter")
+            combo.blur()  # the pick is committed (and the form re-rendered) before the next field
+            expect(listbox).to_have_count(0)
+            expect(combo).to_have_value(option, timeout=2_000)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
+            combo.press("Escape")
+
+
+def pick_many(scope: Locator, label: str, options: Sequence[str]) -> None:
+    """Add ``options`` to the multiselect labelled ``label`` (inside a form or not): each typed
+    into its field and taken with Enter, the list closed with Escape; a pick lost to a
+    re-render is made again."""
+    box = widget(scope, "stMultiSelect", label)
+    expect(box).to_have_count(1)
+    field = box.get_by_role("combobox")
+    for option in options:
+        for attempt in range(3):
+            try:
+                field.click()
+                field.fill(option)
+                match = scope.page.get_by_role("option").filter(
+                    has_text=re.compile(rf"^{re.escape(option)}$")
+                )
+                expect(match).to_have_count(1, timeout=5_000)
+                field.press("Enter")
+                field.press("Escape")
+                expect(box).to_contain_text(option, timeout=3_000)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+                field.press("Escape")
+    field.blur()
 
 
 def set_checkbox(scope: Page | Locator, label: str, on: bool) -> None:

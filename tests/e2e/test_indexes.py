@@ -21,7 +21,6 @@ from .harness import (
     after_rerun,
     choose,
     goto,
-    grid,
     grid_rows,
     open_tab,
     set_checkbox,
@@ -61,6 +60,12 @@ def _create(page: Page, panel: Locator, index_type: str, name: str) -> None:
     )
     expect(done).to_be_visible(timeout=BUILD_TIMEOUT_MS)
     settle(page)
+
+
+def index_grid(main: Locator) -> Locator:
+    """The indexes grid: the first grid on screen (the build panel above it holds the grids
+    of its builds' progress events, in collapsed expanders)."""
+    return main.get_by_test_id("stDataFrame").filter(visible=True).first
 
 
 @ON_BOTH_BACKENDS
@@ -104,7 +109,7 @@ def test_create_list_chart_and_drop_indexes(
 
     # --- both listed, both charted -------------------------------------------------------------
     main = _open(page, console, DOCS_TABLE)
-    listing = grid_rows(grid(main))
+    listing = grid_rows(index_grid(main))
     expect(listing.filter(has_text=fts_name)).to_have_count(1)
     expect(listing.filter(has_text=vec_name)).to_have_count(1)
     expect(listing.filter(has_text=vec_name)).to_contain_text("cosine")
@@ -165,8 +170,8 @@ def test_create_list_chart_and_drop_indexes(
     expect(
         main.get_by_test_id("stAlert").filter(has_text=f"Index {vec_name} dropped.")
     ).to_be_visible()
-    expect(grid_rows(grid(main)).filter(has_text=vec_name)).to_have_count(0)
-    expect(grid_rows(grid(main)).filter(has_text=fts_name)).to_have_count(1)
+    expect(grid_rows(index_grid(main)).filter(has_text=vec_name)).to_have_count(0)
+    expect(grid_rows(index_grid(main)).filter(has_text=fts_name)).to_have_count(1)
     shot("dropped")
     # The picker moves to an index that exists: it shows what the details below describe,
     # and the URL no longer names the dropped index.

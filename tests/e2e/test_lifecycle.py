@@ -33,6 +33,7 @@ from .harness import (
     keyed_grid,
     manage_versions,
     open_lazy,
+    pick_in_form,
     section,
     settle,
     submit,
@@ -65,39 +66,6 @@ def three_versions(console: Console, namespace: str, table: str = "t") -> list[s
 
 def alert(scope: Locator, text: str) -> Locator:
     return scope.get_by_test_id("stAlert").filter(has_text=text)
-
-
-def pick_in_form(scope: Locator, label: str, option: str) -> None:
-    """Pick ``option`` in the selectbox labelled ``label`` of a form (no rerun until submit):
-    open its list from the keyboard (a click on its "Open" button does not open it inside a
-    form in an expander), type to filter, take the focused match with Enter, leave the field.
-
-    While the list is open the field shows the typed filter text, so only its value after
-    leaving it proves the pick: an Enter that lands before the filtered list has a focused
-    option takes nothing, and leaving then puts back the previous value (empty, or the
-    default). A key press that lands while the form is still being re-rendered opens
-    nothing. Either way the pick is made again."""
-    combo = widget(scope, "stSelectbox", label).get_by_role("combobox")
-    expect(combo).to_have_count(1)
-    listbox = scope.page.get_by_role("listbox")
-    match = scope.page.get_by_role("option").filter(has_text=re.compile(rf"^{re.escape(option)}$"))
-    for attempt in range(3):
-        try:
-            combo.focus()
-            combo.press("ArrowDown")  # opens the list
-            expect(listbox.first).to_be_visible(timeout=5_000)
-            combo.fill(option)
-            # Chosen from the keyboard: a pointer click can land on a label laid over the list.
-            expect(match).to_have_count(1)
-            combo.press("Enter")
-            combo.blur()  # the pick is committed (and the form re-rendered) before the next field
-            expect(listbox).to_have_count(0)
-            expect(combo).to_have_value(option, timeout=2_000)
-            return
-        except AssertionError:
-            if attempt == 2:
-                raise
-            combo.press("Escape")
 
 
 def metric(main: Locator, label: str) -> Locator:

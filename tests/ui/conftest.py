@@ -54,6 +54,7 @@ PAGES = {
     "tables": "views/tables.py",
     "versions": "views/versions.py",
     "indexes": "views/indexes.py",
+    "jobs": "views/jobs.py",
     "transactions": "views/transactions.py",
     "inspector": "views/inspector.py",
     "transfer": "views/transfer.py",

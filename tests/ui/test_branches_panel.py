@@ -7,10 +7,12 @@ import lance
 import backend
 from backend.services import branches
 from components import state
+from components.branches import picker_key
 from tests.ui.conftest import assert_no_exception, texts, widget
 
 ORDERS = {"ns": "sales", "table": "orders"}
 TID = ["sales", "orders"]
+PICKER = picker_key(state.Versions.PICKER)
 
 
 def _lance_branches(ui_env) -> dict:
@@ -47,14 +49,15 @@ def test_create_pick_and_delete_a_branch(make_app, ui_env) -> None:
     assert dict(zip(grid["branch"], grid["parent_version"], strict=True)) == {"dev": 3, "old": 1}
 
     # the picker shows the branch's own versions (lance: the branch starts at version 1)
-    at.selectbox(key=state.QP_BRANCH).select("old").run()
+    at.selectbox(key=PICKER).select("old").run()
     assert_no_exception(at)
     assert "Branch old: 1 version" in texts(at)
     linked = make_app("versions", query_params={**ORDERS, state.QP_BRANCH: "old"})  # ?branch=
-    assert linked.selectbox(key=state.QP_BRANCH).value == "old"
+    assert linked.selectbox(key=PICKER).value == "old"
     assert "Branch old: 1 version" in texts(linked)
     unknown = make_app("versions", query_params={**ORDERS, state.QP_BRANCH: "gone"})
-    assert unknown.selectbox(key=state.QP_BRANCH).value == "main"  # falls back to main
+    assert unknown.selectbox(key=PICKER).value == "main"  # falls back to main, and says so
+    assert "has no branch gone (deleted, or a stale link): showing main" in texts(unknown)
     shown = next(
         d.value
         for d in at.dataframe

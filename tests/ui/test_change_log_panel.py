@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import lance
+import pandas as pd
 import pyarrow as pa
 
 import backend
@@ -99,3 +100,28 @@ def test_row_changes_need_a_key_then_show_the_rows(make_app, ui_env) -> None:
     assert_no_exception(at)
     shown = [d.value for d in at.dataframe if list(d.value.columns) == ["id", "item"]]
     assert [sorted(s["id"].tolist()) for s in shown] == [inserted]
+
+
+def test_updated_rows_mark_their_changed_cells() -> None:
+    """The updated rows' grid highlights, in each row, the cells of the columns that changed
+    there, and shows every value as the unstyled grid would."""
+    from components import change_log as view
+    from components.common import MISSING
+
+    frame = pd.DataFrame(
+        {
+            "changed": ["price", "name, price", "qty"],
+            "id": [1, 2, 3],
+            "name": ["a", "b", None],
+            "price": [7.0, 0.1 + 0.2, float("nan")],
+            "qty": [3, 4, 5],
+        }
+    )
+    styled = view._mark_changed(frame)
+    styled._compute()
+    marked = {(r, frame.columns[c]) for (r, c), css in styled.ctx.items() if css}
+    expected = {(r, col) for r, names in enumerate(frame["changed"]) for col in names.split(", ")}
+    assert marked == expected
+    shown = styled._translate(False, False)["body"]
+    price = [row[1 + list(frame.columns).index("price")]["display_value"] for row in shown]
+    assert price == ["7", "0.3", MISSING]  # not Styler's "7.000000", "0.300000", "nan"

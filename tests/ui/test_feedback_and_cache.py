@@ -3,6 +3,7 @@ and cached reads invalidated per connection after a write (``components.cache``)
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,21 @@ def test_as_text_breaks_icon_shortcodes_and_keeps_lines() -> None:
     assert shown.endswith("  \nsecond line")
     for text in (MARKDOWN_NAME, "**x** `y` <b>z</b> # h", "1. item\n- item", "50% & ~x~ ^y^"):
         assert plain(feedback.as_text(text)) == text
+
+
+# Streamlit's markdown typography: its frontend's replacements in text nodes (not code), e.g.
+# ``qty >= 3`` shown as ``qty ≥ 3``, escaped or not.
+_STREAMLIT_TYPOGRAPHY = re.compile(r"(^|\s)(<->|->|<-|--|>=|<=|~=)(\s|$)")
+
+
+@pytest.mark.parametrize(
+    "text", ["qty >= 3", "a <= 5 and b ~= c", "x -> y <- z <-> w", "a -- b", ">= 1", "a >= <= b"]
+)
+def test_as_text_keeps_sql_operators_as_typed(text: str) -> None:
+    assert _STREAMLIT_TYPOGRAPHY.search(text)  # the premise: markdown would change it
+    shown = feedback.as_text(text)
+    assert not _STREAMLIT_TYPOGRAPHY.search(re.sub(r"\\(.)", r"\1", shown))
+    assert plain(shown) == text
 
 
 def test_error_text_has_no_server_source_paths() -> None:

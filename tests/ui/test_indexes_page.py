@@ -7,6 +7,8 @@ Each test adds a small table ``sales$docs`` (300 rows: int, text, tags, flag, 16
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +24,12 @@ from lance_namespace import (
 )
 
 import backend
+from backend.local.job_store import open_job_store
 from backend.redaction import REDACTED
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
+from backend.services import jobs as job_service
 from components import state
 from tests.support import ipc_stream_bytes, local_path
 from tests.ui.conftest import alerts, assert_no_exception, button, displayed, plain, texts
@@ -86,12 +90,22 @@ def create_button(at):
 
 
 def jobs(at) -> list[str]:
-    return list(at.session_state.get(state.Indexes.JOBS, []))
+    """The jobs the page's session started (or saw running)."""
+    return list(at.session_state.get(state.Jobs.FOLLOWED, []))
+
+
+def page_ns():
+    """The namespace the page is connected to (its jobs are recorded there)."""
+    return backend.connect(os.environ["LANCE_CONSOLE_TARGET"])
+
+
+def wait_build(job_id: str) -> build_jobs.BuildJob:
+    return build_jobs.from_job(job_service.wait(page_ns(), job_id, timeout=120))
 
 
 def wait_for_builds(at) -> None:
     for job_id in jobs(at):
-        build_jobs.JOBS.wait(job_id, timeout=120)
+        job_service.wait(page_ns(), job_id, timeout=120)
     at.run()  # the build panel notices, clears caches, reruns the page
     assert_no_exception(at)
 
@@ -364,7 +378,7 @@ def test_vector_index_built_with_progress(docs_ns, make_app) -> None:
     create_button(at).click().run()
     assert_no_exception(at)
     (job_id,) = jobs(at)
-    job = build_jobs.JOBS.wait(job_id, timeout=120)
+    job = wait_build(job_id)
     assert job.status == "succeeded" and job.mode == "events" and job.events
     wait_for_builds(at)
     row = overview(at).set_index("name").loc["vflat"]
@@ -400,20 +414,41 @@ def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, m
     lance.dataset(str(copy)).create_index(
         "vec", "IVF_PQ", num_partitions=1, num_sub_vectors=4, progress_callback=capture
     )
+    # a build another console runs (another host, a fresh heartbeat), its record written as
+    # the job's heartbeat writes it, event after event
+    store = open_job_store(docs_ns)
+    registry = build_jobs.BuildJobRegistry()
     job = build_jobs.BuildJob(
-        task_id=f"stages-{tmp_path.name}", label="index pq", table_id=tuple(DOCS),
+        task_id=f"stages-{tmp_path.name}", label="index build pq", table_id=tuple(DOCS),
         index_name="pq", index_type="IVF_PQ", column="vec",
     )  # fmt: skip
-    build_jobs.JOBS._add(job)
+    registry._add(job)
+
+    def write_record() -> None:
+        now = registry.get(job.job_id)
+        assert now is not None
+        store.put(
+            job.job_id,
+            {
+                "kind": "create_index", "label": "index build pq", "table_id": DOCS,
+                "params": {"column": "vec", "index_type": "IVF_PQ", "name": "pq"},
+                "state": "running", "who": "someone@example.com", "created_at": time.time(),
+                "heartbeat_at": time.time(), "host": "elsewhere.example", "pid": 1,
+                "stage": now.stage, "fraction": now.fraction,
+                "details": build_jobs.job_details(now), "cancellable": True,
+            },
+        )  # fmt: skip
+
+    write_record()
     try:
         at = make_app("indexes", query_params=QP)
-        at.session_state[state.Indexes.JOBS] = [job.job_id]
-        at.run()
         assert "Starting: lance has reported no stage yet" in texts(at)
+        assert "by someone@example.com" in texts(at)
         stages: list[str] = []
         shown = []
         for e in events:
-            build_jobs.JOBS._record(job.job_id, e)
+            registry._record(job.job_id, e)
+            write_record()
             stages = list(dict.fromkeys([*stages, e["stage"]]))
             at.run()
             assert_no_exception(at)
@@ -434,8 +469,7 @@ def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, m
         assert len({str(b) for b in shown}) > len(stages)  # the figure moved within stages
         assert {"train_ivf", "train_quantizer", "shuffle", "merge_partitions"} <= set(stages)
     finally:
-        build_jobs.JOBS._finish(job.job_id, "failed", error=RuntimeError("test over"))
-        build_jobs.JOBS.forget(job.job_id)
+        store.delete(job.job_id)
 
 
 def test_build_flags_parameters_the_server_changed(docs_ns, make_app, monkeypatch) -> None:
@@ -455,7 +489,7 @@ def test_build_flags_parameters_the_server_changed(docs_ns, make_app, monkeypatc
         create_button(at).click().run()
         assert_no_exception(at)
         (job_id,) = jobs(at)
-        assert build_jobs.JOBS.wait(job_id, timeout=120).status == "succeeded"
+        assert wait_build(job_id).status == "succeeded"
         # what the server applied, read independently from its index listing
         rest = backend.connect(server.url)
         listing = rest.list_table_indices(ListTableIndicesRequest(id=DOCS)).indexes
@@ -656,15 +690,18 @@ def test_build_panel_says_dropped_and_how_many_events(docs_ns, make_app) -> None
     create_button(at).click().run()
     assert_no_exception(at)
     (job_id,) = jobs(at)
-    built = build_jobs.JOBS.wait(job_id, timeout=120)
+    built = wait_build(job_id)
     assert built.status == "succeeded"
     wait_for_builds(at)
     job_line = next(m.value for m in at.markdown if "**by\\_id**" in m.value)
     assert "succeeded" in job_line
-    # more events than the panel lists at first, recorded as the build records them
-    for i in range(88 - built.events_total):
-        build_jobs.JOBS._record(job_id, {"event": "poll", "stage": f"extra {i}"})
-    assert build_jobs.JOBS.get(job_id).events_total == 88
+    # more events than the panel lists at first, in the job's record
+    extra = [
+        {"event": "poll", "stage": f"extra {i}", "at": time.time()}
+        for i in range(88 - built.events_total)
+    ]
+    job_service.annotate(docs_ns, job_id, events=[*built.events, *extra], events_total=88)
+    assert wait_build(job_id).events_total == 88
     at.run()
     assert "Showing the latest 50 of 88 events." in texts(at)
     events = next(d for d in at.dataframe if "extra 80" in set(d.value.get("stage", [])))
@@ -682,7 +719,7 @@ def test_build_panel_says_dropped_and_how_many_events(docs_ns, make_app) -> None
     assert listed(docs_ns) == {}
     job_line = next(m.value for m in at.markdown if "**by\\_id**" in m.value)
     assert "built, then dropped" in job_line and "succeeded" not in job_line
-    assert build_jobs.JOBS.get(job_id).outcome == "dropped"
+    assert build_jobs.from_job(job_service.get(docs_ns, job_id)).outcome == "dropped"
 
 
 def test_copy_as_python_has_the_typed_index_name(docs_ns, make_app) -> None:
@@ -698,7 +735,7 @@ def test_copy_as_python_has_the_typed_index_name(docs_ns, make_app) -> None:
 
 
 def test_a_table_without_indexes_can_be_compacted(docs_ns, ui_env, make_app) -> None:
-    """Compact files is offered on every table (optimize only where there are indexes), and
+    """Compact files is offered on every table (optimize is disabled without indexes), and
     its result says fragments and bytes of data before and after, as lance counts them."""
     import lance
 
@@ -710,17 +747,17 @@ def test_a_table_without_indexes_can_be_compacted(docs_ns, ui_env, make_app) -> 
     at = make_app("indexes", query_params=QP)
     assert_no_exception(at)
     assert overview(at).empty
-    assert not [b for b in at.button if b.label == "Optimize indexes"]
+    (optimize,) = [b for b in at.button if b.label == "Optimize indexes"]
+    assert optimize.disabled and optimize.help == "Disabled: the table has no index"
     button(at, "Compact files").click().run()
     assert_no_exception(at)
-    from backend.services.tasks import TASKS
     from backend.text import human_bytes
 
-    # the outcome is flashed once, by the run that first sees the task finished: the click's
+    # the outcome is flashed once, by the run that first sees the job finished: the click's
     # own run when the compaction was quick enough, else the run after it ends
     shown_runs = [alerts(at, "success")]
-    for task_id in at.session_state[state.Search.TASKS]:
-        TASKS.wait(task_id, timeout=120)
+    for job_id in jobs(at):
+        job_service.wait(page_ns(), job_id, timeout=120)
     at.run()
     assert_no_exception(at)
     shown_runs.append(alerts(at, "success"))

@@ -14,7 +14,7 @@ from tests.ui.conftest import alerts, assert_no_exception, texts
 
 ORDERS = {"ns": "sales", "table": "orders"}
 TID = ["sales", "orders"]
-P = state.Tables.SCHEMA
+P = state.Tables.SCHEMA + "0"  # the panel's keys in the first form generation
 
 
 def orders(ui_env) -> lance.LanceDataset:
@@ -49,6 +49,9 @@ def test_add_a_column_from_an_expression(make_app, ui_env) -> None:
     assert alerts(at, "success") == [f"Added 1 column (double_id) as v{after.version}."]
     got = after.to_table()
     assert got["double_id"].to_pylist() == pc.multiply(got["id"], 2).to_pylist()
+    # the form starts afresh (its next generation of keys), not with the applied column
+    fresh = f"{state.Tables.SCHEMA}{at.session_state['tables.form_version']}"
+    assert fresh != P and at.text_input(key=f"{fresh}.add.name").value == ""
 
 
 def test_drop_previews_the_index_it_takes(make_app, ui_env) -> None:

@@ -21,6 +21,7 @@ import re
 import shutil
 import statistics
 import threading
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTa
 
 import backend
 from backend.launcher import demo
-from backend.services import search, tuning
+from backend.services import jobs, search, tuning
 from backend.services.tasks import TASKS
 from components import search as srch
 from components import state
@@ -691,13 +692,21 @@ def test_lagging_index_optimized_in_the_background(ui_env, make_app, monkeypatch
     assert optimize.proto.type == "primary"  # urged
     optimize.click().run()
     assert_no_exception(at)
-    (task_id,) = at.session_state[state.Search.TASKS]  # components.state.tasks()
+    (job_id,) = at.session_state[state.Jobs.FOLLOWED]  # components.state.follow_job()
+    deadline = time.monotonic() + 30  # the job writes its stage as it reaches it
+    while (
+        not (jobs.get(ns, job_id).stage or "").startswith("adding") and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    at.run()
     (running,) = at.get("progress")
-    assert running.proto.text.startswith("Optimize indexes: optimize indexes…")
+    assert plain(running.proto.text).startswith(
+        "Optimize indexes: adding the unindexed rows to the indexes ("
+    )
     assert alerts(at, "success") == []
     release.set()
-    task = TASKS.wait(task_id, timeout=60)
-    assert task.status == "succeeded", task.error
+    job = jobs.wait(ns, job_id, timeout=60)
+    assert job.state == "succeeded", job.error
     at.run()  # the panel sees the finished task, flashes its outcome, reruns the page
     assert_no_exception(at)
     (done,) = alerts(at, "success")

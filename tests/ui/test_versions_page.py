@@ -652,7 +652,7 @@ def test_restore_warns_of_the_indexes_it_leaves_behind_and_builds_them_again(
 ) -> None:
     from lance_namespace import CreateTableIndexRequest, ListTableIndicesRequest
 
-    from backend.services import build_jobs
+    from backend.services import jobs
 
     ns = backend.connect(str(ui_env))
     ns.create_table_scalar_index(
@@ -673,8 +673,8 @@ def test_restore_warns_of_the_indexes_it_leaves_behind_and_builds_them_again(
 
     at.button(key=state.Versions.REBUILD_GO).click().run()
     assert_no_exception(at)
-    for job_id in at.session_state[state.Indexes.JOBS]:
-        assert build_jobs.JOBS.wait(job_id, timeout=60).status == "succeeded"
+    for job_id in at.session_state[state.Jobs.FOLLOWED]:
+        assert jobs.wait(ns, job_id, timeout=60).state == "succeeded"
     rebuilt = ns.list_table_indices(ListTableIndicesRequest(id=["sales", "orders"])).indexes
     assert [ix.index_name for ix in rebuilt] == ["id_btree"]
     assert alerts(at, "success") == ["Building again: id_btree. The Indexes page follows them."]

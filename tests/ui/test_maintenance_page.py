@@ -1,0 +1,163 @@
+"""AppTest of the Maintenance page (``components.maintenance``): the dry run's figures match
+lance's own count of each table, running the plan as one job compacts (read back with lance), an admin
+saves a policy that another connection reads back, and an editor may not."""
+
+from __future__ import annotations
+
+import lance
+import pandas as pd
+import pyarrow as pa
+from lance_namespace import CreateTableRequest, DescribeTableRequest
+
+import backend
+from backend.services import health, jobs
+from backend.services import maintenance as mt
+from components import maintenance as cm
+from components import state
+from tests.support import ipc_stream_bytes
+from tests.ui.conftest import alerts, app_as, assert_no_exception, button, open_page, texts
+
+PAGE = "views/maintenance.py"
+T = ["sales", "frag"]
+
+
+def rows(start: int, n: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64())})
+
+
+def add_fragmented_table(root) -> str:
+    """``sales$frag``: four small fragments; returns its location."""
+    ns = backend.connect(str(root))
+    ns.create_table(CreateTableRequest(id=T), ipc_stream_bytes(rows(0, 30)))
+    location = ns.describe_table(DescribeTableRequest(id=T)).location
+    for i in range(1, 4):
+        lance.write_dataset(rows(30 * i, 30), location, mode="append")
+    return location
+
+
+def plan_grid(at) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if {"action", "run", "why"} <= set(frame.value.columns):
+            return frame.value
+    raise AssertionError("no plan on the page")
+
+
+def results_grid(at) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if list(frame.value.columns) == ["table", "action", "status", "result", "seconds"]:
+            return frame.value
+    raise AssertionError("no results on the page")
+
+
+def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None:
+    location = add_fragmented_table(ui_env)
+    at = make_app("tables", query_params={"ns": "sales"})
+    open_page(at, PAGE)
+    assert_no_exception(at)
+    assert "namespace sales: no saved policy, the default applies." in texts(at)
+    button(at, "Make the plan (dry run)").click().run()
+    assert_no_exception(at)
+    grid = plan_grid(at)
+    ns = backend.connect(str(ui_env))
+    for table in ("frag", "orders", "customers"):
+        ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=["sales", table])).location)
+        fragments = ds.get_fragments()
+        small = sum(f.physical_rows < health.SMALL_FRAGMENT_ROWS for f in fragments)
+        shown = grid[grid["table"] == table]
+        assert set(shown["fragments"]) == {len(fragments)}, table
+        assert set(shown["small_fragments"]) == {small}, table
+        assert list(shown["small_share"].round(6)) == [
+            round(100 * small / len(fragments), 6)
+        ] * len(shown)
+    assert "declared only" in grid.loc[grid["table"] == "pending", "why"].iloc[0]
+    frag = grid[(grid["table"] == "frag") & (grid["action"] == "compact")].iloc[0]
+    assert bool(frag["run"]) and frag["why"].startswith("4 of 4 fragments are small")
+    todo = grid[grid["run"]]
+    assert any("Dry run of the default policy" in a for a in alerts(at, "info"))
+    label = f"Run the plan ({len(todo)} action{'s' if len(todo) != 1 else ''})"
+
+    button(at, label).click().run()
+    assert_no_exception(at)
+    # the run is one job of kind plan, recorded with the namespace, followed by the session
+    (job_id,) = at.session_state[state.Jobs.FOLLOWED]
+    job = jobs.wait(ns, job_id, timeout=120)
+    assert (job.kind, job.table_id, job.state) == ("plan", ("sales",), "succeeded")
+    assert [j.id for j in jobs.list_jobs(ns, kinds=["plan"])] == [job_id]
+    at.run()
+    at.run()
+    assert_no_exception(at)
+    ds = lance.dataset(location)
+    assert len(ds.get_fragments()) == 1 and ds.count_rows() == 120
+    results = results_grid(at)
+    recorded = mt.report_of(jobs.get(ns, job_id))
+    assert recorded is not None
+    assert results[["table", "action", "status"]].equals(
+        recorded.frame()[["table", "action", "status"]]
+    )
+    assert set(zip(results["table"], results["action"], strict=True)) == set(
+        zip(todo["table"], todo["action"], strict=True)
+    )
+    assert set(results["status"]) == {"done"}
+    frag_result = results[(results["table"] == "frag") & (results["action"] == "compact")]
+    assert frag_result["result"].iloc[0].endswith("4 fragments → 1 fragment")
+    assert any(f"{len(todo)} done" in a for a in alerts(at, "success"))
+
+
+def test_an_admin_saves_the_policy_and_an_editor_may_not(ui_env, make_app, roles) -> None:
+    at = app_as("ada@example.com", query={"ns": "sales"})
+    open_page(at, PAGE)
+    assert_no_exception(at)
+    form = state.maintenance_form(["sales"])
+    at.checkbox(key=f"{form}.compact").uncheck()
+    at.number_input(key=f"{form}.cleanup.older_than_days").set_value(30)
+    at.number_input(key=f"{form}.optimize.unindexed_share").set_value(12.5)
+    button(at, "Save the policy").click().run()
+    assert_no_exception(at)
+    assert "Maintenance policy of sales saved." in alerts(at, "success")
+    saved = mt.load_policy(backend.connect(str(ui_env)), ["sales"])
+    assert saved.source == mt.SAVED and saved.saved_by == "ada@example.com"
+    assert saved.policy.rules == mt.Rules(
+        compact=None, optimize=mt.OptimizeRule(0.125), cleanup=mt.CleanupRule(30)
+    )
+    assert list((ui_env / "_console" / "maintenance_policies").glob("*.json"))
+    text = texts(at)
+    assert "namespace sales: the policy saved by ada@example.com" in text
+    assert "compact: off" in text and "older than 30 days" in text
+
+    editor = app_as("ed@example.com", query={"ns": "sales"})  # writes, but not the policy
+    open_page(editor, PAGE)
+    assert_no_exception(editor)
+    assert button(editor, "Save the policy").disabled
+    assert button(editor, "Back to the default policy").disabled
+    assert "may not change the namespace's maintenance policy (admins only)" in texts(editor)
+
+    button(at, "Back to the default policy").click().run()
+    assert_no_exception(at)
+    assert mt.load_policy(backend.connect(str(ui_env)), ["sales"]).source == mt.DEFAULT
+    assert "namespace sales: no saved policy, the default applies." in texts(at)
+
+
+def test_overrides_editor_rows_round_trip() -> None:
+    policy = mt.policy_from_dict(
+        {
+            "kinds": {"compact": {"small_share": 0.3}, "cleanup": {}},
+            "tables": {
+                "events": {"cleanup": {"older_than_days": 30}, "optimize": {}},
+                "scratch": {"compact": False, "cleanup": False},
+            },
+        }
+    )
+    frame = cm.overrides_frame(policy)
+    assert list(frame["table"]) == ["events", "scratch"]
+    assert list(frame["compact"]) == [cm.INHERIT, cm.OFF]
+    assert list(frame["optimize"]) == [cm.ON, cm.INHERIT]
+    assert frame.loc[0, "cleanup.older_than_days"] == 30
+    back = mt.policy_from_dict(
+        {"kinds": policy.to_dict()["kinds"], "tables": cm.overrides_from_frame(frame)}
+    )
+    assert back == policy
+    # a share typed in percent is a fraction; a setting given is the kind on for that table
+    typed = pd.DataFrame(
+        [{"table": "t", "compact": cm.INHERIT, "compact.small_share": 50.0}, {"table": None}]
+    )
+    assert cm.overrides_from_frame(typed) == {"t": {"compact": {"small_share": 0.5}}}
