@@ -194,7 +194,7 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
         )  # fmt: skip
         _batch(main, 2)
         staged = (
-            rf"^2\. CreateTableVersion {E2E_NAMESPACE} › {NOTES_TABLE} (->|→) v{latest + 1} "
+            rf"^2\. CreateTableVersion {E2E_NAMESPACE} › {NOTES_TABLE} (->\u200b?|→) v{latest + 1} "
             r"\(manifest "
         )
         expect(_operation_line(main, staged)).to_be_visible()
