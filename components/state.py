@@ -501,7 +501,7 @@ class Txn:
     STAGED = "txn.staged"  # list of staged changes (``StagedChange.to_dict()``) of this session
     CHECKS = "txn.checks"  # staged change id -> list of check dicts (name, predicate, min, max)
     WATCHED = "txn.watched"  # the last watched commit (``txn_guide.WatchedRun``): reader panel
-    GUIDE = "txn.guide"  # the guided demo's progress (``txn_guide.Guide``)
+    GUIDE = "txn.guide"  # connection key -> the guided demo's progress (``txn_guide.Guide``)
     PROBLEMS = "txn.problems"  # (operations fingerprint, list[Problem]) of the last validation
     LAST_COMMIT = "txn.last_commit"  # results + response + transaction id of the last commit
     ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction actions
@@ -584,6 +584,19 @@ def set_staged_checks(staged_id: str, checks: list[dict[str, Any]]) -> None:
     kept = dict(_get(Txn.CHECKS) or {})
     kept[staged_id] = list(checks)
     _set(Txn.CHECKS, kept)
+
+
+def guide(conn: str) -> Any:
+    """The guided demo's progress on connection ``conn`` (``None``: not started)."""
+    return (_get(Txn.GUIDE) or {}).get(conn)
+
+
+def set_guide(conn: str, value: Any) -> None:
+    """Keep (``None``: forget) the guided demo's progress on connection ``conn``."""
+    kept = {k: v for k, v in (_get(Txn.GUIDE) or {}).items() if k != conn}
+    if value is not None:
+        kept[conn] = value
+    _set(Txn.GUIDE, kept)
 
 
 def stage_form_key(field: str) -> str:

@@ -12,7 +12,7 @@ from backend.services import batch_builder
 from components import feedback, staged, state, tables, transactions, txn_demo
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace
+from components.connection import connection_key, is_read_only, require_namespace
 
 st.title("Transactions")
 ns = require_namespace()
@@ -128,17 +128,18 @@ with ns_tab:
 
 with guide_tab:
     if guide_tab.open:
-        guide = state.get(state.Txn.GUIDE)
+        conn = connection_key()
+        guide = state.guide(conn)
         if guide is None and local:
             guide = feedback.run(txn_guide.start, ns, action="Picking the demo tables")
             if guide is not None:
-                state.put(state.Txn.GUIDE, guide)
+                state.set_guide(conn, guide)
         locked = transactions.demo_denial(ns, read_only)
         step = txn_demo.render_guide(guide, locked=locked, local=local)
         if step is not None and guide is not None:
             if step.step == txn_demo.RESET:
                 if feedback.run(txn_guide.reset, ns, guide, action="Starting over") is not None:
-                    state.drop(state.Txn.GUIDE)
+                    state.set_guide(conn, None)
                     invalidate_tables(guide.tables)
                     st.rerun()
             else:
@@ -146,6 +147,6 @@ with guide_tab:
                 with st.spinner(f"{doing}…"):
                     after = feedback.run(txn_guide.advance, ns, guide, step.step, action=doing)
                 if after is not None:
-                    state.put(state.Txn.GUIDE, after)
+                    state.set_guide(conn, after)
                     invalidate_tables(guide.tables, catalog=True)
                     st.rerun()

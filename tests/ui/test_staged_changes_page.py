@@ -316,6 +316,13 @@ def test_demo_tools_are_an_admins_and_off_by_default(roles: Path, ui_env: Path) 
             assert "Disabled: the editor role may not" in texts(at)
         else:
             assert not toggle.disabled
+        # a staged delete is an admin's (as DeleteFromTable); a staged update an editor's
+        at.segmented_control(key=state.stage_form_key("kind")).set_value("delete").run()
+        at.text_input(key=state.stage_form_key("filter")).set_value("id = 2").run()
+        assert at.button(key=state.stage_form_key("go")).disabled == email.startswith("ed")
+        at.segmented_control(key=state.stage_form_key("kind")).set_value("update").run()
+        at.text_area(key=state.stage_form_key("set")).set_value("item = 'x'").run()
+        assert not at.button(key=state.stage_form_key("go")).disabled
 
 
 def test_fail_at_an_operation_leaves_every_table_unchanged(app: Any, ui_env: Path) -> None:
@@ -365,6 +372,36 @@ def test_a_concurrent_writer_is_refused(app: Any, ui_env: Path) -> None:
     now = dataset(ui_env, ORDERS).to_table()
     assert now.equals(pa.concat_tables([orders, orders.slice(0, 1)]))  # the writer's row only
     assert "stale: the table is at v4 now" in texts(at)
+
+
+def test_the_guided_demo_on_the_demo_namespace(
+    make_app: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guided tab picks three demo tables; its first step stages three changes a reader
+    does not see; a step out of order is not offered; "Start over" discards them."""
+    from tests.support import demo_copy
+
+    root = demo_copy(tmp_path / "demo")
+    monkeypatch.setenv("LANCE_CONSOLE_TARGET", str(root))
+    at = make_app("transactions", query_params={"tab": "demo"})
+    assert_no_exception(at)
+    page = texts(at)
+    assert "Tables: stdlib › modules, stdlib › text › functions, stdlib › symbols" in page
+    steps = [b for b in at.button if b.key and b.key.startswith(f"{state.Txn.GUIDE_UI}.")]
+    assert [b.disabled for b in steps] == [False] + [True] * 5
+    ns = backend.connect(str(root))
+    assert bb.list_staged(ns) == []
+    at.button(key=f"{state.Txn.GUIDE_UI}.stage").click().run()
+    assert_no_exception(at)
+    assert "Three changes staged; a reader still sees the tables as they were." in texts(at)
+    staged = bb.list_staged(ns)
+    assert sorted(s.operation for s in staged) == ["Append", "Delete", "Update"]
+    assert not at.button(key=f"{state.Txn.GUIDE_UI}.audit").disabled
+    assert at.button(key=f"{state.Txn.GUIDE_UI}.publish").disabled
+    at.button(key=f"{state.Txn.GUIDE_UI}.reset").click().run()
+    assert_no_exception(at)
+    assert bb.list_staged(ns) == []
+    assert at.button(key=f"{state.Txn.GUIDE_UI}.stage").disabled is False
 
 
 def test_the_guided_demo_needs_the_demo_tables(app: Any) -> None:
