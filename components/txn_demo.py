@@ -121,10 +121,12 @@ def render_outcome(run: tg.WatchedRun) -> None:
             + (f": {feedback.readable(outcome.reason).rstrip('.')}." if outcome.reason else "."),
         )
         if outcome.unchanged and len(run.unchanged) == len(run.before):
+            same = "same version, row count and versions as before. Nothing was published."
             feedback.show(
                 "success",
-                f"Every table is unchanged: {plural(len(run.before), 'table')}, each with the "
-                "same version, row count and versions as before. Nothing was published.",
+                f"Every table is unchanged: {len(run.before)} tables, each with the {same}"
+                if len(run.before) > 1
+                else f"The table is unchanged: the {same}",
             )
         elif not outcome.committed:
             feedback.show("warning", "Some tables changed: see the table below.")
