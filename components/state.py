@@ -524,7 +524,6 @@ class Txn:
     # ``.set``, ``.go``; and each staged change's ``.<id>.discard`` / ``.<id>.add``
     AUDIT = "txn.audit"  # per staged change: ``.<id>.open`` (its expander), ``.<id>.rows``
     # (its row changes), ``.<id>.schema``, ``.<id>.check.*`` (the add-check form, removes)
-    STAGED_ELSEWHERE = "txn.staged_elsewhere"  # staged changes this session does not hold
     WATCH = "txn.watch"  # ``.on`` (watch while committing), the reader panel's chart and grids
     TOOLS = (
         "txn.tools"  # the demo tools: ``.open``, ``.on``, ``.which``, ``.n``, ``.table``, ``.go``
