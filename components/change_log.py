@@ -212,8 +212,11 @@ def _mark_changed(frame: pd.DataFrame) -> Any:
     return styled.format(dict.fromkeys(floats, _float_text), na_rep=MISSING)
 
 
-def render_row_changes(changes: cl.RowChanges, *, key_prefix: str) -> None:
-    """Counts, the method used, then one kind of rows at a time, paged."""
+def render_row_changes(
+    changes: cl.RowChanges, *, key_prefix: str, first_with_rows: bool = False
+) -> None:
+    """Counts, the method used, then one kind of rows at a time, paged (``first_with_rows``:
+    the kind shown first is the first that has rows, not "updated")."""
     counts = changes.counts
     c1, c2, c3 = st.columns(3)
     c1.metric("Inserted", f"{counts['inserted']:,}")
@@ -232,8 +235,11 @@ def render_row_changes(changes: cl.RowChanges, *, key_prefix: str) -> None:
                 "versions have."
             )
         )
+    first = KINDS[0]
+    if first_with_rows:
+        first = next((k for k in KINDS if counts[k]), KINDS[0])
     kind = st.segmented_control(
-        "Rows", KINDS, default=KINDS[0], key=f"{key_prefix}.kind", format_func=str.capitalize
+        "Rows", KINDS, default=first, key=f"{key_prefix}.kind", format_func=str.capitalize
     )
     kind = kind or KINDS[0]
     frame = changed_frame(changes, kind)

@@ -26,7 +26,8 @@ QP_VERSION = "version"  # bound: the Versions page's version picker
 QP_INDEX = "index"  # bound: the Indexes page's index picker
 QP_CONN = "conn"  # bound: the saved connection picker (a name, never a target or secret)
 QP_READ_ONLY = "ro"  # bound: the read-only switch
-QP_TAB = "tab"  # Search & tune: the tab a shared link opens (then the setting keys below)
+QP_TAB = "tab"  # the tab a shared link opens: Search & tune (then the setting keys below),
+# Transactions (``?tab=demo``: the guided demo)
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
 QP_BRANCH = "branch"  # the shared branch selection (:func:`selected_branch`); absent: main
 QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
@@ -500,7 +501,10 @@ def set_maintenance_plan(namespace_id: Sequence[str] | None, plan: Any = None) -
 # --- Transactions --------------------------------------------------------------------------------
 class Txn:
     OPERATIONS = "txn.operations"  # list of builder operations (spec dicts)
-    STAGED = "txn.staged"  # list of staged manifests (dicts) the batch may use
+    STAGED = "txn.staged"  # list of staged changes (``StagedChange.to_dict()``) of this session
+    CHECKS = "txn.checks"  # staged change id -> list of check dicts (name, predicate, min, max)
+    WATCHED = "txn.watched"  # the last watched commit (``txn_guide.WatchedRun``): reader panel
+    GUIDE = "txn.guide"  # connection key -> the guided demo's progress (``txn_guide.Guide``)
     PROBLEMS = "txn.problems"  # (operations fingerprint, list[Problem]) of the last validation
     LAST_COMMIT = "txn.last_commit"  # results + response + transaction id of the last commit
     ALTER_ACTIONS = "txn.alter_actions"  # list[dict]: pending AlterTransaction actions
@@ -519,7 +523,15 @@ class Txn:
     # widgets (the prefixes: the component adds the rest)
     PICKER = "txn.picker"  # the table picker
     ADD = "txn.add"  # ``.kind``; the form of a kind and its fields: :func:`txn_add_key`
-    STAGE = "txn.stage"  # ``.stage``: "Stage next version from current"
+    STAGE = "txn.stage"  # the "Stage a change" form: ``.kind``, ``.file<gen>``, ``.filter``,
+    # ``.set``, ``.go``; and each staged change's ``.<id>.discard`` / ``.<id>.add``
+    AUDIT = "txn.audit"  # per staged change: ``.<id>.open`` (its expander), ``.<id>.rows``
+    # (its row changes), ``.<id>.schema``, ``.<id>.check.*`` (the add-check form, removes)
+    WATCH = "txn.watch"  # ``.on`` (watch while committing), the reader panel's chart and grids
+    TOOLS = (
+        "txn.tools"  # the demo tools: ``.open``, ``.on``, ``.which``, ``.n``, ``.table``, ``.go``
+    )
+    GUIDE_UI = "txn.guide_ui"  # the guided demo's buttons (``.<step>``, ``.reset``), grids
     OPS = "txn.ops"  # ``.<i>.up`` / ``.<i>.down`` / ``.<i>.remove`` per operation
     VALIDATE = "txn.validate"  # "Validate"
     CLEAR = "txn.clear"  # ``.ask`` / ``.no`` / ``.yes``
@@ -558,7 +570,43 @@ def staged() -> list[dict[str, Any]]:
 
 
 def set_staged(items: list[dict[str, Any]]) -> None:
+    """The session's staged changes; the checks of those no longer held are forgotten."""
     _set(Txn.STAGED, list(items))
+    held = {str(i.get("id")) for i in items}
+    _set(Txn.CHECKS, {k: v for k, v in (_get(Txn.CHECKS) or {}).items() if k in held})
+
+
+def staged_checks(staged_id: str) -> list[dict[str, Any]]:
+    """The checks a user added to a staged change (dicts: name, predicate, min_rows,
+    max_rows)."""
+    return list((_get(Txn.CHECKS) or {}).get(staged_id, []))
+
+
+def set_staged_checks(staged_id: str, checks: list[dict[str, Any]]) -> None:
+    kept = dict(_get(Txn.CHECKS) or {})
+    kept[staged_id] = list(checks)
+    _set(Txn.CHECKS, kept)
+
+
+def guide(conn: str) -> Any:
+    """The guided demo's progress on connection ``conn`` (``None``: not started)."""
+    return (_get(Txn.GUIDE) or {}).get(conn)
+
+
+def set_guide(conn: str, value: Any) -> None:
+    """Keep (``None``: forget) the guided demo's progress on connection ``conn``."""
+    kept = {k: v for k, v in (_get(Txn.GUIDE) or {}).items() if k != conn}
+    if value is not None:
+        kept[conn] = value
+    _set(Txn.GUIDE, kept)
+
+
+def stage_form_key(field: str) -> str:
+    """A field of the "Stage a change" form; the file field changes with the form generation
+    (a file uploader is emptied only by a new key)."""
+    if field == "file":
+        return f"{Txn.STAGE}.file{form_version('txn.stage')}"
+    return f"{Txn.STAGE}.{field}"
 
 
 def alter_actions() -> list[dict[str, Any]]:

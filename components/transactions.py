@@ -24,7 +24,7 @@ from backend.rules import properties as props
 from backend.rules.ids import parse_id
 from backend.services import batch_builder as bb
 from backend.text import plural
-from components import feedback, state
+from components import feedback, staged, state, txn_demo
 from components.cache import CATALOG, cached
 from components.common import dataframe, render_json
 from components.versions import latest_version
@@ -35,17 +35,12 @@ TABLE_PLACEHOLDER = f"namespace{ids.DISPLAY_SEPARATOR}table"
 
 
 @dataclass(frozen=True)
-class Stage:
-    """The user asked to stage version latest+1 of a table (a write: the page performs it)."""
-
-    table_id: list[str]
-
-
-@dataclass(frozen=True)
 class Commit:
-    """The user asked to commit these operations; they passed the batch rules just now."""
+    """The user asked to commit these operations; they passed the batch rules just now.
+    ``watch``: a reader watches the batch's tables while it commits."""
 
     operations: list[dict[str, Any]]
+    watch: bool = False
 
     @property
     def tables(self) -> list[list[str]]:
@@ -70,6 +65,24 @@ ICON_ONLY_CSS = (
     "!important;clip:rect(0 0 0 0)!important;white-space:nowrap!important;margin:-1px"
     "!important;padding:0!important;border:0!important}</style>"
 )
+
+
+TAB_BUILDER = "Batch commit builder"
+TAB_DESCRIBE = "Describe / alter a transaction"
+TAB_NAMESPACE = "Namespace transactions"
+TAB_GUIDE = "Guided demo"
+TABS = (TAB_BUILDER, TAB_DESCRIBE, TAB_NAMESPACE, TAB_GUIDE)
+TAB_SLUGS = {"builder": TAB_BUILDER, "describe": TAB_DESCRIBE, "namespace": TAB_NAMESPACE,
+             "demo": TAB_GUIDE}  # fmt: skip
+
+
+def open_tabs() -> Any:
+    """The page's tabs (the guided demo is drawn only while open); ``?tab=demo`` opens it (a
+    presenter's link)."""
+    slug = st.query_params.get(state.QP_TAB)
+    if not state.has(state.Txn.TABS) and slug in TAB_SLUGS:
+        state.put(state.Txn.TABS, TAB_SLUGS[slug])
+    return st.tabs(list(TABS), default=TAB_BUILDER, key=state.Txn.TABS, on_change="rerun")
 
 
 def render_icon_only_style() -> None:
@@ -146,17 +159,18 @@ def show_transaction(txn_id: Sequence[str], response: Any) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def render_batch_support(supported: bool | None, kind: str) -> bool:
-    """Say up front when the backend cannot commit batches; returns whether it can (or may)."""
-    if supported is False:
-        where = "This REST server" if kind == "rest" else "This namespace"
+def render_batch_support(notice: str | None, supported: bool | None, kind: str) -> bool:
+    """Say up front, before Validate, when the backend cannot commit batches
+    (``bb.batch_commit_notice``: a server profile, or a refusal earlier in this session);
+    returns whether it can (or may)."""
+    if notice:
         feedback.show(
             "warning",
-            f"{where} does not implement BatchCommitTables (its server profile, or its answer "
-            "to a batch commit, says so): you can build, validate and preview a batch, but not "
-            "commit it.",
+            f"{notice} You can build and preview a batch here; Validate reports the same, and "
+            "a commit is refused without being sent.",
         )
-    elif supported is None:
+        return False
+    if supported is None:
         st.caption(
             "Whether this server implements BatchCommitTables is unknown until it answers a "
             "commit (a connection's server profile can say): if it does not, it refuses and "
@@ -306,27 +320,6 @@ def render_add_operation(
         feedback.show("error", refused)
 
 
-def render_stage_helper(
-    table_id: Sequence[str] | None, delimiter: str, *, local: bool, read_only: bool
-) -> bool:
-    """The "stage the next version" button (local backend only); True when pressed."""
-    if not local:
-        st.caption(
-            "CreateTableVersion needs a manifest your writer staged: enter its path above. "
-            "(Staging a copy of the latest version is offered on the local backend.)"
-        )
-        return False
-    label = ids.display_id(table_id) if table_id else "the selected table"
-    st.caption(
-        f"Demo helper: stage version latest+1 of {feedback.as_text(label)} as a copy of its latest "
-        "version (written under the namespace's _staging/), and add its CreateTableVersion."
-    )
-    return st.button(
-        "Stage next version from current", icon=":material/content_copy:", key=f"{state.Txn.STAGE}.stage",
-        disabled=read_only or not table_id,
-    )  # fmt: skip
-
-
 def render_operation_list(
     operations: Sequence[dict[str, Any]], problems: Sequence[bb.Problem] | None, delimiter: str
 ) -> None:
@@ -352,24 +345,36 @@ def render_operation_list(
             up.button(
                 f"Move operation {i + 1} up", icon=":material/arrow_upward:", key=f"{at}.up",
                 disabled=i == 0, help="Move up",
-                on_click=_set_and_discard, args=(bb.move(operations, i, -1),),
+                on_click=state.set_operations, args=(bb.move(operations, i, -1),),
             )  # fmt: skip
             last = i == len(operations) - 1
             down.button(
                 f"Move operation {i + 1} down", icon=":material/arrow_downward:", key=f"{at}.down",
                 disabled=last, help="Move down",
-                on_click=_set_and_discard, args=(bb.move(operations, i, +1),),
+                on_click=state.set_operations, args=(bb.move(operations, i, +1),),
             )  # fmt: skip
             rm.button(
                 f"Remove operation {i + 1}", icon=":material/close:", key=f"{at}.remove",
-                help="Remove", on_click=_set_and_discard, args=(bb.remove(operations, i),),
+                help="Remove", on_click=state.set_operations, args=(bb.remove(operations, i),),
             )  # fmt: skip
 
 
-def render_problems(problems: Sequence[bb.Problem]) -> None:
-    """The outcome of a validation: valid, or errors and warnings (numbered from 1)."""
+UNKNOWN_SUPPORT = (
+    "No problem found against the current namespace. Whether this server runs batch commits "
+    "is unknown until it answers one (a connection's server profile can say): it may still "
+    "refuse the commit, changing nothing."
+)
+
+
+def render_problems(problems: Sequence[bb.Problem], *, supported: bool | None = True) -> None:
+    """The outcome of a validation: valid, or errors and warnings (numbered from 1). "Valid"
+    only where the backend is known to run batches (``supported``); a server that has not
+    said so gets no promise."""
     if not problems:
-        feedback.show("success", "Valid against the current namespace.")
+        if supported is None:
+            feedback.show("info", UNKNOWN_SUPPORT)
+        else:
+            feedback.show("success", "Valid against the current namespace.")
         return
     errors = [p for p in problems if p.severity == "error"]
     warnings = [p for p in problems if p.severity != "error"]
@@ -387,8 +392,8 @@ def render_request_preview(operations: Sequence[dict[str, Any]]) -> None:
 
 
 def render_clear_button() -> None:
-    """ "Clear the batch" with a confirmation (callbacks: the batch is emptied, with the
-    manifests staged for it, before the page draws it)."""
+    """ "Clear the batch" with a confirmation (callbacks: the batch is emptied before the page
+    draws it; staged changes stay, to be discarded explicitly)."""
     at = state.Txn.CLEAR
     if not state.get(state.Txn.CONFIRM_CLEAR):
         st.button(
@@ -396,7 +401,10 @@ def render_clear_button() -> None:
             on_click=state.put, args=(state.Txn.CONFIRM_CLEAR, True),
         )  # fmt: skip
         return
-    st.caption("Remove every operation, and the manifests staged for them?")
+    st.caption(
+        "Remove every operation from the batch? Staged changes stay staged (listed below) until "
+        "you discard them."
+    )
     yes, no = st.columns(2)
     no.button(
         "Keep the batch", key=f"{at}.no", on_click=state.drop, args=(state.Txn.CONFIRM_CLEAR,)
@@ -409,18 +417,26 @@ def render_clear_button() -> None:
 
 def _clear_batch() -> None:
     state.drop(state.Txn.CONFIRM_CLEAR)
-    _set_and_discard([])
+    state.set_operations([])
 
 
-def render_commit_form(count: int, *, enabled: bool) -> None:
+def render_commit_form(
+    count: int, *, enabled: bool, staged: int = 0, blockers: Sequence[str] = ()
+) -> None:
     """ "Commit atomically": its callback asks the next run to validate the batch, then to
-    commit it when nothing blocks it (:data:`state.Txn.CHECK`)."""
+    commit it when nothing blocks it (:data:`state.Txn.CHECK`). A failed check of a staged
+    change the batch publishes blocks it (``blockers``: which, and why)."""
+    if blockers:
+        feedback.show_problems("Publish blocked: a check of a staged change fails.", blockers)
     with st.form(state.Txn.COMMIT, border=False):
+        published = f", publishing {plural(staged, 'staged change')}" if staged else ""
         st.caption(
-            f"{plural(count, 'operation')}, committed atomically: all succeed or none is applied."
+            f"{plural(count, 'operation')}{published}, committed atomically in one "
+            "BatchCommitTables: all succeed or none is applied."
         )
         st.form_submit_button(
-            "Commit atomically", type="primary", icon=":material/done_all:", disabled=not enabled,
+            "Commit atomically", type="primary", icon=":material/done_all:",
+            disabled=not enabled or bool(blockers),
             on_click=state.put, args=(state.Txn.CHECK, "commit"),
         )  # fmt: skip
 
@@ -430,15 +446,6 @@ def render_commit_result(last: dict[str, Any], delimiter: str) -> None:
     feedback.show("success", "Committed." + (f" Transaction {ids.display_id(txn)}." if txn else ""))
     dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{state.Txn.LAST}.results")
     render_json(last["response"], key_prefix=f"{state.Txn.LAST}.json", label="Response")
-
-
-def unused_staged(
-    operations: Sequence[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(kept, unused)``: staged manifests some operation uses, and those none uses."""
-    used = {bb.body_of(op).get("manifest_path") for op in operations}
-    kept = [s for s in state.staged() if s["manifest_path"] in used]
-    return kept, [s for s in state.staged() if s["manifest_path"] not in used]
 
 
 # --------------------------------------------------------------------------------------------
@@ -665,19 +672,29 @@ def keep_batch_in_link() -> list[dict[str, Any]]:
     return operations
 
 
-def _set_and_discard(operations: list[dict[str, Any]]) -> None:
-    """New operations; manifests staged for operations no longer in the batch are removed."""
-    state.set_operations(operations)
-    kept, unused = unused_staged(operations)
-    bb.discard_staged(None, unused)  # copies of manifests (stage_next_version): files only
-    state.set_staged(kept)
+def demo_denial(ns: Any, read_only: bool) -> str | None:
+    """Why this session may not use the demo tools (``None``: it may): admins only, never on
+    a read-only connection (the gate's ``denial``)."""
+    from components.connection import write_denial
+
+    denial = getattr(ns, "denial", None)
+    if callable(denial):
+        return denial(DEMO_TOOL)
+    return write_denial(DEMO_TOOL) if not read_only else "the connection is read-only"
 
 
-def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> Stage | Commit | None:
-    """The builder: add, list, validate, clear, preview, commit. Returns what the user asked
-    the page to write (stage a version, commit), else ``None``. Buttons that change the batch
-    do so in their callbacks; "Validate" and "Commit atomically" validate here, before the
-    batch is drawn, so that the problems show next to their operations in this run."""
+DEMO_TOOL = "demo_fault_commit"
+
+Asked = Commit | staged.StageChange | staged.Discard | txn_demo.FaultRun | txn_demo.RaceRun
+
+
+def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> Asked | None:
+    """The builder: add operations, stage changes (write-audit-publish: each staged change's
+    audit and checks), list, validate, clear, preview, commit with a reader watching, and the
+    demo tools. Returns what the user asked the page to write (stage, discard, commit, a demo
+    tool), else ``None``; everything is drawn first. Buttons that change the batch do so in
+    their callbacks; "Validate" and "Commit atomically" validate here, before the batch is
+    drawn, so that the problems show next to their operations in this run."""
     from components import tables as tbl
     from components.snippets import render_python_snippet
 
@@ -686,14 +703,18 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
         "Operations are sent together as one BatchCommitTables request: all of them are "
         "applied, or none."
     )
-    can_commit = render_batch_support(caps.batch_commit, caps.kind)
+    local = caps.kind == "local"
+    notice = bb.batch_commit_notice(ns)
+    can_commit = render_batch_support(notice, caps.batch_commit, caps.kind)
     st.subheader("Add an operation", anchor=False)
     table_id = tbl.render_table_picker(key_prefix=state.Txn.PICKER)
     latest = latest_version(tuple(table_id)) if table_id else None
     render_add_operation(table_id, delimiter, next_version=(latest or 0) + 1)
-    local = caps.kind == "local"
-    if render_stage_helper(table_id, delimiter, local=local, read_only=read_only):
-        return Stage(list(table_id or []))
+    st.subheader("Stage a change", anchor=False)
+    asked: Asked | None = staged.render_stage_form(ns, table_id, local=local, read_only=read_only)
+    results = staged.all_check_results(ns) if local else {}
+    discard = staged.render_staged_list(ns, operations, results, read_only=read_only)
+    asked = asked or discard
     check = state.drop(state.Txn.CHECK)
     found = _validate(ns, operations, delimiter) if check and operations else None
     count = plural(len(operations), "operation")
@@ -702,7 +723,8 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
     problems = saved[1] if saved and saved[0] == fingerprint(operations) else None
     render_operation_list(operations, problems, delimiter)
     if not operations:
-        return None
+        tool = txn_demo.render_demo_tools([], locked=demo_denial(ns, read_only), local=local)
+        return asked or tool
     c1, c2 = st.columns(2)
     c1.button(
         "Validate", icon=":material/rule:", key=state.Txn.VALIDATE,
@@ -711,28 +733,27 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> St
     with c2:
         render_clear_button()
     if problems is not None:
-        render_problems(problems)
+        render_problems(problems, supported=None if caps.batch_commit is None else True)
     render_request_preview(operations)
     render_python_snippet(
         "batch_commit_tables", bb.to_request(operations), key_prefix=state.Txn.SNIPPET
     )
-    render_commit_form(len(operations), enabled=can_commit and not read_only)
+    blockers = staged.publish_blockers(ns, operations, results)
+    publishes = len(set(staged.in_batch(operations)) & {s.manifest_path for s in staged.held()})
+    watch = txn_demo.render_watch_switch(local=local) if local else False
+    render_commit_form(
+        len(operations), enabled=can_commit and not read_only, staged=publishes, blockers=blockers
+    )
+    tool = txn_demo.render_demo_tools(operations, locked=demo_denial(ns, read_only), local=local)
+    asked = asked or tool
     if check == "commit" and can_commit and not read_only and found is not None:
         if bb.has_errors(found):
             bb.record_refused_commit(ns, operations, found)  # refused: in the audit log
-            return None
-        return Commit(operations)
-    return None
-
-
-def add_staged(staged: bb.StagedManifest) -> None:
-    """A manifest the page staged: remember it (so an abandoned batch removes it) and add its
-    CreateTableVersion to the batch."""
-    state.set_staged([*state.staged(), staged.__dict__])
-    op = bb.create_version_op(
-        staged.table_id, staged.version, staged.manifest_path, manifest_size=staged.manifest_size
-    )
-    state.set_operations([*state.operations(), op])
+            return asked
+        if blockers:
+            return asked
+        return asked or Commit(operations, watch=watch)
+    return asked
 
 
 def committed(operations: list[dict[str, Any]], response: Any, delimiter: str) -> None:
@@ -748,8 +769,8 @@ def committed(operations: list[dict[str, Any]], response: Any, delimiter: str) -
             "response": response.model_dump(mode="json", exclude_none=True),
         },
     )
+    staged.published(operations)
     state.set_operations([])
-    state.set_staged([])
 
 
 def render_last_commit(delimiter: str) -> None:
@@ -816,9 +837,13 @@ def altered(txn_id: list[str], response: Any) -> None:
 
 __all__ = [
     "Alter",
+    "Asked",
+    "TABS",
+    "open_tabs",
     "Commit",
-    "Stage",
-    "add_staged",
+    "DEMO_TOOL",
+    "UNKNOWN_SUPPORT",
+    "demo_denial",
     "altered",
     "committed",
     "render_builder",
@@ -843,8 +868,6 @@ __all__ = [
     "render_operation_list",
     "render_problems",
     "render_request_preview",
-    "render_stage_helper",
     "render_transaction",
     "show_transaction",
-    "unused_staged",
 ]

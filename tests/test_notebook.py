@@ -1,4 +1,5 @@
-"""notebooks/tour.ipynb runs as committed, on every kind of root, and shows what it says.
+"""notebooks/tour.ipynb runs as committed, on every kind of root, and shows what it says;
+notebooks/transactions.ipynb (write-audit-publish, the transaction demo) on a local folder.
 
 The notebook is executed cell by cell in a real IPython kernel (nbclient), with only its
 parameters changed through ``TOUR_TARGET`` / ``TOUR_OPTIONS`` (what its parameters cell reads):
@@ -38,19 +39,30 @@ from backend.services import lifecycle
 from tests.conftest import RestServer, S3Server
 from tests.support import demo_copy
 
-TOUR = Path(__file__).resolve().parents[1] / "notebooks" / "tour.ipynb"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+TOUR = NOTEBOOKS / "tour.ipynb"
+TRANSACTIONS = NOTEBOOKS / "transactions.ipynb"
 TOUR_TABLE = ["sandbox", "tour"]
 DECLARED = ["sandbox", "tour_declared"]
 
 pytestmark = pytest.mark.slow  # a kernel per run, ~10 s each
 
 
-def execute(target: str, options: dict[str, Any], workdir: Path) -> nbformat.NotebookNode:
-    """The tour executed against ``target`` (its parameters from the environment)."""
-    nb = nbformat.read(TOUR, as_version=4)
-    saved = {k: os.environ.get(k) for k in ("TOUR_TARGET", "TOUR_OPTIONS")}
-    os.environ["TOUR_TARGET"] = target
-    os.environ["TOUR_OPTIONS"] = json.dumps(options)
+def execute(
+    target: str,
+    options: dict[str, Any],
+    workdir: Path,
+    *,
+    path: Path = TOUR,
+    prefix: str = "TOUR",
+) -> nbformat.NotebookNode:
+    """The notebook at ``path`` (the tour) executed against ``target`` (its parameters from
+    the environment: ``<prefix>_TARGET``, ``<prefix>_OPTIONS``)."""
+    nb = nbformat.read(path, as_version=4)
+    names = (f"{prefix}_TARGET", f"{prefix}_OPTIONS")
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ[names[0]] = target
+    os.environ[names[1]] = json.dumps(options)
     try:
         NotebookClient(
             nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
@@ -160,3 +172,31 @@ def test_tour_on_an_s3_bucket(s3_demo: str, s3_server: S3Server, tmp_path: Path)
     nb = execute(s3_demo, options, tmp_path)
     check_effects(backend.connect(s3_demo, audit=False, **options), batch=True)
     assert S3Server.SECRET_KEY not in outputs_text(nb)  # the storage secret never shown
+
+
+def test_transactions_notebook_on_a_local_folder(local_demo: Path, tmp_path: Path) -> None:
+    """The transaction demo in Python: every cell asserts its figures (computed with pyarrow
+    from the rows read before), so a finished run is the check; then the effects through
+    another connection, the audit log, and the reader's figures in the outputs."""
+    from backend.demo import txn_guide
+    from backend.services import batch_builder, table_watch
+
+    client = backend.connect(str(local_demo), audit=False)
+    tables = txn_guide.pick_tables(client)
+    start = {r.table_id: r.version for r in table_watch.poll(client, tables).readings}
+    before = audit_count()
+    nb = execute(str(local_demo), {}, tmp_path, path=TRANSACTIONS, prefix="TXN")
+    text = outputs_text(nb)
+    assert re.search(r"polls: \d+, mixed states seen: 0", text), text
+    assert "killed: True" in text and "ConcurrentModificationError" in text
+    # two batches published (steps 4 and 6), the writer's append on the second table
+    now = {r.table_id: r.version for r in table_watch.poll(client, tables).readings}
+    writer = tuple(tables[1])
+    assert now == {t: v + 2 + (t == writer) for t, v in start.items()}, (start, now)
+    assert batch_builder.list_staged(client) == [] or all(
+        s.version <= now[s.table_id] for s in batch_builder.list_staged(client)
+    )  # nothing left staged to publish
+    operations = {e.operation for e in audit.AuditLog().entries()[before:]}
+    assert {"stage_change", "demo_fault_commit", "demo_concurrent_writer", "discard_staged"} <= (
+        operations
+    ), operations

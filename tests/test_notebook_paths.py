@@ -23,8 +23,9 @@ def test_a_folder_outside_the_project_falls_back_to_the_installed_project(tmp_pa
     assert notebook.project_root(tmp_path) == PROJECT
 
 
-def test_the_tour_uses_it() -> None:
-    cells = json.loads((PROJECT / "notebooks" / "tour.ipynb").read_text())["cells"]
-    setup = "".join(cells[1]["source"])
-    assert "notebook.default_demo_dir()" in setup
-    assert "./.lance-console/demo" not in setup
+def test_the_notebooks_use_it() -> None:
+    for name in ("tour.ipynb", "transactions.ipynb"):
+        cells = json.loads((PROJECT / "notebooks" / name).read_text())["cells"]
+        setup = "".join(cells[1]["source"])
+        assert "notebook.default_demo_dir()" in setup, name
+        assert "./.lance-console/demo" not in setup, name

@@ -9,7 +9,9 @@ same charts from the services' data.
   the cheapest setting reaching it;
 * query plans (``search.analyze``): :func:`plan_figure`, time per step;
 * build A/B (``tuning.build_ab``): :func:`ab_figure`;
-* versions (``versions.timeline_frame``): :func:`timeline_chart` (Vega-Lite, via Altair).
+* versions (``versions.timeline_frame``): :func:`timeline_chart` (Vega-Lite, via Altair);
+* the transaction demo's reader (``table_watch.states_frame``): :func:`reader_figure`, what
+  each poll saw of each table, before or after the batch.
 
 Plotly figures and Altair charts both render inline in Jupyter.
 """
@@ -515,7 +517,79 @@ def timeline_chart(frame: pd.DataFrame, *, highlight: Sequence[int] = ()) -> alt
     return chart
 
 
+READER_COLORS = {"before": "#90a4ae", "published": INDEXED_COLOR, "other": UNINDEXED_COLOR}
+READER_LABELS = {
+    "before": "as before the batch",
+    "published": "batch published",
+    "other": "changed by another writer",
+}
+MIXED_COLOR = "#d62728"
+
+
+def _merged_marks(marks: Sequence[tuple[float, str]], near: float = 0.3) -> list[tuple[float, str]]:
+    """``"x started"`` followed within ``near`` seconds by ``"x ended"``: one mark ``"x (N
+    ms)"`` (two labels would print over each other)."""
+    out: list[tuple[float, str]] = []
+    for at, label in marks:
+        if out and label.endswith(" ended") and out[-1][1] == label[: -len(" ended")] + " started":
+            began, _ = out[-1]
+            if at - began <= near:
+                out[-1] = (began, f"{label[: -len(' ended')]} ({(at - began) * 1000:.0f} ms)")
+                continue
+        out.append((at, label))
+    return out
+
+
+def reader_figure(
+    states: pd.DataFrame, marks: Sequence[tuple[float, str]] = (), *, start: float | None = None
+) -> go.Figure:
+    """What a reader saw, poll by poll: one row of squares per table (x: seconds since the
+    first poll), grey while the table is as before the batch, green once the batch is
+    published, orange once another writer changed it (``table_watch.states_frame``); a poll that saw some tables of the batch published and others not (a mixed
+    state) is outlined in red. ``marks``: ``(time.time(), label)`` moments drawn as dashed
+    lines (``start``: the first poll's time, to place them)."""
+    fig = go.Figure()
+    for state in ("before", "published", "other"):
+        part = states[states["state"] == state]
+        if part.empty:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=part["seconds"], y=part["table"], mode="markers", name=READER_LABELS[state],
+                marker={
+                    "symbol": "square", "size": 11, "color": READER_COLORS[state],
+                    "line": {
+                        "width": [2 if m else 0 for m in part["mixed"]],
+                        "color": MIXED_COLOR,
+                    },
+                },
+                customdata=list(zip(part["version"].astype(object), part["rows"].astype(object),
+                                    part["poll"], strict=True)),
+                hovertemplate="%{y}<br>poll %{customdata[2]} at %{x:.2f} s<br>version "
+                "%{customdata[0]} · %{customdata[1]:,} rows<extra></extra>",
+            )
+        )  # fmt: skip
+    if start is not None:
+        for at, label in _merged_marks(marks):
+            fig.add_vline(
+                x=round(at - start, 3), line={"dash": "dash", "color": "#616161", "width": 1},
+                annotation={"text": label, "font": {"size": 11}}, annotation_position="top",
+            )  # fmt: skip
+    tables = list(dict.fromkeys(states["table"]))
+    fig.update_layout(
+        height=150 + 34 * max(1, len(tables)),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"title": "seconds since the first poll", "rangemode": "tozero"},
+        yaxis={"categoryorder": "array", "categoryarray": tables[::-1], "title": None},
+        legend={"orientation": "h", "y": -0.35},
+        showlegend=True,
+    )
+    return fig
+
+
 __all__ = [
+    "READER_COLORS",
+    "reader_figure",
     "ab_figure",
     "coverage_figure",
     "history_figure",

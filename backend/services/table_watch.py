@@ -19,13 +19,22 @@ still read twice, but a batch that applies step by step on the server can show h
 This reader goes through the namespace. A reader that opens a table's files itself
 (``lance.dataset(location)``) bypasses it and can see a batch half-applied
 (``docs/batch-commit.md``).
+
+:class:`Watcher` is the same reader in a background thread: it polls into a buffer every
+``interval`` seconds while a commit runs (:func:`watching` wraps one) and for a while after,
+so that a page draws the buffer as it grows and a notebook reads it once the watch is over;
+:func:`summarize` says what the watch saw (polls, mixed states, versions that moved).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -136,6 +145,48 @@ def frame(polls: Sequence[Poll]) -> pd.DataFrame:
 
 Versions = Mapping[tuple[str, ...], tuple[int, int]]
 
+BEFORE, PUBLISHED, OTHER = "before", "published", "other"
+STATE_COLUMNS = ["seconds", "poll", "table", "version", "rows", "state", "mixed"]
+
+
+def states_frame(polls: Sequence[Poll], published: Versions | None = None) -> pd.DataFrame:
+    """One row per poll and table for the reader chart: ``seconds`` since the first poll, the
+    version and row count read, and the ``state`` of the table in that poll: for a table of
+    ``published``, ``before`` (at or before its version before the batch) or ``published``
+    (at or past its version after); for any other table, ``before`` while it is at the
+    version the first poll read, ``other`` once something else changed it (another writer).
+    ``mixed``: the poll saw the batch half published (:func:`mixed`)."""
+    keys = {tuple(k): v for k, v in (published or {}).items()}
+    bad = {id(p) for p in mixed(polls, keys)} if keys else set()
+    start = polls[0].at if polls else 0.0
+    first = polls[0].versions if polls else {}
+    rows = []
+    for i, p in enumerate(polls):
+        for r in p.readings:
+            span = keys.get(r.table_id)
+            state = BEFORE
+            if r.version is not None and span is not None:
+                state = (
+                    PUBLISHED if r.version >= span[1] else BEFORE if r.version <= span[0] else OTHER
+                )
+            elif r.version != first.get(r.table_id):
+                state = OTHER
+            rows.append(
+                {
+                    "seconds": round(p.at - start, 3),
+                    "poll": i,
+                    "table": ids.display_id(list(r.table_id)),
+                    "version": r.version,
+                    "rows": r.rows,
+                    "state": state,
+                    "mixed": id(p) in bad,
+                }
+            )
+    out = pd.DataFrame(rows, columns=STATE_COLUMNS)
+    for column in ("version", "rows"):
+        out[column] = out[column].astype("Int64")
+    return out
+
 
 def mixed(polls: Sequence[Poll], published: Versions) -> list[Poll]:
     """The polls that saw a batch half-published: ``published`` maps each table of the batch
@@ -174,13 +225,203 @@ def watch(
     return polls
 
 
+# -- a reader in the background ----------------------------------------------------------------
+WATCH_INTERVAL = 0.05  # seconds between two polls of a background watch
+WATCH_AFTER = 3.0  # seconds a watch goes on after the commit it watched
+MAX_WATCH_SECONDS = 120.0  # a watch nobody stops ends by itself
+MAX_POLLS = 2000  # polls a watch keeps at most (the oldest go first)
+
+
+_RUNNING: weakref.WeakSet[Watcher] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all(timeout: float = 5.0) -> None:
+    """At exit, stop every watch and wait for it: a daemon thread still inside lance when the
+    interpreter finalizes aborts the process."""
+    running = list(_RUNNING)
+    for w in running:
+        w.stop()
+    end = time.monotonic() + timeout
+    for w in running:
+        w.join(max(0.0, end - time.monotonic()))
+
+
+class Watcher:
+    """A reader polling ``table_ids`` (:func:`poll`) every ``interval`` seconds in a daemon
+    thread, into a buffer that :meth:`polls` copies. It runs from :meth:`start` until
+    :meth:`stop`, the deadline :meth:`stop_after` sets, or ``max_seconds``; :meth:`mark`
+    notes a moment (a commit starting, ending) for the chart. A poll that raises ends the
+    watch (``error`` says why)."""
+
+    def __init__(
+        self,
+        ns: LanceNamespace,
+        table_ids: Sequence[Sequence[str]],
+        *,
+        interval: float = WATCH_INTERVAL,
+        max_seconds: float = MAX_WATCH_SECONDS,
+    ) -> None:
+        self.table_ids = [ids.check_id(list(t)) for t in table_ids]
+        self.interval = max(0.01, float(interval))
+        self.error: str | None = None
+        self._ns = ns
+        self._polls: list[Poll] = []
+        self._marks: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._deadline = time.monotonic() + float(max_seconds)
+        self._thread = threading.Thread(target=self._run, name="table-watch", daemon=True)
+
+    def start(self, *, first: int = 2, timeout: float = 5.0) -> Watcher:
+        """Start polling; returns once ``first`` polls are in (at most ``timeout`` seconds), so
+        that the buffer holds the state before what the caller does next."""
+        _RUNNING.add(self)
+        self._thread.start()
+        end = time.monotonic() + timeout
+        with self._changed:
+            while len(self._polls) < first and self.alive and time.monotonic() < end:
+                self._changed.wait(max(0.0, end - time.monotonic()))
+        return self
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if time.monotonic() >= self._deadline:
+                    break
+            try:
+                found = poll(self._ns, self.table_ids)
+            except Exception as err:  # noqa: BLE001 - the watch ends and says why
+                self.error = f"{type(err).__name__}: {err}"
+                break
+            with self._changed:
+                self._polls.append(found)
+                del self._polls[:-MAX_POLLS]
+                self._changed.notify_all()
+                left = self._deadline - time.monotonic()
+            time.sleep(max(0.0, min(self.interval, left)))
+        with self._changed:
+            self._deadline = min(self._deadline, time.monotonic())
+            self._changed.notify_all()
+
+    def mark(self, label: str) -> None:
+        with self._lock:
+            self._marks.append((time.time(), str(label)))
+
+    def stop_after(self, seconds: float) -> None:
+        """End the watch ``seconds`` from now (never later than it would end anyway)."""
+        with self._lock:
+            self._deadline = min(self._deadline, time.monotonic() + max(0.0, float(seconds)))
+
+    def stop(self) -> None:
+        self.stop_after(0.0)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the watch to end (``stop_after`` sets when)."""
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def polls(self) -> list[Poll]:
+        with self._lock:
+            return list(self._polls)
+
+    def marks(self) -> list[tuple[float, str]]:
+        with self._lock:
+            return list(self._marks)
+
+
+@contextlib.contextmanager
+def watching(
+    ns: LanceNamespace,
+    table_ids: Sequence[Sequence[str]],
+    *,
+    label: str = "commit",
+    interval: float = WATCH_INTERVAL,
+    after: float = WATCH_AFTER,
+    first: int = 2,
+) -> Iterator[Watcher]:
+    """A :class:`Watcher` that polls before the block (``first`` polls), during it and
+    ``after`` seconds after it, in the background: the block's start and end are marked
+    (``"<label> started"``, ``"<label> ended"``)."""
+    watcher = Watcher(ns, table_ids, interval=interval).start(first=first)
+    watcher.mark(f"{label} started")
+    try:
+        yield watcher
+    finally:
+        watcher.mark(f"{label} ended")
+        watcher.stop_after(after)
+
+
+@dataclass(frozen=True)
+class WatchSummary:
+    """What a watch saw: ``polls`` (and over how many ``seconds``: ``rate`` polls a second),
+    ``mixed`` (polls that saw ``published`` half done, :func:`mixed`), ``inconsistent`` (polls
+    whose tables moved while read, every attempt), and each table's first and last version
+    and row count (``moved``: the tables whose version changed during the watch)."""
+
+    polls: int
+    seconds: float
+    mixed: int
+    inconsistent: int
+    first: dict[tuple[str, ...], tuple[int | None, int | None]] = field(default_factory=dict)
+    last: dict[tuple[str, ...], tuple[int | None, int | None]] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        return self.polls / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def moved(self) -> list[tuple[str, ...]]:
+        return [t for t, (v, _) in self.last.items() if v != self.first.get(t, (None, None))[0]]
+
+    @property
+    def flat(self) -> bool:
+        """No table's version or row count changed during the watch."""
+        return self.first == self.last
+
+
+def summarize(polls: Sequence[Poll], published: Versions | None = None) -> WatchSummary:
+    """The :class:`WatchSummary` of ``polls``; ``published`` as for :func:`mixed` (``None``:
+    no batch to judge, no mixed poll)."""
+    if not polls:
+        return WatchSummary(0, 0.0, 0, 0)
+
+    def state(p: Poll) -> dict[tuple[str, ...], tuple[int | None, int | None]]:
+        return {r.table_id: (r.version, r.rows) for r in p.readings}
+
+    return WatchSummary(
+        polls=len(polls),
+        seconds=max(0.0, polls[-1].at - polls[0].at),
+        mixed=len(mixed(polls, published)) if published else 0,
+        inconsistent=sum(not p.consistent for p in polls),
+        first=state(polls[0]),
+        last=state(polls[-1]),
+    )
+
+
 __all__ = [
     "FRAME_COLUMNS",
+    "BEFORE",
+    "MAX_POLLS",
+    "OTHER",
+    "PUBLISHED",
+    "STATE_COLUMNS",
     "POLL_ATTEMPTS",
+    "WATCH_AFTER",
+    "WATCH_INTERVAL",
     "Poll",
     "Reading",
+    "WatchSummary",
+    "Watcher",
     "frame",
     "mixed",
     "poll",
+    "states_frame",
+    "summarize",
     "watch",
+    "watching",
 ]

@@ -3,6 +3,8 @@
 * ``local``: a directory namespace in a session tmp dir, seeded with small data;
 * ``rest``: a ``lance.namespace.RestAdapter`` server (in this process) on another seeded tmp
   root; the console talks to it over HTTP;
+* ``demo``: a copy of the demo namespace alone, for the tests that change its tables (the
+  transaction demo; ``console_demo``);
 * ``s3``: ``s3://<bucket>/root`` on moto's S3 server (``ThreadedMotoServer`` in this process,
   a free loopback port), seeded like the others but without the demo; the console gets its
   storage options as the launcher passes ``--storage`` (secrets through environment
@@ -170,6 +172,16 @@ def e2e_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def console_local(local_e2e_root: Path, e2e_logs: Path) -> Iterator[Console]:
     yield from _start_console("local", str(local_e2e_root), local_e2e_root, e2e_logs)
+
+
+@pytest.fixture(scope="session")
+def console_demo(tmp_path_factory: pytest.TempPathFactory, e2e_logs: Path) -> Iterator[Console]:
+    """A console on a fresh copy of the demo namespace alone, for tests that change the demo's
+    tables (the transaction demo): the other consoles' demo figures stay as built."""
+    from tests.support import demo_copy
+
+    root = demo_copy(tmp_path_factory.mktemp("e2e-demo") / "root")
+    yield from _start_console("demo", str(root), root, e2e_logs)
 
 
 @pytest.fixture(scope="session")

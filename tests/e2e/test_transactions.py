@@ -21,6 +21,7 @@ from .harness import (
     NOTES_TABLE,
     Console,
     after_rerun,
+    choose,
     goto,
     grid,
     grid_row,
@@ -28,14 +29,34 @@ from .harness import (
     open_expander,
     open_tab,
     set_read_only,
+    settle,
     type_into,
 )
 from .marks import ON_BOTH_BACKENDS
 
+CLEAR_QUESTION = "Remove every operation from the batch? Staged changes stay staged"
 
-def _open(page: Page, console: Console) -> Locator:
-    goto(page, console, "transactions", ns=E2E_NAMESPACE, table=DOCS_TABLE)
+
+def _open(page: Page, console: Console, table: str = DOCS_TABLE) -> Locator:
+    goto(page, console, "transactions", ns=E2E_NAMESPACE, table=table)
     return page.get_by_test_id("stMain")
+
+
+def _stage(page: Page, main: Locator, kind: str, **fields: str) -> None:
+    """The "Stage a change" form: pick ``kind``, fill its fields (by label), press Stage."""
+    group = main.get_by_role("radiogroup", name="Change")
+    choice = group.get_by_role("radio", name=kind, exact=True)
+    if choice.get_attribute("aria-checked") != "true":
+        after_rerun(page, choice.click)
+    expect(choice).to_have_attribute("aria-checked", "true")
+    for label, value in fields.items():
+        field = main.get_by_role("textbox", name=label, exact=True)
+        field.fill(value)
+        after_rerun(page, field.blur)
+    after_rerun(page, main.get_by_role("button", name=f"Stage: {kind.lower()}").click)
+    expect(
+        main.get_by_role("heading", name=re.compile(r"^Staged changes \(\d+\)$"))
+    ).to_be_visible()
 
 
 def _operation_kind(page: Page, main: Locator, label: str) -> None:
@@ -66,9 +87,7 @@ def _operation_line(main: Locator, pattern: str) -> Locator:
 def _clear_batch(page: Page, main: Locator) -> None:
     """ "Clear the batch" asks first: "Keep the batch" keeps it, "Clear" empties it."""
     after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
-    expect(
-        main.get_by_text("Remove every operation, and the manifests staged for them?")
-    ).to_be_visible()
+    expect(main.get_by_text(CLEAR_QUESTION)).to_be_visible()
     after_rerun(page, main.get_by_role("button", name="Clear", exact=True).click)
     _batch(main, 0)
     expect(main.get_by_role("button", name="Keep the batch")).to_have_count(0)
@@ -93,13 +112,17 @@ def test_builder_syntax_validation_and_json_preview(
     _add(page, main, "DeregisterTable", f"{E2E_NAMESPACE}$nope")
     _batch(main, 2)
     after_rerun(page, main.get_by_role("button", name="Validate").click)
-    problems = main.get_by_test_id("stAlert").filter(has_text="2 problems block the commit:")
+    # over REST a third: the server's profile says it runs no batch (never "Valid" there)
+    count = 2 if console.kind == "local" else 3
+    problems = main.get_by_test_id("stAlert").filter(has_text=f"{count} problems block the commit:")
     expect(problems).to_contain_text(
         f"operation 1: DeclareTable {E2E_NAMESPACE} › {DOCS_TABLE}: the table already exists"
     )
     expect(problems).to_contain_text(
         f"operation 2: DeregisterTable {E2E_NAMESPACE} › nope: the table does not exist"
     )
+    if console.kind != "local":
+        expect(problems).to_contain_text("batch: this server does not implement BatchCommitTables")
     # ... and each problem next to its operation.
     expect(_operation_line(main, r"the table already exists$")).to_have_count(1)
 
@@ -144,9 +167,7 @@ def test_builder_syntax_validation_and_json_preview(
 
     # "Clear the batch" asks first; "Keep the batch" keeps it.
     after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
-    expect(
-        main.get_by_text("Remove every operation, and the manifests staged for them?")
-    ).to_be_visible()
+    expect(main.get_by_text(CLEAR_QUESTION)).to_be_visible()
     expect(main.get_by_role("button", name="Clear the batch")).to_have_count(0)
     after_rerun(page, main.get_by_role("button", name="Keep the batch").click)
     _batch(main, 1)
@@ -161,27 +182,40 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
     _add(page, main, "DeclareTable", f"{E2E_NAMESPACE}${name}")
     _batch(main, 1)
     if console.kind == "local":
-        # Stage version latest+1 of the selected table (docs) and commit it with the declare.
-        latest = _latest_version(console, DOCS_TABLE)
-        after_rerun(page, main.get_by_role("button", name="Stage next version from current").click)
+        # Stage a real change of notes (its next version, uncommitted) and publish it with the
+        # declare, in one batch, a reader watching.
+        latest = _latest_version(console, NOTES_TABLE)
+        before = _dataset(console, NOTES_TABLE).to_table()
+        choose(main, "Table", NOTES_TABLE)  # the picker: the batch stays
+        _batch(main, 1)
+        _stage(
+            page, main, "Update rows by a filter",
+            **{"Set (column = SQL expression, one per line)": "body = upper(body)", "Where": "id = 1"},
+        )  # fmt: skip
         _batch(main, 2)
-        # (markdown shows "->" as an arrow)
-        # (markdown shows "->" as an arrow)
         staged = (
-            rf"^2\. CreateTableVersion {E2E_NAMESPACE} › {DOCS_TABLE} (->|→) v{latest + 1} "
+            rf"^2\. CreateTableVersion {E2E_NAMESPACE} › {NOTES_TABLE} (->\u200b?|→) v{latest + 1} "
             r"\(manifest "
         )
         expect(_operation_line(main, staged)).to_be_visible()
+        assert _latest_version(console, NOTES_TABLE) == latest  # readers do not see it yet
         after_rerun(page, main.get_by_role("button", name="Commit atomically").click)
         done = main.get_by_test_id("stAlert").filter(has_text="Committed. Transaction")
         expect(done).to_be_visible()
+        expect(main.get_by_text("polling…")).to_have_count(0, timeout=30_000)
+        settle(page)
+        expect(main.get_by_text(re.compile(r"mixed states seen: 0$"))).to_be_visible()
         results = grid_rows(grid(main))
         expect(results).to_have_count(2)
         expect(results.nth(0)).to_contain_text("DeclareTable")
         expect(results.nth(0)).to_contain_text(name)
         expect(results.nth(1)).to_contain_text("CreateTableVersion")
         _batch(main, 0)
-        assert _latest_version(console, DOCS_TABLE) == latest + 1
+        assert _latest_version(console, NOTES_TABLE) == latest + 1
+        after = _dataset(console, NOTES_TABLE).to_table().sort_by("id")
+        expected = [b.upper() if i == 1 else b for i, b in zip(
+            before["id"].to_pylist(), before["body"].to_pylist(), strict=True)]  # fmt: skip
+        assert after["body"].to_pylist() == expected
         # The committed transaction is in this session's history.
         panel = open_tab(main, "Describe / alter a transaction")
         batch_line = re.compile(
@@ -203,25 +237,34 @@ def test_batch_commit(page: Page, console: Console, shot: Callable[..., Path]) -
         goto(page, console, "tables", ns=E2E_NAMESPACE, table=name)
         expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
     else:
-        # No staging helper on REST (it writes files next to the table).
-        expect(main.get_by_text("offered on the local backend")).to_be_visible()
-        # The RestAdapter's directory namespace does not implement BatchCommitTables: the
-        # builder says so up front and offers no commit; building and validating still work.
+        # No staging on REST (it writes files next to the table).
+        expect(main.get_by_text("Staging a change writes files next to the table")).to_be_visible()
+        # The RestAdapter's directory namespace does not implement BatchCommitTables (its
+        # server profile says so): the builder says so before Validate and offers no commit;
+        # Validate reports it too, never "Valid".
         warning = main.get_by_test_id("stAlert").filter(
-            has_text="This REST server does not implement BatchCommitTables"
+            has_text="This REST server cannot commit batches: this server does not implement "
+            "BatchCommitTables"
         )
         expect(warning).to_be_visible()
-        expect(warning).to_contain_text("you can build, validate and preview a batch")
+        expect(warning).to_contain_text("You can build and preview a batch here")
         expect(main.get_by_role("button", name="Commit atomically")).to_be_disabled()
         after_rerun(page, main.get_by_role("button", name="Validate").click)
         expect(
-            main.get_by_test_id("stAlert").filter(has_text="Valid against the current namespace.")
-        ).to_be_visible()
+            main.get_by_test_id("stAlert").filter(has_text="1 problem blocks the commit:")
+        ).to_contain_text("does not implement BatchCommitTables")
+        expect(main.get_by_text("Valid against the current namespace.")).to_have_count(0)
         preview = open_expander(main, "Request JSON")
         body = json.loads(preview.get_by_test_id("stCode").inner_text())
         assert body == {"operations": [{"declare_table": {"id": [E2E_NAMESPACE, name]}}]}
         _batch(main, 1)
         shot()
+
+
+def _dataset(console: Console, table: str) -> lance.LanceDataset:
+    ns = DirectoryNamespace(root=str(console.root))
+    location = ns.describe_table(DescribeTableRequest(id=[E2E_NAMESPACE, table])).location
+    return lance.dataset(location)
 
 
 def _latest_version(console: Console, table: str) -> int:
@@ -290,53 +333,41 @@ def test_read_only_disables_commit_and_alter(
 
 
 @pytest.mark.parametrize("backend_kind", ["local"])
-def test_staged_manifest_is_removed_with_its_operation(
+def test_a_discarded_staged_change_leaves_no_file(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
-    """A manifest staged for the batch lives under <root>/_staging until it is committed; taking
-    its operation out of the batch (remove, or clear) deletes it, and the transaction file
-    staged with it."""
+    """A staged change writes the table's next version where readers cannot see it; clearing
+    the batch keeps it staged, "Discard" removes every file it wrote."""
+    table_dir = _table_dir(console, NOTES_TABLE)
+    files_before = {p for p in table_dir.rglob("*") if p.is_file()}
     staging = console.root / "_staging"
-    transactions = _table_dir(console, DOCS_TABLE) / "_transactions"
-    txn_files = set(transactions.iterdir())
-    latest = _latest_version(console, DOCS_TABLE)
-    main = _open(page, console)
+    staged_before = set(staging.glob("*.manifest")) if staging.exists() else set()
+    latest = _latest_version(console, NOTES_TABLE)
+    main = _open(page, console, NOTES_TABLE)
     _batch(main, 0)
-
-    def stage() -> Path:
-        after_rerun(page, main.get_by_role("button", name="Stage next version from current").click)
-        _batch(main, 1)
-        line = _operation_line(
-            main, rf"^1\. CreateTableVersion {E2E_NAMESPACE} › {DOCS_TABLE} (->|→) v{latest + 1} "
-        )
-        expect(line).to_be_visible()
-        found = re.search(r"\(manifest (\S+\.manifest)\)", line.inner_text())
-        assert found, line.inner_text()
-        manifest = Path(found.group(1))
-        assert manifest.parent == staging, manifest
-        assert manifest.is_file()
-        assert set(transactions.iterdir()) > txn_files  # its transaction file, unreferenced
-        return manifest
-
-    # Remove the operation: its manifest goes.
-    manifest = stage()
-    shot("staged")
-    after_rerun(page, main.get_by_role("button", name="Remove operation 1", exact=True).click)
-    _batch(main, 0)
-    assert not manifest.exists(), manifest
-    assert set(transactions.iterdir()) == txn_files
-
-    # Clear the batch: "Keep the batch" keeps the manifest, "Clear" removes it.
-    manifest = stage()
-    after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
-    after_rerun(page, main.get_by_role("button", name="Keep the batch").click)
+    _stage(page, main, "Delete rows by a filter", **{"Delete the rows where": "id = 3"})
     _batch(main, 1)
-    assert manifest.is_file()
-    _clear_batch(page, main)
-    assert not manifest.exists(), manifest
-    assert set(transactions.iterdir()) == txn_files
-    # The table did not change.
-    assert _latest_version(console, DOCS_TABLE) == latest
+    line = main.get_by_text(re.compile(rf"^{E2E_NAMESPACE} › {NOTES_TABLE} · Delete: delete 1 row"))
+    expect(line).to_be_visible()
+    expect(line).to_contain_text(f"v{latest} → v{latest + 1} (uncommitted) · 3 → 2 rows")
+    written = {p for p in table_dir.rglob("*") if p.is_file()} - files_before
+    manifests = set(staging.glob("*.manifest")) - staged_before
+    assert written and len(manifests) == 1, (written, manifests)
+    shot("staged")
+
+    # Clear the batch: the change stays staged (and its files), not in the batch any more.
+    after_rerun(page, main.get_by_role("button", name="Clear the batch").click)
+    after_rerun(page, main.get_by_role("button", name="Clear", exact=True).click)
+    _batch(main, 0)
+    expect(main.get_by_text("not in the batch")).to_be_visible()
+    assert all(p.exists() for p in written | manifests)
+
+    # Discard: every file it wrote goes; the table never changed.
+    after_rerun(page, main.get_by_role("button", name="Discard").click)
+    expect(main.get_by_role("heading", name=re.compile(r"^Staged changes"))).to_have_count(0)
+    assert not [p for p in written | manifests if p.exists()]
+    assert _latest_version(console, NOTES_TABLE) == latest
+    assert _dataset(console, NOTES_TABLE).count_rows() == 3
 
 
 def _table_dir(console: Console, table: str) -> Path:

@@ -30,7 +30,6 @@ from components.snippets import python_snippet
 from tests.ui.conftest import (
     alerts,
     assert_no_exception,
-    button,
     new_app,
     open_page,
     paths_shown,
@@ -271,7 +270,9 @@ def test_read_only_disables_writes_on_every_page(make_app) -> None:
     deletes = [b for b in at.button if b.key and b.key.endswith("-Delete versions")]
     assert deletes and all(b.disabled for b in deletes)
     open_page(at, "transactions")
-    assert button(at, "Stage next version from current").disabled
+    at.segmented_control(key=state.stage_form_key("kind")).set_value("delete").run()
+    at.text_input(key=state.stage_form_key("filter")).set_value("id = 2").run()
+    assert at.button(key=state.stage_form_key("go")).disabled  # staging writes files
 
 
 def test_switch_folder_and_save_without_secrets(make_app, tmp_path: Path) -> None:

@@ -64,8 +64,12 @@ def add(at, kind: str, table: str, **fields):
     return at
 
 
-def stage(at):
-    button(at, "Stage next version from current").click().run()
+def stage_delete(at, where: str):
+    """Stage a delete of the picked table's rows matching ``where`` (the "Stage a change"
+    form)."""
+    at.segmented_control(key=state.stage_form_key("kind")).set_value("delete").run()
+    at.text_input(key=state.stage_form_key("filter")).set_value(where).run()
+    at.button(key=state.stage_form_key("go")).click().run()
     assert_no_exception(at)
     return at
 
@@ -214,7 +218,7 @@ def test_clear_the_batch_asks_for_confirmation(app) -> None:
     at = add(at, "declare_table", "sales$two")
     at.button(key="txn.clear.ask").click().run()
     assert len(ops(at)) == 2  # asked, not cleared
-    assert "Remove every operation, and the manifests staged for them?" in texts(at)
+    assert "Remove every operation from the batch? Staged changes stay staged" in texts(at)
     at.button(key="txn.clear.no").click().run()
     assert len(ops(at)) == 2
     assert "txn.clear.yes" not in [b.key for b in at.button]
@@ -224,59 +228,22 @@ def test_clear_the_batch_asks_for_confirmation(app) -> None:
     assert "txn.clear.yes" not in [b.key for b in at.button]
 
 
-def test_clearing_removes_the_staged_manifests(app, ui_env: Path) -> None:
-    at = stage(app)
-    (op,) = ops(at)
-    body = bb.body_of(op)
-    assert bb.kind_of(op) == "create_table_version" and body["id"] == ["sales", "orders"]
-    assert body["version"] == 4
+def test_clearing_keeps_the_staged_changes(app, ui_env: Path) -> None:
+    """Clearing the batch removes its operations only: a staged change stays staged, listed,
+    until it is discarded (its files stay on disk, the table unchanged)."""
+    at = stage_delete(app, "id = 2")
     (made,) = staged(at)
-    manifest = Path(made["manifest_path"])
-    extra = [Path(t) for t in made["transaction_files"]]
-    assert manifest.is_file() and manifest.parent.name == "_staging"
-    assert body["manifest_path"] == str(manifest) and all(t.is_file() for t in extra)
-    at.button(key="txn.clear.ask").click().run()
-    assert manifest.is_file()  # not before the confirmation
-    at.button(key="txn.clear.yes").click().run()
-    assert_no_exception(at)
-    assert ops(at) == [] and staged(at) == []
-    assert not manifest.exists() and not any(t.exists() for t in extra)
-    assert latest_version(backend.connect(str(ui_env)), ["sales", "orders"]) == 3
-
-
-def test_removing_an_operation_removes_its_staged_manifest(app) -> None:
-    at = stage(app)
-    at = add(at, "declare_table", "sales$fresh")
-    manifest = Path(staged(at)[0]["manifest_path"])
-    at.button(key="txn.ops.1.remove").click().run()  # the declare: the manifest stays
-    assert manifest.is_file() and len(staged(at)) == 1
-    at.button(key="txn.ops.0.remove").click().run()
-    assert not manifest.exists() and staged(at) == []
-
-
-def test_unused_staged_and_discard(ui_env: Path, make_app) -> None:
-    """The pieces the page uses, on a manifest really staged on the local backend."""
-    ns = backend.connect(str(ui_env))
-    one = bb.stage_next_version(ns, ["sales", "orders"])
-    two = bb.stage_next_version(ns, ["hr", "staff"])
-    at = make_app("transactions", query_params=QP)
-    kept_op = bb.create_version_op(one.table_id, one.version, one.manifest_path)
-    at.session_state[state.Txn.STAGED] = [one.__dict__, two.__dict__]
-    at.session_state[state.Txn.OPERATIONS] = [kept_op]
-    at.run()
-    assert_no_exception(at)
+    assert [bb.body_of(o)["manifest_path"] for o in ops(at)] == [made["manifest_path"]]
     clear_batch(at)
-    assert not Path(one.manifest_path).exists() and not Path(two.manifest_path).exists()
-    # discard_staged removes only files stage_next_version made
-    outside = ui_env / "not-staged.manifest"
-    outside.write_bytes(b"x")
-    assert bb.discard_staged(None, [{"manifest_path": str(outside)}]) == 0 and outside.exists()
-    assert bb.discard_staged(None, [one]) == 0  # already gone
+    assert ops(at) == [] and staged(at) == [made]
+    assert Path(made["manifest_path"]).is_file()
+    assert "not in the batch" in texts(at)
+    assert latest_version(backend.connect(str(ui_env)), ["sales", "orders"]) == 3
 
 
 def test_stage_and_commit(app, ui_env: Path) -> None:
     ns = backend.connect(str(ui_env))
-    at = stage(app)
+    at = stage_delete(app, "id = 2")
     at = add(at, "declare_table", "sales$fresh")
     button(at, "Validate").click().run()
     assert alerts(at, "success") == ["Valid against the current namespace."]
@@ -288,6 +255,7 @@ def test_stage_and_commit(app, ui_env: Path) -> None:
     results = next(d.value for d in at.dataframe if "result" in d.value.columns)
     assert list(results["#"]) == [1, 2]  # numbered from 1
     assert list(results["result"])[0] == "version 4 created"
+    assert ns.count_table_rows({"id": ["sales", "orders"]}).count == 3  # the staged delete
     assert list(results["result"])[1].startswith("declared")
     assert latest_version(ns, ["sales", "orders"]) == 4
     history = at.session_state[state.Txn.HISTORY]
@@ -383,7 +351,9 @@ def test_read_only_disables_writes(make_app) -> None:
     at = add(at, "declare_table", "sales$fresh")  # building is not writing
     assert len(ops(at)) == 1
     assert button(at, "Commit atomically").disabled
-    assert button(at, "Stage next version from current").disabled
+    at.segmented_control(key=state.stage_form_key("kind")).set_value("delete").run()
+    at.text_input(key=state.stage_form_key("filter")).set_value("id = 2").run()
+    assert at.button(key=state.stage_form_key("go")).disabled
 
 
 def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest_server) -> None:
@@ -402,8 +372,13 @@ def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest
     assert_no_exception(at)
     assert not alerts(at, "warning")
     assert any("is unknown until it answers a commit" in c.value for c in at.caption)
-    assert "Stage next version from current" not in [b.label for b in at.button]  # local only
+    assert "txn.stage.go" not in [b.key for b in at.button]  # staging: local only
+    assert "Staging a change writes files next to the table: local backend only" in texts(at)
     at = add(at, "declare_table", "remote$t")
+    # not known yet: Validate finds no problem but promises nothing
+    button(at, "Validate").click().run()
+    assert not alerts(at, "success")
+    assert txc.UNKNOWN_SUPPORT in alerts(at, "info")
     button(at, "Commit atomically").click().run()
     assert_no_exception(at)
     (error,) = alerts(at, "error")
@@ -412,9 +387,16 @@ def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest
     assert server_ns.list_tables({"id": ["remote"]}).tables == []
     at.run()
     (warning,) = alerts(at, "warning")
-    assert warning.startswith("This REST server does not implement BatchCommitTables")
+    assert warning.startswith(
+        "This REST server cannot commit batches: this server does not implement "
+        "BatchCommitTables (it refused a batch commit earlier in this session"
+    )
     assert button(at, "Commit atomically").disabled
-    assert "Validate" in [b.label for b in at.button]
+    # now known: Validate reports it as a problem, never "Valid"
+    button(at, "Validate").click().run()
+    assert not alerts(at, "success")
+    (error,) = alerts(at, "error")
+    assert error.startswith("1 problem blocks the commit:") and "does not implement" in error
 
 
 def test_rest_server_profile_says_so_before_anything_is_sent(ui_env, rest_server) -> None:
@@ -431,12 +413,18 @@ def test_rest_server_profile_says_so_before_anything_is_sent(ui_env, rest_server
     at.run()
     assert_no_exception(at)
     (warning,) = alerts(at, "warning")
-    assert warning.startswith("This REST server does not implement BatchCommitTables")
+    assert warning.startswith(
+        "This REST server cannot commit batches: this server does not implement "
+        "BatchCommitTables (its server profile 'lance-dir' says so)"
+    )
     # no list of the namespace's transactions: the spec has no operation for it
     assert alerts(at, "info") == [bb.NO_LIST_OPERATION]
     at = add(at, "declare_table", "remote$t")
     assert button(at, "Commit atomically").disabled
-    assert "Validate" in [b.label for b in at.button]
+    button(at, "Validate").click().run()
+    assert not alerts(at, "success")
+    (error,) = alerts(at, "error")
+    assert "does not implement BatchCommitTables" in error
 
 
 def test_icon_only_buttons_have_names(app) -> None:
