@@ -111,6 +111,24 @@ sign-in:
 """
 
 
+def add_access_options(parser: argparse.ArgumentParser) -> None:
+    """The options that reach a target's data: storage options and the REST API key's
+    variable (the console's launch and ``lance-console maintain``)."""
+    parser.add_argument(
+        "--storage",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a storage option (repeatable); KEY=env:NAME reads the value from $NAME",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="NAME",
+        help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
+    )
+
+
 def repo_dir() -> Path:
     import backend
 
@@ -168,19 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a target the Connect dialog may open (repeatable; fnmatch pattern on a folder's "
         "real path, s3://bucket/prefix or an http(s) URL); without one, any (admins only)",
     )
-    parser.add_argument(
-        "--storage",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a storage option (repeatable); KEY=env:NAME reads the value from $NAME",
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="NAME",
-        help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
-    )
+    add_access_options(parser)
     parser.add_argument(
         "--ray-address",
         default=None,

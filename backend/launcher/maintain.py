@@ -35,7 +35,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from backend.launcher import launch
+from backend.launcher import cli, launch
 
 PROG = "lance-console maintain"
 OK, FAILED, BAD_INPUT = 0, 1, 2
@@ -86,19 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="record each namespace's run as a job (kind plan) that the consoles' Jobs and "
         "Maintenance pages list; ignored with --dry-run",
     )
-    parser.add_argument(
-        "--storage",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a storage option (repeatable); KEY=env:NAME reads the value from $NAME",
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="NAME",
-        help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
-    )
+    cli.add_access_options(parser)
     return parser
 
 
