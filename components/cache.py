@@ -83,8 +83,9 @@ def _read(
     return time.monotonic(), _fn(_ns, *args)
 
 
-def _keep(read: _Read, key: tuple[Any, ...]) -> None:
-    """Note ``key`` as the read's newest entry; forget its oldest beyond ``max_entries``."""
+def _keep(read: _Read, key: tuple[Any, ...], store: Any) -> None:
+    """Note ``key`` as the read's newest entry; forget its oldest beyond ``max_entries``
+    (from ``store``, the Streamlit cache holding them)."""
     with _LOCK:
         read.keys[key] = None
         read.keys.move_to_end(key)
@@ -92,7 +93,31 @@ def _keep(read: _Read, key: tuple[Any, ...]) -> None:
         while len(read.keys) > read.max_entries:
             dropped.append(read.keys.popitem(last=False)[0])
     for old in dropped:
-        _read.clear(*old)
+        store.clear(*old)
+
+
+def _caller(
+    read: _Read, scope: Callable[..., Scope], fn: Callable[..., T], store: Any
+) -> Callable[..., T]:
+    """``fn(ns, *args)`` as ``fn(*args)`` on the active connection, its answers kept in
+    ``store`` (``_read`` or ``_shared``) per connection, ``scope(*args)`` epoch and
+    arguments, read again once older than the read's ``ttl``."""
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> T:
+        from components.connection import connection_key, get_namespace
+
+        conn = connection_key()
+        key = (read.name, conn, epoch(conn, scope(*args)), args)
+        ns = get_namespace()
+        stamp, value = store(*key, fn, ns)
+        if time.monotonic() - stamp >= read.ttl:  # older than this read's ttl
+            store.clear(*key)
+            stamp, value = store(*key, fn, ns)
+        _keep(read, key, store)
+        return cast(T, value)
+
+    return call
 
 
 def cached(
@@ -121,22 +146,7 @@ def cached(
         read = _Read(key_name, float(ttl), int(max_entries))
         with _LOCK:
             _READS[key_name] = read
-
-        @functools.wraps(fn)
-        def call(*args: Any) -> T:
-            from components.connection import connection_key, get_namespace
-
-            conn = connection_key()
-            key = (key_name, conn, epoch(conn, scope(*args)), args)
-            ns = get_namespace()
-            stamp, value = _read(*key, fn, ns)
-            if time.monotonic() - stamp >= read.ttl:  # older than this read's ttl
-                _read.clear(*key)
-                stamp, value = _read(*key, fn, ns)
-            _keep(read, key)
-            return cast(T, value)
-
-        return call
+        return _caller(read, scope, fn, _read)
 
     return decorate
 
@@ -165,29 +175,7 @@ def shared(
     def decorate(fn: Callable[..., T]) -> Callable[..., T]:
         key_name = name or f"{fn.__module__}.{fn.__qualname__}"
         read = _Read(key_name, float(ttl), int(max_entries))
-
-        @functools.wraps(fn)
-        def call(*args: Any) -> T:
-            from components.connection import connection_key, get_namespace
-
-            conn = connection_key()
-            key = (key_name, conn, epoch(conn, scope(*args)), args)
-            ns = get_namespace()
-            stamp, value = _shared(*key, fn, ns)
-            if time.monotonic() - stamp >= read.ttl:
-                _shared.clear(*key)
-                stamp, value = _shared(*key, fn, ns)
-            with _LOCK:
-                read.keys[key] = None
-                read.keys.move_to_end(key)
-                dropped = []
-                while len(read.keys) > read.max_entries:
-                    dropped.append(read.keys.popitem(last=False)[0])
-            for old in dropped:
-                _shared.clear(*old)
-            return cast(T, value)
-
-        return call
+        return _caller(read, scope, fn, _shared)
 
     return decorate
 
