@@ -116,15 +116,19 @@ def preview_delete(
     return DeletePreview(int(shown.total or 0), shown.rows)
 
 
-def _check_count(ns: Any, table_id: list[str], count: int, expected: int | None) -> None:
+def _check_count(
+    ns: Any, table_id: list[str], count: int, expected: int | None, action: str = "delete"
+) -> None:
+    """The rows a filter matches now, before a write (``action``: "delete" or "update")
+    of them: the count previewed (else ``ConcurrentModificationError``), and at least one."""
     if expected is not None and count != expected:
         raise make(
             ErrorCode.CONCURRENT_MODIFICATION,
             f"the filter now matches {plural(count, 'row')} of {_name(ns, table_id)}, not the "
-            f"{expected:,} previewed: the table changed; nothing was deleted, preview again",
+            f"{expected:,} previewed: the table changed; nothing was {action}d, preview again",
         )
     if count == 0:
-        raise invalid(f"no row of {_name(ns, table_id)} matches the filter: nothing to delete")
+        raise invalid(f"no row of {_name(ns, table_id)} matches the filter: nothing to {action}")
 
 
 def _writes_locally(ns: Any) -> bool:
@@ -326,17 +330,6 @@ def preview_update(
     return UpdatePreview(count, frame[[c for c in order if c in frame.columns]])
 
 
-def _check_update_count(ns: Any, table_id: list[str], count: int, expected: int | None) -> None:
-    if expected is not None and count != expected:
-        raise make(
-            ErrorCode.CONCURRENT_MODIFICATION,
-            f"the filter now matches {plural(count, 'row')} of {_name(ns, table_id)}, not the "
-            f"{expected:,} previewed: the table changed; nothing was updated, preview again",
-        )
-    if count == 0:
-        raise invalid(f"no row of {_name(ns, table_id)} matches the filter: nothing to update")
-
-
 @guarded(UPDATE)
 def update_rows(
     ns: LanceNamespace,
@@ -366,13 +359,13 @@ def update_rows(
             with gate.recorded(ns, UPDATE, request), local.write_guard(tid):
                 dataset = local.open_dataset(tid)
                 count = int(dataset.count_rows(filter=where))
-                _check_update_count(ns, tid, count, expected_count)
+                _check_count(ns, tid, count, expected_count, "update")
                 # no retry on a commit conflict: a rebased update could take other rows
                 done = dataset.update(dict(pairs), where=where, conflict_retries=0)
                 updated = int((done or {}).get("num_rows_updated", count))
                 return RowsUpdated(tuple(tid), pairs, where or "", updated, int(dataset.version))
         count = search.count_rows(ns, tid, version=None, filter=where)
-        _check_update_count(ns, tid, count, expected_count)
+        _check_count(ns, tid, count, expected_count, "update")
         answer = ns.update_table(request)
     except Exception as exc:
         mapped = _update_error(exc, pairs, schema)
