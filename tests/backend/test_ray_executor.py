@@ -264,7 +264,9 @@ def test_ivf_pq_on_ray_recalls_like_the_local_build(
     queries = vectors[rng.choice(N, 200, replace=False)] + rng.normal(0, 0.5, (200, DIM))
     on_ray = recall_at_10(ray_ds, vectors, queries.astype(np.float32), nprobes=8)
     local = recall_at_10(local_ds, vectors, queries.astype(np.float32), nprobes=8)
-    assert on_ray > 0.5 and abs(on_ray - local) <= 0.02, (on_ray, local)
+    # recalls are multiples of 1/(10 * queries): rounding drops only the float error of the
+    # difference (0.837 - 0.817 is 0.020000000000000018), never a real hit
+    assert on_ray > 0.5 and round(abs(on_ray - local), 9) <= 0.02, (on_ray, local)
     # the console records what was asked, as for a local build (Search & tune compares it)
     assert gated.index_requests(TID)["vec_idx"]["num_partitions"] == 16
 
