@@ -36,8 +36,8 @@ from components.common import (
     render_path,
     scroll_into_view,
 )
-from components.connection import get_namespace
 from components.pager import pager_key, render_listing_pager, render_pager
+from components.session import get_namespace
 
 # --------------------------------------------------------------------------------------------
 # Selection + deep links
@@ -591,7 +591,7 @@ def _stats_fill(conn: str, _ns: Any) -> tstats.StatsFill:
 
 def stats_fill() -> tstats.StatsFill:
     """The fill of the active connection."""
-    from components.connection import connection_key, get_namespace
+    from components.session import connection_key, get_namespace
 
     return _stats_fill(connection_key(), get_namespace())
 
@@ -603,7 +603,7 @@ def table_stats(
     pending; those not read yet, or read before the table's last write, are queued (in the
     order given)."""
     from components.cache import epoch
-    from components.connection import connection_key
+    from components.session import connection_key
 
     conn = connection_key()
     wanted = [((*path, n), epoch(conn, table_scope((*path, n)))) for n in names]

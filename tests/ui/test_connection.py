@@ -23,9 +23,10 @@ from lance_namespace.errors import ServiceUnavailableError
 import backend
 from backend.launcher import saved_connections as conns
 from backend.redaction import REDACTED, mask_value, redact_json
-from components import connection
+from components import connection_writes, session
 from components.common import confirmation_matches
-from components.connection import display_target, spec_from_form
+from components.connect_dialog import spec_from_form
+from components.session import display_target
 from components.snippets import python_snippet
 from tests.ui.conftest import (
     alerts,
@@ -204,7 +205,8 @@ from lance_namespace import DeclareTableRequest
 
 from backend.services import lifecycle
 from components import feedback
-from components.connection import get_namespace, render_connection_sidebar
+from components.session import get_namespace
+from components.sidebar import render_connection_sidebar
 
 render_connection_sidebar()
 ns = get_namespace()
@@ -504,7 +506,7 @@ def cached_client(spec: conns.ConnectionSpec) -> backend.LanceNamespace:
     """The client the console's cache holds for ``spec`` (the one the pages use)."""
     secrets = conns.resolve_secrets(spec)[0]
     key = conns.connection_key(spec, secrets)
-    return connection._connect(key, spec.target, conns.connect_options(spec, secrets))
+    return session._connect(key, spec.target, conns.connect_options(spec, secrets))
 
 
 def test_refresh_closes_the_client_of_its_connection_only(make_app, tmp_path, rest_server) -> None:
@@ -589,7 +591,7 @@ def test_a_server_that_never_answers_does_not_hold_up_the_page(
     from tests.ui.conftest import MAIN
 
     monkeypatch.setenv("LANCE_CONSOLE_TARGET", silent_server)
-    monkeypatch.setattr(connection, "HEALTH_TIMEOUT", 2.0)
+    monkeypatch.setattr(session, "HEALTH_TIMEOUT", 2.0)
     at = AppTest.from_file(str(MAIN))  # AppTest's own default timeout (3 s)
     at.switch_page("views/audit.py")  # a page that reads nothing from the namespace
     at.run()
@@ -642,7 +644,6 @@ def test_missing_directory_is_offered_for_creation(make_app, tmp_path: Path) -> 
 
 def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeypatch) -> None:
     from backend.launcher import launch
-    from components import connection
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     missing = tmp_path / "not-yet"
@@ -658,7 +659,7 @@ def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeyp
     at.selectbox(key="conn").set_value("archive").run()
     assert at.button(key="conn.forget").disabled  # the config file is not changed either
     # the refusal below the button, for a request that reaches the server anyway
-    assert connection._create_directory(missing) is False
+    assert session.create_directory(missing) is False
     assert not missing.exists()
 
 
@@ -681,27 +682,22 @@ def test_deleted_directory_is_reported_with_create(make_app, tmp_path: Path) -> 
     assert "No namespaces inside (root)." in texts(at)
 
 
-def test_default_connection_builds_the_demo_when_missing(
+def test_a_console_without_a_target_builds_no_demo_on_a_read(
     make_app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import backend.launcher.demo
-
-    built: list[str] = []
-
-    def small_demo(target: str) -> None:  # the real demo takes seconds: a one-namespace stand-in
-        built.append(target)
-        Path(target).mkdir(parents=True, exist_ok=True)
-        backend.connect(target).create_namespace(CreateNamespaceRequest(id=["stdlib"]))
-
-    monkeypatch.setattr(backend.launcher.demo, "create_demo_namespace", small_demo)
+    """The demo is the launcher's to build (``lance-console`` without TARGET, before the
+    console starts), never a page's read: a console started without a target whose demo
+    folder is missing creates nothing, says the folder is missing and offers to create it."""
     monkeypatch.delenv("LANCE_CONSOLE_TARGET")
     at = make_app()
     assert_no_exception(at)
     assert offered(at) == ["default"]
-    assert len(built) == 1 and Path(built[0]).resolve() == (tmp_path / ".lance-console" / "demo")
-    assert namespace_buttons(at) == {"stdlib"}
+    demo = tmp_path / ".lance-console" / "demo"
+    errors = " ".join(alerts(at, "error"))
+    assert "Opening the namespace failed" in errors and "does not exist" in errors
+    assert at.button(key="conn.create_here").label.startswith("Create ")
     at.run()
-    assert len(built) == 1  # built once
+    assert not demo.exists()
 
 
 # --- pure helpers -------------------------------------------------------------------------------
@@ -778,11 +774,11 @@ def test_spec_from_form_keeps_secret_headers_out_of_spec() -> None:
 TYPED_TARGET = """
 import streamlit as st
 
-from components import connection
+from components import connect_dialog, session, sidebar
 
-connection.render_connection_sidebar()
-spec, typed = connection.spec_from_form({"target": TARGET, "name": "typed"})
-st.text(f"result: {connection.switch_to(spec, typed)}")
+sidebar.render_connection_sidebar()
+spec, typed = connect_dialog.spec_from_form({"target": TARGET, "name": "typed"})
+st.text(f"result: {session.switch_to(spec, typed)}")
 """
 
 
@@ -859,7 +855,7 @@ def test_an_exposed_console_without_sign_in_opens_no_typed_target(
     assert len(asked) == 1
     entries = audit_entries(roles, "open_target")
     assert [(e.user, e.outcome) for e in entries] == [
-        (connection.auth.Actor.os_user().user, "refused"),
+        (session.auth.Actor.os_user().user, "refused"),
         ("ada@example.com", "error"),  # it answered 503: not opened
     ]
 
@@ -914,7 +910,7 @@ def test_typed_folders_outside_the_allowlist_are_refused_and_nothing_is_created(
         "refused",
         "error",
     ]  # refused, refused, missing
-    assert all(e.user == connection.auth.Actor.os_user().user for e in opened + [created])
+    assert all(e.user == session.auth.Actor.os_user().user for e in opened + [created])
 
 
 def test_a_viewer_creates_no_directory(roles: Path, tmp_path: Path) -> None:
@@ -931,7 +927,9 @@ def test_a_viewer_creates_no_directory(roles: Path, tmp_path: Path) -> None:
     assert create.disabled
     assert "the viewer role may not create a folder for a namespace" in str(create.help)
     (spec,) = conns.load_connections()[0]
-    at.session_state["conn.write"] = connection._create_write("create", missing, spec, name="fresh")
+    at.session_state["conn.write"] = connection_writes.create_write(
+        "create", missing, spec, name="fresh"
+    )
     at.run()  # the create sent anyway: the frame performs it
     assert_no_exception(at)
     assert not missing.exists()
