@@ -3,7 +3,9 @@
 Without TARGET the demo namespace is built (once) in ``./.lance-console/demo`` (or
 ``--demo-dir``) and opened as it is on every later start: nothing in that folder is ever
 deleted, demo tables dropped or renamed since are reported and built again only with
-``--rebuild-demo``. A non-empty folder that is not a demo is left alone. TARGET may be a
+``--rebuild-demo``. A non-empty folder that is not a demo is left alone. The launcher builds it
+before the console starts, as the OS user through the write gate (recorded in the audit log as
+``build_demo``); the console never builds it. TARGET may be a
 directory, any URI the local backend accepts, or an ``http(s)://`` URL of a Lance REST
 namespace (passed through as is). An object-store TARGET whose storage options (with the
 environment lance reads) certainly cannot open it (an ``http://`` endpoint without
