@@ -309,7 +309,7 @@ def render_rename(
     its parent, its siblings or the root). On a server without RenameTable the form is disabled
     and says so (``backend.capabilities(ns)``: the connection's server profile, or the server's
     answer to an earlier rename; nothing is sent to find out)."""
-    from components.tables import nearby_namespaces
+    from components.tables.picker import nearby_namespaces
 
     box = lazy_expander(
         "Rename or move",

@@ -695,8 +695,8 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> As
     tool), else ``None``; everything is drawn first. Buttons that change the batch do so in
     their callbacks; "Validate" and "Commit atomically" validate here, before the batch is
     drawn, so that the problems show next to their operations in this run."""
-    from components import tables as tbl
     from components.snippets import render_python_snippet
+    from components.tables.picker import render_table_picker
 
     operations = keep_batch_in_link()
     st.caption(
@@ -707,7 +707,7 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> As
     notice = bb.batch_commit_notice(ns)
     can_commit = render_batch_support(notice, caps.batch_commit, caps.kind)
     st.subheader("Add an operation", anchor=False)
-    table_id = tbl.render_table_picker(key_prefix=state.Txn.PICKER)
+    table_id = render_table_picker(key_prefix=state.Txn.PICKER)
     latest = latest_version(tuple(table_id)) if table_id else None
     render_add_operation(table_id, delimiter, next_version=(latest or 0) + 1)
     st.subheader("Stage a change", anchor=False)
