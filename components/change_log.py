@@ -128,7 +128,7 @@ def _columns(table_id: Sequence[str], branch: str | None = None) -> list[str]:
     cannot be described; none when they cannot be read: the compare then says why it needs
     a key, or what is wrong with it)."""
     from components.branches import branch_columns
-    from components.indexes import table_columns
+    from components.indexes.reads import table_columns
 
     if branch:
         try:
@@ -308,18 +308,18 @@ def render_row_changes_section(
 
 
 def render_branch_compare_form(
-    table_id: Sequence[str], branch: str, made_from: str, columns: Sequence[str], *, rest: bool
+    table_id: Sequence[str], branch: str, made_from: str, columns: Sequence[str], *, row_delta: bool
 ) -> list[str] | None:
     """The key columns of a compare of ``branch`` with its parent (``made_from``: "main v2");
     the key (empty: lance's delta) when pressed."""
     prefix = f"{state.Versions.BRANCH_CHANGES_FORM}.{tuple(table_id)}.{branch}"
     with st.form(prefix, border=False):
         how = (
-            "Over REST only a compare on key columns is possible (lance's delta needs the "
-            "dataset itself), and only where the server reads the branch itself."
-            if rest
-            else "Without key columns lance's delta is used, which needs a table with stable "
+            "Without key columns lance's delta is used, which needs a table with stable "
             "row ids; otherwise pick the columns that identify a row."
+            if row_delta
+            else "Over REST only a compare on key columns is possible (lance's delta needs the "
+            "dataset itself), and only where the server reads the branch itself."
         )
         st.caption(
             feedback.as_text(
@@ -333,13 +333,13 @@ def render_branch_compare_form(
 
 
 def render_branch_compare_section(
-    table_id: Sequence[str], branch: str, made_from: str, *, rest: bool
+    table_id: Sequence[str], branch: str, made_from: str, *, row_delta: bool
 ) -> None:
     """ "Compare with parent": the form, the compare (with a progress bar), its last result
     rendered as a compare of two versions is."""
     tid = tuple(table_id)
     columns = _columns(table_id, branch)
-    key = render_branch_compare_form(table_id, branch, made_from, columns, rest=rest)
+    key = render_branch_compare_form(table_id, branch, made_from, columns, row_delta=row_delta)
     if key is not None:
         bar, progress = _progress_bar(f"Reading {made_from} and branch {branch}")
         changes = feedback.run(

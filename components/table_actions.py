@@ -524,7 +524,7 @@ def cascade_unavailable(caps: backend.BackendCapabilities) -> str | None:
     says it cannot (an object-store root; a server whose profile says so, or that refused it
     earlier: the client learns it from the answer)."""
     if caps.drop_cascade is False:
-        return CASCADE_NOT_ON_ROOT if caps.kind == "local" else CASCADE_NOT_ON_SERVER
+        return CASCADE_NOT_ON_SERVER if caps.server else CASCADE_NOT_ON_ROOT
     return None
 
 

@@ -256,7 +256,7 @@ def _same(spec: dict, fig) -> bool:
 
 
 def index_charts_page(overview, history) -> None:  # the script AppTest runs alone
-    from components.index_charts import render_index_charts
+    from components.indexes.statistics import render_index_charts
 
     render_index_charts(overview, history, key_prefix="t.charts")
 

@@ -16,7 +16,7 @@ from components import jobs as jobs_view
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
-from components.transactions import remember_transaction
+from components.transactions.history import remember_transaction
 
 st.title("Indexes")
 badge = st.container()

@@ -71,9 +71,10 @@ def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
     poll()
 
 
-def stats_column_config(*, rest: bool) -> dict[str, Any]:
-    """How the tables list shows its figures (widths fit the right-hand column)."""
-    na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
+def stats_column_config(*, figures: bool) -> dict[str, Any]:
+    """How the tables list shows its figures (widths fit the right-hand column; without
+    ``figures``, those the connection cannot read say so)."""
+    na = "" if figures else " (n/a over REST: DescribeTable does not give it)"
     # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
     # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
     return {
@@ -190,7 +191,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         pending.extend(n for n in missing if n not in pending)
         return tstats.stats_frame(items, known)
 
-    rest = backend.capabilities(get_namespace()).kind == "rest"
+    figures = backend.capabilities(get_namespace()).table_figures
     pick = render_name_list(
         source,
         key_prefix=state.Tables.LIST,
@@ -198,12 +199,12 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         selected=table,
         reset_on=(tuple(path), search, by, descending, scope),
         frame=frame,
-        column_config=stats_column_config(rest=rest),
+        column_config=stats_column_config(figures=figures),
     )
     if pending:
         st.caption(f"Reading the figures of {plural(len(pending), 'table')}…")
         _poll_stats(tuple(path), tuple(pending))
-    elif rest and known:
+    elif not figures and known:
         st.caption(
             "Over REST the list shows what DescribeTable returns: the latest version; rows, "
             "size, indexes and last change are n/a unless the server's answer carries them."
