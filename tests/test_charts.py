@@ -270,7 +270,7 @@ def sweep_page(frame) -> None:  # the script AppTest runs alone
 
 
 def timeline_page(frame) -> None:  # the script AppTest runs alone
-    from components.versions import render_timeline
+    from components.versions.listing import render_timeline
 
     render_timeline(frame, key_prefix="t.timeline")
 

@@ -11,7 +11,7 @@ from components import branches, feedback, state, tables, transfer
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection import is_read_only, require_namespace
-from components.versions import versions_frame
+from components.versions.reads import versions_frame
 
 PAGE = state.Transfer.PAGE
 

@@ -29,7 +29,7 @@ from components.transactions.operations import (
     render_problems,
     render_request_preview,
 )
-from components.versions import latest_version
+from components.versions.reads import latest_version
 
 
 @dataclass(frozen=True)

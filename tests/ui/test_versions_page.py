@@ -23,7 +23,7 @@ def version_grid(at):
 
 def open_tab(at, label: str) -> None:
     """Open the "Manage versions" panel at tab ``label`` (only the open tab is drawn)."""
-    from components.versions import MANAGE_TABS
+    from components.versions.tabs import MANAGE_TABS
 
     assert label in MANAGE_TABS
     key, tab = state.Versions.MANAGE_OPEN, state.Versions.MANAGE_TAB
@@ -89,7 +89,7 @@ def test_timeline_axis_shows_milliseconds_within_a_minute(make_app) -> None:
     layers = spec.get("layer") or [spec]
     x_axes = [ly["encoding"]["x"]["axis"] for ly in layers if "x" in ly.get("encoding", {})]
     assert x_axes and all(a["format"] == "%H:%M:%S.%L" for a in x_axes)
-    from components.versions import time_axis
+    from backend.services.charts import time_axis
 
     assert time_axis(59).to_dict()["format"] == "%H:%M:%S.%L"
     assert time_axis(3600).to_dict()["format"] == "%H:%M:%S"
@@ -97,14 +97,14 @@ def test_timeline_axis_shows_milliseconds_within_a_minute(make_app) -> None:
 
 
 def test_grid_is_sized_to_the_page() -> None:
-    from components import versions as ver
+    from components.versions.listing import grid_height
 
     # (AppTest does not expose an element's height: the e2e test checks the rendered grid.)
     # 50 rows on a page: 20 rows + the header visible (not the default ~10 rows) ...
-    assert ver.grid_height(PAGE_SIZE) == 35 * 21 + 3
+    assert grid_height(PAGE_SIZE) == 35 * 21 + 3
     # ... and a short page is exactly as tall as its rows.
-    assert ver.grid_height(3) == 35 * 4 + 3
-    assert ver.grid_height(0) == 35 * 2 + 3
+    assert grid_height(3) == 35 * 4 + 3
+    assert grid_height(0) == 35 * 2 + 3
 
 
 def test_timeline_is_thinned_for_big_tables() -> None:
@@ -338,7 +338,7 @@ def test_restore_needs_the_confirmation_and_makes_a_new_version(make_app, ui_env
 
 def test_browse_the_data_opens_the_preview_at_that_version(make_app) -> None:
     at = make_app("versions", query_params={**ORDERS, "version": "1"})
-    from components.version_actions import search_link_params
+    from components.version_actions.links import search_link_params
 
     assert search_link_params(["sales", "orders"]) == [
         ("ns", "sales"), ("table", "orders"), ("tab", "preview"),
@@ -517,7 +517,7 @@ def test_read_only_disables_the_lifecycle_writes(make_app, ui_env) -> None:
     from backend.services import lifecycle
 
     lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
-    from components.versions import MANAGE_TABS
+    from components.versions.tabs import MANAGE_TABS
 
     at = make_app("versions", query_params={**ORDERS, "version": "1", "ro": "true"})
     at.session_state[state.Versions.RESTORE_OPEN] = True
