@@ -643,7 +643,7 @@ def time_span_seconds(frame: pd.DataFrame) -> float:
     return float((ts.max() - ts.min()).total_seconds())
 
 
-# -- change log and row changes (backend.services.change_log) ------------------------------------
+# -- change log and row changes (backend.services.change_log, row_changes) ------------------------------------
 def change_log(
     ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None, **options: Any
 ) -> pd.DataFrame:
@@ -663,8 +663,8 @@ def row_changes(
     **options: Any,
 ) -> Any:
     """The rows inserted, updated and deleted between two versions (a
-    ``backend.services.change_log.RowChanges``): ``change_log.row_changes``."""
-    from . import change_log as cl
+    ``backend.services.row_changes.RowChanges``): ``row_changes.row_changes``."""
+    from . import row_changes as cl
 
     return cl.row_changes(ns, table_id, from_version, to_version, key, branch, **options)
 

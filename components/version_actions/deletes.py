@@ -11,8 +11,8 @@ from typing import Any
 import streamlit as st
 
 from backend.rules import ids, version_ranges
-from backend.services import lifecycle as lc
 from backend.services import rows as rsv
+from backend.services import versions as vsv
 from backend.text import plural
 from components import feedback, state
 from components.connection import (
@@ -28,10 +28,10 @@ from components.writes import (
 
 
 def delete_versions_write(ns: Any, table_id: Sequence[str], ask: RangeDelete) -> Write:
-    """Delete the ranges asked for (``lifecycle.delete_versions``: a tagged version only with
+    """Delete the ranges asked for (``vsv.delete_versions``: a tagged version only with
     the tags the user agreed to delete, which go first), and its Python snippet."""
 
-    def said(done: lc.VersionsDeleted) -> str:
+    def said(done: vsv.VersionsDeleted) -> str:
         text = f"Deleted {plural(done.deleted_count, 'version')} of {ids.display_id(table_id)}"
         if done.deleted_tags:
             names = [t for v in sorted(done.deleted_tags) for t in done.deleted_tags[v]]
@@ -42,7 +42,7 @@ def delete_versions_write(ns: Any, table_id: Sequence[str], ask: RangeDelete) ->
         return text + "."
 
     return Write(
-        lc.delete_versions, (ns, list(table_id), ask.spans), "Deleting versions", said,
+        vsv.delete_versions, (ns, list(table_id), ask.spans), "Deleting versions", said,
         kwargs={"delete_tags": bool(ask.tags)},
         snippet=python_snippet("batch_delete_table_versions", ask.request, snippet_connection()),
     )  # fmt: skip

@@ -15,7 +15,7 @@ from lance_namespace.errors import (
 
 from backend.rules import ids
 from backend.services import catalog_views
-from backend.services import lifecycle as lc
+from backend.services import restore as restoresv
 from backend.text import plural
 from components import feedback, state
 from components.common import (
@@ -34,12 +34,12 @@ from components.writes import (
 class RebuildAnswer:
     """The user answered a rebuild offer: ``requests`` to start (Rebuild), or none (Not now)."""
 
-    offer: lc.RebuildOffer
-    answer: str  # lc.REBUILT | lc.DECLINED
+    offer: restoresv.RebuildOffer
+    answer: str  # restoresv.REBUILT | restoresv.DECLINED
     requests: list[Any]
 
 
-def pending_rebuild_offer(table_id: Sequence[str]) -> lc.RebuildOffer | None:
+def pending_rebuild_offer(table_id: Sequence[str]) -> restoresv.RebuildOffer | None:
     """The rebuild offer of ``table_id``, derived from its history (so it outlives a reload),
     unless this session answered it already. ``None`` quietly when it cannot be read."""
     try:
@@ -71,21 +71,23 @@ def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> Rebuild
         )
         later = c2.button("Not now", key=state.Versions.REBUILD_DISMISS)
     if go:
-        return RebuildAnswer(offer, lc.REBUILT, lc.rebuild_requests(table_id, offer.lost))
+        return RebuildAnswer(
+            offer, restoresv.REBUILT, restoresv.rebuild_requests(table_id, offer.lost)
+        )
     if later:
-        return RebuildAnswer(offer, lc.DECLINED, [])
+        return RebuildAnswer(offer, restoresv.DECLINED, [])
     return None
 
 
 def record_rebuild_answer(ns: Any, answer: RebuildAnswer, *, read_only: bool) -> bool:
     """The answer holds for this session, and for later ones where the namespace keeps it
-    (``lifecycle.answer_rebuild_offer``; not on a read-only connection, which writes
+    (``backend.services.restore.answer_rebuild_offer``; not on a read-only connection, which writes
     nothing). False when recording it failed (the error is shown)."""
     state.set_rebuild_answered(answer.offer.table_id, answer.offer.restore_uuid)
     if read_only:
         return True
     done = feedback.run(
-        lc.answer_rebuild_offer, ns, answer.offer, answer.answer,
+        restoresv.answer_rebuild_offer, ns, answer.offer, answer.answer,
         action="Recording the answer to the rebuild offer",
     )  # fmt: skip
     return done is not None
@@ -94,7 +96,7 @@ def record_rebuild_answer(ns: Any, answer: RebuildAnswer, *, read_only: bool) ->
 def _restore(ns: Any, table_id: list[str], version: int, branch: str | None = None) -> int:
     """Restore ``version`` (of ``branch``; ``None``: main); the new latest version (read
     back, not guessed)."""
-    lc.restore_version(ns, table_id, version, branch)
+    restoresv.restore_version(ns, table_id, version, branch)
     return int(catalog_views.latest_version(ns, table_id, branch) or 0)
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.rules import ids
-from backend.services import lifecycle as lc
+from backend.services import tags as tagsv
 from backend.text import plural
 from components import feedback, state
 from components.common import (
@@ -37,18 +37,18 @@ class TagAction:
         of = f" of branch {self.branch}" if self.branch else ""
         if self.kind == "create":
             return Write(
-                lc.create_tag, (ns, tid, self.tag, self.version, self.branch),
+                tagsv.create_tag, (ns, tid, self.tag, self.version, self.branch),
                 f"Tagging v{self.version}{of}",
                 f"Tagged v{self.version}{of} of {where} as {self.tag}.",
             )  # fmt: skip
         if self.kind == "move":
             return Write(
-                lc.move_tag, (ns, tid, self.tag, self.version, self.branch),
+                tagsv.move_tag, (ns, tid, self.tag, self.version, self.branch),
                 f"Moving tag {self.tag}",
                 f"Moved tag {self.tag} of {where} to v{self.version}{of}.",
             )  # fmt: skip
         return Write(
-            lc.delete_tag, (ns, tid, self.tag), f"Deleting tag {self.tag}",
+            tagsv.delete_tag, (ns, tid, self.tag), f"Deleting tag {self.tag}",
             f"Deleted tag {self.tag} of {where}; its version stays.",
         )  # fmt: skip
 
