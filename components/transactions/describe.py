@@ -13,7 +13,7 @@ import streamlit as st
 from backend.errors import LanceNamespaceError
 from backend.rules import alter_actions as aa
 from backend.rules import ids
-from backend.services import batch_builder as bb
+from backend.services import transactions as txsv
 from backend.text import plural
 from components import feedback, state
 from components.common import dataframe
@@ -57,7 +57,7 @@ def render_describe_form(
     if not submitted:
         return None
     try:
-        return bb.parse_transaction_id(text, delimiter)
+        return txsv.parse_transaction_id(text, delimiter)
     except LanceNamespaceError as err:
         feedback.show("error", str(err))
         return None
@@ -67,7 +67,7 @@ def render_transaction(described: dict[str, Any], delimiter: str) -> None:
     st.markdown(
         f"Transaction {feedback.as_text(ids.display_id(described['id']))}: status **{described['status']}**"
     )
-    frame = bb.properties_frame(described.get("properties"))
+    frame = txsv.properties_frame(described.get("properties"))
     if frame.empty:
         st.caption("No properties.")
     else:
@@ -177,12 +177,14 @@ def render_describe_alter(ns: Any, delimiter: str, *, read_only: bool) -> Alter 
     context = [*path, table] if table else None
     txn_id = render_describe_form(delimiter, context=context)
     if (picked := state.drop(state.Txn.DESCRIBE_NOW)) is not None:
-        described = feedback.run(bb.describe_transaction, ns, picked, action="DescribeTransaction")
+        described = feedback.run(
+            txsv.describe_transaction, ns, picked, action="DescribeTransaction"
+        )
         if described is not None:
             show_transaction(picked, described)
     elif txn_id is not None:
         found = feedback.run(
-            bb.describe_transaction_in, ns, txn_id, context, delimiter=delimiter,
+            txsv.describe_transaction_in, ns, txn_id, context, delimiter=delimiter,
             action="DescribeTransaction",
         )  # fmt: skip
         if found is not None:

@@ -7,21 +7,21 @@ from typing import Any
 
 import streamlit as st
 
-from backend.services import batch_builder as bb
+from backend.services import transactions as txsv
 from components import state
 from components.cache import CATALOG, cached
 from components.common import dataframe
 
 
 @cached(lambda: CATALOG, ttl=15)
-def namespace_transactions(ns: Any) -> list[bb.BatchTransaction]:
+def namespace_transactions(ns: Any) -> list[txsv.BatchTransaction]:
     """The namespace's batch commits, newest first (read again after a commit of this
     connection, and at least every 15 seconds for other writers' commits)."""
-    return bb.list_batch_transactions(ns)
+    return txsv.list_batch_transactions(ns)
 
 
-def render_namespace_transactions(items: Sequence[bb.BatchTransaction]) -> None:
-    """The namespace's batch commits (``bb.list_batch_transactions``), newest first, paged:
+def render_namespace_transactions(items: Sequence[txsv.BatchTransaction]) -> None:
+    """The namespace's batch commits (``txsv.list_batch_transactions``), newest first, paged:
     id, status, start, duration, operations, tables, and why a batch did not commit."""
     from components.pager import render_pager
 
@@ -31,7 +31,7 @@ def render_namespace_transactions(items: Sequence[bb.BatchTransaction]) -> None:
     page = render_pager(
         list(items), key_prefix=state.Txn.NS_LIST, reset_on=(len(items),), noun="batch commits"
     )
-    frame = bb.batch_transactions_frame(page.items)
+    frame = txsv.batch_transactions_frame(page.items)
     dataframe(
         frame, hide_index=True, key=f"{state.Txn.NS_LIST}.grid",
         column_config={

@@ -16,6 +16,7 @@ from backend.rules import ids
 from backend.rules import index_rules as rules
 from backend.services import batch_builder as bb
 from backend.services import index_overview as ixs
+from backend.services import transactions as txsv
 from backend.services.versions import latest_version
 from components import state
 from components.transactions.history import history_origin
@@ -311,7 +312,7 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     ]
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["reviewed"] == "yes"
-    assert bb.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
+    assert txsv.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
 
     # the session's history: quick describe fills the id field again
     history = at.session_state[state.Txn.HISTORY]
@@ -557,7 +558,7 @@ def test_a_described_transaction_keeps_its_own_origin(app, ui_env: Path) -> None
     assert_no_exception(at)
     page = texts(at)
     assert "Seen in this session" in page and "This session\n" not in page
-    described = bb.describe_transaction(ns, ["sales", "orders", resp.transaction_id])
+    described = txsv.describe_transaction(ns, ["sales", "orders", resp.transaction_id])
     assert described.properties["operation"] == "CreateIndex"
     (entry,) = at.session_state[state.Txn.HISTORY]
     line = history_origin(entry)
