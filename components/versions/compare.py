@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.services import versions as vsv
+from backend.services import version_compare as vcmp
 from components import feedback, state
 from components.common import (
     dataframe,
@@ -13,7 +13,7 @@ from components.common import (
 from components.versions.reads import comparison
 
 
-def render_comparison(cmp: vsv.VersionComparison, *, key_prefix: str) -> None:
+def render_comparison(cmp: vcmp.VersionComparison, *, key_prefix: str) -> None:
     """Metric table, schema changes, and what could not be compared."""
     dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
     if cmp.a.schema is None or cmp.b.schema is None:

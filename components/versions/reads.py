@@ -11,6 +11,7 @@ import streamlit as st
 from lance_namespace.errors import TableVersionNotFoundError
 
 from backend.paging import PAGE_SIZE, Listing
+from backend.services import version_compare as vcmp
 from backend.services import versions as vsv
 from components.cache import cached, shared, table_scope
 
@@ -143,5 +144,5 @@ def version_info(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, 
 
 
 @cached(lambda table_id, a, b: table_scope(table_id), ttl=300, max_entries=64)
-def comparison(ns: Any, table_id: tuple[str, ...], a: int, b: int) -> vsv.VersionComparison:
-    return vsv.compare_versions(ns, table_id, a, b)
+def comparison(ns: Any, table_id: tuple[str, ...], a: int, b: int) -> vcmp.VersionComparison:
+    return vcmp.compare_versions(ns, table_id, a, b)
