@@ -1,11 +1,12 @@
-"""What a connected backend does, so the UI can say which knobs are real.
+"""What a connected backend does, as flags the pages read (``caps.maintenance``,
+``caps.staging``, ...), so the UI can say which knobs are real.
 
 On a REST server, ``batch_commit``, ``rename`` and ``drop_cascade`` are never probed with a
 write (an empty batch, a rename of a missing table: writes, sent on read-only connections too,
 and judged by servers as they please). They come from:
 
 1. the connection's ``server_profile`` option, one of :data:`SERVER_PROFILES` (documented
-   servers whose answers are known);
+   servers whose answers are known: :data:`LANCE_DIR`);
 2. else what the server answered to a real request of that kind in this session (a success:
    yes; "unsupported": no);
 3. else ``None``: unknown. The console then offers the action, and a refusal is reported as
@@ -30,20 +31,16 @@ class ServerProfile:
     drop_cascade: bool | None = None
 
 
-SERVER_PROFILES: dict[str, ServerProfile] = {
-    p.name: p
-    for p in (
-        ServerProfile(
-            "lance-dir",
-            "pylance's RestAdapter over a directory namespace "
-            "(lance.namespace.RestAdapter('dir', ...)): no BatchCommitTables, no RenameTable, "
-            "no DropNamespace CASCADE",
-            batch_commit=False,
-            rename=False,
-            drop_cascade=False,
-        ),
-    )
-}
+LANCE_DIR = ServerProfile(
+    "lance-dir",
+    "pylance's RestAdapter over a directory namespace "
+    "(lance.namespace.RestAdapter('dir', ...)): no BatchCommitTables, no RenameTable, "
+    "no DropNamespace CASCADE",
+    batch_commit=False,
+    rename=False,
+    drop_cascade=False,
+)
+SERVER_PROFILES = (LANCE_DIR.name,)  # the server profiles a connection may name
 
 
 def server_profile_named(name: str | None) -> ServerProfile | None:
@@ -51,12 +48,11 @@ def server_profile_named(name: str | None) -> ServerProfile | None:
     name that is not one of :data:`SERVER_PROFILES`."""
     if name is None or not str(name).strip():
         return None
-    profile = SERVER_PROFILES.get(str(name).strip().lower())
-    if profile is None:
+    if str(name).strip().lower() != LANCE_DIR.name:
         raise InvalidInputError(
             f"unknown server profile {name!r}; expected one of {', '.join(SERVER_PROFILES)}"
         )
-    return profile
+    return LANCE_DIR
 
 
 @dataclass(frozen=True)
@@ -76,9 +72,44 @@ class BackendCapabilities:
     server_profile: str | None = None  # the REST connection's server profile, if any
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    # The flags pages read: each says what the console can do on this connection (the local
+    # namespace opens the tables' Lance datasets in this process; a REST server is reached by
+    # HTTP requests only, and does what it implements).
+
+    @property
+    def maintenance(self) -> bool:
+        """Compaction, index optimization and cleanup run in this process."""
+        return self.kind == "local"
+
+    @property
+    def staging(self) -> bool:
+        """Staged changes (files written next to a table), the reader that watches a commit
+        and the transaction demo."""
+        return self.kind == "local"
+
+    @property
+    def batch_records(self) -> bool:
+        """The namespace's batch commits can be listed (the records kept under its root)."""
+        return self.kind == "local"
+
+    @property
+    def table_figures(self) -> bool:
+        """A table's rows, size on disk, indexes and last change are read from its files
+        (over REST: only what DescribeTable returns)."""
+        return self.kind == "local"
+
+    @property
+    def row_delta(self) -> bool:
+        """A branch compares with its parent by lance's delta, without key columns (it needs
+        the dataset itself)."""
+        return self.kind == "local"
+
+    @property
+    def server(self) -> bool:
+        """A REST server: every call is an HTTP request (``wire_log``: its traffic can be
+        inspected), and what it implements is its own business."""
+        return self.kind == "rest"
+
     @classmethod
     def unknown(cls) -> BackendCapabilities:
         return cls(kind="unknown")
-
-
-__all__ = ["SERVER_PROFILES", "BackendCapabilities", "ServerProfile", "server_profile_named"]

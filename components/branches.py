@@ -4,7 +4,7 @@ main, a tag, or another branch at a version) and the delete form (typed confirma
 Components return requests; the page performs them (``Write``).
 
 The branch picked is one shared selection (``state.selected_branch``, in the URL as
-``?branch=``; ``components.tables`` keeps it with the table): picked on one page, it is the
+``?branch=``; ``components.tables.selection`` keeps it with the table): picked on one page, it is the
 branch of the others; another table, or a branch that no longer exists, goes back to main
 (the picker says so). A page acts on it through ``backend.branch_view.on_branch``."""
 
@@ -20,9 +20,10 @@ import streamlit as st
 from backend.rules import ids
 from backend.services import branches as svc
 from backend.text import plural
-from components import feedback, state, tables
+from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import dataframe
+from components.tables.selection import set_branch
 from components.writes import Write, render_confirmed_form
 
 
@@ -51,7 +52,7 @@ def picker_key(key_prefix: str) -> str:
 
 def _picked(key: str) -> None:
     """The picker changed (a callback): its branch becomes the shared selection."""
-    tables.set_branch(state.get(key))
+    set_branch(state.get(key))
 
 
 def render_branch_picker(
@@ -68,7 +69,7 @@ def render_branch_picker(
             "warning",
             f"Table{where} has no branch {current} (deleted, or a stale link): showing main.",
         )
-        tables.set_branch(None)
+        set_branch(None)
         current = svc.MAIN
     key = picker_key(key_prefix)
     state.put(key, current)

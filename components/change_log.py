@@ -14,6 +14,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend.paging import Listing
 from backend.services import change_log as cl
+from backend.services import row_changes as rc
 from backend.services import search as ssv
 from components import feedback, state
 from components.cache import cached, table_scope
@@ -128,7 +129,7 @@ def _columns(table_id: Sequence[str], branch: str | None = None) -> list[str]:
     cannot be described; none when they cannot be read: the compare then says why it needs
     a key, or what is wrong with it)."""
     from components.branches import branch_columns
-    from components.indexes import table_columns
+    from components.indexes.reads import table_columns
 
     if branch:
         try:
@@ -176,7 +177,7 @@ def render_row_changes_form(
     return int(va), int(vb), list(key)
 
 
-def changed_frame(changes: cl.RowChanges, kind: str) -> pd.DataFrame:
+def changed_frame(changes: rc.RowChanges, kind: str) -> pd.DataFrame:
     """The rows of one kind as a frame (by the key columns, when compared on a key); updated
     rows carry ``changed`` (the columns whose values changed, comma-joined) first, then the
     newer values."""
@@ -185,8 +186,8 @@ def changed_frame(changes: cl.RowChanges, kind: str) -> pd.DataFrame:
         table = table.sort_by([(k, "ascending") for k in changes.key])
     if kind != "updated":
         return ssv.abbreviate(table)
-    changed = [", ".join(c) for c in table.column(cl.CHANGED).to_pylist()]
-    frame = ssv.abbreviate(table.drop_columns([cl.CHANGED]))
+    changed = [", ".join(c) for c in table.column(rc.CHANGED).to_pylist()]
+    frame = ssv.abbreviate(table.drop_columns([rc.CHANGED]))
     frame.insert(0, "changed", changed)
     return frame
 
@@ -213,7 +214,7 @@ def _mark_changed(frame: pd.DataFrame) -> Any:
 
 
 def render_row_changes(
-    changes: cl.RowChanges, *, key_prefix: str, first_with_rows: bool = False
+    changes: rc.RowChanges, *, key_prefix: str, first_with_rows: bool = False
 ) -> None:
     """Counts, the method used, then one kind of rows at a time, paged (``first_with_rows``:
     the kind shown first is the first that has rows, not "updated")."""
@@ -290,7 +291,7 @@ def render_row_changes_section(
         a, b, key = asked
         bar, progress = _progress_bar("Reading the two versions")
         changes = feedback.run(
-            cl.row_changes,
+            rc.row_changes,
             get_namespace(),
             list(tid),
             a,
@@ -308,18 +309,18 @@ def render_row_changes_section(
 
 
 def render_branch_compare_form(
-    table_id: Sequence[str], branch: str, made_from: str, columns: Sequence[str], *, rest: bool
+    table_id: Sequence[str], branch: str, made_from: str, columns: Sequence[str], *, row_delta: bool
 ) -> list[str] | None:
     """The key columns of a compare of ``branch`` with its parent (``made_from``: "main v2");
     the key (empty: lance's delta) when pressed."""
     prefix = f"{state.Versions.BRANCH_CHANGES_FORM}.{tuple(table_id)}.{branch}"
     with st.form(prefix, border=False):
         how = (
-            "Over REST only a compare on key columns is possible (lance's delta needs the "
-            "dataset itself), and only where the server reads the branch itself."
-            if rest
-            else "Without key columns lance's delta is used, which needs a table with stable "
+            "Without key columns lance's delta is used, which needs a table with stable "
             "row ids; otherwise pick the columns that identify a row."
+            if row_delta
+            else "Over REST only a compare on key columns is possible (lance's delta needs the "
+            "dataset itself), and only where the server reads the branch itself."
         )
         st.caption(
             feedback.as_text(
@@ -333,17 +334,17 @@ def render_branch_compare_form(
 
 
 def render_branch_compare_section(
-    table_id: Sequence[str], branch: str, made_from: str, *, rest: bool
+    table_id: Sequence[str], branch: str, made_from: str, *, row_delta: bool
 ) -> None:
     """ "Compare with parent": the form, the compare (with a progress bar), its last result
     rendered as a compare of two versions is."""
     tid = tuple(table_id)
     columns = _columns(table_id, branch)
-    key = render_branch_compare_form(table_id, branch, made_from, columns, rest=rest)
+    key = render_branch_compare_form(table_id, branch, made_from, columns, row_delta=row_delta)
     if key is not None:
         bar, progress = _progress_bar(f"Reading {made_from} and branch {branch}")
         changes = feedback.run(
-            cl.branch_changes,
+            rc.branch_changes,
             get_namespace(),
             list(tid),
             branch,

@@ -172,7 +172,7 @@ def _why_not(kind: str, offer: Offer, executor: str) -> str | None:
 
     if kind == "optimize" and not offer.has_indexes:
         return "the table has no index"
-    if kind in ("optimize", "compact") and offer.caps.kind != "local" and executor == "local":
+    if kind in ("optimize", "compact") and not offer.caps.maintenance and executor == "local":
         return MAINTENANCE_UNSUPPORTED
     on = branch_of(offer.ns)
     if kind == "cleanup" and on is not None:

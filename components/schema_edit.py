@@ -27,7 +27,7 @@ UNCHANGED = "(unchanged)"
 NULLABLE, NOT_NULLABLE = "nullable", "not nullable"
 TABS = ("Add a column", "Alter a column", "Drop columns")
 _OPS = {"add": schema.ADD, "alter": schema.ALTER, "drop": schema.DROP}
-# the preview's new schema, headed as the table's schema is (components.tables.SCHEMA_COLUMNS)
+# the preview's new schema, headed as the table's schema is (components.tables.detail.SCHEMA_COLUMNS)
 PREVIEW_COLUMNS: dict[str, Any] = {
     "column": st.column_config.TextColumn("Column"),
     "type": st.column_config.TextColumn("Type"),

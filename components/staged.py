@@ -388,7 +388,7 @@ def render_staged_list(
     """The session's staged changes: what each does, whether the batch publishes it (or it
     is stale: the table moved on), its audit (an expander), "Discard" and "Add to the
     batch". Returns the discard asked for."""
-    from components.versions import latest_version
+    from components.versions.reads import latest_version
 
     items = held()
     if not items:

@@ -267,7 +267,7 @@ class Versions:
     TAG_WARNED = "versions.tag_warned"
     # {table id tuple: restore uuid}: rebuild offers answered in this session (the offer
     # itself is derived from the table's history; the answer is kept in the namespace too,
-    # where it has a place for it: ``lifecycle.answer_rebuild_offer``)
+    # where it has a place for it: ``backend.services.restore.answer_rebuild_offer``)
     REBUILD = "versions.rebuild"
     REBUILD_GO = "versions.rebuild.go"  # widget: "Rebuild the indexes"
     REBUILD_DISMISS = "versions.rebuild.dismiss"  # widget: "Not now"
@@ -387,7 +387,7 @@ def set_schema_preview(
 
 def row_changes(table_id: Sequence[str], branch: str | None = None) -> Any:
     """The last row compare of ``table_id`` (on ``branch``; ``None``: main) this session (a
-    ``change_log.RowChanges``)."""
+    ``row_changes.RowChanges``)."""
     got = _get(Versions.ROW_CHANGES)
     return got[1] if got and got[0] == (tuple(table_id), branch) else None
 

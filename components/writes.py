@@ -21,6 +21,8 @@ from lance_namespace.errors import (
 
 from backend.rules import version_ranges
 from backend.services import lifecycle as lc
+from backend.services import restore as restoresv
+from backend.services import tags as tagsv
 from components import feedback, state
 from components.cache import CATALOG, cached, table_scope
 
@@ -34,33 +36,33 @@ READ_ONLY = "The connection is read-only."
 @cached(table_scope, ttl=30)
 def tags(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
     """Every tag of the table: tag, version, manifest_size."""
-    return lc.list_tags(ns, table_id)
+    return tagsv.list_tags(ns, table_id)
 
 
 def tagged(table_id: tuple[str, ...]) -> dict[int, list[str]] | None:
     """version -> its tags, for forms that say which versions are tagged (``None``, quietly,
     when the tags cannot be listed: the write checks them again before sending)."""
     try:
-        return lc.tagged_versions(tags(table_id))
+        return tagsv.tagged_versions(tags(table_id))
     except LanceNamespaceError:
         return None
 
 
 @cached(lambda table_id, tag: table_scope(table_id), ttl=30)
 def tag_version(ns: Any, table_id: tuple[str, ...], tag: str) -> int:
-    return lc.tag_version(ns, table_id, tag)
+    return tagsv.tag_version(ns, table_id, tag)
 
 
 @cached(lambda table_id, version: table_scope(table_id), ttl=30)
-def lost_indexes(ns: Any, table_id: tuple[str, ...], version: int) -> list[lc.LostIndex]:
+def lost_indexes(ns: Any, table_id: tuple[str, ...], version: int) -> list[restoresv.LostIndex]:
     """The indexes a restore of ``version`` would leave behind (``lifecycle``)."""
-    return lc.indexes_lost_by_restore(ns, table_id, version)
+    return restoresv.indexes_lost_by_restore(ns, table_id, version)
 
 
 @cached(table_scope, ttl=30)
-def rebuild_offer(ns: Any, table_id: tuple[str, ...]) -> lc.RebuildOffer | None:
+def rebuild_offer(ns: Any, table_id: tuple[str, ...]) -> restoresv.RebuildOffer | None:
     """The indexes a restore left behind, derived from the table's history (``lifecycle``)."""
-    return lc.rebuild_offer(ns, table_id)
+    return restoresv.rebuild_offer(ns, table_id)
 
 
 @cached(table_scope, ttl=30)

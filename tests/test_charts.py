@@ -256,7 +256,7 @@ def _same(spec: dict, fig) -> bool:
 
 
 def index_charts_page(overview, history) -> None:  # the script AppTest runs alone
-    from components.index_charts import render_index_charts
+    from components.indexes.statistics import render_index_charts
 
     render_index_charts(overview, history, key_prefix="t.charts")
 
@@ -270,7 +270,7 @@ def sweep_page(frame) -> None:  # the script AppTest runs alone
 
 
 def timeline_page(frame) -> None:  # the script AppTest runs alone
-    from components.versions import render_timeline
+    from components.versions.listing import render_timeline
 
     render_timeline(frame, key_prefix="t.timeline")
 

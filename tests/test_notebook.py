@@ -35,7 +35,7 @@ from nbclient import NotebookClient
 
 import backend
 from backend import audit
-from backend.services import lifecycle
+from backend.services import tags as tagsv
 from tests.conftest import RestServer, S3Server
 from tests.support import demo_copy
 
@@ -95,7 +95,7 @@ def check_effects(ns: Any, *, batch: bool) -> None:
     assert "tour" in tables, tables
     indexes = ns.list_table_indices(ListTableIndicesRequest(id=TOUR_TABLE)).indexes
     assert [ix.index_name for ix in indexes] == ["tour_ivf_pq"], indexes
-    tags = lifecycle.list_tags(ns, TOUR_TABLE)
+    tags = tagsv.list_tags(ns, TOUR_TABLE)
     assert tags["tag"].tolist() == ["indexed"], tags
     assert (ns.describe_table(DescribeTableRequest(id=TOUR_TABLE)).properties or {}).get(
         "made_by"

@@ -120,8 +120,8 @@ def test_readme_python_session_runs(
     ), f"the README session does not print the index stats; it printed:\n{printed}"
     # The lifecycle part: tagged, restored, cleaned up, renamed.
     assert ["docs", "notes_2026"] in tables and ["docs", "notes"] not in tables
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
-    assert list(lifecycle.list_tags(ns, ["docs", "notes_2026"])["tag"]) == ["indexed"]
+    assert list(tagsv.list_tags(ns, ["docs", "notes_2026"])["tag"]) == ["indexed"]
     assert "cleanup deletes [1, 3], keeps tagged {2: ['indexed']}" in printed
     assert ns.count_table_rows(CountTableRowsRequest(id=["docs", "notes_2026"])).count == 200

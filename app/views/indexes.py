@@ -17,7 +17,7 @@ from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only
-from components.transactions import remember_transaction
+from components.transactions.history import remember_transaction
 
 st.title("Indexes")
 badge = st.container()

@@ -9,7 +9,7 @@ from components.inspector import render_inspector
 st.title("HTTP inspector")
 ns = require_namespace()
 wire_log = getattr(ns, "wire_log", None)
-if backend.capabilities(ns).kind != "rest" or wire_log is None:
+if not backend.capabilities(ns).wire_log or wire_log is None:
     st.info(
         "Not applicable: the current connection is a local namespace, which makes no HTTP "
         "requests. Connect to a REST server (sidebar) to inspect its traffic.",

@@ -19,7 +19,7 @@ st.title("Transactions")
 ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
-local = caps.kind == "local"
+local = caps.staging
 delimiter = getattr(ns, "delimiter", None) or "$"
 tables.sync_selection()
 transactions.render_icon_only_style()
@@ -114,7 +114,7 @@ with txn_tab:
 
 with ns_tab:
     st.subheader("Batch commits of the namespace", anchor=False)
-    if caps.kind != "local":
+    if not caps.batch_records:
         feedback.show("info", batch_builder.NO_LIST_OPERATION)
     else:
         st.caption(

@@ -12,7 +12,7 @@ from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only
-from components.versions import versions_frame
+from components.versions.reads import versions_frame
 
 PAGE = state.Transfer.PAGE
 

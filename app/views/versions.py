@@ -121,7 +121,7 @@ if branch != "main":
     change_log.render_change_log_panel(tid, on_branch, branch=branch)
     st.subheader("Compare with parent", anchor=False)
     change_log.render_branch_compare_section(
-        tid, branch, br.made_from(info), rest=backend.capabilities(ns).kind == "rest"
+        tid, branch, br.made_from(info), row_delta=backend.capabilities(ns).row_delta
     )
     branch_picked = br.render_branch_version_picker(
         branch,

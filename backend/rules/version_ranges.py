@@ -11,7 +11,7 @@ and never the latest version unless the caller opts in explicitly.
 :func:`tag_problems` is the second rule of every delete path: a range covering a tagged
 version is refused, naming the tags (a tag must never point at a deleted version). The one
 way past it is to delete those tags first (``delete_tags=True`` of
-``backend.services.lifecycle.delete_versions`` and of both backends'
+``backend.services.versions.delete_versions`` and of both backends'
 ``batch_delete_table_versions``): :func:`tags_to_delete` is that decision, made once for
 every path (``backend.services.catalog_views.clear_covered_tags`` reads the tags and deletes
 what it names).

@@ -1,4 +1,5 @@
-"""The batch-commit builder and transaction helpers for the Transactions page (no streamlit).
+"""The batch-commit builder and the transaction writes of the Transactions page (no streamlit);
+describing and listing transactions: ``backend.services.transactions``.
 
 Builder operations are the spec's ``CommitTableOperation`` as JSON-friendly dicts (they live
 in the UI's session state), e.g. ``{"declare_table": {"id": ["sales", "t"]}}``. They are
@@ -32,14 +33,11 @@ from lance_namespace import (
     BatchCommitTablesRequest,
     BatchCommitTablesResponse,
     CommitTableOperation,
-    DescribeTransactionRequest,
-    DescribeTransactionResponse,
     LanceNamespace,
 )
 from lance_namespace.errors import (
     ErrorCode,
     InvalidInputError,
-    TransactionNotFoundError,
     UnsupportedOperationError,
 )
 
@@ -192,6 +190,8 @@ def operations_frame(operations: Sequence[Operation], delimiter: str = "$") -> p
 
 # -- the batch in a link ---------------------------------------------------------------------------------
 MAX_LINK_BATCH = 1500  # characters of an encoded batch a URL carries; larger: session only
+
+
 _LINK_PREFIX = "1."  # the encoding's version
 
 
@@ -335,55 +335,6 @@ def results_frame(
     return pd.DataFrame(rows, columns=["#", "operation", "table", "result"])
 
 
-# -- transactions ---------------------------------------------------------------------------------------
-def parse_transaction_id(text: str, delimiter: str = "$") -> list[str]:
-    """``"sales$orders$<uuid>"`` -> ``["sales", "orders", "<uuid>"]``."""
-    return ids.parse_id(text, delimiter, "transaction")
-
-
-def describe_transaction(
-    ns: LanceNamespace, transaction_id: Sequence[str]
-) -> DescribeTransactionResponse:
-    return ns.describe_transaction(DescribeTransactionRequest(id=list(transaction_id)))
-
-
-def describe_transaction_in(
-    ns: LanceNamespace,
-    transaction_id: Sequence[str],
-    table_id: Sequence[str] | None = None,
-    *,
-    delimiter: str = "$",
-) -> tuple[list[str], DescribeTransactionResponse]:
-    """DescribeTransaction of ``transaction_id`` as given, and the id it was found under.
-
-    A bare id (one part, e.g. the uuid an index build answers with, as the console shows it)
-    that the backend does not know on its own (a batch id it does) is looked up among the
-    transactions of ``table_id``, the table in context: ``[*table_id, id]``. Without a table
-    in context the refusal says how to write the full id."""
-    parts = list(transaction_id)
-    try:
-        return parts, describe_transaction(ns, parts)
-    except (TransactionNotFoundError, InvalidInputError) as err:
-        if len(parts) != 1:
-            raise
-        if not table_id:
-            raise make(
-                ErrorCode.TRANSACTION_NOT_FOUND,
-                f"{parts[0]} is a bare transaction id and no table is picked to look it up in: "
-                f"pick its table, or write it as namespace › table › {parts[0]}. "
-                f"({err})",
-            ) from None
-        full = [*table_id, parts[0]]
-        try:
-            return full, describe_transaction(ns, full)
-        except (TransactionNotFoundError, InvalidInputError) as again:
-            raise make(
-                ErrorCode.TRANSACTION_NOT_FOUND,
-                f"Transaction {parts[0]} not found, neither on its own nor in the table "
-                f"{ids.display_id(list(table_id))}: {again}",
-            ) from None
-
-
 def alter_request(
     transaction_id: Sequence[str], actions: Sequence[dict[str, Any]]
 ) -> AlterTransactionRequest:
@@ -406,96 +357,6 @@ NO_LIST_OPERATION = (
     "transaction is described and altered by its id only (batch commits answer with theirs, "
     "index builds with the table's transaction)."
 )
-BATCH_TRANSACTION_COLUMNS = [
-    "transaction", "status", "started", "duration_ms", "operations", "tables", "reason",
-]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class BatchTransaction:
-    """One batch commit of the namespace, from the record the local backend keeps of it
-    (``backend.local.batch.records``): its id, status, when it started and finished (ISO
-    8601, UTC), its operation count, the tables it touched and, for a batch that did not
-    commit, why."""
-
-    id: str
-    status: str
-    started_at: str | None
-    finished_at: str | None
-    duration_ms: int | None
-    operations: int
-    tables: list[list[str]]
-    reason: str | None = None
-
-
-def _int_or_none(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _batch_transaction(record: dict[str, Any]) -> BatchTransaction:
-    props = {str(k): str(v) for k, v in (record.get("properties") or {}).items()}
-    try:
-        tables = [ids.parse_object_id(t) for t in json.loads(props.get("tables") or "[]")]
-    except (ValueError, TypeError, AttributeError):
-        tables = []
-    return BatchTransaction(
-        id=str(record["txn_id"]),
-        status=alter_actions.normalize_status(record.get("status") or alter_actions.RUNNING),
-        started_at=props.get("started_at"),
-        finished_at=props.get("finished_at"),
-        duration_ms=_int_or_none(props.get("duration_ms")),
-        operations=_int_or_none(props.get("operation_count")) or 0,
-        tables=tables,
-        reason=props.get("reason"),
-    )
-
-
-def list_batch_transactions(ns: LanceNamespace) -> list[BatchTransaction]:
-    """Every batch commit of the namespace, newest first: the records the local backend
-    keeps under its root (``<root>/_console/transactions/``, on local and object-store roots
-    alike). Over REST: ``UnsupportedOperationError`` saying the spec has no list operation."""
-    from ..local.batch.records import RECORD_KIND
-    from ..local.txn_store import TxnStore
-
-    store = getattr(ns, "txn_store", None)
-    if not isinstance(store, TxnStore):
-        raise make(ErrorCode.UNSUPPORTED, NO_LIST_OPERATION)
-    records = [r for r in store.list() if r.get("kind") == RECORD_KIND]
-    records.sort(
-        key=lambda r: (
-            str((r.get("properties") or {}).get("started_at") or ""),
-            _int_or_none(r.get("updated_at")) or 0,
-            str(r["txn_id"]),
-        ),
-        reverse=True,
-    )
-    return [_batch_transaction(r) for r in records]
-
-
-def batch_transactions_frame(items: Sequence[BatchTransaction]) -> pd.DataFrame:
-    """The batch commits as the page lists them: one row each, tables shown as ``a › b``."""
-    rows = [
-        {
-            "transaction": t.id,
-            "status": t.status,
-            "started": t.started_at,
-            "duration_ms": t.duration_ms,
-            "operations": t.operations,
-            "tables": ", ".join(ids.display_id(tid) for tid in t.tables),
-            "reason": t.reason,
-        }
-        for t in items
-    ]
-    frame = pd.DataFrame(rows, columns=BATCH_TRANSACTION_COLUMNS)
-    frame["duration_ms"] = frame["duration_ms"].astype("Int64")
-    return frame
-
-
-def properties_frame(props: dict[str, str] | None) -> pd.DataFrame:
-    return pd.DataFrame(sorted((props or {}).items()), columns=["key", "value"])
 
 
 def staged_op(staged: staging.StagedChange | StagedManifest) -> Operation:
@@ -659,11 +520,7 @@ __all__ = [
     "stage_change",
     "staged_op",
     "record_refused_commit",
-    "BATCH_TRANSACTION_COLUMNS",
-    "BatchTransaction",
     "NO_LIST_OPERATION",
-    "batch_transactions_frame",
-    "list_batch_transactions",
     "CREATE_VERSION",
     "DECLARE",
     "DELETE_VERSIONS",
@@ -683,16 +540,12 @@ __all__ = [
     "delete_versions_op",
     "deregister_op",
     "describe_operation",
-    "describe_transaction",
-    "describe_transaction_in",
     "discard_staged",
     "encode_batch",
     "has_errors",
     "kind_of",
     "move",
     "operations_frame",
-    "parse_transaction_id",
-    "properties_frame",
     "remove",
     "request_json",
     "results_frame",

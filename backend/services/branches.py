@@ -284,9 +284,9 @@ def branch_changes(
 ) -> Any:
     """The rows ``branch`` inserted, updated and deleted since it was made: its parent (the
     branch it was made from, at the version it was made from) compared with its latest
-    version (a ``backend.services.change_log.RowChanges``; ``max_rows``, ``progress`` as for
-    ``change_log.row_changes``): ``change_log.branch_changes``."""
-    from . import change_log as cl
+    version (a ``backend.services.row_changes.RowChanges``; ``max_rows``, ``progress`` as for
+    ``row_changes.row_changes``): ``row_changes.branch_changes``."""
+    from . import row_changes as cl
 
     return cl.branch_changes(ns, table_id, branch, key, **options)
 

@@ -136,11 +136,11 @@ def _readable(times: pd.Series) -> pd.Series:
 def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every version, newest first: version, timestamp (UTC, to the second), tags (a list),
     manifest_size, metadata (JSON text)."""
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
     from backend.services.versions import list_versions
 
     frame = list_versions(ns, table_id)
-    tagged = lifecycle.tagged_versions(lifecycle.list_tags(ns, table_id))
+    tagged = tagsv.tagged_versions(tagsv.list_tags(ns, table_id))
     out = pd.DataFrame(
         {
             "version": frame["version"],
@@ -156,10 +156,10 @@ def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
 def tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every tag: tag, version, timestamp (of the tagged version, UTC, to the second),
     manifest_size; sorted by version, then tag."""
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
     from backend.services.versions import list_versions
 
-    frame = lifecycle.list_tags(ns, table_id)
+    frame = tagsv.list_tags(ns, table_id)
     when = dict(
         zip(*(list_versions(ns, table_id)[c] for c in ("version", "timestamp")), strict=True)
     )

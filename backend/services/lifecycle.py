@@ -1,12 +1,12 @@
 """A table's and a namespace's life after creation, as functions a notebook can call, on both
-backends: restore a version, tags, cleanup of old versions by policy, deleting version ranges
-(:func:`delete_versions`: never a tagged version, unless ``delete_tags=True`` deletes those
-tags first), drop vs deregister,
-rename, schema metadata, and dropping a namespace (RESTRICT or CASCADE).
+backends: cleanup of old versions by policy, drop vs deregister, register, rename, schema
+metadata, and dropping a namespace (RESTRICT or CASCADE). Restoring a version is
+``backend.services.restore``, tags ``backend.services.tags``, deleting version ranges
+``backend.services.versions``.
 
 Every write is one spec operation (but removing schema-metadata keys: the local backend's
-own, since the spec's operation only adds and changes keys); the rules it needs (ids, version ranges) come from the rule
-modules. What a backend cannot do is said before anything is sent
+own, since the spec's operation only adds and changes keys); the rules it needs (ids, version
+ranges) come from the rule modules. What a backend cannot do is said before anything is sent
 (``backend.capabilities``), or, when it cannot be known in advance (CASCADE over REST), the
 server's refusal is reported as such and nothing is changed.
 """
@@ -24,31 +24,21 @@ import pandas as pd
 from lance_namespace import (
     BatchDeleteTableVersionsRequest,
     BatchDeleteTableVersionsResponse,
-    CreateTableIndexRequest,
-    CreateTableTagRequest,
-    DeleteTableTagRequest,
     DeregisterTableRequest,
     DeregisterTableResponse,
     DescribeTableRequest,
-    DescribeTransactionRequest,
     DropNamespaceRequest,
     DropNamespaceResponse,
     DropTableRequest,
     DropTableResponse,
-    GetTableTagVersionRequest,
     LanceNamespace,
     ListNamespacesRequest,
-    ListTableIndicesRequest,
     ListTablesRequest,
-    ListTableTagsRequest,
     RegisterTableRequest,
     RegisterTableResponse,
     RenameTableRequest,
     RenameTableResponse,
-    RestoreTableRequest,
-    RestoreTableResponse,
     UpdateTableSchemaMetadataRequest,
-    UpdateTableTagRequest,
 )
 from lance_namespace.errors import (
     ErrorCode,
@@ -56,347 +46,15 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
 )
 
-from backend.rules import ids, index_rules, version_ranges
+from backend.rules import ids, version_ranges
 from backend.services import catalog_views, write_preflight
+from backend.services.tags import list_tags, tagged_versions
 
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
 from ..paging import list_all
-from ..text import plural
-from .versions import VersionsDeleted, delete_versions, list_versions
-
-# -- versions: restore ----------------------------------------------------------------------------
-
-
-def restore_version(
-    ns: LanceNamespace, table_id: Sequence[str], version: int, branch: str | None = None
-) -> RestoreTableResponse:
-    """Make a new latest version whose content is ``version``'s (RestoreTable), on ``branch``
-    (``None``/"main": main; the version is one of the branch's). Refused for the latest
-    version itself (nothing to restore) and for versions that do not exist."""
-    tid = ids.check_id(table_id)
-    branch = _known_branch(ns, tid, branch)
-    where = ids.format_id(tid) + (f" (branch {branch})" if branch else "")
-    latest = catalog_views.latest_version(ns, tid, branch)
-    if latest is None:
-        raise invalid(f"{where} has no versions to restore")
-    problem = version_ranges.version_problem(version, "the version to restore")
-    if problem:
-        raise invalid(problem)
-    if version == latest:
-        raise invalid(f"v{version} is already the latest version: nothing to restore")
-    if not catalog_views.version_exists(ns, tid, version, branch):
-        raise make(
-            ErrorCode.TABLE_VERSION_NOT_FOUND,
-            f"version {version} of {where} does not exist (deleted or never written"
-            + (", or not one of the branch's" if branch else "")
-            + ")",
-        )
-    return ns.restore_table(RestoreTableRequest(id=tid, version=version, branch=branch))
-
-
-def _branch(branch: str | None) -> str | None:
-    """A branch as requests carry it: ``None`` for main."""
-    return None if not branch or branch == "main" else str(branch)
-
-
-def _known_branch(ns: LanceNamespace, tid: list[str], branch: str | None) -> str | None:
-    """``branch`` as requests carry it (``None``: main), checked to be one of the table's
-    (``TableBranchNotFoundError`` naming the ones it has)."""
-    from .branches import branch_info
-
-    branch = _branch(branch)
-    if branch is not None:
-        branch_info(ns, tid, branch)
-    return branch
-
-
-@dataclass(frozen=True)
-class LostIndex:
-    """An index of the latest version that an older version does not have: restoring that
-    version makes a latest version without it. ``params``: the build parameters recorded for
-    it (the local backend keeps the console's vector builds; empty otherwise)."""
-
-    name: str
-    index_type: str
-    column: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        shown = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-        return f"{self.name} ({self.index_type} on {self.column}{'; ' + shown if shown else ''})"
-
-
-def _indexes_missing(
-    ns: LanceNamespace, tid: list[str], have_at: int | None, lack_at: int | None
-) -> list[LostIndex]:
-    """The indexes of version ``have_at`` (``None``: the latest) that ``lack_at`` does not
-    have (ListTableIndices at both versions), with their recorded build parameters where the
-    backend keeps them."""
-
-    def listed(at: int | None) -> dict[str, Any]:
-        request = ListTableIndicesRequest(id=tid, version=at)
-        return {ix.index_name: ix for ix in list_all(ns.list_table_indices, request, "indexes")}
-
-    have, lack = listed(have_at), listed(lack_at)
-    recorded_of = getattr(ns, "index_requests", None)
-    recorded = recorded_of(tid) if callable(recorded_of) else {}
-    lost = []
-    for name, ix in sorted(have.items()):
-        if name in lack or not ix.columns:
-            continue
-        kind = index_rules.normalize_index_type(ix.index_type) or str(ix.index_type)
-        lost.append(LostIndex(name, kind, ix.columns[0], dict(recorded.get(name) or {})))
-    return lost
-
-
-def indexes_lost_by_restore(
-    ns: LanceNamespace, table_id: Sequence[str], version: int
-) -> list[LostIndex]:
-    """The indexes a restore of ``version`` leaves behind: those of the latest version that
-    ``version`` does not have (ListTableIndices at both versions), with their recorded build
-    parameters where the backend keeps them."""
-    return _indexes_missing(ns, ids.check_id(table_id), None, int(version))
-
-
-# Where the console keeps the answers to rebuild offers, one record per table, beside its
-# transaction records (``backend.local.txn_store``: local and object-store roots alike).
-REBUILD_ANSWERS_DIR = "_console/rebuild_answers"
-REBUILT, DECLINED = "rebuilt", "declined"
-
-
-@dataclass(frozen=True)
-class RebuildOffer:
-    """The latest version of a table is a restore that left indexes behind: ``version`` (the
-    restore's own version) lacks ``lost``, which ``previous`` (the version before it) had.
-    ``restored``: the version whose content was restored, where lance's transaction can be
-    read (local backend; ``None`` otherwise). ``restore_uuid``: lance's transaction uuid of
-    the restore, which an answer names."""
-
-    table_id: list[str]
-    version: int
-    previous: int
-    restored: int | None
-    restore_uuid: str
-    lost: list[LostIndex]
-
-    def describe(self) -> str:
-        which = f"of v{self.restored}" if self.restored else f"that made v{self.version}"
-        return (
-            f"The restore {which} left {plural(len(self.lost), 'index', 'indexes')} behind: "
-            + ", ".join(ix.describe() for ix in self.lost)
-            + "."
-        )
-
-
-def _restored_version(ns: LanceNamespace, tid: list[str], version: int) -> int | None:
-    """The version a restore committed as ``version`` brought back, from lance's own
-    transaction (``None`` where the dataset cannot be opened, e.g. over REST)."""
-    opener = getattr(ns, "open_dataset", None)
-    if not callable(opener):
-        return None
-    try:
-        txn = opener(tid, version).read_transaction(version)
-        restored = getattr(getattr(txn, "operation", None), "version", None)
-    except Exception:  # noqa: BLE001 - the number is a nicety: the offer stands without it
-        return None
-    return int(restored) if isinstance(restored, int) else None
-
-
-def _answers(ns: LanceNamespace) -> Any:
-    """The console's store of rebuild answers of the namespace (``None``: a backend without
-    a root of the console's, i.e. REST)."""
-    from ..local import txn_store
-
-    root = getattr(ns, "root", None)
-    if not isinstance(getattr(ns, "txn_store", None), txn_store.TxnStore) or not isinstance(
-        root, str
-    ):
-        return None
-    options = dict(getattr(ns, "storage_options", None) or {})
-    return txn_store.open_store(root, options, directory=REBUILD_ANSWERS_DIR)
-
-
-def rebuild_answer(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any] | None:
-    """The answer recorded for ``table_id``'s last rebuild offer (``restore_uuid``,
-    ``answer``), if the namespace keeps one."""
-    store = _answers(ns)
-    return None if store is None else store.get(ids.object_id(ids.check_id(table_id)))
-
-
-def rebuild_offer(ns: LanceNamespace, table_id: Sequence[str]) -> RebuildOffer | None:
-    """The indexes to offer to build again, derived from the table's own history: when its
-    latest version is a restore (lance's transaction of that version, DescribeTransaction
-    with id = table id + version) and lacks indexes the version before it had. ``None``
-    when there is nothing to offer or the offer was answered (:func:`answer_rebuild_offer`);
-    a version written after the restore ends the offer too."""
-    tid = ids.check_id(table_id)
-    latest = catalog_views.latest_version(ns, tid)
-    if not latest or latest < 2:
-        return None
-    try:
-        txn = ns.describe_transaction(DescribeTransactionRequest(id=[*tid, str(latest)]))
-    except LanceNamespaceError:
-        return None  # no transaction to read (deleted, or a backend without them)
-    props = txn.properties or {}
-    if props.get("operation") != "Restore":
-        return None
-    try:
-        previous = int(props.get("read_version") or latest - 1)
-    except ValueError:
-        previous = latest - 1
-    uuid = str(props.get("uuid") or latest)
-    answered = rebuild_answer(ns, tid)
-    if answered and answered.get("restore_uuid") == uuid:
-        return None
-    lost = _indexes_missing(ns, tid, previous, latest)
-    if not lost:
-        return None
-    restored = _restored_version(ns, tid, latest)
-    return RebuildOffer(tid, int(latest), previous, restored, uuid, lost)
-
-
-def answer_rebuild_offer(ns: LanceNamespace, offer: RebuildOffer, answer: str) -> bool:
-    """Record the user's answer (:data:`REBUILT` or :data:`DECLINED`) to ``offer``, so that
-    no later session offers it again: one small record per table under the root's
-    ``_console/rebuild_answers/``. ``False`` when the namespace has no such place (REST):
-    the caller keeps the answer for its session."""
-    if answer not in (REBUILT, DECLINED):
-        raise invalid(f"an answer to a rebuild offer is {REBUILT} or {DECLINED}, not {answer!r}")
-    store = _answers(ns)
-    if store is None:
-        return False
-    store.put(
-        ids.object_id(offer.table_id),
-        {
-            "kind": "rebuild_answer",
-            "table_id": list(offer.table_id),
-            "version": offer.version,
-            "restore_uuid": offer.restore_uuid,
-            "answer": answer,
-        },
-    )
-    return True
-
-
-def rebuild_requests(table_id: Sequence[str], lost: Sequence[LostIndex]) -> list[Any]:
-    """The CreateTableIndex requests that build ``lost`` again on the restored version: the
-    same name, type and column, with the recorded parameters (the backend chooses the rest, as
-    it did for the first build)."""
-    fields = set(CreateTableIndexRequest.model_fields)
-    return [
-        CreateTableIndexRequest(
-            id=list(table_id),
-            column=ix.column,
-            index_type=ix.index_type,
-            name=ix.name,
-            **{k: v for k, v in ix.params.items() if k in fields},
-        )  # fmt: skip
-        for ix in lost
-    ]
-
-
-# -- tags -----------------------------------------------------------------------------------------
-
-TAG_COLUMNS = ["tag", "version", "manifest_size", "branch"]
-
-
-def list_tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
-    """Every tag of a table: tag, version, manifest_size, branch (the branch the version is
-    of, "main" for main), sorted by version, then tag."""
-    tid = ids.check_id(table_id)
-    tags: dict[str, Any] = {}
-    token = None
-    for _ in range(1000):
-        resp = ns.list_table_tags(ListTableTagsRequest(id=tid, page_token=token))
-        tags.update(resp.tags or {})
-        token = resp.page_token
-        if not token:
-            break
-    rows = [
-        {
-            "tag": name,
-            "version": int(t.version),
-            "manifest_size": t.manifest_size,
-            "branch": getattr(t, "branch", None) or "main",
-        }
-        for name, t in tags.items()
-    ]
-    frame = pd.DataFrame(rows, columns=TAG_COLUMNS)
-    frame["manifest_size"] = frame["manifest_size"].astype("Int64")
-    return frame.sort_values(["version", "tag"]).reset_index(drop=True)
-
-
-def tagged_versions(tags: pd.DataFrame, branch: str | None = None) -> dict[int, list[str]]:
-    """version -> its tags (``branch`` given: the tags on that branch's versions only)."""
-    if branch is not None and "branch" in tags.columns:
-        tags = tags[tags["branch"] == (_branch(branch) or "main")]
-    out: dict[int, list[str]] = {}
-    for row in tags.itertuples():
-        out.setdefault(int(row.version), []).append(str(row.tag))
-    return out
-
-
-def _check_tag(tag: str, *, create: bool) -> str:
-    problem = ids.label_problem(tag, what="tag", create=create)
-    if problem:
-        raise invalid(problem)
-    return tag
-
-
-def _existing_version(
-    ns: LanceNamespace, tid: list[str], version: int, branch: str | None = None
-) -> None:
-    problem = version_ranges.version_problem(version, "the tagged version")
-    if problem:
-        raise invalid(problem)
-    if not catalog_views.version_exists(ns, tid, version, branch):
-        where = f"branch {branch} of " if branch else ""
-        raise make(
-            ErrorCode.TABLE_VERSION_NOT_FOUND,
-            f"version {version} of {where}{ids.format_id(tid)} does not exist",
-        )
-
-
-def create_tag(
-    ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int, branch: str | None = None
-) -> None:
-    """Tag ``version`` of ``branch`` (``None``/"main": main; the version must exist there;
-    the tag must be new)."""
-    tid = ids.check_id(table_id)
-    _check_tag(tag, create=True)
-    branch = _known_branch(ns, tid, branch)
-    _existing_version(ns, tid, version, branch)
-    ns.create_table_tag(CreateTableTagRequest(id=tid, tag=tag, version=version, branch=branch))
-
-
-def move_tag(
-    ns: LanceNamespace, table_id: Sequence[str], tag: str, version: int, branch: str | None = None
-) -> None:
-    """Point an existing tag at another (existing) version, of ``branch`` (``None``: main)."""
-    tid = ids.check_id(table_id)
-    _check_tag(tag, create=False)
-    branch = _known_branch(ns, tid, branch)
-    _existing_version(ns, tid, version, branch)
-    ns.update_table_tag(UpdateTableTagRequest(id=tid, tag=tag, version=version, branch=branch))
-
-
-def delete_tag(ns: LanceNamespace, table_id: Sequence[str], tag: str) -> None:
-    tid = ids.check_id(table_id)
-    ns.delete_table_tag(DeleteTableTagRequest(id=tid, tag=_check_tag(tag, create=False)))
-
-
-def tag_version(ns: LanceNamespace, table_id: Sequence[str], tag: str) -> int:
-    """The version a tag points at (``?tag=`` deep links)."""
-    tid = ids.check_id(table_id)
-    resp = ns.get_table_tag_version(
-        GetTableTagVersionRequest(id=tid, tag=_check_tag(tag, create=False))
-    )
-    return int(resp.version)
-
-
-# -- cleanup by policy ----------------------------------------------------------------------------
+from .versions import list_versions
 
 
 @dataclass(frozen=True)
@@ -516,9 +174,6 @@ def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersio
     answer = ns.batch_delete_table_versions(plan.request())
     staged_changes.cleanup_staged(ns, plan.table_id)
     return answer
-
-
-# -- tables: drop, deregister, rename, metadata ---------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -717,8 +372,6 @@ PROPERTIES_READ_ONLY = (
     "Namespace spec has no operation that changes them. A table's schema metadata can be."
 )
 
-# -- namespaces -----------------------------------------------------------------------------------
-
 
 @dataclass(frozen=True)
 class Children:
@@ -791,53 +444,3 @@ def drop_namespace(
         if isinstance(err, NamespaceNotEmptyError):
             raise make(ErrorCode.UNSUPPORTED, CASCADE_UNSUPPORTED) from None
         raise
-
-
-__all__ = [
-    "CASCADE_UNSUPPORTED",
-    "Children",
-    "CleanupPlan",
-    "DECLINED",
-    "LostIndex",
-    "REBUILD_ANSWERS_DIR",
-    "REBUILT",
-    "RebuildOffer",
-    "answer_rebuild_offer",
-    "indexes_lost_by_restore",
-    "rebuild_answer",
-    "rebuild_offer",
-    "rebuild_requests",
-    "Deregistered",
-    "DropPreview",
-    "PROPERTIES_READ_ONLY",
-    "REMOVE_METADATA_UNSUPPORTED",
-    "RENAME_UNSUPPORTED",
-    "VersionsDeleted",
-    "check_cleanup_policy",
-    "cleanup_plan",
-    "create_tag",
-    "delete_tag",
-    "delete_versions",
-    "deregister_and_check",
-    "deregister_table",
-    "register_again_hint",
-    "register_table",
-    "describe_policy",
-    "drop_namespace",
-    "drop_preview",
-    "drop_table",
-    "list_tags",
-    "move_tag",
-    "namespace_children",
-    "rename_table",
-    "restore_version",
-    "run_cleanup",
-    "remove_metadata_problem",
-    "remove_schema_metadata_keys",
-    "schema_metadata",
-    "still_listed",
-    "still_listed_warning",
-    "tag_version",
-    "tagged_versions",
-    "update_schema_metadata",
-]

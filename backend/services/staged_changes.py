@@ -34,7 +34,7 @@ from backend.rules import filter_rules, ids, row_rules
 from ..errors import guarded, invalid, make
 from ..local import staging
 from ..local.staging import StagedChange
-from . import change_log, rows, search
+from . import row_changes, rows, search
 
 STAGE = "stage_change"  # the audit log's name (and role) of staging a change
 DISCARD = "discard_staged"
@@ -281,8 +281,8 @@ def staged_schema(ns: LanceNamespace, staged: StagedChange) -> pa.Schema:
 
 @guarded("row_changes")
 def staged_row_changes(
-    ns: LanceNamespace, staged: StagedChange, *, max_rows: int = change_log.ROW_CHANGES_MAX_ROWS
-) -> change_log.RowChanges:
+    ns: LanceNamespace, staged: StagedChange, *, max_rows: int = row_changes.ROW_CHANGES_MAX_ROWS
+) -> row_changes.RowChanges:
     """The rows the staged change inserts, updates and deletes, from the change itself (its
     operation says which rows; no key and no stable row ids needed): an append inserts its new
     fragments' rows; a delete deletes the base rows its filter matches; an update replaces
@@ -308,14 +308,14 @@ def staged_row_changes(
             )
     empty_new = preview.schema.empty_table()
     if staged.kind == staging.UPDATE:
-        updated, before = change_log.updated_rows(removed, inserted, inserted.column_names)
+        updated, before = row_changes.updated_rows(removed, inserted, inserted.column_names)
         inserted, removed = empty_new, base.schema.empty_table()
     else:
-        updated, before = change_log.updated_rows(empty_new, empty_new, [])
-    return change_log.RowChanges(
+        updated, before = row_changes.updated_rows(empty_new, empty_new, [])
+    return row_changes.RowChanges(
         from_version=staged.based_on,
         to_version=staged.version,
-        method=change_log.STAGED,
+        method=row_changes.STAGED,
         inserted=inserted,
         updated=updated,
         deleted=removed,

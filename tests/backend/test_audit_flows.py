@@ -12,6 +12,8 @@ from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 from backend import access, audit
 from backend.gate import Actor, gate
 from backend.services import batch_builder, imports, lifecycle
+from backend.services import restore as restoresv
+from backend.services import tags as tagsv
 from tests.support import with_versions
 
 CSV = b"id,name\n1,a\n2,b\n3,c\n"
@@ -32,8 +34,8 @@ def test_every_write_flow_is_recorded(ns, tmp_path: Path, backend_kind: str) -> 
         CreateTableIndexRequest(id=["a", "t"], column="id", index_type="BTREE", name="id_idx")
     )
     # Versions page: tag, restore, cleanup by policy.
-    lifecycle.create_tag(admin, ["a", "t"], "gold", 2)
-    lifecycle.restore_version(admin, ["a", "t"], 1)
+    tagsv.create_tag(admin, ["a", "t"], "gold", 2)
+    restoresv.restore_version(admin, ["a", "t"], 1)
     plan = lifecycle.cleanup_plan(admin, ["a", "t"], keep_last=2)
     if plan.delete:
         lifecycle.run_cleanup(admin, plan)

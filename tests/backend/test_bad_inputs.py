@@ -1332,7 +1332,9 @@ def _fields() -> None:
 
 # ---- branches: a branch's change log, row compare, restore and tags (backend.services) ----
 def _branches() -> None:
-    from backend.services import branches, lifecycle, versions
+    from backend.services import branches, versions
+    from backend.services import restore as restoresv
+    from backend.services import tags as tagsv
 
     g = "branches"
     gone = TableBranchNotFoundError
@@ -1381,14 +1383,14 @@ def _branches() -> None:
     case(
         g,
         "restore_version-unknown-branch",
-        lambda e: lifecycle.restore_version(e.ns, T0, 1, branch="nope"),
+        lambda e: restoresv.restore_version(e.ns, T0, 1, branch="nope"),
         expected=gone,
         match=nope,
     )
     case(
         g,
         "create_tag-unknown-branch",
-        lambda e: lifecycle.create_tag(e.ns, T0, "x", 1, branch="nope"),
+        lambda e: tagsv.create_tag(e.ns, T0, "x", 1, branch="nope"),
         expected=gone,
         match=nope,
     )
@@ -2066,7 +2068,9 @@ def test_version_zero_is_refused_alike_everywhere(ns) -> None:
     a version: a request field, a restore, a tag, a batch's CreateTableVersion; nothing sent."""
     from lance_namespace import QueryTableRequest
 
-    from backend.services import batch_builder, lifecycle
+    from backend.services import batch_builder
+    from backend.services import restore as restoresv
+    from backend.services import tags as tagsv
 
     ns.create_namespace(CreateNamespaceRequest(id=["v"]))
     table = ["v", "t"]
@@ -2077,14 +2081,14 @@ def test_version_zero_is_refused_alike_everywhere(ns) -> None:
     with pytest.raises(InvalidInputError, match=expected):
         ns.query_table(QueryTableRequest(id=table, k=1, version=0, vector={"single_vector": []}))
     with pytest.raises(InvalidInputError, match=expected):
-        lifecycle.restore_version(ns, table, 0)
+        restoresv.restore_version(ns, table, 0)
     with pytest.raises(InvalidInputError, match=expected):
-        lifecycle.create_tag(ns, table, "zero", 0)
+        tagsv.create_tag(ns, table, "zero", 0)
     problems = batch_builder.validate(
         ns, [{"create_table_version": {"id": table, "version": 0, "manifest_path": "x.manifest"}}]
     )
     assert any(re.search(expected, p.message) for p in problems), problems
-    assert lifecycle.list_tags(ns, table).empty
+    assert tagsv.list_tags(ns, table).empty
     from backend.services import versions
 
     assert versions.latest_version(ns, table) == 1

@@ -921,16 +921,16 @@ def test_run_all_attempts_every_item_then_raises_the_first_error(sliced: bool) -
 
 
 def test_the_namespace_lists_its_batch_commits_newest_first(lns, root: Path) -> None:
-    """batch_builder.list_batch_transactions: every batch commit's record, newest first, with
+    """txsv.list_batch_transactions: every batch commit's record, newest first, with
     status, times, operation count and tables, as the record files under the root hold them;
     a record of another kind under the store is not a batch commit."""
-    from backend.services import batch_builder as bb
+    from backend.services import transactions as txsv
 
-    assert bb.list_batch_transactions(lns) == []
+    assert txsv.list_batch_transactions(lns) == []
     first = lns.batch_commit_tables(batch(op_declare(["a", "x"]), op_delete(["a", "t0"], (1, 2))))
     second = lns.batch_commit_tables(batch(op_declare(["a", "b", "y"])))
     lns.txn_store.put("not-a-batch", {"kind": "something else", "status": "SUCCEEDED"})
-    listed = bb.list_batch_transactions(lns)
+    listed = txsv.list_batch_transactions(lns)
     assert [t.id for t in listed] == [second.transaction_id, first.transaction_id]
     records = batch_records(root)  # the record files, read directly
     assert set(records) == {first.transaction_id, second.transaction_id}
@@ -943,17 +943,17 @@ def test_the_namespace_lists_its_batch_commits_newest_first(lns, root: Path) -> 
     assert listed[1].operations == 2 and listed[1].tables == [["a", "x"], ["a", "t0"]]
     assert listed[0].operations == 1 and listed[0].tables == [["a", "b", "y"]]
     assert listed[0].started_at >= listed[1].started_at
-    frame = bb.batch_transactions_frame(listed)
-    assert list(frame.columns) == bb.BATCH_TRANSACTION_COLUMNS
+    frame = txsv.batch_transactions_frame(listed)
+    assert list(frame.columns) == txsv.BATCH_TRANSACTION_COLUMNS
     assert list(frame["transaction"]) == [second.transaction_id, first.transaction_id]
     assert list(frame["tables"]) == ["a › b › y", "a › x, a › t0"]
     # a new client of the same root (another session) lists the same
-    assert bb.list_batch_transactions(backend.connect(str(root))) == listed
+    assert txsv.list_batch_transactions(backend.connect(str(root))) == listed
 
 
 def test_listing_transactions_over_rest_says_the_spec_has_none(rest_server) -> None:
-    from backend.services import batch_builder as bb
+    from backend.services import transactions as txsv
 
     ns = backend.connect(rest_server.url)
     with pytest.raises(UnsupportedOperationError, match="spec has no operation that lists"):
-        bb.list_batch_transactions(ns)
+        txsv.list_batch_transactions(ns)

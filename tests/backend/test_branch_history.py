@@ -27,8 +27,11 @@ from lance_namespace.errors import (
 import backend
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import branches, lifecycle
+from backend.services import branches
 from backend.services import change_log as cl
+from backend.services import restore as restoresv
+from backend.services import row_changes as rc
+from backend.services import tags as tagsv
 from tests.support import create_table, table_location
 
 TID = ["t"]
@@ -54,14 +57,14 @@ def by_key(old: pa.Table, new: pa.Table) -> dict[str, Any]:
     return {"inserted": sorted(inserted), "deleted": sorted(deleted), "updated": updated}
 
 
-def as_keys(changes: cl.RowChanges) -> dict[str, Any]:
+def as_keys(changes: rc.RowChanges) -> dict[str, Any]:
     return {
         "inserted": sorted(changes.inserted["id"].to_pylist()),
         "deleted": sorted(changes.deleted["id"].to_pylist()),
         "updated": dict(
             zip(
                 changes.updated["id"].to_pylist(),
-                [sorted(c) for c in changes.updated[cl.CHANGED].to_pylist()],
+                [sorted(c) for c in changes.updated[rc.CHANGED].to_pylist()],
                 strict=True,
             )
         ),
@@ -188,7 +191,7 @@ def test_a_branch_write_is_credited_on_the_branch_only(ns: Any, tmp_path: Path) 
     loc = str(table_location(ns, TID))
     lance.dataset(loc).checkout_version(("dev", None)).insert(rows(2, 10))  # dev v2: lance
     time.sleep(4 * cl.AUDIT_SLACK_MS / 1000)
-    lifecycle.restore_version(admin, TID, 1, branch="dev")  # dev v3: by the console
+    restoresv.restore_version(admin, TID, 1, branch="dev")  # dev v3: by the console
     dev = cl.change_log(admin, TID, "dev").set_index("version")
     assert dev.index.tolist() == [1, 2, 3]
     assert (dev.loc[3, "user"], dev.loc[3, "audit_operation"]) == (
@@ -221,7 +224,7 @@ def test_branch_changes_against_pyarrow(local_ns: Any, stable: bool) -> None:
     # main's later update (id 4) is main's, not the branch's
     assert 4 not in truth["updated"]
     keyed = branches.branch_changes(local_ns, TID, "dev", key="id")
-    assert keyed.method == cl.KEY and as_keys(keyed) == truth
+    assert keyed.method == rc.KEY and as_keys(keyed) == truth
     assert (keyed.from_branch, keyed.from_version, keyed.to_branch, keyed.to_version) == (
         None,
         2,
@@ -231,13 +234,13 @@ def test_branch_changes_against_pyarrow(local_ns: Any, stable: bool) -> None:
     assert keyed.span_text == "main v2 → dev v5"
     new = {r["id"]: r for r in latest.to_pylist()}
     old = {r["id"]: r for r in parent.to_pylist()}
-    assert keyed.updated.drop_columns([cl.CHANGED]).to_pylist() == [new[3]]
+    assert keyed.updated.drop_columns([rc.CHANGED]).to_pylist() == [new[3]]
     assert keyed.updated_before.to_pylist() == [old[3]]
     assert keyed.deleted.to_pylist() == [old[0]]
     if stable:
         delta = branches.branch_changes(local_ns, TID, "dev")
-        assert delta.method == cl.DELTA and as_keys(delta) == truth
-        assert delta.updated.drop_columns([cl.CHANGED]).to_pylist() == [new[3]]
+        assert delta.method == rc.DELTA and as_keys(delta) == truth
+        assert delta.updated.drop_columns([rc.CHANGED]).to_pylist() == [new[3]]
     else:
         # pylance's delta across the branch point sees nothing without stable row ids
         trap = h.at("dev").delta(begin_version=2, end_version=5)
@@ -246,11 +249,11 @@ def test_branch_changes_against_pyarrow(local_ns: Any, stable: bool) -> None:
         with pytest.raises(InvalidInputError, match="stable row ids"):
             branches.branch_changes(local_ns, TID, "dev")
     # two versions of the branch
-    two = cl.row_changes(local_ns, TID, 3, 5, key="id", branch="dev")
+    two = rc.row_changes(local_ns, TID, 3, 5, key="id", branch="dev")
     assert as_keys(two) == by_key(h.table("dev", 3), h.table("dev", 5))
     assert two.span_text == "v3 → v5 on branch dev"
     if stable:
-        assert as_keys(cl.row_changes(local_ns, TID, 2, 5, branch="dev")) == truth
+        assert as_keys(rc.row_changes(local_ns, TID, 2, 5, branch="dev")) == truth
 
 
 def test_a_branch_of_a_branch_and_an_idle_branch(tmp_path: Path) -> None:
@@ -298,11 +301,11 @@ def test_branch_compare_bad_inputs_change_nothing(tmp_path: Path) -> None:
         match="branch dev of t has no version 1 .it has versions 2 to 5; it was made from "
         "main at version 2",
     ):
-        cl.row_changes(ns, TID, 1, 5, key="id", branch="dev")
+        rc.row_changes(ns, TID, 1, 5, key="id", branch="dev")
     with pytest.raises(TableVersionNotFoundError, match="has no version 9"):
-        cl.row_changes(ns, TID, 2, 9, key="id", branch="dev")
+        rc.row_changes(ns, TID, 2, 9, key="id", branch="dev")
     with pytest.raises(InvalidInputError, match="older"):
-        cl.row_changes(ns, TID, 5, 3, key="id", branch="dev")
+        rc.row_changes(ns, TID, 5, 3, key="id", branch="dev")
     with pytest.raises(TableBranchNotFoundError, match="no branch 'nope'"):
         cl.change_log(ns, TID, "nope")
     assert (h.main().version, h.at("dev").version) == before
@@ -321,7 +324,7 @@ def test_branch_compare_over_rest_is_by_key_and_refused_where_the_server_reads_m
     with pytest.raises(UnsupportedOperationError, match="answers query_table from main"):
         branches.branch_changes(ns, TID, "dev", key="id")
     with pytest.raises(UnsupportedOperationError, match="answers query_table from main"):
-        cl.row_changes(ns, TID, 3, 5, key="id", branch="dev")
+        rc.row_changes(ns, TID, 3, 5, key="id", branch="dev")
     # reads the server does answer from the branch go through
     dev = lance.dataset(str(rest_server.root / "t.lance")).checkout_version(("dev", None))
     count = ns.count_table_rows(ln.CountTableRowsRequest(id=TID, branch="dev"))
@@ -337,7 +340,7 @@ def test_restore_on_a_branch_on_both_backends(ns: Any) -> None:
     loc = str(table_location(ns, TID))
     lance.dataset(loc).checkout_version(("dev", None)).insert(rows(3, 10))  # dev v2
     main_before = lance.dataset(loc).to_table()
-    lifecycle.restore_version(ns, TID, 1, branch="dev")
+    restoresv.restore_version(ns, TID, 1, branch="dev")
     dev = lance.dataset(loc).checkout_version(("dev", None))
     assert dev.version == 3
     assert (
@@ -348,36 +351,36 @@ def test_restore_on_a_branch_on_both_backends(ns: Any) -> None:
     main = lance.dataset(loc)
     assert main.version == 1 and main.to_table().equals(main_before)
     with pytest.raises(InvalidInputError, match="already the latest"):
-        lifecycle.restore_version(ns, TID, 3, branch="dev")
+        restoresv.restore_version(ns, TID, 3, branch="dev")
     with pytest.raises(TableVersionNotFoundError, match="not one of the branch's"):
-        lifecycle.restore_version(ns, TID, 7, branch="dev")
+        restoresv.restore_version(ns, TID, 7, branch="dev")
     with pytest.raises(TableBranchNotFoundError, match="no branch 'nope'"):
-        lifecycle.restore_version(ns, TID, 1, branch="nope")
+        restoresv.restore_version(ns, TID, 1, branch="nope")
     assert lance.dataset(loc).checkout_version(("dev", None)).version == 3
 
 
 def test_tags_on_a_branch_locally(tmp_path: Path) -> None:
     ns = backend.connect(str(tmp_path / "root"))
     h = History(ns)
-    lifecycle.create_tag(ns, TID, "good", 4, branch="dev")
-    lifecycle.create_tag(ns, TID, "base", 2)
+    tagsv.create_tag(ns, TID, "good", 4, branch="dev")
+    tagsv.create_tag(ns, TID, "base", 2)
     own = h.main().tags.list()
     assert (own["good"]["branch"], own["good"]["version"]) == ("dev", 4)
     assert (own["base"]["branch"], own["base"]["version"]) == (None, 2)
-    listed = lifecycle.list_tags(ns, TID).set_index("tag")
+    listed = tagsv.list_tags(ns, TID).set_index("tag")
     assert listed.loc["good", "branch"] == "dev" and listed.loc["base", "branch"] == "main"
-    assert lifecycle.tagged_versions(lifecycle.list_tags(ns, TID), "dev") == {4: ["good"]}
-    assert lifecycle.tagged_versions(lifecycle.list_tags(ns, TID), "main") == {2: ["base"]}
+    assert tagsv.tagged_versions(tagsv.list_tags(ns, TID), "dev") == {4: ["good"]}
+    assert tagsv.tagged_versions(tagsv.list_tags(ns, TID), "main") == {2: ["base"]}
     # moved on the branch (pylance's UpdateTableTag would look for main's version 5)
-    lifecycle.move_tag(ns, TID, "good", 5, branch="dev")
+    tagsv.move_tag(ns, TID, "good", 5, branch="dev")
     moved = h.main().tags.list()["good"]
     assert (moved["branch"], moved["version"]) == ("dev", 5)
     assert h.main().checkout_version("good").to_table().equals(h.table("dev", 5))
     # bad input: nothing tagged
     with pytest.raises(TableVersionNotFoundError, match="version 1 of branch dev of t"):
-        lifecycle.create_tag(ns, TID, "early", 1, branch="dev")
+        tagsv.create_tag(ns, TID, "early", 1, branch="dev")
     with pytest.raises(TableBranchNotFoundError, match="no branch 'nope'"):
-        lifecycle.create_tag(ns, TID, "x", 2, branch="nope")
+        tagsv.create_tag(ns, TID, "x", 2, branch="nope")
     assert set(h.main().tags.list()) == {"good", "base"}
 
 
@@ -388,21 +391,21 @@ def test_a_rest_server_that_tags_main_instead_is_reported(rest_server: Any) -> N
     ns = backend.connect(rest_server.url)
     h = History(ns, uri=str(rest_server.root / "t.lance"))
     with pytest.raises(UnsupportedOperationError) as err:
-        lifecycle.create_tag(ns, TID, "good", 3, branch="dev")
+        tagsv.create_tag(ns, TID, "good", 3, branch="dev")
     assert "tag good points at version 3 of main, not of branch dev" in str(err.value)
     tag = h.main().tags.list()["good"]
     assert (tag["branch"], tag["version"]) == (None, 3)  # what the message says happened
     with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
-        lifecycle.create_tag(ns, TID, "again", 3, branch="dev")
+        tagsv.create_tag(ns, TID, "again", 3, branch="dev")
     assert set(h.main().tags.list()) == {"good"}
     # a version main does not have: the server refuses it, looking it up on main
     fresh = backend.connect(rest_server.url)
     with pytest.raises(UnsupportedOperationError, match="branch dev has version 5, but the server"):
-        lifecycle.create_tag(fresh, TID, "late", 5, branch="dev")
+        tagsv.create_tag(fresh, TID, "late", 5, branch="dev")
     with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
-        lifecycle.create_tag(fresh, TID, "late", 5, branch="dev")
+        tagsv.create_tag(fresh, TID, "late", 5, branch="dev")
     assert set(h.main().tags.list()) == {"good"}
-    lifecycle.create_tag(ns, TID, "main-tag", 2)  # a tag on main is not affected
+    tagsv.create_tag(ns, TID, "main-tag", 2)  # a tag on main is not affected
     assert h.main().tags.list()["main-tag"]["version"] == 2
 
 
@@ -417,14 +420,14 @@ def test_branch_reads_and_writes_through_the_gate(tmp_path: Path) -> None:
     )
     assert cl.change_log(viewer, TID, "dev")["version"].tolist() == [2, 3, 4, 5]
     with pytest.raises(PermissionDeniedError):
-        lifecycle.restore_version(viewer, TID, 3, branch="dev")
+        restoresv.restore_version(viewer, TID, 3, branch="dev")
     with pytest.raises(PermissionDeniedError):
-        lifecycle.create_tag(viewer, TID, "x", 3, branch="dev")
+        tagsv.create_tag(viewer, TID, "x", 3, branch="dev")
     read_only = gate(
         ns, actor=Actor("ada@example.com", access.ADMIN), read_only="read-only launch", log=log
     )
     with pytest.raises(PermissionDeniedError, match="read-only"):
-        lifecycle.restore_version(read_only, TID, 3, branch="dev")
+        restoresv.restore_version(read_only, TID, 3, branch="dev")
     assert h.at("dev").version == 5 and h.main().tags.list() == {}
     refused = [e for e in log.entries() if e.outcome != audit.OK]
     assert {e.operation for e in refused} == {"restore_table", "create_table_tag"}

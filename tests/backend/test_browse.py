@@ -25,6 +25,7 @@ from backend.launcher import saved_connections as conns
 from backend.rules import ids, properties, version_ranges
 from backend.rules.version_ranges import Span
 from backend.services import namespaces, versions
+from backend.services import version_compare as vcmp
 from tests.support import append_rows, create_table
 
 
@@ -172,15 +173,15 @@ def test_arrow_type_names() -> None:
 
 
 def test_compare_snapshots() -> None:
-    VS = versions.VersionSnapshot
+    VS = vcmp.VersionSnapshot
     a = VS(1, {"id": "int64", "x": "utf8"}, rows=3, fragments=1, indexes=[])
     b = VS(2, {"id": "int32", "y": "utf8"}, rows=5, fragments=2, indexes=["i"])
-    cmp = versions.compare_snapshots(a, b)
+    cmp = vcmp.compare_snapshots(a, b)
     changes = dict(zip(cmp.schema_changes["column"], cmp.schema_changes["change"], strict=True))
     assert changes == {"id": "type changed", "y": "added", "x": "removed"}
     summary = cmp.summary.set_index("metric")["change"]
     assert summary["rows"] == "+2" and summary["fragments"] == "+1"
-    c = versions.compare_snapshots(a, VS(3, unavailable=["rows: no"]))
+    c = vcmp.compare_snapshots(a, VS(3, unavailable=["rows: no"]))
     assert c.summary.set_index("metric")["change"]["rows"] == "unavailable"
     assert c.unavailable == ["v3 rows: no"]
 
@@ -272,7 +273,7 @@ def test_versions_operations_and_compare(sample, backend_kind: str) -> None:
     assert info["version"] == 2 and "timestamp" in info
 
     local = backend.capabilities(ns).kind == "local"
-    cmp = versions.compare_versions(ns, tid, 3, 1)
+    cmp = vcmp.compare_versions(ns, tid, 3, 1)
     assert (cmp.a.version, cmp.b.version) == (1, 3)
     assert cmp.schema_changes.empty
     rows = cmp.summary.set_index("metric")
@@ -283,7 +284,7 @@ def test_versions_operations_and_compare(sample, backend_kind: str) -> None:
     else:  # REST: schema, rows and indexes through the API; fragments said to be unavailable
         assert any("fragments" in u for u in cmp.unavailable) or rows.loc["fragments", "v1"] != "—"
         assert rows.loc["indexes", "change"] == "same"
-    snap = versions.version_snapshot(ns, tid, 1)
+    snap = vcmp.version_snapshot(ns, tid, 1)
     assert (snap.version, snap.rows, snap.schema) == (1, 3, {"id": "int64", "item": "utf8"})
     timeline = versions.timeline_frame(df, ops)
     assert set(timeline.columns) == {"version", "timestamp", "operation"}

@@ -1,6 +1,5 @@
-"""The change log per version and the row-level compare of two versions, checked against
-independent computations: each version read with lance/pyarrow directly, rows matched by
-their key in Python and pyarrow anti-joins."""
+"""The change log per version, checked against independent computations: each version read
+with lance/pyarrow directly."""
 
 from __future__ import annotations
 
@@ -10,81 +9,18 @@ from typing import Any
 import lance
 import pyarrow as pa
 import pytest
-from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 from lance_namespace.errors import (
-    InvalidInputError,
     TableBranchNotFoundError,
-    TableVersionNotFoundError,
 )
 
 from backend import access, audit
 from backend.gate import Actor, gate
 from backend.rules import version_ranges
 from backend.services import change_log as cl
-from backend.services import lifecycle, rows
+from backend.services import restore as restoresv
+from backend.services import rows
 from backend.services import versions as vsv
-from tests.support import create_table, table_location
-
-TID = ["a", "t"]
-
-
-def base_rows(n: int = 10) -> pa.Table:
-    return pa.table({"id": list(range(n)), "v": [f"r{i}" for i in range(n)]})
-
-
-def new_table(ns: Any, table: pa.Table | None = None) -> str:
-    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
-    create_table(ns, TID, base_rows() if table is None else table)
-    return str(table_location(ns, TID))
-
-
-def stable_table(ns: Any) -> str:
-    """A table created by lance itself with stable row ids, in the namespace's place."""
-    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
-    location = ns.declare_table(DeclareTableRequest(id=TID)).location
-    lance.write_dataset(base_rows(), location, enable_stable_row_ids=True)
-    return str(table_location(ns, TID))
-
-
-def at(location: str, version: int) -> pa.Table:
-    return lance.dataset(location, version=version).to_table()
-
-
-def by_key(old: pa.Table, new: pa.Table, key: str = "id") -> dict[str, Any]:
-    """Inserted / deleted keys by pyarrow anti-joins, updated keys with their changed columns
-    by comparing the rows of each key in Python."""
-    inserted = new.join(old.select([key]), key, join_type="left anti").column(key).to_pylist()
-    deleted = old.join(new.select([key]), key, join_type="left anti").column(key).to_pylist()
-    before = {r[key]: r for r in old.to_pylist()}
-    common = [c for c in new.column_names if c in old.column_names and c != key]
-    updated = {}
-    for r in new.to_pylist():
-        if r[key] in before:
-            diff = sorted(c for c in common if r[c] != before[r[key]][c])
-            if diff:
-                updated[r[key]] = diff
-    return {"inserted": sorted(inserted), "deleted": sorted(deleted), "updated": updated}
-
-
-def as_keys(changes: cl.RowChanges, key: str = "id") -> dict[str, Any]:
-    return {
-        "inserted": sorted(changes.inserted.column(key).to_pylist()),
-        "deleted": sorted(changes.deleted.column(key).to_pylist()),
-        "updated": dict(
-            zip(
-                changes.updated.column(key).to_pylist(),
-                [sorted(c) for c in changes.updated.column(cl.CHANGED).to_pylist()],
-                strict=True,
-            )
-        ),
-    }
-
-
-def rows_of(table: pa.Table, key: str = "id") -> list[dict[str, Any]]:
-    return sorted(
-        table.drop_columns([c for c in [cl.CHANGED] if c in table.column_names]).to_pylist(),
-        key=lambda r: r[key],
-    )
+from tests.backend.history_support import TID, at, base_rows, by_key, new_table
 
 
 # -- the change log ---------------------------------------------------------------------------------
@@ -207,7 +143,7 @@ def test_change_log_on_both_backends_with_the_consoles_user(
     log = audit.AuditLog(tmp_path / "audit")
     admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), connection="lab", log=log)
     rows.delete_rows(admin, TID, "id < 3")  # v3, by the console
-    lifecycle.restore_version(admin, TID, 1)  # v4, by the console
+    restoresv.restore_version(admin, TID, 1)  # v4, by the console
     frame = vsv.change_log(admin, TID)
     print([(e.operation, cl._entry_window(e)) for e in log.entries()])
     print(frame[["version", "timestamp", "user"]].values.tolist())
@@ -276,96 +212,3 @@ def test_change_log_of_an_unknown_branch_is_refused(local_root: Path) -> None:
     new_table(ns)
     with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
         vsv.change_log(ns, TID, branch="dev")
-
-
-# -- row changes ------------------------------------------------------------------------------------
-def edit(loc: str) -> None:
-    """v2 delete, v3 update, v4 upsert (2 updated, 1 inserted), v5 added column, v6 append."""
-    ds = lance.dataset(loc)
-    ds.delete("id in (0, 3)")
-    ds.update({"v": "'upd'"}, where="id = 5")
-    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
-        pa.table({"id": [6, 7, 30], "v": ["m6", "r7", "n30"]})
-    )  # id 7 keeps its value: matched, rewritten, not changed
-    ds.add_columns({"w": "id * 3"})
-    lance.write_dataset(pa.table({"id": [31], "v": ["a31"], "w": [93]}), loc, mode="append")
-
-
-@pytest.mark.parametrize(("lo", "hi"), [(1, 6), (1, 4), (3, 5), (4, 6)])
-def test_row_changes_with_stable_row_ids_use_the_delta(local_root: Path, lo: int, hi: int) -> None:
-    import backend
-
-    ns = backend.connect(str(local_root))
-    loc = stable_table(ns)
-    edit(loc)
-    truth = by_key(at(loc, lo), at(loc, hi))
-    changes = vsv.row_changes(ns, TID, lo, hi)
-    assert changes.method == cl.DELTA
-    assert as_keys(changes) == truth
-    # the rows themselves: the newer values of inserted and updated rows, the older of deleted
-    new, old = at(loc, hi), at(loc, lo)
-
-    def pick(t: pa.Table, keys: list[int]) -> list[dict[str, Any]]:
-        wanted = pa.compute.is_in(t.column("id"), pa.array(keys, t.column("id").type))
-        return rows_of(t.filter(wanted))
-
-    assert rows_of(changes.inserted) == pick(new, truth["inserted"])
-    assert rows_of(changes.deleted) == pick(old, truth["deleted"])
-    assert rows_of(changes.updated) == pick(new, list(truth["updated"]))
-    assert rows_of(changes.updated_before) == pick(old, list(truth["updated"]))
-    # the same answer by key
-    keyed = vsv.row_changes(ns, TID, lo, hi, key="id")
-    assert keyed.method == cl.KEY and as_keys(keyed) == truth
-
-
-def test_row_changes_without_stable_row_ids_need_a_key(local_root: Path) -> None:
-    import backend
-
-    ns = backend.connect(str(local_root))
-    loc = new_table(ns)
-    edit(loc)
-    truth = by_key(at(loc, 1), at(loc, 6))
-    assert truth["inserted"] and truth["updated"] and truth["deleted"]
-    # pylance's delta sees nothing here: trusting it would say "no changes"
-    delta = lance.dataset(loc).delta(begin_version=1, end_version=6)
-    assert delta.get_inserted_rows().read_all().num_rows == 0
-    assert delta.get_updated_rows().read_all().num_rows == 0
-    with pytest.raises(InvalidInputError, match="key"):
-        vsv.row_changes(ns, TID, 1, 6)
-    changes = vsv.row_changes(ns, TID, 1, 6, key=["id"])
-    assert changes.method == cl.KEY
-    assert as_keys(changes) == truth
-    assert changes.added_columns == ["w"] and changes.dropped_columns == []
-
-
-def test_row_changes_by_key_on_both_backends(ns: Any) -> None:
-    loc = new_table(ns)
-    edit(loc)
-    seen: list[tuple[int, int]] = []
-    changes = vsv.row_changes(ns, TID, 2, 6, key="id", progress=lambda d, t: seen.append((d, t)))
-    assert as_keys(changes) == by_key(at(loc, 2), at(loc, 6))
-    total = at(loc, 2).num_rows + at(loc, 6).num_rows
-    assert seen and seen[-1] == (total, total)
-    with pytest.raises(InvalidInputError, match="key"):
-        vsv.row_changes(ns, TID, 2, 6)
-
-
-def test_row_changes_bad_inputs(local_root: Path) -> None:
-    import backend
-
-    ns = backend.connect(str(local_root))
-    loc = new_table(ns)
-    edit(loc)
-    with pytest.raises(InvalidInputError, match="not in version"):
-        vsv.row_changes(ns, TID, 1, 6, key="nope")
-    with pytest.raises(InvalidInputError, match="older"):
-        vsv.row_changes(ns, TID, 6, 1, key="id")
-    with pytest.raises(InvalidInputError, match="max_rows"):
-        vsv.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
-    with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
-        vsv.row_changes(ns, TID, 1, 6, key="id", branch="dev")
-    with pytest.raises(TableVersionNotFoundError, match="has no version 9 .it has versions 1 to 6"):
-        vsv.row_changes(ns, TID, 1, 9, key="id")
-    lance.write_dataset(pa.table({"id": [2], "v": ["again"], "w": [6]}), loc, mode="append")
-    with pytest.raises(InvalidInputError, match="not unique in version 7"):
-        vsv.row_changes(ns, TID, 1, 7, key="id")

@@ -11,7 +11,8 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 from lance_namespace.errors import InvalidInputError, TableNotFoundError
 
-from backend.services import frames, lifecycle, tuning
+from backend.services import frames, tuning
+from backend.services import tags as tagsv
 from tests.support import make_table, search_rows
 
 T = ["docs", "points"]
@@ -93,8 +94,8 @@ def test_versions_and_tags_frames(ns) -> None:
     ns.create_namespace(CreateNamespaceRequest(id=["docs"]))
     frames.create_table(ns, ["docs", "t"], make_table(3))
     frames.insert_into_table(ns, ["docs", "t"], make_table(2, start=10))
-    lifecycle.create_tag(ns, ["docs", "t"], "first", 1)
-    lifecycle.create_tag(ns, ["docs", "t"], "also-first", 1)
+    tagsv.create_tag(ns, ["docs", "t"], "first", 1)
+    tagsv.create_tag(ns, ["docs", "t"], "also-first", 1)
     v = frames.versions(ns, ["docs", "t"])
     assert v["version"].tolist() == [2, 1]
     assert v["tags"].tolist() == [[], ["also-first", "first"]]

@@ -1,6 +1,7 @@
-"""Table and namespace lifecycle (backend.services.lifecycle) on both real backends: restore,
-tags, cleanup by policy, drop vs deregister, rename, schema metadata, drop namespace RESTRICT
-and CASCADE; on REST, the clear refusals of what the server does not implement."""
+"""Table and namespace lifecycle (backend.services.lifecycle) on both real backends: cleanup by
+policy, deleting version ranges without a dangling tag, drop vs deregister, rename, schema
+metadata, drop namespace RESTRICT and CASCADE; on REST, the clear refusals of what the server
+does not implement."""
 
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
     TableAlreadyExistsError,
     TableNotFoundError,
-    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 from lance_namespace_urllib3_client.models import VersionRange
@@ -33,9 +33,10 @@ import backend
 from backend.rules import batch_rules, version_ranges
 from backend.services import catalog_views
 from backend.services import lifecycle as lc
+from backend.services import tags as tagsv
+from backend.services import versions as vsv
 from backend.services.versions import list_versions
 from tests.support import (
-    append_rows,
     batch,
     create_table,
     make_table,
@@ -73,55 +74,14 @@ def exists(ns, table_id) -> bool:
 # -- restore --------------------------------------------------------------------------------------
 
 
-def test_restore_makes_a_new_version_with_the_old_content(ns, table) -> None:
-    lc.restore_version(ns, table, 2)
-    assert versions(ns, table) == [1, 2, 3, 4, 5]
-    assert rows(ns, table) == 6  # v2's content, now as v5
-
-
-@pytest.mark.parametrize(
-    ("version", "error"),
-    [(4, InvalidInputError), (0, InvalidInputError), (99, TableVersionNotFoundError)],
-)
-def test_restore_refusals_change_nothing(ns, table, version, error) -> None:
-    with pytest.raises(error):
-        lc.restore_version(ns, table, version)
-    assert versions(ns, table) == [1, 2, 3, 4]
-
-
 # -- tags -----------------------------------------------------------------------------------------
-
-
-def test_tag_create_list_move_resolve_delete(ns, table) -> None:
-    lc.create_tag(ns, table, "gold", 2)
-    lc.create_tag(ns, table, "silver", 3)
-    tags = lc.list_tags(ns, table)
-    assert list(tags["tag"]) == ["gold", "silver"] and list(tags["version"]) == [2, 3]
-    assert lc.tag_version(ns, table, "gold") == 2
-    lc.move_tag(ns, table, "gold", 4)
-    assert lc.tag_version(ns, table, "gold") == 4
-    lc.delete_tag(ns, table, "silver")
-    assert list(lc.list_tags(ns, table)["tag"]) == ["gold"]
-
-
-@pytest.mark.parametrize("tag", ["", "a/b", "..", "bad tag", "x" * 200])
-def test_bad_tag_names_are_refused(ns, table, tag) -> None:
-    with pytest.raises(InvalidInputError):
-        lc.create_tag(ns, table, tag, 2)
-    assert lc.list_tags(ns, table).empty
-
-
-def test_tag_on_a_missing_version_is_refused(ns, table) -> None:
-    with pytest.raises(TableVersionNotFoundError):
-        lc.create_tag(ns, table, "gold", 42)
-    assert lc.list_tags(ns, table).empty
 
 
 # -- cleanup by policy ----------------------------------------------------------------------------
 
 
 def test_cleanup_keep_last_never_takes_latest_or_tagged(ns, table) -> None:
-    lc.create_tag(ns, table, "keep-me", 1)
+    tagsv.create_tag(ns, table, "keep-me", 1)
     plan = lc.cleanup_plan(ns, table, keep_last=2)
     assert plan.delete == [2] and plan.keep == [1, 3, 4]
     assert plan.protected == {1: ["keep-me"]}
@@ -146,7 +106,7 @@ def test_cleanup_by_age(ns, table) -> None:
 def test_cleanup_refuses_when_a_listed_version_was_tagged_since(ns, table) -> None:
     plan = lc.cleanup_plan(ns, table, keep_last=1)
     assert plan.delete == [1, 2, 3]
-    lc.create_tag(ns, table, "late", 2)
+    tagsv.create_tag(ns, table, "late", 2)
     with pytest.raises(LanceNamespaceError, match="tagged since the dry run"):
         lc.run_cleanup(ns, plan)
     assert versions(ns, table) == [1, 2, 3, 4]
@@ -162,36 +122,36 @@ def test_cleanup_policy_must_make_sense(ns, table, kwargs) -> None:
 
 
 def test_range_delete_of_a_tagged_version_is_refused_naming_the_tag(ns, table) -> None:
-    lc.create_tag(ns, table, "baseline", 2)
+    tagsv.create_tag(ns, table, "baseline", 2)
     with pytest.raises(InvalidInputError, match=r"v2 \(baseline\)") as err:
-        lc.delete_versions(ns, table, version_ranges.parse("1-3"))
+        vsv.delete_versions(ns, table, version_ranges.parse("1-3"))
     assert "Nothing deleted" in str(err.value)
     assert versions(ns, table) == [1, 2, 3, 4]
-    assert lc.tag_version(ns, table, "baseline") == 2
+    assert tagsv.tag_version(ns, table, "baseline") == 2
 
 
 def test_range_delete_with_delete_tags_takes_the_tags_too(ns, table) -> None:
-    lc.create_tag(ns, table, "baseline", 2)
-    lc.create_tag(ns, table, "also", 2)
-    lc.create_tag(ns, table, "kept", 4)
-    done = lc.delete_versions(ns, table, version_ranges.parse("2-3"), delete_tags=True)
+    tagsv.create_tag(ns, table, "baseline", 2)
+    tagsv.create_tag(ns, table, "also", 2)
+    tagsv.create_tag(ns, table, "kept", 4)
+    done = vsv.delete_versions(ns, table, version_ranges.parse("2-3"), delete_tags=True)
     assert done.deleted_count == 2 and done.deleted_tags == {2: ["also", "baseline"]}
     assert versions(ns, table) == [1, 4]
-    tags = lc.list_tags(ns, table)
+    tags = tagsv.list_tags(ns, table)
     assert list(tags["tag"]) == ["kept"] and list(tags["version"]) == [4]
 
 
 def test_range_delete_refusal_of_the_latest_keeps_the_tags(ns, table) -> None:
     """The version rules are checked before any tag is deleted."""
-    lc.create_tag(ns, table, "baseline", 2)
+    tagsv.create_tag(ns, table, "baseline", 2)
     with pytest.raises(InvalidInputError, match="latest"):
-        lc.delete_versions(ns, table, version_ranges.parse("2-4"), delete_tags=True)
-    assert list(lc.list_tags(ns, table)["tag"]) == ["baseline"]
+        vsv.delete_versions(ns, table, version_ranges.parse("2-4"), delete_tags=True)
+    assert list(tagsv.list_tags(ns, table)["tag"]) == ["baseline"]
     assert versions(ns, table) == [1, 2, 3, 4]
 
 
 def _tag_map(ns, table_id) -> dict[str, int]:
-    tags = lc.list_tags(ns, table_id)
+    tags = tagsv.list_tags(ns, table_id)
     return dict(zip(tags["tag"], (int(v) for v in tags["version"]), strict=True))
 
 
@@ -203,8 +163,8 @@ def test_backend_refuses_a_range_covering_a_tagged_version(ns, table, backend_ki
     """The spec call itself, on both backends: a range covering a tagged version is refused
     naming the tag and its version, and nothing is deleted (over REST: nothing sent but one
     DescribeTable and one ListTableTags)."""
-    lc.create_tag(ns, table, "baseline", 2)
-    lc.create_tag(ns, table, "origin", 1)
+    tagsv.create_tag(ns, table, "baseline", 2)
+    tagsv.create_tag(ns, table, "origin", 1)
     request = BatchDeleteTableVersionsRequest(
         id=table, ranges=[VersionRange(start_version=2, end_version=4)]
     )
@@ -226,10 +186,10 @@ def test_backend_refuses_a_range_covering_a_tagged_version(ns, table, backend_ki
 
 
 def test_backend_deletes_the_covered_tags_with_delete_tags(ns, table, backend_kind) -> None:
-    lc.create_tag(ns, table, "baseline", 2)
-    lc.create_tag(ns, table, "also", 3)
-    lc.create_tag(ns, table, "origin", 1)
-    lc.create_tag(ns, table, "latest-one", 4)
+    tagsv.create_tag(ns, table, "baseline", 2)
+    tagsv.create_tag(ns, table, "also", 3)
+    tagsv.create_tag(ns, table, "origin", 1)
+    tagsv.create_tag(ns, table, "latest-one", 4)
     request = BatchDeleteTableVersionsRequest(
         id=table, ranges=[VersionRange(start_version=2, end_version=4)]
     )
@@ -253,17 +213,17 @@ def test_batch_delete_of_a_tagged_version_is_refused(tmp_path: Path) -> None:
     ns = backend.connect(str(tmp_path))
     ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
     with_versions(ns, T, 4, rows=3)
-    lc.create_tag(ns, T, "baseline", 3)
+    tagsv.create_tag(ns, T, "baseline", 3)
     with pytest.raises(InvalidInputError, match=r"operation 1: .*v3 \(baseline\)"):
         ns.batch_commit_tables(batch(op_delete(T, (2, 4))))
     assert versions(ns, T) == [1, 2, 3, 4]
     ns.batch_commit_tables(batch(op_delete(T, (1, 3))))  # v1, v2: untagged
     assert versions(ns, T) == [3, 4]
-    assert lc.tag_version(ns, T, "baseline") == 3
+    assert tagsv.tag_version(ns, T, "baseline") == 3
 
 
 def test_batch_builder_lists_the_tag_problem(ns, table) -> None:
-    lc.create_tag(ns, table, "baseline", 2)
+    tagsv.create_tag(ns, table, "baseline", 2)
     problems = batch_rules.check_batch(
         batch(op_delete(table, (2, 3))), catalog_views.NamespaceView(ns)
     )
@@ -528,12 +488,6 @@ def test_drop_cascade_of_an_empty_namespace_works_everywhere(ns) -> None:
     assert "solo" not in ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces
 
 
-def test_append_after_restore_builds_on_the_restored_content(ns, table) -> None:
-    lc.restore_version(ns, table, 1)
-    append_rows(ns, table, make_table(1, start=100))
-    assert rows(ns, table) == 4 and versions(ns, table) == [1, 2, 3, 4, 5, 6]
-
-
 def test_cleanup_plan_spans_merge_runs() -> None:
     """A policy deleting thousands of versions is a few spans, not one per version (the
     spec request caps ranges at 1000)."""
@@ -581,98 +535,3 @@ def test_a_deregistered_table_is_registered_again(ns, backend_kind, tmp_path: Pa
     if backend_kind == "local":
         with pytest.raises(InvalidInputError, match="outside the namespace root"):
             lc.register_table(ns, ["ns", "y"], "/etc")
-
-
-def test_a_restore_says_which_indexes_it_leaves_behind_and_builds_them_again(ns) -> None:
-    """indexes_lost_by_restore: the latest version's indexes that the restored version lacks
-    (with the recorded build parameters on the local backend); rebuild_requests builds them
-    again on the restored version, under the same names."""
-    from lance_namespace import CreateTableIndexRequest, ListTableIndicesRequest
-
-    from backend.services import index_overview
-
-    ns.create_namespace(CreateNamespaceRequest(id=["r"]))
-    table = ["r", "t"]
-    create_table(ns, table, make_table(300, dim=8))  # v1
-    ns.create_table_scalar_index(
-        CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="id_btree")
-    )  # v2
-    ns.create_table_index(
-        CreateTableIndexRequest(
-            id=table, column="vec", index_type="IVF_FLAT", name="vec_ivf", num_partitions=1
-        )
-    )  # v3
-    assert lc.indexes_lost_by_restore(ns, table, 3 - 1) == [
-        lc.LostIndex(
-            "vec_ivf",
-            "IVF_FLAT",
-            "vec",
-            {"num_partitions": 1},  # as asked (both backends keep the console's requests)
-        )
-    ]
-    lost = lc.indexes_lost_by_restore(ns, table, 1)
-    assert [(ix.name, ix.index_type, ix.column) for ix in lost] == [
-        ("id_btree", "BTREE", "id"),
-        ("vec_ivf", "IVF_FLAT", "vec"),
-    ]
-    lc.restore_version(ns, table, 1)  # v4: v1's content, no index
-    listed = ns.list_table_indices(ListTableIndicesRequest(id=table)).indexes
-    assert listed == []
-    for request in lc.rebuild_requests(table, lost):
-        index_overview.create_index(ns, request)
-    after = ns.list_table_indices(ListTableIndicesRequest(id=table)).indexes
-    assert sorted(ix.index_name for ix in after) == ["id_btree", "vec_ivf"]
-    assert lc.indexes_lost_by_restore(ns, table, 3) == []  # nothing left behind now
-
-
-def test_the_rebuild_offer_is_derived_from_the_history_and_its_answer_is_kept(
-    ns, backend_kind: str
-) -> None:
-    """rebuild_offer reads the table's history: the latest version is a restore (lance's
-    transaction) lacking indexes the version before had. A later session (a new client)
-    derives it again; an answer ends it for every later session where the namespace keeps
-    the console's records (local roots), for the caller's session only over REST."""
-    import lance
-    from lance_namespace import CreateTableIndexRequest, DescribeTableRequest
-
-    ns.create_namespace(CreateNamespaceRequest(id=["r"]))
-    table = ["r", "t"]
-    create_table(ns, table, make_table(50))  # v1
-    ns.create_table_scalar_index(
-        CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="id_btree")
-    )  # v2
-    assert lc.rebuild_offer(ns, table) is None  # the latest version is no restore
-    lc.restore_version(ns, table, 1)  # v3: v1's content, no index
-    offer = lc.rebuild_offer(ns, table)
-    assert offer is not None
-    location = ns.describe_table(DescribeTableRequest(id=table)).location
-    txn = lance.dataset(location).read_transaction(3)  # lance's own record of the restore
-    assert (offer.version, offer.previous, offer.restore_uuid) == (3, 2, txn.uuid)
-    assert [(ix.name, ix.index_type, ix.column) for ix in offer.lost] == [
-        ("id_btree", "BTREE", "id")
-    ]
-    if backend_kind == "local":
-        assert offer.restored == txn.operation.version == 1
-        assert offer.describe() == "The restore of v1 left 1 index behind: id_btree (BTREE on id)."
-    else:
-        assert offer.restored is None  # the spec's transaction does not say which version
-        assert offer.describe().startswith("The restore that made v3 left 1 index behind")
-
-    with pytest.raises(InvalidInputError):
-        lc.answer_rebuild_offer(ns, offer, "maybe")
-    kept = lc.answer_rebuild_offer(ns, offer, lc.DECLINED)
-    assert kept is (backend_kind == "local")
-    if kept:
-        assert lc.rebuild_offer(ns, table) is None
-        assert lc.rebuild_answer(ns, table)["answer"] == lc.DECLINED
-        later = backend.connect(str(ns.root))  # another session on the same root
-        assert lc.rebuild_offer(later, table) is None
-    else:
-        assert lc.rebuild_offer(ns, table) == offer  # the page keeps the answer per session
-
-    # a second restore is a new question, even after an answer to the first one
-    lc.restore_version(ns, table, 2)  # v4: v2's content, with its index
-    assert lc.rebuild_offer(ns, table) is None  # nothing left behind
-    lc.restore_version(ns, table, 1)  # v5: lacks the index v4 has
-    again = lc.rebuild_offer(ns, table)
-    assert again is not None and again.version == 5 and again.restore_uuid != offer.restore_uuid

@@ -222,7 +222,8 @@ def test_a_restore_or_a_tag_checks_its_version_alone(ns) -> None:
     the table's whole listing; a version that does not exist is still refused."""
     from lance_namespace.errors import TableVersionNotFoundError
 
-    from backend.services import lifecycle
+    from backend.services import restore as restoresv
+    from backend.services import tags as tagsv
 
     ns.create_namespace(CreateNamespaceRequest(id=["h"]))
     ns.create_table(CreateTableRequest(id=["h", "t"]), ipc_stream_bytes(pa.table({"a": [1]})))
@@ -233,10 +234,10 @@ def test_a_restore_or_a_tag_checks_its_version_alone(ns) -> None:
     described = Counting(ns.describe_table_version, "version")
     ns.list_table_versions = listed  # type: ignore[method-assign]
     ns.describe_table_version = described  # type: ignore[method-assign]
-    lifecycle.create_tag(ns, ["h", "t"], "gold", 2)
-    lifecycle.restore_version(ns, ["h", "t"], 3)
+    tagsv.create_tag(ns, ["h", "t"], "gold", 2)
+    restoresv.restore_version(ns, ["h", "t"], 3)
     assert listed.calls == [] and [c.version for c in described.calls] == [2, 3]
     with pytest.raises(TableVersionNotFoundError):
-        lifecycle.create_tag(ns, ["h", "t"], "lost", 40)
+        tagsv.create_tag(ns, ["h", "t"], "lost", 40)
     latest = ns.describe_table(DescribeTableRequest(id=["h", "t"], load_detailed_metadata=True))
     assert latest.version == 7  # 6 versions, then the restore

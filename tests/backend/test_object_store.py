@@ -28,6 +28,8 @@ from backend.local import txn_store
 from backend.rules import connect_options
 from backend.services import lifecycle as lc
 from backend.services import namespaces as nsv
+from backend.services import restore as restoresv
+from backend.services import tags as tagsv
 from backend.services.versions import list_versions
 from tests.support import create_table, make_table
 
@@ -74,12 +76,12 @@ def test_s3_indexes_and_versions(s3_root) -> None:
     assert stats.num_indexed_rows == 300
     versions = list_versions(ns, ["a", "t"])
     assert sorted(versions["version"]) == [1, 2, 3]
-    lc.create_tag(ns, ["a", "t"], "before-cleanup", 1)
+    tagsv.create_tag(ns, ["a", "t"], "before-cleanup", 1)
     plan = lc.cleanup_plan(ns, ["a", "t"], keep_last=1)
     assert plan.delete == [2] and plan.protected == {1: ["before-cleanup"]}
     lc.run_cleanup(ns, plan)
     assert sorted(list_versions(ns, ["a", "t"])["version"]) == [1, 3]
-    lc.restore_version(ns, ["a", "t"], 1)
+    restoresv.restore_version(ns, ["a", "t"], 1)
     assert sorted(list_versions(ns, ["a", "t"])["version"]) == [1, 3, 4]
 
 
@@ -266,7 +268,7 @@ def test_typical_console_writes_leave_no_directory_markers(s3_root) -> None:
     ns.create_table_scalar_index(
         CreateTableIndexRequest(id=["a", "t"], column="id", index_type="BTREE")
     )
-    lc.create_tag(ns, ["a", "t"], "v1", 1)
+    tagsv.create_tag(ns, ["a", "t"], "v1", 1)
     staged = stage_version_s3(ns, server, ["a", "u"], make_table(3, start=50))
     ns.batch_commit_tables(batch(op_declare(["a", "e"]), op_version(["a", "u"], staged)))
     ns.txn_store.put("manual", {"status": "QUEUED"})

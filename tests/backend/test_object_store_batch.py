@@ -381,15 +381,15 @@ def test_a_catalog_commit_replaced_by_another_writers_is_retried(s3_server) -> N
 
 
 def test_the_namespace_lists_its_batch_commits_on_s3(s3_root) -> None:
-    """batch_builder.list_batch_transactions on an S3 root: both batch commits, newest first,
+    """txsv.list_batch_transactions on an S3 root: both batch commits, newest first,
     as their record objects under <root>/_console/transactions/ hold them."""
-    from backend.services import batch_builder as bb
+    from backend.services import transactions as txsv
 
     ns, server = s3_root.ns, s3_root.server
     ns.create_namespace(CreateNamespaceRequest(id=["a"]))
     first = ns.batch_commit_tables(batch(op_declare(["a", "x"]), op_declare(["a", "y"])))
     second = ns.batch_commit_tables(batch(op_declare(["a", "z"])))
-    listed = bb.list_batch_transactions(ns)
+    listed = txsv.list_batch_transactions(ns)
     assert [t.id for t in listed] == [second.transaction_id, first.transaction_id]
     assert [t.status for t in listed] == ["SUCCEEDED", "SUCCEEDED"]
     assert [t.tables for t in listed] == [[["a", "z"]], [["a", "x"], ["a", "y"]]]
@@ -398,4 +398,4 @@ def test_the_namespace_lists_its_batch_commits_on_s3(s3_root) -> None:
         f"{t.id}.json" for t in listed
     )  # one record object per batch, read directly from the bucket
     again = backend.connect(s3_root.target, storage_options=server.storage_options)
-    assert bb.list_batch_transactions(again) == listed
+    assert txsv.list_batch_transactions(again) == listed

@@ -151,14 +151,14 @@ def test_dot_delimiter_allows_dots_in_tag_and_index_names(rest_server) -> None:
     """Tag, index and branch names are not parts of an id: the tag ``v1.2`` and the index
     ``id.btree`` are fine on a '.'-delimited connection (as the forms say), a table name with
     a '.' is not (it would split the id)."""
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
     with backend.connect(rest_server.url, delimiter=".") as client:
         client.create_namespace(ln.CreateNamespaceRequest(id=["top"]))
         client.create_table(ln.CreateTableRequest(id=["top", "t"]), ipc_bytes(SMALL))
-        lifecycle.create_tag(client, ["top", "t"], "v1.2", 1)
-        assert lifecycle.tag_version(client, ["top", "t"], "v1.2") == 1
-        assert lifecycle.list_tags(client, ["top", "t"])["tag"].tolist() == ["v1.2"]
+        tagsv.create_tag(client, ["top", "t"], "v1.2", 1)
+        assert tagsv.tag_version(client, ["top", "t"], "v1.2") == 1
+        assert tagsv.list_tags(client, ["top", "t"])["tag"].tolist() == ["v1.2"]
         client.create_table_scalar_index(
             ln.CreateTableIndexRequest(
                 id=["top", "t"], column="id", index_type="BTREE", name="id.btree"

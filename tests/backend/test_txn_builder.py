@@ -38,6 +38,7 @@ from backend.rules.batch_rules import Problem
 from backend.rules.version_ranges import Span, parse
 from backend.services import batch_builder as tb
 from backend.services import index_overview
+from backend.services import transactions as txsv
 from backend.services.versions import latest_version
 from tests.support import (
     create_table,
@@ -398,13 +399,13 @@ def test_commit_or_readable_unsupported(ns_a: LanceNamespace) -> None:
 
 
 def test_parse_transaction_id() -> None:
-    assert tb.parse_transaction_id(" a$t$abc ") == ["a", "t", "abc"]
-    assert tb.parse_transaction_id("a/t/abc", "/") == ["a", "t", "abc"]
+    assert txsv.parse_transaction_id(" a$t$abc ") == ["a", "t", "abc"]
+    assert txsv.parse_transaction_id("a/t/abc", "/") == ["a", "t", "abc"]
     for bad in ("", "  ", "a$$b", "a$t$", "$a"):
         with pytest.raises(InvalidInputError):
-            tb.parse_transaction_id(bad)
+            txsv.parse_transaction_id(bad)
     with pytest.raises(InvalidInputError):
-        tb.parse_transaction_id("a$..$x")  # no part may name a parent directory
+        txsv.parse_transaction_id("a$..$x")  # no part may name a parent directory
 
 
 def test_alter_actions_validation_and_request() -> None:
@@ -452,11 +453,11 @@ def test_describe_and_alter_transaction(ns_a: LanceNamespace, backend_kind: str)
         ns_a, index_rules.build_index_request(tid("t"), "id", "BTREE", name="b")
     )
     assert resp.transaction_id
-    txn = tb.parse_transaction_id("$".join([*tid("t"), resp.transaction_id]))
-    described = tb.describe_transaction(ns_a, txn)
+    txn = txsv.parse_transaction_id("$".join([*tid("t"), resp.transaction_id]))
+    described = txsv.describe_transaction(ns_a, txn)
     assert described.status.upper() == "SUCCEEDED"
     assert described.properties and described.properties.get("operation") == "CreateIndex"
-    assert list(tb.properties_frame(described.properties).columns) == ["key", "value"]
+    assert list(txsv.properties_frame(described.properties).columns) == ["key", "value"]
     actions = [aa.set_property_action("reviewed", "yes"), aa.unset_property_action("nothing")]
     try:
         altered = tb.alter_transaction(ns_a, txn, actions)
@@ -466,7 +467,7 @@ def test_describe_and_alter_transaction(ns_a: LanceNamespace, backend_kind: str)
         assert backend.describe_error(err)["message"]
         return
     assert (altered.properties or {}).get("reviewed") == "yes"
-    again = tb.describe_transaction(ns_a, txn)
+    again = txsv.describe_transaction(ns_a, txn)
     if backend_kind == "local":
         assert (again.properties or {}).get("reviewed") == "yes"
 
@@ -554,7 +555,7 @@ def test_batch_commit_with_staged_version_local(local_ns: LanceNamespace) -> Non
     assert frame["result"][3].startswith("deregistered")
     made = response.results[1].create_table_version.version
     assert made.manifest_path.startswith("/") and Path(made.manifest_path).is_file()
-    described = tb.describe_transaction(local_ns, [response.transaction_id])
+    described = txsv.describe_transaction(local_ns, [response.transaction_id])
     assert described.status.upper() == "SUCCEEDED"
     # The batch's transaction follows the one AlterTransaction engine: a Fail-mode set of an
     # existing key is a conflict, a read-only key cannot change, nothing changes on refusal.
@@ -564,7 +565,7 @@ def test_batch_commit_with_staged_version_local(local_ns: LanceNamespace) -> Non
         tb.alter_transaction(local_ns, txn, [aa.set_property_action("ticket", "OPS-2", "Fail")])
     with pytest.raises(InvalidInputError):
         tb.alter_transaction(local_ns, txn, [aa.set_property_action("operation_count", "9")])
-    assert tb.describe_transaction(local_ns, txn).properties["ticket"] == "OPS-1"
+    assert txsv.describe_transaction(local_ns, txn).properties["ticket"] == "OPS-1"
     # a second batch against the new state validates against it
     again = tb.validate(local_ns, [tb.create_version_op(tid("t"), 4, "/m")])
     assert "latest is 4" in messages(again)
@@ -582,13 +583,13 @@ def test_describe_a_bare_transaction_id_in_its_table(ns_a: LanceNamespace) -> No
         ns_a, index_rules.build_index_request(tid("t"), "id", "BTREE", name="b")
     )
     bare = resp.transaction_id
-    found, described = tb.describe_transaction_in(ns_a, [bare], tid("t"))
+    found, described = txsv.describe_transaction_in(ns_a, [bare], tid("t"))
     assert found == [*tid("t"), bare]
     assert described.status.upper() == "SUCCEEDED"
     assert described.properties["operation"] == "CreateIndex"
     with pytest.raises(TransactionNotFoundError, match="no table is picked"):
-        tb.describe_transaction_in(ns_a, [bare], None)
+        txsv.describe_transaction_in(ns_a, [bare], None)
     with pytest.raises(TransactionNotFoundError, match="neither on its own nor in the table"):
-        tb.describe_transaction_in(ns_a, ["no-such-txn"], tid("t"))
+        txsv.describe_transaction_in(ns_a, ["no-such-txn"], tid("t"))
     full = [*tid("t"), bare]  # a full id is described as given
-    assert tb.describe_transaction_in(ns_a, full, ["other", "table"])[0] == full
+    assert txsv.describe_transaction_in(ns_a, full, ["other", "table"])[0] == full

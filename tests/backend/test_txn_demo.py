@@ -31,6 +31,7 @@ from backend.demo import txn_faults as tf
 from backend.gate import Actor, gate
 from backend.local import batch
 from backend.services import batch_builder as bb
+from backend.services import transactions as txsv
 from tests.support import create_table
 
 TABLES = [["shop", name] for name in ("orders", "stock", "ledger")]
@@ -243,7 +244,7 @@ def test_a_writer_between_validation_and_the_lock_is_refused(shop: Any) -> None:
     assert after[tuple(TABLES[0])] == before[tuple(TABLES[0])]
     assert after[tuple(TABLES[1])] == before[tuple(TABLES[1])]
     assert after[tuple(TABLES[2])][0].versions == (1, 2)  # the writer's append only
-    latest = bb.list_batch_transactions(ns)[0]
+    latest = txsv.list_batch_transactions(ns)[0]
     assert latest.status == "FAILED" and "concurrent modification" in (latest.reason or "")
 
 

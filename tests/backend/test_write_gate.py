@@ -25,6 +25,7 @@ from backend.gate import GatedNamespace, gate
 from backend.local import LocalNamespace
 from backend.rest import ROUTES, RestNamespaceClient
 from backend.services import batch_builder, imports, lifecycle
+from backend.services import tags as tagsv
 from tests.support import create_table, tree_digest
 
 ROWS = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]})
@@ -61,7 +62,7 @@ def state(ns) -> tuple:
         ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces,
         sorted(tables),
         [v.version for v in versions],
-        lifecycle.list_tags(ns, ["a", "t"]).to_dict("records"),
+        tagsv.list_tags(ns, ["a", "t"]).to_dict("records"),
     )
 
 
@@ -81,7 +82,7 @@ def test_reads_pass_and_writes_are_refused(filled) -> None:
         lambda: gated.declare_table(DeclareTableRequest(id=["a", "x"])),
         lambda: lifecycle.drop_table(gated, ["a", "t"]),
         lambda: lifecycle.deregister_table(gated, ["a", "planned"]),
-        lambda: lifecycle.create_tag(gated, ["a", "t"], "gold", 1),
+        lambda: tagsv.create_tag(gated, ["a", "t"], "gold", 1),
         lambda: lifecycle.rename_table(gated, ["a", "t"], new_name="u"),
         lambda: lifecycle.drop_namespace(gated, ["a"], cascade=True),
         lambda: imports.import_table(gated, ["a", "new"], b"id\n1\n", "csv"),

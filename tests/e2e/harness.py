@@ -482,7 +482,7 @@ def open_tab(scope: Locator, name: str) -> Locator:
 def manage_versions(page: Page, tab: str) -> Locator:
     """On the Versions page: open the "Manage versions" panel (drawn once opened) at ``tab``
     (only the open tab is drawn), waiting for each run; returns the tab's panel."""
-    from components.versions import MANAGE_LABEL
+    from components.versions.tabs import MANAGE_LABEL
 
     main = page.get_by_test_id("stMain")
     box = main.get_by_test_id("stExpander").filter(

@@ -213,7 +213,7 @@ def test_click_a_row_and_open_by_tag(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
     """A click on a row of the versions list opens that version; "Open by tag" opens a tag's."""
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
     from tests.support import create_table, table_location
 
     namespace = fresh_namespace(console, prefix="ver")
@@ -221,8 +221,8 @@ def test_click_a_row_and_open_by_tag(
     ns = console.client()
     create_table(ns, table_id, id_rows(0, 5))  # v1: 5 rows
     lance.write_dataset(id_rows(5, 3), str(table_location(ns, table_id)), mode="append")  # v2: 8
-    lifecycle.create_tag(ns, table_id, "gold", 1)
-    lifecycle.create_tag(ns, table_id, "silver", 2)
+    tagsv.create_tag(ns, table_id, "gold", 1)
+    tagsv.create_tag(ns, table_id, "silver", 2)
     goto(page, console, "versions", ns=namespace, table="t")
     main = page.get_by_test_id("stMain")
     listing = grid(section(main, "All versions"))

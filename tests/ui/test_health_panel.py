@@ -14,7 +14,7 @@ import backend
 from backend.services import branches, jobs
 from backend.services import health as hs
 from components import health, state
-from components import indexes as ixc
+from components.indexes.tabs import TAB_CREATE
 from tests.support import ipc_stream_bytes
 from tests.ui.conftest import (
     alerts,
@@ -176,7 +176,7 @@ def test_run_on_ray_is_offered_only_with_a_ray_address(ui_env, make_app, monkeyp
     assert_no_exception(at)
     ray = at.checkbox(key=f"{state.Indexes.MAINT}.ray")
     assert ray.label == f"Run on Ray ({address})" and not ray.disabled
-    at.session_state[state.Indexes.TABS] = ixc.TAB_CREATE
+    at.session_state[state.Indexes.TABS] = TAB_CREATE
     at.run()
     create = at.checkbox(key=f"{state.Indexes.CREATE}.ray")
     assert create.label == f"Run on Ray ({address})"

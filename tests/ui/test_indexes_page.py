@@ -639,7 +639,7 @@ def test_read_only_disables_writes(docs_ns, make_app) -> None:
 
 
 def test_chart_figures() -> None:
-    from components import index_charts as charts
+    from backend.services import charts
 
     frame = pd.DataFrame(
         {

@@ -179,7 +179,7 @@ def test_drop_namespace_panel_says_cascade_is_not_available_on_s3(s3_app) -> Non
     """``capabilities`` says drop_cascade=False on an object-store root: the panel says so
     instead of offering CASCADE or a button that could only be refused."""
     from components import state
-    from components import table_actions as ta
+    from components.table_actions import drop_namespace as ta
 
     at = new_app()
     at.query_params["conn"] = "lake"

@@ -759,7 +759,7 @@ def test_recall_histogram_bins_lie_inside_zero_one(make_app) -> None:
 
 
 def test_recall_histogram_counts_edge_values() -> None:
-    from components.index_charts import recall_histogram
+    from backend.services.charts import recall_histogram
 
     values = [0.0, 0.3, 0.3, 0.7, 0.95, 1.0, 1.0]
     (trace,) = recall_histogram(values, 10).data

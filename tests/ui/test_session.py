@@ -149,6 +149,7 @@ import streamlit as st
 from lance_namespace import DeclareTableRequest
 
 from backend.services import lifecycle
+from backend.services import tags as tagsv
 from components import feedback
 from components.session import get_namespace
 from components.sidebar import render_connection_sidebar
@@ -158,7 +159,7 @@ ns = get_namespace()
 feedback.run(ns.declare_table, DeclareTableRequest(id=["hr", "sneaky"]), action="Declaring")
 feedback.run(lifecycle.drop_table, ns, ["hr", "staff"], action="Dropping")
 feedback.run(
-    lifecycle.create_tag, ns, ["sales", "orders"], "gold", 1, action="Tagging"
+    tagsv.create_tag, ns, ["sales", "orders"], "gold", 1, action="Tagging"
 )
 """
 
@@ -170,7 +171,7 @@ def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str)
     from streamlit.testing.v1 import AppTest
 
     from backend.launcher import launch
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
     from tests.ui.conftest import TIMEOUT
 
     if how == "launch":
@@ -192,7 +193,7 @@ def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str)
         ), (action, errors)
     ns = backend.connect(str(ui_env))
     assert ns.list_tables({"id": ["hr"]}).tables == ["staff"]
-    assert lifecycle.list_tags(ns, ["sales", "orders"]).empty
+    assert tagsv.list_tags(ns, ["sales", "orders"]).empty
 
 
 def test_read_only_disables_writes_on_every_page(make_app) -> None:

@@ -65,9 +65,9 @@ def test_a_namespace_another_writer_made_shows_in_the_tree_once_opened(make_app,
 
 
 def test_a_capped_tree_says_so(make_app, monkeypatch) -> None:
-    from components import tables
+    from components.tables import catalog
 
-    monkeypatch.setattr(tables, "TREE_MAX_NODES", 2)
+    monkeypatch.setattr(catalog, "TREE_MAX_NODES", 2)
     at = make_app()
     assert_no_exception(at)
     assert tree_nodes(at) == ["", "bulk", "hr"]

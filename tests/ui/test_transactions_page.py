@@ -16,9 +16,12 @@ from backend.rules import ids
 from backend.rules import index_rules as rules
 from backend.services import batch_builder as bb
 from backend.services import index_overview as ixs
+from backend.services import transactions as txsv
 from backend.services.versions import latest_version
 from components import state
-from components import transactions as txc
+from components.transactions.history import history_origin
+from components.transactions.operations import UNKNOWN_SUPPORT
+from components.transactions.tabs import ICON_ONLY_CSS
 from tests.support import batch_records
 from tests.ui.conftest import (
     alerts,
@@ -309,7 +312,7 @@ def test_describe_and_alter_transaction(app, ui_env: Path) -> None:
     ]
     props = next(d.value for d in at.dataframe if list(d.value.columns) == ["key", "value"])
     assert dict(zip(props["key"], props["value"], strict=True))["reviewed"] == "yes"
-    assert bb.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
+    assert txsv.describe_transaction(ns, txn_text.split("$")).properties["reviewed"] == "yes"
 
     # the session's history: quick describe fills the id field again
     history = at.session_state[state.Txn.HISTORY]
@@ -378,7 +381,7 @@ def test_rest_server_without_batch_commit_is_known_from_its_refusal(ui_env, rest
     # not known yet: Validate finds no problem but promises nothing
     button(at, "Validate").click().run()
     assert not alerts(at, "success")
-    assert txc.UNKNOWN_SUPPORT in alerts(at, "info")
+    assert UNKNOWN_SUPPORT in alerts(at, "info")
     button(at, "Commit atomically").click().run()
     assert_no_exception(at)
     (error,) = alerts(at, "error")
@@ -434,7 +437,7 @@ def test_icon_only_buttons_have_names(app) -> None:
     assert at.button(key="txn.ops.0.down").label == "Move operation 1 down"
     assert at.button(key="txn.ops.1.remove").label == "Remove operation 2"
     assert at.button(key="txn.ops.1.up").proto.help == "Move up"
-    assert all(k in txc.ICON_ONLY_CSS for k in ("txn-ops-", "txn-history-"))
+    assert all(k in ICON_ONLY_CSS for k in ("txn-ops-", "txn-history-"))
 
 
 def test_the_table_field_follows_the_picker(app) -> None:
@@ -555,10 +558,10 @@ def test_a_described_transaction_keeps_its_own_origin(app, ui_env: Path) -> None
     assert_no_exception(at)
     page = texts(at)
     assert "Seen in this session" in page and "This session\n" not in page
-    described = bb.describe_transaction(ns, ["sales", "orders", resp.transaction_id])
+    described = txsv.describe_transaction(ns, ["sales", "orders", resp.transaction_id])
     assert described.properties["operation"] == "CreateIndex"
     (entry,) = at.session_state[state.Txn.HISTORY]
-    line = txc.history_origin(entry)
+    line = history_origin(entry)
     assert line.endswith("described here, made elsewhere · CreateIndex - SUCCEEDED")
     assert line in page and "made in this session" not in page
 
@@ -571,10 +574,10 @@ def test_a_described_transaction_keeps_its_own_origin(app, ui_env: Path) -> None
     assert_no_exception(at)
     made, other = at.session_state[state.Txn.HISTORY]
     assert made["id"] == txn and other == entry
-    assert txc.history_origin(made).endswith(
+    assert history_origin(made).endswith(
         "made in this session: batch commit, then described - SUCCEEDED"
     )
-    assert txc.history_origin(made) in texts(at)
+    assert history_origin(made) in texts(at)
 
 
 def test_the_namespace_batch_commits_are_listed_newest_first(ui_env: Path, make_app) -> None:

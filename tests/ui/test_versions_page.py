@@ -23,7 +23,7 @@ def version_grid(at):
 
 def open_tab(at, label: str) -> None:
     """Open the "Manage versions" panel at tab ``label`` (only the open tab is drawn)."""
-    from components.versions import MANAGE_TABS
+    from components.versions.tabs import MANAGE_TABS
 
     assert label in MANAGE_TABS
     key, tab = state.Versions.MANAGE_OPEN, state.Versions.MANAGE_TAB
@@ -89,7 +89,7 @@ def test_timeline_axis_shows_milliseconds_within_a_minute(make_app) -> None:
     layers = spec.get("layer") or [spec]
     x_axes = [ly["encoding"]["x"]["axis"] for ly in layers if "x" in ly.get("encoding", {})]
     assert x_axes and all(a["format"] == "%H:%M:%S.%L" for a in x_axes)
-    from components.versions import time_axis
+    from backend.services.charts import time_axis
 
     assert time_axis(59).to_dict()["format"] == "%H:%M:%S.%L"
     assert time_axis(3600).to_dict()["format"] == "%H:%M:%S"
@@ -97,14 +97,14 @@ def test_timeline_axis_shows_milliseconds_within_a_minute(make_app) -> None:
 
 
 def test_grid_is_sized_to_the_page() -> None:
-    from components import versions as ver
+    from components.versions.listing import grid_height
 
     # (AppTest does not expose an element's height: the e2e test checks the rendered grid.)
     # 50 rows on a page: 20 rows + the header visible (not the default ~10 rows) ...
-    assert ver.grid_height(PAGE_SIZE) == 35 * 21 + 3
+    assert grid_height(PAGE_SIZE) == 35 * 21 + 3
     # ... and a short page is exactly as tall as its rows.
-    assert ver.grid_height(3) == 35 * 4 + 3
-    assert ver.grid_height(0) == 35 * 2 + 3
+    assert grid_height(3) == 35 * 4 + 3
+    assert grid_height(0) == 35 * 2 + 3
 
 
 def test_timeline_is_thinned_for_big_tables() -> None:
@@ -230,10 +230,10 @@ def test_a_write_does_not_look_up_the_listed_versions_again(make_app, monkeypatc
 
 
 def test_delete_range_says_tagged_versions_and_refuses_them(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
     ns = backend.connect(str(ui_env))
-    lifecycle.create_tag(ns, ["sales", "orders"], "baseline", 2)
+    tagsv.create_tag(ns, ["sales", "orders"], "baseline", 2)
     at = make_app("versions", query_params=ORDERS)
     open_tab(at, "Delete by range")
     # before anything is submitted: which listed versions are tagged
@@ -244,18 +244,18 @@ def test_delete_range_says_tagged_versions_and_refuses_them(make_app, ui_env) ->
     (error,) = alerts(at, "error")
     assert error.startswith("Nothing deleted. Tagged versions are in the range: v2 (baseline).")
     assert listed(ui_env, ["sales", "orders"]) == [3, 2, 1]
-    assert lifecycle.tag_version(ns, ["sales", "orders"], "baseline") == 2
+    assert tagsv.tag_version(ns, ["sales", "orders"], "baseline") == 2
     delete_form(at, "1", "orders")  # an untagged version goes as before
     assert alerts(at, "success") == ["Deleted 1 version of sales › orders."]
     assert listed(ui_env, ["sales", "orders"]) == [3, 2]
 
 
 def test_delete_range_with_its_tags_when_ticked(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
     ns = backend.connect(str(ui_env))
-    lifecycle.create_tag(ns, ["sales", "orders"], "baseline", 2)
-    lifecycle.create_tag(ns, ["sales", "orders"], "latest-one", 3)
+    tagsv.create_tag(ns, ["sales", "orders"], "baseline", 2)
+    tagsv.create_tag(ns, ["sales", "orders"], "latest-one", 3)
     at = make_app("versions", query_params=ORDERS)
     open_tab(at, "Delete by range")
     widget(at.checkbox, "versions.delete0.", ".tags").check()
@@ -265,7 +265,7 @@ def test_delete_range_with_its_tags_when_ticked(make_app, ui_env) -> None:
         "Deleted 1 version of sales › orders together with 1 tag: v2 (baseline)."
     ]
     assert listed(ui_env, ["sales", "orders"]) == [3, 1]
-    tags = lifecycle.list_tags(ns, ["sales", "orders"])
+    tags = tagsv.list_tags(ns, ["sales", "orders"])
     assert dict(zip(tags["tag"], tags["version"], strict=True)) == {"latest-one": 3}
 
 
@@ -338,7 +338,7 @@ def test_restore_needs_the_confirmation_and_makes_a_new_version(make_app, ui_env
 
 def test_browse_the_data_opens_the_preview_at_that_version(make_app) -> None:
     at = make_app("versions", query_params={**ORDERS, "version": "1"})
-    from components.version_actions import search_link_params
+    from components.version_actions.links import search_link_params
 
     assert search_link_params(["sales", "orders"]) == [
         ("ns", "sales"), ("table", "orders"), ("tab", "preview"),
@@ -369,9 +369,9 @@ def tag_form(at, form: str, *, n: int = 0, **fields) -> None:
 
 def test_confirmation_boxes_are_empty_without_placeholder(make_app, ui_env) -> None:
     """A confirmation box showing the name to type as its placeholder looks filled in."""
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
-    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
     at = make_app("versions", query_params=ORDERS)
     open_tab(at, "Tags")
     confirm = widget(at.text_input, "versions.tags0.", ".delete.confirm")
@@ -389,7 +389,7 @@ def tag_grid(at) -> dict[str, int]:
 
 
 def test_tags_create_move_delete(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
     at = make_app("versions", query_params={**ORDERS, "version": "2"})
     open_tab(at, "Tags")
@@ -415,7 +415,7 @@ def test_tags_create_move_delete(make_app, ui_env) -> None:
     assert alerts(at, "success") == ["Deleted tag gold of sales › orders; its version stays."]
     assert tag_grid(at) == {}
     ns = backend.connect(str(ui_env))
-    assert lifecycle.list_tags(ns, ["sales", "orders"]).empty
+    assert tagsv.list_tags(ns, ["sales", "orders"]).empty
     assert listed(ui_env, ["sales", "orders"]) == [3, 2, 1]
 
 
@@ -432,9 +432,9 @@ def test_a_tag_named_like_a_version_is_warned_of_first(make_app, ui_env, name) -
 
 
 def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
-    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
     at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
     assert_no_exception(at)
     assert at.number_input(key="version").value == 2
@@ -470,9 +470,9 @@ def cleanup(at, *, keep: int | None = None, days: int | None = None, n: int = 0)
 
 
 def test_cleanup_by_policy_dry_run_then_delete(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
-    lifecycle.create_tag(backend.connect(str(ui_env)), ["logs", "events"], "keep-me", 5)
+    tagsv.create_tag(backend.connect(str(ui_env)), ["logs", "events"], "keep-me", 5)
     at = make_app("versions", query_params=EVENTS)
     cleanup(at)  # no policy
     (error,) = alerts(at, "error")
@@ -514,10 +514,10 @@ def test_cleanup_by_age_keeps_young_versions(make_app, ui_env) -> None:
 
 
 def test_read_only_disables_the_lifecycle_writes(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
-    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
-    from components.versions import MANAGE_TABS
+    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    from components.versions.tabs import MANAGE_TABS
 
     at = make_app("versions", query_params={**ORDERS, "version": "1", "ro": "true"})
     at.session_state[state.Versions.RESTORE_OPEN] = True
@@ -636,12 +636,12 @@ def selected_rows(at) -> list[int]:
 
 
 def test_list_shows_tags_and_rows_of_each_version(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
     ns = backend.connect(str(ui_env))
-    lifecycle.create_tag(ns, ["sales", "orders"], "gold", 2)
-    lifecycle.create_tag(ns, ["sales", "orders"], "audit", 2)
-    lifecycle.create_tag(ns, ["sales", "orders"], "first", 1)
+    tagsv.create_tag(ns, ["sales", "orders"], "gold", 2)
+    tagsv.create_tag(ns, ["sales", "orders"], "audit", 2)
+    tagsv.create_tag(ns, ["sales", "orders"], "first", 1)
     at = make_app("versions", query_params=ORDERS)
     assert_no_exception(at)
     grid = version_grid(at)
@@ -669,11 +669,11 @@ def test_clicking_a_row_opens_that_version(make_app) -> None:
 
 
 def test_open_by_tag_opens_its_version(make_app, ui_env) -> None:
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
     ns = backend.connect(str(ui_env))
-    lifecycle.create_tag(ns, ["sales", "orders"], "gold", 1)
-    lifecycle.create_tag(ns, ["sales", "orders"], "silver", 2)
+    tagsv.create_tag(ns, ["sales", "orders"], "gold", 1)
+    tagsv.create_tag(ns, ["sales", "orders"], "silver", 2)
     at = make_app("versions", query_params=ORDERS)
     pick = at.selectbox(key=state.Versions.OPEN_BY_TAG)
     assert pick.options == ["gold (v1)", "silver (v2)"] and pick.value is None
@@ -700,9 +700,9 @@ def test_tag_link_logs_no_session_state_warning(make_app, ui_env) -> None:
 
     from streamlit.elements.lib import policies
 
-    from backend.services import lifecycle
+    from backend.services import tags as tagsv
 
-    lifecycle.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append  # type: ignore[method-assign]

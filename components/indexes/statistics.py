@@ -1,4 +1,5 @@
-"""Plotly charts of index statistics on a page.
+"""The Statistics tab of the Indexes page: coverage, size and segments charts, and coverage
+across versions.
 
 The figures are ``backend.services.charts`` (plain functions, also what a notebook draws):
 :func:`render_index_charts` lays them out.
@@ -9,14 +10,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.branch_view import MAIN
 from backend.services.charts import (
     coverage_figure,
     history_figure,
-    recall_histogram,
     segments_figure,
     size_figure,
-    version_axis,
 )
+from components import feedback, state
+from components.indexes.reads import coverage_history
 
 
 def render_index_charts(
@@ -52,12 +54,27 @@ def render_index_charts(
         )
 
 
-__all__ = [
-    "coverage_figure",
-    "history_figure",
-    "recall_histogram",
-    "render_index_charts",
-    "segments_figure",
-    "size_figure",
-    "version_axis",
-]
+def render_statistics(
+    overview: pd.DataFrame, table_id: tuple[str, ...], branch: str = MAIN
+) -> None:
+    """The Statistics tab: coverage, size and segments charts, and coverage across versions
+    (of ``branch``)."""
+    history = None
+    if not overview.empty:
+        depth = st.number_input(
+            "Versions in the coverage history",
+            min_value=1,
+            max_value=200,
+            value=30,
+            step=5,
+            key=state.Indexes.HISTORY_MAX,
+        )
+        history = feedback.run(
+            coverage_history,
+            table_id,
+            int(depth),
+            overview.attrs.get("version"),  # the version the index table shows
+            branch,
+            action="Reading the coverage history",
+        )
+    render_index_charts(overview, history, key_prefix=state.Indexes.CHARTS)

@@ -1,0 +1,52 @@
+"""Cached reads of the Indexes page: the index table at the latest version, the table's columns
+and rows, the coverage history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from backend.arrow.types import ColumnInfo
+from backend.branch_view import MAIN, on_branch
+from backend.services import index_overview as ixs
+from backend.services import versions as vsv
+from components.cache import cached, table_scope
+from components.session import get_namespace
+
+
+def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFrame:
+    """The index table at the latest version of the table's ``branch``, read fresh on every
+    run (one DescribeTable): a commit from anywhere (the console, lance itself, another
+    process) is seen at once, and the overview of a version already read comes from the
+    cache. The version read is ``df.attrs["version"]``: :func:`render_statistics` charts the
+    history up to that same version, so the table and the charts show the same indexes."""
+    version = vsv.latest_version(on_branch(get_namespace(), branch), list(table_id))
+    return _overview_at(table_id, version, branch)
+
+
+@cached(lambda table_id, version, branch: table_scope(table_id), ttl=300)
+def _overview_at(
+    ns: Any, table_id: tuple[str, ...], version: int | None, branch: str
+) -> pd.DataFrame:
+    return ixs.index_overview(on_branch(ns, branch), list(table_id), version=version)
+
+
+@cached(lambda table_id, branch=MAIN: table_scope(table_id))
+def table_columns(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> list[ColumnInfo]:
+    return ixs.table_columns(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, branch=MAIN: table_scope(table_id), ttl=30)
+def table_num_rows(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> int | None:
+    return ixs.table_num_rows(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, max_versions, up_to, branch=MAIN: table_scope(table_id), max_entries=64)
+def coverage_history(
+    ns: Any, table_id: tuple[str, ...], max_versions: int, up_to: int | None, branch: str = MAIN
+) -> pd.DataFrame:
+    return ixs.coverage_history(
+        on_branch(ns, branch), list(table_id), max_versions=max_versions, up_to=up_to
+    )

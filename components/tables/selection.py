@@ -1,0 +1,89 @@
+"""The shared selection of namespace, table and branch, deep-linked.
+
+Selection is in the URL as ``?ns=a&ns=b&table=t&branch=dev`` (:func:`sync_selection`: a deep
+link or a reload wins, otherwise the session's selection is written to the URL; no ``branch``:
+main). The branch belongs to the table: picking another table goes back to main.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from components import state
+
+
+def sync_selection() -> None:
+    """Reconcile selection and URL: query parameters (a deep link, a reload) win, the branch
+    with them (a link without ``branch``: main); otherwise the session's selection is written
+    to the URL so the page can be bookmarked."""
+    qp_ns = (
+        st.query_params.get_all(state.QP_NAMESPACE)
+        if state.QP_NAMESPACE in st.query_params
+        else None
+    )
+    qp_table = st.query_params.get(state.QP_TABLE)
+    if qp_ns is not None or qp_table:
+        new_ns = [p for p in (qp_ns or []) if p]
+        if (new_ns, qp_table or None) != state.selection():
+            state.set_selection(new_ns, qp_table or None)
+        state.set_branch(st.query_params.get(state.QP_BRANCH) or None)
+        return
+    _write_query_params()
+
+
+def _write_query_params() -> None:
+    namespace, table = state.selection()
+    branch = state.selected_branch()
+    if namespace:
+        st.query_params[state.QP_NAMESPACE] = list(namespace)
+    elif state.QP_NAMESPACE in st.query_params:
+        del st.query_params[state.QP_NAMESPACE]
+    if table:
+        st.query_params[state.QP_TABLE] = table
+    elif state.QP_TABLE in st.query_params:
+        del st.query_params[state.QP_TABLE]
+    if table and branch != state.MAIN_BRANCH:
+        st.query_params[state.QP_BRANCH] = branch
+    elif state.QP_BRANCH in st.query_params:
+        del st.query_params[state.QP_BRANCH]
+
+
+def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
+    """Select a namespace (and a table); updates the URL too. The version picked for the
+    previous table is forgotten, and so are a ``?tag=`` link to it and its branch (the new
+    table is shown on main)."""
+    if (list(namespace), table) != state.selection():
+        state.drop(state.QP_VERSION)
+        state.drop(state.QP_INDEX)
+        state.set_branch(None)
+        if state.QP_TAG in st.query_params:
+            del st.query_params[state.QP_TAG]
+    state.set_selection(list(namespace), table)
+    _write_query_params()
+
+
+def set_branch(branch: str | None) -> None:
+    """Pick a branch of the selected table (``None`` / ``"main"``: main); updates the URL too.
+    The version picked on another branch is forgotten."""
+    if (branch or state.MAIN_BRANCH) != state.selected_branch():
+        state.drop(state.QP_VERSION)
+        state.drop(state.QP_INDEX)
+    state.set_branch(branch)
+    _write_query_params()
+
+
+def go_to(namespace: Sequence[str], table: str | None = None) -> None:
+    set_selection(namespace, table)
+    st.rerun()
+
+
+def selected_table_id() -> list[str] | None:
+    namespace, table = state.selection()
+    return [*namespace, table] if table else None
+
+
+def render_back_to_root(key: str) -> None:
+    """ "Back to the root namespace" (a callback selects the root)."""
+    st.button("Back to the root namespace", key=key, on_click=set_selection, args=([],))

@@ -1,0 +1,61 @@
+"""The comparison of two versions: the form and what changed between them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.services import version_compare as vcmp
+from components import feedback, state
+from components.common import (
+    dataframe,
+)
+from components.versions.reads import comparison
+
+
+def render_comparison(cmp: vcmp.VersionComparison, *, key_prefix: str) -> None:
+    """Metric table, schema changes, and what could not be compared."""
+    dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
+    if cmp.a.schema is None or cmp.b.schema is None:
+        st.caption("Schema changes: unavailable.")
+    elif cmp.schema_changes.empty:
+        st.caption(f"Schema: no changes between v{cmp.a.version} and v{cmp.b.version}.")
+    else:
+        st.caption("Schema changes")
+        dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
+    for item in cmp.unavailable:
+        st.caption(":orange[" + feedback.as_text(f"Unavailable: {item}") + "]")
+
+
+def render_compare_form(
+    versions: pd.DataFrame, picked: int, *, key_prefix: str
+) -> tuple[int, int] | None:
+    """Two version numbers; the pair when "Compare" is pressed and both exist."""
+    existing = set(versions["version"])
+    older = sorted(v for v in existing if v < picked)
+    with st.form(key_prefix, border=False):
+        ca, cb, cc = st.columns([1, 1, 1], vertical_alignment="bottom")
+        va = ca.number_input(
+            "Version A", min_value=1, value=older[-1] if older else picked, key=f"{key_prefix}.a"
+        )
+        vb = cb.number_input("Version B", min_value=1, value=picked, key=f"{key_prefix}.b")
+        go = cc.form_submit_button("Compare", icon=":material/compare_arrows:")
+    if not go:
+        return None
+    missing = [v for v in (int(va), int(vb)) if v not in existing]
+    if missing:
+        feedback.show("error", f"Version {missing[0]} does not exist.")
+        return None
+    return int(va), int(vb)
+
+
+def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: int) -> None:
+    """Two version numbers, and their comparison once asked for."""
+    tid = tuple(table_id)
+    pair = render_compare_form(versions, picked, key_prefix=f"{state.Versions.COMPARE_FORM}.{tid}")
+    if pair:
+        state.set_compare_pair(table_id, *pair)
+    pair = state.compare_pair(table_id)
+    cmp = feedback.run(comparison, tid, *pair, action="Comparing versions") if pair else None
+    if cmp is not None:
+        render_comparison(cmp, key_prefix=state.Versions.CMP)

@@ -1,0 +1,124 @@
+"""One version's details, opened from the list, by number or by tag."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from backend.paging import Listing
+from components import feedback, state
+from components.common import (
+    render_json,
+    render_path,
+)
+from components.versions.reads import has_version, listed_latest, operations_for, version_info
+
+
+def render_version_details(
+    info: dict[str, Any] | None, operation: dict[str, Any] | None, *, key_prefix: str
+) -> None:
+    """One version: timestamp, manifest, e-tag, metadata and the transaction behind it."""
+    if info:
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Version", info.get("version"))
+        c2.metric("Manifest bytes", info.get("manifest_size", "—"))
+        c3.metric("Operation", (operation or {}).get("operation") or "?")
+        st.caption(
+            feedback.as_text(
+                f"Created {info.get('timestamp', '—')} · e-tag {info.get('e_tag', '—')}"
+            )
+        )
+        st.caption("Manifest path")
+        render_path(info.get("manifest_path") or "—")
+        if info.get("metadata"):
+            render_json(info["metadata"], key_prefix=f"{key_prefix}.meta", label="Metadata")
+    if operation:
+        if operation.get("error"):
+            st.caption(
+                ":orange["
+                + feedback.as_text(f"Transaction lookup failed: {operation['error']}")
+                + "]"
+            )
+        else:
+            render_json(
+                {k: v for k, v in operation.items() if v is not None and not pd.isna(v)},
+                key_prefix=f"{key_prefix}.txn",
+                label="Transaction",
+            )
+
+
+def _tag_picked(tags: Mapping[str, int]) -> None:
+    tag = state.get(state.Versions.OPEN_BY_TAG)
+    if isinstance(tag, str) and tag in tags:
+        state.pick_version(tags[tag], tag=tag)
+
+
+def _version_typed() -> None:
+    state.put(state.Versions.OPEN_BY_TAG, None)  # a typed version is no tag's
+
+
+def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any = st) -> None:
+    """ "Open by tag": the table's tags; choosing one opens its version in the picker."""
+    by_name = {t: int(v) for v, names in (tagged or {}).items() for t in names}
+    current = state.get(state.Versions.OPEN_BY_TAG)
+    if current is not None and current not in by_name:
+        state.put(state.Versions.OPEN_BY_TAG, None)
+    where.selectbox(
+        "Open by tag",
+        sorted(by_name),
+        index=None,
+        key=state.Versions.OPEN_BY_TAG,
+        on_change=_tag_picked,
+        args=(by_name,),
+        placeholder=f"pick one of {len(by_name)} tags" if by_name else "no tags",
+        disabled=not by_name,
+        format_func=lambda t: f"{t} (v{by_name[t]})",
+    )
+
+
+def render_details_section(
+    table_id: tuple[str, ...],
+    versions: Listing,
+    ops: pd.DataFrame,
+    *,
+    tagged: Mapping[int, Sequence[str]] | None = None,
+) -> int:
+    """The version picker (bound to ``?version=``) beside "Open by tag", and that version's
+    details; returns the version picked."""
+
+    st.subheader("Version details", anchor=False)
+    latest = listed_latest(versions)
+    c1, c2 = st.columns(2)
+    render_open_by_tag(tagged, where=c2)
+    # The picker's value lives in the session (a row or tag picked, a ?tag= link, a write,
+    # else the latest) or comes from ``?version=``; it has no default of its own: Streamlit
+    # warns about a widget given both, and a browser resets a widget whose default changes.
+    if state.selected_version() is None and state.QP_VERSION not in st.query_params:
+        state.put(state.QP_VERSION, latest)
+    chosen = c1.number_input(
+        "Version",
+        min_value=1,
+        value=None,
+        step=1,
+        key=state.QP_VERSION,
+        bind="query-params",
+        on_change=_version_typed,
+    )
+    picked = int(chosen) if chosen is not None else latest
+    if not has_version(table_id, versions, picked):
+        feedback.show(
+            "warning",
+            f"Version {picked} does not exist (deleted, or never written); the latest is {latest}.",
+        )
+        return latest
+    info = feedback.run(version_info, table_id, picked, action=f"Describing version {picked}")
+    one = ops[ops["version"] == picked]
+    if one.empty:
+        one = operations_for(table_id, (picked,))
+    render_version_details(
+        info, one.iloc[0].to_dict() if not one.empty else None, key_prefix=state.Versions.ONE
+    )
+    return picked

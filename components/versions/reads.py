@@ -1,0 +1,148 @@
+"""Cached reads of a table's versions, per connection and table (data from
+``backend.services.versions``): the latest, the listing, one version, a comparison.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+from lance_namespace.errors import TableVersionNotFoundError
+
+from backend.paging import PAGE_SIZE, Listing
+from backend.services import version_compare as vcmp
+from backend.services import versions as vsv
+from components.cache import cached, shared, table_scope
+
+
+@cached(table_scope, ttl=3, max_entries=256)
+def _latest_recent(ns: Any, table_id: tuple[str, ...]) -> int | None:
+    return vsv.latest_version(ns, list(table_id))
+
+
+@cached(lambda table_id, stamp: table_scope(table_id), ttl=600, max_entries=256)
+def _latest_at(ns: Any, table_id: tuple[str, ...], stamp: Any) -> int | None:
+    return vsv.latest_version(ns, list(table_id))
+
+
+def latest_version(table_id: tuple[str, ...]) -> int | None:
+    """The table's newest version: read again whenever the backend's stamp of the table's
+    versions changes (the local backend: its ``_versions`` directory, a ``stat``), else a few
+    seconds fresh (one DescribeTable)."""
+    from components.session import get_namespace
+
+    stamp = vsv.version_stamp(get_namespace(), table_id)
+    if stamp is None:
+        return _latest_recent(table_id)
+    return _latest_at(table_id, stamp)
+
+
+@shared(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)
+def _listing_at(ns: Any, table_id: tuple[str, ...], latest: int | None) -> Listing:
+    return vsv.version_listing(ns, table_id)
+
+
+def newest_versions(table_id: tuple[str, ...]) -> Listing:
+    """The table's versions newest first, read as far as the first page of the list (a
+    request of ``LIST_BATCH`` versions: a small table's whole history). Checking the latest
+    version takes milliseconds: the listing is kept, and read further page by page, while the
+    latest version is unchanged (a new commit lists again; our writes clear it; old versions
+    deleted by another process show within ten minutes)."""
+    return _listing_at(table_id, latest_version(table_id)).ensure(PAGE_SIZE + 1)
+
+
+def listed_latest(versions: Listing) -> int:
+    """The newest version of a non-empty :func:`newest_versions` listing."""
+    return int(versions.items(0, 1)[0].version)
+
+
+@shared(table_scope, ttl=600, max_entries=32)
+def _index(ns: Any, table_id: tuple[str, ...]) -> vsv.VersionIndex:
+    return vsv.VersionIndex(ns, table_id)
+
+
+def versions_frame(table_id: tuple[str, ...]) -> pd.DataFrame:
+    """Every version's number and commit time (``version``, ``timestamp``), newest first:
+    the whole history, for the panels that need it (timeline, compare, cleanup, deletes,
+    exports). Read once (with a spinner), then only the versions newer than those known."""
+    index = _index(table_id)
+    latest = latest_version(table_id)
+    if index.peek() is None:
+        with st.spinner(f"Reading every version of {table_id[-1]}…"):
+            return index.frame(latest)
+    return index.frame(latest)
+
+
+def known_versions(table_id: tuple[str, ...], latest: int) -> pd.DataFrame | None:
+    """The whole history when it was read already and is up to date (nothing is read)."""
+    known = _index(table_id).peek()
+    if known is None or not len(known) or int(known["version"].iloc[0]) != latest:
+        return None
+    return known
+
+
+@cached(lambda table_id, version: table_scope(table_id), ttl=300, max_entries=256)
+def _has_version(ns: Any, table_id: tuple[str, ...], version: int) -> bool:
+    try:
+        vsv.describe_version(ns, table_id, version)
+    except TableVersionNotFoundError:
+        return False
+    return True
+
+
+def has_version(table_id: tuple[str, ...], versions: Listing, version: int) -> bool:
+    """Whether ``version`` exists: listed already, else not when the listing is whole, else
+    DescribeTableVersion of that one version."""
+    if version in {int(v.version) for v in versions.items()}:
+        return True
+    if versions.complete or not 1 <= version <= listed_latest(versions):
+        return False
+    return _has_version(table_id, version)
+
+
+@cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)
+def operations_for(ns: Any, table_id: tuple[str, ...], versions: tuple[int, ...]) -> pd.DataFrame:
+    """The operation behind each of ``versions`` (failures per row)."""
+    return vsv.version_operations(ns, table_id, versions)
+
+
+@cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)
+def rows_for(
+    ns: Any, table_id: tuple[str, ...], versions: tuple[int, ...]
+) -> dict[int, int | None]:
+    """The row count of each of ``versions`` (``None``: not known; ``vsv.version_rows``)."""
+    return vsv.version_rows(ns, table_id, versions)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _facts(conn: str) -> vsv.VersionFacts:
+    return vsv.VersionFacts()
+
+
+def page_facts(
+    table_id: tuple[str, ...], rows: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[int, int | None]]:
+    """The operation and row count of each version of a page of the list (its rows, with
+    their manifest e-tags): kept per version (``vsv.VersionFacts``), so that a write to the
+    table (another version, a delete) looks up only the versions not seen yet."""
+    from components.cache import epoch
+    from components.session import connection_key, get_namespace
+
+    conn = connection_key()
+    read = epoch(conn, table_scope(table_id))  # a version without an e-tag: this read's
+    identities = {
+        int(v): (tag if isinstance(tag, str) and tag else ("read", read))
+        for v, tag in zip(rows["version"], rows["e_tag"], strict=True)
+    }
+    return _facts(conn).page(get_namespace(), table_id, identities)
+
+
+@cached(lambda table_id, version: table_scope(table_id), ttl=300)
+def version_info(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, Any]:
+    return vsv.describe_version(ns, table_id, version)
+
+
+@cached(lambda table_id, a, b: table_scope(table_id), ttl=300, max_entries=64)
+def comparison(ns: Any, table_id: tuple[str, ...], a: int, b: int) -> vcmp.VersionComparison:
+    return vcmp.compare_versions(ns, table_id, a, b)
