@@ -14,7 +14,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend.paging import Listing
 from backend.services import change_log as cl
-from backend.services import search as ssv
+from backend.services.search.query import abbreviate
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander
@@ -184,9 +184,9 @@ def changed_frame(changes: cl.RowChanges, kind: str) -> pd.DataFrame:
     if changes.key and table.num_rows:
         table = table.sort_by([(k, "ascending") for k in changes.key])
     if kind != "updated":
-        return ssv.abbreviate(table)
+        return abbreviate(table)
     changed = [", ".join(c) for c in table.column(cl.CHANGED).to_pylist()]
-    frame = ssv.abbreviate(table.drop_columns([cl.CHANGED]))
+    frame = abbreviate(table.drop_columns([cl.CHANGED]))
     frame.insert(0, "changed", changed)
     return frame
 

@@ -10,8 +10,9 @@ import pandas as pd
 import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
-from backend.services import charts, tuning
+from backend.services import charts
 from backend.services.search import PlanNode
+from backend.services.tuning.sweeps import cheapest
 
 OVERVIEW = pd.DataFrame(
     {
@@ -299,7 +300,7 @@ def test_sweep_component_draws_backend_sweep_figure() -> None:
     assert not at.exception
     (spec,) = _plotly_specs(at).values()
     assert _same(spec, charts.sweep_figure(frame, ["nprobes"], 0.95))
-    assert tuning.cheapest(frame, 0.95) is None
+    assert cheapest(frame, 0.95) is None
 
 
 def test_timeline_component_draws_backend_timeline() -> None:

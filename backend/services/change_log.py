@@ -68,10 +68,10 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import audit
 from backend.rules import ids, query_rules
+from backend.services.search.query import count_rows, iter_rows
 from backend.text import plural
 
 from ..errors import guarded, invalid, make
-from . import search
 
 Progress = Callable[[int, int], None]
 
@@ -624,7 +624,7 @@ class _Side:
     def rows(self) -> int:
         if self.ds is not None:
             return int(self.ds.count_rows())
-        return search.count_rows(
+        return count_rows(
             self.ns, self.table_id, version=self.version, filter=None, branch=self.branch
         )
 
@@ -632,9 +632,7 @@ class _Side:
         if self.ds is not None:
             yield from self.ds.to_batches(batch_size=PAGE_ROWS)
         else:
-            yield from search.iter_rows(
-                self.ns, self.table_id, version=self.version, branch=self.branch
-            )
+            yield from iter_rows(self.ns, self.table_id, version=self.version, branch=self.branch)
 
 
 def _side(ns: Any, table_id: list[str], branch: str | None, version: int) -> _Side:

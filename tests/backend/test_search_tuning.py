@@ -56,9 +56,49 @@ from backend.launcher import demo
 from backend.local.open_tables import versions_dir
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
-from backend.services import search, tuning
 from backend.services.index_overview import index_details_dict, index_overview
+from backend.services.search.embedding import embed_text, embedding_of
+from backend.services.search.fulltext import fts_request, fts_search, highlight
+from backend.services.search.plans import analyze, explain, parse_plan, plan_frame, plan_summary
+from backend.services.search.preview import MAX_PREVIEW_ROWS, preview
+from backend.services.search.query import (
+    DISTANCE,
+    ROW_ID,
+    SCORE,
+    count_rows,
+    query_request,
+    run_query,
+)
+from backend.services.search.vector import index_metric, parse_vector, row_vector, vector_search
 from backend.services.tasks import TaskRegistry
+from backend.services.tuning.applied import requested_vs_applied
+from backend.services.tuning.builds import build_ab
+from backend.services.tuning.measure import (
+    MAX_K,
+    RecallResult,
+    _neighbours,
+    more_queries,
+    recall,
+    recall_interval,
+    sample_queries,
+    vector_column,
+)
+from backend.services.tuning.optimize import (
+    MAINTENANCE_UNSUPPORTED,
+    compact_files,
+    optimize_indexes,
+)
+from backend.services.tuning.sweeps import (
+    MAX_GRID_POINTS,
+    SWEEP_COLUMNS,
+    cheapest,
+    grid_points,
+    pareto_front,
+    setting_params,
+    sweep,
+)
+from components.search.share_url import parse_share_params, share_params
+from components.snippets import search_snippets
 from tests import support as tests_support
 from tests.support import (
     append_rows,
@@ -127,27 +167,23 @@ def test_exact_recall_matches_numpy_ground_truth(ns_a: LanceNamespace) -> None:
     )  # a REST server may ignore the build parameters: exact search does not care
     k, sample, seed = 10, 12, 5
 
-    queries = tuning.sample_queries(ns_a, T, "vec", sample, seed)
+    queries = sample_queries(ns_a, T, "vec", sample, seed)
     assert len(queries) == sample
     assert len({q.row_id for q in queries}) == sample
     for q in queries:  # row ids are positions in a freshly written table: check the mapping
         assert q.vector == [float(x) for x in data[q.row_id]]
         truth = numpy_neighbours(data, q.row_id, k)
-        ids, ms = tuning._neighbours(ns_a, T, q, "vec", k, {"bypass_vector_index": True})
+        ids, ms = _neighbours(ns_a, T, q, "vec", k, {"bypass_vector_index": True})
         assert ms > 0
         assert q.row_id not in ids
         assert set(ids) == set(truth)
         # the distances lance reports are the squared L2 distances numpy computes
-        found = search.vector_search(
-            ns_a, T, q.vector, column="vec", k=k + 1, bypass_vector_index=True
-        )
-        got = found.table.column(search.DISTANCE).to_numpy()
+        found = vector_search(ns_a, T, q.vector, column="vec", k=k + 1, bypass_vector_index=True)
+        got = found.table.column(DISTANCE).to_numpy()
         expected = np.sort(((data.astype(np.float64) - data[q.row_id]) ** 2).sum(axis=1))[: k + 1]
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
 
-    result = tuning.recall(
-        ns_a, T, column="vec", k=k, sample=sample, seed=seed, bypass_vector_index=True
-    )
+    result = recall(ns_a, T, column="vec", k=k, sample=sample, seed=seed, bypass_vector_index=True)
     assert result.k == k
     assert len(result.per_query) == sample
     assert all(isinstance(v, float) for v in result.per_query)
@@ -166,12 +202,12 @@ def test_more_probes_never_lose_recall(ns_a: LanceNamespace, backend_kind: str) 
     create_table(ns_a, T, make_table(2000, dim=DIM, seed=2))
     vector_index(ns_a, T, "IVF_FLAT", num_partitions=16)
     probes = [1, 2, 4, 8, 16]
-    frame = tuning.sweep(ns_a, T, column="vec", k=10, sample=20, seed=1, grid={"nprobes": probes})
+    frame = sweep(ns_a, T, column="vec", k=10, sample=20, seed=1, grid={"nprobes": probes})
     assert frame["nprobes"].tolist() == probes
     recalls = frame["recall"].tolist()
     assert all(a <= b + 1e-12 for a, b in zip(recalls, recalls[1:], strict=False)), recalls
     assert recalls[-1] == 1.0  # every partition probed (the server's single one included)
-    weak = tuning.recall(ns_a, T, column="vec", k=10, sample=20, seed=1, nprobes=1)
+    weak = recall(ns_a, T, column="vec", k=10, sample=20, seed=1, nprobes=1)
     assert weak.mean == pytest.approx(recalls[0])
     if backend_kind == "local":
         # 16 partitions really built: one probe misses neighbours in the other partitions
@@ -188,26 +224,26 @@ def test_exact_search_is_the_same_on_both_backends(local_root: Path, rest_server
             ns.create_namespace(CreateNamespaceRequest(id=NS))
             create_table(ns, T, table)
             vector_index(ns, T, "IVF_PQ", num_partitions=4, num_sub_vectors=4)
-        picked_local = tuning.sample_queries(local, T, "vec", 8, 3)
-        picked_rest = tuning.sample_queries(rest, T, "vec", 8, 3)
+        picked_local = sample_queries(local, T, "vec", 8, 3)
+        picked_rest = sample_queries(rest, T, "vec", 8, 3)
         assert [(q.row_id, q.vector) for q in picked_local] == [
             (q.row_id, q.vector) for q in picked_rest
         ]
         for q in picked_local:
             found = [
-                search.vector_search(
+                vector_search(
                     ns, T, q.vector, column="vec", k=10, bypass_vector_index=True, columns=["id"]
                 ).table
                 for ns in (local, rest)
             ]
             assert found[0].column("id").to_pylist() == found[1].column("id").to_pylist()
             np.testing.assert_allclose(
-                found[0].column(search.DISTANCE).to_numpy(),
-                found[1].column(search.DISTANCE).to_numpy(),
+                found[0].column(DISTANCE).to_numpy(),
+                found[1].column(DISTANCE).to_numpy(),
                 rtol=1e-6,
             )
         exact = [
-            tuning.recall(ns, T, column="vec", k=10, sample=8, seed=3, bypass_vector_index=True)
+            recall(ns, T, column="vec", k=10, sample=8, seed=3, bypass_vector_index=True)
             for ns in (local, rest)
         ]
         assert exact[0].per_query == exact[1].per_query == [1.0] * 8
@@ -245,7 +281,7 @@ def ann_ids(ns: LanceNamespace, row: int, vector: list[float], k: int, **fields)
         {"id": T, "vector": {"single_vector": vector}, "vector_column": "vec", "k": k + 1,
          "columns": {"column_names": ["id"]}, **fields}
     )  # fmt: skip
-    ids = search.run_query(ns, request).column("id").to_pylist()
+    ids = run_query(ns, request).column("id").to_pylist()
     return [int(i) for i in ids if int(i) != row][:k]
 
 
@@ -258,13 +294,13 @@ def test_recall_sweep_and_exact_search_use_the_index_metric(
     table, data = varied
     create_table(ns_a, T, table)
     vector_index(ns_a, T, "IVF_PQ", num_partitions=4, num_sub_vectors=4, distance_type=metric)
-    assert search.index_metric(ns_a, T, "vec") == metric
+    assert index_metric(ns_a, T, "vec") == metric
     k, sample, seed = 10, 20, 3
-    queries = tuning.sample_queries(ns_a, T, "vec", sample, seed)
+    queries = sample_queries(ns_a, T, "vec", sample, seed)
 
     # exact search (bypass) without a distance: the index's metric, its distances numpy's
     for q in queries[:5]:
-        found = search.vector_search(
+        found = vector_search(
             ns_a, T, q.vector, column="vec", k=k + 1, bypass_vector_index=True, columns=["id"]
         )
         assert found.metric is not None and found.metric.metric == metric
@@ -273,11 +309,11 @@ def test_recall_sweep_and_exact_search_use_the_index_metric(
         ids = [i for i in found.table.column("id").to_pylist() if i != q.row_id][:k]
         assert set(ids) == set(tests_support.metric_neighbours(data, q.row_id, k, metric))
         expected = np.sort(tests_support.metric_distances(data, data[q.row_id], metric))
-        got = found.table.column(search.DISTANCE).to_numpy()
+        got = found.table.column(DISTANCE).to_numpy()
         np.testing.assert_allclose(got, expected[: k + 1], rtol=1e-3, atol=1e-3)
 
     # recall: the console's figure against numpy ground truth of the same ANN answers
-    result = tuning.recall(ns_a, T, column="vec", k=k, sample=sample, seed=seed, nprobes=1)
+    result = recall(ns_a, T, column="vec", k=k, sample=sample, seed=seed, nprobes=1)
     assert (result.metric, result.index_metric, result.brute_force) == (metric, metric, None)
     truth = [set(tests_support.metric_neighbours(data, q.row_id, k, metric)) for q in queries]
     ann = [set(ann_ids(ns_a, q.row_id, q.vector, k, nprobes=1)) for q in queries]
@@ -289,9 +325,7 @@ def test_recall_sweep_and_exact_search_use_the_index_metric(
         assert abs(by_numpy - by_l2) > 0.05, (by_numpy, by_l2)
 
     # the sweep takes the same metric and reports it
-    frame = tuning.sweep(
-        ns_a, T, column="vec", k=k, sample=sample, seed=seed, grid={"nprobes": [1]}
-    )
+    frame = sweep(ns_a, T, column="vec", k=k, sample=sample, seed=seed, grid={"nprobes": [1]})
     assert frame["metric"].tolist() == [metric]
     assert frame["brute_force"].tolist() == [False]
     assert frame.loc[0, "recall"] == pytest.approx(result.mean)
@@ -308,28 +342,28 @@ def test_another_metric_than_the_index_is_brute_force(
     create_table(ns_a, T, table)
     vector_index(ns_a, T, "IVF_PQ", num_partitions=4, num_sub_vectors=4, distance_type=metric)
     k = 10
-    result = tuning.recall(ns_a, T, column="vec", k=k, sample=10, seed=1, distance_type="l2")
+    result = recall(ns_a, T, column="vec", k=k, sample=10, seed=1, distance_type="l2")
     assert (result.metric, result.index_metric) == ("l2", metric)
     assert result.brute_force is not None and "incompatible with index metric" in result.brute_force
     assert result.per_query == [1.0] * 10  # brute force against brute force
-    frame = tuning.sweep(
+    frame = sweep(
         ns_a, T, column="vec", k=k, sample=5, seed=1, grid={"distance_type": [None, "l2"]}
     )
     assert frame["metric"].tolist() == [metric, "l2"]
     assert frame["brute_force"].tolist() == [False, True]
-    assert tuning.cheapest(frame, 0.0)["metric"] == metric  # brute force is no index setting
+    assert cheapest(frame, 0.0)["metric"] == metric  # brute force is no index setting
 
-    q = tuning.sample_queries(ns_a, T, "vec", 1, 0)[0]
-    found = search.vector_search(ns_a, T, q.vector, column="vec", k=k, distance_type="l2")
+    q = sample_queries(ns_a, T, "vec", 1, 0)[0]
+    found = vector_search(ns_a, T, q.vector, column="vec", k=k, distance_type="l2")
     assert found.metric is not None and found.metric.mismatch
     assert "incompatible with index metric" in (found.brute_force_reason or "")
     ids = [int(i) for i in found.table.column("id").to_pylist()]
     assert set(ids) - {q.row_id} <= set(tests_support.metric_neighbours(data, q.row_id, k, "l2"))
-    plan = search.plan_summary(search.parse_plan(search.explain(ns_a, found.request)))
+    plan = plan_summary(parse_plan(explain(ns_a, found.request)))
     assert plan["brute_force"] is True and plan["index_used"] is False
-    own = search.vector_search(ns_a, T, q.vector, column="vec", k=k)
+    own = vector_search(ns_a, T, q.vector, column="vec", k=k)
     assert own.brute_force_reason is None
-    assert search.plan_summary(search.parse_plan(search.explain(ns_a, own.request)))["index_used"]
+    assert plan_summary(parse_plan(explain(ns_a, own.request)))["index_used"]
 
 
 def test_build_ab_measures_each_build_with_its_metric(
@@ -345,14 +379,14 @@ def test_build_ab_measures_each_build_with_its_metric(
         {"index_type": "IVF_FLAT", "num_partitions": 2},
         {"index_type": "IVF_FLAT", "num_partitions": 2, "distance_type": "dot"},
     ]
-    frame = tuning.build_ab(
+    frame = build_ab(
         ns_a, T, column="vec", configs=configs, sample_rows=1000, queries=10,
         query_params={"nprobes": 2},
     )  # fmt: skip
     assert frame["metric"].tolist() == ["cosine", "dot"]
     assert frame["recall"].tolist() == [1.0, 1.0]
     assert frame["brute_force"].tolist() == [False, False]
-    other = tuning.build_ab(
+    other = build_ab(
         ns_a, T, column="vec", configs=configs[:1], sample_rows=1000, queries=5,
         query_params={"nprobes": 2, "distance_type": "l2"},
     )  # fmt: skip
@@ -375,14 +409,12 @@ def test_hamming_index_on_binary_vectors(local_ns: LanceNamespace) -> None:
     )
     create_table(local_ns, T, table)
     vector_index(local_ns, T, "IVF_FLAT", num_partitions=2, distance_type="hamming")
-    q = tuning.sample_queries(local_ns, T, "vec", 1, 4)[0]
-    found = search.vector_search(
-        local_ns, T, q.vector, column="vec", k=10, bypass_vector_index=True
-    )
+    q = sample_queries(local_ns, T, "vec", 1, 4)[0]
+    found = vector_search(local_ns, T, q.vector, column="vec", k=10, bypass_vector_index=True)
     assert found.metric is not None and found.metric.metric == "hamming"
     expected = np.sort(tests_support.metric_distances(data, data[q.row_id], "hamming"))[:10]
-    np.testing.assert_array_equal(found.table.column(search.DISTANCE).to_numpy(), expected)
-    result = tuning.recall(local_ns, T, column="vec", k=5, sample=5, nprobes=2)
+    np.testing.assert_array_equal(found.table.column(DISTANCE).to_numpy(), expected)
+    result = recall(local_ns, T, column="vec", k=5, sample=5, nprobes=2)
     assert (result.metric, result.index_metric, result.brute_force) == ("hamming", "hamming", None)
     assert 0.0 <= result.mean <= 1.0
 
@@ -422,7 +454,7 @@ def flat_table(ns_a: LanceNamespace) -> LanceNamespace:
 def test_sweep_frame_has_one_row_per_combination(flat_table: LanceNamespace) -> None:
     grid = {"nprobes": [1, 4, None], "refine_factor": [None, 2]}
     calls: list[tuple[int, int]] = []
-    frame = tuning.sweep(
+    frame = sweep(
         flat_table, T, column="vec", k=5, sample=6, grid=grid,
         progress=lambda done, total: calls.append((done, total)),
     )  # fmt: skip
@@ -456,36 +488,36 @@ def test_sweep_setting_with_a_default_can_be_run_again(flat_table: LanceNamespac
     grid's own values: ``nprobes=1`` stays the integer 1 when another point of the grid leaves
     nprobes at its default (``None``)."""
     keys = ["nprobes"]
-    frame = tuning.sweep(flat_table, T, column="vec", k=5, sample=4, grid={"nprobes": [1, None]})
-    params = tuning.setting_params(frame.iloc[0], keys)
+    frame = sweep(flat_table, T, column="vec", k=5, sample=4, grid={"nprobes": [1, None]})
+    params = setting_params(frame.iloc[0], keys)
     assert params == {"nprobes": 1}
     assert type(params["nprobes"]) is int, f"nprobes came back as {params['nprobes']!r}"
-    request = search.query_request(T, vector=[0.5] * DIM, vector_column="vec", k=5, **params)
+    request = query_request(T, vector=[0.5] * DIM, vector_column="vec", k=5, **params)
     assert request.nprobes == 1
-    assert tuning.parse_share_params(tuning.share_params("vec", 5, params))["nprobes"] == 1
-    tuning.python_snippets("ns = backend.connect('x')", T, "vec", 5, params)
-    assert tuning.setting_params(frame.iloc[1], keys) == {}
+    assert parse_share_params(share_params("vec", 5, params))["nprobes"] == 1
+    search_snippets("ns = backend.connect('x')", T, "vec", 5, params)
+    assert setting_params(frame.iloc[1], keys) == {}
 
 
 def test_sweep_without_a_grid_measures_the_base_setting(flat_table: LanceNamespace) -> None:
-    frame = tuning.sweep(flat_table, T, column="vec", k=5, sample=4, nprobes=4)
-    assert list(frame.columns) == list(tuning.SWEEP_COLUMNS)
+    frame = sweep(flat_table, T, column="vec", k=5, sample=4, nprobes=4)
+    assert list(frame.columns) == list(SWEEP_COLUMNS)
     assert len(frame) == 1
     assert frame.loc[0, "recall"] == 1.0  # 4 probes of 4 IVF_FLAT partitions: exact
 
 
 def test_sweep_grid_is_checked(flat_table: LanceNamespace) -> None:
     with pytest.raises(InvalidInputError, match="bogus"):
-        tuning.sweep(flat_table, T, column="vec", sample=3, grid={"bogus": [1]})
+        sweep(flat_table, T, column="vec", sample=3, grid={"bogus": [1]})
     with pytest.raises(InvalidInputError, match="at most"):
-        tuning.sweep(
+        sweep(
             flat_table, T, column="vec", sample=3,
             grid={"nprobes": list(range(1, 21)), "refine_factor": list(range(1, 12))},
         )  # fmt: skip
     with pytest.raises(InvalidInputError):
-        tuning.grid_points({"nprobes": list(range(1, tuning.MAX_GRID_POINTS + 2))})
-    assert len(tuning.grid_points({"nprobes": [1, 2], "ef": [10, 20, None]})) == 6
-    assert tuning.grid_points({}) == [{}]
+        grid_points({"nprobes": list(range(1, MAX_GRID_POINTS + 2))})
+    assert len(grid_points({"nprobes": [1, 2], "ef": [10, 20, None]})) == 6
+    assert grid_points({}) == [{}]
 
 
 def test_pareto_front_and_cheapest_on_a_hand_made_frame() -> None:
@@ -497,19 +529,19 @@ def test_pareto_front_and_cheapest_on_a_hand_made_frame() -> None:
         },
         index=[10, 11, 12, 13, 14, 15],
     )
-    mask = tuning.pareto_front(frame)
+    mask = pareto_front(frame)
     assert list(mask.index) == list(frame.index)
     # 12 is beaten by 11 (more recall, less time), 13 by 11 (same recall, less time);
     # 10 and 15 are equal: neither beats the other
     assert mask.tolist() == [True, True, False, False, True, True]
-    best = tuning.cheapest(frame, 0.9)
+    best = cheapest(frame, 0.9)
     assert best is not None and best.name == 11
     assert best["recall"] == 0.90 and best["p50_ms"] == 2.0
-    top = tuning.cheapest(frame, 0.99)
+    top = cheapest(frame, 0.99)
     assert top is not None and top.name == 14
-    low = tuning.cheapest(frame, 0.5)
+    low = cheapest(frame, 0.5)
     assert low is not None and low["p50_ms"] == 1.0
-    assert tuning.cheapest(frame, 0.995) is None
+    assert cheapest(frame, 0.995) is None
 
 
 # -- 4. bad arguments of recall and sweep --------------------------------------------------------------
@@ -517,18 +549,18 @@ def test_pareto_front_and_cheapest_on_a_hand_made_frame() -> None:
 def test_recall_and_sweep_need_a_vector_column(ns_a: LanceNamespace, column: str) -> None:
     create_table(ns_a, T, make_table(50, dim=DIM))
     with pytest.raises(InvalidInputError, match=column):
-        tuning.recall(ns_a, T, column=column, sample=3)
+        recall(ns_a, T, column=column, sample=3)
     with pytest.raises(InvalidInputError, match=column):
-        tuning.sweep(ns_a, T, column=column, sample=3, grid={"nprobes": [1]})
+        sweep(ns_a, T, column=column, sample=3, grid={"nprobes": [1]})
 
 
-@pytest.mark.parametrize("bad", [{"k": 0}, {"sample": 0}, {"k": tuning.MAX_K + 1}])
+@pytest.mark.parametrize("bad", [{"k": 0}, {"sample": 0}, {"k": MAX_K + 1}])
 def test_recall_and_sweep_refuse_empty_k_and_sample(ns_a: LanceNamespace, bad: dict) -> None:
     create_table(ns_a, T, make_table(50, dim=DIM))
     with pytest.raises(InvalidInputError):
-        tuning.recall(ns_a, T, column="vec", **{"k": 5, "sample": 3, **bad})
+        recall(ns_a, T, column="vec", **{"k": 5, "sample": 3, **bad})
     with pytest.raises(InvalidInputError):
-        tuning.sweep(ns_a, T, column="vec", grid={"nprobes": [1]}, **{"k": 5, "sample": 3, **bad})
+        sweep(ns_a, T, column="vec", grid={"nprobes": [1]}, **{"k": 5, "sample": 3, **bad})
 
 
 # -- 5. the query rule on both backends ----------------------------------------------------------------
@@ -598,7 +630,7 @@ def test_query_rule_refuses_before_sending(
     good = query(T)
     if rest:
         ns_a.wire_log.clear()
-    assert search.run_query(ns_a, good).num_rows == 5
+    assert run_query(ns_a, good).num_rows == 5
     if rest:
         assert [e.op for e in ns_a.wire_log] == ["query_table"]
 
@@ -606,32 +638,32 @@ def test_query_rule_refuses_before_sending(
 # -- 6. query plans --------------------------------------------------------------------------------------
 def test_vector_plan_shows_the_index(ns_a: LanceNamespace) -> None:
     create_table(ns_a, T, make_table(1000, dim=DIM, seed=6))
-    plain = search.query_request(T, vector=[0.5] * DIM, vector_column="vec", k=5)
-    before = search.plan_summary(search.parse_plan(search.explain(ns_a, plain)))
+    plain = query_request(T, vector=[0.5] * DIM, vector_column="vec", k=5)
+    before = plan_summary(parse_plan(explain(ns_a, plain)))
     assert before["index_used"] is False and before["brute_force"] is True
     vector_index(ns_a, T, "IVF_PQ", num_partitions=2, num_sub_vectors=4)
 
-    text = search.explain(ns_a, plain)
-    summary = search.plan_summary(search.parse_plan(text))
+    text = explain(ns_a, plain)
+    summary = plan_summary(parse_plan(text))
     assert summary["index_used"] is True
     assert {"ANNIvfPartition", "ANNSubIndex"} <= set(summary["index_nodes"])
     assert summary["brute_force"] is False
-    nodes = search.parse_plan(text)
-    frame = search.plan_frame(nodes)
+    nodes = parse_plan(text)
+    frame = plan_frame(nodes)
     assert len(frame) == len(nodes) and {"step", "rows", "detail"} <= set(frame.columns)
     assert [step.strip() for step in frame["step"]] == [n.name for n in nodes]
     assert "ANNSubIndex" in [n.name for n in nodes]
 
-    bypass = search.query_request(
+    bypass = query_request(
         T, vector=[0.5] * DIM, vector_column="vec", k=5, bypass_vector_index=True
     )
-    exact = search.plan_summary(search.parse_plan(search.explain(ns_a, bypass)))
+    exact = plan_summary(parse_plan(explain(ns_a, bypass)))
     assert exact["index_used"] is False
     assert exact["brute_force"] is True
 
-    analyzed = search.analyze(ns_a, plain)
-    nodes = search.parse_plan(analyzed)
-    assert search.plan_summary(nodes)["index_used"] is True
+    analyzed = analyze(ns_a, plain)
+    nodes = parse_plan(analyzed)
+    assert plan_summary(nodes)["index_used"] is True
     assert any(n.metrics.get("output_rows") == "5" for n in nodes)
 
 
@@ -640,34 +672,34 @@ def test_full_text_plans(ns_a: LanceNamespace, backend_kind: str) -> None:
     ns_a.create_table_index(
         CreateTableIndexRequest(id=T, column="text", index_type="FTS", with_position=True)
     )
-    match = search.fts_request(T, "lance", columns=["text"])
-    phrase = search.fts_request(T, "lance namespaces", columns=["text"], phrase=True)
-    found = search.fts_search(ns_a, T, "lance", columns=["text"], k=5)
+    match = fts_request(T, "lance", columns=["text"])
+    phrase = fts_request(T, "lance namespaces", columns=["text"], phrase=True)
+    found = fts_search(ns_a, T, "lance", columns=["text"], k=5)
     assert found.table.num_rows == 5
-    assert search.SCORE in found.table.column_names
-    assert all(s > 0 for s in found.table.column(search.SCORE).to_pylist())
+    assert SCORE in found.table.column_names
+    assert all(s > 0 for s in found.table.column(SCORE).to_pylist())
     if backend_kind == "local":
-        analyzed = search.analyze(ns_a, match)
-        nodes = search.parse_plan(analyzed)
+        analyzed = analyze(ns_a, match)
+        nodes = parse_plan(analyzed)
         assert "MatchQuery" in [n.name for n in nodes]
-        summary = search.plan_summary(nodes)
+        summary = plan_summary(nodes)
         assert summary["index_used"] is True and summary["index_nodes"] == ["MatchQuery"]
-        assert "MatchQuery" in search.explain(ns_a, match)
-        phrased = search.plan_summary(search.parse_plan(search.analyze(ns_a, phrase)))
+        assert "MatchQuery" in explain(ns_a, match)
+        phrased = plan_summary(parse_plan(analyze(ns_a, phrase)))
         assert phrased["index_used"] is True and phrased["index_nodes"] == ["PhraseQuery"]
     else:
         # pylance's DirectoryNamespace behind the adapter plans full-text queries without
         # their full-text part (a plain LanceRead); what the console can check is that the
         # server answers with a plan and that the search itself uses the index.
         for request in (match, phrase):
-            for text in (search.explain(ns_a, request), search.analyze(ns_a, request)):
+            for text in (explain(ns_a, request), analyze(ns_a, request)):
                 assert isinstance(text, str) and text.strip()
-                assert search.parse_plan(text)
+                assert parse_plan(text)
 
 
 def _plan_rows(text: str) -> int:
     """Rows out of the plan's top node that reports them (analyze)."""
-    top = next(n for n in search.parse_plan(text) if "output_rows" in n.metrics)
+    top = next(n for n in parse_plan(text) if "output_rows" in n.metrics)
     return int(top.metrics["output_rows"])
 
 
@@ -678,10 +710,8 @@ def test_analyze_runs_the_query_that_query_table_runs(ns_a: LanceNamespace, case
     create_table(ns_a, T, make_table(600, dim=DIM, seed=1))
     vector = [0.5] * DIM
     nearest = (
-        search.run_query(
-            ns_a, search.query_request(T, vector=vector, vector_column="vec", k=5, columns=["id"])
-        )
-        .column(search.DISTANCE)
+        run_query(ns_a, query_request(T, vector=vector, vector_column="vec", k=5, columns=["id"]))
+        .column(DISTANCE)
         .to_pylist()
     )
     fields = {
@@ -696,10 +726,10 @@ def test_analyze_runs_the_query_that_query_table_runs(ns_a: LanceNamespace, case
             "prefilter": True,
         },
     }[case]  # fmt: skip
-    request = search.query_request(T, columns=["id"], **fields)
-    expected = search.run_query(ns_a, request).num_rows
+    request = query_request(T, columns=["id"], **fields)
+    expected = run_query(ns_a, request).num_rows
     assert expected == {"scan offset": 5, "vector offset": 2, "distance range": 2}.get(case, 5)
-    assert _plan_rows(search.analyze(ns_a, request)) == expected
+    assert _plan_rows(analyze(ns_a, request)) == expected
 
 
 # -- 7. full-text search and highlighting --------------------------------------------------------------
@@ -709,10 +739,10 @@ def test_fts_scores_descend(ns_a: LanceNamespace) -> None:
     table = pa.table({"id": pa.array(range(n), pa.int64()), "text": pa.array(texts)})
     create_table(ns_a, T, table)
     ns_a.create_table_index(CreateTableIndexRequest(id=T, column="text", index_type="FTS"))
-    found = search.fts_search(ns_a, T, "vector", columns=["text"], k=20)
+    found = fts_search(ns_a, T, "vector", columns=["text"], k=20)
     rows = found.table.to_pylist()
     assert len(rows) == 20
-    scores = [r[search.SCORE] for r in rows]
+    scores = [r[SCORE] for r in rows]
     assert scores == sorted(scores, reverse=True)
     assert all("vector" in r["text"] for r in rows)
     assert rows[0]["text"].count("vector") == 4
@@ -722,35 +752,35 @@ def test_fts_scores_descend(ns_a: LanceNamespace) -> None:
 def test_highlight_follows_the_tokenizer() -> None:
     text = "Namespaces hold tables; every namespace has a name."
     stemmed = {"base_tokenizer": "simple", "lower_case": True, "stem": True, "language": "English"}
-    pieces = search.highlight(text, "namespace", stemmed)
+    pieces = highlight(text, "namespace", stemmed)
     assert "".join(p for p, _ in pieces) == text
     marked = [p for p, hit in pieces if hit]
     assert marked == ["Namespaces", "namespace"]
     unstemmed = {**stemmed, "stem": False}
-    assert [p for p, hit in search.highlight(text, "namespace", unstemmed) if hit] == ["namespace"]
+    assert [p for p, hit in highlight(text, "namespace", unstemmed) if hit] == ["namespace"]
     cased = {**unstemmed, "lower_case": False}
-    assert [p for p, hit in search.highlight(text, "Namespaces", cased) if hit] == ["Namespaces"]
+    assert [p for p, hit in highlight(text, "Namespaces", cased) if hit] == ["Namespaces"]
 
 
 # -- 8. data preview -------------------------------------------------------------------------------------
 def test_preview_pages_columns_filter_and_version(ns_a: LanceNamespace) -> None:
     create_table(ns_a, T, make_table(100, dim=DIM))
-    page = search.preview(ns_a, T, limit=10, offset=20)
+    page = preview(ns_a, T, limit=10, offset=20)
     assert page.rows["id"].tolist() == list(range(20, 30))
     assert page.total == 100 and page.offset == 20
     assert page.request.k == 10 and page.request.offset == 20
-    assert search.preview(ns_a, T, limit=10, offset=95).rows["id"].tolist() == list(range(95, 100))
+    assert preview(ns_a, T, limit=10, offset=95).rows["id"].tolist() == list(range(95, 100))
 
-    some = search.preview(ns_a, T, columns=["id", "cat"], limit=3)
+    some = preview(ns_a, T, columns=["id", "cat"], limit=3)
     assert list(some.rows.columns) == ["id", "cat"]
 
-    filtered = search.preview(ns_a, T, filter="cat = 'c1'", limit=5)
+    filtered = preview(ns_a, T, filter="cat = 'c1'", limit=5)
     assert filtered.total == 20
     assert set(filtered.rows["cat"]) == {"c1"} and len(filtered.rows) == 5
 
     append_rows(ns_a, T, make_table(30, dim=DIM, start=100, seed=9))
-    assert search.preview(ns_a, T, limit=1000).total == 130
-    old = search.preview(ns_a, T, version=1, limit=1000)
+    assert preview(ns_a, T, limit=1000).total == 130
+    old = preview(ns_a, T, version=1, limit=1000)
     assert old.total == 100 and len(old.rows) == 100
     assert old.rows["id"].max() == 99
 
@@ -758,7 +788,7 @@ def test_preview_pages_columns_filter_and_version(ns_a: LanceNamespace) -> None:
 def test_preview_abbreviates_vectors(ns_a: LanceNamespace) -> None:
     table = make_table(5, dim=DIM, seed=3)
     create_table(ns_a, T, table)
-    shown = search.preview(ns_a, T, columns=["id", "vec"], limit=5).rows["vec"].tolist()
+    shown = preview(ns_a, T, columns=["id", "vec"], limit=5).rows["vec"].tolist()
     data = vectors_of(table)
     expected = [
         "[" + ", ".join(f"{float(x):.3g}" for x in row[:3]) + f", … {DIM} dims]" for row in data
@@ -766,18 +796,18 @@ def test_preview_abbreviates_vectors(ns_a: LanceNamespace) -> None:
     assert shown == expected
 
 
-@pytest.mark.parametrize("limit", [0, search.MAX_PREVIEW_ROWS + 1])
+@pytest.mark.parametrize("limit", [0, MAX_PREVIEW_ROWS + 1])
 def test_preview_limit_is_checked(ns_a: LanceNamespace, limit: int) -> None:
     create_table(ns_a, T, make_table(10))
     with pytest.raises(InvalidInputError):
-        search.preview(ns_a, T, limit=limit)
+        preview(ns_a, T, limit=limit)
 
 
 # -- 9. query vectors ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text", ["1, 2.5, -3", "[1 2.5 -3]", "(1;2.5;-3)", " [1,\n 2.5 , -3e0] "])
 def test_parse_vector_reads_pasted_numbers(text: str) -> None:
-    assert search.parse_vector(text, 3) == [1.0, 2.5, -3.0]
-    assert search.parse_vector(text, None) == [1.0, 2.5, -3.0]
+    assert parse_vector(text, 3) == [1.0, 2.5, -3.0]
+    assert parse_vector(text, None) == [1.0, 2.5, -3.0]
 
 
 @pytest.mark.parametrize(
@@ -785,19 +815,19 @@ def test_parse_vector_reads_pasted_numbers(text: str) -> None:
 )
 def test_parse_vector_refuses(text: str) -> None:
     with pytest.raises(InvalidInputError):
-        search.parse_vector(text, 3)
+        parse_vector(text, 3)
 
 
 def test_row_vector_by_filter(ns_a: LanceNamespace) -> None:
     table = make_table(20, dim=DIM, seed=8)
     create_table(ns_a, T, table)
-    vector, row = search.row_vector(ns_a, T, "vec", filter="_rowid = 5")
-    assert row["id"] == 5 and row[search.ROW_ID] == 5
+    vector, row = row_vector(ns_a, T, "vec", filter="_rowid = 5")
+    assert row["id"] == 5 and row[ROW_ID] == 5
     assert vector == [float(x) for x in vectors_of(table)[5]]
-    _, third = search.row_vector(ns_a, T, "vec", filter="cat = 'c2'", offset=1)
+    _, third = row_vector(ns_a, T, "vec", filter="cat = 'c2'", offset=1)
     assert third["id"] == 7
     with pytest.raises(InvalidInputError):
-        search.row_vector(ns_a, T, "vec", filter="id = 1000")
+        row_vector(ns_a, T, "vec", filter="id = 1000")
 
 
 # -- 10. embeddings -------------------------------------------------------------------------------------
@@ -808,20 +838,20 @@ def test_embedding_from_the_table_property(ns_a: LanceNamespace) -> None:
     )
     create_table(ns_a, ["a", "plain"], make_table(5))
     props = ns_a.describe_table(DescribeTableRequest(id=T)).properties
-    assert search.embedding_of(props) == demo.EMBEDDING_FUNCTION
+    assert embedding_of(props) == demo.EMBEDDING_FUNCTION
     text = "create a namespace and list its tables"
-    vector = search.embed_text(props, text)
+    vector = embed_text(props, text)
     assert len(vector) == 64 and all(isinstance(x, float) for x in vector)
     assert vector == [float(x) for x in demo.embed([text])[0]]
     assert math.isclose(float(np.linalg.norm(vector)), 1.0, rel_tol=1e-5)
 
     plain = ns_a.describe_table(DescribeTableRequest(id=["a", "plain"])).properties
-    assert search.embedding_of(plain) is None
+    assert embedding_of(plain) is None
     with pytest.raises(InvalidInputError):
-        search.embed_text(plain, text)
-    assert search.embedding_of({"embedding.function": "someone/else"}) is None
+        embed_text(plain, text)
+    assert embedding_of({"embedding.function": "someone/else"}) is None
     with pytest.raises(InvalidInputError):
-        search.embed_text({"embedding.function": "someone/else"}, text)
+        embed_text({"embedding.function": "someone/else"}, text)
 
 
 # -- 11. build defaults (local) ---------------------------------------------------------------------------
@@ -850,11 +880,11 @@ def test_local_default_build_params(local_ns: LanceNamespace, index_type: str) -
         assert dim % chosen["num_sub_vectors"] == 0
     assert local_ns.index_requests(T) == {"vec_idx": chosen}
     # lance built what was chosen
-    frame = tuning.requested_vs_applied(local_ns, T)
+    frame = requested_vs_applied(local_ns, T)
     for name, value in chosen.items():
         row = frame[frame["parameter"] == name].iloc[0]
         assert (row["requested"], row["applied"], row["differs"]) == (str(value), str(value), False)
-    found = search.vector_search(local_ns, T, [0.5] * dim, column="vec", k=3)
+    found = vector_search(local_ns, T, [0.5] * dim, column="vec", k=3)
     assert found.table.num_rows == 3
 
 
@@ -862,7 +892,7 @@ def test_local_default_build_params(local_ns: LanceNamespace, index_type: str) -
 def test_requested_vs_applied_local(local_ns: LanceNamespace) -> None:
     create_table(local_ns, T, make_table(2500, dim=DIM, seed=1))
     vector_index(local_ns, T, "IVF_PQ", num_partitions=8, num_sub_vectors=4, distance_type="L2")
-    frame = tuning.requested_vs_applied(local_ns, T)
+    frame = requested_vs_applied(local_ns, T)
     assert list(frame.columns) == [
         "index", "type", "parameter", "requested", "applied", "differs", "note",
     ]  # fmt: skip
@@ -878,7 +908,7 @@ def test_requested_vs_applied_local(local_ns: LanceNamespace) -> None:
     create_table(local_ns, small, make_table(300, dim=DIM, seed=2))
     with pytest.warns(UserWarning, match="instead of 64"):
         vector_index(local_ns, small, "IVF_PQ", num_partitions=64, num_sub_vectors=4)
-    frame = tuning.requested_vs_applied(local_ns, small)
+    frame = requested_vs_applied(local_ns, small)
     row = frame[frame["parameter"] == "num_partitions"].iloc[0]
     assert row["requested"] == "64"
     assert int(row["applied"]) < 64
@@ -902,7 +932,7 @@ def test_requested_vs_applied_rest_records_what_was_sent(rest_server) -> None:
         assert ns.index_requests(T) == {"vec_idx": sent}
         assert rules.requested_build_fields(request) == sent
 
-        frame = tuning.requested_vs_applied(ns, T)
+        frame = requested_vs_applied(ns, T)
         assert set(frame["index"]) == {"vec_idx"}  # the FTS index is not a vector index
         by_name = {r["parameter"]: r for r in frame.to_dict("records")}
         for name, value in sent.items():
@@ -937,11 +967,11 @@ def test_optimize_and_compact(ns_a: LanceNamespace, backend_kind: str) -> None:
     append_rows(ns_a, T, make_table(100, dim=DIM, start=600, seed=3))
     if backend_kind == "rest":
         with pytest.raises(UnsupportedOperationError) as caught:
-            tuning.optimize_indexes(ns_a, T)
-        assert str(caught.value) == tuning.MAINTENANCE_UNSUPPORTED
+            optimize_indexes(ns_a, T)
+        assert str(caught.value) == MAINTENANCE_UNSUPPORTED
         with pytest.raises(UnsupportedOperationError) as caught:
-            tuning.compact_files(ns_a, T)
-        assert str(caught.value) == tuning.MAINTENANCE_UNSUPPORTED
+            compact_files(ns_a, T)
+        assert str(caught.value) == MAINTENANCE_UNSUPPORTED
         return
     overview = index_overview(ns_a, T)
     assert overview.loc[0, "unindexed_rows"] == 200 and overview.loc[0, "indexed_rows"] == 500
@@ -950,7 +980,7 @@ def test_optimize_and_compact(ns_a: LanceNamespace, backend_kind: str) -> None:
     )
     assert stats.num_unindexed_rows == 200
 
-    done = tuning.optimize_indexes(ns_a, T)
+    done = optimize_indexes(ns_a, T)
     assert done["version_after"] > done["version_before"]
     stats = ns_a.describe_table_index_stats(
         DescribeTableIndexStatsRequest(id=T, index_name="vec_idx")
@@ -960,14 +990,14 @@ def test_optimize_and_compact(ns_a: LanceNamespace, backend_kind: str) -> None:
 
     fragments_before = len(ns_a.open_dataset(T).get_fragments())
     assert fragments_before == 3
-    compacted = tuning.compact_files(ns_a, T)
+    compacted = compact_files(ns_a, T)
     assert isinstance(compacted, dict)
     assert compacted["fragments_removed"] == 3 and compacted["fragments_added"] == 1
     assert len(ns_a.open_dataset(T).get_fragments()) == 1
-    assert search.count_rows(ns_a, T, version=None, filter=None) == 700
-    ids = search.run_query(ns_a, search.query_request(T, k=1000, columns=["id"]))
+    assert count_rows(ns_a, T, version=None, filter=None) == 700
+    ids = run_query(ns_a, query_request(T, k=1000, columns=["id"]))
     assert sorted(ids.column("id").to_pylist()) == list(range(700))
-    found = search.vector_search(ns_a, T, [0.5] * DIM, column="vec", k=5)
+    found = vector_search(ns_a, T, [0.5] * DIM, column="vec", k=5)
     assert found.table.num_rows == 5
 
 
@@ -1010,7 +1040,7 @@ def test_build_ab_leaves_the_table_alone(ns_a: LanceNamespace, own_tempdir: Path
         {"index_type": "IVF_PQ", "num_partitions": 4, "num_sub_vectors": 4},
         {"index_type": "IVF_FLAT", "num_partitions": 4},
     ]
-    frame = tuning.build_ab(
+    frame = build_ab(
         ns_a, T, column="vec", configs=configs, sample_rows=1000, queries=10, progress=report
     )
     assert list(frame.columns) == [
@@ -1037,7 +1067,7 @@ def test_build_ab_default_sample_on_a_small_table(ns_a: LanceNamespace) -> None:
     """The default sample (20,000 rows) is more than one QueryTable may return (k at most
     ``query_rules.MAX_K``): a smaller table is copied whole."""
     create_table(ns_a, T, make_table(1500, dim=DIM, seed=7))
-    frame = tuning.build_ab(
+    frame = build_ab(
         ns_a, T, column="vec", configs=[{"index_type": "IVF_FLAT", "num_partitions": 2}],
         queries=5,
     )  # fmt: skip
@@ -1052,7 +1082,7 @@ def test_build_ab_reads_the_sample_in_pages(
     lowered here so that a small table needs three pages)."""
     monkeypatch.setattr(query_rules, "MAX_K", 100)
     create_table(ns_a, T, make_table(300, dim=DIM, seed=7))
-    frame = tuning.build_ab(
+    frame = build_ab(
         ns_a, T, column="vec", configs=[{"index_type": "IVF_FLAT", "num_partitions": 2}],
         sample_rows=250, queries=5,
     )  # fmt: skip
@@ -1063,11 +1093,11 @@ def test_build_ab_refuses_bad_configs(ns_a: LanceNamespace, own_tempdir: Path) -
     create_table(ns_a, T, make_table(300, dim=DIM))
     scratch_before = _scratch_dirs()
     with pytest.raises(InvalidInputError):
-        tuning.build_ab(ns_a, T, column="vec", configs=[])
+        build_ab(ns_a, T, column="vec", configs=[])
     with pytest.raises(InvalidInputError):
-        tuning.build_ab(ns_a, T, column="text", configs=[{"index_type": "IVF_FLAT"}])
+        build_ab(ns_a, T, column="text", configs=[{"index_type": "IVF_FLAT"}])
     with pytest.raises(InvalidInputError):
-        tuning.build_ab(
+        build_ab(
             ns_a, T, column="vec", configs=[{"index_type": "IVF_FLAT", "num_sub_vectors": 4}],
             sample_rows=300, queries=5,
         )  # fmt: skip
@@ -1081,14 +1111,14 @@ def test_share_params_round_trip() -> None:
         "refine_factor": 3, "ef": 64, "fast_search": True, "bypass_vector_index": False,
         "prefilter": True,
     }  # fmt: skip
-    shared = tuning.share_params("vec", 10, {**params, "refine_factor": 3, "unknown": 1})
+    shared = share_params("vec", 10, {**params, "refine_factor": 3, "unknown": 1})
     assert all(isinstance(v, str) for v in shared.values())
     assert shared["fast_search"] == "true" and shared["bypass_vector_index"] == "false"
     assert "unknown" not in shared
-    assert tuning.parse_share_params(shared) == {"column": "vec", "k": 10, **params}
-    assert tuning.parse_share_params({**shared, "page": "search", "nprobes": ""})["k"] == 10
-    assert "nprobes" not in tuning.parse_share_params({**shared, "nprobes": ""})
-    assert tuning.share_params("vec", 5, {"nprobes": None}) == {"column": "vec", "k": "5"}
+    assert parse_share_params(shared) == {"column": "vec", "k": 10, **params}
+    assert parse_share_params({**shared, "page": "search", "nprobes": ""})["k"] == 10
+    assert "nprobes" not in parse_share_params({**shared, "nprobes": ""})
+    assert share_params("vec", 5, {"nprobes": None}) == {"column": "vec", "k": "5"}
 
 
 @pytest.mark.parametrize(
@@ -1101,7 +1131,7 @@ def test_share_params_round_trip() -> None:
 )  # fmt: skip
 def test_parse_share_params_refuses(bad: dict) -> None:
     with pytest.raises(InvalidInputError):
-        tuning.parse_share_params({"column": "vec", "k": "10", **bad})
+        parse_share_params({"column": "vec", "k": "10", **bad})
 
 
 @pytest.mark.parametrize(
@@ -1119,15 +1149,15 @@ def test_python_snippets_run(local_ns: LanceNamespace, local_root: Path, params:
     vector_index(local_ns, T, "IVF_FLAT", num_partitions=2)
     k = 7
     connect = f"ns = backend.connect({str(local_root)!r})"
-    console, pylance = tuning.python_snippets(connect, T, "vec", k, params)
-    assert "search.query_request" in console and connect in console
+    console, pylance = search_snippets(connect, T, "vec", k, params)
+    assert "request = query_request(" in console and connect in console
     assert "lance.dataset(location)" in pylance
 
     # as pasted: nothing predefined (every name the snippets use, they define)
     scope: dict = {}
     exec(compile(pylance, "<pylance snippet>", "exec"), scope)
     plain = scope["rows"]
-    assert plain.num_rows == k and search.DISTANCE in plain.column_names
+    assert plain.num_rows == k and DISTANCE in plain.column_names
     assert scope["location"].rstrip("/").endswith(table_location(local_ns, T).name)
 
     scope = {}
@@ -1214,8 +1244,8 @@ def test_demo_passages_table_tunes(tmp_path: Path) -> None:
     table_id = demo.PASSAGES_ID
     desc = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     assert (desc.properties or {}).get("embedding.function") == demo.EMBEDDING_FUNCTION
-    assert search.count_rows(ns, table_id, version=None, filter=None) >= 20_000
-    info = tuning.vector_column(ns, table_id, "vector")
+    assert count_rows(ns, table_id, version=None, filter=None) >= 20_000
+    info = vector_column(ns, table_id, "vector")
     assert info.kind == "vector" and info.dim == 64
     types = {
         rules.normalize_index_type(i.index_type)
@@ -1223,13 +1253,13 @@ def test_demo_passages_table_tunes(tmp_path: Path) -> None:
     }
     assert {"IVF_PQ", "FTS"} <= types
 
-    frame = tuning.sweep(ns, table_id, column="vector", grid={"nprobes": [1, 32]}, sample=20, k=10)
+    frame = sweep(ns, table_id, column="vector", grid={"nprobes": [1, 32]}, sample=20, k=10)
     by_probes = dict(zip(frame["nprobes"].tolist(), frame["recall"].tolist(), strict=True))
     assert by_probes[32] > by_probes[1]
 
     # a query embedded the table's own way finds the passages that say it
-    vector = search.embed_text(desc.properties, "regular expression pattern")
-    found = search.vector_search(ns, table_id, vector, column="vector", k=5, nprobes=32)
+    vector = embed_text(desc.properties, "regular expression pattern")
+    found = vector_search(ns, table_id, vector, column="vector", k=5, nprobes=32)
     assert found.table.num_rows == 5
     assert re.search(
         r"regular|expression|pattern", " ".join(found.table.column("passage").to_pylist())
@@ -1238,8 +1268,8 @@ def test_demo_passages_table_tunes(tmp_path: Path) -> None:
 
 # -- local QueryTable on tables kept open ----------------------------------------------------------
 def _ids(ns: LanceNamespace, table_id: list[str], **fields) -> list[int]:
-    request = search.query_request(table_id, k=100, columns=["id"], **fields)
-    return sorted(search.run_query(ns, request).column("id").to_pylist())
+    request = query_request(table_id, k=100, columns=["id"], **fields)
+    return sorted(run_query(ns, request).column("id").to_pylist())
 
 
 def test_local_query_sees_writes_of_other_processes(local_ns: LanceNamespace) -> None:
@@ -1285,7 +1315,7 @@ def test_local_query_follows_catalog_changes_of_other_processes(local_root: Path
     other.rename_table(RenameTableRequest(id=T, new_table_name="moved"))
     quiet(50)
     with pytest.raises(TableNotFoundError):
-        search.run_query(ours, search.query_request(T, k=5))
+        run_query(ours, query_request(T, k=5))
     assert _ids(ours, moved) == [0, 1, 2]
     create_table(other, T, make_table(2, start=100))
     quiet(40)
@@ -1293,7 +1323,7 @@ def test_local_query_follows_catalog_changes_of_other_processes(local_root: Path
     other.drop_table(DropTableRequest(id=moved))
     quiet(30)
     with pytest.raises(TableNotFoundError):
-        search.run_query(ours, search.query_request(moved, k=5))
+        run_query(ours, query_request(moved, k=5))
     create_table(other, T[:1] + ["third"], make_table(1, start=7))  # right after: not quiet
     assert _ids(ours, [*NS, "third"]) == [7]
 
@@ -1339,35 +1369,35 @@ def test_local_query_sees_appends_of_other_processes_after_quiet_periods(
 def test_local_query_errors_are_pylances(local_ns: LanceNamespace) -> None:
     create_table(local_ns, T, make_table(3))
     with pytest.raises(LanceNamespaceError) as bad_filter:
-        search.run_query(local_ns, search.query_request(T, k=5, filter="no_such_column > 1"))
+        run_query(local_ns, query_request(T, k=5, filter="no_such_column > 1"))
     assert "no_such_column" in str(bad_filter.value)
     with pytest.raises(LanceNamespaceError):
-        search.run_query(local_ns, search.query_request(T, k=5, version=99))
+        run_query(local_ns, query_request(T, k=5, version=99))
     with pytest.raises(TableNotFoundError):
-        search.run_query(local_ns, search.query_request(["a", "missing"], k=5))
+        run_query(local_ns, query_request(["a", "missing"], k=5))
 
 
 # -- recall intervals ----------------------------------------------------------------------------------
 def test_recall_interval_is_the_t_interval_and_holds_its_mean() -> None:
     # 50 queries, 45 perfect and 5 at 0.5: mean 0.95, s by numpy, t(0.975, 49) = 2.010 (table)
     per_query = [1.0] * 45 + [0.5] * 5
-    low, high = tuning.recall_interval(per_query)
+    low, high = recall_interval(per_query)
     half = 2.0096 * np.std(per_query, ddof=1) / np.sqrt(50)
     assert low == pytest.approx(0.95 - half, abs=1e-4)
     assert high == pytest.approx(0.95 + half, abs=1e-4)
     # 50 perfect queries: no spread, the point itself
-    assert tuning.recall_interval([1.0] * 50) == (1.0, 1.0)
-    low, high = tuning.recall_interval([0.5] * 4 + [0.0, 1.0])
+    assert recall_interval([1.0] * 50) == (1.0, 1.0)
+    low, high = recall_interval([0.5] * 4 + [0.0, 1.0])
     assert 0.0 <= low < 0.5 < high <= 1.0
-    assert all(np.isnan(tuning.recall_interval([])))
-    assert all(np.isnan(tuning.recall_interval([0.9])))  # one query: no interval
+    assert all(np.isnan(recall_interval([])))
+    assert all(np.isnan(recall_interval([0.9])))  # one query: no interval
     with pytest.raises(InvalidInputError):
-        tuning.recall_interval([1.0, 0.5], level=1.5)
+        recall_interval([1.0, 0.5], level=1.5)
     # the interval holds its mean for every sample size, inside [0, 1]
     rng = np.random.default_rng(5)
     for n in range(2, 201):
         for per_query in ([1.0] * n, [0.0] * n, [0.9975] * n, list(rng.integers(0, 11, n) / 10)):
-            low, high = tuning.recall_interval(per_query)
+            low, high = recall_interval(per_query)
             mean = statistics.fmean(per_query)
             assert 0.0 <= low <= mean <= high <= 1.0, (n, mean, low, high)
 
@@ -1380,7 +1410,7 @@ def test_recall_interval_covers_the_true_mean() -> None:
         covered = 0
         for _ in range(2000):
             per_query = rng.binomial(10, true_p, size=50) / 10
-            low, high = tuning.recall_interval(per_query.tolist())
+            low, high = recall_interval(per_query.tolist())
             covered += low <= true_p <= high
         assert 0.93 <= covered / 2000 <= 0.97, (true_p, covered)
 
@@ -1391,7 +1421,7 @@ def test_cheapest_is_judged_on_the_lower_bound() -> None:
     safe = [1.0] * 48 + [0.9] * 2  # mean 0.996
     rows = []
     for nprobes, per_query, p50 in ((4, at_target, 1.0), (16, safe, 3.0)):
-        low, high = tuning.recall_interval(per_query)
+        low, high = recall_interval(per_query)
         rows.append(
             {"nprobes": nprobes, "recall": float(np.mean(per_query)), "recall_low": low,
              "recall_high": high, "p50_ms": p50, "brute_force": False}
@@ -1402,12 +1432,12 @@ def test_cheapest_is_judged_on_the_lower_bound() -> None:
     safe_low = 0.996 - 2.0096 * np.std(safe, ddof=1) / np.sqrt(50)
     assert frame["recall_low"].iloc[1] == pytest.approx(safe_low, abs=1e-4)
     assert frame["recall_low"].iloc[0] < 0.95 < safe_low < 0.991
-    best = tuning.cheapest(frame, 0.95)
+    best = cheapest(frame, 0.95)
     assert best is not None and best["nprobes"] == 16
-    assert tuning.cheapest(frame, 0.991) is None  # neither lower bound reaches it
+    assert cheapest(frame, 0.991) is None  # neither lower bound reaches it
     # a setting measured on one query has no interval and reaches nothing
     single = pd.DataFrame([{**rows[1], "recall_low": np.nan, "recall_high": np.nan}])
-    assert tuning.cheapest(single, 0.5) is None
+    assert cheapest(single, 0.5) is None
 
 
 # -- more queries: another batch merged into a recall measurement ------------------------------------
@@ -1420,12 +1450,10 @@ def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_k
     create_table(ns_a, T, table)
     vector_index(ns_a, T, "IVF_PQ", num_partitions=8, num_sub_vectors=4, distance_type="l2")
     k, params = 10, {"nprobes": 2}
-    first = tuning.recall(ns_a, T, column="vec", k=k, sample=15, seed=3, **params)
+    first = recall(ns_a, T, column="vec", k=k, sample=15, seed=3, **params)
     assert len(first.query_rows) == len(set(first.query_rows)) == 15
     seen: list[tuple[int, int]] = []
-    merged = tuning.more_queries(
-        ns_a, T, first, sample=45, progress=lambda d, t: seen.append((d, t))
-    )
+    merged = more_queries(ns_a, T, first, sample=45, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (90, 90)  # the new batch only: exact, then ANN, of each new row
     rows = merged.query_rows
     assert rows[:15] == first.query_rows and merged.per_query[:15] == first.per_query
@@ -1452,20 +1480,20 @@ def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_k
         bounds = (max(0.0, np.mean(values) - half), min(1.0, np.mean(values) + half))
         assert result.interval == pytest.approx(bounds, abs=1e-4)
 
-    again = tuning.more_queries(ns_a, T, first, sample=45)  # the same batch: reproducible
+    again = more_queries(ns_a, T, first, sample=45)  # the same batch: reproducible
     assert again.query_rows == merged.query_rows
 
 
 def test_more_queries_needs_rows_left_and_recorded_queries(ns_a: LanceNamespace) -> None:
     create_table(ns_a, T, make_table(30, dim=DIM, seed=1))
-    first = tuning.recall(ns_a, T, column="vec", k=3, sample=20, seed=0, bypass_vector_index=True)
-    rest = tuning.more_queries(ns_a, T, first, sample=50)  # only 10 rows left: all of them
+    first = recall(ns_a, T, column="vec", k=3, sample=20, seed=0, bypass_vector_index=True)
+    rest = more_queries(ns_a, T, first, sample=50)  # only 10 rows left: all of them
     assert sorted(rest.query_rows) == list(range(30)) and rest.mean == 1.0
     with pytest.raises(InvalidInputError, match="already a query"):
-        tuning.more_queries(ns_a, T, rest, sample=5)
-    bare = tuning.RecallResult(k=3, per_query=[1.0], ann_ms=[1.0], exact_ms=[1.0])
+        more_queries(ns_a, T, rest, sample=5)
+    bare = RecallResult(k=3, per_query=[1.0], ann_ms=[1.0], exact_ms=[1.0])
     with pytest.raises(InvalidInputError, match="does not record its queries"):
-        tuning.more_queries(ns_a, T, bare, sample=5)
+        more_queries(ns_a, T, bare, sample=5)
 
 
 # -- numbers as typed, probes beyond the partitions, a text in a shared link ----------------------
@@ -1521,10 +1549,10 @@ def test_probes_beyond_the_partitions_of_an_index(ns_a) -> None:
 
 
 def test_a_shared_text_round_trips() -> None:
-    shared = tuning.share_params("vec", 5, {"nprobes": 2}, text="river mountain")
+    shared = share_params("vec", 5, {"nprobes": 2}, text="river mountain")
     assert shared["text"] == "river mountain"
-    assert tuning.parse_share_params(shared) == {
+    assert parse_share_params(shared) == {
         "column": "vec", "k": 5, "nprobes": 2, "text": "river mountain",
     }  # fmt: skip
     with pytest.raises(InvalidInputError, match="longer than"):
-        tuning.parse_share_params({**shared, "text": "x" * (query_rules.MAX_QUERY_TEXT + 1)})
+        parse_share_params({**shared, "text": "x" * (query_rules.MAX_QUERY_TEXT + 1)})

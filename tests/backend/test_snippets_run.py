@@ -28,9 +28,8 @@ import backend
 from backend.rules import index_rules as rules
 from backend.rules import version_ranges
 from backend.services import batch_builder as bb
-from backend.services import tuning
 from backend.services.versions import delete_request, list_versions
-from components.snippets import connect_args, python_snippet
+from components.snippets import connect_args, python_snippet, search_snippets
 from tests.conftest import RestServer
 from tests.support import create_table, make_table
 
@@ -142,7 +141,7 @@ def test_setting_snippets(ns, target: str, params: dict) -> None:
         )
     )
     connect = f"ns = backend.connect({', '.join(connect_args({'target': target}))})"
-    console, pylance = tuning.python_snippets(connect, T, "vec", 5, params)
+    console, pylance = search_snippets(connect, T, "vec", 5, params)
     tail = "\nprint('IDS', rows.column('id').to_pylist())\n"
     ids_of = {
         name: [int(x) for x in run(code, tail=tail).split("IDS", 1)[1].strip(" []\n").split(",")]
@@ -220,7 +219,8 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     from lance_namespace import CreateTableRequest
 
     from backend.launcher import demo
-    from backend.services import search
+    from backend.services.search.embedding import embed_text
+    from backend.services.search.vector import vector_search
     from tests.support import ipc_stream_bytes, search_rows
 
     ns = backend.connect(target)
@@ -231,10 +231,10 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     )
     text = "river mountain"
     properties = ns.describe_table(DescribeTableRequest(id=T)).properties
-    page = search.vector_search(ns, T, search.embed_text(properties, text), column="vec", k=5)
+    page = vector_search(ns, T, embed_text(properties, text), column="vec", k=5)
     page_ids = [int(i) for i in page.rows["id"]]
     connect = f"ns = backend.connect({', '.join(connect_args({'target': target}))})"
-    console, pylance = tuning.python_snippets(connect, T, "vec", 5, {}, text=text)
+    console, pylance = search_snippets(connect, T, "vec", 5, {}, text=text)
     assert "take([0]" not in console and "take([0]" not in pylance  # not row 0's vector
     tail = "\nprint('IDS', rows.column('id').to_pylist())\n"
     for code in (console, pylance):
