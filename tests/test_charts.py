@@ -11,7 +11,7 @@ import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
 from backend.services import charts
-from backend.services.search import PlanNode
+from backend.services.search.plans import PlanNode
 from backend.services.tuning.sweeps import cheapest
 
 OVERVIEW = pd.DataFrame(
@@ -265,7 +265,7 @@ def index_charts_page(overview, history) -> None:  # the script AppTest runs alo
 def sweep_page(frame) -> None:  # the script AppTest runs alone
     from types import SimpleNamespace
 
-    from components.tuning import render_sweep_result
+    from components.tuning.sweep import render_sweep_result
 
     render_sweep_result(SimpleNamespace(table_id=("a", "b")), frame, ["nprobes"], "vec", 10)
 

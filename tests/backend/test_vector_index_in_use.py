@@ -1,4 +1,4 @@
-"""With two vector indexes on a column, the one a search uses (``search.index_in_use``: the
+"""With two vector indexes on a column, the one a search uses (``search.vector.index_in_use``: the
 one the query plan names; lance takes no index name) is what the search page and the metric
 rule report, on both backends (``ns``: a real local namespace and a real REST server)."""
 

@@ -801,7 +801,7 @@ def metric_page(make_app, metric: str, tab: str):
 def numpy_recall(ns: Any, table_id: tuple[str, ...], metric: str, k: int, sample: int, **fields):
     """recall@k of lance's ANN answers (QueryTable without distance_type: the index's own
     metric) against numpy's exact neighbours under ``metric``, over the rows the console
-    samples (``tuning.sample_queries``, the same seed)."""
+    samples (``tuning.measure.sample_queries``, the same seed)."""
     data = varied_norm_rows(METRIC_ROWS, dim=DIM, seed=9).column("vec").combine_chunks()
     data = data.flatten().to_numpy().reshape(METRIC_ROWS, DIM)
     values = []

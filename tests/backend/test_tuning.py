@@ -1,28 +1,21 @@
-"""Search & tune backend: recall against numpy ground truth, sweeps, the query rule on both
-backends, query plans (vector and full-text), full-text search and highlighting, data preview,
-query vectors and embeddings, index build defaults, requested against applied build
-parameters, index maintenance, build A/B comparisons, shareable settings and snippets, the
-background task registry, and the demo's passages table.
+"""Tuning (``backend.services.tuning``): recall against numpy ground truth, the metric every
+measurement uses, sweeps and the cheapest setting, bad arguments, index build defaults,
+requested against applied build parameters, index maintenance, build A/B comparisons, recall
+intervals and more queries, and the demo's passages table.
 
 Most tests run on both backends through the ``ns`` fixture (``tests/conftest.py``): a real
 local directory namespace and a real ``lance.namespace.RestAdapter`` server. Where the REST
 server (pylance's ``DirectoryNamespace`` behind the adapter) legitimately differs, the test
-says what it asserts for each backend: the server ignores vector build parameters (it builds
-one IVF partition and its own number of PQ sub-vectors whatever is asked) and plans full-text
-queries as plain scans.
+says what it asserts for each backend: the server ignores vector build parameters (it builds one IVF
+partition and its own number of PQ sub-vectors whatever is asked).
 """
 
 from __future__ import annotations
 
-import math
-import os
 import re
 import statistics
 import tempfile
-import threading
-import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import lance
 import numpy as np
@@ -30,47 +23,26 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from lance_namespace import (
-    AnalyzeTableQueryPlanRequest,
     CreateNamespaceRequest,
     CreateTableIndexRequest,
-    CreateTableRequest,
     DescribeTableIndexStatsRequest,
     DescribeTableRequest,
-    DropTableRequest,
-    ExplainTableQueryPlanRequest,
     LanceNamespace,
     ListTableIndicesRequest,
     ListTableVersionsRequest,
     QueryTableRequest,
-    RenameTableRequest,
 )
-from lance_namespace.errors import (
-    InvalidInputError,
-    LanceNamespaceError,
-    TableNotFoundError,
-    UnsupportedOperationError,
-)
+from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
 import backend
 from backend.launcher import demo
-from backend.local.open_tables import versions_dir
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
 from backend.services.index_overview import index_details_dict, index_overview
-from backend.services.search.embedding import embed_text, embedding_of
-from backend.services.search.fulltext import fts_request, fts_search, highlight
-from backend.services.search.plans import analyze, explain, parse_plan, plan_frame, plan_summary
-from backend.services.search.preview import MAX_PREVIEW_ROWS, preview
-from backend.services.search.query import (
-    DISTANCE,
-    ROW_ID,
-    SCORE,
-    count_rows,
-    query_request,
-    run_query,
-)
-from backend.services.search.vector import index_metric, parse_vector, row_vector, vector_search
-from backend.services.tasks import TaskRegistry
+from backend.services.search.embedding import embed_text
+from backend.services.search.plans import explain, parse_plan, plan_summary
+from backend.services.search.query import DISTANCE, count_rows, query_request, run_query
+from backend.services.search.vector import index_metric, vector_search
 from backend.services.tuning.applied import requested_vs_applied
 from backend.services.tuning.builds import build_ab
 from backend.services.tuning.measure import (
@@ -100,64 +72,29 @@ from backend.services.tuning.sweeps import (
 from components.search.share_url import parse_share_params, share_params
 from components.snippets import search_snippets
 from tests import support as tests_support
-from tests.support import (
-    append_rows,
-    create_table,
-    demo_copy,
-    ipc_stream_bytes,
-    make_table,
-    table_location,
+from tests.backend.search_support import (
+    DIM,
+    NS,
+    T,
+    namespace_a,
+    numpy_neighbours,
+    vector_index,
+    vectors_of,
 )
-
-NS = ["a"]
-T = ["a", "t"]
-DIM = 16
+from tests.support import append_rows, create_table, demo_copy, make_table
 
 
 @pytest.fixture
 def ns_a(ns: LanceNamespace) -> LanceNamespace:
-    ns.create_namespace(CreateNamespaceRequest(id=NS))
-    return ns
+    return namespace_a(ns)
 
 
 @pytest.fixture
 def local_ns(local_root: Path) -> LanceNamespace:
-    ns = backend.connect(str(local_root))
-    ns.create_namespace(CreateNamespaceRequest(id=NS))
-    return ns
+    return namespace_a(backend.connect(str(local_root)))
 
 
-def vectors_of(table: pa.Table, column: str = "vec") -> np.ndarray:
-    """The table's vectors as an ``(n, dim)`` float32 array."""
-    values = table.column(column).combine_chunks()
-    return values.flatten().to_numpy().reshape(len(table), -1)
-
-
-def numpy_neighbours(data: np.ndarray, row: int, k: int) -> list[int]:
-    """The exact ``k`` nearest rows of ``data[row]`` (L2), the row itself left out."""
-    d = ((data.astype(np.float64) - data[row].astype(np.float64)) ** 2).sum(axis=1)
-    d[row] = np.inf
-    return [int(i) for i in np.argsort(d, kind="stable")[:k]]
-
-
-def vector_index(
-    ns: LanceNamespace, table_id: list[str], index_type: str, **params
-) -> CreateTableIndexRequest:
-    request = CreateTableIndexRequest(id=table_id, column="vec", index_type=index_type, **params)
-    ns.create_table_index(request)
-    return request
-
-
-def query(table_id: list[str], **fields) -> QueryTableRequest:
-    """A QueryTableRequest built directly (not through ``search.query_request``, which would
-    refuse a bad one before any backend sees it)."""
-    body = {"id": table_id, "vector": {"single_vector": [0.5] * DIM}, "vector_column": "vec"}
-    body["k"] = 5
-    body.update(fields)
-    return QueryTableRequest.model_validate(body)
-
-
-# -- 1. recall against numpy ground truth ------------------------------------------------------------
+# -- recall against numpy ground truth ------------------------------------------------------------
 def test_exact_recall_matches_numpy_ground_truth(ns_a: LanceNamespace) -> None:
     table = make_table(2000, dim=DIM, seed=11)
     data = vectors_of(table)
@@ -195,7 +132,7 @@ def test_exact_recall_matches_numpy_ground_truth(ns_a: LanceNamespace) -> None:
     assert result.query_params == {"bypass_vector_index": True}
 
 
-# -- 2. weak settings, monotone probes, both backends agree on exact search ----------------------------
+# -- weak settings, monotone probes ---------------------------------------------------------------------
 def test_more_probes_never_lose_recall(ns_a: LanceNamespace, backend_kind: str) -> None:
     """IVF_FLAT keeps the raw vectors: probing more partitions only adds exact candidates, so
     recall cannot drop, and probing every partition is exact search."""
@@ -215,43 +152,7 @@ def test_more_probes_never_lose_recall(ns_a: LanceNamespace, backend_kind: str) 
         assert min(weak.per_query) < 1.0
 
 
-def test_exact_search_is_the_same_on_both_backends(local_root: Path, rest_server) -> None:
-    local = backend.connect(str(local_root))
-    rest = backend.connect(rest_server.url)
-    try:
-        table = make_table(1500, dim=DIM, seed=21)
-        for ns in (local, rest):
-            ns.create_namespace(CreateNamespaceRequest(id=NS))
-            create_table(ns, T, table)
-            vector_index(ns, T, "IVF_PQ", num_partitions=4, num_sub_vectors=4)
-        picked_local = sample_queries(local, T, "vec", 8, 3)
-        picked_rest = sample_queries(rest, T, "vec", 8, 3)
-        assert [(q.row_id, q.vector) for q in picked_local] == [
-            (q.row_id, q.vector) for q in picked_rest
-        ]
-        for q in picked_local:
-            found = [
-                vector_search(
-                    ns, T, q.vector, column="vec", k=10, bypass_vector_index=True, columns=["id"]
-                ).table
-                for ns in (local, rest)
-            ]
-            assert found[0].column("id").to_pylist() == found[1].column("id").to_pylist()
-            np.testing.assert_allclose(
-                found[0].column(DISTANCE).to_numpy(),
-                found[1].column(DISTANCE).to_numpy(),
-                rtol=1e-6,
-            )
-        exact = [
-            recall(ns, T, column="vec", k=10, sample=8, seed=3, bypass_vector_index=True)
-            for ns in (local, rest)
-        ]
-        assert exact[0].per_query == exact[1].per_query == [1.0] * 8
-    finally:
-        rest.close()
-
-
-# -- 2b. every measurement uses the metric of the index being measured -----------------------------------
+# -- every measurement uses the metric of the index being measured -----------------------------------
 METRICS = ("cosine", "dot", "l2")
 VARIED_ROWS = 2000
 
@@ -419,31 +320,7 @@ def test_hamming_index_on_binary_vectors(local_ns: LanceNamespace) -> None:
     assert 0.0 <= result.mean <= 1.0
 
 
-@pytest.mark.parametrize(
-    ("index_metric", "requested", "kind", "expected"),
-    [
-        ("cosine", None, "vector", ("cosine", "the index's", False)),
-        ("COSINE", "cosine", "vector", ("cosine", "the index's", False)),
-        ("dot", "l2", "vector", ("l2", "chosen", True)),
-        ("l2", "Euclidean", "vector", ("l2", "the index's", False)),
-        (None, None, "vector", ("l2", "lance's default", False)),
-        (None, None, "binary_vector", ("hamming", "lance's default", False)),
-        (None, "dot", "vector", ("dot", "chosen", False)),
-    ],
-)
-def test_query_metric_rule(index_metric, requested, kind, expected) -> None:
-    metric = query_rules.query_metric(index_metric, requested, column_kind=kind)
-    assert (metric.metric, metric.source, metric.mismatch) == expected
-    reason = metric.brute_force_reason()
-    assert (reason is not None) == (metric.mismatch or index_metric is None)
-
-
-def test_query_metric_rule_refuses_an_unknown_distance() -> None:
-    with pytest.raises(InvalidInputError, match="unknown distance 'manhattan'"):
-        query_rules.query_metric("l2", "manhattan")
-
-
-# -- 3. sweep frames, Pareto front, cheapest setting ---------------------------------------------------
+# -- sweep frames, Pareto front, cheapest setting ---------------------------------------------------
 @pytest.fixture
 def flat_table(ns_a: LanceNamespace) -> LanceNamespace:
     create_table(ns_a, T, make_table(600, dim=DIM, seed=4))
@@ -544,7 +421,7 @@ def test_pareto_front_and_cheapest_on_a_hand_made_frame() -> None:
     assert cheapest(frame, 0.995) is None
 
 
-# -- 4. bad arguments of recall and sweep --------------------------------------------------------------
+# -- bad arguments of recall and sweep --------------------------------------------------------------
 @pytest.mark.parametrize("column", ["text", "id", "missing"])
 def test_recall_and_sweep_need_a_vector_column(ns_a: LanceNamespace, column: str) -> None:
     create_table(ns_a, T, make_table(50, dim=DIM))
@@ -563,298 +440,7 @@ def test_recall_and_sweep_refuse_empty_k_and_sample(ns_a: LanceNamespace, bad: d
         sweep(ns_a, T, column="vec", grid={"nprobes": [1]}, **{"k": 5, "sample": 3, **bad})
 
 
-# -- 5. the query rule on both backends ----------------------------------------------------------------
-BAD_QUERIES = {
-    "k=0": ({"k": 0}, "k must be"),
-    "nprobes=0": ({"nprobes": 0}, "nprobes must be"),
-    "min>max": ({"minimum_nprobes": 5, "maximum_nprobes": 2}, "minimum_nprobes"),
-    "nan": ({"vector": {"single_vector": [math.nan] + [0.5] * (DIM - 1)}}, "finite"),
-    "distance": ({"distance_type": "manhattan"}, "unknown distance"),
-}
-
-
-# A query vector as the rule sees it: refused when any number is not finite, whatever the
-# numbers add up to; finite numbers whose sum overflows, integers and numpy arrays pass.
-VECTORS = {
-    "inf": ([math.inf] + [0.5] * (DIM - 1), False),
-    "-inf": ([0.5] * (DIM - 1) + [-math.inf], False),
-    "inf and -inf": ([math.inf, -math.inf] + [0.5] * (DIM - 2), False),
-    "nan last": ([0.5] * (DIM - 1) + [math.nan], False),
-    "huge, sum overflows": ([1e308] * DIM, True),
-    "integers": (list(range(DIM)), True),
-    "numpy float32": (np.full(DIM, 0.25, dtype=np.float32), True),
-    "numpy with nan": (np.array([math.nan] + [0.5] * (DIM - 1)), False),
-    "text": (["0.5"] * DIM, False),
-    "nested": ([[0.5]] * DIM, False),
-}
-
-
-@pytest.mark.parametrize("case", list(VECTORS))
-def test_query_vector_rule(case: str) -> None:
-    values, accepted = VECTORS[case]
-    # as a client hands it over, before pydantic has coerced anything
-    vector = SimpleNamespace(single_vector=values, multi_vector=None)
-    problems = query_rules.query_problems(SimpleNamespace(vector=vector))
-    if accepted:
-        assert problems == []
-    else:
-        assert problems == ["the query vector must hold finite numbers only"]
-
-
-@pytest.mark.parametrize("case", list(BAD_QUERIES))
-def test_query_rule_refuses_before_sending(
-    ns_a: LanceNamespace, backend_kind: str, case: str
-) -> None:
-    create_table(ns_a, T, make_table(50, dim=DIM))
-    fields, message = BAD_QUERIES[case]
-    bad = query(T, **fields)
-    calls = {
-        "query_table": lambda: ns_a.query_table(bad),
-        "explain_table_query_plan": lambda: ns_a.explain_table_query_plan(
-            ExplainTableQueryPlanRequest(id=T, query=bad)
-        ),
-        "analyze_table_query_plan": lambda: ns_a.analyze_table_query_plan(
-            AnalyzeTableQueryPlanRequest.model_validate(bad.model_dump(exclude_none=True))
-        ),
-    }
-    rest = backend_kind == "rest"
-    for op, call in calls.items():
-        if rest:
-            ns_a.wire_log.clear()
-        with pytest.raises(InvalidInputError, match=message) as caught:
-            call()
-        assert op in str(caught.value)
-        if rest:
-            assert len(ns_a.wire_log) == 0, f"{op} was sent: {[e.op for e in ns_a.wire_log]}"
-    # the same request with the bad field fixed goes through (and over REST, is sent)
-    good = query(T)
-    if rest:
-        ns_a.wire_log.clear()
-    assert run_query(ns_a, good).num_rows == 5
-    if rest:
-        assert [e.op for e in ns_a.wire_log] == ["query_table"]
-
-
-# -- 6. query plans --------------------------------------------------------------------------------------
-def test_vector_plan_shows_the_index(ns_a: LanceNamespace) -> None:
-    create_table(ns_a, T, make_table(1000, dim=DIM, seed=6))
-    plain = query_request(T, vector=[0.5] * DIM, vector_column="vec", k=5)
-    before = plan_summary(parse_plan(explain(ns_a, plain)))
-    assert before["index_used"] is False and before["brute_force"] is True
-    vector_index(ns_a, T, "IVF_PQ", num_partitions=2, num_sub_vectors=4)
-
-    text = explain(ns_a, plain)
-    summary = plan_summary(parse_plan(text))
-    assert summary["index_used"] is True
-    assert {"ANNIvfPartition", "ANNSubIndex"} <= set(summary["index_nodes"])
-    assert summary["brute_force"] is False
-    nodes = parse_plan(text)
-    frame = plan_frame(nodes)
-    assert len(frame) == len(nodes) and {"step", "rows", "detail"} <= set(frame.columns)
-    assert [step.strip() for step in frame["step"]] == [n.name for n in nodes]
-    assert "ANNSubIndex" in [n.name for n in nodes]
-
-    bypass = query_request(
-        T, vector=[0.5] * DIM, vector_column="vec", k=5, bypass_vector_index=True
-    )
-    exact = plan_summary(parse_plan(explain(ns_a, bypass)))
-    assert exact["index_used"] is False
-    assert exact["brute_force"] is True
-
-    analyzed = analyze(ns_a, plain)
-    nodes = parse_plan(analyzed)
-    assert plan_summary(nodes)["index_used"] is True
-    assert any(n.metrics.get("output_rows") == "5" for n in nodes)
-
-
-def test_full_text_plans(ns_a: LanceNamespace, backend_kind: str) -> None:
-    create_table(ns_a, T, make_table(200))
-    ns_a.create_table_index(
-        CreateTableIndexRequest(id=T, column="text", index_type="FTS", with_position=True)
-    )
-    match = fts_request(T, "lance", columns=["text"])
-    phrase = fts_request(T, "lance namespaces", columns=["text"], phrase=True)
-    found = fts_search(ns_a, T, "lance", columns=["text"], k=5)
-    assert found.table.num_rows == 5
-    assert SCORE in found.table.column_names
-    assert all(s > 0 for s in found.table.column(SCORE).to_pylist())
-    if backend_kind == "local":
-        analyzed = analyze(ns_a, match)
-        nodes = parse_plan(analyzed)
-        assert "MatchQuery" in [n.name for n in nodes]
-        summary = plan_summary(nodes)
-        assert summary["index_used"] is True and summary["index_nodes"] == ["MatchQuery"]
-        assert "MatchQuery" in explain(ns_a, match)
-        phrased = plan_summary(parse_plan(analyze(ns_a, phrase)))
-        assert phrased["index_used"] is True and phrased["index_nodes"] == ["PhraseQuery"]
-    else:
-        # pylance's DirectoryNamespace behind the adapter plans full-text queries without
-        # their full-text part (a plain LanceRead); what the console can check is that the
-        # server answers with a plan and that the search itself uses the index.
-        for request in (match, phrase):
-            for text in (explain(ns_a, request), analyze(ns_a, request)):
-                assert isinstance(text, str) and text.strip()
-                assert parse_plan(text)
-
-
-def _plan_rows(text: str) -> int:
-    """Rows out of the plan's top node that reports them (analyze)."""
-    top = next(n for n in parse_plan(text) if "output_rows" in n.metrics)
-    return int(top.metrics["output_rows"])
-
-
-@pytest.mark.parametrize("case", ["scan offset", "vector offset", "distance range", "prefilter"])
-def test_analyze_runs_the_query_that_query_table_runs(ns_a: LanceNamespace, case: str) -> None:
-    """AnalyzeTableQueryPlan executes the request: its plan returns the rows QueryTable
-    returns for the same request (the local backend plans it itself, ``query_plans``)."""
-    create_table(ns_a, T, make_table(600, dim=DIM, seed=1))
-    vector = [0.5] * DIM
-    nearest = (
-        run_query(ns_a, query_request(T, vector=vector, vector_column="vec", k=5, columns=["id"]))
-        .column(DISTANCE)
-        .to_pylist()
-    )
-    fields = {
-        "scan offset": {"k": 5, "offset": 3},
-        "vector offset": {"vector": vector, "vector_column": "vec", "k": 5, "offset": 3},
-        "distance range": {
-            "vector": vector, "vector_column": "vec", "k": 5,
-            "lower_bound": 0.0, "upper_bound": (nearest[1] + nearest[2]) / 2,
-        },
-        "prefilter": {
-            "vector": vector, "vector_column": "vec", "k": 5, "filter": "cat = 'c1'",
-            "prefilter": True,
-        },
-    }[case]  # fmt: skip
-    request = query_request(T, columns=["id"], **fields)
-    expected = run_query(ns_a, request).num_rows
-    assert expected == {"scan offset": 5, "vector offset": 2, "distance range": 2}.get(case, 5)
-    assert _plan_rows(analyze(ns_a, request)) == expected
-
-
-# -- 7. full-text search and highlighting --------------------------------------------------------------
-def test_fts_scores_descend(ns_a: LanceNamespace) -> None:
-    n = 40
-    texts = [f"doc {i} " + "vector " * (i % 5) + "filler words" for i in range(n)]
-    table = pa.table({"id": pa.array(range(n), pa.int64()), "text": pa.array(texts)})
-    create_table(ns_a, T, table)
-    ns_a.create_table_index(CreateTableIndexRequest(id=T, column="text", index_type="FTS"))
-    found = fts_search(ns_a, T, "vector", columns=["text"], k=20)
-    rows = found.table.to_pylist()
-    assert len(rows) == 20
-    scores = [r[SCORE] for r in rows]
-    assert scores == sorted(scores, reverse=True)
-    assert all("vector" in r["text"] for r in rows)
-    assert rows[0]["text"].count("vector") == 4
-    assert found.p50_ms > 0 and len(found.latencies_ms) == 1
-
-
-def test_highlight_follows_the_tokenizer() -> None:
-    text = "Namespaces hold tables; every namespace has a name."
-    stemmed = {"base_tokenizer": "simple", "lower_case": True, "stem": True, "language": "English"}
-    pieces = highlight(text, "namespace", stemmed)
-    assert "".join(p for p, _ in pieces) == text
-    marked = [p for p, hit in pieces if hit]
-    assert marked == ["Namespaces", "namespace"]
-    unstemmed = {**stemmed, "stem": False}
-    assert [p for p, hit in highlight(text, "namespace", unstemmed) if hit] == ["namespace"]
-    cased = {**unstemmed, "lower_case": False}
-    assert [p for p, hit in highlight(text, "Namespaces", cased) if hit] == ["Namespaces"]
-
-
-# -- 8. data preview -------------------------------------------------------------------------------------
-def test_preview_pages_columns_filter_and_version(ns_a: LanceNamespace) -> None:
-    create_table(ns_a, T, make_table(100, dim=DIM))
-    page = preview(ns_a, T, limit=10, offset=20)
-    assert page.rows["id"].tolist() == list(range(20, 30))
-    assert page.total == 100 and page.offset == 20
-    assert page.request.k == 10 and page.request.offset == 20
-    assert preview(ns_a, T, limit=10, offset=95).rows["id"].tolist() == list(range(95, 100))
-
-    some = preview(ns_a, T, columns=["id", "cat"], limit=3)
-    assert list(some.rows.columns) == ["id", "cat"]
-
-    filtered = preview(ns_a, T, filter="cat = 'c1'", limit=5)
-    assert filtered.total == 20
-    assert set(filtered.rows["cat"]) == {"c1"} and len(filtered.rows) == 5
-
-    append_rows(ns_a, T, make_table(30, dim=DIM, start=100, seed=9))
-    assert preview(ns_a, T, limit=1000).total == 130
-    old = preview(ns_a, T, version=1, limit=1000)
-    assert old.total == 100 and len(old.rows) == 100
-    assert old.rows["id"].max() == 99
-
-
-def test_preview_abbreviates_vectors(ns_a: LanceNamespace) -> None:
-    table = make_table(5, dim=DIM, seed=3)
-    create_table(ns_a, T, table)
-    shown = preview(ns_a, T, columns=["id", "vec"], limit=5).rows["vec"].tolist()
-    data = vectors_of(table)
-    expected = [
-        "[" + ", ".join(f"{float(x):.3g}" for x in row[:3]) + f", … {DIM} dims]" for row in data
-    ]
-    assert shown == expected
-
-
-@pytest.mark.parametrize("limit", [0, MAX_PREVIEW_ROWS + 1])
-def test_preview_limit_is_checked(ns_a: LanceNamespace, limit: int) -> None:
-    create_table(ns_a, T, make_table(10))
-    with pytest.raises(InvalidInputError):
-        preview(ns_a, T, limit=limit)
-
-
-# -- 9. query vectors ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["1, 2.5, -3", "[1 2.5 -3]", "(1;2.5;-3)", " [1,\n 2.5 , -3e0] "])
-def test_parse_vector_reads_pasted_numbers(text: str) -> None:
-    assert parse_vector(text, 3) == [1.0, 2.5, -3.0]
-    assert parse_vector(text, None) == [1.0, 2.5, -3.0]
-
-
-@pytest.mark.parametrize(
-    "text", ["1, 2", "1, 2, 3, 4", "1, x, 3", "nan, 1, 2", "1, inf, 2", "", "[]"]
-)
-def test_parse_vector_refuses(text: str) -> None:
-    with pytest.raises(InvalidInputError):
-        parse_vector(text, 3)
-
-
-def test_row_vector_by_filter(ns_a: LanceNamespace) -> None:
-    table = make_table(20, dim=DIM, seed=8)
-    create_table(ns_a, T, table)
-    vector, row = row_vector(ns_a, T, "vec", filter="_rowid = 5")
-    assert row["id"] == 5 and row[ROW_ID] == 5
-    assert vector == [float(x) for x in vectors_of(table)[5]]
-    _, third = row_vector(ns_a, T, "vec", filter="cat = 'c2'", offset=1)
-    assert third["id"] == 7
-    with pytest.raises(InvalidInputError):
-        row_vector(ns_a, T, "vec", filter="id = 1000")
-
-
-# -- 10. embeddings -------------------------------------------------------------------------------------
-def test_embedding_from_the_table_property(ns_a: LanceNamespace) -> None:
-    ns_a.create_table(
-        CreateTableRequest(id=T, properties={"embedding.function": demo.EMBEDDING_FUNCTION}),
-        ipc_stream_bytes(make_table(5)),
-    )
-    create_table(ns_a, ["a", "plain"], make_table(5))
-    props = ns_a.describe_table(DescribeTableRequest(id=T)).properties
-    assert embedding_of(props) == demo.EMBEDDING_FUNCTION
-    text = "create a namespace and list its tables"
-    vector = embed_text(props, text)
-    assert len(vector) == 64 and all(isinstance(x, float) for x in vector)
-    assert vector == [float(x) for x in demo.embed([text])[0]]
-    assert math.isclose(float(np.linalg.norm(vector)), 1.0, rel_tol=1e-5)
-
-    plain = ns_a.describe_table(DescribeTableRequest(id=["a", "plain"])).properties
-    assert embedding_of(plain) is None
-    with pytest.raises(InvalidInputError):
-        embed_text(plain, text)
-    assert embedding_of({"embedding.function": "someone/else"}) is None
-    with pytest.raises(InvalidInputError):
-        embed_text({"embedding.function": "someone/else"}, text)
-
-
-# -- 11. build defaults (local) ---------------------------------------------------------------------------
+# -- build defaults (local) ---------------------------------------------------------------------------
 @pytest.mark.parametrize("index_type", ["IVF_PQ", "IVF_HNSW_PQ", "IVF_SQ", "IVF_HNSW_SQ"])
 def test_local_default_build_params(local_ns: LanceNamespace, index_type: str) -> None:
     dim, rows = 32, 1000
@@ -888,7 +474,7 @@ def test_local_default_build_params(local_ns: LanceNamespace, index_type: str) -
     assert found.table.num_rows == 3
 
 
-# -- 12. requested against applied ------------------------------------------------------------------------
+# -- requested against applied ------------------------------------------------------------------------
 def test_requested_vs_applied_local(local_ns: LanceNamespace) -> None:
     create_table(local_ns, T, make_table(2500, dim=DIM, seed=1))
     vector_index(local_ns, T, "IVF_PQ", num_partitions=8, num_sub_vectors=4, distance_type="L2")
@@ -959,7 +545,7 @@ def test_requested_vs_applied_rest_records_what_was_sent(rest_server) -> None:
         ns.close()
 
 
-# -- 13. maintenance --------------------------------------------------------------------------------------
+# -- maintenance --------------------------------------------------------------------------------------
 def test_optimize_and_compact(ns_a: LanceNamespace, backend_kind: str) -> None:
     create_table(ns_a, T, make_table(500, dim=DIM, seed=1))
     vector_index(ns_a, T, "IVF_FLAT", num_partitions=4)
@@ -1001,7 +587,7 @@ def test_optimize_and_compact(ns_a: LanceNamespace, backend_kind: str) -> None:
     assert found.table.num_rows == 5
 
 
-# -- 14. build A/B on a scratch copy ----------------------------------------------------------------------
+# -- build A/B on a scratch copy ----------------------------------------------------------------------
 def _scratch_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("lance-console-ab-*")}
 
@@ -1104,138 +690,7 @@ def test_build_ab_refuses_bad_configs(ns_a: LanceNamespace, own_tempdir: Path) -
     assert not (_scratch_dirs() - scratch_before)
 
 
-# -- 15. shareable settings and snippets --------------------------------------------------------------------
-def test_share_params_round_trip() -> None:
-    params = {
-        "distance_type": "cosine", "nprobes": 8, "minimum_nprobes": 2, "maximum_nprobes": 16,
-        "refine_factor": 3, "ef": 64, "fast_search": True, "bypass_vector_index": False,
-        "prefilter": True,
-    }  # fmt: skip
-    shared = share_params("vec", 10, {**params, "refine_factor": 3, "unknown": 1})
-    assert all(isinstance(v, str) for v in shared.values())
-    assert shared["fast_search"] == "true" and shared["bypass_vector_index"] == "false"
-    assert "unknown" not in shared
-    assert parse_share_params(shared) == {"column": "vec", "k": 10, **params}
-    assert parse_share_params({**shared, "page": "search", "nprobes": ""})["k"] == 10
-    assert "nprobes" not in parse_share_params({**shared, "nprobes": ""})
-    assert share_params("vec", 5, {"nprobes": None}) == {"column": "vec", "k": "5"}
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        {"nprobes": "0"}, {"nprobes": "abc"}, {"nprobes": "1.5"}, {"fast_search": "maybe"},
-        {"k": "0"}, {"distance_type": "manhattan"},
-        {"minimum_nprobes": "9", "maximum_nprobes": "3"},
-    ],
-)  # fmt: skip
-def test_parse_share_params_refuses(bad: dict) -> None:
-    with pytest.raises(InvalidInputError):
-        parse_share_params({"column": "vec", "k": "10", **bad})
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"nprobes": 2, "refine_factor": 2},
-        {"nprobes": 2, "fast_search": False, "prefilter": True},
-        {"bypass_vector_index": True},
-        {"distance_type": "cosine"},
-        {},
-    ],
-)
-def test_python_snippets_run(local_ns: LanceNamespace, local_root: Path, params: dict) -> None:
-    create_table(local_ns, T, make_table(200, dim=DIM, seed=3))
-    vector_index(local_ns, T, "IVF_FLAT", num_partitions=2)
-    k = 7
-    connect = f"ns = backend.connect({str(local_root)!r})"
-    console, pylance = search_snippets(connect, T, "vec", k, params)
-    assert "request = query_request(" in console and connect in console
-    assert "lance.dataset(location)" in pylance
-
-    # as pasted: nothing predefined (every name the snippets use, they define)
-    scope: dict = {}
-    exec(compile(pylance, "<pylance snippet>", "exec"), scope)
-    plain = scope["rows"]
-    assert plain.num_rows == k and DISTANCE in plain.column_names
-    assert scope["location"].rstrip("/").endswith(table_location(local_ns, T).name)
-
-    scope = {}
-    exec(compile(console, "<console snippet>", "exec"), scope)
-    ours = scope["rows"]
-    assert ours.num_rows == k
-    assert ours.column("id").to_pylist() == plain.column("id").to_pylist()
-
-
-# -- 16. background tasks --------------------------------------------------------------------------------
-def test_task_registry() -> None:
-    tasks = TaskRegistry()
-    release, reported = threading.Event(), threading.Event()
-
-    def blocked(progress):
-        progress("halfway", 0.5)
-        reported.set()
-        assert release.wait(10)
-        progress("almost", 0.9)
-        return {"answer": 42}
-
-    task_id = tasks.start("build_ab", "blocked task", T, blocked)
-    assert reported.wait(10)
-    running = tasks.get(task_id)
-    assert running is not None and running.status == "running" and not running.done
-    assert (running.stage, running.fraction) == ("halfway", 0.5)
-    assert running.table_id == tuple(T) and running.kind == "build_ab"
-    started = time.monotonic()
-    with pytest.raises(TimeoutError):
-        tasks.wait(task_id, timeout=0.2)
-    assert time.monotonic() - started < 5
-    release.set()
-    done = tasks.wait(task_id, timeout=10)
-    assert done.status == "succeeded" and done.done
-    assert done.result == {"answer": 42} and done.error is None
-    assert (done.stage, done.fraction) == ("done", 1.0)
-    assert done.finished_at is not None and done.elapsed >= 0
-
-    def failing(progress):
-        progress("going", 0.3)
-        raise ValueError("boom")
-
-    failed = tasks.wait(tasks.start("optimize", "failing task", T, failing), timeout=10)
-    assert failed.status == "failed" and failed.done
-    assert isinstance(failed.error, ValueError) and str(failed.error) == "boom"
-    assert failed.result is None
-    assert failed.fraction == pytest.approx(0.3)
-
-    assert tasks.get("no-such-task") is None
-    with pytest.raises(KeyError):
-        tasks.wait("no-such-task", timeout=1)
-
-
-def test_task_registry_forgets_old_finished_tasks_only() -> None:
-    tasks = TaskRegistry(max_tasks=2)
-    done = [
-        tasks.wait(tasks.start("x", f"t{i}", T, lambda p, i=i: i), timeout=10) for i in range(3)
-    ]
-    assert [t.result for t in done] == [0, 1, 2]
-    fourth = tasks.start("x", "t3", T, lambda p: 3)
-    assert tasks.wait(fourth, timeout=10).result == 3
-    kept = [tasks.get(t.task_id) is not None for t in done]
-    assert kept == [False, False, True]
-
-    tasks = TaskRegistry(max_tasks=1)
-    release = threading.Event()
-    blocked = tasks.start("x", "blocked", T, lambda p: release.wait(10))
-    quick = tasks.start("x", "quick", T, lambda p: "quick")
-    tasks.wait(quick, timeout=10)
-    tasks.start("x", "another", T, lambda p: "another")
-    running = tasks.get(blocked)
-    assert running is not None and running.status == "running"  # never dropped while running
-    assert tasks.get(quick) is None
-    release.set()
-    assert tasks.wait(blocked, timeout=10).result is True
-
-
-# -- 17. the demo's passages table ----------------------------------------------------------------------
+# -- the demo's passages table ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_demo_passages_table_tunes(tmp_path: Path) -> None:
     summary = demo.create_demo_namespace(demo_copy(tmp_path / "demo"))
@@ -1264,117 +719,6 @@ def test_demo_passages_table_tunes(tmp_path: Path) -> None:
     assert re.search(
         r"regular|expression|pattern", " ".join(found.table.column("passage").to_pylist())
     )
-
-
-# -- local QueryTable on tables kept open ----------------------------------------------------------
-def _ids(ns: LanceNamespace, table_id: list[str], **fields) -> list[int]:
-    request = query_request(table_id, k=100, columns=["id"], **fields)
-    return sorted(run_query(ns, request).column("id").to_pylist())
-
-
-def test_local_query_sees_writes_of_other_processes(local_ns: LanceNamespace) -> None:
-    """A query after a write by another handle (another process, pylance) reads the new
-    version, and a version asked for is read as it was."""
-    create_table(local_ns, T, make_table(5))
-    assert _ids(local_ns, T) == [0, 1, 2, 3, 4]
-    lance.dataset(str(table_location(local_ns, T))).insert(make_table(2, start=5))
-    assert _ids(local_ns, T) == list(range(7))
-    assert _ids(local_ns, T, version=1) == [0, 1, 2, 3, 4]
-    assert _ids(local_ns, T, filter="id >= 5") == [5, 6]
-
-
-def test_local_query_follows_the_catalog(local_ns: LanceNamespace) -> None:
-    """Dropping a table and creating another under the same name: the query reads the new
-    table, not the one kept open."""
-    create_table(local_ns, T, make_table(3))
-    assert _ids(local_ns, T) == [0, 1, 2]
-    local_ns.drop_table(DropTableRequest(id=T))
-    create_table(local_ns, T, make_table(2, start=100))
-    assert _ids(local_ns, T) == [100, 101]
-
-
-def test_local_query_follows_catalog_changes_of_other_processes(local_root: Path) -> None:
-    """Another handle (another process) renames the table, creates another one under its
-    name and drops the renamed one, each change followed by a quiet while (the catalog's
-    ``_versions`` directory's time stamp set back, as if seconds had passed: the open-table
-    cache then reads the catalog's state from that stamp): every next query sees the change."""
-    ours = backend.connect(str(local_root))
-    ours.create_namespace(CreateNamespaceRequest(id=NS))
-    create_table(ours, T, make_table(3))
-    versions = local_root / "__manifest" / "_versions"
-    other = backend.connect(str(local_root))
-    moved = [*NS, "moved"]
-
-    def quiet(seconds_ago: float) -> None:
-        when = time.time() - seconds_ago
-        os.utime(versions, (when, when))
-
-    quiet(60)
-    assert _ids(ours, T) == [0, 1, 2]
-    assert _ids(ours, T) == [0, 1, 2]  # the catalog unchanged: the table kept open
-    other.rename_table(RenameTableRequest(id=T, new_table_name="moved"))
-    quiet(50)
-    with pytest.raises(TableNotFoundError):
-        run_query(ours, query_request(T, k=5))
-    assert _ids(ours, moved) == [0, 1, 2]
-    create_table(other, T, make_table(2, start=100))
-    quiet(40)
-    assert _ids(ours, T) == [100, 101]
-    other.drop_table(DropTableRequest(id=moved))
-    quiet(30)
-    with pytest.raises(TableNotFoundError):
-        run_query(ours, query_request(moved, k=5))
-    create_table(other, T[:1] + ["third"], make_table(1, start=7))  # right after: not quiet
-    assert _ids(ours, [*NS, "third"]) == [7]
-
-
-def test_time_stamps_stand_for_versions_on_local_file_systems_only(local_root: Path) -> None:
-    assert versions_dir("s3://bucket/root/__manifest") is None
-    assert versions_dir("memory://root/__manifest") is None
-    local = versions_dir(str(local_root / "__manifest"))
-    assert local == str(local_root / "__manifest" / "_versions")
-    assert versions_dir(f"file://{local_root}/a.lance") == str(local_root / "a.lance" / "_versions")
-
-
-def test_local_query_sees_appends_of_other_processes_after_quiet_periods(
-    local_ns: LanceNamespace,
-) -> None:
-    """Another process appends to, deletes from and restores a table kept open, each change
-    after a quiet while (the table's ``_versions`` directory's time stamp set back, as if
-    seconds had passed: the open table is then taken as the latest while that stamp holds):
-    every next query reads the new version."""
-    create_table(local_ns, T, make_table(3))
-    location = str(table_location(local_ns, T))
-    versions = Path(location.removeprefix("file://")) / "_versions"
-
-    def quiet(seconds_ago: float) -> None:
-        when = time.time() - seconds_ago
-        os.utime(versions, (when, when))
-
-    quiet(60)
-    assert _ids(local_ns, T) == [0, 1, 2]
-    assert _ids(local_ns, T) == [0, 1, 2]  # unchanged: the open version stands
-    other = lance.dataset(location)
-    other.insert(make_table(2, start=3))
-    quiet(50)
-    assert _ids(local_ns, T) == [0, 1, 2, 3, 4]
-    other = lance.dataset(location)
-    other.delete("id < 2")
-    quiet(40)
-    assert _ids(local_ns, T) == [2, 3, 4]
-    lance.dataset(location, version=1).restore()
-    assert _ids(local_ns, T) == [0, 1, 2]  # right after: not quiet
-
-
-def test_local_query_errors_are_pylances(local_ns: LanceNamespace) -> None:
-    create_table(local_ns, T, make_table(3))
-    with pytest.raises(LanceNamespaceError) as bad_filter:
-        run_query(local_ns, query_request(T, k=5, filter="no_such_column > 1"))
-    assert "no_such_column" in str(bad_filter.value)
-    with pytest.raises(LanceNamespaceError):
-        run_query(local_ns, query_request(T, k=5, version=99))
-    with pytest.raises(TableNotFoundError):
-        run_query(local_ns, query_request(["a", "missing"], k=5))
 
 
 # -- recall intervals ----------------------------------------------------------------------------------
@@ -1496,34 +840,6 @@ def test_more_queries_needs_rows_left_and_recorded_queries(ns_a: LanceNamespace)
         more_queries(ns_a, T, bare, sample=5)
 
 
-# -- numbers as typed, probes beyond the partitions, a text in a shared link ----------------------
-
-
-@pytest.mark.parametrize(
-    ("typed", "value", "problem"),
-    [
-        ("7", 7, None),
-        (" 10000 ", 10_000, None),
-        ("", None, None),
-        ("0", None, "k must be between 1 and 10,000, got 0"),
-        ("-5", None, "k must be between 1 and 10,000, got -5"),
-        ("100000", None, "k must be between 1 and 10,000, got 100,000"),
-        (
-            "99999999999999999999",
-            None,
-            "k must be between 1 and 10,000, got 99,999,999,999,999,999,999",
-        ),
-        ("1e3", None, "k must be a whole number between 1 and 10,000, got '1e3'"),
-        ("9" * 50, None, "k must be between 1 and 10,000, got a number of 50 digits"),
-    ],
-)
-def test_whole_numbers_are_read_as_typed(typed: str, value, problem) -> None:
-    from backend.rules import numbers
-
-    low, high = query_rules.RANGES["k"]
-    assert numbers.whole_number("k", typed, low, high) == (value, problem)
-
-
 def test_probes_beyond_the_partitions_of_an_index(ns_a) -> None:
     ns = ns_a
     from backend.services.index_overview import ivf_partitions
@@ -1546,13 +862,3 @@ def test_probes_beyond_the_partitions_of_an_index(ns_a) -> None:
     note = query_rules.probes_beyond_partitions({"nprobes": 8, "minimum_nprobes": 4}, 3)
     assert note is not None and note.startswith("nprobes 8 and minimum_nprobes 4: the index has 3")
     assert query_rules.probes_beyond_partitions({"nprobes": 8}, None) is None
-
-
-def test_a_shared_text_round_trips() -> None:
-    shared = share_params("vec", 5, {"nprobes": 2}, text="river mountain")
-    assert shared["text"] == "river mountain"
-    assert parse_share_params(shared) == {
-        "column": "vec", "k": 5, "nprobes": 2, "text": "river mountain",
-    }  # fmt: skip
-    with pytest.raises(InvalidInputError, match="longer than"):
-        parse_share_params({**shared, "text": "x" * (query_rules.MAX_QUERY_TEXT + 1)})
