@@ -7,7 +7,7 @@ same charts from the services' data.
 * recall (``tuning.measure.recall``): :func:`recall_histogram`, :func:`latency_figure`;
 * the sweep (``tuning.sweeps.sweep``): :func:`sweep_figure`, its Pareto front, the target line and
   the cheapest setting reaching it;
-* query plans (``search.analyze``): :func:`plan_figure`, time per step;
+* query plans (``search.plans.analyze``): :func:`plan_figure`, time per step;
 * build A/B (``tuning.builds.build_ab``): :func:`ab_figure`;
 * versions (``versions.timeline_frame``): :func:`timeline_chart` (Vega-Lite, via Altair);
 * the transaction demo's reader (``table_watch.states_frame``): :func:`reader_figure`, what

@@ -1,6 +1,6 @@
 """Export of table data, on any backend: Parquet, CSV or Arrow IPC file, streamed in batches.
 The local backend scans the dataset at the version asked for; the REST backend pages through
-QueryTable (``services.search.iter_rows``). CSV cannot hold vector, list or struct columns:
+QueryTable (``services.search.query.iter_rows``). CSV cannot hold vector, list or struct columns:
 they are refused by name unless the caller asks to leave them out."""
 
 from __future__ import annotations

@@ -15,10 +15,7 @@ from backend.services.tuning.builds import SCRATCH_NOTE, build_ab
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.common import dataframe
-from components.search.settings import (
-    DISTANCES,
-    render_column_and_k,
-)
+from components.search.settings import DISTANCES, render_column_and_k
 from components.writes import TaskRequest, session_tasks
 
 AB_DEFAULT = pd.DataFrame(

@@ -25,11 +25,7 @@ from backend.services.tuning.sweeps import (
 from backend.text import plural
 from components import feedback, state
 from components.common import dataframe
-from components.search.settings import (
-    chosen_distance,
-    render_distance,
-    render_metric_note,
-)
+from components.search.settings import chosen_distance, render_distance, render_metric_note
 from components.search.share_url import render_setting_snippets
 from components.tuning.recall import render_sample_inputs
 

@@ -7,12 +7,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from lance_namespace import (
-    LanceNamespace,
-    QueryTableRequest,
-)
+from lance_namespace import LanceNamespace, QueryTableRequest
 from lance_namespace.errors import InvalidInputError
 
+from backend.services.index_overview import tokenize_preview
 from backend.services.search.query import SearchResult, query_request, timed
 
 
@@ -57,8 +55,6 @@ def highlight(text: str, query: str, options: dict[str, Any]) -> list[tuple[str,
     """``text`` cut into ``(piece, matched)`` pieces: a word is matched when the FTS
     tokenizer (``options``: the index's own configuration) turns it into a token the query
     also has, so stemming and case folding count as they do in the index."""
-    from backend.services.index_overview import tokenize_preview
-
     wanted = {t.text for t in tokenize_preview(query, options)}
     pieces: list[tuple[str, bool]] = []
     cache: dict[str, bool] = {}

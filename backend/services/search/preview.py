@@ -6,10 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-from lance_namespace import (
-    LanceNamespace,
-    QueryTableRequest,
-)
+from lance_namespace import LanceNamespace, QueryTableRequest
 from lance_namespace.errors import InvalidInputError
 
 from backend.services.search.query import abbreviate, count_rows, query_request, run_query

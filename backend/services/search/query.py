@@ -18,11 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from lance_namespace import (
-    CountTableRowsRequest,
-    LanceNamespace,
-    QueryTableRequest,
-)
+from lance_namespace import CountTableRowsRequest, LanceNamespace, QueryTableRequest
 from lance_namespace.errors import InvalidInputError
 
 from backend.arrow.ipc import ipc_file_to_table

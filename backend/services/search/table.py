@@ -7,16 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lance_namespace import (
-    DescribeTableRequest,
-    LanceNamespace,
-)
+from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
-from backend.arrow.types import ColumnInfo
+from backend.arrow.types import ColumnInfo, columns_from_schema
 from backend.branch_view import branch_of
 from backend.rules import query_rules
+from backend.rules.index_rules import fts_options, index_category, normalize_index_type
 from backend.rules.query_rules import QueryMetric
+from backend.services.index_overview import (
+    distance_from_details,
+    index_details_dict,
+    ivf_partitions,
+    list_indexes,
+)
 from backend.services.search.embedding import embedding_of
 from backend.services.search.query import ROW_ID, count_rows
 from backend.services.search.vector import index_in_use
@@ -77,15 +81,6 @@ class SearchTable:
 
 
 def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
-    from backend.arrow.types import columns_from_schema
-    from backend.rules.index_rules import fts_options, index_category, normalize_index_type
-    from backend.services.index_overview import (
-        distance_from_details,
-        index_details_dict,
-        ivf_partitions,
-        list_indexes,
-    )
-
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
     columns = tuple(columns_from_schema(desc.var_schema))
     dims = {c.name: c.dim for c in columns}

@@ -8,14 +8,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from lance_namespace import (
-    DescribeTableRequest,
-    LanceNamespace,
-)
+from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
+from backend.arrow.types import columns_from_schema
 from backend.rules import query_rules
+from backend.rules.index_rules import VECTOR_INDEX_TYPES, normalize_index_type
 from backend.rules.query_rules import QueryMetric
+from backend.services.index_overview import distance_from_details, list_indexes
 from backend.services.search.plans import explain
 from backend.services.search.query import SearchResult, query_request, run_query, timed
 
@@ -86,9 +86,6 @@ def vector_indexes_on(
     ns: LanceNamespace, table_id: Sequence[str], column: str, *, version: int | None = None
 ) -> list[Any]:
     """The vector indexes on ``column`` (IndexContent, in listing order)."""
-    from backend.rules.index_rules import VECTOR_INDEX_TYPES, normalize_index_type
-    from backend.services.index_overview import list_indexes
-
     return [
         ix
         for ix in list_indexes(ns, table_id, version=version)
@@ -112,8 +109,6 @@ def index_in_use(
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     if dim is None:
-        from backend.arrow.types import columns_from_schema
-
         desc = ns.describe_table(
             DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
         )
@@ -134,8 +129,6 @@ def index_metric(
     """The metric of the vector index a search on ``column`` uses (at ``version``:
     :func:`index_in_use`), from ListTableIndices' details (both backends report
     ``metric_type`` there); ``None`` when the column has none."""
-    from backend.services.index_overview import distance_from_details
-
     candidates = vector_indexes_on(ns, table_id, column, version=version)
     used = index_in_use(ns, table_id, column, candidates, version=version)
     return distance_from_details(used.index_details) if used is not None else None
@@ -155,8 +148,6 @@ def query_metric(
     (``column_kind``; read from the schema when needed and not given)."""
     indexed = index_metric(ns, table_id, column, version=version)
     if column_kind is None and indexed is None and not requested:
-        from backend.arrow.types import columns_from_schema
-
         desc = ns.describe_table(
             DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
         )

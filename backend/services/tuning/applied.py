@@ -11,6 +11,7 @@ from lance_namespace import LanceNamespace
 
 from backend import capabilities
 from backend.rules import index_rules as rules
+from backend.services.index_overview import index_details_dict, list_indexes, partitions_of
 
 # Where lance reports each build parameter in an index's details / stats.
 _APPLIED_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -46,8 +47,6 @@ def applied_params(
     metric = details.get("metric_type")
     if metric:
         out["distance_type"] = rules.normalize_distance(str(metric)) or str(metric).lower()
-    from backend.services.index_overview import partitions_of
-
     partitions = partitions_of(stats)
     if partitions is not None:
         out["num_partitions"] = partitions
@@ -62,8 +61,6 @@ def requested_vs_applied(
     """For every vector index: each parameter asked for (``requested``: index name ->
     request fields; by default the backend's own record of the builds it sent) and what lance
     applied; a difference is flagged. Parameters lance does not report show as unknown."""
-    from backend.services.index_overview import index_details_dict, list_indexes
-
     if requested is None:
         recorded = getattr(ns, "index_requests", None)
         requested = recorded(list(table_id)) if recorded is not None else {}

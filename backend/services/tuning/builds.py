@@ -11,19 +11,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import lance
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from lance_namespace import LanceNamespace
+from lance_namespace import CreateTableIndexRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
-from backend.services.search.query import (
-    ROW_ID,
-    percentile,
-    read_rows,
-)
+from backend.services.search.query import ROW_ID, percentile, read_rows
 from backend.services.search.vector import index_metric
 from backend.services.tuning.measure import vector_column
 
@@ -56,8 +53,6 @@ def build_ab(
     metric of the table's own index on ``column`` (else lance's default); the searches and
     their exact ground truth use the build's metric unless ``query_params`` chooses another
     (then lance searches without the index: ``brute_force``). See :data:`SCRATCH_NOTE`."""
-    import lance
-
     info = vector_column(ns, table_id, column)
     if not configs:
         raise InvalidInputError("give at least one build configuration")
@@ -153,8 +148,6 @@ def describe_config(config: Mapping[str, Any]) -> str:
 def _build_kwargs(
     config: Mapping[str, Any], dim: int | None, rows: int, metric: str
 ) -> dict[str, Any]:
-    from lance_namespace import CreateTableIndexRequest
-
     request = CreateTableIndexRequest(id=["scratch"], column="v", **dict(config))
     problems = rules.request_problems(request)
     if problems:

@@ -17,13 +17,7 @@ from lance_namespace.errors import InvalidInputError
 from backend import stats
 from backend.arrow.types import columns_from_schema
 from backend.rules import query_rules
-from backend.services.search.query import (
-    ROW_ID,
-    count_rows,
-    percentile,
-    query_request,
-    run_query,
-)
+from backend.services.search.query import ROW_ID, count_rows, percentile, query_request, run_query
 from backend.services.search.vector import query_metric
 
 MAX_SAMPLE = 1000

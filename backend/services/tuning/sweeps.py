@@ -17,10 +17,7 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
 from backend.rules import query_rules
-from backend.services.search.query import (
-    VECTOR_QUERY_PARAMS,
-    percentile,
-)
+from backend.services.search.query import VECTOR_QUERY_PARAMS, percentile
 from backend.services.search.vector import index_metric
 from backend.services.tuning.measure import (
     BASE_FIELDS,
