@@ -15,7 +15,8 @@ from components import branches, feedback, health, indexes, state, tables, write
 from components import jobs as jobs_view
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import is_read_only
 from components.transactions import remember_transaction
 
 st.title("Indexes")

@@ -8,7 +8,7 @@ import streamlit as st
 import backend
 from backend.branch_view import on_branch
 from components import branches, feedback, indexes, state, tables, writes
-from components.connection import is_read_only, require_namespace
+from components.connection_writes import require_namespace
 from components.search.fulltext import render_fts_search
 from components.search.plans import render_plan
 from components.search.preview import render_preview
@@ -29,6 +29,7 @@ from components.search.tabs import (
     search_table,
 )
 from components.search.vector import render_vector_search
+from components.session import is_read_only
 from components.tuning.applied import render_requested_vs_applied
 from components.tuning.build_ab import render_build_ab
 from components.tuning.recall import render_recall

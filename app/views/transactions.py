@@ -12,7 +12,8 @@ from backend.services import batch_builder
 from components import feedback, staged, state, tables, transactions, txn_demo
 from components.cache import invalidate_tables
 from components.common import render_read_only_notice
-from components.connection import connection_key, is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import connection_key, is_read_only
 
 st.title("Transactions")
 ns = require_namespace()
