@@ -51,10 +51,8 @@ import backend  # noqa: E402
 from backend.arrow.ipc import ipc_file_to_table, to_ipc_stream  # noqa: E402
 from backend.local.open_tables import SETTLED_SECONDS  # noqa: E402
 from backend.local.query_plans import scanner_arguments  # noqa: E402
-from backend.services import (
-    search,  # noqa: E402
-    tuning,  # noqa: E402
-)
+from backend.services import tuning  # noqa: E402
+from backend.services.search.query import query_request, run_query  # noqa: E402
 from benchmarks.bench_rest_client import measure  # noqa: E402  (interleaved medians)
 
 TABLE = ["bench", "vectors"]
@@ -138,7 +136,7 @@ def main() -> int:
         ns, location, _ = build(root, args.rows, args.dim)
         rng = np.random.default_rng(1)
         vector = rng.normal(size=args.dim).astype(np.float32).tolist()
-        request = search.query_request(
+        request = query_request(
             TABLE, vector=vector, vector_column="vec", k=10, columns=["id"], **PARAMS
         )
         scan = scanner_arguments(request)
@@ -167,10 +165,10 @@ def main() -> int:
                 return ipc_file_to_table(answer.content)
 
             cases = {
-                "(a) ours, local": lambda: search.run_query(ns, request),
+                "(a) ours, local": lambda: run_query(ns, request),
                 "(b) bare lance, held": lambda: held.to_table(**bare_scan()),
                 "(c) bare lance, opened": lambda: lance.dataset(location).to_table(**bare_scan()),
-                "(d) ours, REST": lambda: search.run_query(rest, request),
+                "(d) ours, REST": lambda: run_query(rest, request),
                 "(e) pylance RestNamespace": lambda: ipc_file_to_table(
                     pylance_rest.query_table(request).data
                 ),

@@ -32,7 +32,8 @@ from lance_namespace import CreateTableRequest, DescribeTableRequest  # noqa: E4
 import backend  # noqa: E402
 from backend.arrow.ipc import to_ipc_stream  # noqa: E402
 from backend.rules import index_rules as rules  # noqa: E402
-from backend.services import index_overview, ray_executor, tuning  # noqa: E402
+from backend.services import index_overview, ray_executor  # noqa: E402
+from backend.services.tuning.optimize import compact_files
 
 
 def _vectors(rows: int, dim: int, seed: int = 0) -> np.ndarray:
@@ -98,7 +99,7 @@ def main() -> int:
             _fragmented(ns, tid, vectors, args.fragments)
         print(f"{args.rows:,} rows x {args.dim} in {args.fragments} fragments, four copies")
 
-        local_s, local = _timed(lambda: tuning.compact_files(ns, ["local"]))
+        local_s, local = _timed(lambda: compact_files(ns, ["local"]))
         ray_s, on_ray = _timed(lambda: ray_executor.compact(ns, ["on_ray"]))
         print(
             f"compaction: local {local['fragments_after']} fragments, Ray {on_ray['fragments_after']} ({on_ray['workers']} workers)"

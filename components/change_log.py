@@ -15,7 +15,7 @@ from lance_namespace.errors import LanceNamespaceError
 from backend.paging import Listing
 from backend.services import change_log as cl
 from backend.services import row_changes as rc
-from backend.services import search as ssv
+from backend.services.search.query import abbreviate
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander
@@ -185,9 +185,9 @@ def changed_frame(changes: rc.RowChanges, kind: str) -> pd.DataFrame:
     if changes.key and table.num_rows:
         table = table.sort_by([(k, "ascending") for k in changes.key])
     if kind != "updated":
-        return ssv.abbreviate(table)
+        return abbreviate(table)
     changed = [", ".join(c) for c in table.column(rc.CHANGED).to_pylist()]
-    frame = ssv.abbreviate(table.drop_columns([rc.CHANGED]))
+    frame = abbreviate(table.drop_columns([rc.CHANGED]))
     frame.insert(0, "changed", changed)
     return frame
 

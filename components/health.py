@@ -168,7 +168,7 @@ def _operation(kind: str) -> str:
 
 def _why_not(kind: str, offer: Offer, executor: str) -> str | None:
     """Why the button of ``kind`` cannot act on this backend or table (``None``: it can)."""
-    from backend.services.tuning import MAINTENANCE_UNSUPPORTED
+    from backend.services.tuning.optimize import MAINTENANCE_UNSUPPORTED
 
     if kind == "optimize" and not offer.has_indexes:
         return "the table has no index"

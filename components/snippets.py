@@ -1,16 +1,20 @@
 """Copy as Python: the backend call that reproduces an operation, secrets as environment
-lookups (``os.environ[...]``), secret values in the request masked (``backend.redaction``)."""
+lookups (``os.environ[...]``), secret values in the request masked (``backend.redaction``);
+and a vector search setting as the backend call and the plain pylance call
+(:func:`search_snippets`)."""
 
 from __future__ import annotations
 
 import pprint
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
 
+from backend.local.query_plans import scanner_arguments
 from backend.redaction import is_secret_name, redact_json
+from backend.services.search.query import query_request
 
 _SECRET_ENV = {"api_key": "LANCE_API_KEY", "auth_token": "LANCE_AUTH_TOKEN"}
 
@@ -103,6 +107,70 @@ def python_snippet(
     return "\n".join(lines) + "\n"
 
 
+def search_snippets(
+    connect_line: str,
+    table_id: Sequence[str],
+    column: str,
+    k: int,
+    params: Mapping[str, Any],
+    *,
+    text: str | None = None,
+    branch: str | None = None,
+) -> tuple[str, str]:
+    """The setting as Python: ``(backend call, plain pylance call)``. The pylance arguments
+    are those the local backend gives the scanner for the same request. With ``text`` the
+    query vector is that text embedded with the table's own embedding (its
+    ``embedding.function`` property, :func:`backend.services.search.embedding.embed_text`), as the
+    page embeds it; else the table's first row's vector stands in for the user's own. On
+    ``branch`` (not main) both search that branch: the request's ``branch``, and the dataset
+    checked out at it."""
+    on = branch if branch and branch != "main" else None
+    shown = {**params, "branch": on} if on else dict(params)
+    fields = ", ".join(f"{key}={value!r}" for key, value in shown.items())
+    extra = f", {fields}" if fields else ""
+    checkout = f".checkout_version(({on!r}, None))" if on else ""
+    # Both run as pasted: the table's location (and properties) from DescribeTable.
+    described = f"table = ns.describe_table(DescribeTableRequest(id={list(table_id)!r}))\n"
+    if text is not None:
+        query = (
+            "# the query vector: the text, embedded with the table's embedding.function\n"
+            f"query = embed_text(table.properties, {text!r})\n"
+        )
+    else:
+        query = (
+            "# the query vector: the first row's (put your own here)\n"
+            f"query = lance.dataset(table.location){checkout}.take([0], columns=[{column!r}])"
+            f".column({column!r})[0].as_py()\n"
+        )
+    prelude = f"{connect_line}\n{described}location = table.location\n{query}"
+    imports = (
+        "import lance\nfrom lance_namespace import DescribeTableRequest\n\nimport backend\n"
+        "from backend.services.search.query import query_request, run_query\n"
+    )
+    if text is not None:
+        imports += "from backend.services.search.embedding import embed_text\n"
+    console = (
+        imports
+        + "\n"
+        + prelude
+        + f"request = query_request(\n    {list(table_id)!r}, vector=query, "
+        f"vector_column={column!r}, k={k}{extra}\n)\n"
+        "rows = run_query(ns, request)\n"
+        "print(rows)\n"
+    )
+    probe = query_request(table_id, vector=[0.0], vector_column=column, k=k, **params)
+    arguments = scanner_arguments(probe)
+    nearest = {key: value for key, value in arguments.pop("nearest").items() if key != "q"}
+    nearest_text = ", ".join(f"{key!r}: {value!r}" for key, value in nearest.items())
+    others = "".join(f", {key}={value!r}" for key, value in arguments.items())
+    pylance = (
+        imports + "\n" + prelude + f"ds = lance.dataset(location){checkout}\n"
+        f"rows = ds.to_table(nearest={{{nearest_text}, 'q': query}}{others})\n"
+        "print(rows)\n"
+    )
+    return console, pylance
+
+
 def render_python_snippet(
     operation: str, request: Any, *, key_prefix: str, label: str = "Copy as Python"
 ) -> str:
@@ -129,12 +197,3 @@ def render_code(code: str | None, *, label: str = "Copy as Python") -> None:
     if code:
         with st.expander(label, icon=":material/code:"):
             st.code(code, language="python")
-
-
-__all__ = [
-    "connect_args",
-    "python_snippet",
-    "render_code",
-    "render_lazy_code",
-    "render_python_snippet",
-]

@@ -31,7 +31,7 @@ QP_TAB = "tab"  # the tab a shared link opens: Search & tune (then the setting k
 QP_TAG = "tag"  # Versions: a tag whose version the picker opens (``?tag=gold``)
 QP_BRANCH = "branch"  # the shared branch selection (:func:`selected_branch`); absent: main
 QP_BATCH = "batch"  # Transactions: the batch being built, while small (a reload restores it)
-# Search & tune setting keys (``backend.services.tuning.SHARE_KEYS``): column, k, nprobes, ...
+# Search & tune setting keys (``components.search.share_url.SHARE_KEYS``): column, k, nprobes, ...
 
 # Pages draw only their open tab; Streamlit forgets the value of a widget that a run does not
 # draw. Settings a user fills in inside a tab (Search & tune panels, the Indexes create panel)

@@ -10,8 +10,9 @@ import pandas as pd
 import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
-from backend.services import charts, tuning
-from backend.services.search import PlanNode
+from backend.services import charts
+from backend.services.search.plans import PlanNode
+from backend.services.tuning.sweeps import cheapest
 
 OVERVIEW = pd.DataFrame(
     {
@@ -264,7 +265,7 @@ def index_charts_page(overview, history) -> None:  # the script AppTest runs alo
 def sweep_page(frame) -> None:  # the script AppTest runs alone
     from types import SimpleNamespace
 
-    from components.tuning import render_sweep_result
+    from components.tuning.sweep import render_sweep_result
 
     render_sweep_result(SimpleNamespace(table_id=("a", "b")), frame, ["nprobes"], "vec", 10)
 
@@ -299,7 +300,7 @@ def test_sweep_component_draws_backend_sweep_figure() -> None:
     assert not at.exception
     (spec,) = _plotly_specs(at).values()
     assert _same(spec, charts.sweep_figure(frame, ["nprobes"], 0.95))
-    assert tuning.cheapest(frame, 0.95) is None
+    assert cheapest(frame, 0.95) is None
 
 
 def test_timeline_component_draws_backend_timeline() -> None:

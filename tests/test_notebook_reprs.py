@@ -13,7 +13,8 @@ from lance_namespace import (
 )
 
 from backend import notebook
-from backend.services import frames, index_overview, lifecycle, tuning
+from backend.services import frames, index_overview, lifecycle
+from backend.services.tuning.measure import recall
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYzz"
 
@@ -80,7 +81,7 @@ def test_listings_recall_and_plans_render(ns) -> None:
     overview = index_overview.index_overview(ns, ["docs", "pts"])
     assert "vec_idx" in notebook.to_html(overview)
 
-    result = tuning.recall(ns, ["docs", "pts"], column="vec", k=5, sample=10, nprobes=1)
+    result = recall(ns, ["docs", "pts"], column="vec", k=5, sample=10, nprobes=1)
     low, high = result.interval
     page = result._repr_html_()
     assert f"{result.mean:.3f}" in page and f"{low:.3f} – {high:.3f}" in page

@@ -12,7 +12,10 @@ from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 
 import backend
 from backend import progress
-from backend.services import frames, imports, index_overview, tuning
+from backend.services import frames, imports, index_overview
+from backend.services.tuning.builds import build_ab
+from backend.services.tuning.measure import recall
+from backend.services.tuning.sweeps import sweep
 
 ROWS = 400
 DIM = 8
@@ -66,12 +69,12 @@ def test_recall_and_sweep_drive_a_bar(points) -> None:
     )
     shown = bar(desc="recall")
     callback, seen = recording(shown)
-    result = tuning.recall(ns, ["docs", "pts"], column="vec", k=5, sample=12, progress=callback)
+    result = recall(ns, ["docs", "pts"], column="vec", k=5, sample=12, progress=callback)
     assert len(result.per_query) == 12
     assert seen == [(i, 24) for i in range(1, 25)]  # each exact search, then each ANN search
     assert (shown.n, shown.total) == (24, 24)
     swept = bar(desc="sweep")
-    tuning.sweep(
+    sweep(
         ns, ["docs", "pts"], column="vec", k=5, sample=8, grid={"nprobes": [1, 2, 3]},
         progress=swept,
     )  # fmt: skip
@@ -100,7 +103,7 @@ def test_index_build_and_import_drive_a_bar(points) -> None:
 def test_build_ab_drives_a_bar(points) -> None:
     shown = bar(desc="A/B")
     callback, seen = recording(shown)
-    frame = tuning.build_ab(
+    frame = build_ab(
         points, ["docs", "pts"], column="vec", configs=[{"index_type": "IVF_FLAT",
         "num_partitions": 2}], sample_rows=ROWS, queries=5, k=5, progress=callback,
     )  # fmt: skip

@@ -7,15 +7,39 @@ import streamlit as st
 
 import backend
 from backend.branch_view import on_branch
-from components import branches, feedback, indexes, search, state, tables, tuning, writes
+from components import branches, feedback, indexes, state, tables, writes
 from components.connection_writes import require_namespace
+from components.search.fulltext import render_fts_search
+from components.search.plans import render_plan
+from components.search.preview import render_preview
+from components.search.tabs import (
+    TAB_AB,
+    TAB_FTS,
+    TAB_PARAMS,
+    TAB_PLAN,
+    TAB_PREVIEW,
+    TAB_RECALL,
+    TAB_SWEEP,
+    TAB_VECTOR,
+    TABS,
+    apply_shared_setting,
+    open_tabs,
+    render_table_summary,
+    render_version_input,
+    search_table,
+)
+from components.search.vector import render_vector_search
 from components.session import is_read_only
+from components.tuning.applied import render_requested_vs_applied
+from components.tuning.build_ab import render_build_ab
+from components.tuning.recall import render_recall
+from components.tuning.sweep import render_sweep
 
 st.title("Search & tune")
 badge = st.container()
 ns = require_namespace()
 tables.sync_selection()
-search.apply_shared_setting()
+apply_shared_setting()
 
 table_id = tables.render_table_picker(key_prefix=state.Search.PICKER)
 if not table_id:
@@ -25,37 +49,35 @@ branch = branches.pick_branch(table_id, key_prefix=state.Search.PICKER)
 with badge:
     branches.render_branch_badge(branch)
 ns = on_branch(ns, branch)  # every read and write below acts on the branch
-info = feedback.run(search.search_table, tuple(table_id), branch, action="Reading the table")
+info = feedback.run(search_table, tuple(table_id), branch, action="Reading the table")
 if info is None:
     st.stop()
-search.render_table_summary(info)
-version = search.render_version_input(info)
+render_table_summary(info)
+version = render_version_input(info)
 feedback.render_flash("search")
 
-tabs = dict(zip(search.TABS, search.open_tabs(), strict=True))
+tabs = dict(zip(TABS, open_tabs(), strict=True))
 panels = {
-    search.TAB_PREVIEW: lambda: search.render_preview(
-        info, version, key_prefix=state.Search.PREVIEW
-    ),
-    search.TAB_VECTOR: lambda: search.render_vector_search(ns, info, version),
-    search.TAB_FTS: lambda: search.render_fts_search(ns, info, version),
-    search.TAB_PLAN: lambda: search.render_plan(ns, info, version),
-    search.TAB_RECALL: lambda: tuning.render_recall(ns, info, version),
-    search.TAB_SWEEP: lambda: tuning.render_sweep(ns, info, version),
+    TAB_PREVIEW: lambda: render_preview(info, version, key_prefix=state.Search.PREVIEW),
+    TAB_VECTOR: lambda: render_vector_search(ns, info, version),
+    TAB_FTS: lambda: render_fts_search(ns, info, version),
+    TAB_PLAN: lambda: render_plan(ns, info, version),
+    TAB_RECALL: lambda: render_recall(ns, info, version),
+    TAB_SWEEP: lambda: render_sweep(ns, info, version),
 }
 for name, render in panels.items():
     with tabs[name]:
         if tabs[name].open:
             render()
 
-with tabs[search.TAB_AB]:
-    if tabs[search.TAB_AB].open and (comparison := tuning.render_build_ab(ns, info)):
+with tabs[TAB_AB]:
+    if tabs[TAB_AB].open and (comparison := render_build_ab(ns, info)):
         writes.start_task(comparison)
         st.rerun()
 
-with tabs[search.TAB_PARAMS]:
-    if tabs[search.TAB_PARAMS].open:
-        tuning.render_requested_vs_applied(ns, info)
+with tabs[TAB_PARAMS]:
+    if tabs[TAB_PARAMS].open:
+        render_requested_vs_applied(ns, info)
         st.subheader("Maintenance", anchor=False)
         overview = feedback.run(
             indexes.index_overview, tuple(table_id), branch, action="Listing indexes"

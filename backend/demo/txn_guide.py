@@ -36,12 +36,13 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import capabilities
 from backend.rules import batch_rules, ids
+from backend.services.search.query import iter_rows, read_rows
 
 from ..errors import make
 from ..launcher import demo
 from ..local.staging import APPEND, DELETE, UPDATE, StagedChange
 from ..services import batch_builder as bb
-from ..services import search, staged_changes, table_watch
+from ..services import staged_changes, table_watch
 from ..services.table_watch import Watcher
 from . import txn_faults as tf
 
@@ -130,7 +131,7 @@ def _column(schema: pa.Schema, names: Sequence[str], kinds: Any, what: str, tid:
 
 
 def _values(ns: Any, tid: list[str], column: str) -> Counter[str]:
-    pages = list(search.iter_rows(ns, tid, columns=[column]))
+    pages = list(iter_rows(ns, tid, columns=[column]))
     values = pa.concat_tables(pages)[column].to_pylist() if pages else []
     return Counter(str(v) for v in values if v is not None)
 
@@ -144,14 +145,14 @@ def _few(counts: Counter[str], low: int = 3, high: int = 20) -> str:
 
 
 def _append_rows(ns: Any, tid: list[str], schema: pa.Schema) -> pa.Table:
-    rows = search.read_rows(ns, tid, limit=APPEND_ROWS)
+    rows = read_rows(ns, tid, limit=APPEND_ROWS)
     text = next((c for c in FILTER_COLUMNS if c in rows.column_names), None)
     if text is not None and pa.types.is_string(rows.schema.field(text).type):
         i = rows.column_names.index(text)
         renamed = pc.binary_join_element_wise(rows[text], pa.scalar(SUFFIX), "")
         rows = rows.set_column(i, text, renamed)
     if "id" in rows.column_names and pa.types.is_integer(rows.schema.field("id").type):
-        top = pc.max(pa.concat_tables(list(search.iter_rows(ns, tid, columns=["id"])))["id"])
+        top = pc.max(pa.concat_tables(list(iter_rows(ns, tid, columns=["id"])))["id"])
         start = int(top.as_py() or 0) + 1
         new = pa.array(range(start, start + rows.num_rows), rows.schema.field("id").type)
         rows = rows.set_column(rows.column_names.index("id"), "id", new)

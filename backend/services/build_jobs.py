@@ -167,7 +167,7 @@ def param_differences(
     """The build parameters of ``index_name`` that the backend applied otherwise than asked
     (``tuning.requested_vs_applied`` against what was sent, or the backend's own record of
     the build when it keeps one); empty for other indexes or when nothing can be read."""
-    from backend.services.tuning import requested_vs_applied
+    from backend.services.tuning.applied import requested_vs_applied
 
     recorded = getattr(ns, "index_requests", None)
     asked = (recorded(list(request.id or [])) if callable(recorded) else {}).get(index_name)

@@ -4,11 +4,11 @@ same charts from the services' data.
 * index statistics (``index_overview``): :func:`coverage_figure` (indexed vs unindexed rows),
   :func:`size_figure` (size on disk), :func:`segments_figure`, :func:`history_figure`
   (coverage across versions);
-* recall (``tuning.recall``): :func:`recall_histogram`, :func:`latency_figure`;
-* the sweep (``tuning.sweep``): :func:`sweep_figure`, its Pareto front, the target line and
+* recall (``tuning.measure.recall``): :func:`recall_histogram`, :func:`latency_figure`;
+* the sweep (``tuning.sweeps.sweep``): :func:`sweep_figure`, its Pareto front, the target line and
   the cheapest setting reaching it;
-* query plans (``search.analyze``): :func:`plan_figure`, time per step;
-* build A/B (``tuning.build_ab``): :func:`ab_figure`;
+* query plans (``search.plans.analyze``): :func:`plan_figure`, time per step;
+* build A/B (``tuning.builds.build_ab``): :func:`ab_figure`;
 * versions (``versions.timeline_frame``): :func:`timeline_chart` (Vega-Lite, via Altair);
 * the transaction demo's reader (``table_watch.states_frame``): :func:`reader_figure`, what
   each poll saw of each table, before or after the batch.
@@ -28,11 +28,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from backend.services import tuning
 from backend.services import versions as vsv
+from backend.services.tuning.measure import interval_text
+from backend.services.tuning.sweeps import cheapest, pareto_front, setting_params
 
 if TYPE_CHECKING:
-    from backend.services.search import PlanNode
+    from backend.services.search.plans import PlanNode
 
 INDEXED_COLOR = "#2e7d32"
 UNINDEXED_COLOR = "#ef6c00"
@@ -300,7 +301,7 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
     """Recall against p50 latency, one point per setting, the Pareto front drawn, the target
     as a line and the cheapest setting reaching it circled."""
     labels = {
-        i: ", ".join(f"{k}={v}" for k, v in tuning.setting_params(row, keys).items()) or "defaults"
+        i: ", ".join(f"{k}={v}" for k, v in setting_params(row, keys).items()) or "defaults"
         for i, row in frame.iterrows()
     }
     brute = (
@@ -309,7 +310,7 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
         else pd.Series(False, index=frame.index)
     )
     ann = frame[~brute]  # settings that used the index; brute-force ones drawn apart
-    front = tuning.pareto_front(ann)
+    front = pareto_front(ann)
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -321,7 +322,7 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
                 "arrayminus": ann["recall"] - ann["recall_low"],
             },
             customdata=[
-                [tuning.interval_text(low, high)]
+                [interval_text(low, high)]
                 for low, high in zip(ann["recall_low"], ann["recall_high"], strict=True)
             ],
             hovertemplate="%{text}<br>recall %{y:.3f} (95% interval %{customdata[0]})"
@@ -352,7 +353,7 @@ def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.
         y=target, line={"dash": "dash", "color": "#d62728"},
         annotation_text=f"target {target:.2f}", annotation_position="bottom right",
     )  # fmt: skip
-    best = tuning.cheapest(frame, target)
+    best = cheapest(frame, target)
     if best is not None:
         fig.add_trace(
             go.Scatter(

@@ -1,6 +1,6 @@
 """Export of table data, on any backend: Parquet, CSV or Arrow IPC file, streamed in batches.
 The local backend scans the dataset at the version asked for; the REST backend pages through
-QueryTable (``services.search.iter_rows``). CSV cannot hold vector, list or struct columns:
+QueryTable (``services.search.query.iter_rows``). CSV cannot hold vector, list or struct columns:
 they are refused by name unless the caller asks to leave them out."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from lance_namespace.errors import ErrorCode
 
 from backend.rules import filter_errors, filter_rules, ids, query_rules
 from backend.services import catalog_views
+from backend.services.search.query import count_rows, iter_rows, query_request, run_query
 
 from ..branch_view import branch_name, branch_of
 from ..errors import guarded, invalid, make
-from . import search
 from .imports import Progress, check_format, conform, table_name, writes_locally
 
 EXPORT_FORMATS: tuple[str, ...] = ("parquet", "csv", "arrow")
@@ -182,16 +182,16 @@ def export_table(
                 raise make(
                     ErrorCode.INVALID_TABLE_STATE, f"table {name} is declared but holds no data"
                 )
-        full = search.run_query(ns, search.query_request(table_id, k=1, version=version)).schema
+        full = run_query(ns, query_request(table_id, k=1, version=version)).schema
         chosen = _pick_columns(full, columns, fmt, drop_nested, name)
-        total = search.count_rows(ns, table_id, version=version, filter=filter)
+        total = count_rows(ns, table_id, version=version, filter=filter)
         if total > query_rules.MAX_OFFSET:
             raise invalid(
                 f"{total:,} rows: QueryTable pages reach offset {query_rules.MAX_OFFSET:,} at "
                 "most; narrow the export with a filter"
             )
         schema = pa.schema([full.field(c) for c in chosen])
-        pages = search.iter_rows(ns, table_id, columns=chosen, version=version, filter=filter)
+        pages = iter_rows(ns, table_id, columns=chosen, version=version, filter=filter)
         batches = (b for page in pages for b in conform(iter(page.to_batches()), schema))
     counter = _Counter(out)
     sink = pa.PythonFile(counter, mode="w")

@@ -101,7 +101,8 @@ def query(
     returned.
     ``params``: other QueryTable fields (``nprobes``, ``refine_factor``, ``distance_type``,
     ``version``, ``offset``, ``prefilter``, ...)."""
-    from backend.services import search
+    from backend.services.search.query import query_request, run_query
+    from backend.services.search.table import search_table
 
     tid = ids.check_id(table_id)
     if text is not None and vector is not None:
@@ -109,7 +110,7 @@ def query(
             "give a vector or a text, not both (hybrid search is not supported)"
         )
     if text is not None:
-        searched = list(text_columns or search.search_table(ns, tid).fts_indexes)
+        searched = list(text_columns or search_table(ns, tid).fts_indexes)
         if not searched:
             raise InvalidInputError("the table has no full-text index: name text_columns=[...]")
         params["full_text_query"] = {"string_query": {"query": text, "columns": searched}}
@@ -117,8 +118,8 @@ def query(
         values = [float(x) for x in (vector.tolist() if hasattr(vector, "tolist") else vector)]
         params["vector"] = values
         params["vector_column"] = vector_column(ns, tid, column)
-    request = search.query_request(tid, k=int(k), filter=filter, columns=columns, **params)
-    return search.run_query(ns, request)
+    request = query_request(tid, k=int(k), filter=filter, columns=columns, **params)
+    return run_query(ns, request)
 
 
 def query_df(

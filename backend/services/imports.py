@@ -58,11 +58,11 @@ from backend.arrow.import_types import schema_differences, type_rows
 from backend.arrow.ipc import MAX_BODY_BYTES
 from backend.rules import ids, request_rules
 from backend.services import catalog_views
+from backend.services.search.query import abbreviate, query_request, run_query
 from backend.text import human_bytes
 
 from ..branch_view import branch_of
 from ..errors import guarded, invalid, make
-from . import search
 
 Progress = Callable[[int, "int | None"], None]
 Source = bytes | bytearray | memoryview | IO[bytes]
@@ -415,7 +415,7 @@ def inspect_upload(source: Source, fmt: str, *, sample_rows: int = SAMPLE_ROWS) 
         if first is not None
         else upload.schema.empty_table()
     )
-    sample = search.abbreviate(head).copy(deep=True)  # no view into the upload's memory
+    sample = abbreviate(head).copy(deep=True)  # no view into the upload's memory
     return ImportPreview(fmt, upload.schema, rows, sample, size)
 
 
@@ -556,7 +556,7 @@ def table_arrow_schema(ns: LanceNamespace, table_id: Sequence[str]) -> pa.Schema
             ErrorCode.INVALID_TABLE_STATE,
             f"table {table_name(ns, table_id)} is declared but holds no data yet",
         )
-    return search.run_query(ns, search.query_request(table_id, k=1)).schema
+    return run_query(ns, query_request(table_id, k=1)).schema
 
 
 def _keys(mode: str, on: Sequence[str] | None) -> list[str]:

@@ -1045,7 +1045,7 @@ def annotate(ns: Any, job_id: str, **details: Any) -> None:
 
 
 def _local_only(ns: Any) -> str | None:
-    from .tuning import MAINTENANCE_UNSUPPORTED
+    from .tuning.optimize import MAINTENANCE_UNSUPPORTED
 
     return None if callable(getattr(ns, "compact_files", None)) else MAINTENANCE_UNSUPPORTED
 
@@ -1080,7 +1080,7 @@ def _check_compact(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, 
 
 
 def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .tuning import compact_files
+    from .tuning.optimize import compact_files
 
     def progress(event: Mapping[str, Any]) -> None:
         if event.get("checkpoint"):
@@ -1097,7 +1097,7 @@ def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) ->
 
 
 def _optimize(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .tuning import optimize_indexes
+    from .tuning.optimize import optimize_indexes
 
     ctx.progress("adding the unindexed rows to the indexes", None)
     return optimize_indexes(ns, list(table_id))
@@ -1146,13 +1146,14 @@ def _lance_cleanup(ns: Any, params: Mapping[str, Any]) -> bool:
 
 
 def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from . import lifecycle, tuning
+    from . import lifecycle
+    from .tuning.optimize import cleanup_old_versions
 
     keep_last, older_than = _cleanup_policy(params)
     if _lance_cleanup(ns, params):
         days = params["older_than_days"]
         ctx.progress(f"removing the versions older than {plural(days, 'day')}", None)
-        out = tuning.cleanup_old_versions(ns, list(table_id), days)
+        out = cleanup_old_versions(ns, list(table_id), days)
         return {
             "deleted_versions": list(out.get("removed_versions") or []),
             "kept_versions": out.get("versions_after"),

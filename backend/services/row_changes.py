@@ -33,9 +33,9 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend.rules import ids, query_rules
 from backend.services.change_log import Progress, _branch_of, _dataset, _parent
+from backend.services.search.query import count_rows, iter_rows
 
 from ..errors import guarded, invalid, make
-from . import search
 
 ROW_CHANGES_MAX_ROWS = 1_000_000
 
@@ -214,7 +214,7 @@ class _Side:
     def rows(self) -> int:
         if self.ds is not None:
             return int(self.ds.count_rows())
-        return search.count_rows(
+        return count_rows(
             self.ns, self.table_id, version=self.version, filter=None, branch=self.branch
         )
 
@@ -222,9 +222,7 @@ class _Side:
         if self.ds is not None:
             yield from self.ds.to_batches(batch_size=PAGE_ROWS)
         else:
-            yield from search.iter_rows(
-                self.ns, self.table_id, version=self.version, branch=self.branch
-            )
+            yield from iter_rows(self.ns, self.table_id, version=self.version, branch=self.branch)
 
 
 def _side(ns: Any, table_id: list[str], branch: str | None, version: int) -> _Side:

@@ -51,10 +51,17 @@ from backend import gate
 from backend.arrow import ipc
 from backend.rules import filter_errors, ids, request_rules, row_rules
 from backend.services import catalog_views
+from backend.services.search.preview import preview
+from backend.services.search.query import (
+    abbreviate,
+    count_rows,
+    iter_rows,
+    query_request,
+    run_query,
+)
 
 from ..errors import ENGINE_TEXT_CHARS, clean_text, guarded, invalid, make
 from ..text import plural
-from . import search
 
 OPERATION = "delete_from_table"  # the spec's operation: its role and its audit name
 SAMPLE_ROWS = 20
@@ -112,7 +119,7 @@ def preview_delete(
 ) -> DeletePreview:
     """How many rows ``filter`` matches at the latest version, and up to ``sample`` of them."""
     request = check_filter(ns, table_id, filter)
-    shown = search.preview(ns, list(table_id), filter=request.predicate, limit=sample)
+    shown = preview(ns, list(table_id), filter=request.predicate, limit=sample)
     return DeletePreview(int(shown.total or 0), shown.rows)
 
 
@@ -161,7 +168,7 @@ def delete_rows(
             done = dataset.delete(text, conflict_retries=0)
             deleted = int((done or {}).get("num_deleted_rows", count))
             return RowsDeleted(tuple(tid), text, deleted, int(dataset.version))
-    count = search.count_rows(ns, tid, version=None, filter=text)
+    count = count_rows(ns, tid, version=None, filter=text)
     _check_count(ns, tid, count, expected_count)
     answer = ns.delete_from_table(request)
     version = answer.version if answer.version is not None else None
@@ -267,9 +274,9 @@ def _projection(
     value (``_new_<i>``), evaluated by the engine (QueryTable's column aliases)."""
     aliases = {name: name for name in schema.names}
     aliases.update({f"_new_{i}": str(e) for i, (_, e) in enumerate(updates)})
-    request = search.query_request(table_id, k=max(1, limit), filter=filter or None)
+    request = query_request(table_id, k=max(1, limit), filter=filter or None)
     request.columns = QueryTableRequestColumns(column_aliases=aliases)
-    return search.run_query(ns, request)
+    return run_query(ns, request)
 
 
 def check_values(
@@ -316,11 +323,11 @@ def preview_update(
     pairs = [(str(c), str(e)) for c, e in request.updates or []]
     check_values(ns, tid, schema, pairs)
     where = request.predicate
-    count = search.count_rows(ns, tid, version=None, filter=where)
+    count = count_rows(ns, tid, version=None, filter=where)
     shown = _projection(ns, tid, schema, pairs, filter=where, limit=sample)
     for i, (column, expr) in enumerate(pairs):
         _check_cast(column, expr, shown[f"_new_{i}"], schema.field(column).type)
-    frame = search.abbreviate(shown)
+    frame = abbreviate(shown)
     frame = frame.rename(columns={f"_new_{i}": f"{_NEW}{c}" for i, (c, _) in enumerate(pairs)})
     order: list[str] = []
     for name in schema.names:
@@ -364,7 +371,7 @@ def update_rows(
                 done = dataset.update(dict(pairs), where=where, conflict_retries=0)
                 updated = int((done or {}).get("num_rows_updated", count))
                 return RowsUpdated(tuple(tid), pairs, where or "", updated, int(dataset.version))
-        count = search.count_rows(ns, tid, version=None, filter=where)
+        count = count_rows(ns, tid, version=None, filter=where)
         _check_count(ns, tid, count, expected_count, "update")
         answer = ns.update_table(request)
     except Exception as exc:
@@ -467,7 +474,7 @@ def _key_pages(ns: Any, table_id: list[str], on: list[str], version: int) -> Ite
         for batch in dataset.to_batches(columns=on, batch_size=DRY_RUN_PAGE_ROWS):
             yield pa.Table.from_batches([batch])
         return
-    yield from search.iter_rows(ns, table_id, columns=on, version=version)
+    yield from iter_rows(ns, table_id, columns=on, version=version)
 
 
 def _dry_run(ns: Any, table_id: list[str], data: pa.Table, on: list[str]) -> tuple[int, ...]:
@@ -476,7 +483,7 @@ def _dry_run(ns: Any, table_id: list[str], data: pa.Table, on: list[str]) -> tup
     version = catalog_views.latest_version(ns, table_id)
     if version is None:
         raise make(ErrorCode.INVALID_TABLE_STATE, f"{_name(ns, table_id)} holds no data yet")
-    total = search.count_rows(ns, table_id, version=version, filter=None)
+    total = count_rows(ns, table_id, version=version, filter=None)
     if total > DRY_RUN_MAX_ROWS:
         raise invalid(
             f"{_name(ns, table_id)} has {total:,} rows: a dry run reads the key columns of every "

@@ -304,9 +304,9 @@ def preview_alter(
 
 
 def _null_count(ns: LanceNamespace, table_id: list[str], column: str) -> int:
-    from . import search
+    from backend.services.search.query import count_rows
 
-    return int(search.count_rows(ns, table_id, version=None, filter=f"`{column}` IS NULL"))
+    return int(count_rows(ns, table_id, version=None, filter=f"`{column}` IS NULL"))
 
 
 def alter_columns(

@@ -30,11 +30,12 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import gate
 from backend.rules import filter_rules, ids, row_rules
+from backend.services.search.query import count_rows
 
 from ..errors import guarded, invalid, make
 from ..local import staging
 from ..local.staging import StagedChange
-from . import row_changes, rows, search
+from . import row_changes, rows
 
 STAGE = "stage_change"  # the audit log's name (and role) of staging a change
 DISCARD = "discard_staged"
@@ -74,7 +75,7 @@ def _pairs(assignments: Any) -> dict[str, str]:
 
 
 def _matched(ns: Any, table_id: list[str], predicate: str | None, verb: str) -> int:
-    count = search.count_rows(ns, table_id, version=None, filter=predicate)
+    count = count_rows(ns, table_id, version=None, filter=predicate)
     if count == 0:
         raise make(
             ErrorCode.INVALID_INPUT,

@@ -43,8 +43,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend import capabilities
 from backend.rules import ids
-
-from . import search
+from backend.services.search.query import count_rows
 
 POLL_ATTEMPTS = 5
 FRAME_COLUMNS = ["at", "poll", "table", "version", "rows"]
@@ -92,7 +91,7 @@ def _read(ns: LanceNamespace, table_id: list[str]) -> Reading:
     if total is not None:
         rows = int(total)
     else:  # a server that reports no detail: count at the version read
-        rows = search.count_rows(ns, table_id, version=version, filter=None)
+        rows = count_rows(ns, table_id, version=version, filter=None)
     return Reading(tuple(table_id), version, rows)
 
 

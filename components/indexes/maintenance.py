@@ -34,12 +34,12 @@ def render_maintenance(
     (``health.follow_latest``). Over REST: why not. Returns the job a button asked for (the
     page submits it: ``components.writes.submit_job``). The Indexes page offers these in its
     Health panel (``components.health.render_actions``, with Clean up)."""
-    from backend.services import tuning
+    from backend.services.tuning.optimize import MAINTENANCE_UNSUPPORTED
 
     tid = tuple(table_id)
     if not caps.maintenance:
         if lagging:
-            st.caption(":material/info: " + feedback.as_text(tuning.MAINTENANCE_UNSUPPORTED))
+            st.caption(":material/info: " + feedback.as_text(MAINTENANCE_UNSUPPORTED))
         return None
     asked: JobRequest | None = None
     latest = (

@@ -38,8 +38,17 @@ from backend import audit
 from backend.branch_view import BranchView, on_branch
 from backend.gate import Actor, gate
 from backend.local import branch_indexes
-from backend.services import branches, exports, imports, search, tuning
+from backend.services import branches, exports, imports
 from backend.services import index_overview as ixo
+from backend.services.search.fulltext import fts_search
+from backend.services.search.plans import analyze, explain
+from backend.services.search.preview import preview
+from backend.services.search.query import count_rows, query_request
+from backend.services.search.table import search_table
+from backend.services.search.vector import vector_search
+from backend.services.tuning.measure import recall, sample_queries
+from backend.services.tuning.optimize import compact_files, optimize_indexes
+from components.snippets import search_snippets
 from tests.support import create_table, make_table, metric_distances, table_location
 
 TID = ["t"]
@@ -99,9 +108,9 @@ def test_counts_and_stats_read_the_branch(diverged: ln.LanceNamespace) -> None:
     ns, dev = diverged, on_branch(diverged, "dev")
     rows = _rows(_dev(ns))
     wanted = pc.sum(pc.greater_equal(rows["id"], 100)).as_py()
-    assert search.count_rows(dev, TID, version=None, filter="id >= 100") == wanted == 10
-    assert search.count_rows(dev, TID, version=None, filter=None) == rows.num_rows == 32
-    assert search.count_rows(ns, TID, version=None, filter=None) == _main(ns).count_rows() == 35
+    assert count_rows(dev, TID, version=None, filter="id >= 100") == wanted == 10
+    assert count_rows(dev, TID, version=None, filter=None) == rows.num_rows == 32
+    assert count_rows(ns, TID, version=None, filter=None) == _main(ns).count_rows() == 35
     stats = dev.get_table_stats(ln.GetTableStatsRequest(id=TID))
     fragments = _dev(ns).get_fragments()  # the stats count stored rows, deleted ones too
     assert stats.num_rows == sum(f.metadata.physical_rows for f in fragments) == 40
@@ -113,40 +122,40 @@ def test_local_preview_search_and_plans_read_the_branch(
 ) -> None:
     ns, dev = local_diverged, on_branch(local_diverged, "dev")
     rows = _rows(_dev(ns))
-    shown = search.preview(dev, TID, filter="id >= 5", columns=["id", "cat"], limit=100)
+    shown = preview(dev, TID, filter="id >= 5", columns=["id", "cat"], limit=100)
     expected = rows.filter(pc.greater_equal(rows["id"], 5))
     assert shown.total == expected.num_rows
     assert sorted(shown.rows["id"]) == expected["id"].to_pylist()
     assert 200 not in set(shown.rows["id"]) and 100 in set(shown.rows["id"])
 
-    info = search.search_table(dev, TID)
+    info = search_table(dev, TID)
     assert (info.branch, info.num_rows, info.latest_version) == ("dev", 32, _dev(ns).version)
-    assert search.search_table(ns, TID).num_rows == 35
+    assert search_table(ns, TID).num_rows == 35
 
     # an exact vector search: the branch's nearest rows, by numpy over the branch's vectors
     data = np.array(rows["vec"].to_pylist(), dtype=np.float32)
     query = data[rows["id"].to_pylist().index(103)]
-    found = search.vector_search(
+    found = vector_search(
         dev, TID, query.tolist(), column="vec", k=5, distance_type="l2", bypass_vector_index=True
     )
     order = np.argsort(metric_distances(data, query, "l2"), kind="stable")[:5]
     assert found.table["id"].to_pylist() == [rows["id"][int(i)].as_py() for i in order]
 
     # the plans scan the branch's rows
-    analyzed = search.analyze(dev, search.query_request(TID, k=1000))
+    analyzed = analyze(dev, query_request(TID, k=1000))
     assert f"output_rows={rows.num_rows}" in analyzed and "tree/dev" in analyzed
-    assert "tree/dev" in search.explain(dev, search.query_request(TID, k=3, filter="id > 3"))
-    assert "tree/dev" not in search.explain(ns, search.query_request(TID, k=3))
+    assert "tree/dev" in explain(dev, query_request(TID, k=3, filter="id > 3"))
+    assert "tree/dev" not in explain(ns, query_request(TID, k=3))
 
 
 def test_local_recall_samples_the_branch(local_diverged: ln.LanceNamespace) -> None:
     ns, dev = local_diverged, on_branch(local_diverged, "dev")
     rows = _rows(_dev(ns))
-    drawn = tuning.sample_queries(dev, TID, "vec", rows.num_rows, 0)
+    drawn = sample_queries(dev, TID, "vec", rows.num_rows, 0)
     assert sorted(tuple(q.vector) for q in drawn) == sorted(
         tuple(float(x) for x in v) for v in rows["vec"].to_pylist()
     )
-    measured = tuning.recall(dev, TID, column="vec", k=3, sample=8, bypass_vector_index=True)
+    measured = recall(dev, TID, column="vec", k=3, sample=8, bypass_vector_index=True)
     assert measured.mean == 1.0 and len(measured.query_rows) == 8
     main_vectors = {tuple(v) for v in _rows(_main(ns))["vec"].to_pylist()}
     assert any(tuple(q.vector) not in main_vectors for q in drawn)  # the branch's own rows
@@ -159,23 +168,23 @@ def test_rest_refuses_the_reads_its_server_answers_for_main(rest_server, tmp_pat
     _dev(ns).insert(make_table(10, start=100, dim=DIM, seed=1))
     dev = on_branch(ns, "dev")
     for read in (
-        lambda: search.preview(dev, TID),
-        lambda: search.search_table(dev, TID),
+        lambda: preview(dev, TID),
+        lambda: search_table(dev, TID),
         lambda: ixo.index_overview(dev, TID),
-        lambda: search.explain(dev, search.query_request(TID, k=3)),
-        lambda: search.analyze(dev, search.query_request(TID, k=3)),
+        lambda: explain(dev, query_request(TID, k=3)),
+        lambda: analyze(dev, query_request(TID, k=3)),
         lambda: exports.export_table(dev, TID, "arrow", io.BytesIO()),
     ):
         with pytest.raises(UnsupportedOperationError, match=IGNORED):
             read()
     with pytest.raises(UnsupportedOperationError, match=IGNORED):
-        search.preview(dev, TID)  # learnt once: refused again before anything is read
+        preview(dev, TID)  # learnt once: refused again before anything is read
     probes = [
         e for e in ns.wire_log if e.op == "query_table" and "console-probe-" in str(e.request_body)
     ]
     assert len(probes) == 1
     # the reads it honours answer for the branch
-    assert search.count_rows(dev, TID, version=None, filter=None) == _dev(ns).count_rows() == 40
+    assert count_rows(dev, TID, version=None, filter=None) == _dev(ns).count_rows() == 40
 
 
 # -- indexes ----------------------------------------------------------------------------------------
@@ -201,7 +210,7 @@ def test_local_index_build_listing_stats_search_and_drop_on_a_branch(
     assert (stats.num_indexed_rows, stats.num_unindexed_rows) == (rows.num_rows, 0)
 
     # a full-text search finds the branch's rows: those whose text has the word
-    found = search.fts_search(dev, TID, "105", columns=["text"], k=20)
+    found = fts_search(dev, TID, "105", columns=["text"], k=20)
     words = pc.utf8_split_whitespace(rows["text"])
     has = [("105" in w) for w in words.to_pylist()]
     assert found.table["id"].to_pylist() == rows.filter(pa.array(has))["id"].to_pylist() == [105]
@@ -291,7 +300,7 @@ def test_rest_reports_an_index_build_its_server_applied_to_main(rest_server) -> 
 def test_local_maintenance_on_a_branch(local_diverged: ln.LanceNamespace) -> None:
     ns, dev = local_diverged, on_branch(local_diverged, "dev")
     before = _state(ns)
-    done = tuning.compact_files(dev, TID)
+    done = compact_files(dev, TID)
     after = _state(ns)
     assert (after[0], after[1]) == (before[0], before[1])  # main untouched
     assert after[3].equals(before[3])  # the branch's rows kept
@@ -363,7 +372,7 @@ def test_an_unknown_branch_is_refused_and_nothing_changes(diverged: ln.LanceName
     nope = on_branch(ns, "nope")
     before = _state(ns)
     for call in (
-        lambda: search.count_rows(nope, TID, version=None, filter=None),
+        lambda: count_rows(nope, TID, version=None, filter=None),
         lambda: nope.insert_into_table(
             ln.InsertIntoTableRequest(id=TID), ipc_bytes(make_table(1, start=500, dim=DIM))
         ),
@@ -414,7 +423,7 @@ def test_branch_writes_pass_the_gate_and_are_audited_with_their_branch(
     imports.import_table(dev, TID, _parquet(make_table(1, start=400, dim=DIM)), "parquet",
                          mode="append")  # fmt: skip
     ixo.create_index(dev, ln.CreateTableIndexRequest(id=TID, column="id", index_type="BTREE"))
-    tuning.optimize_indexes(dev, TID)
+    optimize_indexes(dev, TID)
     entries = [e for e in log.entries() if e.outcome == audit.OK]
     ops = {e.operation: e for e in entries}
     assert {"import_table", "create_table_scalar_index", "optimize_indexes"} <= set(ops)
@@ -441,7 +450,7 @@ def test_the_search_snippets_name_the_branch_and_run_on_it(
     plain pylance) search the branch when run."""
     ns = local_diverged
     connect = f"ns = backend.connect({str(ns.local_path)!r})"
-    console, pylance = tuning.python_snippets(
+    console, pylance = search_snippets(
         connect, TID, "vec", 4, {"bypass_vector_index": True}, branch="dev"
     )
     assert "branch='dev'" in console and ".checkout_version(('dev', None))" in pylance
@@ -475,7 +484,7 @@ def test_an_object_store_root_reads_and_writes_the_branch(s3_root) -> None:
     ixo.create_index(dev, ln.CreateTableIndexRequest(id=TID, column="id", index_type="BTREE"))
     expected = pa.concat_tables([make_table(12), extra]).sort_by("id")
     assert _rows(opened("dev")).equals(expected)
-    assert search.count_rows(dev, TID, version=None, filter="id >= 50") == 3
+    assert count_rows(dev, TID, version=None, filter="id >= 50") == 3
     assert list(ixo.index_overview(dev, TID)["indexed_rows"]) == [15]
     out = io.BytesIO()
     exports.export_table(dev, TID, "arrow", out)

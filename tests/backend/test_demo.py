@@ -69,18 +69,21 @@ def test_summary_describes_what_was_built(built, ns: LocalNamespace) -> None:
 def test_passages_table_is_made_for_tuning(built, ns: LocalNamespace) -> None:
     """At least 20,000 rows of 64-dim vectors, an IVF index whose recall depends on nprobes,
     a full-text index, and an embedding the console can run for text queries."""
-    from backend.services import search, tuning
+    from backend.services.search.embedding import embed_text
+    from backend.services.search.table import search_table
+    from backend.services.search.vector import vector_search
+    from backend.services.tuning.sweeps import sweep
 
-    info = search.search_table(ns, PASSAGES)
+    info = search_table(ns, PASSAGES)
     assert info.num_rows is not None and info.num_rows >= 20_000
     assert info.column("vector").dim == demo.VECTOR_DIM >= 64
     assert info.vector_indexes["vector"]["type"].startswith("IVF")
     assert "passage" in info.fts_indexes
     assert info.embedding == demo.EMBEDDING_FUNCTION
-    query = search.embed_text(info.properties, "parse command line arguments")
-    found = search.vector_search(ns, PASSAGES, query, column="vector", k=5, nprobes=8)
+    query = embed_text(info.properties, "parse command line arguments")
+    found = vector_search(ns, PASSAGES, query, column="vector", k=5, nprobes=8)
     assert "argparse" in found.table.column("module").to_pylist()
-    frame = tuning.sweep(ns, PASSAGES, column="vector", sample=20, grid={"nprobes": [1, 32]})
+    frame = sweep(ns, PASSAGES, column="vector", sample=20, grid={"nprobes": [1, 32]})
     low, high = frame["recall"].tolist()
     assert low < high and high >= 0.8
 

@@ -17,7 +17,11 @@ from lance_namespace.errors import InvalidInputError
 
 import backend
 from backend.rules import filter_errors
-from backend.services import exports, search
+from backend.services import exports
+from backend.services.search.fulltext import fts_search
+from backend.services.search.preview import preview
+from backend.services.search.query import count_rows
+from backend.services.search.vector import vector_search
 from tests.support import create_table, search_rows
 
 T = ["t"]
@@ -39,11 +43,11 @@ def table_ns(ns: Any) -> Any:
 
 def _paths(ns: Any, flt: str) -> dict[str, Callable[[], Any]]:
     return {
-        "preview": lambda: search.preview(ns, T, filter=flt),
-        "vector": lambda: search.vector_search(ns, T, [0.5] * 8, column="vec", filter=flt),
-        "fts": lambda: search.fts_search(ns, T, "lance", columns=["text"], filter=flt),
+        "preview": lambda: preview(ns, T, filter=flt),
+        "vector": lambda: vector_search(ns, T, [0.5] * 8, column="vec", filter=flt),
+        "fts": lambda: fts_search(ns, T, "lance", columns=["text"], filter=flt),
         "export": lambda: exports.export_table(ns, T, "parquet", io.BytesIO(), filter=flt),
-        "count": lambda: search.count_rows(ns, T, version=None, filter=flt),
+        "count": lambda: count_rows(ns, T, version=None, filter=flt),
         "delete": lambda: ns.delete_from_table(DeleteFromTableRequest(id=T, predicate=flt)),
     }
 
@@ -90,14 +94,14 @@ def test_every_filter_path_says_what_is_wrong(table_ns: Any, flt: str, expected:
         assert engine and engine != message, path
         assert ".rs:" not in engine, (path, engine)
     # nothing was deleted by the refused delete
-    assert search.count_rows(table_ns, T, version=None, filter=None) == 40
+    assert count_rows(table_ns, T, version=None, filter=None) == 40
 
 
 def test_a_good_filter_and_other_errors_are_left_alone(table_ns: Any) -> None:
-    assert search.count_rows(table_ns, T, version=None, filter="module = 'json'") == 20
+    assert count_rows(table_ns, T, version=None, filter="module = 'json'") == 20
     # a wrong vector dimension is not a filter error: not rewritten as one
     with pytest.raises(Exception) as caught:
-        search.vector_search(table_ns, T, [0.5] * 3, column="vec", filter="id > 1")
+        vector_search(table_ns, T, [0.5] * 3, column="vec", filter="id > 1")
     assert "the filter" not in str(caught.value)
     assert not getattr(caught.value, "in_user_terms", False)
     # the engine's words made one readable line (its own text kept behind the expander)

@@ -23,7 +23,10 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 from backend.rules import filter_rules
-from backend.services import catalog_views, exports, rows, search
+from backend.services import catalog_views, exports, rows
+from backend.services.search.preview import preview
+from backend.services.search.query import count_rows
+from backend.services.search.vector import vector_search
 from tests.support import create_table, ipc_stream_bytes, search_rows
 
 T = ["orders"]
@@ -141,14 +144,12 @@ def _filter_paths(ns: Any, text: str) -> dict[str, Callable[[], Any]]:
     calls."""
     vec_t = ["vecs"]
     return {
-        "preview": lambda: search.preview(ns, T, filter=text),
-        "count": lambda: search.count_rows(ns, T, version=None, filter=text),
+        "preview": lambda: preview(ns, T, filter=text),
+        "count": lambda: count_rows(ns, T, version=None, filter=text),
         "export": lambda: exports.export_table(ns, T, "csv", io.BytesIO(), filter=text),
         "delete preview": lambda: rows.preview_delete(ns, T, text),
         "delete rows": lambda: rows.delete_rows(ns, T, text),
-        "vector search": lambda: search.vector_search(
-            ns, vec_t, [0.5] * 8, column="vec", filter=text
-        ),
+        "vector search": lambda: vector_search(ns, vec_t, [0.5] * 8, column="vec", filter=text),
         "raw count_table_rows": lambda: ns.count_table_rows(
             CountTableRowsRequest(id=T, predicate=text)
         ),
@@ -184,7 +185,7 @@ def _filter_paths(ns: Any, text: str) -> dict[str, Callable[[], Any]]:
 
 def _state(ns: Any) -> tuple[Any, ...]:
     return tuple(
-        (catalog_views.latest_version(ns, t), search.count_rows(ns, t, version=None, filter=None))
+        (catalog_views.latest_version(ns, t), count_rows(ns, t, version=None, filter=None))
         for t in (T, ["vecs"])
     )
 
@@ -207,8 +208,8 @@ def test_every_filter_path_refuses_and_changes_nothing(
 def test_literal_cases_give_lances_own_counts(orders_ns: Any, tmp_path: Any, text: str) -> None:
     ns = orders_ns
     own = lance.write_dataset(_orders(), str(tmp_path / "own.lance")).count_rows(text)
-    assert search.count_rows(ns, T, version=None, filter=text) == own
-    assert search.preview(ns, T, filter=text).total == own
+    assert count_rows(ns, T, version=None, filter=text) == own
+    assert preview(ns, T, filter=text).total == own
     assert rows.preview_delete(ns, T, text).count == own
     out = io.BytesIO()
     assert exports.export_table(ns, T, "csv", out, filter=text).rows == own
@@ -218,5 +219,5 @@ def test_a_literal_delete_deletes_what_it_says(orders_ns: Any) -> None:
     ns = orders_ns
     done = rows.delete_rows(ns, T, "customer = 'a;b' OR note = 'x -- y'", expected_count=3)
     assert done.deleted == 3
-    left = search.preview(ns, T).rows
+    left = preview(ns, T).rows
     assert sorted(left["customer"]) == ["Al", "Bob", "it's"]

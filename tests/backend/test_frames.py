@@ -11,8 +11,9 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 from lance_namespace.errors import InvalidInputError, TableNotFoundError
 
-from backend.services import frames, tuning
+from backend.services import frames
 from backend.services import tags as tagsv
+from backend.services.tuning.measure import RecallResult
 from tests.support import make_table, search_rows
 
 T = ["docs", "points"]
@@ -110,7 +111,7 @@ def test_versions_and_tags_frames(ns) -> None:
 
 def test_recall_result_repr_is_a_summary() -> None:
     per_query = [1.0, 0.9, 0.8, 1.0] * 25
-    result = tuning.RecallResult(
+    result = RecallResult(
         k=10, per_query=per_query, ann_ms=[1.0] * 100, exact_ms=[3.0] * 100,
         query_params={"nprobes": 4},
     )  # fmt: skip
@@ -121,4 +122,4 @@ def test_recall_result_repr_is_a_summary() -> None:
     assert "nprobes=4" in text and "ANN p50 1.00 ms" in text
     assert "[" not in text and len(text) < 250  # not every per-query float
     assert str(result) == text
-    assert "no queries" in repr(tuning.RecallResult(k=5, per_query=[], ann_ms=[], exact_ms=[]))
+    assert "no queries" in repr(RecallResult(k=5, per_query=[], ann_ms=[], exact_ms=[]))

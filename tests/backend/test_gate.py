@@ -240,7 +240,8 @@ def test_a_dataset_from_the_gate_reads_but_never_writes_around_it(
 def test_an_actor_without_a_role_reads_nothing(built, tmp_path: Path) -> None:
     """Deny by default: every read of a user without a role is refused below the pages (spec
     reads, the console's own reads, datasets, the REST dispatcher); a viewer reads."""
-    from backend.services import search
+    from backend.services.search.preview import preview
+    from backend.services.search.query import read_rows
 
     ns, _root = built
     log = audit.AuditLog(tmp_path / "audit")
@@ -265,11 +266,11 @@ def test_an_actor_without_a_role_reads_nothing(built, tmp_path: Path) -> None:
         with pytest.raises(PermissionDeniedError):
             nobody.call("list_tables", {"id": ["a"]})
     with pytest.raises(PermissionDeniedError):
-        search.read_rows(nobody, ["a", "t0"], limit=5)  # the pages' row reads
+        read_rows(nobody, ["a", "t0"], limit=5)  # the pages' row reads
     with pytest.raises(PermissionDeniedError):
-        search.preview(nobody, ["a", "t0"])
+        preview(nobody, ["a", "t0"])
     assert nobody.capabilities() is not None  # reads no data of the namespace
     assert log.entries() == []  # reads are not audited
     viewer = gate(ns, actor=Actor("vi@example.com", access.VIEWER), connection="c")
     assert viewer.list_tables(ListTablesRequest(id=["a"])).tables
-    assert search.read_rows(viewer, ["a", "t0"], limit=5).num_rows > 0
+    assert read_rows(viewer, ["a", "t0"], limit=5).num_rows > 0

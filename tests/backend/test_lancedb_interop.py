@@ -38,7 +38,8 @@ from lance_namespace.errors import ConcurrentModificationError
 import backend
 from backend.errors import is_commit_conflict
 from backend.paging import list_all
-from backend.services import search
+from backend.services.search.query import DISTANCE
+from backend.services.search.vector import vector_search
 from tests.backend.lancedb_app import rows as app_rows
 from tests.backend.s3_support import stage_version_s3_isolated
 from tests.support import batch, create_table, op_declare, op_version, stage_version
@@ -139,14 +140,14 @@ def test_console_sees_and_searches_lancedb_tables(target: Target, tmp_path: Path
     table = [NS, "ldb1"]
     data = target.dataset(table).to_table()
     query = [12.2, 5.1, 0.2, 1.0]
-    found = search.vector_search(
+    found = vector_search(
         target.ns, table, query, column="vector", k=3, distance_type="l2", columns=["id"]
     )
     distances = ((vectors_of(data) - np.array(query)) ** 2).sum(axis=1)
     expected = [data.column("id").to_pylist()[i] for i in np.argsort(distances)[:3]]
     assert found.table.column("id").to_pylist() == expected
     np.testing.assert_allclose(
-        found.table.column(search.DISTANCE).to_numpy(), np.sort(distances)[:3], rtol=1e-5
+        found.table.column(DISTANCE).to_numpy(), np.sort(distances)[:3], rtol=1e-5
     )
 
 

@@ -28,9 +28,10 @@ from lance_namespace.errors import (
 import backend
 from backend import access, audit, capabilities
 from backend.gate import Actor, gate
-from backend.services import health, tuning
+from backend.services import health
 from backend.services import maintenance as mt
 from backend.services.maintenance import store
+from backend.services.tuning.optimize import MAINTENANCE_UNSUPPORTED, cleanup_old_versions
 from tests.support import create_table, table_location, tree_digest
 
 NS = ["a"]
@@ -298,7 +299,7 @@ def test_policies_are_saved_and_read_back_by_another_connection(
     plan = mt.plan(other, NS)
     assert plan.source == mt.SAVED and {s.kind for s in plan.steps} <= {"compact", "cleanup"}
     if capabilities(ns).kind != "local":  # the spec has no maintenance operation
-        assert all(s.blocked == tuning.MAINTENANCE_UNSUPPORTED for s in plan.todo)
+        assert all(s.blocked == MAINTENANCE_UNSUPPORTED for s in plan.todo)
         report = mt.run_plan(other, plan)
         assert all(r.status == mt.SKIPPED for r in report.results)
     assert mt.delete_policy(admin, NS) is True
@@ -334,7 +335,7 @@ def test_rest_plan_reports_what_the_server_counts(rest_server, policy_dir: Path)
     assert figures.old_versions == lance_figures(path)["old_versions"] == 2
     assert figures.old_bytes is None and figures.deleted_share is None
     assert {s.kind for s in plan.todo} == {"compact", "cleanup"}
-    assert all(s.blocked == tuning.MAINTENANCE_UNSUPPORTED for s in plan.todo)
+    assert all(s.blocked == MAINTENANCE_UNSUPPORTED for s in plan.todo)
     versions = [v["version"] for v in ds.versions()]
     report = mt.run_plan(client, plan)
     assert [r.status for r in report.results] == [mt.SKIPPED, mt.SKIPPED] and not report.ok
@@ -425,8 +426,8 @@ def test_cleanup_of_old_versions_refuses_bad_days_and_changes_nothing(ns, tmp_pa
     lance.write_dataset(rows(5, 5), str(path), mode="append")
     if capabilities(ns).kind != "local":
         with pytest.raises(UnsupportedOperationError) as caught:
-            tuning.cleanup_old_versions(ns, [*NS, "t"], 0)
-        assert str(caught.value) == tuning.MAINTENANCE_UNSUPPORTED
+            cleanup_old_versions(ns, [*NS, "t"], 0)
+        assert str(caught.value) == MAINTENANCE_UNSUPPORTED
         return
     root = tmp_path / "local-root"
     before = tree_digest(root)
@@ -438,10 +439,10 @@ def test_cleanup_of_old_versions_refuses_bad_days_and_changes_nothing(ns, tmp_pa
         (True, "not True"),
     ):
         with pytest.raises(InvalidInputError) as caught:
-            tuning.cleanup_old_versions(ns, [*NS, "t"], days)  # type: ignore[arg-type]
+            cleanup_old_versions(ns, [*NS, "t"], days)  # type: ignore[arg-type]
         assert says in str(caught.value) and "nothing was removed" in str(caught.value)
     assert tree_digest(root) == before
-    out = tuning.cleanup_old_versions(ns, [*NS, "t"], 0)
+    out = cleanup_old_versions(ns, [*NS, "t"], 0)
     assert out["versions_before"] == 2 and out["versions_after"] == 1
     assert out["removed_versions"] == [1]
     assert [v["version"] for v in lance.dataset(str(path)).versions()] == [2]

@@ -37,7 +37,8 @@ from backend import access, audit
 from backend.errors import NamespaceConnectionError
 from backend.gate import Actor, gate
 from backend.rules import index_rules as rules
-from backend.services import index_overview, ray_executor, tuning
+from backend.services import index_overview, ray_executor
+from backend.services.tuning.optimize import compact_files
 from tests.support import create_table
 
 N, DIM, FRAGMENTS, CLUSTERS = 12_000, 16, 8, 64
@@ -155,7 +156,7 @@ def test_compaction_on_ray_keeps_the_rows_and_merges_fragments_like_local(
     gated = editor(ns, tmp_path)
     result = ray_executor.compact(gated, TID, num_workers=2)
     if backend.capabilities(ns).kind == "local":
-        reference = tuning.compact_files(gated, REF)  # the local executor
+        reference = compact_files(gated, REF)  # the local executor
         assert result["fragments_after"] == reference["fragments_after"]
         made = result["version_after"] - result["version_before"]
         assert made == reference["version_after"] - reference["version_before"]

@@ -15,7 +15,8 @@ import pytest
 from lance_namespace.errors import InvalidInputError
 
 from backend import notebook, stats
-from backend.services import charts, tuning
+from backend.services import charts
+from backend.services.tuning.measure import RecallResult, interval_text, recall_interval
 
 # Student's t quantiles from published tables (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2)
 T_TABLE = {
@@ -86,7 +87,7 @@ def test_recall_interval_is_the_t_interval_of_the_per_query_values() -> None:
     rng = np.random.default_rng(3)
     for n, df_key in ((11, 10), (20, 19), (45, 44), (101, 100)):
         values = (rng.integers(3, 11, size=n) / 10).tolist()
-        low, high = tuning.recall_interval(values)
+        low, high = recall_interval(values)
         t = numpy_t_quantile(0.975, df_key)
         assert round(t, 3) == T_TABLE[(0.975, df_key)]
         exp_low, exp_high = expected_interval(values, t)
@@ -95,28 +96,26 @@ def test_recall_interval_is_the_t_interval_of_the_per_query_values() -> None:
     # another level: the 0.995 quantile
     values = (rng.integers(5, 11, size=11) / 10).tolist()
     exp_low, exp_high = expected_interval(values, numpy_t_quantile(0.995, 10))
-    assert tuning.recall_interval(values, level=0.99) == pytest.approx(
-        (exp_low, exp_high), abs=1e-6
-    )
+    assert recall_interval(values, level=0.99) == pytest.approx((exp_low, exp_high), abs=1e-6)
 
 
 def test_recall_interval_edge_cases() -> None:
     # every query scoring the same: the point (no spread to build an interval from)
-    assert tuning.recall_interval([1.0] * 50) == (1.0, 1.0)
-    shown = tuning.RecallResult(10, [0.7] * 3, [1.0] * 3, [2.0] * 3)
+    assert recall_interval([1.0] * 50) == (1.0, 1.0)
+    shown = RecallResult(10, [0.7] * 3, [1.0] * 3, [2.0] * 3)
     assert shown.interval == (shown.mean, shown.mean) and shown.mean == pytest.approx(0.7)
     # one query, or none: no interval
-    assert all(np.isnan(tuning.recall_interval([0.8])))
-    assert all(np.isnan(tuning.recall_interval([])))
-    assert tuning.interval_text(*tuning.recall_interval([0.8])) == "none from a single query"
-    assert tuning.interval_text(0.6589, 0.7411) == "0.659-0.741"
+    assert all(np.isnan(recall_interval([0.8])))
+    assert all(np.isnan(recall_interval([])))
+    assert interval_text(*recall_interval([0.8])) == "none from a single query"
+    assert interval_text(0.6589, 0.7411) == "0.659-0.741"
     with pytest.raises(InvalidInputError):
-        tuning.recall_interval([1.0, 0.5], level=1.5)
+        recall_interval([1.0, 0.5], level=1.5)
     # clipped to [0, 1]: two queries, 1.0 and 0.0, span far beyond both ends unclipped
     raw = stats.mean_interval([1.0, 0.0], 0.95)
     assert raw[0] < -5 and raw[1] > 5
-    assert tuning.recall_interval([1.0, 0.0]) == (0.0, 1.0)
-    low, high = tuning.recall_interval([1.0] * 19 + [0.9])
+    assert recall_interval([1.0, 0.0]) == (0.0, 1.0)
+    low, high = recall_interval([1.0] * 19 + [0.9])
     mean, s = 0.995, float(np.std([1.0] * 19 + [0.9], ddof=1))
     assert high == 1.0 and low == pytest.approx(mean - 2.093 * s / math.sqrt(20), abs=1e-3)
 
@@ -125,7 +124,7 @@ def test_reported_example_t_against_wilson() -> None:
     # 45 queries, mean recall 0.70: 27 at 0.7, 9 at 0.5, 9 at 0.9 (s = 0.128)
     values = [0.7] * 27 + [0.5] * 9 + [0.9] * 9
     assert float(np.mean(values)) == pytest.approx(0.70)
-    low, high = tuning.recall_interval(values)
+    low, high = recall_interval(values)
     assert (round(low, 2), round(high, 2)) == (0.66, 0.74)
     exp_low, exp_high = expected_interval(values, T_TABLE[(0.975, 44)])
     assert low == pytest.approx(exp_low, abs=1e-4) and high == pytest.approx(exp_high, abs=1e-4)
@@ -149,7 +148,7 @@ def test_coverage_of_the_interval_by_simulation() -> None:
     ratios, wilson_ratios = [], []
     for _ in range(runs):
         values = rng.choice(support, size=n, p=weights)
-        low, high = tuning.recall_interval(values.tolist())
+        low, high = recall_interval(values.tolist())
         covered += low <= true_mean <= high
         s = values.std(ddof=1)
         ratios.append((high - low) / (2 * t * s / math.sqrt(n)))
@@ -162,10 +161,8 @@ def test_coverage_of_the_interval_by_simulation() -> None:
 
 def test_merged_measurement_interval_from_every_query() -> None:
     # a result extended with more queries: its interval is the t interval of all of them
-    first = tuning.RecallResult(10, [0.6, 0.8, 0.7, 0.9, 0.5] * 4, [1.0] * 20, [2.0] * 20)
-    merged = tuning.RecallResult(
-        10, first.per_query + [0.7, 0.8, 0.9, 0.6] * 10, [1.0] * 60, [2.0] * 60
-    )
+    first = RecallResult(10, [0.6, 0.8, 0.7, 0.9, 0.5] * 4, [1.0] * 20, [2.0] * 20)
+    merged = RecallResult(10, first.per_query + [0.7, 0.8, 0.9, 0.6] * 10, [1.0] * 60, [2.0] * 60)
     for result, df in ((first, 19), (merged, 59)):
         t = numpy_t_quantile(0.975, df)
         assert result.interval == pytest.approx(expected_interval(result.per_query, t), abs=1e-6)
@@ -175,7 +172,7 @@ def test_merged_measurement_interval_from_every_query() -> None:
 # -- how it is shown --------------------------------------------------------------------------------
 def test_summary_and_html_label_the_standard_deviation() -> None:
     values = [0.7] * 27 + [0.5] * 9 + [0.9] * 9
-    result = tuning.RecallResult(10, values, [1.0] * 45, [2.0] * 45)
+    result = RecallResult(10, values, [1.0] * 45, [2.0] * 45)
     s = float(np.std(values, ddof=1))
     low, high = expected_interval(values, T_TABLE[(0.975, 44)])
     text = repr(result)
@@ -187,7 +184,7 @@ def test_summary_and_html_label_the_standard_deviation() -> None:
     assert f"<th>95% interval</th><td>{low:.3f} – {high:.3f}</td>" in page
     assert "spread" not in page
 
-    single = tuning.RecallResult(10, [0.8], [1.0], [2.0])
+    single = RecallResult(10, [0.8], [1.0], [2.0])
     assert "95% interval none from a single query" in repr(single)
     assert "<th>95% interval</th><td>none from a single query</td>" in notebook.to_html(single)
 

@@ -22,7 +22,8 @@ from lance_namespace.errors import (
 
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import catalog_views, rows, search
+from backend.services import catalog_views, rows
+from backend.services.search.query import read_rows
 from tests.backend.test_rows import FILTER, TID, matching
 from tests.support import append_rows, create_table, make_table, tree_digest
 
@@ -40,7 +41,7 @@ def root_of(tmp_path: Path, backend_kind: str) -> Path:
 
 
 def current(ns) -> pa.Table:
-    return search.read_rows(ns, TID, limit=1000).sort_by("id")
+    return read_rows(ns, TID, limit=1000).sort_by("id")
 
 
 # -- update -------------------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def test_update_sets_the_expressions_on_the_matching_rows_only(ns, table: pa.Tab
     assert after["score"].to_pylist() == want_score.to_pylist()
     assert after["text"].to_pylist() == want_text.to_pylist()
     assert after["cat"].to_pylist() == table["cat"].to_pylist()
-    old = search.read_rows(ns, TID, limit=1000, version=before).sort_by("id")
+    old = read_rows(ns, TID, limit=1000, version=before).sort_by("id")
     assert old.equals(table)  # the previous version keeps the old values
 
 

@@ -18,7 +18,8 @@ from lance_namespace.errors import (
 
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import catalog_views, rows, search
+from backend.services import catalog_views, rows
+from backend.services.search.query import read_rows
 from tests.support import append_rows, create_table, make_table, tree_digest
 
 TID = ["a", "t"]
@@ -47,7 +48,7 @@ def root_of(tmp_path: Path, backend_kind: str) -> Path:
 
 
 def all_ids(ns) -> list[int]:
-    return sorted(search.read_rows(ns, TID, limit=1000)["id"].to_pylist())
+    return sorted(read_rows(ns, TID, limit=1000)["id"].to_pylist())
 
 
 def test_preview_counts_what_pyarrow_counts(ns, table: pa.Table) -> None:
@@ -73,7 +74,7 @@ def test_delete_makes_one_version_with_the_other_rows(ns, table: pa.Table) -> No
     assert all_ids(ns) == sorted(kept)
     assert len(kept) == table.num_rows - preview.count
     # the previous version still holds every row (a new version, nothing rewritten)
-    old = search.read_rows(ns, TID, limit=1000, version=before)
+    old = read_rows(ns, TID, limit=1000, version=before)
     assert sorted(old["id"].to_pylist()) == list(range(30))
 
 

@@ -1,5 +1,5 @@
 """Every Copy-as-Python snippet the console shows runs as pasted: generated exactly as the
-pages generate it (``components.snippets.python_snippet``, ``backend.services.tuning.python_snippets``),
+pages generate it (``components.snippets.python_snippet``, ``components.snippets.search_snippets``),
 executed in a fresh Python process (nothing predefined), against a real local namespace and a
 real REST server where the snippet targets one; each test then checks the snippet's effect by
 reading the namespace independently."""
@@ -19,6 +19,7 @@ from lance_namespace import (
     CreateNamespaceRequest,
     DeclareTableRequest,
     DescribeTableRequest,
+    LanceNamespace,
     ListNamespacesRequest,
     ListTableIndicesRequest,
     ListTablesRequest,
@@ -28,11 +29,12 @@ import backend
 from backend.rules import index_rules as rules
 from backend.rules import version_ranges
 from backend.services import batch_builder as bb
-from backend.services import tuning
+from backend.services.search.query import DISTANCE
 from backend.services.versions import delete_request, list_versions
-from components.snippets import connect_args, python_snippet
+from components.snippets import connect_args, python_snippet, search_snippets
+from tests.backend import search_support
 from tests.conftest import RestServer
-from tests.support import create_table, make_table
+from tests.support import create_table, make_table, table_location
 
 REPO = Path(__file__).resolve().parents[2]
 T = ["snip", "t"]
@@ -142,7 +144,7 @@ def test_setting_snippets(ns, target: str, params: dict) -> None:
         )
     )
     connect = f"ns = backend.connect({', '.join(connect_args({'target': target}))})"
-    console, pylance = tuning.python_snippets(connect, T, "vec", 5, params)
+    console, pylance = search_snippets(connect, T, "vec", 5, params)
     tail = "\nprint('IDS', rows.column('id').to_pylist())\n"
     ids_of = {
         name: [int(x) for x in run(code, tail=tail).split("IDS", 1)[1].strip(" []\n").split(",")]
@@ -215,12 +217,13 @@ def test_launch_storage_snippet_keeps_typed_secrets_out(monkeypatch: pytest.Monk
 
 def test_text_query_snippets_embed_the_text(target: str) -> None:
     """A vector search by embedded text: both snippets embed the same text with the table's
-    embedding.function, and find the rows the page finds (``search.vector_search`` on
-    ``search.embed_text``, as the page runs it)."""
+    embedding.function, and find the rows the page finds (``search.vector.vector_search`` on
+    ``search.embedding.embed_text``, as the page runs it)."""
     from lance_namespace import CreateTableRequest
 
     from backend.launcher import demo
-    from backend.services import search
+    from backend.services.search.embedding import embed_text
+    from backend.services.search.vector import vector_search
     from tests.support import ipc_stream_bytes, search_rows
 
     ns = backend.connect(target)
@@ -231,10 +234,10 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     )
     text = "river mountain"
     properties = ns.describe_table(DescribeTableRequest(id=T)).properties
-    page = search.vector_search(ns, T, search.embed_text(properties, text), column="vec", k=5)
+    page = vector_search(ns, T, embed_text(properties, text), column="vec", k=5)
     page_ids = [int(i) for i in page.rows["id"]]
     connect = f"ns = backend.connect({', '.join(connect_args({'target': target}))})"
-    console, pylance = tuning.python_snippets(connect, T, "vec", 5, {}, text=text)
+    console, pylance = search_snippets(connect, T, "vec", 5, {}, text=text)
     assert "take([0]" not in console and "take([0]" not in pylance  # not row 0's vector
     tail = "\nprint('IDS', rows.column('id').to_pylist())\n"
     for code in (console, pylance):
@@ -247,3 +250,41 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     query = demo.embed([text])[0]
     exact = np.argsort(((data - query) ** 2).sum(axis=1), kind="stable")[:5]
     assert page_ids == [int(i) for i in exact]
+
+
+@pytest.fixture
+def local_ns(local_root: Path) -> LanceNamespace:
+    return search_support.namespace_a(backend.connect(str(local_root)))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"nprobes": 2, "refine_factor": 2},
+        {"nprobes": 2, "fast_search": False, "prefilter": True},
+        {"bypass_vector_index": True},
+        {"distance_type": "cosine"},
+        {},
+    ],
+)
+def test_python_snippets_run(local_ns: LanceNamespace, local_root: Path, params: dict) -> None:
+    create_table(local_ns, search_support.T, make_table(200, dim=search_support.DIM, seed=3))
+    search_support.vector_index(local_ns, search_support.T, "IVF_FLAT", num_partitions=2)
+    k = 7
+    connect = f"ns = backend.connect({str(local_root)!r})"
+    console, pylance = search_snippets(connect, search_support.T, "vec", k, params)
+    assert "request = query_request(" in console and connect in console
+    assert "lance.dataset(location)" in pylance
+
+    # as pasted: nothing predefined (every name the snippets use, they define)
+    scope: dict = {}
+    exec(compile(pylance, "<pylance snippet>", "exec"), scope)
+    plain = scope["rows"]
+    assert plain.num_rows == k and DISTANCE in plain.column_names
+    assert scope["location"].rstrip("/").endswith(table_location(local_ns, search_support.T).name)
+
+    scope = {}
+    exec(compile(console, "<console snippet>", "exec"), scope)
+    ours = scope["rows"]
+    assert ours.num_rows == k
+    assert ours.column("id").to_pylist() == plain.column("id").to_pylist()

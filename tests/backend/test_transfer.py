@@ -29,7 +29,8 @@ from lance_namespace.errors import (
 )
 
 from backend.arrow import import_types
-from backend.services import exports, imports, search
+from backend.services import exports, imports
+from backend.services.search.query import iter_rows, read_rows
 from tests.support import local_path
 
 NS = ["data"]
@@ -107,7 +108,7 @@ def versions(ns: Any, table_id: list[str]) -> list[int]:
 
 
 def all_rows(ns: Any, table_id: list[str]) -> pa.Table:
-    return search.read_rows(ns, table_id, limit=100_000)
+    return read_rows(ns, table_id, limit=100_000)
 
 
 def tables_in(ns: Any, namespace: list[str]) -> list[str]:
@@ -572,7 +573,7 @@ def test_export_pages_through_query_pages(data_ns: Any) -> None:
     data, result = export(ns, [*NS, "big"], "arrow")
     assert result.rows == 10_000
     same_rows(decode(data, "arrow"), table)
-    pages = list(search.iter_rows(ns, [*NS, "big"], page_size=3_000, filter="id >= 10"))
+    pages = list(iter_rows(ns, [*NS, "big"], page_size=3_000, filter="id >= 10"))
     assert [p.num_rows for p in pages] == [3_000, 3_000, 3_000, 990]
     same_rows(pa.concat_tables(pages), table.slice(10))
-    assert search.read_rows(ns, [*NS, "big"], limit=4_321).num_rows == 4_321
+    assert read_rows(ns, [*NS, "big"], limit=4_321).num_rows == 4_321

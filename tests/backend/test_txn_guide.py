@@ -21,7 +21,8 @@ import backend
 from backend.demo import txn_faults as tf
 from backend.demo import txn_guide as tg
 from backend.services import batch_builder as bb
-from backend.services import charts, search, table_watch
+from backend.services import charts, table_watch
+from backend.services.search.query import iter_rows
 from tests.support import create_table, demo_copy
 
 TABLES = [["shop", name] for name in ("orders", "stock", "ledger")]
@@ -128,7 +129,7 @@ def test_the_guide_plans_from_the_tables_data(tmp_path: Path) -> None:
     tables = tg.pick_tables(ns)
     assert tables == [list(t) for t in tg.GUIDE_TABLES[:3]]
     append, update, delete = tg.plan_changes(ns, tables)
-    before = [pa.concat_tables(list(search.iter_rows(ns, t))) for t in tables]
+    before = [pa.concat_tables(list(iter_rows(ns, t))) for t in tables]
     # the append copies the first rows, renamed
     assert append.append is not None and append.append.num_rows == tg.APPEND_ROWS
     assert all(m.endswith(tg.SUFFIX) for m in append.append["module"].to_pylist())

@@ -114,7 +114,7 @@ def test_rest_call_by_name_is_gated(rest_server) -> None:
 def test_file_writes_outside_operations_are_refused(local_root) -> None:
     """Staging a manifest writes files into the root without a namespace operation: it asks
     the gate first. Optimize / compact are operations of the local backend."""
-    from backend.services import tuning
+    from backend.services.tuning.optimize import compact_files, optimize_indexes
 
     ns = backend.connect(str(local_root))
     create_table(ns, ["t"], ROWS)
@@ -123,8 +123,8 @@ def test_file_writes_outside_operations_are_refused(local_root) -> None:
     gated = gate(ns, read_only="the console is read-only")
     for write in (
         lambda: batch_builder.stage_next_version(gated, ["t"]),
-        lambda: tuning.optimize_indexes(gated, ["t"]),
-        lambda: tuning.compact_files(gated, ["t"]),
+        lambda: optimize_indexes(gated, ["t"]),
+        lambda: compact_files(gated, ["t"]),
     ):
         with pytest.raises(PermissionDeniedError):
             write()

@@ -20,7 +20,7 @@ from lance_namespace import CreateTableIndexRequest, CreateTableRequest
 from playwright.sync_api import Locator, Page, expect
 
 import backend
-from backend.services import tuning
+from backend.services.tuning.optimize import MAINTENANCE_UNSUPPORTED
 from tests.support import append_rows, ipc_stream_bytes, search_rows
 
 from .harness import (
@@ -276,7 +276,7 @@ def test_index_parameters_and_maintenance(
     expect(lag).to_contain_text("vec_idx (30 unindexed rows)")
     if console.kind == "rest":
         # the spec has no maintenance operation: a caption says why, no buttons
-        expect(panel.get_by_text(tuning.MAINTENANCE_UNSUPPORTED)).to_be_visible()
+        expect(panel.get_by_text(MAINTENANCE_UNSUPPORTED)).to_be_visible()
         expect(panel.get_by_role("button", name="Optimize indexes")).to_have_count(0)
         shot("rest-maintenance")
         return

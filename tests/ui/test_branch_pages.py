@@ -23,9 +23,10 @@ from lance_namespace import CreateTableRequest
 
 import backend
 from backend.services import branches
-from components import search as srch
 from components import state
 from components.branches import picker_key
+from components.search.tabs import TAB_PREVIEW, TAB_VECTOR
+from components.search.vector import SOURCE_ROW
 from tests.support import ipc_stream_bytes, metric_distances, search_rows
 from tests.ui.conftest import alerts, assert_no_exception, button, open_page, texts
 
@@ -187,9 +188,9 @@ def test_search_page_previews_and_searches_the_branch(make_app, dev_vectors) -> 
     assert sorted(grid["id"]) == rows["id"].to_pylist()
 
     # a vector search from a row only the branch has: its nearest rows on the branch
-    at.session_state[state.Search.TABS] = srch.TAB_VECTOR
+    at.session_state[state.Search.TABS] = TAB_VECTOR
     at.run()
-    at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_ROW).run()
+    at.segmented_control(key="search.vec.source").set_value(SOURCE_ROW).run()
     at.text_input(key="search.vec.row").set_value("103")
     at.text_input(key="search.vec.k").set_value("5")
     at.button(key="FormSubmitter:search.vec.form-Search").click().run()
@@ -207,7 +208,7 @@ def test_search_page_previews_and_searches_the_branch(make_app, dev_vectors) -> 
 
     at.selectbox(key=PICKERS["views/search.py"]).select("main").run()
     assert_no_exception(at)
-    at.session_state[state.Search.TABS] = srch.TAB_PREVIEW
+    at.session_state[state.Search.TABS] = TAB_PREVIEW
     at.run()
     assert "40 rows match" in texts(at) and ON_MAIN in texts(at)
 

@@ -10,7 +10,8 @@ import pyarrow.compute as pc
 
 import backend
 from backend import audit
-from backend.services import catalog_views, search
+from backend.services import catalog_views
+from backend.services.search.query import read_rows
 from tests.ui.conftest import alerts, app_as, assert_no_exception, open_page, texts, widget
 from tests.ui.test_versions_page import ORDERS, open_tab
 
@@ -19,7 +20,7 @@ PREFIX = "versions.rows0."
 
 
 def orders(root: Path):
-    return search.read_rows(backend.connect(str(root)), TID, limit=100)
+    return read_rows(backend.connect(str(root)), TID, limit=100)
 
 
 def preview(at, text: str) -> None:

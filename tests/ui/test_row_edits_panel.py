@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 
 import backend
 from backend import audit
-from backend.services import catalog_views, search
+from backend.services import catalog_views
+from backend.services.search.query import read_rows
 from tests.ui.conftest import alerts, app_as, assert_no_exception, open_page, texts, widget
 from tests.ui.test_versions_page import ORDERS, open_tab
 
@@ -22,7 +23,7 @@ UPSERT = "versions.upsert0."
 
 
 def orders(root: Path) -> pa.Table:
-    return search.read_rows(backend.connect(str(root)), TID, limit=100).sort_by("id")
+    return read_rows(backend.connect(str(root)), TID, limit=100).sort_by("id")
 
 
 def version(root: Path) -> int | None:

@@ -34,11 +34,33 @@ from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTa
 
 import backend
 from backend.launcher import demo
-from backend.services import jobs, search, tuning
+from backend.services import jobs
+from backend.services.search import vector as search_vector
+from backend.services.search.plans import explain
+from backend.services.search.query import run_query
+from backend.services.search.vector import plan_vector_index
 from backend.services.tasks import TASKS
-from components import search as srch
+from backend.services.tuning import optimize as tuning_optimize
+from backend.services.tuning.builds import build_ab
+from backend.services.tuning.measure import MAX_K, sample_queries
 from components import state
-from components import tuning as tuning_ui
+from components.search.fulltext import highlighted
+from components.search.history import HISTORY_LABEL
+from components.search.plans import PLAN_SCAN, PLAN_VECTOR
+from components.search.settings import AUTO
+from components.search.tabs import (
+    TAB_AB,
+    TAB_FTS,
+    TAB_PARAMS,
+    TAB_PLAN,
+    TAB_PREVIEW,
+    TAB_RECALL,
+    TAB_SWEEP,
+    TAB_VECTOR,
+)
+from components.search.vector import SOURCE_NUMBERS, SOURCE_ROW, SOURCE_TEXT
+from components.tuning import build_ab as build_ab_ui
+from components.tuning.build_ab import AB_DEFAULT, ab_configs
 from tests.support import (
     append_rows,
     ipc_stream_bytes,
@@ -145,10 +167,10 @@ def result(at, table_id, what: str):
     return (at.session_state[state.Search.RESULTS] or {}).get((tuple(table_id), what))
 
 
-def vector_search(at, source: str = srch.SOURCE_ROW, **settings):
+def vector_search(at, source: str = SOURCE_ROW, **settings):
     """Run a vector search from the Vector search tab: query ``source``, then ``settings``
     (widget key suffix -> value)."""
-    open_tab(at, srch.TAB_VECTOR)
+    open_tab(at, TAB_VECTOR)
     at.segmented_control(key="search.vec.source").set_value(source).run()
     assert_no_exception(at)
     for name, value in settings.items():
@@ -186,7 +208,7 @@ def test_summary_caption(make_app) -> None:
 
 def test_preview_rows_filter_and_abbreviated_vectors(make_app) -> None:
     at = search_page(make_app)
-    assert at.session_state[state.Search.TABS] == srch.TAB_PREVIEW
+    assert at.session_state[state.Search.TABS] == TAB_PREVIEW
     assert f"{ROWS} rows match · rows 1–50 · latest version" in texts(at)
     frame = grid_with(at, "vec")
     assert len(frame) == 50 and list(frame.columns) == ["id", "text", "vec"]
@@ -245,7 +267,7 @@ def test_preview_filter_on_a_missing_column_says_so_the_engine_text_behind_an_ex
 
 def test_vector_search_by_row_id_passes_the_settings(make_app) -> None:
     at = search_page(make_app)
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, nprobes=2, refine_factor=3, n=3)
+    at = vector_search(at, source=SOURCE_ROW, row=5, k=7, nprobes=2, refine_factor=3, n=3)
     assert alerts(at, "error") == []
     shown = metrics(at)
     assert shown["Rows"] == "7"
@@ -272,25 +294,25 @@ def test_vector_search_by_row_id_passes_the_settings(make_app) -> None:
 
 def test_a_search_result_belongs_to_the_settings_that_made_it(make_app) -> None:
     at = search_page(make_app)
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7)
+    at = vector_search(at, source=SOURCE_ROW, row=5, k=7)
     assert alerts(at, "error") == [] and metrics(at)["Rows"] == "7"
 
     # a search that fails: its error alone, the older rows are gone
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, filter="cat = c1")
+    at = vector_search(at, source=SOURCE_ROW, row=5, k=7, filter="cat = c1")
     [error] = alerts(at, "error")
     assert "no column named cat" in error and "the table's columns: id, text, vec" in error
     assert "Rows" not in metrics(at) and result(at, VECS, "vector") is None
     assert not [d for d in at.dataframe if "_distance" in d.value.columns]
 
     # a result, then another query source (a setting outside the form): not shown any more
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7, filter="")
+    at = vector_search(at, source=SOURCE_ROW, row=5, k=7, filter="")
     assert metrics(at)["Rows"] == "7"
-    at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_NUMBERS).run()
+    at.segmented_control(key="search.vec.source").set_value(SOURCE_NUMBERS).run()
     assert_no_exception(at)
     assert "Rows" not in metrics(at) and result(at, VECS, "vector") is None
 
     # full-text search: a failed search (empty text) clears the older matches too
-    open_tab(at, srch.TAB_FTS)
+    open_tab(at, TAB_FTS)
     at.text_input(key="search.fts.text").set_value("Running dogs")
     submit(at, "search.fts.form", "Search")
     assert metrics(at)["Matches shown"] == "10"
@@ -315,7 +337,7 @@ def test_two_vector_indexes_the_one_in_use_is_shown_and_why_there_is_no_choice(
     at = search_page(make_app, table="two")
     caption = plain(at.caption[0].value)
     assert "vector index on vec (z_flat, IVF_FLAT: the one searches use of 2)" in caption
-    open_tab(at, srch.TAB_VECTOR)
+    open_tab(at, TAB_VECTOR)
     (picker,) = [s for s in at.selectbox if plain(s.label) == "Vector index"]
     assert picker.value == "z_flat" and picker.disabled
     assert picker.options == ["a_hnsw · IVF_HNSW_SQ · l2", "z_flat · IVF_FLAT · l2"]
@@ -326,30 +348,30 @@ def test_two_vector_indexes_the_one_in_use_is_shown_and_why_there_is_no_choice(
     (ef,) = [n for n in at.text_input if n.key == "search.vec.ef"]
     assert "no effect: the index in use, z_flat, is IVF_FLAT" in ef.help
     # the plan of a search names the index shown
-    at = vector_search(at, source=srch.SOURCE_ROW, row=3, k=5)
+    at = vector_search(at, source=SOURCE_ROW, row=3, k=5)
     assert alerts(at, "error") == []
     found = result(at, two, "vector")[0]
-    assert search.plan_vector_index(search.explain(ns, found.request)) == "z_flat"
+    assert plan_vector_index(explain(ns, found.request)) == "z_flat"
 
 
 def test_vector_settings_survive_a_tab_switch(make_app) -> None:
     """Only the open tab is computed; the form a user filled in must still be filled in (and
     match the result shown under it) after a look at another tab."""
     at = search_page(make_app)
-    vector_search(at, source=srch.SOURCE_ROW, row=5, nprobes=2)
+    vector_search(at, source=SOURCE_ROW, row=5, nprobes=2)
     assert result(at, VECS, "vector")[3] == {"nprobes": 2}
-    open_tab(at, srch.TAB_PLAN)
-    open_tab(at, srch.TAB_VECTOR)
+    open_tab(at, TAB_PLAN)
+    open_tab(at, TAB_VECTOR)
     assert metrics(at)["Rows"] == "10"  # the result is kept...
     # ...and so is the setting that produced it
-    assert at.segmented_control(key="search.vec.source").value == srch.SOURCE_ROW
+    assert at.segmented_control(key="search.vec.source").value == SOURCE_ROW
     assert at.text_input(key="search.vec.nprobes").value == "2"
     assert at.text_input(key="search.vec.row").value == "5"
 
 
 def test_pasted_numbers_are_checked(make_app) -> None:
     at = search_page(make_app)
-    at = vector_search(at, source=srch.SOURCE_NUMBERS, numbers="0.1, 0.2, 0.3")
+    at = vector_search(at, source=SOURCE_NUMBERS, numbers="0.1, 0.2, 0.3")
     (error,) = alerts(at, "error")
     assert (
         error
@@ -373,16 +395,16 @@ def test_pasted_numbers_are_checked(make_app) -> None:
 
 def test_text_query_only_with_an_embedding(make_app) -> None:
     at = search_page(make_app)
-    open_tab(at, srch.TAB_VECTOR)
+    open_tab(at, TAB_VECTOR)
     source = at.segmented_control(key="search.vec.source")
-    assert source.options == [srch.SOURCE_ROW, srch.SOURCE_NUMBERS]
+    assert source.options == [SOURCE_ROW, SOURCE_NUMBERS]
     assert "embedding.function" in source.help
 
     at = make_app(PAGE, query_params={"ns": "sales", "table": "emb", "tab": "vector"})
     assert_no_exception(at)
     source = at.segmented_control(key="search.vec.source")
-    assert source.options == [srch.SOURCE_ROW, srch.SOURCE_NUMBERS, srch.SOURCE_TEXT]
-    assert source.value == srch.SOURCE_TEXT  # the default when offered
+    assert source.options == [SOURCE_ROW, SOURCE_NUMBERS, SOURCE_TEXT]
+    assert source.value == SOURCE_TEXT  # the default when offered
     at.text_input(key="search.vec.text").set_value("river mountain")
     submit(at, "search.vec.form", "Search")
     assert alerts(at, "error") == []
@@ -402,7 +424,7 @@ def test_text_query_only_with_an_embedding(make_app) -> None:
 
 def test_full_text_highlights_scores_and_tokens(make_app) -> None:
     at = search_page(make_app, tab="fts")
-    assert at.session_state[state.Search.TABS] == srch.TAB_FTS
+    assert at.session_state[state.Search.TABS] == TAB_FTS
     at.text_input(key="search.fts.text").set_value("Running dogs")
     submit(at, "search.fts.form", "Search")
     assert alerts(at, "error") == []
@@ -434,7 +456,7 @@ def test_full_text_highlights_scores_and_tokens(make_app) -> None:
 def test_highlighting_keeps_the_text_exactly() -> None:
     options = {"base_tokenizer": "simple", "lower_case": True, "stem": True}
     text = "Command-line tools: parse command-line (args), re-run"
-    shown = srch.highlighted(text, "command line", options)
+    shown = highlighted(text, "command line", options)
     assert shown.startswith(r":orange[**Command**]\-:orange[**line**] tools")
     # no padded marker (Streamlit pads ``-background`` spans: "Command - line")
     assert "-background[" not in shown
@@ -451,11 +473,11 @@ def test_highlighting_keeps_the_text_exactly() -> None:
 
 def test_plan_analyze_shows_the_index_and_bypass(make_app) -> None:
     at = search_page(make_app)
-    vector_search(at, source=srch.SOURCE_ROW, row=3)
-    open_tab(at, srch.TAB_PLAN)
+    vector_search(at, source=SOURCE_ROW, row=3)
+    open_tab(at, TAB_PLAN)
     which = at.radio(key="search.plan.which")
-    assert which.options == [srch.PLAN_VECTOR, srch.PLAN_SCAN]
-    assert which.value == srch.PLAN_VECTOR
+    assert which.options == [PLAN_VECTOR, PLAN_SCAN]
+    assert which.value == PLAN_VECTOR
     at.button(key="search.plan.analyze").click().run()
     assert_no_exception(at)
     assert alerts(at, "error") == []
@@ -471,7 +493,7 @@ def test_plan_analyze_shows_the_index_and_bypass(make_app) -> None:
 
     vector_search(at, row=3, bypass_vector_index=True)
     assert result(at, VECS, "vector")[0].request.bypass_vector_index is True
-    open_tab(at, srch.TAB_PLAN)
+    open_tab(at, TAB_PLAN)
     at.button(key="search.plan.analyze").click().run()
     assert_no_exception(at)
     assert metrics(at)["Index used"] == "no"
@@ -490,7 +512,7 @@ def test_plan_analyze_shows_the_index_and_bypass(make_app) -> None:
 
 def test_recall_small_sample_and_bypass(make_app) -> None:
     at = search_page(make_app, tab="recall")
-    assert at.session_state[state.Search.TABS] == srch.TAB_RECALL
+    assert at.session_state[state.Search.TABS] == TAB_RECALL
     at.number_input(key="search.recall.sample").set_value(20)
     submit(at, "search.recall.form", "Measure recall")
     assert alerts(at, "error") == []
@@ -613,18 +635,18 @@ def test_sweep_grid_target_and_bad_values(make_app) -> None:
 
 def test_shared_link_fills_the_vector_and_recall_forms(make_app) -> None:
     at = search_page(make_app, tab="vector", column="vec", k="7", nprobes="3")
-    assert at.session_state[state.Search.TABS] == srch.TAB_VECTOR
+    assert at.session_state[state.Search.TABS] == TAB_VECTOR
     # applied without a word about the link (3 probes of the index's 2 partitions are warned of)
     assert not [w for w in alerts(at, "warning") if "link" in w]
     assert at.selectbox(key="search.vec.column").value == "vec"
     assert at.text_input(key="search.vec.k").value == "7"
     assert at.text_input(key="search.vec.nprobes").value == "3"
-    at.segmented_control(key="search.vec.source").set_value(srch.SOURCE_ROW).run()
+    at.segmented_control(key="search.vec.source").set_value(SOURCE_ROW).run()
     assert at.text_input(key="search.vec.nprobes").value == "3"  # kept
     submit(at, "search.vec.form", "Search")
     found = result(at, VECS, "vector")[0]
     assert (found.request.k, found.request.nprobes) == (7, 3)
-    open_tab(at, srch.TAB_RECALL)
+    open_tab(at, TAB_RECALL)
     assert at.text_input(key="search.recall.k").value == "7"
     assert at.text_input(key="search.recall.nprobes").value == "3"
 
@@ -635,7 +657,7 @@ def test_shared_link_with_a_bad_value_warns(make_app) -> None:
     (warning,) = alerts(at, "warning")
     assert warning.startswith("The link's search setting was not applied:")
     assert "nprobes" in warning
-    assert at.session_state[state.Search.TABS] == srch.TAB_VECTOR
+    assert at.session_state[state.Search.TABS] == TAB_VECTOR
     assert at.text_input(key="search.vec.nprobes").value == ""
     assert at.text_input(key="search.vec.k").value == "10"
     # once per link: the next run does not warn again
@@ -649,7 +671,7 @@ def test_shared_link_with_a_bad_value_warns(make_app) -> None:
 
 def test_requested_against_applied_parameters(make_app) -> None:
     at = search_page(make_app, tab="params")
-    assert at.session_state[state.Search.TABS] == srch.TAB_PARAMS
+    assert at.session_state[state.Search.TABS] == TAB_PARAMS
     frame = grid_with(at, "requested").set_index("parameter")
     assert set(frame["index"]) == {"vec_idx"}  # the FTS index is not a vector index
     parts = frame.loc["num_partitions"]
@@ -673,13 +695,13 @@ def test_lagging_index_optimized_in_the_background(ui_env, make_app, monkeypatch
     # the real optimize, held until the page has shown it running (a small table can finish
     # before the click's own rerun draws the panel, which then shows the outcome there)
     release = threading.Event()
-    optimize_indexes = tuning.optimize_indexes
+    optimize_indexes = tuning_optimize.optimize_indexes
 
     def held(*args: Any, **kwargs: Any) -> Any:
         assert release.wait(timeout=60)
         return optimize_indexes(*args, **kwargs)
 
-    monkeypatch.setattr(tuning, "optimize_indexes", held)
+    monkeypatch.setattr(tuning_optimize, "optimize_indexes", held)
     append_rows(ns, list(VECS), search_rows(30, start=ROWS, seed=3))
     at = search_page(make_app, tab="params")
     lag = [w for w in alerts(at, "warning") if w.startswith("Index lags behind the data")]
@@ -726,7 +748,7 @@ def test_read_only_disables_maintenance(make_app) -> None:
         assert button.disabled
         assert button.help == "Disabled: read-only connection"
     # reading still works
-    vector_search(at, source=srch.SOURCE_ROW, row=1)
+    vector_search(at, source=SOURCE_ROW, row=1)
     assert metrics(at)["Rows"] == "10"
 
 
@@ -779,16 +801,16 @@ def metric_page(make_app, metric: str, tab: str):
 def numpy_recall(ns: Any, table_id: tuple[str, ...], metric: str, k: int, sample: int, **fields):
     """recall@k of lance's ANN answers (QueryTable without distance_type: the index's own
     metric) against numpy's exact neighbours under ``metric``, over the rows the console
-    samples (``tuning.sample_queries``, the same seed)."""
+    samples (``tuning.measure.sample_queries``, the same seed)."""
     data = varied_norm_rows(METRIC_ROWS, dim=DIM, seed=9).column("vec").combine_chunks()
     data = data.flatten().to_numpy().reshape(METRIC_ROWS, DIM)
     values = []
-    for q in tuning.sample_queries(ns, table_id, "vec", sample, 0):
+    for q in sample_queries(ns, table_id, "vec", sample, 0):
         request = QueryTableRequest.model_validate(
             {"id": list(table_id), "vector": {"single_vector": q.vector}, "vector_column": "vec",
              "k": k + 1, "columns": {"column_names": ["id"]}, **fields}
         )  # fmt: skip
-        ids = [i for i in search.run_query(ns, request).column("id").to_pylist() if i != q.row_id]
+        ids = [i for i in run_query(ns, request).column("id").to_pylist() if i != q.row_id]
         truth = set(metric_neighbours(data, q.row_id, k, metric))
         values.append(len(set(ids[:k]) & truth) / k)
     return statistics.fmean(values)
@@ -801,8 +823,8 @@ def test_recall_and_sweep_on_the_index_metric(ui_env, make_app, metric: str) -> 
     table_id = METRIC_TABLES[metric]
     at = metric_page(make_app, metric, "recall")
     distance = at.selectbox(key="search.recall.distance_type")
-    assert distance.value == srch.AUTO
-    assert distance.format_func(srch.AUTO) == f"the index's ({metric})"
+    assert distance.value == AUTO
+    assert distance.format_func(AUTO) == f"the index's ({metric})"
     at.number_input(key="search.recall.sample").set_value(20)
     at.text_input(key="search.recall.nprobes").set_value("1")
     submit(at, "search.recall.form", "Measure recall")
@@ -817,8 +839,8 @@ def test_recall_and_sweep_on_the_index_metric(ui_env, make_app, metric: str) -> 
     # the check has teeth: measured against l2 neighbours the figure would be another
     assert abs(expected - numpy_recall(ns, table_id, "l2", 10, 20, nprobes=1)) > 0.05
 
-    open_tab(at, srch.TAB_SWEEP)
-    assert at.selectbox(key="search.sweep.distance_type").value == srch.AUTO
+    open_tab(at, TAB_SWEEP)
+    assert at.selectbox(key="search.sweep.distance_type").value == AUTO
     at.number_input(key="search.sweep.sample").set_value(20)
     at.text_input(key="search.sweep.grid.nprobes").set_value("1, 2")
     at.text_input(key="search.sweep.grid.refine_factor").set_value("none")
@@ -838,7 +860,7 @@ def test_exact_search_and_plan_on_a_cosine_index(make_app) -> None:
     """'Bypass index' searches with the index's metric (cosine distances, numpy's); another
     distance chosen is flagged as brute force in the result and in its plan."""
     at = metric_page(make_app, "cosine", "vector")
-    vector_search(at, source=srch.SOURCE_ROW, row=7, bypass_vector_index=True)
+    vector_search(at, source=SOURCE_ROW, row=7, bypass_vector_index=True)
     assert alerts(at, "warning") == []
     rows = grid_with(at, "_distance")
     data = varied_norm_rows(METRIC_ROWS, dim=DIM, seed=9).column("vec").combine_chunks()
@@ -860,7 +882,7 @@ def test_exact_search_and_plan_on_a_cosine_index(make_app) -> None:
     rows = grid_with(at, "_distance")
     assert set(rows["id"]) == {7, *metric_neighbours(data, 7, 9, "l2")}
 
-    open_tab(at, srch.TAB_PLAN)
+    open_tab(at, TAB_PLAN)
     at.button(key="search.plan.analyze").click().run()
     assert_no_exception(at)
     assert metrics(at)["Index used"] == "no"
@@ -878,8 +900,8 @@ def test_plan_grid_has_no_none_cells(make_app) -> None:
     """Explain reports no times: those cells are empty, not "None" (so are missing rows and
     bytes in Analyze); the figures stay numbers."""
     at = search_page(make_app)
-    vector_search(at, source=srch.SOURCE_ROW, row=3)
-    open_tab(at, srch.TAB_PLAN)
+    vector_search(at, source=SOURCE_ROW, row=3)
+    open_tab(at, TAB_PLAN)
     for button in ("search.plan.explain", "search.plan.analyze"):
         at.button(key=button).click().run()
         assert_no_exception(at)
@@ -900,7 +922,7 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
             {"index_type": "IVF_FLAT", "num_partitions": 2.0, "distance_type": "dot"},
         ]
     )
-    assert tuning_ui.ab_configs(rows) == [
+    assert ab_configs(rows) == [
         {"index_type": "IVF_FLAT", "num_partitions": 2},
         {"index_type": "IVF_FLAT", "num_partitions": 2, "distance_type": "dot"},
     ]
@@ -915,7 +937,7 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
     at.run()
     assert_no_exception(at)
     frame = grid_with(at, "config")
-    assert frame["metric"].tolist() == ["cosine"] * len(tuning_ui.AB_DEFAULT)
+    assert frame["metric"].tolist() == ["cosine"] * len(AB_DEFAULT)
     assert not frame["brute_force"].any()
     assert frame["recall"].between(0.0, 1.0).all()
 
@@ -926,7 +948,7 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
 
 
 def history_lines(at, kind: str) -> list[str]:
-    label = srch.HISTORY_LABEL[kind]
+    label = HISTORY_LABEL[kind]
     boxes = [e for e in at.expander if e.label.startswith(label)]
     if not boxes:
         return []
@@ -975,7 +997,7 @@ def test_vector_history_and_reapply(make_app) -> None:
 
 def test_history_is_capped_per_table_and_fts_reapplies(make_app) -> None:
     at = search_page(make_app)
-    open_tab(at, srch.TAB_FTS)
+    open_tab(at, TAB_FTS)
     for i in range(state.QUERY_HISTORY_CAP + 2):
         at.text_input(key="search.fts.text").set_value(f"dogs {i}")
         at.text_input(key="search.fts.k").set_value(str(3 if i == 0 else 5))
@@ -1013,15 +1035,15 @@ def test_a_number_out_of_range_is_refused_and_the_last_result_stays(
     ui_env, make_app, field: str, allowed: str, typed: str
 ) -> None:
     at = search_page(make_app)
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, k=7)
+    at = vector_search(at, source=SOURCE_ROW, row=5, k=7)
     before = kept_ids(at)
     found = result(at, VECS, "vector")[0]
     # the rows shown are lance's own answer to that query, read without the page
     ns = backend.connect(str(ui_env))
-    assert before == search.run_query(ns, found.request).column("id").to_pylist()
+    assert before == run_query(ns, found.request).column("id").to_pylist()
     if field == "nprobes" and typed == "100000":
         typed = "100001"  # nprobes goes up to 100,000
-    at = vector_search(at, source=srch.SOURCE_ROW, **{field: typed})
+    at = vector_search(at, source=SOURCE_ROW, **{field: typed})
     (error,) = alerts(at, "error")
     assert error.startswith(f"{field} must be ") and f"between {allowed}" in error, error
     # nothing ran: the earlier search is still the result, shown as it was
@@ -1031,14 +1053,14 @@ def test_a_number_out_of_range_is_refused_and_the_last_result_stays(
     assert len(history_lines(at, "vector")) == 1
     # once fixed, the search runs with the value typed
     good = "3"
-    at = vector_search(at, source=srch.SOURCE_ROW, **{field: good})
+    at = vector_search(at, source=SOURCE_ROW, **{field: good})
     assert alerts(at, "error") == []
     assert getattr(result(at, VECS, "vector")[0].request, field) == 3
 
 
 @pytest.mark.parametrize("typed", ["0", "-5", "100000"])
 def test_full_text_k_out_of_range_is_refused(make_app, typed: str) -> None:
-    at = open_tab(search_page(make_app), srch.TAB_FTS)
+    at = open_tab(search_page(make_app), TAB_FTS)
     at.text_input(key="search.fts.text").set_value("Running dogs")
     submit(at, "search.fts.form", "Search")
     found = result(at, VECS, "fts")[0]
@@ -1050,11 +1072,11 @@ def test_full_text_k_out_of_range_is_refused(make_app, typed: str) -> None:
 
 
 def test_recall_refuses_a_number_out_of_range(make_app) -> None:
-    at = open_tab(search_page(make_app), srch.TAB_RECALL)
+    at = open_tab(search_page(make_app), TAB_RECALL)
     at.number_input(key="search.recall.sample").set_value(20)
     at.text_input(key="search.recall.k").set_value("0")
     submit(at, "search.recall.form", "Measure recall")
-    assert alerts(at, "error") == [f"k must be between 1 and {tuning.MAX_K:,}, got 0"]
+    assert alerts(at, "error") == [f"k must be between 1 and {MAX_K:,}, got 0"]
     assert result(at, VECS, "recall") is None  # nothing measured (not with k 10)
 
 
@@ -1072,7 +1094,7 @@ def test_a_text_query_link_restores_the_text_and_reproduces_the_rows(make_app) -
     rows = kept_ids(at)
     assert result(at, EMB, "vector")[4] == "river mountain"
     code = [str(c.value) for c in at.code]
-    assert any("search.embed_text(table.properties, 'river mountain')" in c for c in code)
+    assert any("= embed_text(table.properties, 'river mountain')" in c for c in code)
     (link,) = [c for c in code if "tab=vector" in c]
     params = dict(parse_qsl(urlsplit(link).query))
     assert params["text"] == "river mountain"
@@ -1080,7 +1102,7 @@ def test_a_text_query_link_restores_the_text_and_reproduces_the_rows(make_app) -
     # the link opened in a new session: the text source, the text, the same rows
     again = make_app(PAGE, query_params=params)
     assert_no_exception(again)
-    assert again.segmented_control(key="search.vec.source").value == srch.SOURCE_TEXT
+    assert again.segmented_control(key="search.vec.source").value == SOURCE_TEXT
     assert again.text_input(key="search.vec.text").value == "river mountain"
     submit(again, "search.vec.form", "Search")
     assert kept_ids(again) == rows
@@ -1110,16 +1132,16 @@ def test_nprobes_beyond_the_partitions_is_warned_of_and_still_runs(ui_env, make_
     assert [s["num_partitions"] for s in stats["indices"]] == [3]  # as built, read directly
 
     at = search_page(make_app, table="three")
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, nprobes=3)
+    at = vector_search(at, source=SOURCE_ROW, row=5, nprobes=3)
     assert not [w for w in alerts(at, "warning") if "partitions" in w]
-    at = vector_search(at, source=srch.SOURCE_ROW, row=5, nprobes=8)
+    at = vector_search(at, source=SOURCE_ROW, row=5, nprobes=8)
     (warning,) = [w for w in alerts(at, "warning") if "partitions" in w]
     assert warning.startswith("nprobes 8: the index has 3 IVF partitions")
     assert "lance probes at most 3 partitions" in warning
     found = result(at, table_id, "vector")[0]
     assert found.request.nprobes == 8 and metrics(at)["Rows"] == "10"  # the search ran
     # every partition probed: the exact neighbours
-    exact = search.vector_search(
+    exact = search_vector.vector_search(
         ns, table_id, found.request.vector.single_vector, column="vec", k=10,
         bypass_vector_index=True,
     )  # fmt: skip
@@ -1133,13 +1155,13 @@ def test_nprobes_beyond_the_partitions_is_warned_of_and_still_runs(ui_env, make_
 def test_build_ab_button_enabled_by_the_run_that_sees_the_builds_done(
     ui_env, make_app, monkeypatch
 ) -> None:
-    at = open_tab(search_page(make_app), srch.TAB_AB)
+    at = open_tab(search_page(make_app), TAB_AB)
     ns = backend.connect(str(ui_env))
     release = threading.Event()
 
     def work(progress: Any) -> pd.DataFrame:
         release.wait(60)
-        return tuning.build_ab(
+        return build_ab(
             ns, VECS, column="vec", configs=[{"index_type": "IVF_FLAT", "num_partitions": 2}],
             sample_rows=300, queries=3, k=5, progress=progress,
         )  # fmt: skip
@@ -1152,14 +1174,14 @@ def test_build_ab_button_enabled_by_the_run_that_sees_the_builds_done(
 
     # the builds finish once the form is drawn (its button disabled), before the progress
     # panel looks: the run in which the panel sees them done must redraw the whole page
-    real = tuning_ui.render_ab_tasks
+    real = build_ab_ui.render_ab_tasks
 
     def finish_first(table_id: tuple[str, ...], **kwargs: Any) -> None:
         release.set()
         TASKS.wait(task_id, timeout=60)
         real(table_id, **kwargs)
 
-    monkeypatch.setattr(tuning_ui, "render_ab_tasks", finish_first)
+    monkeypatch.setattr(build_ab_ui, "render_ab_tasks", finish_first)
     at.run()
     assert_no_exception(at)
     assert TASKS.get(task_id).status == "succeeded"

@@ -17,7 +17,8 @@ import streamlit as st
 from lance_namespace import ListTablesRequest, ListTableVersionsRequest
 
 import backend
-from backend.services import imports, search
+from backend.services import imports
+from backend.services.search.query import read_rows
 from backend.text import human_bytes
 from components import state
 from components import transfer as tx
@@ -56,7 +57,7 @@ def versions(root: Path, table_id: list[str]) -> list[int]:
 
 
 def table_rows(root: Path, table_id: list[str]) -> pa.Table:
-    return search.read_rows(backend.connect(str(root)), table_id, limit=10_000).sort_by("id")
+    return read_rows(backend.connect(str(root)), table_id, limit=10_000).sort_by("id")
 
 
 def test_page_without_a_table(make_app) -> None:
@@ -153,7 +154,7 @@ def test_edited_types_are_used(make_app, ui_env) -> None:
     button(at, "Import").click().run()
     assert_no_exception(at)
     assert alerts(at, "success") == ["Created table sales › codes with 2 rows (version 1)."]
-    got = search.read_rows(backend.connect(str(ui_env)), ["sales", "codes"], limit=10)
+    got = read_rows(backend.connect(str(ui_env)), ["sales", "codes"], limit=10)
     assert got.schema.field("code").type == pa.string()
     assert got.schema.field("amount").type == pa.float32()
     assert got["code"].to_pylist() == ["007", "010"]

@@ -14,11 +14,11 @@ it, whether the policy calls for it and why:
   older than N days.
 
 A step the policy calls for may be blocked: over REST the spec has no operation for any of
-the three (``tuning.MAINTENANCE_UNSUPPORTED``), and a gated namespace says when the actor's
+the three (``tuning.optimize.MAINTENANCE_UNSUPPORTED``), and a gated namespace says when the actor's
 role (cleanup is an admin's) or a read-only connection refuses it.
 
 :func:`run_plan` runs the steps the policy calls for, table by table (optimize, then compact,
-then cleanup: :data:`RUN_ORDER`), each through its service function (``tuning.compact_files``,
+then cleanup: :data:`RUN_ORDER`), each through its service function (``tuning.optimize.compact_files``,
 ``optimize_indexes``, ``cleanup_old_versions``: the gate checks and records each one), and
 reports each step: ``done`` with what it changed, ``failed`` or ``refused`` with the error in
 the user's terms, ``skipped`` (blocked). One table's failure does not stop the others. It is a
@@ -46,8 +46,14 @@ from backend.rules import ids
 from backend.text import human_bytes, plural
 
 from ... import capabilities
-from .. import health, lifecycle, tuning
+from .. import health, lifecycle
 from .. import namespaces as nsv
+from ..tuning.optimize import (
+    MAINTENANCE_UNSUPPORTED,
+    cleanup_old_versions,
+    compact_files,
+    optimize_indexes,
+)
 from .policy import CLEANUP, COMPACT, KINDS, OPTIMIZE, CleanupRule, Policy, Rules
 from .store import SavedPolicy, check_scope, load_policy
 
@@ -252,7 +258,7 @@ def _blocked(ns: Any, kind: str) -> str | None:
     """Why ``kind`` cannot run on ``ns`` (``None``: it can)."""
     operation = OPERATIONS[kind]
     if not callable(getattr(ns, operation, None)):
-        return tuning.MAINTENANCE_UNSUPPORTED
+        return MAINTENANCE_UNSUPPORTED
     denial = getattr(ns, "denial", None)
     if callable(denial):
         reason = denial(operation)
@@ -566,12 +572,12 @@ def run_step(ns: LanceNamespace, step: Step) -> StepResult:
     tid = list(step.table_id)
     try:
         if step.kind == COMPACT:
-            out = tuning.compact_files(ns, tid)
+            out = compact_files(ns, tid)
         elif step.kind == OPTIMIZE:
-            out = tuning.optimize_indexes(ns, tid)
+            out = optimize_indexes(ns, tid)
         else:
             days = int(step.settings.get("older_than_days", CleanupRule().older_than_days))
-            out = tuning.cleanup_old_versions(ns, tid, days)
+            out = cleanup_old_versions(ns, tid, days)
     except PermissionDeniedError as err:
         status, message, out = REFUSED, _error_text(err), {}
     except Exception as err:  # noqa: BLE001 - every failure is this step's result
