@@ -80,7 +80,27 @@ def test_versions_listing_and_timeline(
     # Vega-Lite drew one marker per version (SVG below 2,000 points); no Plotly on the page.
     expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
     expect(main.get_by_test_id("stPlotlyChart")).to_have_count(0)
+    _assert_tick_labels_readable(console, chart)
     shot()
+
+
+def _assert_tick_labels_readable(console: Console, chart: Locator) -> None:
+    """The seeded versions are written within a second: the time axis still shows several
+    distinct, non-overlapping labels (milliseconds), not one repeated time."""
+    span = _history_span_seconds(console)
+    assert span < 1.0, f"the premise: the seeded versions are {span:.3f} s apart"
+    ticks = chart.locator("g.role-axis-label text")
+    expect(ticks.first).to_be_visible()
+    labels = chart.element_handle().evaluate(_X_TICKS_JS)
+    assert labels is not None, "no x axis in the timeline"
+    texts = [label["text"] for label in labels]
+    assert len(texts) >= 3, texts
+    assert len(set(texts)) == len(texts), f"repeated tick labels: {texts}"
+    for text in texts:
+        assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", text), texts
+    # Spread along the axis (rotated labels: their boxes may touch, their anchors may not).
+    xs = sorted(label["x"] for label in labels)
+    assert all(b - a >= 10 for a, b in zip(xs, xs[1:], strict=False)), labels
 
 
 def test_version_details_deep_link(page: Page, console: Console) -> None:
@@ -174,31 +194,6 @@ _X_TICKS_JS = """(chart) => {
     .map((t) => { const b = t.getBoundingClientRect();
                   return {text: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height}; });
 }"""
-
-
-def test_timeline_tick_labels_are_readable(
-    page: Page, console: Console, shot: Callable[..., Path]
-) -> None:
-    """The seeded versions are written within a second: the time axis still shows several
-    distinct, non-overlapping labels (milliseconds), not one repeated time."""
-    span = _history_span_seconds(console)
-    assert span < 1.0, f"the premise: the seeded versions are {span:.3f} s apart"
-    main = _open_history(page, console)
-    chart = open_expander(main, "Timeline").get_by_test_id("stVegaLiteChart")
-    expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
-    ticks = chart.locator("g.role-axis-label text")
-    expect(ticks.first).to_be_visible()
-    labels = chart.element_handle().evaluate(_X_TICKS_JS)
-    assert labels is not None, "no x axis in the timeline"
-    texts = [label["text"] for label in labels]
-    assert len(texts) >= 3, texts
-    assert len(set(texts)) == len(texts), f"repeated tick labels: {texts}"
-    for text in texts:
-        assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", text), texts
-    # Spread along the axis (rotated labels: their boxes may touch, their anchors may not).
-    xs = sorted(label["x"] for label in labels)
-    assert all(b - a >= 10 for a, b in zip(xs, xs[1:], strict=False)), labels
-    shot()
 
 
 def _history_span_seconds(console: Console) -> float:
