@@ -88,21 +88,15 @@ def test_tables_page_renders_lists_the_root_and_opens_the_connect_form(
     expect(sidebar.get_by_role("button", name="Connect to…")).to_be_visible()
 
 
-def test_root_forwards_to_the_tables_page_with_the_link(page: Page, console: Console) -> None:
-    """``/`` and ``/tables`` are the same page: a link to ``/`` lands on ``/tables`` with its
-    query (the selection) kept."""
-    goto(page, console, "", ns=DEMO_NS, table=DEMO_TABLE)
-    expect(page).to_have_url(re.compile(rf"/tables\?.*table={DEMO_TABLE}"))
-    main = page.get_by_test_id("stMain")
-    expect(main.get_by_role("heading", name=DEMO_TABLE, exact=True)).to_be_visible()
-
-
 @ON_BOTH_BACKENDS
 def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[..., Path]) -> None:
     """Deep-link to the demo table, then visit every page through the sidebar: the selection
     stays in the URL and each page shows the demo's figures."""
     demo_key = f"{DEMO_NS}${DEMO_TABLE}"
-    goto(page, console, "tables", ns=DEMO_NS, table=DEMO_TABLE)
+    # ``/`` and ``/tables`` are the same page: a link to ``/`` lands on ``/tables`` with its
+    # query (the selection) kept.
+    goto(page, console, "", ns=DEMO_NS, table=DEMO_TABLE)
+    expect(page).to_have_url(re.compile(rf"/tables\?.*table={DEMO_TABLE}"))
     main = page.get_by_test_id("stMain")
     expect(main.get_by_role("heading", name=DEMO_TABLE, exact=True)).to_be_visible()
     expect(main.get_by_test_id("stMetric").filter(has_text="Rows")).to_contain_text(
