@@ -25,6 +25,9 @@ from .harness import (
     type_into,
 )
 
+# Each test signs in (or not) on its own: cookies of its own browser context.
+pytestmark = pytest.mark.own_browser_context
+
 # Users the roles file gives no role (default = ""): one no rule names, and one whose provider
 # does not vouch for the admin's address it claims.
 NO_ROLE = {"eve": ("eve@example.com", True), "mallory": ("ada@example.com", False)}

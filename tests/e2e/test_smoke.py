@@ -40,26 +40,52 @@ CHARTS = '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]'
 DEMO_NS, DEMO_TABLE = "stdlib", "symbols"
 
 
-@pytest.mark.parametrize("url_path", list(PAGES))
-def test_page_renders(
-    page: Page, console: Console, shot: Callable[..., Path], url_path: str
-) -> None:
-    goto(page, console, url_path)
+def _assert_page_renders(page: Page, url_path: str) -> None:
+    """Every page's link in the sidebar, and the page's own heading."""
     nav = page.get_by_test_id("stSidebarNav")
     for title in PAGES.values():
         expect(nav.get_by_role("link", name=title)).to_be_visible()
     main = page.get_by_test_id("stMain")
     expect(main.get_by_role("heading", name=PAGES[url_path], exact=True).first).to_be_visible()
+
+
+@pytest.mark.parametrize("url_path", [p for p in PAGES if p != "tables"])
+def test_page_renders(
+    page: Page, console: Console, shot: Callable[..., Path], url_path: str
+) -> None:
+    goto(page, console, url_path)
+    _assert_page_renders(page, url_path)
     shot()
 
 
-def test_root_forwards_to_the_tables_page_with_the_link(page: Page, console: Console) -> None:
-    """``/`` and ``/tables`` are the same page: a link to ``/`` lands on ``/tables`` with its
-    query (the selection) kept."""
-    goto(page, console, "", ns=DEMO_NS, table=DEMO_TABLE)
-    expect(page).to_have_url(re.compile(rf"/tables\?.*table={DEMO_TABLE}"))
+def test_tables_page_renders_lists_the_root_and_opens_the_connect_form(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """The tables page (what ``test_page_renders`` checks of every page), the root's
+    namespaces, and the sidebar's "Connect to…" form: checks that only read the page, on one
+    load of it."""
+    goto(page, console, "tables")
+    _assert_page_renders(page, "tables")
+    shot()
+
+    # The root lists the demo's namespaces and e2e, in the list of its children and in the
+    # namespace tree.
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_role("heading", name=DEMO_TABLE, exact=True)).to_be_visible()
+    for namespace in ("e2e", *("$".join(n) for n in console.demo.namespaces if len(n) == 1)):
+        for where in (f"tables.ns.open.{namespace}", f"tables.tree.node.{namespace}"):
+            button = main.locator(key(where)).get_by_role("button", name=namespace, exact=True)
+            expect(button).to_be_visible()
+
+    # The sidebar's "Connect to…" form (with its two grids) is rendered only when opened.
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_test_id("stDataFrame")).to_have_count(0)
+    expect(sidebar.get_by_label("Folder, object-store URI or REST URL")).to_have_count(0)
+    dialog = open_dialog(sidebar, "Connect to…")
+    expect(dialog.get_by_label("Folder, object-store URI or REST URL")).to_be_visible()
+    expect(dialog.get_by_role("button", name="Connect")).to_be_visible()
+    expect(dialog.get_by_test_id("stDataFrame")).to_have_count(2)  # headers, storage options
+    close_dialog(page)
+    expect(sidebar.get_by_role("button", name="Connect to…")).to_be_visible()
 
 
 @ON_BOTH_BACKENDS
@@ -67,7 +93,10 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
     """Deep-link to the demo table, then visit every page through the sidebar: the selection
     stays in the URL and each page shows the demo's figures."""
     demo_key = f"{DEMO_NS}${DEMO_TABLE}"
-    goto(page, console, "tables", ns=DEMO_NS, table=DEMO_TABLE)
+    # ``/`` and ``/tables`` are the same page: a link to ``/`` lands on ``/tables`` with its
+    # query (the selection) kept.
+    goto(page, console, "", ns=DEMO_NS, table=DEMO_TABLE)
+    expect(page).to_have_url(re.compile(rf"/tables\?.*table={DEMO_TABLE}"))
     main = page.get_by_test_id("stMain")
     expect(main.get_by_role("heading", name=DEMO_TABLE, exact=True)).to_be_visible()
     expect(main.get_by_test_id("stMetric").filter(has_text="Rows")).to_contain_text(
@@ -101,27 +130,3 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
             field = widget(main, "stTextInput", "Table id").get_by_role("textbox")
             expect(field).to_have_value(f"{DEMO_NS} › {DEMO_TABLE}")
         shot(url_path)
-
-
-def test_root_lists_demo_and_e2e_namespaces(page: Page, console: Console) -> None:
-    goto(page, console, "tables")
-    main = page.get_by_test_id("stMain")
-    for namespace in ("e2e", *("$".join(n) for n in console.demo.namespaces if len(n) == 1)):
-        # In the list of the root's children and in the namespace tree.
-        for where in (f"tables.ns.open.{namespace}", f"tables.tree.node.{namespace}"):
-            button = main.locator(key(where)).get_by_role("button", name=namespace, exact=True)
-            expect(button).to_be_visible()
-
-
-def test_connect_form_opens_in_a_dialog(page: Page, console: Console) -> None:
-    """The sidebar's "Connect to…" form (with its two grids) is rendered only when opened."""
-    goto(page, console, "tables")
-    sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_test_id("stDataFrame")).to_have_count(0)
-    expect(sidebar.get_by_label("Folder, object-store URI or REST URL")).to_have_count(0)
-    dialog = open_dialog(sidebar, "Connect to…")
-    expect(dialog.get_by_label("Folder, object-store URI or REST URL")).to_be_visible()
-    expect(dialog.get_by_role("button", name="Connect")).to_be_visible()
-    expect(dialog.get_by_test_id("stDataFrame")).to_have_count(2)  # headers, storage options
-    close_dialog(page)
-    expect(sidebar.get_by_role("button", name="Connect to…")).to_be_visible()

@@ -40,7 +40,7 @@ def _open_history(page: Page, console: Console) -> Locator:
     return page.get_by_test_id("stMain")
 
 
-def test_versions_listing_and_timeline(
+def test_versions_listing_timeline_and_compare(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
     main = _open_history(page, console)
@@ -80,7 +80,46 @@ def test_versions_listing_and_timeline(
     # Vega-Lite drew one marker per version (SVG below 2,000 points); no Plotly on the page.
     expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
     expect(main.get_by_test_id("stPlotlyChart")).to_have_count(0)
+    _assert_tick_labels_readable(console, chart)
     shot()
+
+    # Compare two versions (reads only: on the same load).
+    compare = manage_versions(page, "Compare")
+    type_into(compare.get_by_label("Version A", exact=True), "1")
+    last = compare.get_by_label("Version B", exact=True)
+    last.fill("4")
+    # submitted from the keyboard: Enter in the form's last field (a pointer click on the
+    # submit button was lost once in CI, with both values in place and no run started)
+    after_rerun(page, lambda: last.press("Enter"))
+    summary = grid(compare)
+    expect(summary).to_be_visible()
+    settle(page)
+    rows_metric = grid_row(summary, "rows")
+    expect(grid_cells(rows_metric).nth(1)).to_have_text("5")
+    expect(grid_cells(rows_metric).nth(2)).to_have_text("6")
+    # v4 added the "doubled" column.
+    changes = grid(compare, 1)
+    expect(grid_row(changes, "doubled")).to_contain_text("added")
+    shot("compare")
+
+
+def _assert_tick_labels_readable(console: Console, chart: Locator) -> None:
+    """The seeded versions are written within a second: the time axis still shows several
+    distinct, non-overlapping labels (milliseconds), not one repeated time."""
+    span = _history_span_seconds(console)
+    assert span < 1.0, f"the premise: the seeded versions are {span:.3f} s apart"
+    ticks = chart.locator("g.role-axis-label text")
+    expect(ticks.first).to_be_visible()
+    labels = chart.element_handle().evaluate(_X_TICKS_JS)
+    assert labels is not None, "no x axis in the timeline"
+    texts = [label["text"] for label in labels]
+    assert len(texts) >= 3, texts
+    assert len(set(texts)) == len(texts), f"repeated tick labels: {texts}"
+    for text in texts:
+        assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", text), texts
+    # Spread along the axis (rotated labels: their boxes may touch, their anchors may not).
+    xs = sorted(label["x"] for label in labels)
+    assert all(b - a >= 10 for a, b in zip(xs, xs[1:], strict=False)), labels
 
 
 def test_version_details_deep_link(page: Page, console: Console) -> None:
@@ -103,27 +142,6 @@ def test_version_details_deep_link(page: Page, console: Console) -> None:
     expect(details.get_by_test_id("stMetric").filter(has_text="Operation")).to_contain_text(
         "Delete"
     )
-
-
-def test_compare_two_versions(page: Page, console: Console, shot: Callable[..., Path]) -> None:
-    _open_history(page, console)
-    compare = manage_versions(page, "Compare")
-    type_into(compare.get_by_label("Version A", exact=True), "1")
-    last = compare.get_by_label("Version B", exact=True)
-    last.fill("4")
-    # submitted from the keyboard: Enter in the form's last field (a pointer click on the
-    # submit button was lost once in CI, with both values in place and no run started)
-    after_rerun(page, lambda: last.press("Enter"))
-    summary = grid(compare)
-    expect(summary).to_be_visible()
-    settle(page)
-    rows_metric = grid_row(summary, "rows")
-    expect(grid_cells(rows_metric).nth(1)).to_have_text("5")
-    expect(grid_cells(rows_metric).nth(2)).to_have_text("6")
-    # v4 added the "doubled" column.
-    changes = grid(compare, 1)
-    expect(grid_row(changes, "doubled")).to_contain_text("added")
-    shot()
 
 
 def test_delete_versions_validation_and_read_only(
@@ -174,31 +192,6 @@ _X_TICKS_JS = """(chart) => {
     .map((t) => { const b = t.getBoundingClientRect();
                   return {text: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height}; });
 }"""
-
-
-def test_timeline_tick_labels_are_readable(
-    page: Page, console: Console, shot: Callable[..., Path]
-) -> None:
-    """The seeded versions are written within a second: the time axis still shows several
-    distinct, non-overlapping labels (milliseconds), not one repeated time."""
-    span = _history_span_seconds(console)
-    assert span < 1.0, f"the premise: the seeded versions are {span:.3f} s apart"
-    main = _open_history(page, console)
-    chart = open_expander(main, "Timeline").get_by_test_id("stVegaLiteChart")
-    expect(chart.locator("g.mark-symbol.role-mark path")).to_have_count(4)
-    ticks = chart.locator("g.role-axis-label text")
-    expect(ticks.first).to_be_visible()
-    labels = chart.element_handle().evaluate(_X_TICKS_JS)
-    assert labels is not None, "no x axis in the timeline"
-    texts = [label["text"] for label in labels]
-    assert len(texts) >= 3, texts
-    assert len(set(texts)) == len(texts), f"repeated tick labels: {texts}"
-    for text in texts:
-        assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", text), texts
-    # Spread along the axis (rotated labels: their boxes may touch, their anchors may not).
-    xs = sorted(label["x"] for label in labels)
-    assert all(b - a >= 10 for a, b in zip(xs, xs[1:], strict=False)), labels
-    shot()
 
 
 def _history_span_seconds(console: Console) -> float:
