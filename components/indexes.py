@@ -7,6 +7,7 @@ validated request and the page starts the build.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -14,6 +15,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 import streamlit as st
 from lance_namespace import CreateTableIndexRequest
+from lance_namespace.errors import LanceNamespaceError
 
 from backend.arrow.types import ColumnInfo
 from backend.branch_view import MAIN, branch_name, on_branch
@@ -30,8 +32,9 @@ from components.connection import get_namespace, render_role_lock, role_lock
 from components.health import ACTION_LABELS, follow_latest, latest_jobs
 from components.jobs import ray_address, render_executor_choice
 from components.snippets import render_python_snippet
-from components.writes import JobRequest, table_jobs
+from components.writes import JobRequest, Write, perform, table_jobs
 
+_log = logging.getLogger(__name__)
 TAB_CREATE = "Create an index"
 TAB_SELECTED = "Selected index"
 TAB_STATS = "Statistics"
@@ -642,9 +645,11 @@ EVENTS_SHOWN = 50  # progress events listed before "Show all"
 
 
 def _cancel_build(job_id: str) -> None:
+    """The Cancel button's callback: the cancel runs before the page draws (once)."""
     from backend.services import jobs
 
-    feedback.run(jobs.cancel, get_namespace(), job_id, action="Cancelling the build")
+    write = Write(jobs.cancel, (get_namespace(), job_id), "Cancelling the build", "")
+    perform(write, page="indexes", reset=False, rerun=False)
 
 
 def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
@@ -881,6 +886,29 @@ def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | Non
         )
         st.divider()
     return render_drop_form(selected, read_only=read_only, key_prefix=state.Indexes.DROP)
+
+
+def _drop_index(ns: Any, table_id: Sequence[str], name: str) -> Any:
+    """DropTableIndex of ``name``, then the jobs that built it say so
+    (``build_jobs.mark_dropped``: a failure to note it is logged, the drop stands)."""
+    response = ns.drop_table_index(ixs.drop_index_request(table_id, name))
+    try:
+        build_jobs.mark_dropped(ns, table_id, name)
+    except LanceNamespaceError as err:
+        _log.warning("the drop of index %s was not noted in its jobs: %s", name, err)
+    return response
+
+
+def drop_write(ns: Any, table_id: Sequence[str], name: str, where: str = "") -> Write:
+    """Drop the index ``name`` (``where``: " from branch b", said with the result); its
+    result is DropTableIndex's response."""
+    return Write(
+        _drop_index,
+        (ns, list(table_id), name),
+        f"Dropping {name}",
+        f"Index {name} dropped{where}.",
+        [list(table_id)],
+    )
 
 
 def open_tabs(names: Sequence[str]) -> tuple[Any, Any, Any]:
