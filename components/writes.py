@@ -11,6 +11,7 @@ write any other way (``tests/ui/test_writes.py`` scans for one).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from components import feedback, state
 from components.cache import CATALOG, cached, invalidate_tables, table_scope
 
 READ_ONLY = "The connection is read-only."
+_log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------------
 # Cached reads
@@ -188,6 +190,22 @@ class Write:
         feedback.flash(page, "warning" if warning else self.kind, text, **extra)
 
 
+def keep_refusal(key: str, text: str) -> None:
+    """Why a form checked in its callback sends nothing, for :func:`render_failure`."""
+    state.put(key, text)
+
+
+def render_failure(key: str) -> None:
+    """The refusal or failure a form's callback kept under ``key`` (:func:`perform`'s
+    ``failure_key``, :func:`keep_refusal`), shown once where the form is."""
+    kept = state.drop(key)
+    if isinstance(kept, str):
+        feedback.show("error", kept)
+    elif kept is not None:
+        err, action = kept
+        feedback.show_error(err, action=action)
+
+
 @dataclass(frozen=True)
 class JobRequest:
     """A job for a page to submit (``backend.services.jobs``: recorded in the namespace, seen
@@ -226,6 +244,7 @@ def perform(
     reset: bool = True,
     then: Callable[[Any], Any] | None = None,
     rerun: bool | Callable[[Any], bool] = True,
+    failure_key: str | None = None,
 ) -> tuple[Any] | None:
     """Run ``write`` and its after-steps, once; the one way a page writes.
 
@@ -235,9 +254,21 @@ def perform(
     follows the job it started (``write.follow``), ``then(result)`` keeps what the page keeps
     of it (a selection, a panel's state), the ``page``'s forms start afresh (``reset``), its
     result is said once on ``page`` (nothing when the write has no success text), and the
-    page runs again (``rerun``, or ``rerun(result)``; not from a widget callback, after which
-    the page draws once anyway). Returns the result as a 1-tuple (``Write.call``)."""
-    done = feedback.run(write.call, action=write.action)
+    page runs again (``rerun``, or ``rerun(result)``).
+
+    From a widget callback (``rerun=False``, ``failure_key`` given) the page draws once, after
+    the write: a failure is kept under ``failure_key`` for the form to show where it is
+    (:func:`render_failure`), as a callback cannot draw in place. Returns the result as a
+    1-tuple (``Write.call``)."""
+    if failure_key is None:
+        done = feedback.run(write.call, action=write.action)
+    else:
+        try:
+            done = write.call()
+        except Exception as err:  # noqa: BLE001 - shown by the form (render_failure)
+            _log.warning("%s", feedback.error_text(err, action=write.action))
+            state.put(failure_key, (err, write.action))
+            return None
     if done is None:
         return None
     result = done[0]

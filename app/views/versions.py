@@ -93,14 +93,17 @@ def fresh_panels(result: object, *, show_result: bool = False) -> None:
         state.show_version(result)
 
 
-def send(write: writes.Write, *, show_result: bool = False) -> None:
+def send(write: writes.Write, *, show_result: bool = False, failure_key: str | None = None) -> None:
     """A write of this page; on success the table is read again, forms, plan and comparison
-    start afresh, the result is said (and, with ``show_result``, opened in the picker)."""
+    start afresh, the result is said (and, with ``show_result``, opened in the picker).
+    ``failure_key``: sent from a form's callback (the page then draws once, after it)."""
     writes.perform(
         write,
         page="versions",
         invalidate=[table_id],
         then=lambda result: fresh_panels(result, show_result=show_result),
+        rerun=failure_key is None,
+        failure_key=failure_key,
     )
 
 
@@ -212,14 +215,16 @@ if cleanup.open:
             send(version_actions.cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
-        if ask := ver.render_delete_form(
+        ver.render_delete_form(
             table_id,
             history,
             key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
             read_only=read_only,
             tagged=tagged,
-        ):
-            send(version_actions.delete_versions_write(ns, table_id, ask))
+            on_submit=lambda ask, failure_key: send(
+                version_actions.delete_versions_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 if deleting_rows.open:
     with deleting_rows:
         if rows_ask := version_actions.render_delete_rows(
