@@ -11,8 +11,8 @@ from typing import Any
 
 import streamlit as st
 
-from components import audit_view, auth, connection, feedback
-from components.connection import render_connection_sidebar, render_health_banner
+from components import audit_view, auth, connection_writes, feedback
+from components.sidebar import render_connection_sidebar, render_health_banner
 
 VIEWS = Path(__file__).parent / "views"
 PAGE_TITLE = "Lance Namespace Console"
@@ -73,15 +73,15 @@ def console_pages(view: Callable[[Route], Callable[[], None]] | None = None) -> 
 def perform_connection_write() -> None:
     """The write the connection sidebar asked for (save or forget a saved connection, create
     a missing directory), performed here, before the sidebar renders what it changed."""
-    request = connection.pending_write()
+    request = connection_writes.pending_write()
     if request is None:
         return
-    refused = connection.refusal(request)
+    refused = connection_writes.refusal(request)
     if refused:
         feedback.show("error", f"{request.write.action} refused: {refused}.")
         return
     done = feedback.run(request.write.call, action=request.write.action)
-    connection.finish_write(request, done)
+    connection_writes.finish_write(request, done)
 
 
 def render_frame(pages: list[Any]) -> Any:

@@ -25,9 +25,9 @@ def denial(actor: Actor) -> str | None:
     """Why ``actor`` may not see the audit log (``None``: they may). Admins only, and never
     anonymous visitors: on a console exposed without sign-in every visitor acts as the OS
     user (an admin), so nobody is shown it there."""
-    from components import connection
+    from components import session
 
-    address = connection.exposed_without_sign_in()
+    address = session.exposed_without_sign_in()
     if address:
         return (
             f"The audit log is not shown here: the console listens on {address} without "

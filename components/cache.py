@@ -43,7 +43,7 @@ def epoch(conn: str, scope: Scope) -> int:
 
 def invalidate(*scopes: Scope, conn: str | None = None) -> None:
     """Forget the reads of ``scopes`` (none given: every read) of the connection."""
-    from components.connection import connection_key
+    from components.session import connection_key
 
     key = conn or connection_key()
     with _LOCK:
@@ -105,7 +105,7 @@ def _caller(
 
     @functools.wraps(fn)
     def call(*args: Any) -> T:
-        from components.connection import connection_key, get_namespace
+        from components.session import connection_key, get_namespace
 
         conn = connection_key()
         key = (read.name, conn, epoch(conn, scope(*args)), args)

@@ -18,8 +18,8 @@ from backend.services import search as ssv
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander
-from components.connection import get_namespace
 from components.pager import render_listing_pager, render_pager
+from components.session import get_namespace
 
 PAGE_ROWS = 50
 KINDS = ("updated", "inserted", "deleted")

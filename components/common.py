@@ -1,5 +1,6 @@
 """Small UI pieces every page uses: a JSON viewer with secrets masked, a key/value grid,
-"type the name to confirm", the read-only notice, and whole-number fields read as typed."""
+"type the name to confirm", the read-only notice and a form's role lock, and whole-number fields
+read as typed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import streamlit as st
 
 from backend.redaction import redact_json, redact_mapping
 from backend.rules import numbers
-from components import feedback
+from components import feedback, session
 from components.feedback import as_text
 
 
@@ -140,13 +141,18 @@ def render_typed_confirmation(expected: str, *, key_prefix: str, label: str | No
 def render_read_only_notice() -> None:
     """Why this page's writes are disabled: the connection is read-only (the sidebar switch or
     the launch), or the signed-in user's role may not write."""
-    from components.connection import read_only_reason, role_denies_writes
-
-    reason = read_only_reason()
-    if reason and role_denies_writes():
+    reason = session.read_only_reason()
+    if reason and session.role_denies_writes():
         st.caption(":material/lock: " + as_text(f"Writes are disabled: {reason}."))
     else:
         st.caption(":material/lock: Read-only connection: writes are disabled (see the sidebar).")
+
+
+def render_role_lock(reason: str | None) -> None:
+    """Why a form is disabled beyond the page's read-only state (``session.role_lock``), under
+    its button; nothing when ``reason`` is ``None``."""
+    if reason:
+        st.caption(":material/lock: " + as_text(f"Disabled: {reason}."))
 
 
 __all__ = [

@@ -23,9 +23,9 @@ from backend.services.maintenance.policy import MAX_DAYS, CleanupRule
 from backend.text import human_bytes
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
-from components.common import dataframe
-from components.connection import render_role_lock, role_lock
+from components.common import dataframe, render_role_lock
 from components.jobs import maintenance_outcome, outcome_text, render_executor_choice
+from components.session import role_lock
 from components.writes import JobRequest, table_jobs
 
 VERDICT_ICONS = {

@@ -27,10 +27,16 @@ from backend.services import versions as vsv
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.cache import cached, invalidate_tables, table_scope
-from components.common import dataframe, render_json, render_typed_confirmation, render_whole_number
-from components.connection import get_namespace, render_role_lock, role_lock
+from components.common import (
+    dataframe,
+    render_json,
+    render_role_lock,
+    render_typed_confirmation,
+    render_whole_number,
+)
 from components.health import ACTION_LABELS, follow_latest, latest_jobs
 from components.jobs import ray_address, render_executor_choice
+from components.session import get_namespace, role_lock
 from components.snippets import render_python_snippet
 from components.writes import JobRequest, Write, perform, table_jobs
 

@@ -22,8 +22,8 @@ from backend.services import jobs
 from backend.services import maintenance as mt
 from backend.text import human_bytes, plural
 from components import feedback
-from components.common import dataframe, lazy_expander
-from components.connection import render_role_lock, write_denial
+from components.common import dataframe, lazy_expander, render_role_lock
+from components.session import write_denial
 from components.writes import Write
 
 STATE_ICONS = {

@@ -18,9 +18,9 @@ from backend.services.health import TARGET_ROWS_PER_FRAGMENT
 from backend.text import plural
 from components import feedback, state
 from components.cache import cached, invalidate, invalidate_tables
-from components.common import dataframe
-from components.connection import render_role_lock, role_lock
+from components.common import dataframe, render_role_lock
 from components.jobs import JobAction, render_plan_results
+from components.session import role_lock
 from components.writes import JobRequest, Write
 
 PLAN_KIND = mt.PLAN_KIND  # the job kind of a plan run

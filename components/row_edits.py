@@ -20,8 +20,8 @@ from backend.services import imports
 from backend.services import rows as rsv
 from backend.text import plural
 from components import feedback, state
-from components.common import dataframe
-from components.connection import render_role_lock, write_denial
+from components.common import dataframe, render_role_lock
+from components.session import write_denial
 from components.writes import Write
 
 

@@ -18,8 +18,8 @@ from backend.rules import schema_rules
 from backend.services import namespaces as nsv
 from backend.services import schema
 from components import feedback, state
-from components.common import dataframe, lazy_expander
-from components.connection import render_role_lock, role_lock
+from components.common import dataframe, lazy_expander, render_role_lock
+from components.session import role_lock
 from components.writes import Write
 
 EXPRESSION, ALL_NULL = "From a SQL expression", "All null, of a type"

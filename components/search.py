@@ -573,7 +573,7 @@ def render_setting_snippets(
     the query vector is that text embedded with the table's embedding (the snippets embed
     it the same way, the link carries it); ``branch``: the setting's branch (the snippets
     and the link name it)."""
-    from components.connection import snippet_connection
+    from components.session import snippet_connection
     from components.snippets import connect_args
 
     args = ", ".join(connect_args(snippet_connection()))

@@ -107,7 +107,7 @@ def render_python_snippet(
     operation: str, request: Any, *, key_prefix: str, label: str = "Copy as Python"
 ) -> str:
     """:func:`python_snippet` for the active connection in an expander; returns the code."""
-    from components.connection import snippet_connection
+    from components.session import snippet_connection
 
     code = python_snippet(operation, request, snippet_connection())
     render_lazy_code(code, key=f"{key_prefix}.open", label=label)

@@ -27,8 +27,8 @@ from backend.services import staged_changes as sc
 from backend.text import plural
 from components import feedback, state
 from components.cache import cached, table_scope
-from components.common import dataframe, lazy_expander
-from components.connection import render_role_lock, write_denial
+from components.common import dataframe, lazy_expander, render_role_lock
+from components.session import write_denial
 
 APPEND, DELETE, UPDATE, OVERWRITE = sc.STAGE_KINDS
 KIND_LABELS = {

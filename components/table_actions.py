@@ -28,11 +28,9 @@ from components.common import (
     lazy_expander,
     render_mapping,
     render_path,
-)
-from components.connection import (
     render_role_lock,
-    role_lock,
 )
+from components.session import role_lock
 from components.writes import (
     READ_ONLY,
     Write,

@@ -36,8 +36,8 @@ from components.common import (
     render_path,
     scroll_into_view,
 )
-from components.connection import get_namespace
 from components.pager import pager_key, render_listing_pager, render_pager
+from components.session import get_namespace
 
 # --------------------------------------------------------------------------------------------
 # Selection + deep links
@@ -591,7 +591,7 @@ def _stats_fill(conn: str, _ns: Any) -> tstats.StatsFill:
 
 def stats_fill() -> tstats.StatsFill:
     """The fill of the active connection."""
-    from components.connection import connection_key, get_namespace
+    from components.session import connection_key, get_namespace
 
     return _stats_fill(connection_key(), get_namespace())
 
@@ -603,7 +603,7 @@ def table_stats(
     pending; those not read yet, or read before the table's last write, are queued (in the
     order given)."""
     from components.cache import epoch
-    from components.connection import connection_key
+    from components.session import connection_key
 
     conn = connection_key()
     wanted = [((*path, n), epoch(conn, table_scope((*path, n)))) for n in names]
@@ -628,7 +628,8 @@ def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
 
 
 def stats_column_config(*, rest: bool) -> dict[str, Any]:
-    """How the tables list shows its figures (widths fit the right-hand column)."""
+    """How the tables list shows its figures (widths fit the right-hand column; the state,
+    pending, declared only or unreadable, is shown in the Health column)."""
     na = " (n/a over REST: DescribeTable does not give it)" if rest else ""
     # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
     # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
@@ -656,9 +657,18 @@ def stats_column_config(*, rest: bool) -> dict[str, Any]:
             width=125,
             help="When the latest version was committed (UTC)" + na,
         ),
-        "state": st.column_config.TextColumn(
-            "State", width=90, help="pending: being read; declared only: no data yet"
+        "health": st.column_config.TextColumn(
+            "Health",
+            width=93,
+            help="The table's health verdict, by the rule of its Health panel: healthy, or the "
+            "recommended action (compact, optimize; +1: one more), read from the latest "
+            "version's fragment and index figures"
+            + (" (GetTableStats and the index stats)" if rest else "")
+            + ". Versions and the bytes old versions hold (Clean up) are checked on the "
+            "table's Health panel. pending: being read; declared only: no data yet; "
+            "unreadable: the table could not be read; unknown: the health could not be read",
         ),
+        "state": None,  # said by the Health column
     }
 
 
@@ -762,7 +772,8 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     elif rest and known:
         st.caption(
             "Over REST the list shows what DescribeTable returns: the latest version; rows, "
-            "size, indexes and last change are n/a unless the server's answer carries them."
+            "size, indexes and last change are n/a unless the server's answer carries them. "
+            "The health is judged from GetTableStats and the index stats."
         )
     if pick:
         if pick.name:  # its details open below the list: brought into view once drawn

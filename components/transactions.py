@@ -675,7 +675,7 @@ def keep_batch_in_link() -> list[dict[str, Any]]:
 def demo_denial(ns: Any, read_only: bool) -> str | None:
     """Why this session may not use the demo tools (``None``: it may): admins only, never on
     a read-only connection (the gate's ``denial``)."""
-    from components.connection import write_denial
+    from components.session import write_denial
 
     denial = getattr(ns, "denial", None)
     if callable(denial):

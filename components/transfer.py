@@ -193,7 +193,7 @@ def render_target(
                 key=f"{key_prefix}.on",
             )
     if read_only:
-        from components.connection import read_only_reason
+        from components.session import read_only_reason
 
         why = read_only_reason() or "the connection is read-only"
         st.caption(":material/lock: " + feedback.as_text(f"Importing is disabled: {why}."))

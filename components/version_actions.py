@@ -29,10 +29,7 @@ from components.common import (
     dataframe,
     lazy_expander,
 )
-from components.connection import (
-    role_lock,
-    snippet_connection,
-)
+from components.session import role_lock, snippet_connection
 from components.snippets import python_snippet
 from components.versions import TAGS_TAB, RangeDelete
 from components.writes import (

@@ -26,9 +26,10 @@ from components.common import (
     lazy_expander,
     render_json,
     render_path,
+    render_role_lock,
     render_typed_confirmation,
 )
-from components.connection import render_role_lock, role_lock
+from components.session import role_lock
 from components.writes import keep_refusal, render_failure
 
 # --------------------------------------------------------------------------------------------
@@ -50,7 +51,7 @@ def latest_version(table_id: tuple[str, ...]) -> int | None:
     """The table's newest version: read again whenever the backend's stamp of the table's
     versions changes (the local backend: its ``_versions`` directory, a ``stat``), else a few
     seconds fresh (one DescribeTable)."""
-    from components.connection import get_namespace
+    from components.session import get_namespace
 
     stamp = vsv.version_stamp(get_namespace(), table_id)
     if stamp is None:
@@ -147,7 +148,7 @@ def page_facts(
     their manifest e-tags): kept per version (``vsv.VersionFacts``), so that a write to the
     table (another version, a delete) looks up only the versions not seen yet."""
     from components.cache import epoch
-    from components.connection import connection_key, get_namespace
+    from components.session import connection_key, get_namespace
 
     conn = connection_key()
     read = epoch(conn, table_scope(table_id))  # a version without an e-tag: this read's

@@ -121,8 +121,7 @@ def render_confirmed_form(
     ``primary``: the button stands out (a destructive write)."""
     import streamlit as st
 
-    from components.common import render_typed_confirmation
-    from components.connection import render_role_lock
+    from components.common import render_role_lock, render_typed_confirmation
 
     disabled = read_only or locked is not None
     with st.form(form_key, border=False):

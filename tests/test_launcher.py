@@ -388,6 +388,30 @@ def test_default_connection_gets_the_launch_options(monkeypatch: pytest.MonkeyPa
     }
 
 
+def test_the_demo_is_built_through_the_write_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without TARGET the launcher builds (or finds) the demo before the console starts, as
+    the OS user through the write gate: the audit log records it like any long write (a
+    ``started`` entry, then its outcome), naming the demo folder."""
+    from backend import audit
+    from backend.gate import Actor
+    from tests.support import demo_copy
+
+    monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
+    root = demo_copy(tmp_path / "demo")
+    assert cli.resolve_target(None, str(root), echo=lambda _m: None) == str(root)
+    started, done = audit.AuditLog(tmp_path / "audit").entries()
+    assert (started.operation, started.outcome) == (cli.DEMO_OPERATION, audit.STARTED)
+    assert (done.operation, done.outcome, done.op_id) == (
+        cli.DEMO_OPERATION,
+        audit.OK,
+        started.op_id,
+    )
+    assert done.user == Actor.os_user().user and done.source == "launcher"
+    assert (done.target, done.connection, done.role) == (str(root), "demo", "admin")
+
+
 def test_help_documents_storage_options_and_exposure(capsys) -> None:
     with pytest.raises(SystemExit):
         cli.main(["--help"])

@@ -13,7 +13,8 @@ from backend.services import build_jobs
 from components import branches, feedback, health, indexes, state, tables, writes
 from components import jobs as jobs_view
 from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import is_read_only
 from components.transactions import remember_transaction
 
 st.title("Indexes")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import backend
-from components.connection import require_namespace
+from components.connection_writes import require_namespace
 from components.inspector import render_inspector
 
 st.title("HTTP inspector")

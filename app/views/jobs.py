@@ -8,7 +8,7 @@ from backend.local.job_store import open_job_store
 from backend.services import jobs
 from components import feedback, state, writes
 from components import jobs as jobs_view
-from components.connection import require_namespace
+from components.connection_writes import require_namespace
 
 st.title("Jobs")
 ns = require_namespace()

@@ -8,7 +8,8 @@ from backend.rules import ids
 from components import feedback, maintenance, state, tables, writes
 from components import jobs as jobs_view
 from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import is_read_only
 
 st.title("Maintenance")
 ns = require_namespace()

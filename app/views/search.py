@@ -8,7 +8,8 @@ import streamlit as st
 import backend
 from backend.branch_view import on_branch
 from components import branches, feedback, indexes, search, state, tables, tuning, writes
-from components.connection import is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import is_read_only
 
 st.title("Search & tune")
 badge = st.container()

@@ -9,7 +9,8 @@ import backend
 from backend.rules import ids
 from backend.services import namespaces as nsv
 from components import schema_edit, state, table_actions, tables, writes
-from components.connection import is_read_only, require_namespace, snippet_connection
+from components.connection_writes import require_namespace
+from components.session import is_read_only, snippet_connection
 from components.snippets import python_snippet
 
 st.title("Namespaces & tables")

@@ -13,7 +13,8 @@ from backend.demo import txn_guide
 from backend.services import batch_builder
 from components import feedback, staged, state, tables, transactions, txn_demo, writes
 from components.common import render_read_only_notice
-from components.connection import connection_key, is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import connection_key, is_read_only
 
 st.title("Transactions")
 ns = require_namespace()

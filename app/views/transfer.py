@@ -9,7 +9,8 @@ from backend.branch_view import on_branch
 from backend.rules import ids
 from components import branches, feedback, state, tables, transfer, writes
 from components.common import render_read_only_notice
-from components.connection import is_read_only, require_namespace
+from components.connection_writes import require_namespace
+from components.session import is_read_only
 from components.versions import versions_frame
 
 PAGE = state.Transfer.PAGE

@@ -15,7 +15,8 @@ from components import branches as br
 from components import change_log, feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
 from components.common import lazy_expander, render_read_only_notice
-from components.connection import is_read_only, require_namespace, role_lock
+from components.connection_writes import require_namespace
+from components.session import is_read_only, role_lock
 from components.snippets import render_code
 
 st.title("Versions")

@@ -3,7 +3,9 @@
 Without TARGET the demo namespace is built (once) in ``./.lance-console/demo`` (or
 ``--demo-dir``) and opened as it is on every later start: nothing in that folder is ever
 deleted, demo tables dropped or renamed since are reported and built again only with
-``--rebuild-demo``. A non-empty folder that is not a demo is left alone. TARGET may be a
+``--rebuild-demo``. A non-empty folder that is not a demo is left alone. The launcher builds it
+before the console starts, as the OS user through the write gate (recorded in the audit log as
+``build_demo``); the console never builds it. TARGET may be a
 directory, any URI the local backend accepts, or an ``http(s)://`` URL of a Lance REST
 namespace (passed through as is). An object-store TARGET whose storage options (with the
 environment lance reads) certainly cannot open it (an ``http://`` endpoint without
@@ -219,10 +221,29 @@ def _allow_pattern(text: str) -> str:
     return text
 
 
+DEMO_OPERATION = "build_demo"  # the demo's build (or its check) in the audit log
+
+
+def demo_gate(directory: Path) -> Any:
+    """The write gate the demo is built through: the OS user who launches (an admin), the
+    demo folder as target and connection, the audit log of every write; not read-only (a
+    read-only launch makes the console read-only, after the launcher built its demo)."""
+    import dataclasses
+
+    from backend import audit
+    from backend.gate import Actor, gate
+
+    actor = dataclasses.replace(Actor.os_user(), source="launcher")
+    name = audit.target_name(str(directory))
+    return gate(None, actor=actor, connection=name, target=str(directory), log=audit.AuditLog())
+
+
 def resolve_target(
     target: str | None, demo_dir: str | None, *, echo=print, rebuild_demo: bool = False
 ) -> str:
-    """The target to open; builds the demo when there is none (never deletes anything)."""
+    """The target to open; builds the demo when there is none (never deletes anything),
+    through the write gate (:func:`demo_gate`: checked and recorded in the audit log), once,
+    before the console starts: the console itself never builds it."""
     if target:
         from backend import is_rest_target
 
@@ -240,9 +261,12 @@ def resolve_target(
             f"{directory}`, or build the demo elsewhere with `lance-console --demo-dir "
             "<empty or new folder>`."
         )
-    summary = create_demo_namespace(
-        directory, rebuild_missing=rebuild_demo, progress=lambda m: echo(f"[demo] {m}")
-    )
+
+    def say(message: str) -> None:
+        echo(f"[demo] {message}")
+
+    with demo_gate(directory).record(DEMO_OPERATION, {"path": str(directory)}, long=True):
+        summary = create_demo_namespace(directory, rebuild_missing=rebuild_demo, progress=say)
     if summary.created:
         tables = ", ".join(ids.display_id(t) for t in summary.tables)
         echo(f"[demo] tables: {tables}")

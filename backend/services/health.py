@@ -3,8 +3,9 @@ verdict and the maintenance that would fix what it finds.
 
 :func:`table_health` reads one table:
 
-* local backend: the fragments' metadata (physical rows, deletion files), lance's index
-  statistics (``ds.stats.index_stats``: unindexed rows per index), the version listing, the
+* local backend: the fragments' metadata (physical rows, deletion files), the unindexed rows
+  per index (the live rows of the fragments outside the index's fragment bitmaps, as
+  ``ds.stats.index_stats`` counts them, without opening the index), the version listing, the
   files under the table's folder (``ds.all_files``) and two dry runs: the compaction plan
   (``lance.optimize.Compaction.plan``) and ``explain_cleanup_old_versions``;
 * REST: what the spec gives: GetTableStats (rows, bytes, fragments, small fragments as the
@@ -33,6 +34,12 @@ The thresholds are a :class:`Thresholds` (these constants by default), a paramet
 :func:`table_health` and :func:`namespace_health`.
 
 The verdict is ``"needs attention"`` when an action is recommended, else ``"healthy"``.
+
+:func:`glance` is the health of a row of the tables list: the figures above that need no
+listing of versions or files (local: the latest manifest: fragments, deleted rows, unindexed
+rows from the indexes' fragment bitmaps, the compaction plan; REST: GetTableStats and the
+index stats), judged by the same rule (:func:`_verdict`). It never finds a cleanup: the
+bytes old versions hold need the version listing.
 
 :func:`namespace_health` gives one row per table of a namespace; a table that cannot be read
 gives its error in the ``error`` column.
@@ -203,13 +210,17 @@ def _history(ns: LanceNamespace, table_id: list[str], fig: _Figures) -> None:
         )
 
 
-def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures:
+def _manifest_figures(ds: Any, limits: Thresholds) -> _Figures:
+    """What the latest manifest of dataset ``ds`` says, with no listing of versions or files:
+    the fragments (physical rows, deletion files), the rows each index does not cover yet
+    (:func:`_unindexed_rows`) and the compaction plan (``lance.optimize.Compaction.plan``
+    reads the manifest only)."""
     from lance.optimize import Compaction
 
-    ds = ns.open_dataset(table_id)
     fig = _Figures(backend="local", version=int(ds.version))
     physical = deleted = small = count = 0
-    for fragment in ds.get_fragments():
+    fragments = ds.get_fragments()
+    for fragment in fragments:
         meta = fragment.metadata
         rows = int(meta.physical_rows or 0)
         count += 1
@@ -219,20 +230,7 @@ def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures
             deleted += int(meta.deletion_file.num_deleted_rows or 0)
     fig.fragments, fig.small_fragments = count, small
     fig.physical_rows, fig.deleted_rows, fig.rows = physical, deleted, physical - deleted
-    unindexed: dict[str, int | None] = {}
-    for index in ds.describe_indices():
-        if index.name.startswith("__") or index.name in unindexed:
-            continue
-        stats = ds.stats.index_stats(index.name)
-        value = stats.get("num_unindexed_rows") if isinstance(stats, dict) else None
-        unindexed[index.name] = int(value) if isinstance(value, int) else None
-    fig.unindexed_rows = unindexed
-    fig.total_bytes = sum(
-        sum(v for v in batch.column("size_bytes").to_pylist() if v) for batch in ds.all_files()
-    )
-    cleanup = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
-    fig.old_version_bytes = int(cleanup.stats.bytes_removed)
-    fig.old_versions = int(cleanup.stats.old_versions)
+    fig.unindexed_rows = _unindexed_rows(ds.describe_indices(), [f.metadata for f in fragments])
     plan = Compaction.plan(ds, {"target_rows_per_fragment": TARGET_ROWS_PER_FRAGMENT})
     fig.plan_tasks = int(plan.num_tasks())
     planned = [f for task in plan.tasks for f in task.fragments]
@@ -245,6 +243,43 @@ def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures
     fig.plan_fragments_after = sum(
         max(1, math.ceil(_live(task.fragments) / TARGET_ROWS_PER_FRAGMENT)) for task in plan.tasks
     )
+    return fig
+
+
+def _unindexed_rows(indices: Sequence[Any], fragments: Sequence[Any]) -> dict[str, int | None]:
+    """Per index (``describe_indices``; lance's own ``__`` indexes left out): the live rows of
+    the fragments none of its segments covers (the segments' fragment bitmaps in the manifest:
+    what ``ds.stats.index_stats`` counts as ``num_unindexed_rows``, without opening the
+    index). ``None`` when a segment does not say which fragments it covers."""
+    out: dict[str, int | None] = {}
+    for index in indices:
+        if index.name.startswith("__") or index.name in out:
+            continue
+        covered: set[int] = set()
+        known = True
+        for segment in index.segments or ():
+            ids = segment.fragment_ids
+            if ids is None:
+                known = False
+                break
+            covered.update(int(i) for i in ids)
+        out[index.name] = (
+            _live([f for f in fragments if int(f.id) not in covered]) if known else None
+        )
+    return out
+
+
+def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures:
+    """:func:`_manifest_figures`, the bytes of every file under the table's folder, the
+    cleanup's dry run and the version history."""
+    ds = ns.open_dataset(table_id)
+    fig = _manifest_figures(ds, limits)
+    fig.total_bytes = sum(
+        sum(v for v in batch.column("size_bytes").to_pylist() if v) for batch in ds.all_files()
+    )
+    cleanup = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
+    fig.old_version_bytes = int(cleanup.stats.bytes_removed)
+    fig.old_versions = int(cleanup.stats.old_versions)
     _history(ns, table_id, fig)
     return fig
 
@@ -266,7 +301,8 @@ def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
     return resp.version is None and resp.var_schema is None
 
 
-def _rest_figures(ns: LanceNamespace, table_id: list[str]) -> _Figures:
+def _rest_figures(ns: LanceNamespace, table_id: list[str], *, history: bool = True) -> _Figures:
+    """GetTableStats and the index stats; with ``history`` the version listing too."""
     try:
         stats = ns.get_table_stats(GetTableStatsRequest(id=table_id))
     except LanceNamespaceError:
@@ -288,7 +324,8 @@ def _rest_figures(ns: LanceNamespace, table_id: list[str]) -> _Figures:
         one = ixs.index_stats(ns, table_id, name)
         value = getattr(one, "num_unindexed_rows", None)
         fig.unindexed_rows[name] = int(value) if value is not None else None
-    _history(ns, table_id, fig)
+    if history:
+        _history(ns, table_id, fig)
     fig.notes += [
         "rows, bytes, fragments and small fragments: as the server's GetTableStats counts them",
         "deleted rows: not in the spec's answers",
@@ -367,12 +404,19 @@ def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
     return actions
 
 
-def _health(table_id: Sequence[str], fig: _Figures, limits: Thresholds) -> TableHealth:
+def _verdict(fig: _Figures, limits: Thresholds) -> tuple[str, list[Action]]:
+    """The verdict and the actions of figures ``fig``: the one rule of :func:`table_health`
+    and :func:`glance`."""
     actions = _actions(fig, limits)
     known = fig.fragments is not None or fig.unindexed_rows is not None
     verdict = (
         NEEDS_ATTENTION if any(a.recommended for a in actions) else (HEALTHY if known else UNKNOWN)
     )
+    return verdict, actions
+
+
+def _health(table_id: Sequence[str], fig: _Figures, limits: Thresholds) -> TableHealth:
+    verdict, actions = _verdict(fig, limits)
     physical = fig.physical_rows
     return TableHealth(
         table_id=tuple(table_id),
@@ -418,6 +462,39 @@ def table_health(
             backend=capabilities(ns).kind,
             notes=("declared only: the table has no data yet",),
         )
+    return _health(tid, fig, thresholds)
+
+
+GLANCE_NOTE = (
+    "at a glance: from the latest manifest's fragment and index figures (over REST: "
+    "GetTableStats and the index stats), without listing the versions; the versions, "
+    "the bytes old versions hold (cleanup) and the last maintenance are read by table_health"
+)
+
+
+def glance(
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    dataset: Any = None,
+) -> TableHealth:
+    """The health of table ``table_id`` read cheaply enough for a row of the tables list: the
+    figures of :func:`table_health` that need no listing of versions or files (local: the
+    latest manifest of ``dataset``, opened here when ``None``: fragments, deleted rows,
+    unindexed rows, the compaction plan; REST: GetTableStats and the index stats), judged by
+    the same rule. ``versions``, ``total_bytes``, ``old_version_bytes`` and the last
+    maintenance are ``None``: a cleanup is never among its actions. Errors are the
+    namespace's errors (a declared-only table: ``InvalidTableStateError``)."""
+    tid = list(table_id)
+    opener: Any = getattr(ns, "open_dataset", None)
+    if dataset is None and callable(opener):
+        dataset = opener(tid)
+    if dataset is not None:
+        fig = _manifest_figures(dataset, thresholds)
+    else:
+        fig = _rest_figures(ns, tid, history=False)
+    fig.notes.append(GLANCE_NOTE)
     return _health(tid, fig, thresholds)
 
 
@@ -492,6 +569,7 @@ __all__ = [
     "COMPACT_SMALL_SHARE",
     "DEFAULT_THRESHOLDS",
     "DELETED_SHARE",
+    "GLANCE_NOTE",
     "HEALTHY",
     "HISTORY_VERSIONS",
     "NAMESPACE_COLUMNS",
@@ -504,6 +582,7 @@ __all__ = [
     "Event",
     "TableHealth",
     "Thresholds",
+    "glance",
     "namespace_health",
     "table_health",
 ]

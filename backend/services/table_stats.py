@@ -1,11 +1,12 @@
 """Per-table figures of a tables list (rows, size on disk, latest version, indexes, last
-change), read without opening every table on every page view.
+change, health), read without opening every table on every page view.
 
 :func:`read_stats` reads one table: on the local backend the dataset at its latest version
 (the manifest's own summary, the index list, the files under the table's folder); over REST
-only what DescribeTable returns (``None`` where the server gives nothing). What a version
-costs to read (the file listing) is kept per ``(location, version)``: a table is read again
-only when it has a new version.
+what DescribeTable returns (``None`` where the server gives nothing). The health is
+``backend.services.health.glance`` (no listing of versions): local, from the same opened
+dataset; over REST, GetTableStats and the index stats. What a version costs to read is kept
+per ``(location, version)``: a table is read again only when it has a new version.
 
 :class:`StatsFill` fills figures in a background thread: :meth:`StatsFill.lookup` returns the
 figures known (``None`` for pending ones) and queues the missing or stale tables, in the order
@@ -26,6 +27,7 @@ from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from ..errors import describe_error
+from . import health as hs
 from .namespaces import whole_number
 
 TableId = tuple[str, ...]
@@ -41,6 +43,8 @@ class TableStats:
     version: int | None = None
     indexes: int | None = None
     last_change: datetime | None = None
+    health: str | None = None
+    repairs: tuple[str, ...] = ()
     declared: bool = False
     problem: str | None = None
 
@@ -50,6 +54,32 @@ class TableStats:
         if self.problem:
             return "unreadable"
         return "declared only" if self.declared else ""
+
+    @property
+    def verdict(self) -> str:
+        """The Health column: the state when there is one (declared only, unreadable), else
+        ``"healthy"``, the recommended action (``"compact"``, ``"optimize"``), the first of
+        them and how many more (``"optimize +1"``), or ``"unknown"``."""
+        if self.state:
+            return self.state
+        if self.health != hs.NEEDS_ATTENTION:
+            return self.health or hs.UNKNOWN
+        first, *more = self.repairs or ("needs attention",)
+        return f"{first} +{len(more)}" if more else first
+
+
+def _glance(ns: Any, table_id: list[str], dataset: Any = None) -> dict[str, Any]:
+    """The ``health`` and ``repairs`` (recommended actions) of :class:`TableStats`; a health
+    that cannot be read (a server without GetTableStats) is left unknown, the other figures
+    stay."""
+    try:
+        found = hs.glance(ns, table_id, dataset=dataset)
+    except (LanceNamespaceError, OSError, ValueError, RuntimeError):
+        return {}
+    return {
+        "health": found.verdict,
+        "repairs": tuple(a.kind for a in found.actions if a.recommended),
+    }
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -109,15 +139,17 @@ def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
         version=version,
         indexes=indexes,
         last_change=_utc(info.get("timestamp")),
+        **_glance(ns, table_id, ds),
     )
     memo.put(location, version, stats)
     return stats
 
 
-def _rest_stats(ns: LanceNamespace, table_id: list[str]) -> TableStats:
+def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> TableStats:
     """What DescribeTable says: the version; rows and bytes when its metadata carries the
     manifest summary (``total_rows``, ``total_files_size``); nothing else is in the spec's
-    answer (no index count, no commit time)."""
+    answer (no index count, no commit time). The health (GetTableStats, the index stats) is
+    read once per ``(location, version)``."""
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     declared = (
         bool(resp.is_only_declared)
@@ -126,12 +158,19 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str]) -> TableStats:
     )
     if declared:
         return TableStats(declared=True)
+    location = resp.location or "/".join(table_id)
+    if resp.version is not None and (known := memo.get(location, resp.version)) is not None:
+        return known
     meta: Mapping[str, Any] = resp.metadata or {}
-    return TableStats(
+    stats = TableStats(
         rows=whole_number(meta.get("total_rows")),
         size_bytes=whole_number(meta.get("total_files_size")),
         version=resp.version,
+        **_glance(ns, table_id),
     )
+    if resp.version is not None:
+        memo.put(location, resp.version, stats)
+    return stats
 
 
 def read_stats(ns: LanceNamespace, table_id: Sequence[str], memo: VersionMemo) -> TableStats:
@@ -140,7 +179,7 @@ def read_stats(ns: LanceNamespace, table_id: Sequence[str], memo: VersionMemo) -
     try:
         if callable(getattr(ns, "open_dataset", None)):
             return _local_stats(ns, tid, memo)
-        return _rest_stats(ns, tid)
+        return _rest_stats(ns, tid, memo)
     except LanceNamespaceError as err:
         return TableStats(problem=describe_error(err)["message"])
     except (OSError, ValueError, RuntimeError) as err:
@@ -279,8 +318,9 @@ def sort_names(
 
 
 def stats_frame(names: Sequence[str], stats: Mapping[str, TableStats | None]) -> Any:
-    """The list's rows: ``table``, the :data:`STAT_COLUMNS` (nullable) and ``state``
-    (:data:`PENDING` while a table's figures are being read)."""
+    """The list's rows: ``table``, the :data:`STAT_COLUMNS` (nullable), ``health``
+    (:attr:`TableStats.verdict`) and ``state``; both :data:`PENDING` while a table's figures
+    are being read."""
     import pandas as pd
 
     rows = []
@@ -288,9 +328,10 @@ def stats_frame(names: Sequence[str], stats: Mapping[str, TableStats | None]) ->
         one = stats.get(name)
         row: dict[str, Any] = {"table": name}
         row.update({col: getattr(one, col) if one is not None else None for col in STAT_COLUMNS})
+        row["health"] = PENDING if one is None else one.verdict
         row["state"] = PENDING if one is None else one.state
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=["table", *STAT_COLUMNS, "state"])
+    frame = pd.DataFrame(rows, columns=["table", *STAT_COLUMNS, "health", "state"])
     for col in ("rows", "size_bytes", "version", "indexes"):
         frame[col] = frame[col].astype("Int64")
     frame["last_change"] = pd.to_datetime(frame["last_change"], utc=True)

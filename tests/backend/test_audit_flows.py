@@ -1,6 +1,6 @@
 """Every write flow of the lifecycle, import, index and batch pages lands in the audit log,
 with its user and outcome, on both backends: the pages call these same services through the
-session's gate (``components.connection.get_namespace``)."""
+session's gate (``components.session.get_namespace``)."""
 
 from __future__ import annotations
 

@@ -220,3 +220,81 @@ def test_namespace_health_gives_a_row_per_table_and_errors_in_their_column(ns) -
     assert by.loc["d", "verdict"] == hs.UNKNOWN and by.loc["d", "error"] is None
     assert by.loc["x", "verdict"] == hs.UNKNOWN and "a$x" in by.loc["x", "error"]
     assert frame.loc[frame["table"] != "t", "fragments"].isna().all()
+
+
+def test_glance_judges_the_crafted_table_as_table_health_does_without_listing_versions(
+    ns, monkeypatch
+) -> None:
+    """The tables list's health (``glance``, and ``table_stats.read_stats`` that carries it)
+    on the crafted table: the same verdict and recommended actions as ``table_health``, its
+    figures checked against lance itself, and no ListTableVersions."""
+    from backend.services import table_stats as ts
+
+    path, _ = craft(ns)
+    full = hs.table_health(ns, T)
+    listed: list[object] = []
+    real = ns.list_table_versions
+    monkeypatch.setattr(ns, "list_table_versions", lambda req: listed.append(req) or real(req))
+    got = hs.glance(ns, T)
+    memo = ts.VersionMemo()
+    row = ts.read_stats(ns, T, memo)
+    assert ts.read_stats(ns, T, memo) is row  # the same version: its health read once
+    assert listed == []
+
+    ds = lance.dataset(str(path))
+    fragments = ds.get_fragments()
+    physical = [f.metadata.physical_rows for f in fragments]
+    assert got.verdict == full.verdict == hs.NEEDS_ATTENTION
+    recommended = [(a.kind, a.reason, a.effect) for a in full.actions if a.recommended]
+    assert [(a.kind, a.reason, a.effect) for a in got.actions] == recommended
+    assert [k for k, _, _ in recommended] == ["optimize", "compact"]
+    assert row.health == full.verdict and row.repairs == ("optimize", "compact")
+    assert row.verdict == "optimize +1" and row.version == ds.version == 8
+    assert got.versions is None and got.old_version_bytes is None  # read by table_health only
+    assert got.unindexed_rows == full.unindexed_rows == {"id_idx": 200}
+    if capabilities(ns).kind == "local":
+        assert got.fragments == len(fragments) == 6
+        assert got.small_fragments == sum(p < hs.SMALL_FRAGMENT_ROWS for p in physical) == 6
+        assert got.physical_rows == sum(physical) == 1000
+        assert got.rows == ds.count_rows() == 850
+        assert (
+            got.deleted_rows
+            == sum(
+                f.metadata.deletion_file.num_deleted_rows
+                for f in fragments
+                if f.metadata.deletion_file is not None
+            )
+            == 150
+        )
+        assert got.unindexed_rows == {
+            "id_idx": ds.stats.index_stats("id_idx")["num_unindexed_rows"]
+        }
+        assert (got.compaction_tasks, got.compaction_fragments) == (
+            full.compaction_tasks,
+            full.compaction_fragments,
+        )
+        assert got.compaction_fragments and got.compaction_fragments > 0
+    else:  # GetTableStats and the index stats, as table_health's REST branch reads them
+        stats = ns.get_table_stats(GetTableStatsRequest(id=T))
+        assert got.rows == stats.num_rows == full.rows
+        assert got.fragments == stats.fragment_stats.num_fragments == len(fragments)
+        assert got.small_fragments == stats.fragment_stats.num_small_fragments
+        index = ns.describe_table_index_stats(
+            DescribeTableIndexStatsRequest(id=T, index_name="id_idx")
+        )
+        assert got.unindexed_rows == {"id_idx": index.num_unindexed_rows}
+        assert got.deleted_rows is None
+
+    # maintained: healthy in the list as on the panel
+    if capabilities(ns).kind == "local":
+        ns.optimize_indexes(T)
+        ns.compact_files(T)
+    else:
+        lance.dataset(str(path)).optimize.optimize_indices()
+        lance.dataset(str(path)).optimize.compact_files()
+    assert hs.glance(ns, T).verdict == hs.table_health(ns, T).verdict == hs.HEALTHY
+    assert listed  # the counter sees table_health's listing
+    assert ts.read_stats(ns, T, ts.VersionMemo()).verdict == "healthy"
+    declared = ["a", "d"]
+    ns.declare_table(DeclareTableRequest(id=declared))
+    assert ts.read_stats(ns, declared, ts.VersionMemo()).verdict == "declared only"

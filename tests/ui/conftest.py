@@ -33,12 +33,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
+from lance_namespace import CreateNamespaceRequest
 
 import backend
 from tests.support import ipc_stream_bytes
@@ -279,3 +281,77 @@ def displayed(grid: Any) -> Any:
     frame = grid.value
     placeholder = grid.proto.placeholder if grid.proto.HasField("placeholder") else "None"
     return frame.astype(object).where(frame.notna(), placeholder)
+
+
+# -- connections: the session's, the sidebar's and the connect dialog's tests ------------------
+def connect_form(at, target: str, *, n: int = 0, **fields) -> None:
+    """Open the "Connect to…" dialog (if closed), fill it in, submit."""
+    if f"conn.form{n}.target" not in [t.key for t in at.text_input]:
+        at.button(key="conn.open").click().run()
+    at.text_input(key=f"conn.form{n}.target").input(target)
+    for name, value in fields.items():
+        if isinstance(value, bool):
+            at.checkbox(key=f"conn.form{n}.{name}").set_value(value)
+        else:
+            at.text_input(key=f"conn.form{n}.{name}").input(value)
+    at.button(key=f"conn.form{n}.submit").click().run()
+
+
+def other_root(tmp_path: Path) -> Path:
+    root = tmp_path / "other-root"
+    root.mkdir()
+    backend.connect(str(root)).create_namespace(CreateNamespaceRequest(id=["elsewhere"]))
+    return root
+
+
+def save_config(tmp_path: Path, text: str) -> None:
+    (tmp_path / "connections.toml").write_text(text)
+
+
+def offered(at) -> list[str]:
+    """The names of the connections the picker offers (whatever else its labels say)."""
+    return [o.split(" (")[0] for o in at.selectbox(key="conn").options]
+
+
+def namespace_buttons(at) -> set[str]:
+    return {
+        b.key[len("tables.ns.open.") :]
+        for b in at.button
+        if b.key and b.key.startswith("tables.ns.open.")
+    }
+
+
+@pytest.fixture
+def busy_server() -> Iterator[tuple[str, list[str]]]:
+    """A server on 127.0.0.1 that answers every request 503 with an error body and no spec
+    code (so the status decides: ServiceUnavailable) and ``Retry-After: 0``; yields its URL
+    and the paths it was asked for."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Busy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            body = b'{"error": "the server is busy"}'
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

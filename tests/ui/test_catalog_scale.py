@@ -175,3 +175,24 @@ def test_versions_page_of_3000_versions_reads_one_page(scale_app, monkeypatch) -
     assert len(calls["list_table_versions"]) == 3
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Versions"] == "3,000" and metrics["Oldest"] == "1"
+
+
+def test_health_of_a_table_of_3000_versions_lists_no_version(
+    scale_app, catalog_root: Path, monkeypatch
+) -> None:
+    """The tables list's Health column judges ``hist/t`` (3,000 versions) from its latest
+    manifest: no ListTableVersions at all; the Health panel's full read (``table_health``) is
+    the one that lists them."""
+    import backend
+    from backend.services import health as hs
+    from tests.ui.test_tables_list import filled
+
+    calls = Calls(monkeypatch, "list_table_versions", "open_dataset")
+    at = scale_app(ns="hist")
+    frame = filled(at).set_index("table")
+    assert frame.loc["t", "health"] == "healthy" and frame.loc["t", "version"] == 3_000
+    assert calls["list_table_versions"] == []
+    assert ["hist", "t"] in [list(tid) for tid in calls["open_dataset"]]  # read by the fill
+    full = hs.table_health(backend.connect(str(catalog_root)), ["hist", "t"])
+    assert full.verdict == hs.HEALTHY and full.versions == 3_000
+    assert len(calls["list_table_versions"]) >= 1  # the counter sees the full read's listing

@@ -23,13 +23,15 @@ def test_tables_list_columns_fit_with_short_labels(make_app) -> None:
     assert_no_exception(at)
     (grid,) = [d for d in at.dataframe if d.key and d.key.startswith("tables.list.grid.")]
     config = column_widths(grid.proto)
-    shown = ["table", "rows", "size_bytes", "version", "indexes", "last_change", "state"]
+    shown = ["table", "rows", "size_bytes", "version", "indexes", "last_change", "health"]
+    assert "state" not in grid.proto.column_order  # said by the Health column
     widths = [config[c]["width"] for c in shown]
     assert all(isinstance(w, int) for w in widths), widths
     assert CHECKBOX_PX + sum(widths) <= TABLES_COLUMN_PX
     # Labels short enough for their widths; the long meaning is in the help.
     assert config["size_bytes"]["label"] == "Size" and "on disk" in config["size_bytes"]["help"]
     assert config["last_change"]["label"] == "Changed (UTC)"
+    assert config["health"]["label"] == "Health" and "Health panel" in config["health"]["help"]
 
 
 def test_schema_type_gets_the_room(make_app) -> None:

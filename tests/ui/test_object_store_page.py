@@ -132,7 +132,7 @@ def test_dialog_connection_saved_by_name_survives_a_reload(
     import tomllib
 
     from backend.launcher import saved_connections as conns
-    from components.connection import spec_from_form, storage_grid
+    from components.connect_dialog import spec_from_form, storage_grid
 
     grid = storage_grid("s3")
     fill = {

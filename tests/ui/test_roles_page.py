@@ -53,7 +53,7 @@ def test_editor_may_declare_but_drop_is_an_admins(roles: Path) -> None:
 def test_admin_sees_every_write_in_the_audit_page(roles: Path) -> None:
     from lance_namespace import DeclareTableRequest
 
-    from components.connection import get_namespace
+    from components.session import get_namespace
 
     log = audit.AuditLog(roles)
     log.append(

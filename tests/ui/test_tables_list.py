@@ -1,17 +1,21 @@
 """AppTest: the tables list's figures (rows, size on disk, latest version, indexes, last
-change), read in the background, sortable and filterable; checked against lance and the
-files on disk."""
+change, health), read in the background, sortable and filterable; checked against lance, the
+files on disk and the table's own health (``backend.services.health.table_health``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
 import lance
-from lance_namespace import DescribeTableRequest
+import pyarrow as pa
+from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DescribeTableRequest
 
 import backend
+from backend.services import health as hs
+from tests.support import create_table, table_location
 from tests.ui.conftest import assert_no_exception, displayed, texts
 from tests.ui.test_tables_page import table_grid
 
@@ -37,7 +41,7 @@ def test_list_shows_each_tables_figures(make_app, ui_env: Path) -> None:
     assert_no_exception(at)
     first = table_grid(at).value
     assert list(first.columns) == [
-        "table", "rows", "size_bytes", "version", "indexes", "last_change", "state",
+        "table", "rows", "size_bytes", "version", "indexes", "last_change", "health", "state",
     ]  # fmt: skip
     frame = filled(at).set_index("table")
     assert_no_exception(at)
@@ -54,9 +58,18 @@ def test_list_shows_each_tables_figures(make_app, ui_env: Path) -> None:
             row["last_change"].tzinfo
         )
         assert row["state"] == ""
+        full = hs.table_health(ns, ["sales", name])
+        recommended = [a.kind for a in full.actions if a.recommended]
+        assert row["health"] == (recommended[0] if recommended else full.verdict)
     assert frame.loc["orders", "rows"] == 4 and frame.loc["orders", "version"] == 3
     assert frame.loc["pending", "state"] == "declared only"
-    assert frame.loc["pending"].drop("state").drop("last_change").isna().all()
+    # orders: two small fragments and 1 of 5 rows deleted; customers: one fragment
+    assert (frame.loc["orders", "health"], frame.loc["customers", "health"]) == (
+        "compact",
+        "healthy",
+    )
+    assert frame.loc["pending", "health"] == "declared only"
+    assert frame.loc["pending"].drop(["state", "health", "last_change"]).isna().all()
     assert "Reading the figures" not in texts(at)
 
 
@@ -108,3 +121,38 @@ def test_figures_not_known_show_a_dash(make_app, ui_env) -> None:
     )
     assert shown.loc["orders", "rows"] == ds.count_rows()
     assert shown.loc["orders", "version"] == ds.version
+
+
+def test_health_column_gives_each_tables_verdict(make_app, ui_env: Path) -> None:
+    """A worn table (small fragments, deleted rows, rows its index misses) and a tidy one
+    (one fragment, fully indexed): the Health column says what ``table_health`` recommends,
+    the declared-only table has no verdict."""
+    ns = backend.connect(str(ui_env))
+    ns.create_namespace(CreateNamespaceRequest(id=["care"]))
+    worn, tidy = ["care", "worn"], ["care", "tidy"]
+    create_table(ns, worn, pa.table({"id": pa.array(range(100), pa.int64())}))
+    path = str(table_location(ns, worn))
+    for start in (100, 200, 300):
+        lance.write_dataset(
+            pa.table({"id": pa.array(range(start, start + 100))}), path, mode="append"
+        )
+    lance.dataset(path).delete("id < 60")
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    lance.write_dataset(pa.table({"id": pa.array(range(400, 500))}), path, mode="append")
+    create_table(ns, tidy, pa.table({"id": pa.array(range(500), pa.int64())}))
+    lance.dataset(str(table_location(ns, tidy))).create_scalar_index("id", "BTREE")
+    ns.declare_table(DeclareTableRequest(id=["care", "later"]))
+
+    at = make_app(query_params={"ns": "care"})
+    frame = filled(at).set_index("table")
+    assert_no_exception(at)
+    full = hs.table_health(ns, worn)
+    assert full.verdict == hs.NEEDS_ATTENTION
+    assert [a.kind for a in full.actions if a.recommended] == ["optimize", "compact"]
+    assert frame.loc["worn", "health"] == "optimize +1"  # optimize and compact
+    assert hs.table_health(ns, tidy).verdict == hs.HEALTHY
+    assert frame.loc["tidy", "health"] == "healthy"
+    assert frame.loc["later", "health"] == "declared only"
+    config = json.loads(table_grid(at).proto.columns)
+    assert config["health"]["label"] == "Health"
+    assert "versions" in config["health"]["help"].lower()  # what it does not read, said

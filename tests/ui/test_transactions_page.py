@@ -618,10 +618,10 @@ def test_a_commit_the_preflight_refuses_is_in_the_audit_log(
     """ "Commit atomically" on a batch with problems sends nothing, and the audit log records
     the refusal with the problems as the reason, the connection by its target's name."""
     from backend import audit
-    from components import connection
+    from components import session
 
     monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
-    connection._audit_log.clear()  # the log of this test's folder
+    session._audit_log.clear()  # the log of this test's folder
     at = add(app, "declare_table", "sales$orders")  # exists
     button(at, "Commit atomically").click().run()
     assert_no_exception(at)

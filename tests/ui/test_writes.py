@@ -37,8 +37,7 @@ AFTER_STEPS = {
     "tables": {"go_to"},
 }
 AFTER_STEP_NAMES = {"invalidate_tables", "invalidate"}
-# The connection's own writes (saved connections) stay with the connection module for now.
-OUTSIDE = {"components/writes.py", "components/connection.py"}
+OUTSIDE = {"components/writes.py"}  # perform itself
 
 
 def _is_write(node: ast.AST) -> bool:

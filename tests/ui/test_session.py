@@ -1,16 +1,15 @@
-"""AppTest: the connection sidebar - default, switching, saved connections, the URL (picker and
-read-only switch bound to ``?conn=`` / ``?ro=``), read-only, missing directories, errors."""
+"""AppTest: the session (``components.session``) - the default connection, the URL (picker and
+read-only switch bound to ``?conn=`` / ``?ro=``), read-only and the write gate on every write
+path, the client cache and reachability, typed targets as configuration (allowlist, roles, audit
+log), and no demo built on a read."""
 
 from __future__ import annotations
 
-import shutil
 import socket
 import threading
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from lance_namespace import (
     CreateNamespaceRequest,
@@ -23,59 +22,24 @@ from lance_namespace.errors import ServiceUnavailableError
 import backend
 from backend.launcher import saved_connections as conns
 from backend.redaction import REDACTED, mask_value, redact_json
-from components import connection
-from components.common import confirmation_matches
-from components.connection import display_target, spec_from_form
+from components import connection_writes, session
 from components.snippets import python_snippet
 from tests.ui.conftest import (
     alerts,
     assert_no_exception,
+    connect_form,
+    namespace_buttons,
     new_app,
+    offered,
     open_page,
+    other_root,
     paths_shown,
-    plain,
+    save_config,
     texts,
 )
 
 API_KEY = "sekrit-api-key-0123456789abcdef"
 WRITE_BUTTONS = ("tables.declare.open", "tables.create_ns.open")
-
-
-def connect_form(at, target: str, *, n: int = 0, **fields) -> None:
-    """Open the "Connect to…" dialog (if closed), fill it in, submit."""
-    if f"conn.form{n}.target" not in [t.key for t in at.text_input]:
-        at.button(key="conn.open").click().run()
-    at.text_input(key=f"conn.form{n}.target").input(target)
-    for name, value in fields.items():
-        if isinstance(value, bool):
-            at.checkbox(key=f"conn.form{n}.{name}").set_value(value)
-        else:
-            at.text_input(key=f"conn.form{n}.{name}").input(value)
-    at.button(key=f"conn.form{n}.submit").click().run()
-
-
-def other_root(tmp_path: Path) -> Path:
-    root = tmp_path / "other-root"
-    root.mkdir()
-    backend.connect(str(root)).create_namespace(CreateNamespaceRequest(id=["elsewhere"]))
-    return root
-
-
-def save_config(tmp_path: Path, text: str) -> None:
-    (tmp_path / "connections.toml").write_text(text)
-
-
-def offered(at) -> list[str]:
-    """The names of the connections the picker offers (whatever else its labels say)."""
-    return [o.split(" (")[0] for o in at.selectbox(key="conn").options]
-
-
-def namespace_buttons(at) -> set[str]:
-    return {
-        b.key[len("tables.ns.open.") :]
-        for b in at.button
-        if b.key and b.key.startswith("tables.ns.open.")
-    }
 
 
 def test_default_connection_is_visible(make_app, ui_env) -> None:
@@ -180,31 +144,14 @@ def test_read_only_launch_is_fixed_for_the_server(make_app, monkeypatch, ui_env)
     assert all(at.button(key=k).disabled for k in WRITE_BUTTONS)
 
 
-def test_anonymous_writes_warn_on_every_page(make_app, monkeypatch) -> None:
-    """``--host 0.0.0.0 --allow-anonymous-writes``: writable, and every page says so."""
-    from backend.launcher import launch
-
-    monkeypatch.setenv(launch.ANONYMOUS_WRITES_ENV, "0.0.0.0")
-    at = make_app()
-    warning = (
-        "This console listens on 0.0.0.0 without sign-in and accepts writes from anyone who "
-        "can reach it (started with --allow-anonymous-writes)."
-    )
-    assert warning in alerts(at, "warning")
-    assert at.toggle(key="ro").value is False and not at.toggle(key="ro").disabled
-    assert not any(at.button(key=k).disabled for k in WRITE_BUTTONS)
-    for page in ("versions", "transactions"):
-        open_page(at, page)
-        assert warning in alerts(at, "warning"), page
-
-
 DIRECT_WRITES = """
 import streamlit as st
 from lance_namespace import DeclareTableRequest
 
 from backend.services import lifecycle
 from components import feedback
-from components.connection import get_namespace, render_connection_sidebar
+from components.session import get_namespace
+from components.sidebar import render_connection_sidebar
 
 render_connection_sidebar()
 ns = get_namespace()
@@ -275,135 +222,6 @@ def test_read_only_disables_writes_on_every_page(make_app) -> None:
     assert at.button(key=state.stage_form_key("go")).disabled  # staging writes files
 
 
-def test_switch_folder_and_save_without_secrets(make_app, tmp_path: Path) -> None:
-    root = other_root(tmp_path)
-    at = make_app(query_params={"ns": "sales"})
-    connect_form(at, str(root), name="other", save=True)
-    assert_no_exception(at)
-    success = " ".join(alerts(at, "success"))
-    assert "Connected to other; saved to" in success
-    assert namespace_buttons(at) == {"elsewhere"}
-    assert "ns" not in at.query_params  # the old selection does not leak into the new target
-    doc = tomllib.loads((tmp_path / "connections.toml").read_text())
-    assert doc["connections"]["other"] == {"target": str(root)}
-    assert at.selectbox(key="conn").value == "other"
-    # the dialog closed; reopened, its form was reset (conn.form1 now)
-    assert "conn.form0.target" not in [t.key for t in at.text_input]
-    at.button(key="conn.open").click().run()
-    assert at.text_input(key="conn.form1.target").value == ""
-
-
-def test_read_only_server_saves_no_connection(make_app, monkeypatch, tmp_path: Path) -> None:
-    """A read-only launch writes no file: the dialog's Save is disabled with the reason, and a
-    save sent anyway writes nothing (the connection itself still opens, read-only)."""
-    from backend.launcher import launch
-
-    monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
-    monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")
-    root = other_root(tmp_path)
-    at = make_app(query_params={"ns": "sales"})
-    at.button(key="conn.open").click().run()
-    box = at.checkbox(key="conn.form0.save")
-    assert box.disabled and "started with --read-only" in str(box.help)
-    at.session_state["conn.form0.save"] = True  # a client sends the box checked anyway
-    connect_form(at, str(root), name="other")
-    assert_no_exception(at)
-    assert not (tmp_path / "connections.toml").exists()
-    assert "saved to" not in " ".join(alerts(at, "success"))
-
-
-def test_only_admins_change_the_saved_connections(roles, tmp_path: Path) -> None:
-    from tests.ui.conftest import app_as
-
-    root = other_root(tmp_path)
-    at = app_as("ed@example.com")  # an editor opens no typed target, so saves none either
-    assert at.button(key="conn.open").disabled
-    at.session_state["conn.dialog_open"] = True  # the dialog opened anyway
-    at.session_state["conn.form0.save"] = True  # ... and the box sent checked
-    at.run()
-    assert "conn.form0.target" not in [t.key for t in at.text_input]
-    assert not (tmp_path / "connections.toml").exists()
-    assert str(root) not in texts(at)
-    admin = app_as("ada@example.com")
-    admin.button(key="conn.open").click().run()
-    assert not admin.checkbox(key="conn.form0.save").disabled
-
-
-def test_session_connection_and_back(make_app, ui_env, tmp_path: Path) -> None:
-    root = other_root(tmp_path)
-    at = make_app()
-    connect_form(at, str(root), name="mine")
-    assert_no_exception(at)
-    assert at.selectbox(key="conn").value == "mine"
-    assert offered(at) == ["default", "mine"]
-    assert not (tmp_path / "connections.toml").exists()  # not saved
-    assert namespace_buttons(at) == {"elsewhere"}
-    at.selectbox(key="conn").set_value("default").run()
-    assert_no_exception(at)
-    assert "Connected to default (local)." in alerts(at, "success")
-    assert namespace_buttons(at) == {"bulk", "hr", "logs", "sales"}
-
-
-def test_bad_form_input_changes_nothing(make_app, ui_env) -> None:
-    at = make_app()
-    connect_form(at, "   ")
-    assert any("Enter a folder path" in e for e in alerts(at, "error"))
-    connect_form(at, "/tmp/x", name="bad name")
-    assert any("Connection names" in e for e in alerts(at, "error"))
-    connect_form(at, "/tmp/x", name="default")
-    assert any("belongs to the launcher" in e for e in alerts(at, "error"))
-    assert str(ui_env) in paths_shown(at)
-    assert at.selectbox(key="conn").value == "default"
-
-
-def test_refused_rest_server_is_readable_and_keeps_connection(make_app, ui_env) -> None:
-    at = make_app()
-    connect_form(at, "http://127.0.0.1:9", name="down", api_key=API_KEY)
-    assert_no_exception(at)
-    errors = " ".join(alerts(at, "error"))
-    assert "Connecting to http://127.0.0.1:9 failed" in errors
-    assert "failed. Connection failed: " in errors and "SERVICE_UNAVAILABLE" not in errors
-    assert API_KEY not in texts(at) + errors
-    assert at.selectbox(key="conn").value == "default"  # still on the previous connection
-    assert str(ui_env) in paths_shown(at)
-
-
-@pytest.fixture
-def busy_server() -> Iterator[tuple[str, list[str]]]:
-    """A server on 127.0.0.1 that answers every request 503 with an error body and no spec
-    code (so the status decides: ServiceUnavailable) and ``Retry-After: 0``; yields its URL
-    and the paths it was asked for."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    asked: list[str] = []
-
-    class Busy(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            asked.append(self.path)
-            body = b'{"error": "the server is busy"}'
-            self.send_response(503)
-            self.send_header("Retry-After", "0")
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_POST = do_GET
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Busy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", asked
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
 def test_picking_a_busy_server_asks_it_once(make_app, ui_env, tmp_path: Path, busy_server) -> None:
     """Picking a connection (saved, or typed in the dialog) is one question to the server: a
     server that answers 503 is reported at once, not asked again through the client's
@@ -430,62 +248,6 @@ def test_picking_a_busy_server_asks_it_once(make_app, ui_env, tmp_path: Path, bu
     assert len(asked) > 1
 
 
-def test_switch_to_rest_with_api_key_masks_it(make_app, rest_server) -> None:
-    client = backend.connect(rest_server.url)
-    client.create_namespace(CreateNamespaceRequest(id=["remote"]))
-    at = make_app()
-    connect_form(at, rest_server.url, name="server", api_key=API_KEY, delimiter="$")
-    assert_no_exception(at)
-    page = texts(at)
-    assert at.selectbox(key="conn").value == "server"
-    assert ":blue-badge[REST]" in page
-    assert API_KEY not in page
-    assert f"API key {REDACTED}" in page and "delimiter $" in page
-    assert namespace_buttons(at) == {"remote"}
-
-
-def test_saving_a_typed_secret_says_it_is_not_kept(make_app, rest_server, tmp_path) -> None:
-    at = make_app()
-    connect_form(at, rest_server.url, name="typed", api_key=API_KEY, save=True)
-    assert_no_exception(at)
-    warned = " ".join(alerts(at, "warning"))
-    assert "saved to" in warned and "without api_key" in warned and "env var" in warned
-    text = (tmp_path / "connections.toml").read_text()
-    assert API_KEY not in text and "typed" in text
-    assert API_KEY not in texts(at)
-
-
-def test_saved_connections_from_config_file(make_app, tmp_path: Path) -> None:
-    root = other_root(tmp_path)
-    save_config(tmp_path, f'[connections.archive]\ntarget = "{root}"\nread_only = true\n')
-    at = make_app()
-    pick = at.selectbox(key="conn")
-    assert offered(at) == ["default", "archive"]
-    pick.set_value("archive").run()
-    assert_no_exception(at)
-    page = texts(at)
-    assert ":green-badge[local] :orange-badge[:material/lock: read-only]" in page
-    assert at.toggle(key="ro").value is True
-    assert namespace_buttons(at) == {"elsewhere"}
-    assert at.button(key="conn.forget") is not None
-
-
-def test_forget_a_saved_connection_in_the_run_of_the_click(make_app, tmp_path: Path) -> None:
-    """The sidebar asks, the frame (app/nav.py) forgets: in the run of the click the file
-    loses the connection and the default connection opens."""
-    root = other_root(tmp_path)
-    save_config(tmp_path, f'[connections.archive]\ntarget = "{root}"\n')
-    at = make_app()
-    at.selectbox(key="conn").set_value("archive").run()
-    at.button(key="conn.forget").click().run()
-    assert_no_exception(at)
-    saved = tomllib.loads((tmp_path / "connections.toml").read_text())
-    assert "archive" not in saved.get("connections", {})
-    assert at.selectbox(key="conn").value == "default"
-    assert offered(at) == ["default"]
-    assert "Forgot the saved connection archive." in alerts(at, "success")
-
-
 def test_streamlit_secrets_connection(ui_env, rest_server) -> None:
     backend.connect(rest_server.url).create_namespace(CreateNamespaceRequest(id=["vaulted"]))
     at = new_app()
@@ -504,7 +266,7 @@ def cached_client(spec: conns.ConnectionSpec) -> backend.LanceNamespace:
     """The client the console's cache holds for ``spec`` (the one the pages use)."""
     secrets = conns.resolve_secrets(spec)[0]
     key = conns.connection_key(spec, secrets)
-    return connection._connect(key, spec.target, conns.connect_options(spec, secrets))
+    return session._connect(key, spec.target, conns.connect_options(spec, secrets))
 
 
 def test_refresh_closes_the_client_of_its_connection_only(make_app, tmp_path, rest_server) -> None:
@@ -589,7 +351,7 @@ def test_a_server_that_never_answers_does_not_hold_up_the_page(
     from tests.ui.conftest import MAIN
 
     monkeypatch.setenv("LANCE_CONSOLE_TARGET", silent_server)
-    monkeypatch.setattr(connection, "HEALTH_TIMEOUT", 2.0)
+    monkeypatch.setattr(session, "HEALTH_TIMEOUT", 2.0)
     at = AppTest.from_file(str(MAIN))  # AppTest's own default timeout (3 s)
     at.switch_page("views/audit.py")  # a page that reads nothing from the namespace
     at.run()
@@ -609,102 +371,22 @@ def test_a_server_that_never_answers_does_not_hold_up_the_page(
     assert "timed out" in page.lower()
 
 
-def test_missing_env_secret_is_reported(make_app, tmp_path: Path, rest_server) -> None:
-    save_config(
-        tmp_path,
-        f'[connections.srv]\ntarget = "{rest_server.url}"\napi_key_env = "NO_SUCH_VAR_X"\n',
-    )
-    at = make_app()
-    at.selectbox(key="conn").set_value("srv").run()
-    assert_no_exception(at)
-    assert "Environment variable NO_SUCH_VAR_X is not set." in texts(at)
-
-
-def test_missing_directory_is_offered_for_creation(make_app, tmp_path: Path) -> None:
-    missing = tmp_path / "not-yet"
-    save_config(tmp_path, f'[connections.fresh]\ntarget = "{missing}"\n')
-    at = make_app()
-    at.selectbox(key="conn").set_value("fresh").run()
-    assert_no_exception(at)
-    assert f"The directory {missing} does not exist." in alerts(at, "warning")
-    assert at.selectbox(key="conn").value == "default"  # the previous connection stays
-    assert not missing.exists()
-    create = at.button(key="conn.create")
-    assert plain(create.label) == f"Create {missing}"
-    create.click().run()
-    assert_no_exception(at)
-    assert missing.is_dir()
-    assert f"Created {missing}: an empty namespace." in alerts(at, "success")
-    assert at.selectbox(key="conn").value == "fresh"
-    assert namespace_buttons(at) == set()
-    assert "No namespaces inside (root)." in texts(at)
-
-
-def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeypatch) -> None:
-    from backend.launcher import launch
-    from components import connection
-
-    monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
-    missing = tmp_path / "not-yet"
-    root = other_root(tmp_path)
-    save_config(
-        tmp_path,
-        f'[connections.fresh]\ntarget = "{missing}"\n[connections.archive]\ntarget = "{root}"\n',
-    )
-    at = make_app()
-    at.selectbox(key="conn").set_value("fresh").run()
-    assert_no_exception(at)
-    assert at.button(key="conn.create").disabled
-    at.selectbox(key="conn").set_value("archive").run()
-    assert at.button(key="conn.forget").disabled  # the config file is not changed either
-    # the refusal below the button, for a request that reaches the server anyway
-    assert connection._create_directory(missing) is False
-    assert not missing.exists()
-
-
-def test_deleted_directory_is_reported_with_create(make_app, tmp_path: Path) -> None:
-    root = other_root(tmp_path)
-    save_config(tmp_path, f'[connections.scratch]\ntarget = "{root}"\n')
-    at = make_app()
-    at.selectbox(key="conn").set_value("scratch").run()
-    assert namespace_buttons(at) == {"elsewhere"}
-    shutil.rmtree(root)  # deleted behind the console's back
-    at.button(key="conn.refresh").click().run()
-    assert_no_exception(at)
-    errors = " ".join(alerts(at, "error"))
-    assert "Opening the namespace failed" in errors and f"{root} does not exist" in errors
-    create = at.button(key="conn.create_here")
-    assert plain(create.label) == f"Create {root}"
-    create.click().run()
-    assert_no_exception(at)
-    assert root.is_dir() and not at.error
-    assert "No namespaces inside (root)." in texts(at)
-
-
-def test_default_connection_builds_the_demo_when_missing(
+def test_a_console_without_a_target_builds_no_demo_on_a_read(
     make_app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import backend.launcher.demo
-
-    built: list[str] = []
-
-    def small_demo(target: str) -> None:  # the real demo takes seconds: a one-namespace stand-in
-        built.append(target)
-        Path(target).mkdir(parents=True, exist_ok=True)
-        backend.connect(target).create_namespace(CreateNamespaceRequest(id=["stdlib"]))
-
-    monkeypatch.setattr(backend.launcher.demo, "create_demo_namespace", small_demo)
+    """The demo is the launcher's to build (``lance-console`` without TARGET, before the
+    console starts), never a page's read: a console started without a target whose demo
+    folder is missing creates nothing, says the folder is missing and offers to create it."""
     monkeypatch.delenv("LANCE_CONSOLE_TARGET")
     at = make_app()
     assert_no_exception(at)
     assert offered(at) == ["default"]
-    assert len(built) == 1 and Path(built[0]).resolve() == (tmp_path / ".lance-console" / "demo")
-    assert namespace_buttons(at) == {"stdlib"}
+    demo = tmp_path / ".lance-console" / "demo"
+    errors = " ".join(alerts(at, "error"))
+    assert "Opening the namespace failed" in errors and "does not exist" in errors
+    assert at.button(key="conn.create_here").label.startswith("Create ")
     at.run()
-    assert len(built) == 1  # built once
-
-
-# --- pure helpers -------------------------------------------------------------------------------
+    assert not demo.exists()
 
 
 def test_mask_value() -> None:
@@ -748,41 +430,14 @@ def test_python_snippet_uses_env_lookups_for_secrets() -> None:
     compile(code, "<snippet>", "exec")  # valid Python
 
 
-def test_confirmation_and_target_display() -> None:
-    assert confirmation_matches(" orders ", "orders")
-    assert not confirmation_matches("Orders", "orders") and not confirmation_matches("", "")
-    shown = display_target("https://bob:hunter2hunter2@h.example/x?token=abcdefghijkl&x=1")
-    assert "hunter2hunter2" not in shown and "abcdefghijkl" not in shown and "x=1" in shown
-
-
-def test_spec_from_form_keeps_secret_headers_out_of_spec() -> None:
-    spec, typed = spec_from_form(
-        {
-            "target": "http://h:1",
-            "name": "srv",
-            "api_key": API_KEY,
-            "headers": pd.DataFrame(
-                {"key": ["Authorization", "x-team"], "value": ["Bearer zz", "t"]}
-            ),
-        }
-    )
-    assert dict(spec.headers) == {"x-team": "t"} and typed.headers == {"Authorization": "Bearer zz"}
-    assert typed.api_key == API_KEY and API_KEY not in repr(spec.to_toml_dict())
-    with pytest.raises(ValueError, match="given twice"):
-        spec_from_form(
-            {"target": "/x", "headers": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]}
-        )
-
-
-# --- targets are configuration (backend.rules.targets) ------------------------------------------
 TYPED_TARGET = """
 import streamlit as st
 
-from components import connection
+from components import connect_dialog, session, sidebar
 
-connection.render_connection_sidebar()
-spec, typed = connection.spec_from_form({"target": TARGET, "name": "typed"})
-st.text(f"result: {connection.switch_to(spec, typed)}")
+sidebar.render_connection_sidebar()
+spec, typed = connect_dialog.spec_from_form({"target": TARGET, "name": "typed"})
+st.text(f"result: {session.switch_to(spec, typed)}")
 """
 
 
@@ -859,7 +514,7 @@ def test_an_exposed_console_without_sign_in_opens_no_typed_target(
     assert len(asked) == 1
     entries = audit_entries(roles, "open_target")
     assert [(e.user, e.outcome) for e in entries] == [
-        (connection.auth.Actor.os_user().user, "refused"),
+        (session.auth.Actor.os_user().user, "refused"),
         ("ada@example.com", "error"),  # it answered 503: not opened
     ]
 
@@ -914,7 +569,7 @@ def test_typed_folders_outside_the_allowlist_are_refused_and_nothing_is_created(
         "refused",
         "error",
     ]  # refused, refused, missing
-    assert all(e.user == connection.auth.Actor.os_user().user for e in opened + [created])
+    assert all(e.user == session.auth.Actor.os_user().user for e in opened + [created])
 
 
 def test_a_viewer_creates_no_directory(roles: Path, tmp_path: Path) -> None:
@@ -931,7 +586,9 @@ def test_a_viewer_creates_no_directory(roles: Path, tmp_path: Path) -> None:
     assert create.disabled
     assert "the viewer role may not create a folder for a namespace" in str(create.help)
     (spec,) = conns.load_connections()[0]
-    at.session_state["conn.write"] = connection._create_write("create", missing, spec, name="fresh")
+    at.session_state["conn.write"] = connection_writes.create_write(
+        "create", missing, spec, name="fresh"
+    )
     at.run()  # the create sent anyway: the frame performs it
     assert_no_exception(at)
     assert not missing.exists()

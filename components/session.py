@@ -1,4 +1,7 @@
-"""The connection sidebar and the cached namespace client shared by every page.
+"""The session: the active connection, its cached client behind the write gate, why writes are
+refused, reachability, switching and the URL's restore. No widgets: the sidebar
+(``components.sidebar``), the connect dialog (``components.connect_dialog``) and the connection's
+writes (``components.connection_writes``) draw on it; every other component reads it.
 
 The active connection is the value of the sidebar's connection picker, which is bound to the
 URL (``?conn=<saved name>``, never a target or a secret), and so is the read-only switch
@@ -20,10 +23,12 @@ for an admin, within the launch's allowlist (``--allow-target``, ``allow_targets
 connections file), never on a console exposed without sign-in, and each attempt is recorded in
 the audit log (``open_target``). Creating a missing directory is an admin's explicit action,
 recorded too (``create_target``). Every client of user input is made through the same check
-(:func:`target_denial`).
+(:func:`target_denial`). The demo is built by the launcher before the console starts, never
+here: a default target that does not exist is a missing directory like any other.
 
-For pages: :func:`require_namespace`, :func:`connection_key`, :func:`is_read_only`,
-:func:`write_denial`, :func:`current_spec`, :func:`snippet_connection`, :func:`health`.
+For pages: :func:`get_namespace`, :func:`connection_key`, :func:`is_read_only`,
+:func:`write_denial`, :func:`role_lock`, :func:`current_spec`, :func:`snippet_connection`,
+:func:`health`.
 """
 
 from __future__ import annotations
@@ -37,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import pandas as pd
 import streamlit as st
 from lance_namespace import ListNamespacesRequest
 from lance_namespace.errors import LanceNamespaceError
@@ -45,17 +49,13 @@ from lance_namespace.errors import LanceNamespaceError
 import backend
 from backend import access, audit
 from backend import gate as write_gate
-from backend.capabilities import SERVER_PROFILES
 from backend.gate import gate
 from backend.launcher import launch
 from backend.launcher import saved_connections as conns
 from backend.launcher.saved_connections import ConnectionSpec, Secrets
-from backend.redaction import is_secret_name, mask_value, redact_url
+from backend.redaction import redact_url
 from backend.rules import connect_options, targets
-from backend.rules import properties as props
 from components import auth, feedback, state
-from components.common import empty_kv_frame, render_path
-from components.writes import Write
 
 DEFAULT = "default"
 SWITCH_REASON = "the connection is read-only (sidebar switch)"
@@ -93,7 +93,7 @@ class _RunReading:
 
 
 def begin_run() -> None:
-    """A new script run (the frame, through :func:`render_connection_sidebar`), or the saved
+    """A new script run (the frame, through ``components.sidebar``), or the saved
     connections changed: they are read again, once."""
     state.drop(state.Conn.RUN)
 
@@ -111,6 +111,11 @@ def _saved() -> Saved:
     if reading.saved is None:
         reading.saved = conns.load_connections(secrets=_streamlit_secrets())
     return reading.saved
+
+
+def saved_problems() -> list[str]:
+    """What is wrong in the saved-connections file and secrets (read once per run)."""
+    return _saved()[2]
 
 
 def options() -> dict[str, ConnectionSpec]:
@@ -151,7 +156,7 @@ def _typed_secrets(spec: ConnectionSpec) -> Secrets | None:
     return typed
 
 
-def _resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
+def resolved_secrets(spec: ConnectionSpec) -> tuple[Secrets, list[str]]:
     return conns.resolve_secrets(spec, _typed_secrets(spec))
 
 
@@ -163,7 +168,7 @@ def connection_key(spec: ConnectionSpec | None = None) -> str:
     known = keys.get(spec.name)
     if known is not None and known[0] is spec and known[1] is typed:
         return known[2]
-    key = conns.connection_key(spec, _resolved_secrets(spec)[0])
+    key = conns.connection_key(spec, resolved_secrets(spec)[0])
     keys[spec.name] = (spec, typed, key)
     return key
 
@@ -240,6 +245,12 @@ def allowed_targets() -> tuple[str, ...]:
         patterns, problems = conns.load_allowed_targets()
         reading.allowed = ((*launch.launch_allow_targets(), *patterns), problems)
     return reading.allowed[0]
+
+
+def allowed_target_problems() -> list[str]:
+    """What is wrong in the connections file's ``allow_targets`` (read once per run)."""
+    allowed_targets()
+    return (_reading().allowed or ((), []))[1]
 
 
 def dialog_denial() -> str | None:
@@ -323,7 +334,7 @@ def _client(spec: ConnectionSpec, key: str, options: dict[str, Any]) -> backend.
     return _connect(key, spec.target, options)
 
 
-def _forget(spec: ConnectionSpec) -> None:
+def forget(spec: ConnectionSpec) -> None:
     """Drop the cached client and reachability answer of ``spec`` only (every session on that
     connection opens a new client; other connections keep theirs)."""
     key = connection_key(spec)
@@ -333,26 +344,14 @@ def _forget(spec: ConnectionSpec) -> None:
     _connect.clear(f"{key}|health", spec.target)
 
 
-@st.cache_resource(show_spinner="Building the demo namespace (first run)…")
-def _ensure_demo(target: str) -> str:
-    from backend.launcher.demo import create_demo_namespace
-
-    create_demo_namespace(target)
-    return target
-
-
 def _open(spec: ConnectionSpec) -> backend.LanceNamespace:
-    if spec.name == DEFAULT and spec.source == "default":
-        path = Path(spec.target)
-        if (not path.exists() or not any(path.iterdir())) and launch_lock() is None:
-            _ensure_demo(spec.target)  # the newcomer path: `streamlit run app/main.py`
     missing = backend.missing_local_directory(spec.target)
     if missing is not None:
         raise backend.errors.make(
             backend.errors.ErrorCode.NAMESPACE_NOT_FOUND,
             f"the directory {missing} does not exist",
         )
-    secrets, _ = _resolved_secrets(spec)
+    secrets, _ = resolved_secrets(spec)
     return _client(spec, connection_key(spec), conns.connect_options(spec, secrets))
 
 
@@ -361,11 +360,6 @@ def role_lock(operation: str, read_only: bool) -> str | None:
     actor's role: drops, deregisters, cleanup and version deletes are an admin's), shown
     under its button; ``None``: nothing more to say."""
     return None if read_only else write_denial(operation)
-
-
-def render_role_lock(reason: str | None) -> None:
-    if reason:
-        st.caption(":material/lock: " + feedback.as_text(f"Disabled: {reason}."))
 
 
 @st.cache_resource(show_spinner=False)
@@ -406,33 +400,6 @@ def get_namespace() -> backend.LanceNamespace:
     return reading.gated[3]  # duck-typed: every operation of ``ns``
 
 
-def require_namespace() -> backend.LanceNamespace:
-    """:func:`get_namespace`, or show why not (offering to create a missing directory) and
-    stop the page."""
-    try:
-        return get_namespace()
-    except Exception as err:  # noqa: BLE001 - any failure to open is shown, never a traceback
-        feedback.show_error(err, action="Opening the namespace")
-        missing = backend.missing_local_directory(current_spec().target)
-        if missing is not None:
-            denied = create_denial(current_spec())
-            st.button(
-                f"Create {feedback.as_text(str(missing))}",
-                key=state.Conn.CREATE_HERE,
-                icon=":material/add:",
-                disabled=denied is not None,
-                help=f"Not available: {denied}." if denied else None,
-                on_click=ask_write,
-                args=(_create_write("create_here", missing, current_spec()),),
-            )
-            render_role_lock(None if launch_lock() else denied)
-            st.caption("Or pick another connection in the sidebar.")
-        else:
-            st.caption("Pick another connection in the sidebar.")
-        st.stop()
-        raise  # unreachable: st.stop() raises
-
-
 def display_target(target: str) -> str:
     """The target with any password and secret query parameters masked."""
     return redact_url(target) if "://" in target else target
@@ -441,7 +408,7 @@ def display_target(target: str) -> str:
 def snippet_connection() -> dict[str, Any]:
     """Non-secret description of the active connection for "copy as Python" snippets."""
     spec = current_spec()
-    secrets, _ = _resolved_secrets(spec)
+    secrets, _ = resolved_secrets(spec)
     out = spec.describe()
     out["has_api_key"] = bool(secrets.api_key)
     out["has_auth_token"] = bool(secrets.auth_token)
@@ -485,7 +452,7 @@ def _health_client(spec: ConnectionSpec, typed: Secrets | None = None) -> backen
     if typed is None:
         if spec.kind != "rest":
             return _open(spec)
-        secrets, _ = _resolved_secrets(spec)
+        secrets, _ = resolved_secrets(spec)
         key = connection_key(spec)
     else:
         secrets, _ = conns.resolve_secrets(spec, typed)
@@ -581,7 +548,7 @@ def _reset_selection() -> None:
             del st.query_params[qp]
 
 
-def _on_pick() -> None:
+def on_pick() -> None:
     """The picker changed: probe the new connection; on failure keep the previous one."""
     name = str(state.get(state.QP_CONN) or DEFAULT)
     previous = str(state.get(state.Conn.ACTIVE) or DEFAULT)
@@ -602,7 +569,13 @@ def _on_pick() -> None:
     state.notice("success", f"Connected to {name} ({spec.kind}).")
 
 
-def _apply_pending() -> None:
+def open_next(name: str, read_only: bool) -> None:
+    """Open connection ``name`` (read-only or not) at the start of the next run, before the
+    picker renders (:func:`apply_pending`)."""
+    state.put(PENDING, (name, read_only))
+
+
+def apply_pending() -> None:
     pending = state.drop(PENDING)
     if pending:
         name, read_only = pending
@@ -612,7 +585,7 @@ def _apply_pending() -> None:
         _reset_selection()
 
 
-def _restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
+def restore_after_reload(opts: dict[str, ConnectionSpec]) -> None:
     """First run of a session: a ``?conn=`` the session cannot restore opens the default
     read-only, with a warning (never a quiet switch to another backend)."""
     if state.has(state.Conn.ACTIVE):
@@ -664,7 +637,7 @@ def switch_to(spec: ConnectionSpec, typed: Secrets | None = None) -> str | None:
             return f"The directory {missing} does not exist: create it from the sidebar."
         return problem
     _remember(spec, typed)
-    state.put(PENDING, (spec.name, spec.read_only))
+    open_next(spec.name, spec.read_only)
     state.notice("success", f"Connected to {spec.name} ({spec.kind}).")
     return None
 
@@ -680,208 +653,7 @@ def _remember(spec: ConnectionSpec, typed: Secrets | None) -> None:
         state.put(state.Conn.SESSION_SPECS, made)
 
 
-# -- the form (pure: tests call it) -----------------------------------------------------------------
-def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
-    """A connection from the dialog's values; ``ValueError`` (readable) on bad input."""
-    target = str(values.get("target") or "").strip()
-    if not target:
-        raise ValueError("Enter a folder path, an object-store URI or a REST server URL.")
-    name = str(values.get("name") or "").strip() or "custom"
-    problem = conns.validate_name(name) or (
-        "The name default belongs to the launcher's connection." if name == DEFAULT else None
-    )
-    for env_field in ("api_key_env", "auth_token_env"):
-        problem = problem or conns.validate_env_name(str(values.get(env_field) or "").strip())
-    try:
-        headers = props.from_rows(values.get("headers"))
-    except backend.errors.LanceNamespaceError as err:
-        raise ValueError(str(err)) from None
-    storage, storage_env = conns.storage_from_rows(values.get("storage_options"))
-    delimiter = str(values.get("delimiter") or "").strip() or None
-    timeout = values.get("timeout") or None
-    typed = Secrets(
-        api_key=str(values.get("api_key") or "") or None,
-        auth_token=str(values.get("auth_token") or "") or None,
-        headers={k: v for k, v in headers.items() if is_secret_name(k)},
-        storage_options={k: v for k, v in storage.items() if is_secret_name(k)},
-    )
-    rest = connect_options.is_rest_target(target)
-    if rest:
-        found = connect_options.rest_option_problems(
-            target,
-            {
-                "api_key": typed.api_key,
-                "auth_token": typed.auth_token,
-                "headers": headers,
-                "timeout": float(timeout) if timeout else None,
-                "delimiter": delimiter,
-            },
-        )
-    else:
-        found = connect_options.storage_option_problems({**storage_env, **storage})
-    problem = problem or (found[0][:1].upper() + found[0][1:] + "." if found else None)
-    if problem:
-        raise ValueError(problem)
-    spec = ConnectionSpec(
-        name=name,
-        target=target,
-        delimiter=delimiter,
-        headers={k: v for k, v in headers.items() if k not in typed.headers},
-        storage_options={k: v for k, v in storage.items() if k not in typed.storage_options},
-        secret_storage_env=storage_env,
-        api_key_env=str(values.get("api_key_env") or "").strip() or None,
-        auth_token_env=str(values.get("auth_token_env") or "").strip() or None,
-        timeout=float(timeout) if timeout else None,
-        read_only=bool(values.get("read_only")),
-        server_profile=(values.get("server_profile") or None) if rest else None,
-        source="session",
-    )
-    return spec, typed
-
-
-# -- writes: the sidebar asks, the frame performs ---------------------------------------------------
-@dataclass(frozen=True)
-class ConnectionWrite:
-    """A write the sidebar (or :func:`require_namespace`) asks for; the frame performs it
-    (app/nav.py: :func:`pending_write`, ``feedback.run(request.write.call, ...)``, then
-    :func:`finish_write`). ``kind``: ``save`` (the dialog's connection, to the config file),
-    ``forget`` (a saved connection, from the config file), ``create`` (the missing directory
-    of connection ``name``, which then opens) or ``create_here`` (the active connection's)."""
-
-    kind: str
-    write: Write
-    name: str = DEFAULT
-    read_only: bool = False
-
-
-def ask_write(request: ConnectionWrite) -> None:
-    """Keep ``request`` for the frame (a button's callback, or the dialog before it closes)."""
-    state.put(state.Conn.WRITE, request)
-
-
-def pending_write() -> ConnectionWrite | None:
-    """The write asked for, once (the frame calls it before the sidebar renders)."""
-    found = state.drop(state.Conn.WRITE)
-    return found if isinstance(found, ConnectionWrite) else None
-
-
-def refusal(request: ConnectionWrite) -> str | None:
-    """Why the frame refuses ``request`` now (the config file: read-only server, role). A
-    directory's create checks and records itself (:func:`_create_directory`)."""
-    return config_denial() if request.kind in ("save", "forget") else None
-
-
-def finish_write(request: ConnectionWrite, done: tuple[Any] | None) -> None:
-    """After the frame performed ``request`` (``done``: its result, ``None`` when it failed):
-    the saved connections are read again, the sidebar says the result, the connection that
-    the write concerns opens."""
-    begin_run()
-    if request.kind == "forget":
-        state.put(PENDING, (DEFAULT, False))
-    if done is None:
-        return
-    if request.kind in ("save", "forget"):
-        warning = request.write.warned(done[0])
-        text = request.write.said(done[0]) + (f" {warning}" if warning else "")
-        state.notice("warning" if warning else "success", text)
-    elif request.kind == "create" and done[0]:
-        state.drop(state.Conn.CREATE_OFFER)
-        state.put(PENDING, (request.name, request.read_only))
-
-
-def _save_write(spec: ConnectionSpec, typed: Secrets | None) -> ConnectionWrite:
-    lost = _typed_only(spec, typed) if typed is not None else []
-    warning = (
-        f"Saved without {', '.join(lost)} (typed, so kept in this session only): name an env "
-        "var for it so that a reload keeps it."
-    )
-    write = Write(
-        conns.save_connection, (spec,), f"Saving the connection {spec.name}",
-        lambda path: f"Connected to {spec.name}; saved to {path}.",
-        warning=lambda _path: warning if lost else None,
-    )  # fmt: skip
-    return ConnectionWrite("save", write, spec.name)
-
-
-def _forget_write(spec: ConnectionSpec) -> ConnectionWrite:
-    write = Write(
-        conns.delete_connection, (spec.name,), f"Forgetting the connection {spec.name}",
-        f"Forgot the saved connection {spec.name}.",
-    )  # fmt: skip
-    return ConnectionWrite("forget", write, spec.name)
-
-
-def _create_write(
-    kind: str, path: Path, spec: ConnectionSpec | None, *, name: str = DEFAULT
-) -> ConnectionWrite:
-    """Create ``path`` (:func:`_create_directory`: checked, recorded, says the outcome in the
-    sidebar)."""
-    write = Write(_create_directory, (Path(path), spec), f"Creating {path}", "")
-    read_only = spec.read_only if spec is not None else False
-    return ConnectionWrite(kind, write, name, read_only)
-
-
-# -- the sidebar -------------------------------------------------------------------------------------
-def _render_status(spec: ConnectionSpec) -> None:
-    kind = ":blue-badge[REST]" if spec.kind == "rest" else ":green-badge[local]"
-    ro = ":orange-badge[:material/lock: read-only]" if is_read_only() else ":gray-badge[writable]"
-    source = f":gray-badge[{feedback.as_text(spec.source)}]"
-    st.markdown(f"{kind} {ro} {source}")
-    render_path(display_target(spec.target))
-    secrets, problems = _resolved_secrets(spec)
-    facts = []
-    if secrets.api_key:
-        facts.append(f"API key {mask_value(secrets.api_key)}")
-    if secrets.auth_token:
-        facts.append(f"bearer token {mask_value(secrets.auth_token)}")
-    facts += [f"{h} {mask_value(v)}" for h, v in secrets.headers.items()]
-    if spec.delimiter:
-        facts.append(f"delimiter {spec.delimiter}")
-    if spec.server_profile:
-        facts.append(f"server profile {spec.server_profile}")
-    if facts:
-        st.caption(feedback.as_text(" · ".join(facts)))
-    for problem in (*problems, *spec.warnings):
-        st.caption(":orange[" + feedback.as_text(problem) + "]")
-    checking = health()[0] is None
-    # while checking, the status redraws itself until the answer comes
-    st.fragment(_render_health, run_every=HEALTH_POLL if checking else None)(checking)
-
-
-def _render_health(checking: bool) -> None:
-    ok, why, checked = health()
-    if checking and ok is not None:
-        st.rerun()  # the answer came: the whole page (the banner too) shows it
-    when = time.strftime("%H:%M:%S", time.localtime(checked))
-    if ok is None:
-        st.caption(":gray[:material/hourglass_empty:] checking… (no answer yet)")
-    elif ok:
-        st.caption(f":green[:material/check_circle:] reachable · checked {when}")
-    else:
-        st.caption(f":red[:material/error:] not reachable · checked {when}")
-        st.caption(feedback.as_text(why))
-
-
-def _render_create_offer() -> None:
-    offer = state.get(state.Conn.CREATE_OFFER)
-    if not offer:
-        return
-    name, path = offer
-    spec = options().get(name)
-    denied = create_denial(spec)
-    st.button(
-        f"Create {feedback.as_text(str(path))}",
-        key=state.Conn.CREATE,
-        icon=":material/create_new_folder:",
-        disabled=denied is not None,
-        help=f"Not available: {denied}." if denied else None,
-        on_click=ask_write,
-        args=(_create_write("create", Path(path), spec, name=name),),
-    )
-    render_role_lock(None if launch_lock() else denied)
-
-
-def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
+def create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
     """Create ``path`` (the root of ``spec``, when given: only its cached client is dropped):
     an admin's explicit action (:func:`create_denial`), recorded in the audit log
     (``create_target``) whether it is refused, fails or succeeds."""
@@ -903,284 +675,9 @@ def _create_directory(path: Path, spec: ConnectionSpec | None = None) -> bool:
     state.notice("success", f"Created {path}: an empty namespace.")
     # a client of a deleted directory still answers from its old catalog
     if spec is not None:
-        _forget(spec)
+        forget(spec)
     else:
         _reading().gated = None
         _forget_health()
         _connect.clear()
     return True
-
-
-def _refresh() -> None:
-    """Read everything of the active connection again (other connections keep their cache);
-    the run this starts reads the saved connections again, as every run does."""
-    from components.cache import invalidate
-
-    invalidate()
-    _forget(current_spec())
-
-
-STORE_KINDS = {"": "Folder / other", "s3": "S3", "gs": "GCS", "az": "Azure"}
-
-
-def storage_grid(kind: str) -> pd.DataFrame:
-    """The storage-options grid for an object store ``kind`` (``s3`` / ``gs`` / ``az``): one
-    row per known key, value and env var empty, with its hint (empty grid for other roots)."""
-    keys = connect_options.STORAGE_KEYS.get(kind, ())
-    if keys:
-        keys = keys + connect_options.COMMON_STORAGE_KEYS
-    hints = [k.hint + (f" (lance also reads {k.env})" if k.env else "") for k in keys]
-    return pd.DataFrame(
-        {
-            "key": pd.Series([k.key for k in keys], dtype="str"),
-            "value": pd.Series([""] * len(keys), dtype="str"),
-            "env": pd.Series([""] * len(keys), dtype="str"),
-            "hint": pd.Series(hints, dtype="str"),
-        }
-    )
-
-
-STORAGE_COLUMNS = {
-    "key": st.column_config.TextColumn("key"),
-    "value": st.column_config.TextColumn("value", help="Typed secrets stay in this session."),
-    "env": st.column_config.TextColumn(
-        "…or env var",
-        help="Name of an environment variable holding the value: a saved connection keeps "
-        "the name, never the secret.",
-    ),
-    "hint": st.column_config.TextColumn("hint", disabled=True),
-}
-
-
-def _typed_only(spec: ConnectionSpec, typed: Secrets) -> list[str]:
-    """The secrets typed in the dialog, which a saved connection cannot keep."""
-    out = [k for k in ("api_key", "auth_token") if getattr(typed, k)]
-    return out + sorted({*typed.headers, *typed.storage_options})
-
-
-@st.dialog("Connect to…", width="medium", on_dismiss=lambda: state.open_dialog(None))
-def _connect_dialog() -> None:
-    denied = dialog_denial()
-    if denied:  # opened anyway (the button is disabled): say why, offer nothing
-        feedback.show("info", f"Typed targets are not available: {denied}.")
-        return
-    p = f"conn.form{state.get(state.Conn.FORM_VERSION, 0)}"
-    allowed = allowed_targets()
-    if allowed:
-        st.caption(
-            "This console opens only the targets its operator allowed: "
-            + feedback.as_text(", ".join(allowed))
-        )
-    # outside the form: picking a store refills the storage grid with its known keys
-    kind = st.radio(
-        "Object store",
-        list(STORE_KINDS),
-        format_func=STORE_KINDS.__getitem__,
-        horizontal=True,
-        key=f"{p}.store",
-        help="Offers the storage options S3, GCS or Azure know, with hints.",
-    )
-    with st.form(f"{p}.form", border=False):
-        values: dict[str, Any] = {
-            "target": st.text_input(
-                "Folder, object-store URI or REST URL",
-                key=f"{p}.target",
-                placeholder="/data/lance  ·  s3://bucket/root  ·  https://lance.example.com",
-            ),
-            "name": st.text_input("Name", key=f"{p}.name", placeholder="custom"),
-        }
-        st.caption("REST authentication (kept in this session only; never saved)")
-        values["api_key"] = st.text_input("API key", type="password", key=f"{p}.api_key")
-        values["auth_token"] = st.text_input("Bearer token", type="password", key=f"{p}.token")
-        c1, c2 = st.columns(2)
-        values["api_key_env"] = c1.text_input("…or API key env var", key=f"{p}.api_key_env")
-        values["auth_token_env"] = c2.text_input("…or token env var", key=f"{p}.token_env")
-        c1, c2 = st.columns(2)
-        values["delimiter"] = c1.text_input("Delimiter", key=f"{p}.delimiter", placeholder="$")
-        values["timeout"] = c2.number_input(
-            "Timeout (s, 0 = default)", min_value=0.0, max_value=3600.0, key=f"{p}.timeout"
-        )
-        st.caption("Extra HTTP headers (secret-looking values stay in this session)")
-        values["headers"] = st.data_editor(
-            empty_kv_frame(), num_rows="dynamic", key=f"{p}.headers", hide_index=True
-        )
-        st.caption(
-            "Storage options (object stores: pick the store above for its known keys). A "
-            "value typed here stays in this session; name an env var to keep it across reloads."
-        )
-        values["storage_options"] = st.data_editor(
-            storage_grid(kind),
-            num_rows="dynamic",
-            key=f"{p}.storage.{kind or 'none'}",
-            hide_index=True,
-            column_config=STORAGE_COLUMNS,
-        )
-        values["server_profile"] = st.selectbox(
-            "REST server profile",
-            [None, *SERVER_PROFILES],
-            format_func=lambda n: "(unknown: learned from its answers)" if n is None else n,
-            key=f"{p}.profile",
-            help="What the server implements (BatchCommitTables, RenameTable, CASCADE), so "
-            "the pages say it up front. lance-dir: pylance's RestAdapter over a directory.",
-        )
-        values["read_only"] = st.checkbox("Read-only", key=f"{p}.read_only")
-        no_save = config_denial()
-        save = st.checkbox(
-            "Save by name to the config file (env var names only, never a secret)",
-            key=f"{p}.save",
-            disabled=no_save is not None,
-            help=f"Not available: {no_save}." if no_save else None,
-        )
-        submitted = st.form_submit_button("Connect", type="primary", key=f"{p}.submit")
-    if not submitted:
-        return
-    try:
-        spec, typed = spec_from_form(values)
-    except ValueError as err:
-        feedback.show("error", str(err))
-        return
-    problem = switch_to(spec, typed)
-    if problem:
-        feedback.show("error", problem)
-        return
-    if save and config_denial() is None:
-        ask_write(_save_write(spec, typed))  # the frame saves it in the next run
-    state.put(state.Conn.FORM_VERSION, int(state.get(state.Conn.FORM_VERSION, 0)) + 1)
-    state.open_dialog(None)
-    st.rerun()
-
-
-def render_connection_sidebar() -> None:
-    """The sidebar: the connection picker and read-only switch (both in the URL), status,
-    reachability, refresh, "Connect to…", forget a saved connection. Called first by the
-    frame on every run: the saved connections are read once per run (:func:`begin_run`)."""
-    begin_run()
-    _apply_pending()
-    opts = options()
-    _restore_after_reload(opts)
-    locked = launch_lock()
-    if locked:  # before the switch renders: it shows the lock, whatever the URL says
-        state.set_read_only(True)
-    with st.sidebar:
-        st.subheader("Connection", divider="gray")
-        notice = state.pop_notice()
-        if notice:
-            feedback.show(*notice)
-        _render_create_offer()
-        names = list(opts)
-        st.selectbox(
-            "Connection",
-            names,
-            key=state.QP_CONN,
-            bind="query-params",
-            on_change=_on_pick,
-            help="Bound to the URL (?conn=name): a reload or a shared link keeps it.",
-        )
-        st.toggle(
-            "Read-only",
-            key=state.QP_READ_ONLY,
-            bind="query-params",
-            disabled=locked is not None,
-            help=(
-                f"Read-only for the life of this server: {locked}."
-                if locked
-                else "Disables every write (create, declare, deregister, delete, ...) on "
-                "every page."
-            ),
-        )
-        if locked:
-            st.caption(":material/lock: " + feedback.as_text(f"Read-only server: {locked}."))
-        spec = current_spec()
-        _render_status(spec)
-        for problem in _saved()[2]:
-            st.caption(":orange[" + feedback.as_text(problem) + "]")
-        st.button(
-            "Refresh",
-            key=state.Conn.REFRESH,
-            icon=":material/refresh:",
-            on_click=_refresh,
-            type="tertiary",
-            help="Read everything again from the namespace (listings are cached for a minute).",
-        )
-        no_dialog = dialog_denial()
-        st.button(
-            "Connect to…",
-            key=state.Conn.OPEN,
-            icon=":material/cable:",
-            on_click=state.open_dialog,
-            args=("connect",),
-            width="stretch",
-            disabled=no_dialog is not None,
-            help=f"Not available: {no_dialog}." if no_dialog else None,
-        )
-        if no_dialog:
-            st.caption(":material/lock: " + feedback.as_text(f"Typed targets: {no_dialog}."))
-        allowed_targets()  # read once per run, with the file's problems
-        for problem in (_reading().allowed or ((), []))[1]:
-            st.caption(":orange[" + feedback.as_text(problem) + "]")
-        if spec.source == "config":
-            st.button(
-                "Forget this saved connection",
-                key=state.Conn.FORGET,
-                type="tertiary",
-                disabled=config_denial() is not None,  # a read-only server changes no file
-                help=config_denial(),
-                on_click=ask_write,
-                args=(_forget_write(spec),),
-            )
-    if state.dialog() == "connect":
-        _connect_dialog()
-
-
-def render_health_banner() -> None:
-    """On every page: a warning when anyone may write (an exposed launch with
-    ``--allow-anonymous-writes``) and when the server stopped answering (the page shows cached
-    data that may be stale). A connection that never answered in this session has nothing
-    stale: the page shows why it cannot be opened instead."""
-    anonymous = launch.anonymous_writes()
-    if anonymous:
-        feedback.show(
-            "warning",
-            f"This console listens on {anonymous} without sign-in and accepts writes from "
-            "anyone who can reach it (started with --allow-anonymous-writes).",
-        )
-    ok, _why, checked = health()
-    if ok is False and connection_key() in (state.get(state.Conn.REACHED) or ()):
-        when = time.strftime("%H:%M:%S", time.localtime(checked))
-        feedback.show(
-            "warning",
-            f"The namespace did not answer at {when}: what this page shows may be stale. "
-            "Use Refresh in the sidebar once it is back.",
-        )
-
-
-__all__ = [
-    "ConnectionWrite",
-    "ask_write",
-    "audit_name",
-    "backend_kind",
-    "allowed_targets",
-    "connection_key",
-    "create_denial",
-    "current_spec",
-    "dialog_denial",
-    "display_target",
-    "finish_write",
-    "get_namespace",
-    "health",
-    "is_read_only",
-    "launch_lock",
-    "options",
-    "pending_write",
-    "refusal",
-    "render_connection_sidebar",
-    "render_health_banner",
-    "render_role_lock",
-    "role_lock",
-    "write_denial",
-    "require_namespace",
-    "snippet_connection",
-    "spec_from_form",
-    "switch_to",
-    "target_denial",
-]
