@@ -1,8 +1,8 @@
 """A large index build beside other writers: the case of issue 32.
 
 One run: a ``--rows`` x ``--dim`` float32 table ``vecs`` and a small table ``other`` in a
-temporary local namespace; an IVF_PQ build of ``vecs`` with the console's own path (the build
-job registry, which always passes lance a progress callback; the console's chosen parameters:
+temporary local namespace; an IVF_PQ build of ``vecs`` with the console's own path (the run of
+a build job, ``build_jobs.BuildRun``, which always passes lance a progress callback; the console's chosen parameters:
 632 partitions and 8 sub-vectors at 400k x 128); once lance reports progress, a second process
 tags ``other`` through ``backend.connect`` and reports how long the tag took. Printed: the
 build's wall time and stages, the tag's wall time (a tag that waited for the build's lock would
@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,12 +71,12 @@ def main() -> int:
         ns = backend.connect(root)
         ns.create_table(CreateTableRequest(id=["vecs"]), to_ipc_stream(_table(args.rows, args.dim)))
         ns.create_table(CreateTableRequest(id=["other"]), to_ipc_stream(_table(10, 4)))
-        registry = build_jobs.BuildJobRegistry()
+        request = CreateTableIndexRequest(id=["vecs"], column="vec", index_type="IVF_PQ")
+        build = build_jobs.BuildRun.prepare(ns, request, time_limit=None)
         started = time.perf_counter()
-        job_id = registry.start(
-            ns, CreateTableIndexRequest(id=["vecs"], column="vec", index_type="IVF_PQ")
-        )
-        while not (registry.get(job_id).events or registry.get(job_id).done):  # type: ignore[union-attr]
+        thread = threading.Thread(target=build.run, args=(ns, request), daemon=True)
+        thread.start()
+        while not (build.get().events or build.get().done):
             time.sleep(0.05)
         tag = subprocess.run(
             [sys.executable, "-c", TAG_CODE, root],
@@ -89,12 +90,11 @@ def main() -> int:
         if args.cancel:
             time.sleep(1.0)
             cancelled_at = time.perf_counter()
-            registry.cancel(job_id)
-        try:
-            job = registry.wait(job_id, timeout=args.deadline)
-        except TimeoutError:
-            job = registry.get(job_id)  # type: ignore[assignment]
-            last = job.events[-3:] if job is not None else []
+            build.cancel()
+        thread.join(args.deadline)
+        job = build.get()
+        if not job.done:
+            last = job.events[-3:]
             print(
                 f"FAIL: the build neither finished nor stopped within {args.deadline:.0f} s; "
                 f"last events: {last}"

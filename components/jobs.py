@@ -331,19 +331,22 @@ def render_table_jobs(ns: Any, table_id: Sequence[str], *, key_prefix: str) -> J
 
 
 def action_write(ns: Any, asked: JobAction) -> Write:
-    """The write a button asked for: ``jobs.cancel`` or ``jobs.rerun``."""
+    """The write a button asked for: ``jobs.cancel`` or ``jobs.rerun`` (the session follows
+    the job: its end is told once)."""
     if asked.action == "cancel":
         return Write(
             jobs.cancel,
             (ns, asked.job_id),
             f"Cancelling {asked.label}",
             f"Cancel asked for {asked.label} (job {asked.job_id}): it stops where lance allows.",
+            follow=True,
         )
     return Write(
         jobs.rerun,
         (ns, asked.job_id),
         f"Running {asked.label} again",
         lambda job: f"{asked.label.capitalize()} started again as job {job.id}.",
+        follow=True,
     )
 
 

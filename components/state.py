@@ -432,7 +432,6 @@ def pick_version(version: int, *, tag: str | None = None) -> None:
 
 # --- Indexes ----------------------------------------------------------------------------------------
 class Indexes:
-    JOBS = "indexes.jobs"  # list[str]: build job ids started this session
     JOBS_SEEN = "indexes.jobs_seen"  # list[str]: finished jobs already handled
     PREVIEW_TEXT = "indexes.preview_text"  # widget: tokenizer preview sample text
     TABS = "indexes.tabs"  # widget: the open tab
@@ -448,14 +447,6 @@ class Indexes:
     CREATE = "indexes.create"  # the create form ("Run on Ray": .ray)
     SELECTED = "indexes.selected"  # one index's details
     DROP = "indexes.drop"  # the drop form
-
-
-def build_jobs() -> list[str]:
-    return list(_get(Indexes.JOBS) or [])
-
-
-def add_build_job(job_id: str) -> None:
-    _set(Indexes.JOBS, [*build_jobs(), job_id])
 
 
 def first_time_finished(job_id: str) -> bool:
@@ -649,7 +640,6 @@ class Search:
     RESULTS = "search.results"  # (table id, what) -> the last result of each panel
     RESULT_SETTINGS = "search.result_settings"  # (table id, what) -> the settings that made it
     SHARED = "search.shared"  # the shared setting already applied (query-string fingerprint)
-    TASKS = "search.tasks"  # list[str]: background task ids (build A/B, maintenance)
     TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
     HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first; also the
     # prefix of the history's "Re-apply" buttons (``search.history.<kind>.<i>``)
@@ -765,14 +755,6 @@ def record_query(table_id: tuple[str, ...], run: QueryRun) -> None:
     history = dict(_get(Search.HISTORY) or {})
     history[tuple(table_id)] = [run, *history.get(tuple(table_id), [])][:QUERY_HISTORY_CAP]
     _set(Search.HISTORY, history)
-
-
-def tasks() -> list[str]:
-    return list(_get(Search.TASKS) or [])
-
-
-def add_task(task_id: str) -> None:
-    _set(Search.TASKS, [*tasks(), task_id])
 
 
 # --- HTTP inspector ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from backend.rules import ids
 from backend.services import exports, imports
 from backend.text import human_bytes, plural
 from components import feedback, state
+from components.writes import Write
 
 T = TypeVar("T")
 UPLOAD_TYPES = [ext.lstrip(".") for ext in imports.EXTENSIONS]
@@ -254,6 +255,25 @@ def run_import(
         ),
         bar,
         "Imported",
+    )
+
+
+def import_write(
+    ns: Any,
+    upload: Any,
+    preview: imports.ImportPreview,
+    types: dict[str, str],
+    target: ImportTarget,
+    bar: Any,
+) -> Write:
+    """The import the form asked for (:func:`run_import`) as a write: its result is said
+    (:func:`import_summary`) and the table is read again."""
+    return Write(
+        run_import,
+        (ns, upload, preview, types, target, bar),
+        f"Importing into {ids.display_id(target.table_id)}",
+        import_summary,
+        [list(target.table_id)],
     )
 
 

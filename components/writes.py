@@ -1,15 +1,17 @@
-"""The write protocol of the lifecycle panels, and the reads they share.
+"""The one write path of the pages, and the reads the write panels share.
 
-A panel returns what to do; the page sends it: a :class:`Write` (``fn(*args)`` with its action
-name, success message, the tables it touches and where the selection goes) through
-``components.feedback.run``, after :func:`confirmed_submit` (submitted, writable, confirmed).
-The panels: ``components.version_actions`` (Versions page: restore, tags, cleanup, deletes)
-and ``components.table_actions`` (Namespaces & tables page: drop, deregister, register,
-rename, schema metadata, drop namespace).
+A panel returns what to do: a :class:`Write` (``fn(*args)`` with its action name, success
+message, the tables it touches and where the selection goes) or a :class:`JobRequest` (a
+durable job, ``backend.services.jobs``: its :meth:`JobRequest.write`), after
+:func:`confirmed_submit` (submitted, writable, confirmed). The page hands it to
+:func:`perform`, which runs it and its after-steps (read the touched tables again, follow the
+job, reset the forms, say the result once, run the page again). No page or component calls a
+write any other way (``tests/ui/test_writes.py`` scans for one).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,9 +26,10 @@ from backend.services import lifecycle as lc
 from backend.services import restore as restoresv
 from backend.services import tags as tagsv
 from components import feedback, state
-from components.cache import CATALOG, cached, table_scope
+from components.cache import CATALOG, cached, invalidate_tables, table_scope
 
 READ_ONLY = "The connection is read-only."
+_log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------------
 # Cached reads
@@ -137,69 +140,6 @@ def render_confirmed_form(
     return confirmed_submit(submitted, read_only=disabled, confirmed=confirmed, refusal=refusal)
 
 
-@dataclass(frozen=True)
-class TaskRequest:
-    """A long write for a page to start in the background with :func:`start_task` (the one
-    job registry, ``backend.services.tasks``): ``work(progress)`` runs in a thread, the
-    session keeps the task's id so its panel follows it."""
-
-    kind: str  # "optimize" | "compact" | "build_ab" ...
-    label: str
-    table_id: tuple[str, ...]
-    work: Callable[[Any], Any]
-
-
-def session_tasks(kinds: Sequence[str], table_id: Sequence[str]) -> list[Any]:
-    """The tasks of ``kinds`` this session started on ``table_id``, newest first (copies)."""
-    from backend.services.tasks import TASKS
-
-    found = [TASKS.get(t) for t in reversed(state.tasks())]
-    return [t for t in found if t is not None and t.kind in kinds and t.table_id == tuple(table_id)]
-
-
-def start_task(request: TaskRequest) -> str:
-    """Start ``request`` and remember it in the session; the caller reruns the page."""
-    from backend.services.tasks import TASKS
-
-    task_id = TASKS.start(request.kind, request.label, request.table_id, request.work)
-    state.add_task(task_id)
-    return task_id
-
-
-@dataclass(frozen=True)
-class JobRequest:
-    """A job for a page to submit with :func:`submit_job` (``backend.services.jobs``: recorded
-    in the namespace, seen by every console on it): ``kind`` on ``table_id`` with ``params``;
-    ``label`` is what the user asked for ("Compact files")."""
-
-    kind: str
-    table_id: tuple[str, ...]
-    params: dict[str, Any] = field(default_factory=dict)
-    label: str = ""
-    executor: str = "local"  # where it runs (``jobs.EXECUTORS``: "local", "ray")
-    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray_address
-
-
-def submit_job(ns: Any, request: JobRequest) -> Any:
-    """Submit ``request`` (a refusal is shown and gives ``None``); the session follows the
-    job (its end is told once). Returns the job."""
-    from backend.services import jobs
-
-    job = feedback.run(
-        jobs.submit,
-        ns,
-        request.kind,
-        list(request.table_id),
-        request.params,
-        request.executor,
-        action=request.label or f"Starting a {request.kind} job",
-        **request.executor_options,
-    )
-    if job is not None:
-        state.follow_job(job.id)
-    return job
-
-
 def table_jobs(ns: Any, table_id: Sequence[str], kinds: Sequence[str], limit: int = 5) -> list[Any]:
     """The latest jobs of ``kinds`` on the table, newest first, read fresh (another console's
     too); the running ones are followed by this session from now on."""
@@ -214,9 +154,9 @@ def table_jobs(ns: Any, table_id: Sequence[str], kinds: Sequence[str], limit: in
 
 @dataclass(frozen=True)
 class Write:
-    """One write for a page to send with ``feedback.run(write.call, action=write.action)``:
-    ``fn(*args, **kwargs)``. On success :meth:`said` is the message; ``touched`` tables (and
-    the listings) are read again and the selection moves to ``go`` (namespace, table)."""
+    """One write for a page to run with :func:`perform`: ``fn(*args, **kwargs)``. On success
+    :meth:`said` is the message (none when empty), said as ``kind``; ``touched`` tables are
+    read again and the selection moves to ``go`` (namespace, table)."""
 
     fn: Callable[..., Any]
     args: tuple[Any, ...]
@@ -228,6 +168,9 @@ class Write:
     snippet: str | None = None  # the write as Python, shown with the result
     # what to warn of after a success (``None``: nothing), e.g. a table still listed
     warning: Callable[[Any], str | None] | None = None
+    kind: str = "success"  # how the success is said (``feedback.show`` kinds)
+    follow: bool = False  # the result is a job (or a list of jobs) this session follows
+    body: Callable[[Any], Any] | None = None  # the response shown with the result
 
     def call(self) -> tuple[Any]:
         """The result as a 1-tuple: never ``None`` on success, even for an operation that
@@ -245,7 +188,111 @@ class Write:
         starts with it when :meth:`warned` has something to say."""
         warning = self.warned(result)
         text = self.said(result) + (f" {warning}" if warning else "")
-        feedback.flash(page, "warning" if warning else "success", text, **extra)
+        feedback.flash(page, "warning" if warning else self.kind, text, **extra)
+
+
+def keep_refusal(key: str, text: str) -> None:
+    """Why a form checked in its callback sends nothing, for :func:`render_failure`."""
+    state.put(key, text)
+
+
+def render_failure(key: str) -> None:
+    """The refusal or failure a form's callback kept under ``key`` (:func:`perform`'s
+    ``failure_key``, :func:`keep_refusal`), shown once where the form is."""
+    kept = state.drop(key)
+    if isinstance(kept, str):
+        feedback.show("error", kept)
+    elif kept is not None:
+        err, action = kept
+        feedback.show_error(err, action=action)
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """A job for a page to submit (``backend.services.jobs``: recorded in the namespace, seen
+    by every console on it): ``kind`` on ``table_id`` with ``params``; ``label`` is what the
+    user asked for ("Compact files"). :meth:`write` is the submit, for :func:`perform`."""
+
+    kind: str
+    table_id: tuple[str, ...]
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    executor: str = "local"  # where it runs (``jobs.EXECUTORS``: "local", "ray")
+    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray_address
+
+    def write(self, ns: Any, success: str = "", kind: str = "success") -> Write:
+        """The submit as a write whose result (the job) the session follows (its end is told
+        once); ``success``: what is said once it is submitted (nothing by default)."""
+        from backend.services import jobs
+
+        return Write(
+            jobs.submit,
+            (ns, self.kind, list(self.table_id), self.params, self.executor),
+            self.label or f"Starting a {self.kind} job",
+            success,
+            kwargs=dict(self.executor_options),
+            follow=True,
+            kind=kind,
+        )
+
+
+def perform(
+    write: Write,
+    *,
+    page: str,
+    invalidate: Sequence[Sequence[str]] | None = None,
+    catalog: bool = False,
+    reset: bool = True,
+    then: Callable[[Any], Any] | None = None,
+    rerun: bool | Callable[[Any], bool] = True,
+    failure_key: str | None = None,
+) -> tuple[Any] | None:
+    """Run ``write`` and its after-steps, once; the one way a page writes.
+
+    The write runs through ``feedback.run`` (a failure is shown where the page is, nothing
+    else happens, ``None``). On success, in order: the tables it touched are read again
+    (``invalidate``, default ``write.touched``; ``catalog``: the listings too), the session
+    follows the job it started (``write.follow``), ``then(result)`` keeps what the page keeps
+    of it (a selection, a panel's state), the ``page``'s forms start afresh (``reset``), its
+    result is said once on ``page`` (nothing when the write has no success text), and the
+    page runs again (``rerun``, or ``rerun(result)``).
+
+    From a widget callback (``rerun=False``, ``failure_key`` given) the page draws once, after
+    the write: a failure is kept under ``failure_key`` for the form to show where it is
+    (:func:`render_failure`), as a callback cannot draw in place. Returns the result as a
+    1-tuple (``Write.call``)."""
+    if failure_key is None:
+        done = feedback.run(write.call, action=write.action)
+    else:
+        try:
+            done = write.call()
+        except Exception as err:  # noqa: BLE001 - shown by the form (render_failure)
+            _log.warning("%s", feedback.error_text(err, action=write.action))
+            state.put(failure_key, (err, write.action))
+            return None
+    if done is None:
+        return None
+    result = done[0]
+    tables = write.touched if invalidate is None else invalidate
+    if tables:
+        invalidate_tables(tables, catalog=catalog)
+    if write.follow:
+        for job in result if isinstance(result, list) else [result]:
+            state.follow_job(job.id)
+    if then is not None:
+        then(result)
+    if reset:
+        state.reset_forms(page)
+    if write.said(result):
+        extra = {"snippet": write.snippet} if write.snippet else {}
+        if write.body is not None:
+            extra["body"] = write.body(result)
+        write.flash(page, result, **extra)
+    if rerun(result) if callable(rerun) else rerun:
+        import streamlit as st
+
+        st.rerun()
+    return done
 
 
 __all__ = [
@@ -258,7 +305,7 @@ __all__ = [
     "render_confirmed_form",
     "runs",
     "schema_metadata",
-    "submit_job",
+    "perform",
     "table_jobs",
     "tag_version",
     "tagged",

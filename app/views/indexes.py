@@ -10,10 +10,8 @@ import backend
 from backend.branch_view import branch_name, on_branch
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
-from backend.services.index_overview import drop_index_request
 from components import branches, feedback, health, indexes, state, tables, writes
 from components import jobs as jobs_view
-from components.cache import invalidate_tables
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only
@@ -40,11 +38,7 @@ st.caption(indexes.capabilities_caption(caps))
 feedback.render_flash("indexes")
 indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
 if asked := jobs_view.render_table_jobs(ns, table_id, key_prefix=state.Jobs.TABLE_JOBS):
-    job_write = jobs_view.action_write(ns, asked)
-    if (done := feedback.run(job_write.call, action=job_write.action)) is not None:
-        state.follow_job(done[0].id)
-        job_write.flash("indexes", done[0])
-        st.rerun()
+    writes.perform(jobs_view.action_write(ns, asked), page="indexes", reset=False)
 
 overview = feedback.run(indexes.index_overview, tuple(table_id), branch, action="Listing indexes")
 if overview is None:
@@ -59,8 +53,8 @@ panel = health.render_health(
     table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH, branch=branch,
     offer=offer,
 )  # fmt: skip
-if panel.asked is not None and writes.submit_job(ns, panel.asked) is not None:
-    st.rerun()
+if panel.asked is not None:
+    writes.perform(panel.asked.write(ns), page="indexes", reset=False)
 create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
 
 with stats_tab:
@@ -83,31 +77,24 @@ with create_tab:
             "create_index", tuple(table_id), build_jobs.build_params(request),
             "Starting the build", wanted.executor, wanted.executor_options,
         )  # fmt: skip
-        if writes.submit_job(ns, build) is not None:
-            state.reset_forms("indexes")
-            notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
-            name = request.name or rules.default_index_name(request.column)
-            where = f" on branch {branch}" if branch_name(branch) else ""
-            if wanted.executor == "ray":
-                where += f" on Ray ({wanted.executor_options.get('ray_address')})"
-            feedback.flash(
-                "indexes",
-                "info",
-                f"Building {request.index_type} index {name}{where} in the background.{notes}",
-            )
-            st.rerun()
+        notes = "".join(f"\nNote: {h}" for h in rules.index_request_hints(request, num_rows))
+        name = request.name or rules.default_index_name(request.column)
+        where = f" on branch {branch}" if branch_name(branch) else ""
+        if wanted.executor == "ray":
+            where += f" on Ray ({wanted.executor_options.get('ray_address')})"
+        said = f"Building {request.index_type} index {name}{where} in the background.{notes}"
+        writes.perform(build.write(ns, said, kind="info"), page="indexes")
 
 with index_tab:
     if index_tab.open and (to_drop := indexes.render_selected_tab(overview, read_only=read_only)):
-        request = drop_index_request(table_id, to_drop)
-        response = feedback.run(ns.drop_table_index, request, action=f"Dropping {to_drop}")
-        if response is not None:
-            if response.transaction_id:
-                txn = [*table_id, response.transaction_id]
-                remember_transaction(txn, source=f"drop index {to_drop}")
-            invalidate_tables([table_id])
-            feedback.run(build_jobs.mark_dropped, ns, table_id, to_drop, action="Noting the drop")
-            state.reset_forms("indexes")
-            where = f" from branch {branch}" if branch_name(branch) else ""
-            feedback.flash("indexes", "success", f"Index {to_drop} dropped{where}.")
-            st.rerun()
+        where = f" from branch {branch}" if branch_name(branch) else ""
+        writes.perform(
+            indexes.drop_write(ns, table_id, to_drop, where),
+            page="indexes",
+            then=lambda response: (
+                response.transaction_id
+                and remember_transaction(
+                    [*table_id, response.transaction_id], source=f"drop index {to_drop}"
+                )
+            ),
+        )

@@ -6,7 +6,7 @@ import streamlit as st
 
 from backend.local.job_store import open_job_store
 from backend.services import jobs
-from components import feedback, state
+from components import feedback, state, writes
 from components import jobs as jobs_view
 from components.connection_writes import require_namespace
 
@@ -27,13 +27,7 @@ table_text = c3.text_input("Table contains", key=state.Jobs.TABLE)
 def send(asked: jobs_view.JobAction) -> None:
     """Cancel or run again: on success the session follows the job; the result is said
     after a rerun."""
-    write = jobs_view.action_write(ns, asked)
-    done = feedback.run(write.call, action=write.action)
-    if done is None:
-        return
-    state.follow_job(done[0].id)
-    write.flash(state.Jobs.PAGE, done[0])
-    st.rerun()
+    writes.perform(jobs_view.action_write(ns, asked), page=state.Jobs.PAGE, reset=False)
 
 
 def read() -> list[jobs.Job] | None:

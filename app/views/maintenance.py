@@ -31,16 +31,17 @@ if saved is not None:
     names = feedback.run(tables.table_names, tuple(namespace_id), action="Listing the tables")
     write = maintenance.render_policy(ns, saved, names or [], read_only=read_only)
     if write is not None:
-        done = feedback.run(write.call, action=write.action)
-        if done is not None:
-            maintenance.policy_saved(namespace_id)
-            write.flash(state.Maintenance.PAGE, done[0])
-            st.rerun()
+        writes.perform(
+            write,
+            page=state.Maintenance.PAGE,
+            reset=False,
+            then=lambda _: maintenance.policy_saved(namespace_id),
+        )
 
 st.subheader(f"Plan for {ids.display_id(namespace_id)}", anchor=False)
 run = maintenance.render_plan(ns, namespace_id, read_only=read_only)
-if run is not None and writes.submit_job(ns, run) is not None:
-    st.rerun()
+if run is not None:
+    writes.perform(run.write(ns), page=state.Maintenance.PAGE, reset=False)
 
 
 def results() -> None:
@@ -48,11 +49,7 @@ def results() -> None:
     asked = maintenance.render_results(ns, namespace_id)
     if asked is None:
         return
-    write = jobs_view.action_write(ns, asked)
-    done = feedback.run(write.call, action=write.action)
-    if done is not None:
-        write.flash(state.Maintenance.PAGE, done[0])
-        st.rerun()
+    writes.perform(jobs_view.action_write(ns, asked), page=state.Maintenance.PAGE, reset=False)
 
 
 latest = feedback.run(maintenance.plan_jobs, ns, tuple(namespace_id), action="Reading the runs")

@@ -72,8 +72,7 @@ for name, render in panels.items():
 
 with tabs[TAB_AB]:
     if tabs[TAB_AB].open and (comparison := render_build_ab(ns, info)):
-        writes.start_task(comparison)
-        st.rerun()
+        writes.perform(comparison.write(ns), page="search", reset=False)
 
 with tabs[TAB_PARAMS]:
     if tabs[TAB_PARAMS].open:
@@ -88,6 +87,6 @@ with tabs[TAB_PARAMS]:
                 ns, table_id, lagging=lagging, caps=backend.capabilities(ns),
                 read_only=is_read_only(), key_prefix=state.Search.MAINT, page="search",
             )  # fmt: skip
-            if maintenance is not None and writes.submit_job(ns, maintenance) is not None:
-                st.rerun()
+            if maintenance is not None:
+                writes.perform(maintenance.write(ns), page="search", reset=False)
             indexes.render_statistics(overview, tuple(table_id), branch)

@@ -8,8 +8,7 @@ from lance_namespace import CreateNamespaceRequest
 import backend
 from backend.rules import ids
 from backend.services import namespaces as nsv
-from components import feedback, schema_edit, state, table_actions, tables, writes
-from components.cache import invalidate_tables
+from components import schema_edit, state, table_actions, tables, writes
 from components.connection_writes import require_namespace
 from components.session import is_read_only, snippet_connection
 from components.snippets import python_snippet
@@ -23,47 +22,49 @@ path, table = state.selection()
 
 def create(request) -> bool:
     """Create the namespace or declare the table a dialog's form asked for (a declare is
-    described afterwards: properties the server did not keep are warned of)."""
+    described afterwards: properties the server did not keep are warned of); the dialog
+    closes and the page runs again on success."""
     namespace = isinstance(request, CreateNamespaceRequest)
     op = "create_namespace" if namespace else "declare_table"
-    action = op.replace("_", " ").capitalize()
-    if namespace:
-        response = feedback.run(ns.create_namespace, request, action=action)
-        dropped = {}
-    else:
-        declared = feedback.run(nsv.declare_and_check, ns, request, action=action)
-        response, dropped = (declared.response, declared.dropped) if declared else (None, {})
-    if response is None:
-        return False
-    invalidate_tables([request.id], catalog=True)
     where = ids.display_id(request.id)
-    text = f"{'Created namespace' if namespace else 'Declared table'} {where}."
-    if dropped:
-        text += " " + nsv.dropped_properties_warning(where, dropped)
-    feedback.flash(
-        "tables",
-        "warning" if dropped else "success",
-        text,
-        body=response.model_dump(mode="json", exclude_none=True),
+    go = (request.id, None) if namespace else (request.id[:-1], request.id[-1])
+    write = writes.Write(
+        ns.create_namespace if namespace else nsv.declare_and_check,
+        (request,) if namespace else (ns, request),
+        op.replace("_", " ").capitalize(),
+        f"{'Created namespace' if namespace else 'Declared table'} {where}.",
+        [request.id],
         snippet=python_snippet(op, request, snippet_connection()),
+        # a declare answers nsv.Declared: the response and the properties the server dropped
+        warning=lambda done: (
+            nsv.dropped_properties_warning(where, done.dropped)
+            if getattr(done, "dropped", None)
+            else None
+        ),
+        body=lambda done: getattr(done, "response", done).model_dump(
+            mode="json", exclude_none=True
+        ),
     )
-    state.reset_forms("tables")
-    if namespace:
-        tables.set_selection(request.id)
-    else:
-        tables.set_selection(request.id[:-1], request.id[-1])
-    return True
+    return send(write, go=go, rerun=False)
 
 
-def send(write: writes.Write) -> None:
-    """A lifecycle write; on success: read again what it touched, say it, follow it."""
-    done = feedback.run(write.call, action=write.action)
-    if done is None:
-        return
-    invalidate_tables(write.touched, catalog=True)
-    write.flash("tables", done[0])
-    state.reset_forms("tables")
-    tables.go_to(*(write.go or (path, table)))
+def send(
+    write: writes.Write,
+    *,
+    go: tuple[list[str], str | None] | None = None,
+    rerun: bool = True,
+) -> bool:
+    """A write of this page; on success what it touched is read again, the result is said
+    and the selection follows it."""
+    target = go or write.go or (path, table)
+    done = writes.perform(
+        write,
+        page="tables",
+        catalog=True,
+        then=lambda _: tables.set_selection(*target),
+        rerun=rerun,
+    )
+    return done is not None
 
 
 tables.render_header(path, read_only=read_only)

@@ -4,13 +4,14 @@ reader watching, the demo tools (admin only); describe and alter any transaction
 transactions this session saw; the namespace's batch commits (local and object-store roots:
 the spec has no list operation); and a guided demo of it all on the demo namespace."""
 
+from typing import Any
+
 import streamlit as st
 
 import backend
 from backend.demo import txn_guide
 from backend.services import batch_builder
-from components import feedback, staged, state, tables, transactions, txn_demo
-from components.cache import invalidate_tables
+from components import feedback, staged, state, tables, transactions, txn_demo, writes
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import connection_key, is_read_only
@@ -27,69 +28,89 @@ if read_only:
     render_read_only_notice()
 
 builder_tab, txn_tab, ns_tab, guide_tab = transactions.open_tabs()
+PAGE = "transactions"
 
 
-def watched(run: txn_guide.WatchedRun, tables_touched: list[list[str]]) -> None:
-    """A watched commit is done: the reader panel shows it, the tables are read again."""
+def send(write: writes.Write, **after: Any) -> None:
+    """A write of this page (nothing said: the panels show the result); ``after``: the
+    after-steps of ``writes.perform`` (what to read again, what to keep, whether to rerun)."""
+    writes.perform(write, page=PAGE, reset=False, **after)
+
+
+def watched(run: txn_guide.WatchedRun) -> None:
+    """A watched commit is done: the reader panel shows it."""
     state.put(state.Txn.WATCHED, run)
-    invalidate_tables(tables_touched, catalog=True)
 
 
 with builder_tab:
     wanted = transactions.render_builder(ns, caps, delimiter, read_only=read_only)
     if isinstance(wanted, staged.StageChange):
-        made = feedback.run(
-            batch_builder.stage_change, ns, wanted.table_id, **wanted.kwargs(),
-            action=wanted.action,
+        send(
+            writes.Write(
+                batch_builder.stage_change, (ns, wanted.table_id), wanted.action, "",
+                kwargs=wanted.kwargs(),
+            ),
+            then=staged.add_staged_change,
         )  # fmt: skip
-        if made is not None:
-            staged.add_staged_change(made)
-            st.rerun()
     elif isinstance(wanted, staged.Discard):
-        removed = feedback.run(
-            batch_builder.discard_staged, ns, wanted.staged, action="Discarding the staged change"
-        )
-        if removed is not None:
-            staged.discarded(wanted.staged)
-            st.rerun()
+        send(
+            writes.Write(
+                batch_builder.discard_staged, (ns, wanted.staged),
+                "Discarding the staged change", "",
+            ),
+            then=lambda _: staged.discarded(wanted.staged),
+        )  # fmt: skip
     elif isinstance(wanted, transactions.Commit):
         if wanted.watch:
             with st.spinner("Committing the batch, a reader watching…"):
-                run = feedback.run(
-                    txn_guide.commit_watched, ns, wanted.operations, validated=True,
-                    action="Batch commit",
+                send(
+                    writes.Write(
+                        txn_guide.commit_watched, (ns, wanted.operations), "Batch commit", "",
+                        kwargs={"validated": True},
+                    ),
+                    invalidate=wanted.tables,
+                    catalog=True,
+                    then=lambda run: (
+                        watched(run),
+                        run.error is None
+                        and transactions.committed(wanted.operations, run.response, delimiter),
+                    ),
+                    # a refusal: no rerun, the reader panel below says it
+                    rerun=lambda run: run.error is None,
                 )  # fmt: skip
-            if run is not None:
-                watched(run, wanted.tables)
-                if run.error is None:
-                    transactions.committed(wanted.operations, run.response, delimiter)
-                    st.rerun()  # a refusal: the reader panel below says it
         else:
-            response = feedback.run(
-                batch_builder.commit, ns, wanted.operations, validated=True, action="Batch commit"
-            )
-            if response is not None:
-                invalidate_tables(wanted.tables, catalog=True)
-                transactions.committed(wanted.operations, response, delimiter)
-                st.rerun()
+            send(
+                writes.Write(
+                    batch_builder.commit, (ns, wanted.operations), "Batch commit", "",
+                    touched=wanted.tables, kwargs={"validated": True},
+                ),
+                catalog=True,
+                then=lambda response: transactions.committed(
+                    wanted.operations, response, delimiter
+                ),
+            )  # fmt: skip
     elif isinstance(wanted, txn_demo.FaultRun):
         with st.spinner(f"Committing with {wanted.fault.describe()}…"):
-            run = feedback.run(
-                txn_guide.fault_watched, ns, wanted.operations, wanted.fault,
-                action="Commit with a demo fault",
+            send(
+                writes.Write(
+                    txn_guide.fault_watched, (ns, wanted.operations, wanted.fault),
+                    "Commit with a demo fault", "",
+                ),
+                invalidate=txn_guide.watched_tables(wanted.operations),
+                catalog=True,
+                then=watched,
             )  # fmt: skip
-        if run is not None:
-            watched(run, txn_guide.watched_tables(wanted.operations))
-            st.rerun()
     elif isinstance(wanted, txn_demo.RaceRun):
         with st.spinner("Validating, then a second writer appends, then the commit…"):
-            run = feedback.run(
-                txn_guide.conflict_watched, ns, wanted.operations, wanted.table_id,
-                action="Commit with a concurrent writer",
+            send(
+                writes.Write(
+                    txn_guide.conflict_watched, (ns, wanted.operations, wanted.table_id),
+                    "Commit with a concurrent writer", "",
+                ),
+                invalidate=txn_guide.watched_tables(wanted.operations),
+                catalog=True,
+                then=watched,
             )  # fmt: skip
-        if run is not None:
-            watched(run, txn_guide.watched_tables(wanted.operations))
-            st.rerun()
     transactions.render_last_commit(delimiter)
     txn_demo.render_last_watch(isolated=local)
 
@@ -98,16 +119,13 @@ with txn_tab:
     with left:
         wanted = transactions.render_describe_alter(ns, delimiter, read_only=read_only)
         if isinstance(wanted, transactions.Alter):
-            altered = feedback.run(
-                batch_builder.alter_transaction,
-                ns,
-                wanted.txn_id,
-                wanted.actions,
-                action="AlterTransaction",
-            )
-            if altered is not None:
-                transactions.altered(wanted.txn_id, altered)
-                st.rerun()
+            send(
+                writes.Write(
+                    batch_builder.alter_transaction, (ns, wanted.txn_id, wanted.actions),
+                    "AlterTransaction", "",
+                ),
+                then=lambda altered: transactions.altered(wanted.txn_id, altered),
+            )  # fmt: skip
     with right:
         st.subheader("Seen in this session", anchor=False)
         transactions.render_history(delimiter)
@@ -139,15 +157,16 @@ with guide_tab:
         step = txn_demo.render_guide(guide, locked=locked, local=local)
         if step is not None and guide is not None:
             if step.step == txn_demo.RESET:
-                if feedback.run(txn_guide.reset, ns, guide, action="Starting over") is not None:
-                    state.set_guide(conn, None)
-                    invalidate_tables(guide.tables)
-                    st.rerun()
+                send(
+                    writes.Write(txn_guide.reset, (ns, guide), "Starting over", "", guide.tables),
+                    then=lambda _: state.set_guide(conn, None),
+                )
             else:
                 doing = txn_guide.STEP_ACTIONS[step.step]
                 with st.spinner(f"{doing}…"):
-                    after = feedback.run(txn_guide.advance, ns, guide, step.step, action=doing)
-                if after is not None:
-                    state.set_guide(conn, after)
-                    invalidate_tables(guide.tables, catalog=True)
-                    st.rerun()
+                    send(
+                        writes.Write(txn_guide.advance, (ns, guide, step.step), doing, "",
+                                     guide.tables),
+                        catalog=True,
+                        then=lambda after: state.set_guide(conn, after),
+                    )  # fmt: skip

@@ -7,8 +7,7 @@ import streamlit as st
 
 from backend.branch_view import on_branch
 from backend.rules import ids
-from components import branches, feedback, state, tables, transfer
-from components.cache import invalidate_tables
+from components import branches, feedback, state, tables, transfer, writes
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only
@@ -52,22 +51,20 @@ with import_tab:
         )
         if target is not None:
             bar = st.progress(0.0, text="Importing…")
-            result = feedback.run(
-                transfer.run_import,
-                ns if target.mode == "create" else on_table,  # a new table: main only
-                upload,
-                preview,
-                types,
-                target,
-                bar,
-                action=f"Importing into {ids.display_id(target.table_id)}",
+            writes.perform(
+                transfer.import_write(
+                    ns if target.mode == "create" else on_table,  # a new table: main only
+                    upload,
+                    preview,
+                    types,
+                    target,
+                    bar,
+                ),  # fmt: skip
+                page=PAGE,
+                catalog=target.mode == "create",
+                then=lambda _: tables.set_selection(target.table_id[:-1], target.table_id[-1]),
             )
             bar.empty()
-            if result is not None:
-                invalidate_tables([target.table_id], catalog=target.mode == "create")
-                feedback.flash(PAGE, "success", transfer.import_summary(result))
-                state.reset_forms(PAGE)
-                tables.go_to(target.table_id[:-1], target.table_id[-1])
 
 with export_tab:
     if not table_id:

@@ -11,11 +11,9 @@ acts on main only is said, not offered."""
 import streamlit as st
 
 import backend
-from backend.services import build_jobs
 from components import branches as br
 from components import change_log, feedback, row_edits, state, tables, version_actions, writes
 from components import versions as ver
-from components.cache import invalidate_tables
 from components.common import lazy_expander, render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only, role_lock
@@ -55,14 +53,7 @@ br.render_branch_badge(branch)
 
 def send_branch(ask: br.CreateBranch | br.DeleteBranch) -> None:
     """A create or delete of the Branches panel; the branches are read again on success."""
-    write = br.branch_write(ns, table_id, ask)
-    done = feedback.run(write.call, action=write.action)
-    if done is None:
-        return
-    invalidate_tables([table_id])
-    state.reset_forms("versions")
-    feedback.flash("versions", "success", write.said(done[0]))
-    st.rerun()
+    writes.perform(br.branch_write(ns, table_id, ask), page="versions", invalidate=[table_id])
 
 
 box = (
@@ -89,14 +80,9 @@ if box is not None and branch_list is not None:
             send_branch(branch_ask)
 
 
-def send(write: writes.Write, *, show_result: bool = False) -> None:
-    """A write of this page; on success the table is read again, forms, plan and comparison
-    start afresh, the result is said (and, with ``show_result``, opened in the picker)."""
-    done = feedback.run(write.call, action=write.action)
-    if done is None:
-        return
-    invalidate_tables([table_id])
-    state.reset_forms("versions")
+def fresh_panels(result: object, *, show_result: bool = False) -> None:
+    """After a write: plan and comparisons start afresh (and, with ``show_result``, the
+    result, a version, is opened in the picker)."""
     state.set_cleanup_plan(None)
     state.set_compare_pair(None)
     state.set_row_changes(None)
@@ -105,9 +91,21 @@ def send(write: writes.Write, *, show_result: bool = False) -> None:
     state.put(state.Versions.UPDATE_PREVIEW, None)
     state.put(state.Versions.UPSERT_DRY_RUN, None)
     if show_result:
-        state.show_version(done[0])
-    feedback.flash("versions", "success", write.said(done[0]), snippet=write.snippet)
-    st.rerun()
+        state.show_version(result)
+
+
+def send(write: writes.Write, *, show_result: bool = False, failure_key: str | None = None) -> None:
+    """A write of this page; on success the table is read again, forms, plan and comparison
+    start afresh, the result is said (and, with ``show_result``, opened in the picker).
+    ``failure_key``: sent from a form's callback (the page then draws once, after it)."""
+    writes.perform(
+        write,
+        page="versions",
+        invalidate=[table_id],
+        then=lambda result: fresh_panels(result, show_result=show_result),
+        rerun=failure_key is None,
+        failure_key=failure_key,
+    )
 
 
 if branch != "main":
@@ -175,23 +173,12 @@ if restore := version_actions.render_version_actions(
 ):
     send(version_actions.restore_write(ns, table_id, restore), show_result=True)
 if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only):
-    for request in answer.requests:
-        writes.submit_job(
-            ns,
-            writes.JobRequest(
-                "create_index", tuple(table_id), build_jobs.build_params(request),
-                f"Building {request.name} again",
-            ),
-        )  # fmt: skip
-    recorded = version_actions.record_rebuild_answer(ns, answer, read_only=read_only)
-    invalidate_tables([table_id])
-    if answer.requests:
-        names = ", ".join(str(r.name) for r in answer.requests)
-        feedback.flash(
-            "versions", "success", f"Building again: {names}. The Indexes page follows them."
-        )
-    if recorded:  # else the error stays on screen
-        st.rerun()
+    writes.perform(
+        version_actions.rebuild_write(ns, answer, read_only=read_only),
+        page="versions",
+        invalidate=[table_id],
+        reset=False,
+    )
 
 if (tabs := ver.manage_tabs()) is None:
     st.stop()
@@ -229,14 +216,16 @@ if cleanup.open:
             send(version_actions.cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
-        if ask := ver.render_delete_form(
+        ver.render_delete_form(
             table_id,
             history,
             key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
             read_only=read_only,
             tagged=tagged,
-        ):
-            send(version_actions.delete_versions_write(ns, table_id, ask))
+            on_submit=lambda ask, failure_key: send(
+                version_actions.delete_versions_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 if deleting_rows.open:
     with deleting_rows:
         if rows_ask := version_actions.render_delete_rows(

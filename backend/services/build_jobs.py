@@ -1,17 +1,14 @@
-"""Index builds in background threads, with their progress (the in-process registry,
-``tasks.Registry``), and the work of a ``create_index`` job of ``backend.services.jobs``
-(:func:`run_build_job`: the same build, run in the job's thread; its stages and latest events
-kept in the job's record, :func:`job_details`, and shown again from it, :func:`from_job`). The
-console's pages start builds as jobs, so every console on the namespace sees them.
+"""The work of a ``create_index`` job of ``backend.services.jobs`` (:func:`run_build_job`): an
+index build run in the job's thread by a :class:`BuildRun`, its stages and latest events kept
+in the job's record (:func:`job_details`) and shown again from it (:func:`from_job`). Index
+builds are durable jobs like every long operation, so every console on the namespace sees them.
 
-``BuildJobRegistry.start`` returns at once; the build runs in a daemon thread. On backends
-that report progress (``capabilities.progress_events``, the local backend) events arrive
-through the progress callable; otherwise a second thread polls ListTableIndices every
-``poll_interval`` seconds and records what the server shows for the index. Finished jobs are
-kept (the most recent ``max_jobs``) so the page can show their outcome.
+On backends that report progress (``capabilities.progress_events``, the local backend) events
+arrive through the progress callable; otherwise a second thread polls ListTableIndices every
+``poll_interval`` seconds and records what the server shows for the index.
 
-A build that reports progress can be cancelled (:meth:`BuildJobRegistry.cancel`) and has a
-time limit (``time_limit``, default :data:`BUILD_TIME_LIMIT_SECONDS`, or
+A build that reports progress can be cancelled (:meth:`BuildRun.cancel`, the job's cancel) and
+has a time limit (``time_limit``, default :data:`BUILD_TIME_LIMIT_SECONDS`, or
 ``LANCE_CONSOLE_BUILD_TIME_LIMIT`` seconds): its next progress event raises
 ``errors.OperationStopped``, lance ends the build without committing, the backend removes its
 partial directory, and the job ends ``cancelled`` or ``timed out``. A polled build runs on
@@ -21,7 +18,9 @@ the server, which the spec gives no way to stop.
 from __future__ import annotations
 
 import os
+import threading
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -36,7 +35,6 @@ from .. import capabilities
 from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped, invalid, validation_text
 from .index_overview import create_index, list_indexes
-from .tasks import Registry, Task, new_id
 
 BUILD_TIME_LIMIT_SECONDS = 3600.0
 
@@ -108,10 +106,18 @@ def _event_dict(event: Any) -> dict[str, Any]:
 
 
 @dataclass(kw_only=True)
-class BuildJob(Task):
-    """One index build running (or finished) in a background thread (a job of the one
-    registry, ``tasks.Registry``; ``result`` is the build's response)."""
+class BuildJob:
+    """One index build, running or finished (``result`` is the build's response): what the
+    build's panel shows, from a :class:`BuildRun` or a job's record (:func:`from_job`)."""
 
+    task_id: str
+    label: str
+    table_id: tuple[str, ...]
+    status: str = "running"  # running | succeeded | failed | cancelled | timed out | interrupted
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    result: Any = None
+    error: BaseException | None = None
     kind: str = "index_build"
     stage: str | None = None  # the latest stage lance reported (or the poll saw)
     fraction: float | None = None
@@ -134,6 +140,14 @@ class BuildJob(Task):
     param_differences: list[dict[str, str]] = field(default_factory=list)
     who: str = ""  # who started it (a job's record says)
     cancellable: bool = True  # a job's record: whether a running build can be stopped
+
+    @property
+    def done(self) -> bool:
+        return self.status != "running"
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished_at or time.time()) - self.started_at
 
     @property
     def job_id(self) -> str:
@@ -193,45 +207,28 @@ def describe_differences(differences: Sequence[dict[str, str]]) -> str:
     )
 
 
-class BuildJobRegistry(Registry[BuildJob]):
-    """Index builds keyed by job id (the one registry, ``tasks.Registry``: thread-safe, the
-    most recent ``max_jobs`` finished builds kept).
+class BuildRun:
+    """One index build run in the caller's thread (:meth:`run`), followed from others: a
+    consistent copy of its :class:`BuildJob` (:meth:`get`), a cancel (:meth:`cancel`).
+    :meth:`prepare` makes the run of a request; ``max_events``: the latest progress events
+    kept."""
 
-    ``start`` returns at once; the build runs in a daemon thread. On backends that report
-    progress (``capabilities.progress_events``) events arrive through the progress callable;
-    otherwise a second thread polls ListTableIndices every ``poll_interval`` seconds and records
-    what the server shows for the index.
-    """
-
-    def __init__(self, max_jobs: int = 50, max_events: int = 500):
-        super().__init__(max_tasks=max_jobs)
+    def __init__(self, job: BuildJob, max_events: int = 500) -> None:
+        self._lock = threading.Lock()
+        self.job = job
         self._max_events = max_events
 
-    def start(
-        self,
-        ns: LanceNamespace,
-        request: CreateTableIndexRequest,
-        *,
-        poll_interval: float = 1.0,
-        time_limit: float | None = None,
-    ) -> str:
-        job = self.prepare(ns, request, time_limit=time_limit)
-        self._spawn(f"index-{job.job_id}", self._run, ns, request, job.job_id)
-        if job.mode == "polling":
-            self._spawn(f"index-poll-{job.job_id}", self._poll, ns, job.job_id, poll_interval)
-        return job.job_id
-
+    @classmethod
     def prepare(
-        self, ns: LanceNamespace, request: CreateTableIndexRequest, *, time_limit: float | None
-    ) -> BuildJob:
-        """The job of a build, registered, not started (:meth:`start` starts it in threads;
-        :func:`run_build_job` runs it in the thread of a job of ``backend.services.jobs``)."""
+        cls, ns: LanceNamespace, request: CreateTableIndexRequest, *, time_limit: float | None
+    ) -> BuildRun:
+        """The run of a build of ``request`` on ``ns``, not started."""
         caps = capabilities(ns)
         branch = branch_name(request.branch) or branch_of(ns)
         name = request.name or default_index_name(request.column)
         limit = build_time_limit() if time_limit is None else float(time_limit)
         job = BuildJob(
-            task_id=new_id(),
+            task_id=uuid.uuid4().hex[:12],
             label=f"index {name}",
             table_id=tuple(request.id or ()),
             index_name=name,
@@ -241,27 +238,36 @@ class BuildJobRegistry(Registry[BuildJob]):
             mode="events" if caps.progress_events else "polling",
             deadline=time.time() + limit if caps.progress_events else None,
         )
-        self._add(job)
-        return job
+        return cls(job)
 
-    def _copy(self, job: BuildJob) -> BuildJob:
-        return replace(
-            job,
-            events=list(job.events),
-            build_stages=list(job.build_stages),  # StageProgress is frozen: replaced, not changed
-            observed=dict(job.observed or {}) or None,
-        )
+    def get(self) -> BuildJob:
+        """A copy that later updates of the build do not change."""
+        with self._lock:
+            job = self.job
+            return replace(
+                job,
+                events=list(job.events),
+                build_stages=list(job.build_stages),  # StageProgress is frozen: replaced
+                observed=dict(job.observed or {}) or None,
+            )
 
-    # -- worker threads --------------------------------------------------------------------
+    def _finish(self, status: str, **outcome: Any) -> None:
+        """The build's end: ``succeeded`` (fraction 1) or ``failed``, ``cancelled``, ``timed
+        out``, with ``result`` / ``error`` and any other field (``stage``...)."""
+        with self._lock:
+            for name, value in outcome.items():
+                setattr(self.job, name, value)
+            self.job.status = status
+            self.job.finished_at = time.time()
+            if status == "succeeded":
+                self.job.fraction = 1.0
 
-    def _record(self, job_id: str, event: Any) -> None:
+    def _record(self, event: Any) -> None:
         if isinstance(event, dict) and event.get("event") == "heartbeat":
             return  # a child build's sign of life: a chance to stop, no news to keep
         e = _event_dict(event)
         with self._lock:
-            job = self._items.get(job_id)
-            if job is None:
-                return
+            job = self.job
             job.events.append(e)
             job.events_total += 1
             if len(job.events) > self._max_events:
@@ -284,19 +290,20 @@ class BuildJobRegistry(Registry[BuildJob]):
         job.current = at
         job.fraction = job.build_stages[at].fraction
 
-    def cancel(self, job_id: str) -> bool:
+    def cancel(self) -> bool:
         """Ask a running build to stop at lance's next progress event; ``False`` when there
-        is nothing to stop (finished, unknown, or a server-side build the client polls)."""
+        is nothing to stop (finished, or a server-side build the client polls)."""
         with self._lock:
-            job = self._items.get(job_id)
-            if job is None or job.done or job.mode != "events":
+            job = self.job
+            if job.done or job.mode != "events":
                 return False
             job.cancel_requested = True
             job.stage = "cancelling"
             return True
 
-    def _check_stop(self, job: BuildJob) -> None:
+    def _check_stop(self) -> None:
         with self._lock:
+            job = self.job
             cancelled, deadline = job.cancel_requested, job.deadline
         if cancelled:
             raise OperationStopped(
@@ -310,28 +317,37 @@ class BuildJobRegistry(Registry[BuildJob]):
                 "timed out",
             )
 
-    def _run(self, ns: LanceNamespace, request: CreateTableIndexRequest, job_id: str) -> None:
-        job = self._items[job_id]
+    def run(
+        self, ns: LanceNamespace, request: CreateTableIndexRequest, *, poll_interval: float = 1.0
+    ) -> BuildJob:
+        """Build the index in this thread (over REST with a poll of the index listing in
+        another); the build as it ended (never raises: the error is kept on it)."""
+        if self.job.mode == "polling":
+            poll = threading.Thread(
+                target=self._poll, args=(ns, poll_interval), daemon=True, name="index-poll"
+            )
+            poll.start()
 
         def progress(event: Any) -> None:
-            self._record(job_id, event)
-            self._check_stop(job)
+            self._record(event)
+            self._check_stop()
 
         try:
             response = create_index(
-                ns, request, progress=progress if job.mode == "events" else None
+                ns, request, progress=progress if self.job.mode == "events" else None
             )
         except OperationStopped as err:
-            self._finish(job_id, err.reason, error=err, stage=err.reason)
-            return
-        except BaseException as err:  # noqa: BLE001 - reported to the UI, never re-raised
-            self._finish(job_id, "failed", error=err)
-            return
-        differences = param_differences(ns, request, job.index_name)
-        self._finish(job_id, "succeeded", result=response, param_differences=differences)
+            self._finish(err.reason, error=err, stage=err.reason)
+            return self.get()
+        except BaseException as err:  # noqa: BLE001 - kept on the build for its job
+            self._finish("failed", error=err)
+            return self.get()
+        differences = param_differences(ns, request, self.job.index_name)
+        self._finish("succeeded", result=response, param_differences=differences)
+        return self.get()
 
-    def _poll(self, ns: LanceNamespace, job_id: str, interval: float) -> None:
-        job = self._items[job_id]
+    def _poll(self, ns: LanceNamespace, interval: float) -> None:
+        job = self.job
         while True:
             time.sleep(interval)
             with self._lock:
@@ -344,7 +360,7 @@ class BuildJobRegistry(Registry[BuildJob]):
                     if _get(ix, "index_name") == job.index_name
                 ]
             except Exception as err:  # noqa: BLE001 - polling is best effort
-                self._record(job_id, {"event": "poll", "stage": "polling", "error": str(err)})
+                self._record({"event": "poll", "stage": "polling", "error": str(err)})
                 continue
             if found:
                 ix = found[0]
@@ -359,37 +375,8 @@ class BuildJobRegistry(Registry[BuildJob]):
                 stage = "waiting for the server"
             with self._lock:
                 job.observed = observed
-            self._record(job_id, {"event": "poll", "stage": stage, **observed})
+            self._record({"event": "poll", "stage": stage, **observed})
 
-    # -- queries ----------------------------------------------------------------------------
-
-    def wait(self, task_id: str, timeout: float = 60.0, interval: float = 0.05) -> BuildJob:
-        """Block until the build finishes (tests, scripts); raises ``TimeoutError``."""
-        return super().wait(task_id, timeout=timeout, interval=interval)
-
-    def mark_dropped(
-        self, table_id: Sequence[str], index_name: str, branch: str | None = None
-    ) -> int:
-        """The index ``index_name`` of the table (on ``branch``; ``None``: main) was dropped:
-        its finished, successful builds say so from now on (:attr:`BuildJob.outcome`). Returns
-        how many jobs were marked."""
-        marked = 0
-        on = branch_name(branch)
-        with self._lock:
-            for job in self._items.values():
-                if (
-                    job.table_id == tuple(table_id)
-                    and job.branch == on
-                    and job.index_name == index_name
-                    and job.status == "succeeded"
-                    and job.dropped_at is None
-                ):
-                    job.dropped_at = time.time()
-                    marked += 1
-        return marked
-
-
-JOBS = BuildJobRegistry()
 
 # -- index builds as jobs of ``backend.services.jobs`` (kind ``create_index``) -----------------------
 
@@ -513,23 +500,19 @@ def run_build_job(
     ns: LanceNamespace, table_id: Sequence[str], params: Mapping[str, Any], ctx: Any
 ) -> dict[str, Any]:
     """The work of a ``create_index`` job (``backend.services.jobs``): the build runs in the
-    job's thread as :meth:`BuildJobRegistry.start` would run it (progress events, a cancel
-    at lance's next event, the time limit; over REST a poll of the index listing), its
-    stages and latest events shown in the job's record."""
+    job's thread (:class:`BuildRun`: progress events, a cancel at lance's next event, the
+    time limit; over REST a poll of the index listing), its stages and latest events shown
+    in the job's record."""
     request = build_request(table_id, params)
-    registry = BuildJobRegistry(max_jobs=1)
-    job = registry.prepare(ns, request, time_limit=None)
+    build = BuildRun.prepare(ns, request, time_limit=None)
 
     def shown() -> dict[str, Any]:
-        now = registry.get(job.job_id) or job
+        now = build.get()
         return {"stage": now.stage, "fraction": now.fraction, "details": job_details(now)}
 
     ctx.snapshot(shown)
-    ctx.on_cancel(lambda: registry.cancel(job.job_id))
-    if job.mode == "polling":
-        registry._spawn(f"index-poll-{job.job_id}", registry._poll, ns, job.job_id, 1.0)
-    registry._run(ns, request, job.job_id)
-    final = registry.get(job.job_id) or job
+    ctx.on_cancel(build.cancel)
+    final = build.run(ns, request)
     if final.status != "succeeded":
         raise final.error or RuntimeError(f"the build of index {final.index_name} failed")
     response = final.response
@@ -544,12 +527,10 @@ def run_build_job(
 def mark_dropped(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -> int:
     """The index ``index_name`` of the table (on ``ns``'s branch, a branch view's) was
     dropped: the jobs that built it there say so from now on (their record's ``dropped_at``;
-    :attr:`BuildJob.outcome`), and so do the builds of :data:`JOBS`. Returns how many job
-    records were marked."""
+    :attr:`BuildJob.outcome`). Returns how many job records were marked."""
     from . import jobs
 
     on = branch_of(ns)
-    JOBS.mark_dropped(table_id, index_name, on)
     marked = 0
     for job in jobs.list_jobs(ns, table_id, kinds=("create_index",), states=("succeeded",)):
         built = from_job(job)
@@ -562,18 +543,10 @@ def mark_dropped(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -
     return marked
 
 
-def start_build(
-    ns: LanceNamespace, request: CreateTableIndexRequest, *, poll_interval: float = 1.0
-) -> str:
-    """Start an index build in the background (module-wide registry :data:`JOBS`)."""
-    return JOBS.start(ns, request, poll_interval=poll_interval)
-
-
 __all__ = [
     "BUILD_TIME_LIMIT_SECONDS",
-    "JOBS",
     "BuildJob",
-    "BuildJobRegistry",
+    "BuildRun",
     "StageProgress",
     "build_params",
     "build_request",
@@ -584,5 +557,4 @@ __all__ = [
     "mark_dropped",
     "param_differences",
     "run_build_job",
-    "start_build",
 ]

@@ -38,9 +38,9 @@ it, :func:`rerun` (from any process) runs it on it again, two jobs of one kind o
 are duplicates only on the same branch, and a compaction resumes only a checkpoint of its
 own branch.
 
-Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup``, ``create_index``, ``plan``: a
-namespace's maintenance plan, ``backend.services.maintenance.plan_jobs``); :func:`register_kind`
-adds one. Executors: :data:`EXECUTORS` (``local``; ``ray`` when the ``[ray]`` extra is
+Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup``, ``create_index``, ``build_ab``:
+a comparison of vector index builds on a scratch copy, ``plan``: a namespace's maintenance
+plan, ``backend.services.maintenance.plan_jobs``); :func:`register_kind` adds one. Executors: :data:`EXECUTORS` (``local``; ``ray`` when the ``[ray]`` extra is
 importable: registered at import, loaded at its first use, so that importing this module
 never imports Ray); :func:`register_executor` adds one.
 """
@@ -1227,6 +1227,39 @@ def _check_plan(ns: Any, target: Any, params: dict[str, Any]) -> dict[str, Any]:
     return check_plan_params(ns, target, params)
 
 
+AB_PARAMS = ("column", "configs", "sample_rows", "queries", "k")
+
+
+def _build_ab(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
+    """A comparison of vector index builds on a scratch copy (``tuning.build_ab``); a cancel
+    stops it at its next progress report. Its result is the comparison's rows."""
+    from .tuning import build_ab
+
+    def progress(stage: str, fraction: float) -> None:
+        ctx.check()
+        ctx.progress(stage, fraction)
+
+    return build_ab(ns, table_id, progress=progress, **params)
+
+
+def _check_build_ab(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    _only_keys("build_ab", params, AB_PARAMS)
+    if not isinstance(params.get("column"), str) or not params["column"]:
+        raise invalid("a build comparison needs the vector column to build on")
+    configs = params.get("configs")
+    if not isinstance(configs, list) or not all(isinstance(c, Mapping) for c in configs):
+        raise invalid("a build comparison's configs are a list of build parameters")
+    for name in ("sample_rows", "queries", "k"):
+        value = params.get(name, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise invalid(f"a build comparison's {name} is a whole number of at least 1")
+    return params
+
+
+register_kind(
+    "build_ab", _build_ab, operation="query_table", label="build comparison",
+    validate=_check_build_ab,
+)  # fmt: skip
 register_kind(
     "plan", _plan, operation="run_maintenance_plan", label="maintenance plan",
     validate=_check_plan, needs_table=False,

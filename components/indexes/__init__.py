@@ -12,6 +12,7 @@ from components.indexes.listing import render_index_table as render_index_table
 from components.indexes.listing import render_lag_warning as render_lag_warning
 from components.indexes.maintenance import render_maintenance as render_maintenance
 from components.indexes.reads import index_overview as index_overview
+from components.indexes.selected import drop_write as drop_write
 from components.indexes.selected import render_selected_tab as render_selected_tab
 from components.indexes.statistics import render_statistics as render_statistics
 from components.indexes.tabs import open_tabs as open_tabs

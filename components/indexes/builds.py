@@ -15,7 +15,7 @@ from backend.services import build_jobs
 from components import feedback, state
 from components.cache import invalidate_tables
 from components.session import get_namespace, role_lock
-from components.writes import table_jobs
+from components.writes import Write, perform, table_jobs
 
 BUILDS_SHOWN = 5  # the latest builds of the table the panel lists
 
@@ -100,7 +100,8 @@ EVENTS_SHOWN = 50  # progress events listed before "Show all"
 def _cancel_build(job_id: str) -> None:
     from backend.services import jobs
 
-    feedback.run(jobs.cancel, get_namespace(), job_id, action="Cancelling the build")
+    write = Write(jobs.cancel, (get_namespace(), job_id), "Cancelling the build", "")
+    perform(write, page="indexes", reset=False, rerun=False)
 
 
 def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import streamlit as st
+from lance_namespace.errors import LanceNamespaceError
 
 from backend.rules import index_rules as rules
+from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from backend.text import human_bytes
 from components import feedback, state
 from components.common import render_json, render_role_lock, render_typed_confirmation
 from components.session import role_lock
+from components.writes import Write
+
+_log = logging.getLogger(__name__)
+
+_log = logging.getLogger(__name__)
 
 
 def render_index_picker(names: Sequence[str]) -> str | None:
@@ -83,3 +92,26 @@ def render_selected_tab(overview: pd.DataFrame, *, read_only: bool) -> str | Non
         )
         st.divider()
     return render_drop_form(selected, read_only=read_only, key_prefix=state.Indexes.DROP)
+
+
+def _drop_index(ns: Any, table_id: Sequence[str], name: str) -> Any:
+    """DropTableIndex of ``name``, then the jobs that built it say so
+    (``build_jobs.mark_dropped``: a failure to note it is logged, the drop stands)."""
+    response = ns.drop_table_index(ixs.drop_index_request(table_id, name))
+    try:
+        build_jobs.mark_dropped(ns, table_id, name)
+    except LanceNamespaceError as err:
+        _log.warning("the drop of index %s was not noted in its jobs: %s", name, err)
+    return response
+
+
+def drop_write(ns: Any, table_id: Sequence[str], name: str, where: str = "") -> Write:
+    """Drop the index ``name`` (``where``: " from branch b", said with the result); its
+    result is DropTableIndex's response."""
+    return Write(
+        _drop_index,
+        (ns, list(table_id), name),
+        f"Dropping {name}",
+        f"Index {name} dropped{where}.",
+        [list(table_id)],
+    )

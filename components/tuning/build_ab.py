@@ -1,5 +1,5 @@
 """The Build A/B panel: vector index builds compared on a scratch copy of a sample, in the
-background (a task the page starts: ``components.writes.start_task``)."""
+background (a job the page submits: ``components.writes.perform``)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import streamlit as st
 from backend.rules import index_rules
 from backend.services.charts import ab_figure
 from backend.services.search.table import SearchTable
-from backend.services.tuning.builds import SCRATCH_NOTE, build_ab
+from backend.services.tuning.builds import SCRATCH_NOTE
 from backend.text import human_bytes, plural
 from components import feedback, state
 from components.common import dataframe
 from components.search.settings import DISTANCES, render_column_and_k
-from components.writes import TaskRequest, session_tasks
+from components.writes import JobRequest, table_jobs
 
 AB_DEFAULT = pd.DataFrame(
     [
@@ -45,20 +45,26 @@ def ab_configs(rows: pd.DataFrame) -> list[dict[str, Any]]:
     return configs
 
 
-def render_task(task: Any) -> bool:
-    """A task's progress or outcome; True once it has finished."""
-    if not task.done:
-        st.progress(task.fraction, text=f"{task.label}: {task.stage} ({task.elapsed:.0f} s)")
+def render_task(job: Any) -> bool:
+    """A job's progress or outcome; True once it has finished."""
+    if not job.done:
+        text = f"{job.label}: {job.stage} ({job.elapsed:.0f} s)"
+        st.progress(job.fraction or 0.0, text=feedback.as_text(text))
         return False
-    if task.status == "failed":
-        feedback.show_error(task.error, action=task.label)
+    if (error := job.exception()) is not None:
+        feedback.show_error(error, action=job.label)
     return True
 
 
-def render_build_ab(ns: Any, info: SearchTable) -> TaskRequest | None:
-    """Compare vector index builds on a scratch copy of a sample, in the background: the task
-    "Compare builds" asks for (the page starts it: ``components.writes.start_task``), and the
-    progress and outcome of the table's comparisons."""
+def ab_jobs(ns: Any, table_id: tuple[str, ...]) -> list[Any]:
+    """The table's latest build comparison (a job, any console's), newest first."""
+    return table_jobs(ns, table_id, ("build_ab",), limit=1)
+
+
+def render_build_ab(ns: Any, info: SearchTable) -> JobRequest | None:
+    """Compare vector index builds on a scratch copy of a sample, in the background: the job
+    "Compare builds" asks for (the page submits it: ``components.writes.perform``), and the
+    progress and outcome of the table's latest comparison."""
     if not info.vector_columns:
         st.info("This table has no vector column.", icon=":material/info:")
         return None
@@ -100,44 +106,43 @@ def render_build_ab(ns: Any, info: SearchTable) -> TaskRequest | None:
                 "m": st.column_config.NumberColumn("HNSW m", min_value=index_rules.MIN_HNSW_M),
             },
         )
-        running = any(not t.done for t in session_tasks(("build_ab",), info.table_id))
+        latest = ab_jobs(ns, info.table_id)
+        running = any(not j.done for j in latest)
         submitted = st.form_submit_button(
             "Compare builds", type="primary", icon=":material/compare_arrows:", disabled=running
         )
     if submitted and not problems:  # a number refused as typed: said under it, nothing runs
         configs = ab_configs(edited)
-
-        def work(progress: Any) -> pd.DataFrame:
-            return build_ab(
-                ns, info.table_id, column=column, configs=configs, sample_rows=int(rows),
-                queries=int(queries), k=k, progress=progress,
-            )  # fmt: skip
-
+        params = {
+            "column": column, "configs": configs, "sample_rows": int(rows),
+            "queries": int(queries), "k": int(k),
+        }  # fmt: skip
         label = f"Comparing {plural(len(configs), 'build')}"
-        return TaskRequest("build_ab", label, info.table_id, work)
-    render_ab_tasks(info.table_id, button_disabled=running)
+        return JobRequest("build_ab", tuple(info.table_id), params, label)
+    render_ab_tasks(ns, info.table_id, latest, button_disabled=running)
     return None
 
 
-def render_ab_tasks(table_id: tuple[str, ...], *, button_disabled: bool = False) -> None:
+def render_ab_tasks(
+    ns: Any, table_id: tuple[str, ...], latest: list[Any], *, button_disabled: bool = False
+) -> None:
     """The newest comparison of the table: progress (refreshed every second), then its
     outcome. The form's button was drawn disabled while it ran (``button_disabled``): the
     run that sees the comparison finished reruns the whole page, so the button is enabled
     as soon as the builds are done (a fragment's own run redraws only the fragment)."""
-    tasks = session_tasks(("build_ab",), table_id)
-    if not tasks:
+    if not latest:
         return
 
     def panel() -> None:
-        now = session_tasks(("build_ab",), table_id)
-        task = now[0]
-        done = render_task(task)
-        if button_disabled and all(t.done for t in now):
+        now = ab_jobs(ns, table_id) or latest
+        job = now[0]
+        done = render_task(job)
+        if button_disabled and all(j.done for j in now):
             st.rerun(scope="app")
-        if done and task.status == "succeeded":
-            render_ab_result(task.result)
+        if done and job.state == "succeeded":
+            render_ab_result(pd.DataFrame(job.result))
 
-    st.fragment(panel, run_every=1.0 if not tasks[0].done else None)()
+    st.fragment(panel, run_every=1.0 if not latest[0].done else None)()
 
 
 def render_ab_result(frame: pd.DataFrame) -> None:

@@ -12,7 +12,7 @@ from components.version_actions.deletes import delete_versions_write as delete_v
 from components.version_actions.deletes import render_delete_rows as render_delete_rows
 from components.version_actions.links import apply_version_link as apply_version_link
 from components.version_actions.links import follow_version_link as follow_version_link
-from components.version_actions.restore import record_rebuild_answer as record_rebuild_answer
+from components.version_actions.restore import rebuild_write as rebuild_write
 from components.version_actions.restore import render_rebuild_offer as render_rebuild_offer
 from components.version_actions.restore import render_version_actions as render_version_actions
 from components.version_actions.restore import restore_write as restore_write

@@ -79,18 +79,35 @@ def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> Rebuild
     return None
 
 
-def record_rebuild_answer(ns: Any, answer: RebuildAnswer, *, read_only: bool) -> bool:
-    """The answer holds for this session, and for later ones where the namespace keeps it
+def _answer_rebuild(ns: Any, answer: RebuildAnswer, read_only: bool) -> list[Any]:
+    """Start the builds asked for (jobs, ``backend.services.jobs``), then keep the answer:
+    for this session, and for later ones where the namespace keeps it
     (``backend.services.restore.answer_rebuild_offer``; not on a read-only connection, which writes
-    nothing). False when recording it failed (the error is shown)."""
+    nothing). Returns the jobs started."""
+    from backend.services import build_jobs, jobs
+
+    tid = list(answer.offer.table_id)
+    started = [
+        jobs.submit(ns, "create_index", tid, build_jobs.build_params(request))
+        for request in answer.requests
+    ]
+    if not read_only:
+        restoresv.answer_rebuild_offer(ns, answer.offer, answer.answer)
     state.set_rebuild_answered(answer.offer.table_id, answer.offer.restore_uuid)
-    if read_only:
-        return True
-    done = feedback.run(
-        restoresv.answer_rebuild_offer, ns, answer.offer, answer.answer,
-        action="Recording the answer to the rebuild offer",
-    )  # fmt: skip
-    return done is not None
+    return started
+
+
+def rebuild_write(ns: Any, answer: RebuildAnswer, *, read_only: bool) -> Write:
+    """The answer to a rebuild offer as a write: the builds asked for start as jobs (which
+    the session follows) and the answer is recorded."""
+    names = ", ".join(str(r.name) for r in answer.requests)
+    return Write(
+        _answer_rebuild,
+        (ns, answer, read_only),
+        "Recording the answer to the rebuild offer",
+        f"Building again: {names}. The Indexes page follows them." if answer.requests else "",
+        follow=True,
+    )
 
 
 def _restore(ns: Any, table_id: list[str], version: int, branch: str | None = None) -> int:

@@ -48,18 +48,18 @@ def main() -> int:
             os.replace(tmp, ready)
 
     if spec["hold"] == "build":
-        original = build_jobs.BuildJobRegistry._record
+        original = build_jobs.BuildRun._record
 
-        def record(self: Any, job_id: str, event: Any) -> None:
-            original(self, job_id, event)
+        def record(self: Any, event: Any) -> None:
+            original(self, event)
             while "job" not in held:
                 time.sleep(0.01)
             say_ready()
             deadline = time.time() + HOLD_SECONDS
-            while not self._items[job_id].cancel_requested and time.time() < deadline:
+            while not self.job.cancel_requested and time.time() < deadline:
                 time.sleep(0.02)
 
-        build_jobs.BuildJobRegistry._record = record  # type: ignore[method-assign]
+        build_jobs.BuildRun._record = record  # type: ignore[method-assign]
     elif spec["hold"] == "compact":
         original_compact = compaction.compact
 

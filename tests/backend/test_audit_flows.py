@@ -169,17 +169,18 @@ def test_entries_name_role_target_and_connection(ns, tmp_path: Path, backend_kin
 def test_an_index_build_job_records_its_start_then_its_end(
     ns, tmp_path: Path, backend_kind: str
 ) -> None:
-    """An index build through the job registry: a "started" entry, then the final one with
-    the same operation id; no start is left without an end."""
-    from backend.services import build_jobs
+    """An index build (a job): a "started" entry, then the final one with the same
+    operation id; no start is left without an end."""
+    from backend.services import build_jobs, jobs
 
     with_versions(ns, ["t"], 2)
     log = audit.AuditLog(tmp_path / "audit")
     editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
     request = CreateTableIndexRequest(id=["t"], column="id", index_type="BTREE", name="id_idx")
-    job = build_jobs.JOBS.wait(build_jobs.start_build(editor, request, poll_interval=0.05))
-    assert job.status == "succeeded", job.error
-    started, ended = log.entries()
+    submitted = jobs.submit(editor, "create_index", ["t"], build_jobs.build_params(request))
+    job = jobs.wait(editor, submitted.id, timeout=120)
+    assert job.state == jobs.SUCCEEDED, job.error
+    started, ended = [e for e in log.entries() if e.operation != "submit_job"]
     assert started.operation == ended.operation == "create_table_scalar_index"
     assert (started.outcome, ended.outcome) == (audit.STARTED, audit.OK)
     assert started.op_id and started.op_id == ended.op_id
@@ -187,25 +188,27 @@ def test_an_index_build_job_records_its_start_then_its_end(
     assert audit.unfinished(log.entries()) == set()
 
 
-def test_every_write_of_a_background_task_records_its_start(
-    ns, tmp_path: Path, backend_kind: str
+def test_every_write_of_a_job_records_its_start(
+    ns, tmp_path: Path, backend_kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A task of the one registry (maintenance, Build A/B): each write it makes through the
-    gate, long by name or not, records a start before it runs."""
+    """A job (maintenance, Build A/B, any kind): each write it makes through the gate, long
+    by name or not, records a start before it runs."""
     from lance_namespace import DeclareTableRequest
 
-    from backend.services.tasks import TASKS
+    from backend.services import jobs
 
     log = audit.AuditLog(tmp_path / "audit")
     editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
-    editor.create_namespace(CreateNamespaceRequest(id=["a"]))  # outside a task: one entry
+    editor.create_namespace(CreateNamespaceRequest(id=["a"]))  # outside a job: one entry
 
-    def work(progress) -> str:
-        editor.declare_table(DeclareTableRequest(id=["a", "later"]))
+    def work(job_ns, table_id, params, ctx) -> str:
+        job_ns.declare_table(DeclareTableRequest(id=list(table_id)))
         return "done"
 
-    task = TASKS.wait(TASKS.start("maintenance", "Declaring", ("a", "later"), work))
-    assert task.status == "succeeded" and task.result == "done"
+    kind = jobs.Kind("declaring", work, "declare_table", "declaring")
+    monkeypatch.setitem(jobs.KINDS, "declaring", kind)
+    job = jobs.wait(editor, jobs.submit(editor, "declaring", ["a", "later"]).id)
+    assert job.state == jobs.SUCCEEDED and job.result == "done", job.error
     got = [(e.operation, e.outcome) for e in log.entries()]
     assert got == [
         ("create_namespace", audit.OK),

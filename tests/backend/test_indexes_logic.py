@@ -675,9 +675,7 @@ def test_build_job_vector(ns_a: LanceNamespace, backend_kind: str) -> None:
         tid("v"), "vec", "IVF_PQ", name="pq", params={"num_partitions": 2}, dim=16, num_rows=rows
     )
     assert rules.index_request_hints(req, rows) == []
-    registry = build_jobs.BuildJobRegistry()
-    job_id = registry.start(ns_a, req, poll_interval=0.05)
-    job = registry.wait(job_id, timeout=120)
+    job = build_jobs.BuildRun.prepare(ns_a, req, time_limit=None).run(ns_a, req, poll_interval=0.05)
     assert job.status == "succeeded", job.error
     assert job.index_name == "pq" and job.fraction == 1.0
     if backend_kind == "local":
@@ -686,8 +684,6 @@ def test_build_job_vector(ns_a: LanceNamespace, backend_kind: str) -> None:
         assert job.stages
     else:
         assert job.mode == "polling"
-    assert [j.job_id for j in registry.jobs(tid("v"))] == [job_id]
-    assert registry.running() == []
     row = ov.index_overview(ns_a, tid("v")).set_index("name").loc["pq"]
     assert int(row["indexed_rows"]) == rows
 
@@ -724,8 +720,7 @@ def test_build_job_records_every_stage_lance_reports(local_ns, tmp_path) -> None
     req = rules.build_index_request(
         tid("v"), "vec", "IVF_PQ", name="pq", params=params, dim=16, num_rows=rows
     )
-    registry = build_jobs.BuildJobRegistry()
-    job = registry.wait(registry.start(local_ns, req), timeout=120)
+    job = build_jobs.BuildRun.prepare(local_ns, req, time_limit=None).run(local_ns, req)
     assert job.status == "succeeded", job.error
     theirs = lance_stage_events(str(copy), "vec", "IVF_PQ", name="pq", metric="l2", **params)
     order = list(dict.fromkeys(e["stage"] for e in theirs))
@@ -739,14 +734,14 @@ def test_build_job_records_every_stage_lance_reports(local_ns, tmp_path) -> None
     assert job.current_stage is not None and job.current_stage.name == order[-1]
 
     # the figure follows every event lance reports
-    replay = build_jobs.BuildJobRegistry()
-    job_id = "replay"
-    replay._add(build_jobs.BuildJob(task_id=job_id, label="x", table_id=tuple(tid("v"))))
+    replay = build_jobs.BuildRun(
+        build_jobs.BuildJob(task_id="replay", label="x", table_id=tuple(tid("v")))
+    )
     fractions = []
     for e in theirs:
-        replay._record(job_id, e)
-        now = replay.get(job_id)
-        assert now is not None and now.current_stage is not None
+        replay._record(e)
+        now = replay.get()
+        assert now.current_stage is not None
         assert now.current_stage.name == e["stage"]
         assert now.stages == list(dict.fromkeys(x["stage"] for x in theirs[: len(fractions) + 1]))
         if e["event"] == "complete":
@@ -765,13 +760,9 @@ def test_build_job_records_every_stage_lance_reports(local_ns, tmp_path) -> None
 def test_build_job_failure_is_reported(ns_a: LanceNamespace) -> None:
     create_table(ns_a, tid("t"), make_table(10))
     ov.create_index(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="dup"))
-    registry = build_jobs.BuildJobRegistry()
-    job_id = registry.start(ns_a, rules.build_index_request(tid("t"), "id", "BTREE", name="dup"))
-    job = registry.wait(job_id, timeout=60)
+    req = rules.build_index_request(tid("t"), "id", "BTREE", name="dup")
+    job = build_jobs.BuildRun.prepare(ns_a, req, time_limit=None).run(ns_a, req)
     assert job.status == "failed"
     assert isinstance(job.error, LanceNamespaceError)
     info = backend.describe_error(job.error)
     assert info["code_name"] == "TABLE_INDEX_ALREADY_EXISTS"
-    registry.forget(job_id)
-    assert registry.get(job_id) is None
-    assert build_jobs.JOBS is not registry and callable(build_jobs.start_build)

@@ -186,6 +186,31 @@ def test_a_cleanup_job_deletes_what_the_plan_lists(local_root: Path) -> None:
     assert left == set(plan.keep)
 
 
+def test_a_build_comparison_is_a_job_with_its_progress_and_rows(local_root: Path) -> None:
+    """Build A/B runs as a job like every long operation: a viewer may run it (it reads the
+    table and builds on a scratch copy), its stages reach the record, its rows are its
+    result; bad parameters are refused before anything runs."""
+    ns = backend.connect(str(local_root))
+    create_table(ns, TID, search_rows(300, dim=8))
+    viewer = gate(ns, actor=Actor("vi@example.com", access.VIEWER), connection="c")
+    params = {"column": "vec", "configs": [{"index_type": "IVF_FLAT", "num_partitions": 2}],
+              "sample_rows": 300, "queries": 3, "k": 5}  # fmt: skip
+    job = jobs.wait(viewer, jobs.submit(viewer, "build_ab", TID, params).id, timeout=120)
+    assert job.state == jobs.SUCCEEDED, job.error
+    assert job.label == "build comparison" and job.fraction == 1.0
+    (row,) = job.result
+    assert 0.0 <= row["recall"] <= 1.0 and row["rows"] == 300 and "IVF_FLAT" in row["config"]
+    for bad, text in (
+        ({**params, "speed": 1}, "speed is not one"),
+        ({**params, "configs": "IVF_FLAT"}, "list of build parameters"),
+        ({**params, "k": 0}, "k is a whole number"),
+        ({k: v for k, v in params.items() if k != "column"}, "vector column"),
+    ):
+        with pytest.raises(InvalidInputError, match=text):
+            jobs.submit(viewer, "build_ab", TID, bad)
+    assert len(jobs.list_jobs(ns, kinds=("build_ab",))) == 1
+
+
 # ---------------------------------------------------------------------------- bad input, roles
 
 
@@ -260,13 +285,13 @@ def test_the_same_job_twice_at_once_is_refused(local_root: Path, monkeypatch) ->
     ns = backend.connect(str(local_root))
     create_table(ns, TID, search_rows(600, dim=8))
     gate_open = __import__("threading").Event()
-    original = build_jobs.BuildJobRegistry._record
+    original = build_jobs.BuildRun._record
 
-    def held(self: Any, job_id: str, event: Any) -> None:
-        original(self, job_id, event)
+    def held(self: Any, event: Any) -> None:
+        original(self, event)
         gate_open.wait(60)
 
-    monkeypatch.setattr(build_jobs.BuildJobRegistry, "_record", held)
+    monkeypatch.setattr(build_jobs.BuildRun, "_record", held)
     params = {"column": "vec", "index_type": "IVF_PQ", "num_partitions": 2, "name": "v"}
     first = jobs.submit(ns, "create_index", TID, params)
     try:

@@ -118,39 +118,39 @@ def test_another_process_tags_a_table_while_a_build_runs(two_tables: Any, local_
 def test_a_cancelled_build_leaves_no_index_and_no_directory(two_tables: Any) -> None:
     ns = two_tables
     before = _index_dirs(ns, ["vecs"])
-    registry = build_jobs.BuildJobRegistry()
+    request = CreateTableIndexRequest(
+        id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2
+    )
+    build = build_jobs.BuildRun.prepare(ns, request, time_limit=None)
     gate = threading.Event()
-    original = registry._record
+    original = build._record
 
-    def slow_record(job_id: str, event: Any) -> None:  # hold the build at its first event
-        original(job_id, event)
+    def slow_record(event: Any) -> None:  # hold the build at its first event
+        original(event)
         gate.wait(PAUSE_SECONDS)
 
-    registry._record = slow_record  # type: ignore[method-assign]
-    job_id = registry.start(
-        ns,
-        CreateTableIndexRequest(id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2),
-    )
-    assert registry.cancel(job_id)
+    build._record = slow_record  # type: ignore[method-assign]
+    ran: list[Any] = []
+    thread = threading.Thread(target=lambda: ran.append(build.run(ns, request)), daemon=True)
+    thread.start()
+    assert build.cancel()
     gate.set()
-    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    thread.join(PAUSE_SECONDS)
+    (job,) = ran
     assert job.status == "cancelled"
     assert isinstance(job.error, OperationStopped) and "cancelled" in str(job.error)
     assert index_overview.list_indexes(ns, ["vecs"]) == []
     assert _index_dirs(ns, ["vecs"]) == before
     assert catalog_views.latest_version(ns, ["vecs"]) == 1
-    assert not registry.cancel(job_id)  # finished: nothing to stop
+    assert not build.cancel()  # finished: nothing to stop
 
 
 def test_a_build_past_its_time_limit_is_stopped(two_tables: Any) -> None:
     ns = two_tables
-    registry = build_jobs.BuildJobRegistry()
-    job_id = registry.start(
-        ns,
-        CreateTableIndexRequest(id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2),
-        time_limit=1e-9,
+    request = CreateTableIndexRequest(
+        id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2
     )
-    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    job = build_jobs.BuildRun.prepare(ns, request, time_limit=1e-9).run(ns, request)
     assert job.status == "timed out"
     assert "time limit" in str(job.error)
     assert index_overview.list_indexes(ns, ["vecs"]) == []
@@ -206,14 +206,10 @@ def test_a_build_in_a_child_process_reports_lances_stages(
     two_tables: Any, child_builds: None
 ) -> None:
     ns = two_tables
-    registry = build_jobs.BuildJobRegistry()
-    job_id = registry.start(
-        ns,
-        CreateTableIndexRequest(
-            id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=2
-        ),
+    request = CreateTableIndexRequest(
+        id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=2
     )
-    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    job = build_jobs.BuildRun.prepare(ns, request, time_limit=None).run(ns, request)
     assert job.status == "succeeded", job.error
     stages = [e["stage"] for e in job.events if e.get("source") == "lance log"]
     for stage in ("train_ivf", "train_quantizer", "merge_partitions"):
@@ -233,13 +229,12 @@ def test_a_cancelled_child_build_is_ended_and_leaves_nothing(
 ) -> None:
     ns = two_tables
     before = _index_dirs(ns, ["vecs"])
-    registry = build_jobs.BuildJobRegistry()
-    job_id = registry.start(
-        ns,
-        CreateTableIndexRequest(id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2),
+    request = CreateTableIndexRequest(
+        id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2
     )
-    assert registry.cancel(job_id)  # before the child's first sign of life
-    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    build = build_jobs.BuildRun.prepare(ns, request, time_limit=None)
+    assert build.cancel()  # before the child's first sign of life
+    job = build.run(ns, request)
     assert job.status == "cancelled"
     assert index_overview.list_indexes(ns, ["vecs"]) == []
     assert _index_dirs(ns, ["vecs"]) == before
@@ -248,14 +243,10 @@ def test_a_cancelled_child_build_is_ended_and_leaves_nothing(
 
 def test_a_failed_child_build_says_why(two_tables: Any, child_builds: None) -> None:
     ns = two_tables
-    registry = build_jobs.BuildJobRegistry()
-    job_id = registry.start(
-        ns,
-        CreateTableIndexRequest(
-            id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=3
-        ),
+    request = CreateTableIndexRequest(
+        id=["vecs"], column="vec", index_type="IVF_PQ", num_partitions=2, num_sub_vectors=3
     )
-    job = registry.wait(job_id, timeout=PAUSE_SECONDS)
+    job = build_jobs.BuildRun.prepare(ns, request, time_limit=None).run(ns, request)
     assert job.status == "failed"
     assert "sub" in str(job.error).lower(), job.error  # 8 dimensions do not split in 3
     assert index_overview.list_indexes(ns, ["vecs"]) == []

@@ -417,16 +417,14 @@ def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, m
     # a build another console runs (another host, a fresh heartbeat), its record written as
     # the job's heartbeat writes it, event after event
     store = open_job_store(docs_ns)
-    registry = build_jobs.BuildJobRegistry()
     job = build_jobs.BuildJob(
         task_id=f"stages-{tmp_path.name}", label="index build pq", table_id=tuple(DOCS),
         index_name="pq", index_type="IVF_PQ", column="vec",
     )  # fmt: skip
-    registry._add(job)
+    build = build_jobs.BuildRun(job)
 
     def write_record() -> None:
-        now = registry.get(job.job_id)
-        assert now is not None
+        now = build.get()
         store.put(
             job.job_id,
             {
@@ -447,7 +445,7 @@ def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, m
         stages: list[str] = []
         shown = []
         for e in events:
-            registry._record(job.job_id, e)
+            build._record(e)
             write_record()
             stages = list(dict.fromkeys([*stages, e["stage"]]))
             at.run()

@@ -34,14 +34,12 @@ from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTa
 
 import backend
 from backend.launcher import demo
-from backend.services import jobs
+from backend.services import jobs, tuning
 from backend.services.search import vector as search_vector
 from backend.services.search.plans import explain
 from backend.services.search.query import run_query
 from backend.services.search.vector import plan_vector_index
-from backend.services.tasks import TASKS
 from backend.services.tuning import optimize as tuning_optimize
-from backend.services.tuning.builds import build_ab
 from backend.services.tuning.measure import MAX_K, sample_queries
 from components import state
 from components.search.fulltext import highlighted
@@ -913,7 +911,7 @@ def test_plan_grid_has_no_none_cells(make_app) -> None:
     assert any(v for v in shown["ms"])  # Analyze: times shown
 
 
-def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
+def test_build_ab_measures_builds_with_the_index_metric(ui_env, make_app) -> None:
     """The Build A/B tab: a build without a distance takes the table's index metric (cosine
     here), shown per build; the editor's Distance column is read as text."""
     rows = pd.DataFrame(
@@ -931,9 +929,9 @@ def test_build_ab_measures_builds_with_the_index_metric(make_app) -> None:
     at.number_input(key="search.ab.rows").set_value(1000)
     at.number_input(key="search.ab.queries").set_value(5)
     submit(at, "search.ab.form", "Compare builds")
-    (task_id,) = at.session_state[state.Search.TASKS]
-    task = TASKS.wait(task_id, timeout=120)
-    assert task.status == "succeeded", task.error
+    ns = backend.connect(str(ui_env))
+    (job,) = jobs.list_jobs(ns, METRIC_TABLES["cosine"], kinds=("build_ab",))  # a durable job
+    assert jobs.wait(ns, job.id, timeout=120).state == jobs.SUCCEEDED
     at.run()
     assert_no_exception(at)
     frame = grid_with(at, "config")
@@ -1158,16 +1156,16 @@ def test_build_ab_button_enabled_by_the_run_that_sees_the_builds_done(
     at = open_tab(search_page(make_app), TAB_AB)
     ns = backend.connect(str(ui_env))
     release = threading.Event()
+    real_build = tuning.build_ab
 
-    def work(progress: Any) -> pd.DataFrame:
+    def held_build(*args: Any, **kwargs: Any) -> pd.DataFrame:
         release.wait(60)
-        return build_ab(
-            ns, VECS, column="vec", configs=[{"index_type": "IVF_FLAT", "num_partitions": 2}],
-            sample_rows=300, queries=3, k=5, progress=progress,
-        )  # fmt: skip
+        return real_build(*args, **kwargs)
 
-    task_id = TASKS.start("build_ab", "Comparing builds", VECS, work)
-    at.session_state[state.Search.TASKS] = [task_id]
+    monkeypatch.setattr(tuning, "build_ab", held_build)
+    params = {"column": "vec", "configs": [{"index_type": "IVF_FLAT", "num_partitions": 2}],
+              "sample_rows": 300, "queries": 3, "k": 5}  # fmt: skip
+    job = jobs.submit(ns, "build_ab", VECS, params)
     at.run()
     button = at.button(key="FormSubmitter:search.ab.form-Compare builds")
     assert button.disabled  # drawn while the builds run
@@ -1176,14 +1174,14 @@ def test_build_ab_button_enabled_by_the_run_that_sees_the_builds_done(
     # panel looks: the run in which the panel sees them done must redraw the whole page
     real = build_ab_ui.render_ab_tasks
 
-    def finish_first(table_id: tuple[str, ...], **kwargs: Any) -> None:
+    def finish_first(*args: Any, **kwargs: Any) -> None:
         release.set()
-        TASKS.wait(task_id, timeout=60)
-        real(table_id, **kwargs)
+        jobs.wait(ns, job.id, timeout=60)
+        real(*args, **kwargs)
 
     monkeypatch.setattr(build_ab_ui, "render_ab_tasks", finish_first)
     at.run()
     assert_no_exception(at)
-    assert TASKS.get(task_id).status == "succeeded"
+    assert jobs.get(ns, job.id).state == jobs.SUCCEEDED
     assert len(grid_with(at, "config")) == 1  # the comparison's outcome, drawn by that run
     assert not at.button(key="FormSubmitter:search.ab.form-Compare builds").disabled
