@@ -26,7 +26,7 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 from lance_namespace import LanceNamespace  # noqa: E402
 
 from backend.rules.connect_options import check_target, is_rest_target, target_kind  # noqa: E402
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from . import errors, redaction  # noqa: E402
 from .capabilities import BackendCapabilities  # noqa: E402

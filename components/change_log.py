@@ -12,9 +12,9 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import LanceNamespaceError
 
-from backend.paging import Listing
 from backend.services import change_log as cl
 from backend.services import search as ssv
+from backend.spec.paging import Listing
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander

@@ -19,12 +19,12 @@ from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 import backend
 from backend.errors import LanceNamespaceError
-from backend.paging import Listing, filter_names, paginate
 from backend.rules import ids
 from backend.rules import properties as props
 from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
 from backend.services.lifecycle import PROPERTIES_READ_ONLY
+from backend.spec.paging import Listing, filter_names, paginate
 from backend.text import plural
 from components import feedback, state
 from components.cache import CATALOG, cached, invalidate, shared, table_scope
@@ -208,7 +208,7 @@ def render_name_list(
     highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
     ``frame``: the grid's rows for the names of the page (one row per name, in order; the
     default is the one ``column`` of names), shown with ``column_config``. ``names`` may be
-    an open-ended :class:`~backend.paging.Listing`: only the pages shown are read."""
+    an open-ended :class:`~backend.spec.paging.Listing`: only the pages shown are read."""
     if isinstance(names, Listing):
         if not names.known:
             return None

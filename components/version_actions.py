@@ -19,9 +19,9 @@ from lance_namespace.errors import (
 )
 
 from backend.rules import ids, version_ranges
-from backend.services import catalog_views
 from backend.services import lifecycle as lc
 from backend.services import rows as rsv
+from backend.spec import catalog_views
 from backend.text import plural
 from components import feedback, state
 from components.common import (

@@ -14,10 +14,10 @@ from lance_namespace import BatchDeleteTableVersionsRequest
 from lance_namespace.errors import TableVersionNotFoundError
 
 from backend.errors import LanceNamespaceError
-from backend.paging import PAGE_SIZE, Listing
 from backend.rules import version_ranges
 from backend.services import versions as vsv
 from backend.services.charts import time_axis, timeline_chart
+from backend.spec.paging import PAGE_SIZE, Listing
 from components import feedback, state
 from components.cache import cached, shared, table_scope
 from components.common import (

@@ -42,7 +42,7 @@ from backend import gate
 from backend.rules import batch_rules, ids
 
 from ..errors import make
-from ..paging import list_all
+from ..spec.paging import list_all
 
 FAIL, KILL = "fail", "kill"
 MODES = (FAIL, KILL)

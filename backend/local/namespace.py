@@ -91,7 +91,7 @@ from backend.rules.column_errors import explains_columns
 from backend.rules.filter_errors import explains_filters, request_table
 from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from backend.rules.location_rules import declare_location_rule, declared_location
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
@@ -104,7 +104,7 @@ from ..locations import (
     relative_location,
     to_local_path,
 )
-from ..paging import list_all
+from ..spec.paging import list_all
 from . import (
     batch,
     branch_indexes,

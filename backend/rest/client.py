@@ -17,7 +17,7 @@ What reads the server's state:
   CreateNamespace, the table of a staged manifest (DescribeTable), the latest version and the
   tags before a delete (never covered unless ``allow_latest=True`` / ``delete_tags=True``);
 * on purpose, :meth:`RestNamespaceClient.preflight` (``backend.preflight``), in bulk: a batch
-  (``backend.services.catalog_views.ListingView``), or one single write
+  (``backend.spec.catalog_views.ListingView``), or one single write
   (``backend.services.write_preflight``: the parent namespace, a table of the same name, the
   catalog's tables at a location to register); ``batch_commit_tables`` itself sends the batch
   alone.
@@ -94,7 +94,8 @@ from backend.rules import (
     targets,
     version_ranges,
 )
-from backend.services import catalog_views, write_preflight
+from backend.services import write_preflight
+from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import (
@@ -105,15 +106,15 @@ from ..errors import (
     namespace_boundary,
 )
 from ..locations import remote_location_problem, remote_manifest_problem
-from ..paging import iter_all, list_all
 from ..redaction import install_log_filter, redact_url
+from ..spec.operations import HAS_CONTEXT
+from ..spec.paging import iter_all, list_all
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
 from .routes import (
     ARROW,
     ARROW_FILE,
     ARROW_STREAM,
-    HAS_CONTEXT,
     JSON_TYPE,
     METADATA,
     NONE,
@@ -724,7 +725,7 @@ class RestNamespaceClient(LanceNamespace):
         names, caps, ranges) and sends the batch: run this first, on purpose (the console's
         builder runs it once for Validate and once for Commit).
 
-        Reads (``backend.services.catalog_views.ListingView``): ListTables with declared tables and
+        Reads (``backend.spec.catalog_views.ListingView``): ListTables with declared tables and
         ListNamespaces of each namespace holding a table of the batch, every page;
         ListTableVersions of an existing table whose versions an operation needs;
         DescribeTable of an existing table given a version (the staged manifest lies in its

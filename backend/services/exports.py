@@ -19,7 +19,7 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode
 
 from backend.rules import filter_errors, filter_rules, ids, query_rules
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..branch_view import branch_name, branch_of
 from ..errors import guarded, invalid, make

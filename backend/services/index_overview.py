@@ -30,7 +30,7 @@ from backend.rules import index_rules as rules
 
 from .. import capabilities
 from ..errors import trim_source_locations
-from ..paging import list_all
+from ..spec.paging import list_all
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

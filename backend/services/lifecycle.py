@@ -57,12 +57,13 @@ from lance_namespace.errors import (
 )
 
 from backend.rules import ids, index_rules, version_ranges
-from backend.services import catalog_views, write_preflight
+from backend.services import write_preflight
+from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
-from ..paging import list_all
+from ..spec.paging import list_all
 from ..text import plural
 from .versions import VersionsDeleted, delete_versions, list_versions
 

@@ -27,7 +27,7 @@ from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError, 
 from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
-from ..paging import Listing, iter_all, list_all
+from ..spec.paging import Listing, iter_all, list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
 

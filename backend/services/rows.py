@@ -50,7 +50,7 @@ from lance_namespace_urllib3_client.models.query_table_request_columns import (
 from backend import gate
 from backend.arrow import ipc
 from backend.rules import filter_errors, ids, request_rules, row_rules
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..errors import ENGINE_TEXT_CHARS, clean_text, guarded, invalid, make
 from ..text import plural

@@ -44,8 +44,9 @@ from backend.rules import ids, request_rules, schema_rules
 from backend.rules.filter_errors import echo, explain_filter_error
 
 from ..errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make, readable_line
+from ..spec import catalog_views
 from ..text import plural
-from . import catalog_views, index_overview
+from . import index_overview
 
 ADD = "alter_table_add_columns"
 ALTER = "alter_table_alter_columns"

@@ -28,10 +28,10 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend import capabilities
 from backend.rules import ids, version_ranges
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..errors import describe_error
-from ..paging import Listing, list_all
+from ..spec.paging import Listing, list_all
 from .namespaces import LIST_BATCH, schema_frame, whole_number
 
 VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]

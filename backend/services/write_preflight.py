@@ -4,7 +4,7 @@ RegisterTable, RenameTable or CreateTableVersion, nothing written.
 
 The writes themselves send the request and nothing else over REST (the server judges it);
 the checks that need the namespace's state are here, asked for on purpose, and read in bulk
-through :class:`backend.services.catalog_views.ListingView`:
+through :class:`backend.spec.catalog_views.ListingView`:
 
 * the parent namespace exists, and the new id is not a table already: ListTables of the
   parent (with declared tables, every page; the REST client asks NamespaceExists when the
@@ -32,7 +32,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from backend.locations import remote_manifest_problem
 from backend.rules import ids, location_rules, request_rules
 from backend.rules.batch_rules import Problem
-from backend.services.catalog_views import ListingView
+from backend.spec.catalog_views import ListingView
 
 # The single writes the preflight judges: request model -> operation.
 SINGLE_WRITES: dict[type, str] = {

@@ -23,7 +23,8 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 from backend.rules import filter_rules
-from backend.services import catalog_views, exports, rows, search
+from backend.services import exports, rows, search
+from backend.spec import catalog_views
 from tests.support import create_table, ipc_stream_bytes, search_rows
 
 T = ["orders"]

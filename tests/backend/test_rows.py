@@ -18,7 +18,8 @@ from lance_namespace.errors import (
 
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import catalog_views, rows, search
+from backend.services import rows, search
+from backend.spec import catalog_views
 from tests.support import append_rows, create_table, make_table, tree_digest
 
 TID = ["a", "t"]
