@@ -18,7 +18,7 @@ What reads the server's state:
   tags before a delete (never covered unless ``allow_latest=True`` / ``delete_tags=True``);
 * on purpose, :meth:`RestNamespaceClient.preflight` (``backend.preflight``), in bulk: a batch
   (``backend.spec.catalog_views.ListingView``), or one single write
-  (``backend.services.write_preflight``: the parent namespace, a table of the same name, the
+  (``backend.write_preflight``: the parent namespace, a table of the same name, the
   catalog's tables at a location to register); ``batch_commit_tables`` itself sends the batch
   alone.
 
@@ -82,6 +82,7 @@ from lance_namespace.errors import (
 )
 from pydantic import BaseModel
 
+from backend import write_preflight
 from backend.arrow.ipc import to_ipc_stream
 from backend.rules import (
     batch_rules,
@@ -94,7 +95,6 @@ from backend.rules import (
     targets,
     version_ranges,
 )
-from backend.services import write_preflight
 from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities, server_profile_named
@@ -694,7 +694,7 @@ class RestNamespaceClient(LanceNamespace):
         delete (with ``delete_tags``, the covered tags are deleted here, before the versions).
         DeclareTable, CreateTable, RegisterTable and RenameTable send the write alone: the
         server judges them; what the namespace's state says of them is the explicit
-        preflight's (``backend.preflight``, ``backend.services.write_preflight``)."""
+        preflight's (``backend.preflight``, ``backend.write_preflight``)."""
 
         def namespace_exists(parts: list[str]) -> bool:
             return self.exists("namespace_exists", parts)
@@ -720,7 +720,7 @@ class RestNamespaceClient(LanceNamespace):
     @guarded("preflight")
     def preflight(self, request: Any, *, raise_first: bool = False) -> list[batch_rules.Problem]:
         """Every problem of a batch, or of one single write (a request model of
-        ``backend.services.write_preflight.SINGLE_WRITES``: judged there, in bulk), against the
+        ``backend.write_preflight.SINGLE_WRITES``: judged there, in bulk), against the
         server as it is now, read in bulk; nothing is written. :meth:`batch_commit_tables` checks only what needs no server (shape, ids,
         names, caps, ranges) and sends the batch: run this first, on purpose (the console's
         builder runs it once for Validate and once for Commit).

@@ -56,13 +56,13 @@ from backend.rules.batch_rules import (
     has_errors,
 )
 
-from .. import commit_batch as backend_commit_batch
-from .. import preflight as backend_preflight
 from ..errors import make
 from ..local import staging
 from ..local.staging import StagedChange
 from ..locations import STAGING_DIR, to_local_path
 from ..text import plural
+from ..write_preflight import commit_batch as backend_commit_batch
+from ..write_preflight import preflight as backend_preflight
 from . import staged_changes
 from .staged_changes import cleanup_staged, list_staged, stage_change
 

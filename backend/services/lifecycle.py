@@ -56,8 +56,8 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
 )
 
+from backend import write_preflight
 from backend.rules import ids, index_rules, version_ranges
-from backend.services import write_preflight
 from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities

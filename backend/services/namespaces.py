@@ -24,6 +24,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError, TableNotFoundError
 
+from backend import write_preflight
 from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
@@ -232,8 +233,6 @@ def properties_not_kept(
 def declare_and_check(ns: LanceNamespace, request: DeclareTableRequest) -> Declared:
     """DeclareTable, then DescribeTable: which of the properties sent the server kept. Over
     REST the preflight's checks run first (the write alone is sent)."""
-    from backend.services import write_preflight
-
     write_preflight.refuse_before_sending(ns, request)
     response = ns.declare_table(request)
     dropped: dict[str, str] = {}
