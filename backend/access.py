@@ -94,7 +94,7 @@ CONFIG_OPS: frozenset[str] = frozenset({"save_connection", "delete_connection"})
 POLICY_OPS: frozenset[str] = frozenset({"save_maintenance_policy", "delete_maintenance_policy"})
 
 # Targets that are not configuration: opening a folder, bucket or URL typed in the "Connect
-# to…" dialog, and creating a missing directory: admin only (``backend.rules.targets``).
+# to…" dialog, and creating a missing directory: admin only (``backend.config.targets``).
 TARGET_OPS: frozenset[str] = frozenset({"open_target", "create_target"})
 
 # What a BatchCommitTables operation entry holds, and which of them are destructive.

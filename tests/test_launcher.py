@@ -31,7 +31,8 @@ from lance_namespace import (
 )
 
 import backend
-from backend.launcher import cli, launch
+from backend.config import launch
+from backend.launcher import cli
 from backend.redaction import REDACTED
 from tests.support import ipc_stream_bytes
 
@@ -365,7 +366,7 @@ def test_launcher_errors_never_show_a_storage_secret() -> None:
 
 
 def test_default_connection_gets_the_launch_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend.launcher import saved_connections as conns
+    from backend.config import saved_connections as conns
 
     monkeypatch.setenv(launch.TARGET_ENV, "http://127.0.0.1:9/api")
     monkeypatch.setenv(launch.API_KEY_ENV, SECRET)
@@ -790,7 +791,7 @@ def test_readme_s3_example_works_against_an_s3_compatible_server(
 ) -> None:
     """The documented options (endpoint, region, allow_http, keys from the environment) as
     the launcher hands them to the console's default connection, against moto's S3."""
-    from backend.launcher import saved_connections as conns
+    from backend.config import saved_connections as conns
 
     target, items, exports = readme_s3_example()
     assert {i.split("=", 1)[0] for i in items} == {

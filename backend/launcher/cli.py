@@ -11,13 +11,13 @@ environment lance reads) certainly cannot open it (an ``http://`` endpoint witho
 message the console's page gives (``backend.local.target.check_object_store``).
 
 The console listens on ``127.0.0.1`` unless ``--host`` says otherwise; exposed on another
-address without sign-in configured (:func:`backend.launcher.launch.sign_in_configured`) it starts
+address without sign-in configured (:func:`backend.config.launch.sign_in_configured`) it starts
 read-only, unless ``--allow-anonymous-writes``. ``--read-only`` (or
 ``LANCE_CONSOLE_READ_ONLY``) makes it read-only for the life of the server.
 
 The console itself is ``python -m streamlit run app/main.py``; everything it needs (target,
 storage options, read-only, secrets) reaches it through its environment
-(:mod:`backend.launcher.launch`), never its command line. Its Streamlit settings (the project's
+(:mod:`backend.config.launch`), never its command line. Its Streamlit settings (the project's
 ``.streamlit/config.toml`` and the ones that always hold) are its command-line flags, so they
 hold whatever the working directory (:mod:`backend.launcher.streamlit_settings`). Its exit code
 is ours, and Ctrl-C stops it cleanly.
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend.launcher import launch
-from backend.launcher.launch import READ_ONLY_ENV, TARGET_ENV
+from backend.config import launch
+from backend.config.launch import READ_ONLY_ENV, TARGET_ENV
 from backend.launcher.streamlit_settings import ANY_ADDRESS, as_flags, streamlit_settings
 from backend.redaction import is_secret_name, mask_value, redact_url, register_secret
 from backend.rules import ids
@@ -211,7 +211,7 @@ def _ray_address(text: str) -> str:
 
 
 def _allow_pattern(text: str) -> str:
-    from backend.rules.targets import pattern_problem
+    from backend.config.targets import pattern_problem
 
     problem = pattern_problem(text)
     if problem:

@@ -35,7 +35,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from backend.launcher import cli, launch
+from backend.config import launch
+from backend.launcher import cli
 
 PROG = "lance-console maintain"
 OK, FAILED, BAD_INPUT = 0, 1, 2

@@ -49,7 +49,7 @@ Where it connects: never to a link-local or cloud-metadata address
 (``connect_options.address_problem``): the host is resolved and every address it resolves to
 is judged, when the client is made and again before each request to a host name (a name that
 comes to point at a metadata address later is refused too), unless a pattern of the
-``allow_targets`` option (the console's allowlist, ``backend.rules.targets``) names that host
+``allow_targets`` option (the console's allowlist, ``backend.config.targets``) names that host
 explicitly. With a ``transport`` of its own (tests) nothing is resolved; the host as written is
 still judged.
 """
@@ -84,6 +84,7 @@ from pydantic import BaseModel
 
 from backend import write_preflight
 from backend.arrow.ipc import to_ipc_stream
+from backend.config import targets
 from backend.rules import (
     batch_rules,
     column_errors,
@@ -92,7 +93,6 @@ from backend.rules import (
     ids,
     index_rules,
     request_rules,
-    targets,
     version_ranges,
 )
 from backend.spec import catalog_views

@@ -20,7 +20,7 @@ from lance_namespace.errors import (
 
 import backend
 from backend.arrow.types import arrow_type_str
-from backend.launcher import saved_connections as conns
+from backend.config import saved_connections as conns
 from backend.rules import ids, properties, version_ranges
 from backend.rules.version_ranges import Span
 from backend.services import namespaces, versions

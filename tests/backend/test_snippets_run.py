@@ -158,8 +158,9 @@ def test_setting_snippets(ns, target: str, params: dict) -> None:
 def launched_connection(target: str, items: list[str], user_env: dict[str, str], monkeypatch):
     """The console's default connection as ``lance-console TARGET --storage ITEMS`` hands it
     over (``user_env``: the user's shell), described as Copy as Python reads it."""
-    from backend.launcher import cli, launch
-    from backend.launcher import saved_connections as conns
+    from backend.config import launch
+    from backend.config import saved_connections as conns
+    from backend.launcher import cli
 
     storage = cli.parse_storage(items, user_env)
     _, child = cli.build_command(target, 8600, no_browser=True, storage=storage)

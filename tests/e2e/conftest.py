@@ -35,7 +35,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
-from backend.launcher import cli, launch
+from backend.config import launch
+from backend.launcher import cli
 from tests.conftest import RestServer, S3Server
 
 from .harness import (
