@@ -335,7 +335,7 @@ def _forget(spec: ConnectionSpec) -> None:
 
 @st.cache_resource(show_spinner="Building the demo namespace (first run)…")
 def _ensure_demo(target: str) -> str:
-    from backend.launcher.demo import create_demo_namespace
+    from backend.demo.data import create_demo_namespace
 
     create_demo_namespace(target)
     return target

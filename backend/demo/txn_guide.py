@@ -4,7 +4,7 @@ and a concurrent writer refused, with a reader watching every commit. The Transa
 runs the watched commits (:func:`commit_watched`, :func:`fault_watched`,
 :func:`conflict_watched`) on the batch a user built.
 
-* :func:`pick_tables` - three tables of the demo namespace (``backend.launcher.demo``) with
+* :func:`pick_tables` - three tables of the demo namespace (``backend.demo.data``) with
   rows, smallest first, so a presenter types no id;
 * :func:`plan_changes` / :func:`stage_round` - one real change per table, chosen from the
   tables' own data (an append of copies of the first rows, an update and a delete by a filter
@@ -38,11 +38,11 @@ from backend import capabilities
 from backend.rules import batch_rules, ids
 
 from ..errors import make
-from ..launcher import demo
 from ..local.staging import APPEND, DELETE, UPDATE, StagedChange
 from ..services import batch_builder as bb
 from ..services import search, staged_changes, table_watch
 from ..services.table_watch import Watcher
+from . import data as demo
 from . import txn_faults as tf
 
 # The demo tables the guide changes, in the order it prefers them (the smallest first; the

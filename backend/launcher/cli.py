@@ -229,7 +229,7 @@ def resolve_target(
         if is_rest_target(target) or "://" in target:
             return target
         return str(Path(target).expanduser().resolve())
-    from backend.launcher.demo import create_demo_namespace, is_foreign_directory
+    from backend.demo.data import create_demo_namespace, is_foreign_directory
 
     directory = Path(demo_dir).expanduser() if demo_dir else DEFAULT_DEMO_DIR
     directory = directory.resolve()

@@ -31,7 +31,7 @@ from lance_namespace.errors import InvalidInputError
 
 from backend.arrow.ipc import ipc_file_to_table
 from backend.arrow.types import ColumnInfo
-from backend.launcher import demo
+from backend.demo import embedding
 from backend.rules import query_rules
 from backend.rules.query_rules import QueryMetric
 
@@ -267,7 +267,7 @@ def row_vector(
 
 def embedding_of(properties: dict[str, str] | None) -> str | None:
     """The embedding a table declares in its ``embedding.function`` property, if the console
-    can run it here (``backend.launcher.demo``'s feature hashing)."""
+    can run it here (``backend.demo.embedding``'s feature hashing)."""
     name = (properties or {}).get("embedding.function")
     return name if name in EMBEDDINGS else None
 
@@ -284,10 +284,10 @@ def embed_text(properties: dict[str, str] | None, text: str) -> list[float]:
 
 
 def _feature_hash(text: str) -> list[float]:
-    return [float(x) for x in demo.embed([text])[0]]
+    return [float(x) for x in embedding.embed([text])[0]]
 
 
-EMBEDDINGS = {demo.EMBEDDING_FUNCTION: _feature_hash}
+EMBEDDINGS = {embedding.EMBEDDING_FUNCTION: _feature_hash}
 
 
 # -- the metric of a vector query ------------------------------------------------------------------

@@ -52,7 +52,8 @@ from lance_namespace.errors import (
 )
 
 import backend
-from backend.launcher import demo
+from backend.demo import data as demo
+from backend.demo import embedding
 from backend.local.open_tables import versions_dir
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
@@ -803,16 +804,16 @@ def test_row_vector_by_filter(ns_a: LanceNamespace) -> None:
 # -- 10. embeddings -------------------------------------------------------------------------------------
 def test_embedding_from_the_table_property(ns_a: LanceNamespace) -> None:
     ns_a.create_table(
-        CreateTableRequest(id=T, properties={"embedding.function": demo.EMBEDDING_FUNCTION}),
+        CreateTableRequest(id=T, properties={"embedding.function": embedding.EMBEDDING_FUNCTION}),
         ipc_stream_bytes(make_table(5)),
     )
     create_table(ns_a, ["a", "plain"], make_table(5))
     props = ns_a.describe_table(DescribeTableRequest(id=T)).properties
-    assert search.embedding_of(props) == demo.EMBEDDING_FUNCTION
+    assert search.embedding_of(props) == embedding.EMBEDDING_FUNCTION
     text = "create a namespace and list its tables"
     vector = search.embed_text(props, text)
     assert len(vector) == 64 and all(isinstance(x, float) for x in vector)
-    assert vector == [float(x) for x in demo.embed([text])[0]]
+    assert vector == [float(x) for x in embedding.embed([text])[0]]
     assert math.isclose(float(np.linalg.norm(vector)), 1.0, rel_tol=1e-5)
 
     plain = ns_a.describe_table(DescribeTableRequest(id=["a", "plain"])).properties
@@ -1213,7 +1214,7 @@ def test_demo_passages_table_tunes(tmp_path: Path) -> None:
     ns = backend.connect(str(tmp_path / "demo"))
     table_id = demo.PASSAGES_ID
     desc = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
-    assert (desc.properties or {}).get("embedding.function") == demo.EMBEDDING_FUNCTION
+    assert (desc.properties or {}).get("embedding.function") == embedding.EMBEDDING_FUNCTION
     assert search.count_rows(ns, table_id, version=None, filter=None) >= 20_000
     info = tuning.vector_column(ns, table_id, "vector")
     assert info.kind == "vector" and info.dim == 64

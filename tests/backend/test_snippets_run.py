@@ -220,14 +220,14 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     ``search.embed_text``, as the page runs it)."""
     from lance_namespace import CreateTableRequest
 
-    from backend.launcher import demo
+    from backend.demo import embedding
     from backend.services import search
     from tests.support import ipc_stream_bytes, search_rows
 
     ns = backend.connect(target)
     ns.create_namespace(CreateNamespaceRequest(id=["snip"]))
     ns.create_table(
-        CreateTableRequest(id=T, properties={"embedding.function": demo.EMBEDDING_FUNCTION}),
+        CreateTableRequest(id=T, properties={"embedding.function": embedding.EMBEDDING_FUNCTION}),
         ipc_stream_bytes(search_rows(120, seed=3, embedded=True)),
     )
     text = "river mountain"
@@ -245,6 +245,6 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     data = np.stack(
         search_rows(120, seed=3, embedded=True).column("vec").to_numpy(zero_copy_only=False)
     )
-    query = demo.embed([text])[0]
+    query = embedding.embed([text])[0]
     exact = np.argsort(((data - query) ** 2).sum(axis=1), kind="stable")[:5]
     assert page_ids == [int(i) for i in exact]

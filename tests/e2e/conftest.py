@@ -133,7 +133,7 @@ def _start_console(
         script=REPO / "app" / "main.py", env=env, log_path=logs / f"streamlit-{kind}.log"
     ).start()
     if isinstance(root, Path):
-        from backend.launcher.demo import (
+        from backend.demo.data import (
             create_demo_namespace,  # already built: returns its summary
         )
 

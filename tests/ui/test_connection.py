@@ -684,7 +684,7 @@ def test_deleted_directory_is_reported_with_create(make_app, tmp_path: Path) -> 
 def test_default_connection_builds_the_demo_when_missing(
     make_app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import backend.launcher.demo
+    import backend.demo.data
 
     built: list[str] = []
 
@@ -693,7 +693,7 @@ def test_default_connection_builds_the_demo_when_missing(
         Path(target).mkdir(parents=True, exist_ok=True)
         backend.connect(target).create_namespace(CreateNamespaceRequest(id=["stdlib"]))
 
-    monkeypatch.setattr(backend.launcher.demo, "create_demo_namespace", small_demo)
+    monkeypatch.setattr(backend.demo.data, "create_demo_namespace", small_demo)
     monkeypatch.delenv("LANCE_CONSOLE_TARGET")
     at = make_app()
     assert_no_exception(at)
