@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "backend.progress": 0,
     "backend.stats": 0,
     "backend.redaction": 0,
+    "backend.html_tables": 0,  # results as HTML tables (``_repr_html_``), secrets masked
     # L1: the namespace spec (operations, spec-level reads, paging), Arrow and the rules;
     # no I/O. The demo's embedding function is a pure numpy function that search calls.
     "backend.spec": 1,

@@ -63,7 +63,7 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from .. import capabilities, redaction
+from .. import capabilities, html_tables, redaction
 from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
 from ..gate import GatedNamespace, long_operations, recorded, refusals
@@ -239,9 +239,7 @@ class Job:
         return cls(**data)
 
     def _repr_html_(self) -> str:
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def _interruption(record: Mapping[str, Any], now: float) -> str | None:

@@ -56,7 +56,7 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
 )
 
-from backend import write_preflight
+from backend import html_tables, write_preflight
 from backend.rules import ids, index_rules, version_ranges
 from backend.spec import catalog_views
 
@@ -424,9 +424,7 @@ class CleanupPlan:
 
     def _repr_html_(self) -> str:
         """Jupyter: the fields as a table (secrets masked)."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def check_cleanup_policy(keep_last: Any, older_than: Any) -> None:
@@ -536,9 +534,7 @@ class DropPreview:
 
     def _repr_html_(self) -> str:
         """Jupyter: the fields as a table (secrets masked)."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
@@ -741,9 +737,7 @@ class Children:
 
     def _repr_html_(self) -> str:
         """Jupyter: the fields as a table (secrets masked)."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:
