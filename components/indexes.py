@@ -15,10 +15,10 @@ import pandas as pd
 import streamlit as st
 from lance_namespace import CreateTableIndexRequest
 
-from backend.arrow.types import ColumnInfo
 from backend.branch_view import MAIN, branch_name, on_branch
 from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from backend.services import versions as vsv

@@ -42,8 +42,8 @@ import lance
 from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
 from lance_namespace.errors import ErrorCode
 
-from backend.arrow.types import ColumnInfo
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo
 from backend.rules.index_rules import CHOSEN_PREFIX
 
 from ..errors import OperationStopped, invalid, make

@@ -32,9 +32,9 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 from backend.arrow.ipc import to_ipc_stream
-from backend.arrow.types import columns_from_schema
 from backend.errors import guarded
 from backend.rules import ids, query_rules
+from backend.rules.columns import columns_from_schema
 
 
 @guarded("create_table")

@@ -25,8 +25,8 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError
 
-from backend.arrow.types import ColumnInfo, columns_from_schema
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo, columns_from_schema
 
 from .. import capabilities
 from ..errors import trim_source_locations

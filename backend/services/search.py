@@ -30,9 +30,9 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 from backend.arrow.ipc import ipc_file_to_table
-from backend.arrow.types import ColumnInfo
 from backend.demo import embedding
 from backend.rules import query_rules
+from backend.rules.columns import ColumnInfo, columns_from_schema
 from backend.rules.query_rules import QueryMetric
 
 from ..branch_view import branch_of
@@ -339,8 +339,6 @@ def index_in_use(
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     if dim is None:
-        from backend.arrow.types import columns_from_schema
-
         desc = ns.describe_table(
             DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
         )
@@ -382,8 +380,6 @@ def query_metric(
     (``column_kind``; read from the schema when needed and not given)."""
     indexed = index_metric(ns, table_id, column, version=version)
     if column_kind is None and indexed is None and not requested:
-        from backend.arrow.types import columns_from_schema
-
         desc = ns.describe_table(
             DescribeTableRequest(id=list(table_id), version=version, load_detailed_metadata=True)
         )
@@ -723,7 +719,6 @@ class SearchTable:
 
 
 def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
-    from backend.arrow.types import columns_from_schema
     from backend.rules.index_rules import fts_options, index_category, normalize_index_type
 
     from .index_overview import (

@@ -42,9 +42,9 @@ from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
 from backend import capabilities, html_tables, redaction, stats
-from backend.arrow.types import columns_from_schema
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
+from backend.rules.columns import columns_from_schema
 from backend.services import search
 
 MAX_SAMPLE = 1000
