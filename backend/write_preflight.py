@@ -32,7 +32,6 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import gate
-from backend.local import LocalNamespace
 from backend.locations import remote_manifest_problem
 from backend.rules import batch_rules, ids, location_rules, request_rules
 from backend.rules.batch_rules import Problem, first_error
@@ -218,6 +217,9 @@ def commit_batch(ns: LanceNamespace, request: Any) -> Any:
     before it; elsewhere the preflight's reads come first (a REST batch of N declares in one
     namespace: ListTables and ListNamespaces pages, then one BatchCommitTables). A batch the
     preflight refuses is recorded as refused when ``ns`` is gated (``gate.record_refusal``)."""
+    # The local backend loads lance: imported here, so that ``import backend`` stays light.
+    from backend.local import LocalNamespace
+
     if not isinstance(ns, LocalNamespace):
         first = batch_rules.first_error(preflight(ns, request))
         if first is not None:

@@ -37,20 +37,26 @@ import time
 import urllib.request
 import webbrowser
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from backend.config import launch
 from backend.config.launch import READ_ONLY_ENV, TARGET_ENV
+from backend.launcher import maintain
+from backend.launcher.options import (
+    StorageOptions,
+    add_access_options,
+    display_target,
+    parse_storage,
+    storage_problem,
+)
 from backend.launcher.streamlit_settings import ANY_ADDRESS, as_flags, streamlit_settings
-from backend.redaction import is_secret_name, mask_value, redact_url, register_secret
 from backend.rules import ids
 
 DEFAULT_PORT = 8501
 DEFAULT_HOST = launch.LOOPBACK
 DEFAULT_DEMO_DIR = Path(".lance-console") / "demo"
-ENV_PREFIX = "env:"  # --storage KEY=env:NAME reads the value from the variable NAME
 # Variables of the console process that only the launcher sets (never inherited as they are).
 _LAUNCH_VARS = (
     launch.READ_ONLY_ENV,
@@ -109,24 +115,6 @@ sign-in:
   [auth] section that is incomplete (a key missing, a short cookie_secret, a redirect_uri
   that is not http(s)) or a roles file with unknown roles stops it with exit code 2.
 """
-
-
-def add_access_options(parser: argparse.ArgumentParser) -> None:
-    """The options that reach a target's data: storage options and the REST API key's
-    variable (the console's launch and ``lance-console maintain``)."""
-    parser.add_argument(
-        "--storage",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a storage option (repeatable); KEY=env:NAME reads the value from $NAME",
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="NAME",
-        help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
-    )
 
 
 def repo_dir() -> Path:
@@ -256,86 +244,6 @@ def resolve_target(
     return str(directory)
 
 
-# -- storage options and secrets ---------------------------------------------------------------
-@dataclass
-class StorageOptions:
-    """``--storage`` parsed: what the console process gets, and what may be printed."""
-
-    public: dict[str, str] = field(default_factory=dict)  # non-secret options
-    secret_env: dict[str, str] = field(default_factory=dict)  # secret option -> variable name
-    child_env: dict[str, str] = field(default_factory=dict)  # variables the launcher sets
-    warnings: list[str] = field(default_factory=list)
-    # every option with its value, secrets included: for the checks, never printed
-    values: dict[str, str] = field(default_factory=dict, repr=False)
-
-    def shown(self) -> str:
-        """``key=value, ...`` with every secret masked (for the launcher's output)."""
-        items = {**self.public, **{k: mask_value("x") for k in self.secret_env}}
-        return ", ".join(f"{k}={v}" for k, v in sorted(items.items()))
-
-
-def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) -> StorageOptions:
-    """``KEY=VALUE`` / ``KEY=env:NAME`` items; ``ValueError`` (readable, no value shown) on a
-    malformed item or an unset variable. Secret options (``redaction.is_secret_name``) go to
-    the console through environment variables only."""
-    from backend.rules.connect_options import storage_option_problems
-
-    env = os.environ if env is None else env
-    out = StorageOptions()
-    values: dict[str, str] = {}  # every option with its value, for the one check below
-    for n, item in enumerate(items):
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"--storage takes KEY=VALUE, not {key or item[:20]!r}")
-        secret = is_secret_name(key)
-        if value.startswith(ENV_PREFIX):
-            var = value[len(ENV_PREFIX) :]
-            if not env.get(var):
-                raise ValueError(f"--storage {key}: the environment variable {var} is not set")
-            values[key] = env[var]
-            if secret:
-                out.secret_env[key] = var
-            else:
-                out.public[key] = env[var]
-            continue
-        values[key] = value
-        if secret:
-            var = launch.STORAGE_SECRET_VAR.format(n)
-            out.secret_env[key] = var
-            out.child_env[var] = value
-            out.warnings.append(
-                f"--storage {key}: a secret typed on the command line is visible to other "
-                f"users of this machine (ps); use {key}=env:NAME instead"
-            )
-        else:
-            out.public[key] = value
-    problems = storage_option_problems(values)
-    if problems:
-        raise ValueError("; ".join(problems))
-    for key in out.secret_env:  # no text this process prints shows them (redact_text)
-        register_secret(values[key])
-    out.values = values
-    return out
-
-
-def storage_problem(target: str | None, storage: StorageOptions) -> str | None:
-    """Why the console could not open the object-store ``target`` with these options (and the
-    environment lance reads), in the words the console's page would use
-    (``backend.local.target.check_object_store``); ``None``: nothing known against it."""
-    if not target:
-        return None
-    from lance_namespace.errors import LanceNamespaceError
-
-    from backend.local.target import check_object_store
-
-    try:
-        check_object_store(target, storage.values)
-    except LanceNamespaceError as exc:
-        return str(exc)
-    return None
-
-
 # -- the launch policy --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Mode:
@@ -445,11 +353,6 @@ def build_command(
     return argv, env
 
 
-def display_target(target: str) -> str:
-    """The target as the launcher prints it (any password or secret parameter masked)."""
-    return redact_url(target) if "://" in target else target
-
-
 def browser_url(host: str, port: int) -> str:
     """Where this machine reaches the console (an any-address bind: via localhost)."""
     name = "localhost" if host in ANY_ADDRESS else host
@@ -483,8 +386,6 @@ def access_settings() -> tuple[launch.AuthSettings, str | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["maintain"]:  # ``lance-console maintain TARGET``: a folder named so: ./maintain
-        from backend.launcher import maintain
-
         return maintain.main(argv[1:])
     args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:

@@ -160,9 +160,9 @@ def launched_connection(target: str, items: list[str], user_env: dict[str, str],
     over (``user_env``: the user's shell), described as Copy as Python reads it."""
     from backend.config import launch
     from backend.config import saved_connections as conns
-    from backend.launcher import cli
+    from backend.launcher import cli, options
 
-    storage = cli.parse_storage(items, user_env)
+    storage = options.parse_storage(items, user_env)
     _, child = cli.build_command(target, 8600, no_browser=True, storage=storage)
     for name in (launch.TARGET_ENV, launch.STORAGE_ENV, launch.STORAGE_SECRETS_ENV):
         monkeypatch.setenv(name, child[name])
