@@ -71,7 +71,9 @@ from backend.rules import ids, query_rules
 from backend.text import plural
 
 from ..errors import guarded, invalid, make
+from . import branches as brs
 from . import search
+from . import versions as vsv
 
 Progress = Callable[[int, int], None]
 
@@ -213,8 +215,6 @@ def _branch_of(
 ) -> tuple[str | None, dict[str, Any] | None]:
     """``(branch, its row of branches.list_branches)``; ``(None, None)`` for main. A branch
     the table does not have: ``TableBranchNotFoundError``."""
-    from . import branches as brs
-
     if not branch or branch == brs.MAIN:
         return None, None
     info = brs.branch_info(ns, table_id, branch)
@@ -375,8 +375,6 @@ def change_log(
     match (default: the gated namespace's audit log, if any). ``attrs``: ``note``, what the
     backend cannot tell (REST), else ``None``; ``branch``, ``parent_branch`` and
     ``parent_version`` (where a branch was made from; ``None`` on main)."""
-    from . import versions as vsv
-
     tid = ids.check_id(list(table_id))
     name, info = _branch_of(ns, tid, branch)
     parent, made_at = _parent(info) if info is not None else (None, None)
@@ -820,8 +818,6 @@ def _compare(
 
 
 def _versions_of(ns: Any, table_id: list[str], branch: str | None) -> list[int]:
-    from . import versions as vsv
-
     return sorted(int(v) for v in vsv.list_versions(ns, table_id, branch)["version"])
 
 

@@ -643,39 +643,11 @@ def time_span_seconds(frame: pd.DataFrame) -> float:
     return float((ts.max() - ts.min()).total_seconds())
 
 
-# -- change log and row changes (backend.services.change_log) ------------------------------------
-def change_log(
-    ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None, **options: Any
-) -> pd.DataFrame:
-    """What each version did: ``backend.services.change_log.change_log``."""
-    from . import change_log as cl
-
-    return cl.change_log(ns, table_id, branch, **options)
-
-
-def row_changes(
-    ns: LanceNamespace,
-    table_id: Sequence[str],
-    from_version: int,
-    to_version: int,
-    key: str | Sequence[str] | None = None,
-    branch: str | None = None,
-    **options: Any,
-) -> Any:
-    """The rows inserted, updated and deleted between two versions (a
-    ``backend.services.change_log.RowChanges``): ``change_log.row_changes``."""
-    from . import change_log as cl
-
-    return cl.row_changes(ns, table_id, from_version, to_version, key, branch, **options)
-
-
 __all__ = [
     "INDEX_COLUMNS",
     "TIMELINE_MAX_POINTS",
     "VersionFacts",
     "VersionIndex",
-    "change_log",
-    "row_changes",
     "VersionComparison",
     "VersionSnapshot",
     "compare_snapshots",

@@ -107,7 +107,7 @@ def test_change_log_row_per_operation_kind(local_root: Path) -> None:
     ds.optimize.compact_files(target_rows_per_fragment=1_000)  # v8 (ids reserved), v9
     lance.dataset(loc, version=3).restore()  # v10
     lance.write_dataset(base_rows(4), loc, mode="overwrite")  # v11
-    log = vsv.change_log(ns, TID)
+    log = cl.change_log(ns, TID)
     assert log.attrs["note"] is None
     assert log["version"].tolist() == list(range(1, 12))
     by_version = log.set_index("version")
@@ -185,7 +185,7 @@ def test_change_log_after_deleted_versions_says_so(local_root: Path) -> None:
             mode="append",
         )
     vsv.delete_versions(ns, TID, [version_ranges.Span(2, 2)])
-    log = vsv.change_log(ns, TID).set_index("version")
+    log = cl.change_log(ns, TID).set_index("version")
     assert 2 not in log.index
     assert pd_isna(log.loc[3, "rows_added"])
     assert "version 2 was deleted" in log.loc[3, "note"]
@@ -208,7 +208,7 @@ def test_change_log_on_both_backends_with_the_consoles_user(
     admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), connection="lab", log=log)
     rows.delete_rows(admin, TID, "id < 3")  # v3, by the console
     lifecycle.restore_version(admin, TID, 1)  # v4, by the console
-    frame = vsv.change_log(admin, TID)
+    frame = cl.change_log(admin, TID)
     print([(e.operation, cl._entry_window(e)) for e in log.entries()])
     print(frame[["version", "timestamp", "user"]].values.tolist())
     got = frame.set_index("version")
@@ -227,7 +227,7 @@ def test_change_log_on_both_backends_with_the_consoles_user(
         assert frame.attrs["note"] == cl.REST_NOTE
         assert frame["rows_added"].isna().all() and frame["fragments_added"].isna().all()
     # a page of versions only
-    assert vsv.change_log(admin, TID, versions=[3, 4])["version"].tolist() == [3, 4]
+    assert cl.change_log(admin, TID, versions=[3, 4])["version"].tolist() == [3, 4]
 
 
 @pytest.mark.parametrize(
@@ -252,7 +252,7 @@ def test_change_log_splits_a_console_merge_by_its_clauses(
         when_not_matched_by_source_delete=delete,
     )  # fmt: skip
     truth = by_key(at(loc, 1), at(loc, 2))
-    got = vsv.change_log(admin, TID).set_index("version").loc[2]
+    got = cl.change_log(admin, TID).set_index("version").loc[2]
     assert got["audit_operation"] == "merge_insert_into_table"
     counts = [got["rows_added"], got["rows_deleted"], got["rows_updated"]]
     if update and insert and delete:
@@ -275,7 +275,7 @@ def test_change_log_of_an_unknown_branch_is_refused(local_root: Path) -> None:
     ns = backend.connect(str(local_root))
     new_table(ns)
     with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
-        vsv.change_log(ns, TID, branch="dev")
+        cl.change_log(ns, TID, branch="dev")
 
 
 # -- row changes ------------------------------------------------------------------------------------
@@ -299,7 +299,7 @@ def test_row_changes_with_stable_row_ids_use_the_delta(local_root: Path, lo: int
     loc = stable_table(ns)
     edit(loc)
     truth = by_key(at(loc, lo), at(loc, hi))
-    changes = vsv.row_changes(ns, TID, lo, hi)
+    changes = cl.row_changes(ns, TID, lo, hi)
     assert changes.method == cl.DELTA
     assert as_keys(changes) == truth
     # the rows themselves: the newer values of inserted and updated rows, the older of deleted
@@ -314,7 +314,7 @@ def test_row_changes_with_stable_row_ids_use_the_delta(local_root: Path, lo: int
     assert rows_of(changes.updated) == pick(new, list(truth["updated"]))
     assert rows_of(changes.updated_before) == pick(old, list(truth["updated"]))
     # the same answer by key
-    keyed = vsv.row_changes(ns, TID, lo, hi, key="id")
+    keyed = cl.row_changes(ns, TID, lo, hi, key="id")
     assert keyed.method == cl.KEY and as_keys(keyed) == truth
 
 
@@ -331,8 +331,8 @@ def test_row_changes_without_stable_row_ids_need_a_key(local_root: Path) -> None
     assert delta.get_inserted_rows().read_all().num_rows == 0
     assert delta.get_updated_rows().read_all().num_rows == 0
     with pytest.raises(InvalidInputError, match="key"):
-        vsv.row_changes(ns, TID, 1, 6)
-    changes = vsv.row_changes(ns, TID, 1, 6, key=["id"])
+        cl.row_changes(ns, TID, 1, 6)
+    changes = cl.row_changes(ns, TID, 1, 6, key=["id"])
     assert changes.method == cl.KEY
     assert as_keys(changes) == truth
     assert changes.added_columns == ["w"] and changes.dropped_columns == []
@@ -342,12 +342,12 @@ def test_row_changes_by_key_on_both_backends(ns: Any) -> None:
     loc = new_table(ns)
     edit(loc)
     seen: list[tuple[int, int]] = []
-    changes = vsv.row_changes(ns, TID, 2, 6, key="id", progress=lambda d, t: seen.append((d, t)))
+    changes = cl.row_changes(ns, TID, 2, 6, key="id", progress=lambda d, t: seen.append((d, t)))
     assert as_keys(changes) == by_key(at(loc, 2), at(loc, 6))
     total = at(loc, 2).num_rows + at(loc, 6).num_rows
     assert seen and seen[-1] == (total, total)
     with pytest.raises(InvalidInputError, match="key"):
-        vsv.row_changes(ns, TID, 2, 6)
+        cl.row_changes(ns, TID, 2, 6)
 
 
 def test_row_changes_bad_inputs(local_root: Path) -> None:
@@ -357,15 +357,15 @@ def test_row_changes_bad_inputs(local_root: Path) -> None:
     loc = new_table(ns)
     edit(loc)
     with pytest.raises(InvalidInputError, match="not in version"):
-        vsv.row_changes(ns, TID, 1, 6, key="nope")
+        cl.row_changes(ns, TID, 1, 6, key="nope")
     with pytest.raises(InvalidInputError, match="older"):
-        vsv.row_changes(ns, TID, 6, 1, key="id")
+        cl.row_changes(ns, TID, 6, 1, key="id")
     with pytest.raises(InvalidInputError, match="max_rows"):
-        vsv.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
+        cl.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
     with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
-        vsv.row_changes(ns, TID, 1, 6, key="id", branch="dev")
+        cl.row_changes(ns, TID, 1, 6, key="id", branch="dev")
     with pytest.raises(TableVersionNotFoundError, match="has no version 9 .it has versions 1 to 6"):
-        vsv.row_changes(ns, TID, 1, 9, key="id")
+        cl.row_changes(ns, TID, 1, 9, key="id")
     lance.write_dataset(pa.table({"id": [2], "v": ["again"], "w": [6]}), loc, mode="append")
     with pytest.raises(InvalidInputError, match="not unique in version 7"):
-        vsv.row_changes(ns, TID, 1, 7, key="id")
+        cl.row_changes(ns, TID, 1, 7, key="id")
