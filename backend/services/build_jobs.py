@@ -35,6 +35,7 @@ from backend.rules.index_rules import build_operation, default_index_name, reque
 from .. import capabilities
 from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped, invalid, validation_text
+from . import jobs
 from .index_overview import create_index, list_indexes
 from .tasks import Registry, Task, new_id
 
@@ -546,8 +547,6 @@ def mark_dropped(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -
     dropped: the jobs that built it there say so from now on (their record's ``dropped_at``;
     :attr:`BuildJob.outcome`), and so do the builds of :data:`JOBS`. Returns how many job
     records were marked."""
-    from . import jobs
-
     on = branch_of(ns)
     JOBS.mark_dropped(table_id, index_name, on)
     marked = 0
@@ -567,6 +566,30 @@ def start_build(
 ) -> str:
     """Start an index build in the background (module-wide registry :data:`JOBS`)."""
     return JOBS.start(ns, request, poll_interval=poll_interval)
+
+
+def _create_index(ns: Any, table_id: Any, params: dict[str, Any], ctx: Any) -> Any:
+    return run_build_job(ns, table_id, params, ctx)
+
+
+def _check_create_index(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    return check_build_params(ns, table_id, params)
+
+
+def _index_operation(params: Mapping[str, Any]) -> str:
+    return build_operation(str(params.get("index_type") or ""))
+
+
+def _index_key(params: Mapping[str, Any]) -> str | None:
+    return str(params.get("name") or default_index_name(str(params.get("column") or "")))
+
+
+# An index build as a job kind (``backend.services.jobs``; imported with the services package).
+jobs.register_kind(
+    "create_index", _create_index, operation=_index_operation, label="index build",
+    validate=_check_create_index, key=_index_key,
+    cancellable=lambda ns: capabilities(ns).progress_events,
+)  # fmt: skip
 
 
 __all__ = [

@@ -38,9 +38,10 @@ it, :func:`rerun` (from any process) runs it on it again, two jobs of one kind o
 are duplicates only on the same branch, and a compaction resumes only a checkpoint of its
 own branch.
 
-Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup``, ``create_index``, ``plan``: a
-namespace's maintenance plan, ``backend.services.maintenance.plan_jobs``); :func:`register_kind`
-adds one. Executors: :data:`EXECUTORS` (``local``; ``ray`` when the ``[ray]`` extra is
+Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup`` here; ``create_index`` in
+``backend.services.build_jobs`` and ``plan``, a namespace's maintenance plan, in
+``backend.services.maintenance.plan_jobs``, which register themselves when the services package
+is imported); :func:`register_kind` adds one. Executors: :data:`EXECUTORS` (``local``; ``ray`` when the ``[ray]`` extra is
 importable: registered at import, loaded at its first use, so that importing this module
 never imports Ray); :func:`register_executor` adds one.
 """
@@ -63,7 +64,7 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from .. import capabilities, html_tables, redaction
+from .. import html_tables, redaction
 from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
 from ..gate import GatedNamespace, long_operations, recorded, refusals
@@ -1174,30 +1175,6 @@ def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) ->
     }
 
 
-def _create_index(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .build_jobs import run_build_job
-
-    return run_build_job(ns, table_id, params, ctx)
-
-
-def _check_create_index(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from .build_jobs import check_build_params
-
-    return check_build_params(ns, table_id, params)
-
-
-def _index_operation(params: Mapping[str, Any]) -> str:
-    from ..rules.index_rules import build_operation
-
-    return build_operation(str(params.get("index_type") or ""))
-
-
-def _index_key(params: Mapping[str, Any]) -> str | None:
-    from ..rules.index_rules import default_index_name
-
-    return str(params.get("name") or default_index_name(str(params.get("column") or "")))
-
-
 register_kind(
     "compact", _compact, operation="compact_files", label="compaction",
     validate=_check_compact, supported=_local_only,
@@ -1211,28 +1188,6 @@ register_kind(
     validate=_check_cleanup, cancellable=False,
 )  # fmt: skip
 
-
-def _plan(ns: Any, target: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .maintenance.plan_jobs import run_plan_job
-
-    return run_plan_job(ns, target, params, ctx)
-
-
-def _check_plan(ns: Any, target: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from .maintenance.plan_jobs import check_plan_params
-
-    return check_plan_params(ns, target, params)
-
-
-register_kind(
-    "plan", _plan, operation="run_maintenance_plan", label="maintenance plan",
-    validate=_check_plan, needs_table=False,
-)  # fmt: skip
-register_kind(
-    "create_index", _create_index, operation=_index_operation, label="index build",
-    validate=_check_create_index, key=_index_key,
-    cancellable=lambda ns: capabilities(ns).progress_events,
-)  # fmt: skip
 
 _register_extras()
 
