@@ -40,6 +40,7 @@ from backend.rules import batch_rules, ids
 from ..errors import make
 from ..local.staging import APPEND, DELETE, UPDATE, StagedChange
 from ..services import batch_builder as bb
+from ..services import rows as rsv
 from ..services import search, staged_changes, table_watch
 from ..services.table_watch import Watcher
 from . import data as demo
@@ -161,8 +162,6 @@ def _append_rows(ns: Any, tid: list[str], schema: pa.Schema) -> pa.Table:
 def plan_change(ns: Any, table_id: Sequence[str], kind: str) -> PlannedChange:
     """The change of ``kind`` the guide stages on ``table_id``, from the table's data as it
     is now (a delete picks a value the table still holds, so each round deletes other rows)."""
-    from ..services import rows as rsv
-
     tid = [str(p) for p in table_id]
     schema = rsv.table_schema(ns, tid)
     if kind == APPEND:
@@ -264,8 +263,6 @@ def audit(
     """Each staged change audited: its row-level changes (``staged_row_changes``), its schema
     against the table's, and its checks (``checks`` by staged change id; by default
     :func:`default_checks`)."""
-    from ..services import rows as rsv
-
     out = []
     for s in staged:
         changes = staged_changes.staged_row_changes(ns, s)

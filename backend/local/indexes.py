@@ -48,6 +48,7 @@ from backend.rules.index_rules import CHOSEN_PREFIX
 
 from ..errors import OperationStopped, invalid, make
 from ..locations import to_local_path
+from .batch.objects import Store
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -470,8 +471,6 @@ def remove_partial_build(
         return True
     if uri.startswith("memory://"):
         return False
-    from .batch.objects import Store
-
     store = Store(uri, dict(storage_options or {}))
     keys = store.list(f"_indices/{segment}/")
     for key in keys:

@@ -58,7 +58,10 @@ from backend.rules.batch_rules import (
 
 from ..errors import make
 from ..local import staging
+from ..local.batch import manifest_name
+from ..local.batch.records import RECORD_KIND
 from ..local.staging import StagedChange
+from ..local.txn_store import TxnStore
 from ..locations import STAGING_DIR, to_local_path
 from ..text import plural
 from ..write_preflight import commit_batch as backend_commit_batch
@@ -457,9 +460,6 @@ def list_batch_transactions(ns: LanceNamespace) -> list[BatchTransaction]:
     """Every batch commit of the namespace, newest first: the records the local backend
     keeps under its root (``<root>/_console/transactions/``, on local and object-store roots
     alike). Over REST: ``UnsupportedOperationError`` saying the spec has no list operation."""
-    from ..local.batch.records import RECORD_KIND
-    from ..local.txn_store import TxnStore
-
     store = getattr(ns, "txn_store", None)
     if not isinstance(store, TxnStore):
         raise make(ErrorCode.UNSUPPORTED, NO_LIST_OPERATION)
@@ -560,8 +560,6 @@ class StagedManifest:
 
 
 def _manifest_of(versions_dir: Path, version: int) -> Path:
-    from ..local.batch import manifest_name
-
     for scheme in ("V2", "V1"):
         candidate = versions_dir / manifest_name(version, scheme)
         if candidate.is_file():

@@ -31,10 +31,13 @@ from lance_namespace.errors import LanceNamespaceError
 from pydantic import ValidationError
 
 from backend.rules.index_rules import build_operation, default_index_name, requested_build_fields
+from backend.services.tuning import requested_vs_applied
 
 from .. import capabilities
 from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped, invalid, validation_text
+from ..gate import static_problem
+from ..rules.ids import DEFAULT_DELIMITER
 from . import jobs
 from .index_overview import create_index, list_indexes
 from .tasks import Registry, Task, new_id
@@ -168,8 +171,6 @@ def param_differences(
     """The build parameters of ``index_name`` that the backend applied otherwise than asked
     (``tuning.requested_vs_applied`` against what was sent, or the backend's own record of
     the build when it keeps one); empty for other indexes or when nothing can be read."""
-    from backend.services.tuning import requested_vs_applied
-
     recorded = getattr(ns, "index_requests", None)
     asked = (recorded(list(request.id or [])) if callable(recorded) else {}).get(index_name)
     asked = asked or requested_build_fields(request)
@@ -422,9 +423,6 @@ def check_build_params(
     """The parameters of an index build checked: known fields of CreateTableIndex, a column
     and an index type, the spec's static rules (``gate.static_problem``); else
     ``InvalidInputError`` in the user's terms."""
-    from ..gate import static_problem
-    from ..rules.ids import DEFAULT_DELIMITER
-
     allowed = set(CreateTableIndexRequest.model_fields) - _NOT_PARAMS
     unknown = sorted(set(params) - allowed)
     if unknown:

@@ -35,6 +35,8 @@ from backend.arrow.ipc import to_ipc_stream
 from backend.errors import guarded
 from backend.rules import ids, query_rules
 from backend.rules.columns import columns_from_schema
+from backend.services import lifecycle, search
+from backend.services.versions import list_versions
 
 
 @guarded("create_table")
@@ -101,8 +103,6 @@ def query(
     returned.
     ``params``: other QueryTable fields (``nprobes``, ``refine_factor``, ``distance_type``,
     ``version``, ``offset``, ``prefilter``, ...)."""
-    from backend.services import search
-
     tid = ids.check_id(table_id)
     if text is not None and vector is not None:
         raise InvalidInputError(
@@ -136,9 +136,6 @@ def _readable(times: pd.Series) -> pd.Series:
 def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every version, newest first: version, timestamp (UTC, to the second), tags (a list),
     manifest_size, metadata (JSON text)."""
-    from backend.services import lifecycle
-    from backend.services.versions import list_versions
-
     frame = list_versions(ns, table_id)
     tagged = lifecycle.tagged_versions(lifecycle.list_tags(ns, table_id))
     out = pd.DataFrame(
@@ -156,9 +153,6 @@ def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
 def tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every tag: tag, version, timestamp (of the tagged version, UTC, to the second),
     manifest_size; sorted by version, then tag."""
-    from backend.services import lifecycle
-    from backend.services.versions import list_versions
-
     frame = lifecycle.list_tags(ns, table_id)
     when = dict(
         zip(*(list_versions(ns, table_id)[c] for c in ("version", "timestamp")), strict=True)

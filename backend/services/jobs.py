@@ -67,10 +67,12 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from .. import html_tables, redaction
 from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
-from ..gate import GatedNamespace, long_operations, recorded, refusals
+from ..gate import Actor, GatedNamespace, long_operations, recorded, refusals
+from ..local.compaction import OPTION_TYPES
 from ..local.job_store import JobStore, open_job_store
 from ..rules import ids
 from ..text import plural
+from . import lifecycle, tuning
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELLED = (
     "queued",
@@ -709,8 +711,6 @@ def _actor(ns: Any) -> tuple[str, str | None]:
     gated = _gated(ns)
     if gated is not None:
         return gated.actor.user, gated.actor.role
-    from ..gate import Actor
-
     actor = Actor.os_user()
     return actor.user, actor.role
 
@@ -1044,9 +1044,7 @@ def annotate(ns: Any, job_id: str, **details: Any) -> None:
 
 
 def _local_only(ns: Any) -> str | None:
-    from .tuning import MAINTENANCE_UNSUPPORTED
-
-    return None if callable(getattr(ns, "compact_files", None)) else MAINTENANCE_UNSUPPORTED
+    return None if callable(getattr(ns, "compact_files", None)) else tuning.MAINTENANCE_UNSUPPORTED
 
 
 def _only_keys(kind: str, params: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -1058,8 +1056,6 @@ def _only_keys(kind: str, params: Mapping[str, Any], allowed: Iterable[str]) -> 
 
 
 def _check_compact(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from ..local.compaction import OPTION_TYPES
-
     _only_keys("compact", params, OPTION_TYPES)
     out: dict[str, Any] = {}
     for name, value in params.items():
@@ -1079,8 +1075,6 @@ def _check_compact(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, 
 
 
 def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .tuning import compact_files
-
     def progress(event: Mapping[str, Any]) -> None:
         if event.get("checkpoint"):
             ctx.checkpoint(event["checkpoint"])
@@ -1092,14 +1086,14 @@ def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) ->
         ctx.check()
 
     ctx.progress("planning the compaction", 0.0)
-    return compact_files(ns, list(table_id), options=params, progress=progress, resume=ctx.resume)
+    return tuning.compact_files(
+        ns, list(table_id), options=params, progress=progress, resume=ctx.resume
+    )
 
 
 def _optimize(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .tuning import optimize_indexes
-
     ctx.progress("adding the unindexed rows to the indexes", None)
-    return optimize_indexes(ns, list(table_id))
+    return tuning.optimize_indexes(ns, list(table_id))
 
 
 def _check_empty(kind: str) -> Callable[[Any, Any, dict[str, Any]], dict[str, Any]]:
@@ -1118,8 +1112,6 @@ def _cleanup_policy(params: Mapping[str, Any]) -> tuple[int | None, timedelta | 
 
 
 def _check_cleanup(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from .lifecycle import check_cleanup_policy
-
     _only_keys("cleanup", params, ("keep_last", "older_than_days"))
     on = branch_of(ns)
     if on is not None:  # as the Versions page: a cleanup by policy is main's only
@@ -1129,7 +1121,7 @@ def _check_cleanup(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, 
             "was done. Pick main to clean up",
         )
     keep_last, older_than = _cleanup_policy(params)
-    check_cleanup_policy(keep_last, older_than)
+    lifecycle.check_cleanup_policy(keep_last, older_than)
     return {k: v for k, v in params.items() if v is not None}
 
 
@@ -1145,8 +1137,6 @@ def _lance_cleanup(ns: Any, params: Mapping[str, Any]) -> bool:
 
 
 def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from . import lifecycle, tuning
-
     keep_last, older_than = _cleanup_policy(params)
     if _lance_cleanup(ns, params):
         days = params["older_than_days"]

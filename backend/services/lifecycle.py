@@ -60,11 +60,15 @@ from backend import html_tables, write_preflight
 from backend.rules import ids, index_rules, version_ranges
 from backend.spec import catalog_views
 
+from .. import capabilities
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
+from ..local import txn_store
 from ..locations import to_local_path
 from ..spec.paging import list_all
 from ..text import plural
+from . import staged_changes
+from .branches import branch_info
 from .versions import VersionsDeleted, delete_versions, list_versions
 
 # -- versions: restore ----------------------------------------------------------------------------
@@ -105,8 +109,6 @@ def _branch(branch: str | None) -> str | None:
 def _known_branch(ns: LanceNamespace, tid: list[str], branch: str | None) -> str | None:
     """``branch`` as requests carry it (``None``: main), checked to be one of the table's
     (``TableBranchNotFoundError`` naming the ones it has)."""
-    from .branches import branch_info
-
     branch = _branch(branch)
     if branch is not None:
         branch_info(ns, tid, branch)
@@ -208,8 +210,6 @@ def _restored_version(ns: LanceNamespace, tid: list[str], version: int) -> int |
 def _answers(ns: LanceNamespace) -> Any:
     """The console's store of rebuild answers of the namespace (``None``: a backend without
     a root of the console's, i.e. REST)."""
-    from ..local import txn_store
-
     root = getattr(ns, "root", None)
     if not isinstance(getattr(ns, "txn_store", None), txn_store.TxnStore) or not isinstance(
         root, str
@@ -502,8 +502,6 @@ def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersio
     status meanwhile (a new tag on a listed version: refused, nothing deleted); then the
     table's staged changes that were never published (``staged_changes.cleanup_staged``: what
     they wrote, never a file a version refers to; local backend)."""
-    from . import staged_changes
-
     fresh = tagged_versions(list_tags(ns, plan.table_id))
     newly_tagged = sorted(set(plan.delete) & set(fresh))
     if newly_tagged:
@@ -696,8 +694,6 @@ def remove_schema_metadata_keys(
     is gated); returns what the table holds afterwards. Over REST
     ``UnsupportedOperationError``, nothing sent; a key the table does not have
     ``InvalidInputError``, nothing changed."""
-    from .. import capabilities
-
     tid = ids.check_id(table_id)
     problem = remove_metadata_problem(capabilities(ns))
     if problem:

@@ -54,7 +54,7 @@ from backend.spec import catalog_views
 
 from ..errors import ENGINE_TEXT_CHARS, clean_text, guarded, invalid, make
 from ..text import plural
-from . import search
+from . import imports, search
 
 OPERATION = "delete_from_table"  # the spec's operation: its role and its audit name
 SAMPLE_ROWS = 20
@@ -202,8 +202,6 @@ class RowsUpdated:
 
 def table_schema(ns: LanceNamespace, table_id: Sequence[str]) -> pa.Schema:
     """The table's Arrow schema (``imports.table_arrow_schema``)."""
-    from . import imports  # imports reads uploads; rows needs only its schema read
-
     return imports.table_arrow_schema(ns, table_id)
 
 

@@ -46,7 +46,7 @@ from backend.rules.filter_errors import echo, explain_filter_error
 from ..errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make, readable_line
 from ..spec import catalog_views
 from ..text import plural
-from . import index_overview
+from . import index_overview, search
 
 ADD = "alter_table_add_columns"
 ALTER = "alter_table_alter_columns"
@@ -305,8 +305,6 @@ def preview_alter(
 
 
 def _null_count(ns: LanceNamespace, table_id: list[str], column: str) -> int:
-    from . import search
-
     return int(search.count_rows(ns, table_id, version=None, filter=f"`{column}` IS NULL"))
 
 

@@ -33,10 +33,23 @@ from backend.arrow.ipc import ipc_file_to_table
 from backend.demo import embedding
 from backend.rules import query_rules
 from backend.rules.columns import ColumnInfo, columns_from_schema
+from backend.rules.index_rules import (
+    VECTOR_INDEX_TYPES,
+    fts_options,
+    index_category,
+    normalize_index_type,
+)
 from backend.rules.query_rules import QueryMetric
 
 from ..branch_view import branch_of
 from ..errors import guarded
+from .index_overview import (
+    distance_from_details,
+    index_details_dict,
+    ivf_partitions,
+    list_indexes,
+    tokenize_preview,
+)
 
 ROW_ID = "_rowid"
 DISTANCE = "_distance"
@@ -312,10 +325,6 @@ def vector_indexes_on(
     ns: LanceNamespace, table_id: Sequence[str], column: str, *, version: int | None = None
 ) -> list[Any]:
     """The vector indexes on ``column`` (IndexContent, in listing order)."""
-    from backend.rules.index_rules import VECTOR_INDEX_TYPES, normalize_index_type
-
-    from .index_overview import list_indexes
-
     return [
         ix
         for ix in list_indexes(ns, table_id, version=version)
@@ -359,8 +368,6 @@ def index_metric(
     """The metric of the vector index a search on ``column`` uses (at ``version``:
     :func:`index_in_use`), from ListTableIndices' details (both backends report
     ``metric_type`` there); ``None`` when the column has none."""
-    from .index_overview import distance_from_details
-
     candidates = vector_indexes_on(ns, table_id, column, version=version)
     used = index_in_use(ns, table_id, column, candidates, version=version)
     return distance_from_details(used.index_details) if used is not None else None
@@ -500,8 +507,6 @@ def highlight(text: str, query: str, options: dict[str, Any]) -> list[tuple[str,
     """``text`` cut into ``(piece, matched)`` pieces: a word is matched when the FTS
     tokenizer (``options``: the index's own configuration) turns it into a token the query
     also has, so stemming and case folding count as they do in the index."""
-    from .index_overview import tokenize_preview
-
     wanted = {t.text for t in tokenize_preview(query, options)}
     pieces: list[tuple[str, bool]] = []
     cache: dict[str, bool] = {}
@@ -719,15 +724,6 @@ class SearchTable:
 
 
 def search_table(ns: LanceNamespace, table_id: Sequence[str]) -> SearchTable:
-    from backend.rules.index_rules import fts_options, index_category, normalize_index_type
-
-    from .index_overview import (
-        distance_from_details,
-        index_details_dict,
-        ivf_partitions,
-        list_indexes,
-    )
-
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
     columns = tuple(columns_from_schema(desc.var_schema))
     dims = {c.name: c.dim for c in columns}

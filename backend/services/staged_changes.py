@@ -32,7 +32,7 @@ from backend import gate
 from backend.rules import filter_rules, ids, row_rules
 
 from ..errors import guarded, invalid, make
-from ..local import staging
+from ..local import LocalNamespace, staging
 from ..local.staging import StagedChange
 from . import change_log, rows, search
 
@@ -45,8 +45,6 @@ STAGE_KINDS = staging.KINDS
 def _local(ns: Any, what: str) -> Any:
     """The ``LocalNamespace`` behind ``ns`` (gated or not); ``UnsupportedOperationError``
     elsewhere."""
-    from ..local import LocalNamespace
-
     inner = ns.inner if isinstance(ns, gate.GatedNamespace) else ns
     if not isinstance(inner, LocalNamespace):
         raise make(

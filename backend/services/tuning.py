@@ -42,10 +42,12 @@ from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
 from backend import capabilities, html_tables, redaction, stats
+from backend.local.query_plans import scanner_arguments
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
 from backend.rules.columns import columns_from_schema
 from backend.services import search
+from backend.services.index_overview import index_details_dict, list_indexes, partitions_of
 
 MAX_SAMPLE = 1000
 MAX_K = query_rules.MAX_K - 1  # the query asks for k + 1 (the row itself)
@@ -601,8 +603,6 @@ def python_snippets(
     page embeds it; else the table's first row's vector stands in for the user's own. On
     ``branch`` (not main) both search that branch: the request's ``branch``, and the dataset
     checked out at it."""
-    from backend.local.query_plans import scanner_arguments
-
     on = branch if branch and branch != "main" else None
     shown = {**params, "branch": on} if on else dict(params)
     fields = ", ".join(f"{key}={value!r}" for key, value in shown.items())
@@ -892,8 +892,6 @@ def applied_params(
     metric = details.get("metric_type")
     if metric:
         out["distance_type"] = rules.normalize_distance(str(metric)) or str(metric).lower()
-    from backend.services.index_overview import partitions_of
-
     partitions = partitions_of(stats)
     if partitions is not None:
         out["num_partitions"] = partitions
@@ -908,8 +906,6 @@ def requested_vs_applied(
     """For every vector index: each parameter asked for (``requested``: index name ->
     request fields; by default the backend's own record of the builds it sent) and what lance
     applied; a difference is flagged. Parameters lance does not report show as unknown."""
-    from backend.services.index_overview import index_details_dict, list_indexes
-
     if requested is None:
         recorded = getattr(ns, "index_requests", None)
         requested = recorded(list(table_id)) if recorded is not None else {}

@@ -27,6 +27,7 @@ from lance_namespace import (
 from lance_namespace.errors import LanceNamespaceError
 
 from backend import capabilities
+from backend.arrow.types import arrow_type_str
 from backend.rules import ids, version_ranges
 from backend.spec import catalog_views
 
@@ -413,8 +414,6 @@ def version_snapshot(ns: LanceNamespace, table_id: Sequence[str], version: int) 
     namespace (its session and storage options). REST: DescribeTable, CountTableRows and
     ListTableIndices at that version; fragments are not exposed there. Each part that fails
     is listed in ``unavailable``."""
-    from backend.arrow.types import arrow_type_str
-
     snap = VersionSnapshot(version=int(version))
     tid = list(table_id)
     if capabilities(ns).kind == "local":

@@ -48,7 +48,7 @@ from backend.text import human_bytes, plural
 from ... import capabilities
 from .. import health, lifecycle, tuning
 from .. import namespaces as nsv
-from .policy import CLEANUP, COMPACT, KINDS, OPTIMIZE, CleanupRule, Policy, Rules
+from .policy import CLEANUP, COMPACT, KINDS, OPTIMIZE, CleanupRule, Policy, Rules, policy_from_dict
 from .store import SavedPolicy, check_scope, load_policy
 
 Progress = Callable[[str, float], None]
@@ -187,8 +187,6 @@ class Plan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Plan:
-        from .policy import policy_from_dict
-
         return cls(
             namespace_id=tuple(data["namespace_id"]),
             policy=policy_from_dict(data["policy"]),
@@ -399,8 +397,6 @@ def plan(
     elif isinstance(policy, SavedPolicy):
         chosen, source = policy.policy, policy.source
     else:
-        from .policy import policy_from_dict
-
         chosen, source = policy_from_dict(policy), "given"
     check_scope(ns, nsid, chosen)
     names = nsv.list_table_names(ns, nsid)
