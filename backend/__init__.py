@@ -26,7 +26,6 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 from lance_namespace import LanceNamespace  # noqa: E402
 
 from backend.rules.connect_options import check_target, is_rest_target, target_kind  # noqa: E402
-from backend.services import catalog_views
 
 from . import errors, redaction  # noqa: E402
 from .capabilities import BackendCapabilities  # noqa: E402
@@ -35,6 +34,7 @@ from .errors import (  # noqa: E402
     NamespaceTimeoutError,
     describe_error,
 )
+from .write_preflight import commit_batch, preflight  # noqa: E402
 
 
 def connect(
@@ -81,62 +81,6 @@ def capabilities(ns: LanceNamespace, *, probe: bool = False) -> BackendCapabilit
     if callable(caps):
         return caps(probe=probe)
     return BackendCapabilities.unknown()
-
-
-def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) -> list[Any]:
-    """Every problem of a BatchCommitTablesRequest against the namespace as it is now
-    (``backend.rules.batch_rules.Problem``, warnings included), nothing written. The local backend
-    runs its commit's own judgement; the REST client reads what it needs in bulk
-    (``RestNamespaceClient.preflight``); any other namespace is read through the spec's list
-    calls. ``raise_first``: raise the first error instead.
-
-    ``request`` may also be one single write (a CreateNamespace, DeclareTable, CreateTable,
-    RegisterTable, RenameTable or CreateTableVersion request model): its problems are judged
-    the same way on every backend, read in bulk (``backend.services.write_preflight``; the
-    single writes over REST send the write alone)."""
-    from backend.rules import batch_rules
-    from backend.services import write_preflight
-
-    if write_preflight.single_write(request) is not None:
-        delimiter = getattr(ns, "delimiter", None) or "$"
-        found = write_preflight.check_single(ns, request, delimiter=delimiter)
-        error = batch_rules.first_error(found) if raise_first else None
-        if error is not None:
-            raise error.error()
-        return found
-
-    own = getattr(ns, "preflight", None)
-    if callable(own):
-        return own(request, raise_first=raise_first)
-    if not isinstance(request, batch_rules.BatchCommitTablesRequest):
-        request = batch_rules.BatchCommitTablesRequest.model_validate(request)
-    delimiter = getattr(ns, "delimiter", None) or "$"
-    view = catalog_views.ListingView(ns, request)
-    problems = batch_rules.check_batch(request, view, delimiter=delimiter)
-    first = batch_rules.first_error(problems) if raise_first else None
-    if first is not None:
-        raise first.error()
-    return problems
-
-
-def commit_batch(ns: LanceNamespace, request: Any) -> Any:
-    """A checked BatchCommitTables: the preflight, its first error raised, then the batch.
-    On the local backend the commit judges the batch itself, under its lock, so nothing runs
-    before it; elsewhere the preflight's reads come first (a REST batch of N declares in one
-    namespace: ListTables and ListNamespaces pages, then one BatchCommitTables). A batch the
-    preflight refuses is recorded as refused when ``ns`` is gated (``gate.record_refusal``)."""
-    from backend.rules import batch_rules
-
-    from .gate import record_refusal
-    from .local import LocalNamespace
-
-    if not isinstance(ns, LocalNamespace):
-        first = batch_rules.first_error(preflight(ns, request))
-        if first is not None:
-            error = first.error()
-            record_refusal(ns, "batch_commit_tables", request, error)  # the audit log's entry
-            raise error
-    return ns.batch_commit_tables(request)
 
 
 def missing_local_directory(target: str | os.PathLike[str]) -> Path | None:

@@ -42,52 +42,12 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError, PermissionDeniedError
 
-from .rest.routes import READ_ONLY_OPS, ROUTES
+from .spec.operations import CONSOLE_READS, CONSOLE_WRITES, READ_OPS, WRITE_OPS
 
 VIEWER, EDITOR, ADMIN = "viewer", "editor", "admin"
 ROLES: tuple[str, ...] = (VIEWER, EDITOR, ADMIN)
 _RANK = {r: i for i, r in enumerate(ROLES)}
 
-# The console backends' own methods besides the spec's operations that change nothing.
-CONSOLE_READS: frozenset[str] = frozenset(
-    {
-        "batch_commit_refusal",  # the REST client: why a server cannot run a batch (no request)
-        "capabilities",
-        "close",
-        "committed_version",  # the local backend's reader isolation: a table's committed version
-        "format_id",
-        "index_requests",
-        "list_jobs",  # the console's job records (``backend.services.jobs``)
-        "namespace_id",
-        "open_dataset",
-        "branch_dataset",  # a branch's dataset (local backend): reads, as open_dataset
-        "preflight",  # the REST batch preflight: reads only
-        "query_table_arrow",
-        "supports_batch_commit",
-        "supports_rename",
-        "table_location",
-        "version_stamp",  # the local backend's change stamp of a table's versions
-    }
-)
-# The console backends' own writes besides the spec's operations.
-CONSOLE_WRITES: frozenset[str] = frozenset(
-    {
-        "cancel_job",  # a cancel request for a job (``backend.services.jobs``)
-        "cleanup_old_versions",  # lance's cleanup of old versions' files (maintenance)
-        "cleanup_staged",  # staged changes never published (batch_builder.cleanup_staged)
-        "compact_files",
-        "create_empty_table",  # deprecated spec operation (no REST route)
-        "demo_concurrent_writer",  # demo tools: a second process appends to a table
-        "demo_fault_commit",  # demo tools: a batch commit with a fault switched on
-        "discard_staged",  # the files a staged change wrote (batch_builder.discard_staged)
-        "optimize_indexes",
-        "remove_table_schema_metadata_keys",  # the local backend's key removal
-        "run_maintenance_plan",  # a namespace's maintenance plan run as one job (each of its
-        # steps is checked on its own: a cleanup stays an admin's)
-        "stage_change",  # a table's next version written uncommitted (batch_builder.stage_change)
-        "write_guard",  # the guard writers outside the backend take (imports)
-    }
-)
 # The console backends' methods that read no data of the namespace (no ids, no rows): the
 # only ones a user without a role may call through the gate.
 NO_DATA_OPS: frozenset[str] = frozenset(
@@ -101,12 +61,6 @@ NO_DATA_OPS: frozenset[str] = frozenset(
         "supports_rename",
     }
 )
-# Operations that only read: the spec's read-only operations (the REST route table says which)
-# and the console's own reads. Every other name counts as a write, so that a method added later
-# is refused until it is classified.
-READ_OPS: frozenset[str] = READ_ONLY_OPS | CONSOLE_READS
-WRITE_OPS: frozenset[str] = (frozenset(ROUTES) - READ_ONLY_OPS) | CONSOLE_WRITES
-
 # Writes that delete data, catalog entries or history: admin only.
 DESTRUCTIVE_OPS: frozenset[str] = frozenset(
     {
@@ -140,7 +94,7 @@ CONFIG_OPS: frozenset[str] = frozenset({"save_connection", "delete_connection"})
 POLICY_OPS: frozenset[str] = frozenset({"save_maintenance_policy", "delete_maintenance_policy"})
 
 # Targets that are not configuration: opening a folder, bucket or URL typed in the "Connect
-# to…" dialog, and creating a missing directory: admin only (``backend.rules.targets``).
+# to…" dialog, and creating a missing directory: admin only (``backend.config.targets``).
 TARGET_OPS: frozenset[str] = frozenset({"open_target", "create_target"})
 
 # What a BatchCommitTables operation entry holds, and which of them are destructive.

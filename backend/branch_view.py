@@ -29,19 +29,18 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode
 
-from .access import CONSOLE_WRITES
 from .errors import invalid, make
-from .rest.routes import READ_ONLY_OPS, ROUTES
 from .rules import ids
+from .spec.operations import CONSOLE_WRITES, OPERATIONS, READ_ONLY_OPS
 
 MAIN = "main"
 # Operations whose request model carries ``branch``: sent with the view's branch.
 BRANCHED_OPS: frozenset[str] = frozenset(
-    op for op, route in ROUTES.items() if "branch" in route.request.model_fields
+    op for op, o in OPERATIONS.items() if "branch" in o.request.model_fields
 )
 # Spec writes that cannot name a branch: refused on a view (they would act on main or on the
 # table as a whole).
-UNBRANCHED_WRITES: frozenset[str] = frozenset(ROUTES) - READ_ONLY_OPS - BRANCHED_OPS
+UNBRANCHED_WRITES: frozenset[str] = frozenset(OPERATIONS) - READ_ONLY_OPS - BRANCHED_OPS
 # The console's own writes that take the branch as a keyword (the local backend's).
 BRANCH_KEYWORD_WRITES: frozenset[str] = frozenset({"optimize_indexes", "compact_files"})
 # The console's own writes a view passes as they are: the write guard (an import holds it
@@ -124,7 +123,7 @@ class BranchView:
             return self._dataset_opener()
         if name == "query_table_arrow":
             return self._operation("query_table", value)
-        if name in ROUTES:
+        if name in OPERATIONS:
             if name in UNBRANCHED_WRITES:
                 return self._refused(name)
             return self._operation(name, value)

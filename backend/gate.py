@@ -47,9 +47,9 @@ from lance_namespace.errors import ErrorCode, InvalidInputError, LanceNamespaceE
 from . import access, audit
 from .branch_view import unbranched
 from .errors import make
-from .rest.routes import ROUTES
 from .rules import ids as id_rules
 from .rules import request_rules
+from .spec.operations import OPERATIONS
 
 # A lance dataset handed out by ``open_dataset`` reads freely; anything else it can do (insert,
 # delete, index, tag, restore...) runs only inside a write the gate checked and records
@@ -185,16 +185,16 @@ def static_problem(operation: str, request: Any, delimiter: str) -> str | None:
     """Why ``request`` breaks a static rule of the spec operation ``operation``
     (``rules.request_rules``, as the backends check it on entry); ``None`` when it does not,
     or when the request is not one the rules read (the backend then judges it)."""
-    route = ROUTES.get(operation)
-    if route is None or request is None:
+    spec_op = OPERATIONS.get(operation)
+    if spec_op is None or request is None:
         return None
     model: Any = request
-    if not isinstance(request, route.request):
+    if not isinstance(request, spec_op.request):
         try:
             if isinstance(request, dict):
-                model = route.request.from_dict(dict(request))  # type: ignore[attr-defined]
+                model = spec_op.request.from_dict(dict(request))  # type: ignore[attr-defined]
             elif hasattr(request, "model_dump"):
-                model = route.request.from_dict(  # type: ignore[attr-defined]
+                model = spec_op.request.from_dict(  # type: ignore[attr-defined]
                     request.model_dump(by_alias=True, exclude_none=True)
                 )
             else:
@@ -297,7 +297,7 @@ class GatedNamespace:
             return self._guarded_context(value)
         if name in ("open_dataset", "branch_dataset"):  # a dataset that reads, never writes
             return self._dataset_opener(value)
-        if name in ROUTES or access.is_write(name):  # an unknown method counts as a write
+        if name in OPERATIONS or access.is_write(name):  # an unknown method counts as a write
             return self._operation(name, value)
         if name not in access.NO_DATA_OPS:  # the console's own reads (rows, locations ...)
             return self._read(name, value)

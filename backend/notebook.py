@@ -20,25 +20,15 @@ here too.
 
 from __future__ import annotations
 
-import dataclasses
-import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from . import redaction
+from . import html_tables, redaction
+from .services.tuning import RecallResult
 
-MAX_ROWS = 50  # rows of a DataFrame shown inline (the rest counted)
-_STYLE = (
-    "<style>.lnc-table{border-collapse:collapse;font-size:12px;margin:2px 0}"
-    ".lnc-table th,.lnc-table td{border:1px solid #ddd;padding:2px 6px;text-align:left;"
-    "vertical-align:top}.lnc-table th{background:#f5f5f5;font-weight:600}</style>"
-)
-
-
-# Where the launcher builds the demo, relative to the project (``lance-console``'s default).
 DEMO_DIR = Path(".lance-console") / "demo"
 
 
@@ -62,142 +52,22 @@ def default_demo_dir(start: Path | None = None) -> Path:
     return project_root(start) / DEMO_DIR
 
 
-def _named(value: Any) -> bool:
-    """A model or a dataclass instance: shown under its class name."""
-    return hasattr(value, "model_dump") or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type)
-    )
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-like, redacted copy of ``value`` (models dumped, dataclasses as dicts)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (set, frozenset)):  # e.g. a capability's parameter names, in order
-        value = sorted(value, key=str)
-    return redaction.redact_json(value)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return _kv_table(value) if value else "<i>{}</i>"
-    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
-        return _rows_table(value)
-    if isinstance(value, list):
-        return html.escape(", ".join(_text(v) for v in value)) if value else "<i>[]</i>"
-    return html.escape(_text(value))
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, list):
-        return (
-            "$".join(str(v) for v in value)
-            if all(isinstance(v, str) for v in value)
-            else str(value)
-        )
-    return "" if value is None else str(value)
-
-
-def _kv_table(data: Mapping[str, Any], title: str | None = None) -> str:
-    caption = (
-        f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>" if title else ""
-    )
-    rows = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>" for k, v in data.items()
-    )
-    return f"<table class='lnc-table'>{caption}{rows}</table>"
-
-
-def _rows_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_cell(r.get(k))}</td>" for k in keys) + "</tr>" for r in rows
-    )
-    return f"<table class='lnc-table'><tr>{head}</tr>{body}</table>"
-
-
-def redact_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``df`` with secret-named columns masked and dict/list cells redacted."""
-    out = df.copy()
-    for column in out.columns:
-        if redaction.is_secret_name(column):
-            out[column] = [redaction.mask_value(v) for v in out[column]]
-        elif out[column].dtype == object:
-            out[column] = [
-                redaction.redact_json(v) if isinstance(v, (Mapping, list)) else v
-                for v in out[column]
-            ]
-    return out
-
-
-def _frame_html(df: pd.DataFrame, title: str | None = None) -> str:
-    shown = redact_frame(df.head(MAX_ROWS))
-    more = (
-        f"<div><i>{len(df) - MAX_ROWS:,} more rows ({len(df):,} in all)</i></div>"
-        if len(df) > MAX_ROWS
-        else ""
-    )
-    caption = f"<div><b>{html.escape(title)}</b></div>" if title else ""
-    return caption + shown.to_html(index=False, classes="lnc-table", border=0, na_rep="") + more
-
-
-def _recall_html(result: Any) -> str:
-    if not result.per_query:
-        return _kv_table({"recall": f"recall@{result.k}: no queries"}, "Recall")
-    low, high = result.interval
-    data = {
-        f"recall@{result.k}": f"{result.mean:.3f}",
-        # the confidence interval of the mean, from the per-query recalls (Student's t)
-        "95% interval": f"{low:.3f} – {high:.3f}" if low == low else "none from a single query",
-        "standard deviation (per query)": f"{result.std:.3f}",
-        "queries": len(result.per_query),
-        "lowest query recall": f"{min(result.per_query):.3f}",
-        "ANN p50 / p95 (ms)": f"{result.ann_p50_ms:.2f} / {result.ann_p95_ms:.2f}",
-        "exact p50 (ms)": f"{result.exact_p50_ms:.2f}",
-        "metric": result.metric or "",
-        "brute force": result.brute_force or "no",
-        "settings": redaction.redact_json(dict(result.query_params)) or "defaults",
-    }
-    return _kv_table(data, "Recall against exact search")
-
-
 def to_html(value: Any, title: str | None = None) -> str:
     """The HTML table of a result, every secret masked (see the module docstring)."""
-    from backend.services.tuning import RecallResult
-
     if isinstance(value, Shown):
         value, title = value.value, title or value.title
     if isinstance(value, RecallResult):
-        body = _recall_html(value)
-    elif isinstance(value, pd.DataFrame):
-        body = _frame_html(value, title or value.attrs.get("title"))
-    elif isinstance(value, pd.Series):
-        body = _frame_html(value.to_frame().reset_index(), title)
-    else:
-        plain = _plain(value)
-        if title is None and _named(value):
-            title = type(value).__name__
-        if isinstance(plain, Mapping):
-            body = _kv_table(plain, title)
-        elif isinstance(plain, list) and plain and all(isinstance(v, Mapping) for v in plain):
-            body = _rows_table(plain)
-        else:
-            body = f"<pre>{html.escape(redaction.redact_text(_text(plain)))}</pre>"
-    return _STYLE + body
+        return value._repr_html_()
+    return html_tables.to_html(value, title)
 
 
 def to_text(value: Any) -> str:
     """The plain-text form of a result, secrets masked (what ``print(show(x))`` writes)."""
-    from backend.services.tuning import RecallResult
-
     if isinstance(value, (RecallResult, pd.DataFrame, pd.Series)):
-        shown = redact_frame(value) if isinstance(value, pd.DataFrame) else value
+        shown = html_tables.redact_frame(value) if isinstance(value, pd.DataFrame) else value
         return redaction.redact_text(str(shown))
-    plain = _plain(value)
-    name = type(value).__name__ if _named(value) else ""
+    plain = html_tables.plain(value)
+    name = type(value).__name__ if html_tables.named(value) else ""
     if isinstance(plain, Mapping):
         inner = ", ".join(f"{k}={v!r}" for k, v in plain.items())
         return redaction.redact_text(f"{name}({inner})" if name else "{" + inner + "}")
@@ -241,7 +111,12 @@ def frame(response: Any) -> pd.DataFrame:
                 [dict(v) if isinstance(v, Mapping) else {"value": v} for v in data[key]]
             )
     return pd.DataFrame(
-        [{k: _text(v) if isinstance(v, (list, Mapping)) else v for k, v in data.items()}]
+        [
+            {
+                k: html_tables.cell_text(v) if isinstance(v, (list, Mapping)) else v
+                for k, v in data.items()
+            }
+        ]
     )
 
 
@@ -296,11 +171,9 @@ def _is_namespace_model(obj: Any) -> bool:
 
 
 __all__ = [
-    "MAX_ROWS",
     "Shown",
     "enable",
     "frame",
-    "redact_frame",
     "show",
     "to_html",
     "to_text",

@@ -37,7 +37,7 @@ from lance_namespace.errors import UnsupportedOperationError  # noqa: E402
 from backend.rest import RestNamespaceClient  # noqa: E402
 from backend.rules import batch_rules  # noqa: E402
 from backend.services import batch_builder as bb  # noqa: E402
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 NAMESPACE = ["bench"]
 

@@ -19,9 +19,8 @@ from typing import Any
 import streamlit as st
 
 from backend import access
-from backend.config import auth_settings
+from backend.config import auth_settings, launch
 from backend.gate import Actor
-from backend.launcher import launch
 from components import feedback, state
 
 _NO_SECRETS = "No secrets found"  # Streamlit's text when no secrets file exists at all

@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import LanceNamespaceError
 
-from backend.paging import Listing
 from backend.services import change_log as cl
 from backend.services import row_changes as rc
 from backend.services.search.query import abbreviate
+from backend.spec.paging import Listing
 from components import feedback, state
 from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander

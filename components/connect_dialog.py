@@ -13,8 +13,8 @@ import streamlit as st
 
 import backend
 from backend.capabilities import SERVER_PROFILES
-from backend.launcher import saved_connections as conns
-from backend.launcher.saved_connections import ConnectionSpec, Secrets
+from backend.config import saved_connections as conns
+from backend.config.saved_connections import ConnectionSpec, Secrets
 from backend.redaction import is_secret_name
 from backend.rules import connect_options
 from backend.rules import properties as props

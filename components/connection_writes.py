@@ -13,8 +13,8 @@ from typing import Any
 import streamlit as st
 
 import backend
-from backend.launcher import saved_connections as conns
-from backend.launcher.saved_connections import ConnectionSpec, Secrets
+from backend.config import saved_connections as conns
+from backend.config.saved_connections import ConnectionSpec, Secrets
 from components import feedback, session, state
 from components.common import render_role_lock
 from components.session import DEFAULT

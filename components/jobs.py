@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.branch_view import branch_name
-from backend.launcher import launch
+from backend.config import launch
 from backend.services import jobs
 from backend.services import maintenance as mt
 from backend.text import human_bytes, plural

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from backend.paging import PAGE_SIZE, Listing, Page, listing_page, page_count, paginate
+from backend.spec.paging import PAGE_SIZE, Listing, Page, listing_page, page_count, paginate
 from components import state
 from components.state import pager_key
 
@@ -42,7 +42,7 @@ def render_listing_pager(
     page_size: int = PAGE_SIZE,
     noun: str = "items",
 ) -> Page:
-    """One page of an open-ended ``listing`` (``backend.paging.Listing``), read only as far
+    """One page of an open-ended ``listing`` (``backend.spec.paging.Listing``), read only as far
     as that page: a pagination widget over the pages known (one more while the listing goes
     on, so that the next is a click away; it resets when ``reset_on`` changes), and a caption
     ``51–100 of 300 <noun>``, or ``of the first 1,000 <noun> listed`` while more may follow."""

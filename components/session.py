@@ -14,10 +14,10 @@ gate (``backend.gate``) for this session's actor (``components.auth``): it refus
 while read-only, and every write the actor's role does not allow (a page's direct service call
 included), and records every write in the audit log. A read-only launch (``lance-console
 --read-only``, ``LANCE_CONSOLE_READ_ONLY``, or an exposed launch without sign-in:
-``backend.launcher.launch``) is fixed for the life of the server: the switch then only shows it,
+``backend.config.launch``) is fixed for the life of the server: the switch then only shows it,
 whatever the URL says.
 
-Targets are configuration (``backend.rules.targets``): the launch target and saved connections
+Targets are configuration (``backend.config.targets``): the launch target and saved connections
 are what users pick from; a folder, bucket or URL typed in the "Connect to…" dialog opens only
 for an admin, within the launch's allowlist (``--allow-target``, ``allow_targets`` in the
 connections file), never on a console exposed without sign-in, and each attempt is recorded in
@@ -49,12 +49,12 @@ from lance_namespace.errors import LanceNamespaceError
 import backend
 from backend import access, audit
 from backend import gate as write_gate
+from backend.config import launch, targets
+from backend.config import saved_connections as conns
+from backend.config.saved_connections import ConnectionSpec, Secrets
 from backend.gate import gate
-from backend.launcher import launch
-from backend.launcher import saved_connections as conns
-from backend.launcher.saved_connections import ConnectionSpec, Secrets
 from backend.redaction import redact_url
-from backend.rules import connect_options, targets
+from backend.rules import connect_options
 from components import auth, feedback, state
 
 DEFAULT = "default"
@@ -211,7 +211,7 @@ def write_denial(operation: str = "declare_table", request: Any = None) -> str |
     return read_only_reason() or access.denial(auth.current_actor().role, operation, request)
 
 
-# -- which targets may be opened (backend.rules.targets) ---------------------------------------------
+# -- which targets may be opened (backend.config.targets) ---------------------------------------------
 def _realpath(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 

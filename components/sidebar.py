@@ -12,8 +12,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from backend.launcher import launch
-from backend.launcher.saved_connections import ConnectionSpec
+from backend.config import launch
+from backend.config.saved_connections import ConnectionSpec
 from backend.redaction import mask_value
 from components import feedback, session, state
 from components.cache import invalidate

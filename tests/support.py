@@ -79,13 +79,13 @@ def search_rows(
 ) -> pa.Table:
     """``id`` int64, ``text`` (``row <i>`` and six of :data:`SEARCH_WORDS`) and ``vec``:
     random float32 vectors of ``dim``, or with ``embedded`` the demo's embedding of the text
-    (``backend.launcher.demo.embed``, ``VECTOR_DIM`` dims)."""
+    (``backend.demo.embedding.embed``, ``VECTOR_DIM`` dims)."""
     rng = np.random.default_rng(seed)
     words = [f"row {i} " + " ".join(rng.choice(SEARCH_WORDS, 6)) for i in range(start, start + n)]
     if embedded:
-        from backend.launcher import demo
+        from backend.demo import embedding
 
-        flat, dim = demo.embed(words).reshape(-1), demo.VECTOR_DIM
+        flat, dim = embedding.embed(words).reshape(-1), embedding.VECTOR_DIM
     else:
         flat = rng.random(n * dim, dtype=np.float32)
     return pa.table(
@@ -527,14 +527,14 @@ _DEMO_TEMPLATE: tuple[Path, Any, list[str]] | None = None
 
 def demo_template() -> tuple[Path, Any, list[str]]:
     """The demo namespace built once per test process by
-    ``backend.launcher.demo.create_demo_namespace``: its root, the build's ``DemoSummary`` and
+    ``backend.demo.data.create_demo_namespace``: its root, the build's ``DemoSummary`` and
     the progress messages it said. The root is shared by every test of the process: read it,
     never write it (:func:`demo_copy` makes a private copy)."""
     global _DEMO_TEMPLATE
     if _DEMO_TEMPLATE is None:
         import tempfile
 
-        from backend.launcher.demo import create_demo_namespace
+        from backend.demo.data import create_demo_namespace
 
         template = Path(tempfile.mkdtemp(prefix="lance-console-demo-")) / "demo"
         said: list[str] = []

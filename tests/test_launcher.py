@@ -31,7 +31,9 @@ from lance_namespace import (
 )
 
 import backend
-from backend.launcher import cli, launch
+from backend.config import launch
+from backend.launcher import cli
+from backend.launcher import options as launcher_options
 from backend.redaction import REDACTED
 from tests.support import ipc_stream_bytes
 
@@ -248,7 +250,7 @@ def test_storage_options_keep_secrets_out_of_argv_and_output() -> None:
         f"aws_secret_access_key={SECRET}",
     ]
     env = {"MY_REGION": "us-east-1", "MY_KEY_ID": "AKIA-id"}
-    storage = cli.parse_storage(items, env)
+    storage = launcher_options.parse_storage(items, env)
     assert storage.public == {
         "endpoint": "http://127.0.0.1:9000",
         "region": "us-east-1",
@@ -283,7 +285,7 @@ def test_storage_options_keep_secrets_out_of_argv_and_output() -> None:
 )
 def test_bad_storage_options_are_refused(item: str, problem: str, capsys) -> None:
     with pytest.raises(ValueError, match=problem):
-        cli.parse_storage([item], {})
+        launcher_options.parse_storage([item], {})
     assert cli.main(["/tmp", "--storage", item]) == 2
     assert problem in capsys.readouterr().err
 
@@ -320,7 +322,7 @@ def test_s3_options_the_page_refuses_are_refused_at_launch(
     for name in set(os.environ) - set(clean):
         monkeypatch.delenv(name)
     # what the page says when it connects with these options (resolved as the console does)
-    values = cli.parse_storage(items, user_env).values
+    values = launcher_options.parse_storage(items, user_env).values
     with pytest.raises(InvalidInputError) as refused:
         backend.connect("s3://bucket/root", storage_options=values)
     expected = str(refused.value)
@@ -360,12 +362,12 @@ def test_storage_options_are_refused_for_a_rest_target(capsys) -> None:
 def test_launcher_errors_never_show_a_storage_secret() -> None:
     from backend.redaction import redact_text
 
-    cli.parse_storage([f"aws_secret_access_key={SECRET}"], {})
+    launcher_options.parse_storage([f"aws_secret_access_key={SECRET}"], {})
     assert SECRET not in redact_text(f"could not open the bucket with {SECRET}")
 
 
 def test_default_connection_gets_the_launch_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend.launcher import saved_connections as conns
+    from backend.config import saved_connections as conns
 
     monkeypatch.setenv(launch.TARGET_ENV, "http://127.0.0.1:9/api")
     monkeypatch.setenv(launch.API_KEY_ENV, SECRET)
@@ -814,7 +816,7 @@ def test_readme_s3_example_works_against_an_s3_compatible_server(
 ) -> None:
     """The documented options (endpoint, region, allow_http, keys from the environment) as
     the launcher hands them to the console's default connection, against moto's S3."""
-    from backend.launcher import saved_connections as conns
+    from backend.config import saved_connections as conns
 
     target, items, exports = readme_s3_example()
     assert {i.split("=", 1)[0] for i in items} == {
@@ -832,7 +834,7 @@ def test_readme_s3_example_works_against_an_s3_compatible_server(
         "S3_KEY_ID": s3_server.ACCESS_KEY,
         "S3_SECRET": s3_server.SECRET_KEY,
     }
-    storage = cli.parse_storage(items, env)
+    storage = launcher_options.parse_storage(items, env)
     assert not storage.warnings and s3_server.SECRET_KEY not in storage.shown()
     argv, child = cli.build_command(target, 8600, no_browser=True, storage=storage)
     assert not any(s3_server.SECRET_KEY in a for a in argv)

@@ -130,8 +130,9 @@ def parse_arrow_type(value: Any) -> ArrowTypeInfo:
     ``TypeError`` for anything else."""
     if isinstance(value, ArrowTypeInfo):
         return value
-    if isinstance(value, ColumnInfo):
-        return value.type_info
+    carried = getattr(value, "type_info", None)  # a column (``backend.rules.columns``)
+    if isinstance(carried, ArrowTypeInfo):
+        return carried
     if type(value).__module__.startswith("pyarrow"):
         return _from_pyarrow(value)
     if hasattr(value, "model_dump"):
@@ -211,83 +212,10 @@ def vector_dimension(value: Any) -> int | None:
     return t.length if t.base == "fixed_size_list" else None
 
 
-@dataclass(frozen=True)
-class ColumnInfo:
-    """One column of a table."""
-
-    name: str
-    arrow_type_str: str
-    kind: str
-    nullable: bool = True
-    dim: int | None = None
-    type_info: ArrowTypeInfo = field(default_factory=lambda: ArrowTypeInfo("null"), repr=False)
-
-    @property
-    def fitting_types(self) -> list[str]:
-        from backend.rules.index_rules import fitting_index_types
-
-        return fitting_index_types(self.type_info)
-
-    @classmethod
-    def of(cls, name: str, arrow_type: Any, nullable: bool = True) -> ColumnInfo:
-        try:
-            info = parse_arrow_type(arrow_type)
-        except TypeError:
-            info = ArrowTypeInfo("other")
-        return cls(
-            name=name,
-            arrow_type_str=str(info),
-            kind=column_kind(info),
-            nullable=nullable,
-            dim=vector_dimension(info),
-            type_info=info,
-        )
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def columns_from_schema(schema: Any) -> list[ColumnInfo]:
-    """``ColumnInfo`` of every top-level field of a JsonArrowSchema (model or dict) or a
-    ``pyarrow.Schema``."""
-    if schema is None:
-        return []
-    if type(schema).__module__.startswith("pyarrow"):
-        return [ColumnInfo.of(f.name, f.type, f.nullable) for f in schema]
-    return [
-        ColumnInfo.of(str(_get(f, "name")), _get(f, "type"), bool(_get(f, "nullable", True)))
-        for f in _get(schema, "fields") or []
-    ]
-
-
-def find_column(schema: Any, column: str) -> ColumnInfo | None:
-    """A top-level column of a ``pyarrow.Schema``, else a dot-separated path through structs."""
-    import pyarrow as pa
-
-    if column in schema.names:
-        f = schema.field(column)
-        return ColumnInfo.of(column, f.type, f.nullable)
-    fields: list[pa.Field] = list(schema)
-    found = None
-    for part in column.split("."):
-        part = part.strip("`")
-        found = next((f for f in fields if f.name == part), None)
-        if found is None:
-            return None
-        fields = list(found.type) if pa.types.is_struct(found.type) else []
-    return ColumnInfo.of(column, found.type, found.nullable) if found is not None else None
-
-
 __all__ = [
     "ArrowTypeInfo",
-    "ColumnInfo",
     "arrow_type_str",
     "column_kind",
-    "columns_from_schema",
-    "find_column",
     "parse_arrow_type",
     "vector_dimension",
 ]

@@ -1,2 +1,8 @@
-"""The console's own configuration checks: pure functions over what a configuration file
-holds (no I/O, no streamlit), shared by the launcher and the pages."""
+"""The console's configuration, shared by the launcher and the pages (no streamlit):
+
+* :mod:`.launch` - what the launcher hands the console process (target, read-only, storage,
+  API key variable, allowlist, Ray address: the launch policy) and the sign-in settings;
+* :mod:`.saved_connections` - saved connections (TOML without secrets) and their secrets;
+* :mod:`.targets` - which targets a console may open (the allowlist, ad-hoc targets' role);
+* :mod:`.auth_settings` - the check of secrets.toml's ``[auth]``.
+"""

@@ -42,7 +42,11 @@ from backend import gate
 from backend.rules import batch_rules, ids
 
 from ..errors import make
-from ..paging import list_all
+from ..local import LocalNamespace, batch
+from ..local.batch import context
+from ..local.batch.isolation import in_flight
+from ..services import batch_builder, table_watch
+from ..spec.paging import list_all
 
 FAIL, KILL = "fail", "kill"
 MODES = (FAIL, KILL)
@@ -201,8 +205,6 @@ def _run_child(job: dict[str, Any], *, timeout: float, env: dict[str, str] | Non
 
 
 def _local(ns: Any) -> Any:
-    from ..local import LocalNamespace
-
     inner = ns.inner if isinstance(ns, gate.GatedNamespace) else ns
     if not isinstance(inner, LocalNamespace) or inner.root.startswith("memory:"):
         raise make(
@@ -230,8 +232,6 @@ class TableState:
 
 
 def table_state(ns: Any, table_id: Sequence[str]) -> TableState:
-    from ..services import table_watch
-
     tid = list(table_id)
     reading = table_watch.poll(ns, [tid]).readings[0]
     if reading.error is not None:
@@ -286,9 +286,6 @@ def commit_with_fault(
     """Commit the batch in a separate process with ``fault`` switched on, recover, and say what
     happened (see the module docstring). A demo tool: an admin's write (``demo_fault_commit``),
     audited."""
-    from ..local import batch
-    from ..services import batch_builder
-
     request = (
         operations
         if isinstance(operations, BatchCommitTablesRequest)
@@ -361,9 +358,6 @@ def _recover(local: Any, batch: Any, txn: str | None, *, wait: float = 30.0) -> 
 
 
 def _pending(local: Any, txn: str | None) -> bool:
-    from ..local.batch import context
-    from ..local.batch.isolation import in_flight
-
     view = in_flight(context(local, catalog_only=True))
     return bool(view.transactions) if txn is None else txn in view.transactions
 

@@ -4,7 +4,7 @@ and a concurrent writer refused, with a reader watching every commit. The Transa
 runs the watched commits (:func:`commit_watched`, :func:`fault_watched`,
 :func:`conflict_watched`) on the batch a user built.
 
-* :func:`pick_tables` - three tables of the demo namespace (``backend.launcher.demo``) with
+* :func:`pick_tables` - three tables of the demo namespace (``backend.demo.data``) with
   rows, smallest first, so a presenter types no id;
 * :func:`plan_changes` / :func:`stage_round` - one real change per table, chosen from the
   tables' own data (an append of copies of the first rows, an update and a delete by a filter
@@ -39,11 +39,12 @@ from backend.rules import batch_rules, ids
 from backend.services.search.query import iter_rows, read_rows
 
 from ..errors import make
-from ..launcher import demo
 from ..local.staging import APPEND, DELETE, UPDATE, StagedChange
 from ..services import batch_builder as bb
+from ..services import rows as rsv
 from ..services import staged_changes, table_watch
 from ..services.table_watch import Watcher
+from . import data as demo
 from . import txn_faults as tf
 
 # The demo tables the guide changes, in the order it prefers them (the smallest first; the
@@ -162,8 +163,6 @@ def _append_rows(ns: Any, tid: list[str], schema: pa.Schema) -> pa.Table:
 def plan_change(ns: Any, table_id: Sequence[str], kind: str) -> PlannedChange:
     """The change of ``kind`` the guide stages on ``table_id``, from the table's data as it
     is now (a delete picks a value the table still holds, so each round deletes other rows)."""
-    from ..services import rows as rsv
-
     tid = [str(p) for p in table_id]
     schema = rsv.table_schema(ns, tid)
     if kind == APPEND:
@@ -265,8 +264,6 @@ def audit(
     """Each staged change audited: its row-level changes (``staged_row_changes``), its schema
     against the table's, and its checks (``checks`` by staged change id; by default
     :func:`default_checks`)."""
-    from ..services import rows as rsv
-
     out = []
     for s in staged:
         changes = staged_changes.staged_row_changes(ns, s)

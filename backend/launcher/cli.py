@@ -13,13 +13,13 @@ environment lance reads) certainly cannot open it (an ``http://`` endpoint witho
 message the console's page gives (``backend.local.target.check_object_store``).
 
 The console listens on ``127.0.0.1`` unless ``--host`` says otherwise; exposed on another
-address without sign-in configured (:func:`backend.launcher.launch.sign_in_configured`) it starts
+address without sign-in configured (:func:`backend.config.launch.sign_in_configured`) it starts
 read-only, unless ``--allow-anonymous-writes``. ``--read-only`` (or
 ``LANCE_CONSOLE_READ_ONLY``) makes it read-only for the life of the server.
 
 The console itself is ``python -m streamlit run app/main.py``; everything it needs (target,
 storage options, read-only, secrets) reaches it through its environment
-(:mod:`backend.launcher.launch`), never its command line. Its Streamlit settings (the project's
+(:mod:`backend.config.launch`), never its command line. Its Streamlit settings (the project's
 ``.streamlit/config.toml`` and the ones that always hold) are its command-line flags, so they
 hold whatever the working directory (:mod:`backend.launcher.streamlit_settings`). Its exit code
 is ours, and Ctrl-C stops it cleanly.
@@ -39,20 +39,26 @@ import time
 import urllib.request
 import webbrowser
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backend.launcher import launch
-from backend.launcher.launch import READ_ONLY_ENV, TARGET_ENV
+from backend.config import launch
+from backend.config.launch import READ_ONLY_ENV, TARGET_ENV
+from backend.launcher import maintain
+from backend.launcher.options import (
+    StorageOptions,
+    add_access_options,
+    display_target,
+    parse_storage,
+    storage_problem,
+)
 from backend.launcher.streamlit_settings import ANY_ADDRESS, as_flags, streamlit_settings
-from backend.redaction import is_secret_name, mask_value, redact_url, register_secret
 from backend.rules import ids
 
 DEFAULT_PORT = 8501
 DEFAULT_HOST = launch.LOOPBACK
 DEFAULT_DEMO_DIR = Path(".lance-console") / "demo"
-ENV_PREFIX = "env:"  # --storage KEY=env:NAME reads the value from the variable NAME
 # Variables of the console process that only the launcher sets (never inherited as they are).
 _LAUNCH_VARS = (
     launch.READ_ONLY_ENV,
@@ -111,24 +117,6 @@ sign-in:
   [auth] section that is incomplete (a key missing, a short cookie_secret, a redirect_uri
   that is not http(s)) or a roles file with unknown roles stops it with exit code 2.
 """
-
-
-def add_access_options(parser: argparse.ArgumentParser) -> None:
-    """The options that reach a target's data: storage options and the REST API key's
-    variable (the console's launch and ``lance-console maintain``)."""
-    parser.add_argument(
-        "--storage",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a storage option (repeatable); KEY=env:NAME reads the value from $NAME",
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="NAME",
-        help=f"environment variable with the REST API key (default {launch.API_KEY_ENV})",
-    )
 
 
 def repo_dir() -> Path:
@@ -213,7 +201,7 @@ def _ray_address(text: str) -> str:
 
 
 def _allow_pattern(text: str) -> str:
-    from backend.rules.targets import pattern_problem
+    from backend.config.targets import pattern_problem
 
     problem = pattern_problem(text)
     if problem:
@@ -250,7 +238,7 @@ def resolve_target(
         if is_rest_target(target) or "://" in target:
             return target
         return str(Path(target).expanduser().resolve())
-    from backend.launcher.demo import create_demo_namespace, is_foreign_directory
+    from backend.demo.data import create_demo_namespace, is_foreign_directory
 
     directory = Path(demo_dir).expanduser() if demo_dir else DEFAULT_DEMO_DIR
     directory = directory.resolve()
@@ -278,86 +266,6 @@ def resolve_target(
             "else is touched)."
         )
     return str(directory)
-
-
-# -- storage options and secrets ---------------------------------------------------------------
-@dataclass
-class StorageOptions:
-    """``--storage`` parsed: what the console process gets, and what may be printed."""
-
-    public: dict[str, str] = field(default_factory=dict)  # non-secret options
-    secret_env: dict[str, str] = field(default_factory=dict)  # secret option -> variable name
-    child_env: dict[str, str] = field(default_factory=dict)  # variables the launcher sets
-    warnings: list[str] = field(default_factory=list)
-    # every option with its value, secrets included: for the checks, never printed
-    values: dict[str, str] = field(default_factory=dict, repr=False)
-
-    def shown(self) -> str:
-        """``key=value, ...`` with every secret masked (for the launcher's output)."""
-        items = {**self.public, **{k: mask_value("x") for k in self.secret_env}}
-        return ", ".join(f"{k}={v}" for k, v in sorted(items.items()))
-
-
-def parse_storage(items: Sequence[str], env: Mapping[str, str] | None = None) -> StorageOptions:
-    """``KEY=VALUE`` / ``KEY=env:NAME`` items; ``ValueError`` (readable, no value shown) on a
-    malformed item or an unset variable. Secret options (``redaction.is_secret_name``) go to
-    the console through environment variables only."""
-    from backend.rules.connect_options import storage_option_problems
-
-    env = os.environ if env is None else env
-    out = StorageOptions()
-    values: dict[str, str] = {}  # every option with its value, for the one check below
-    for n, item in enumerate(items):
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"--storage takes KEY=VALUE, not {key or item[:20]!r}")
-        secret = is_secret_name(key)
-        if value.startswith(ENV_PREFIX):
-            var = value[len(ENV_PREFIX) :]
-            if not env.get(var):
-                raise ValueError(f"--storage {key}: the environment variable {var} is not set")
-            values[key] = env[var]
-            if secret:
-                out.secret_env[key] = var
-            else:
-                out.public[key] = env[var]
-            continue
-        values[key] = value
-        if secret:
-            var = launch.STORAGE_SECRET_VAR.format(n)
-            out.secret_env[key] = var
-            out.child_env[var] = value
-            out.warnings.append(
-                f"--storage {key}: a secret typed on the command line is visible to other "
-                f"users of this machine (ps); use {key}=env:NAME instead"
-            )
-        else:
-            out.public[key] = value
-    problems = storage_option_problems(values)
-    if problems:
-        raise ValueError("; ".join(problems))
-    for key in out.secret_env:  # no text this process prints shows them (redact_text)
-        register_secret(values[key])
-    out.values = values
-    return out
-
-
-def storage_problem(target: str | None, storage: StorageOptions) -> str | None:
-    """Why the console could not open the object-store ``target`` with these options (and the
-    environment lance reads), in the words the console's page would use
-    (``backend.local.target.check_object_store``); ``None``: nothing known against it."""
-    if not target:
-        return None
-    from lance_namespace.errors import LanceNamespaceError
-
-    from backend.local.target import check_object_store
-
-    try:
-        check_object_store(target, storage.values)
-    except LanceNamespaceError as exc:
-        return str(exc)
-    return None
 
 
 # -- the launch policy --------------------------------------------------------------------------
@@ -469,11 +377,6 @@ def build_command(
     return argv, env
 
 
-def display_target(target: str) -> str:
-    """The target as the launcher prints it (any password or secret parameter masked)."""
-    return redact_url(target) if "://" in target else target
-
-
 def browser_url(host: str, port: int) -> str:
     """Where this machine reaches the console (an any-address bind: via localhost)."""
     name = "localhost" if host in ANY_ADDRESS else host
@@ -507,8 +410,6 @@ def access_settings() -> tuple[launch.AuthSettings, str | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["maintain"]:  # ``lance-console maintain TARGET``: a folder named so: ./maintain
-        from backend.launcher import maintain
-
         return maintain.main(argv[1:])
     args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:

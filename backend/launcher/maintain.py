@@ -35,7 +35,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from backend.launcher import cli, launch
+from backend.config import launch
+from backend.launcher import options
+from backend.launcher.options import display_target, parse_storage, storage_problem
 
 PROG = "lance-console maintain"
 OK, FAILED, BAD_INPUT = 0, 1, 2
@@ -86,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="record each namespace's run as a job (kind plan) that the consoles' Jobs and "
         "Maintenance pages list; ignored with --dry-run",
     )
-    cli.add_access_options(parser)
+    options.add_access_options(parser)
     return parser
 
 
@@ -96,7 +98,6 @@ def _connect(args: argparse.Namespace, err: TextIO) -> Any:
     import backend
     from backend import audit
     from backend.gate import Actor, gate
-    from backend.launcher.cli import display_target, parse_storage, storage_problem
 
     try:
         storage = parse_storage(args.storage)
@@ -263,8 +264,6 @@ def main(
     ns = _connect(args, err)
     if ns is None:
         return BAD_INPUT
-    from backend.launcher.cli import display_target
-
     mode = "dry run, nothing is changed" if args.dry_run else "maintaining"
     print(f"{PROG}: {display_target(args.target)} ({mode})", file=out, flush=True)
     try:

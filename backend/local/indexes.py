@@ -42,12 +42,13 @@ import lance
 from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
 from lance_namespace.errors import ErrorCode
 
-from backend.arrow.types import ColumnInfo
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo
 from backend.rules.index_rules import CHOSEN_PREFIX
 
 from ..errors import OperationStopped, invalid, make
 from ..locations import to_local_path
+from .batch.objects import Store
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -470,8 +471,6 @@ def remove_partial_build(
         return True
     if uri.startswith("memory://"):
         return False
-    from .batch.objects import Store
-
     store = Store(uri, dict(storage_options or {}))
     keys = store.list(f"_indices/{segment}/")
     for key in keys:

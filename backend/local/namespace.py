@@ -91,7 +91,7 @@ from backend.rules.column_errors import explains_columns
 from backend.rules.filter_errors import explains_filters, request_table
 from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from backend.rules.location_rules import declare_location_rule, declared_location
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
@@ -104,7 +104,7 @@ from ..locations import (
     relative_location,
     to_local_path,
 )
-from ..paging import list_all
+from ..spec.paging import list_all
 from . import (
     batch,
     branch_indexes,
@@ -118,6 +118,7 @@ from . import (
 )
 from .batch import catalog_ops, isolation, objects
 from .batch.catalog import read_catalog, read_staged_manifest
+from .batch.validate import preflight_batch
 from .open_tables import OpenTable, OpenTables
 from .target import check_object_store, memory_session, normalise_target, open_failure
 
@@ -1238,8 +1239,6 @@ class LocalNamespace(LanceNamespace):
         """The problems ``batch_commit_tables`` would refuse the batch for, judged now without
         writing (``backend.local.batch.validate.preflight_batch``); the same API as the REST
         client's. ``raise_first``: raise the first error instead of returning it."""
-        from .batch.validate import preflight_batch
-
         req = _coerce(BatchCommitTablesRequest, request)
         problems = preflight_batch(batch.context(self, catalog_only=True), req)
         first = next((p for p in problems if p.severity == "error"), None)

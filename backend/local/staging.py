@@ -62,6 +62,7 @@ from backend.rules import ids
 
 from ..errors import invalid, make
 from ..locations import CONSOLE_DIR, STAGING_DIR, to_local_path
+from ..text import plural
 from . import txn_store
 from .batch import context, manifest_name
 from .batch.context import Ctx
@@ -415,8 +416,6 @@ def stage(ns: Any, table_id: Sequence[str], change: Change) -> StagedChange:
 
 
 def _summary(change: Change, before: int, after: int) -> str:
-    from ..text import plural
-
     if change.kind == APPEND:
         return f"append {plural(after - before, 'row')}"
     if change.kind == OVERWRITE:

@@ -9,11 +9,10 @@
 
 from .client import RestNamespaceClient
 from .retry import RetryPolicy, parse_retry_after
-from .routes import READ_ONLY_OPS, ROUTES, Route
+from .routes import ROUTES, Route
 from .wirelog import WireEntry, WireLog, to_curl
 
 __all__ = [
-    "READ_ONLY_OPS",
     "ROUTES",
     "RestNamespaceClient",
     "RetryPolicy",

@@ -17,8 +17,8 @@ What reads the server's state:
   CreateNamespace, the table of a staged manifest (DescribeTable), the latest version and the
   tags before a delete (never covered unless ``allow_latest=True`` / ``delete_tags=True``);
 * on purpose, :meth:`RestNamespaceClient.preflight` (``backend.preflight``), in bulk: a batch
-  (``backend.services.catalog_views.ListingView``), or one single write
-  (``backend.services.write_preflight``: the parent namespace, a table of the same name, the
+  (``backend.spec.catalog_views.ListingView``), or one single write
+  (``backend.write_preflight``: the parent namespace, a table of the same name, the
   catalog's tables at a location to register); ``batch_commit_tables`` itself sends the batch
   alone.
 
@@ -49,7 +49,7 @@ Where it connects: never to a link-local or cloud-metadata address
 (``connect_options.address_problem``): the host is resolved and every address it resolves to
 is judged, when the client is made and again before each request to a host name (a name that
 comes to point at a metadata address later is refused too), unless a pattern of the
-``allow_targets`` option (the console's allowlist, ``backend.rules.targets``) names that host
+``allow_targets`` option (the console's allowlist, ``backend.config.targets``) names that host
 explicitly. With a ``transport`` of its own (tests) nothing is resolved; the host as written is
 still judged.
 """
@@ -82,7 +82,9 @@ from lance_namespace.errors import (
 )
 from pydantic import BaseModel
 
+from backend import write_preflight
 from backend.arrow.ipc import to_ipc_stream
+from backend.config import targets
 from backend.rules import (
     batch_rules,
     column_errors,
@@ -91,10 +93,9 @@ from backend.rules import (
     ids,
     index_rules,
     request_rules,
-    targets,
     version_ranges,
 )
-from backend.services import catalog_views, write_preflight
+from backend.spec import catalog_views
 
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import (
@@ -105,15 +106,15 @@ from ..errors import (
     namespace_boundary,
 )
 from ..locations import remote_location_problem, remote_manifest_problem
-from ..paging import iter_all, list_all
 from ..redaction import install_log_filter, redact_url
+from ..spec.operations import HAS_CONTEXT
+from ..spec.paging import iter_all, list_all
 from . import error_map
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
 from .routes import (
     ARROW,
     ARROW_FILE,
     ARROW_STREAM,
-    HAS_CONTEXT,
     JSON_TYPE,
     METADATA,
     NONE,
@@ -693,7 +694,7 @@ class RestNamespaceClient(LanceNamespace):
         delete (with ``delete_tags``, the covered tags are deleted here, before the versions).
         DeclareTable, CreateTable, RegisterTable and RenameTable send the write alone: the
         server judges them; what the namespace's state says of them is the explicit
-        preflight's (``backend.preflight``, ``backend.services.write_preflight``)."""
+        preflight's (``backend.preflight``, ``backend.write_preflight``)."""
 
         def namespace_exists(parts: list[str]) -> bool:
             return self.exists("namespace_exists", parts)
@@ -719,12 +720,12 @@ class RestNamespaceClient(LanceNamespace):
     @guarded("preflight")
     def preflight(self, request: Any, *, raise_first: bool = False) -> list[batch_rules.Problem]:
         """Every problem of a batch, or of one single write (a request model of
-        ``backend.services.write_preflight.SINGLE_WRITES``: judged there, in bulk), against the
+        ``backend.write_preflight.SINGLE_WRITES``: judged there, in bulk), against the
         server as it is now, read in bulk; nothing is written. :meth:`batch_commit_tables` checks only what needs no server (shape, ids,
         names, caps, ranges) and sends the batch: run this first, on purpose (the console's
         builder runs it once for Validate and once for Commit).
 
-        Reads (``backend.services.catalog_views.ListingView``): ListTables with declared tables and
+        Reads (``backend.spec.catalog_views.ListingView``): ListTables with declared tables and
         ListNamespaces of each namespace holding a table of the batch, every page;
         ListTableVersions of an existing table whose versions an operation needs;
         DescribeTable of an existing table given a version (the staged manifest lies in its

@@ -23,7 +23,7 @@ Operations are numbered from 1 in every message.
 
 :func:`static_problems` is the part that needs no view (shape, ids, names, properties, version
 and manifest fields, range syntax): the REST client checks it before sending any batch. The
-views that read a namespace for these rules are services (``backend.services.catalog_views``):
+views that read a namespace for these rules are services (``backend.spec.catalog_views``):
 nothing here reads.
 """
 

@@ -21,6 +21,8 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
+from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make, readable_line
+
 # Columns every lance table has besides its own; the scan adds the result columns.
 _INTERNAL_PREFIX = "_row"
 _RESULT_COLUMNS = frozenset({"_distance", "_score", "_relevance_score"})
@@ -254,8 +256,6 @@ def explain_filter_error(
 def echo(text: str) -> str:
     """A filter (or part of one) as a message repeats it: one line, long lists of values
     shortened, at most 120 characters (``backend.errors.readable_line``)."""
-    from backend.errors import readable_line
-
     return readable_line(text, _ECHO_CHARS)
 
 
@@ -311,8 +311,6 @@ def read_schema(schema: Any) -> Any:
 def in_user_terms(err: BaseException, message: str, raw: str) -> LanceNamespaceError:
     """The ``InvalidInputError`` replacing ``err``: ``message`` in the user's terms, ``err``'s
     HTTP details, the engine's ``raw`` text kept in ``engine_message`` (behind the expander)."""
-    from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make
-
     new = make(ErrorCode.INVALID_INPUT, message)
     attach_error_details(
         new,

@@ -26,41 +26,25 @@ from typing import Any
 from lance_namespace import CreateTableIndexRequest
 
 from backend.arrow.types import (
-    STRING_TYPES,
     ArrowTypeInfo,
-    ColumnInfo,
     arrow_type_str,
     column_kind,
-    columns_from_schema,
-    find_column,
-    parse_arrow_type,
     vector_dimension,
 )
 from backend.rules import ids
+from backend.rules.columns import ColumnInfo, columns_from_schema, find_column
+from backend.rules.index_types import (
+    ALL_INDEX_TYPES,
+    FTS,
+    SCALAR_INDEX_TYPES,
+    VECTOR_INDEX_TYPES,
+    fitting_index_types,
+)
 
 # --------------------------------------------------------------------------------------------
 # Index types
 # --------------------------------------------------------------------------------------------
 
-VECTOR_INDEX_TYPES: tuple[str, ...] = (
-    "IVF_FLAT",
-    "IVF_SQ",
-    "IVF_PQ",
-    "IVF_RQ",
-    "IVF_HNSW_FLAT",
-    "IVF_HNSW_SQ",
-    "IVF_HNSW_PQ",
-)
-FTS = "FTS"
-SCALAR_INDEX_TYPES: tuple[str, ...] = (
-    "BTREE",
-    "BITMAP",
-    "LABEL_LIST",
-    "NGRAM",
-    "ZONEMAP",
-    "BLOOMFILTER",
-)
-ALL_INDEX_TYPES: tuple[str, ...] = (*VECTOR_INDEX_TYPES, FTS, *SCALAR_INDEX_TYPES)
 PQ_TYPES = frozenset({"IVF_PQ", "IVF_HNSW_PQ"})
 SQ_TYPES = frozenset({"IVF_SQ", "IVF_HNSW_SQ"})
 RQ_TYPES = frozenset({"IVF_RQ"})
@@ -151,33 +135,6 @@ def normalize_distance(value: str | None) -> str | None:
     v = str(value).strip().lower()
     v = _DISTANCE_ALIASES.get(v, v)
     return v if v in DISTANCE_TYPES else None
-
-
-_FITTING: dict[str, tuple[str, ...]] = {
-    "binary_vector": ("IVF_FLAT", "IVF_HNSW_FLAT"),
-    "multivector": ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ"),
-    "string": (FTS, "BTREE", "BITMAP", "NGRAM", "ZONEMAP", "BLOOMFILTER"),
-    "integer": ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"),
-    "float": ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"),
-    "temporal": ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"),
-    "binary": ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"),
-    "decimal": ("BTREE", "BITMAP", "ZONEMAP"),
-    "fixed_binary": ("BTREE", "BITMAP", "ZONEMAP"),
-    "boolean": ("BITMAP", "BTREE", "ZONEMAP"),
-    "dictionary": ("ZONEMAP",),
-}
-
-
-def fitting_index_types(arrow_type: Any) -> list[str]:
-    """Index types that fit a column of this Arrow type, most useful first (module docstring)."""
-    t = parse_arrow_type(arrow_type)
-    kind = column_kind(t)
-    if kind == "vector":
-        return [x for x in VECTOR_INDEX_TYPES if x != "IVF_RQ" or (t.length or 1) % 8 == 0]
-    if kind == "list":
-        strings = t.child is not None and t.child.base in STRING_TYPES
-        return ["LABEL_LIST", FTS] if strings else ["LABEL_LIST"]
-    return list(_FITTING.get(kind, ()))
 
 
 def distance_types_for(arrow_type: Any) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from backend.errors import invalid
 from backend.rules import index_rules
 
 MAX_K = 10_000
@@ -277,8 +278,6 @@ def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> st
     would pick). Otherwise an ``InvalidInputError`` naming the table's vector columns (never
     the engine's own error, which carries its source paths). The one rule of the local
     backend's queries and the notebook conveniences (``backend.services.frames``)."""
-    from backend.errors import invalid
-
     if requested is not None and kinds.get(requested) in VECTOR_KINDS:
         return requested
     vectors = [n for n, kind in kinds.items() if kind in VECTOR_KINDS]

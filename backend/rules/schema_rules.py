@@ -27,9 +27,9 @@ from ..arrow.types import (
     FLOAT_TYPES,
     INT_TYPES,
     ArrowTypeInfo,
-    ColumnInfo,
     parse_arrow_type,
 )
+from .columns import ColumnInfo
 from .filter_rules import filter_problem
 from .ids import label_problem
 

@@ -13,7 +13,7 @@ version is refused, naming the tags (a tag must never point at a deleted version
 way past it is to delete those tags first (``delete_tags=True`` of
 ``backend.services.versions.delete_versions`` and of both backends'
 ``batch_delete_table_versions``): :func:`tags_to_delete` is that decision, made once for
-every path (``backend.services.catalog_views.clear_covered_tags`` reads the tags and deletes
+every path (``backend.spec.catalog_views.clear_covered_tags`` reads the tags and deletes
 what it names).
 """
 

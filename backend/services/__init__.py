@@ -10,3 +10,9 @@ answers for screens. No streamlit here.
 * :mod:`.staged_changes` - staged changes (write, audit, publish) and their audit reads;
 * :mod:`.table_watch` - a reader polling tables as consistent snapshots (the reader panel).
 """
+
+# The job kinds defined beside their work (an index build, a namespace's maintenance plan)
+# register themselves with ``jobs`` when imported: imported here, with the package, so that
+# every process that uses jobs knows every kind.
+from . import build_jobs  # noqa: E402, F401
+from .maintenance import plan_jobs  # noqa: E402, F401

@@ -54,13 +54,14 @@ from backend.rules.batch_rules import (
     has_errors,
 )
 
-from .. import commit_batch as backend_commit_batch
-from .. import preflight as backend_preflight
 from ..errors import make
 from ..local import staging
+from ..local.batch import manifest_name
 from ..local.staging import StagedChange
 from ..locations import STAGING_DIR, to_local_path
 from ..text import plural
+from ..write_preflight import commit_batch as backend_commit_batch
+from ..write_preflight import preflight as backend_preflight
 from . import staged_changes
 from .staged_changes import cleanup_staged, list_staged, stage_change
 
@@ -421,8 +422,6 @@ class StagedManifest:
 
 
 def _manifest_of(versions_dir: Path, version: int) -> Path:
-    from ..local.batch import manifest_name
-
     for scheme in ("V2", "V1"):
         candidate = versions_dir / manifest_name(version, scheme)
         if candidate.is_file():

@@ -275,26 +275,9 @@ def delete_branch(ns: LanceNamespace, table_id: Sequence[str], name: str) -> Non
     ns.delete_table_branch(DeleteTableBranchRequest(id=tid, name=name))
 
 
-def branch_changes(
-    ns: LanceNamespace,
-    table_id: Sequence[str],
-    branch: str,
-    key: str | Sequence[str] | None = None,
-    **options: Any,
-) -> Any:
-    """The rows ``branch`` inserted, updated and deleted since it was made: its parent (the
-    branch it was made from, at the version it was made from) compared with its latest
-    version (a ``backend.services.row_changes.RowChanges``; ``max_rows``, ``progress`` as for
-    ``row_changes.row_changes``): ``row_changes.branch_changes``."""
-    from . import row_changes as cl
-
-    return cl.branch_changes(ns, table_id, branch, key, **options)
-
-
 __all__ = [
     "BRANCH_COLUMNS",
     "MAIN",
-    "branch_changes",
     "branch_columns",
     "branch_info",
     "branch_names",

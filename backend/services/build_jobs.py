@@ -34,6 +34,9 @@ from backend.rules.index_rules import build_operation, default_index_name, reque
 from .. import capabilities
 from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped, invalid, validation_text
+from ..gate import static_problem
+from ..rules.ids import DEFAULT_DELIMITER
+from . import jobs
 from .index_overview import create_index, list_indexes
 
 BUILD_TIME_LIMIT_SECONDS = 3600.0
@@ -408,9 +411,6 @@ def check_build_params(
     """The parameters of an index build checked: known fields of CreateTableIndex, a column
     and an index type, the spec's static rules (``gate.static_problem``); else
     ``InvalidInputError`` in the user's terms."""
-    from ..gate import static_problem
-    from ..rules.ids import DEFAULT_DELIMITER
-
     allowed = set(CreateTableIndexRequest.model_fields) - _NOT_PARAMS
     unknown = sorted(set(params) - allowed)
     if unknown:
@@ -528,7 +528,6 @@ def mark_dropped(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -
     """The index ``index_name`` of the table (on ``ns``'s branch, a branch view's) was
     dropped: the jobs that built it there say so from now on (their record's ``dropped_at``;
     :attr:`BuildJob.outcome`). Returns how many job records were marked."""
-    from . import jobs
 
     on = branch_of(ns)
     marked = 0
@@ -541,6 +540,30 @@ def mark_dropped(ns: LanceNamespace, table_id: Sequence[str], index_name: str) -
             jobs.annotate(ns, job.id, dropped_at=time.time())
             marked += 1
     return marked
+
+
+def _create_index(ns: Any, table_id: Any, params: dict[str, Any], ctx: Any) -> Any:
+    return run_build_job(ns, table_id, params, ctx)
+
+
+def _check_create_index(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    return check_build_params(ns, table_id, params)
+
+
+def _index_operation(params: Mapping[str, Any]) -> str:
+    return build_operation(str(params.get("index_type") or ""))
+
+
+def _index_key(params: Mapping[str, Any]) -> str | None:
+    return str(params.get("name") or default_index_name(str(params.get("column") or "")))
+
+
+# An index build as a job kind (``backend.services.jobs``; imported with the services package).
+jobs.register_kind(
+    "create_index", _create_index, operation=_index_operation, label="index build",
+    validate=_check_create_index, key=_index_key,
+    cancellable=lambda ns: capabilities(ns).progress_events,
+)  # fmt: skip
 
 
 __all__ = [

@@ -52,6 +52,8 @@ from backend.rules import ids
 from backend.text import plural
 
 from ..errors import guarded
+from . import branches as brs
+from . import versions as vsv
 
 Progress = Callable[[int, int], None]
 
@@ -206,8 +208,6 @@ def _branch_of(
 ) -> tuple[str | None, dict[str, Any] | None]:
     """``(branch, its row of branches.list_branches)``; ``(None, None)`` for main. A branch
     the table does not have: ``TableBranchNotFoundError``."""
-    from . import branches as brs
-
     if not branch or branch == brs.MAIN:
         return None, None
     info = brs.branch_info(ns, table_id, branch)
@@ -368,8 +368,6 @@ def change_log(
     match (default: the gated namespace's audit log, if any). ``attrs``: ``note``, what the
     backend cannot tell (REST), else ``None``; ``branch``, ``parent_branch`` and
     ``parent_version`` (where a branch was made from; ``None`` on main)."""
-    from . import versions as vsv
-
     tid = ids.check_id(list(table_id))
     name, info = _branch_of(ns, tid, branch)
     parent, made_at = _parent(info) if info is not None else (None, None)

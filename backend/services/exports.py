@@ -19,8 +19,9 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode
 
 from backend.rules import filter_errors, filter_rules, ids, query_rules
-from backend.services import catalog_views
+from backend.rules.columns import columns_from_schema
 from backend.services.search.query import count_rows, iter_rows, query_request, run_query
+from backend.spec import catalog_views
 
 from ..branch_view import branch_name, branch_of
 from ..errors import guarded, invalid, make
@@ -99,8 +100,6 @@ class _Counter:
 def csv_unwritable(schema: Any) -> list[str]:
     """Columns of ``schema`` (pyarrow or JSON) a CSV file cannot hold: vectors, lists,
     structs, maps."""
-    from backend.arrow.types import columns_from_schema
-
     return [c.name for c in columns_from_schema(schema) if c.kind in CSV_UNWRITABLE_KINDS]
 
 

@@ -32,9 +32,10 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 from backend.arrow.ipc import to_ipc_stream
-from backend.arrow.types import columns_from_schema
 from backend.errors import guarded
 from backend.rules import ids, query_rules
+from backend.rules.columns import columns_from_schema
+from backend.services.versions import list_versions
 
 
 @guarded("create_table")
@@ -138,7 +139,6 @@ def versions(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every version, newest first: version, timestamp (UTC, to the second), tags (a list),
     manifest_size, metadata (JSON text)."""
     from backend.services import tags as tagsv
-    from backend.services.versions import list_versions
 
     frame = list_versions(ns, table_id)
     tagged = tagsv.tagged_versions(tagsv.list_tags(ns, table_id))
@@ -158,7 +158,6 @@ def tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every tag: tag, version, timestamp (of the tagged version, UTC, to the second),
     manifest_size; sorted by version, then tag."""
     from backend.services import tags as tagsv
-    from backend.services.versions import list_versions
 
     frame = tagsv.list_tags(ns, table_id)
     when = dict(

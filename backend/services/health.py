@@ -64,7 +64,7 @@ from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from .. import capabilities
 from ..errors import describe_error
-from ..paging import list_all
+from ..spec.paging import list_all
 from ..text import human_bytes, plural
 from . import index_overview as ixs
 from . import versions as vsv

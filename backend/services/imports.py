@@ -57,8 +57,8 @@ from backend import gate
 from backend.arrow.import_types import schema_differences, type_rows
 from backend.arrow.ipc import MAX_BODY_BYTES
 from backend.rules import ids, request_rules
-from backend.services import catalog_views
 from backend.services.search.query import abbreviate, query_request, run_query
+from backend.spec import catalog_views
 from backend.text import human_bytes
 
 from ..branch_view import branch_of

@@ -25,12 +25,12 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError
 
-from backend.arrow.types import ColumnInfo, columns_from_schema
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo, columns_from_schema
 
 from .. import capabilities
 from ..errors import trim_source_locations
-from ..paging import list_all
+from ..spec.paging import list_all
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

@@ -63,13 +63,16 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from .. import capabilities, redaction
+from .. import html_tables, redaction
 from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
-from ..gate import GatedNamespace, long_operations, recorded, refusals
+from ..gate import Actor, GatedNamespace, long_operations, recorded, refusals
+from ..local.compaction import OPTION_TYPES
 from ..local.job_store import JobStore, open_job_store
 from ..rules import ids
 from ..text import plural
+from . import lifecycle, tuning
+from .tuning import optimize as maintenance_calls
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELLED = (
     "queued",
@@ -239,9 +242,7 @@ class Job:
         return cls(**data)
 
     def _repr_html_(self) -> str:
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def _interruption(record: Mapping[str, Any], now: float) -> str | None:
@@ -710,8 +711,6 @@ def _actor(ns: Any) -> tuple[str, str | None]:
     gated = _gated(ns)
     if gated is not None:
         return gated.actor.user, gated.actor.role
-    from ..gate import Actor
-
     actor = Actor.os_user()
     return actor.user, actor.role
 
@@ -1045,9 +1044,11 @@ def annotate(ns: Any, job_id: str, **details: Any) -> None:
 
 
 def _local_only(ns: Any) -> str | None:
-    from .tuning.optimize import MAINTENANCE_UNSUPPORTED
-
-    return None if callable(getattr(ns, "compact_files", None)) else MAINTENANCE_UNSUPPORTED
+    return (
+        None
+        if callable(getattr(ns, "compact_files", None))
+        else maintenance_calls.MAINTENANCE_UNSUPPORTED
+    )
 
 
 def _only_keys(kind: str, params: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -1059,8 +1060,6 @@ def _only_keys(kind: str, params: Mapping[str, Any], allowed: Iterable[str]) -> 
 
 
 def _check_compact(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from ..local.compaction import OPTION_TYPES
-
     _only_keys("compact", params, OPTION_TYPES)
     out: dict[str, Any] = {}
     for name, value in params.items():
@@ -1080,7 +1079,6 @@ def _check_compact(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, 
 
 
 def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .tuning.optimize import compact_files
 
     def progress(event: Mapping[str, Any]) -> None:
         if event.get("checkpoint"):
@@ -1093,14 +1091,15 @@ def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) ->
         ctx.check()
 
     ctx.progress("planning the compaction", 0.0)
-    return compact_files(ns, list(table_id), options=params, progress=progress, resume=ctx.resume)
+    return maintenance_calls.compact_files(
+        ns, list(table_id), options=params, progress=progress, resume=ctx.resume
+    )
 
 
 def _optimize(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .tuning.optimize import optimize_indexes
 
     ctx.progress("adding the unindexed rows to the indexes", None)
-    return optimize_indexes(ns, list(table_id))
+    return maintenance_calls.optimize_indexes(ns, list(table_id))
 
 
 def _check_empty(kind: str) -> Callable[[Any, Any, dict[str, Any]], dict[str, Any]]:
@@ -1119,8 +1118,6 @@ def _cleanup_policy(params: Mapping[str, Any]) -> tuple[int | None, timedelta | 
 
 
 def _check_cleanup(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from .lifecycle import check_cleanup_policy
-
     _only_keys("cleanup", params, ("keep_last", "older_than_days"))
     on = branch_of(ns)
     if on is not None:  # as the Versions page: a cleanup by policy is main's only
@@ -1130,7 +1127,7 @@ def _check_cleanup(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, 
             "was done. Pick main to clean up",
         )
     keep_last, older_than = _cleanup_policy(params)
-    check_cleanup_policy(keep_last, older_than)
+    lifecycle.check_cleanup_policy(keep_last, older_than)
     return {k: v for k, v in params.items() if v is not None}
 
 
@@ -1147,13 +1144,12 @@ def _lance_cleanup(ns: Any, params: Mapping[str, Any]) -> bool:
 
 def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
     from . import lifecycle
-    from .tuning.optimize import cleanup_old_versions
 
     keep_last, older_than = _cleanup_policy(params)
     if _lance_cleanup(ns, params):
         days = params["older_than_days"]
         ctx.progress(f"removing the versions older than {plural(days, 'day')}", None)
-        out = cleanup_old_versions(ns, list(table_id), days)
+        out = maintenance_calls.cleanup_old_versions(ns, list(table_id), days)
         return {
             "deleted_versions": list(out.get("removed_versions") or []),
             "kept_versions": out.get("versions_after"),
@@ -1177,30 +1173,6 @@ def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) ->
     }
 
 
-def _create_index(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .build_jobs import run_build_job
-
-    return run_build_job(ns, table_id, params, ctx)
-
-
-def _check_create_index(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from .build_jobs import check_build_params
-
-    return check_build_params(ns, table_id, params)
-
-
-def _index_operation(params: Mapping[str, Any]) -> str:
-    from ..rules.index_rules import build_operation
-
-    return build_operation(str(params.get("index_type") or ""))
-
-
-def _index_key(params: Mapping[str, Any]) -> str | None:
-    from ..rules.index_rules import default_index_name
-
-    return str(params.get("name") or default_index_name(str(params.get("column") or "")))
-
-
 register_kind(
     "compact", _compact, operation="compact_files", label="compaction",
     validate=_check_compact, supported=_local_only,
@@ -1215,31 +1187,18 @@ register_kind(
 )  # fmt: skip
 
 
-def _plan(ns: Any, target: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from .maintenance.plan_jobs import run_plan_job
-
-    return run_plan_job(ns, target, params, ctx)
-
-
-def _check_plan(ns: Any, target: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from .maintenance.plan_jobs import check_plan_params
-
-    return check_plan_params(ns, target, params)
-
-
 AB_PARAMS = ("column", "configs", "sample_rows", "queries", "k")
 
 
 def _build_ab(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
     """A comparison of vector index builds on a scratch copy (``tuning.build_ab``); a cancel
     stops it at its next progress report. Its result is the comparison's rows."""
-    from .tuning import build_ab
 
     def progress(stage: str, fraction: float) -> None:
         ctx.check()
         ctx.progress(stage, fraction)
 
-    return build_ab(ns, table_id, progress=progress, **params)
+    return tuning.build_ab(ns, table_id, progress=progress, **params)
 
 
 def _check_build_ab(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -1259,15 +1218,6 @@ def _check_build_ab(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str,
 register_kind(
     "build_ab", _build_ab, operation="query_table", label="build comparison",
     validate=_check_build_ab,
-)  # fmt: skip
-register_kind(
-    "plan", _plan, operation="run_maintenance_plan", label="maintenance plan",
-    validate=_check_plan, needs_table=False,
-)  # fmt: skip
-register_kind(
-    "create_index", _create_index, operation=_index_operation, label="index build",
-    validate=_check_create_index, key=_index_key,
-    cancellable=lambda ns: capabilities(ns).progress_events,
 )  # fmt: skip
 
 _register_extras()

@@ -46,14 +46,17 @@ from lance_namespace.errors import (
     NamespaceNotEmptyError,
 )
 
+from backend import html_tables, write_preflight
 from backend.rules import ids, version_ranges
-from backend.services import catalog_views, write_preflight
 from backend.services.tags import list_tags, tagged_versions
+from backend.spec import catalog_views
 
+from .. import capabilities
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
-from ..paging import list_all
+from ..spec.paging import list_all
+from . import staged_changes
 from .versions import list_versions
 
 
@@ -81,9 +84,7 @@ class CleanupPlan:
 
     def _repr_html_(self) -> str:
         """Jupyter: the fields as a table (secrets masked)."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def check_cleanup_policy(keep_last: Any, older_than: Any) -> None:
@@ -161,8 +162,6 @@ def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersio
     status meanwhile (a new tag on a listed version: refused, nothing deleted); then the
     table's staged changes that were never published (``staged_changes.cleanup_staged``: what
     they wrote, never a file a version refers to; local backend)."""
-    from . import staged_changes
-
     fresh = tagged_versions(list_tags(ns, plan.table_id))
     newly_tagged = sorted(set(plan.delete) & set(fresh))
     if newly_tagged:
@@ -190,9 +189,7 @@ class DropPreview:
 
     def _repr_html_(self) -> str:
         """Jupyter: the fields as a table (secrets masked)."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
@@ -354,8 +351,6 @@ def remove_schema_metadata_keys(
     is gated); returns what the table holds afterwards. Over REST
     ``UnsupportedOperationError``, nothing sent; a key the table does not have
     ``InvalidInputError``, nothing changed."""
-    from .. import capabilities
-
     tid = ids.check_id(table_id)
     problem = remove_metadata_problem(capabilities(ns))
     if problem:
@@ -393,9 +388,7 @@ class Children:
 
     def _repr_html_(self) -> str:
         """Jupyter: the fields as a table (secrets masked)."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.to_html(self)
 
 
 def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:

@@ -24,10 +24,11 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError, NamespaceNotFoundError, TableNotFoundError
 
+from backend import write_preflight
 from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
-from ..paging import Listing, iter_all, list_all
+from ..spec.paging import Listing, iter_all, list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
 
@@ -232,8 +233,6 @@ def properties_not_kept(
 def declare_and_check(ns: LanceNamespace, request: DeclareTableRequest) -> Declared:
     """DeclareTable, then DescribeTable: which of the properties sent the server kept. Over
     REST the preflight's checks run first (the write alone is sent)."""
-    from backend.services import write_preflight
-
     write_preflight.refuse_before_sending(ns, request)
     response = ns.declare_table(request)
     dropped: dict[str, str] = {}

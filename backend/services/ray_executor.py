@@ -68,6 +68,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import capabilities, gate, redaction
 from backend.branch_view import branch_name, branch_of
+from backend.config import launch
 from backend.errors import (
     NamespaceConnectionError,
     NamespaceTimeoutError,
@@ -75,7 +76,6 @@ from backend.errors import (
     make,
     to_namespace_error,
 )
-from backend.launcher import launch
 from backend.rules import ids, request_rules
 from backend.rules import index_rules as rules
 from backend.services import jobs

@@ -23,10 +23,10 @@ from lance_namespace.errors import (
 )
 
 from backend.rules import ids, index_rules, version_ranges
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..errors import invalid, make
-from ..paging import list_all
+from ..spec.paging import list_all
 from ..text import plural
 
 

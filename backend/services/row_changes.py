@@ -36,6 +36,7 @@ from backend.services.change_log import Progress, _branch_of, _dataset, _parent
 from backend.services.search.query import count_rows, iter_rows
 
 from ..errors import guarded, invalid, make
+from . import versions as vsv
 
 ROW_CHANGES_MAX_ROWS = 1_000_000
 
@@ -408,7 +409,6 @@ def _compare(
 
 
 def _versions_of(ns: Any, table_id: list[str], branch: str | None) -> list[int]:
-    from . import versions as vsv
 
     return sorted(int(v) for v in vsv.list_versions(ns, table_id, branch)["version"])
 

@@ -50,7 +50,6 @@ from lance_namespace_urllib3_client.models.query_table_request_columns import (
 from backend import gate
 from backend.arrow import ipc
 from backend.rules import filter_errors, ids, request_rules, row_rules
-from backend.services import catalog_views
 from backend.services.search.preview import preview
 from backend.services.search.query import (
     abbreviate,
@@ -59,9 +58,11 @@ from backend.services.search.query import (
     query_request,
     run_query,
 )
+from backend.spec import catalog_views
 
 from ..errors import ENGINE_TEXT_CHARS, clean_text, guarded, invalid, make
 from ..text import plural
+from . import imports
 
 OPERATION = "delete_from_table"  # the spec's operation: its role and its audit name
 SAMPLE_ROWS = 20
@@ -209,8 +210,6 @@ class RowsUpdated:
 
 def table_schema(ns: LanceNamespace, table_id: Sequence[str]) -> pa.Schema:
     """The table's Arrow schema (``imports.table_arrow_schema``)."""
-    from . import imports  # imports reads uploads; rows needs only its schema read
-
     return imports.table_arrow_schema(ns, table_id)
 
 

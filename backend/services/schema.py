@@ -39,13 +39,14 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend import gate
-from backend.arrow.types import ColumnInfo, columns_from_schema
 from backend.rules import ids, request_rules, schema_rules
+from backend.rules.columns import ColumnInfo, columns_from_schema
 from backend.rules.filter_errors import echo, explain_filter_error
 
 from ..errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make, readable_line
+from ..spec import catalog_views
 from ..text import plural
-from . import catalog_views, index_overview
+from . import index_overview
 
 ADD = "alter_table_add_columns"
 ALTER = "alter_table_alter_columns"

@@ -33,7 +33,7 @@ from backend.rules import filter_rules, ids, row_rules
 from backend.services.search.query import count_rows
 
 from ..errors import guarded, invalid, make
-from ..local import staging
+from ..local import LocalNamespace, staging
 from ..local.staging import StagedChange
 from . import row_changes, rows
 
@@ -46,8 +46,6 @@ STAGE_KINDS = staging.KINDS
 def _local(ns: Any, what: str) -> Any:
     """The ``LocalNamespace`` behind ``ns`` (gated or not); ``UnsupportedOperationError``
     elsewhere."""
-    from ..local import LocalNamespace
-
     inner = ns.inner if isinstance(ns, gate.GatedNamespace) else ns
     if not isinstance(inner, LocalNamespace):
         raise make(

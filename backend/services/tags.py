@@ -21,8 +21,8 @@ from lance_namespace.errors import (
 )
 
 from backend.rules import ids, version_ranges
-from backend.services import catalog_views
 from backend.services.restore import known_branch, request_branch
+from backend.spec import catalog_views
 
 from ..errors import invalid, make
 

@@ -19,7 +19,7 @@ from lance_namespace.errors import LanceNamespaceError
 from backend import capabilities
 
 from ..errors import describe_error
-from ..paging import list_all
+from ..spec.paging import list_all
 from .namespaces import LIST_BATCH, schema_frame
 
 

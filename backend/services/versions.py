@@ -27,10 +27,10 @@ from lance_namespace import (
 from lance_namespace.errors import LanceNamespaceError
 
 from backend.rules import ids, version_ranges
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ..errors import describe_error
-from ..paging import Listing, list_all
+from ..spec.paging import Listing, list_all
 from .namespaces import LIST_BATCH, whole_number
 
 VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]
@@ -498,39 +498,11 @@ def time_span_seconds(frame: pd.DataFrame) -> float:
     return float((ts.max() - ts.min()).total_seconds())
 
 
-# -- change log and row changes (backend.services.change_log, row_changes) ------------------------------------
-def change_log(
-    ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None, **options: Any
-) -> pd.DataFrame:
-    """What each version did: ``backend.services.change_log.change_log``."""
-    from . import change_log as cl
-
-    return cl.change_log(ns, table_id, branch, **options)
-
-
-def row_changes(
-    ns: LanceNamespace,
-    table_id: Sequence[str],
-    from_version: int,
-    to_version: int,
-    key: str | Sequence[str] | None = None,
-    branch: str | None = None,
-    **options: Any,
-) -> Any:
-    """The rows inserted, updated and deleted between two versions (a
-    ``backend.services.row_changes.RowChanges``): ``row_changes.row_changes``."""
-    from . import row_changes as cl
-
-    return cl.row_changes(ns, table_id, from_version, to_version, key, branch, **options)
-
-
 __all__ = [
     "INDEX_COLUMNS",
     "TIMELINE_MAX_POINTS",
     "VersionFacts",
     "VersionIndex",
-    "change_log",
-    "row_changes",
     "delete_problems",
     "delete_request",
     "VersionsDeleted",

@@ -11,10 +11,10 @@ import pandas as pd
 import streamlit as st
 from lance_namespace import CreateTableIndexRequest
 
-from backend.arrow.types import ColumnInfo
 from backend.branch_view import MAIN, branch_name
 from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo
 from backend.text import plural
 from components import feedback, state
 from components.indexes.builds import running_builds

@@ -12,9 +12,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend.arrow.types import ColumnInfo
 from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
+from backend.rules.columns import ColumnInfo
 from backend.services import index_overview as ixs
 from backend.text import plural
 from components import feedback, state

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from backend.arrow.types import ColumnInfo
 from backend.branch_view import MAIN, on_branch
+from backend.rules.columns import ColumnInfo
 from backend.services import index_overview as ixs
 from backend.services import versions as vsv
 from components.cache import cached, table_scope

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from backend.paging import Listing
 from backend.services import namespaces as nsv
+from backend.spec.paging import Listing
 from components import feedback
 from components.cache import CATALOG, cached, shared, table_scope
 

@@ -11,10 +11,10 @@ import pandas as pd
 import streamlit as st
 
 import backend
-from backend.paging import Listing, filter_names
 from backend.rules import ids
 from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
+from backend.spec.paging import Listing, filter_names
 from backend.text import plural
 from components import feedback, state
 from components.cache import table_scope

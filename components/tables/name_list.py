@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from backend.paging import Listing
+from backend.spec.paging import Listing
 from components import state
 from components.common import (
     dataframe,
@@ -36,7 +36,7 @@ def render_name_list(
     highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
     ``frame``: the grid's rows for the names of the page (one row per name, in order; the
     default is the one ``column`` of names), shown with ``column_config``. ``names`` may be
-    an open-ended :class:`~backend.paging.Listing`: only the pages shown are read."""
+    an open-ended :class:`~backend.spec.paging.Listing`: only the pages shown are read."""
     if isinstance(names, Listing):
         if not names.known:
             return None

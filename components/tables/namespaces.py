@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from backend.paging import paginate
 from backend.rules import ids
+from backend.spec.paging import paginate
 from components import feedback, state
 from components.tables.catalog import namespace_names
 from components.tables.forms import render_dialog_button

@@ -8,9 +8,9 @@ from typing import Any
 import streamlit as st
 
 from backend.errors import LanceNamespaceError
-from backend.paging import Listing, filter_names
 from backend.rules import ids
 from backend.services import namespaces as nsv
+from backend.spec.paging import Listing, filter_names
 from backend.text import plural
 from components import feedback, state
 from components.tables.catalog import namespace_exists, namespace_names, table_exists, table_listing

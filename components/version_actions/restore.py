@@ -14,8 +14,8 @@ from lance_namespace.errors import (
 )
 
 from backend.rules import ids
-from backend.services import catalog_views
 from backend.services import restore as restoresv
+from backend.spec import catalog_views
 from backend.text import plural
 from components import feedback, state
 from components.common import (

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend.paging import Listing
+from backend.spec.paging import Listing
 from components import feedback, state
 from components.common import (
     render_json,

@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend.paging import Listing
 from backend.services import versions as vsv
 from backend.services.charts import timeline_chart
+from backend.spec.paging import Listing
 from components import feedback, state
 from components.common import (
     dataframe,

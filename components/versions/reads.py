@@ -10,9 +10,9 @@ import pandas as pd
 import streamlit as st
 from lance_namespace.errors import TableVersionNotFoundError
 
-from backend.paging import PAGE_SIZE, Listing
 from backend.services import version_compare as vcmp
 from backend.services import versions as vsv
+from backend.spec.paging import PAGE_SIZE, Listing
 from components.cache import cached, shared, table_scope
 
 

@@ -9,13 +9,13 @@ from lance_namespace import BatchCommitTablesRequest
 from lance_namespace.errors import InvalidInputError, PermissionDeniedError
 
 from backend import access
-from backend.rest.routes import ROUTES
+from backend.spec.operations import OPERATIONS
 
 
 def test_every_spec_operation_is_classified_by_what_it_does() -> None:
-    for op, route in ROUTES.items():
+    for op, operation in OPERATIONS.items():
         role = access.required_role(op)
-        if route.read_only:
+        if operation.read_only:
             assert role == access.VIEWER, op
         else:
             assert role in (access.EDITOR, access.ADMIN), op

@@ -1,5 +1,5 @@
 """The sign-in settings check (``backend.config.auth_settings.check_auth``) and where the
-launcher reads them from (``backend.launcher.launch.auth_settings``): the same files, in the
+launcher reads them from (``backend.config.launch.auth_settings``): the same files, in the
 same order, as Streamlit."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from backend.config import launch
 from backend.config.auth_settings import MIN_COOKIE_SECRET, check_auth
-from backend.launcher import launch
 
 COMPLETE = {
     "redirect_uri": "https://console.example.com/oauth2callback",

@@ -95,6 +95,7 @@ from lance_namespace_urllib3_client.models import (
 
 import backend
 from backend.errors import describe_error
+from backend.services import change_log, row_changes
 from tests.conftest import RestServer
 from tests.support import (
     StagedVersion,
@@ -1332,51 +1333,50 @@ def _fields() -> None:
 
 # ---- branches: a branch's change log, row compare, restore and tags (backend.services) ----
 def _branches() -> None:
-    from backend.services import branches, versions
     from backend.services import restore as restoresv
     from backend.services import tags as tagsv
 
     g = "branches"
     gone = TableBranchNotFoundError
     nope = "no branch 'nope'"
-    case(g, "change_log-unknown", lambda e: versions.change_log(e.ns, T0, "nope"), expected=gone,
+    case(g, "change_log-unknown", lambda e: change_log.change_log(e.ns, T0, "nope"), expected=gone,
          match=nope)  # fmt: skip
     case(
         g,
         "row_changes-unknown",
-        lambda e: versions.row_changes(e.ns, T0, 1, 3, key="id", branch="nope"),
+        lambda e: row_changes.row_changes(e.ns, T0, 1, 3, key="id", branch="nope"),
         expected=gone,
         match=nope,
     )
     case(
         g,
         "row_changes-version-beyond",
-        lambda e: versions.row_changes(e.ns, T0, 1, 99, key="id"),
+        lambda e: row_changes.row_changes(e.ns, T0, 1, 99, key="id"),
         expected=TableVersionNotFoundError,
         match="has no version 99 .it has versions 1 to 3",
     )
     case(
         g,
         "row_changes-unknown-key",
-        lambda e: versions.row_changes(e.ns, T0, 1, 3, key="nope"),
+        lambda e: row_changes.row_changes(e.ns, T0, 1, 3, key="nope"),
         match="key column nope is not in version 1",
     )
     case(
         g,
         "row_changes-reversed",
-        lambda e: versions.row_changes(e.ns, T0, 3, 1, key="id"),
+        lambda e: row_changes.row_changes(e.ns, T0, 3, 1, key="id"),
         match="must be older",
     )
     case(
         g,
         "branch_changes-main",
-        lambda e: branches.branch_changes(e.ns, T0, "main", key="id"),
+        lambda e: row_changes.branch_changes(e.ns, T0, "main", key="id"),
         match="default branch",
     )
     case(
         g,
         "branch_changes-unknown",
-        lambda e: branches.branch_changes(e.ns, T0, "nope", key="id"),
+        lambda e: row_changes.branch_changes(e.ns, T0, "nope", key="id"),
         expected=gone,
         match=nope,
     )

@@ -1,6 +1,6 @@
 """The UI-facing reads and requests of the browse pages, on both backends (``ns`` fixture: real
 local dir + real REST server): ``backend.services.namespaces`` / ``versions``, and the pure
-helpers they use: ``backend.paging``, ``backend.rules.properties``, ``backend.rules.version_ranges``,
+helpers they use: ``backend.spec.paging``, ``backend.rules.properties``, ``backend.rules.version_ranges``,
 ``backend.rules.ids``, ``backend.arrow.types``."""
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from lance_namespace.errors import (
 )
 
 import backend
-from backend import paging
 from backend.arrow.types import arrow_type_str
-from backend.launcher import saved_connections as conns
+from backend.config import saved_connections as conns
 from backend.rules import ids, properties, version_ranges
 from backend.rules.version_ranges import Span
 from backend.services import namespaces, versions
 from backend.services import version_compare as vcmp
+from backend.spec import paging
 from tests.support import append_rows, create_table
 
 

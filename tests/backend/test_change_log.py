@@ -43,7 +43,7 @@ def test_change_log_row_per_operation_kind(local_root: Path) -> None:
     ds.optimize.compact_files(target_rows_per_fragment=1_000)  # v8 (ids reserved), v9
     lance.dataset(loc, version=3).restore()  # v10
     lance.write_dataset(base_rows(4), loc, mode="overwrite")  # v11
-    log = vsv.change_log(ns, TID)
+    log = cl.change_log(ns, TID)
     assert log.attrs["note"] is None
     assert log["version"].tolist() == list(range(1, 12))
     by_version = log.set_index("version")
@@ -121,7 +121,7 @@ def test_change_log_after_deleted_versions_says_so(local_root: Path) -> None:
             mode="append",
         )
     vsv.delete_versions(ns, TID, [version_ranges.Span(2, 2)])
-    log = vsv.change_log(ns, TID).set_index("version")
+    log = cl.change_log(ns, TID).set_index("version")
     assert 2 not in log.index
     assert pd_isna(log.loc[3, "rows_added"])
     assert "version 2 was deleted" in log.loc[3, "note"]
@@ -144,7 +144,7 @@ def test_change_log_on_both_backends_with_the_consoles_user(
     admin = gate(ns, actor=Actor("ada@example.com", access.ADMIN), connection="lab", log=log)
     rows.delete_rows(admin, TID, "id < 3")  # v3, by the console
     restoresv.restore_version(admin, TID, 1)  # v4, by the console
-    frame = vsv.change_log(admin, TID)
+    frame = cl.change_log(admin, TID)
     print([(e.operation, cl._entry_window(e)) for e in log.entries()])
     print(frame[["version", "timestamp", "user"]].values.tolist())
     got = frame.set_index("version")
@@ -163,7 +163,7 @@ def test_change_log_on_both_backends_with_the_consoles_user(
         assert frame.attrs["note"] == cl.REST_NOTE
         assert frame["rows_added"].isna().all() and frame["fragments_added"].isna().all()
     # a page of versions only
-    assert vsv.change_log(admin, TID, versions=[3, 4])["version"].tolist() == [3, 4]
+    assert cl.change_log(admin, TID, versions=[3, 4])["version"].tolist() == [3, 4]
 
 
 @pytest.mark.parametrize(
@@ -188,7 +188,7 @@ def test_change_log_splits_a_console_merge_by_its_clauses(
         when_not_matched_by_source_delete=delete,
     )  # fmt: skip
     truth = by_key(at(loc, 1), at(loc, 2))
-    got = vsv.change_log(admin, TID).set_index("version").loc[2]
+    got = cl.change_log(admin, TID).set_index("version").loc[2]
     assert got["audit_operation"] == "merge_insert_into_table"
     counts = [got["rows_added"], got["rows_deleted"], got["rows_updated"]]
     if update and insert and delete:
@@ -211,4 +211,4 @@ def test_change_log_of_an_unknown_branch_is_refused(local_root: Path) -> None:
     ns = backend.connect(str(local_root))
     new_table(ns)
     with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
-        vsv.change_log(ns, TID, branch="dev")
+        cl.change_log(ns, TID, branch="dev")

@@ -23,7 +23,9 @@ from lance_namespace import (
 )
 
 import backend
-from backend.launcher import cli, demo
+from backend.demo import data as demo
+from backend.demo import embedding
+from backend.launcher import cli
 from backend.local import LocalNamespace
 from tests.support import demo_template
 
@@ -76,7 +78,7 @@ def test_passages_table_is_made_for_tuning(built, ns: LocalNamespace) -> None:
 
     info = search_table(ns, PASSAGES)
     assert info.num_rows is not None and info.num_rows >= 20_000
-    assert info.column("vector").dim == demo.VECTOR_DIM >= 64
+    assert info.column("vector").dim == embedding.VECTOR_DIM >= 64
     assert info.vector_indexes["vector"]["type"].startswith("IVF")
     assert "passage" in info.fts_indexes
     assert info.embedding == demo.EMBEDDING_FUNCTION
@@ -120,7 +122,7 @@ def test_symbols_columns(ns: LocalNamespace) -> None:
     schema = ds.schema
     assert schema.field("id").type == pa.int64()
     assert schema.field("doc_length").type == pa.int64()
-    assert schema.field("vector").type == pa.list_(pa.float32(), demo.VECTOR_DIM)
+    assert schema.field("vector").type == pa.list_(pa.float32(), embedding.VECTOR_DIM)
     assert schema.field("tags").type == pa.list_(pa.string())
     assert schema.field("has_examples").type == pa.bool_()  # the column added in version 4
     table = ds.to_table()
@@ -207,7 +209,7 @@ def test_console_shows_the_demo_indexes_under_its_own_names(ns: LocalNamespace) 
 
 def test_search_finds_related_docstrings(ns: LocalNamespace) -> None:
     ds = ns.open_dataset(SYMBOLS)
-    query = demo.embed(["Deserialize a JSON document to a Python object"])[0]
+    query = embedding.embed(["Deserialize a JSON document to a Python object"])[0]
     exact = {"column": "vector", "q": query, "k": 3, "use_index": False}
     near = ds.to_table(nearest=exact, columns=["module", "qualname"])
     assert near.column("module").to_pylist()[0] == "json"
@@ -221,7 +223,7 @@ def test_data_is_deterministic() -> None:
     rows = demo.collect_symbols(["json", "textwrap"])
     assert rows == demo.collect_symbols(["json", "textwrap"])
     assert {r["module"] for r in rows} == {"json", "textwrap"}
-    a = demo.embed(["hello world", "hello world", ""])
+    a = embedding.embed(["hello world", "hello world", ""])
     assert np.array_equal(a[0], a[1])
     assert np.isclose(np.linalg.norm(a[2]), 1.0)
 

@@ -23,10 +23,11 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError
 
 from backend.rules import filter_rules
-from backend.services import catalog_views, exports, rows
+from backend.services import exports, rows
 from backend.services.search.preview import preview
 from backend.services.search.query import count_rows
 from backend.services.search.vector import vector_search
+from backend.spec import catalog_views
 from tests.support import create_table, ipc_stream_bytes, search_rows
 
 T = ["orders"]

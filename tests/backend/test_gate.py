@@ -15,12 +15,12 @@ from lance_namespace.errors import PermissionDeniedError
 
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.rest.routes import ROUTES
 from backend.services import lifecycle
+from backend.spec.operations import OPERATIONS
 from tests.support import batch as make_batch
 from tests.support import build_namespace, op_declare, op_deregister, tree_digest
 
-WRITE_OPS = sorted(op for op, r in ROUTES.items() if not r.read_only)
+WRITE_OPS = sorted(op for op, r in OPERATIONS.items() if not r.read_only)
 
 
 def root_of(ns, tmp_path: Path, backend_kind: str) -> Path:
@@ -47,7 +47,7 @@ def test_forbidden_writes_are_refused_and_change_nothing(built, role, tmp_path: 
     refused = forbidden(role)
     assert refused, role
     for op in refused:
-        request = ROUTES[op].request.model_construct() if op in ROUTES else None
+        request = OPERATIONS[op].request.model_construct() if op in OPERATIONS else None
         method = getattr(gated, op, None)
         if method is None:  # an extra write this backend does not have
             continue
@@ -246,14 +246,14 @@ def test_an_actor_without_a_role_reads_nothing(built, tmp_path: Path) -> None:
     ns, _root = built
     log = audit.AuditLog(tmp_path / "audit")
     nobody = gate(ns, actor=Actor("eve@example.com", None), connection="c", log=log)
-    reads = sorted(op for op, r in ROUTES.items() if r.read_only)
+    reads = sorted(op for op, r in OPERATIONS.items() if r.read_only)
     tried = 0
     for op in reads:
         method = getattr(nobody, op, None)
         if method is None:  # a read this backend does not have
             continue
         with pytest.raises(PermissionDeniedError, match="without a role may not read"):
-            method(ROUTES[op].request.model_construct())
+            method(OPERATIONS[op].request.model_construct())
         tried += 1
     assert tried >= 5 and "list_tables" in reads and "query_table" in reads
     for op in sorted(access.CONSOLE_READS - access.NO_DATA_OPS):

@@ -23,6 +23,7 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 
 import backend
+from backend.arrow.types import parse_arrow_type
 from backend.redaction import REDACTED, is_secret_name, redact_json
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
@@ -321,7 +322,7 @@ def test_plain_ivf_pq_request_builds_on_the_local_backend(local_ns: LanceNamespa
 
 
 def col(arrow_type: pa.DataType, name: str = "c") -> rules.ColumnInfo:
-    info = rules.parse_arrow_type(arrow_type)
+    info = parse_arrow_type(arrow_type)
     return rules.ColumnInfo(
         name, str(info), rules.column_kind(info), dim=rules.vector_dimension(info), type_info=info
     )

@@ -37,9 +37,9 @@ from lance_namespace.errors import ConcurrentModificationError
 
 import backend
 from backend.errors import is_commit_conflict
-from backend.paging import list_all
 from backend.services.search.query import DISTANCE
 from backend.services.search.vector import vector_search
+from backend.spec.paging import list_all
 from tests.backend.lancedb_app import rows as app_rows
 from tests.backend.s3_support import stage_version_s3_isolated
 from tests.support import batch, create_table, op_declare, op_version, stage_version

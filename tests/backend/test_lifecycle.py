@@ -31,11 +31,11 @@ from lance_namespace_urllib3_client.models import VersionRange
 
 import backend
 from backend.rules import batch_rules, version_ranges
-from backend.services import catalog_views
 from backend.services import lifecycle as lc
 from backend.services import tags as tagsv
 from backend.services import versions as vsv
 from backend.services.versions import list_versions
+from backend.spec import catalog_views
 from tests.support import (
     batch,
     create_table,

@@ -1,4 +1,4 @@
-"""Listings read one page at a time: ``backend.paging.Listing`` over real namespaces (local and
+"""Listings read one page at a time: ``backend.spec.paging.Listing`` over real namespaces (local and
 REST), and the local backend's version listing read from the ``_versions`` directory, checked
 against pylance's own listing of the same table."""
 
@@ -27,7 +27,7 @@ from lance_namespace.errors import TableVersionNotFoundError
 from lance_namespace_urllib3_client.models import VersionRange
 
 import backend
-from backend.paging import Listing, listing_page
+from backend.spec.paging import Listing, listing_page
 from tests.support import ipc_stream_bytes
 
 

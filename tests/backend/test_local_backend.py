@@ -66,9 +66,9 @@ from lance_namespace_urllib3_client.models import (
 import backend
 import backend.local.batch
 from backend.arrow.ipc import to_ipc_stream
-from backend.arrow.types import ColumnInfo
 from backend.local import LocalNamespace, txn_store
 from backend.rules import alter_actions, index_rules
+from backend.rules.columns import ColumnInfo
 from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS
 from tests.support import batch, op_declare, stage_version, tree_digest
 

@@ -20,7 +20,8 @@ import backend
 from backend.errors import OperationStopped
 from backend.local.batch import lock as ns_lock
 from backend.local.batch.context import context
-from backend.services import build_jobs, catalog_views, index_overview
+from backend.services import build_jobs, index_overview
+from backend.spec import catalog_views
 from tests.support import append_rows, create_table, search_rows, table_location
 
 PAUSE_SECONDS = 60.0  # a paused build waits at most this long for the test to let it go

@@ -67,7 +67,7 @@ from lance_namespace_urllib3_client.models import (
 
 import backend
 from backend.errors import describe_error
-from backend.paging import iter_pages
+from backend.spec.paging import iter_pages
 from tests.conftest import RestServer
 from tests.support import (
     append_rows,

@@ -19,8 +19,8 @@ import pytest
 from lance_namespace import errors as lne
 
 import backend
-from backend.paging import list_all
 from backend.rest import RestNamespaceClient, to_curl
+from backend.spec.paging import list_all
 
 
 def ipc_bytes(table: pa.Table) -> bytes:

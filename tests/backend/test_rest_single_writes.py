@@ -178,8 +178,8 @@ def test_the_listed_location_rule_agrees_with_the_locations_the_server_reports(
     """The directory names the rule expects are the ones this server gives: every table's
     reported location is found as its own directory, and no other table's."""
     from backend.rules.location_rules import listed_location_clash
-    from backend.services.catalog_views import ListingView
-    from backend.services.write_preflight import catalog_tables
+    from backend.spec.catalog_views import ListingView
+    from backend.write_preflight import catalog_tables
 
     _namespaces, tables = catalog_tables(ListingView(client))
     for object_id in sorted(tables):

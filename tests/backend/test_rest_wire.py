@@ -30,7 +30,6 @@ from lance_namespace import errors as lne
 
 import backend
 from backend.errors import NamespaceConnectionError, NamespaceTimeoutError
-from backend.paging import iter_pages, list_all
 from backend.redaction import REDACTED, is_secret_name, redact_url
 from backend.rest import (
     ROUTES,
@@ -40,6 +39,8 @@ from backend.rest import (
     parse_retry_after,
     to_curl,
 )
+from backend.spec.operations import OPERATIONS
+from backend.spec.paging import iter_pages, list_all
 from tests.support import batch, ipc_stream_bytes, make_table, op_declare, op_deregister
 
 BASE = "http://ns.test:2333"
@@ -151,6 +152,8 @@ SERIALIZERS = _urllib3_serializers()
 
 def test_route_table_covers_the_generated_client_exactly() -> None:
     assert set(ROUTES) == set(SERIALIZERS)
+    # ... and the spec's operation table, each route taking its models from there.
+    assert set(ROUTES) == set(OPERATIONS)
 
 
 @pytest.mark.parametrize("op", sorted(SERIALIZERS))

@@ -18,7 +18,6 @@ from lance_namespace.errors import (
 )
 
 from backend.services import row_changes as rc
-from backend.services import versions as vsv
 from tests.backend.history_support import TID, at, base_rows, by_key, new_table
 from tests.support import table_location
 
@@ -73,7 +72,7 @@ def test_row_changes_with_stable_row_ids_use_the_delta(local_root: Path, lo: int
     loc = stable_table(ns)
     edit(loc)
     truth = by_key(at(loc, lo), at(loc, hi))
-    changes = vsv.row_changes(ns, TID, lo, hi)
+    changes = rc.row_changes(ns, TID, lo, hi)
     assert changes.method == rc.DELTA
     assert as_keys(changes) == truth
     # the rows themselves: the newer values of inserted and updated rows, the older of deleted
@@ -88,7 +87,7 @@ def test_row_changes_with_stable_row_ids_use_the_delta(local_root: Path, lo: int
     assert rows_of(changes.updated) == pick(new, list(truth["updated"]))
     assert rows_of(changes.updated_before) == pick(old, list(truth["updated"]))
     # the same answer by key
-    keyed = vsv.row_changes(ns, TID, lo, hi, key="id")
+    keyed = rc.row_changes(ns, TID, lo, hi, key="id")
     assert keyed.method == rc.KEY and as_keys(keyed) == truth
 
 
@@ -105,8 +104,8 @@ def test_row_changes_without_stable_row_ids_need_a_key(local_root: Path) -> None
     assert delta.get_inserted_rows().read_all().num_rows == 0
     assert delta.get_updated_rows().read_all().num_rows == 0
     with pytest.raises(InvalidInputError, match="key"):
-        vsv.row_changes(ns, TID, 1, 6)
-    changes = vsv.row_changes(ns, TID, 1, 6, key=["id"])
+        rc.row_changes(ns, TID, 1, 6)
+    changes = rc.row_changes(ns, TID, 1, 6, key=["id"])
     assert changes.method == rc.KEY
     assert as_keys(changes) == truth
     assert changes.added_columns == ["w"] and changes.dropped_columns == []
@@ -116,12 +115,12 @@ def test_row_changes_by_key_on_both_backends(ns: Any) -> None:
     loc = new_table(ns)
     edit(loc)
     seen: list[tuple[int, int]] = []
-    changes = vsv.row_changes(ns, TID, 2, 6, key="id", progress=lambda d, t: seen.append((d, t)))
+    changes = rc.row_changes(ns, TID, 2, 6, key="id", progress=lambda d, t: seen.append((d, t)))
     assert as_keys(changes) == by_key(at(loc, 2), at(loc, 6))
     total = at(loc, 2).num_rows + at(loc, 6).num_rows
     assert seen and seen[-1] == (total, total)
     with pytest.raises(InvalidInputError, match="key"):
-        vsv.row_changes(ns, TID, 2, 6)
+        rc.row_changes(ns, TID, 2, 6)
 
 
 def test_row_changes_bad_inputs(local_root: Path) -> None:
@@ -131,15 +130,15 @@ def test_row_changes_bad_inputs(local_root: Path) -> None:
     loc = new_table(ns)
     edit(loc)
     with pytest.raises(InvalidInputError, match="not in version"):
-        vsv.row_changes(ns, TID, 1, 6, key="nope")
+        rc.row_changes(ns, TID, 1, 6, key="nope")
     with pytest.raises(InvalidInputError, match="older"):
-        vsv.row_changes(ns, TID, 6, 1, key="id")
+        rc.row_changes(ns, TID, 6, 1, key="id")
     with pytest.raises(InvalidInputError, match="max_rows"):
-        vsv.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
+        rc.row_changes(ns, TID, 1, 6, key="id", max_rows=5)
     with pytest.raises(TableBranchNotFoundError, match="no branch 'dev'"):
-        vsv.row_changes(ns, TID, 1, 6, key="id", branch="dev")
+        rc.row_changes(ns, TID, 1, 6, key="id", branch="dev")
     with pytest.raises(TableVersionNotFoundError, match="has no version 9 .it has versions 1 to 6"):
-        vsv.row_changes(ns, TID, 1, 9, key="id")
+        rc.row_changes(ns, TID, 1, 9, key="id")
     lance.write_dataset(pa.table({"id": [2], "v": ["again"], "w": [6]}), loc, mode="append")
     with pytest.raises(InvalidInputError, match="not unique in version 7"):
-        vsv.row_changes(ns, TID, 1, 7, key="id")
+        rc.row_changes(ns, TID, 1, 7, key="id")

@@ -22,8 +22,9 @@ from lance_namespace.errors import (
 
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.services import catalog_views, rows
+from backend.services import rows
 from backend.services.search.query import read_rows
+from backend.spec import catalog_views
 from tests.backend.test_rows import FILTER, TID, matching
 from tests.support import append_rows, create_table, make_table, tree_digest
 

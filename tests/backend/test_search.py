@@ -34,7 +34,7 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError, LanceNamespaceError, TableNotFoundError
 
 import backend
-from backend.launcher import demo
+from backend.demo import embedding as demo
 from backend.local.open_tables import versions_dir
 from backend.rules import query_rules
 from backend.services.search.embedding import embed_text, embedding_of

@@ -26,6 +26,7 @@ from lance_namespace import (
 )
 
 import backend
+from backend.demo import embedding
 from backend.rules import index_rules as rules
 from backend.rules import version_ranges
 from backend.services import batch_builder as bb
@@ -160,10 +161,11 @@ def test_setting_snippets(ns, target: str, params: dict) -> None:
 def launched_connection(target: str, items: list[str], user_env: dict[str, str], monkeypatch):
     """The console's default connection as ``lance-console TARGET --storage ITEMS`` hands it
     over (``user_env``: the user's shell), described as Copy as Python reads it."""
-    from backend.launcher import cli, launch
-    from backend.launcher import saved_connections as conns
+    from backend.config import launch
+    from backend.config import saved_connections as conns
+    from backend.launcher import cli, options
 
-    storage = cli.parse_storage(items, user_env)
+    storage = options.parse_storage(items, user_env)
     _, child = cli.build_command(target, 8600, no_browser=True, storage=storage)
     for name in (launch.TARGET_ENV, launch.STORAGE_ENV, launch.STORAGE_SECRETS_ENV):
         monkeypatch.setenv(name, child[name])
@@ -221,7 +223,6 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     ``search.embedding.embed_text``, as the page runs it)."""
     from lance_namespace import CreateTableRequest
 
-    from backend.launcher import demo
     from backend.services.search.embedding import embed_text
     from backend.services.search.vector import vector_search
     from tests.support import ipc_stream_bytes, search_rows
@@ -229,7 +230,7 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     ns = backend.connect(target)
     ns.create_namespace(CreateNamespaceRequest(id=["snip"]))
     ns.create_table(
-        CreateTableRequest(id=T, properties={"embedding.function": demo.EMBEDDING_FUNCTION}),
+        CreateTableRequest(id=T, properties={"embedding.function": embedding.EMBEDDING_FUNCTION}),
         ipc_stream_bytes(search_rows(120, seed=3, embedded=True)),
     )
     text = "river mountain"
@@ -247,7 +248,7 @@ def test_text_query_snippets_embed_the_text(target: str) -> None:
     data = np.stack(
         search_rows(120, seed=3, embedded=True).column("vec").to_numpy(zero_copy_only=False)
     )
-    query = demo.embed([text])[0]
+    query = embedding.embed([text])[0]
     exact = np.argsort(((data - query) ** 2).sum(axis=1), kind="stable")[:5]
     assert page_ids == [int(i) for i in exact]
 

@@ -1,4 +1,4 @@
-"""The targets rule (``backend.rules.targets``): which targets a session may open, the normal
+"""The targets rule (``backend.config.targets``): which targets a session may open, the normal
 forms an allowlist is matched against; the address rule of the REST client
 (``connect_options.address_problem``); the connections file's ``allow_targets``."""
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from lance_namespace.errors import InvalidInputError
 
-from backend.launcher import saved_connections as conns
-from backend.rules import connect_options, targets
+from backend.config import saved_connections as conns
+from backend.config import targets
+from backend.rules import connect_options
 
 
 def realpath(path: str) -> str:

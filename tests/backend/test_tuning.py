@@ -35,7 +35,7 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
 
 import backend
-from backend.launcher import demo
+from backend.demo import data as demo
 from backend.rules import index_rules as rules
 from backend.rules import query_rules
 from backend.services.index_overview import index_details_dict, index_overview

@@ -43,7 +43,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from backend.launcher import cli, launch
+from backend.config import launch
+from backend.launcher import options
 from tests.conftest import RestServer, S3Server
 
 from .harness import (
@@ -110,7 +111,7 @@ def _start_console(
     root: Path | str,
     logs: Path,
     *,
-    storage: cli.StorageOptions | None = None,
+    storage: options.StorageOptions | None = None,
     storage_env: dict[str, str] | None = None,
     storage_options: dict[str, str] | None = None,
 ) -> Iterator[Console]:
@@ -140,7 +141,7 @@ def _start_console(
         script=REPO / "app" / "main.py", env=env, log_path=logs / f"streamlit-{kind}.log"
     ).start()
     if isinstance(root, Path):
-        from backend.launcher.demo import (
+        from backend.demo.data import (
             create_demo_namespace,  # already built: returns its summary
         )
 
@@ -209,7 +210,7 @@ def s3_e2e_root(s3_server: S3Server) -> str:
     return target
 
 
-def s3_launch_storage(server: S3Server) -> tuple[cli.StorageOptions, dict[str, str]]:
+def s3_launch_storage(server: S3Server) -> tuple[options.StorageOptions, dict[str, str]]:
     """The launcher's ``--storage`` items for the moto server, as README shows them for an
     S3-compatible store (keys from environment variables), parsed by the launcher; and those
     variables."""
@@ -221,7 +222,7 @@ def s3_launch_storage(server: S3Server) -> tuple[cli.StorageOptions, dict[str, s
         f"aws_access_key_id=env:{S3_KEY_ID_ENV}",
         f"aws_secret_access_key=env:{S3_SECRET_ENV}",
     ]
-    return cli.parse_storage(items, env), env
+    return options.parse_storage(items, env), env
 
 
 @pytest.fixture(scope="session")

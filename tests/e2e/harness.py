@@ -101,7 +101,7 @@ def cosine_vectors() -> Any:
 
 
 def seed_namespace(root: Path | str, storage_options: dict[str, str] | None = None) -> Any:
-    """Small deterministic data under ``root``: the console's demo (``backend.launcher.demo``, local
+    """Small deterministic data under ``root``: the console's demo (``backend.demo.data``, local
     folders only) plus namespace ``e2e`` with ``docs`` (3 versions, text + vector columns),
     ``notes``, ``history`` (4 versions of different operations) and ``cosine`` (a cosine
     IVF_PQ index). An object-store root (``s3://...``) takes ``storage_options``. Returns the
@@ -116,7 +116,7 @@ def seed_namespace(root: Path | str, storage_options: dict[str, str] | None = No
         DirectoryNamespace,
     )
 
-    from backend.launcher.demo import create_demo_namespace
+    from backend.demo.data import create_demo_namespace
     from tests.support import demo_copy
 
     so = dict(storage_options or {})
@@ -348,7 +348,7 @@ class Console:
     server: StreamlitServer
     # the namespace root on disk (for the REST backend: the server's root; for s3: its URI)
     root: Path | str
-    demo: Any = None  # backend.launcher.demo.DemoSummary of the demo data under ``root`` (s3: none)
+    demo: Any = None  # backend.demo.data.DemoSummary of the demo data under ``root`` (s3: none)
     # what a client of ``target`` needs besides it (s3: endpoint, region, keys, allow_http)
     storage_options: dict[str, str] = field(default_factory=dict)
 

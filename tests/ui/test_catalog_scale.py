@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from backend.local.namespace import LocalNamespace
-from backend.paging import PAGE_SIZE
+from backend.spec.paging import PAGE_SIZE
 from components import state
 from tests.ui.conftest import assert_no_exception, new_app, open_page, texts, widget
 from tests.ui.test_tables_page import table_grid

@@ -52,7 +52,7 @@ def test_switch_folder_and_save_without_secrets(make_app, tmp_path: Path) -> Non
 def test_read_only_server_saves_no_connection(make_app, monkeypatch, tmp_path: Path) -> None:
     """A read-only launch writes no file: the dialog's Save is disabled with the reason, and a
     save sent anyway writes nothing (the connection itself still opens, read-only)."""
-    from backend.launcher import launch
+    from backend.config import launch
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")

@@ -10,8 +10,8 @@ import pytest
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest
 
 import backend
+from backend.config import saved_connections as conns
 from backend.errors import ErrorCode, LanceNamespaceError, make
-from backend.launcher import saved_connections as conns
 from backend.rules import ids
 from backend.services import namespaces as nsv
 from components import cache, feedback

@@ -131,7 +131,7 @@ def test_dialog_connection_saved_by_name_survives_a_reload(
     saved by name: the file holds no secret, and a fresh session (a reload) opens it."""
     import tomllib
 
-    from backend.launcher import saved_connections as conns
+    from backend.config import saved_connections as conns
     from components.connect_dialog import spec_from_form, storage_grid
 
     grid = storage_grid("s3")

@@ -125,7 +125,7 @@ def test_the_audit_page_is_not_offered_to_anonymous_visitors_of_an_exposed_conso
     """Without sign-in every visitor acts as the OS user (an admin): on loopback that is the
     one person at the machine, who sees the Audit page; exposed on another address (the
     launcher says so), the page is not offered to anyone."""
-    from backend.launcher import launch
+    from backend.config import launch
 
     at = make_app()
     open_page(at, "views/audit.py")  # loopback: the OS user's own console

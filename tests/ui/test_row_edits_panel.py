@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 
 import backend
 from backend import audit
-from backend.services import catalog_views
 from backend.services.search.query import read_rows
+from backend.spec import catalog_views
 from tests.ui.conftest import alerts, app_as, assert_no_exception, open_page, texts, widget
 from tests.ui.test_versions_page import ORDERS, open_tab
 

@@ -7,7 +7,7 @@ of it (``ui_root`` is overridden below: every test still gets its own private co
   ``vec`` 16-d float32; an IVF_PQ index (4 partitions asked, 4 sub-vectors) and an FTS index
   on ``text`` with positions. 600 rows are too few for 4 partitions: lance trains 2, and the
   page says so.
-* ``sales$emb`` - 200 rows whose 64-d vectors are ``backend.launcher.demo.embed(text)``, with the table
+* ``sales$emb`` - 200 rows whose 64-d vectors are ``backend.launcher.embedding.embed(text)``, with the table
   property ``embedding.function``: the only table offering text queries.
 * ``sales$cos`` and ``sales$dot`` - 1,000 rows of 16-d vectors of strongly varied norms
   (``tests.support.varied_norm_rows``) with an IVF_PQ index built for cosine / dot: the
@@ -33,7 +33,7 @@ import pytest
 from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTableRequest
 
 import backend
-from backend.launcher import demo
+from backend.demo import embedding
 from backend.services import jobs, tuning
 from backend.services.search import vector as search_vector
 from backend.services.search.plans import explain
@@ -98,7 +98,7 @@ def search_template(sample_template: Path, tmp_path_factory: pytest.TempPathFact
     )
     ns.create_table(
         CreateTableRequest(
-            id=list(EMB), properties={"embedding.function": demo.EMBEDDING_FUNCTION}
+            id=list(EMB), properties={"embedding.function": embedding.EMBEDDING_FUNCTION}
         ),
         ipc_stream_bytes(search_rows(200, seed=1, embedded=True)),
     )
@@ -200,7 +200,7 @@ def test_summary_caption(make_app) -> None:
     emb = make_app(PAGE, query_params={"ns": "sales", "table": "emb"})
     assert_no_exception(emb)
     assert plain(emb.caption[0].value) == (
-        f"200 rows · version 1 · embedding {demo.EMBEDDING_FUNCTION}"
+        f"200 rows · version 1 · embedding {embedding.EMBEDDING_FUNCTION}"
     )
 
 
@@ -412,7 +412,7 @@ def test_text_query_only_with_an_embedding(make_app) -> None:
     assert "river" in top or "mountain" in top, top
     found = result(at, EMB, "vector")[0]
     assert found.request.vector.single_vector == [
-        float(x) for x in demo.embed(["river mountain"])[0]
+        float(x) for x in embedding.embed(["river mountain"])[0]
     ]
 
 
@@ -1105,7 +1105,7 @@ def test_a_text_query_link_restores_the_text_and_reproduces_the_rows(make_app) -
     submit(again, "search.vec.form", "Search")
     assert kept_ids(again) == rows
     # the same vector as the demo's embedding of the text, computed here
-    expected = [float(x) for x in demo.embed(["river mountain"])[0]]
+    expected = [float(x) for x in embedding.embed(["river mountain"])[0]]
     assert result(again, EMB, "vector")[0].request.vector.single_vector == expected
 
 

@@ -20,7 +20,7 @@ from lance_namespace import (
 from lance_namespace.errors import ServiceUnavailableError
 
 import backend
-from backend.launcher import saved_connections as conns
+from backend.config import saved_connections as conns
 from backend.redaction import REDACTED, mask_value, redact_json
 from components import connection_writes, session
 from components.snippets import python_snippet
@@ -124,9 +124,9 @@ def test_unknown_connection_in_link_opens_default_read_only(make_app, ui_env) ->
 
 
 def test_read_only_launch_is_fixed_for_the_server(make_app, monkeypatch, ui_env) -> None:
-    """``lance-console --read-only`` (the launcher sets the variables of ``backend.launcher.launch``):
+    """``lance-console --read-only`` (the launcher sets the variables of ``backend.config.launch``):
     the switch shows the lock and cannot lift it, neither by a click nor by ``?ro=false``."""
-    from backend.launcher import launch
+    from backend.config import launch
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     monkeypatch.setenv(launch.READ_ONLY_REASON_ENV, "started with --read-only")
@@ -170,7 +170,7 @@ def test_every_write_path_refuses_while_read_only(ui_env, monkeypatch, how: str)
     UI (``backend.gate``) with a readable error; nothing changes on disk."""
     from streamlit.testing.v1 import AppTest
 
-    from backend.launcher import launch
+    from backend.config import launch
     from backend.services import tags as tagsv
     from tests.ui.conftest import TIMEOUT
 
@@ -496,7 +496,7 @@ def test_an_exposed_console_without_sign_in_opens_no_typed_target(
     """An anonymous visitor of a console exposed without sign-in (``--host 0.0.0.0``: the
     launcher's read-only policy) types nothing the server opens; with sign-in, an admin on the
     same address may (the listener counts that one question)."""
-    from backend.launcher import launch
+    from backend.config import launch
     from tests.ui.conftest import app_as
 
     url, asked = busy_server
@@ -528,7 +528,7 @@ def test_typed_folders_outside_the_allowlist_are_refused_and_nothing_is_created(
     import json
     import os
 
-    from backend.launcher import launch
+    from backend.config import launch
 
     monkeypatch.setenv("LANCE_CONSOLE_AUDIT_DIR", str(tmp_path / "audit"))
     base = Path(os.path.realpath(tmp_path))

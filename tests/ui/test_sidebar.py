@@ -26,7 +26,7 @@ WRITE_BUTTONS = ("tables.declare.open", "tables.create_ns.open")
 
 def test_anonymous_writes_warn_on_every_page(make_app, monkeypatch) -> None:
     """``--host 0.0.0.0 --allow-anonymous-writes``: writable, and every page says so."""
-    from backend.launcher import launch
+    from backend.config import launch
 
     monkeypatch.setenv(launch.ANONYMOUS_WRITES_ENV, "0.0.0.0")
     at = make_app()
@@ -122,7 +122,7 @@ def test_missing_directory_is_offered_for_creation(make_app, tmp_path: Path) -> 
 
 
 def test_read_only_server_creates_no_directory(make_app, tmp_path: Path, monkeypatch) -> None:
-    from backend.launcher import launch
+    from backend.config import launch
 
     monkeypatch.setenv(launch.READ_ONLY_ENV, "1")
     missing = tmp_path / "not-yet"

@@ -11,13 +11,13 @@ import pytest
 from lance_namespace import CreateNamespaceRequest
 
 import backend
-from backend.paging import PAGE_SIZE
 from backend.rules import ids
 from backend.rules import index_rules as rules
 from backend.services import batch_builder as bb
 from backend.services import index_overview as ixs
 from backend.services import transactions as txsv
 from backend.services.versions import latest_version
+from backend.spec.paging import PAGE_SIZE
 from components import state
 from components.transactions.history import history_origin
 from components.transactions.operations import UNKNOWN_SUPPORT

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import backend
-from backend.paging import PAGE_SIZE
 from backend.services import versions as vsv
+from backend.spec.paging import PAGE_SIZE
 from components import state
 from tests.ui.conftest import alerts, assert_no_exception, texts, widget
 

@@ -32,7 +32,7 @@ from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTa
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend.rules import ids
-from backend.services import catalog_views
+from backend.spec import catalog_views
 
 from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict

@@ -31,12 +31,11 @@ from lance_namespace import (
     DeclareTableResponse,
     DeregisterTableResponse,
 )
-from lance_namespace.errors import ErrorCode, LanceNamespaceError
+from lance_namespace.errors import ErrorCode
 from lance_namespace_urllib3_client.models import TableVersion
 
 from backend.rules import alter_actions as aa
 
-from ...errors import trim_source_locations
 from .apply import apply_file, apply_memory, cleanup_file, journal_path, make_journal, undo_file
 from .catalog import (
     Expected,
@@ -48,12 +47,12 @@ from .catalog import (
 )
 from .context import Ctx, context, error
 from .durable import Durable, write_atomic
+from .failures import as_namespace_error, reason_of
 from .faults import Steps, fire
 from .lock import locked
 from .objects import commit_objects, is_object_root, store_for
 from .plan import Journal, Plan
 from .records import (
-    Canceled,
     base_record,
     catalog_retries_props,
     commit_point,
@@ -63,12 +62,11 @@ from .records import (
     put_running,
 )
 from .recovery import recover_locked
+from .validate import plan_batch
 
 
 def commit_batch(ns: Any, request: BatchCommitTablesRequest) -> BatchCommitTablesResponse:
     """Apply every operation of ``request`` or none of them; see the module docstring."""
-    from .validate import plan_batch
-
     ctx = context(ns, catalog_only=True)
     if not isinstance(request, BatchCommitTablesRequest):
         request = BatchCommitTablesRequest.model_validate(request)
@@ -222,32 +220,6 @@ def _commit_memory(ctx: Ctx, plan: Plan) -> tuple[str, dict[int, Any]]:
                 raise
             raise as_namespace_error(exc, txn_id) from exc
     return txn_id, answers
-
-
-def reason_of(exc: BaseException) -> str:
-    if isinstance(exc, Canceled):
-        return str(exc)
-    if isinstance(exc, LanceNamespaceError):
-        text = getattr(exc, "server_message", None) or str(exc)
-        return f"{type(exc).__name__}: {trim_source_locations(str(text))}"
-    if isinstance(exc, OSError):
-        return f"I/O error: {exc}"
-    return f"{type(exc).__name__}: {trim_source_locations(str(exc))}"
-
-
-def as_namespace_error(exc: Exception, txn_id: str) -> LanceNamespaceError:
-    if isinstance(exc, Canceled):
-        return error(
-            ErrorCode.CONCURRENT_MODIFICATION,
-            f"batch {txn_id} not applied: {exc}; everything was rolled back",
-        )
-    code = exc.code if isinstance(exc, LanceNamespaceError) else ErrorCode.INTERNAL
-    err = error(
-        ErrorCode(int(code)),
-        f"batch {txn_id} not applied, everything was rolled back: {reason_of(exc)}",
-    )
-    err.operation_index = getattr(exc, "operation_index", None)  # type: ignore[attr-defined]
-    return err
 
 
 def _local_etag(path: Path) -> str:

@@ -57,6 +57,7 @@ from .catalog import (
     read_catalog,
 )
 from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
+from .failures import as_namespace_error, reason_of
 from .faults import Steps, fire
 from .plan import Plan
 from .records import (
@@ -410,8 +411,6 @@ def commit_objects(ctx: Ctx, plan: Plan, conflicts: Any) -> str:
                     "the batch's lease expired and another writer aborted it",
                 )
         except BaseException as exc:
-            from .commit import as_namespace_error
-
             _rollback(ctx, store, journal, steps, exc)
             if not isinstance(exc, Exception):
                 raise
@@ -508,8 +507,6 @@ def _cleanup(store: Store, j: dict, steps: Steps, *, committed: bool) -> None:
 
 
 def _rollback(ctx: Ctx, store: Store, j: dict, steps: Steps, exc: BaseException) -> None:
-    from .commit import reason_of
-
     if (
         store.create(f"{DECIDED}{j['txn_id']}", ABORTED) is None
         and _decision(store, j["txn_id"]) == COMMITTED

@@ -28,6 +28,7 @@ from backend.errors import OperationStopped, invalid, make
 from backend.rules import ids
 from backend.text import plural
 
+from .. import jobs
 from .planning import Plan, RunReport, StepResult, run_plan
 
 KIND = "plan"
@@ -93,8 +94,6 @@ def run_plan_job(
 
 def submit_plan(ns: Any, plan: Plan) -> Any:
     """Run ``plan`` as one job (``backend.services.jobs.submit``); returns the job."""
-    from .. import jobs
-
     return jobs.submit(ns, KIND, list(plan.namespace_id), {"plan": plan.to_dict()})
 
 
@@ -112,6 +111,14 @@ def report_of(job: Any) -> RunReport | None:
     total = int((job.details or {}).get("actions") or len(steps))
     left = max(total - len(steps), 0) if job.done else 0
     return RunReport(tuple(job.table_id or ()), steps, start, end, left)
+
+
+# A namespace's plan as a job kind (``backend.services.jobs``; imported with the services
+# package).
+jobs.register_kind(
+    KIND, run_plan_job, operation=OPERATION, label="maintenance plan",
+    validate=check_plan_params, needs_table=False,
+)  # fmt: skip
 
 
 __all__ = ["KIND", "OPERATION", "check_plan_params", "report_of", "run_plan_job", "submit_plan"]

@@ -54,7 +54,7 @@ from ..tuning.optimize import (
     compact_files,
     optimize_indexes,
 )
-from .policy import CLEANUP, COMPACT, KINDS, OPTIMIZE, CleanupRule, Policy, Rules
+from .policy import CLEANUP, COMPACT, KINDS, OPTIMIZE, CleanupRule, Policy, Rules, policy_from_dict
 from .store import SavedPolicy, check_scope, load_policy
 
 Progress = Callable[[str, float], None]
@@ -193,8 +193,6 @@ class Plan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Plan:
-        from .policy import policy_from_dict
-
         return cls(
             namespace_id=tuple(data["namespace_id"]),
             policy=policy_from_dict(data["policy"]),
@@ -405,8 +403,6 @@ def plan(
     elif isinstance(policy, SavedPolicy):
         chosen, source = policy.policy, policy.source
     else:
-        from .policy import policy_from_dict
-
         chosen, source = policy_from_dict(policy), "given"
     check_scope(ns, nsid, chosen)
     names = nsv.list_table_names(ns, nsid)

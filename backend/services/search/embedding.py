@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from lance_namespace.errors import InvalidInputError
 
-from backend.launcher import demo
+from backend.demo import embedding as demo
 
 
 def embedding_of(properties: dict[str, str] | None) -> str | None:
     """The embedding a table declares in its ``embedding.function`` property, if the console
-    can run it here (``backend.launcher.demo``'s feature hashing)."""
+    can run it here (``backend.demo.embedding``'s feature hashing)."""
     name = (properties or {}).get("embedding.function")
     return name if name in EMBEDDINGS else None
 

@@ -10,9 +10,9 @@ from typing import Any
 from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
-from backend.arrow.types import ColumnInfo, columns_from_schema
 from backend.branch_view import branch_of
 from backend.rules import query_rules
+from backend.rules.columns import ColumnInfo, columns_from_schema
 from backend.rules.index_rules import fts_options, index_category, normalize_index_type
 from backend.rules.query_rules import QueryMetric
 from backend.services.index_overview import (

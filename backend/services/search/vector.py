@@ -11,8 +11,8 @@ from typing import Any
 from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
-from backend.arrow.types import columns_from_schema
 from backend.rules import query_rules
+from backend.rules.columns import columns_from_schema
 from backend.rules.index_rules import VECTOR_INDEX_TYPES, normalize_index_type
 from backend.rules.query_rules import QueryMetric
 from backend.services.index_overview import distance_from_details, list_indexes

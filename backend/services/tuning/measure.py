@@ -14,9 +14,9 @@ import numpy as np
 from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
-from backend import stats
-from backend.arrow.types import columns_from_schema
+from backend import html_tables, redaction, stats
 from backend.rules import query_rules
+from backend.rules.columns import columns_from_schema
 from backend.services.search.query import ROW_ID, count_rows, percentile, query_request, run_query
 from backend.services.search.vector import query_metric
 
@@ -129,11 +129,30 @@ class RecallResult:
 
     def _repr_html_(self) -> str:
         """Jupyter: a table of the measurement with its 95% interval."""
-        from backend.notebook import to_html
-
-        return to_html(self)
+        return html_tables.STYLE + _recall_html(self)
 
     __str__ = __repr__
+
+
+def _recall_html(result: RecallResult) -> str:
+    """The recall table: the mean with its 95% interval, spread, latencies and settings."""
+    if not result.per_query:
+        return html_tables.kv_table({"recall": f"recall@{result.k}: no queries"}, "Recall")
+    low, high = result.interval
+    data = {
+        f"recall@{result.k}": f"{result.mean:.3f}",
+        # the confidence interval of the mean, from the per-query recalls (Student's t)
+        "95% interval": f"{low:.3f} – {high:.3f}" if low == low else "none from a single query",
+        "standard deviation (per query)": f"{result.std:.3f}",
+        "queries": len(result.per_query),
+        "lowest query recall": f"{min(result.per_query):.3f}",
+        "ANN p50 / p95 (ms)": f"{result.ann_p50_ms:.2f} / {result.ann_p95_ms:.2f}",
+        "exact p50 (ms)": f"{result.exact_p50_ms:.2f}",
+        "metric": result.metric or "",
+        "brute force": result.brute_force or "no",
+        "settings": redaction.redact_json(dict(result.query_params)) or "defaults",
+    }
+    return html_tables.kv_table(data, "Recall against exact search")
 
 
 @dataclass

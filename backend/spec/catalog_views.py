@@ -36,9 +36,9 @@ from lance_namespace.errors import (
     UnsupportedOperationError,
 )
 
-from backend.paging import list_all
 from backend.rules import version_ranges
 from backend.rules.batch_rules import operations_of
+from backend.spec.paging import list_all
 
 
 def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) -> int | None:

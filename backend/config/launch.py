@@ -24,7 +24,7 @@ variables; the console reads them through the functions below:
                                    "Connect to…" dialog
 ``LANCE_CONSOLE_ALLOW_TARGETS``    JSON list: the ``--allow-target`` patterns, the only targets
                                    typed in the dialog that may be opened
-                                   (``backend.rules.targets``)
+                                   (``backend.config.targets``)
 ``LANCE_CONSOLE_RAY_ADDRESS``      the Ray cluster (``--ray-address``) the Ray executor
                                    (``backend.services.ray_executor``) joins when a job or a
                                    page gives no address; unset: a local Ray

@@ -14,7 +14,7 @@ File (``$LANCE_CONSOLE_CONFIG``, default ``~/.config/lance-console/connections.t
     x-tenant = "acme"
 
 ``allow_targets`` (:func:`load_allowed_targets`) joins ``lance-console --allow-target``: the only
-targets typed in the "Connect to…" dialog that may be opened (``backend.rules.targets``); the
+targets typed in the "Connect to…" dialog that may be opened (``backend.config.targets``); the
 console keeps it when it saves or forgets a connection, and never changes it.
 
 Secrets are never written to that file: only environment-variable *names* (``api_key_env``,
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from backend.config import launch
 from backend.redaction import is_secret_name
 from backend.rules.connect_options import is_rest_target
 
@@ -116,8 +117,6 @@ class ConnectionSpec:
         environment variables of secret headers and storage options are named where the user
         named them (``secret_headers_env``, ``secret_storage_env``); a variable the launcher
         set for a secret typed as a value is not (``launch.user_named``)."""
-        from backend.launcher.launch import user_named
-
         return {
             "name": self.name,
             "target": self.target,
@@ -130,10 +129,10 @@ class ConnectionSpec:
             "secret_headers": sorted(self.secret_headers_env),
             "secret_storage": sorted(self.secret_storage_env),
             "secret_headers_env": {
-                k: v for k, v in self.secret_headers_env.items() if user_named(v)
+                k: v for k, v in self.secret_headers_env.items() if launch.user_named(v)
             },
             "secret_storage_env": {
-                k: v for k, v in self.secret_storage_env.items() if user_named(v)
+                k: v for k, v in self.secret_storage_env.items() if launch.user_named(v)
             },
             "read_only": self.read_only,
             "server_profile": self.server_profile,
@@ -153,10 +152,8 @@ def default_target() -> str:
 
 def default_connection() -> ConnectionSpec:
     """The connection the console opens with: the launcher's target, with the storage options
-    and API key variable it was given (``backend.launcher.launch``); a REST one gets
+    and API key variable it was given (``backend.config.launch``); a REST one gets
     ``$LANCE_CONSOLE_SERVER_PROFILE`` as its server profile."""
-    from backend.launcher import launch
-
     source = "env" if os.environ.get("LANCE_CONSOLE_TARGET") else "default"
     target = default_target()
     storage, secret_storage = launch.launch_storage()

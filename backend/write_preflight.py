@@ -1,10 +1,11 @@
-"""The explicit preflight of a single write (``backend.preflight`` given one request): what
-the namespace as it is now says of a CreateNamespace, DeclareTable, CreateTable,
-RegisterTable, RenameTable or CreateTableVersion, nothing written.
+"""The explicit preflight (:func:`preflight`, exported as ``backend.preflight``) and the
+checked batch commit (:func:`commit_batch`, ``backend.commit_batch``), and what the namespace
+as it is now says of a single write (a CreateNamespace, DeclareTable, CreateTable,
+RegisterTable, RenameTable or CreateTableVersion), nothing written.
 
 The writes themselves send the request and nothing else over REST (the server judges it);
 the checks that need the namespace's state are here, asked for on purpose, and read in bulk
-through :class:`backend.services.catalog_views.ListingView`:
+through :class:`backend.spec.catalog_views.ListingView`:
 
 * the parent namespace exists, and the new id is not a table already: ListTables of the
   parent (with declared tables, every page; the REST client asks NamespaceExists when the
@@ -27,12 +28,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import lance_namespace as ln
+from lance_namespace import LanceNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
+from backend import gate
 from backend.locations import remote_manifest_problem
-from backend.rules import ids, location_rules, request_rules
-from backend.rules.batch_rules import Problem
-from backend.services.catalog_views import ListingView
+from backend.rules import batch_rules, ids, location_rules, request_rules
+from backend.rules.batch_rules import Problem, first_error
+from backend.spec.catalog_views import ListingView
 
 # The single writes the preflight judges: request model -> operation.
 SINGLE_WRITES: dict[type, str] = {
@@ -158,17 +161,11 @@ def check_single(ns: Any, request: Any, *, delimiter: str = "$") -> list[Problem
     return out
 
 
-__all__ = ["SINGLE_WRITES", "catalog_tables", "check_single", "single_write"]
-
-
 def refuse_before_sending(ns: Any, request: Any) -> None:
     """The console's own single writes over REST (the Tables page's register and declare):
     the preflight first, its first error raised (and recorded as a refusal when ``ns`` is
     gated) before the write is sent. The local backend judges these writes itself, under its
     lock, so nothing is read twice there."""
-    from backend import gate
-    from backend.rules.batch_rules import first_error
-
     caps = getattr(ns, "capabilities", None)
     if callable(caps) and caps().kind == "local":
         return
@@ -179,3 +176,54 @@ def refuse_before_sending(ns: Any, request: Any) -> None:
     error = first.error()
     gate.record_refusal(ns, SINGLE_WRITES[type(request)], request, error)
     raise error
+
+
+def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) -> list[Any]:
+    """Every problem of a BatchCommitTablesRequest against the namespace as it is now
+    (``backend.rules.batch_rules.Problem``, warnings included), nothing written. The local backend
+    runs its commit's own judgement; the REST client reads what it needs in bulk
+    (``RestNamespaceClient.preflight``); any other namespace is read through the spec's list
+    calls. ``raise_first``: raise the first error instead.
+
+    ``request`` may also be one single write (a CreateNamespace, DeclareTable, CreateTable,
+    RegisterTable, RenameTable or CreateTableVersion request model): its problems are judged
+    the same way on every backend, read in bulk (:func:`check_single`; the single writes over
+    REST send the write alone)."""
+    if single_write(request) is not None:
+        delimiter = getattr(ns, "delimiter", None) or "$"
+        found = check_single(ns, request, delimiter=delimiter)
+        error = batch_rules.first_error(found) if raise_first else None
+        if error is not None:
+            raise error.error()
+        return found
+
+    own = getattr(ns, "preflight", None)
+    if callable(own):
+        return own(request, raise_first=raise_first)
+    if not isinstance(request, batch_rules.BatchCommitTablesRequest):
+        request = batch_rules.BatchCommitTablesRequest.model_validate(request)
+    delimiter = getattr(ns, "delimiter", None) or "$"
+    view = ListingView(ns, request)
+    problems = batch_rules.check_batch(request, view, delimiter=delimiter)
+    first = batch_rules.first_error(problems) if raise_first else None
+    if first is not None:
+        raise first.error()
+    return problems
+
+
+def commit_batch(ns: LanceNamespace, request: Any) -> Any:
+    """A checked BatchCommitTables: the preflight, its first error raised, then the batch.
+    On the local backend the commit judges the batch itself, under its lock, so nothing runs
+    before it; elsewhere the preflight's reads come first (a REST batch of N declares in one
+    namespace: ListTables and ListNamespaces pages, then one BatchCommitTables). A batch the
+    preflight refuses is recorded as refused when ``ns`` is gated (``gate.record_refusal``)."""
+    # The local backend loads lance: imported here, so that ``import backend`` stays light.
+    from backend.local import LocalNamespace
+
+    if not isinstance(ns, LocalNamespace):
+        first = batch_rules.first_error(preflight(ns, request))
+        if first is not None:
+            error = first.error()
+            gate.record_refusal(ns, "batch_commit_tables", request, error)  # the audit log's entry
+            raise error
+    return ns.batch_commit_tables(request)
