@@ -247,7 +247,7 @@ def test_branch_changes_against_pyarrow(local_ns: Any, stable: bool) -> None:
         assert trap.get_inserted_rows().read_all().num_rows == 0
         assert trap.get_updated_rows().read_all().num_rows == 0
         with pytest.raises(InvalidInputError, match="stable row ids"):
-            cl.branch_changes(local_ns, TID, "dev")
+            rc.branch_changes(local_ns, TID, "dev")
     # two versions of the branch
     two = rc.row_changes(local_ns, TID, 3, 5, key="id", branch="dev")
     assert as_keys(two) == by_key(h.table("dev", 3), h.table("dev", 5))
@@ -264,11 +264,11 @@ def test_a_branch_of_a_branch_and_an_idle_branch(tmp_path: Path) -> None:
     truth = by_key(h.table("dev", 4), h.table("fix"))
     assert truth == {"inserted": [], "deleted": [], "updated": {1: ["v"]}}
     for key in (None, "id"):
-        got = cl.branch_changes(ns, TID, "fix", key=key)
+        got = rc.branch_changes(ns, TID, "fix", key=key)
         assert as_keys(got) == truth and got.span_text == "dev v4 → fix v5"
     branches.create_branch(ns, TID, "idle")  # made from main's latest, never written
     for key in (None, "id"):
-        got = cl.branch_changes(ns, TID, "idle", key=key)
+        got = rc.branch_changes(ns, TID, "idle", key=key)
         assert got.counts == {"inserted": 0, "updated": 0, "deleted": 0}
         assert by_key(h.table(None), h.table("idle")) == {
             "inserted": [],
@@ -282,19 +282,19 @@ def test_branch_compare_bad_inputs_change_nothing(tmp_path: Path) -> None:
     h = History(ns)
     before = (h.main().version, h.at("dev").version)
     with pytest.raises(InvalidInputError, match="main is the table's default branch"):
-        cl.branch_changes(ns, TID, "main", key="id")
+        rc.branch_changes(ns, TID, "main", key="id")
     with pytest.raises(TableBranchNotFoundError, match="no branch 'nope' .its branches: dev"):
-        cl.branch_changes(ns, TID, "nope", key="id")
+        rc.branch_changes(ns, TID, "nope", key="id")
     with pytest.raises(InvalidInputError, match="key column nope is not in version 2"):
-        cl.branch_changes(ns, TID, "dev", key="nope")
+        rc.branch_changes(ns, TID, "dev", key="nope")
     with pytest.raises(InvalidInputError, match="key columns repeat"):
-        cl.branch_changes(ns, TID, "dev", key=["id", "id"])
+        rc.branch_changes(ns, TID, "dev", key=["id", "id"])
     with pytest.raises(InvalidInputError, match="the key v is not unique in version 2:"):
-        cl.branch_changes(ns, TID, "dev", key="v")
+        rc.branch_changes(ns, TID, "dev", key="v")
     with pytest.raises(InvalidInputError, match="max_rows"):
-        cl.branch_changes(ns, TID, "dev", key="id", max_rows=3)
+        rc.branch_changes(ns, TID, "dev", key="id", max_rows=3)
     with pytest.raises(InvalidInputError, match="max_rows must be 1 or more"):
-        cl.branch_changes(ns, TID, "dev", key="id", max_rows=0)
+        rc.branch_changes(ns, TID, "dev", key="id", max_rows=0)
     # versions of the branch: from the one it was made at
     with pytest.raises(
         TableVersionNotFoundError,
@@ -320,9 +320,9 @@ def test_branch_compare_over_rest_is_by_key_and_refused_where_the_server_reads_m
     ns = backend.connect(rest_server.url)
     History(ns, uri=str(rest_server.root / "t.lance"))
     with pytest.raises(InvalidInputError, match="over REST the rows of two versions can only"):
-        cl.branch_changes(ns, TID, "dev")
+        rc.branch_changes(ns, TID, "dev")
     with pytest.raises(UnsupportedOperationError, match="answers query_table from main"):
-        cl.branch_changes(ns, TID, "dev", key="id")
+        rc.branch_changes(ns, TID, "dev", key="id")
     with pytest.raises(UnsupportedOperationError, match="answers query_table from main"):
         rc.row_changes(ns, TID, 3, 5, key="id", branch="dev")
     # reads the server does answer from the branch go through
@@ -415,7 +415,7 @@ def test_branch_reads_and_writes_through_the_gate(tmp_path: Path) -> None:
     h = History(ns)
     log = audit.AuditLog(tmp_path / "audit")
     viewer = gate(ns, actor=Actor("vic@example.com", access.VIEWER), log=log)
-    assert as_keys(cl.branch_changes(viewer, TID, "dev", key="id")) == by_key(
+    assert as_keys(rc.branch_changes(viewer, TID, "dev", key="id")) == by_key(
         h.table(None, 2), h.table("dev")
     )
     assert cl.change_log(viewer, TID, "dev")["version"].tolist() == [2, 3, 4, 5]
