@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from components import audit_view, auth, connection_writes, feedback
+from components import audit_view, auth, connection_writes, feedback, state, writes
 from components.sidebar import render_connection_sidebar, render_health_banner
 
 VIEWS = Path(__file__).parent / "views"
@@ -42,6 +42,7 @@ ROUTES = (
 DEFAULT_ROUTE = ROUTES[0]  # what "/" opens
 AUDIT_PATH = "audit"  # offered only to whom may see the audit log (``audit_view.denial``)
 HOME = "home"  # the hidden page served at "/": it forwards to DEFAULT_ROUTE's own path
+SIDEBAR = "sidebar"  # where a connection write's result is said (``state.notice``), not a page
 
 
 def _home() -> None:
@@ -72,7 +73,8 @@ def console_pages(view: Callable[[Route], Callable[[], None]] | None = None) -> 
 
 def perform_connection_write() -> None:
     """The write the connection sidebar asked for (save or forget a saved connection, create
-    a missing directory), performed here, before the sidebar renders what it changed."""
+    a missing directory), performed here (``writes.perform``: a failure shown on the page, a
+    success said in the sidebar), before the sidebar renders what it changed."""
     request = connection_writes.pending_write()
     if request is None:
         return
@@ -80,8 +82,14 @@ def perform_connection_write() -> None:
     if refused:
         feedback.show("error", f"{request.write.action} refused: {refused}.")
         return
-    done = feedback.run(request.write.call, action=request.write.action)
-    connection_writes.finish_write(request, done)
+    writes.perform(
+        request.write,
+        page=SIDEBAR,
+        reset=False,
+        rerun=False,
+        then=request.finish,
+        say=state.notice,
+    )
 
 
 def render_frame(pages: list[Any]) -> Any:

@@ -1,11 +1,13 @@
 """The connection's writes: save a connection to the config file, forget a saved one, create a
 missing directory. The sidebar, the connect dialog and a page that cannot open its namespace
-(:func:`require_namespace`) ask for one (:func:`ask_write`); the frame (app/nav.py) performs it
-(:func:`pending_write`, :func:`refusal`, then :func:`finish_write`).
+(:func:`require_namespace`) ask for one (:func:`ask_write`); the frame (app/nav.py) takes it
+(:func:`pending_write`, :func:`refusal`) and runs its :attr:`ConnectionWrite.write` with
+``components.writes.perform``, the one write path.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,15 +26,23 @@ from components.writes import Write
 @dataclass(frozen=True)
 class ConnectionWrite:
     """A write the sidebar (or :func:`require_namespace`) asks for; the frame performs it
-    (app/nav.py: :func:`pending_write`, ``feedback.run(request.write.call, ...)``, then
-    :func:`finish_write`). ``kind``: ``save`` (the dialog's connection, to the config file),
-    ``forget`` (a saved connection, from the config file), ``create`` (the missing directory
-    of connection ``name``, which then opens) or ``create_here`` (the active connection's)."""
+    (app/nav.py: :func:`pending_write`, then ``writes.perform(request.write, ...)`` with
+    :meth:`finish` and the result said in the sidebar). ``kind``: ``save`` (the dialog's
+    connection, to the config file), ``forget`` (a saved connection, from the config file),
+    ``create`` (the missing directory of connection ``name``, which then opens) or
+    ``create_here`` (the active connection's). ``write``'s work reads the saved connections
+    again after the change, done or not (and a forget opens the default connection)."""
 
     kind: str
     write: Write
     name: str = DEFAULT
     read_only: bool = False
+
+    def finish(self, result: Any) -> None:
+        """After a create that succeeded: the offer goes, the connection ``name`` opens."""
+        if self.kind == "create" and result:
+            state.drop(state.Conn.CREATE_OFFER)
+            session.open_next(self.name, self.read_only)
 
 
 def ask_write(request: ConnectionWrite) -> None:
@@ -52,22 +62,15 @@ def refusal(request: ConnectionWrite) -> str | None:
     return session.config_denial() if request.kind in ("save", "forget") else None
 
 
-def finish_write(request: ConnectionWrite, done: tuple[Any] | None) -> None:
-    """After the frame performed ``request`` (``done``: its result, ``None`` when it failed):
-    the saved connections are read again, the sidebar says the result, the connection that
-    the write concerns opens."""
-    session.begin_run()
-    if request.kind == "forget":
-        session.open_next(DEFAULT, False)
-    if done is None:
-        return
-    if request.kind in ("save", "forget"):
-        warning = request.write.warned(done[0])
-        text = request.write.said(done[0]) + (f" {warning}" if warning else "")
-        state.notice("warning" if warning else "success", text)
-    elif request.kind == "create" and done[0]:
-        state.drop(state.Conn.CREATE_OFFER)
-        session.open_next(request.name, request.read_only)
+def _changed(fn: Callable[..., Any], *args: Any, forgotten: bool = False) -> Any:
+    """``fn(*args)``, a change of the saved connections or of a directory; then, done or not,
+    the saved connections are read again, and after a forget the default connection opens."""
+    try:
+        return fn(*args)
+    finally:
+        session.begin_run()
+        if forgotten:
+            session.open_next(DEFAULT, False)
 
 
 def save_write(spec: ConnectionSpec, typed: Secrets | None) -> ConnectionWrite:
@@ -77,7 +80,7 @@ def save_write(spec: ConnectionSpec, typed: Secrets | None) -> ConnectionWrite:
         "var for it so that a reload keeps it."
     )
     write = Write(
-        conns.save_connection, (spec,), f"Saving the connection {spec.name}",
+        _changed, (conns.save_connection, spec), f"Saving the connection {spec.name}",
         lambda path: f"Connected to {spec.name}; saved to {path}.",
         warning=lambda _path: warning if lost else None,
     )  # fmt: skip
@@ -86,8 +89,8 @@ def save_write(spec: ConnectionSpec, typed: Secrets | None) -> ConnectionWrite:
 
 def forget_write(spec: ConnectionSpec) -> ConnectionWrite:
     write = Write(
-        conns.delete_connection, (spec.name,), f"Forgetting the connection {spec.name}",
-        f"Forgot the saved connection {spec.name}.",
+        _changed, (conns.delete_connection, spec.name), f"Forgetting the connection {spec.name}",
+        f"Forgot the saved connection {spec.name}.", kwargs={"forgotten": True},
     )  # fmt: skip
     return ConnectionWrite("forget", write, spec.name)
 
@@ -97,7 +100,7 @@ def create_write(
 ) -> ConnectionWrite:
     """Create ``path`` (``session.create_directory``: checked, recorded, says the outcome in
     the sidebar)."""
-    write = Write(session.create_directory, (Path(path), spec), f"Creating {path}", "")
+    write = Write(_changed, (session.create_directory, Path(path), spec), f"Creating {path}", "")
     read_only = spec.read_only if spec is not None else False
     return ConnectionWrite(kind, write, name, read_only)
 

@@ -5,8 +5,9 @@ message, the tables it touches and where the selection goes) or a :class:`JobReq
 durable job, ``backend.services.jobs``: its :meth:`JobRequest.write`), after
 :func:`confirmed_submit` (submitted, writable, confirmed). The page hands it to
 :func:`perform`, which runs it and its after-steps (read the touched tables again, follow the
-job, reset the forms, say the result once, run the page again). No page or component calls a
-write any other way (``tests/ui/test_writes.py`` scans for one).
+job, reset the forms, say the result once, run the page again); the frame (app/nav.py) does
+the same with a connection change (``components.connection_writes``). No page or component
+calls a write any other way (``tests/ui/test_writes.py`` scans for one).
 """
 
 from __future__ import annotations
@@ -183,12 +184,16 @@ class Write:
     def warned(self, result: Any) -> str | None:
         return self.warning(result) if self.warning is not None else None
 
-    def flash(self, page: str, result: Any, **extra: Any) -> None:
-        """The result, said once on ``page`` after the rerun: a success, or a warning that
-        starts with it when :meth:`warned` has something to say."""
+    def message(self, result: Any) -> tuple[str, str]:
+        """What is said of ``result`` (kind, text): a success, or a warning that starts with
+        it when :meth:`warned` has something to say."""
         warning = self.warned(result)
         text = self.said(result) + (f" {warning}" if warning else "")
-        feedback.flash(page, "warning" if warning else self.kind, text, **extra)
+        return ("warning" if warning else self.kind), text
+
+    def flash(self, page: str, result: Any, **extra: Any) -> None:
+        """The result (:meth:`message`), said once on ``page`` after the rerun."""
+        feedback.flash(page, *self.message(result), **extra)
 
 
 def keep_refusal(key: str, text: str) -> None:
@@ -246,6 +251,7 @@ def perform(
     then: Callable[[Any], Any] | None = None,
     rerun: bool | Callable[[Any], bool] = True,
     failure_key: str | None = None,
+    say: Callable[[str, str], None] | None = None,
 ) -> tuple[Any] | None:
     """Run ``write`` and its after-steps, once; the one way a page writes.
 
@@ -254,8 +260,9 @@ def perform(
     (``invalidate``, default ``write.touched``; ``catalog``: the listings too), the session
     follows the job it started (``write.follow``), ``then(result)`` keeps what the page keeps
     of it (a selection, a panel's state), the ``page``'s forms start afresh (``reset``), its
-    result is said once on ``page`` (nothing when the write has no success text), and the
-    page runs again (``rerun``, or ``rerun(result)``).
+    result is said once on ``page`` (nothing when the write has no success text; ``say``:
+    said by ``say(kind, text)`` instead, e.g. in the sidebar), and the page runs again
+    (``rerun``, or ``rerun(result)``).
 
     From a widget callback (``rerun=False``, ``failure_key`` given) the page draws once, after
     the write: a failure is kept under ``failure_key`` for the form to show where it is
@@ -283,7 +290,9 @@ def perform(
         then(result)
     if reset:
         state.reset_forms(page)
-    if write.said(result):
+    if write.said(result) and say is not None:
+        say(*write.message(result))
+    elif write.said(result):
         extra = {"snippet": write.snippet} if write.snippet else {}
         if write.body is not None:
             extra["body"] = write.body(result)

@@ -38,11 +38,14 @@ it, :func:`rerun` (from any process) runs it on it again, two jobs of one kind o
 are duplicates only on the same branch, and a compaction resumes only a checkpoint of its
 own branch.
 
-Kinds: :data:`KINDS` (``compact``, ``optimize``, ``cleanup``, ``create_index``, ``build_ab``:
-a comparison of vector index builds on a scratch copy, ``plan``: a namespace's maintenance
-plan, ``backend.services.maintenance.plan_jobs``); :func:`register_kind` adds one. Executors: :data:`EXECUTORS` (``local``; ``ray`` when the ``[ray]`` extra is
-importable: registered at import, loaded at its first use, so that importing this module
-never imports Ray); :func:`register_executor` adds one.
+Kinds: :data:`KINDS`, each registered (:func:`register_kind`) by the module that does its
+work, imported with the services package: ``compact``, ``optimize``, ``cleanup``
+(``backend.services.maintenance.table_jobs``), ``create_index``
+(``backend.services.build_jobs``), ``build_ab``: a comparison of vector index builds on a
+scratch copy (``backend.services.tuning.ab_jobs``), ``plan``: a namespace's maintenance plan
+(``backend.services.maintenance.plan_jobs``). Executors: :data:`EXECUTORS` (``local``; ``ray``
+when the ``[ray]`` extra is importable: registered at import, loaded at its first use, so that
+importing this module never imports Ray); :func:`register_executor` adds one.
 """
 
 from __future__ import annotations
@@ -58,7 +61,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import timedelta
 from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
@@ -67,12 +69,8 @@ from .. import html_tables, redaction
 from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
 from ..gate import Actor, GatedNamespace, long_operations, recorded, refusals
-from ..local.compaction import OPTION_TYPES
 from ..local.job_store import JobStore, open_job_store
 from ..rules import ids
-from ..text import plural
-from . import lifecycle, tuning
-from .tuning import optimize as maintenance_calls
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELLED = (
     "queued",
@@ -379,6 +377,16 @@ def register_kind(
     )  # fmt: skip
     KINDS[name] = kind
     return kind
+
+
+def only_keys(kind: str, params: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    """``InvalidInputError`` when ``params`` (of a ``kind`` job) has a key not in ``allowed``:
+    for a kind's ``validate``."""
+    known = set(allowed)
+    unknown = sorted(set(params) - known)
+    if unknown:
+        takes = f"takes {', '.join(sorted(known))}" if known else "takes no parameters"
+        raise invalid(f"a {kind} job {takes}; {', '.join(unknown)} is not one of them")
 
 
 # -- executors --------------------------------------------------------------------------------------
@@ -1040,186 +1048,6 @@ def annotate(ns: Any, job_id: str, **details: Any) -> None:
     open_job_store(ns).update(job_id, change)
 
 
-# -- the kinds --------------------------------------------------------------------------------------
-
-
-def _local_only(ns: Any) -> str | None:
-    return (
-        None
-        if callable(getattr(ns, "compact_files", None))
-        else maintenance_calls.MAINTENANCE_UNSUPPORTED
-    )
-
-
-def _only_keys(kind: str, params: Mapping[str, Any], allowed: Iterable[str]) -> None:
-    known = set(allowed)
-    unknown = sorted(set(params) - known)
-    if unknown:
-        takes = f"takes {', '.join(sorted(known))}" if known else "takes no parameters"
-        raise invalid(f"a {kind} job {takes}; {', '.join(unknown)} is not one of them")
-
-
-def _check_compact(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    _only_keys("compact", params, OPTION_TYPES)
-    out: dict[str, Any] = {}
-    for name, value in params.items():
-        if value is None:
-            continue
-        want = OPTION_TYPES[name]
-        if want is bool:
-            if not isinstance(value, bool):
-                raise invalid(f"{name} is true or false, got {value!r}")
-        elif want is int:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise invalid(f"{name} is a whole number of 1 or more, got {value!r}")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise invalid(f"{name} is a share between 0 and 1, got {value!r}")
-        out[name] = value
-    return out
-
-
-def _compact(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-
-    def progress(event: Mapping[str, Any]) -> None:
-        if event.get("checkpoint"):
-            ctx.checkpoint(event["checkpoint"])
-        done, total = event.get("completed"), event.get("total")
-        if total:
-            ctx.progress(f"compacting: {done} of {plural(int(total), 'task')} done", done / total)
-        else:
-            ctx.progress("compacting: nothing to rewrite", 1.0)
-        ctx.check()
-
-    ctx.progress("planning the compaction", 0.0)
-    return maintenance_calls.compact_files(
-        ns, list(table_id), options=params, progress=progress, resume=ctx.resume
-    )
-
-
-def _optimize(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-
-    ctx.progress("adding the unindexed rows to the indexes", None)
-    return maintenance_calls.optimize_indexes(ns, list(table_id))
-
-
-def _check_empty(kind: str) -> Callable[[Any, Any, dict[str, Any]], dict[str, Any]]:
-    def check(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        _only_keys(kind, params, ())
-        return {}
-
-    return check
-
-
-def _cleanup_policy(params: Mapping[str, Any]) -> tuple[int | None, timedelta | None]:
-    keep_last, days = params.get("keep_last"), params.get("older_than_days")
-    if days is not None and (isinstance(days, bool) or not isinstance(days, (int, float))):
-        raise invalid(f"older_than_days is a number of days of zero or more, got {days!r}")
-    return keep_last, (timedelta(days=days) if days is not None else None)
-
-
-def _check_cleanup(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    _only_keys("cleanup", params, ("keep_last", "older_than_days"))
-    on = branch_of(ns)
-    if on is not None:  # as the Versions page: a cleanup by policy is main's only
-        raise make(
-            ErrorCode.UNSUPPORTED,
-            f"a cleanup of old versions acts on the table's main, not branch {on!r}; nothing "
-            "was done. Pick main to clean up",
-        )
-    keep_last, older_than = _cleanup_policy(params)
-    lifecycle.check_cleanup_policy(keep_last, older_than)
-    return {k: v for k, v in params.items() if v is not None}
-
-
-def _lance_cleanup(ns: Any, params: Mapping[str, Any]) -> bool:
-    """Whether a cleanup runs as lance's own ``cleanup_old_versions`` (which also removes the
-    files no version left needs): a cleanup by age alone where the namespace has it (the local
-    backend; a cleanup is main's)."""
-    return (
-        set(params) == {"older_than_days"}
-        and isinstance(params["older_than_days"], int)
-        and callable(getattr(ns, "cleanup_old_versions", None))
-    )
-
-
-def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    from . import lifecycle
-
-    keep_last, older_than = _cleanup_policy(params)
-    if _lance_cleanup(ns, params):
-        days = params["older_than_days"]
-        ctx.progress(f"removing the versions older than {plural(days, 'day')}", None)
-        out = maintenance_calls.cleanup_old_versions(ns, list(table_id), days)
-        return {
-            "deleted_versions": list(out.get("removed_versions") or []),
-            "kept_versions": out.get("versions_after"),
-            "bytes_removed": out.get("bytes_removed"),
-            "policy": f"versions older than {plural(days, 'day')} (lance's cleanup: the files "
-            "no version left needs too); never the latest or a tagged version",
-        }
-    ctx.progress("listing the versions to delete", None)
-    plan = lifecycle.cleanup_plan(ns, list(table_id), keep_last=keep_last, older_than=older_than)
-    ctx.details(delete=plan.delete, keep=len(plan.keep), policy=plan.policy)
-    if not plan.delete:
-        return {"deleted_versions": [], "kept_versions": len(plan.keep), "policy": plan.policy}
-    ctx.check()
-    ctx.progress(f"deleting {plural(len(plan.delete), 'version')}", None)
-    response = lifecycle.run_cleanup(ns, plan)
-    return {
-        "deleted_versions": plan.delete,
-        "kept_versions": len(plan.keep),
-        "policy": plan.policy,
-        "transaction_id": getattr(response, "transaction_id", None),
-    }
-
-
-register_kind(
-    "compact", _compact, operation="compact_files", label="compaction",
-    validate=_check_compact, supported=_local_only,
-)  # fmt: skip
-register_kind(
-    "optimize", _optimize, operation="optimize_indexes", label="index optimization",
-    validate=_check_empty("optimize"), supported=_local_only, cancellable=False,
-)  # fmt: skip
-register_kind(
-    "cleanup", _cleanup, operation="batch_delete_table_versions", label="cleanup",
-    validate=_check_cleanup, cancellable=False,
-)  # fmt: skip
-
-
-AB_PARAMS = ("column", "configs", "sample_rows", "queries", "k")
-
-
-def _build_ab(ns: Any, table_id: Any, params: dict[str, Any], ctx: JobContext) -> Any:
-    """A comparison of vector index builds on a scratch copy (``tuning.build_ab``); a cancel
-    stops it at its next progress report. Its result is the comparison's rows."""
-
-    def progress(stage: str, fraction: float) -> None:
-        ctx.check()
-        ctx.progress(stage, fraction)
-
-    return tuning.build_ab(ns, table_id, progress=progress, **params)
-
-
-def _check_build_ab(ns: Any, table_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    _only_keys("build_ab", params, AB_PARAMS)
-    if not isinstance(params.get("column"), str) or not params["column"]:
-        raise invalid("a build comparison needs the vector column to build on")
-    configs = params.get("configs")
-    if not isinstance(configs, list) or not all(isinstance(c, Mapping) for c in configs):
-        raise invalid("a build comparison's configs are a list of build parameters")
-    for name in ("sample_rows", "queries", "k"):
-        value = params.get(name, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise invalid(f"a build comparison's {name} is a whole number of at least 1")
-    return params
-
-
-register_kind(
-    "build_ab", _build_ab, operation="query_table", label="build comparison",
-    validate=_check_build_ab,
-)  # fmt: skip
-
 _register_extras()
 
 
@@ -1247,6 +1075,7 @@ __all__ = [
     "get",
     "heartbeat_seconds",
     "list_jobs",
+    "only_keys",
     "operation_of",
     "register_executor",
     "register_kind",

@@ -28,7 +28,11 @@ SERVICE_WRITES = {
     "imports": {"import_table"},
     "transfer": {"run_import"},
     "writes": {"start_task", "submit_job"},
+    "conns": {"save_connection", "delete_connection"},
+    "session": {"create_directory"},
 }
+# ``Write.call``: a described write run by hand (``perform`` runs it).
+WRITE_RUNS = {"call"}
 # After-steps only ``perform`` takes (a page calling one repeats it).
 AFTER_STEPS = {
     "st": {"rerun"},
@@ -41,11 +45,11 @@ OUTSIDE = {"components/writes.py"}  # perform itself
 
 
 def _is_write(node: ast.AST) -> bool:
-    """A reference to a write function: ``x.<namespace write>`` or ``<module>.<service
-    write>``."""
+    """A reference to a write function: ``x.<namespace write>``, ``<module>.<service
+    write>``, or a described write's ``x.call``."""
     if not isinstance(node, ast.Attribute):
         return False
-    if node.attr in access.WRITE_OPS:
+    if node.attr in access.WRITE_OPS or node.attr in WRITE_RUNS:
         return True
     base = node.value.id if isinstance(node.value, ast.Name) else None
     return base is not None and node.attr in SERVICE_WRITES.get(base, ())
@@ -145,6 +149,8 @@ def test_no_page_or_component_writes_outside_perform() -> None:
         "ns.create_table_tag(request)",
         "jobs.submit(ns, 'compact', tid)",
         "writes.start_task(task)",
+        "feedback.run(request.write.call, action=request.write.action)",
+        "conns.save_connection(spec)",
         "def f():\n    batch_builder.commit(ns, ops)",
     ],
 )

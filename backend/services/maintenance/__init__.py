@@ -9,7 +9,9 @@ run, then run table by table through the console's own operations (gate and audi
 * :mod:`.planning` - :func:`plan` (the dry run, from the tables' health and lance's own dry
   runs) and :func:`run_plan` (a plain function with a ``progress(stage, fraction)``);
 * :mod:`.plan_jobs` - a plan run as one job (the ``plan`` kind of ``backend.services.jobs``):
-  :func:`submit_plan`, and :func:`report_of` a plan job.
+  :func:`submit_plan`, and :func:`report_of` a plan job;
+* :mod:`.table_jobs` - one table's compaction, index optimization and cleanup as jobs (the
+  ``compact``, ``optimize`` and ``cleanup`` kinds).
 """
 
 from __future__ import annotations

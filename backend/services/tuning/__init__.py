@@ -9,7 +9,9 @@ module per feature:
 * :mod:`.builds` - :func:`build_ab` (index build configurations compared on a scratch copy);
 * :mod:`.applied` - :func:`requested_vs_applied` (the build parameters asked for against
   those lance used);
-* :mod:`.optimize` - the index and file maintenance calls.
+* :mod:`.optimize` - the index and file maintenance calls;
+* :mod:`.ab_jobs` - a build comparison as a job (the ``build_ab`` kind of
+  ``backend.services.jobs``).
 
 Everything goes through QueryTable, so it runs the same on the local backend and over REST::
 
