@@ -183,8 +183,8 @@ def test_a_write_runs_its_after_steps_once(make_app, ui_env, monkeypatch) -> Non
     runs once after the click, the table is read again once, the forms start afresh once,
     the result is said once and shown once, and the page shows the table after the write;
     the next run no longer says it."""
-    from components import versions as ver
     from components import writes
+    from components.versions import listing
 
     calls: list[str] = []
     for name in ("invalidate_tables",):
@@ -197,9 +197,9 @@ def test_a_write_runs_its_after_steps_once(make_app, ui_env, monkeypatch) -> Non
         monkeypatch.setattr(
             module, name, lambda *a, _real=real, _n=name, **k: (calls.append(_n), _real(*a, **k))
         )
-    real_summary = ver.render_summary
+    real_summary = listing.render_summary
     monkeypatch.setattr(
-        ver, "render_summary", lambda *a, **k: (calls.append("page run"), real_summary(*a, **k))
+        listing, "render_summary", lambda *a, **k: (calls.append("page run"), real_summary(*a, **k))
     )
     at = make_app("versions", query_params={"ns": "logs", "table": "events"})
     at.session_state[state.Versions.MANAGE_OPEN] = True
