@@ -36,6 +36,7 @@ from lance_namespace.errors import (
 )
 
 from .redaction import REDACTED, is_secret_name, redact_text
+from .text import capital
 
 # One table: spec error code -> exception class (lance_namespace's own table).
 ERROR_CLASSES: dict[int, type[LanceNamespaceError]] = {
@@ -457,7 +458,7 @@ def error_title(err: BaseException | type[BaseException]) -> str:
     name = cls.__name__.removesuffix("Error") or cls.__name__
     words = _CAMEL_WORD.findall(name) or [name]
     text = " ".join(w.lower() for w in words)
-    return text[:1].upper() + text[1:]
+    return capital(text)
 
 
 def strip_code_prefix(message: str) -> str:

@@ -15,7 +15,7 @@ import streamlit as st
 from backend.rules import ids
 from backend.services import maintenance as mt
 from backend.services.health import TARGET_ROWS_PER_FRAGMENT
-from backend.text import plural
+from backend.text import capital, plural
 from components import feedback, state
 from components.cache import cached, invalidate, invalidate_tables
 from components.common import dataframe, render_role_lock
@@ -125,7 +125,7 @@ def _kind_fields(kind: str, rule: Any, key: str) -> tuple[bool, dict[str, Any]]:
         current = getattr(rule or default, setting)
         bounds: tuple[Any, Any] = (float(low), float(high)) if percent else (low, high)
         typed = st.number_input(
-            label[:1].upper() + label[1:],
+            capital(label),
             min_value=bounds[0],
             max_value=bounds[1],
             value=_shown(setting, current, percent),

@@ -40,6 +40,7 @@ from backend.rules.index_types import (
     VECTOR_INDEX_TYPES,
     fitting_index_types,
 )
+from backend.text import capital
 
 # --------------------------------------------------------------------------------------------
 # Index types
@@ -461,7 +462,7 @@ def request_problems(request: CreateTableIndexRequest) -> list[str]:
     if request.name is not None:
         problem = ids.label_problem(request.name, what="index", create=True)
         if problem:
-            problems.append(_capital(problem) + ".")
+            problems.append(capital(problem) + ".")
     category = index_category(t)
     if request.distance_type is not None:
         if normalize_distance(request.distance_type) is None:
@@ -711,10 +712,6 @@ def build_index_request(
             if k in FTS_PARAMS:
                 fields[k] = int(v) if k == "max_token_length" else v
     return CreateTableIndexRequest(**fields)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 __all__ = [
