@@ -15,6 +15,7 @@ import streamlit as st
 from backend.rules import ids
 from backend.services import maintenance as mt
 from backend.services.health import TARGET_ROWS_PER_FRAGMENT
+from backend.services.maintenance.plan_jobs import KIND as PLAN_KIND  # the job kind of a plan run
 from backend.text import capital, plural
 from components import feedback, state
 from components.cache import cached, invalidate, invalidate_tables
@@ -23,7 +24,6 @@ from components.jobs import JobAction, render_plan_results
 from components.session import role_lock
 from components.writes import JobRequest, Write
 
-PLAN_KIND = mt.PLAN_KIND  # the job kind of a plan run
 INHERIT, ON, OFF = "as the namespace", "on", "off"
 # The editable settings of each kind: (setting, label, percent?, lowest, highest)
 FIELDS: dict[str, tuple[tuple[str, str, bool, int, int], ...]] = {
@@ -360,18 +360,3 @@ def jobs_operation(job: Any) -> str:
     from backend.services import jobs
 
     return jobs.operation_of(job)
-
-
-__all__ = [
-    "FIELDS",
-    "PLAN_KIND",
-    "namespace_policy",
-    "overrides_frame",
-    "overrides_from_frame",
-    "plan_jobs",
-    "plan_view",
-    "policy_saved",
-    "render_plan",
-    "render_policy",
-    "render_results",
-]
