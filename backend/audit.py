@@ -438,26 +438,3 @@ def to_csv(entries: Iterable[AuditEntry], *, open_ops: set[str] | None = None) -
     for row in to_rows(entries, open_ops=open_ops):
         writer.writerow(row)
     return buf.getvalue()
-
-
-__all__ = [
-    "FAILED",
-    "OK",
-    "OUTCOMES",
-    "REFUSED",
-    "STARTED",
-    "UNFINISHED",
-    "AuditEntry",
-    "AuditLog",
-    "batch_tables",
-    "default_directory",
-    "describe_tables",
-    "filter_entries",
-    "mask_target",
-    "new_op_id",
-    "summarize",
-    "target_name",
-    "to_csv",
-    "to_rows",
-    "unfinished",
-]

@@ -293,22 +293,3 @@ def install_log_filter(names: Iterable[str] = _LOGGERS) -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
-
-
-__all__ = [
-    "JSON_QUERY_PARAMS",
-    "REDACTED",
-    "RedactingFilter",
-    "install_log_filter",
-    "is_masked",
-    "is_secret_name",
-    "mask_value",
-    "redact_header",
-    "redact_headers",
-    "redact_json",
-    "redact_mapping",
-    "redact_text",
-    "redact_url",
-    "register_secret",
-    "register_secrets",
-]

@@ -35,6 +35,3 @@ def human_bytes(n: Any) -> str:
         if abs(value) < 1024 or unit == "TiB":
             return f"{value:,.1f} {unit}"
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-__all__ = ["human_bytes", "plural"]

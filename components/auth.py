@@ -212,17 +212,3 @@ def render_user_sidebar(actor: Actor) -> None:
                 type="tertiary",
                 on_click=st.logout,
             )
-
-
-__all__ = [
-    "claims",
-    "current_actor",
-    "render_no_access",
-    "render_sign_in_gate",
-    "render_user_sidebar",
-    "role_map",
-    "roles_problem",
-    "sign_in_configured",
-    "sign_in_settings",
-    "was_admin",
-]

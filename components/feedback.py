@@ -127,19 +127,3 @@ def keep_flash(page: str) -> None:
     """Before a rerun the user did not ask for (figures read in the background arrived):
     the result shown in this run is shown again in the next."""
     state.keep_flash(page)
-
-
-__all__ = [
-    "as_text",
-    "delimiter",
-    "readable",
-    "error_lines",
-    "error_text",
-    "flash",
-    "keep_flash",
-    "render_flash",
-    "run",
-    "show",
-    "show_error",
-    "show_problems",
-]

@@ -348,22 +348,3 @@ def action_write(ns: Any, asked: JobAction) -> Write:
         lambda job: f"{asked.label.capitalize()} started again as job {job.id}.",
         follow=True,
     )
-
-
-__all__ = [
-    "COLUMNS",
-    "RESULT_COLUMNS",
-    "JobAction",
-    "STATE_ICONS",
-    "action_write",
-    "jobs_frame",
-    "maintenance_outcome",
-    "outcome_text",
-    "ray_address",
-    "render_executor_choice",
-    "render_job_details",
-    "render_jobs_table",
-    "render_plan_results",
-    "render_table_jobs",
-    "target_text",
-]

@@ -509,25 +509,3 @@ def render_guide(guide: tg.Guide | None, *, locked: str | None, local: bool) -> 
     if guide.done and st.button("Start over", key=f"{at}.reset", icon=":material/restart_alt:"):
         asked = GuideAsk(RESET)
     return asked
-
-
-__all__ = [
-    "FaultRun",
-    "GuideAsk",
-    "READER_NOTE",
-    "RESET",
-    "RaceRun",
-    "TOOL_LABELS",
-    "audit_frame",
-    "reader_line",
-    "render_demo_tools",
-    "render_guide",
-    "render_last_watch",
-    "render_outcome",
-    "render_reader",
-    "render_watch_switch",
-    "render_watched_run",
-    "staged_frame",
-    "states_table",
-    "step_summary",
-]

@@ -295,6 +295,3 @@ def main(
     if bad:
         return BAD_INPUT
     return FAILED if problems else OK
-
-
-__all__ = ["BAD_INPUT", "FAILED", "OK", "build_parser", "main"]

@@ -327,31 +327,3 @@ def describe_action(action: Any, number: int = 1) -> str:
 def to_models(actions: Sequence[Any]) -> list[AlterTransactionAction]:
     """Validated request models for ``actions`` (``InvalidInputError`` as :func:`parse_actions`)."""
     return [a.to_model() for a in parse_actions(actions)]
-
-
-__all__ = [
-    "ACTION_KINDS",
-    "CANCELED",
-    "FAILED",
-    "QUEUED",
-    "RUNNING",
-    "SET_MODES",
-    "SUCCEEDED",
-    "TERMINAL_STATUSES",
-    "TRANSACTION_STATUSES",
-    "UNSET_MODES",
-    "Action",
-    "StatusPolicy",
-    "action_problems",
-    "apply_actions",
-    "batch_policy",
-    "describe_action",
-    "normalize_mode",
-    "normalize_status",
-    "parse_actions",
-    "set_property_action",
-    "set_status_action",
-    "table_policy",
-    "to_models",
-    "unset_property_action",
-]

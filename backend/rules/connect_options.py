@@ -559,34 +559,3 @@ def storage_setup_problems(
 
 
 _TRUE = ("1", "true", "yes", "on")
-
-
-__all__ = [
-    "COMMON_STORAGE_KEYS",
-    "METADATA_ADDRESSES",
-    "METADATA_HOSTS",
-    "address_problem",
-    "host_address",
-    "MAX_RETRIES",
-    "MAX_TIMEOUT",
-    "STORAGE_KEYS",
-    "StorageKey",
-    "PROPERTY_PREFIXES",
-    "check_rest_options",
-    "check_storage_options",
-    "check_target",
-    "endpoint_address",
-    "fold_properties",
-    "header_problem",
-    "is_rest_target",
-    "rest_option_problems",
-    "secret_problem",
-    "object_store_kind",
-    "storage_keys",
-    "storage_option_problems",
-    "storage_setup_hint",
-    "storage_endpoint",
-    "storage_setup_problems",
-    "target_kind",
-    "url_problem",
-]

@@ -296,31 +296,3 @@ def check_delimiter(delimiter: Any) -> str:
 def _shown(text: str, limit: int = 60) -> str:
     shown = text if len(text) <= limit else text[:limit] + "…"
     return repr(shown)
-
-
-__all__ = [
-    "CATALOG_DELIMITER",
-    "DEFAULT_DELIMITER",
-    "DISPLAY_MARK",
-    "DISPLAY_SEPARATOR",
-    "MAX_ADDRESS_PART",
-    "MAX_CREATED_ID",
-    "MAX_NAME",
-    "SAFE_DELIMITERS",
-    "check_delimiter",
-    "check_id",
-    "check_part",
-    "delimiter_problem",
-    "display_id",
-    "display_ids_in_text",
-    "format_id",
-    "id_problem",
-    "label_problem",
-    "missing_parent",
-    "name_problem",
-    "object_id",
-    "parse_object_id",
-    "parse_id",
-    "part_problem",
-    "split_id_text",
-]

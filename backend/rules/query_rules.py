@@ -295,17 +295,3 @@ def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> st
     if not vectors:
         raise invalid(f"a vector search needs a vector column: {offered}")
     raise invalid(f"a vector search on this table must name its vector_column ({offered})")
-
-
-__all__ = [
-    "INCOMPATIBLE_NOTE",
-    "MAX_K",
-    "MAX_REPEATS",
-    "RANGES",
-    "VECTOR_KINDS",
-    "QueryMetric",
-    "probes_beyond_partitions",
-    "query_metric",
-    "query_problems",
-    "resolve_vector_column",
-]

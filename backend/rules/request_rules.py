@@ -214,14 +214,3 @@ def _field(request: Any, name: str) -> Any:
     a missing attribute goes through its slow ``__getattr__`` (an exception per miss): the
     model's field names are checked first (:func:`_present`)."""
     return getattr(request, name, None) if _present(type(request), (name,)) else None
-
-
-__all__ = [
-    "CHOICE_FIELDS",
-    "MIN_LIMIT",
-    "NAMESPACE_OPS",
-    "NEW_NAME_OPS",
-    "check_request",
-    "choice_key",
-    "request_problem",
-]

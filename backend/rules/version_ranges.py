@@ -278,26 +278,3 @@ def keep_days_problem(value: Any, what: str = "older_than_days") -> str | None:
     if not 0 <= value <= MAX_KEEP_DAYS:
         return f"{what} must be from 0 to {MAX_KEEP_DAYS:,} days, not {value:,}"
     return None
-
-
-__all__ = [
-    "MAX_KEEP_DAYS",
-    "MAX_RANGES",
-    "THROUGH_LATEST",
-    "Span",
-    "check_ranges",
-    "covered",
-    "covered_tags",
-    "describe_tags",
-    "describe_spec",
-    "format_spans",
-    "from_spec",
-    "keep_days_problem",
-    "parse",
-    "range_problems",
-    "spec_pairs",
-    "tag_problems",
-    "tags_to_delete",
-    "to_spec",
-    "version_problem",
-]

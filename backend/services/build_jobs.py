@@ -559,20 +559,3 @@ jobs.register_kind(
     validate=_check_create_index, key=_index_key,
     cancellable=lambda ns: capabilities(ns).progress_events,
 )  # fmt: skip
-
-
-__all__ = [
-    "BUILD_TIME_LIMIT_SECONDS",
-    "BuildJob",
-    "BuildRun",
-    "StageProgress",
-    "build_params",
-    "build_request",
-    "check_build_params",
-    "describe_differences",
-    "from_job",
-    "job_details",
-    "mark_dropped",
-    "param_differences",
-    "run_build_job",
-]

@@ -738,26 +738,3 @@ def import_table(
         updated=stats.get("num_updated_rows") if mode == "merge" else None,
         branch=branch,
     )
-
-
-__all__ = [
-    "check_format",
-    "conform",
-    "table_name",
-    "writes_locally",
-    "DEFAULT_MAX_IMPORT_BYTES",
-    "FORMAT_NAMES",
-    "IMPORT_FORMATS",
-    "MAX_IMPORT_BYTES",
-    "MAX_IMPORT_ENV",
-    "MODES",
-    "ImportPreview",
-    "ImportResult",
-    "check_size",
-    "format_of",
-    "import_table",
-    "inspect_upload",
-    "max_import_bytes",
-    "source_size",
-    "table_arrow_schema",
-]

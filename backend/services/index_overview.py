@@ -450,26 +450,3 @@ def _history_namespace(
                 )
             )
     return _identify([int(v.version) for v in versions], seen)
-
-
-__all__ = [
-    "HISTORY_COLUMNS",
-    "OVERVIEW_COLUMNS",
-    "ivf_partitions",
-    "partitions_of",
-    "Token",
-    "available_tokenizers",
-    "coverage_history",
-    "create_index",
-    "distance_from_details",
-    "drop_index",
-    "drop_index_request",
-    "index_details_dict",
-    "index_overview",
-    "index_stats",
-    "lagging_indexes",
-    "list_indexes",
-    "table_columns",
-    "table_num_rows",
-    "tokenize_preview",
-]

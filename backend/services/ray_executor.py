@@ -909,32 +909,3 @@ def register(jobs: Any) -> None:
     """Make this executor ``submit(..., executor="ray")`` of the job module ``jobs``
     (``backend.services.jobs``: ``jobs.register_executor("ray", RayExecutor())``)."""
     jobs.register_executor(EXECUTOR, executor())
-
-
-__all__ = [
-    "ADDRESS_ENV",
-    "EXECUTOR",
-    "EXTRA_MISSING",
-    "INDEX_TYPES",
-    "KINDS",
-    "JOB_NOTE",
-    "RayExecutor",
-    "Storage",
-    "address_problem",
-    "branch_refusal",
-    "check_address",
-    "check_workers",
-    "cluster_cpus",
-    "compact",
-    "compaction_options",
-    "connect",
-    "create_index",
-    "default_address",
-    "executor",
-    "index_request",
-    "modules",
-    "ray_sample_rate",
-    "register",
-    "resolve",
-    "run",
-]

@@ -572,24 +572,3 @@ def merge_insert(
         int(answer.num_deleted_rows or 0),
         version,
     )
-
-
-__all__ = [
-    "DRY_RUN_MAX_ROWS",
-    "MERGE",
-    "OPERATION",
-    "SAMPLE_ROWS",
-    "UPDATE",
-    "DeletePreview",
-    "MergeCounts",
-    "RowsDeleted",
-    "RowsUpdated",
-    "UpdatePreview",
-    "check_filter",
-    "delete_rows",
-    "merge_insert",
-    "preview_delete",
-    "preview_update",
-    "table_schema",
-    "update_rows",
-]

@@ -399,20 +399,3 @@ def _changed(
     if not version:
         version = catalog_views.latest_version(ns, list(preview.table_id))
     return SchemaChanged(preview.table_id, preview.operation, tuple(columns), version)
-
-
-__all__ = [
-    "ADD",
-    "ALTER",
-    "DROP",
-    "SchemaChanged",
-    "SchemaPreview",
-    "add_columns",
-    "alter_columns",
-    "drop_columns",
-    "indexes_by_column",
-    "preview_add",
-    "preview_alter",
-    "preview_drop",
-    "table_schema",
-]

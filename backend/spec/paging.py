@@ -276,18 +276,3 @@ def filter_names(names: Sequence[str], query: str | None) -> list[str]:
         )
         return [n for n in names if pattern.match(n.lower())]
     return [n for n in names if q in n.lower()]
-
-
-__all__ = [
-    "DEFAULT_MAX_PAGES",
-    "PAGE_SIZE",
-    "Listing",
-    "Page",
-    "filter_names",
-    "iter_all",
-    "iter_pages",
-    "list_all",
-    "listing_page",
-    "page_count",
-    "paginate",
-]

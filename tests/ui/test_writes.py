@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 import backend
-from backend import access
 from backend.services import versions as vsv
+from backend.spec import operations
 from components import state
 from tests.ui.conftest import REPO, alerts, assert_no_exception, texts
 
 # The console's own write functions besides the namespace's write operations
-# (``access.WRITE_OPS``), by the name the pages and components import their module as.
+# (``operations.WRITE_OPS``), by the name the pages and components import their module as.
 SERVICE_WRITES = {
     "jobs": {"submit", "cancel", "rerun", "annotate"},
     "build_jobs": {"mark_dropped", "start_build", "run_build_job"},
@@ -45,7 +45,7 @@ def _is_write(node: ast.AST) -> bool:
     write>``."""
     if not isinstance(node, ast.Attribute):
         return False
-    if node.attr in access.WRITE_OPS:
+    if node.attr in operations.WRITE_OPS:
         return True
     base = node.value.id if isinstance(node.value, ast.Name) else None
     return base is not None and node.attr in SERVICE_WRITES.get(base, ())
