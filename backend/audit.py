@@ -99,7 +99,7 @@ def mask_target(target: Any) -> str:
     """The namespace root or server URL as an entry keeps it: a URL without its password and
     with secret query parameters masked, any registered secret masked."""
     text = str(target or "")
-    return redaction.redact_text(redaction.redact_url(text) if "://" in text else text)
+    return redaction.redact_text(redaction.display_target(text))
 
 
 def target_name(target: Any) -> str:

@@ -178,6 +178,12 @@ def redact_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> di
     return {str(k): redact_header(str(k), str(v)) for k, v in items}
 
 
+def display_target(target: str) -> str:
+    """A target as shown or printed: a URL with any password and secret query parameters
+    masked (:func:`redact_url`), a path as it is."""
+    return redact_url(target) if "://" in target else target
+
+
 def redact_url(url: str) -> str:
     """The URL without a password, with secret query parameters masked (also inside the
     JSON-valued ``storage_options`` / ``properties`` parameters)."""

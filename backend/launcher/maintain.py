@@ -37,7 +37,8 @@ from typing import Any, TextIO
 
 from backend.config import launch
 from backend.launcher import options
-from backend.launcher.options import display_target, parse_storage, storage_problem
+from backend.launcher.options import parse_storage, storage_problem
+from backend.redaction import display_target
 
 PROG = "lance-console maintain"
 OK, FAILED, BAD_INPUT = 0, 1, 2
