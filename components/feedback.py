@@ -51,8 +51,7 @@ def as_text(text: Any) -> str:
 
 def delimiter() -> str:
     """The delimiter of the session's connection (``$`` until one is known)."""
-    spec = state.get(state.Conn.SPEC)
-    return getattr(spec, "delimiter", None) or ids.DEFAULT_DELIMITER
+    return ids.delimiter_of(state.get(state.Conn.SPEC))
 
 
 def readable(text: Any) -> str:

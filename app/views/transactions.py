@@ -10,6 +10,7 @@ import streamlit as st
 
 import backend
 from backend.demo import txn_guide
+from backend.rules import ids
 from backend.services import batch_builder
 from components import feedback, staged, state, txn_demo, writes
 from components.common import render_read_only_notice
@@ -36,7 +37,7 @@ ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
 local = caps.staging
-delimiter = getattr(ns, "delimiter", None) or "$"
+delimiter = ids.delimiter_of(ns)
 sync_selection()
 render_icon_only_style()
 if read_only:

@@ -159,7 +159,7 @@ def _namespaces(ns: Any, wanted: str | None, out: TextIO) -> list[list[str]]:
     if wanted is not None:
         if not wanted.strip():
             return [[]]
-        delimiter = str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
+        delimiter = ids.delimiter_of(ns)
         return [ids.parse_id(wanted, delimiter, what="namespace")]
     tree = nsv.namespace_tree(ns)
     note = tree.capped_note()

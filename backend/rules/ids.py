@@ -277,6 +277,11 @@ def display_ids_in_text(text: str, delimiter: str = DEFAULT_DELIMITER) -> str:
     )
 
 
+def delimiter_of(namespace: Any) -> str:
+    """The delimiter of a namespace (or a connection spec): its own, else ``$``."""
+    return str(getattr(namespace, "delimiter", None) or DEFAULT_DELIMITER)
+
+
 def delimiter_problem(delimiter: Any) -> str | None:
     """Why ``delimiter`` cannot join id parts (``None``: it can)."""
     if not isinstance(delimiter, str) or len(delimiter) != 1:

@@ -36,7 +36,7 @@ from .. import capabilities
 from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped, invalid, validation_text
 from ..gate import static_problem
-from ..rules.ids import DEFAULT_DELIMITER
+from ..rules.ids import delimiter_of
 from . import jobs
 from .index_overview import create_index, list_indexes
 
@@ -419,7 +419,7 @@ def check_build_params(
     except ValidationError as exc:
         raise invalid(f"the index build's parameters: {validation_text(exc)}") from None
     operation = build_operation(request.index_type)
-    delimiter = str(getattr(ns, "delimiter", None) or DEFAULT_DELIMITER)
+    delimiter = delimiter_of(ns)
     problem = static_problem(operation, request, delimiter)
     if problem:
         raise invalid(f"{operation}: {problem}")

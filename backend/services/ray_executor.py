@@ -658,7 +658,7 @@ def create_index(
     t = rules.normalize_index_type(index_type) or str(index_type)
     category = rules.index_category(t) if t in rules.ALL_INDEX_TYPES else "vector"
     op = "create_table_scalar_index" if category == "scalar" else "create_table_index"
-    delimiter = str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
+    delimiter = ids.delimiter_of(ns)
     asked = {"id": tid, "column": column, "index_type": t, "params": dict(params or {}), **context}
     if branch is not None:
         asked["branch"] = branch
