@@ -69,7 +69,7 @@ def connect(
     from .audit import AuditLog
     from .gate import gate
 
-    name = target if "://" not in target else redaction.redact_url(target)
+    name = redaction.display_target(target)
     return gate(ns, connection=name, log=AuditLog())  # type: ignore[return-value]
 
 

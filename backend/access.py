@@ -42,7 +42,7 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError, PermissionDeniedError
 
-from .spec.operations import CONSOLE_READS, CONSOLE_WRITES, READ_OPS, WRITE_OPS
+from .spec.operations import READ_OPS
 
 VIEWER, EDITOR, ADMIN = "viewer", "editor", "admin"
 ROLES: tuple[str, ...] = (VIEWER, EDITOR, ADMIN)
@@ -290,28 +290,3 @@ class RoleMap:
         if not found:
             return self.default
         return max(found, key=rank)
-
-
-__all__ = [
-    "ADMIN",
-    "DESTRUCTIVE_OPS",
-    "EDITOR",
-    "CONSOLE_READS",
-    "NO_DATA_OPS",
-    "CONSOLE_WRITES",
-    "POLICY_OPS",
-    "READ_OPS",
-    "WRITE_OPS",
-    "ROLES",
-    "VIEWER",
-    "RoleMap",
-    "TARGET_OPS",
-    "allowed",
-    "check",
-    "denial",
-    "email_verified",
-    "is_write",
-    "required_role",
-    "role_file_problems",
-    "roles_path",
-]

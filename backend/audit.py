@@ -99,7 +99,7 @@ def mask_target(target: Any) -> str:
     """The namespace root or server URL as an entry keeps it: a URL without its password and
     with secret query parameters masked, any registered secret masked."""
     text = str(target or "")
-    return redaction.redact_text(redaction.redact_url(text) if "://" in text else text)
+    return redaction.redact_text(redaction.display_target(text))
 
 
 def target_name(target: Any) -> str:
@@ -438,26 +438,3 @@ def to_csv(entries: Iterable[AuditEntry], *, open_ops: set[str] | None = None) -
     for row in to_rows(entries, open_ops=open_ops):
         writer.writerow(row)
     return buf.getvalue()
-
-
-__all__ = [
-    "FAILED",
-    "OK",
-    "OUTCOMES",
-    "REFUSED",
-    "STARTED",
-    "UNFINISHED",
-    "AuditEntry",
-    "AuditLog",
-    "batch_tables",
-    "default_directory",
-    "describe_tables",
-    "filter_entries",
-    "mask_target",
-    "new_op_id",
-    "summarize",
-    "target_name",
-    "to_csv",
-    "to_rows",
-    "unfinished",
-]

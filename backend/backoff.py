@@ -47,6 +47,3 @@ class Backoff:
 
     def wait(self, attempt: int) -> None:
         self.sleep(self.delay(attempt))
-
-
-__all__ = ["Backoff", "backoff_ceiling", "backoff_delay"]

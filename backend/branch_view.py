@@ -187,16 +187,3 @@ def unbranched(ns: Any) -> Any:
 def branch_of(ns: Any) -> str | None:
     """The branch a namespace acts on: a view's, ``None`` (main) otherwise."""
     return ns.branch if isinstance(ns, BranchView) else None
-
-
-__all__ = [
-    "BRANCHED_OPS",
-    "MAIN",
-    "UNBRANCHED_WRITES",
-    "BranchView",
-    "branch_name",
-    "branch_of",
-    "on_branch",
-    "unbranched",
-    "with_branch",
-]

@@ -29,13 +29,13 @@ from lance_namespace import errors as ln_errors
 from lance_namespace.errors import (
     ErrorCode,
     InternalError,
-    InvalidInputError,
     LanceNamespaceError,
     ServiceUnavailableError,
     UnsupportedOperationError,
 )
 
 from .redaction import REDACTED, is_secret_name, redact_text
+from .text import capital
 
 # One table: spec error code -> exception class (lance_namespace's own table).
 ERROR_CLASSES: dict[int, type[LanceNamespaceError]] = {
@@ -457,7 +457,7 @@ def error_title(err: BaseException | type[BaseException]) -> str:
     name = cls.__name__.removesuffix("Error") or cls.__name__
     words = _CAMEL_WORD.findall(name) or [name]
     text = " ".join(w.lower() for w in words)
-    return text[:1].upper() + text[1:]
+    return capital(text)
 
 
 def strip_code_prefix(message: str) -> str:
@@ -504,30 +504,3 @@ def describe_error(err: BaseException) -> dict[str, Any]:
         # ``column_errors``) or shortened to one line (:func:`keep_engine_text`)
         "engine_message": clean_text(engine, ENGINE_TEXT_CHARS) if engine else None,
     }
-
-
-__all__ = [
-    "ERROR_CLASSES",
-    "InvalidInputError",
-    "LanceNamespaceError",
-    "NamespaceConnectionError",
-    "NamespaceTimeoutError",
-    "attach_error_details",
-    "clean_text",
-    "describe_error",
-    "error_from_code",
-    "error_title",
-    "guarded",
-    "invalid",
-    "is_commit_conflict",
-    "has_engine_markers",
-    "is_engine_text",
-    "keep_engine_text",
-    "looks_unsupported",
-    "make",
-    "namespace_boundary",
-    "readable_line",
-    "strip_code_prefix",
-    "to_namespace_error",
-    "trim_source_locations",
-]

@@ -537,20 +537,3 @@ def gate(
         read_only=read_only,
         log=log,
     )
-
-
-__all__ = [
-    "LONG_OPS",
-    "Actor",
-    "GatedNamespace",
-    "gate",
-    "long_operations",
-    "record_refusal",
-    "recorded",
-    "read_refusal",
-    "refusal",
-    "refusals",
-    "require_writable",
-    "static_problem",
-    "unwrap",
-]

@@ -23,13 +23,9 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
 from backend.rules.location_rules import (
-    CATALOG_DIR,
-    CONSOLE_DIR,
     FILE,
     OBJECT,
     REMOTE,
-    RESERVED_DIRS,
-    STAGING_DIR,
     TablePrefixes,
     location_rule,
     manifest_rule,
@@ -299,23 +295,3 @@ def remote_manifest_problem(
         str(manifest_path),
         table=_parts_under(t_path, r_path) if same else None,
     )
-
-
-__all__ = [
-    "CATALOG_DIR",
-    "CONSOLE_DIR",
-    "RESERVED_DIRS",
-    "STAGING_DIR",
-    "ObjectTables",
-    "TableDirs",
-    "is_inside",
-    "location_problem",
-    "manifest_problem",
-    "object_manifest_key",
-    "object_table_key",
-    "path_uri",
-    "real",
-    "remote_location_problem",
-    "remote_manifest_problem",
-    "to_local_path",
-]

@@ -168,14 +168,3 @@ def use_offline_charts() -> list[str]:
 
 def _is_namespace_model(obj: Any) -> bool:
     return type(obj).__module__.startswith(("lance_namespace", "backend"))
-
-
-__all__ = [
-    "Shown",
-    "enable",
-    "frame",
-    "show",
-    "to_html",
-    "to_text",
-    "use_offline_charts",
-]

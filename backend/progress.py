@@ -109,6 +109,3 @@ def progress_bar(total: int | None = None, desc: str = "", **tqdm_options: Any) 
     """A progress callback for ``progress=`` of recall, sweeps, imports, index builds and
     build A/B; ``tqdm_options`` go to tqdm (e.g. ``file=``, ``disable=``, ``leave=``)."""
     return ProgressBar(total, desc, **tqdm_options)
-
-
-__all__ = ["FRACTION_STEPS", "ProgressBar", "progress_bar"]

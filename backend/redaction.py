@@ -178,6 +178,12 @@ def redact_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> di
     return {str(k): redact_header(str(k), str(v)) for k, v in items}
 
 
+def display_target(target: str) -> str:
+    """A target as shown or printed: a URL with any password and secret query parameters
+    masked (:func:`redact_url`), a path as it is."""
+    return redact_url(target) if "://" in target else target
+
+
 def redact_url(url: str) -> str:
     """The URL without a password, with secret query parameters masked (also inside the
     JSON-valued ``storage_options`` / ``properties`` parameters)."""
@@ -293,22 +299,3 @@ def install_log_filter(names: Iterable[str] = _LOGGERS) -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
-
-
-__all__ = [
-    "JSON_QUERY_PARAMS",
-    "REDACTED",
-    "RedactingFilter",
-    "install_log_filter",
-    "is_masked",
-    "is_secret_name",
-    "mask_value",
-    "redact_header",
-    "redact_headers",
-    "redact_json",
-    "redact_mapping",
-    "redact_text",
-    "redact_url",
-    "register_secret",
-    "register_secrets",
-]

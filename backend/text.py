@@ -11,6 +11,12 @@ def plural(n: int, singular: str, many: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else (many or singular + 's')}"
 
 
+def capital(text: str) -> str:
+    """``text`` with its first letter in upper case, the rest as it is (``"name is empty"`` →
+    ``"Name is empty"``; ``capitalize`` would lower the rest)."""
+    return text[:1].upper() + text[1:]
+
+
 def human_bytes(n: Any) -> str:
     """The one size formatter: ``512 bytes``, ``1.5 KiB``, ``12.0 MiB``, ``3.2 GiB``, ``1.1 TiB``
     (powers of 1024); ``""`` for a missing size (``None`` or NaN)."""
@@ -29,6 +35,3 @@ def human_bytes(n: Any) -> str:
         if abs(value) < 1024 or unit == "TiB":
             return f"{value:,.1f} {unit}"
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-__all__ = ["human_bytes", "plural"]

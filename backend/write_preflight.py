@@ -169,7 +169,7 @@ def refuse_before_sending(ns: Any, request: Any) -> None:
     caps = getattr(ns, "capabilities", None)
     if callable(caps) and caps().kind == "local":
         return
-    delimiter = getattr(ns, "delimiter", None) or "$"
+    delimiter = ids.delimiter_of(ns)
     first = first_error(check_single(ns, request, delimiter=delimiter))
     if first is None:
         return
@@ -190,7 +190,7 @@ def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) ->
     the same way on every backend, read in bulk (:func:`check_single`; the single writes over
     REST send the write alone)."""
     if single_write(request) is not None:
-        delimiter = getattr(ns, "delimiter", None) or "$"
+        delimiter = ids.delimiter_of(ns)
         found = check_single(ns, request, delimiter=delimiter)
         error = batch_rules.first_error(found) if raise_first else None
         if error is not None:
@@ -202,7 +202,7 @@ def preflight(ns: LanceNamespace, request: Any, *, raise_first: bool = False) ->
         return own(request, raise_first=raise_first)
     if not isinstance(request, batch_rules.BatchCommitTablesRequest):
         request = batch_rules.BatchCommitTablesRequest.model_validate(request)
-    delimiter = getattr(ns, "delimiter", None) or "$"
+    delimiter = ids.delimiter_of(ns)
     view = ListingView(ns, request)
     problems = batch_rules.check_batch(request, view, delimiter=delimiter)
     first = batch_rules.first_error(problems) if raise_first else None

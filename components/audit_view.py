@@ -129,12 +129,3 @@ def render_entries(
         key=f"{key_prefix}.csv",
         disabled=not entries,
     )
-
-
-__all__ = [
-    "ADMINS_ONLY",
-    "denial",
-    "entries_frame",
-    "render_entries",
-    "render_filters",
-]

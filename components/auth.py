@@ -21,6 +21,7 @@ import streamlit as st
 from backend import access
 from backend.config import auth_settings, launch
 from backend.gate import Actor
+from backend.text import capital
 from components import feedback, state
 
 _NO_SECRETS = "No secrets found"  # Streamlit's text when no secrets file exists at all
@@ -202,7 +203,7 @@ def render_user_sidebar(actor: Actor) -> None:
                 st.caption(":orange[No role: the roles file gives this user none.]")
         if actor.role == access.ADMIN:
             summary = settings.summary()
-            st.caption(feedback.as_text(summary[:1].upper() + summary[1:]))
+            st.caption(feedback.as_text(capital(summary)))
         if settings.present:
             st.button(
                 "Sign out",
@@ -211,17 +212,3 @@ def render_user_sidebar(actor: Actor) -> None:
                 type="tertiary",
                 on_click=st.logout,
             )
-
-
-__all__ = [
-    "claims",
-    "current_actor",
-    "render_no_access",
-    "render_sign_in_gate",
-    "render_user_sidebar",
-    "role_map",
-    "roles_problem",
-    "sign_in_configured",
-    "sign_in_settings",
-    "was_admin",
-]

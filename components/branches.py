@@ -326,23 +326,3 @@ def branch_write(ns: Any, table_id: Sequence[str], ask: CreateBranch | DeleteBra
         ),
         touched=[tid],
     )
-
-
-__all__ = [
-    "MAIN_ONLY",
-    "CreateBranch",
-    "DeleteBranch",
-    "branch_columns",
-    "branch_row",
-    "branch_versions",
-    "branch_write",
-    "branches_frame",
-    "made_from",
-    "pick_branch",
-    "picker_key",
-    "render_branch_badge",
-    "render_branch_picker",
-    "render_branch_summary",
-    "render_branch_version_picker",
-    "render_branches_panel",
-]

@@ -178,15 +178,3 @@ def shared(
         return _caller(read, scope, fn, _shared)
 
     return decorate
-
-
-__all__ = [
-    "CATALOG",
-    "MAX_TTL",
-    "cached",
-    "epoch",
-    "invalidate",
-    "invalidate_tables",
-    "shared",
-    "table_scope",
-]

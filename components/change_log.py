@@ -357,16 +357,3 @@ def render_branch_compare_section(
     changes = state.branch_changes(tid, branch)
     if changes is not None:
         render_row_changes(changes, key_prefix=state.Versions.BRANCH_CHANGES_VIEW)
-
-
-__all__ = [
-    "change_log_for",
-    "render_branch_compare_form",
-    "render_branch_compare_section",
-    "changed_frame",
-    "render_change_log_panel",
-    "render_change_log_table",
-    "render_row_changes",
-    "render_row_changes_form",
-    "render_row_changes_section",
-]

@@ -155,16 +155,6 @@ def render_role_lock(reason: str | None) -> None:
         st.caption(":material/lock: " + as_text(f"Disabled: {reason}."))
 
 
-__all__ = [
-    "confirmation_matches",
-    "empty_kv_frame",
-    "render_json",
-    "render_mapping",
-    "render_read_only_notice",
-    "render_typed_confirmation",
-]
-
-
 def render_whole_number(
     label: str,
     *,

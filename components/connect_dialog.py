@@ -18,6 +18,7 @@ from backend.config.saved_connections import ConnectionSpec, Secrets
 from backend.redaction import is_secret_name
 from backend.rules import connect_options
 from backend.rules import properties as props
+from backend.text import capital
 from components import connection_writes, feedback, session, state
 from components.common import empty_kv_frame
 from components.session import DEFAULT
@@ -61,7 +62,7 @@ def spec_from_form(values: Mapping[str, Any]) -> tuple[ConnectionSpec, Secrets]:
         )
     else:
         found = connect_options.storage_option_problems({**storage_env, **storage})
-    problem = problem or (found[0][:1].upper() + found[0][1:] + "." if found else None)
+    problem = problem or (capital(found[0]) + "." if found else None)
     if problem:
         raise ValueError(problem)
     spec = ConnectionSpec(

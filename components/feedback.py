@@ -51,8 +51,7 @@ def as_text(text: Any) -> str:
 
 def delimiter() -> str:
     """The delimiter of the session's connection (``$`` until one is known)."""
-    spec = state.get(state.Conn.SPEC)
-    return getattr(spec, "delimiter", None) or ids.DEFAULT_DELIMITER
+    return ids.delimiter_of(state.get(state.Conn.SPEC))
 
 
 def readable(text: Any) -> str:
@@ -127,19 +126,3 @@ def keep_flash(page: str) -> None:
     """Before a rerun the user did not ask for (figures read in the background arrived):
     the result shown in this run is shown again in the next."""
     state.keep_flash(page)
-
-
-__all__ = [
-    "as_text",
-    "delimiter",
-    "readable",
-    "error_lines",
-    "error_text",
-    "flash",
-    "keep_flash",
-    "render_flash",
-    "run",
-    "show",
-    "show_error",
-    "show_problems",
-]

@@ -293,17 +293,3 @@ def follow_latest(ns: Any, table_id: tuple[str, ...], kinds: Sequence[str], *, p
 
     active = any(not j.done for j in latest_jobs(ns, table_id, kinds))
     st.fragment(panel, run_every=1.0 if active else None)()
-
-
-__all__ = [
-    "ACTION_LABELS",
-    "KINDS",
-    "HealthPanel",
-    "Offer",
-    "figure_lines",
-    "follow_latest",
-    "latest_jobs",
-    "render_actions",
-    "render_health",
-    "table_health",
-]

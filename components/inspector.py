@@ -128,6 +128,3 @@ def render_inspector(wire_log: WireLog) -> None:
         ),
     )
     render_exchange(entries[min(index or 0, len(entries) - 1)])
-
-
-__all__ = ["exchanges_frame", "render_exchange", "render_inspector", "url_path"]

@@ -20,7 +20,7 @@ from backend.branch_view import branch_name
 from backend.config import launch
 from backend.services import jobs
 from backend.services import maintenance as mt
-from backend.text import human_bytes, plural
+from backend.text import capital, human_bytes, plural
 from components import feedback
 from components.common import dataframe, lazy_expander, render_role_lock
 from components.session import write_denial
@@ -201,7 +201,7 @@ def render_job_details(job: jobs.Job, *, key_prefix: str) -> JobAction | None:
         facts.append(f"resumes {job.resumed_from}")
     st.caption(feedback.as_text(" · ".join(facts)))
     if job.note:
-        st.caption(":material/info: " + feedback.as_text(job.note[:1].upper() + job.note[1:] + "."))
+        st.caption(":material/info: " + feedback.as_text(capital(job.note) + "."))
     if not job.done:
         text = feedback.as_text(f"{job.stage or job.state} ({job.elapsed:.0f} s)")
         if job.fraction is not None:
@@ -348,22 +348,3 @@ def action_write(ns: Any, asked: JobAction) -> Write:
         lambda job: f"{asked.label.capitalize()} started again as job {job.id}.",
         follow=True,
     )
-
-
-__all__ = [
-    "COLUMNS",
-    "RESULT_COLUMNS",
-    "JobAction",
-    "STATE_ICONS",
-    "action_write",
-    "jobs_frame",
-    "maintenance_outcome",
-    "outcome_text",
-    "ray_address",
-    "render_executor_choice",
-    "render_job_details",
-    "render_jobs_table",
-    "render_plan_results",
-    "render_table_jobs",
-    "target_text",
-]

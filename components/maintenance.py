@@ -15,7 +15,8 @@ import streamlit as st
 from backend.rules import ids
 from backend.services import maintenance as mt
 from backend.services.health import TARGET_ROWS_PER_FRAGMENT
-from backend.text import plural
+from backend.services.maintenance.plan_jobs import KIND as PLAN_KIND  # the job kind of a plan run
+from backend.text import capital, plural
 from components import feedback, state
 from components.cache import cached, invalidate, invalidate_tables
 from components.common import dataframe, render_role_lock
@@ -23,7 +24,6 @@ from components.jobs import JobAction, render_plan_results
 from components.session import role_lock
 from components.writes import JobRequest, Write
 
-PLAN_KIND = mt.PLAN_KIND  # the job kind of a plan run
 INHERIT, ON, OFF = "as the namespace", "on", "off"
 # The editable settings of each kind: (setting, label, percent?, lowest, highest)
 FIELDS: dict[str, tuple[tuple[str, str, bool, int, int], ...]] = {
@@ -125,7 +125,7 @@ def _kind_fields(kind: str, rule: Any, key: str) -> tuple[bool, dict[str, Any]]:
         current = getattr(rule or default, setting)
         bounds: tuple[Any, Any] = (float(low), float(high)) if percent else (low, high)
         typed = st.number_input(
-            label[:1].upper() + label[1:],
+            capital(label),
             min_value=bounds[0],
             max_value=bounds[1],
             value=_shown(setting, current, percent),
@@ -360,18 +360,3 @@ def jobs_operation(job: Any) -> str:
     from backend.services import jobs
 
     return jobs.operation_of(job)
-
-
-__all__ = [
-    "FIELDS",
-    "PLAN_KIND",
-    "namespace_policy",
-    "overrides_frame",
-    "overrides_from_frame",
-    "plan_jobs",
-    "plan_view",
-    "policy_saved",
-    "render_plan",
-    "render_policy",
-    "render_results",
-]

@@ -60,6 +60,3 @@ def render_listing_pager(
             "more follow"
         )
     return page
-
-
-__all__ = ["pager_key", "render_listing_pager", "render_pager"]

@@ -204,13 +204,3 @@ def render_upsert(
         m3.metric("Rows deleted", f"{counts.deleted:,}")
         st.caption(feedback.as_text(str(counts)))
     return ask if apply else None
-
-
-__all__ = [
-    "RowsUpdate",
-    "Upsert",
-    "render_update_rows",
-    "render_upsert",
-    "update_write",
-    "upsert_write",
-]

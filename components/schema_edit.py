@@ -209,6 +209,3 @@ def _drop(
         schema.drop_columns, (ns, table_id, columns), "Dropping the columns",
         str, [table_id], (table_id[:-1], table_id[-1]),
     )  # fmt: skip
-
-
-__all__ = ["render_schema_edit"]

@@ -53,7 +53,7 @@ from backend.config import launch, targets
 from backend.config import saved_connections as conns
 from backend.config.saved_connections import ConnectionSpec, Secrets
 from backend.gate import gate
-from backend.redaction import redact_url
+from backend.redaction import display_target
 from backend.rules import connect_options
 from components import auth, feedback, state
 
@@ -398,11 +398,6 @@ def get_namespace() -> backend.LanceNamespace:
     )
     reading.gated = (spec, lock, actor, cast(backend.LanceNamespace, gated))
     return reading.gated[3]  # duck-typed: every operation of ``ns``
-
-
-def display_target(target: str) -> str:
-    """The target with any password and secret query parameters masked."""
-    return redact_url(target) if "://" in target else target
 
 
 def snippet_connection() -> dict[str, Any]:

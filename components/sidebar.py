@@ -14,7 +14,7 @@ import streamlit as st
 
 from backend.config import launch
 from backend.config.saved_connections import ConnectionSpec
-from backend.redaction import mask_value
+from backend.redaction import display_target, mask_value
 from components import feedback, session, state
 from components.cache import invalidate
 from components.common import render_path, render_role_lock
@@ -32,7 +32,7 @@ def _render_status(spec: ConnectionSpec) -> None:
     )
     source = f":gray-badge[{feedback.as_text(spec.source)}]"
     st.markdown(f"{kind} {ro} {source}")
-    render_path(session.display_target(spec.target))
+    render_path(display_target(spec.target))
     secrets, problems = session.resolved_secrets(spec)
     facts = []
     if secrets.api_key:

@@ -456,23 +456,3 @@ def render_staged_list(
 def all_check_results(ns: Any) -> dict[str, list[sc.CheckResult]]:
     """The checks of every staged change of the session, evaluated now."""
     return {s.id: check_results(ns, s) for s in held()}
-
-
-__all__ = [
-    "Discard",
-    "KIND_LABELS",
-    "StageChange",
-    "add_staged_change",
-    "all_check_results",
-    "check_results",
-    "discarded",
-    "held",
-    "in_batch",
-    "publish_blockers",
-    "published",
-    "render_audit",
-    "render_checks",
-    "render_stage_form",
-    "render_staged_list",
-    "schema_frame",
-]

@@ -426,26 +426,3 @@ def render_download(table_id: list[str], request: ExportRequest, *, key_prefix: 
         key=f"{key_prefix}.download",
         on_click="ignore",
     )
-
-
-__all__ = [
-    "EXPORT_LABELS",
-    "MODE_LABELS",
-    "ExportRequest",
-    "ImportTarget",
-    "changed_types",
-    "forget_download",
-    "default_table_name",
-    "import_summary",
-    "limit_text",
-    "prepare_export",
-    "with_progress",
-    "render_download",
-    "render_export_form",
-    "render_preview",
-    "render_target",
-    "render_upload",
-    "run_import",
-    "upload_limit",
-    "upload_preview",
-]

@@ -23,7 +23,7 @@ from backend.demo import txn_guide as tg
 from backend.rules import ids
 from backend.services import batch_builder as bb
 from backend.services import charts, table_watch
-from backend.text import plural
+from backend.text import capital, plural
 from components import feedback, state
 from components.common import dataframe
 
@@ -202,7 +202,7 @@ def render_reader(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True)
 
 def render_watched_run(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True) -> None:
     """A watched commit: its outcome, every table before and after, the reader."""
-    st.markdown("**" + feedback.as_text(run.label[:1].upper() + run.label[1:]) + "**")
+    st.markdown("**" + feedback.as_text(capital(run.label)) + "**")
     render_outcome(run)
     dataframe(states_table(run), hide_index=True, key=f"{key_prefix}.tables")
     render_reader(run, key_prefix=key_prefix, isolated=isolated)
@@ -509,25 +509,3 @@ def render_guide(guide: tg.Guide | None, *, locked: str | None, local: bool) -> 
     if guide.done and st.button("Start over", key=f"{at}.reset", icon=":material/restart_alt:"):
         asked = GuideAsk(RESET)
     return asked
-
-
-__all__ = [
-    "FaultRun",
-    "GuideAsk",
-    "READER_NOTE",
-    "RESET",
-    "RaceRun",
-    "TOOL_LABELS",
-    "audit_frame",
-    "reader_line",
-    "render_demo_tools",
-    "render_guide",
-    "render_last_watch",
-    "render_outcome",
-    "render_reader",
-    "render_watch_switch",
-    "render_watched_run",
-    "staged_frame",
-    "states_table",
-    "step_summary",
-]

@@ -10,11 +10,20 @@ import backend
 from backend.branch_view import branch_name, on_branch
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
-from components import branches, feedback, health, indexes, state, tables, writes
+from components import branches, feedback, health, state, writes
 from components import jobs as jobs_view
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
+from components.indexes.builds import render_build_jobs
+from components.indexes.create import capabilities_caption, render_create_tab
+from components.indexes.listing import render_index_table, render_lag_warning
+from components.indexes.reads import index_overview
+from components.indexes.selected import drop_write, render_selected_tab
+from components.indexes.statistics import render_statistics
+from components.indexes.tabs import open_tabs
 from components.session import is_read_only
+from components.tables.picker import render_table_picker
+from components.tables.selection import sync_selection
 from components.transactions.history import remember_transaction
 
 st.title("Indexes")
@@ -22,9 +31,9 @@ badge = st.container()
 ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
-tables.sync_selection()
+sync_selection()
 
-table_id = tables.render_table_picker(key_prefix=state.Indexes.PICKER)
+table_id = render_table_picker(key_prefix=state.Indexes.PICKER)
 if not table_id:
     st.info("Pick a namespace and a table to see its indexes.", icon=":material/table:")
     st.stop()
@@ -34,18 +43,18 @@ with badge:
 ns = on_branch(ns, branch)  # every read and write below acts on the branch
 if read_only:
     render_read_only_notice()
-st.caption(indexes.capabilities_caption(caps))
+st.caption(capabilities_caption(caps))
 feedback.render_flash("indexes")
-indexes.render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
+render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
 if asked := jobs_view.render_table_jobs(ns, table_id, key_prefix=state.Jobs.TABLE_JOBS):
     writes.perform(jobs_view.action_write(ns, asked), page="indexes", reset=False)
 
-overview = feedback.run(indexes.index_overview, tuple(table_id), branch, action="Listing indexes")
+overview = feedback.run(index_overview, tuple(table_id), branch, action="Listing indexes")
 if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)
-indexes.render_index_table(overview, key_prefix=state.Indexes.LIST)
-lagging = indexes.render_lag_warning(overview)
+render_index_table(overview, key_prefix=state.Indexes.LIST)
+lagging = render_lag_warning(overview)
 offer = health.Offer(
     ns, caps, read_only, state.Indexes.MAINT, has_indexes=not overview.empty, lagging=lagging
 )
@@ -55,15 +64,15 @@ panel = health.render_health(
 )  # fmt: skip
 if panel.asked is not None:
     writes.perform(panel.asked.write(ns), page="indexes", reset=False)
-create_tab, index_tab, stats_tab = indexes.open_tabs(list(overview["name"]))
+create_tab, index_tab, stats_tab = open_tabs(list(overview["name"]))
 
 with stats_tab:
     if stats_tab.open:
-        indexes.render_statistics(overview, tuple(table_id), branch)
+        render_statistics(overview, tuple(table_id), branch)
 
 with create_tab:
     if create_tab.open and (
-        wanted := indexes.render_create_tab(
+        wanted := render_create_tab(
             table_id,
             list(overview["name"]),
             caps,
@@ -86,10 +95,10 @@ with create_tab:
         writes.perform(build.write(ns, said, kind="info"), page="indexes")
 
 with index_tab:
-    if index_tab.open and (to_drop := indexes.render_selected_tab(overview, read_only=read_only)):
+    if index_tab.open and (to_drop := render_selected_tab(overview, read_only=read_only)):
         where = f" from branch {branch}" if branch_name(branch) else ""
         writes.perform(
-            indexes.drop_write(ns, table_id, to_drop, where),
+            drop_write(ns, table_id, to_drop, where),
             page="indexes",
             then=lambda response: (
                 response.transaction_id

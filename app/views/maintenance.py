@@ -5,18 +5,21 @@ every console on the namespace, on the Jobs page too), followed with each action
 import streamlit as st
 
 from backend.rules import ids
-from components import feedback, maintenance, state, tables, writes
+from components import feedback, maintenance, state, writes
 from components import jobs as jobs_view
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only
+from components.tables.catalog import table_names
+from components.tables.picker import render_namespace_picker
+from components.tables.selection import sync_selection
 
 st.title("Maintenance")
 ns = require_namespace()
 read_only = is_read_only()
-tables.sync_selection()
+sync_selection()
 
-namespace_id = tables.render_namespace_picker(key_prefix=state.Maintenance.PICKER)
+namespace_id = render_namespace_picker(key_prefix=state.Maintenance.PICKER)
 if namespace_id is None:
     st.stop()
 if read_only:
@@ -28,7 +31,7 @@ saved = feedback.run(
     maintenance.namespace_policy, tuple(namespace_id), action="Reading the maintenance policy"
 )
 if saved is not None:
-    names = feedback.run(tables.table_names, tuple(namespace_id), action="Listing the tables")
+    names = feedback.run(table_names, tuple(namespace_id), action="Listing the tables")
     write = maintenance.render_policy(ns, saved, names or [], read_only=read_only)
     if write is not None:
         writes.perform(

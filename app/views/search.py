@@ -7,8 +7,12 @@ import streamlit as st
 
 import backend
 from backend.branch_view import on_branch
-from components import branches, feedback, indexes, state, tables, writes
+from components import branches, feedback, state, writes
 from components.connection_writes import require_namespace
+from components.indexes.listing import render_lag_warning
+from components.indexes.maintenance import render_maintenance
+from components.indexes.reads import index_overview
+from components.indexes.statistics import render_statistics
 from components.search.fulltext import render_fts_search
 from components.search.plans import render_plan
 from components.search.preview import render_preview
@@ -30,6 +34,8 @@ from components.search.tabs import (
 )
 from components.search.vector import render_vector_search
 from components.session import is_read_only
+from components.tables.picker import render_table_picker
+from components.tables.selection import sync_selection
 from components.tuning.applied import render_requested_vs_applied
 from components.tuning.build_ab import render_build_ab
 from components.tuning.recall import render_recall
@@ -38,10 +44,10 @@ from components.tuning.sweep import render_sweep
 st.title("Search & tune")
 badge = st.container()
 ns = require_namespace()
-tables.sync_selection()
+sync_selection()
 apply_shared_setting()
 
-table_id = tables.render_table_picker(key_prefix=state.Search.PICKER)
+table_id = render_table_picker(key_prefix=state.Search.PICKER)
 if not table_id:
     st.info("Pick a table to search it and tune its indexes.", icon=":material/manage_search:")
     st.stop()
@@ -78,15 +84,13 @@ with tabs[TAB_PARAMS]:
     if tabs[TAB_PARAMS].open:
         render_requested_vs_applied(ns, info)
         st.subheader("Maintenance", anchor=False)
-        overview = feedback.run(
-            indexes.index_overview, tuple(table_id), branch, action="Listing indexes"
-        )
+        overview = feedback.run(index_overview, tuple(table_id), branch, action="Listing indexes")
         if overview is not None:
-            lagging = indexes.render_lag_warning(overview)
-            maintenance = indexes.render_maintenance(
+            lagging = render_lag_warning(overview)
+            maintenance = render_maintenance(
                 ns, table_id, lagging=lagging, caps=backend.capabilities(ns),
                 read_only=is_read_only(), key_prefix=state.Search.MAINT, page="search",
             )  # fmt: skip
             if maintenance is not None:
                 writes.perform(maintenance.write(ns), page="search", reset=False)
-            indexes.render_statistics(overview, tuple(table_id), branch)
+            render_statistics(overview, tuple(table_id), branch)

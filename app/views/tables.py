@@ -8,15 +8,25 @@ from lance_namespace import CreateNamespaceRequest
 import backend
 from backend.rules import ids
 from backend.services import namespaces as nsv
-from components import schema_edit, state, table_actions, tables, writes
+from components import schema_edit, state, writes
 from components.connection_writes import require_namespace
 from components.session import is_read_only, snippet_connection
 from components.snippets import python_snippet
+from components.table_actions.drop_namespace import render_drop_namespace
+from components.table_actions.panel import render_table_actions
+from components.table_actions.register import render_register_form
+from components.tables.detail import render_table_section
+from components.tables.forms import render_open_dialog
+from components.tables.grid import render_tables_column
+from components.tables.header import render_header
+from components.tables.namespaces import render_namespaces_column
+from components.tables.selection import set_selection, sync_selection
+from components.tables.tree import render_namespace_tree
 
 st.title("Namespaces & tables")
 ns = require_namespace()
 read_only = is_read_only()
-tables.sync_selection()
+sync_selection()
 path, table = state.selection()
 
 
@@ -61,34 +71,32 @@ def send(
         write,
         page="tables",
         catalog=True,
-        then=lambda _: tables.set_selection(*target),
+        then=lambda _: set_selection(*target),
         rerun=rerun,
     )
     return done is not None
 
 
-tables.render_header(path, read_only=read_only)
+render_header(path, read_only=read_only)
 left, right = st.columns([1, 2.4], gap="large")
 with left:
     with st.expander("Namespace tree", icon=":material/account_tree:", expanded=True):
-        tables.render_namespace_tree(path, key_prefix=state.Tables.TREE)
-    tables.render_namespaces_column(path, read_only=read_only)
-    if drop := table_actions.render_drop_namespace(
-        path, caps=backend.capabilities(ns), read_only=read_only
-    ):
+        render_namespace_tree(path, key_prefix=state.Tables.TREE)
+    render_namespaces_column(path, read_only=read_only)
+    if drop := render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
         send(drop.write(ns, path))
 with right:
-    tables.render_tables_column(path, table, read_only=read_only)
-    register = table_actions.render_register_form(
+    render_tables_column(path, table, read_only=read_only)
+    register = render_register_form(
         path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only
     )
     if register:
         send(register.write(ns, path))
-tables.render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
+render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
 
-detail = tables.render_table_section([*path, table]) if table else None
+detail = render_table_section([*path, table]) if table else None
 if detail is not None and (
-    action := table_actions.render_table_actions(
+    action := render_table_actions(
         ns, detail, key_prefix=state.form_key("tables", state.Tables.LIFE), read_only=read_only
     )
 ):

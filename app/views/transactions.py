@@ -10,24 +10,40 @@ import streamlit as st
 
 import backend
 from backend.demo import txn_guide
+from backend.rules import ids
 from backend.services import batch_builder
-from components import feedback, staged, state, tables, transactions, txn_demo, writes
+from components import feedback, staged, state, txn_demo, writes
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import connection_key, is_read_only
+from components.tables.selection import sync_selection
+from components.transactions.builder import (
+    Commit,
+    committed,
+    demo_denial,
+    render_builder,
+    render_last_commit,
+)
+from components.transactions.describe import Alter, altered, render_describe_alter
+from components.transactions.history import render_history
+from components.transactions.namespace_list import (
+    namespace_transactions,
+    render_namespace_transactions,
+)
+from components.transactions.tabs import open_tabs, render_icon_only_style
 
 st.title("Transactions")
 ns = require_namespace()
 read_only = is_read_only()
 caps = backend.capabilities(ns)
 local = caps.staging
-delimiter = getattr(ns, "delimiter", None) or "$"
-tables.sync_selection()
-transactions.render_icon_only_style()
+delimiter = ids.delimiter_of(ns)
+sync_selection()
+render_icon_only_style()
 if read_only:
     render_read_only_notice()
 
-builder_tab, txn_tab, ns_tab, guide_tab = transactions.open_tabs()
+builder_tab, txn_tab, ns_tab, guide_tab = open_tabs()
 PAGE = "transactions"
 
 
@@ -43,7 +59,7 @@ def watched(run: txn_guide.WatchedRun) -> None:
 
 
 with builder_tab:
-    wanted = transactions.render_builder(ns, caps, delimiter, read_only=read_only)
+    wanted = render_builder(ns, caps, delimiter, read_only=read_only)
     if isinstance(wanted, staged.StageChange):
         send(
             writes.Write(
@@ -60,7 +76,7 @@ with builder_tab:
             ),
             then=lambda _: staged.discarded(wanted.staged),
         )  # fmt: skip
-    elif isinstance(wanted, transactions.Commit):
+    elif isinstance(wanted, Commit):
         if wanted.watch:
             with st.spinner("Committing the batch, a reader watching…"):
                 send(
@@ -73,7 +89,7 @@ with builder_tab:
                     then=lambda run: (
                         watched(run),
                         run.error is None
-                        and transactions.committed(wanted.operations, run.response, delimiter),
+                        and committed(wanted.operations, run.response, delimiter),
                     ),
                     # a refusal: no rerun, the reader panel below says it
                     rerun=lambda run: run.error is None,
@@ -85,7 +101,7 @@ with builder_tab:
                     touched=wanted.tables, kwargs={"validated": True},
                 ),
                 catalog=True,
-                then=lambda response: transactions.committed(
+                then=lambda response: committed(
                     wanted.operations, response, delimiter
                 ),
             )  # fmt: skip
@@ -111,24 +127,24 @@ with builder_tab:
                 catalog=True,
                 then=watched,
             )  # fmt: skip
-    transactions.render_last_commit(delimiter)
+    render_last_commit(delimiter)
     txn_demo.render_last_watch(isolated=local)
 
 with txn_tab:
     left, right = st.columns([3, 2], gap="large")
     with left:
-        wanted = transactions.render_describe_alter(ns, delimiter, read_only=read_only)
-        if isinstance(wanted, transactions.Alter):
+        wanted = render_describe_alter(ns, delimiter, read_only=read_only)
+        if isinstance(wanted, Alter):
             send(
                 writes.Write(
                     batch_builder.alter_transaction, (ns, wanted.txn_id, wanted.actions),
                     "AlterTransaction", "",
                 ),
-                then=lambda altered: transactions.altered(wanted.txn_id, altered),
+                then=lambda response: altered(wanted.txn_id, response),
             )  # fmt: skip
     with right:
         st.subheader("Seen in this session", anchor=False)
-        transactions.render_history(delimiter)
+        render_history(delimiter)
 
 with ns_tab:
     st.subheader("Batch commits of the namespace", anchor=False)
@@ -139,11 +155,9 @@ with ns_tab:
             "Every batch commit of this namespace, newest first, from the records it keeps "
             "under its root. A table's own transactions are its versions (Versions page)."
         )
-        listed = feedback.run(
-            transactions.namespace_transactions, action="Listing the batch commits"
-        )
+        listed = feedback.run(namespace_transactions, action="Listing the batch commits")
         if listed is not None:
-            transactions.render_namespace_transactions(listed)
+            render_namespace_transactions(listed)
 
 with guide_tab:
     if guide_tab.open:
@@ -153,7 +167,7 @@ with guide_tab:
             guide = feedback.run(txn_guide.start, ns, action="Picking the demo tables")
             if guide is not None:
                 state.set_guide(conn, guide)
-        locked = transactions.demo_denial(ns, read_only)
+        locked = demo_denial(ns, read_only)
         step = txn_demo.render_guide(guide, locked=locked, local=local)
         if step is not None and guide is not None:
             if step.step == txn_demo.RESET:

@@ -7,10 +7,13 @@ import streamlit as st
 
 from backend.branch_view import on_branch
 from backend.rules import ids
-from components import branches, feedback, state, tables, transfer, writes
+from components import branches, feedback, state, transfer, writes
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only
+from components.tables.catalog import table_detail
+from components.tables.picker import render_table_picker
+from components.tables.selection import set_selection, sync_selection
 from components.versions.reads import versions_frame
 
 PAGE = state.Transfer.PAGE
@@ -19,9 +22,9 @@ st.title("Import & export")
 badge = st.container()
 ns = require_namespace()
 read_only = is_read_only()
-tables.sync_selection()
+sync_selection()
 
-table_id = tables.render_table_picker(key_prefix=state.Transfer.PICKER)
+table_id = render_table_picker(key_prefix=state.Transfer.PICKER)
 namespace, _ = state.selection()
 branch = branches.pick_branch(table_id, key_prefix=state.Transfer.PICKER) if table_id else "main"
 if table_id:
@@ -62,7 +65,7 @@ with import_tab:
                 ),  # fmt: skip
                 page=PAGE,
                 catalog=target.mode == "create",
-                then=lambda _: tables.set_selection(target.table_id[:-1], target.table_id[-1]),
+                then=lambda _: set_selection(target.table_id[:-1], target.table_id[-1]),
             )
             bar.empty()
 
@@ -77,7 +80,7 @@ with export_tab:
             history = feedback.run(
                 branches.branch_versions, tid, branch, action=f"Listing the versions of {branch}"
             )
-        detail = feedback.run(tables.table_detail, tid, branch, action="Describing the table")
+        detail = feedback.run(table_detail, tid, branch, action="Describing the table")
         if detail is not None and detail.declared_only:
             st.info("This table is declared only: it has no rows to export yet.")
         elif history is not None and detail is not None:

@@ -12,19 +12,40 @@ import streamlit as st
 
 import backend
 from components import branches as br
-from components import change_log, feedback, row_edits, state, tables, version_actions, writes
-from components import versions as ver
+from components import change_log, feedback, row_edits, state, writes
 from components.common import lazy_expander, render_read_only_notice
 from components.connection_writes import require_namespace
 from components.session import is_read_only, role_lock
 from components.snippets import render_code
+from components.tables.picker import render_table_picker
+from components.tables.selection import sync_selection
+from components.version_actions.cleanup import cleanup_write, render_cleanup
+from components.version_actions.deletes import (
+    delete_rows_write,
+    delete_versions_write,
+    render_delete_rows,
+)
+from components.version_actions.links import apply_version_link, follow_version_link
+from components.version_actions.restore import (
+    rebuild_write,
+    render_rebuild_offer,
+    render_version_actions,
+    restore_write,
+)
+from components.version_actions.tags import render_tags
+from components.versions.compare import render_compare_section
+from components.versions.delete import render_delete_form
+from components.versions.details import render_details_section
+from components.versions.listing import render_listing, render_summary
+from components.versions.reads import listed_latest, newest_versions, versions_frame
+from components.versions.tabs import manage_tabs
 
 st.title("Versions")
 ns = require_namespace()
 read_only = is_read_only()
-tables.sync_selection()
+sync_selection()
 
-table_id = tables.render_table_picker(key_prefix=state.Versions.PICKER)
+table_id = render_table_picker(key_prefix=state.Versions.PICKER)
 if not table_id:
     st.info("Pick a table to see its versions.", icon=":material/history:")
     st.stop()
@@ -35,8 +56,8 @@ if flashed := feedback.render_flash("versions"):
     render_code(flashed.get("snippet"))
 
 # the newest versions only (a page of the list); the panels needing every version read the
-# whole history themselves, when opened (ver.versions_frame)
-versions = feedback.run(ver.newest_versions, tid, action=f"Listing the versions of {tid[-1]}")
+# whole history themselves, when opened (versions_frame)
+versions = feedback.run(newest_versions, tid, action=f"Listing the versions of {tid[-1]}")
 if versions is None:
     st.stop()
 if not versions.known:
@@ -128,7 +149,7 @@ if branch != "main":
     )
     with st.expander(f"Compare two versions of branch {branch}", icon=":material/difference:"):
         change_log.render_row_changes_section(table_id, on_branch, branch_picked, branch=branch)
-    if restore := version_actions.render_version_actions(
+    if restore := render_version_actions(
         table_id,
         branch_picked,
         int(on_branch["version"].max()),
@@ -136,11 +157,11 @@ if branch != "main":
         read_only=read_only,
         branch=branch,
     ):
-        send(version_actions.restore_write(ns, table_id, restore, branch))
+        send(restore_write(ns, table_id, restore, branch))
     with st.expander(f"Tags on branch {branch}", icon=":material/sell:"):
         tags = feedback.run(writes.tags, tid, action="Listing tags")
         if tags is not None and (
-            tag := version_actions.render_tags(
+            tag := render_tags(
                 table_id,
                 tags,
                 branch_picked,
@@ -154,48 +175,46 @@ if branch != "main":
     st.stop()
 
 
-latest = ver.listed_latest(versions)
-ver.render_summary(tid, versions)
-version_actions.apply_version_link(
-    table_id
-)  # before the list: its selected row is the version shown
+latest = listed_latest(versions)
+render_summary(tid, versions)
+apply_version_link(table_id)  # before the list: its selected row is the version shown
 tagged = writes.tagged(tid)
-ops = ver.render_listing(tid, versions, tagged=tagged)
+ops = render_listing(tid, versions, tagged=tagged)
 change_log.render_change_log_panel(tid, versions)
-picked = ver.render_details_section(tid, versions, ops, tagged=tagged)
-version_actions.follow_version_link(picked)
-if restore := version_actions.render_version_actions(
+picked = render_details_section(tid, versions, ops, tagged=tagged)
+follow_version_link(picked)
+if restore := render_version_actions(
     table_id,
     picked,
     latest,
     key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id),
     read_only=read_only,
 ):
-    send(version_actions.restore_write(ns, table_id, restore), show_result=True)
-if answer := version_actions.render_rebuild_offer(table_id, read_only=read_only):
+    send(restore_write(ns, table_id, restore), show_result=True)
+if answer := render_rebuild_offer(table_id, read_only=read_only):
     writes.perform(
-        version_actions.rebuild_write(ns, answer, read_only=read_only),
+        rebuild_write(ns, answer, read_only=read_only),
         page="versions",
         invalidate=[table_id],
         reset=False,
     )
 
-if (tabs := ver.manage_tabs()) is None:
+if (tabs := manage_tabs()) is None:
     st.stop()
 compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
 if compare.open or cleanup.open or deleting.open:  # these need every version
-    history = feedback.run(ver.versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
+    history = feedback.run(versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
     if history is None:
         st.stop()
 if compare.open:
     with compare:
-        ver.render_compare_section(table_id, history, picked)
+        render_compare_section(table_id, history, picked)
         change_log.render_row_changes_section(table_id, history, picked)
 if tagging.open:
     with tagging:
         tags = feedback.run(writes.tags, tid, action="Listing tags")
         if tags is not None and (
-            tag := version_actions.render_tags(
+            tag := render_tags(
                 table_id,
                 tags,
                 picked,
@@ -206,35 +225,35 @@ if tagging.open:
             send(tag.write(ns, table_id))
 if cleanup.open:
     with cleanup:
-        if plan := version_actions.render_cleanup(
+        if plan := render_cleanup(
             ns,
             table_id,
             history,
             key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
             read_only=read_only,
         ):
-            send(version_actions.cleanup_write(ns, table_id, plan))
+            send(cleanup_write(ns, table_id, plan))
 if deleting.open:
     with deleting:
-        ver.render_delete_form(
+        render_delete_form(
             table_id,
             history,
             key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
             read_only=read_only,
             tagged=tagged,
             on_submit=lambda ask, failure_key: send(
-                version_actions.delete_versions_write(ns, table_id, ask), failure_key=failure_key
+                delete_versions_write(ns, table_id, ask), failure_key=failure_key
             ),
         )
 if deleting_rows.open:
     with deleting_rows:
-        if rows_ask := version_actions.render_delete_rows(
+        if rows_ask := render_delete_rows(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
             read_only=read_only,
         ):
-            send(version_actions.delete_rows_write(ns, table_id, rows_ask))
+            send(delete_rows_write(ns, table_id, rows_ask))
 if updating.open:
     with updating:
         if update_ask := row_edits.render_update_rows(

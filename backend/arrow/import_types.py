@@ -162,6 +162,3 @@ def schema_differences(upload: pa.Schema, table: pa.Schema, *, on: Sequence[str]
         elif key not in upload.names:
             problems.append(f"key column {key} is not in the upload")
     return problems
-
-
-__all__ = ["apply_types", "arrow_type", "schema_differences", "type_rows"]

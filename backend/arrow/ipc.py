@@ -131,14 +131,3 @@ def ipc_file_to_table(data: Any) -> pa.Table:
         return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InvalidInputError(f"not Arrow IPC data: {exc}") from None
-
-
-__all__ = [
-    "MAX_BODY_BYTES",
-    "check_ipc_stream",
-    "from_pandas",
-    "ipc_file_to_table",
-    "read_ipc",
-    "to_ipc_file",
-    "to_ipc_stream",
-]

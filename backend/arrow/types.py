@@ -210,12 +210,3 @@ def vector_dimension(value: Any) -> int | None:
     if t.base in LIST_TYPES and t.child is not None:
         t = t.child
     return t.length if t.base == "fixed_size_list" else None
-
-
-__all__ = [
-    "ArrowTypeInfo",
-    "arrow_type_str",
-    "column_kind",
-    "parse_arrow_type",
-    "vector_dimension",
-]

@@ -154,14 +154,3 @@ def check_auth(section: Any, *, source: str = "secrets.toml") -> AuthSettings:
 
 def _host(table: Mapping[str, Any]) -> str:
     return urlparse(str(table.get("server_metadata_url")).strip()).hostname or "?"
-
-
-__all__ = [
-    "COMMON_KEYS",
-    "DEFAULT_PROVIDER",
-    "MIN_COOKIE_SECRET",
-    "PROVIDER_KEYS",
-    "AuthSettings",
-    "Provider",
-    "check_auth",
-]

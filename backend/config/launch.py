@@ -209,35 +209,3 @@ def launch_ray_address(env: Mapping[str, str] | None = None) -> str | None:
     """The Ray cluster the launcher named (``--ray-address``), else ``None`` (a local Ray)."""
     env = os.environ if env is None else env
     return (env.get(RAY_ADDRESS_ENV) or "").strip() or None
-
-
-__all__ = [
-    "ALLOW_TARGETS_ENV",
-    "ANONYMOUS_WRITES_ENV",
-    "API_KEY_ENV",
-    "API_KEY_ENV_NAME",
-    "LOOPBACK",
-    "READ_ONLY_ENV",
-    "RAY_ADDRESS_ENV",
-    "READ_ONLY_REASON_ENV",
-    "STORAGE_ENV",
-    "STORAGE_SECRETS_ENV",
-    "STORAGE_SECRET_VAR",
-    "TARGET_ENV",
-    "AuthSettings",
-    "HOST_ENV",
-    "anonymous_writes",
-    "auth_settings",
-    "exposed",
-    "is_loopback",
-    "launch_allow_targets",
-    "launch_api_key_env",
-    "launch_host",
-    "launch_ray_address",
-    "launch_read_only",
-    "launch_storage",
-    "secrets_files",
-    "sign_in_configured",
-    "targets_env",
-    "user_named",
-]

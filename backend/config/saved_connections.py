@@ -523,24 +523,3 @@ def connection_key(spec: ConnectionSpec, secrets: Secrets | None = None) -> str:
     fp = hashlib.blake2b(secret_blob.encode(), key=_FINGERPRINT_KEY, digest_size=8).hexdigest()
     digest = hashlib.sha256(f"{public}|{fp}".encode()).hexdigest()[:16]
     return f"{spec.kind}:{digest}"
-
-
-__all__ = [
-    "ConnectionSpec",
-    "Secrets",
-    "config_path",
-    "connect_options",
-    "connection_key",
-    "default_connection",
-    "default_target",
-    "delete_connection",
-    "dumps_connections",
-    "load_allowed_targets",
-    "load_connections",
-    "resolve_secrets",
-    "save_connection",
-    "spec_from_mapping",
-    "storage_from_rows",
-    "validate_env_name",
-    "validate_name",
-]

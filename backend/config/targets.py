@@ -171,16 +171,3 @@ def pattern_problem(pattern: str) -> str | None:
     if any(ord(c) < 32 for c in text):
         return "an allowed target contains a control character"
     return None
-
-
-__all__ = [
-    "AD_HOC",
-    "CONFIGURED_SOURCES",
-    "ad_hoc_denial",
-    "allowlist_denial",
-    "denial",
-    "matches",
-    "names_host_explicitly",
-    "normal_form",
-    "pattern_problem",
-]

@@ -707,11 +707,3 @@ def _summarise(ns: LocalNamespace) -> DemoSummary:
         build_seconds=0.0,
         missing=missing,
     )
-
-
-__all__ = [
-    "DEMO_MODULES",
-    "DemoSummary",
-    "collect_symbols",
-    "create_demo_namespace",
-]

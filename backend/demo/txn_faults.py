@@ -413,21 +413,3 @@ def concurrent_append(
             raise make(ErrorCode.INTERNAL, "the concurrent writer answered nothing")
         local._open_tables.clear()
         return AppendDone(tuple(tid), int(done["version"]), int(done["rows"]))
-
-
-__all__ = [
-    "COMMIT_POINT",
-    "FAIL",
-    "KILL",
-    "AppendDone",
-    "Fault",
-    "FaultOutcome",
-    "TableState",
-    "check_fault",
-    "commit_with_fault",
-    "concurrent_append",
-    "fail_at_operation",
-    "hook_for",
-    "kill_during_apply",
-    "table_state",
-]

@@ -412,7 +412,7 @@ def conflict_watched(
     nothing. A batch that does not validate is refused before the writer runs. The run's
     ``published`` leaves the writer's table out (its new version is the writer's)."""
     problems = bb.validate(ns, operations)
-    if bb.has_errors(problems):
+    if batch_rules.has_errors(problems):
         first = batch_rules.first_error(problems)
         raise first.error() if first is not None else make(ErrorCode.INVALID_INPUT, "invalid")
     tables = watched_tables(operations)
@@ -556,33 +556,3 @@ def reset(ns: Any, guide: Guide | None) -> int:
     if guide is None or guide.round is None:
         return 0
     return bb.discard_staged(ns, guide.round.staged)
-
-
-__all__ = [
-    "APPEND_ROWS",
-    "Guide",
-    "STEPS",
-    "STEP_TITLES",
-    "advance",
-    "reset",
-    "start",
-    "Audit",
-    "GUIDE_TABLES",
-    "KINDS",
-    "MAX_DELETED",
-    "PlannedChange",
-    "Round",
-    "WatchedRun",
-    "audit",
-    "commit_watched",
-    "conflict_watched",
-    "default_checks",
-    "fault_watched",
-    "only_the_writer_changed",
-    "pick_tables",
-    "plan_change",
-    "plan_changes",
-    "published_versions",
-    "stage_round",
-    "watched_tables",
-]

@@ -49,11 +49,11 @@ from backend.launcher import maintain
 from backend.launcher.options import (
     StorageOptions,
     add_access_options,
-    display_target,
     parse_storage,
     storage_problem,
 )
 from backend.launcher.streamlit_settings import ANY_ADDRESS, as_flags, streamlit_settings
+from backend.redaction import display_target
 from backend.rules import ids
 
 DEFAULT_PORT = 8501

@@ -37,7 +37,8 @@ from typing import Any, TextIO
 
 from backend.config import launch
 from backend.launcher import options
-from backend.launcher.options import display_target, parse_storage, storage_problem
+from backend.launcher.options import parse_storage, storage_problem
+from backend.redaction import display_target
 
 PROG = "lance-console maintain"
 OK, FAILED, BAD_INPUT = 0, 1, 2
@@ -158,7 +159,7 @@ def _namespaces(ns: Any, wanted: str | None, out: TextIO) -> list[list[str]]:
     if wanted is not None:
         if not wanted.strip():
             return [[]]
-        delimiter = str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
+        delimiter = ids.delimiter_of(ns)
         return [ids.parse_id(wanted, delimiter, what="namespace")]
     tree = nsv.namespace_tree(ns)
     note = tree.capped_note()
@@ -295,6 +296,3 @@ def main(
     if bad:
         return BAD_INPUT
     return FAILED if problems else OK
-
-
-__all__ = ["BAD_INPUT", "FAILED", "OK", "build_parser", "main"]

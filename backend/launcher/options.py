@@ -1,7 +1,7 @@
 """The command-line options the launcher (``lance-console``) and ``lance-console maintain``
 share: the options that reach a target's data (:func:`add_access_options`), ``--storage``
 parsed with its secrets kept out of sight (:func:`parse_storage`), the check of an object-store
-target against them (:func:`storage_problem`) and the target as printed (:func:`display_target`).
+target against them (:func:`storage_problem`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from lance_namespace.errors import LanceNamespaceError
 
 from backend.config import launch
-from backend.redaction import is_secret_name, mask_value, redact_url, register_secret
+from backend.redaction import is_secret_name, mask_value, register_secret
 from backend.rules.connect_options import storage_option_problems
 
 ENV_PREFIX = "env:"  # --storage KEY=env:NAME reads the value from the variable NAME
@@ -113,8 +113,3 @@ def storage_problem(target: str | None, storage: StorageOptions) -> str | None:
     except LanceNamespaceError as exc:
         return str(exc)
     return None
-
-
-def display_target(target: str) -> str:
-    """The target as the launcher prints it (any password or secret parameter masked)."""
-    return redact_url(target) if "://" in target else target

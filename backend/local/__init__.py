@@ -11,7 +11,5 @@ console's checks, fixes, index builds and atomic batch commits.
 * :mod:`.batch` - BatchCommitTables, one module per protocol phase.
 """
 
-from .namespace import HONOURED_INDEX_PARAMS, LocalNamespace
-from .target import normalise_target
-
-__all__ = ["HONOURED_INDEX_PARAMS", "LocalNamespace", "normalise_target"]
+from .namespace import LocalNamespace as LocalNamespace
+from .target import normalise_target as normalise_target

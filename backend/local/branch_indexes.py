@@ -98,6 +98,3 @@ def index_stats(
         num_indices=int(stats.get("num_indices", len(list(ix.segments)))),
         distance_type=normalize_distance(metric) if isinstance(metric, str) else None,
     )
-
-
-__all__ = ["index_stats", "list_indices"]

@@ -219,14 +219,3 @@ def write(
         raise refuse(op, branch)
     ds = open_branch(main, branch, table)
     return writer(ds, req, data)
-
-
-__all__ = [
-    "MAIN",
-    "PYLANCE_HONOURS",
-    "WRITERS",
-    "open_branch",
-    "refuse",
-    "target_branch",
-    "write",
-]

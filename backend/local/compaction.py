@@ -160,6 +160,3 @@ def _run(
         "files_removed": int(getattr(metrics, "files_removed", 0) or 0),
         "files_added": int(getattr(metrics, "files_added", 0) or 0),
     }
-
-
-__all__ = ["OPTION_TYPES", "compact"]

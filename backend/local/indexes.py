@@ -43,7 +43,7 @@ from lance_namespace import CreateTableIndexRequest, CreateTableIndexResponse
 from lance_namespace.errors import ErrorCode
 
 from backend.rules import index_rules as rules
-from backend.rules.columns import ColumnInfo
+from backend.rules.columns import ColumnInfo, find_column
 from backend.rules.index_rules import CHOSEN_PREFIX
 
 from ..errors import OperationStopped, invalid, make
@@ -154,7 +154,7 @@ def check_build(ds: lance.LanceDataset, req: CreateTableIndexRequest, *, table: 
     anything is written: the column exists and fits the index type (``index_rules.column_problems``), the name is free; the
     parameters the console chooses for an empty vector request. Every executor checks so."""
     index_type = rules.normalize_index_type(req.index_type) or ""
-    column = rules.find_column(ds.schema, req.column)
+    column = find_column(ds.schema, req.column)
     if column is None:
         raise make(
             ErrorCode.TABLE_COLUMN_NOT_FOUND,
@@ -476,6 +476,3 @@ def remove_partial_build(
     for key in keys:
         store.delete(key)
     return bool(keys)
-
-
-__all__ = ["CHOSEN_PREFIX", "ProgressCallback", "build_index", "remove_partial_build"]

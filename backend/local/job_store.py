@@ -121,6 +121,3 @@ def open_job_store(ns: Any) -> JobStore:
         url = str(getattr(ns, "target", None) or "unknown")
     folder = local_state_dir() / _server_folder(url)
     return JobStore(txn_store.FileTxnStore(folder), txn_store.FileTxnStore(folder / "cancel"))
-
-
-__all__ = ["CANCEL_DIR", "JOBS_DIR", "JobStore", "local_state_dir", "open_job_store"]

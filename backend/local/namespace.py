@@ -1494,6 +1494,3 @@ def _response(model: type[ModelT], answer: Any) -> ModelT:
     if out is None:
         raise make(ErrorCode.INTERNAL, f"pylance returned no {model.__name__}")
     return out
-
-
-__all__ = ["HONOURED_INDEX_PARAMS", "LocalNamespace"]

@@ -187,6 +187,3 @@ def store_error(
     if connection:
         return attach_error_details(NamespaceConnectionError(message), message=message)
     return make(code, message)
-
-
-__all__ = ["CLIENT_KEYS", "open_root", "split_options", "store_error"]

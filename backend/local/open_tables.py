@@ -224,6 +224,3 @@ class OpenTables:
     def dataset(self, table_id: Sequence[str], version: int | None = None) -> lance.LanceDataset:
         """The table's dataset at ``version`` (``None``: its latest version)."""
         return self.table(table_id, version).ds
-
-
-__all__ = ["OpenTable", "OpenTables", "settled_stamp", "versions_dir"]

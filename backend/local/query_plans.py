@@ -128,6 +128,3 @@ def plan(
         ds = ds.checkout_version(int(request.version))
     scanner = ds.scanner(**scanner_arguments(request))
     return scanner.analyze_plan() if analyze else scanner.explain_plan(verbose=verbose)
-
-
-__all__ = ["plan", "plannable", "runnable", "scanner_arguments"]

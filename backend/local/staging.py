@@ -61,7 +61,8 @@ from lance_namespace.errors import ErrorCode
 from backend.rules import ids
 
 from ..errors import invalid, make
-from ..locations import CONSOLE_DIR, STAGING_DIR, to_local_path
+from ..locations import to_local_path
+from ..rules.location_rules import CONSOLE_DIR, STAGING_DIR
 from ..text import plural
 from . import txn_store
 from .batch import context, manifest_name
@@ -647,23 +648,3 @@ def _expired(staged: StagedChange, keep: timedelta | None, now: datetime) -> boo
     except ValueError:
         return True
     return now - at > keep
-
-
-__all__ = [
-    "APPEND",
-    "DELETE",
-    "KEEP_UNPUBLISHED",
-    "KINDS",
-    "LANCE_OPERATIONS",
-    "OVERWRITE",
-    "REGISTRY_DIR",
-    "UPDATE",
-    "Change",
-    "StagedChange",
-    "Swept",
-    "discard",
-    "list_staged",
-    "open_preview",
-    "stage",
-    "sweep",
-]

@@ -98,12 +98,3 @@ def open_failure(
     from .object_store import store_error
 
     return store_error(exc, root, "open the namespace", storage_options)
-
-
-__all__ = [
-    "OBJECT_STORE_SCHEMES",
-    "check_object_store",
-    "memory_session",
-    "normalise_target",
-    "open_failure",
-]

@@ -105,6 +105,3 @@ def alter(ns: Any, request: AlterTransactionRequest) -> AlterTransactionResponse
                 raise to_namespace_error(exc, "alter_transaction") from exc
         after = _describe_table_transaction(ns, parts)
     return AlterTransactionResponse(status=after.status, properties=after.properties)
-
-
-__all__ = ["RESERVED_TXN_PROPERTIES", "alter", "describe"]

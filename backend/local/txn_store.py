@@ -369,13 +369,3 @@ def open_store(
         path = unquote(parsed.path) if scheme == "file" else root
         return FileTxnStore(Path(path) / directory)
     return ObjectTxnStore(root, storage_options, directory)
-
-
-__all__ = [
-    "FileTxnStore",
-    "MemoryTxnStore",
-    "ObjectTxnStore",
-    "STORE_DIR",
-    "TxnStore",
-    "open_store",
-]

@@ -77,6 +77,3 @@ def one_version(table_dir: Path, version: int) -> TableVersion | None:
         if found is not None:
             return found
     return None
-
-
-__all__ = ["entries", "entry", "one_version", "version_names"]

@@ -7,18 +7,10 @@
 * :mod:`.wirelog` - the wire log (an httpx transport layer) and copy-as-curl.
 """
 
-from .client import RestNamespaceClient
-from .retry import RetryPolicy, parse_retry_after
-from .routes import ROUTES, Route
-from .wirelog import WireEntry, WireLog, to_curl
-
-__all__ = [
-    "ROUTES",
-    "RestNamespaceClient",
-    "RetryPolicy",
-    "Route",
-    "WireEntry",
-    "WireLog",
-    "parse_retry_after",
-    "to_curl",
-]
+from .client import RestNamespaceClient as RestNamespaceClient
+from .retry import RetryPolicy as RetryPolicy
+from .retry import parse_retry_after as parse_retry_after
+from .routes import ROUTES as ROUTES
+from .wirelog import WireEntry as WireEntry
+from .wirelog import WireLog as WireLog
+from .wirelog import to_curl as to_curl

@@ -1376,6 +1376,3 @@ class RestNamespaceClient(LanceNamespace):
 
     def alter_transaction(self, request: ln.AlterTransactionRequest) -> ln.AlterTransactionResponse:
         return self.call("alter_transaction", request)
-
-
-__all__ = ["RestNamespaceClient"]

@@ -130,6 +130,3 @@ def transport_error(
         message = f"{route.op}: cannot reach {shown}: {type(exc).__name__}: {clean(exc, 300)}"
         cls = NamespaceConnectionError
     return attach_error_details(cls(message), message=message, url=shown)
-
-
-__all__ = ["STATUS_TO_CODE", "clean", "error_from_response", "malformed", "transport_error"]

@@ -85,14 +85,3 @@ class RetryPolicy:
 
     def wait(self, attempt: int, response: httpx.Response | None = None) -> None:
         self.sleep(self.delay(attempt, response))
-
-
-__all__ = [
-    "DEFAULT_BACKOFF",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_RETRY_CAP",
-    "MAX_RETRIES_LIMIT",
-    "RETRY_STATUSES",
-    "RetryPolicy",
-    "parse_retry_after",
-]

@@ -372,14 +372,3 @@ def to_curl(entry: WireEntry) -> str:
         text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
         parts += ["--data-raw", shlex.quote(text)]
     return " ".join(parts)
-
-
-__all__ = [
-    "DEFAULT_MAX_ENTRIES",
-    "REDACTED",
-    "WireEntry",
-    "WireLog",
-    "WireLogTransport",
-    "render_body",
-    "to_curl",
-]

@@ -31,6 +31,8 @@ from lance_namespace_urllib3_client.models import (
     AlterTransactionUnsetProperty,
 )
 
+from backend.text import capital
+
 QUEUED = "QUEUED"
 RUNNING = "RUNNING"
 SUCCEEDED = "SUCCEEDED"
@@ -234,7 +236,7 @@ def action_problems(actions: Sequence[Any]) -> list[str]:
     try:
         parse_actions(actions)
     except InvalidInputError as exc:
-        return [_capital(str(exc))]
+        return [capital(str(exc))]
     return []
 
 
@@ -325,35 +327,3 @@ def describe_action(action: Any, number: int = 1) -> str:
 def to_models(actions: Sequence[Any]) -> list[AlterTransactionAction]:
     """Validated request models for ``actions`` (``InvalidInputError`` as :func:`parse_actions`)."""
     return [a.to_model() for a in parse_actions(actions)]
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-__all__ = [
-    "ACTION_KINDS",
-    "CANCELED",
-    "FAILED",
-    "QUEUED",
-    "RUNNING",
-    "SET_MODES",
-    "SUCCEEDED",
-    "TERMINAL_STATUSES",
-    "TRANSACTION_STATUSES",
-    "UNSET_MODES",
-    "Action",
-    "StatusPolicy",
-    "action_problems",
-    "apply_actions",
-    "batch_policy",
-    "describe_action",
-    "normalize_mode",
-    "normalize_status",
-    "parse_actions",
-    "set_property_action",
-    "set_status_action",
-    "table_policy",
-    "to_models",
-    "unset_property_action",
-]

@@ -383,23 +383,3 @@ def _check_delete(op: Op, s: _Sim, view: CatalogView, problem: Any) -> list[Prob
     s.last_deleted = chosen
     s.versions -= chosen
     return out
-
-
-__all__ = [
-    "CREATE_VERSION",
-    "DECLARE",
-    "DELETE_VERSIONS",
-    "DEREGISTER",
-    "MAX_OPERATIONS",
-    "NAMING_SCHEMES",
-    "OPERATION_KINDS",
-    "OPERATION_LABELS",
-    "CatalogView",
-    "Op",
-    "Problem",
-    "check_batch",
-    "first_error",
-    "has_errors",
-    "operations_of",
-    "static_problems",
-]

@@ -96,6 +96,3 @@ def explains_columns(
     return explaining(
         lambda exc, request, schema: translate(exc, operation, request, schema), schema_of
     )
-
-
-__all__ = ["COLUMN_FIELDS", "columns_text", "explain_column_error", "explains_columns", "translate"]

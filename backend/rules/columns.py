@@ -10,6 +10,7 @@ from typing import Any
 
 from backend.arrow.types import ArrowTypeInfo, column_kind, parse_arrow_type, vector_dimension
 from backend.rules.index_types import fitting_index_types
+from backend.spec.fields import field_of
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,6 @@ class ColumnInfo:
         )
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 def columns_from_schema(schema: Any) -> list[ColumnInfo]:
     """``ColumnInfo`` of every top-level field of a JsonArrowSchema (model or dict) or a
     ``pyarrow.Schema``."""
@@ -58,8 +53,10 @@ def columns_from_schema(schema: Any) -> list[ColumnInfo]:
     if type(schema).__module__.startswith("pyarrow"):
         return [ColumnInfo.of(f.name, f.type, f.nullable) for f in schema]
     return [
-        ColumnInfo.of(str(_get(f, "name")), _get(f, "type"), bool(_get(f, "nullable", True)))
-        for f in _get(schema, "fields") or []
+        ColumnInfo.of(
+            str(field_of(f, "name")), field_of(f, "type"), bool(field_of(f, "nullable", True))
+        )
+        for f in field_of(schema, "fields") or []
     ]
 
 

@@ -41,6 +41,7 @@ from lance_namespace.errors import InvalidInputError
 
 from backend.redaction import is_secret_name, register_secret
 from backend.rules import ids
+from backend.text import capital
 
 MAX_TIMEOUT = 3600.0
 MAX_RETRIES = 10
@@ -294,7 +295,7 @@ def check_rest_options(url: str, options: Mapping[str, Any]) -> None:
     ``backend.redaction`` so that no text the console writes can show them."""
     problems = rest_option_problems(url, options)
     if problems:
-        raise InvalidInputError("; ".join(_capital(p) for p in problems))
+        raise InvalidInputError("; ".join(capital(p) for p in problems))
     for key in ("api_key", "auth_token"):
         register_secret(options.get(key))
     for name, value in (options.get("headers") or {}).items():
@@ -305,7 +306,7 @@ def check_rest_options(url: str, options: Mapping[str, Any]) -> None:
 def check_storage_options(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
     problems = storage_option_problems(storage_options)
     if problems:
-        raise InvalidInputError("; ".join(_capital(p) for p in problems))
+        raise InvalidInputError("; ".join(capital(p) for p in problems))
     out = {str(k): str(v) for k, v in (storage_options or {}).items()}
     for key, value in out.items():
         if is_secret_name(key):
@@ -558,38 +559,3 @@ def storage_setup_problems(
 
 
 _TRUE = ("1", "true", "yes", "on")
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-__all__ = [
-    "COMMON_STORAGE_KEYS",
-    "METADATA_ADDRESSES",
-    "METADATA_HOSTS",
-    "address_problem",
-    "host_address",
-    "MAX_RETRIES",
-    "MAX_TIMEOUT",
-    "STORAGE_KEYS",
-    "StorageKey",
-    "PROPERTY_PREFIXES",
-    "check_rest_options",
-    "check_storage_options",
-    "check_target",
-    "endpoint_address",
-    "fold_properties",
-    "header_problem",
-    "is_rest_target",
-    "rest_option_problems",
-    "secret_problem",
-    "object_store_kind",
-    "storage_keys",
-    "storage_option_problems",
-    "storage_setup_hint",
-    "storage_endpoint",
-    "storage_setup_problems",
-    "target_kind",
-    "url_problem",
-]

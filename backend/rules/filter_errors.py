@@ -373,15 +373,3 @@ def explains_filters(
         lambda exc, request, schema: translate(exc, request_filter(operation, request), schema),
         schema_of,
     )
-
-
-__all__ = [
-    "FILTER_FIELDS",
-    "echo",
-    "explain_filter_error",
-    "explains_filters",
-    "request_filter",
-    "request_table",
-    "table_columns",
-    "translate",
-]

@@ -27,6 +27,8 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError
 
+from backend.text import capital
+
 DEFAULT_DELIMITER = "$"
 CATALOG_DELIMITER = "$"  # the object ids of a directory namespace's catalog (__manifest)
 MAX_NAME = 128  # characters of a name the console creates
@@ -149,7 +151,7 @@ def check_part(
     """``part`` if it is a valid id part, else ``InvalidInputError``."""
     problem = part_problem(part, what=what, delimiter=delimiter, create=create)
     if problem:
-        raise InvalidInputError(_capital(problem))
+        raise InvalidInputError(capital(problem))
     return part
 
 
@@ -198,7 +200,7 @@ def check_id(
         parts, what=what, delimiter=delimiter, create=create, allow_root=allow_root
     )
     if problem:
-        raise InvalidInputError(_capital(problem))
+        raise InvalidInputError(capital(problem))
     return list(parts)
 
 
@@ -209,7 +211,7 @@ def name_problem(
     if not name or not str(name).strip():
         return f"Enter a {what} name."
     problem = part_problem(name, what=what, delimiter=delimiter, create=True)
-    return _capital(problem) + "." if problem else None
+    return capital(problem) + "." if problem else None
 
 
 def split_id_text(text: str | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
@@ -240,7 +242,7 @@ def parse_id(
     if any(not p for p in parts):
         split_by = DISPLAY_MARK if DISPLAY_MARK in t else delimiter
         raise InvalidInputError(
-            f"{_capital(what)} id {t!r} has an empty part (split by {split_by!r}): check for "
+            f"{capital(what)} id {t!r} has an empty part (split by {split_by!r}): check for "
             "doubled, leading or trailing delimiters."
         )
     return check_id(parts, what=what, delimiter=delimiter, create=create)
@@ -275,6 +277,11 @@ def display_ids_in_text(text: str, delimiter: str = DEFAULT_DELIMITER) -> str:
     )
 
 
+def delimiter_of(namespace: Any) -> str:
+    """The delimiter of a namespace (or a connection spec): its own, else ``$``."""
+    return str(getattr(namespace, "delimiter", None) or DEFAULT_DELIMITER)
+
+
 def delimiter_problem(delimiter: Any) -> str | None:
     """Why ``delimiter`` cannot join id parts (``None``: it can)."""
     if not isinstance(delimiter, str) or len(delimiter) != 1:
@@ -287,42 +294,10 @@ def delimiter_problem(delimiter: Any) -> str | None:
 def check_delimiter(delimiter: Any) -> str:
     problem = delimiter_problem(delimiter)
     if problem:
-        raise InvalidInputError(_capital(problem))
+        raise InvalidInputError(capital(problem))
     return delimiter
 
 
 def _shown(text: str, limit: int = 60) -> str:
     shown = text if len(text) <= limit else text[:limit] + "…"
     return repr(shown)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-__all__ = [
-    "CATALOG_DELIMITER",
-    "DEFAULT_DELIMITER",
-    "DISPLAY_MARK",
-    "DISPLAY_SEPARATOR",
-    "MAX_ADDRESS_PART",
-    "MAX_CREATED_ID",
-    "MAX_NAME",
-    "SAFE_DELIMITERS",
-    "check_delimiter",
-    "check_id",
-    "check_part",
-    "delimiter_problem",
-    "display_id",
-    "display_ids_in_text",
-    "format_id",
-    "id_problem",
-    "label_problem",
-    "missing_parent",
-    "name_problem",
-    "object_id",
-    "parse_object_id",
-    "parse_id",
-    "part_problem",
-    "split_id_text",
-]

@@ -25,21 +25,16 @@ from typing import Any
 
 from lance_namespace import CreateTableIndexRequest
 
-from backend.arrow.types import (
-    ArrowTypeInfo,
-    arrow_type_str,
-    column_kind,
-    vector_dimension,
-)
+from backend.arrow.types import column_kind
 from backend.rules import ids
-from backend.rules.columns import ColumnInfo, columns_from_schema, find_column
+from backend.rules.columns import ColumnInfo
 from backend.rules.index_types import (
     ALL_INDEX_TYPES,
     FTS,
     SCALAR_INDEX_TYPES,
     VECTOR_INDEX_TYPES,
-    fitting_index_types,
 )
+from backend.text import capital
 
 # --------------------------------------------------------------------------------------------
 # Index types
@@ -461,7 +456,7 @@ def request_problems(request: CreateTableIndexRequest) -> list[str]:
     if request.name is not None:
         problem = ids.label_problem(request.name, what="index", create=True)
         if problem:
-            problems.append(_capital(problem) + ".")
+            problems.append(capital(problem) + ".")
     category = index_category(t)
     if request.distance_type is not None:
         if normalize_distance(request.distance_type) is None:
@@ -711,52 +706,3 @@ def build_index_request(
             if k in FTS_PARAMS:
                 fields[k] = int(v) if k == "max_token_length" else v
     return CreateTableIndexRequest(**fields)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-__all__ = [
-    "build_operation",
-    "ALL_INDEX_TYPES",
-    "CHOSEN_PREFIX",
-    "ArrowTypeInfo",
-    "ColumnInfo",
-    "DISTANCE_TYPES",
-    "FTS",
-    "FTS_LANGUAGES",
-    "FTS_PARAMS",
-    "INDEX_TYPE_HELP",
-    "SCALAR_INDEX_TYPES",
-    "VECTOR_BUILD_PARAMS",
-    "VECTOR_INDEX_TYPES",
-    "VECTOR_PARAM_APPLIES",
-    "arrow_type_str",
-    "build_index_request",
-    "chosen_build_params",
-    "column_kind",
-    "column_problems",
-    "columns_from_schema",
-    "default_index_name",
-    "default_num_partitions",
-    "default_num_sub_vectors",
-    "default_distance",
-    "distance_types_for",
-    "find_column",
-    "fitting_index_types",
-    "fts_options",
-    "fts_param_defaults",
-    "index_category",
-    "index_request_hints",
-    "lance_index_type",
-    "normalize_distance",
-    "normalize_index_type",
-    "param_range",
-    "quantizer",
-    "request_problems",
-    "validate_index_request",
-    "vector_dimension",
-    "vector_param_defaults",
-    "vector_params_for",
-]

@@ -317,25 +317,3 @@ def listed_location_clash(location: str, tables: set[str]) -> tuple[str, str] | 
             )
             return how, owner
     return None
-
-
-__all__ = [
-    "CATALOG_DIR",
-    "CONSOLE_DIR",
-    "DATASET_PARTS",
-    "FILE",
-    "KINDS",
-    "OBJECT",
-    "REMOTE",
-    "RESERVED_DIRS",
-    "STAGING_DIR",
-    "TablePrefixes",
-    "declare_location_rule",
-    "declared_location",
-    "listed_dir_owner",
-    "listed_location_clash",
-    "location_rule",
-    "manifest_rule",
-    "object_key",
-    "object_parts",
-]

@@ -37,6 +37,3 @@ def whole_number(
     if not low <= value <= high:
         return None, f"{name} must be {allowed}, got {value:,}"
     return value, None
-
-
-__all__ = ["MAX_TYPED_DIGITS", "range_text", "whole_number"]

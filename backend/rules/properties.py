@@ -106,15 +106,3 @@ def _cell(value: Any) -> str:
     if type(value).__name__ == "NAType":  # pandas.NA in an edited grid
         return ""
     return str(value)
-
-
-__all__ = [
-    "MAX_KEY_CHARS",
-    "MAX_PROPERTIES",
-    "MAX_TOTAL_BYTES",
-    "MAX_VALUE_CHARS",
-    "check_properties",
-    "from_lines",
-    "from_rows",
-    "properties_problem",
-]

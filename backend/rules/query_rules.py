@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from backend.errors import invalid
-from backend.rules import index_rules
+from backend.rules import index_rules, version_ranges
 
 MAX_K = 10_000
 MAX_OFFSET = 10_000_000
@@ -48,10 +48,6 @@ RANGES: dict[str, tuple[int, int]] = {
     "row": (0, MAX_ROW_ID),
     "repeats": (1, MAX_REPEATS),
 }
-
-
-def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 NOT_FINITE = "the query vector must hold finite numbers only"
@@ -142,7 +138,7 @@ def query_problems(query: Any) -> list[str]:
     for name in ("k", "offset", *_RANGES):
         low, high = RANGES[name]
         value = getattr(query, name, None)
-        if value is not None and (not _int(value) or not low <= value <= high):
+        if value is not None and (not version_ranges.is_int(value) or not low <= value <= high):
             problems.append(f"{name} must be between {low:,} and {high:,}, got {value!r}")
     low_p, high_p = getattr(query, "minimum_nprobes", None), getattr(query, "maximum_nprobes", None)
     if isinstance(low_p, int) and isinstance(high_p, int) and low_p > high_p:
@@ -188,7 +184,7 @@ def probes_beyond_partitions(params: Mapping[str, Any], partitions: int | None) 
     asked = {
         name: params[name]
         for name in ("nprobes", "minimum_nprobes")
-        if _int(params.get(name)) and params[name] > partitions
+        if version_ranges.is_int(params.get(name)) and params[name] > partitions
     }
     if not asked:
         return None
@@ -295,17 +291,3 @@ def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> st
     if not vectors:
         raise invalid(f"a vector search needs a vector column: {offered}")
     raise invalid(f"a vector search on this table must name its vector_column ({offered})")
-
-
-__all__ = [
-    "INCOMPATIBLE_NOTE",
-    "MAX_K",
-    "MAX_REPEATS",
-    "RANGES",
-    "VECTOR_KINDS",
-    "QueryMetric",
-    "probes_beyond_partitions",
-    "query_metric",
-    "query_problems",
-    "resolve_vector_column",
-]

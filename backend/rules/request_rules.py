@@ -133,7 +133,7 @@ def request_problem(op: str, request: Any, *, delimiter: str = ids.DEFAULT_DELIM
             return problem
     limit = _field(request, "limit")
     low = MIN_LIMIT.get(op, 0)
-    if limit is not None and (not _is_int(limit) or not low <= limit <= MAX_LIMIT):
+    if limit is not None and (not version_ranges.is_int(limit) or not low <= limit <= MAX_LIMIT):
         return f"limit must be between {low} and {MAX_LIMIT:,}, got {limit!r}"
     for field, words in CHOICE_FIELDS.get(op, {}).items():
         value = _field(request, field)
@@ -214,18 +214,3 @@ def _field(request: Any, name: str) -> Any:
     a missing attribute goes through its slow ``__getattr__`` (an exception per miss): the
     model's field names are checked first (:func:`_present`)."""
     return getattr(request, name, None) if _present(type(request), (name,)) else None
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-__all__ = [
-    "CHOICE_FIELDS",
-    "MIN_LIMIT",
-    "NAMESPACE_OPS",
-    "NEW_NAME_OPS",
-    "check_request",
-    "choice_key",
-    "request_problem",
-]

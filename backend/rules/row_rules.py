@@ -167,15 +167,3 @@ def check_merge(table_schema: Any, data_schema: Any, on: Sequence[str], **kwargs
     problem = merge_problem(table_schema, data_schema, on, **kwargs)
     if problem:
         raise InvalidInputError(problem)
-
-
-__all__ = [
-    "SET_HINT",
-    "check_merge",
-    "check_update",
-    "key_problem",
-    "merge_problem",
-    "parse_assignments",
-    "type_problem",
-    "update_problem",
-]

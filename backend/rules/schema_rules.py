@@ -321,19 +321,3 @@ def check_drop(columns: Sequence[Any], existing: Sequence[ColumnInfo]) -> list[s
             "table instead); nothing was changed"
         )
     return wanted
-
-
-__all__ = [
-    "CAST_TYPES",
-    "NULL_TYPES",
-    "Alteration",
-    "NewColumn",
-    "cast_problem",
-    "cast_type",
-    "check_alterations",
-    "check_drop",
-    "check_new_columns",
-    "is_type_value",
-    "new_column_problem",
-    "null_type",
-]

@@ -153,7 +153,7 @@ def range_problems(
         return [f"At most {MAX_RANGES} version ranges in one request, got {len(pairs)}."]
     problems = []
     for start, end in pairs:
-        if not _is_int(start) or not _is_int(end):
+        if not is_int(start) or not is_int(end):
             problems.append(f"Range [{start!r}, {end!r}): versions must be integers.")
             continue
         if start < 1:
@@ -246,7 +246,8 @@ def tags_to_delete(
     return doomed
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is an integer (a ``bool`` is not one, though Python counts it as one)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -257,7 +258,7 @@ def version_problem(value: Any, what: str = "version") -> str | None:
     """Why ``value`` is not a table version number (``None``: it is). The one rule for every
     version a request, a batch operation, a restore or a tag names: a whole number, 1 or
     more (ranges apply it to their start, :func:`range_problems`)."""
-    if not _is_int(value) or value < FIRST_VERSION:
+    if not is_int(value) or value < FIRST_VERSION:
         return f"{what} must be a version number ({FIRST_VERSION} or more), got {value!r}"
     return None
 
@@ -272,31 +273,8 @@ def keep_days_problem(value: Any, what: str = "older_than_days") -> str | None:
     number from 0 to :data:`MAX_KEEP_DAYS`."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if not _is_int(value):
+    if not is_int(value):
         return f"{what} must be a whole number of days from 0 to {MAX_KEEP_DAYS:,}, not {value!r}"
     if not 0 <= value <= MAX_KEEP_DAYS:
         return f"{what} must be from 0 to {MAX_KEEP_DAYS:,} days, not {value:,}"
     return None
-
-
-__all__ = [
-    "MAX_KEEP_DAYS",
-    "MAX_RANGES",
-    "THROUGH_LATEST",
-    "Span",
-    "check_ranges",
-    "covered",
-    "covered_tags",
-    "describe_tags",
-    "describe_spec",
-    "format_spans",
-    "from_spec",
-    "keep_days_problem",
-    "parse",
-    "range_problems",
-    "spec_pairs",
-    "tag_problems",
-    "tags_to_delete",
-    "to_spec",
-    "version_problem",
-]

@@ -51,19 +51,22 @@ from backend.rules.batch_rules import (
     OPERATION_KINDS,
     OPERATION_LABELS,
     Problem,
-    has_errors,
 )
 
 from ..errors import make
 from ..local import staging
 from ..local.batch import manifest_name
-from ..local.staging import StagedChange
-from ..locations import STAGING_DIR, to_local_path
+from ..locations import to_local_path
+from ..rules.location_rules import STAGING_DIR
 from ..text import plural
 from ..write_preflight import commit_batch as backend_commit_batch
 from ..write_preflight import preflight as backend_preflight
 from . import staged_changes
-from .staged_changes import cleanup_staged, list_staged, stage_change
+
+# staged changes are part of the builder's API (README, notebooks): staged, then committed
+from .staged_changes import cleanup_staged as cleanup_staged
+from .staged_changes import list_staged as list_staged
+from .staged_changes import stage_change as stage_change
 
 Operation = dict[str, Any]
 
@@ -508,47 +511,3 @@ def _discard_copy(staged: StagedManifest) -> int:
             os.unlink(t)
             removed += 1
     return removed
-
-
-__all__ = [
-    "StagedChange",
-    "batch_commit_notice",
-    "as_staged",
-    "cleanup_staged",
-    "list_staged",
-    "stage_change",
-    "staged_op",
-    "record_refused_commit",
-    "NO_LIST_OPERATION",
-    "CREATE_VERSION",
-    "DECLARE",
-    "DELETE_VERSIONS",
-    "DEREGISTER",
-    "OPERATION_KINDS",
-    "OPERATION_LABELS",
-    "Operation",
-    "Problem",
-    "StagedManifest",
-    "alter_request",
-    "alter_transaction",
-    "body_of",
-    "commit",
-    "create_version_op",
-    "declare_op",
-    "decode_batch",
-    "delete_versions_op",
-    "deregister_op",
-    "describe_operation",
-    "discard_staged",
-    "encode_batch",
-    "has_errors",
-    "kind_of",
-    "move",
-    "operations_frame",
-    "remove",
-    "request_json",
-    "results_frame",
-    "stage_next_version",
-    "to_request",
-    "validate",
-]

@@ -273,18 +273,3 @@ def delete_branch(ns: LanceNamespace, table_id: Sequence[str], name: str) -> Non
             + ". Delete those first; nothing was deleted"
         )
     ns.delete_table_branch(DeleteTableBranchRequest(id=tid, name=name))
-
-
-__all__ = [
-    "BRANCH_COLUMNS",
-    "MAIN",
-    "branch_columns",
-    "branch_info",
-    "branch_names",
-    "create_branch",
-    "delete_blockers",
-    "delete_branch",
-    "list_branch_versions",
-    "list_branches",
-    "resolve_source",
-]

@@ -30,12 +30,13 @@ from lance_namespace.errors import LanceNamespaceError
 from pydantic import ValidationError
 
 from backend.rules.index_rules import build_operation, default_index_name, requested_build_fields
+from backend.spec.fields import field_of
 
 from .. import capabilities
 from ..branch_view import branch_name, branch_of
 from ..errors import OperationStopped, invalid, validation_text
 from ..gate import static_problem
-from ..rules.ids import DEFAULT_DELIMITER
+from ..rules.ids import delimiter_of
 from . import jobs
 from .index_overview import create_index, list_indexes
 
@@ -50,12 +51,6 @@ def build_time_limit() -> float:
     except ValueError:
         return BUILD_TIME_LIMIT_SECONDS
     return value if value > 0 else BUILD_TIME_LIMIT_SECONDS
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 LANCE_EVENTS = ("start", "progress", "complete")  # the events lance reports a stage with
@@ -360,7 +355,7 @@ class BuildRun:
                 found = [
                     ix
                     for ix in list_indexes(ns, job.table_id)
-                    if _get(ix, "index_name") == job.index_name
+                    if field_of(ix, "index_name") == job.index_name
                 ]
             except Exception as err:  # noqa: BLE001 - polling is best effort
                 self._record({"event": "poll", "stage": "polling", "error": str(err)})
@@ -368,9 +363,9 @@ class BuildRun:
             if found:
                 ix = found[0]
                 observed = {
-                    "status": _get(ix, "status"),
-                    "indexed_rows": _get(ix, "num_indexed_rows"),
-                    "unindexed_rows": _get(ix, "num_unindexed_rows"),
+                    "status": field_of(ix, "status"),
+                    "indexed_rows": field_of(ix, "num_indexed_rows"),
+                    "unindexed_rows": field_of(ix, "num_unindexed_rows"),
                 }
                 stage = f"server reports {observed['status']}"
             else:
@@ -424,7 +419,7 @@ def check_build_params(
     except ValidationError as exc:
         raise invalid(f"the index build's parameters: {validation_text(exc)}") from None
     operation = build_operation(request.index_type)
-    delimiter = str(getattr(ns, "delimiter", None) or DEFAULT_DELIMITER)
+    delimiter = delimiter_of(ns)
     problem = static_problem(operation, request, delimiter)
     if problem:
         raise invalid(f"{operation}: {problem}")
@@ -564,20 +559,3 @@ jobs.register_kind(
     validate=_check_create_index, key=_index_key,
     cancellable=lambda ns: capabilities(ns).progress_events,
 )  # fmt: skip
-
-
-__all__ = [
-    "BUILD_TIME_LIMIT_SECONDS",
-    "BuildJob",
-    "BuildRun",
-    "StageProgress",
-    "build_params",
-    "build_request",
-    "check_build_params",
-    "describe_differences",
-    "from_job",
-    "job_details",
-    "mark_dropped",
-    "param_differences",
-    "run_build_job",
-]

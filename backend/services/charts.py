@@ -586,23 +586,3 @@ def reader_figure(
         showlegend=True,
     )
     return fig
-
-
-__all__ = [
-    "READER_COLORS",
-    "reader_figure",
-    "ab_figure",
-    "coverage_figure",
-    "history_figure",
-    "history_labels",
-    "latency_figure",
-    "plan_figure",
-    "recall_histogram",
-    "segments_figure",
-    "size_figure",
-    "sweep_figure",
-    "time_axis",
-    "timeline_chart",
-    "version_axis",
-    "version_ticks",
-]

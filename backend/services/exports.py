@@ -213,14 +213,3 @@ def export_table(
         columns=tuple(chosen),
         file_name=export_file_name(table_id, version, fmt, branch_of(ns)),
     )
-
-
-__all__ = [
-    "CSV_UNWRITABLE_KINDS",
-    "EXPORT_FORMATS",
-    "EXPORT_MIME",
-    "ExportResult",
-    "csv_unwritable",
-    "export_file_name",
-    "export_table",
-]

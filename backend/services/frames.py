@@ -165,14 +165,3 @@ def tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     )
     frame.insert(2, "timestamp", _readable(pd.Series([when.get(int(v)) for v in frame["version"]])))
     return frame
-
-
-__all__ = [
-    "create_table",
-    "insert_into_table",
-    "query",
-    "query_df",
-    "tags",
-    "vector_column",
-    "versions",
-]

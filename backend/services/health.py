@@ -561,28 +561,3 @@ def namespace_health(
     for col in ("verdict", "actions", "error"):
         frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
     return frame
-
-
-__all__ = [
-    "CLEANUP_MIN_BYTES",
-    "CLEANUP_OLD_BYTES_RATIO",
-    "COMPACT_SMALL_SHARE",
-    "DEFAULT_THRESHOLDS",
-    "DELETED_SHARE",
-    "GLANCE_NOTE",
-    "HEALTHY",
-    "HISTORY_VERSIONS",
-    "NAMESPACE_COLUMNS",
-    "NEEDS_ATTENTION",
-    "SMALL_FRAGMENT_ROWS",
-    "TARGET_ROWS_PER_FRAGMENT",
-    "UNINDEXED_SHARE",
-    "UNKNOWN",
-    "Action",
-    "Event",
-    "TableHealth",
-    "Thresholds",
-    "glance",
-    "namespace_health",
-    "table_health",
-]

@@ -507,10 +507,6 @@ class _Feed:
         )
 
 
-def _delimiter(ns: LanceNamespace) -> str:
-    return str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
-
-
 def writes_locally(ns: LanceNamespace) -> bool:
     """The local backend: datasets can be opened and written under the namespace lock."""
     return callable(getattr(ns, "open_dataset", None)) and callable(
@@ -519,7 +515,7 @@ def writes_locally(ns: LanceNamespace) -> bool:
 
 
 def table_name(ns: LanceNamespace, table_id: Sequence[str]) -> str:
-    return ids.format_id(list(table_id), _delimiter(ns))
+    return ids.format_id(list(table_id), ids.delimiter_of(ns))
 
 
 def _exists(ns: LanceNamespace, table_id: list[str]) -> bool:
@@ -532,7 +528,7 @@ def _exists(ns: LanceNamespace, table_id: list[str]) -> bool:
 
 def _check_new_table(ns: LanceNamespace, table_id: list[str]) -> None:
     request_rules.check_request(
-        "create_table", CreateTableRequest(id=table_id), delimiter=_delimiter(ns)
+        "create_table", CreateTableRequest(id=table_id), delimiter=ids.delimiter_of(ns)
     )
     if len(table_id) > 1:
         ns.namespace_exists(NamespaceExistsRequest(id=table_id[:-1]))
@@ -738,26 +734,3 @@ def import_table(
         updated=stats.get("num_updated_rows") if mode == "merge" else None,
         branch=branch,
     )
-
-
-__all__ = [
-    "check_format",
-    "conform",
-    "table_name",
-    "writes_locally",
-    "DEFAULT_MAX_IMPORT_BYTES",
-    "FORMAT_NAMES",
-    "IMPORT_FORMATS",
-    "MAX_IMPORT_BYTES",
-    "MAX_IMPORT_ENV",
-    "MODES",
-    "ImportPreview",
-    "ImportResult",
-    "check_size",
-    "format_of",
-    "import_table",
-    "inspect_upload",
-    "max_import_bytes",
-    "source_size",
-    "table_arrow_schema",
-]

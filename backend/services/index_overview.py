@@ -27,16 +27,11 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend.rules import index_rules as rules
 from backend.rules.columns import ColumnInfo, columns_from_schema
+from backend.spec.fields import field_of
 
 from .. import capabilities
 from ..errors import trim_source_locations
 from ..spec.paging import list_all
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def _first(*values: Any) -> Any:
@@ -46,7 +41,7 @@ def _first(*values: Any) -> Any:
 def table_columns(ns: LanceNamespace, table_id: Sequence[str]) -> list[ColumnInfo]:
     """Top-level columns of a table, from DescribeTable(load_detailed_metadata=True)."""
     resp = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
-    return columns_from_schema(_get(resp, "var_schema"))
+    return columns_from_schema(field_of(resp, "var_schema"))
 
 
 def table_num_rows(ns: LanceNamespace, table_id: Sequence[str]) -> int | None:
@@ -237,34 +232,36 @@ def index_overview(
     """
     rows = []
     for ix in list_indexes(ns, table_id, version=version):
-        name = _get(ix, "index_name")
+        name = field_of(ix, "index_name")
         stats = index_stats(ns, table_id, name, version=version)
-        indexed = _first(_get(stats, "num_indexed_rows"), _get(ix, "num_indexed_rows"))
-        unindexed = _first(_get(stats, "num_unindexed_rows"), _get(ix, "num_unindexed_rows"))
-        details = _get(ix, "index_details")
+        indexed = _first(field_of(stats, "num_indexed_rows"), field_of(ix, "num_indexed_rows"))
+        unindexed = _first(
+            field_of(stats, "num_unindexed_rows"), field_of(ix, "num_unindexed_rows")
+        )
+        details = field_of(ix, "index_details")
         total = (indexed or 0) + (unindexed or 0)
         index_type = rules.normalize_index_type(
-            _first(_get(ix, "index_type"), _get(stats, "index_type"))
+            _first(field_of(ix, "index_type"), field_of(stats, "index_type"))
         )
         is_vector = index_type in rules.VECTOR_INDEX_TYPES
         rows.append(
             {
                 "name": name,
                 "type": index_type,
-                "columns": ", ".join(_get(ix, "columns") or []),
-                "status": _get(ix, "status"),
+                "columns": ", ".join(field_of(ix, "columns") or []),
+                "status": field_of(ix, "status"),
                 "indexed_rows": indexed,
                 "unindexed_rows": unindexed,
                 "coverage": (indexed or 0) / total if total and indexed is not None else None,
-                "size_bytes": _get(ix, "size_bytes"),
-                "segments": _first(_get(ix, "num_segments"), _get(stats, "num_indices")),
+                "size_bytes": field_of(ix, "size_bytes"),
+                "segments": _first(field_of(ix, "num_segments"), field_of(stats, "num_indices")),
                 "distance_type": _first(
-                    _get(stats, "distance_type") or None, distance_from_details(details)
+                    field_of(stats, "distance_type") or None, distance_from_details(details)
                 )
                 if is_vector
                 else None,
-                "created_at": _get(ix, "created_at"),
-                "uuid": _get(ix, "index_uuid"),
+                "created_at": field_of(ix, "created_at"),
+                "uuid": field_of(ix, "index_uuid"),
                 "details": details,
             }
         )
@@ -436,16 +433,16 @@ def _history_namespace(
         number = int(v.version)
         ts = pd.Timestamp(v.timestamp_millis, unit="ms") if v.timestamp_millis else None
         for ix in list_indexes(ns, table_id, version=number):
-            indexed = _get(ix, "num_indexed_rows")
-            unindexed = _get(ix, "num_unindexed_rows")
+            indexed = field_of(ix, "num_indexed_rows")
+            unindexed = field_of(ix, "num_unindexed_rows")
             total = (indexed or 0) + (unindexed or 0) if indexed is not None else None
-            uuid = _get(ix, "index_uuid")
+            uuid = field_of(ix, "index_uuid")
             seen.append(
                 _Seen(
                     number,
                     ts,
-                    _get(ix, "index_name"),
-                    _get(ix, "index_type"),
+                    field_of(ix, "index_name"),
+                    field_of(ix, "index_type"),
                     frozenset([uuid] if uuid else []),
                     uuid,
                     indexed,
@@ -453,26 +450,3 @@ def _history_namespace(
                 )
             )
     return _identify([int(v.version) for v in versions], seen)
-
-
-__all__ = [
-    "HISTORY_COLUMNS",
-    "OVERVIEW_COLUMNS",
-    "ivf_partitions",
-    "partitions_of",
-    "Token",
-    "available_tokenizers",
-    "coverage_history",
-    "create_index",
-    "distance_from_details",
-    "drop_index",
-    "drop_index_request",
-    "index_details_dict",
-    "index_overview",
-    "index_stats",
-    "lagging_indexes",
-    "list_indexes",
-    "table_columns",
-    "table_num_rows",
-    "tokenize_preview",
-]

@@ -373,27 +373,3 @@ def describe_table(
         num_deleted_rows=deleted,
         problems=problems,
     )
-
-
-__all__ = [
-    "Declared",
-    "NamespaceNode",
-    "NamespaceTree",
-    "TableDetail",
-    "create_namespace_request",
-    "declare_and_check",
-    "declare_table_request",
-    "dropped_properties_warning",
-    "deregister_table_request",
-    "describe_namespace",
-    "describe_table",
-    "list_namespace_names",
-    "list_table_names",
-    "namespace_exists",
-    "namespace_tree",
-    "properties_not_kept",
-    "table_exists",
-    "table_listing",
-    "schema_frame",
-    "total_fragments",
-]

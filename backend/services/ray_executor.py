@@ -658,7 +658,7 @@ def create_index(
     t = rules.normalize_index_type(index_type) or str(index_type)
     category = rules.index_category(t) if t in rules.ALL_INDEX_TYPES else "vector"
     op = "create_table_scalar_index" if category == "scalar" else "create_table_index"
-    delimiter = str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
+    delimiter = ids.delimiter_of(ns)
     asked = {"id": tid, "column": column, "index_type": t, "params": dict(params or {}), **context}
     if branch is not None:
         asked["branch"] = branch
@@ -909,32 +909,3 @@ def register(jobs: Any) -> None:
     """Make this executor ``submit(..., executor="ray")`` of the job module ``jobs``
     (``backend.services.jobs``: ``jobs.register_executor("ray", RayExecutor())``)."""
     jobs.register_executor(EXECUTOR, executor())
-
-
-__all__ = [
-    "ADDRESS_ENV",
-    "EXECUTOR",
-    "EXTRA_MISSING",
-    "INDEX_TYPES",
-    "KINDS",
-    "JOB_NOTE",
-    "RayExecutor",
-    "Storage",
-    "address_problem",
-    "branch_refusal",
-    "check_address",
-    "check_workers",
-    "cluster_cpus",
-    "compact",
-    "compaction_options",
-    "connect",
-    "create_index",
-    "default_address",
-    "executor",
-    "index_request",
-    "modules",
-    "ray_sample_rate",
-    "register",
-    "resolve",
-    "run",
-]

@@ -92,12 +92,8 @@ class RowsDeleted:
         return f"Deleted {plural(self.deleted, 'row')} where {self.filter}{at}."
 
 
-def _delimiter(ns: Any) -> str:
-    return str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
-
-
 def _name(ns: Any, table_id: Sequence[str]) -> str:
-    return ids.format_id(list(table_id), _delimiter(ns))
+    return ids.format_id(list(table_id), ids.delimiter_of(ns))
 
 
 def check_filter(ns: Any, table_id: Sequence[str], filter: str | None) -> DeleteFromTableRequest:
@@ -110,7 +106,7 @@ def check_filter(ns: Any, table_id: Sequence[str], filter: str | None) -> Delete
             "nothing was deleted"
         )
     request = DeleteFromTableRequest(id=ids.check_id(list(table_id)), predicate=text)
-    request_rules.check_request(OPERATION, request, delimiter=_delimiter(ns))
+    request_rules.check_request(OPERATION, request, delimiter=ids.delimiter_of(ns))
     return request
 
 
@@ -231,7 +227,7 @@ def update_request(
         predicate=text or None,
         updates=[[c, e] for c, e in clean.items()],
     )
-    request_rules.check_request(UPDATE, request, delimiter=_delimiter(ns))
+    request_rules.check_request(UPDATE, request, delimiter=ids.delimiter_of(ns))
     return request
 
 
@@ -548,7 +544,7 @@ def merge_insert(
         request = MergeInsertIntoTableRequest.model_validate(
             {"id": ids.check_id(tid), "on": keys, **flags}
         )
-        request_rules.check_request(MERGE, request, delimiter=_delimiter(ns))
+        request_rules.check_request(MERGE, request, delimiter=ids.delimiter_of(ns))
     if dry_run:
         matched, inserted, unmatched, read = _dry_run(ns, tid, table, keys)
         return MergeCounts(
@@ -572,24 +568,3 @@ def merge_insert(
         int(answer.num_deleted_rows or 0),
         version,
     )
-
-
-__all__ = [
-    "DRY_RUN_MAX_ROWS",
-    "MERGE",
-    "OPERATION",
-    "SAMPLE_ROWS",
-    "UPDATE",
-    "DeletePreview",
-    "MergeCounts",
-    "RowsDeleted",
-    "RowsUpdated",
-    "UpdatePreview",
-    "check_filter",
-    "delete_rows",
-    "merge_insert",
-    "preview_delete",
-    "preview_update",
-    "table_schema",
-    "update_rows",
-]

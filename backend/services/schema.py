@@ -97,10 +97,6 @@ class SchemaChanged:
 # -- reads ------------------------------------------------------------------------------------
 
 
-def _delimiter(ns: Any) -> str:
-    return str(getattr(ns, "delimiter", None) or ids.DEFAULT_DELIMITER)
-
-
 def table_schema(ns: LanceNamespace, table_id: Sequence[str]) -> list[ColumnInfo]:
     """The table's top-level columns at its latest version."""
     answer = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
@@ -156,7 +152,7 @@ def preview_add(
     existing = table_schema(ns, tid)
     new = schema_rules.check_new_columns(columns, existing, null_types=all_null)
     request = _add_request(tid, new)
-    request_rules.check_request(ADD, request, delimiter=_delimiter(ns))
+    request_rules.check_request(ADD, request, delimiter=ids.delimiter_of(ns))
     rows = _rows(ns, tid)
     schema = _unchanged(existing) + [
         (
@@ -290,7 +286,7 @@ def preview_alter(
     request = AlterTableAlterColumnsRequest.model_validate(
         {"id": tid, "alterations": [c.request_entry() for c in checked]}
     )
-    request_rules.check_request(ALTER, request, delimiter=_delimiter(ns))
+    request_rules.check_request(ALTER, request, delimiter=ids.delimiter_of(ns))
     return SchemaPreview(
         ALTER,
         tuple(tid),
@@ -368,7 +364,7 @@ def preview_drop(
         for c in existing
     ]
     request = AlterTableDropColumnsRequest(id=tid, columns=names)
-    request_rules.check_request(DROP, request, delimiter=_delimiter(ns))
+    request_rules.check_request(DROP, request, delimiter=ids.delimiter_of(ns))
     return SchemaPreview(
         DROP,
         tuple(tid),
@@ -399,20 +395,3 @@ def _changed(
     if not version:
         version = catalog_views.latest_version(ns, list(preview.table_id))
     return SchemaChanged(preview.table_id, preview.operation, tuple(columns), version)
-
-
-__all__ = [
-    "ADD",
-    "ALTER",
-    "DROP",
-    "SchemaChanged",
-    "SchemaPreview",
-    "add_columns",
-    "alter_columns",
-    "drop_columns",
-    "indexes_by_column",
-    "preview_add",
-    "preview_alter",
-    "preview_drop",
-    "table_schema",
-]

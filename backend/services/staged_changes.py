@@ -372,25 +372,3 @@ def check_staged(
 
 def all_passed(results: Sequence[CheckResult]) -> bool:
     return all(r.passed for r in results)
-
-
-__all__ = [
-    "AUDIT_ROWS",
-    "CLEANUP_STAGED",
-    "Check",
-    "CheckResult",
-    "DISCARD",
-    "STAGE",
-    "STAGE_KINDS",
-    "StagedChange",
-    "all_passed",
-    "check_staged",
-    "cleanup_staged",
-    "discard_change",
-    "list_staged",
-    "stage_change",
-    "staged_count",
-    "staged_row_changes",
-    "staged_rows",
-    "staged_schema",
-]

@@ -336,16 +336,3 @@ def stats_frame(names: Sequence[str], stats: Mapping[str, TableStats | None]) ->
         frame[col] = frame[col].astype("Int64")
     frame["last_change"] = pd.to_datetime(frame["last_change"], utc=True)
     return frame
-
-
-__all__ = [
-    "PENDING",
-    "SORTS",
-    "STAT_COLUMNS",
-    "StatsFill",
-    "TableStats",
-    "VersionMemo",
-    "read_stats",
-    "sort_names",
-    "stats_frame",
-]

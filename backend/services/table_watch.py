@@ -400,27 +400,3 @@ def summarize(polls: Sequence[Poll], published: Versions | None = None) -> Watch
         first=state(polls[0]),
         last=state(polls[-1]),
     )
-
-
-__all__ = [
-    "FRAME_COLUMNS",
-    "BEFORE",
-    "MAX_POLLS",
-    "OTHER",
-    "PUBLISHED",
-    "STATE_COLUMNS",
-    "POLL_ATTEMPTS",
-    "WATCH_AFTER",
-    "WATCH_INTERVAL",
-    "Poll",
-    "Reading",
-    "WatchSummary",
-    "Watcher",
-    "frame",
-    "mixed",
-    "poll",
-    "states_frame",
-    "summarize",
-    "watch",
-    "watching",
-]

@@ -496,28 +496,3 @@ def time_span_seconds(frame: pd.DataFrame) -> float:
         return 0.0
     ts = pd.to_datetime(frame["timestamp"])
     return float((ts.max() - ts.min()).total_seconds())
-
-
-__all__ = [
-    "INDEX_COLUMNS",
-    "TIMELINE_MAX_POINTS",
-    "VersionFacts",
-    "VersionIndex",
-    "delete_problems",
-    "delete_request",
-    "VersionsDeleted",
-    "delete_versions",
-    "describe_version",
-    "latest_version",
-    "list_versions",
-    "thin_timeline",
-    "version_listing",
-    "version_rows_frame",
-    "version_stamp",
-    "time_span_seconds",
-    "timeline_frame",
-    "version_operations",
-    "version_rows",
-    "with_operations",
-    "with_rows_and_tags",
-]

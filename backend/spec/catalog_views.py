@@ -272,13 +272,3 @@ class ListingView:
         """The tagged versions of a table whose versions the batch deletes (ListTableTags,
         asked only for such a table)."""
         return self._versions.tags(table_id)
-
-
-__all__ = [
-    "ListingView",
-    "NamespaceView",
-    "clear_covered_tags",
-    "latest_version",
-    "table_tags",
-    "version_exists",
-]

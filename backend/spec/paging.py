@@ -24,15 +24,11 @@ from typing import Any
 
 from lance_namespace.errors import InternalError
 
+from backend.spec.fields import field_of
+
 DEFAULT_MAX_PAGES = 100_000
 # Response field holding the items, by response class name prefix.
 KNOWN_FIELDS: tuple[str, ...] = ("namespaces", "tables", "versions", "indexes", "tags", "branches")
-
-
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def _with_token(request: Any, token: str | None) -> Any:
@@ -46,7 +42,7 @@ def _with_token(request: Any, token: str | None) -> Any:
 
 def _infer_field(response: Any) -> str:
     for name in KNOWN_FIELDS:
-        if _get(response, name) is not None:
+        if field_of(response, name) is not None:
             return name
     fields = response.keys() if isinstance(response, dict) else type(response).model_fields
     candidates = [f for f in fields if f not in ("context", "page_token")]
@@ -63,12 +59,12 @@ def iter_pages(
 ) -> Iterator[Any]:
     """Yield every page (response) of a list operation, starting at ``request.page_token``."""
     seen: set[str] = set()
-    token = _get(request, "page_token")
+    token = field_of(request, "page_token")
     current = request
     for _ in range(max_pages):
         response = method(current)
         yield response
-        token = _get(response, "page_token")
+        token = field_of(response, "page_token")
         if not token:
             return
         if token in seen:
@@ -93,7 +89,7 @@ def iter_all(
     ``(name, value)`` pairs."""
     for page in iter_pages(method, request, max_pages=max_pages):
         name = field or _infer_field(page)
-        items = _get(page, name)
+        items = field_of(page, name)
         if not items:
             continue
         if isinstance(items, dict):
@@ -147,7 +143,7 @@ class Listing:
         self._max_pages = max_pages
         self._items: list[Any] = []
         self._seen: set[Hashable] = set()
-        self._token: str | None = _get(request, "page_token")
+        self._token: str | None = field_of(request, "page_token")
         self._tokens: set[str] = set()
         self._done = False
         self._unsure = False  # a full page came without a token: more may exist
@@ -192,13 +188,13 @@ class Listing:
             request = request.model_copy(update={"page_token": token, "limit": limit})
         response = self._method(request)
         self.requests += 1
-        page = _get(response, self._field) or []
+        page = field_of(response, self._field) or []
         for item in page:
             marker = self._key(item)
             if marker not in self._seen:
                 self._seen.add(marker)
                 self._items.append(item)
-        next_token = _get(response, "page_token")
+        next_token = field_of(response, "page_token")
         if not next_token:
             self._unsure = limit is not None and len(page) >= limit
             self._done = not self._unsure
@@ -280,18 +276,3 @@ def filter_names(names: Sequence[str], query: str | None) -> list[str]:
         )
         return [n for n in names if pattern.match(n.lower())]
     return [n for n in names if q in n.lower()]
-
-
-__all__ = [
-    "DEFAULT_MAX_PAGES",
-    "PAGE_SIZE",
-    "Listing",
-    "Page",
-    "filter_names",
-    "iter_all",
-    "iter_pages",
-    "list_all",
-    "listing_page",
-    "page_count",
-    "paginate",
-]

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.errors import LanceNamespaceError
-from backend.rules import ids
+from backend.rules import batch_rules, ids
 from backend.services import batch_builder as bb
 from backend.text import plural
 from components import feedback, staged, state, txn_demo
@@ -200,7 +200,7 @@ def render_builder(ns: Any, caps: Any, delimiter: str, *, read_only: bool) -> As
     tool = txn_demo.render_demo_tools(operations, locked=demo_denial(ns, read_only), local=local)
     asked = asked or tool
     if check == "commit" and can_commit and not read_only and found is not None:
-        if bb.has_errors(found):
+        if batch_rules.has_errors(found):
             bb.record_refused_commit(ns, operations, found)  # refused: in the audit log
             return asked
         if blockers:

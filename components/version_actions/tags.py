@@ -11,7 +11,7 @@ import streamlit as st
 
 from backend.rules import ids
 from backend.services import tags as tagsv
-from backend.text import plural
+from backend.text import capital, plural
 from components import feedback, state
 from components.common import (
     confirmation_matches,
@@ -135,7 +135,7 @@ def render_tags(
             at = f"v{where[name]}" + (f" of branch {tagged_on}" if tagged_on != "main" else "")
             problem = f"Tag {name} already exists (on {at}): move it instead."
         if problem:
-            feedback.show("error", f"Not tagged. {problem[:1].upper()}{problem[1:]}")
+            feedback.show("error", f"Not tagged. {capital(problem)}")
             return None
         warning = ids.tag_name_warning(name)
         asked = (tuple(table_id), name)

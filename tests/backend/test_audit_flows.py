@@ -11,6 +11,7 @@ from lance_namespace import CreateNamespaceRequest, CreateTableIndexRequest
 
 from backend import access, audit
 from backend.gate import Actor, gate
+from backend.rules import batch_rules
 from backend.services import batch_builder, imports, lifecycle
 from backend.services import restore as restoresv
 from backend.services import tags as tagsv
@@ -259,7 +260,7 @@ def test_the_builders_commit_refused_by_the_preflight_is_recorded(
     editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
     operations = [batch_builder.declare_op(["missing", "t"])]
     problems = batch_builder.validate(editor, operations)
-    assert batch_builder.has_errors(problems)
+    assert batch_rules.has_errors(problems)
     batch_builder.record_refused_commit(editor, operations, problems)
     (entry,) = log.entries()
     assert (entry.operation, entry.outcome, entry.role) == (

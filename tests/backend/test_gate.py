@@ -16,6 +16,7 @@ from lance_namespace.errors import PermissionDeniedError
 from backend import access, audit
 from backend.gate import Actor, gate
 from backend.services import lifecycle
+from backend.spec import operations
 from backend.spec.operations import OPERATIONS
 from tests.support import batch as make_batch
 from tests.support import build_namespace, op_declare, op_deregister, tree_digest
@@ -34,7 +35,7 @@ def built(ns, tmp_path: Path, backend_kind: str):
 
 
 def forbidden(role: str) -> list[str]:
-    ops = [*WRITE_OPS, *sorted(access.CONSOLE_WRITES)]
+    ops = [*WRITE_OPS, *sorted(operations.CONSOLE_WRITES)]
     return [op for op in ops if access.rank(role) < access.rank(access.required_role(op))]
 
 
@@ -256,7 +257,7 @@ def test_an_actor_without_a_role_reads_nothing(built, tmp_path: Path) -> None:
             method(OPERATIONS[op].request.model_construct())
         tried += 1
     assert tried >= 5 and "list_tables" in reads and "query_table" in reads
-    for op in sorted(access.CONSOLE_READS - access.NO_DATA_OPS):
+    for op in sorted(operations.CONSOLE_READS - access.NO_DATA_OPS):
         method = getattr(nobody, op, None)
         if method is None:
             continue

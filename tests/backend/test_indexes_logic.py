@@ -23,9 +23,10 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 
 import backend
-from backend.arrow.types import parse_arrow_type
+from backend.arrow.types import arrow_type_str, parse_arrow_type, vector_dimension
 from backend.redaction import REDACTED, is_secret_name, redact_json
 from backend.rules import index_rules as rules
+from backend.rules.index_types import fitting_index_types
 from backend.services import build_jobs
 from backend.services import index_overview as ov
 from tests.support import (
@@ -100,9 +101,9 @@ def mixed_table(n: int = 40) -> pa.Table:
     ],
 )
 def test_fitting_index_types(arrow_type: pa.DataType, expected: list[str]) -> None:
-    assert rules.fitting_index_types(arrow_type) == expected
+    assert fitting_index_types(arrow_type) == expected
     # the same answer from the type string shown in the UI
-    assert rules.fitting_index_types(rules.arrow_type_str(arrow_type)) == expected
+    assert fitting_index_types(arrow_type_str(arrow_type)) == expected
     assert "INVERTED" not in expected  # one type, shown as FTS
 
 
@@ -125,11 +126,11 @@ def test_parse_json_arrow_types() -> None:
         "length": 16,
         "fields": [{"name": "item", "nullable": True, "type": {"type": "float32"}}],
     }
-    assert rules.arrow_type_str(fsl) == "fixed_size_list<float32>[16]"
+    assert arrow_type_str(fsl) == "fixed_size_list<float32>[16]"
     assert rules.column_kind(fsl) == "vector"
-    assert rules.vector_dimension(fsl) == 16
+    assert vector_dimension(fsl) == 16
     lst = {"type": "list", "fields": [{"name": "item", "nullable": True, "type": {"type": "utf8"}}]}
-    assert rules.arrow_type_str(lst) == "list<utf8>"
+    assert arrow_type_str(lst) == "list<utf8>"
     assert rules.column_kind({"type": "bool"}) == "boolean"
     assert rules.column_kind(pa.binary(16)) == "fixed_binary"
     assert rules.column_kind(pa.dictionary(pa.int8(), pa.string())) == "dictionary"
@@ -180,7 +181,7 @@ def test_fit_table_matches_pylance_for_dictionary_columns(local_ns: LanceNamespa
         ds.create_scalar_index(column, rules.lance_index_type(index_type), name=name)
 
     candidates = [*rules.SCALAR_INDEX_TYPES, "FTS"]
-    fitting = rules.fitting_index_types(ds.schema.field("cat").type)
+    fitting = fitting_index_types(ds.schema.field("cat").type)
     assert built_types(ds, "cat", candidates, build) == fitting == ["ZONEMAP"]
 
     # The local backend applies the same table: ZONEMAP builds, the others are refused first.
@@ -208,7 +209,7 @@ def test_fit_table_matches_pylance_for_uint8_vectors(local_ns: LanceNamespace) -
     combos = [(t, m) for t in rules.VECTOR_INDEX_TYPES for m in rules.DISTANCE_TYPES]
     expected = [
         (t, m)
-        for t in rules.fitting_index_types(column_type)
+        for t in fitting_index_types(column_type)
         for m in rules.distance_types_for(column_type)
     ]
     assert built_types(ds, "bits", combos, build) == expected
@@ -324,7 +325,7 @@ def test_plain_ivf_pq_request_builds_on_the_local_backend(local_ns: LanceNamespa
 def col(arrow_type: pa.DataType, name: str = "c") -> rules.ColumnInfo:
     info = parse_arrow_type(arrow_type)
     return rules.ColumnInfo(
-        name, str(info), rules.column_kind(info), dim=rules.vector_dimension(info), type_info=info
+        name, str(info), rules.column_kind(info), dim=vector_dimension(info), type_info=info
     )
 
 

@@ -33,7 +33,7 @@ from lance_namespace.errors import (
 
 import backend
 from backend.rules import alter_actions as aa
-from backend.rules import index_rules
+from backend.rules import batch_rules, index_rules
 from backend.rules.batch_rules import Problem
 from backend.rules.version_ranges import Span, parse
 from backend.services import batch_builder as tb
@@ -276,8 +276,8 @@ def test_validate_problems(ns_a: LanceNamespace) -> None:
         assert p.number == p.index + 1
         assert str(p) == f"operation {p.index + 1}: {p.message}"
     assert str(by_index[0]) == "operation 1: DeclareTable a$t: the table already exists"
-    assert tb.has_errors(problems)
-    assert not tb.has_errors([p for p in problems if p.index == 14])
+    assert batch_rules.has_errors(problems)
+    assert not batch_rules.has_errors([p for p in problems if p.index == 14])
     empty = tb.validate(ns_a, [])
     assert empty and empty[0].index is None and empty[0].number is None
     assert str(empty[0]).startswith("batch: ")
@@ -285,7 +285,7 @@ def test_validate_problems(ns_a: LanceNamespace) -> None:
 
 def test_validate_declared_only_table(ns_a: LanceNamespace) -> None:
     ns_a.declare_table(DeclareTableRequest(id=tid("d")))
-    assert tb.has_errors(tb.validate(ns_a, [tb.declare_op(tid("d"))]))  # declared = exists
+    assert batch_rules.has_errors(tb.validate(ns_a, [tb.declare_op(tid("d"))]))  # declared = exists
     # version 1 of a declared table passes the rules; the made-up manifest is the problem
     (problem,) = tb.validate(ns_a, [tb.create_version_op(tid("d"), 1, "/m")])
     assert "staged manifest '/m' is outside" in problem.message, problem

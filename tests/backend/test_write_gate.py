@@ -26,6 +26,7 @@ from backend.local import LocalNamespace
 from backend.rest import ROUTES, RestNamespaceClient
 from backend.services import batch_builder, imports, lifecycle
 from backend.services import tags as tagsv
+from backend.spec import operations
 from tests.support import create_table, tree_digest
 
 ROWS = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]})
@@ -36,8 +37,8 @@ def public_methods(cls: type) -> set[str]:
 
 
 def test_every_operation_is_classified_once() -> None:
-    assert not access.READ_OPS & access.WRITE_OPS
-    known = access.READ_OPS | access.WRITE_OPS | {"call", "exists"}
+    assert not access.READ_OPS & operations.WRITE_OPS
+    known = access.READ_OPS | operations.WRITE_OPS | {"call", "exists"}
     for cls in (lance_namespace.LanceNamespace, LocalNamespace, RestNamespaceClient):
         assert public_methods(cls) <= known, sorted(public_methods(cls) - known)
     # the spec operations: as the REST route table says (one rule)

@@ -13,10 +13,9 @@ from lance_namespace import (
 )
 
 import backend
-from backend.redaction import REDACTED
+from backend.redaction import REDACTED, display_target
 from components.common import confirmation_matches
 from components.connect_dialog import spec_from_form
-from components.session import display_target
 from tests.ui.conftest import (
     alerts,
     assert_no_exception,

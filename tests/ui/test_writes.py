@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 import backend
-from backend import access
 from backend.services import versions as vsv
+from backend.spec import operations
 from components import state
 from tests.ui.conftest import REPO, alerts, assert_no_exception, texts
 
 # The console's own write functions besides the namespace's write operations
-# (``access.WRITE_OPS``), by the name the pages and components import their module as.
+# (``operations.WRITE_OPS``), by the name the pages and components import their module as.
 SERVICE_WRITES = {
     "jobs": {"submit", "cancel", "rerun", "annotate"},
     "build_jobs": {"mark_dropped", "start_build", "run_build_job"},
@@ -49,7 +49,7 @@ def _is_write(node: ast.AST) -> bool:
     write>``, or a described write's ``x.call``."""
     if not isinstance(node, ast.Attribute):
         return False
-    if node.attr in access.WRITE_OPS or node.attr in WRITE_RUNS:
+    if node.attr in operations.WRITE_OPS or node.attr in WRITE_RUNS:
         return True
     base = node.value.id if isinstance(node.value, ast.Name) else None
     return base is not None and node.attr in SERVICE_WRITES.get(base, ())
@@ -189,8 +189,8 @@ def test_a_write_runs_its_after_steps_once(make_app, ui_env, monkeypatch) -> Non
     runs once after the click, the table is read again once, the forms start afresh once,
     the result is said once and shown once, and the page shows the table after the write;
     the next run no longer says it."""
-    from components import versions as ver
     from components import writes
+    from components.versions import listing
 
     calls: list[str] = []
     for name in ("invalidate_tables",):
@@ -203,9 +203,9 @@ def test_a_write_runs_its_after_steps_once(make_app, ui_env, monkeypatch) -> Non
         monkeypatch.setattr(
             module, name, lambda *a, _real=real, _n=name, **k: (calls.append(_n), _real(*a, **k))
         )
-    real_summary = ver.render_summary
+    real_summary = listing.render_summary
     monkeypatch.setattr(
-        ver, "render_summary", lambda *a, **k: (calls.append("page run"), real_summary(*a, **k))
+        listing, "render_summary", lambda *a, **k: (calls.append("page run"), real_summary(*a, **k))
     )
     at = make_app("versions", query_params={"ns": "logs", "table": "events"})
     at.session_state[state.Versions.MANAGE_OPEN] = True

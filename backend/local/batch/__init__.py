@@ -15,23 +15,13 @@ across tables and nested namespaces, all or none. The protocol's phases, one mod
 Details, recovery rules and limits: ``docs/batch-commit.md``.
 """
 
-from .catalog import manifest_name, manifest_version, parse_manifest_name
-from .commit import commit_batch
-from .context import context
-from .faults import set_fault_hook
-from .records import SYSTEM_PROPERTIES, is_batch_transaction_id
-from .recovery import guard_single_op, recover, try_recover
-
-__all__ = [
-    "SYSTEM_PROPERTIES",
-    "commit_batch",
-    "context",
-    "guard_single_op",
-    "is_batch_transaction_id",
-    "manifest_name",
-    "manifest_version",
-    "parse_manifest_name",
-    "recover",
-    "set_fault_hook",
-    "try_recover",
-]
+from .catalog import manifest_name as manifest_name
+from .catalog import manifest_version as manifest_version
+from .catalog import parse_manifest_name as parse_manifest_name
+from .commit import commit_batch as commit_batch
+from .context import context as context
+from .faults import set_fault_hook as set_fault_hook
+from .records import is_batch_transaction_id as is_batch_transaction_id
+from .recovery import guard_single_op as guard_single_op
+from .recovery import recover as recover
+from .recovery import try_recover as try_recover

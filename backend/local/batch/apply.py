@@ -30,7 +30,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode
 
-from ...locations import CONSOLE_DIR
+from ...rules.location_rules import CONSOLE_DIR
 from .catalog import (
     Expected,
     catalog_changes,
@@ -350,17 +350,3 @@ def _restore_rows(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
     ds.merge_insert("object_id").when_not_matched_insert_all().execute(
         catalog_rows(ds.schema, rows)
     )
-
-
-__all__ = [
-    "PENDING_DIR",
-    "RESERVED_FILE",
-    "WORK_DIR",
-    "apply_file",
-    "apply_memory",
-    "cleanup_file",
-    "journal_path",
-    "make_journal",
-    "undo_file",
-    "work_path",
-]

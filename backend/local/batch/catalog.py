@@ -36,7 +36,8 @@ from backend.spec import catalog_views
 
 from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict
-from ...locations import CATALOG_DIR, manifest_problem, to_local_path
+from ...locations import manifest_problem, to_local_path
+from ...rules.location_rules import CATALOG_DIR
 from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
@@ -602,25 +603,3 @@ def catalog_changes(ctx: Ctx, before: set[str], dur: Durable) -> None:
         for name in os.listdir(d):
             if f"{sub}/{name}" not in before:
                 dur.file(d / name)
-
-
-__all__ = [
-    "CATALOG_RETRY",
-    "Catalog",
-    "Expected",
-    "Reader",
-    "TableState",
-    "bootstrap_catalog",
-    "catalog_commit",
-    "catalog_undo",
-    "catalog_unapplied",
-    "check_staged_bytes",
-    "declared_row",
-    "list_versions",
-    "manifest_name",
-    "manifest_version",
-    "namespace_changes",
-    "open_catalog",
-    "parse_manifest_name",
-    "read_catalog",
-]

@@ -147,6 +147,3 @@ def pending_drops(ctx: Ctx) -> list[Path]:
         for n in names
         if n.startswith(DROP_PREFIX) and n.endswith(".json")
     ]
-
-
-__all__ = ["Subtree", "drop_cascade", "finish_drop", "pending_drops", "rename", "subtree"]

@@ -281,6 +281,3 @@ def _results(ctx: Ctx, plan: Plan, txn_id: str, answers: dict[int, Any]) -> list
             )
         )
     return [by_index[i] for i in range(len(plan.ops))]
-
-
-__all__ = ["commit_batch"]

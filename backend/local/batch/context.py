@@ -15,7 +15,8 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from backend.rules import ids
 
 from ...errors import make
-from ...locations import CATALOG_DIR, URI_SAFE, path_uri, to_local_path
+from ...locations import URI_SAFE, path_uri, to_local_path
+from ...rules.location_rules import CATALOG_DIR
 from .. import txn_store
 
 try:  # POSIX only
@@ -165,6 +166,3 @@ def context(ns: Any, *, catalog_only: bool = False) -> Ctx:
         session=getattr(ns, "_session", None),
         store=store,
     )
-
-
-__all__ = ["DELIMITER", "Ctx", "context", "error", "oid", "unsupported"]

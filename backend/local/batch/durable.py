@@ -203,6 +203,3 @@ class Durable:
             if not syncfs(opened):
                 left.update({p: paths[p] for p in group})
         return left
-
-
-__all__ = ["Durable", "fsync_path", "move", "run_all", "syncfs", "write_atomic", "write_new"]

@@ -38,6 +38,3 @@ def fire(phase: str, detail: str = "") -> None:
     hook = _hook
     if hook is not None:
         hook(0, phase, detail)
-
-
-__all__ = ["FaultHook", "Steps", "fire", "set_fault_hook"]

@@ -170,6 +170,3 @@ def _object_in_flight(ctx: Ctx) -> InFlight:
         ]
 
     return _collect(journals, hidden_of)
-
-
-__all__ = ["NOTHING", "Hidden", "InFlight", "in_flight"]

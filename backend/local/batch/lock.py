@@ -24,7 +24,7 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode
 
-from ...locations import CONSOLE_DIR
+from ...rules.location_rules import CONSOLE_DIR
 from .context import Ctx, error
 
 try:  # POSIX only
@@ -177,15 +177,3 @@ def locked(ctx: Ctx, purpose: str = "a write") -> Iterator[NamespaceLock]:
         yield lock
     finally:
         lock.release()
-
-
-__all__ = [
-    "HOLDER_FILE",
-    "LOCK_FILE",
-    "LOCK_TIMEOUT_SECONDS",
-    "NamespaceLock",
-    "describe_holder",
-    "held",
-    "holder",
-    "locked",
-]

@@ -591,19 +591,3 @@ def recover_on_open(ctx: Ctx) -> list[str]:
 
 def is_object_root(root: str) -> bool:
     return urlparse(root).scheme.lower() not in ("", "file", "memory")
-
-
-__all__ = [
-    "LEASE_SECONDS",
-    "lease_seconds",
-    "Lease",
-    "Store",
-    "bucket_path",
-    "commit_objects",
-    "is_object_root",
-    "leased",
-    "recover_objects",
-    "read_staged_object",
-    "recover_on_open",
-    "store_for",
-]

@@ -137,15 +137,3 @@ class Journal:
             deletes=deletes,
             deregisters=[DeregisterStep(**g) for g in data.get("deregisters") or []],
         )
-
-
-__all__ = [
-    "DeclareStep",
-    "DeleteStep",
-    "DeregisterStep",
-    "JOURNAL_FORMAT",
-    "Journal",
-    "Move",
-    "Plan",
-    "VersionStep",
-]

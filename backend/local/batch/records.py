@@ -245,20 +245,3 @@ def alter(ctx: Ctx, request: AlterTransactionRequest) -> AlterTransactionRespons
     return AlterTransactionResponse(
         status=aa.normalize_status(new["status"]), properties=_props(new)
     )
-
-
-__all__ = [
-    "SYSTEM_PROPERTIES",
-    "Canceled",
-    "alter",
-    "base_record",
-    "catalog_retries_props",
-    "commit_point",
-    "describe",
-    "is_batch_transaction_id",
-    "new_txn_id",
-    "now_iso",
-    "put_final",
-    "put_running",
-    "record_status",
-]

@@ -166,6 +166,3 @@ def guard_single_op(ns: Any, tables: Sequence[Sequence[str]]) -> Iterator[None]:
         yield
     finally:
         lock.release()
-
-
-__all__ = ["guard_single_op", "has_pending", "recover", "recover_locked", "try_recover"]

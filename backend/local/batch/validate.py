@@ -224,6 +224,3 @@ def _delete(ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int]) -
         for r in op.request.ranges or []
     ]
     return DeleteStep(op.index, op.table_id, key, ranges, moves, len(moves))
-
-
-__all__ = ["plan_batch", "preflight_batch"]

@@ -16,83 +16,31 @@ run, then run table by table through the console's own operations (gate and audi
 
 from __future__ import annotations
 
-from .plan_jobs import KIND as PLAN_KIND
-from .plan_jobs import report_of, submit_plan
-from .planning import (
-    DONE,
-    FAILED,
-    PLAN_COLUMNS,
-    REFUSED,
-    SKIPPED,
-    Plan,
-    RunReport,
-    Step,
-    StepResult,
-    TableFigures,
-    plan,
-    run_plan,
-    run_step,
-)
-from .policy import (
-    CLEANUP,
-    COMPACT,
-    DEFAULT_POLICY,
-    KINDS,
-    OPTIMIZE,
-    CleanupRule,
-    CompactRule,
-    OptimizeRule,
-    Policy,
-    Rules,
-    policy_from_dict,
-    policy_problems,
-)
-from .store import (
-    DEFAULT,
-    SAVED,
-    SavedPolicy,
-    check_scope,
-    delete_policy,
-    load_policy,
-    policy_store,
-    save_policy,
-)
-
-__all__ = [
-    "CLEANUP",
-    "COMPACT",
-    "DEFAULT",
-    "DEFAULT_POLICY",
-    "DONE",
-    "FAILED",
-    "KINDS",
-    "OPTIMIZE",
-    "PLAN_COLUMNS",
-    "PLAN_KIND",
-    "REFUSED",
-    "SAVED",
-    "SKIPPED",
-    "CleanupRule",
-    "CompactRule",
-    "OptimizeRule",
-    "Plan",
-    "Policy",
-    "Rules",
-    "RunReport",
-    "SavedPolicy",
-    "Step",
-    "StepResult",
-    "TableFigures",
-    "check_scope",
-    "delete_policy",
-    "load_policy",
-    "plan",
-    "policy_from_dict",
-    "policy_problems",
-    "policy_store",
-    "report_of",
-    "run_plan",
-    "run_step",
-    "save_policy",
-    "submit_plan",
-]
+from .plan_jobs import report_of as report_of
+from .plan_jobs import submit_plan as submit_plan
+from .planning import DONE as DONE
+from .planning import FAILED as FAILED
+from .planning import REFUSED as REFUSED
+from .planning import SKIPPED as SKIPPED
+from .planning import Plan as Plan
+from .planning import RunReport as RunReport
+from .planning import plan as plan
+from .planning import run_plan as run_plan
+from .policy import CLEANUP as CLEANUP
+from .policy import COMPACT as COMPACT
+from .policy import DEFAULT_POLICY as DEFAULT_POLICY
+from .policy import KINDS as KINDS
+from .policy import OPTIMIZE as OPTIMIZE
+from .policy import CleanupRule as CleanupRule
+from .policy import CompactRule as CompactRule
+from .policy import OptimizeRule as OptimizeRule
+from .policy import Policy as Policy
+from .policy import Rules as Rules
+from .policy import policy_from_dict as policy_from_dict
+from .policy import policy_problems as policy_problems
+from .store import DEFAULT as DEFAULT
+from .store import SAVED as SAVED
+from .store import SavedPolicy as SavedPolicy
+from .store import delete_policy as delete_policy
+from .store import load_policy as load_policy
+from .store import save_policy as save_policy

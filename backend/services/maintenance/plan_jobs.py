@@ -119,6 +119,3 @@ jobs.register_kind(
     KIND, run_plan_job, operation=OPERATION, label="maintenance plan",
     validate=check_plan_params, needs_table=False,
 )  # fmt: skip
-
-
-__all__ = ["KIND", "OPERATION", "check_plan_params", "report_of", "run_plan_job", "submit_plan"]

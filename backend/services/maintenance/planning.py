@@ -616,23 +616,3 @@ def run_plan(
     if progress is not None:
         progress("done", 1.0)
     return RunReport(plan.namespace_id, tuple(results), started, datetime.now(UTC))
-
-
-__all__ = [
-    "RUN_ORDER",
-    "DONE",
-    "FAILED",
-    "OPERATIONS",
-    "PLAN_COLUMNS",
-    "REFUSED",
-    "SKIPPED",
-    "Plan",
-    "Progress",
-    "RunReport",
-    "Step",
-    "StepResult",
-    "TableFigures",
-    "plan",
-    "run_plan",
-    "run_step",
-]

@@ -353,20 +353,3 @@ def policy_from_dict(data: Any) -> Policy:
     if policy is None:
         raise invalid("The maintenance policy is not valid: " + "; ".join(problems) + ".")
     return policy
-
-
-__all__ = [
-    "CLEANUP",
-    "COMPACT",
-    "DEFAULT_POLICY",
-    "KINDS",
-    "MAX_DAYS",
-    "OPTIMIZE",
-    "CleanupRule",
-    "CompactRule",
-    "OptimizeRule",
-    "Policy",
-    "Rules",
-    "policy_from_dict",
-    "policy_problems",
-]

@@ -199,22 +199,3 @@ def delete_policy(ns: LanceNamespace, namespace_id: Sequence[str]) -> bool:
     store = policy_store(ns)
     with gate.recorded(ns, DELETE, {"id": nsid}, ids=nsid):
         return store.delete(record_id(nsid))
-
-
-__all__ = [
-    "DEFAULT",
-    "DELETE",
-    "POLICY_DIR",
-    "POLICY_DIR_ENV",
-    "SAVE",
-    "SAVED",
-    "SavedPolicy",
-    "check_scope",
-    "delete_policy",
-    "load_policy",
-    "missing_tables",
-    "policy_home",
-    "policy_store",
-    "record_id",
-    "save_policy",
-]
