@@ -465,9 +465,11 @@ def commit_held(ctx: Ctx, version: int, new_rows: list[dict[str, Any]], gone: li
         return True
     time.sleep(COMMIT_SETTLE)
     touched = [r["object_id"] for r in new_rows] + list(gone)
-    ds = lance.dataset(
-        ctx.manifest_uri(), version=version, storage_options=ctx.storage_options or None
-    )
+    # the latest version, not only ``version``: a writer whose put we replaced may have
+    # committed on top of its own (replaced) version since, without our rows
+    ds = lance.dataset(ctx.manifest_uri(), storage_options=ctx.storage_options or None)
+    if ds.version < version:
+        ds = ds.checkout_version(version)
     found = {
         r["object_id"]: r.get("location")
         for r in ds.to_table(
