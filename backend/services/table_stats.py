@@ -70,6 +70,15 @@ class TableStats:
         first, *more = self.repairs or ("needs attention",)
         return f"{first} +{len(more)}" if more else first
 
+    @property
+    def health_order(self) -> int | None:
+        """Where the Health column sorts the table, worst first: ``-n`` when it needs
+        attention (``n`` recommended actions, at least 1), ``0`` when healthy; ``None``
+        without a verdict (declared only, unreadable, unknown)."""
+        if self.state or self.health not in (hs.HEALTHY, hs.NEEDS_ATTENTION):
+            return None
+        return 0 if self.health == hs.HEALTHY else -max(len(self.repairs), 1)
+
 
 def _glance(ns: Any, table_id: list[str], dataset: Any = None) -> hs.TableHealth | None:
     """``backend.services.health.glance`` of the table; ``None`` when the health cannot be
@@ -319,6 +328,7 @@ SORTS = {
     "version": "Latest version",
     "indexes": "Indexes",
     "last_change": "Last change",
+    "health": "Health",
 }
 PENDING = "pending"
 
@@ -330,14 +340,18 @@ def sort_names(
     *,
     descending: bool = False,
 ) -> list[str]:
-    """``names`` sorted by ``by`` (``"name"`` or one of :data:`STAT_COLUMNS`); tables without
-    that figure (pending, declared only, not given) come last either way, by name."""
+    """``names`` sorted by ``by`` (``"name"``, one of :data:`STAT_COLUMNS` or ``"health"``:
+    by :attr:`TableStats.health_order`, worst first, healthy last; descending: healthy
+    first); tables without that figure (pending, declared only, not given, no verdict) come
+    last either way, by name. Ties keep the order of ``names``."""
     if by == "name":
         return sorted(names, reverse=descending)
+    field = "health_order" if by == "health" else by
     have: list[tuple[Any, str]] = []
     lacking: list[str] = []
     for name in names:
-        value = getattr(stats.get(name), by, None) if stats.get(name) is not None else None
+        one = stats.get(name)
+        value = getattr(one, field, None) if one is not None else None
         if value is None:
             lacking.append(name)
         else:

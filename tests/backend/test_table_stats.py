@@ -80,6 +80,31 @@ def test_sort_puts_tables_without_the_figure_last() -> None:
     assert str(frame["rows"].dtype) == "Int64" and frame["rows"].isna().sum() == 2
 
 
+def test_sort_by_health_puts_the_worst_first() -> None:
+    """Needs attention before healthy, more recommended actions first; tables without a
+    verdict (pending, declared only, unreadable, unknown) last either way, by name; ties keep
+    the order given."""
+    attention = "needs attention"
+    stats = {
+        "a": ts.TableStats(health="healthy"),
+        "b": ts.TableStats(health=attention, repairs=("compact",)),
+        "c": None,  # pending
+        "d": ts.TableStats(declared=True),
+        "e": ts.TableStats(health=attention, repairs=("optimize", "compact")),
+        "f": ts.TableStats(rows=3),  # health unknown
+        "g": ts.TableStats(problem="gone"),
+        "h": ts.TableStats(health="healthy"),
+        "i": ts.TableStats(health=attention, repairs=("optimize",)),
+    }
+    names = list(stats)
+    assert [stats["f"].verdict, stats["g"].verdict] == ["unknown", "unreadable"]  # type: ignore[union-attr]
+    assert ts.sort_names(names, stats, "health") == ["e", "b", "i", "a", "h", "c", "d", "f", "g"]
+    assert ts.sort_names(names, stats, "health", descending=True) == [
+        "a", "h", "b", "i", "e", "c", "d", "f", "g",
+    ]  # fmt: skip
+    assert "health" in ts.SORTS
+
+
 def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> None:
     reads: list[tuple[str, ...]] = []
     gate = threading.Event()

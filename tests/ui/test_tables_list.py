@@ -222,3 +222,38 @@ def test_health_unknown_when_the_server_gives_no_stats(
     finally:
         proxy.stop()
         server.stop()
+
+
+def test_sort_by_health_worst_first(make_app, ui_env: Path) -> None:
+    """Sorted by Health: the table with two recommended actions, then the one with one, then
+    the healthy one, the declared-only one last (no verdict); descending: healthy first.
+    The verdicts are those ``table_health`` gives each table."""
+    ns = backend.connect(str(ui_env))
+    ns.create_namespace(CreateNamespaceRequest(id=["care"]))
+    worn, bumpy, tidy = ["care", "worn"], ["care", "bumpy"], ["care", "tidy"]
+    create_table(ns, worn, pa.table({"id": pa.array(range(100), pa.int64())}))
+    path = str(table_location(ns, worn))
+    lance.write_dataset(pa.table({"id": pa.array(range(100, 200))}), path, mode="append")
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    lance.write_dataset(pa.table({"id": pa.array(range(200, 300))}), path, mode="append")
+    create_table(ns, bumpy, pa.table({"id": pa.array(range(10), pa.int64())}))
+    lance.write_dataset(
+        pa.table({"id": pa.array(range(10, 20))}), str(table_location(ns, bumpy)), mode="append"
+    )
+    create_table(ns, tidy, pa.table({"id": pa.array(range(50), pa.int64())}))
+    ns.declare_table(DeclareTableRequest(id=["care", "later"]))
+    recommended = {
+        t[-1]: [a.kind for a in hs.table_health(ns, t).actions if a.recommended]
+        for t in (worn, bumpy, tidy)
+    }
+    assert recommended == {"worn": ["optimize", "compact"], "bumpy": ["compact"], "tidy": []}
+
+    at = make_app(query_params={"ns": "care"})
+    filled(at)
+    at.selectbox(key="tables.sort").set_value("health").run()
+    frame = filled(at)
+    assert list(frame["table"]) == ["worn", "bumpy", "tidy", "later"]
+    assert list(frame["health"]) == ["optimize +1", "compact", "healthy", "declared only"]
+    at.toggle(key="tables.sort.desc").set_value(True).run()
+    assert list(filled(at)["table"]) == ["tidy", "bumpy", "worn", "later"]
+    assert_no_exception(at)
