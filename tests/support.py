@@ -161,6 +161,12 @@ def table_location(ns: LanceNamespace, table_id: list[str]) -> Path:
     return local_path(location)
 
 
+def data_bytes(ds: lance.LanceDataset) -> int:
+    """The bytes on disk of the latest version's columns (lance's own data statistics): what
+    GetTableStats' ``total_bytes`` counts on pylance's REST server."""
+    return sum(f.bytes_on_disk for f in ds.stats.data_stats().fields)
+
+
 def append_rows(ns: LanceNamespace, table_id: list[str], table: pa.Table) -> int:
     """Append ``table`` with lance directly (an engine's write); returns the new version."""
     ds = lance.write_dataset(table, str(table_location(ns, table_id)), mode="append")

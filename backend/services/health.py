@@ -483,9 +483,10 @@ def glance(
     figures of :func:`table_health` that need no listing of versions or files (local: the
     latest manifest of ``dataset``, opened here when ``None``: fragments, deleted rows,
     unindexed rows, the compaction plan; REST: GetTableStats and the index stats), judged by
-    the same rule. ``versions``, ``total_bytes``, ``old_version_bytes`` and the last
-    maintenance are ``None``: a cleanup is never among its actions. Errors are the
-    namespace's errors (a declared-only table: ``InvalidTableStateError``)."""
+    the same rule. ``versions``, ``old_version_bytes`` and the last maintenance are ``None``
+    (a cleanup is never among its actions); ``total_bytes`` too locally, over REST it is
+    GetTableStats' ``total_bytes``. Errors are the namespace's errors (a declared-only table:
+    ``InvalidTableStateError``)."""
     tid = list(table_id)
     opener: Any = getattr(ns, "open_dataset", None)
     if dataset is None and callable(opener):

@@ -3,10 +3,13 @@ change, health), read without opening every table on every page view.
 
 :func:`read_stats` reads one table: on the local backend the dataset at its latest version
 (the manifest's own summary, the index list, the files under the table's folder); over REST
-what DescribeTable returns (``None`` where the server gives nothing). The health is
-``backend.services.health.glance`` (no listing of versions): local, from the same opened
-dataset; over REST, GetTableStats and the index stats. What a version costs to read is kept
-per ``(location, version)``: a table is read again only when it has a new version.
+what the spec's answers give (``None`` where the server gives nothing): the version
+(DescribeTable), the rows (the manifest summary in DescribeTable's metadata, else
+CountTableRows: the live rows, as locally) and the size (the summary, else GetTableStats'
+``total_bytes``: the latest version's data as the server counts it, not the folder). The
+health is ``backend.services.health.glance`` (no listing of versions): local, from the same
+opened dataset; over REST, GetTableStats and the index stats. What a version costs to read is
+kept per ``(location, version)``: a table is read again only when it has a new version.
 
 :class:`StatsFill` fills figures in a background thread: :meth:`StatsFill.lookup` returns the
 figures known (``None`` for pending ones) and queues the missing or stale tables, in the order
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from lance_namespace import DescribeTableRequest, LanceNamespace
+from lance_namespace import CountTableRowsRequest, DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from ..errors import describe_error
@@ -67,19 +70,44 @@ class TableStats:
         first, *more = self.repairs or ("needs attention",)
         return f"{first} +{len(more)}" if more else first
 
+    @property
+    def health_order(self) -> int | None:
+        """Where the Health column sorts the table, worst first: ``-n`` when it needs
+        attention (``n`` recommended actions, at least 1), ``0`` when healthy; ``None``
+        without a verdict (declared only, unreadable, unknown)."""
+        if self.state or self.health not in (hs.HEALTHY, hs.NEEDS_ATTENTION):
+            return None
+        return 0 if self.health == hs.HEALTHY else -max(len(self.repairs), 1)
 
-def _glance(ns: Any, table_id: list[str], dataset: Any = None) -> dict[str, Any]:
-    """The ``health`` and ``repairs`` (recommended actions) of :class:`TableStats`; a health
-    that cannot be read (a server without GetTableStats) is left unknown, the other figures
-    stay."""
+
+def _glance(ns: Any, table_id: list[str], dataset: Any = None) -> hs.TableHealth | None:
+    """``backend.services.health.glance`` of the table; ``None`` when the health cannot be
+    read (a server without GetTableStats): the other figures stay."""
     try:
-        found = hs.glance(ns, table_id, dataset=dataset)
+        return hs.glance(ns, table_id, dataset=dataset)
     except (LanceNamespaceError, OSError, ValueError, RuntimeError):
+        return None
+
+
+def _health_fields(found: hs.TableHealth | None) -> dict[str, Any]:
+    """The ``health`` and ``repairs`` (recommended actions) of :class:`TableStats`; none
+    (health unknown) without a glance."""
+    if found is None:
         return {}
     return {
         "health": found.verdict,
         "repairs": tuple(a.kind for a in found.actions if a.recommended),
     }
+
+
+def _counted_rows(ns: LanceNamespace, table_id: list[str]) -> int | None:
+    """CountTableRows of the table's latest version (the live rows); ``None`` when the server
+    does not count them."""
+    try:
+        resp = ns.count_table_rows(CountTableRowsRequest(id=table_id))
+    except LanceNamespaceError:
+        return None
+    return whole_number(resp.count)
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -139,17 +167,20 @@ def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
         version=version,
         indexes=indexes,
         last_change=_utc(info.get("timestamp")),
-        **_glance(ns, table_id, ds),
+        **_health_fields(_glance(ns, table_id, ds)),
     )
     memo.put(location, version, stats)
     return stats
 
 
 def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> TableStats:
-    """What DescribeTable says: the version; rows and bytes when its metadata carries the
-    manifest summary (``total_rows``, ``total_files_size``); nothing else is in the spec's
-    answer (no index count, no commit time). The health (GetTableStats, the index stats) is
-    read once per ``(location, version)``."""
+    """What the spec's answers give: the version (DescribeTable); the rows: the manifest
+    summary's ``total_rows`` when DescribeTable's metadata carries it, else CountTableRows
+    (both the live rows; GetTableStats' ``num_rows`` is not used: pylance's server counts the
+    deleted rows in it); the size: the summary's ``total_files_size``, else GetTableStats'
+    ``total_bytes`` (read with the health): the latest version's data as the server counts
+    it. A figure no answer gives stays ``None`` (never 0), as do the index count and the
+    commit time (not in the spec's answers). Read once per ``(location, version)``."""
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     declared = (
         bool(resp.is_only_declared)
@@ -162,11 +193,18 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     if resp.version is not None and (known := memo.get(location, resp.version)) is not None:
         return known
     meta: Mapping[str, Any] = resp.metadata or {}
+    found = _glance(ns, table_id)
+    rows = whole_number(meta.get("total_rows"))
+    if rows is None:
+        rows = _counted_rows(ns, table_id)
+    size = whole_number(meta.get("total_files_size"))
+    if size is None and found is not None:
+        size = whole_number(found.total_bytes)
     stats = TableStats(
-        rows=whole_number(meta.get("total_rows")),
-        size_bytes=whole_number(meta.get("total_files_size")),
+        rows=rows,
+        size_bytes=size,
         version=resp.version,
-        **_glance(ns, table_id),
+        **_health_fields(found),
     )
     if resp.version is not None:
         memo.put(location, resp.version, stats)
@@ -290,6 +328,7 @@ SORTS = {
     "version": "Latest version",
     "indexes": "Indexes",
     "last_change": "Last change",
+    "health": "Health",
 }
 PENDING = "pending"
 
@@ -301,14 +340,18 @@ def sort_names(
     *,
     descending: bool = False,
 ) -> list[str]:
-    """``names`` sorted by ``by`` (``"name"`` or one of :data:`STAT_COLUMNS`); tables without
-    that figure (pending, declared only, not given) come last either way, by name."""
+    """``names`` sorted by ``by`` (``"name"``, one of :data:`STAT_COLUMNS` or ``"health"``:
+    by :attr:`TableStats.health_order`, worst first, healthy last; descending: healthy
+    first); tables without that figure (pending, declared only, not given, no verdict) come
+    last either way, by name. Ties keep the order of ``names``."""
     if by == "name":
         return sorted(names, reverse=descending)
+    field = "health_order" if by == "health" else by
     have: list[tuple[Any, str]] = []
     lacking: list[str] = []
     for name in names:
-        value = getattr(stats.get(name), by, None) if stats.get(name) is not None else None
+        one = stats.get(name)
+        value = getattr(one, field, None) if one is not None else None
         if value is None:
             lacking.append(name)
         else:

@@ -75,20 +75,28 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
     """How the tables list shows its figures (widths fit the right-hand column; without
     ``figures``, those the connection cannot read say so; the state, pending, declared only
     or unreadable, is shown in the Health column)."""
-    na = "" if figures else " (n/a over REST: DescribeTable does not give it)"
+    na = "" if figures else " (n/a over REST: the spec's answers do not give it)"
+    rows_help = "Rows of the latest version (deleted rows not counted)" + (
+        "" if figures else " (over REST: CountTableRows; n/a when the server does not count)"
+    )
+    size_help = (
+        "Size on disk: every file under the table's folder (all versions, indexes, manifests)"
+        if figures
+        else "Size of the latest version's data as the server counts it (GetTableStats; not "
+        "the old versions, indexes or manifests); n/a when the server does not say"
+    )
     # Widths in pixels, short labels (the long meaning in ``help``): every column, the row
     # checkbox and the border fit the page's right-hand column at 1440 px without clipping.
     return {
         "table": st.column_config.TextColumn("Table", width=130),
         "rows": st.column_config.NumberColumn(
-            "Rows", format="localized", width=70, help="Rows of the latest version" + na
+            "Rows",
+            format="localized",
+            width=70,
+            help=rows_help,
         ),
         "size_bytes": st.column_config.NumberColumn(
-            "Size",
-            format="bytes",
-            width=75,
-            help="Size on disk: every file under the table's folder (all versions, indexes, "
-            "manifests)" + na,
+            "Size", format="bytes", width=75, help=size_help
         ),
         "version": st.column_config.NumberColumn(
             "Version", format="%d", width=62, help="Latest version"
@@ -216,9 +224,10 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         _poll_stats(tuple(path), tuple(pending))
     elif not figures and known:
         st.caption(
-            "Over REST the list shows what DescribeTable returns: the latest version; rows, "
-            "size, indexes and last change are n/a unless the server's answer carries them. "
-            "The health is judged from GetTableStats and the index stats."
+            "Over REST the list shows what the spec's answers give: the latest version, the "
+            "rows (CountTableRows), the size of the latest version's data (GetTableStats); "
+            "indexes and last change are n/a. The health is judged from GetTableStats and "
+            "the index stats."
         )
     if pick:
         if pick.name:  # its details open below the list: brought into view once drawn

@@ -16,9 +16,10 @@ from lance_namespace import (
     DescribeTableRequest,
 )
 
+import backend
 from backend import capabilities
 from backend.services import table_stats as ts
-from tests.support import ipc_stream_bytes
+from tests.support import data_bytes, ipc_stream_bytes
 
 
 def _folder_bytes(location: str) -> int:
@@ -48,8 +49,13 @@ def test_figures_of_a_table_a_declared_one_and_a_missing_one(ns) -> None:
         assert got.indexes == len(ds.describe_indices()) == 1
         assert got.last_change == ds.versions()[-1]["timestamp"].astimezone(got.last_change.tzinfo)
         assert ts.read_stats(ns, ["a", "t"], memo) is got  # same version: read once
-    else:  # DescribeTable of pylance's REST server gives the version only
-        assert (got.rows, got.size_bytes, got.indexes, got.last_change) == (None,) * 4
+    else:  # the live rows (CountTableRows) and the latest version's data as pylance's server
+        # counts it (GetTableStats' total_bytes: the columns' bytes on disk); its num_rows
+        # (50: the deleted rows too) is not the Rows figure
+        assert got.rows == ds.count_rows() == 45
+        assert got.size_bytes == data_bytes(ds) > 0
+        assert (got.indexes, got.last_change) == (None, None)
+        assert ts.read_stats(ns, ["a", "t"], memo) is got  # same version: read once
 
     declared = ts.read_stats(ns, ["a", "d"], memo)
     assert declared.declared and declared.state == "declared only" and declared.version is None
@@ -72,6 +78,31 @@ def test_sort_puts_tables_without_the_figure_last() -> None:
     frame = ts.stats_frame(names, stats)
     assert list(frame["state"]) == ["", "", ts.PENDING, "declared only", ""]
     assert str(frame["rows"].dtype) == "Int64" and frame["rows"].isna().sum() == 2
+
+
+def test_sort_by_health_puts_the_worst_first() -> None:
+    """Needs attention before healthy, more recommended actions first; tables without a
+    verdict (pending, declared only, unreadable, unknown) last either way, by name; ties keep
+    the order given."""
+    attention = "needs attention"
+    stats = {
+        "a": ts.TableStats(health="healthy"),
+        "b": ts.TableStats(health=attention, repairs=("compact",)),
+        "c": None,  # pending
+        "d": ts.TableStats(declared=True),
+        "e": ts.TableStats(health=attention, repairs=("optimize", "compact")),
+        "f": ts.TableStats(rows=3),  # health unknown
+        "g": ts.TableStats(problem="gone"),
+        "h": ts.TableStats(health="healthy"),
+        "i": ts.TableStats(health=attention, repairs=("optimize",)),
+    }
+    names = list(stats)
+    assert [stats["f"].verdict, stats["g"].verdict] == ["unknown", "unreadable"]  # type: ignore[union-attr]
+    assert ts.sort_names(names, stats, "health") == ["e", "b", "i", "a", "h", "c", "d", "f", "g"]
+    assert ts.sort_names(names, stats, "health", descending=True) == [
+        "a", "h", "b", "i", "e", "c", "d", "f", "g",
+    ]  # fmt: skip
+    assert "health" in ts.SORTS
 
 
 def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> None:
@@ -98,3 +129,33 @@ def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> Non
     fill.lookup([(("n", "yy"), 0)])
     assert fill.wait(10) and len(reads) == 4
     assert fill.missing([("n", "x"), ("n", "zzz")]) == [("n", "zzz")]
+
+
+def test_figures_a_rest_server_does_not_give_are_not_known(rest_server) -> None:
+    """A server whose GetTableStats answer lacks ``total_bytes`` (the client rejects it) and
+    whose CountTableRows answer has no count, played by a proxy in front of the real server:
+    Rows and Size are not known (``None``, never 0), the health could not be read
+    (``"unknown"``); the version is still given."""
+    from tests.support import RewritingProxy
+
+    def no_total_bytes(route: str, answer: dict) -> dict:
+        answer.pop("total_bytes", None)
+        return answer
+
+    proxy = RewritingProxy(
+        rest_server.url, {"/stats": no_total_bytes, "/count_rows": lambda route, answer: {}}
+    )
+    try:
+        ns = backend.connect(proxy.url)
+        ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+        data = pa.table({"id": pa.array(range(40), pa.int64())})
+        ns.create_table(CreateTableRequest(id=["a", "t"]), ipc_stream_bytes(data))
+        got = ts.read_stats(ns, ["a", "t"], ts.VersionMemo())
+        assert got.problem is None and got.version == 1
+        assert (got.rows, got.size_bytes) == (None, None)
+        assert got.health is None and got.verdict == "unknown"
+        frame = ts.stats_frame(["t"], {"t": got})
+        assert frame[["rows", "size_bytes"]].isna().all(axis=None)
+        assert frame.loc[0, "health"] == "unknown"
+    finally:
+        proxy.stop()

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import lance
 import pyarrow as pa
+import pytest
 from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, DescribeTableRequest
 
 import backend
 from backend.services import health as hs
-from tests.support import create_table, table_location
+from tests.support import create_table, data_bytes, table_location
 from tests.ui.conftest import assert_no_exception, displayed, texts
 from tests.ui.test_tables_page import table_grid
 
@@ -156,3 +157,103 @@ def test_health_column_gives_each_tables_verdict(make_app, ui_env: Path) -> None
     config = json.loads(table_grid(at).proto.columns)
     assert config["health"]["label"] == "Health"
     assert "versions" in config["health"]["help"].lower()  # what it does not read, said
+
+
+@pytest.mark.parametrize("kind", ["local", "rest"])
+def test_rows_and_size_match_lance_on_both_backends(
+    make_app, ui_env: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Rows and Size of the list against lance read directly: the live rows (``count_rows``;
+    orders has a deleted row) on both backends; the size by the backend's definition, said in
+    the column's help: locally every file under the table's folder, over REST (the real
+    server on the same root) the latest version's data as GetTableStats counts it."""
+    from tests.conftest import RestServer
+
+    server = RestServer(ui_env) if kind == "rest" else None
+    try:
+        if server is not None:
+            monkeypatch.setenv("LANCE_CONSOLE_TARGET", server.url)
+        at = make_app(query_params={"ns": "sales"})
+        frame = filled(at).set_index("table")
+        assert_no_exception(at)
+        local = backend.connect(str(ui_env))
+        for name in ("orders", "customers"):
+            location = local.describe_table(DescribeTableRequest(id=["sales", name])).location
+            ds = lance.dataset(location)
+            assert frame.loc[name, "rows"] == ds.count_rows()
+            size = folder_bytes(location) if server is None else data_bytes(ds)
+            assert frame.loc[name, "size_bytes"] == size > 0
+        assert frame.loc["orders", "rows"] == 4  # 5 written, 1 deleted
+        assert frame.loc["pending", ["rows", "size_bytes"]].isna().all()  # declared only
+        help_text = json.loads(table_grid(at).proto.columns)["size_bytes"]["help"]
+        assert ("GetTableStats" in help_text) == (server is not None)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def test_health_unknown_when_the_server_gives_no_stats(
+    make_app, ui_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A REST server whose GetTableStats answer lacks ``total_bytes`` (the client rejects
+    it), played by a proxy in front of the real server: the health cannot be read, the
+    Health column says "unknown"; Size is n/a (drawn "—", never 0); the rows are still
+    counted (CountTableRows)."""
+    from tests.conftest import RestServer
+    from tests.support import RewritingProxy
+
+    def no_total_bytes(route: str, answer: dict) -> dict:
+        answer.pop("total_bytes", None)
+        return answer
+
+    server = RestServer(ui_env)
+    proxy = RewritingProxy(server.url, {"/stats": no_total_bytes})
+    try:
+        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+        at = make_app(query_params={"ns": "sales"})
+        frame = filled(at).set_index("table")
+        assert_no_exception(at)
+        assert list(frame.loc[["orders", "customers"], "health"]) == ["unknown", "unknown"]
+        assert frame.loc["pending", "health"] == "declared only"
+        assert frame.loc[["orders", "customers"], "size_bytes"].isna().all()
+        shown = displayed(table_grid(at)).set_index("table")
+        assert list(shown.loc[["orders", "customers"], "size_bytes"]) == ["—", "—"]
+        assert frame.loc["orders", "rows"] == 4
+    finally:
+        proxy.stop()
+        server.stop()
+
+
+def test_sort_by_health_worst_first(make_app, ui_env: Path) -> None:
+    """Sorted by Health: the table with two recommended actions, then the one with one, then
+    the healthy one, the declared-only one last (no verdict); descending: healthy first.
+    The verdicts are those ``table_health`` gives each table."""
+    ns = backend.connect(str(ui_env))
+    ns.create_namespace(CreateNamespaceRequest(id=["care"]))
+    worn, bumpy, tidy = ["care", "worn"], ["care", "bumpy"], ["care", "tidy"]
+    create_table(ns, worn, pa.table({"id": pa.array(range(100), pa.int64())}))
+    path = str(table_location(ns, worn))
+    lance.write_dataset(pa.table({"id": pa.array(range(100, 200))}), path, mode="append")
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    lance.write_dataset(pa.table({"id": pa.array(range(200, 300))}), path, mode="append")
+    create_table(ns, bumpy, pa.table({"id": pa.array(range(10), pa.int64())}))
+    lance.write_dataset(
+        pa.table({"id": pa.array(range(10, 20))}), str(table_location(ns, bumpy)), mode="append"
+    )
+    create_table(ns, tidy, pa.table({"id": pa.array(range(50), pa.int64())}))
+    ns.declare_table(DeclareTableRequest(id=["care", "later"]))
+    recommended = {
+        t[-1]: [a.kind for a in hs.table_health(ns, t).actions if a.recommended]
+        for t in (worn, bumpy, tidy)
+    }
+    assert recommended == {"worn": ["optimize", "compact"], "bumpy": ["compact"], "tidy": []}
+
+    at = make_app(query_params={"ns": "care"})
+    filled(at)
+    at.selectbox(key="tables.sort").set_value("health").run()
+    frame = filled(at)
+    assert list(frame["table"]) == ["worn", "bumpy", "tidy", "later"]
+    assert list(frame["health"]) == ["optimize +1", "compact", "healthy", "declared only"]
+    at.toggle(key="tables.sort.desc").set_value(True).run()
+    assert list(filled(at)["table"]) == ["tidy", "bumpy", "worn", "later"]
+    assert_no_exception(at)
