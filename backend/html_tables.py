@@ -4,7 +4,8 @@ Jupyter (the services' dataclasses call :func:`to_html`) and what ``backend.note
 * :func:`to_html` - a ``lance_namespace`` model, a dict, a dataclass, a DataFrame (the first
   :data:`MAX_ROWS` rows, the rest counted), a list of dicts, or anything else as text;
 * :func:`kv_table` - a mapping as a two-column table;
-* :func:`redact_frame` - a DataFrame with secret-named columns masked.
+* :func:`redact_frame` - a DataFrame with secret-named columns masked;
+* :class:`FieldsTable` - a base for dataclasses whose ``_repr_html_`` is :func:`to_html`.
 
 Masking is ``backend.redaction``'s one rule (``redact_json``).
 """
@@ -130,3 +131,11 @@ def to_html(value: Any, title: str | None = None) -> str:
         else:
             body = f"<pre>{html.escape(redaction.redact_text(cell_text(shown)))}</pre>"
     return STYLE + body
+
+
+class FieldsTable:
+    """A base for the services' dataclasses: Jupyter shows an instance as :func:`to_html` does,
+    its fields as a table under its class name, secrets masked."""
+
+    def _repr_html_(self) -> str:
+        return to_html(self)

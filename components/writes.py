@@ -112,6 +112,7 @@ def render_confirmed_form(
     icon: str,
     not_done: str,
     read_only: bool,
+    operation: str | None = None,
     locked: str | None = None,
     confirm_prefix: str | None = None,
     primary: bool = True,
@@ -119,13 +120,18 @@ def render_confirmed_form(
     """A form that asks to type ``expected`` (the name of the ``what``: table, namespace)
     before its ``button``; whether it was submitted on a writable connection and confirmed
     (otherwise why not is shown: :func:`confirmed_submit`, e.g. "<not_done>: type <expected>
-    exactly to confirm."). ``locked``: why the actor's role may not (the button is then
-    disabled); ``confirm_prefix``: the key prefix of the typed box (default ``form_key``);
-    ``primary``: the button stands out (a destructive write)."""
+    exactly to confirm."). ``operation``: the write it asks for, refused beyond the actor's
+    role (``session.role_lock``); ``locked``: that refusal when the caller has it already
+    (the button is then disabled, the reason shown under it); ``confirm_prefix``: the key
+    prefix of the typed box (default ``form_key``); ``primary``: the button stands out (a
+    destructive write)."""
     import streamlit as st
 
     from components.common import render_role_lock, render_typed_confirmation
+    from components.session import role_lock
 
+    if locked is None and operation is not None:
+        locked = role_lock(operation, read_only)
     disabled = read_only or locked is not None
     with st.form(form_key, border=False):
         confirmed = render_typed_confirmation(

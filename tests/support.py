@@ -35,6 +35,7 @@ from lance_namespace import (
     BatchCommitTablesRequest,
     BatchDeleteTableVersionsRequest,
     CommitTableOperation,
+    CountTableRowsRequest,
     CreateNamespaceRequest,
     CreateTableRequest,
     CreateTableResponse,
@@ -181,6 +182,27 @@ def with_versions(ns: LanceNamespace, table_id: list[str], count: int, rows: int
         version = append_rows(ns, table_id, make_table(rows, start=i * rows))
     assert version == count
     return version
+
+
+def four_versions(ns: LanceNamespace) -> list[str]:
+    """A new namespace ``ns`` with a table ``ns.t`` of four versions, 3 more rows each (v1: 3
+    rows, v2: 6, v3: 9, v4: 12); the table's id (``tests/backend/conftest.py``'s ``table``)."""
+    table_id = ["ns", "t"]
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    with_versions(ns, table_id, 4, rows=3)
+    return table_id
+
+
+def row_count(ns: LanceNamespace, table_id: list[str]) -> int:
+    """How many rows the table's latest version holds (CountTableRows)."""
+    return ns.count_table_rows(CountTableRowsRequest(id=table_id)).count
+
+
+def version_numbers(ns: LanceNamespace, table_id: list[str]) -> list[int]:
+    """The table's version numbers, ascending (``backend.services.versions.list_versions``)."""
+    from backend.services.versions import list_versions
+
+    return sorted(list_versions(ns, table_id)["version"].tolist())
 
 
 def manifest_file(versions_dir: Path, version: int) -> Path:

@@ -89,28 +89,21 @@ class ConnectionSpec:
 
     def to_toml_dict(self) -> dict[str, Any]:
         """The fields written to the config file (never secret values)."""
-        out: dict[str, Any] = {"target": self.target}
-        if self.delimiter:
-            out["delimiter"] = self.delimiter
-        if self.api_key_env:
-            out["api_key_env"] = self.api_key_env
-        if self.auth_token_env:
-            out["auth_token_env"] = self.auth_token_env
-        if self.timeout:
-            out["timeout"] = float(self.timeout)
-        if self.read_only:
-            out["read_only"] = True
-        if self.server_profile:
-            out["server_profile"] = self.server_profile
-        if self.headers:
-            out["headers"] = dict(self.headers)
-        if self.secret_headers_env:
-            out["secret_headers_env"] = dict(self.secret_headers_env)
-        if self.storage_options:
-            out["storage_options"] = dict(self.storage_options)
-        if self.secret_storage_env:
-            out["secret_storage_env"] = dict(self.secret_storage_env)
-        return out
+        return {
+            "target": self.target,
+            **_set_only(
+                delimiter=self.delimiter,
+                api_key_env=self.api_key_env,
+                auth_token_env=self.auth_token_env,
+                timeout=float(self.timeout) if self.timeout else None,
+                read_only=bool(self.read_only),
+                server_profile=self.server_profile,
+                headers=dict(self.headers),
+                secret_headers_env=dict(self.secret_headers_env),
+                storage_options=dict(self.storage_options),
+                secret_storage_env=dict(self.secret_storage_env),
+            ),
+        }
 
     def describe(self) -> dict[str, Any]:
         """Non-secret description used by "copy as Python" snippets and the sidebar. The
@@ -137,6 +130,12 @@ class ConnectionSpec:
             "read_only": self.read_only,
             "server_profile": self.server_profile,
         }
+
+
+def _set_only(**values: Any) -> dict[str, Any]:
+    """The ``values`` that are set, in order: an empty text or mapping, zero, ``False`` and
+    ``None`` are left out (a file or a connection's options then keep their defaults)."""
+    return {name: value for name, value in values.items() if value}
 
 
 def config_path() -> Path:
@@ -482,26 +481,19 @@ def resolve_secrets(
 def connect_options(spec: ConnectionSpec, secrets: Secrets | None = None) -> dict[str, Any]:
     """Keyword arguments for ``backend.connect(spec.target, **options)``."""
     secrets = secrets or Secrets()
-    opts: dict[str, Any] = {}
-    if spec.delimiter:
-        opts["delimiter"] = spec.delimiter
-    headers = {**dict(spec.headers), **dict(secrets.headers)}
     if spec.kind == "rest":
-        if spec.timeout:
-            opts["timeout"] = spec.timeout
-        if spec.server_profile:
-            opts["server_profile"] = spec.server_profile
-        if secrets.api_key:
-            opts["api_key"] = secrets.api_key
-        if secrets.auth_token:
-            opts["auth_token"] = secrets.auth_token
-        if headers:
-            opts["headers"] = headers
-    else:
-        storage = {**dict(spec.storage_options), **dict(secrets.storage_options)}
-        if storage:
-            opts["storage_options"] = storage
-    return opts
+        return _set_only(
+            delimiter=spec.delimiter,
+            timeout=spec.timeout,
+            server_profile=spec.server_profile,
+            api_key=secrets.api_key,
+            auth_token=secrets.auth_token,
+            headers={**dict(spec.headers), **dict(secrets.headers)},
+        )
+    return _set_only(
+        delimiter=spec.delimiter,
+        storage_options={**dict(spec.storage_options), **dict(secrets.storage_options)},
+    )
 
 
 def connection_key(spec: ConnectionSpec, secrets: Secrets | None = None) -> str:

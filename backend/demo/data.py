@@ -40,7 +40,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -465,6 +465,36 @@ def _create_namespaces(ns: LocalNamespace, progress: Callable[[str], None] | Non
             ns.create_namespace(CreateNamespaceRequest(id=namespace_id, properties=properties))
 
 
+def _create_table(
+    ns: LocalNamespace,
+    table_id: list[str],
+    data: pa.Table,
+    description: str,
+    properties: Mapping[str, str] | None = None,
+) -> None:
+    """Create a demo table holding ``data``: owned by ``demo``, with its ``description`` and
+    further ``properties``."""
+    ns.create_table(
+        CreateTableRequest(
+            id=table_id,
+            properties={"owner": "demo", "description": description, **(properties or {})},
+        ),
+        data,
+    )
+
+
+def _create_indexes(
+    ns: LocalNamespace, table_id: list[str], *indexes: tuple[str, str, str, dict[str, Any]]
+) -> None:
+    """Build each index on the table in turn: ``(column, index type, name, its parameters)``."""
+    for column, index_type, name, params in indexes:
+        ns.create_table_index(
+            CreateTableIndexRequest(
+                id=table_id, column=column, index_type=index_type, name=name, **params
+            )
+        )
+
+
 def _build_symbols(
     ns: LocalNamespace, rows: list[dict[str, Any]], progress: Callable[[str], None] | None
 ) -> None:
@@ -475,18 +505,16 @@ def _build_symbols(
     # stdlib$symbols: the main table, with history and lagging indexes.
     _say(progress, f"writing stdlib$symbols ({len(rows)} rows over several versions)")
     first = symbols_table(early)
-    ns.create_table(
-        CreateTableRequest(
-            id=SYMBOLS_ID,
-            properties={
-                "owner": "demo",
-                "description": "Public functions, classes and methods with their docstrings",
-                "embedding": f"feature hashing of docstring tokens, {VECTOR_DIM} dims, L2-normalised",
-                "embedding.function": EMBEDDING_FUNCTION,
-                "embedding.source": "qualname and doc",
-            },
-        ),
+    _create_table(
+        ns,
+        SYMBOLS_ID,
         first,
+        "Public functions, classes and methods with their docstrings",
+        {
+            "embedding": f"feature hashing of docstring tokens, {VECTOR_DIM} dims, L2-normalised",
+            "embedding.function": EMBEDDING_FUNCTION,
+            "embedding.source": "qualname and doc",
+        },
     )
     ds = ns.open_dataset(SYMBOLS_ID)
     next_id = first.num_rows
@@ -501,31 +529,18 @@ def _build_symbols(
     )
 
     _say(progress, "building indexes on stdlib$symbols")
-    for req in (
-        CreateTableIndexRequest(
-            id=SYMBOLS_ID,
-            column="vector",
-            index_type="IVF_PQ",
-            name="vector_ivf_pq",
-            distance_type="cosine",
-            num_partitions=4,
-            num_sub_vectors=8,
-            max_iterations=20,
-        ),
-        CreateTableIndexRequest(
-            id=SYMBOLS_ID, column="doc", index_type="FTS", name="doc_fts", with_position=True
-        ),
-        CreateTableIndexRequest(
-            id=SYMBOLS_ID, column="doc_length", index_type="BTREE", name="doc_length_btree"
-        ),
-        CreateTableIndexRequest(
-            id=SYMBOLS_ID, column="kind", index_type="BITMAP", name="kind_bitmap"
-        ),
-        CreateTableIndexRequest(
-            id=SYMBOLS_ID, column="tags", index_type="LABEL_LIST", name="tags_label_list"
-        ),
-    ):
-        ns.create_table_index(req)
+    vector_params = {
+        "distance_type": "cosine", "num_partitions": 4, "num_sub_vectors": 8, "max_iterations": 20
+    }  # fmt: skip
+    _create_indexes(
+        ns,
+        SYMBOLS_ID,
+        ("vector", "IVF_PQ", "vector_ivf_pq", vector_params),
+        ("doc", "FTS", "doc_fts", {"with_position": True}),
+        ("doc_length", "BTREE", "doc_length_btree", {}),
+        ("kind", "BITMAP", "kind_bitmap", {}),
+        ("tags", "LABEL_LIST", "tags_label_list", {}),
+    )
 
     _say(progress, "appending rows after the index builds (coverage lag)")
     late_table = symbols_table(late, first_id=next_id)
@@ -540,17 +555,8 @@ def _build_modules(
 ) -> None:
     # stdlib$modules
     _say(progress, "writing stdlib$modules")
-    ns.create_table(
-        CreateTableRequest(
-            id=MODULES_ID, properties={"owner": "demo", "description": "One row per module"}
-        ),
-        modules_table(rows),
-    )
-    ns.create_table_index(
-        CreateTableIndexRequest(
-            id=MODULES_ID, column="doc_length", index_type="BTREE", name="doc_length_btree"
-        )
-    )
+    _create_table(ns, MODULES_ID, modules_table(rows), "One row per module")
+    _create_indexes(ns, MODULES_ID, ("doc_length", "BTREE", "doc_length_btree", {}))
 
 
 def _build_text(
@@ -560,29 +566,15 @@ def _build_text(
     _say(progress, "writing stdlib$text$functions")
     text_rows = [r for r in rows if r["module"] in TEXT_MODULES and r["kind"] != "class"]
     half = len(text_rows) // 2
-    ns.create_table(
-        CreateTableRequest(
-            id=TEXT_ID,
-            properties={"owner": "demo", "description": "Functions and methods of text modules"},
-        ),
-        symbols_table(text_rows[:half]),
+    _create_table(
+        ns, TEXT_ID, symbols_table(text_rows[:half]), "Functions and methods of text modules"
     )
-    ns.create_table_index(
-        CreateTableIndexRequest(
-            id=TEXT_ID,
-            column="vector",
-            index_type="IVF_HNSW_SQ",
-            name="vector_hnsw",
-            distance_type="dot",
-            num_partitions=2,
-            m=8,
-            ef_construction=64,
-        )
-    )
-    ns.create_table_index(
-        CreateTableIndexRequest(
-            id=TEXT_ID, column="doc", index_type="FTS", name="doc_fts", stem=True
-        )
+    vector_params = {"distance_type": "dot", "num_partitions": 2, "m": 8, "ef_construction": 64}
+    _create_indexes(
+        ns,
+        TEXT_ID,
+        ("vector", "IVF_HNSW_SQ", "vector_hnsw", vector_params),
+        ("doc", "FTS", "doc_fts", {"stem": True}),
     )
     ns.open_dataset(TEXT_ID).insert(symbols_table(text_rows[half:], first_id=half))
 
@@ -593,42 +585,26 @@ def _build_passages(
     # stdlib$passages: the table to tune on
     items = passages(rows)
     _say(progress, f"writing stdlib$passages ({len(items):,} rows) and its indexes")
-    ns.create_table(
-        CreateTableRequest(
-            id=PASSAGES_ID,
-            properties={
-                "owner": "demo",
-                "description": (
-                    f"{PASSAGE_WORDS}-word windows over every docstring, for search and tuning"
-                ),
-                "embedding.function": EMBEDDING_FUNCTION,
-                "embedding.column": "vector",
-                "embedding.source": "passage",
-            },
-        ),
+    _create_table(
+        ns,
+        PASSAGES_ID,
         passages_table(items),
+        f"{PASSAGE_WORDS}-word windows over every docstring, for search and tuning",
+        {
+            "embedding.function": EMBEDDING_FUNCTION,
+            "embedding.column": "vector",
+            "embedding.source": "passage",
+        },
     )
-    ns.create_table_index(
-        CreateTableIndexRequest(
-            id=PASSAGES_ID,
-            column="vector",
-            index_type="IVF_PQ",
-            name="vector_ivf_pq",
-            distance_type="cosine",
-            num_partitions=PASSAGE_PARTITIONS,
-            num_sub_vectors=16,
-        )
-    )
-    ns.create_table_index(
-        CreateTableIndexRequest(
-            id=PASSAGES_ID,
-            column="passage",
-            index_type="FTS",
-            name="passage_fts",
-            with_position=True,
-            stem=True,
-            remove_stop_words=True,
-        )
+    vector_params = {
+        "distance_type": "cosine", "num_partitions": PASSAGE_PARTITIONS, "num_sub_vectors": 16
+    }  # fmt: skip
+    text_params = {"with_position": True, "stem": True, "remove_stop_words": True}
+    _create_indexes(
+        ns,
+        PASSAGES_ID,
+        ("vector", "IVF_PQ", "vector_ivf_pq", vector_params),
+        ("passage", "FTS", "passage_fts", text_params),
     )
 
 

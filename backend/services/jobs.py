@@ -146,7 +146,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 @dataclasses.dataclass(frozen=True)
-class Job:
+class Job(html_tables.FieldsTable):
     """A job as its record says, with the state derived from it (see the module docstring).
     Times are epoch seconds; ``error`` is ``errors.describe_error`` of the failure (the user's
     terms, the engine's text apart); ``details`` what the kind shows of its progress."""
@@ -238,9 +238,6 @@ class Job:
             data["state"] = INTERRUPTED
             data["interrupted"] = why
         return cls(**data)
-
-    def _repr_html_(self) -> str:
-        return html_tables.to_html(self)
 
 
 def _interruption(record: Mapping[str, Any], now: float) -> str | None:

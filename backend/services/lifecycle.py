@@ -61,7 +61,7 @@ from .versions import list_versions
 
 
 @dataclass(frozen=True)
-class CleanupPlan:
+class CleanupPlan(html_tables.FieldsTable):
     """What a cleanup policy deletes (a dry run): never the latest, never a tagged version."""
 
     table_id: list[str]
@@ -81,10 +81,6 @@ class CleanupPlan:
         return BatchDeleteTableVersionsRequest(
             id=list(self.table_id), ranges=version_ranges.to_spec(self.spans)
         )
-
-    def _repr_html_(self) -> str:
-        """Jupyter: the fields as a table (secrets masked)."""
-        return html_tables.to_html(self)
 
 
 def check_cleanup_policy(keep_last: Any, older_than: Any) -> None:
@@ -176,7 +172,7 @@ def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersio
 
 
 @dataclass(frozen=True)
-class DropPreview:
+class DropPreview(html_tables.FieldsTable):
     """What dropping (deleting data) or deregistering (keeping it) a table concerns."""
 
     table_id: list[str]
@@ -186,10 +182,6 @@ class DropPreview:
     files: int | None = None  # local file roots: the data on disk
     bytes: int | None = None
     local_path: str | None = None
-
-    def _repr_html_(self) -> str:
-        """Jupyter: the fields as a table (secrets masked)."""
-        return html_tables.to_html(self)
 
 
 def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
@@ -369,7 +361,7 @@ PROPERTIES_READ_ONLY = (
 
 
 @dataclass(frozen=True)
-class Children:
+class Children(html_tables.FieldsTable):
     """Everything under a namespace, at every level."""
 
     namespaces: list[list[str]]
@@ -385,10 +377,6 @@ class Children:
         shown = ", ".join(names[:limit])
         more = f" and {len(names) - limit} more" if len(names) > limit else ""
         return shown + more
-
-    def _repr_html_(self) -> str:
-        """Jupyter: the fields as a table (secrets masked)."""
-        return html_tables.to_html(self)
 
 
 def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:

@@ -13,9 +13,8 @@ from backend.services.search.fulltext import fts_search, highlight
 from backend.services.search.query import SCORE
 from backend.services.search.table import SearchTable
 from components import feedback, state
-from components.common import render_whole_number
 from components.search.history import at_version, record_run, render_history
-from components.search.settings import seed_default
+from components.search.settings import render_kept_number, render_search_button, seed_default
 
 FTS_KEYS = (
     state.Search.FTS_TEXT,
@@ -86,17 +85,15 @@ def render_fts_search(ns: Any, info: SearchTable, version: int | None) -> None:
             key=state.Search.FTS_COLUMNS,
             persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        seed_default(state.Search.FTS_K, "10")
-        typed_k = render_whole_number(
+        typed_k = render_kept_number(
             "k",
             key=state.Search.FTS_K,
+            default="10",
             bounds=query_rules.RANGES["k"],
             problems=problems,
-            required=True,
             where=c4,
-            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+        submitted = render_search_button()
     if problems or typed_k is None:  # refused as typed (said under the field): nothing
         kept = state.result(info.table_id, "fts")
         render_history(info.table_id, "fts")

@@ -27,6 +27,37 @@ def seed_default(key: str, default: Any) -> None:
         state.put(key, default)
 
 
+def render_kept_number(
+    label: str,
+    *,
+    key: str,
+    default: str,
+    bounds: tuple[int, int],
+    problems: list[str],
+    name: str | None = None,
+    where: Any = None,
+) -> int | None:
+    """A required whole-number field of a search form (``render_whole_number``), its text kept
+    while on the page and seeded with ``default`` (:func:`seed_default`): the number, or
+    ``None`` with its problem added to ``problems`` (the form must run nothing)."""
+    seed_default(key, default)
+    return render_whole_number(
+        label,
+        name=name,
+        key=key,
+        bounds=bounds,
+        problems=problems,
+        required=True,
+        where=where,
+        persist_state=state.KEEP_WHILE_ON_PAGE,
+    )
+
+
+def render_search_button() -> bool:
+    """The Search button of a search panel's form: whether it was pressed."""
+    return st.form_submit_button("Search", type="primary", icon=":material/search:")
+
+
 def _column_default(info: SearchTable) -> str | None:
     indexed = [c for c in info.vector_columns if c in info.vector_indexes]
     found = indexed or info.vector_columns
@@ -45,16 +76,14 @@ def render_column_and_k(
         state.put(key, _column_default(info))
     c1, c2 = st.columns([3, 1])
     column = c1.selectbox("Vector column", columns, key=key, persist_state=state.KEEP_WHILE_ON_PAGE)
-    seed_default(state.search_key(panel, "k"), str(k_default))
     low, high = query_rules.RANGES["k"]
-    k = render_whole_number(
+    k = render_kept_number(
         "k",
         key=state.search_key(panel, "k"),
+        default=str(k_default),
         bounds=(low, high if panel == "vec" else MAX_K),
         problems=problems,
-        required=True,
         where=c2,
-        persist_state=state.KEEP_WHILE_ON_PAGE,
     )
     return str(column), k if k is not None else k_default
 

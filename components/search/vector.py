@@ -14,14 +14,14 @@ from backend.services.search.query import DISTANCE, SearchResult, describe_laten
 from backend.services.search.table import SearchTable
 from backend.services.search.vector import parse_vector, row_vector, vector_search
 from components import feedback, state
-from components.common import render_whole_number
 from components.search.history import at_version, record_run, render_history
 from components.search.settings import (
     clean,
     render_column_and_k,
+    render_kept_number,
     render_metric_note,
     render_query_settings,
-    seed_default,
+    render_search_button,
 )
 from components.search.share_url import render_setting_snippets
 
@@ -62,15 +62,13 @@ def render_vector_search(ns: Any, info: SearchTable, version: int | None) -> Non
     with st.form(state.Search.VEC_FORM):
         column, k = render_column_and_k(info, panel="vec", problems=problems)
         if source == SOURCE_ROW:
-            seed_default(state.Search.VEC_ROW, "0")
-            value: Any = render_whole_number(
+            value: Any = render_kept_number(
                 f"Row id ({info.id_column})",
                 name="Row id",
                 key=state.Search.VEC_ROW,
+                default="0",
                 bounds=query_rules.RANGES["row"],
                 problems=problems,
-                required=True,
-                persist_state=state.KEEP_WHILE_ON_PAGE,
             )
         elif source == SOURCE_NUMBERS:
             value = st.text_area(
@@ -96,17 +94,15 @@ def render_vector_search(ns: Any, info: SearchTable, version: int | None) -> Non
         prefilter = c2.checkbox(
             "Prefilter", key=state.Search.VEC_PREFILTER, persist_state=state.KEEP_WHILE_ON_PAGE
         )
-        seed_default(state.Search.VEC_REPEATS, "5")
-        repeats = render_whole_number(
+        repeats = render_kept_number(
             "Repeats",
             key=state.Search.VEC_REPEATS,
+            default="5",
             bounds=query_rules.RANGES["repeats"],
             problems=problems,
-            required=True,
             where=c3,
-            persist_state=state.KEEP_WHILE_ON_PAGE,
         )
-        submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+        submitted = render_search_button()
     if problems:  # refused as typed (said under the field): nothing runs, the last result stays
         last = state.result(info.table_id, "vector")
         if last:

@@ -13,7 +13,6 @@ from components.common import (
     lazy_expander,
     render_path,
 )
-from components.session import role_lock
 from components.table_actions.action import TableAction
 from components.writes import (
     drop_preview,
@@ -44,8 +43,6 @@ def render_drop_form(
     if box is None:
         return None
     name = table_id[-1]
-    locked = role_lock("drop_table", read_only)
-    read_only = read_only or locked is not None
     with box:
         preview = feedback.run(drop_preview, tuple(table_id), action=f"Reading {name}")
         st.caption(
@@ -64,7 +61,7 @@ def render_drop_form(
             icon=":material/delete_forever:",
             not_done="Not dropped",
             read_only=read_only,
-            locked=locked,
+            operation="drop_table",
             confirm_prefix=key_prefix,
         )
     return TableAction("drop") if confirmed else None
@@ -77,8 +74,6 @@ def render_deregister_form(
     expander is open), a typed confirmation."""
     table_id = list(detail.id)
     name = table_id[-1]
-    locked = role_lock("deregister_table", read_only)
-    read_only = read_only or locked is not None
     box = st.expander(
         "Deregister table (keeps data)",
         icon=":material/link_off:",
@@ -109,7 +104,7 @@ def render_deregister_form(
             icon=":material/link_off:",
             not_done="Not deregistered",
             read_only=read_only,
-            locked=locked,
+            operation="deregister_table",
             primary=False,
         )
     return TableAction("deregister") if confirmed else None

@@ -18,7 +18,6 @@ from components.common import (
     dataframe,
     lazy_expander,
 )
-from components.session import role_lock
 from components.writes import (
     Write,
     children,
@@ -96,8 +95,6 @@ def render_drop_namespace(
     if not path:
         return None
     name = path[-1]
-    locked = role_lock("drop_namespace", read_only)
-    read_only = read_only or locked is not None
     box = lazy_expander(
         f"Drop namespace {name}",
         key=state.panel_key(state.Tables.DROP_NS_OPEN, path),
@@ -168,7 +165,7 @@ def render_drop_namespace(
             icon=":material/folder_delete:",
             not_done="Not dropped",
             read_only=read_only,
-            locked=locked,
+            operation="drop_namespace",
         )
     if not confirmed:
         return None

@@ -18,7 +18,6 @@ from components import feedback, state
 from components.common import (
     dataframe,
 )
-from components.session import role_lock
 from components.writes import (
     Write,
     render_confirmed_form,
@@ -80,8 +79,6 @@ def render_cleanup(
     if not plan.delete:
         return None
     table = table_id[-1]
-    locked = role_lock("batch_delete_table_versions", read_only)
-    read_only = read_only or locked is not None
     confirmed = render_confirmed_form(
         f"{key_prefix}.run",
         table,
@@ -90,7 +87,7 @@ def render_cleanup(
         icon=":material/delete_sweep:",
         not_done="Nothing deleted",
         read_only=read_only,
-        locked=locked,
+        operation="batch_delete_table_versions",
     )
     return plan if confirmed else None
 

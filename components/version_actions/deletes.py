@@ -15,7 +15,7 @@ from backend.services import rows as rsv
 from backend.services import versions as vsv
 from backend.text import plural
 from components import feedback, state
-from components.session import role_lock, snippet_connection
+from components.session import snippet_connection
 from components.snippets import python_snippet
 from components.versions.delete import RangeDelete
 from components.writes import (
@@ -70,8 +70,6 @@ def render_delete_rows(
     confirmation; the delete to send once confirmed. Previewing is a read (every role); the
     delete is an admin's (``delete_from_table``), disabled with the reason otherwise."""
     table = table_id[-1]
-    locked = role_lock(rsv.OPERATION, read_only)
-    read_only = read_only or locked is not None
     st.caption(
         "Deletes the rows a filter (a SQL condition, e.g. id > 100 AND cat = 'x') matches, as a "
         "new version; earlier versions keep them until they are cleaned up. Preview first."
@@ -110,7 +108,7 @@ def render_delete_rows(
         icon=":material/delete:",
         not_done="Nothing deleted",
         read_only=read_only,
-        locked=locked,
+        operation=rsv.OPERATION,
         confirm_prefix=key_prefix,
     )
     return RowsDelete(text, int(preview.count)) if confirmed else None

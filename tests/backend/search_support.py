@@ -20,7 +20,7 @@ DIM = 16
 
 def namespace_a(ns: LanceNamespace) -> LanceNamespace:
     """``ns`` with the namespace ``a`` the tables ``T`` live in (the ``ns_a`` and ``local_ns``
-    fixtures of the test modules)."""
+    fixtures of ``tests/backend/conftest.py``)."""
     ns.create_namespace(CreateNamespaceRequest(id=NS))
     return ns
 

@@ -46,19 +46,6 @@ def tid(name: str) -> list[str]:
     return [*NS, name]
 
 
-@pytest.fixture
-def ns_a(ns: LanceNamespace) -> LanceNamespace:
-    ns.create_namespace(CreateNamespaceRequest(id=NS))
-    return ns
-
-
-@pytest.fixture
-def local_ns(local_root) -> LanceNamespace:
-    ns = backend.connect(str(local_root))
-    ns.create_namespace(CreateNamespaceRequest(id=NS))
-    return ns
-
-
 def mixed_table(n: int = 40) -> pa.Table:
     vec = pa.FixedSizeListArray.from_arrays(pa.array([0.5] * (n * 8), pa.float32()), 8)
     bits = pa.FixedSizeListArray.from_arrays(pa.array([7] * (n * 4), pa.uint8()), 4)

@@ -12,7 +12,6 @@ import lance_namespace as ln
 import pytest
 from lance_namespace import (
     BatchDeleteTableVersionsRequest,
-    CountTableRowsRequest,
     CreateNamespaceRequest,
     DeclareTableRequest,
     ListNamespacesRequest,
@@ -39,28 +38,14 @@ from backend.spec import catalog_views
 from tests.support import (
     batch,
     create_table,
+    four_versions,
     make_table,
     op_delete,
+    row_count,
     table_location,
+    version_numbers,
     with_versions,
 )
-
-T = ["ns", "t"]
-
-
-@pytest.fixture
-def table(ns):
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)  # v1: 3 rows, v2: 6, v3: 9, v4: 12
-    return T
-
-
-def rows(ns, table_id) -> int:
-    return ns.count_table_rows(CountTableRowsRequest(id=table_id)).count
-
-
-def versions(ns, table_id) -> list[int]:
-    return sorted(list_versions(ns, table_id)["version"].tolist())
 
 
 def exists(ns, table_id) -> bool:
@@ -85,10 +70,10 @@ def test_cleanup_keep_last_never_takes_latest_or_tagged(ns, table) -> None:
     plan = lc.cleanup_plan(ns, table, keep_last=2)
     assert plan.delete == [2] and plan.keep == [1, 3, 4]
     assert plan.protected == {1: ["keep-me"]}
-    assert versions(ns, table) == [1, 2, 3, 4]  # a dry run deletes nothing
+    assert version_numbers(ns, table) == [1, 2, 3, 4]  # a dry run deletes nothing
     lc.run_cleanup(ns, plan)
-    assert versions(ns, table) == [1, 3, 4]
-    assert rows(ns, table) == 12
+    assert version_numbers(ns, table) == [1, 3, 4]
+    assert row_count(ns, table) == 12
 
 
 def test_cleanup_by_age(ns, table) -> None:
@@ -109,7 +94,7 @@ def test_cleanup_refuses_when_a_listed_version_was_tagged_since(ns, table) -> No
     tagsv.create_tag(ns, table, "late", 2)
     with pytest.raises(LanceNamespaceError, match="tagged since the dry run"):
         lc.run_cleanup(ns, plan)
-    assert versions(ns, table) == [1, 2, 3, 4]
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"keep_last": 0}, {"older_than": timedelta(-1)}])
@@ -126,7 +111,7 @@ def test_range_delete_of_a_tagged_version_is_refused_naming_the_tag(ns, table) -
     with pytest.raises(InvalidInputError, match=r"v2 \(baseline\)") as err:
         vsv.delete_versions(ns, table, version_ranges.parse("1-3"))
     assert "Nothing deleted" in str(err.value)
-    assert versions(ns, table) == [1, 2, 3, 4]
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
     assert tagsv.tag_version(ns, table, "baseline") == 2
 
 
@@ -136,7 +121,7 @@ def test_range_delete_with_delete_tags_takes_the_tags_too(ns, table) -> None:
     tagsv.create_tag(ns, table, "kept", 4)
     done = vsv.delete_versions(ns, table, version_ranges.parse("2-3"), delete_tags=True)
     assert done.deleted_count == 2 and done.deleted_tags == {2: ["also", "baseline"]}
-    assert versions(ns, table) == [1, 4]
+    assert version_numbers(ns, table) == [1, 4]
     tags = tagsv.list_tags(ns, table)
     assert list(tags["tag"]) == ["kept"] and list(tags["version"]) == [4]
 
@@ -147,7 +132,7 @@ def test_range_delete_refusal_of_the_latest_keeps_the_tags(ns, table) -> None:
     with pytest.raises(InvalidInputError, match="latest"):
         vsv.delete_versions(ns, table, version_ranges.parse("2-4"), delete_tags=True)
     assert list(tagsv.list_tags(ns, table)["tag"]) == ["baseline"]
-    assert versions(ns, table) == [1, 2, 3, 4]
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
 
 
 def _tag_map(ns, table_id) -> dict[str, int]:
@@ -175,13 +160,13 @@ def test_backend_refuses_a_range_covering_a_tagged_version(ns, table, backend_ki
     assert "origin" not in str(err.value) and "Nothing deleted" in str(err.value)
     if backend_kind == "rest":
         assert _wire_counts(ns, backend_kind) == {"describe_table": 1, "list_table_tags": 1}
-    assert versions(ns, table) == [1, 2, 3, 4]
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
     assert _tag_map(ns, table) == {"baseline": 2, "origin": 1}
     # Through the latest version (allowed) the tag rule still holds.
     request.ranges = [VersionRange(start_version=1, end_version=-1)]
     with pytest.raises(InvalidInputError, match=r"v1 \(origin\), v2 \(baseline\)"):
         ns.batch_delete_table_versions(request, allow_latest=True)
-    assert versions(ns, table) == [1, 2, 3, 4]
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
     assert _tag_map(ns, table) == {"baseline": 2, "origin": 1}
 
 
@@ -203,23 +188,22 @@ def test_backend_deletes_the_covered_tags_with_delete_tags(ns, table, backend_ki
             "delete_table_tag": 2,
             "batch_delete_table_versions": 1,
         }
-    assert versions(ns, table) == [1, 4]
+    assert version_numbers(ns, table) == [1, 4]
     assert _tag_map(ns, table) == {"origin": 1, "latest-one": 4}
-    assert rows(ns, table) == 12
+    assert row_count(ns, table) == 12
 
 
 def test_batch_delete_of_a_tagged_version_is_refused(tmp_path: Path) -> None:
     """BatchCommitTables' DeleteTableVersions follows the same rule (``batch_rules``)."""
     ns = backend.connect(str(tmp_path))
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)
-    tagsv.create_tag(ns, T, "baseline", 3)
+    table = four_versions(ns)
+    tagsv.create_tag(ns, table, "baseline", 3)
     with pytest.raises(InvalidInputError, match=r"operation 1: .*v3 \(baseline\)"):
-        ns.batch_commit_tables(batch(op_delete(T, (2, 4))))
-    assert versions(ns, T) == [1, 2, 3, 4]
-    ns.batch_commit_tables(batch(op_delete(T, (1, 3))))  # v1, v2: untagged
-    assert versions(ns, T) == [3, 4]
-    assert tagsv.tag_version(ns, T, "baseline") == 3
+        ns.batch_commit_tables(batch(op_delete(table, (2, 4))))
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
+    ns.batch_commit_tables(batch(op_delete(table, (1, 3))))  # v1, v2: untagged
+    assert version_numbers(ns, table) == [3, 4]
+    assert tagsv.tag_version(ns, table, "baseline") == 3
 
 
 def test_batch_builder_lists_the_tag_problem(ns, table) -> None:
@@ -281,15 +265,15 @@ def test_rename_local_same_and_other_namespace(tmp_path: Path) -> None:
     with_versions(ns, ["a", "t"], 2)
     ns.declare_table(DeclareTableRequest(id=["a", "d"], properties={"owner": "ops"}))
     lc.rename_table(ns, ["a", "t"], "t2")
-    assert not exists(ns, ["a", "t"]) and rows(ns, ["a", "t2"]) == 6
-    assert versions(ns, ["a", "t2"]) == [1, 2]  # history kept
+    assert not exists(ns, ["a", "t"]) and row_count(ns, ["a", "t2"]) == 6
+    assert version_numbers(ns, ["a", "t2"]) == [1, 2]  # history kept
     lc.rename_table(ns, ["a", "t2"], "moved", ["b"])
     assert ns.list_tables(ListTablesRequest(id=["b"])).tables == ["moved"]
     lc.rename_table(ns, ["a", "d"], "d2")  # a declared table keeps its properties
     assert ns.describe_table({"id": ["a", "d2"]}).properties == {"owner": "ops"}
     # the old name is free again
     create_table(ns, ["a", "t"], make_table(1))
-    assert rows(ns, ["a", "t"]) == 1 and rows(ns, ["b", "moved"]) == 6
+    assert row_count(ns, ["a", "t"]) == 1 and row_count(ns, ["b", "moved"]) == 6
 
 
 @pytest.mark.parametrize(
@@ -374,7 +358,7 @@ def test_remove_schema_metadata_keys(ns, table, backend_kind: str, tmp_path) -> 
     from backend.gate import Actor, gate
 
     lc.update_schema_metadata(ns, table, {"owner": "ops", "tier": "gold", "keep": "yes"})
-    latest = max(versions(ns, table))
+    latest = max(version_numbers(ns, table))
     log = audit.AuditLog(tmp_path / "audit")
     editor = gate(ns, actor=Actor("ed@example.com", access.EDITOR), connection="lab", log=log)
     if backend_kind == "rest":
@@ -384,12 +368,14 @@ def test_remove_schema_metadata_keys(ns, table, backend_kind: str, tmp_path) -> 
         assert str(err.value) == lc.REMOVE_METADATA_UNSUPPORTED
         assert lc.remove_metadata_problem(backend.capabilities(ns)) is not None
         assert lc.schema_metadata(ns, table) == {"owner": "ops", "tier": "gold", "keep": "yes"}
-        assert max(versions(ns, table)) == latest and log.entries() == []
+        assert max(version_numbers(ns, table)) == latest and log.entries() == []
         return
     assert lc.remove_metadata_problem(backend.capabilities(ns)) is None
     after = lc.remove_schema_metadata_keys(editor, table, ["owner", "tier"])
     assert after == {"keep": "yes"} == lc.schema_metadata(ns, table)
-    assert max(versions(ns, table)) == latest + 1  # a new version; the old one keeps its keys
+    assert (
+        max(version_numbers(ns, table)) == latest + 1
+    )  # a new version; the old one keeps its keys
     old = ns.open_dataset(table, latest).schema.metadata
     assert old[b"owner"] == b"ops"
     (entry,) = log.entries()
@@ -404,7 +390,7 @@ def test_remove_schema_metadata_keys(ns, table, backend_kind: str, tmp_path) -> 
     with pytest.raises(InvalidInputError, match="no schema-metadata key owner"):
         lc.remove_schema_metadata_keys(editor, table, ["keep", "owner"])
     assert lc.schema_metadata(ns, table) == {"keep": "yes"}
-    assert max(versions(ns, table)) == latest + 1
+    assert max(version_numbers(ns, table)) == latest + 1
     with pytest.raises(InvalidInputError):
         lc.remove_schema_metadata_keys(editor, table, [])
 
@@ -463,7 +449,7 @@ def test_drop_cascade_local_removes_everything_under_it(tmp_path: Path) -> None:
     lc.drop_namespace(ns, ["top"], cascade=True)
     assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["other"]
     assert not any(d.exists() for d in dirs)  # the dropped tables' data is deleted
-    assert kept.is_dir() and rows(ns, ["other", "keep"]) == 2
+    assert kept.is_dir() and row_count(ns, ["other", "keep"]) == 2
     assert not list((tmp_path / "_console" / "batch" / "pending").glob("*"))
     # the names are free again
     ns.create_namespace(CreateNamespaceRequest(id=["top"]))
@@ -479,7 +465,7 @@ def test_drop_cascade_over_rest_is_a_clear_refusal(rest_server) -> None:
         "other",
         "top",
     ]
-    assert rows(client, ["top", "t1"]) == 2
+    assert row_count(client, ["top", "t1"]) == 2
 
 
 def test_drop_cascade_of_an_empty_namespace_works_everywhere(ns) -> None:
@@ -504,7 +490,7 @@ def test_a_deregistered_table_is_registered_again(ns, backend_kind, tmp_path: Pa
     takes the path relative to its root only. The location rule still holds."""
     ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
     create_table(ns, ["ns", "t"], make_table(5))
-    before = versions(ns, ["ns", "t"])
+    before = version_numbers(ns, ["ns", "t"])
     done = lc.deregister_and_check(ns, ["ns", "t"])
     location = done.response.location
     assert location and ns.list_tables(ListTablesRequest(id=["ns"])).tables == []
@@ -516,7 +502,7 @@ def test_a_deregistered_table_is_registered_again(ns, backend_kind, tmp_path: Pa
         given = given.as_posix()
     response = lc.register_table(ns, ["ns", "t"], given)
     assert ns.list_tables(ListTablesRequest(id=["ns"])).tables == ["t"]
-    assert rows(ns, ["ns", "t"]) == 5 and versions(ns, ["ns", "t"]) == before
+    assert row_count(ns, ["ns", "t"]) == 5 and version_numbers(ns, ["ns", "t"]) == before
     assert response.location is None or response.location.rstrip("/").endswith(
         location.rstrip("/").rsplit("/", 1)[-1]
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from lance_namespace import (
-    CountTableRowsRequest,
     CreateNamespaceRequest,
 )
 from lance_namespace.errors import (
@@ -16,36 +15,19 @@ from lance_namespace.errors import (
 
 import backend
 from backend.services import restore as restoresv
-from backend.services.versions import list_versions
 from tests.support import (
     append_rows,
     create_table,
     make_table,
-    with_versions,
+    row_count,
+    version_numbers,
 )
-
-T = ["ns", "t"]
-
-
-@pytest.fixture
-def table(ns):
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)  # v1: 3 rows, v2: 6, v3: 9, v4: 12
-    return T
-
-
-def rows(ns, table_id) -> int:
-    return ns.count_table_rows(CountTableRowsRequest(id=table_id)).count
-
-
-def versions(ns, table_id) -> list[int]:
-    return sorted(list_versions(ns, table_id)["version"].tolist())
 
 
 def test_restore_makes_a_new_version_with_the_old_content(ns, table) -> None:
     restoresv.restore_version(ns, table, 2)
-    assert versions(ns, table) == [1, 2, 3, 4, 5]
-    assert rows(ns, table) == 6  # v2's content, now as v5
+    assert version_numbers(ns, table) == [1, 2, 3, 4, 5]
+    assert row_count(ns, table) == 6  # v2's content, now as v5
 
 
 @pytest.mark.parametrize(
@@ -55,13 +37,13 @@ def test_restore_makes_a_new_version_with_the_old_content(ns, table) -> None:
 def test_restore_refusals_change_nothing(ns, table, version, error) -> None:
     with pytest.raises(error):
         restoresv.restore_version(ns, table, version)
-    assert versions(ns, table) == [1, 2, 3, 4]
+    assert version_numbers(ns, table) == [1, 2, 3, 4]
 
 
 def test_append_after_restore_builds_on_the_restored_content(ns, table) -> None:
     restoresv.restore_version(ns, table, 1)
     append_rows(ns, table, make_table(1, start=100))
-    assert rows(ns, table) == 4 and versions(ns, table) == [1, 2, 3, 4, 5, 6]
+    assert row_count(ns, table) == 4 and version_numbers(ns, table) == [1, 2, 3, 4, 5, 6]
 
 
 def test_a_restore_says_which_indexes_it_leaves_behind_and_builds_them_again(ns) -> None:

@@ -44,18 +44,8 @@ from backend.services.search.preview import MAX_PREVIEW_ROWS, preview
 from backend.services.search.query import DISTANCE, ROW_ID, SCORE, query_request, run_query
 from backend.services.search.vector import parse_vector, row_vector, vector_search
 from backend.services.tuning.measure import recall, sample_queries
-from tests.backend.search_support import DIM, NS, T, namespace_a, query, vector_index, vectors_of
+from tests.backend.search_support import DIM, NS, T, query, vector_index, vectors_of
 from tests.support import append_rows, create_table, ipc_stream_bytes, make_table, table_location
-
-
-@pytest.fixture
-def ns_a(ns: LanceNamespace) -> LanceNamespace:
-    return namespace_a(ns)
-
-
-@pytest.fixture
-def local_ns(local_root: Path) -> LanceNamespace:
-    return namespace_a(backend.connect(str(local_root)))
 
 
 def test_exact_search_is_the_same_on_both_backends(local_root: Path, rest_server) -> None:

@@ -4,27 +4,12 @@ and the refusals of bad names and missing versions."""
 from __future__ import annotations
 
 import pytest
-from lance_namespace import (
-    CreateNamespaceRequest,
-)
 from lance_namespace.errors import (
     InvalidInputError,
     TableVersionNotFoundError,
 )
 
 from backend.services import tags as tagsv
-from tests.support import (
-    with_versions,
-)
-
-T = ["ns", "t"]
-
-
-@pytest.fixture
-def table(ns):
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)  # v1: 3 rows, v2: 6, v3: 9, v4: 12
-    return T
 
 
 def test_tag_create_list_move_resolve_delete(ns, table) -> None:

@@ -76,22 +76,11 @@ from tests.backend.search_support import (
     DIM,
     NS,
     T,
-    namespace_a,
     numpy_neighbours,
     vector_index,
     vectors_of,
 )
 from tests.support import append_rows, create_table, demo_copy, make_table
-
-
-@pytest.fixture
-def ns_a(ns: LanceNamespace) -> LanceNamespace:
-    return namespace_a(ns)
-
-
-@pytest.fixture
-def local_ns(local_root: Path) -> LanceNamespace:
-    return namespace_a(backend.connect(str(local_root)))
 
 
 # -- recall against numpy ground truth ------------------------------------------------------------
