@@ -9,12 +9,16 @@ worker processes (seconds each on two cores).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -279,25 +283,80 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
+def not_ray(kind: str) -> Iterator[str]:
+    """The address of a real server that is not Ray: ``closed`` (a port nothing listens on),
+    ``web`` / ``web-client`` (an HTTP/1 server, as host:port and as ray://host:port) or
+    ``silent`` (accepts connections, never says anything)."""
+    if kind == "closed":
+        yield f"127.0.0.1:{closed_port()}"
+        return
+    if kind == "silent":
+        with socket.create_server(("127.0.0.1", 0)) as quiet:
+            yield f"127.0.0.1:{quiet.getsockname()[1]}"
+        return
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHandler)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = web.server_address[1]
+        yield f"ray://127.0.0.1:{port}" if kind == "web-client" else f"127.0.0.1:{port}"
+    finally:
+        web.shutdown()
+        web.server_close()
+        thread.join()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass
+
+
+SAYS = {
+    "closed": "does not answer",
+    "web": "is not a Ray cluster: it answered, but not in Ray's protocol",
+    "web-client": "is not a Ray cluster: it answered, but not in Ray's protocol",
+    "silent": "is not a Ray cluster: it accepted the connection but said nothing within",
+}
+
+
+@pytest.mark.parametrize("kind", list(SAYS))
 @pytest.mark.parametrize("work", ["compact", "create_index"])
-def test_a_ray_address_that_does_not_answer_changes_nothing(
-    unchanged: tuple[Any, pa.Table], work: str
+def test_a_ray_address_that_is_not_a_ray_cluster_changes_nothing(
+    unchanged: tuple[Any, pa.Table], work: str, kind: str
 ) -> None:
+    """A closed port, a web server or a silent one: refused in the console's words before Ray
+    is asked to join (which waits a minute for a server that is not Ray), audited, nothing
+    changed, no process left and Ray not joined."""
+    import psutil
+    import ray
+
     gated, _ = unchanged
-    address = f"127.0.0.1:{closed_port()}"
+    joined = ray.is_initialized()
+    children = {p.pid for p in psutil.Process().children(recursive=True)}
     before = state(gated, TID)
-    with pytest.raises(NamespaceConnectionError) as raised:
+    with not_ray(kind) as address, pytest.raises(NamespaceConnectionError) as raised:
         if work == "compact":
             ray_executor.compact(gated, TID, ray_address=address)
         else:
             ray_executor.create_index(gated, TID, "num", "BTREE", ray_address=address)
-    assert address in str(raised.value) and "does not answer" in str(raised.value)
+    assert address in str(raised.value) and SAYS[kind] in str(raised.value)
     assert "nothing was changed" in str(raised.value)
+    assert "ray" not in type(raised.value).__module__
+    assert ray.is_initialized() == joined
+    assert {p.pid for p in psutil.Process().children(recursive=True)} <= children
     after = state(gated, TID)
     assert after[:3] == before[:3] and after[3].equals(before[3])
     operation = "compact_files" if work == "compact" else "create_table_scalar_index"
     recorded = entries(gated, operation)
     assert recorded[-1].outcome == audit.FAILED and address in recorded[-1].error_message
+
+
+def test_the_address_of_a_running_ray_cluster_passes_the_check(local_ray: Any) -> None:
+    """The check before joining lets a real Ray through: its GCS answers as Ray's gRPC
+    services do."""
+    gcs = str(local_ray.get_runtime_context().gcs_address)
+    assert ray_executor.connect(gcs) == gcs
 
 
 REFUSALS = {
