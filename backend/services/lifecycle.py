@@ -153,7 +153,7 @@ def describe_policy(keep_last: int | None, older_than: timedelta | None) -> str:
 
 
 @dataclass(frozen=True)
-class CleanupDone:
+class CleanupDone(html_tables.FieldsTable):
     """What :func:`run_cleanup` did: the versions deleted, those of the plan the table kept
     (lance keeps a version a branch starts from), and what it freed on disk (``None``: not
     known, over REST, where BatchDeleteTableVersions deletes the version records and their
@@ -167,10 +167,6 @@ class CleanupDone:
     failed_deletes: int = 0
     staged_files: int = 0  # files of staged changes never published, removed too
     transaction_id: str | None = None
-
-    def _repr_html_(self) -> str:
-        """Jupyter: the fields as a table (secrets masked)."""
-        return html_tables.to_html(self)
 
 
 def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> CleanupDone:

@@ -41,7 +41,8 @@ def cleanup_said(done: lc.CleanupDone, table_id: Sequence[str], policy: str) -> 
     if done.bytes_freed is None:
         text += ": their data files are the server's to remove."
     else:
-        text += f", freeing {human_bytes(done.bytes_freed)} ({plural(done.files_removed or 0, 'file')})."
+        files = plural(done.files_removed or 0, "file")
+        text += f", freeing {human_bytes(done.bytes_freed)} ({files})."
     if done.kept:
         text += f" Kept {runs(done.kept)}: lance keeps a version a branch of the table starts from."
     if done.failed_deletes:

@@ -119,6 +119,7 @@ def test_cleanup_removes_the_files_only_the_deleted_versions_needed(tmp_path: Pa
     root.mkdir()
     ns = backend.connect(str(root))
     ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    T = ["ns", "t"]
     create_table(ns, T, make_table(3))
     loc = table_location(ns, T)
     for i in range(1, 4):  # each version rewrites the table: its own data file
@@ -142,14 +143,14 @@ def test_cleanup_removes_the_files_only_the_deleted_versions_needed(tmp_path: Pa
         reads[2] | reads[4]
     )
     assert all(g.startswith(table_dir + "/") for g in gone)  # nothing of another table
-    assert versions(ns, T) == [2, 4]
+    assert version_numbers(ns, T) == [2, 4]
     assert not any((root / table_dir / f).exists() for f in reads[1] | reads[3])
     assert all((root / table_dir / f).exists() for f in reads[2] | reads[4])
     assert pending.exists()
     assert done.deleted == [1, 3]
     assert done.bytes_freed == sum(before[g] for g in gone)
     assert done.files_removed == len(gone)
-    assert rows(ns, T) == 3 and rows(ns, ["ns", "other"]) == 5
+    assert row_count(ns, T) == 3 and row_count(ns, ["ns", "other"]) == 5
     assert lance.dataset(str(loc), version="keep-me").count_rows() == 3
 
 
@@ -157,14 +158,13 @@ def test_cleanup_keeps_and_says_a_version_a_branch_starts_from(local_root: Path)
     """Lance keeps a version a branch starts from (the branch reads its files): the cleanup
     says it deleted the others and kept that one, and the branch still reads."""
     ns = backend.connect(str(local_root))
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)
+    T = four_versions(ns)
     branches.create_branch(ns, T, "dev", from_version=2)
     plan = lc.cleanup_plan(ns, T, keep_last=1)
     assert plan.delete == [1, 2, 3]
     done = lc.run_cleanup(ns, plan)
     assert (done.deleted, done.kept) == ([1, 3], [2])
-    assert versions(ns, T) == [2, 4]
+    assert version_numbers(ns, T) == [2, 4]
     assert ns.open_dataset(T).checkout_version(("dev", None)).count_rows() == 6
 
 
@@ -180,8 +180,7 @@ def test_cleanup_keeps_and_says_a_version_a_branch_starts_from(local_root: Path)
 )
 def test_a_cleanup_of_listed_versions_refuses_bad_input(local_root: Path, request_, match) -> None:
     ns = backend.connect(str(local_root))
-    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
-    with_versions(ns, T, 4, rows=3)
+    T = four_versions(ns)
     tagsv.create_tag(ns, T, "keep-me", 2)
     before = sorted(str(p) for p in local_root.rglob("*"))
     with pytest.raises(InvalidInputError, match=match):
@@ -193,7 +192,7 @@ def test_cleanup_over_rest_deletes_the_version_records(ns, backend_kind, table) 
     """Over REST the cleanup is BatchDeleteTableVersions: the versions go, and what it freed
     is not known (the server's to remove); on the local backend it is."""
     done = lc.run_cleanup(ns, lc.cleanup_plan(ns, table, keep_last=2))
-    assert done.deleted == [1, 2] and versions(ns, table) == [3, 4]
+    assert done.deleted == [1, 2] and version_numbers(ns, table) == [3, 4]
     assert (done.bytes_freed is None) == (backend_kind == "rest")
 
 
