@@ -1392,21 +1392,35 @@ class LocalNamespace(LanceNamespace):
 
     @guarded("cleanup_old_versions")
     def cleanup_old_versions(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """Remove the files of table ``id``'s versions older than ``older_than_days`` days
-        (``{"id": [...], "older_than_days": 7}``): lance's ``cleanup_old_versions``, which
-        never removes the latest version; tagged versions are kept
-        (``error_if_tagged_old_versions=False``). A bad number of days:
-        ``InvalidInputError``, nothing removed."""
+        """Lance's ``cleanup_old_versions`` of table ``id`` (main): the versions older than
+        ``older_than_days`` days (``{"id": [...], "older_than_days": 7}``; tagged versions are
+        kept, ``error_if_tagged_old_versions=False``), or exactly the ``versions`` listed
+        (``{"id": [...], "versions": [1, 3]}``, refused as BatchDeleteTableVersions refuses:
+        never the latest, never a tagged version, whose tags are named). Either way the
+        versions' manifests go with every file no remaining version reads (data, deletion,
+        index and transaction files); lance never removes the latest version, keeps a version
+        a branch starts from, and keeps a file no version refers to for its grace period (a
+        write in progress). ``bytes_removed`` / ``files_removed`` count what lance deleted.
+        Both given, a bad number of days or version: ``InvalidInputError``, nothing removed."""
         table_id = ids.check_id((request or {}).get("id"))
         days: Any = (request or {}).get("older_than_days")
-        problem = version_ranges.keep_days_problem(days)
-        if problem:
-            raise invalid(problem + "; nothing was removed")
+        listed: Any = (request or {}).get("versions")
+        if days is not None and listed is not None:
+            raise invalid("give older_than_days or versions, not both; nothing was removed")
+        options: dict[str, Any]
+        if listed is not None:
+            options = {"versions": self._cleanup_versions(table_id, listed)}
+        else:
+            problem = version_ranges.keep_days_problem(days)
+            if problem:
+                raise invalid(problem + "; nothing was removed")
+            options = {
+                "older_than": timedelta(days=int(days)),
+                "error_if_tagged_old_versions": False,
+            }
         with self._long_write(table_id) as ds:
             before = [int(v["version"]) for v in ds.versions()]
-            stats = ds.cleanup_old_versions(
-                older_than=timedelta(days=int(days)), error_if_tagged_old_versions=False
-            )
+            stats = ds.cleanup_old_versions(**options)
             after = [int(v["version"]) for v in self.open_dataset(table_id).versions()]
         return {
             "versions_before": len(before),
@@ -1414,7 +1428,35 @@ class LocalNamespace(LanceNamespace):
             "removed_versions": sorted(set(before) - set(after)),
             "bytes_removed": int(stats.bytes_removed),
             "old_versions": int(stats.old_versions),
+            "files_removed": int(stats.old_versions)
+            + int(stats.data_files_removed)
+            + int(stats.deletion_files_removed)
+            + int(stats.index_files_removed)
+            + int(stats.transaction_files_removed),
+            "failed_deletes": int(stats.failed_deletes),
         }
+
+    def _cleanup_versions(self, table_id: list[str], listed: Any) -> list[int]:
+        """The ``versions`` of a cleanup, checked as BatchDeleteTableVersions checks its
+        ranges (``version_ranges``; tags by ``catalog_views.clear_covered_tags``)."""
+        if not isinstance(listed, (list, tuple)) or not listed:
+            raise invalid(f"versions must be a list of version numbers, got {listed!r}")
+        for v in listed:
+            problem = version_ranges.version_problem(v)
+            if problem:
+                raise invalid(problem + "; nothing was removed")
+        wanted = sorted({int(v) for v in listed})
+        ranges = version_ranges.to_spec(version_ranges.spans_of(wanted))
+        with self._guard(table_id):
+            newest = self.list_table_versions(
+                ListTableVersionsRequest(id=table_id, descending=True, limit=1)
+            ).versions
+            latest = max((v.version for v in newest), default=None)
+            version_ranges.check_ranges(ranges, latest=latest)
+            catalog_views.clear_covered_tags(
+                self._inner, table_id, ranges, latest, delete_tags=False
+            )
+        return wanted
 
     @guarded("remove_table_schema_metadata_keys")
     def remove_table_schema_metadata_keys(self, request: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,14 +16,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
 from lance_namespace import (
     BatchDeleteTableVersionsRequest,
-    BatchDeleteTableVersionsResponse,
     DeregisterTableRequest,
     DeregisterTableResponse,
     DescribeTableRequest,
@@ -153,11 +152,31 @@ def describe_policy(keep_last: int | None, older_than: timedelta | None) -> str:
     return "; ".join(parts) + "; never the latest or a tagged version"
 
 
-def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersionsResponse:
+@dataclass(frozen=True)
+class CleanupDone(html_tables.FieldsTable):
+    """What :func:`run_cleanup` did: the versions deleted, those of the plan the table kept
+    (lance keeps a version a branch starts from), and what it freed on disk (``None``: not
+    known, over REST, where BatchDeleteTableVersions deletes the version records and their
+    data files are the server's to remove)."""
+
+    table_id: list[str]
+    deleted: list[int]
+    kept: list[int] = field(default_factory=list)
+    bytes_freed: int | None = None
+    files_removed: int | None = None
+    failed_deletes: int = 0
+    staged_files: int = 0  # files of staged changes never published, removed too
+    transaction_id: str | None = None
+
+
+def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> CleanupDone:
     """Delete what a :func:`cleanup_plan` listed, after checking that nothing it keeps changed
-    status meanwhile (a new tag on a listed version: refused, nothing deleted); then the
-    table's staged changes that were never published (``staged_changes.cleanup_staged``: what
-    they wrote, never a file a version refers to; local backend)."""
+    status meanwhile (a new tag on a listed version: refused, nothing deleted). Where the
+    namespace runs lance's cleanup (the local backend: ``cleanup_old_versions`` of exactly
+    those versions) the versions go with every file no remaining version reads, and what it
+    freed is said; over REST, BatchDeleteTableVersions. Then the table's staged changes that
+    were never published (``staged_changes.cleanup_staged``: what they wrote, never a file a
+    version refers to; local backend)."""
     fresh = tagged_versions(list_tags(ns, plan.table_id))
     newly_tagged = sorted(set(plan.delete) & set(fresh))
     if newly_tagged:
@@ -166,9 +185,30 @@ def run_cleanup(ns: LanceNamespace, plan: CleanupPlan) -> BatchDeleteTableVersio
             f"versions {', '.join(map(str, newly_tagged))} were tagged since the dry run: run it "
             "again; nothing deleted",
         )
-    answer = ns.batch_delete_table_versions(plan.request())
-    staged_changes.cleanup_staged(ns, plan.table_id)
-    return answer
+    request = plan.request()  # refuses a plan that deletes nothing
+    cleanup = getattr(ns, "cleanup_old_versions", None)
+    if callable(cleanup):
+        out = cleanup({"id": list(plan.table_id), "versions": list(plan.delete)})
+        deleted = sorted(set(plan.delete) & set(out.get("removed_versions") or []))
+        done = CleanupDone(
+            list(plan.table_id),
+            deleted,
+            kept=sorted(set(plan.delete) - set(deleted)),
+            bytes_freed=int(out.get("bytes_removed") or 0),
+            files_removed=int(out.get("files_removed") or 0),
+            failed_deletes=int(out.get("failed_deletes") or 0),
+        )
+    else:
+        answer = ns.batch_delete_table_versions(request)
+        done = CleanupDone(
+            list(plan.table_id),
+            list(plan.delete),
+            transaction_id=getattr(answer, "transaction_id", None),
+        )
+    swept = staged_changes.cleanup_staged(ns, plan.table_id)
+    if swept.files:
+        done = replace(done, staged_files=len(swept.files))
+    return done
 
 
 @dataclass(frozen=True)

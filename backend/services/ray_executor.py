@@ -16,8 +16,10 @@ outgrow one machine (the optional ``[ray]`` extra).
    storage would bypass it), a location this console cannot open;
 3. start or join Ray (:func:`connect`): the address given, else the launch's ``--ray-address``
    (:data:`ADDRESS_ENV`), else a local Ray. A remote address is first checked with a TCP
-   connection (:data:`CONNECT_TIMEOUT`); an address that does not answer is a
-   ``NamespaceConnectionError`` naming it, and nothing is changed;
+   connection that must answer as Ray's gRPC services do (HTTP/2), all within
+   :data:`CONNECT_TIMEOUT`: an address that does not answer, or a server that is not Ray (a
+   web server, a silent one), is a ``NamespaceConnectionError`` naming it in seconds, Ray is
+   not asked to join, and nothing is changed;
 4. check that a Ray worker can open the table at that location with those options (the
    workers read and write the storage themselves: a path on another machine's disk is not
    reachable from them) and run the work, recorded by the gate as the local maintenance is (a
@@ -58,6 +60,7 @@ import concurrent.futures
 import importlib.util
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +75,7 @@ from backend.config import launch
 from backend.errors import (
     NamespaceConnectionError,
     NamespaceTimeoutError,
+    attach_error_details,
     invalid,
     make,
     to_namespace_error,
@@ -84,9 +88,9 @@ EXECUTOR = "ray"
 EXTRA_MISSING = "the Ray executor needs the [ray] extra: pip install 'lance-namespace-console[ray]'"
 # Where the launcher's ``--ray-address`` reaches the console process.
 ADDRESS_ENV = launch.RAY_ADDRESS_ENV
-# Seconds: a TCP connection to a remote address; joining it once it answered; starting a local
-# Ray (its processes start on a loaded machine in seconds, not milliseconds); a worker opening
-# the table before the work (a busy cluster queues it).
+# Seconds: a remote address answering as Ray (TCP, then HTTP/2); joining it once it did;
+# starting a local Ray (its processes start on a loaded machine in seconds, not milliseconds);
+# a worker opening the table before the work (a busy cluster queues it).
 CONNECT_TIMEOUT = 5.0
 JOIN_TIMEOUT = 60.0
 START_TIMEOUT = 180.0
@@ -155,19 +159,62 @@ def _host_port(address: str) -> tuple[str, int] | None:
     return parts.hostname, parts.port
 
 
+# The HTTP/2 connection preface and an empty SETTINGS frame (RFC 9113 3.4): what a client of
+# Ray's gRPC services (the GCS, the Ray Client server) sends first; an HTTP/2 server answers
+# with its own SETTINGS frame before anything else.
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_H2_SETTINGS = 0x4
+
+
+def _not_ray(sock: socket.socket, deadline: float) -> str | None:
+    """Why the server on ``sock`` is not a Ray cluster (``None``: it speaks Ray's protocol,
+    gRPC over HTTP/2): its first frame must be HTTP/2 SETTINGS, within the deadline."""
+    sock.sendall(_H2_HELLO)
+    got = b""
+    while len(got) < 9:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        chunk = sock.recv(9 - len(got))
+        if not chunk:
+            return "it closed the connection without answering as Ray does"
+        got += chunk
+    if got[3] == _H2_SETTINGS and got[4] == 0 and got[5:9] == bytes(4):
+        return None
+    return "it answered, but not in Ray's protocol (gRPC): a web server or another service?"
+
+
 def _answers(address: str, timeout: float) -> None:
-    """``NamespaceConnectionError`` naming ``address`` unless it accepts a TCP connection
-    within ``timeout`` seconds (a refused port, an unknown host, a machine that is down)."""
+    """``NamespaceConnectionError`` naming ``address`` unless it accepts a TCP connection and
+    answers as Ray's gRPC services do (:func:`_not_ray`), within ``timeout`` seconds in all:
+    a refused port, an unknown host, a machine that is down, and a server that is not Ray (a
+    web server, a silent one) are said in seconds, before Ray is asked to join (which would
+    wait for a minute)."""
     found = _host_port(address)
     if found is None:
         return
+    deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection(found, timeout=timeout):
-            return
+        sock = socket.create_connection(found, timeout=timeout)
     except TimeoutError:
         why = f"no answer within {timeout:g} s"
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
+    else:
+        with sock:
+            try:
+                problem = _not_ray(sock, deadline)
+            except TimeoutError:
+                problem = f"it accepted the connection but said nothing within {timeout:g} s"
+            except OSError as exc:
+                problem = f"it dropped the connection ({exc.strerror or type(exc).__name__})"
+        if problem is None:
+            return
+        raise NamespaceConnectionError(
+            f"{address} is not a Ray cluster: {problem}; nothing was changed. Check the "
+            "address (host:6379 for the cluster, ray://host:10001 for Ray Client)"
+        )
     raise NamespaceConnectionError(
         f"the Ray cluster at {address} does not answer ({why}); nothing was changed. Check "
         "the address (host:6379 for the cluster, ray://host:10001 for Ray Client) and that "
@@ -295,9 +342,12 @@ def connect(ray_address: str | None = None) -> str:
                 "was changed"
             ) from None
         except Exception as exc:
-            raise NamespaceConnectionError(
-                f"cannot join Ray at {address or 'this machine'}: "
-                f"{_first_line(exc)}; nothing was changed"
+            message = (
+                f"Ray at {address or 'this machine'} could not be joined (Ray's reason is in "
+                "the details); nothing was changed"
+            )
+            raise attach_error_details(
+                NamespaceConnectionError(message), message=message, detail=_first_line(exc)
             ) from None
         _joined = address or "local"
         return _current(ray)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from backend.rules import ids
 from backend.services import lifecycle as lc
-from backend.text import plural
+from backend.text import human_bytes, plural
 from components import feedback, state
 from components.common import (
     dataframe,
@@ -26,11 +26,32 @@ from components.writes import (
 
 
 def cleanup_write(ns: Any, table_id: Sequence[str], plan: lc.CleanupPlan) -> Write:
-    n = plural(len(plan.delete), "version")
     return Write(
         lc.run_cleanup, (ns, plan), "Cleaning up",
-        f"Deleted {n} of {ids.display_id(table_id)} ({runs(plan.delete)}; {plan.policy}).",
+        lambda done: cleanup_said(done, table_id, plan.policy),
     )  # fmt: skip
+
+
+def cleanup_said(done: lc.CleanupDone, table_id: Sequence[str], policy: str) -> str:
+    """What a cleanup did: the versions deleted, what it freed on disk (or, over REST, that
+    the data files are the server's to remove), the listed versions the table kept."""
+    table = ids.display_id(table_id)
+    which = f"{runs(done.deleted)}; " if done.deleted else ""
+    text = f"Deleted {plural(len(done.deleted), 'version')} of {table} ({which}{policy})"
+    if done.bytes_freed is None:
+        text += ": their data files are the server's to remove."
+    else:
+        files = plural(done.files_removed or 0, "file")
+        text += f", freeing {human_bytes(done.bytes_freed)} ({files})."
+    if done.kept:
+        text += f" Kept {runs(done.kept)}: lance keeps a version a branch of the table starts from."
+    if done.failed_deletes:
+        text += f" {plural(done.failed_deletes, 'file')} could not be deleted."
+    if done.staged_files:
+        text += (
+            f" Also removed {plural(done.staged_files, 'file')} of staged changes never published."
+        )
+    return text
 
 
 def render_cleanup(

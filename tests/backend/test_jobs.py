@@ -177,9 +177,14 @@ def test_a_cleanup_job_deletes_what_the_plan_lists(local_root: Path) -> None:
     ns = backend.connect(str(local_root))
     fragmented(ns)
     plan = lifecycle.cleanup_plan(ns, TID, keep_last=3)
+    where = table_location(ns, TID)
+    before = {p: p.stat().st_size for p in where.rglob("*") if p.is_file()}
     job = jobs.wait(ns, jobs.submit(ns, "cleanup", TID, {"keep_last": 3}).id, timeout=60)
     assert job.state == jobs.SUCCEEDED, job.error
     assert job.result["deleted_versions"] == plan.delete and plan.delete
+    gone = [p for p in before if not p.exists()]
+    assert job.result["bytes_removed"] == sum(before[p] for p in gone) > 0
+    assert job.result["files_removed"] == len(gone)
     left = {
         int(v.version) for v in ns.list_table_versions(ListTableVersionsRequest(id=TID)).versions
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import lance
 import lance_namespace as ln
 import pytest
 from lance_namespace import (
@@ -30,6 +31,7 @@ from lance_namespace_urllib3_client.models import VersionRange
 
 import backend
 from backend.rules import batch_rules, version_ranges
+from backend.services import branches
 from backend.services import lifecycle as lc
 from backend.services import tags as tagsv
 from backend.services import versions as vsv
@@ -95,6 +97,103 @@ def test_cleanup_refuses_when_a_listed_version_was_tagged_since(ns, table) -> No
     with pytest.raises(LanceNamespaceError, match="tagged since the dry run"):
         lc.run_cleanup(ns, plan)
     assert version_numbers(ns, table) == [1, 2, 3, 4]
+
+
+def _files(root: Path) -> dict[str, int]:
+    """Every file under ``root`` (relative path: size in bytes)."""
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+def _data_files(location: Path, version: int) -> set[str]:
+    """The data files (paths under the table) version ``version`` reads, from its manifest."""
+    ds = lance.dataset(str(location), version=version)
+    return {f"data/{d.path}" for frag in ds.get_fragments() for d in frag.data_files()}
+
+
+def test_cleanup_removes_the_files_only_the_deleted_versions_needed(tmp_path: Path) -> None:
+    """The console's cleanup by policy removes the deleted versions' manifests and the data
+    files no version left reads (as lance's ``cleanup_old_versions`` does); what it says it
+    freed is what is gone on disk. Another table's files, the kept (latest, tagged) versions'
+    files and a fresh file no version refers to yet (a write in progress) stay."""
+    root = tmp_path / "local-root"
+    root.mkdir()
+    ns = backend.connect(str(root))
+    ns.create_namespace(CreateNamespaceRequest(id=["ns"]))
+    T = ["ns", "t"]
+    create_table(ns, T, make_table(3))
+    loc = table_location(ns, T)
+    for i in range(1, 4):  # each version rewrites the table: its own data file
+        lance.write_dataset(make_table(3, start=10 * i), str(loc), mode="overwrite")
+    create_table(ns, ["ns", "other"], make_table(5))
+    tagsv.create_tag(ns, T, "keep-me", 2)
+    pending = loc / "data" / "in-progress.lance"  # a write not committed yet
+    pending.write_bytes(b"x" * 100)
+    reads = {v: _data_files(loc, v) for v in (1, 2, 3, 4)}
+    plan = lc.cleanup_plan(ns, T, keep_last=1)
+    assert plan.delete == [1, 3]
+    before = _files(root)
+
+    done = lc.run_cleanup(ns, plan)
+
+    after = _files(root)
+    gone = set(before) - set(after)
+    table_dir = str(loc.relative_to(root))
+    gone_in_table = {g.removeprefix(table_dir + "/") for g in gone}
+    assert {g for g in gone_in_table if g.startswith("data/")} == (reads[1] | reads[3]) - (
+        reads[2] | reads[4]
+    )
+    assert all(g.startswith(table_dir + "/") for g in gone)  # nothing of another table
+    assert version_numbers(ns, T) == [2, 4]
+    assert not any((root / table_dir / f).exists() for f in reads[1] | reads[3])
+    assert all((root / table_dir / f).exists() for f in reads[2] | reads[4])
+    assert pending.exists()
+    assert done.deleted == [1, 3]
+    assert done.bytes_freed == sum(before[g] for g in gone)
+    assert done.files_removed == len(gone)
+    assert row_count(ns, T) == 3 and row_count(ns, ["ns", "other"]) == 5
+    assert lance.dataset(str(loc), version="keep-me").count_rows() == 3
+
+
+def test_cleanup_keeps_and_says_a_version_a_branch_starts_from(local_root: Path) -> None:
+    """Lance keeps a version a branch starts from (the branch reads its files): the cleanup
+    says it deleted the others and kept that one, and the branch still reads."""
+    ns = backend.connect(str(local_root))
+    T = four_versions(ns)
+    branches.create_branch(ns, T, "dev", from_version=2)
+    plan = lc.cleanup_plan(ns, T, keep_last=1)
+    assert plan.delete == [1, 2, 3]
+    done = lc.run_cleanup(ns, plan)
+    assert (done.deleted, done.kept) == ([1, 3], [2])
+    assert version_numbers(ns, T) == [2, 4]
+    assert ns.open_dataset(T).checkout_version(("dev", None)).count_rows() == 6
+
+
+@pytest.mark.parametrize(
+    ("request_", "match"),
+    [
+        ({"versions": [1], "older_than_days": 1}, "not both"),
+        ({"versions": []}, "list of version numbers"),
+        ({"versions": [0]}, "version number"),
+        ({"versions": [4]}, "latest"),
+        ({"versions": [1, 2]}, "keep-me"),
+    ],
+)
+def test_a_cleanup_of_listed_versions_refuses_bad_input(local_root: Path, request_, match) -> None:
+    ns = backend.connect(str(local_root))
+    T = four_versions(ns)
+    tagsv.create_tag(ns, T, "keep-me", 2)
+    before = sorted(str(p) for p in local_root.rglob("*"))
+    with pytest.raises(InvalidInputError, match=match):
+        ns.cleanup_old_versions({"id": T, **request_})
+    assert sorted(str(p) for p in local_root.rglob("*")) == before
+
+
+def test_cleanup_over_rest_deletes_the_version_records(ns, backend_kind, table) -> None:
+    """Over REST the cleanup is BatchDeleteTableVersions: the versions go, and what it freed
+    is not known (the server's to remove); on the local backend it is."""
+    done = lc.run_cleanup(ns, lc.cleanup_plan(ns, table, keep_last=2))
+    assert done.deleted == [1, 2] and version_numbers(ns, table) == [3, 4]
+    assert (done.bytes_freed is None) == (backend_kind == "rest")
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"keep_last": 0}, {"older_than": timedelta(-1)}])

@@ -1,7 +1,7 @@
 """The Ray executor (``backend.services.ray_executor``) against a real local Ray: compaction and
 BTREE, FTS and IVF_PQ builds give what the local executor gives (the same rows, the same filter
-answers, identical full-text hits, recall@10 within 0.02), checked against pyarrow / numpy; a
-Ray address that does not answer, and every refusal, change nothing and are audited.
+answers, identical full-text hits, mean recall@10 within 0.02), checked against pyarrow / numpy; a
+Ray address that does not answer or is not Ray, and every refusal, change nothing and are audited.
 
 The tests that run work on Ray are ``slow``: each lance-ray call starts its own pool of Ray
 worker processes (seconds each on two cores).
@@ -9,12 +9,16 @@ worker processes (seconds each on two cores).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -244,30 +248,55 @@ def recall_at_10(ds: Any, vectors: np.ndarray, queries: np.ndarray, nprobes: int
     return found / (10 * len(queries))
 
 
+BUILDS = 3  # IVF_PQ builds of each executor whose recalls are compared (their means)
+
+
 @pytest.mark.slow
 def test_ivf_pq_on_ray_recalls_like_the_local_build(
     twins: tuple[Any, pa.Table], local_ray: Any
 ) -> None:
+    """The rows and the queries are fixed (seeded), but IVF_PQ training is not: lance samples
+    its training rows and starts k-means from entropy, with no seed to fix, so one build's
+    recall@10 varies from build to build (about 0.005 standard deviation here, for either
+    executor), and one Ray build against one local build differs by up to ~0.02 by chance.
+    What is compared is the mean recall of :data:`BUILDS` Ray builds and :data:`BUILDS`
+    local builds of the same rows with the same parameters, each measured against the true
+    neighbours (numpy brute force) of the same queries: within 0.02 (some five standard
+    deviations of the difference of the means). Every build also finds most neighbours,
+    which an index missing rows or partitions would not."""
     gated, data = twins
     params = {"num_partitions": 16, "num_sub_vectors": 8}
-    index_overview.create_index(
-        gated, rules.build_index_request(REF, "vec", "IVF_PQ", params=params)
-    )
-    result = ray_executor.create_index(gated, TID, "vec", "IVF_PQ", params=params, num_workers=2)
-    # lance-ray needs sample_rate x 2^8 PQ centroids rows: chosen to fit 12,000 rows
-    assert result["chosen"] == {"sample_rate": N // 256}
-    ray_ds, local_ds = (lance.dataset(location(gated, t)) for t in (TID, REF))
+    on_ray_tables = [TID, *([f"t_ray{i}"] for i in range(1, BUILDS))]
+    local_tables = [REF, *([f"t_local{i}"] for i in range(1, BUILDS))]
+    for tid in on_ray_tables[1:] + local_tables[1:]:
+        fragmented(gated, tid, data)
+    for tid in local_tables:
+        index_overview.create_index(
+            gated, rules.build_index_request(tid, "vec", "IVF_PQ", params=params)
+        )
+    for tid in on_ray_tables:
+        result = ray_executor.create_index(
+            gated, tid, "vec", "IVF_PQ", params=params, num_workers=2
+        )
+        # lance-ray needs sample_rate x 2^8 PQ centroids rows: chosen to fit 12,000 rows
+        assert result["chosen"] == {"sample_rate": N // 256}
+    ray_ds = lance.dataset(location(gated, TID))
     [index] = ray_ds.describe_indices()
     assert index.num_rows_indexed == N
     assert ray_ds.stats.index_stats("vec_idx")["indices"][0]["num_partitions"] == 16
     vectors = np.stack(data["vec"].to_numpy(zero_copy_only=False)).astype(np.float32)
     rng = np.random.default_rng(1)
     queries = vectors[rng.choice(N, 200, replace=False)] + rng.normal(0, 0.5, (200, DIM))
-    on_ray = recall_at_10(ray_ds, vectors, queries.astype(np.float32), nprobes=8)
-    local = recall_at_10(local_ds, vectors, queries.astype(np.float32), nprobes=8)
-    # recalls are multiples of 1/(10 * queries): rounding drops only the float error of the
-    # difference (0.837 - 0.817 is 0.020000000000000018), never a real hit
-    assert on_ray > 0.5 and round(abs(on_ray - local), 9) <= 0.02, (on_ray, local)
+
+    def recalls(tables: list[list[str]]) -> list[float]:
+        return [
+            recall_at_10(lance.dataset(location(gated, t)), vectors, queries.astype(np.float32), 8)
+            for t in tables
+        ]
+
+    on_ray, local = recalls(on_ray_tables), recalls(local_tables)
+    assert min(on_ray + local) > 0.75, (on_ray, local)
+    assert abs(float(np.mean(on_ray)) - float(np.mean(local))) <= 0.02, (on_ray, local)
     # the console records what was asked, as for a local build (Search & tune compares it)
     assert gated.index_requests(TID)["vec_idx"]["num_partitions"] == 16
 
@@ -279,25 +308,80 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
+def not_ray(kind: str) -> Iterator[str]:
+    """The address of a real server that is not Ray: ``closed`` (a port nothing listens on),
+    ``web`` / ``web-client`` (an HTTP/1 server, as host:port and as ray://host:port) or
+    ``silent`` (accepts connections, never says anything)."""
+    if kind == "closed":
+        yield f"127.0.0.1:{closed_port()}"
+        return
+    if kind == "silent":
+        with socket.create_server(("127.0.0.1", 0)) as quiet:
+            yield f"127.0.0.1:{quiet.getsockname()[1]}"
+        return
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHandler)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = web.server_address[1]
+        yield f"ray://127.0.0.1:{port}" if kind == "web-client" else f"127.0.0.1:{port}"
+    finally:
+        web.shutdown()
+        web.server_close()
+        thread.join()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass
+
+
+SAYS = {
+    "closed": "does not answer",
+    "web": "is not a Ray cluster: it answered, but not in Ray's protocol",
+    "web-client": "is not a Ray cluster: it answered, but not in Ray's protocol",
+    "silent": "is not a Ray cluster: it accepted the connection but said nothing within",
+}
+
+
+@pytest.mark.parametrize("kind", list(SAYS))
 @pytest.mark.parametrize("work", ["compact", "create_index"])
-def test_a_ray_address_that_does_not_answer_changes_nothing(
-    unchanged: tuple[Any, pa.Table], work: str
+def test_a_ray_address_that_is_not_a_ray_cluster_changes_nothing(
+    unchanged: tuple[Any, pa.Table], work: str, kind: str
 ) -> None:
+    """A closed port, a web server or a silent one: refused in the console's words before Ray
+    is asked to join (which waits a minute for a server that is not Ray), audited, nothing
+    changed, no process left and Ray not joined."""
+    import psutil
+    import ray
+
     gated, _ = unchanged
-    address = f"127.0.0.1:{closed_port()}"
+    joined = ray.is_initialized()
+    children = {p.pid for p in psutil.Process().children(recursive=True)}
     before = state(gated, TID)
-    with pytest.raises(NamespaceConnectionError) as raised:
+    with not_ray(kind) as address, pytest.raises(NamespaceConnectionError) as raised:
         if work == "compact":
             ray_executor.compact(gated, TID, ray_address=address)
         else:
             ray_executor.create_index(gated, TID, "num", "BTREE", ray_address=address)
-    assert address in str(raised.value) and "does not answer" in str(raised.value)
+    assert address in str(raised.value) and SAYS[kind] in str(raised.value)
     assert "nothing was changed" in str(raised.value)
+    assert "ray" not in type(raised.value).__module__
+    assert ray.is_initialized() == joined
+    assert {p.pid for p in psutil.Process().children(recursive=True)} <= children
     after = state(gated, TID)
     assert after[:3] == before[:3] and after[3].equals(before[3])
     operation = "compact_files" if work == "compact" else "create_table_scalar_index"
     recorded = entries(gated, operation)
     assert recorded[-1].outcome == audit.FAILED and address in recorded[-1].error_message
+
+
+def test_the_address_of_a_running_ray_cluster_passes_the_check(local_ray: Any) -> None:
+    """The check before joining lets a real Ray through: its GCS answers as Ray's gRPC
+    services do."""
+    gcs = str(local_ray.get_runtime_context().gcs_address)
+    assert ray_executor.connect(gcs) == gcs
 
 
 REFUSALS = {

@@ -10,6 +10,7 @@ import pytest
 import backend
 from backend.services import versions as vsv
 from backend.spec.paging import PAGE_SIZE
+from backend.text import human_bytes
 from components import state
 from tests.ui.conftest import alerts, assert_no_exception, texts, widget
 
@@ -494,11 +495,14 @@ def test_cleanup_by_policy_dry_run_then_delete(make_app, ui_env) -> None:
     delete.click().run()
     assert alerts(at, "error") == ["Nothing deleted: type events exactly to confirm."]
     widget(at.text_input, "versions.cleanup0.", ".run.confirm").input("events")
+    before = {p: p.stat().st_size for p in ui_env.rglob("*") if p.is_file()}
     widget(at.button, "FormSubmitter:versions.cleanup0.", ".run-Delete 49 versions").click().run()
     assert_no_exception(at)
+    gone = [p for p in before if not p.exists()]  # the manifests and the files only they read
     assert alerts(at, "success") == [
         "Deleted 49 versions of logs › events (1-4, 6-50; keep the newest 10; never the latest "
-        "or a tagged version)."
+        f"or a tagged version), freeing {human_bytes(sum(before[p] for p in gone))} "
+        f"({len(gone)} files)."
     ]
     assert listed(ui_env, ["logs", "events"]) == [*range(60, 50, -1), 5]
     assert {m.label: m.value for m in at.metric}["Versions"] == "11"

@@ -9,8 +9,10 @@
   (``tuning.optimize.optimize_indexes``); no parameters, and no cancel once started;
 * ``cleanup`` - old versions removed by a policy (``keep_last``, ``older_than_days``: the
   rules of ``lifecycle.check_cleanup_policy``); a cleanup by age alone where the namespace
-  has it is lance's own ``cleanup_old_versions`` (which also removes the files no version
-  left needs), else the versions ``lifecycle.cleanup_plan`` picks are deleted. Main's only.
+  has it is lance's own ``cleanup_old_versions`` by age, else the versions
+  ``lifecycle.cleanup_plan`` picks are deleted (``lifecycle.run_cleanup``: lance's cleanup of
+  those versions where the namespace has it). Either way, on the local backend, the files no
+  version left needs go too. Main's only.
 
 Compaction and index optimization need the local backend (``MAINTENANCE_UNSUPPORTED`` over
 REST).
@@ -144,12 +146,14 @@ def _cleanup(ns: Any, table_id: Any, params: dict[str, Any], ctx: jobs.JobContex
         return {"deleted_versions": [], "kept_versions": len(plan.keep), "policy": plan.policy}
     ctx.check()
     ctx.progress(f"deleting {plural(len(plan.delete), 'version')}", None)
-    response = lifecycle.run_cleanup(ns, plan)
+    done = lifecycle.run_cleanup(ns, plan)
     return {
-        "deleted_versions": plan.delete,
-        "kept_versions": len(plan.keep),
+        "deleted_versions": done.deleted,
+        "kept_versions": len(plan.keep) + len(done.kept),
+        "bytes_removed": done.bytes_freed,
+        "files_removed": done.files_removed,
         "policy": plan.policy,
-        "transaction_id": getattr(response, "transaction_id", None),
+        "transaction_id": done.transaction_id,
     }
 
 
