@@ -49,6 +49,11 @@ STARTUP_TIMEOUT_S = 60.0
 APP_TIMEOUT_MS = 30_000
 EXPECT_TIMEOUT_MS = 15_000
 RUN_SEEN_MS = 10_000  # longest wait for a script run to show up after an interaction
+# A list of options opens within a fraction of a second of its click; one that has not shown
+# by then never will (the click landed while the page was drawn again, or a redraw closed it):
+# it is opened again, up to PICK_TRIES times, rather than waited for.
+OPTION_WAIT_MS = 3_000
+PICK_TRIES = 4
 
 # The deterministic data every e2e test may rely on (besides whatever the demo adds).
 E2E_NAMESPACE = "e2e"
@@ -697,11 +702,11 @@ def choose(scope: Page | Locator, label: str, option: str | re.Pattern[str]) -> 
         # A react-aria combobox: the "Open" button lists the options. A rerun that lands
         # between the two clicks (a fragment finishing, a widget default settling) re-renders
         # the box and closes its list: open it again rather than wait for an option that is gone.
-        for _ in range(3):
+        for _ in range(PICK_TRIES):
             box.get_by_role("button", name="Open").click()
             item = page.get_by_role("option").filter(has_text=wanted).first
             try:
-                item.click(timeout=8_000)
+                item.click(timeout=OPTION_WAIT_MS)
                 return
             except PlaywrightTimeoutError:
                 page.keyboard.press("Escape")
@@ -726,21 +731,21 @@ def pick_in_form(scope: Locator, label: str, option: str) -> None:
     expect(combo).to_have_count(1)
     listbox = scope.page.get_by_role("listbox")
     match = scope.page.get_by_role("option").filter(has_text=re.compile(rf"^{re.escape(option)}$"))
-    for attempt in range(3):
+    for attempt in range(PICK_TRIES):
         try:
             combo.focus()
             combo.press("ArrowDown")  # opens the list
-            expect(listbox.first).to_be_visible(timeout=5_000)
+            expect(listbox.first).to_be_visible(timeout=OPTION_WAIT_MS)
             combo.fill(option)
             # Chosen from the keyboard: a pointer click can land on a label laid over the list.
-            expect(match).to_have_count(1)
+            expect(match).to_have_count(1, timeout=OPTION_WAIT_MS)
             combo.press("Enter")
             combo.blur()  # the pick is committed (and the form re-rendered) before the next field
             expect(listbox).to_have_count(0)
             expect(combo).to_have_value(option, timeout=2_000)
             return
         except AssertionError:
-            if attempt == 2:
+            if attempt == PICK_TRIES - 1:
                 raise
             combo.press("Escape")
 
@@ -760,7 +765,7 @@ def pick_many(scope: Locator, label: str, options: Sequence[str]) -> None:
                 match = scope.page.get_by_role("option").filter(
                     has_text=re.compile(rf"^{re.escape(option)}$")
                 )
-                expect(match).to_have_count(1, timeout=5_000)
+                expect(match).to_have_count(1, timeout=OPTION_WAIT_MS)
                 field.press("Enter")
                 field.press("Escape")
                 expect(box).to_contain_text(option, timeout=3_000)
