@@ -463,6 +463,26 @@ def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
     )  # fmt: skip
 
 
+def run_cli_here(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` for a launch that stops before starting anything: ``cli.main`` in this
+    process, in ``cwd`` (also its home) with the same environment, its exit code and output."""
+    for name in [k for k in os.environ if k.startswith("LANCE_CONSOLE_")]:
+        monkeypatch.delenv(name)
+    for name, value in {"HOME": str(cwd), **(env or {})}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    code = cli.main([*args, "--port", str(free_port()), "--no-browser"])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["lance-console", *args], code, out, err)
+
+
 def _without(key: str) -> dict[str, str]:
     return {k: v for k, v in AUTH_TOML.items() if k != key}
 
@@ -500,13 +520,36 @@ def _without(key: str) -> dict[str, str]:
     ],
 )
 def test_an_incomplete_auth_section_stops_the_launcher(
-    tmp_path: Path, where: str, toml: str, named: str
+    tmp_path: Path,
+    where: str,
+    toml: str,
+    named: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Each case through ``cli.main`` in this process (the checks are the launcher's own code);
+    :func:`test_an_incomplete_auth_section_stops_the_launcher_process` runs one as a user
+    would, in a process of its own."""
     folder = tmp_path / ".streamlit"  # HOME is tmp_path too: ~/.streamlit is the same folder
     cwd = tmp_path if where == "home" else tmp_path / "work"
     cwd.mkdir(exist_ok=True)
     folder.mkdir()
     (folder / "secrets.toml").write_text(toml)
+    done = run_cli_here(monkeypatch, capsys, cwd, env={"HOME": str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr and "sign-in: invalid" in done.stderr
+    assert str(folder / "secrets.toml") in done.stderr and "nothing was started" in done.stderr
+    assert SECRET not in done.stderr + done.stdout
+    assert not (cwd / ".lance-console").exists()  # no demo built: nothing started
+
+
+def test_an_incomplete_auth_section_stops_the_launcher_process(tmp_path: Path) -> None:
+    folder = tmp_path / ".streamlit"
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    folder.mkdir()
+    (folder / "secrets.toml").write_text(auth_toml(_without("client_secret")))
+    named = "[auth] is missing client_secret"
     done = run_cli(cwd, env={"HOME": str(tmp_path)})
     assert done.returncode == 2, done.stderr
     assert named in done.stderr and "sign-in: invalid" in done.stderr
