@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 ## Two installs: what running the console needs (make run: seconds on a fresh machine), and
 ## that plus what the tests use (moto, lancedb, Playwright, mypy, Jupyter..., and the [ray]
-## extra: the Ray executor's tests start a local Ray). ``--no-compile``: no byte-compiling of
-## every installed file at install time (half of a fresh install's 50 s, most of it for Ray's
-## files no run imports); Python compiles what it imports on first use.
+## extra: the Ray executor's tests start a local Ray). The test install skips byte-compiling
+## every installed file (``--no-compile``: half of a fresh install's 50 s, most of it for files
+## no test imports): the test run compiles what it imports, once (see PYTEST).
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 
@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed-test
 
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --no-compile -e .
+	$(BIN)/python -m pip install -q -e .
 	touch $(RUN_STAMP)
 
 $(STAMP): pyproject.toml
@@ -45,7 +45,12 @@ lint: $(STAMP)
 TEST_TMP ?= $(shell test -d /dev/shm -a -w /dev/shm && \
   test "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -ge 4194304 2>/dev/null && \
   echo /dev/shm/lance-console-tests)
-PYTEST = $(if $(TEST_TMP),mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP)) $(BIN)/python -m pytest
+## Bytecode is written even where PYTHONDONTWRITEBYTECODE is set: each test process (workers,
+## the consoles' Streamlit servers, kernels, child processes: some hundred) would otherwise
+## compile every module it imports from source again (about 1.2 s of CPU for the console's
+## imports), and pytest would rewrite every test module's asserts in each worker.
+PYTEST = $(if $(TEST_TMP),mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP)) \
+  PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 ## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests, on
 ## every core (pytest-xdist; each worker starts its own servers and browser). The browser tests
