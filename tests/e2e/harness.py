@@ -49,11 +49,8 @@ STARTUP_TIMEOUT_S = 60.0
 APP_TIMEOUT_MS = 30_000
 EXPECT_TIMEOUT_MS = 15_000
 RUN_SEEN_MS = 10_000  # longest wait for a script run to show up after an interaction
-# A list of options opens within a fraction of a second of its click; one that has not shown
-# by then never will (the click landed while the page was drawn again, or a redraw closed it):
-# it is opened again, up to PICK_TRIES times, rather than waited for.
-OPTION_WAIT_MS = 3_000
-PICK_TRIES = 4
+LIST_OPEN_MS = 2_000  # a selectbox's list opens on its click well within this
+PICK_TRIES = 4  # clicks of a selectbox's "Open" before a pick gives up
 
 # The deterministic data every e2e test may rely on (besides whatever the demo adds).
 E2E_NAMESPACE = "e2e"
@@ -702,13 +699,16 @@ def choose(scope: Page | Locator, label: str, option: str | re.Pattern[str]) -> 
         # A react-aria combobox: the "Open" button lists the options. A rerun that lands
         # between the two clicks (a fragment finishing, a widget default settling) re-renders
         # the box and closes its list: open it again rather than wait for an option that is gone.
+        # A click that lands while the box is drawn again leaves the list closed: that shows at
+        # once (the box is not expanded), so it is clicked again rather than waited for.
         for _ in range(PICK_TRIES):
             box.get_by_role("button", name="Open").click()
             item = page.get_by_role("option").filter(has_text=wanted).first
             try:
-                item.click(timeout=OPTION_WAIT_MS)
+                expect(combo).to_have_attribute("aria-expanded", "true", timeout=LIST_OPEN_MS)
+                item.click(timeout=8_000)
                 return
-            except PlaywrightTimeoutError:
+            except (AssertionError, PlaywrightTimeoutError):
                 page.keyboard.press("Escape")
                 settle(page)
         raise AssertionError(f"{label!r}: option {wanted.pattern!r} never became clickable")
@@ -731,21 +731,21 @@ def pick_in_form(scope: Locator, label: str, option: str) -> None:
     expect(combo).to_have_count(1)
     listbox = scope.page.get_by_role("listbox")
     match = scope.page.get_by_role("option").filter(has_text=re.compile(rf"^{re.escape(option)}$"))
-    for attempt in range(PICK_TRIES):
+    for attempt in range(3):
         try:
             combo.focus()
             combo.press("ArrowDown")  # opens the list
-            expect(listbox.first).to_be_visible(timeout=OPTION_WAIT_MS)
+            expect(listbox.first).to_be_visible(timeout=5_000)
             combo.fill(option)
             # Chosen from the keyboard: a pointer click can land on a label laid over the list.
-            expect(match).to_have_count(1, timeout=OPTION_WAIT_MS)
+            expect(match).to_have_count(1)
             combo.press("Enter")
             combo.blur()  # the pick is committed (and the form re-rendered) before the next field
             expect(listbox).to_have_count(0)
             expect(combo).to_have_value(option, timeout=2_000)
             return
         except AssertionError:
-            if attempt == PICK_TRIES - 1:
+            if attempt == 2:
                 raise
             combo.press("Escape")
 
@@ -765,7 +765,7 @@ def pick_many(scope: Locator, label: str, options: Sequence[str]) -> None:
                 match = scope.page.get_by_role("option").filter(
                     has_text=re.compile(rf"^{re.escape(option)}$")
                 )
-                expect(match).to_have_count(1, timeout=OPTION_WAIT_MS)
+                expect(match).to_have_count(1, timeout=5_000)
                 field.press("Enter")
                 field.press("Escape")
                 expect(box).to_contain_text(option, timeout=3_000)

@@ -24,8 +24,6 @@ from backend.services import lifecycle, namespaces
 from tests.support import create_table, table_location
 
 from .harness import (
-    OPTION_WAIT_MS,
-    PICK_TRIES,
     Console,
     after_rerun,
     fresh_namespace,
@@ -272,10 +270,10 @@ def test_schema_metadata_is_editable_catalog_properties_are_not(
     settle(page)
     # A rerun landing while the list is open, or right after the pick, re-renders the widget
     # and can drop the pick: open the list and pick again.
-    for _ in range(PICK_TRIES):
+    for _ in range(3):
         keys.get_by_role("combobox").click()
         try:
-            page.get_by_role("option", name="owner", exact=True).click(timeout=OPTION_WAIT_MS)
+            page.get_by_role("option", name="owner", exact=True).click(timeout=8_000)
             page.keyboard.press("Escape")
             settle(page)
             expect(keys).to_contain_text("owner", timeout=3_000)
