@@ -98,22 +98,22 @@ _frozen_modules = 0  # how many modules were loaded at the last freeze_loaded_co
 
 
 def freeze_loaded_code() -> bool:
-    """Once modules were loaded since the last call: the young garbage collected, then every
-    object alive moved out of the garbage collector's reach (``gc.freeze``). Returns whether
-    it froze.
+    """Once modules were loaded since the last call: a full garbage collection, then every
+    object alive moved out of the collector's reach (``gc.freeze``). Returns whether it froze.
 
     The code of the console and its libraries (Streamlit, pandas, pyarrow, lance: some 250,000
-    objects) lives as long as the process; a full collection walked all of it, 100-400 ms on a
-    loaded machine, and one fell inside most page loads (the pages' runs allocate enough to
-    set one off). Frozen, a full collection walks only the objects made since (about 10 ms).
-    The first run of each page imports its modules: the next run freezes them too; what is
-    made later (caches, sessions) is collected as before."""
+    objects) lives as long as the process. A full collection walked all of it, 100-400 ms on
+    a loaded machine, and one fell inside most page loads (a page's run allocates enough to
+    set one off). Frozen, a full collection walks only what was made since: 10-30 ms. The
+    first run of a page imports its modules and the next run freezes them; that run pays one
+    full collection (so no garbage is frozen). What is made later (caches, sessions) is
+    collected as before."""
     global _frozen_modules
     loaded = len(sys.modules)
     if loaded <= _frozen_modules:
         return False
     _frozen_modules = loaded
-    gc.collect(1)
+    gc.collect()
     gc.freeze()
     return True
 
