@@ -30,10 +30,10 @@ sync_selection()
 path, table = state.selection()
 
 
-def create(request) -> bool:
+def create(request, failure_key: str) -> bool:
     """Create the namespace or declare the table a dialog's form asked for (a declare is
-    described afterwards: properties the server did not keep are warned of); the dialog
-    closes and the page runs again on success."""
+    described afterwards: properties the server did not keep are warned of), from the form's
+    callback: the page draws once, after it; a failure is kept under ``failure_key``."""
     namespace = isinstance(request, CreateNamespaceRequest)
     op = "create_namespace" if namespace else "declare_table"
     where = ids.display_id(request.id)
@@ -55,24 +55,26 @@ def create(request) -> bool:
             mode="json", exclude_none=True
         ),
     )
-    return send(write, go=go, rerun=False)
+    return send(write, go=go, failure_key=failure_key)
 
 
 def send(
     write: writes.Write,
     *,
     go: tuple[list[str], str | None] | None = None,
-    rerun: bool = True,
+    failure_key: str | None = None,
 ) -> bool:
     """A write of this page; on success what it touched is read again, the result is said
-    and the selection follows it."""
+    and the selection follows it. ``failure_key``: sent from a form's callback (the page then
+    draws once, after it; a failure is kept there for the form)."""
     target = go or write.go or (path, table)
     done = writes.perform(
         write,
         page="tables",
         catalog=True,
         then=lambda _: set_selection(*target),
-        rerun=rerun,
+        rerun=failure_key is None,
+        failure_key=failure_key,
     )
     return done is not None
 
