@@ -55,23 +55,26 @@ def create(request, failure_key: str) -> bool:
             mode="json", exclude_none=True
         ),
     )
-    return send(write, go=go, failure_key=failure_key)
+    return send(write, go=go, namespaces=namespace, failure_key=failure_key)
 
 
 def send(
     write: writes.Write,
     *,
     go: tuple[list[str], str | None] | None = None,
+    namespaces: bool = True,
     failure_key: str | None = None,
 ) -> bool:
-    """A write of this page; on success what it touched is read again, the result is said
-    and the selection follows it. ``failure_key``: sent from a form's callback (the page then
-    draws once, after it; a failure is kept there for the form)."""
+    """A write of this page; on success what it touched is read again (the listings too; the
+    namespaces' own ones unless ``namespaces`` is false: a write of tables only), the result
+    is said and the selection follows it. ``failure_key``: sent from a form's callback (the
+    page then draws once, after it; a failure is kept there for the form)."""
     target = go or write.go or (path, table)
     done = writes.perform(
         write,
         page="tables",
         catalog=True,
+        namespaces=namespaces,
         then=lambda _: set_selection(*target),
         rerun=failure_key is None,
         failure_key=failure_key,
@@ -93,7 +96,7 @@ with right:
         path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only
     )
     if register:
-        send(register.write(ns, path))
+        send(register.write(ns, path), namespaces=False)
 render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
 
 detail = render_table_section([*path, table]) if table else None
@@ -102,10 +105,10 @@ if detail is not None and (
         ns, detail, key_prefix=state.form_key("tables", state.Tables.LIFE), read_only=read_only
     )
 ):
-    send(action.write(ns, [*path, table]))
+    send(action.write(ns, [*path, table]), namespaces=False)
 if detail is not None and (
     change := schema_edit.render_schema_edit(
         ns, detail, key_prefix=state.form_key("tables", state.Tables.SCHEMA), read_only=read_only
     )
 ):
-    send(change)
+    send(change, namespaces=False)
