@@ -102,7 +102,13 @@ render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, s
 detail = render_table_section([*path, table]) if table else None
 if detail is not None and (
     action := render_table_actions(
-        ns, detail, key_prefix=state.form_key("tables", state.Tables.LIFE), read_only=read_only
+        ns,
+        detail,
+        key_prefix=state.form_key("tables", state.Tables.LIFE),
+        read_only=read_only,
+        on_submit=lambda asked, failure_key: send(
+            asked.write(ns, [*path, table]), namespaces=False, failure_key=failure_key
+        ),
     )
 ):
     send(action.write(ns, [*path, table]), namespaces=False)
