@@ -225,14 +225,16 @@ if tagging.open:
             send(tag.write(ns, table_id))
 if cleanup.open:
     with cleanup:
-        if plan := render_cleanup(
+        render_cleanup(
             ns,
             table_id,
             history,
             key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
             read_only=read_only,
-        ):
-            send(cleanup_write(ns, table_id, plan))
+            on_submit=lambda plan, failure_key: send(
+                cleanup_write(ns, table_id, plan), failure_key=failure_key
+            ),
+        )
 if deleting.open:
     with deleting:
         render_delete_form(
@@ -247,13 +249,15 @@ if deleting.open:
         )
 if deleting_rows.open:
     with deleting_rows:
-        if rows_ask := render_delete_rows(
+        render_delete_rows(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
             read_only=read_only,
-        ):
-            send(delete_rows_write(ns, table_id, rows_ask))
+            on_submit=lambda ask, failure_key: send(
+                delete_rows_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 if updating.open:
     with updating:
         if update_ask := row_edits.render_update_rows(
