@@ -149,15 +149,17 @@ if branch != "main":
     )
     with st.expander(f"Compare two versions of branch {branch}", icon=":material/difference:"):
         change_log.render_row_changes_section(table_id, on_branch, branch_picked, branch=branch)
-    if restore := render_version_actions(
+    render_version_actions(
         table_id,
         branch_picked,
         int(on_branch["version"].max()),
         key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id) + f".{branch}",
         read_only=read_only,
         branch=branch,
-    ):
-        send(restore_write(ns, table_id, restore, branch))
+        on_submit=lambda version, failure_key: send(
+            restore_write(ns, table_id, version, branch), failure_key=failure_key
+        ),
+    )
     with st.expander(f"Tags on branch {branch}", icon=":material/sell:"):
         tags = feedback.run(writes.tags, tid, action="Listing tags")
         if tags is not None and (
@@ -183,14 +185,16 @@ ops = render_listing(tid, versions, tagged=tagged)
 change_log.render_change_log_panel(tid, versions)
 picked = render_details_section(tid, versions, ops, tagged=tagged)
 follow_version_link(picked)
-if restore := render_version_actions(
+render_version_actions(
     table_id,
     picked,
     latest,
     key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id),
     read_only=read_only,
-):
-    send(restore_write(ns, table_id, restore), show_result=True)
+    on_submit=lambda version, failure_key: send(
+        restore_write(ns, table_id, version), show_result=True, failure_key=failure_key
+    ),
+)
 if answer := render_rebuild_offer(table_id, read_only=read_only):
     writes.perform(
         rebuild_write(ns, answer, read_only=read_only),
