@@ -264,19 +264,23 @@ if deleting_rows.open:
         )
 if updating.open:
     with updating:
-        if update_ask := row_edits.render_update_rows(
+        row_edits.render_update_rows(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.UPDATE_FORM, table_id),
             read_only=read_only,
-        ):
-            send(row_edits.update_write(ns, table_id, update_ask))
+            on_submit=lambda ask, failure_key: send(
+                row_edits.update_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 if upserting.open:
     with upserting:
-        if upsert_ask := row_edits.render_upsert(
+        row_edits.render_upsert(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.UPSERT_FORM, table_id),
             read_only=read_only,
-        ):
-            send(row_edits.upsert_write(ns, table_id, upsert_ask))
+            on_submit=lambda ask, failure_key: send(
+                row_edits.upsert_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
