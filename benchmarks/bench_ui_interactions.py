@@ -338,11 +338,19 @@ def record(root: Path, tmp: Path) -> dict[str, Any]:
         return at
 
     def filled(at: Any) -> None:
-        """Until the tables list's figures are read (the console's page once warm)."""
+        """Until the tables list's figures are read (the console's page once warm); a write's
+        result stays shown, as the console's own rerun for the figures keeps it
+        (``feedback.keep_flash``)."""
         for _ in range(300):
             if not any("Reading the figures" in str(c.value) for c in at.caption):
                 return
             time.sleep(0.1)
+            try:
+                shown = at.session_state["tables.flash.shown"]
+            except KeyError:
+                shown = None
+            if shown:
+                at.session_state["tables.flash"] = shown
             at.run()
 
     def idle(at: Any, widget_id: str) -> Any:

@@ -1,8 +1,10 @@
 """Cached reads of the active connection, and invalidation after writes.
 
 :func:`cached` turns ``fn(ns, *args)`` into ``fn(*args)`` cached with ``st.cache_data`` under
-the active connection's secret-free key and an *epoch* per scope: ``"catalog"`` (namespace and
-table listings) or ``("table", table_id)`` (one table's details, versions, indexes). A write
+the active connection's secret-free key and an *epoch* per scope: ``"catalog"`` (the listings
+of tables, and what a namespace's contents give), ``"namespaces"`` (the namespaces' own
+listings: names, tree, existence; a write of tables only leaves them) or ``("table",
+table_id)`` (one table's details, versions, indexes). A write
 calls :func:`invalidate` with the scopes it affects: only those reads of that connection are
 read again, for every session on the connection; other connections' caches stay as they are.
 
@@ -26,6 +28,7 @@ import streamlit as st
 
 T = TypeVar("T")
 CATALOG = "catalog"
+NAMESPACES = "namespaces"
 Scope = Hashable
 
 _EPOCHS: dict[tuple[str, Scope], int] = {}
@@ -51,11 +54,17 @@ def invalidate(*scopes: Scope, conn: str | None = None) -> None:
             _EPOCHS[(key, scope)] = _EPOCHS.get((key, scope), 0) + 1
 
 
-def invalidate_tables(table_ids: Sequence[Sequence[str]], *, catalog: bool = False) -> None:
-    """After a write touching ``table_ids`` (and the listings, when ``catalog``)."""
+def invalidate_tables(
+    table_ids: Sequence[Sequence[str]], *, catalog: bool = False, namespaces: bool = True
+) -> None:
+    """After a write touching ``table_ids`` (and the listings, when ``catalog``: the
+    namespaces' own listings too, unless ``namespaces`` is false, a write that creates, drops
+    or moves tables only)."""
     scopes: list[Scope] = [table_scope(t) for t in table_ids]
     if catalog:
         scopes.append(CATALOG)
+        if namespaces:
+            scopes.append(NAMESPACES)
     invalidate(*scopes)
 
 

@@ -125,6 +125,20 @@ def empty_kv_frame() -> pd.DataFrame:
     return pd.DataFrame({"key": pd.Series([], dtype="str"), "value": pd.Series([], dtype="str")})
 
 
+def kv_editor_rows(edits: Any) -> list[dict[str, Any]]:
+    """The rows of a ``st.data_editor`` started from :func:`empty_kv_frame`, read from its
+    session state (its edits: ``added_rows``, with ``edited_rows`` and ``deleted_rows`` by
+    position), for a callback that runs before the editor is drawn again."""
+    if not isinstance(edits, dict):
+        return []
+    rows = [dict(r) for r in edits.get("added_rows") or [] if isinstance(r, dict)]
+    for index, changes in (edits.get("edited_rows") or {}).items():
+        if 0 <= int(index) < len(rows) and isinstance(changes, dict):
+            rows[int(index)].update(changes)
+    gone = {int(i) for i in edits.get("deleted_rows") or []}
+    return [r for i, r in enumerate(rows) if i not in gone]
+
+
 def confirmation_matches(typed: str | None, expected: str) -> bool:
     """True when ``typed`` equals ``expected`` (surrounding white space ignored)."""
     return bool(expected) and (typed or "").strip() == expected

@@ -1,14 +1,15 @@
 """Versions page, row edits beside "Delete rows": "Update rows" (``SET col = expr`` lines, a
 filter, a preview with the count and a sample of old and new values, then Apply with the
 previewed count) and "Upsert from a file" (a CSV, Parquet or Arrow file, key columns, the three
-clauses, a dry run with the rows each clause touches, then Apply). Each returns the write to
-send (:class:`~components.writes.Write`); the page sends it. Data and rules:
+clauses, a dry run with the rows each clause touches, then Apply). Each returns what to send,
+or hands it from the Apply button's callback to the page's write (``on_submit(ask,
+failure_key)``: the page then draws once, after it). Data and rules:
 ``backend.services.rows``, ``backend.rules.row_rules``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from backend.text import plural
 from components import feedback, state
 from components.common import dataframe, render_role_lock
 from components.session import write_denial
-from components.writes import Write
+from components.writes import Write, render_failure
 
 
 # -- update rows ----------------------------------------------------------------------------------
@@ -51,10 +52,16 @@ def _lock(operation: str, read_only: bool, request: Any = None) -> str | None:
 
 
 def render_update_rows(
-    ns: Any, table_id: list[str], *, key_prefix: str, read_only: bool
+    ns: Any,
+    table_id: list[str],
+    *,
+    key_prefix: str,
+    read_only: bool,
+    on_submit: Callable[[RowsUpdate, str], None] | None = None,
 ) -> RowsUpdate | None:
     """ "Update rows": assignments and a filter, their preview, then Apply; the update to send
-    once applied. Previewing is a read (every role); applying is an editor's."""
+    once applied (with ``on_submit``: handed over from Apply's callback, nothing returned).
+    Previewing is a read (every role); applying is an editor's."""
     locked = _lock(rsv.UPDATE, read_only)
     st.caption(
         "Sets columns to SQL expressions of each row's current values (e.g. price = price * 1.1) "
@@ -97,15 +104,19 @@ def render_update_rows(
     if len(preview.sample) < preview.count:
         st.caption(f"A sample of {len(preview.sample):,} of them, with the new values:")
     dataframe(preview.sample, hide_index=True)
+    ask = RowsUpdate(tuple(updates.items()), where, bool(every), int(preview.count))
+    failure_key = f"{key_prefix}.apply.failure"
     with st.form(f"{key_prefix}.apply", border=False):
         applied = st.form_submit_button(
             f"Apply to {plural(preview.count, 'row')}", icon=":material/edit:", type="primary",
             disabled=read_only or locked is not None,
+            on_click=(lambda: on_submit(ask, failure_key)) if on_submit else None,
         )  # fmt: skip
     render_role_lock(locked)
-    if not applied:
+    if on_submit is not None:
+        render_failure(failure_key)
         return None
-    return RowsUpdate(tuple(updates.items()), where, bool(every), int(preview.count))
+    return ask if applied else None
 
 
 # -- upsert from a file ---------------------------------------------------------------------------
@@ -137,11 +148,17 @@ def upsert_write(ns: Any, table_id: Sequence[str], ask: Upsert) -> Write:
 
 
 def render_upsert(
-    ns: Any, table_id: list[str], *, key_prefix: str, read_only: bool
+    ns: Any,
+    table_id: list[str],
+    *,
+    key_prefix: str,
+    read_only: bool,
+    on_submit: Callable[[Upsert, str], None] | None = None,
 ) -> Upsert | None:
     """ "Upsert from a file": the file, key columns and clauses, a dry run, then Apply; the
-    upsert to send once applied. The dry run only reads; applying is an editor's, an admin's
-    with the delete clause."""
+    upsert to send once applied (with ``on_submit``: handed over from Apply's callback,
+    nothing returned). The dry run only reads; applying is an editor's, an admin's with the
+    delete clause."""
     st.caption(
         "Matches the file's rows to the table's on key columns: matched rows are replaced by the "
         "file's, new rows are added, and (optionally) the table's rows the file lacks are "
@@ -179,13 +196,17 @@ def render_upsert(
     asked = (upload.file_id, ask.on, ask.update, ask.insert, ask.delete)
     request = {"when_not_matched_by_source_delete": ask.delete}
     locked = _lock(rsv.MERGE, read_only, request)
+    failure_key = f"{key_prefix}.apply.failure"
     with st.container(horizontal=True):  # side by side, at the start of the line
         dry = st.button("Dry run", icon=":material/science:", key=f"{key_prefix}.dry")
         apply = st.button(
             "Apply", icon=":material/merge:", type="primary", key=f"{key_prefix}.apply",
             disabled=read_only or locked is not None,
+            on_click=(lambda: on_submit(ask, failure_key)) if on_submit else None,
         )  # fmt: skip
     render_role_lock(locked)
+    if on_submit is not None:
+        render_failure(failure_key)
     tid = tuple(table_id)
     if dry:
         state.put(state.Versions.UPSERT_DRY_RUN, None)
@@ -203,4 +224,4 @@ def render_upsert(
         m2.metric("Rows inserted", f"{counts.inserted:,}")
         m3.metric("Rows deleted", f"{counts.deleted:,}")
         st.caption(feedback.as_text(str(counts)))
-    return ask if apply else None
+    return ask if apply and on_submit is None else None

@@ -116,6 +116,7 @@ def render_confirmed_form(
     locked: str | None = None,
     confirm_prefix: str | None = None,
     primary: bool = True,
+    on_submit: Callable[[str], None] | None = None,
 ) -> bool:
     """A form that asks to type ``expected`` (the name of the ``what``: table, namespace)
     before its ``button``; whether it was submitted on a writable connection and confirmed
@@ -124,15 +125,36 @@ def render_confirmed_form(
     role (``session.role_lock``); ``locked``: that refusal when the caller has it already
     (the button is then disabled, the reason shown under it); ``confirm_prefix``: the key
     prefix of the typed box (default ``form_key``); ``primary``: the button stands out (a
-    destructive write)."""
+    destructive write).
+
+    With ``on_submit`` the write is handed over from the button's callback instead
+    (``on_submit(failure_key)``, the page's write with :func:`perform`'s ``failure_key``: the
+    page then draws once, after it) and this returns ``False``; a refusal or a failure kept
+    under ``failure_key`` is shown under the form."""
     import streamlit as st
 
-    from components.common import render_role_lock, render_typed_confirmation
+    from components.common import (
+        confirmation_matches,
+        render_role_lock,
+        render_typed_confirmation,
+    )
     from components.session import role_lock
 
     if locked is None and operation is not None:
         locked = role_lock(operation, read_only)
     disabled = read_only or locked is not None
+    refusal = f"{not_done}: type {expected} exactly to confirm."
+    failure_key = f"{form_key}.failure"
+
+    def submitted_now() -> None:  # the button's callback, before the page draws
+        typed = state.get(f"{confirm_prefix or form_key}.confirm")
+        if disabled:
+            keep_refusal(failure_key, READ_ONLY if read_only else str(locked))
+        elif not confirmation_matches(typed, expected):
+            keep_refusal(failure_key, refusal)
+        elif on_submit is not None:
+            on_submit(failure_key)
+
     with st.form(form_key, border=False):
         confirmed = render_typed_confirmation(
             expected,
@@ -140,10 +162,16 @@ def render_confirmed_form(
             label=f"Type the {what} name {expected} to confirm",
         )
         submitted = st.form_submit_button(
-            button, type="primary" if primary else "secondary", icon=icon, disabled=disabled
+            button,
+            type="primary" if primary else "secondary",
+            icon=icon,
+            disabled=disabled,
+            on_click=submitted_now if on_submit is not None else None,
         )
         render_role_lock(locked)
-    refusal = f"{not_done}: type {expected} exactly to confirm."
+    if on_submit is not None:
+        render_failure(failure_key)
+        return False
     return confirmed_submit(submitted, read_only=disabled, confirmed=confirmed, refusal=refusal)
 
 
@@ -253,6 +281,7 @@ def perform(
     page: str,
     invalidate: Sequence[Sequence[str]] | None = None,
     catalog: bool = False,
+    namespaces: bool = True,
     reset: bool = True,
     then: Callable[[Any], Any] | None = None,
     rerun: bool | Callable[[Any], bool] = True,
@@ -263,7 +292,8 @@ def perform(
 
     The write runs through ``feedback.run`` (a failure is shown where the page is, nothing
     else happens, ``None``). On success, in order: the tables it touched are read again
-    (``invalidate``, default ``write.touched``; ``catalog``: the listings too), the session
+    (``invalidate``, default ``write.touched``; ``catalog``: the listings too, the namespaces'
+    own ones unless ``namespaces`` is false: a write of tables only), the session
     follows the job it started (``write.follow``), ``then(result)`` keeps what the page keeps
     of it (a selection, a panel's state), the ``page``'s forms start afresh (``reset``), its
     result is said once on ``page`` (nothing when the write has no success text; ``say``:
@@ -288,7 +318,7 @@ def perform(
     result = done[0]
     tables = write.touched if invalidate is None else invalidate
     if tables:
-        invalidate_tables(tables, catalog=catalog)
+        invalidate_tables(tables, catalog=catalog, namespaces=namespaces)
     if write.follow:
         for job in result if isinstance(result, list) else [result]:
             state.follow_job(job.id)

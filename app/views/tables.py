@@ -30,10 +30,10 @@ sync_selection()
 path, table = state.selection()
 
 
-def create(request) -> bool:
+def create(request, failure_key: str) -> bool:
     """Create the namespace or declare the table a dialog's form asked for (a declare is
-    described afterwards: properties the server did not keep are warned of); the dialog
-    closes and the page runs again on success."""
+    described afterwards: properties the server did not keep are warned of), from the form's
+    callback: the page draws once, after it; a failure is kept under ``failure_key``."""
     namespace = isinstance(request, CreateNamespaceRequest)
     op = "create_namespace" if namespace else "declare_table"
     where = ids.display_id(request.id)
@@ -55,24 +55,29 @@ def create(request) -> bool:
             mode="json", exclude_none=True
         ),
     )
-    return send(write, go=go, rerun=False)
+    return send(write, go=go, namespaces=namespace, failure_key=failure_key)
 
 
 def send(
     write: writes.Write,
     *,
     go: tuple[list[str], str | None] | None = None,
-    rerun: bool = True,
+    namespaces: bool = True,
+    failure_key: str | None = None,
 ) -> bool:
-    """A write of this page; on success what it touched is read again, the result is said
-    and the selection follows it."""
+    """A write of this page; on success what it touched is read again (the listings too; the
+    namespaces' own ones unless ``namespaces`` is false: a write of tables only), the result
+    is said and the selection follows it. ``failure_key``: sent from a form's callback (the
+    page then draws once, after it; a failure is kept there for the form)."""
     target = go or write.go or (path, table)
     done = writes.perform(
         write,
         page="tables",
         catalog=True,
+        namespaces=namespaces,
         then=lambda _: set_selection(*target),
-        rerun=rerun,
+        rerun=failure_key is None,
+        failure_key=failure_key,
     )
     return done is not None
 
@@ -91,19 +96,25 @@ with right:
         path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only
     )
     if register:
-        send(register.write(ns, path))
+        send(register.write(ns, path), namespaces=False)
 render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
 
 detail = render_table_section([*path, table]) if table else None
 if detail is not None and (
     action := render_table_actions(
-        ns, detail, key_prefix=state.form_key("tables", state.Tables.LIFE), read_only=read_only
+        ns,
+        detail,
+        key_prefix=state.form_key("tables", state.Tables.LIFE),
+        read_only=read_only,
+        on_submit=lambda asked, failure_key: send(
+            asked.write(ns, [*path, table]), namespaces=False, failure_key=failure_key
+        ),
     )
 ):
-    send(action.write(ns, [*path, table]))
+    send(action.write(ns, [*path, table]), namespaces=False)
 if detail is not None and (
     change := schema_edit.render_schema_edit(
         ns, detail, key_prefix=state.form_key("tables", state.Tables.SCHEMA), read_only=read_only
     )
 ):
-    send(change)
+    send(change, namespaces=False)

@@ -149,15 +149,17 @@ if branch != "main":
     )
     with st.expander(f"Compare two versions of branch {branch}", icon=":material/difference:"):
         change_log.render_row_changes_section(table_id, on_branch, branch_picked, branch=branch)
-    if restore := render_version_actions(
+    render_version_actions(
         table_id,
         branch_picked,
         int(on_branch["version"].max()),
         key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id) + f".{branch}",
         read_only=read_only,
         branch=branch,
-    ):
-        send(restore_write(ns, table_id, restore, branch))
+        on_submit=lambda version, failure_key: send(
+            restore_write(ns, table_id, version, branch), failure_key=failure_key
+        ),
+    )
     with st.expander(f"Tags on branch {branch}", icon=":material/sell:"):
         tags = feedback.run(writes.tags, tid, action="Listing tags")
         if tags is not None and (
@@ -183,14 +185,16 @@ ops = render_listing(tid, versions, tagged=tagged)
 change_log.render_change_log_panel(tid, versions)
 picked = render_details_section(tid, versions, ops, tagged=tagged)
 follow_version_link(picked)
-if restore := render_version_actions(
+render_version_actions(
     table_id,
     picked,
     latest,
     key_prefix=state.versions_form(state.Versions.RESTORE_FORM, table_id),
     read_only=read_only,
-):
-    send(restore_write(ns, table_id, restore), show_result=True)
+    on_submit=lambda version, failure_key: send(
+        restore_write(ns, table_id, version), show_result=True, failure_key=failure_key
+    ),
+)
 if answer := render_rebuild_offer(table_id, read_only=read_only):
     writes.perform(
         rebuild_write(ns, answer, read_only=read_only),
@@ -225,14 +229,16 @@ if tagging.open:
             send(tag.write(ns, table_id))
 if cleanup.open:
     with cleanup:
-        if plan := render_cleanup(
+        render_cleanup(
             ns,
             table_id,
             history,
             key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
             read_only=read_only,
-        ):
-            send(cleanup_write(ns, table_id, plan))
+            on_submit=lambda plan, failure_key: send(
+                cleanup_write(ns, table_id, plan), failure_key=failure_key
+            ),
+        )
 if deleting.open:
     with deleting:
         render_delete_form(
@@ -247,28 +253,34 @@ if deleting.open:
         )
 if deleting_rows.open:
     with deleting_rows:
-        if rows_ask := render_delete_rows(
+        render_delete_rows(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
             read_only=read_only,
-        ):
-            send(delete_rows_write(ns, table_id, rows_ask))
+            on_submit=lambda ask, failure_key: send(
+                delete_rows_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 if updating.open:
     with updating:
-        if update_ask := row_edits.render_update_rows(
+        row_edits.render_update_rows(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.UPDATE_FORM, table_id),
             read_only=read_only,
-        ):
-            send(row_edits.update_write(ns, table_id, update_ask))
+            on_submit=lambda ask, failure_key: send(
+                row_edits.update_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 if upserting.open:
     with upserting:
-        if upsert_ask := row_edits.render_upsert(
+        row_edits.render_upsert(
             ns,
             table_id,
             key_prefix=state.versions_form(state.Versions.UPSERT_FORM, table_id),
             read_only=read_only,
-        ):
-            send(row_edits.upsert_write(ns, table_id, upsert_ask))
+            on_submit=lambda ask, failure_key: send(
+                row_edits.upsert_write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )

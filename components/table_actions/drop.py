@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from backend.rules import ids
@@ -30,11 +32,23 @@ def _preview_lines(preview: lc.DropPreview) -> str:
     return "Its data: " + ", ".join(parts) + " (every version and tag)."
 
 
+Send = Callable[[TableAction, str], None]  # the page's write, from a form's callback
+
+
+def _handing(action: TableAction, on_submit: Send | None) -> Callable[[str], None] | None:
+    """``on_submit`` with ``action``, for :func:`components.writes.render_confirmed_form`."""
+    if on_submit is None:
+        return None
+    return lambda failure_key: on_submit(action, failure_key)
+
+
 def render_drop_form(
-    table_id: list[str], *, key_prefix: str, read_only: bool
+    table_id: list[str], *, key_prefix: str, read_only: bool, on_submit: Send | None = None
 ) -> TableAction | None:
     """ "Drop table (deletes data)": what goes (``lifecycle.drop_preview``), a typed
-    confirmation; read only while the expander is open."""
+    confirmation; read only while the expander is open. With ``on_submit`` the drop is
+    handed over from the button's callback (``on_submit(action, failure_key)``: the page
+    draws once, after it) and nothing is returned."""
     box = lazy_expander(
         "Drop table (deletes data)",
         key=state.panel_key(state.Tables.DROP_OPEN, table_id),
@@ -63,15 +77,16 @@ def render_drop_form(
             read_only=read_only,
             operation="drop_table",
             confirm_prefix=key_prefix,
+            on_submit=_handing(TableAction("drop"), on_submit),
         )
     return TableAction("drop") if confirmed else None
 
 
 def render_deregister_form(
-    detail: nsv.TableDetail, *, key_prefix: str, read_only: bool
+    detail: nsv.TableDetail, *, key_prefix: str, read_only: bool, on_submit: Send | None = None
 ) -> TableAction | None:
     """ "Deregister table (keeps data)": what stays (``lifecycle.drop_preview``, read once the
-    expander is open), a typed confirmation."""
+    expander is open), a typed confirmation; ``on_submit`` as for :func:`render_drop_form`."""
     table_id = list(detail.id)
     name = table_id[-1]
     box = st.expander(
@@ -106,5 +121,6 @@ def render_deregister_form(
             read_only=read_only,
             operation="deregister_table",
             primary=False,
+            on_submit=_handing(TableAction("deregister"), on_submit),
         )
     return TableAction("deregister") if confirmed else None

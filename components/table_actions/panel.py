@@ -10,16 +10,23 @@ import backend
 from backend.services import namespaces as nsv
 from components import state
 from components.table_actions.action import TableAction
-from components.table_actions.drop import render_deregister_form, render_drop_form
+from components.table_actions.drop import Send, render_deregister_form, render_drop_form
 from components.table_actions.metadata import render_schema_metadata
 from components.table_actions.rename import render_rename
 
 
 def render_table_actions(
-    ns: Any, detail: nsv.TableDetail, *, key_prefix: str, read_only: bool
+    ns: Any,
+    detail: nsv.TableDetail,
+    *,
+    key_prefix: str,
+    read_only: bool,
+    on_submit: Send | None = None,
 ) -> TableAction | None:
     """Schema metadata and rename/move side by side, then drop vs deregister side by side:
-    the write asked for, once confirmed."""
+    the write asked for, once confirmed. With ``on_submit`` a drop or a deregister is handed
+    over from its button's callback instead (``on_submit(action, failure_key)``: the page
+    draws once, after it)."""
     table_id = list(detail.id)
     meta_col, rename_col = st.columns(2)
     with meta_col:
@@ -36,12 +43,13 @@ def render_table_actions(
     drop_col, deregister_col = st.columns(2)
     with drop_col:
         action = action or render_drop_form(
-            table_id, key_prefix=f"{key_prefix}.drop", read_only=read_only
+            table_id, key_prefix=f"{key_prefix}.drop", read_only=read_only, on_submit=on_submit
         )
     with deregister_col:
         action = action or render_deregister_form(
             detail,
             key_prefix=state.form_key("tables", state.Tables.DEREGISTER),
             read_only=read_only,
+            on_submit=on_submit,
         )
     return action

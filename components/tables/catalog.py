@@ -10,15 +10,15 @@ from typing import Any
 from backend.services import namespaces as nsv
 from backend.spec.paging import Listing
 from components import feedback
-from components.cache import CATALOG, cached, shared, table_scope
+from components.cache import CATALOG, NAMESPACES, cached, shared, table_scope
 
 
-@cached(lambda parent: CATALOG)
+@cached(lambda parent: NAMESPACES)
 def namespace_names(ns: Any, parent: tuple[str, ...]) -> list[str]:
     return nsv.list_namespace_names(ns, parent)
 
 
-@cached(lambda path: CATALOG)
+@cached(lambda path: NAMESPACES)
 def namespace_exists(ns: Any, path: tuple[str, ...]) -> bool:
     return nsv.namespace_exists(ns, path)
 
@@ -46,7 +46,7 @@ def table_exists(ns: Any, table_id: tuple[str, ...]) -> bool:
     return nsv.table_exists(ns, table_id)
 
 
-@cached(lambda: CATALOG)
+@cached(lambda: NAMESPACES)
 def namespace_tree(ns: Any) -> nsv.NamespaceTree:
     return nsv.namespace_tree(ns, max_nodes=TREE_MAX_NODES)
 

@@ -1,5 +1,5 @@
-"""The write dialogs of "Namespaces & tables": create a namespace, declare a table. The forms
-return the request; the page sends it.
+"""The write dialogs of "Namespaces & tables": create a namespace, declare a table. The
+submit button's callback reads the form's request; the page sends it.
 """
 
 from __future__ import annotations
@@ -15,17 +15,13 @@ from backend.rules import ids
 from backend.rules import properties as props
 from backend.services import namespaces as nsv
 from components import feedback, state
-from components.common import (
-    empty_kv_frame,
-)
+from components.common import empty_kv_frame, kv_editor_rows
+from components.writes import keep_refusal, render_failure
 
 
-def _refused(problem: str | None, read_only: bool) -> bool:
-    if read_only:
-        feedback.show("error", "The connection is read-only.")
-    elif problem:
-        feedback.show("error", problem)
-    return read_only or bool(problem)
+def _checked(problem: str | None, read_only: bool) -> str | None:
+    """Why nothing is sent: the connection is read-only, or ``problem``."""
+    return "The connection is read-only." if read_only else problem
 
 
 def _properties(rows: Any) -> tuple[dict[str, str], str | None]:
@@ -35,86 +31,107 @@ def _properties(rows: Any) -> tuple[dict[str, str], str | None]:
         return {}, str(err)
 
 
-def _request(make: Callable[[], Any]) -> tuple[Any, str | None]:
+def _request(make: Callable[[], Any]) -> Any:
+    """``make()``, or its refusal's text."""
     try:
-        return make(), None
+        return make()
     except LanceNamespaceError as err:
-        return None, str(err)
+        return str(err)
+
+
+def create_namespace_request(
+    path: Sequence[str], *, key_prefix: str, read_only: bool
+) -> CreateNamespaceRequest | str:
+    """The request :func:`render_create_namespace_form` asks for (read from its widgets'
+    state), or why nothing is sent."""
+    name = str(state.get(f"{key_prefix}.name") or "")
+    properties, bad = _properties(kv_editor_rows(state.get(f"{key_prefix}.props")))
+    problem = _checked(ids.name_problem(name, "namespace") or bad, read_only)
+    if problem:
+        return problem
+    return _request(lambda: nsv.create_namespace_request(path, name, properties))
 
 
 def render_create_namespace_form(
-    path: Sequence[str], *, key_prefix: str, read_only: bool
-) -> CreateNamespaceRequest | None:
-    """Name + properties of a child namespace of ``path``; the request on submit."""
+    path: Sequence[str], *, key_prefix: str, read_only: bool, on_submit: Callable[[], None]
+) -> None:
+    """Name + properties of a child namespace of ``path``; ``on_submit``: the submit
+    button's callback (it reads the request with :func:`create_namespace_request`)."""
     with st.form(key_prefix, border=False):
         st.caption(f"Inside {feedback.as_text(ids.display_id(path))}")
-        name = st.text_input("Name", key=f"{key_prefix}.name")
-        rows = st.data_editor(
+        st.text_input("Name", key=f"{key_prefix}.name")
+        st.data_editor(
             empty_kv_frame(), num_rows="dynamic", hide_index=True, key=f"{key_prefix}.props"
         )
-        submitted = st.form_submit_button("Create namespace", disabled=read_only)
-    if not submitted:
-        return None
-    properties, bad = _properties(rows)
-    problem = ids.name_problem(name, "namespace") or bad
-    request, bad_request = (
-        (None, None)
-        if problem
-        else _request(lambda: nsv.create_namespace_request(path, name, properties))
+        st.form_submit_button("Create namespace", disabled=read_only, on_click=on_submit)
+
+
+def declare_table_request(
+    path: Sequence[str], *, key_prefix: str, read_only: bool
+) -> DeclareTableRequest | str:
+    """The request :func:`render_declare_table_form` asks for (read from its widgets'
+    state), or why nothing is sent."""
+    name = str(state.get(f"{key_prefix}.name") or "")
+    properties, bad = _properties(kv_editor_rows(state.get(f"{key_prefix}.props")))
+    problem = _checked(ids.name_problem(name, "table") or bad, read_only)
+    if problem:
+        return problem
+    return _request(
+        lambda: nsv.declare_table_request(
+            path,
+            name,
+            location=str(state.get(f"{key_prefix}.location") or ""),
+            properties=properties,
+            vend_credentials=bool(state.get(f"{key_prefix}.vend")),
+        )
     )
-    return None if _refused(problem or bad_request, read_only) else request
 
 
 def render_declare_table_form(
-    path: Sequence[str], *, key_prefix: str, read_only: bool
-) -> DeclareTableRequest | None:
-    """Name, location, properties of a table to declare in ``path``; the request on submit."""
+    path: Sequence[str], *, key_prefix: str, read_only: bool, on_submit: Callable[[], None]
+) -> None:
+    """Name, location, properties of a table to declare in ``path``; ``on_submit``: the
+    submit button's callback (it reads the request with :func:`declare_table_request`)."""
     with st.form(key_prefix, border=False):
         st.caption(
             f"Registers a name (and location) in {feedback.as_text(ids.display_id(path))}; no data yet."
         )
-        name = st.text_input("Table name", key=f"{key_prefix}.name")
-        location = st.text_input(
+        st.text_input("Table name", key=f"{key_prefix}.name")
+        st.text_input(
             "Location (optional)",
             key=f"{key_prefix}.location",
             placeholder="chosen by the namespace when empty",
         )
         st.caption("Properties")
-        rows = st.data_editor(
+        st.data_editor(
             empty_kv_frame(), num_rows="dynamic", hide_index=True, key=f"{key_prefix}.props"
         )
-        vend = st.toggle("Vend credentials", key=f"{key_prefix}.vend")
-        submitted = st.form_submit_button("Declare table", type="primary", disabled=read_only)
-    if not submitted:
-        return None
-    properties, bad = _properties(rows)
-    problem = ids.name_problem(name, "table") or bad
-    request, bad_request = (
-        (None, None)
-        if problem
-        else _request(
-            lambda: nsv.declare_table_request(
-                path, name, location=location, properties=properties, vend_credentials=vend
-            )
+        st.toggle("Vend credentials", key=f"{key_prefix}.vend")
+        st.form_submit_button(
+            "Declare table", type="primary", disabled=read_only, on_click=on_submit
         )
-    )
-    return None if _refused(problem or bad_request, read_only) else request
 
 
-# The write dialogs of "Namespaces & tables": name -> (title, icon, form). Only the open one
-# is rendered (their data editors cost a lot even when hidden).
-_DIALOGS: dict[str, tuple[str, str, Callable[..., Any]]] = {
+# The write dialogs of "Namespaces & tables": name -> (title, icon, form, its request). Only
+# the open one is rendered (their data editors cost a lot even when hidden).
+_DIALOGS: dict[str, tuple[str, str, Callable[..., Any], Callable[..., Any]]] = {
     "create_ns": (
         "Create a namespace",
         ":material/create_new_folder:",
         render_create_namespace_form,
+        create_namespace_request,
     ),
-    "declare": ("Declare a table", ":material/add_box:", render_declare_table_form),
+    "declare": (
+        "Declare a table",
+        ":material/add_box:",
+        render_declare_table_form,
+        declare_table_request,
+    ),
 }
 
 
 def render_dialog_button(name: str, *, key_prefix: str, read_only: bool) -> None:
-    title, icon, _form = _DIALOGS[name]
+    title, icon, _form, _read = _DIALOGS[name]
     st.button(
         title,
         key=f"{key_prefix}.{name}.open",
@@ -128,21 +145,36 @@ def render_dialog_button(name: str, *, key_prefix: str, read_only: bool) -> None
 
 
 def render_open_dialog(
-    path: Sequence[str], *, key_prefix: str, read_only: bool, submit: Callable[[Any], bool]
+    path: Sequence[str],
+    *,
+    key_prefix: str,
+    read_only: bool,
+    submit: Callable[[Any, str], bool],
 ) -> None:
     """The write dialog opened by :func:`render_dialog_button`, if any. Its form's request goes
-    to ``submit`` (the page's write; it returns whether the write succeeded)."""
+    to ``submit(request, failure_key)`` (the page's write; it returns whether the write
+    succeeded) from the submit button's callback: on success the dialog closes and the whole
+    page runs once, after the write (a widget in a dialog reruns only the dialog, so the
+    callback asks for the page's run); a refusal or a failure kept under ``failure_key`` is
+    shown in the dialog."""
     name = state.dialog()
     if name not in _DIALOGS:
         return
-    title, _icon, form = _DIALOGS[name]
+    title, _icon, form, request_of = _DIALOGS[name]
+    key = state.form_key("tables", f"{key_prefix}.{name}")
+    failure_key = f"{key}.failure"
+
+    def submitted() -> None:  # the submit button's callback, before anything is drawn
+        request = request_of(path, key_prefix=key, read_only=read_only)
+        if isinstance(request, str):
+            keep_refusal(failure_key, request)
+        elif submit(request, failure_key):
+            state.open_dialog(None)
+            st.rerun()  # from a callback: the page runs (not only the dialog), once
 
     @st.dialog(title, width="medium", on_dismiss=lambda: state.open_dialog(None))
     def body() -> None:
-        key = state.form_key("tables", f"{key_prefix}.{name}")
-        request = form(path, key_prefix=key, read_only=read_only)
-        if request is not None and submit(request):
-            state.open_dialog(None)
-            st.rerun()
+        form(path, key_prefix=key, read_only=read_only, on_submit=submitted)
+        render_failure(failure_key)
 
     body()

@@ -9,7 +9,7 @@ import streamlit as st
 from backend.rules import ids
 from backend.services import namespaces as nsv
 from components import feedback, state
-from components.cache import CATALOG, invalidate
+from components.cache import CATALOG, NAMESPACES, invalidate
 from components.tables.catalog import namespace_exists, namespace_tree
 from components.tables.selection import set_selection
 
@@ -36,7 +36,7 @@ def render_namespace_tree(path: Sequence[str], *, key_prefix: str) -> None:
     ):
         # Another writer made the namespace after the tree was read: the catalog's listings
         # of this connection are out of date; read them again.
-        invalidate(CATALOG)
+        invalidate(CATALOG, NAMESPACES)
         tree = feedback.run(namespace_tree, action="Reading the namespace tree")
         if tree is None:
             return

@@ -4,7 +4,7 @@ them (``backend.services.lifecycle``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -55,11 +55,19 @@ def cleanup_said(done: lc.CleanupDone, table_id: Sequence[str], policy: str) -> 
 
 
 def render_cleanup(
-    ns: Any, table_id: Sequence[str], versions: pd.DataFrame, *, key_prefix: str, read_only: bool
+    ns: Any,
+    table_id: Sequence[str],
+    versions: pd.DataFrame,
+    *,
+    key_prefix: str,
+    read_only: bool,
+    on_submit: Callable[[lc.CleanupPlan, str], None] | None = None,
 ) -> lc.CleanupPlan | None:
     """A policy (keep the newest N, older than D days, or both), its dry run (kept on the
     session per table: every version with what happens to it), then "Delete N versions"
-    with a typed confirmation. Returns the plan to run once confirmed."""
+    with a typed confirmation. Returns the plan to run once confirmed; with ``on_submit`` it
+    is handed over from the button's callback instead (``on_submit(plan, failure_key)``, the
+    page's write: the page then draws once, after it) and nothing is returned."""
     st.caption(
         "A version goes when it is outside the newest N and older than D days (both when both "
         "are given). The latest version and every tagged version always stay."
@@ -109,6 +117,7 @@ def render_cleanup(
         not_done="Nothing deleted",
         read_only=read_only,
         operation="batch_delete_table_versions",
+        on_submit=(lambda failure_key: on_submit(plan, failure_key)) if on_submit else None,
     )
     return plan if confirmed else None
 

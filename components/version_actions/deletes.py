@@ -4,7 +4,7 @@ and rows by a filter. Each returns the write; the page sends it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,11 +64,19 @@ def delete_rows_write(ns: Any, table_id: Sequence[str], ask: RowsDelete) -> Writ
 
 
 def render_delete_rows(
-    ns: Any, table_id: list[str], *, key_prefix: str, read_only: bool
+    ns: Any,
+    table_id: list[str],
+    *,
+    key_prefix: str,
+    read_only: bool,
+    on_submit: Callable[[RowsDelete, str], None] | None = None,
 ) -> RowsDelete | None:
     """ "Delete rows": a filter, its preview (how many rows match, a sample), then a typed
     confirmation; the delete to send once confirmed. Previewing is a read (every role); the
-    delete is an admin's (``delete_from_table``), disabled with the reason otherwise."""
+    delete is an admin's (``delete_from_table``), disabled with the reason otherwise. With
+    ``on_submit`` the delete is handed over from the button's callback instead
+    (``on_submit(delete, failure_key)``, the page's write: the page then draws once, after
+    it) and nothing is returned."""
     table = table_id[-1]
     st.caption(
         "Deletes the rows a filter (a SQL condition, e.g. id > 100 AND cat = 'x') matches, as a "
@@ -100,6 +108,7 @@ def render_delete_rows(
     if len(preview.sample) < preview.count:
         st.caption(f"A sample of {len(preview.sample):,} of them:")
     st.dataframe(preview.sample, hide_index=True)
+    ask = RowsDelete(text, int(preview.count))
     confirmed = render_confirmed_form(
         f"{key_prefix}.delete",
         table,
@@ -110,5 +119,6 @@ def render_delete_rows(
         read_only=read_only,
         operation=rsv.OPERATION,
         confirm_prefix=key_prefix,
+        on_submit=(lambda failure_key: on_submit(ask, failure_key)) if on_submit else None,
     )
-    return RowsDelete(text, int(preview.count)) if confirmed else None
+    return ask if confirmed else None

@@ -4,7 +4,7 @@ restore lost. The panel returns the version; the page sends the write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +23,13 @@ from components.common import (
 )
 from components.version_actions.links import search_link_params
 from components.writes import (
+    READ_ONLY,
     Write,
     confirmed_submit,
+    keep_refusal,
     lost_indexes,
     rebuild_offer,
+    render_failure,
 )
 
 
@@ -150,11 +153,14 @@ def render_version_actions(
     key_prefix: str,
     read_only: bool,
     branch: str | None = None,
+    on_submit: Callable[[int, str], None] | None = None,
 ) -> int | None:
     """Under the version's details: "Browse the data at vK" (Search & tune's data preview at
     that version; main only) and, for a version before the latest, "Restore this version"
     with a confirmation that says what it makes (on ``branch``: a new latest version of the
-    branch). Returns the version to restore when confirmed.
+    branch). Returns the version to restore when confirmed; with ``on_submit`` it is handed
+    over from the button's callback instead (``on_submit(version, failure_key)``, the page's
+    write: the page then draws once, after it) and nothing is returned.
 
     Not an ``st.page_link`` to ``search?...&version=K``: on a page change Streamlit drops the
     URL parameters bound to another page's widget, and ``?version=`` is bound to this page's
@@ -200,6 +206,17 @@ def render_version_actions(
                 ),
                 icon=":material/warning:",
             )
+    refusal = f"Not restored: tick the box to confirm v{new} from v{picked}."
+    failure_key = f"{key_prefix}.{picked}.failure"
+
+    def submitted_now() -> None:  # the button's callback, before the page draws
+        if read_only:
+            keep_refusal(failure_key, READ_ONLY)
+        elif not state.get(f"{key_prefix}.{picked}.confirm"):
+            keep_refusal(failure_key, refusal)
+        elif on_submit is not None:
+            on_submit(int(picked), failure_key)
+
     with box, st.form(f"{key_prefix}.{picked}", border=False):
         st.caption(
             f"Restoring makes a new latest version{of}, v{new}, whose content is v{picked}'s. "
@@ -211,13 +228,15 @@ def render_version_actions(
             key=f"{key_prefix}.{picked}.confirm",
         )
         submitted = st.form_submit_button(
-            f"Restore v{picked}", type="primary", icon=":material/restore:", disabled=read_only
+            f"Restore v{picked}",
+            type="primary",
+            icon=":material/restore:",
+            disabled=read_only,
+            on_click=submitted_now if on_submit is not None else None,
         )
-    if not confirmed_submit(
-        submitted,
-        read_only=read_only,
-        confirmed=confirmed,
-        refusal=f"Not restored: tick the box to confirm v{new} from v{picked}.",
-    ):
+    if on_submit is not None:
+        render_failure(failure_key)
+        return None
+    if not confirmed_submit(submitted, read_only=read_only, confirmed=confirmed, refusal=refusal):
         return None
     return picked

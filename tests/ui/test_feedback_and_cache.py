@@ -160,6 +160,30 @@ def test_write_invalidates_only_its_connection(make_app, ui_env, tmp_path: Path)
     assert cache.epoch(key_a, cache.CATALOG) == before[(key_a, cache.CATALOG)] + 1
 
 
+def test_table_write_keeps_the_namespace_listings(make_app, ui_env) -> None:
+    """A declare re-reads the tables' listings only; the namespaces' own (names, tree,
+    existence) are kept until a write changes namespaces."""
+    key = _key(conns.default_connection())
+    at = make_app(query_params={"ns": "hr"})
+    tables, spaces = cache.epoch(key, cache.CATALOG), cache.epoch(key, cache.NAMESPACES)
+    at.button(key="tables.declare.open").click().run()
+    at.text_input(key="tables.declare0.name").input("payroll")
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    assert "payroll" in texts(at)
+    assert cache.epoch(key, cache.CATALOG) == tables + 1
+    assert cache.epoch(key, cache.NAMESPACES) == spaces
+
+    at.button(key="tables.create_ns.open").click().run()
+    at.text_input(key="tables.create_ns1.name").input("contractors")
+    at.button(key="FormSubmitter:tables.create_ns1-Create namespace").click().run()
+    assert_no_exception(at)
+    assert cache.epoch(key, cache.CATALOG) == tables + 2
+    assert cache.epoch(key, cache.NAMESPACES) == spaces + 1
+    at.button(key="tables.crumbs.crumb.1").click().run()  # back to hr: listed there
+    assert "tables.ns.open.contractors" in [b.key for b in at.button]
+
+
 TWO_READS = """
 import streamlit as st
 

@@ -64,6 +64,22 @@ def test_update_preview_then_apply(make_app, ui_env: Path) -> None:
     assert orders(ui_env)["item"].to_pylist() == want.to_pylist()
 
 
+def test_update_refused_when_the_table_changed_since_the_preview(make_app, ui_env: Path) -> None:
+    """Apply sends from its button's callback: the refusal (the count moved since the
+    preview) is shown under the panel, and nothing is updated."""
+    at = make_app("versions", query_params=ORDERS)
+    preview_update(at, "item = upper(item)", "id >= 4")
+    ns = backend.connect(str(ui_env))
+    ns.open_dataset(TID).delete("id = 5")  # another writer, after the preview
+    changed = orders(ui_env)
+    apply_button(at).click().run()
+    assert_no_exception(at)
+    assert not at.success
+    (error,) = alerts(at, "error")
+    assert "not the 2 previewed" in error and "preview again" in error
+    assert orders(ui_env).equals(changed)
+
+
 def test_bad_updates_are_readable(make_app, ui_env: Path) -> None:
     at = make_app("versions", query_params=ORDERS)
     preview_update(at, "nosuch = 1", "id > 2")

@@ -655,3 +655,19 @@ def test_read_only_disables_the_lifecycle_writes(make_app) -> None:
         "FormSubmitter:tables.drop_ns0.sales-Drop sales",
     ):
         assert at.button(key=key).disabled, key
+
+
+def test_declare_failure_is_shown_in_the_open_dialog(make_app, ui_env) -> None:
+    """A write the namespace refuses (the name is taken) is said inside the dialog, which
+    stays open with what was typed; nothing changes."""
+    at = make_app(query_params={"ns": "sales"})
+    before = browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
+    open_dialog(at, "declare")
+    at.text_input(key="tables.declare0.name").input("orders")
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    (error,) = alerts(at, "error")
+    assert "orders" in error and "Declare table" in error
+    assert at.text_input(key="tables.declare0.name").value == "orders"  # still open
+    assert not at.success
+    assert browse.list_table_names(backend.connect(str(ui_env)), ["sales"]) == before
