@@ -94,11 +94,15 @@ ARM_JS = """
   window.__benchSettled = undefined;
   let ran = false;
   // Any change of the script state after the click is a run (records, not the state when
-  // the callback runs: a quick run may have come and gone by then).
+  // the callback runs: a quick run may have come and gone by then). A run fast enough that
+  // its start and end reach the page in one render changes no attribute: then what it drew
+  // in the main area is the sign that it ran.
   const watch = new MutationObserver((records) => {
     if (window.__benchClick !== undefined && records.length) ran = true;
   });
   watch.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (main) watch.observe(main, { childList: true, subtree: true, characterData: true });
   document.addEventListener("pointerdown", () => {
     if (window.__benchClick === undefined) window.__benchClick = now();
   }, { capture: true, once: true });
