@@ -582,8 +582,11 @@ def grid_row(frame: Locator, cell: str) -> Locator:
     return grid_rows(frame).filter(has=exact)
 
 
-# Counts finished script runs in the page (``stApp``'s ``data-test-script-state`` leaving
-# "running"), so a test can wait for the rerun its own click caused instead of guessing.
+# Counts finished script runs in the page, so a test can wait for the rerun its own click
+# caused instead of guessing: ``stApp``'s ``data-test-script-state`` leaving "running", and the
+# server's ScriptFinished message (a ForwardMsg with field 6 set, read off the websocket). A run
+# whose start and end reach the page in one render never shows "running"; its message still
+# counts it.
 RUN_COUNTER_JS = """
 (() => {
   window.__stRuns = 0;
@@ -593,6 +596,35 @@ RUN_COUNTER_JS = """
     subtree: true, attributes: true, attributeOldValue: true,
     attributeFilter: ["data-test-script-state"],
   });
+  const finished = (buffer) => {  // a top-level field 6 (script_finished), varint
+    const b = new Uint8Array(buffer);
+    let i = 0;
+    const varint = () => {
+      let value = 0, shift = 0, byte;
+      do { byte = b[i++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; }
+      while (byte & 0x80 && i < b.length);
+      return value;
+    };
+    while (i < b.length) {
+      const key = varint(), field = Math.floor(key / 8), wire = key % 8;
+      if (field === 6 && wire === 0) return true;
+      if (wire === 0) varint();
+      else if (wire === 2) i += varint();
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        if (event.data instanceof ArrayBuffer && finished(event.data)) window.__stRuns += 1;
+      });
+    }
+  };
 })();
 """
 
