@@ -30,6 +30,7 @@ URL given before the first run (a link, a reload) sets the widget.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -43,7 +44,7 @@ import pytest
 from lance_namespace import CreateNamespaceRequest
 
 import backend
-from tests.support import ipc_stream_bytes
+from tests.support import RewritingProxy, ipc_stream_bytes
 
 os.environ.setdefault("LANCE_LOG", "error")
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
@@ -355,3 +356,24 @@ def busy_server() -> Iterator[tuple[str, list[str]]]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@contextlib.contextmanager
+def rest_target_rewritten(
+    root: Path, monkeypatch: pytest.MonkeyPatch, rewrites: dict[str, Any]
+) -> Iterator[str]:
+    """The console's target: a real REST server on ``root`` behind a proxy that rewrites its
+    answers (``tests.support.RewritingProxy``: route suffix -> rewrite); yields the proxy's
+    URL, both stopped afterwards."""
+    from tests.conftest import RestServer
+
+    server = RestServer(root)
+    try:
+        proxy = RewritingProxy(server.url, rewrites)
+        try:
+            monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+            yield proxy.url
+        finally:
+            proxy.stop()
+    finally:
+        server.stop()

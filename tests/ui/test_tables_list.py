@@ -17,7 +17,7 @@ from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, Describ
 import backend
 from backend.services import health as hs
 from tests.support import create_table, data_bytes, table_location
-from tests.ui.conftest import assert_no_exception, displayed, texts
+from tests.ui.conftest import assert_no_exception, displayed, rest_target_rewritten, texts
 from tests.ui.test_tables_page import table_grid
 
 
@@ -199,17 +199,12 @@ def test_health_unknown_when_the_server_gives_no_stats(
     it), played by a proxy in front of the real server: the health cannot be read, the
     Health column says "unknown"; Size is n/a (drawn "—", never 0); the rows are still
     counted (CountTableRows)."""
-    from tests.conftest import RestServer
-    from tests.support import RewritingProxy
 
     def no_total_bytes(route: str, answer: dict) -> dict:
         answer.pop("total_bytes", None)
         return answer
 
-    server = RestServer(ui_env)
-    proxy = RewritingProxy(server.url, {"/stats": no_total_bytes})
-    try:
-        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+    with rest_target_rewritten(ui_env, monkeypatch, {"/stats": no_total_bytes}):
         at = make_app(query_params={"ns": "sales"})
         frame = filled(at).set_index("table")
         assert_no_exception(at)
@@ -219,9 +214,6 @@ def test_health_unknown_when_the_server_gives_no_stats(
         shown = displayed(table_grid(at)).set_index("table")
         assert list(shown.loc[["orders", "customers"], "size_bytes"]) == ["—", "—"]
         assert frame.loc["orders", "rows"] == 4
-    finally:
-        proxy.stop()
-        server.stop()
 
 
 def test_sort_by_health_worst_first(make_app, ui_env: Path) -> None:

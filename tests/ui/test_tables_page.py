@@ -7,7 +7,7 @@ import re
 
 import backend
 from backend.services import namespaces as browse
-from tests.ui.conftest import alerts, assert_no_exception, texts
+from tests.ui.conftest import alerts, assert_no_exception, rest_target_rewritten, texts
 
 
 def button_keys(at) -> list[str]:
@@ -46,6 +46,19 @@ def pick_table(at, name: str | None) -> None:
 def open_dialog(at, name: str) -> None:
     """Open the "create_ns" / "declare" dialog."""
     at.button(key=f"tables.{name}.open").click().run()
+
+
+def declare_in_dialog(at, name: str, properties: dict[str, str] | None = None) -> None:
+    """The "Declare a table" dialog opened, ``name`` and ``properties`` entered, submitted."""
+    open_dialog(at, "declare")
+    at.text_input(key="tables.declare0.name").input(name)
+    if properties:
+        at.session_state["tables.declare0.props"] = {
+            "edited_rows": {},
+            "added_rows": [{"key": k, "value": v} for k, v in properties.items()],
+            "deleted_rows": [],
+        }
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
 
 
 def test_drill_down_and_breadcrumbs(make_app) -> None:
@@ -134,14 +147,7 @@ def test_search_filters_and_paging(make_app) -> None:
 def test_declare_table_through_form(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     assert "tables.declare0.name" not in [t.key for t in at.text_input]  # dialog not open
-    open_dialog(at, "declare")
-    at.text_input(key="tables.declare0.name").input("payroll")
-    at.session_state["tables.declare0.props"] = {
-        "edited_rows": {},
-        "added_rows": [{"key": "owner", "value": "finance"}],
-        "deleted_rows": [],
-    }
-    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    declare_in_dialog(at, "payroll", {"owner": "finance"})
     assert_no_exception(at)
     page = texts(at)
     assert alerts(at, "success") == ["Declared table hr › payroll."]
@@ -157,45 +163,27 @@ def test_declare_table_through_form(make_app, ui_env) -> None:
 def test_declare_warns_of_properties_the_server_dropped(make_app, ui_env, monkeypatch) -> None:
     """A server that drops declared properties (sent, then absent on describe): played by a
     proxy in front of the real RestAdapter that leaves them out of DescribeTable answers."""
-    from tests.conftest import RestServer
-    from tests.support import RewritingProxy
 
     def no_properties(route, answer):
         answer.pop("properties", None)
         return answer
 
-    server = RestServer(ui_env)
-    proxy = RewritingProxy(server.url, {"/describe": no_properties})
-    try:
-        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+    with rest_target_rewritten(ui_env, monkeypatch, {"/describe": no_properties}) as url:
         at = make_app(query_params={"ns": "hr"})
-        open_dialog(at, "declare")
-        at.text_input(key="tables.declare0.name").input("payroll")
-        at.session_state["tables.declare0.props"] = {
-            "edited_rows": {},
-            "added_rows": [{"key": "owner", "value": "finance"}],
-            "deleted_rows": [],
-        }
-        at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+        declare_in_dialog(at, "payroll", {"owner": "finance"})
         assert_no_exception(at)
         assert not at.success
         (warning,) = alerts(at, "warning")
         assert warning.startswith("Declared table hr › payroll. The server did not keep 1 of")
         assert "(owner)" in warning
-        ns = backend.connect(proxy.url)
+        ns = backend.connect(url)
         assert "payroll" in browse.list_table_names(ns, ["hr"])  # declared all the same
         assert browse.describe_table(ns, ["hr", "payroll"]).properties == {}
-    finally:
-        proxy.stop()
-        server.stop()
 
 
 def test_fragments_from_the_metadata_total_fragments(make_app, ui_env, monkeypatch) -> None:
     """A REST server reporting fragments as metadata ``total_fragments`` (no stats)."""
     import lance
-
-    from tests.conftest import RestServer
-    from tests.support import RewritingProxy
 
     location = browse.describe_table(backend.connect(str(ui_env)), ["sales", "orders"]).location
     fragments = len(lance.dataset(location).get_fragments())  # counted independently
@@ -205,24 +193,16 @@ def test_fragments_from_the_metadata_total_fragments(make_app, ui_env, monkeypat
         answer["metadata"] = {**(answer.get("metadata") or {}), "total_fragments": str(fragments)}
         return answer
 
-    server = RestServer(ui_env)
-    proxy = RewritingProxy(server.url, {"/describe": with_total})
-    try:
-        monkeypatch.setenv("LANCE_CONSOLE_TARGET", proxy.url)
+    with rest_target_rewritten(ui_env, monkeypatch, {"/describe": with_total}):
         at = make_app(query_params=ORDERS)
         assert_no_exception(at)
         assert {m.label: m.value for m in at.metric}["Fragments"] == f"{fragments:,}"
-    finally:
-        proxy.stop()
-        server.stop()
 
 
 def test_invalid_name_rejected_without_change(make_app, ui_env) -> None:
     at = make_app(query_params={"ns": "hr"})
     before = browse.list_table_names(backend.connect(str(ui_env)), ["hr"])
-    open_dialog(at, "declare")
-    at.text_input(key="tables.declare0.name").input("bad name/x")
-    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    declare_in_dialog(at, "bad name/x")
     assert_no_exception(at)
     assert alerts(at, "error") == [
         "The table name 'bad name/x' contains a path separator ('/' or '\\')."
@@ -662,9 +642,7 @@ def test_declare_failure_is_shown_in_the_open_dialog(make_app, ui_env) -> None:
     stays open with what was typed; nothing changes."""
     at = make_app(query_params={"ns": "sales"})
     before = browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
-    open_dialog(at, "declare")
-    at.text_input(key="tables.declare0.name").input("orders")
-    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    declare_in_dialog(at, "orders")
     assert_no_exception(at)
     (error,) = alerts(at, "error")
     assert "orders" in error and "Declare table" in error
