@@ -19,11 +19,6 @@ from components.common import empty_kv_frame, kv_editor_rows
 from components.writes import keep_refusal, render_failure
 
 
-def _checked(problem: str | None, read_only: bool) -> str | None:
-    """Why nothing is sent: the connection is read-only, or ``problem``."""
-    return "The connection is read-only." if read_only else problem
-
-
 def _properties(rows: Any) -> tuple[dict[str, str], str | None]:
     try:
         return props.from_rows(rows), None
@@ -39,16 +34,26 @@ def _request(make: Callable[[], Any]) -> Any:
         return str(err)
 
 
+def _named(key_prefix: str, kind: str, read_only: bool) -> tuple[str, dict[str, str]] | str:
+    """The name and properties a dialog's form holds (read from its widgets' state), or why
+    nothing is sent: read-only, a bad ``kind`` name ("namespace", "table") or property."""
+    if read_only:
+        return "The connection is read-only."
+    name = str(state.get(f"{key_prefix}.name") or "")
+    properties, bad = _properties(kv_editor_rows(state.get(f"{key_prefix}.props")))
+    problem = ids.name_problem(name, kind) or bad
+    return problem if problem else (name, properties)
+
+
 def create_namespace_request(
     path: Sequence[str], *, key_prefix: str, read_only: bool
 ) -> CreateNamespaceRequest | str:
     """The request :func:`render_create_namespace_form` asks for (read from its widgets'
     state), or why nothing is sent."""
-    name = str(state.get(f"{key_prefix}.name") or "")
-    properties, bad = _properties(kv_editor_rows(state.get(f"{key_prefix}.props")))
-    problem = _checked(ids.name_problem(name, "namespace") or bad, read_only)
-    if problem:
-        return problem
+    named = _named(key_prefix, "namespace", read_only)
+    if isinstance(named, str):
+        return named
+    name, properties = named
     return _request(lambda: nsv.create_namespace_request(path, name, properties))
 
 
@@ -71,11 +76,10 @@ def declare_table_request(
 ) -> DeclareTableRequest | str:
     """The request :func:`render_declare_table_form` asks for (read from its widgets'
     state), or why nothing is sent."""
-    name = str(state.get(f"{key_prefix}.name") or "")
-    properties, bad = _properties(kv_editor_rows(state.get(f"{key_prefix}.props")))
-    problem = _checked(ids.name_problem(name, "table") or bad, read_only)
-    if problem:
-        return problem
+    named = _named(key_prefix, "table", read_only)
+    if isinstance(named, str):
+        return named
+    name, properties = named
     return _request(
         lambda: nsv.declare_table_request(
             path,
