@@ -483,6 +483,18 @@ def run_cli_here(
     return subprocess.CompletedProcess(["lance-console", *args], code, out, err)
 
 
+def assert_stopped_for_sign_in(
+    done: subprocess.CompletedProcess[str], named: str, secrets: Path, cwd: Path
+) -> None:
+    """The launch stopped (exit 2) naming the sign-in problem ``named`` and the ``secrets``
+    file, without its secret, having started and built nothing in ``cwd``."""
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr and "sign-in: invalid" in done.stderr
+    assert str(secrets) in done.stderr and "nothing was started" in done.stderr
+    assert SECRET not in done.stderr + done.stdout
+    assert not (cwd / ".lance-console").exists()  # no demo built: nothing started
+
+
 def _without(key: str) -> dict[str, str]:
     return {k: v for k, v in AUTH_TOML.items() if k != key}
 
@@ -536,11 +548,7 @@ def test_an_incomplete_auth_section_stops_the_launcher(
     folder.mkdir()
     (folder / "secrets.toml").write_text(toml)
     done = run_cli_here(monkeypatch, capsys, cwd, env={"HOME": str(tmp_path)})
-    assert done.returncode == 2, done.stderr
-    assert named in done.stderr and "sign-in: invalid" in done.stderr
-    assert str(folder / "secrets.toml") in done.stderr and "nothing was started" in done.stderr
-    assert SECRET not in done.stderr + done.stdout
-    assert not (cwd / ".lance-console").exists()  # no demo built: nothing started
+    assert_stopped_for_sign_in(done, named, folder / "secrets.toml", cwd)
 
 
 def test_an_incomplete_auth_section_stops_the_launcher_process(tmp_path: Path) -> None:
@@ -551,11 +559,7 @@ def test_an_incomplete_auth_section_stops_the_launcher_process(tmp_path: Path) -
     (folder / "secrets.toml").write_text(auth_toml(_without("client_secret")))
     named = "[auth] is missing client_secret"
     done = run_cli(cwd, env={"HOME": str(tmp_path)})
-    assert done.returncode == 2, done.stderr
-    assert named in done.stderr and "sign-in: invalid" in done.stderr
-    assert str(folder / "secrets.toml") in done.stderr and "nothing was started" in done.stderr
-    assert SECRET not in done.stderr + done.stdout
-    assert not (cwd / ".lance-console").exists()  # no demo built: nothing started
+    assert_stopped_for_sign_in(done, named, folder / "secrets.toml", cwd)
 
 
 def test_unknown_role_names_stop_the_launcher(tmp_path: Path) -> None:
