@@ -16,7 +16,7 @@ servers):
 
 * ``switch``: the Versions page of a table with 50 indexes; the sidebar's "Indexes" link;
 * ``table``: the Versions page; another table picked in the picker's "Table" box;
-* ``version``: the Versions page; the "Version" box one step down;
+* ``version``: the Versions page; the next older version picked in the "Version" box;
 * ``preview``: "Manage versions" > "Delete rows" of a 20,000-row table; a filter previewed;
 * ``delete``: "Manage versions" > "Delete by range"; one old version deleted (a new one each
   round), confirmed by the table's name;
@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import re
 import shutil
 import statistics
 import sys
@@ -236,9 +237,18 @@ def _pick_rows(page: Page, i: int) -> Callable[[], None]:
     return page.get_by_role("option").filter(has_text=ROWS).first.click
 
 
-def _version_down(page: Page, i: int) -> Callable[[], None]:
-    box = page.get_by_test_id("stNumberInput").filter(has=page.get_by_label("Version", exact=True))
-    return box.get_by_role("button", name="Decrement").click
+OLDER = "39"  # the version a version pick opens (the table's latest is 40)
+
+
+def _open_version_list(page: Page, i: int) -> None:
+    box = widget(page, "stSelectbox", "Version")
+    box.scroll_into_view_if_needed()
+    box.get_by_role("button", name="Open").click()
+    page.get_by_role("option").filter(has_text=re.compile(rf"^{OLDER}$")).first.wait_for()
+
+
+def _pick_older(page: Page, i: int) -> Callable[[], None]:
+    return page.get_by_role("option").filter(has_text=re.compile(rf"^{OLDER}$")).first.click
 
 
 def _switch(page: Page, i: int) -> Callable[[], None]:
@@ -269,10 +279,11 @@ CASES = [
     ),
     Case(
         "version",
-        "version pick: the Version box, one step",
+        "version pick: the next older version in the Version box",
         "versions",
         {"ns": NS, "table": HIST},
-        act=_version_down,
+        prepare=_open_version_list,
+        act=_pick_older,
     ),
     Case(
         "preview",
@@ -389,9 +400,9 @@ def record(root: Path, tmp: Path) -> dict[str, Any]:
                 moves.append({"widget": box.id, "idle": idle(at, box.id)})
                 box.set_value(ROWS).run()
             elif case.name == "version":
-                box = at.number_input(key=state.QP_VERSION)
+                box = at.selectbox(key=state.QP_VERSION)
                 moves.append({"widget": box.id, "idle": idle(at, box.id)})
-                box.set_value(int(box.value) - 1).run()
+                box.set_value(int(OLDER)).run()
             elif case.name == "preview":
                 text = next(t for t in at.text_input if t.label == "Filter")
                 button = next(b for b in at.button if b.label == "Preview")

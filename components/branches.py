@@ -60,7 +60,8 @@ def render_branch_picker(
 ) -> str:
     """The branch the page acts on (``names``: ``main`` first), the shared selection. A
     selected branch the table does not have (deleted, another table's, a stale link) goes
-    back to main, and the page says so."""
+    back to main, and the page says so. A table with no branch but main gets no box (the
+    page's badge says main)."""
     names = list(names) or [svc.MAIN]
     current = state.selected_branch()
     if current not in names:
@@ -71,6 +72,8 @@ def render_branch_picker(
         )
         set_branch(None)
         current = svc.MAIN
+    if names == [svc.MAIN]:  # nothing to pick: the badge under it says main
+        return current
     key = picker_key(key_prefix)
     state.put(key, current)
     st.columns(2)[0].selectbox(  # as wide as the namespace picker above it

@@ -61,10 +61,30 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def path_span(text: str) -> str:
+    """A path, URI or location as Markdown: one line, in monospace, as typed."""
+    return code_span(" ".join(text.splitlines()) or "—")
+
+
 def render_path(text: str) -> None:
     """A path, URI or location in monospace, as typed. Not ``st.code``: its code-block
     component costs about half a second per page load (benchmarks/bench_ui_pages.py)."""
-    st.markdown(code_span(" ".join(text.splitlines()) or "—"))
+    st.markdown(path_span(text))
+
+
+FIGURE_SEPARATOR = " · "
+
+
+def render_figures(
+    figures: list[tuple[str, Any]], *, help: str | None = None, where: Any = st
+) -> None:
+    """A row of labelled figures as one line of text (``Versions **12** · Latest **12**``):
+    one element, where ``st.metric`` would draw one each and have every new page load its
+    extra script first."""
+    where.markdown(
+        FIGURE_SEPARATOR.join(f"{as_text(label)} **{as_text(value)}**" for label, value in figures),
+        help=help,
+    )
 
 
 def lazy_expander(label: str, *, key: str, icon: str | None = None) -> Any | None:

@@ -41,22 +41,27 @@ def render_listing_pager(
     reset_on: tuple[Any, ...] = (),
     page_size: int = PAGE_SIZE,
     noun: str = "items",
+    hint: str = "",
 ) -> Page:
     """One page of an open-ended ``listing`` (``backend.spec.paging.Listing``), read only as far
     as that page: a pagination widget over the pages known (one more while the listing goes
     on, so that the next is a click away; it resets when ``reset_on`` changes), and a caption
-    ``51–100 of 300 <noun>``, or ``of the first 1,000 <noun> listed`` while more may follow."""
+    ``51–100 of 300 <noun>.``, or ``of the first 1,000 <noun> listed; more follow.`` while more
+    may follow, then ``hint`` (a sentence on how to use the list) in the same caption."""
     key = pager_key(key_prefix, "listing", *reset_on)
     page = listing_page(listing, state.get(key) or 1, page_size)
     if page.count > 1:
         number = st.pagination(page.count, key=key, max_visible_pages=7)
         if number != page.number:
             page = listing_page(listing, number, page_size)
+    said = ""
     if page.complete and page.count > 1:
-        st.caption(f"{page.first_row:,}–{page.last_row:,} of {page.total:,} {noun}")
+        said = f"{page.first_row:,}–{page.last_row:,} of {page.total:,} {noun}."
     elif not page.complete:
-        st.caption(
+        said = (
             f"{page.first_row:,}–{page.last_row:,} of the first {page.total:,} {noun} listed; "
-            "more follow"
+            "more follow."
         )
+    if said or hint:
+        st.caption(" ".join(part for part in (said, hint) if part))
     return page

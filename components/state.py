@@ -134,9 +134,19 @@ def set_branch(branch: str | None) -> None:
     _set(Sel.BRANCH, value)
 
 
+def as_version(value: Any) -> int | None:
+    """A version number from the version picker's value (an option, or a number typed or
+    linked as text); ``None`` for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 1 else None
+    text = str(value or "").strip().removeprefix("v")
+    return int(text) if text.isdigit() and int(text) >= 1 else None
+
+
 def selected_version() -> int | None:
-    value = _get(QP_VERSION)
-    return int(value) if value else None
+    return as_version(_get(QP_VERSION))
 
 
 # --- one-shot results and form generations, per page -----------------------------------------
@@ -184,6 +194,7 @@ class Tables:
     RENAME_OPEN = "tables.rename.open"  # "Rename or move"
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
+    TREE_OPEN = "tables.tree.open"  # "Namespace tree" (closed until opened, then kept open)
     DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
     DROP_NS_CHILDREN = "tables.drop_ns.children"  # widget, per namespace: what CASCADE drops
     RESET = "tables.reset"  # widget: "Back to the root namespace" (a stale link)

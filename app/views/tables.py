@@ -9,6 +9,7 @@ import backend
 from backend.rules import ids
 from backend.services import namespaces as nsv
 from components import schema_edit, state, writes
+from components.common import lazy_expander
 from components.connection_writes import require_namespace
 from components.session import is_read_only, snippet_connection
 from components.snippets import python_snippet
@@ -85,8 +86,12 @@ def send(
 render_header(path, read_only=read_only)
 left, right = st.columns([1, 2.4], gap="large")
 with left:
-    with st.expander("Namespace tree", icon=":material/account_tree:", expanded=True):
-        render_namespace_tree(path, key_prefix=state.Tables.TREE)
+    # the whole tree on request (the breadcrumbs and the namespaces list navigate without it)
+    if tree := lazy_expander(
+        "Namespace tree", key=state.Tables.TREE_OPEN, icon=":material/account_tree:"
+    ):
+        with tree:
+            render_namespace_tree(path, key_prefix=state.Tables.TREE)
     render_namespaces_column(path, read_only=read_only)
     if drop := render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
         send(drop.write(ns, path))

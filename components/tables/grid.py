@@ -125,6 +125,7 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
     }
 
 
+SORT_BOX_PX = 190  # the "Sort by" box: its longest option whole
 SORT_SCOPE = nsv.LIST_BATCH  # tables a sort by a figure orders at a time (more on request)
 
 
@@ -141,8 +142,9 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     and says so when there are more. Figures are read in the background (the tables on
     screen first, then those a sort orders) and kept per table version."""
     st.subheader(f"Tables in {feedback.as_text(ids.display_id(path))}", anchor=False)
-    c_search, c_sort, c_desc = st.columns([5, 3, 2], vertical_alignment="bottom")
-    search = c_search.text_input(
+    # one row (a horizontal container: fewer elements to draw than columns)
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    search = row.text_input(
         "Search tables",
         key=state.Tables.SEARCH,
         placeholder="part of a name, or a glob like orders_*",
@@ -150,12 +152,16 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     )
     sorts: list[str] = list(tstats.SORTS)
     by: str = (
-        c_sort.selectbox(
-            "Sort by", sorts, format_func=lambda s: tstats.SORTS[s], key=state.Tables.SORT
+        row.selectbox(
+            "Sort by",
+            sorts,
+            format_func=lambda s: tstats.SORTS[s],
+            key=state.Tables.SORT,
+            width=SORT_BOX_PX,
         )
         or "name"
     )
-    descending = c_desc.toggle("Descending", key=state.Tables.SORT_DESC)
+    descending = row.toggle("Descending", key=state.Tables.SORT_DESC, width="content")
     every_name = bool(search) or (by == "name" and descending)
     listing = listed_tables(path, None if every_name else SORT_SCOPE)
     scope_key = state.panel_key(state.Tables.SORT_SCOPE, tuple(path))

@@ -132,26 +132,26 @@ def render_table_picker(*, key_prefix: str) -> list[str] | None:
         if current:
             render_back_to_root(f"{key_prefix}.reset")
         return None
-    c1, *rest = st.columns(3 if big else 2)
+    # one row of equal boxes (a horizontal container: fewer elements to draw than columns)
+    row = st.container(horizontal=True)
     table_key = f"{key_prefix}.table"
-    _namespace_box(c1, spaces, current, f"{key_prefix}.ns")
+    _namespace_box(row, spaces, current, f"{key_prefix}.ns")
     if big:
-        rest[0].text_input(
+        row.text_input(
             "Find a table",
             key=find_key,
             placeholder="part of a name, or a glob like orders_*",
             icon=":material/search:",
         )
-    c2 = rest[-1]
     if not names:
         none = "(no match)" if query else "(no tables here)"
-        c2.selectbox("Table", [none], disabled=True, key=f"{key_prefix}.table.none")
+        row.selectbox("Table", [none], disabled=True, key=f"{key_prefix}.table.none")
         if said:
             st.caption(feedback.as_text(said))
         return None
     picked = table if table in names else None
     state.put(table_key, picked)
-    c2.selectbox(
+    row.selectbox(
         "Table",
         names,
         index=None,

@@ -10,10 +10,8 @@ import streamlit as st
 
 from backend.spec.paging import Listing
 from components import feedback, state
-from components.common import (
-    render_json,
-    render_path,
-)
+from components.common import path_span, render_figures, render_json
+from components.versions.listing import shown_version
 from components.versions.reads import has_version, listed_latest, operations_for, version_info
 
 
@@ -22,17 +20,20 @@ def render_version_details(
 ) -> None:
     """One version: timestamp, manifest, e-tag, metadata and the transaction behind it."""
     if info:
-        c1, c2, c3 = st.columns(3)
-        c1.metric("Version", info.get("version"))
-        c2.metric("Manifest bytes", info.get("manifest_size", "—"))
-        c3.metric("Operation", (operation or {}).get("operation") or "?")
+        render_figures(
+            [
+                ("Version", info.get("version")),
+                ("Operation", (operation or {}).get("operation") or "?"),
+                ("Manifest bytes", info.get("manifest_size", "—")),
+            ]
+        )
         st.caption(
             feedback.as_text(
                 f"Created {info.get('timestamp', '—')} · e-tag {info.get('e_tag', '—')}"
             )
+            + "  \nManifest path "
+            + path_span(str(info.get("manifest_path") or "—"))
         )
-        st.caption("Manifest path")
-        render_path(info.get("manifest_path") or "—")
         if info.get("metadata"):
             render_json(info["metadata"], key_prefix=f"{key_prefix}.meta", label="Metadata")
     if operation:
@@ -79,6 +80,13 @@ def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any
     )
 
 
+def version_options(listed: Sequence[int], latest: int, shown: int | None) -> list[int]:
+    """What the version picker offers: the versions of the list's page, the latest and the
+    version shown, newest first."""
+    extra = [latest] + ([shown] if shown is not None else [])
+    return sorted({int(v) for v in [*listed, *extra]}, reverse=True)
+
+
 def render_details_section(
     table_id: tuple[str, ...],
     versions: Listing,
@@ -98,16 +106,28 @@ def render_details_section(
     # warns about a widget given both, and a browser resets a widget whose default changes.
     if state.selected_version() is None and state.QP_VERSION not in st.query_params:
         state.put(state.QP_VERSION, latest)
-    chosen = c1.number_input(
+    # A select box (not a number input, whose extra script a browser loads on every new
+    # page): the versions of the list's page, the latest and the one shown; any other is
+    # typed (a new option).
+    chosen = c1.selectbox(
         "Version",
-        min_value=1,
-        value=None,
-        step=1,
+        version_options(ops["version"].tolist(), latest, shown_version(latest)),
+        index=None,  # no default of its own (the URL then always names the version shown)
         key=state.QP_VERSION,
         bind="query-params",
         on_change=_version_typed,
+        accept_new_options=True,
+        placeholder="type a version number",
+        help="The versions of the list's page are offered; type any other version's number.",
     )
-    picked = int(chosen) if chosen is not None else latest
+    picked = state.as_version(chosen)
+    if picked is None:
+        if chosen not in (None, ""):
+            feedback.show(
+                "warning",
+                f"{chosen} is not a version number (1, 2, 3, …); the latest is {latest}.",
+            )
+        return latest
     if not has_version(table_id, versions, picked):
         feedback.show(
             "warning",

@@ -15,10 +15,7 @@ from backend.services import versions as vsv
 from backend.services.charts import timeline_chart
 from backend.spec.paging import Listing
 from components import feedback, state
-from components.common import (
-    dataframe,
-    lazy_expander,
-)
+from components.common import dataframe, lazy_expander, render_figures
 from components.versions.reads import known_versions, listed_latest, page_facts, versions_frame
 
 GRID_ROW_PX = 35  # st.dataframe's default row height (the header row is as tall)
@@ -43,20 +40,20 @@ def render_summary(table_id: tuple[str, ...], versions: Listing) -> None:
         count, oldest = versions.known, min(int(v.version) for v in versions.items())
     elif whole is not None:
         count, oldest = len(whole), int(whole["version"].min())
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric(
-        "Versions",
-        f"{count:,}" if count is not None else f"{versions.known:,}+",
+    stamp = newest.timestamp_millis
+    render_figures(
+        [
+            ("Versions", f"{count:,}" if count is not None else f"{versions.known:,}+"),
+            ("Latest", int(newest.version)),
+            ("Oldest", oldest if oldest is not None else "—"),
+            (
+                "Last commit (UTC)",
+                pd.Timestamp(stamp, unit="ms", tz="UTC").strftime("%b %d, %H:%M") if stamp else "—",
+            ),
+        ],
         help=None
         if count is not None
-        else "Listed so far (newest first); the timeline reads them all",
-    )
-    c2.metric("Latest", int(newest.version))
-    c3.metric("Oldest", oldest if oldest is not None else "—")
-    stamp = newest.timestamp_millis
-    c4.metric(
-        "Last commit (UTC)",
-        pd.Timestamp(stamp, unit="ms", tz="UTC").strftime("%b %d, %H:%M") if stamp else "—",
+        else "Versions: those listed so far (newest first); the timeline reads them all.",
     )
 
 
@@ -171,7 +168,11 @@ def render_listing(
 
     st.subheader("All versions", anchor=False)
     page = render_listing_pager(
-        versions, key_prefix=state.Versions.LIST, reset_on=table_id, noun="versions"
+        versions,
+        key_prefix=state.Versions.LIST,
+        reset_on=table_id,
+        noun="versions",
+        hint="Click a row to open that version below.",
     )
     rows = vsv.version_rows_frame(page.items)
     ops, counts = page_facts(table_id, rows)
@@ -180,7 +181,6 @@ def render_listing(
         key_prefix=state.Versions.LIST,
         picked=shown_version(listed_latest(versions)),
     )
-    st.caption("Click a row to open that version below.")
     if box := lazy_expander(
         "Timeline", key=state.Versions.TIMELINE_OPEN, icon=":material/timeline:"
     ):
@@ -202,6 +202,5 @@ def shown_version(latest: int) -> int:
     """The version the picker shows (before it renders): the one picked, else ``latest``."""
     picked = state.selected_version()
     if picked is None:  # a first run: the picker takes ``?version=`` when it renders
-        link = str(st.query_params.get(state.QP_VERSION) or "")
-        picked = int(link) if link.isdigit() else None
-    return int(picked) if picked is not None else latest
+        picked = state.as_version(st.query_params.get(state.QP_VERSION))
+    return picked if picked is not None else latest

@@ -559,6 +559,23 @@ def section(scope: Locator, heading: str) -> Locator:
     )
 
 
+def metric(scope: Page | Locator, label: str) -> Locator:
+    """The value of the figure labelled ``label``: an ``st.metric``'s, or one of a line of
+    figures (``components.common.render_figures``: ``Label **value** · Label **value**``)."""
+    assert "'" not in label, label
+    root = scope if isinstance(scope, Page) else scope.page
+    as_metric = (
+        scope.get_by_test_id("stMetric")
+        .filter(has=root.get_by_test_id("stMetricLabel").get_by_text(label, exact=True))
+        .get_by_test_id("stMetricValue")
+    )
+    in_line = scope.get_by_test_id("stMarkdown").locator(
+        "xpath=.//strong[normalize-space(translate(preceding-sibling::text()[1], '·', ' '))"
+        f"='{label}']"
+    )
+    return as_metric.or_(in_line)
+
+
 def grid(scope: Locator, index: int = 0) -> Locator:
     """The ``index``-th ``st.dataframe`` in ``scope``."""
     return scope.get_by_test_id("stDataFrame").nth(index)
@@ -714,6 +731,22 @@ def widget(scope: Page | Locator, test_id: str, label: str) -> Locator:
     return scope.get_by_test_id(test_id).filter(
         has=root.get_by_test_id("stWidgetLabel").get_by_text(label, exact=True)
     )
+
+
+def version_box(scope: Page | Locator) -> Locator:
+    """The Versions page's "Version" picker (a select box that takes a typed number too)."""
+    return widget(scope, "stSelectbox", "Version").get_by_role("combobox")
+
+
+def pick_version(scope: Page | Locator, version: int) -> None:
+    """Open ``version`` in the Versions page's "Version" box: its number typed, then Enter
+    (the way to any version, offered on the list's page or not); waits for the rerun."""
+    page = scope if isinstance(scope, Page) else scope.page
+    box = version_box(scope)
+    box.click()
+    box.fill(str(version))
+    after_rerun(page, lambda: box.press("Enter"))
+    expect(box).to_have_value(str(version))
 
 
 def choose(scope: Page | Locator, label: str, option: str | re.Pattern[str]) -> None:

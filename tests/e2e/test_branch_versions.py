@@ -14,19 +14,11 @@ from playwright.sync_api import Locator, Page, expect
 from backend.services import branches
 from tests.support import create_table, table_location
 
-from .harness import Console, fresh_namespace, goto, open_lazy, submit, widget
+from .harness import Console, fresh_namespace, goto, metric, open_lazy, submit, widget
 
 
 def _main(page: Page) -> Locator:
     return page.get_by_test_id("stMain")
-
-
-def metric(main: Locator, label: str) -> Locator:
-    return (
-        main.get_by_test_id("stMetric")
-        .filter(has=main.page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True))
-        .get_by_test_id("stMetricValue")
-    )
 
 
 def test_a_branch_compared_with_its_parent(

@@ -32,12 +32,14 @@ from .harness import (
     id_rows,
     keyed_grid,
     manage_versions,
+    metric,
     open_lazy,
     pick_in_form,
     section,
     settle,
     submit,
     type_into,
+    version_box,
     widget,
 )
 from .harness import (
@@ -68,14 +70,6 @@ def alert(scope: Locator, text: str) -> Locator:
     return scope.get_by_test_id("stAlert").filter(has_text=text)
 
 
-def metric(main: Locator, label: str) -> Locator:
-    return (
-        main.get_by_test_id("stMetric")
-        .filter(has=main.page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True))
-        .get_by_test_id("stMetricValue")
-    )
-
-
 # --------------------------------------------------------------------------- versions
 
 
@@ -102,7 +96,7 @@ def test_restore_makes_a_new_version_with_the_old_content(
     ).to_be_visible()
     expect(metric(main, "Versions")).to_have_text("4")
     expect(metric(main, "Latest")).to_have_text("4")
-    expect(main.get_by_label("Version", exact=True)).to_have_value("4")  # the new one is opened
+    expect(version_box(main)).to_have_value("4")  # the new one is opened
     expect(
         main.get_by_text("v4 is the latest version: there is nothing to restore.")
     ).to_be_visible()
@@ -138,7 +132,7 @@ def test_tag_deep_link_and_time_travel(
     # The deep link opens the tagged version, from a fresh page load.
     goto(page, console, "versions", ns=namespace, table="t", tag="gold")
     main = _main(page)
-    expect(main.get_by_label("Version", exact=True)).to_have_value("2")
+    expect(version_box(main)).to_have_value("2")
     expect(metric(section(main, "Version details"), "Operation")).to_have_text("Append")
     # ... with the Tags tab open, saying so.
     expect(manage_versions(page, "Tags").get_by_text("v2 is tagged gold.")).to_be_visible()
@@ -152,7 +146,7 @@ def test_tag_deep_link_and_time_travel(
     goto(page, console, "versions", ns=namespace, table="t", tag="nope")
     main = _main(page)
     expect(alert(main, "The link's tag nope does not exist")).to_be_visible()
-    expect(main.get_by_label("Version", exact=True)).to_have_value("3")
+    expect(version_box(main)).to_have_value("3")
 
     # Delete by range says which versions are tagged, and refuses the tagged v2, naming its
     # tag: nothing is deleted and the tag still points at v2.

@@ -53,6 +53,7 @@ from .harness import (
     id_rows,
     keyed_grid,
     manage_versions,
+    metric,
     open_expander,
     open_lazy,
     section,
@@ -74,14 +75,6 @@ def _main(page: Page) -> Locator:
 
 def alert(scope: Locator, text: str) -> Locator:
     return scope.get_by_test_id("stAlert").filter(has_text=text)
-
-
-def metric(scope: Locator, label: str) -> Locator:
-    """The value of the ``st.metric`` labelled ``label``."""
-    box = scope.get_by_test_id("stMetric").filter(
-        has=scope.page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
-    )
-    return box.get_by_test_id("stMetricValue")
 
 
 def no_secret_on_page(page: Page, console: Console) -> None:

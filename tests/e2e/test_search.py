@@ -30,6 +30,7 @@ from .harness import (
     goto,
     grid,
     grid_rows,
+    metric,
     open_tab,
     settle,
     type_into,
@@ -109,14 +110,6 @@ def click(page: Page, scope: Locator, button: str) -> None:
 
 def fill(scope: Locator, label: str, value: str) -> None:
     type_into(scope.get_by_label(label, exact=True), value)
-
-
-def metric(scope: Locator, label: str) -> Locator:
-    """The value of the ``st.metric`` labelled ``label``."""
-    box = scope.get_by_test_id("stMetric").filter(
-        has=scope.page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
-    )
-    return box.get_by_test_id("stMetricValue")
 
 
 def alert(scope: Locator, text: str) -> Locator:

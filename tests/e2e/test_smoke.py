@@ -19,8 +19,10 @@ from .harness import (
     grid,
     grid_rows,
     key,
+    metric,
     open_dialog,
     open_expander,
+    open_lazy,
     open_tab,
     widget,
 )
@@ -69,8 +71,10 @@ def test_tables_page_renders_lists_the_root_and_opens_the_connect_form(
     shot()
 
     # The root lists the demo's namespaces and e2e, in the list of its children and in the
-    # namespace tree.
+    # namespace tree (drawn once opened).
     main = page.get_by_test_id("stMain")
+    expect(main.locator(key("tables.tree.node."))).to_have_count(0)
+    open_lazy(main, "Namespace tree")
     for namespace in ("e2e", *("$".join(n) for n in console.demo.namespaces if len(n) == 1)):
         for where in (f"tables.ns.open.{namespace}", f"tables.tree.node.{namespace}"):
             button = main.locator(key(where)).get_by_role("button", name=namespace, exact=True)
@@ -113,9 +117,7 @@ def test_demo_table_on_every_page(page: Page, console: Console, shot: Callable[.
             re.compile(rf"^{re.escape(console.url)}/{url_path}{query}"),
         )
         if url_path == "versions":
-            expect(main.get_by_test_id("stMetric").filter(has_text="Versions")).to_contain_text(
-                str(console.demo.versions[demo_key])
-            )
+            expect(metric(main, "Versions")).to_have_text(str(console.demo.versions[demo_key]))
             # The version timeline (drawn once its expander is open; kept open per session).
             expect(open_expander(main, "Timeline").locator(CHARTS).first).to_be_visible()
         elif url_path == "indexes":

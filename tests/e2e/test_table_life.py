@@ -37,6 +37,7 @@ from .harness import (
     grid_rows,
     key,
     manage_versions,
+    metric,
     open_expander,
     open_lazy,
     open_tab,
@@ -124,14 +125,6 @@ def _main(page: Page) -> Locator:
 
 def alert(scope: Locator, text: str) -> Locator:
     return scope.get_by_test_id("stAlert").filter(has_text=text)
-
-
-def metric(scope: Locator, label: str) -> Locator:
-    return (
-        scope.get_by_test_id("stMetric")
-        .filter(has=scope.page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True))
-        .get_by_test_id("stMetricValue")
-    )
 
 
 def schema_tab(box: Locator, name: str) -> Locator:

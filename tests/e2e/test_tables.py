@@ -32,6 +32,7 @@ from .harness import (
     keyed_grid,
     open_dialog,
     open_expander,
+    open_lazy,
     read_only_switch,
     set_read_only,
     settle,
@@ -287,6 +288,7 @@ def test_namespace_tree_selects_a_nested_namespace(page: Page, console: Console)
     goto(page, console, "tables")
     main = _main(page)
     after_rerun(page, page.locator(key("conn.refresh")).get_by_role("button").click)
+    open_lazy(main, "Namespace tree")
     node = main.locator(key(f"tables.tree.node.{parent}/mid/low")).get_by_role("button")
     expect(node).to_have_text(re.compile(r"low$"))
     # Indented under its parent, which is indented under the root's child.

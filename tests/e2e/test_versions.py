@@ -27,11 +27,14 @@ from .harness import (
     grid_rows,
     id_rows,
     manage_versions,
+    metric,
     open_expander,
+    pick_version,
     section,
     set_read_only,
     settle,
     type_into,
+    version_box,
 )
 
 
@@ -44,10 +47,9 @@ def test_versions_listing_timeline_and_compare(
     page: Page, console: Console, shot: Callable[..., Path]
 ) -> None:
     main = _open_history(page, console)
-    metrics = main.get_by_test_id("stMetric")
-    expect(metrics.filter(has_text="Versions")).to_contain_text("4")
-    expect(metrics.filter(has_text="Latest")).to_contain_text("4")
-    expect(metrics.filter(has_text="Oldest")).to_contain_text("1")
+    expect(metric(main, "Versions")).to_have_text("4")
+    expect(metric(main, "Latest")).to_have_text("4")
+    expect(metric(main, "Oldest")).to_have_text("1")
 
     listing = grid(section(main, "All versions"))
     # The columns, in this order (lookup errors only when a lookup failed).
@@ -125,23 +127,16 @@ def _assert_tick_labels_readable(console: Console, chart: Locator) -> None:
 def test_version_details_deep_link(page: Page, console: Console) -> None:
     goto(page, console, "versions", ns=E2E_NAMESPACE, table=HISTORY_TABLE, version="2")
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_label("Version", exact=True)).to_have_value("2")
+    expect(version_box(main)).to_have_value("2")
     details = section(main, "Version details")
-    expect(details.get_by_test_id("stMetric").filter(has_text="Operation")).to_contain_text(
-        "Append"
-    )
+    expect(metric(details, "Operation")).to_have_text("Append")
 
     # Picking another version updates the details and the URL.
-    box = main.get_by_label("Version", exact=True)
-    box.fill("3")
-    box.press("Enter")
+    pick_version(main, 3)
     expect(page).to_have_url(
         f"{console.url}/versions?ns={E2E_NAMESPACE}&table={HISTORY_TABLE}&version=3"
     )
-    settle(page)
-    expect(details.get_by_test_id("stMetric").filter(has_text="Operation")).to_contain_text(
-        "Delete"
-    )
+    expect(metric(details, "Operation")).to_have_text("Delete")
 
 
 def test_delete_versions_validation_and_read_only(
@@ -171,7 +166,7 @@ def test_delete_versions_validation_and_read_only(
         main.get_by_test_id("stAlert").filter(has_text="The range 3-2 ends before it starts.")
     ).to_be_visible()
     # Nothing was deleted.
-    expect(main.get_by_test_id("stMetric").filter(has_text="Versions")).to_contain_text("4")
+    expect(metric(main, "Versions")).to_have_text("4")
 
     set_read_only(page, True)
     expect(main.get_by_text("Read-only connection: writes are disabled")).to_be_visible()
@@ -221,9 +216,9 @@ def test_click_a_row_and_open_by_tag(
     listing = grid(section(main, "All versions"))
     expect(grid_row(listing, "gold")).to_contain_text("5")  # v1's tag and row count
     expect(grid_row(listing, "silver")).to_contain_text("8")
-    picker = main.get_by_label("Version", exact=True)
+    picker = version_box(main)
     expect(picker).to_have_value("2")
-    operation = main.get_by_test_id("stMetric").filter(has_text="Operation")
+    operation = metric(main, "Operation")
 
     after_rerun(page, lambda: click_grid_row(listing, "gold"))
     expect(picker).to_have_value("1")

@@ -180,6 +180,22 @@ def plain(markdown: str) -> str:
     return _ESCAPED.sub(r"\1", str(markdown).replace("\u200b", "")).replace("  \n", "\n")
 
 
+_FIGURE = re.compile(r"^(?P<label>.+?) \*\*(?P<value>.*)\*\*$", re.DOTALL)
+
+
+def figures(at: Any) -> dict[str, str]:
+    """Every labelled figure of the last run, as shown: ``st.metric``s and the lines of
+    ``components.common.render_figures`` (``Label **value** · Label **value**``)."""
+    from components.common import FIGURE_SEPARATOR
+
+    found = {m.label: m.value for m in at.metric}
+    for el in at.markdown:
+        parts = [_FIGURE.match(part) for part in str(el.value).split(FIGURE_SEPARATOR)]
+        if parts and all(parts):
+            found.update({plain(m["label"]): plain(m["value"]) for m in parts if m})
+    return found
+
+
 def sources(at: Any) -> list[str]:
     """The markdown source of every markdown-like element (alerts included) of the last run."""
     return [str(el.value) for kind in _MARKDOWN_KINDS for el in getattr(at, kind)]

@@ -15,7 +15,7 @@ import pytest
 from backend.local.namespace import LocalNamespace
 from backend.spec.paging import PAGE_SIZE
 from components import state
-from tests.ui.conftest import assert_no_exception, new_app, open_page, texts, widget
+from tests.ui.conftest import assert_no_exception, figures, new_app, open_page, texts, widget
 from tests.ui.test_tables_page import table_grid
 
 NAMES = [f"t{i:05d}" for i in range(3_000)]
@@ -153,9 +153,14 @@ def test_versions_page_of_3000_versions_reads_one_page(scale_app, monkeypatch) -
     assert list(grid["version"]) == list(range(3_000, 2_950, -1))
     (first,) = calls["list_table_versions"]
     assert first.limit == 1_000 and first.descending
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = figures(at)
     assert metrics["Versions"] == "1,000+" and metrics["Oldest"] == "—"
     assert metrics["Latest"] == "3000"
+    # the version picker offers the list's page; another version is typed (or linked)
+    assert at.selectbox(key=state.QP_VERSION).options == [str(v) for v in range(3_000, 2_950, -1)]
+    typed = scale_app("versions", **HIST, version="7")
+    assert typed.selectbox(key=state.QP_VERSION).options[-1] == "7"
+    assert figures(typed)["Version"] == "7" and figures(typed)["Operation"] == "UpdateConfig"
     pager = widget(at.pagination, f"{state.Versions.LIST}.page.")
     pager.set_value(21).run()
     grid = next(d.value for d in at.dataframe if "operation" in d.value.columns)
@@ -173,7 +178,7 @@ def test_versions_page_of_3000_versions_reads_one_page(scale_app, monkeypatch) -
     assert "Plotted 500 of 3,000 versions" in texts(at)
     at.run()  # the summary (above the timeline) counts them on the next run
     assert len(calls["list_table_versions"]) == 3
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = figures(at)
     assert metrics["Versions"] == "3,000" and metrics["Oldest"] == "1"
 
 

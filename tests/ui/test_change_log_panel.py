@@ -12,7 +12,7 @@ import pyarrow as pa
 
 import backend
 from components import state
-from tests.ui.conftest import alerts, assert_no_exception, texts, widget
+from tests.ui.conftest import alerts, assert_no_exception, figures, texts, widget
 
 ORDERS = {"ns": "sales", "table": "orders"}
 TID = ["sales", "orders"]
@@ -86,7 +86,7 @@ def test_row_changes_need_a_key_then_show_the_rows(make_app, ui_env) -> None:
     inserted = sorted(new_rows.keys() - old_rows.keys())
     deleted = sorted(old_rows.keys() - new_rows.keys())
     updated = sorted(k for k in new_rows.keys() & old_rows.keys() if new_rows[k] != old_rows[k])
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = figures(at)
     assert (metrics["Inserted"], metrics["Updated"], metrics["Deleted"]) == (
         str(len(inserted)),
         str(len(updated)),

@@ -18,8 +18,26 @@ def tree_nodes(at) -> list[str]:
     return [b.key[len(TREE) :] for b in at.button if b.key and b.key.startswith(TREE)]
 
 
-def test_tree_lists_every_namespace_and_picking_one_selects_it(make_app) -> None:
+def open_tree(at):
+    """Open the "Namespace tree" panel (closed on a first visit; kept open afterwards)."""
+    from components import state
+
+    at.session_state[state.Tables.TREE_OPEN] = True
+    return at.run()
+
+
+def test_the_tree_is_drawn_only_once_opened(make_app) -> None:
     at = make_app()
+    assert tree_nodes(at) == []  # closed on a first visit: nothing of it drawn
+    assert [e.label for e in at.expander if e.label == "Namespace tree"] == ["Namespace tree"]
+    open_tree(at)
+    assert tree_nodes(at) == ["", "bulk", "hr", "logs", "sales", "sales/eu"]
+    at.button(key=TREE + "hr").click().run()  # it stays open as the pages change namespace
+    assert tree_nodes(at) == ["", "bulk", "hr", "logs", "sales", "sales/eu"]
+
+
+def test_tree_lists_every_namespace_and_picking_one_selects_it(make_app) -> None:
+    at = open_tree(make_app())
     assert_no_exception(at)
     # Depth first from the root, nested ones included.
     assert tree_nodes(at) == ["", "bulk", "hr", "logs", "sales", "sales/eu"]
@@ -40,17 +58,17 @@ def test_tree_lists_every_namespace_and_picking_one_selects_it(make_app) -> None
 
 
 def test_tree_follows_the_namespace_opened_elsewhere(make_app) -> None:
-    at = make_app()
+    at = open_tree(make_app())
     at.button(key="tables.ns.open.hr").click().run()
     assert at.button(key=TREE + "hr").label == "**hr**"
-    at = make_app(query_params={"ns": ["sales", "eu"]})
+    at = open_tree(make_app(query_params={"ns": ["sales", "eu"]}))
     assert at.button(key=TREE + "sales/eu").label == "**eu**"
 
 
 def test_a_namespace_another_writer_made_shows_in_the_tree_once_opened(make_app, ui_env) -> None:
     """The tree was read before another client made ``ops``; opening ``ops`` (a link) reads
     the catalog again, so the tree holds it, marked, instead of a tree without it."""
-    at = make_app()
+    at = open_tree(make_app())
     assert "ops" not in tree_nodes(at)
     from lance_namespace import CreateNamespaceRequest
 
@@ -68,7 +86,7 @@ def test_a_capped_tree_says_so(make_app, monkeypatch) -> None:
     from components.tables import catalog
 
     monkeypatch.setattr(catalog, "TREE_MAX_NODES", 2)
-    at = make_app()
+    at = open_tree(make_app())
     assert_no_exception(at)
     assert tree_nodes(at) == ["", "bulk", "hr"]
     assert any("the tree stops at 2" in s for s in sources(at))

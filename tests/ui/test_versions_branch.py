@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import backend
 from backend.services import branches
 from components import state
-from tests.ui.conftest import alerts, assert_no_exception, texts, widget
+from tests.ui.conftest import alerts, assert_no_exception, figures, texts, widget
 
 TID = ["sales", "orders"]
 ON_DEV = {"ns": "sales", "table": "orders", state.QP_BRANCH: "dev"}
@@ -120,7 +120,7 @@ def test_compare_with_parent_needs_a_key_then_shows_the_branchs_rows(make_app, u
     parent = lance.dataset(uri, version=3).to_table()  # main at the version dev was made at
     truth = by_id(parent, dev_at(uri))
     assert truth == {"inserted": [6], "deleted": [4], "updated": [2]}  # main's v4 not in it
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = figures(at)
     assert (metrics["Inserted"], metrics["Updated"], metrics["Deleted"]) == (
         str(len(truth["inserted"])),
         str(len(truth["updated"])),

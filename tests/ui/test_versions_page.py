@@ -12,7 +12,7 @@ from backend.services import versions as vsv
 from backend.spec.paging import PAGE_SIZE
 from backend.text import human_bytes
 from components import state
-from tests.ui.conftest import alerts, assert_no_exception, texts, widget
+from tests.ui.conftest import alerts, assert_no_exception, figures, texts, widget
 
 ORDERS = {"ns": "sales", "table": "orders"}
 EVENTS = {"ns": "logs", "table": "events"}
@@ -77,8 +77,8 @@ def test_lists_versions_newest_first_with_operations(make_app) -> None:
     assert list(grid["version"]) == [3, 2, 1]
     assert list(grid["operation"]) == ["Delete", "Append", "Overwrite"]
     assert grid["manifest_size"].notna().all() and grid["manifest_path"].notna().all()
-    assert {m.label: m.value for m in at.metric}["Versions"] == "3"
-    assert at.number_input(key="version").value == 3  # the latest is picked
+    assert figures(at)["Versions"] == "3"
+    assert at.selectbox(key="version").value == 3  # the latest is picked
     assert not at.get("vega_lite_chart")  # the timeline is drawn only once opened
     assert timeline_spec(at)  # the timeline, drawn with Vega-Lite
     assert not at.get("plotly_chart")  # no Plotly bundle on this page
@@ -147,12 +147,12 @@ def test_paging(make_app) -> None:
 def test_version_picker_is_bound_to_the_url(make_app) -> None:
     at = make_app("versions", query_params={**ORDERS, "version": "2"})
     assert_no_exception(at)
-    picker = at.number_input(key="version")
+    picker = at.selectbox(key="version")
     assert picker.proto.query_param_key == "version"
     assert picker.value == 2
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Append"
+    assert figures(at)["Operation"] == "Append"
     picker.set_value(1).run()
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Overwrite"
+    assert figures(at)["Operation"] == "Overwrite"
 
 
 def test_picking_a_missing_version_warns(make_app) -> None:
@@ -161,6 +161,13 @@ def test_picking_a_missing_version_warns(make_app) -> None:
     assert alerts(at, "warning") == [
         "Version 9 does not exist (deleted, or never written); the latest is 3."
     ]
+
+
+def test_a_typed_version_that_is_no_number_warns_and_shows_the_latest(make_app) -> None:
+    at = make_app("versions", query_params={**ORDERS, "version": "v2x"})
+    assert_no_exception(at)
+    assert alerts(at, "warning") == ["v2x is not a version number (1, 2, 3, …); the latest is 3."]
+    assert "Operation" not in figures(at)  # no version's details
 
 
 def test_compare_two_versions(make_app) -> None:
@@ -200,7 +207,7 @@ def test_delete_inclusive_range(make_app, ui_env) -> None:
     remaining = listed(ui_env, ["logs", "events"])
     assert 2 not in remaining and 3 not in remaining
     assert {1, 4, 60} <= set(remaining) and len(remaining) == 58
-    assert {m.label: m.value for m in at.metric}["Versions"] == "58"  # read again
+    assert figures(at)["Versions"] == "58"  # read again
     assert any("batch_delete_table_versions" in c.value for c in at.code)  # copy as Python
     # the form was emptied (a new generation)
     assert widget(at.text_input, "versions.delete1.", ".ranges").value == ""
@@ -329,8 +336,8 @@ def test_restore_needs_the_confirmation_and_makes_a_new_version(make_app, ui_env
     assert alerts(at, "success") == ["Restored v1 of sales › orders as v4, the new latest version."]
     assert listed(ui_env, ["sales", "orders"]) == [4, 3, 2, 1]
     assert rows_at(ui_env, ["sales", "orders"]) == rows_at(ui_env, ["sales", "orders"], 1) == 3
-    assert at.number_input(key="version").value == 4  # the new version is opened
-    assert {m.label: m.value for m in at.metric}["Latest"] == "4"
+    assert at.selectbox(key="version").value == 4  # the new version is opened
+    assert figures(at)["Latest"] == "4"
     assert "v4 is the latest version: there is nothing to restore." in texts(at)
     assert not [
         b for b in at.button if b.key and b.key.startswith("FormSubmitter:versions.restore")
@@ -405,7 +412,7 @@ def test_tags_create_move_delete(make_app, ui_env) -> None:
     tag_form(at, "create", n=1, name="gold")
     assert alerts(at, "error") == ["Not tagged. Tag gold already exists (on v2): move it instead."]
 
-    at.number_input(key="version").set_value(1).run()
+    at.selectbox(key="version").set_value(1).run()
     tag_form(at, "move", n=1, tag="gold")
     assert alerts(at, "success") == ["Moved tag gold of sales › orders to v1."]
     assert tag_grid(at) == {"gold": 1}
@@ -438,15 +445,15 @@ def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> N
     tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
     at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
     assert_no_exception(at)
-    assert at.number_input(key="version").value == 2
+    assert at.selectbox(key="version").value == 2
     # The link opens the Tags tab, which says the version shown is tagged.
     assert at.session_state[state.Versions.MANAGE_TAB] == "Tags"
     assert "v2 is tagged gold." in texts(at)
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Append"
+    assert figures(at)["Operation"] == "Append"
     at.run()  # a rerun keeps it
-    assert at.number_input(key="version").value == 2
-    at.number_input(key="version").set_value(3).run()  # a pick of the user's wins
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Delete"
+    assert at.selectbox(key="version").value == 2
+    at.selectbox(key="version").set_value(3).run()  # a pick of the user's wins
+    assert figures(at)["Operation"] == "Delete"
     assert "tag" not in at.query_params  # the URL names the version shown, not the tag
 
     at = make_app("versions", query_params={**ORDERS, "tag": "nope"})
@@ -454,7 +461,7 @@ def test_tag_link_opens_its_version_and_unknown_tag_warns(make_app, ui_env) -> N
     assert alerts(at, "warning") == [
         "The link's tag nope does not exist on sales › orders (deleted, or never made)."
     ]
-    assert at.number_input(key="version").value == 3  # the latest, as without the link
+    assert at.selectbox(key="version").value == 3  # the latest, as without the link
     assert "tag" not in at.query_params  # said once: the link leaves the URL
     at.run()
     assert not alerts(at, "warning")
@@ -505,7 +512,7 @@ def test_cleanup_by_policy_dry_run_then_delete(make_app, ui_env) -> None:
         f"({len(gone)} files)."
     ]
     assert listed(ui_env, ["logs", "events"]) == [*range(60, 50, -1), 5]
-    assert {m.label: m.value for m in at.metric}["Versions"] == "11"
+    assert figures(at)["Versions"] == "11"
     assert not [d for d in at.dataframe if "fate" in d.value.columns]  # the plan was used up
 
 
@@ -567,7 +574,7 @@ def test_listing_is_kept_until_the_latest_version_changes(make_app, ui_env, monk
 
     monkeypatch.setattr(LocalNamespace, "list_table_versions", counting)
     at = make_app("versions", query_params=ORDERS)
-    assert {m.label: m.value for m in at.metric}["Versions"] == "3"
+    assert figures(at)["Versions"] == "3"
     seen = len(calls)
     assert seen == 1  # one page of the list
     at.run()
@@ -577,7 +584,7 @@ def test_listing_is_kept_until_the_latest_version_changes(make_app, ui_env, monk
     location = ns.describe_table(DescribeTableRequest(id=["sales", "orders"])).location
     lance.write_dataset(pa.table({"id": [9], "item": ["x"]}), location, mode="append")
     at.run()  # the table's _versions changed: its latest version is read again at once
-    assert {m.label: m.value for m in at.metric}["Versions"] == "4"  # another writer's commit
+    assert figures(at)["Versions"] == "4"  # another writer's commit
     assert len(calls) == seen + 1
 
 
@@ -658,18 +665,18 @@ def test_list_shows_tags_and_rows_of_each_version(make_app, ui_env) -> None:
 
 def test_clicking_a_row_opens_that_version(make_app) -> None:
     at = make_app("versions", query_params=ORDERS)
-    assert at.number_input(key="version").value == 3
+    assert at.selectbox(key="version").value == 3
     assert selected_rows(at) == [3]  # the version shown is the row selected
     click_version_row(at, 1)
-    assert at.number_input(key="version").value == 1
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Overwrite"
+    assert at.selectbox(key="version").value == 1
+    assert figures(at)["Operation"] == "Overwrite"
     assert selected_rows(at) == [1]
     at.run()  # a rerun keeps it
-    assert at.number_input(key="version").value == 1
+    assert at.selectbox(key="version").value == 1
     # the picker and the list stay in step the other way too
-    at.number_input(key="version").set_value(2).run()
+    at.selectbox(key="version").set_value(2).run()
     assert selected_rows(at) == [2]
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Append"
+    assert figures(at)["Operation"] == "Append"
 
 
 def test_open_by_tag_opens_its_version(make_app, ui_env) -> None:
@@ -683,15 +690,15 @@ def test_open_by_tag_opens_its_version(make_app, ui_env) -> None:
     assert pick.options == ["gold (v1)", "silver (v2)"] and pick.value is None
     pick.set_value("gold").run()
     assert_no_exception(at)
-    assert at.number_input(key="version").value == 1
+    assert at.selectbox(key="version").value == 1
     assert selected_rows(at) == [1]
-    assert {m.label: m.value for m in at.metric}["Operation"] == "Overwrite"
+    assert figures(at)["Operation"] == "Overwrite"
     at.selectbox(key=state.Versions.OPEN_BY_TAG).set_value("silver").run()
-    assert at.number_input(key="version").value == 2
+    assert at.selectbox(key="version").value == 2
     # a version typed is no tag's: the box empties
-    at.number_input(key="version").set_value(3).run()
+    at.selectbox(key="version").set_value(3).run()
     assert at.selectbox(key=state.Versions.OPEN_BY_TAG).value is None
-    assert at.number_input(key="version").value == 3
+    assert at.selectbox(key="version").value == 3
     click_version_row(at, 2)
     assert at.selectbox(key=state.Versions.OPEN_BY_TAG).value is None
 
@@ -716,10 +723,10 @@ def test_tag_link_logs_no_session_state_warning(make_app, ui_env) -> None:
     try:
         at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
         assert_no_exception(at)
-        assert at.number_input(key="version").value == 2
+        assert at.selectbox(key="version").value == 2
         click_version_row(at, 1)
         at.selectbox(key=state.Versions.OPEN_BY_TAG).set_value("gold").run()
-        assert at.number_input(key="version").value == 2
+        assert at.selectbox(key="version").value == 2
     finally:
         logger.removeHandler(handler)
     assert [r.getMessage() for r in records if "Session State API" in r.getMessage()] == []

@@ -12,7 +12,7 @@ import backend
 from backend.services import versions as vsv
 from backend.spec import operations
 from components import state
-from tests.ui.conftest import REPO, alerts, assert_no_exception, texts
+from tests.ui.conftest import REPO, alerts, assert_no_exception, figures, texts
 
 # The console's own write functions besides the namespace's write operations
 # (``operations.WRITE_OPS``), by the name the pages and components import their module as.
@@ -219,7 +219,7 @@ def test_a_write_runs_its_after_steps_once(make_app, ui_env, monkeypatch) -> Non
     assert_no_exception(at)
     assert sorted(calls) == ["flash", "invalidate_tables", "page run", "reset_forms"]
     assert alerts(at, "success") == ["Deleted 2 versions of logs › events."]
-    assert {m.label: m.value for m in at.metric}["Versions"] == "58"  # read again
+    assert figures(at)["Versions"] == "58"  # read again
     remaining = vsv.list_versions(backend.connect(str(ui_env)), ["logs", "events"])
     assert len(remaining) == 58
     at.run()
