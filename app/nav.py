@@ -126,6 +126,7 @@ def render_frame(pages: list[Any]) -> Any:
     the connection sidebar with who is signed in, and the health banner; returns the page to
     run."""
     freeze_loaded_code()
+    auth.begin_run()
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
     auth.render_no_access(auth.current_actor())  # a user without a role: nothing is read
@@ -144,6 +145,15 @@ def render_frame(pages: list[Any]) -> Any:
     return page
 
 
+def run_frame(pages: list[Any]) -> None:
+    """:func:`render_frame`, then the page it returns; the run's actor is forgotten after
+    the page, however it ends (``auth.end_run``)."""
+    try:
+        render_frame(pages).run()
+    finally:
+        auth.end_run()
+
+
 __all__ = [
     "AUDIT_PATH",
     "DEFAULT_ROUTE",
@@ -154,4 +164,5 @@ __all__ = [
     "freeze_loaded_code",
     "perform_connection_write",
     "render_frame",
+    "run_frame",
 ]
