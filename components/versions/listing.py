@@ -19,7 +19,7 @@ from components.common import (
     dataframe,
     lazy_expander,
 )
-from components.versions.reads import known_versions, listed_latest, page_facts, versions_frame
+from components.versions.reads import known_versions, listed_latest, page_rows, versions_frame
 
 GRID_ROW_PX = 35  # st.dataframe's default row height (the header row is as tall)
 
@@ -173,10 +173,9 @@ def render_listing(
     page = render_listing_pager(
         versions, key_prefix=state.Versions.LIST, reset_on=table_id, noun="versions"
     )
-    rows = vsv.version_rows_frame(page.items)
-    ops, counts = page_facts(table_id, rows)
+    rows, ops = page_rows(table_id, versions, page, tagged)
     render_version_table(
-        vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged),
+        rows,
         key_prefix=state.Versions.LIST,
         picked=shown_version(listed_latest(versions)),
     )
