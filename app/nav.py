@@ -119,7 +119,8 @@ def freeze_loaded_code() -> bool:
 
 
 def render_frame(pages: list[Any]) -> Any:
-    """The loaded code frozen (:func:`freeze_loaded_code`), page settings, the sign-in gate (a
+    """The loaded code frozen (:func:`freeze_loaded_code`), the run's actor worked out once
+    from here on (``auth.begin_run``), page settings, the sign-in gate (a
     visitor who is not signed in sees only the sign-in page; a user without a role only the
     no-access page), the navigation over ``pages`` (the Audit page only for whom may see it:
     admins, never anonymous visitors of an exposed console), the write the sidebar asked for,

@@ -11,8 +11,8 @@ read again, for every session on the connection; other connections' caches stay 
 Every read shares one module-level ``st.cache_data`` function whose key is explicit: the read's
 registered name (``module.qualname`` of the decorated function, or ``name=``), the connection,
 the scope's epoch and the arguments, as one token (so Streamlit hashes one short string per
-call). Each read keeps its own ``ttl`` (an entry older than it is
-read again) and ``max_entries`` (its oldest entries are dropped), per read.
+call). Each read keeps its own ``ttl`` (an entry older than it is read again) and
+``max_entries`` (its oldest entries are dropped), per read.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ table's location and an open dataset, and checks two things on every call:
 
 Both are needed: a write to a table does not move the catalog, and a rename or a
 re-registration does not move the table. What a table's catalog entry alone decides (where its
-versions are kept, :meth:`OpenTables.kept`) is kept by the same check of the catalog. What is derived from a dataset's schema (the kind of
-each column, :attr:`OpenTable.kinds`) is kept with the open dataset, so it is worked out once
-per version of a table, not per query.
+versions are kept, :meth:`OpenTables.kept`) is kept by the same check of the catalog. What is
+derived from a dataset's schema (the kind of each column, :attr:`OpenTable.kinds`) is kept
+with the open dataset, so it is worked out once per version of a table, not per query.
 
 Any error from a cached dataset drops the caches and the query is retried once from scratch.
 """
