@@ -1,5 +1,5 @@
 """Router: every page of the console (app/nav.py), inside the frame shared by all of them."""
 
-from app.nav import console_pages, render_frame
+from app.nav import console_pages, run_frame
 
-render_frame(console_pages()).run()
+run_frame(console_pages())

@@ -119,13 +119,15 @@ def freeze_loaded_code() -> bool:
 
 
 def render_frame(pages: list[Any]) -> Any:
-    """The loaded code frozen (:func:`freeze_loaded_code`), page settings, the sign-in gate (a
+    """The loaded code frozen (:func:`freeze_loaded_code`), the run's actor worked out once
+    from here on (``auth.begin_run``), page settings, the sign-in gate (a
     visitor who is not signed in sees only the sign-in page; a user without a role only the
     no-access page), the navigation over ``pages`` (the Audit page only for whom may see it:
     admins, never anonymous visitors of an exposed console), the write the sidebar asked for,
     the connection sidebar with who is signed in, and the health banner; returns the page to
     run."""
     freeze_loaded_code()
+    auth.begin_run()
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
     auth.render_sign_in_gate()
     auth.render_no_access(auth.current_actor())  # a user without a role: nothing is read
@@ -144,6 +146,15 @@ def render_frame(pages: list[Any]) -> Any:
     return page
 
 
+def run_frame(pages: list[Any]) -> None:
+    """:func:`render_frame`, then the page it returns; the run's actor is forgotten after
+    the page, however it ends (``auth.end_run``)."""
+    try:
+        render_frame(pages).run()
+    finally:
+        auth.end_run()
+
+
 __all__ = [
     "AUDIT_PATH",
     "DEFAULT_ROUTE",
@@ -154,4 +165,5 @@ __all__ = [
     "freeze_loaded_code",
     "perform_connection_write",
     "render_frame",
+    "run_frame",
 ]

@@ -91,9 +91,9 @@ def bare_grid() -> None:
 
 
 if st.query_params.get("frame"):
-    from app.nav import console_pages, render_frame
+    from app.nav import console_pages, run_frame
 
-    render_frame(console_pages(lambda route: bare_grid)).run()
+    run_frame(console_pages(lambda route: bare_grid))
 else:
     st.set_page_config(layout="wide")  # like the console
     bare_grid()

@@ -117,6 +117,6 @@ def page(route: Any) -> Any:
     return view
 
 
-from app.nav import console_pages, render_frame  # noqa: E402
+from app.nav import console_pages, run_frame  # noqa: E402
 
-render_frame(console_pages(page)).run()
+run_frame(console_pages(page))

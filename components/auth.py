@@ -14,6 +14,7 @@ Connect, configured in ``.streamlit/secrets.toml`` ``[auth]``), the signed-in us
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -109,10 +110,39 @@ def was_admin(found: Mapping[str, Any]) -> bool:
     return last is not None and last.role_of(found) == access.ADMIN
 
 
+@dataclass
+class _RunActor:
+    """The actor of one script run (``state.Auth.RUN_ACTOR``), worked out at its first use."""
+
+    actor: Actor | None = None
+
+
+def begin_run() -> None:
+    """A script run of the frame starts: the actor is worked out once in it, at its first use
+    (every cached read asks for it, through the namespace's write gate)."""
+    state.put(state.Auth.RUN_ACTOR, _RunActor())
+
+
+def end_run() -> None:
+    """The frame's run ended: a widget callback, run before the next run's frame, works the
+    actor out afresh (a role changed in the roles file since counts at once)."""
+    state.drop(state.Auth.RUN_ACTOR)
+
+
 def current_actor() -> Actor:
     """The actor of this session: the signed-in user with their role, or (sign-in not
     configured) the OS user that runs the console, as admin. Fails closed: an invalid
-    ``[auth]`` section, nobody signed in, or a roles file that cannot be used gives no role."""
+    ``[auth]`` section, nobody signed in, or a roles file that cannot be used gives no role.
+    Worked out once per run of the frame (:func:`begin_run`), else at every call."""
+    run = state.get(state.Auth.RUN_ACTOR)
+    if not isinstance(run, _RunActor):
+        return _actor()
+    if run.actor is None:
+        run.actor = _actor()
+    return run.actor
+
+
+def _actor() -> Actor:
     settings = sign_in_settings()
     if not settings.present:
         return Actor(user=Actor.os_user().user, role=access.ADMIN, source="console")

@@ -10,15 +10,18 @@ read again, for every session on the connection; other connections' caches stay 
 
 Every read shares one module-level ``st.cache_data`` function whose key is explicit: the read's
 registered name (``module.qualname`` of the decorated function, or ``name=``), the connection,
-the scope's epoch and the arguments. Each read keeps its own ``ttl`` (an entry older than it is
-read again) and ``max_entries`` (its oldest entries are dropped), per read.
+the scope's epoch and the arguments, as one token (so Streamlit hashes one short string per
+call). Each read keeps its own ``ttl`` (an entry older than it is read again) and
+``max_entries`` (its oldest entries are dropped), per read.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -83,13 +86,30 @@ class _Read:
 _READS: dict[str, _Read] = {}
 
 
+# Each key (read, connection, generation, arguments) stands for a short token in the Streamlit
+# caches: one string to hash per call instead of every argument. Tokens are unique to this
+# module's life (``_NONCE``): a reloaded module never meets the entries of an older one's.
+_TOKENS: dict[tuple[Any, ...], str] = {}
+_NONCE = uuid.uuid4().hex
+_COUNTER = itertools.count()
+
+
+def _token(key: tuple[Any, ...]) -> str:
+    with _LOCK:
+        found = _TOKENS.get(key)
+        if found is None:
+            found = _TOKENS[key] = f"{_NONCE}:{next(_COUNTER)}"
+        return found
+
+
 @st.cache_data(ttl=MAX_TTL, max_entries=MAX_ENTRIES, show_spinner=False)
 def _read(
-    read: str, conn: str, generation: int, args: tuple, _fn: Callable[..., Any], _ns: Any
+    token: str, _fn: Callable[..., Any], _ns: Callable[[], Any], _args: tuple
 ) -> tuple[float, Any]:
-    # Keyed by ``read`` (the registered name), ``conn``, ``generation`` and ``args``; the
-    # function and the namespace client are not hashed (underscore names).
-    return time.monotonic(), _fn(_ns, *args)
+    # Keyed by ``token`` (:func:`_token` of the read's name, connection, generation and
+    # arguments); the function, what opens the namespace client and the arguments are not
+    # hashed (underscore names).
+    return time.monotonic(), _fn(_ns(), *_args)
 
 
 def _keep(read: _Read, key: tuple[Any, ...], store: Any) -> None:
@@ -100,9 +120,11 @@ def _keep(read: _Read, key: tuple[Any, ...], store: Any) -> None:
         read.keys.move_to_end(key)
         dropped = []
         while len(read.keys) > read.max_entries:
-            dropped.append(read.keys.popitem(last=False)[0])
-    for old in dropped:
-        store.clear(*old)
+            old = read.keys.popitem(last=False)[0]
+            dropped.append(_TOKENS.pop(old, None))
+    for token in dropped:
+        if token is not None:
+            store.clear(token=token)
 
 
 def _caller(
@@ -118,11 +140,13 @@ def _caller(
 
         conn = connection_key()
         key = (read.name, conn, epoch(conn, scope(*args)), args)
-        ns = get_namespace()
-        stamp, value = store(*key, fn, ns)
+        token = _token(key)
+        # by name: Streamlit takes the names without looking up the function's signature;
+        # the namespace is opened only when the read is made
+        stamp, value = store(token=token, _fn=fn, _ns=get_namespace, _args=args)
         if time.monotonic() - stamp >= read.ttl:  # older than this read's ttl
-            store.clear(*key)
-            stamp, value = store(*key, fn, ns)
+            store.clear(token=token)
+            stamp, value = store(token=token, _fn=fn, _ns=get_namespace, _args=args)
         _keep(read, key, store)
         return cast(T, value)
 
@@ -162,9 +186,9 @@ def cached(
 
 @st.cache_resource(ttl=MAX_TTL, max_entries=MAX_ENTRIES, show_spinner=False)
 def _shared(
-    read: str, conn: str, generation: int, args: tuple, _fn: Callable[..., Any], _ns: Any
+    token: str, _fn: Callable[..., Any], _ns: Callable[[], Any], _args: tuple
 ) -> tuple[float, Any]:
-    return time.monotonic(), _fn(_ns, *args)
+    return time.monotonic(), _fn(_ns(), *_args)
 
 
 def shared(

@@ -807,6 +807,7 @@ class Audit:
 
 # --- sign-in (sidebar) -----------------------------------------------------------------------------
 class Auth:
+    RUN_ACTOR = "auth.run_actor"  # the actor worked out in this script run (the frame's)
     SIGN_IN = "auth.sign_in"  # widget: "Sign in"
     SIGN_OUT = "auth.sign_out"  # widget: "Sign out"
 

@@ -38,16 +38,22 @@ _log = logging.getLogger(__name__)
 
 
 @cached(table_scope, ttl=30)
-def tags(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
+def _tag_list(ns: Any, table_id: tuple[str, ...]) -> tuple[pd.DataFrame, dict[int, list[str]]]:
+    """The table's tags, as :func:`tags` and :func:`tagged` give them (one listing)."""
+    frame = tagsv.list_tags(ns, table_id)
+    return frame, tagsv.tagged_versions(frame)
+
+
+def tags(table_id: tuple[str, ...]) -> pd.DataFrame:
     """Every tag of the table: tag, version, manifest_size."""
-    return tagsv.list_tags(ns, table_id)
+    return _tag_list(table_id)[0]
 
 
 def tagged(table_id: tuple[str, ...]) -> dict[int, list[str]] | None:
     """version -> its tags, for forms that say which versions are tagged (``None``, quietly,
     when the tags cannot be listed: the write checks them again before sending)."""
     try:
-        return tagsv.tagged_versions(tags(table_id))
+        return _tag_list(table_id)[1]
     except LanceNamespaceError:
         return None
 

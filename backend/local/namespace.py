@@ -1140,7 +1140,12 @@ class LocalNamespace(LanceNamespace):
         directory: a local file root, the main branch, versions not managed by the catalog."""
         if self.local_path is None or getattr(req, "branch", None):
             return None
-        desc = self._inner.describe_table(DescribeTableRequest(id=list(req.id or [])))
+        return self._open_tables.kept(list(req.id or []), self._main_versions_dir)
+
+    def _main_versions_dir(self, table_id: Sequence[str]) -> Path | None:
+        """:meth:`_versions_dir` of a table's main branch, from its catalog entry (one
+        DescribeTable; kept by :meth:`OpenTables.kept` while the catalog does not move)."""
+        desc = self._inner.describe_table(DescribeTableRequest(id=list(table_id)))
         if desc.managed_versioning:
             return None
         return to_local_path(self._fix_location(desc.location))

@@ -18,9 +18,10 @@ table's location and an open dataset, and checks two things on every call:
   ``latest_version``.
 
 Both are needed: a write to a table does not move the catalog, and a rename or a
-re-registration does not move the table. What is derived from a dataset's schema (the kind of
-each column, :attr:`OpenTable.kinds`) is kept with the open dataset, so it is worked out once
-per version of a table, not per query.
+re-registration does not move the table. What a table's catalog entry alone decides (where its
+versions are kept, :meth:`OpenTables.kept`) is kept by the same check of the catalog. What is
+derived from a dataset's schema (the kind of each column, :attr:`OpenTable.kinds`) is kept
+with the open dataset, so it is worked out once per version of a table, not per query.
 
 Any error from a cached dataset drops the caches and the query is retried once from scratch.
 """
@@ -33,11 +34,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar, cast
 
 import lance
 
 from backend.arrow.types import column_kind
 
+T = TypeVar("T")
 MAX_OPEN = 64
 # How old a ``_versions`` directory's last change must be before its time stamp stands for the
 # dataset's version (coarser than any file system's time stamps: ext3 and HFS+ keep seconds).
@@ -158,12 +161,14 @@ class OpenTables:
         self._catalog: OpenTable | None = None  # the catalog is a dataset like the tables
         self._catalog_version: int | None = None  # the version the locations were read at
         self._locations: dict[tuple[str, ...], str] = {}
+        self._kept: dict[tuple[str, ...], object] = {}  # :meth:`kept`'s answers, per table id
         self._tables: dict[str, OpenTable] = {}
         self._lock = threading.Lock()
 
     def clear(self) -> None:
         with self._lock:
             self._locations.clear()
+            self._kept.clear()
             self._tables.clear()
             self._catalog = None
             self._catalog_version = None
@@ -185,13 +190,40 @@ class OpenTables:
             self._catalog = self._catalog.latest()
         return self._catalog.version
 
+    def _checked_catalog(self) -> int | None:
+        """The catalog's version; what was kept by table id is forgotten when it moved (or
+        there is no catalog). Called with the lock held."""
+        catalog_version = self._current_catalog_version()
+        if catalog_version is None or catalog_version != self._catalog_version:
+            self._locations.clear()
+            self._kept.clear()
+            self._catalog_version = catalog_version
+        return catalog_version
+
+    def kept(self, table_id: Sequence[str], read: Callable[[Sequence[str]], T]) -> T:
+        """``read(table_id)``, a fact of the table's catalog entry alone (its location, whether
+        the catalog manages its versions), kept until the catalog moves (a table created,
+        dropped, renamed or re-registered, by any writer); read every time where there is no
+        catalog. A failure of ``read`` is not kept."""
+        key = tuple(table_id)
+        try:
+            with self._lock:
+                catalog_version = self._checked_catalog()
+                if key in self._kept:
+                    return cast(T, self._kept[key])
+        except (ValueError, OSError):
+            self.clear()
+            return read(table_id)
+        found = read(table_id)  # after the check: a later move of the catalog forgets it
+        with self._lock:
+            if catalog_version is not None and catalog_version == self._catalog_version:
+                self._kept[key] = found
+        return found
+
     def _table(self, table_id: Sequence[str], version: int | None) -> OpenTable:
         key = tuple(table_id)
         with self._lock:
-            catalog_version = self._current_catalog_version()
-            if catalog_version is None or catalog_version != self._catalog_version:
-                self._locations.clear()
-                self._catalog_version = catalog_version
+            catalog_version = self._checked_catalog()
             location = self._locations.get(key)
             table = self._tables.get(location) if location is not None else None
         if location is None:

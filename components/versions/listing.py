@@ -16,7 +16,7 @@ from backend.services.charts import timeline_chart
 from backend.spec.paging import Listing
 from components import feedback, state
 from components.common import dataframe, lazy_expander, render_figures
-from components.versions.reads import known_versions, listed_latest, page_facts, versions_frame
+from components.versions.reads import known_versions, listed_latest, page_rows, versions_frame
 
 GRID_ROW_PX = 35  # st.dataframe's default row height (the header row is as tall)
 
@@ -174,10 +174,9 @@ def render_listing(
         noun="versions",
         hint="Click a row to open that version below.",
     )
-    rows = vsv.version_rows_frame(page.items)
-    ops, counts = page_facts(table_id, rows)
+    rows, ops = page_rows(table_id, versions, page, tagged)
     render_version_table(
-        vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged),
+        rows,
         key_prefix=state.Versions.LIST,
         picked=shown_version(listed_latest(versions)),
     )

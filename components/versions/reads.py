@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +16,7 @@ from lance_namespace.errors import TableVersionNotFoundError
 
 from backend.services import version_compare as vcmp
 from backend.services import versions as vsv
-from backend.spec.paging import PAGE_SIZE, Listing
+from backend.spec.paging import PAGE_SIZE, Listing, Page
 from components.cache import cached, shared, table_scope
 
 
@@ -136,6 +140,49 @@ def page_facts(
         for v, tag in zip(rows["version"], rows["e_tag"], strict=True)
     }
     return _facts(conn).page(get_namespace(), table_id, identities)
+
+
+# the grid rows of the list's pages, per listing (gone with it): at most PAGES_KEPT each
+_PAGES: weakref.WeakKeyDictionary[Listing, OrderedDict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_PAGES_LOCK = threading.Lock()
+PAGES_KEPT = 8
+
+
+def page_rows(
+    table_id: tuple[str, ...],
+    versions: Listing,
+    page: Page,
+    tagged: Mapping[int, Sequence[str]] | None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of a page of the versions list (``vsv.version_rows_frame``) with each
+    version's operation, row count and tags (``tagged``: version -> tags; ``None``: not
+    listed), and the operations looked up (:func:`page_facts`). Made once per listing, page,
+    read generation of the table and tags when every fact was found (a listing's items never
+    change: a commit gives a new listing; nor do a version's facts), so a rerun of the page
+    makes them again only after a failed lookup or an unknown row count. Not to be changed
+    in place: the next run gets the same frames."""
+    from components.cache import epoch
+    from components.session import connection_key
+
+    tags = None if tagged is None else tuple(sorted((int(v), tuple(t)) for v, t in tagged.items()))
+    key = (page.start, len(page.items), epoch(connection_key(), table_scope(table_id)), tags)
+    with _PAGES_LOCK:
+        kept = _PAGES.get(versions)
+        found = kept.get(key) if kept is not None else None
+    if found is not None:
+        return cast(tuple[pd.DataFrame, pd.DataFrame], found)
+    rows = vsv.version_rows_frame(page.items)
+    ops, counts = page_facts(table_id, rows)
+    made = (vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged), ops)
+    if ops["error"].isna().all() and None not in counts.values():
+        with _PAGES_LOCK:
+            kept = _PAGES.setdefault(versions, OrderedDict())
+            kept[key] = made
+            while len(kept) > PAGES_KEPT:
+                kept.popitem(last=False)
+    return made
 
 
 @cached(lambda table_id, version: table_scope(table_id), ttl=300)

@@ -18,6 +18,7 @@ from lance_namespace import (
     CreateNamespaceRequest,
     CreateTableRequest,
     DeclareTableRequest,
+    DeregisterTableRequest,
     DescribeTableRequest,
     DescribeTableVersionRequest,
     ListTablesRequest,
@@ -215,6 +216,46 @@ def test_version_stamp_changes_with_the_versions(
     ns.declare_table(DeclareTableRequest(id=["d"]))
     assert vsv.version_stamp(ns, ["d"]) is None
     assert vsv.version_stamp(backend.connect(rest_server.url), tid) is None
+
+
+def test_the_versions_directory_is_looked_up_once_until_the_catalog_moves(
+    local_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp of a table's versions costs a ``stat``: the table's directory is looked up
+    in the catalog (DescribeTable) once and kept while the catalog does not move. Another
+    writer deregisters the table and makes it again elsewhere: the catalog moved, so the
+    versions read are the new table's, not the old directory's (still on disk)."""
+    from backend.local import namespace as local
+    from backend.services import versions as vsv
+
+    monkeypatch.setattr(local, "STAMP_SETTLE_NS", 0)
+    described: list[list[str]] = []
+    real = DirectoryNamespace.describe_table
+
+    def counting(self, request):  # pylance's own catalog lookup, counted
+        described.append(list(request.id))
+        return real(self, request)
+
+    monkeypatch.setattr(DirectoryNamespace, "describe_table", counting)
+    ns, other = backend.connect(str(local_root)), backend.connect(str(local_root))
+    tid = ["n", "t"]
+    ns.create_namespace(CreateNamespaceRequest(id=["n"]))
+    ns.create_table(CreateTableRequest(id=tid), ipc_stream_bytes(pa.table({"a": [1]})))
+    ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=tid)).location)
+    ds.update_config({"x": "1"})
+    ds.update_config({"x": "2"})
+    first = vsv.version_stamp(ns, tid)
+    before = len(described)
+    assert vsv.version_stamp(ns, tid) == first
+    ns.describe_table_version(DescribeTableVersionRequest(id=tid, version=2))
+    assert len(described) == before  # kept: no catalog lookup
+    other.deregister_table(DeregisterTableRequest(id=tid))  # the old directory stays
+    other.create_table(CreateTableRequest(id=tid), ipc_stream_bytes(pa.table({"a": [2]})))
+    listed = ns.list_table_versions(ListTableVersionsRequest(id=tid)).versions
+    assert [int(v.version) for v in listed] == [1]
+    assert vsv.version_stamp(ns, tid) != first
+    with pytest.raises(TableVersionNotFoundError):
+        ns.describe_table_version(DescribeTableVersionRequest(id=tid, version=2))
 
 
 def test_a_restore_or_a_tag_checks_its_version_alone(ns) -> None:

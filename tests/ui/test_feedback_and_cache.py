@@ -226,6 +226,64 @@ def test_two_cached_reads_never_share_entries(ui_env: Path) -> None:
     assert [t.value for t in at.text] == ["first second first one two one"]
 
 
+BOUNDED_READS = """
+import time
+
+import streamlit as st
+
+from components import cache, session
+
+calls = []
+opened = []
+real_open = session.get_namespace
+
+
+def counting_open():
+    opened.append(1)
+    return real_open()
+
+
+session.get_namespace = counting_open
+
+
+@cache.cached(lambda x: cache.CATALOG, max_entries=2, name="test.reads.bounded")
+def bounded(ns, x):
+    calls.append(x)
+    return x
+
+
+@cache.cached(lambda: cache.CATALOG, ttl=0.05, name="test.reads.brief")
+def brief(ns):
+    calls.append("brief")
+    return "brief"
+
+
+for x in (1, 2, 1, 3, 1, 2):  # 3 pushes out the least recent (2); then 2 pushes out 3
+    bounded(x)
+brief()
+brief()
+time.sleep(0.1)
+brief()  # older than its ttl: read again
+hits = len(opened)
+bounded(1)
+bounded(2)
+session.get_namespace = real_open
+st.text(f"{calls} {hits} {len(opened) - hits}")
+"""
+
+
+def test_a_read_keeps_its_newest_entries_and_reads_again_after_its_ttl(ui_env: Path) -> None:
+    """A read keeps at most ``max_entries`` entries (the least recently used go first) and
+    reads again once an entry is older than its ``ttl``; the namespace is opened only for a
+    read that is made, not for an answer from the cache."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(BOUNDED_READS, default_timeout=30)
+    at.run()
+    assert_no_exception(at)
+    assert [t.value for t in at.text] == ["[1, 2, 3, 2, 'brief', 'brief'] 6 0"]
+
+
 def test_a_nested_read_without_a_name_is_refused() -> None:
     def make() -> object:
         @cache.cached(lambda: cache.CATALOG)

@@ -239,6 +239,40 @@ def test_a_roles_file_broken_while_running_denies_and_tells_admins_once(roles: P
     assert "sales" not in page
 
 
+def test_the_actor_is_worked_out_once_a_run_and_a_new_role_counts_at_the_next(
+    roles: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every cached read of a run asks for the actor (the write gate): the sign-in settings,
+    claims and role are worked out once per run of the frame; a role changed in the roles
+    file counts from the next run."""
+    import os
+
+    from components import auth
+
+    made: list[Any] = []
+    real = auth._actor
+
+    def counting() -> Any:
+        made.append(real())
+        return made[-1]
+
+    monkeypatch.setattr(auth, "_actor", counting)
+    at = app_as("ed@example.com", query={"ns": "sales", "table": "orders"})
+    open_page(at, "views/versions.py")
+    made.clear()
+    at.run()
+    assert_no_exception(at)
+    assert [a.role for a in made] == ["editor"]
+    write_roles(
+        Path(os.environ["LANCE_CONSOLE_ROLES"]),
+        'default = "viewer"\n[users]\n"ed@example.com" = "viewer"\n',
+    )
+    at.run()
+    assert_no_exception(at)
+    assert [a.role for a in made] == ["editor", "viewer"]
+    assert "Signed in as **ed@example.com** · viewer" in texts(at)
+
+
 def test_admins_see_whether_sign_in_is_on_and_with_which_provider(roles: Path) -> None:
     admin = texts(app_as("ada@example.com"))
     assert "Sign-in: on (provider 127.0.0.1, from" in admin

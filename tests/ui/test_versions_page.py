@@ -155,6 +155,63 @@ def test_version_picker_is_bound_to_the_url(make_app) -> None:
     assert figures(at)["Operation"] == "Overwrite"
 
 
+def test_a_version_pick_asks_the_backend_only_for_the_version_picked(
+    make_app, ui_env, monkeypatch
+) -> None:
+    """A rerun of the page asks the backend nothing the run before it asked: a version picked
+    is described (once), the table's versions are checked by a stamp of their directory (no
+    catalog lookup), and the list's rows are not made again; a write to the table makes
+    them again."""
+    import inspect
+    import os
+
+    import lance.namespace as pylance
+    from lance_namespace import DescribeTableRequest
+
+    from backend.local.namespace import LocalNamespace
+    from backend.services import versions as versions_service
+
+    calls: list[str] = []
+    for cls in (LocalNamespace, pylance.DirectoryNamespace):  # every request, counted
+        for name, method in inspect.getmembers(cls, inspect.isfunction):
+            if name.startswith("_") or name in ("namespace_id", "format_id"):
+                continue
+
+            def counting(self, *args, _method=method, _name=f"{cls.__name__}.{name}", **kw):
+                calls.append(_name)
+                return _method(self, *args, **kw)
+
+            monkeypatch.setattr(cls, name, counting)
+    made: list[int] = []
+    real_rows = versions_service.version_rows_frame
+
+    def rows_frame(entries):
+        made.append(1)
+        return real_rows(entries)
+
+    monkeypatch.setattr(versions_service, "version_rows_frame", rows_frame)
+    ns = backend.connect(str(ui_env))
+    location = ns.describe_table(DescribeTableRequest(id=["logs", "events"])).location
+    versions_dir = location.removeprefix("file://") + "/_versions"
+    settled = os.stat(versions_dir).st_mtime_ns - 60 * 10**9  # a stamp is taken when settled
+    os.utime(versions_dir, ns=(settled, settled))
+    at = make_app("versions", query_params=EVENTS)
+    at.run()
+    picker = at.number_input(key="version")
+    calls.clear(), made.clear()
+    picker.set_value(59).run()
+    assert_no_exception(at)
+    assert {m.label: m.value for m in at.metric}["Version"] == "59"
+    assert calls == ["LocalNamespace.version_stamp", "LocalNamespace.describe_table_version"]
+    calls.clear()
+    at.number_input(key="version").set_value(60).run()
+    assert {m.label: m.value for m in at.metric}["Version"] == "60"
+    assert calls == ["LocalNamespace.version_stamp"]
+    assert made == [] and list(version_grid(at)["version"]) == list(range(60, 10, -1))
+    delete_form(at, "2-3", "events")
+    assert made and list(version_grid(at)["version"]) == list(range(60, 10, -1))
+
+
 def test_picking_a_missing_version_warns(make_app) -> None:
     at = make_app("versions", query_params={**ORDERS, "version": "9"})
     assert_no_exception(at)
