@@ -197,14 +197,14 @@ def test_a_version_pick_asks_the_backend_only_for_the_version_picked(
     os.utime(versions_dir, ns=(settled, settled))
     at = make_app("versions", query_params=EVENTS)
     at.run()
-    picker = at.number_input(key="version")
+    picker = at.selectbox(key="version")
     calls.clear(), made.clear()
     picker.set_value(59).run()
     assert_no_exception(at)
     assert {m.label: m.value for m in at.metric}["Version"] == "59"
     assert calls == ["LocalNamespace.version_stamp", "LocalNamespace.describe_table_version"]
     calls.clear()
-    at.number_input(key="version").set_value(60).run()
+    at.selectbox(key="version").set_value(60).run()
     assert {m.label: m.value for m in at.metric}["Version"] == "60"
     assert calls == ["LocalNamespace.version_stamp"]
     assert made == [] and list(version_grid(at)["version"]) == list(range(60, 10, -1))
