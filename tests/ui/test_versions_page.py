@@ -201,11 +201,11 @@ def test_a_version_pick_asks_the_backend_only_for_the_version_picked(
     calls.clear(), made.clear()
     picker.set_value(59).run()
     assert_no_exception(at)
-    assert {m.label: m.value for m in at.metric}["Version"] == "59"
+    assert figures(at)["Version"] == "59"
     assert calls == ["LocalNamespace.version_stamp", "LocalNamespace.describe_table_version"]
     calls.clear()
     at.selectbox(key="version").set_value(60).run()
-    assert {m.label: m.value for m in at.metric}["Version"] == "60"
+    assert figures(at)["Version"] == "60"
     assert calls == ["LocalNamespace.version_stamp"]
     assert made == [] and list(version_grid(at)["version"]) == list(range(60, 10, -1))
     delete_form(at, "2-3", "events")
