@@ -118,8 +118,9 @@ def fresh_panels(result: object, *, show_result: bool = False) -> None:
 def send(write: writes.Write, *, show_result: bool = False, failure_key: str | None = None) -> None:
     """A write of this page; on success the table is read again, forms, plan and comparison
     start afresh, the result is said (and, with ``show_result``, opened in the picker).
-    ``failure_key``: sent from a form's callback (the page then draws once, after it)."""
-    writes.perform(
+    ``failure_key``: sent from a form's callback (the page then draws once, after it: the
+    whole page, though the form is in the Manage versions fragment)."""
+    done = writes.perform(
         write,
         page="versions",
         invalidate=[table_id],
@@ -127,6 +128,8 @@ def send(write: writes.Write, *, show_result: bool = False, failure_key: str | N
         rerun=failure_key is None,
         failure_key=failure_key,
     )
+    if done is not None and failure_key is not None:
+        st.rerun()  # from a callback: the run after it is the whole page's, still one run
 
 
 if branch != "main":
@@ -203,84 +206,92 @@ if answer := render_rebuild_offer(table_id, read_only=read_only):
         reset=False,
     )
 
-if (tabs := manage_tabs()) is None:
-    st.stop()
-compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
-if compare.open or cleanup.open or deleting.open:  # these need every version
-    history = feedback.run(versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
-    if history is None:
-        st.stop()
-if compare.open:
-    with compare:
-        render_compare_section(table_id, history, picked)
-        change_log.render_row_changes_section(table_id, history, picked)
-if tagging.open:
-    with tagging:
-        tags = feedback.run(writes.tags, tid, action="Listing tags")
-        if tags is not None and (
-            tag := render_tags(
+
+@st.fragment
+def render_manage_panel() -> None:
+    """The "Manage versions" panel, a fragment: opening it, switching its tabs, a preview, a
+    plan or a comparison runs only the panel; its writes run the whole page (``send``)."""
+    if (tabs := manage_tabs()) is None:
+        return
+    compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
+    if compare.open or cleanup.open or deleting.open:  # these need every version
+        history = feedback.run(versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
+        if history is None:
+            return
+    if compare.open:
+        with compare:
+            render_compare_section(table_id, history, picked)
+            change_log.render_row_changes_section(table_id, history, picked)
+    if tagging.open:
+        with tagging:
+            tags = feedback.run(writes.tags, tid, action="Listing tags")
+            if tags is not None and (
+                tag := render_tags(
+                    table_id,
+                    tags,
+                    picked,
+                    key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id),
+                    read_only=read_only,
+                )
+            ):
+                send(tag.write(ns, table_id))
+    if cleanup.open:
+        with cleanup:
+            render_cleanup(
+                ns,
                 table_id,
-                tags,
-                picked,
-                key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id),
+                history,
+                key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
                 read_only=read_only,
+                on_submit=lambda plan, failure_key: send(
+                    cleanup_write(ns, table_id, plan), failure_key=failure_key
+                ),
             )
-        ):
-            send(tag.write(ns, table_id))
-if cleanup.open:
-    with cleanup:
-        render_cleanup(
-            ns,
-            table_id,
-            history,
-            key_prefix=state.versions_form(state.Versions.CLEANUP_FORM, table_id),
-            read_only=read_only,
-            on_submit=lambda plan, failure_key: send(
-                cleanup_write(ns, table_id, plan), failure_key=failure_key
-            ),
-        )
-if deleting.open:
-    with deleting:
-        render_delete_form(
-            table_id,
-            history,
-            key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
-            read_only=read_only,
-            tagged=tagged,
-            on_submit=lambda ask, failure_key: send(
-                delete_versions_write(ns, table_id, ask), failure_key=failure_key
-            ),
-        )
-if deleting_rows.open:
-    with deleting_rows:
-        render_delete_rows(
-            ns,
-            table_id,
-            key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
-            read_only=read_only,
-            on_submit=lambda ask, failure_key: send(
-                delete_rows_write(ns, table_id, ask), failure_key=failure_key
-            ),
-        )
-if updating.open:
-    with updating:
-        row_edits.render_update_rows(
-            ns,
-            table_id,
-            key_prefix=state.versions_form(state.Versions.UPDATE_FORM, table_id),
-            read_only=read_only,
-            on_submit=lambda ask, failure_key: send(
-                row_edits.update_write(ns, table_id, ask), failure_key=failure_key
-            ),
-        )
-if upserting.open:
-    with upserting:
-        row_edits.render_upsert(
-            ns,
-            table_id,
-            key_prefix=state.versions_form(state.Versions.UPSERT_FORM, table_id),
-            read_only=read_only,
-            on_submit=lambda ask, failure_key: send(
-                row_edits.upsert_write(ns, table_id, ask), failure_key=failure_key
-            ),
-        )
+    if deleting.open:
+        with deleting:
+            render_delete_form(
+                table_id,
+                history,
+                key_prefix=state.versions_form(state.Versions.DELETE_FORM, table_id),
+                read_only=read_only,
+                tagged=tagged,
+                on_submit=lambda ask, failure_key: send(
+                    delete_versions_write(ns, table_id, ask), failure_key=failure_key
+                ),
+            )
+    if deleting_rows.open:
+        with deleting_rows:
+            render_delete_rows(
+                ns,
+                table_id,
+                key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
+                read_only=read_only,
+                on_submit=lambda ask, failure_key: send(
+                    delete_rows_write(ns, table_id, ask), failure_key=failure_key
+                ),
+            )
+    if updating.open:
+        with updating:
+            row_edits.render_update_rows(
+                ns,
+                table_id,
+                key_prefix=state.versions_form(state.Versions.UPDATE_FORM, table_id),
+                read_only=read_only,
+                on_submit=lambda ask, failure_key: send(
+                    row_edits.update_write(ns, table_id, ask), failure_key=failure_key
+                ),
+            )
+    if upserting.open:
+        with upserting:
+            row_edits.render_upsert(
+                ns,
+                table_id,
+                key_prefix=state.versions_form(state.Versions.UPSERT_FORM, table_id),
+                read_only=read_only,
+                on_submit=lambda ask, failure_key: send(
+                    row_edits.upsert_write(ns, table_id, ask), failure_key=failure_key
+                ),
+            )
+
+
+render_manage_panel()

@@ -42,6 +42,19 @@ def latest_version(table_id: tuple[str, ...]) -> int | None:
     return _latest_at(table_id, stamp)
 
 
+def latest_version_now(table_id: tuple[str, ...]) -> int | None:
+    """The table's newest version as of now: from the backend's stamp of the table's versions
+    where it has one (a ``stat``; the version is read once per stamp), else read (one
+    DescribeTable). A commit from anywhere is seen at once."""
+    from components.session import get_namespace
+
+    ns = get_namespace()
+    stamp = vsv.version_stamp(ns, table_id)
+    if stamp is None:
+        return vsv.latest_version(ns, list(table_id))
+    return _latest_at(table_id, stamp)
+
+
 @shared(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)
 def _listing_at(ns: Any, table_id: tuple[str, ...], latest: int | None) -> Listing:
     return vsv.version_listing(ns, table_id)

@@ -411,7 +411,9 @@ def test_branch_create_pick_and_delete(
     goto(page, console, "versions", ns=namespace, table=name)
     main = _main(page)
     picker = widget(main, "stSelectbox", "Branch").get_by_role("combobox")
-    expect(picker).to_have_value("main")
+    badge = main.get_by_text("Reads and writes on this page act on the table's main branch.")
+    expect(badge).to_be_visible()
+    expect(picker).to_have_count(0)  # nothing to pick while main is the only branch
 
     # --- create dev from main at version 2 ---
     box = open_lazy(main, "Branches (0)")
@@ -432,6 +434,7 @@ def test_branch_create_pick_and_delete(
     expect(row.nth(1)).to_have_text(made["dev"]["parent_branch"] or "main")
     expect(row.nth(2)).to_have_text(str(made["dev"]["parent_version"]))
     shot("created")
+    expect(picker).to_have_value("main")  # a branch besides main: the box to pick it
 
     # --- pick it: its versions ---
     choose(main, "Branch", "dev")
@@ -467,6 +470,7 @@ def test_branch_create_pick_and_delete(
     submit(page, delete.get_by_role("button", name="Delete branch"))
     expect(alert(main, "Deleted branch dev.")).to_be_visible()
     assert lance.dataset(location(console, table)).branches.list() == {}
-    expect(picker).to_have_value("main")  # the deleted branch's page falls back to main
+    expect(badge).to_be_visible()  # the deleted branch's page falls back to main
+    expect(picker).to_have_count(0)  # main alone again: no box
     expect(main.get_by_test_id("stExpander").filter(has_text="Branches (0)")).to_have_count(1)
     shot("deleted")
