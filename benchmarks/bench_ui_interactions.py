@@ -17,7 +17,9 @@ servers):
 * ``switch``: the Versions page of a table with 50 indexes; the sidebar's "Indexes" link;
 * ``table``: the Versions page; another table picked in the picker's "Table" box;
 * ``version``: the Versions page; the next older version picked in the "Version" box;
-* ``preview``: "Manage versions" > "Delete rows" of a 20,000-row table; a filter previewed;
+* ``preview``: "Manage versions" > "Delete rows" of a 20,000-row table; a filter previewed
+  (the panel is a fragment: the console runs and draws only the panel again, the replay
+  the whole page, as AppTest records whole runs);
 * ``delete``: "Manage versions" > "Delete by range"; one old version deleted (a new one each
   round), confirmed by the table's name;
 * ``write``: "Namespaces & tables" of a namespace of 200 tables, the "Declare a table" dialog;
