@@ -306,10 +306,13 @@ def perform(
     said by ``say(kind, text)`` instead, e.g. in the sidebar), and the page runs again
     (``rerun``, or ``rerun(result)``).
 
-    From a widget callback (``rerun=False``, ``failure_key`` given) the page draws once, after
-    the write: a failure is kept under ``failure_key`` for the form to show where it is
-    (:func:`render_failure`), as a callback cannot draw in place. Returns the result as a
-    1-tuple (``Write.call``)."""
+    From a widget callback (``failure_key`` given) the page draws once, after the write: a
+    failure is kept under ``failure_key`` for the form to show where it is
+    (:func:`render_failure`), as a callback cannot draw in place. There ``rerun`` asks for
+    that one run to be the whole page's (``st.rerun()`` in a callback: a form inside a
+    fragment or a dialog would otherwise rerun only that); ``rerun=False`` leaves the run to
+    the widget (a dialog that closes itself first). Returns the result as a 1-tuple
+    (``Write.call``)."""
     if failure_key is None:
         done = feedback.run(write.call, action=write.action)
     else:

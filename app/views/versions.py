@@ -120,16 +120,13 @@ def send(write: writes.Write, *, show_result: bool = False, failure_key: str | N
     start afresh, the result is said (and, with ``show_result``, opened in the picker).
     ``failure_key``: sent from a form's callback (the page then draws once, after it: the
     whole page, though the form is in the Manage versions fragment)."""
-    done = writes.perform(
+    writes.perform(
         write,
         page="versions",
         invalidate=[table_id],
         then=lambda result: fresh_panels(result, show_result=show_result),
-        rerun=failure_key is None,
         failure_key=failure_key,
     )
-    if done is not None and failure_key is not None:
-        st.rerun()  # from a callback: the run after it is the whole page's, still one run
 
 
 if branch != "main":

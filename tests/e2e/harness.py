@@ -48,7 +48,11 @@ STARTUP_TIMEOUT_S = 60.0
 # Generous: two cores are shared with other work; every wait is still bounded.
 APP_TIMEOUT_MS = 30_000
 EXPECT_TIMEOUT_MS = 15_000
-RUN_SEEN_MS = 10_000  # longest wait for a script run to show up after an interaction
+RUN_SEEN_MS = 10_000  # longest wait for a page load's first script run to show up
+# After a click or a key, a run starts within a second even on a loaded machine; a run that
+# left no trace (now and then a quick fragment run) costs this wait, after which the
+# caller's next expect checks the outcome with its own timeout.
+CLICK_RUN_SEEN_MS = 4_000
 LIST_OPEN_MS = 2_000  # a selectbox's list opens on its click well within this
 PICK_TRIES = 4  # clicks of a selectbox's "Open" before a pick gives up
 
@@ -651,7 +655,7 @@ def after_rerun(
     action: Callable[[], Any],
     timeout_ms: int = APP_TIMEOUT_MS,
     *,
-    run_seen_ms: int = RUN_SEEN_MS,
+    run_seen_ms: int = CLICK_RUN_SEEN_MS,
 ) -> bool:
     """Do ``action`` (a click, a fill + Enter, ...), wait for the script run it triggers to
     finish, then :func:`settle`; returns whether a run was counted. Needs
@@ -685,7 +689,9 @@ SUBMIT_RUN_MS = 8_000  # a submit button's click starts a script run well within
 
 
 def submit(page: Page, button: Locator) -> None:
-    """Press a form's submit button and wait for the run it starts, then :func:`settle`.
+    """Press a form's submit button (or another button whose click always starts a run and
+    does the same when pressed again: a namespace tree's node) and wait for the run it
+    starts, then :func:`settle`.
 
     A submit always starts a run. On a loaded machine a click that lands while the form is
     being drawn again (the run before it finishing) is now and then dropped by the browser:
