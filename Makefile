@@ -52,14 +52,15 @@ TEST_TMP ?= $(shell test -d /dev/shm -a -w /dev/shm && \
 PYTEST = $(if $(TEST_TMP),mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP)) \
   PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
-## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests, on
-## every core (pytest-xdist; each worker starts its own servers and browser). The browser tests
-## mostly wait on the browser and the app's server, so two workers on two cores overlap them.
+## The whole test suite: lint, backend tests on both backends, AppTest pages, browser tests, in
+## three workers (pytest-xdist; each worker starts its own servers and browser). The browser
+## tests mostly wait on the browser and the app's server (two workers kept two cores 60% busy):
+## a third worker overlaps those waits.
 ## Lint (a cold mypy: half a minute) runs alongside the tests, its output shown after theirs;
 ## either failing fails the target.
 test: $(STAMP) browser
 	@lint_log=$$(mktemp); $(MAKE) --no-print-directory lint >$$lint_log 2>&1 & lint=$$!; \
-	$(PYTEST) -n auto --dist worksteal --durations=25; tests=$$?; \
+	$(PYTEST) -n 3 --dist worksteal --durations=25; tests=$$?; \
 	wait $$lint; linted=$$?; echo "--- make lint ---"; cat $$lint_log; rm -f $$lint_log; \
 	test $$tests -eq 0 -a $$linted -eq 0
 
