@@ -34,15 +34,6 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 import backend  # noqa: E402
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The modules holding ``slow`` tests (child processes, crashes, Ray, notebooks: the
-    longest single tests) run first, each module kept whole and in its order: the workers
-    then end on short tests together, instead of one worker finishing a 40 s test alone."""
-    slow_modules = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow_modules)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _component_manifests_scanned_once() -> Iterator[None]:
     """Every new ``AppTest`` scans the metadata of every installed distribution for Streamlit
