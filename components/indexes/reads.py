@@ -14,18 +14,18 @@ from backend.services import index_overview as ixs
 from backend.services import versions as vsv
 from components.cache import cached, table_scope
 from components.session import get_namespace
-from components.versions.reads import latest_version_now
+from components.versions.reads import latest_version
 
 
 def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFrame:
     """The index table at the latest version of the table's ``branch``, checked on every run
-    (main: :func:`~components.versions.reads.latest_version_now`, a ``stat`` on the local
+    (main: :func:`~components.versions.reads.latest_version` fresh, a ``stat`` on the local
     backend; a branch: one DescribeTable): a commit from anywhere (the console, lance itself,
     another process) is seen at once, and the overview of a version already read comes from
     the cache. The version read is ``df.attrs["version"]``: :func:`render_statistics` charts
     the history up to that same version, so the table and the charts show the same indexes."""
     if branch == MAIN:
-        version = latest_version_now(table_id)
+        version = latest_version(table_id, fresh=True)
     else:
         version = vsv.latest_version(on_branch(get_namespace(), branch), list(table_id))
     return _overview_at(table_id, version, branch)

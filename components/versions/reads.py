@@ -30,28 +30,17 @@ def _latest_at(ns: Any, table_id: tuple[str, ...], stamp: Any) -> int | None:
     return vsv.latest_version(ns, list(table_id))
 
 
-def latest_version(table_id: tuple[str, ...]) -> int | None:
+def latest_version(table_id: tuple[str, ...], *, fresh: bool = False) -> int | None:
     """The table's newest version: read again whenever the backend's stamp of the table's
-    versions changes (the local backend: its ``_versions`` directory, a ``stat``), else a few
-    seconds fresh (one DescribeTable)."""
-    from components.session import get_namespace
-
-    stamp = vsv.version_stamp(get_namespace(), table_id)
-    if stamp is None:
-        return _latest_recent(table_id)
-    return _latest_at(table_id, stamp)
-
-
-def latest_version_now(table_id: tuple[str, ...]) -> int | None:
-    """The table's newest version as of now: from the backend's stamp of the table's versions
-    where it has one (a ``stat``; the version is read once per stamp), else read (one
-    DescribeTable). A commit from anywhere is seen at once."""
+    versions changes (the local backend: its ``_versions`` directory, a ``stat``); without a
+    stamp, a few seconds fresh (one DescribeTable), or read now with ``fresh`` (a commit from
+    anywhere is seen at once)."""
     from components.session import get_namespace
 
     ns = get_namespace()
     stamp = vsv.version_stamp(ns, table_id)
     if stamp is None:
-        return vsv.latest_version(ns, list(table_id))
+        return vsv.latest_version(ns, list(table_id)) if fresh else _latest_recent(table_id)
     return _latest_at(table_id, stamp)
 
 
