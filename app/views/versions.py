@@ -8,6 +8,9 @@ With a branch picked (``?branch=``): the branch's own versions, its change log, 
 with its parent and of two of its versions, and restore and tags acting on the branch; what
 acts on main only is said, not offered."""
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 import backend
@@ -129,6 +132,24 @@ def send(write: writes.Write, *, show_result: bool = False, failure_key: str | N
     )
 
 
+def render_tags_section(version: int, branch: str | None = None) -> None:
+    """The table's tags and the form to tag ``version`` (of ``branch``; ``None``: main), move
+    or delete a tag; a change is sent as this page's write."""
+    tags = feedback.run(writes.tags, tid, action="Listing tags")
+    suffix = f".{branch}" if branch is not None else ""
+    if tags is not None and (
+        tag := render_tags(
+            table_id,
+            tags,
+            version,
+            key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id) + suffix,
+            read_only=read_only,
+            branch=branch,
+        )
+    ):
+        send(tag.write(ns, table_id))
+
+
 if branch != "main":
     info = br.branch_row(branch_list, branch)
     on_branch = feedback.run(
@@ -161,18 +182,7 @@ if branch != "main":
         ),
     )
     with st.expander(f"Tags on branch {branch}", icon=":material/sell:"):
-        tags = feedback.run(writes.tags, tid, action="Listing tags")
-        if tags is not None and (
-            tag := render_tags(
-                table_id,
-                tags,
-                branch_picked,
-                key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id) + f".{branch}",
-                read_only=read_only,
-                branch=branch,
-            )
-        ):
-            send(tag.write(ns, table_id))
+        render_tags_section(branch_picked, branch)
     st.caption(":material/lock: " + br.MAIN_ONLY)
     st.stop()
 
@@ -221,17 +231,7 @@ def render_manage_panel() -> None:
             change_log.render_row_changes_section(table_id, history, picked)
     if tagging.open:
         with tagging:
-            tags = feedback.run(writes.tags, tid, action="Listing tags")
-            if tags is not None and (
-                tag := render_tags(
-                    table_id,
-                    tags,
-                    picked,
-                    key_prefix=state.versions_form(state.Versions.TAGS_FORM, table_id),
-                    read_only=read_only,
-                )
-            ):
-                send(tag.write(ns, table_id))
+            render_tags_section(picked)
     if cleanup.open:
         with cleanup:
             render_cleanup(
@@ -256,39 +256,28 @@ def render_manage_panel() -> None:
                     delete_versions_write(ns, table_id, ask), failure_key=failure_key
                 ),
             )
-    if deleting_rows.open:
-        with deleting_rows:
-            render_delete_rows(
-                ns,
-                table_id,
-                key_prefix=state.versions_form(state.Versions.ROWS_FORM, table_id),
-                read_only=read_only,
-                on_submit=lambda ask, failure_key: send(
-                    delete_rows_write(ns, table_id, ask), failure_key=failure_key
-                ),
-            )
-    if updating.open:
-        with updating:
-            row_edits.render_update_rows(
-                ns,
-                table_id,
-                key_prefix=state.versions_form(state.Versions.UPDATE_FORM, table_id),
-                read_only=read_only,
-                on_submit=lambda ask, failure_key: send(
-                    row_edits.update_write(ns, table_id, ask), failure_key=failure_key
-                ),
-            )
-    if upserting.open:
-        with upserting:
-            row_edits.render_upsert(
-                ns,
-                table_id,
-                key_prefix=state.versions_form(state.Versions.UPSERT_FORM, table_id),
-                read_only=read_only,
-                on_submit=lambda ask, failure_key: send(
-                    row_edits.upsert_write(ns, table_id, ask), failure_key=failure_key
-                ),
-            )
+    row_tab(deleting_rows, render_delete_rows, state.Versions.ROWS_FORM, delete_rows_write)
+    row_tab(
+        updating, row_edits.render_update_rows, state.Versions.UPDATE_FORM, row_edits.update_write
+    )
+    row_tab(upserting, row_edits.render_upsert, state.Versions.UPSERT_FORM, row_edits.upsert_write)
+
+
+def row_tab(tab: Any, render: Callable[..., Any], form: str, write: Callable[..., Any]) -> None:
+    """A row-edit tab of the panel, while open: its form on the table, whose submit sends
+    ``write(ns, table_id, ask)`` from the button's callback."""
+    if not tab.open:
+        return
+    with tab:
+        render(
+            ns,
+            table_id,
+            key_prefix=state.versions_form(form, table_id),
+            read_only=read_only,
+            on_submit=lambda ask, failure_key: send(
+                write(ns, table_id, ask), failure_key=failure_key
+            ),
+        )
 
 
 render_manage_panel()
