@@ -58,7 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Locator, Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from tests.e2e.harness import (  # noqa: E402
@@ -229,28 +229,29 @@ def _click(name: str) -> Callable[[Page, int], Callable[[], None]]:
     return lambda page, i: page.get_by_role("button", name=name).last.click
 
 
-def _open_table_list(page: Page, i: int) -> None:
-    box = widget(page, "stSelectbox", "Table")
-    box.get_by_role("button", name="Open").click()
-    page.get_by_role("option").filter(has_text=ROWS).first.wait_for()
+def _option(page: Page, text: str | re.Pattern[str]) -> Locator:
+    return page.get_by_role("option").filter(has_text=text).first
 
 
-def _pick_rows(page: Page, i: int) -> Callable[[], None]:
-    return page.get_by_role("option").filter(has_text=ROWS).first.click
+def _open_list(label: str, text: str | re.Pattern[str]) -> Callable[[Page, int], None]:
+    """Open the list of the select box ``label`` (scrolled into view first: a box that had
+    to scroll closes its list) until the option ``text`` shows."""
+
+    def prepare(page: Page, i: int) -> None:
+        box = widget(page, "stSelectbox", label)
+        box.scroll_into_view_if_needed()
+        box.get_by_role("button", name="Open").click()
+        _option(page, text).wait_for()
+
+    return prepare
+
+
+def _pick(text: str | re.Pattern[str]) -> Callable[[Page, int], Callable[[], None]]:
+    return lambda page, i: _option(page, text).click
 
 
 OLDER = "39"  # the version a version pick opens (the table's latest is 40)
-
-
-def _open_version_list(page: Page, i: int) -> None:
-    box = widget(page, "stSelectbox", "Version")
-    box.scroll_into_view_if_needed()
-    box.get_by_role("button", name="Open").click()
-    page.get_by_role("option").filter(has_text=re.compile(rf"^{OLDER}$")).first.wait_for()
-
-
-def _pick_older(page: Page, i: int) -> Callable[[], None]:
-    return page.get_by_role("option").filter(has_text=re.compile(rf"^{OLDER}$")).first.click
+OLDER_OPTION = re.compile(rf"^{OLDER}$")
 
 
 def _switch(page: Page, i: int) -> Callable[[], None]:
@@ -276,16 +277,16 @@ CASES = [
         "table pick: another table in the picker",
         "versions",
         {"ns": NS, "table": HIST},
-        prepare=_open_table_list,
-        act=_pick_rows,
+        prepare=_open_list("Table", ROWS),
+        act=_pick(ROWS),
     ),
     Case(
         "version",
         "version pick: the next older version in the Version box",
         "versions",
         {"ns": NS, "table": HIST},
-        prepare=_open_version_list,
-        act=_pick_older,
+        prepare=_open_list("Version", OLDER_OPTION),
+        act=_pick(OLDER_OPTION),
     ),
     Case(
         "preview",
