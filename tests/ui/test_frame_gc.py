@@ -23,15 +23,18 @@ def unfrozen(monkeypatch) -> Iterator[None]:
 
 
 def test_loaded_code_is_frozen_again_only_after_more_is_loaded(unfrozen, monkeypatch) -> None:
+    # A frozen object that dies leaves the permanent generation, so the count can drop while
+    # other threads of the test process run; it grows only by a freeze.
     assert nav.freeze_loaded_code()
     frozen = gc.get_freeze_count()
     assert frozen > 10_000  # the modules' functions, classes, dicts
-    kept = [[] for _ in range(100)]  # made after the freeze: collected as before
+    kept = [[] for _ in range(1_000)]  # made after the freeze: collected as before
     assert not nav.freeze_loaded_code()  # no module loaded since
-    assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() <= frozen  # kept was not frozen
     monkeypatch.setitem(sys.modules, "freshly_loaded", types.ModuleType("freshly_loaded"))
+    before = gc.get_freeze_count()
     assert nav.freeze_loaded_code()
-    assert gc.get_freeze_count() >= frozen + len(kept)
+    assert gc.get_freeze_count() - before >= len(kept)  # now kept is frozen too
 
 
 def test_a_page_run_freezes_the_loaded_code(unfrozen, make_app) -> None:
