@@ -225,6 +225,10 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         frame=frame,
         column_config=stats_column_config(figures=figures),
     )
+    if pick:  # before the poll below, whose rerun (figures just in) would drop the click
+        if pick.name:  # its details open below the list: brought into view once drawn
+            state.put(state.Tables.SCROLL_TO_DETAIL, True)
+        go_to(path, pick.name)
     if pending:
         st.caption(f"Reading the figures of {plural(len(pending), 'table')}…")
         _poll_stats(tuple(path), tuple(pending))
@@ -235,8 +239,4 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
             "indexes and last change are n/a. The health is judged from GetTableStats and "
             "the index stats."
         )
-    if pick:
-        if pick.name:  # its details open below the list: brought into view once drawn
-            state.put(state.Tables.SCROLL_TO_DETAIL, True)
-        go_to(path, pick.name)
     render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 
 import backend
 from backend.services import namespaces as browse
+from backend.services import table_stats as tstats
 from tests.ui.conftest import alerts, assert_no_exception, rest_target_rewritten, texts
 
 
@@ -119,6 +122,42 @@ def test_pick_table_in_grid(make_app) -> None:
     assert "table" not in at.query_params
     assert "customers" not in [h.value for h in at.subheader]
     assert open_tables(at) == ["customers", "orders", "pending"]
+
+
+def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, monkeypatch) -> None:
+    """The list polls for its pending figures and reruns once they are in. When they come in
+    while the run of a click draws the page (after the grid, before the poll), the click
+    still opens its table: it is handled before the poll's rerun."""
+    from components.tables import grid
+
+    release = threading.Event()
+    read, draw = tstats.read_stats, grid.render_name_list
+
+    def held(ns, table_id, memo):
+        release.wait(30)
+        return read(ns, table_id, memo)
+
+    def figures_in_after_the_grid(*args, **kwargs):
+        pick = draw(*args, **kwargs)
+        if pick is not None:  # the click's run: the figures come in now
+            release.set()
+            tables = [("sales", n) for n in ("customers", "orders", "pending")]
+            deadline = time.monotonic() + 30
+            while grid.stats_fill().missing(tables) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return pick
+
+    monkeypatch.setattr(tstats, "read_stats", held)
+    monkeypatch.setattr(grid, "render_name_list", figures_in_after_the_grid)
+    grid._stats_fill.clear()  # a fill of its own: no figures known from other tests
+    at = make_app(query_params={"ns": "sales"})
+    assert "Reading the figures" in texts(at)
+    pick_table(at, "orders")
+    assert release.is_set()
+    assert_no_exception(at)
+    assert at.query_params["table"] in ("orders", ["orders"])
+    assert "orders" in [h.value for h in at.subheader]
+    grid._stats_fill.clear()  # later tests read with the real read_stats
 
 
 def test_fragments_metric(make_app) -> None:
