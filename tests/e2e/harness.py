@@ -687,6 +687,18 @@ def open_lazy(scope: Page | Locator, title: str) -> Locator:
 SUBMIT_TRIES = 3
 SUBMIT_RUN_MS = 8_000  # a submit button's click starts a script run well within this
 
+# The click of a submit button was received: a run finished since, or one is under way, or the
+# button left the page (the run that followed drew the page without it). Argument: the count
+# of finished runs before the click and the button's element.
+_SUBMIT_TAKEN_JS = """
+([before, button]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return (window.__stRuns || 0) > before
+    || (app !== null && app.getAttribute("data-test-script-state") === "running")
+    || !button.isConnected;
+}
+"""
+
 
 def submit(page: Page, button: Locator) -> None:
     """Press a form's submit button (or another button whose click always starts a run and
@@ -695,13 +707,25 @@ def submit(page: Page, button: Locator) -> None:
 
     A submit always starts a run. On a loaded machine a click that lands while the form is
     being drawn again (the run before it finishing) is now and then dropped by the browser:
-    when no run follows, the button is pressed again (at most :data:`SUBMIT_TRIES` times), so
-    the test goes on to check what the submit did rather than fail on the lost click."""
+    when within :data:`SUBMIT_RUN_MS` no run finished, none is under way and the button is
+    still on the page, it is pressed again (at most :data:`SUBMIT_TRIES` times), so the test
+    goes on to check what the submit did rather than fail on the lost click. A run that is
+    slow to finish (a write on a busy machine) shows as under way and is never pressed again:
+    a second press of a write's button could send the write twice."""
     expect(button).to_be_enabled()
-    for _ in range(SUBMIT_TRIES - 1):
-        if after_rerun(page, button.click, run_seen_ms=SUBMIT_RUN_MS):
-            return
-    after_rerun(page, button.click)
+    for _ in range(SUBMIT_TRIES):
+        wait_for_app(page)  # no earlier run under way: one seen running is the click's
+        before = page.evaluate("window.__stRuns || 0")
+        handle = button.element_handle()
+        handle.click()
+        try:
+            page.wait_for_function(_SUBMIT_TAKEN_JS, arg=[before, handle], timeout=SUBMIT_RUN_MS)
+            break
+        except PlaywrightTimeoutError:
+            continue  # after the last press the caller's next expect checks the outcome
+        finally:
+            handle.dispose()
+    settle(page)
 
 
 def follow_link(page: Page, link: Locator, url: str | re.Pattern[str]) -> None:
