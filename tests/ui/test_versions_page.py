@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import pandas as pd
@@ -153,6 +154,23 @@ def test_version_picker_is_bound_to_the_url(make_app) -> None:
     assert figures(at)["Operation"] == "Append"
     picker.set_value(1).run()
     assert figures(at)["Operation"] == "Overwrite"
+
+
+def test_version_details_say_when_it_was_created_as_the_list_does(make_app, ui_env) -> None:
+    """The details' "Created" is the commit time the namespace gives (DescribeTableVersion's
+    ``timestamp_millis``, read here through pylance's own DirectoryNamespace), in UTC to the
+    millisecond: the format of the list's "Created (UTC)" column, not a raw ISO string."""
+    from lance.namespace import DirectoryNamespace
+
+    answer = DirectoryNamespace(root=str(ui_env)).describe_table_version(
+        {"id": ["sales", "orders"], "version": 2}
+    )
+    millis = answer["version"]["timestamp_millis"]
+    when = datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.UTC)
+    expected = f"{when:%Y-%m-%d %H:%M:%S}.{millis % 1000:03d} UTC"
+    at = make_app("versions", query_params={**ORDERS, "version": "2"})
+    assert_no_exception(at)
+    assert f"Created {expected} · e-tag" in texts(at)
 
 
 def test_a_version_pick_asks_the_backend_only_for_the_version_picked(
