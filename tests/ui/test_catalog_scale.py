@@ -5,6 +5,7 @@ namespace's methods (every call still reaches pylance); nothing here is timed.""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,15 +24,19 @@ HIST = {"ns": "hist", "table": "t"}
 
 
 class Calls:
-    """The real methods of ``LocalNamespace`` named, counted: their requests (or table ids)."""
+    """The real methods of ``LocalNamespace`` named, counted: their requests (or table ids).
+    Calls from a figures' fill of an earlier test (its ``table-stats`` thread, alive when
+    counting began, may still be reading what that test showed) are not counted."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *names: str):
         self.seen: dict[str, list[Any]] = {n: [] for n in names}
+        earlier = {t for t in threading.enumerate() if t.name == "table-stats"}
         for name in names:
             real = getattr(LocalNamespace, name)
 
             def counted(self_: Any, request: Any, *args: Any, _real=real, _name=name) -> Any:
-                self.seen[_name].append(request)
+                if threading.current_thread() not in earlier:
+                    self.seen[_name].append(request)
                 return _real(self_, request, *args)
 
             monkeypatch.setattr(LocalNamespace, name, counted)
