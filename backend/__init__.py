@@ -37,6 +37,16 @@ from .errors import (  # noqa: E402
 from .write_preflight import commit_batch, preflight  # noqa: E402
 
 
+def _in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel: IPython's running shell has a kernel. A
+    process that merely imported ipykernel (a test run, a tool) is not one."""
+    if "ipykernel" not in sys.modules:
+        return False
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    shell = get_ipython() if get_ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
 def connect(
     target: str | os.PathLike[str], *, audit: bool | None = None, **options: Any
 ) -> LanceNamespace:
@@ -63,7 +73,7 @@ def connect(
 
         ns = LocalNamespace(target, **options)
     if audit is None:
-        audit = "ipykernel" in sys.modules
+        audit = _in_kernel()
     if not audit:
         return ns
     from .audit import AuditLog

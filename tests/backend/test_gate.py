@@ -168,10 +168,12 @@ def test_console_writes_by_table_id_are_recorded(local_root: Path, tmp_path: Pat
 def test_notebook_connect_records_the_os_user(
     local_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``backend.connect(..., audit=True)`` (the default inside a Jupyter kernel): every write
-    is recorded as the OS user, source "notebook"."""
+    """``backend.connect(..., audit=True)`` (the default inside a Jupyter kernel: IPython's
+    shell has a kernel; not in a process that only imported ipykernel): every write is
+    recorded as the OS user, source "notebook"."""
     import getpass
     import sys
+    import types
 
     import backend
 
@@ -185,7 +187,13 @@ def test_notebook_connect_records_the_os_user(
         "declare_table",
     )
     assert entry.connection == str(local_root)
-    monkeypatch.setitem(sys.modules, "ipykernel", sys.modules["os"])  # as inside a kernel
+    import IPython
+
+    monkeypatch.setitem(sys.modules, "ipykernel", sys.modules["os"])  # imported, no kernel
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    assert not hasattr(backend.connect(str(local_root)), "actor")
+    kernel_shell = types.SimpleNamespace(kernel=object())  # as inside a kernel
+    monkeypatch.setattr(IPython, "get_ipython", lambda: kernel_shell)
     assert hasattr(backend.connect(str(local_root)), "actor")
     monkeypatch.delitem(sys.modules, "ipykernel")
     assert not hasattr(backend.connect(str(local_root)), "actor")
