@@ -6,6 +6,10 @@ one ``st.dataframe(df)`` call.
 same client the console uses (``backend.connect``) and cached with ``st.cache_data`` like a
 real page would, so after the warm-up run the bare page costs one script run plus the grid.
 
+``&figures=1`` (``rows``): each table's figures beside its name, the columns the console's
+tables list shows (rows, size, latest version, indexes, last change, health), read through
+``backend.services.table_stats`` and cached like the names.
+
 ``&limit=N``: only the first page of the listing, read with ``limit=N`` (one request): the
 rows a console page shows of a catalog too big to list whole (bench_ui_pages.py ``--catalog``).
 
@@ -68,6 +72,13 @@ def load(view: str, namespace: str, table: str, limit: int | None = None) -> pd.
         return pd.DataFrame(
             {"table": _pages(ns.list_tables, ListTablesRequest, "tables", limit, id=[namespace])}
         )
+    if view == "figures":  # the rows' tables with their figures, as the console's list has them
+        from backend.services import table_stats as tstats
+
+        names = list(load("rows", namespace, table, limit)["table"])
+        memo = tstats.VersionMemo()
+        known = {n: tstats.read_stats(ns, [namespace, n], memo) for n in names}
+        return tstats.stats_frame(names, known).drop(columns=["state"])
     if view == "indexes":
         resp = ns.list_table_indices(ListTableIndicesRequest(id=[namespace, table]))
         return pd.DataFrame([i.model_dump() for i in resp.indexes])
@@ -82,7 +93,7 @@ def bare_grid() -> None:
     limit = int(st.query_params.get("limit") or 0) or None
     st.dataframe(
         load(
-            view,
+            "figures" if view == "rows" and st.query_params.get("figures") else view,
             env[f"BENCH_NS_{view.upper()}"],
             env.get(f"BENCH_TABLE_{view.upper()}", ""),
             limit,

@@ -13,8 +13,10 @@ Four scenarios, each in headless Chromium (Debian's ``/usr/bin/chromium``) again
 tables and 10,000 tables holding rows (``--scale`` multiplies these too). The console reads
 one page of them; so do the baselines then (``--page-baseline``: the first page, one request
 with ``limit=50``, the rows the console's page shows), which otherwise read and draw every row.
-The run ends with the console process's peak memory, after a search of the tables page has
-read every name of the declared tables' namespace.
+``--rows-figures``: the ``rows`` baselines draw each table's figures beside its name, the
+seven columns the console's list shows, instead of the names alone. The run ends with the
+console process's peak memory, after a search of the tables page has read every name of the
+declared tables' namespace.
 
 "Rendered" = the page's main grid is visible (the first ``stDataFrame`` of the main area; on
 the tables page, the grid listing the table names) and the app's script has finished
@@ -345,6 +347,12 @@ def main(argv: list[str] | None = None) -> int:
         help="bare and frame read and draw the first page only (limit=50, one request), the "
         "rows the console's page shows, instead of every row",
     )
+    parser.add_argument(
+        "--rows-figures",
+        action="store_true",
+        help="the rows scenario's bare and frame grids show each table's figures beside its "
+        "name (the columns of the console's list), not the names alone",
+    )
     parser.add_argument("--runs", type=int, default=5, help="measured loads per page")
     parser.add_argument(
         "--cold",
@@ -451,7 +459,7 @@ def run(
             "tables",
             {"ns": rows_namespace(rows_tables)},
             TABLES_GRID,
-            {"view": "rows", **limit},
+            {"view": "rows", **limit, **({"figures": "1"} if args.rows_figures else {})},
         ),
         Scenario(
             "indexes",
@@ -540,6 +548,8 @@ def run(
 
     cache = "cold browser cache" if args.cold else "warm browser cache"
     base = "first page only (limit=50)" if args.page_baseline else "every row"
+    if args.rows_figures:
+        base += "; rows: with the figures of the console's list"
     print(
         f"UI page load, median of {args.runs} runs after 1 warm-up "
         f"({args.backend} backend, {cache}; bare and frame: {base})"

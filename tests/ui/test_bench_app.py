@@ -69,3 +69,30 @@ def test_every_route_has_its_own_path_and_an_existing_page_script() -> None:
     assert len({r.url_path for r in ROUTES}) == len(ROUTES)
     for route in ROUTES:
         assert (REPO / "app" / "views" / route.script).is_file(), route
+
+
+def test_rows_with_figures_are_the_columns_of_the_consoles_list(
+    ui_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``view=rows&figures=1`` (``--rows-figures``): each table's figures beside its name, the
+    columns the console's tables list shows, with the values lance gives."""
+    import lance
+    from lance_namespace import DescribeTableRequest
+
+    import backend
+
+    monkeypatch.setenv("BENCH_NS_ROWS", "sales")
+    at = bench_app(ui_env, monkeypatch, view="rows", figures="1")
+    assert not at.exception
+    (grid,) = at.dataframe
+    frame = grid.value.set_index("table")
+    assert list(frame.columns) == [
+        "rows", "size_bytes", "version", "indexes", "last_change", "health",
+    ]  # fmt: skip
+    assert sorted(frame.index) == ["customers", "orders", "pending"]
+    ns = backend.connect(str(ui_env))
+    for name in ("customers", "orders"):
+        ds = lance.dataset(ns.describe_table(DescribeTableRequest(id=["sales", name])).location)
+        assert frame.loc[name, "rows"] == ds.count_rows()
+        assert frame.loc[name, "version"] == ds.version
+    assert frame.loc["pending"].drop(["health", "last_change"]).isna().all()  # declared only
