@@ -30,6 +30,7 @@ from .harness import (
     open_tab,
     set_read_only,
     settle,
+    submit,
     type_into,
 )
 from .marks import ON_BOTH_BACKENDS
@@ -71,7 +72,7 @@ def _add(page: Page, main: Locator, kind: str, table_id: str) -> None:
     _operation_kind(page, main, kind)
     form = main.get_by_test_id("stForm").filter(has=page.get_by_label("Table id", exact=True))
     type_into(form.get_by_label("Table id", exact=True), table_id)
-    after_rerun(page, form.get_by_role("button", name="Add to batch").click)
+    submit(page, form.get_by_role("button", name="Add to batch"))
 
 
 def _batch(main: Locator, count: int) -> None:

@@ -33,6 +33,7 @@ from .harness import (
     section,
     set_read_only,
     settle,
+    submit,
     type_into,
     version_box,
 )
@@ -147,12 +148,12 @@ def test_delete_versions_validation_and_read_only(
     field = delete.get_by_label("Versions to delete", exact=True)
     # Inclusive ranges: 3-4 covers the latest version, v4, which is never deleted.
     type_into(field, "3-4")
-    after_rerun(page, delete.get_by_role("button", name="Delete versions").click)
+    submit(page, delete.get_by_role("button", name="Delete versions"))
     refused = main.get_by_test_id("stAlert").filter(has_text="Nothing deleted.")
     expect(refused).to_contain_text("Range 3-4 covers version 4, the latest version")
     # 2-3 is allowed by the range rule; the typed confirmation is still missing.
     type_into(field, "2-3")
-    after_rerun(page, delete.get_by_role("button", name="Delete versions").click)
+    submit(page, delete.get_by_role("button", name="Delete versions"))
     expect(
         main.get_by_test_id("stAlert").filter(
             has_text=f"Nothing deleted: type {HISTORY_TABLE} exactly to confirm."
@@ -161,7 +162,7 @@ def test_delete_versions_validation_and_read_only(
     expect(main.get_by_text("covers version 4")).to_have_count(0)
     # Malformed input is refused with the syntax.
     type_into(field, "3-2")
-    after_rerun(page, delete.get_by_role("button", name="Delete versions").click)
+    submit(page, delete.get_by_role("button", name="Delete versions"))
     expect(
         main.get_by_test_id("stAlert").filter(has_text="The range 3-2 ends before it starts.")
     ).to_be_visible()
