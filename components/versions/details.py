@@ -15,19 +15,13 @@ from components.versions.listing import shown_version
 from components.versions.reads import has_version, listed_latest, operations_for, version_info
 
 
-def created_text(value: Any) -> str:
-    """A version's commit time as the versions list shows it: UTC, to the millisecond
-    (``2026-12-05 08:41:17.117 UTC``); ``—`` when unknown, the value as given when it is no
-    time."""
-    if value is None or value == "":
+def created_text(millis: int | None) -> str:
+    """A version's commit time (DescribeTableVersion's ``timestamp_millis``) as the versions
+    list shows it: UTC, to the millisecond (``2026-12-05 08:41:17.117 UTC``); ``—`` when the
+    answer has none."""
+    if millis is None:
         return "—"
-    try:
-        stamp = pd.Timestamp(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if pd.isna(stamp):
-        return "—"
-    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    stamp = pd.Timestamp(millis, unit="ms", tz="UTC")
     return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
@@ -45,7 +39,7 @@ def render_version_details(
         )
         st.caption(
             feedback.as_text(
-                f"Created {created_text(info.get('timestamp'))} · e-tag {info.get('e_tag', '—')}"
+                f"Created {created_text(info.get('timestamp_millis'))} · e-tag {info.get('e_tag', '—')}"
             )
             + "  \nManifest path "
             + path_span(str(info.get("manifest_path") or "—"))
