@@ -441,6 +441,18 @@ def pick_version(version: int, *, tag: str | None = None) -> None:
     _set(Versions.OPEN_BY_TAG, tag)
 
 
+def forget_version() -> None:
+    """Forget the version picked (from a callback, before the pickers render): they then show
+    the latest. The key is kept, as "no version": dropped, a picker bound to the URL would
+    take the previous table's ``?version=`` back from it."""
+    _set(QP_VERSION, None)
+
+
+def version_forgotten() -> bool:
+    """:func:`forget_version` was called and no version was picked since."""
+    return has(QP_VERSION) and _get(QP_VERSION) is None
+
+
 # --- Indexes ----------------------------------------------------------------------------------------
 class Indexes:
     JOBS_SEEN = "indexes.jobs_seen"  # list[str]: finished jobs already handled

@@ -34,20 +34,27 @@ def sync_selection() -> None:
 
 
 def _write_query_params() -> None:
+    """The session's selection into the URL, only what changed. Each change sent to the
+    browser is an entry of its history (Back steps through them): the values set go in one
+    update, so a new namespace and table are one entry; a key removed is a change of its own,
+    made first and narrowest first, so that every URL in between is a valid selection."""
     namespace, table = state.selection()
     branch = state.selected_branch()
-    if namespace:
-        st.query_params[state.QP_NAMESPACE] = list(namespace)
-    elif state.QP_NAMESPACE in st.query_params:
-        del st.query_params[state.QP_NAMESPACE]
-    if table:
-        st.query_params[state.QP_TABLE] = table
-    elif state.QP_TABLE in st.query_params:
-        del st.query_params[state.QP_TABLE]
-    if table and branch != state.MAIN_BRANCH:
-        st.query_params[state.QP_BRANCH] = branch
-    elif state.QP_BRANCH in st.query_params:
-        del st.query_params[state.QP_BRANCH]
+    wanted: dict[str, list[str]] = {
+        state.QP_NAMESPACE: list(namespace),
+        state.QP_TABLE: [table] if table else [],
+        state.QP_BRANCH: [branch] if table and branch != state.MAIN_BRANCH else [],
+    }
+    for key in (state.QP_BRANCH, state.QP_TABLE, state.QP_NAMESPACE):
+        if not wanted[key] and key in st.query_params:
+            del st.query_params[key]
+    changed = {
+        key: values
+        for key, values in wanted.items()
+        if values and st.query_params.get_all(key) != values
+    }
+    if changed:
+        st.query_params.update(changed)
 
 
 def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
@@ -55,7 +62,7 @@ def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
     previous table is forgotten, and so are a ``?tag=`` link to it and its branch (the new
     table is shown on main)."""
     if (list(namespace), table) != state.selection():
-        state.drop(state.QP_VERSION)
+        state.forget_version()
         state.drop(state.QP_INDEX)
         state.set_branch(None)
         if state.QP_TAG in st.query_params:
@@ -68,7 +75,7 @@ def set_branch(branch: str | None) -> None:
     """Pick a branch of the selected table (``None`` / ``"main"``: main); updates the URL too.
     The version picked on another branch is forgotten."""
     if (branch or state.MAIN_BRANCH) != state.selected_branch():
-        state.drop(state.QP_VERSION)
+        state.forget_version()
         state.drop(state.QP_INDEX)
     state.set_branch(branch)
     _write_query_params()

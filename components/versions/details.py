@@ -114,7 +114,10 @@ def render_details_section(
     # The picker's value lives in the session (a row or tag picked, a ?tag= link, a write,
     # else the latest) or comes from ``?version=``; it has no default of its own: Streamlit
     # warns about a widget given both, and a browser resets a widget whose default changes.
-    if state.selected_version() is None and state.QP_VERSION not in st.query_params:
+    # Another table or branch picked: the latest, whatever ``?version=`` still says.
+    if state.version_forgotten() or (
+        state.selected_version() is None and state.QP_VERSION not in st.query_params
+    ):
         state.put(state.QP_VERSION, latest)
     # A select box (not a number input, whose extra script a browser loads on every new
     # page): the versions of the list's page, the latest and the one shown; any other is

@@ -1185,3 +1185,15 @@ def test_build_ab_button_enabled_by_the_run_that_sees_the_builds_done(
     assert jobs.get(ns, job.id).state == jobs.SUCCEEDED
     assert len(grid_with(at, "config")) == 1  # the comparison's outcome, drawn by that run
     assert not at.button(key="FormSubmitter:search.ab.form-Compare builds").disabled
+
+
+def test_another_table_picked_reads_its_latest_not_the_version_in_the_url(make_app) -> None:
+    """The version typed for one table is not carried to the next: ``?version=2`` of
+    sales/orders, then sales/vecs picked: the version box is empty (the latest) and the URL
+    names no version."""
+    at = search_page(make_app, ns="sales", table="orders", version="2")
+    assert at.number_input(key="version").value == 2
+    at.selectbox(key=f"{state.Search.PICKER}.table").set_value("vecs").run()
+    assert_no_exception(at)
+    assert at.number_input(key="version").value is None
+    assert "version" not in at.query_params

@@ -156,6 +156,20 @@ def test_version_picker_is_bound_to_the_url(make_app) -> None:
     assert figures(at)["Operation"] == "Overwrite"
 
 
+def test_another_table_picked_shows_its_latest_not_the_version_in_the_url(make_app) -> None:
+    """The version picked for one table is not carried to the next: ``?version=2`` of
+    events, then sales/orders picked (which has a version 2 too) shows orders' latest, v3,
+    and the URL says so."""
+    at = make_app("versions", query_params={**EVENTS, "version": "2"})
+    assert at.selectbox(key="version").value == 2
+    at.selectbox(key=f"{state.Versions.PICKER}.ns").set_value(("sales",)).run()
+    at.selectbox(key=f"{state.Versions.PICKER}.table").set_value("orders").run()
+    assert_no_exception(at)
+    assert at.selectbox(key="version").value == 3
+    assert figures(at)["Operation"] == "Delete"
+    assert at.query_params["table"] == "orders" and at.query_params["version"] == "3"
+
+
 def test_version_details_say_when_it_was_created_as_the_list_does(make_app, ui_env) -> None:
     """The details' "Created" is the commit time the namespace gives (DescribeTableVersion's
     ``timestamp_millis``, read here through pylance's own DirectoryNamespace), in UTC to the
