@@ -56,6 +56,7 @@ from backend.gate import gate
 from backend.redaction import display_target
 from backend.rules import connect_options
 from components import auth, feedback, state
+from components.tables.selection import set_selection
 
 DEFAULT = "default"
 SWITCH_REASON = "the connection is read-only (sidebar switch)"
@@ -536,11 +537,10 @@ PENDING = "conn.pending"  # (connection name, read-only) applied before the widg
 
 
 def _reset_selection() -> None:
-    state.set_selection([], None)
+    """Another connection: back to its root, with nothing of the previous one's selected (its
+    table, branch and version leave the URL too)."""
+    set_selection([])
     state.set_compare_pair(None)
-    for qp in (state.QP_NAMESPACE, state.QP_TABLE):
-        if qp in st.query_params:
-            del st.query_params[qp]
 
 
 def on_pick() -> None:

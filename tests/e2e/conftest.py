@@ -305,25 +305,44 @@ def shared_context(browser: Browser) -> Iterator[BrowserContext]:
         context.close()
 
 
+@pytest.fixture(scope="session")
+def shared_tab(shared_context: BrowserContext) -> list[Page]:
+    """The tab of :func:`shared_context` that its tests take in turn (a one-item list, empty
+    until the first test and after a test that failed: that tab is closed). Loading the console
+    again in the same tab instead of a new one halves the browser's work of a page load (about
+    0.8 s of CPU less per test on two cores: no new renderer process to start and warm up)."""
+    return []
+
+
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """A new page (tab) for the test: in :func:`shared_context`, or in a context of its own for
-    a test marked ``own_browser_context`` (cookies, storage and cache of its own)."""
+    """The test's tab: the shared tab of :func:`shared_context`, or a new tab in a context of its
+    own for a test marked ``own_browser_context`` (cookies, storage and cache of its own). After
+    a test the shared tab leaves the console (``about:blank``), which ends the test's Streamlit
+    session as closing the tab would; the next test opens its page in a session of its own."""
     own = request.node.get_closest_marker("own_browser_context") is not None
+    tabs: list[Page] = [] if own else request.getfixturevalue("shared_tab")
     context = _new_context(browser) if own else request.getfixturevalue("shared_context")
-    pg = context.new_page()
+    if not tabs or tabs[0].is_closed():
+        tabs[:] = [context.new_page()]
+    pg = tabs[0]
     (SCREENSHOTS / f"{_artifact_name(request)}-FAILED.png").unlink(missing_ok=True)
     try:
         yield pg
     finally:
         rep = getattr(request.node, "rep_call", None)
+        failed = rep is None or rep.failed  # no report: the setup failed
         if rep is not None and rep.failed:
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             try:
                 full_screenshot(pg, SCREENSHOTS / f"{_artifact_name(request)}-FAILED.png")
             except Exception as exc:  # a failed screenshot must not hide the failure
                 sys.stderr.write(f"failure screenshot not taken: {exc}\n")
-        pg.close()
+        if own or failed:
+            pg.close()  # a failed test's tab may be in any state: the next test gets a new one
+            tabs.clear()
+        else:
+            pg.goto("about:blank")
         if own:
             context.close()
 

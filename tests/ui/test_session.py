@@ -107,6 +107,24 @@ def test_picked_connection_survives_a_reload(make_app, tmp_path: Path) -> None:
     assert str(root) in paths_shown(reloaded)
 
 
+def test_another_connection_starts_at_its_root_with_nothing_selected(
+    make_app, ui_env, tmp_path: Path
+) -> None:
+    """Picking another connection takes the previous one's namespace, table and branch out of
+    the URL too: a link copied then opens the new connection's root."""
+    from backend.services import branches
+
+    branches.create_branch(backend.connect(str(ui_env)), ["sales", "orders"], "dev", from_version=1)
+    root = other_root(tmp_path)
+    save_config(tmp_path, f'[connections.archive]\ntarget = "{root}"\n')
+    at = make_app("versions", query_params={"ns": "sales", "table": "orders", "branch": "dev"})
+    assert at.query_params["branch"] == "dev"
+    at.selectbox(key="conn").set_value("archive").run()
+    assert_no_exception(at)
+    assert at.selectbox(key="conn").value == "archive"
+    assert not {"ns", "table", "branch"} & set(at.query_params), at.query_params
+
+
 def test_unknown_connection_in_link_opens_default_read_only(make_app, ui_env) -> None:
     at = make_app(query_params={"conn": "unknown"})
     assert_no_exception(at)
