@@ -181,6 +181,9 @@ def reset_forms(page: str) -> None:
 
 # --- Namespaces & tables -------------------------------------------------------------------------
 class Tables:
+    # True while the list's figures poll is drawn as part of a whole-page run (not a run of
+    # its own): it then leaves the rerun to its next tick
+    POLL_INLINE = "tables.poll.inline"
     SEARCH = "tables.search"  # widget: table-name filter
     SORT = "tables.sort"  # widget: what the tables list is sorted by (table_stats.SORTS)
     SORT_DESC = "tables.sort.desc"  # widget: descending

@@ -160,6 +160,48 @@ def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, monkeypatch) 
     grid._stats_fill.clear()  # later tests read with the real read_stats
 
 
+def test_a_form_sent_in_the_run_the_figures_arrive_in_is_handled(make_app, monkeypatch) -> None:
+    """A form of the table's panel (below the list) sent in the run in which the list's
+    pending figures come in is handled: the list's poll does not rerun the page from within
+    that run (its next tick does), which would drop the submission."""
+    from components import state
+    from components.tables import grid
+
+    release, armed = threading.Event(), threading.Event()
+    read, draw = tstats.read_stats, grid.render_name_list
+
+    def held(ns, table_id, memo):
+        release.wait(30)
+        return read(ns, table_id, memo)
+
+    def figures_in_after_the_grid(*args, **kwargs):
+        pick = draw(*args, **kwargs)
+        if armed.is_set():  # the form's run: the figures come in now
+            release.set()
+            tables = [("sales", n) for n in ("customers", "orders", "pending")]
+            deadline = time.monotonic() + 30
+            while grid.stats_fill().missing(tables) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return pick
+
+    monkeypatch.setattr(tstats, "read_stats", held)
+    monkeypatch.setattr(grid, "render_name_list", figures_in_after_the_grid)
+    grid._stats_fill.clear()  # a fill of its own: no figures known from other tests
+    try:
+        at = make_app(query_params=ORDERS)
+        assert "Reading the figures" in texts(at)
+        open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
+        at.text_input(key="tables.life0.rename.name").input("bad name")
+        armed.set()
+        submit(at, "tables.life0.rename.form", "Rename")
+        assert release.is_set()
+        (error,) = alerts(at, "error")
+        assert error.startswith("Not renamed. The table name 'bad name' is not valid")
+    finally:
+        release.set()
+        grid._stats_fill.clear()  # later tests read with the real read_stats
+
+
 def test_fragments_metric(make_app) -> None:
     at = make_app(query_params={"ns": "sales", "table": "orders"})
     metrics = {m.label: m.value for m in at.metric}
