@@ -234,7 +234,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         frame=frame,
         column_config=stats_column_config(figures=figures),
     )
-    if pick:  # before the poll below, whose rerun (figures just in) would drop the click
+    if pick:  # the page runs again at once, with the pick's table opened below the list
         if pick.name:  # its details open below the list: brought into view once drawn
             state.put(state.Tables.SCROLL_TO_DETAIL, True)
         go_to(path, pick.name)

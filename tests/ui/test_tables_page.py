@@ -6,6 +6,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
 
 import backend
 from backend.services import namespaces as browse
@@ -124,14 +128,17 @@ def test_pick_table_in_grid(make_app) -> None:
     assert open_tables(at) == ["customers", "orders", "pending"]
 
 
-def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, monkeypatch) -> None:
-    """The list polls for its pending figures and reruns once they are in. When they come in
-    while the run of a click draws the page (after the grid, before the poll), the click
-    still opens its table: it is handled before the poll's rerun."""
+@pytest.fixture
+def figures_held(monkeypatch) -> Iterator[Callable[[Callable[[Any], bool]], threading.Event]]:
+    """``hold(when)``: the list's figures (sales' three tables) are held back until a run in
+    which ``when(the grid's pick)`` holds has drawn the grid; they then come in before that
+    run goes on (after the grid, before the poll). Returns the event set once they are let in.
+    A fill of its own: no figures known from other tests, none left to later ones."""
     from components.tables import grid
 
     release = threading.Event()
     read, draw = tstats.read_stats, grid.render_name_list
+    hold_until: list[Callable[[Any], bool]] = []
 
     def held(ns, table_id, memo):
         release.wait(30)
@@ -139,7 +146,7 @@ def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, monkeypatch) 
 
     def figures_in_after_the_grid(*args, **kwargs):
         pick = draw(*args, **kwargs)
-        if pick is not None:  # the click's run: the figures come in now
+        if hold_until and hold_until[0](pick):  # this run: the figures come in now
             release.set()
             tables = [("sales", n) for n in ("customers", "orders", "pending")]
             deadline = time.monotonic() + 30
@@ -147,9 +154,25 @@ def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, monkeypatch) 
                 time.sleep(0.05)
         return pick
 
+    def hold(when: Callable[[Any], bool]) -> threading.Event:
+        hold_until[:] = [when]
+        return release
+
     monkeypatch.setattr(tstats, "read_stats", held)
     monkeypatch.setattr(grid, "render_name_list", figures_in_after_the_grid)
-    grid._stats_fill.clear()  # a fill of its own: no figures known from other tests
+    grid._stats_fill.clear()
+    try:
+        yield hold
+    finally:
+        release.set()
+        grid._stats_fill.clear()  # later tests read with the real read_stats
+
+
+def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, figures_held) -> None:
+    """The list polls for its pending figures and reruns once they are in. When they come in
+    while the run of a click draws the page (after the grid, before the poll), the click
+    still opens its table."""
+    release = figures_held(lambda pick: pick is not None)  # the click's run
     at = make_app(query_params={"ns": "sales"})
     assert "Reading the figures" in texts(at)
     pick_table(at, "orders")
@@ -157,49 +180,25 @@ def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, monkeypatch) 
     assert_no_exception(at)
     assert at.query_params["table"] in ("orders", ["orders"])
     assert "orders" in [h.value for h in at.subheader]
-    grid._stats_fill.clear()  # later tests read with the real read_stats
 
 
-def test_a_form_sent_in_the_run_the_figures_arrive_in_is_handled(make_app, monkeypatch) -> None:
+def test_a_form_sent_in_the_run_the_figures_arrive_in_is_handled(make_app, figures_held) -> None:
     """A form of the table's panel (below the list) sent in the run in which the list's
     pending figures come in is handled: the list's poll does not rerun the page from within
     that run (its next tick does), which would drop the submission."""
     from components import state
-    from components.tables import grid
 
-    release, armed = threading.Event(), threading.Event()
-    read, draw = tstats.read_stats, grid.render_name_list
-
-    def held(ns, table_id, memo):
-        release.wait(30)
-        return read(ns, table_id, memo)
-
-    def figures_in_after_the_grid(*args, **kwargs):
-        pick = draw(*args, **kwargs)
-        if armed.is_set():  # the form's run: the figures come in now
-            release.set()
-            tables = [("sales", n) for n in ("customers", "orders", "pending")]
-            deadline = time.monotonic() + 30
-            while grid.stats_fill().missing(tables) and time.monotonic() < deadline:
-                time.sleep(0.05)
-        return pick
-
-    monkeypatch.setattr(tstats, "read_stats", held)
-    monkeypatch.setattr(grid, "render_name_list", figures_in_after_the_grid)
-    grid._stats_fill.clear()  # a fill of its own: no figures known from other tests
-    try:
-        at = make_app(query_params=ORDERS)
-        assert "Reading the figures" in texts(at)
-        open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
-        at.text_input(key="tables.life0.rename.name").input("bad name")
-        armed.set()
-        submit(at, "tables.life0.rename.form", "Rename")
-        assert release.is_set()
-        (error,) = alerts(at, "error")
-        assert error.startswith("Not renamed. The table name 'bad name' is not valid")
-    finally:
-        release.set()
-        grid._stats_fill.clear()  # later tests read with the real read_stats
+    armed = threading.Event()
+    release = figures_held(lambda pick: armed.is_set())  # the form's run
+    at = make_app(query_params=ORDERS)
+    assert "Reading the figures" in texts(at)
+    open_panel(at, state.Tables.RENAME_OPEN, ["sales", "orders"])
+    at.text_input(key="tables.life0.rename.name").input("bad name")
+    armed.set()
+    submit(at, "tables.life0.rename.form", "Rename")
+    assert release.is_set()
+    (error,) = alerts(at, "error")
+    assert error.startswith("Not renamed. The table name 'bad name' is not valid")
 
 
 def test_fragments_metric(make_app) -> None:
