@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from components import audit_view, auth, connection_writes, feedback, state, writes
+from components import audit_view, auth, connection_writes, feedback, polling, state, writes
 from components.sidebar import render_connection_sidebar, render_health_banner
 
 VIEWS = Path(__file__).parent / "views"
@@ -148,11 +148,16 @@ def render_frame(pages: list[Any]) -> Any:
 
 def run_frame(pages: list[Any]) -> None:
     """:func:`render_frame`, then the page it returns; the run's actor is forgotten after
-    the page, however it ends (``auth.end_run``)."""
-    try:
-        render_frame(pages).run()
-    finally:
-        auth.end_run()
+    the page, however it ends (``auth.end_run``); then the page rerun a polling fragment asked
+    for within the run, if any (``polling.run_page``)."""
+
+    def run() -> None:
+        try:
+            render_frame(pages).run()
+        finally:
+            auth.end_run()
+
+    polling.run_page(run)
 
 
 __all__ = [

@@ -20,7 +20,7 @@ import streamlit as st
 
 import backend
 from backend.rules import ids
-from components import state
+from components import polling, state
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -80,6 +80,8 @@ def show(kind: str, text: str) -> None:
     """One alert box (``kind``: success | info | warning | error) with ``text`` as text."""
     box = {"success": st.success, "info": st.info, "warning": st.warning}.get(kind, st.error)
     box(as_text(text), icon=_ICONS.get(kind))
+    if box is st.error:
+        polling.error_shown()
 
 
 def show_error(err: BaseException, *, action: str | None = None) -> None:

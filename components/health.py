@@ -21,7 +21,7 @@ from backend.services import health as hs
 from backend.services import jobs
 from backend.services.maintenance.policy import MAX_DAYS, CleanupRule
 from backend.text import human_bytes
-from components import feedback, state
+from components import feedback, polling, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import dataframe, render_role_lock
 from components.jobs import maintenance_outcome, outcome_text, render_executor_choice
@@ -287,9 +287,9 @@ def follow_latest(ns: Any, table_id: tuple[str, ...], kinds: Sequence[str], *, p
                     else outcome_text(job) or "done"
                 )
                 feedback.flash(page, "success", f"{label}: {change} ({job.elapsed:.1f} s).")
-                st.rerun(scope="app")
+                polling.rerun_page()
         elif (error := job.exception()) is not None:
             feedback.show_error(error, action=label)
 
     active = any(not j.done for j in latest_jobs(ns, table_id, kinds))
-    st.fragment(panel, run_every=1.0 if active else None)()
+    polling.fragment(panel, every=1.0 if active else None)

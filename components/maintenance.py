@@ -17,7 +17,7 @@ from backend.services import maintenance as mt
 from backend.services.health import TARGET_ROWS_PER_FRAGMENT
 from backend.services.maintenance.plan_jobs import KIND as PLAN_KIND  # the job kind of a plan run
 from backend.text import capital, plural
-from components import feedback, state
+from components import feedback, polling, state
 from components.cache import cached, invalidate, invalidate_tables
 from components.common import dataframe, render_role_lock
 from components.jobs import JobAction, render_plan_results
@@ -339,7 +339,7 @@ def render_results(ns: Any, namespace_id: Sequence[str]) -> JobAction | None:
         state.set_maintenance_plan(None)  # the tables changed: plan again
         report = mt.report_of(job)
         invalidate_tables([list(r.table_id) for r in (report.results if report else ())])
-        st.rerun(scope="app")
+        polling.rerun_page()
     when = f"({job.elapsed:.1f} s; {who})"
     if job.state == "succeeded":
         report = mt.report_of(job)

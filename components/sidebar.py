@@ -15,7 +15,7 @@ import streamlit as st
 from backend.config import launch
 from backend.config.saved_connections import ConnectionSpec
 from backend.redaction import display_target, mask_value
-from components import feedback, session, state
+from components import feedback, polling, session, state
 from components.cache import invalidate
 from components.common import render_path, render_role_lock
 from components.connect_dialog import render_connect_dialog
@@ -50,13 +50,13 @@ def _render_status(spec: ConnectionSpec) -> None:
         st.caption(":orange[" + feedback.as_text(problem) + "]")
     checking = health()[0] is None
     # while checking, the status redraws itself until the answer comes
-    st.fragment(_render_health, run_every=HEALTH_POLL if checking else None)(checking)
+    polling.fragment(lambda: _render_health(checking), every=HEALTH_POLL if checking else None)
 
 
 def _render_health(checking: bool) -> None:
     ok, why, checked = health()
     if checking and ok is not None:
-        st.rerun()  # the answer came: the whole page (the banner too) shows it
+        polling.rerun_page()  # the answer came: the whole page (the banner too) shows it
     when = time.strftime("%H:%M:%S", time.localtime(checked))
     if ok is None:
         st.caption(":gray[:material/hourglass_empty:] checking… (no answer yet)")

@@ -57,6 +57,13 @@ def _bump(key: str) -> int:
     return value
 
 
+# --- polling fragments (any page; ``components.polling``) ---------------------------------------
+class Poll:
+    INLINE = "poll.inline"  # True while a polling fragment is drawn within a whole-page run
+    OWED = "poll.owed"  # True: a polling fragment asked for a page rerun within the page's run
+    ERROR_SHOWN = "poll.error"  # True: the page's run showed an error (it stays on screen)
+
+
 # --- connection (sidebar) ------------------------------------------------------------------------
 class Conn:
     SPEC = "conn.spec"  # ConnectionSpec of the active connection (no secrets)
@@ -181,9 +188,6 @@ def reset_forms(page: str) -> None:
 
 # --- Namespaces & tables -------------------------------------------------------------------------
 class Tables:
-    # True while the list's figures poll is drawn as part of a whole-page run (not a run of
-    # its own): it then leaves the rerun to its next tick
-    POLL_INLINE = "tables.poll.inline"
     SEARCH = "tables.search"  # widget: table-name filter
     SORT = "tables.sort"  # widget: what the tables list is sorted by (table_stats.SORTS)
     SORT_DESC = "tables.sort.desc"  # widget: descending

@@ -24,7 +24,7 @@ from backend.rules import ids
 from backend.services import batch_builder as bb
 from backend.services import charts, table_watch
 from backend.text import capital, plural
-from components import feedback, state
+from components import feedback, polling, state
 from components.common import dataframe
 
 REFRESH_SECONDS = 0.5  # the reader panel redraws this often while its reader polls
@@ -159,7 +159,7 @@ def render_reader(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True)
     """The reader's figures and chart, redrawn every :data:`REFRESH_SECONDS` while it polls
     (a fragment), once more when it stops."""
     watcher = run.watcher
-    polling = watcher.alive
+    watching = watcher.alive
 
     def draw() -> None:
         polls = watcher.polls()
@@ -194,10 +194,10 @@ def render_reader(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True)
         if watcher.error:
             feedback.show("warning", f"The reader stopped: {watcher.error}")
         st.caption(feedback.as_text(READER_NOTE if isolated else REST_READER_NOTE))
-        if polling and not still:
-            st.rerun()  # the reader is done: draw the page once more, without the timer
+        if watching and not still:
+            polling.rerun_page()  # the reader is done: draw the page once more, without the timer
 
-    st.fragment(draw, run_every=REFRESH_SECONDS if polling else None)()
+    polling.fragment(draw, every=REFRESH_SECONDS if watching else None)
 
 
 def render_watched_run(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True) -> None:

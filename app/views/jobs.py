@@ -6,7 +6,7 @@ import streamlit as st
 
 from backend.local.job_store import open_job_store
 from backend.services import jobs
-from components import feedback, state, writes
+from components import feedback, polling, state, writes
 from components import jobs as jobs_view
 from components.connection_writes import require_namespace
 
@@ -59,4 +59,4 @@ def listing() -> None:
 
 first = read() or []
 # while a job is queued or running, the records are read again every two seconds
-st.fragment(listing, run_every=2.0 if any(not j.done for j in first) else None)()
+polling.fragment(listing, every=2.0 if any(not j.done for j in first) else None)

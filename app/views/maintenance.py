@@ -5,7 +5,7 @@ every console on the namespace, on the Jobs page too), followed with each action
 import streamlit as st
 
 from backend.rules import ids
-from components import feedback, maintenance, state, writes
+from components import feedback, maintenance, polling, state, writes
 from components import jobs as jobs_view
 from components.common import render_read_only_notice
 from components.connection_writes import require_namespace
@@ -58,4 +58,4 @@ def results() -> None:
 latest = feedback.run(maintenance.plan_jobs, ns, tuple(namespace_id), action="Reading the runs")
 if latest:
     # while the run goes on, its record is read again every second
-    st.fragment(results, run_every=1.0 if not latest[0].done else None)()
+    polling.fragment(results, every=1.0 if not latest[0].done else None)

@@ -12,7 +12,7 @@ import streamlit as st
 from backend.branch_view import MAIN, branch_name
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
-from components import feedback, state
+from components import feedback, polling, state
 from components.cache import invalidate_tables
 from components.session import get_namespace, role_lock
 from components.writes import Write, perform, table_jobs
@@ -247,6 +247,6 @@ def render_build_jobs(table_id: Sequence[str], *, key_prefix: str, branch: str =
                 render_job(job, key_prefix=key_prefix)
                 changed = (job.done and _finish(job)) or changed
         if changed:
-            st.rerun(scope="app")
+            polling.rerun_page()
 
-    st.fragment(panel, run_every=1.0 if any(not j.done for j in builds) else None)()
+    polling.fragment(panel, every=1.0 if any(not j.done for j in builds) else None)

@@ -16,7 +16,7 @@ from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
 from backend.spec.paging import Listing, filter_names
 from backend.text import plural
-from components import feedback, state
+from components import feedback, polling, state
 from components.cache import table_scope
 from components.session import get_namespace
 from components.tables.catalog import listed_tables
@@ -60,24 +60,14 @@ STATS_POLL_S = 1.0  # how often a list with pending figures looks for them
 
 
 def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
-    """While figures on screen are pending: every second, rerun the page once they are in.
-    Only a run of the poll's own reruns the page: drawn within a whole-page run, it leaves the
-    rerun to its next tick, as that run may carry a form's submission or a click that is
-    handled further down the page (a rerun now would drop it)."""
+    """While figures on screen are pending: every second, rerun the page once they are in."""
 
-    @st.fragment(run_every=STATS_POLL_S)
     def poll() -> None:
-        if state.get(state.Tables.POLL_INLINE):
-            return
         if not stats_fill().missing([(*path, n) for n in pending]):
             feedback.keep_flash("tables")
-            st.rerun()
+            polling.rerun_page()
 
-    state.put(state.Tables.POLL_INLINE, True)
-    try:
-        poll()
-    finally:
-        state.put(state.Tables.POLL_INLINE, False)
+    polling.fragment(poll, every=STATS_POLL_S)
 
 
 def stats_column_config(*, figures: bool) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from backend.services.charts import ab_figure
 from backend.services.search.table import SearchTable
 from backend.services.tuning.builds import SCRATCH_NOTE
 from backend.text import human_bytes, plural
-from components import feedback, state
+from components import feedback, polling, state
 from components.common import dataframe
 from components.search.settings import DISTANCES, render_column_and_k
 from components.writes import JobRequest, table_jobs
@@ -138,11 +138,11 @@ def render_ab_tasks(
         job = now[0]
         done = render_task(job)
         if button_disabled and all(j.done for j in now):
-            st.rerun(scope="app")
+            polling.rerun_page()
         if done and job.state == "succeeded":
             render_ab_result(pd.DataFrame(job.result))
 
-    st.fragment(panel, run_every=1.0 if not latest[0].done else None)()
+    polling.fragment(panel, every=1.0 if not latest[0].done else None)
 
 
 def render_ab_result(frame: pd.DataFrame) -> None:

@@ -180,12 +180,13 @@ def test_a_pick_in_the_run_the_figures_arrive_in_is_kept(make_app, figures_held)
     assert_no_exception(at)
     assert at.query_params["table"] in ("orders", ["orders"])
     assert "orders" in [h.value for h in at.subheader]
+    assert "Reading the figures" not in texts(at)  # the page ran again once that run ended
 
 
 def test_a_form_sent_in_the_run_the_figures_arrive_in_is_handled(make_app, figures_held) -> None:
     """A form of the table's panel (below the list) sent in the run in which the list's
     pending figures come in is handled: the list's poll does not rerun the page from within
-    that run (its next tick does), which would drop the submission."""
+    that run, which would drop the submission. The form's error stays on screen."""
     from components import state
 
     armed = threading.Event()
