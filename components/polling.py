@@ -36,8 +36,10 @@ def fragment(body: Callable[[], None], *, every: float | None) -> None:
 
 def rerun_page() -> None:
     """From a polling fragment's body: rerun the whole page, at once in the fragment's own run;
-    within a whole-page run, once that run has ended (the body goes on drawing meanwhile)."""
-    if state.get(state.Poll.INLINE):
+    within a whole-page run, once that run has ended (the body goes on drawing meanwhile).
+    Drawn within the run of another fragment or a dialog, which has no end to wait for: at
+    once."""
+    if state.get(state.Poll.INLINE) and state.get(state.Poll.PAGE_RUN):
         state.put(state.Poll.OWED, True)
         return
     st.rerun(scope="app")
@@ -51,7 +53,11 @@ def run_page(page: Callable[[], None]) -> None:
     nothing more (the fragment's next tick, if it has a timer, asks again)."""
     for key in (state.Poll.OWED, state.Poll.INLINE, state.Poll.ERROR_SHOWN):
         state.put(key, False)
-    page()
+    state.put(state.Poll.PAGE_RUN, True)
+    try:
+        page()
+    finally:
+        state.put(state.Poll.PAGE_RUN, False)
     if state.get(state.Poll.OWED) and not state.get(state.Poll.ERROR_SHOWN):
         state.put(state.Poll.OWED, False)
         st.rerun()

@@ -124,3 +124,33 @@ def test_the_sidebar_health_answer_in_a_forms_run_keeps_the_form(
     assert reads[:2] == [True, True]  # the answer was there for the fragment's read
     assert alerts(at, "success") == ["Renamed table sales › orders to sales › purchases."]
     assert "purchases" in browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
+
+
+def unframed_page() -> None:
+    """A polling fragment drawn outside ``polling.run_page``, as within the run of a dialog or
+    of another fragment, which has no end to wait for."""
+    import streamlit as st
+
+    from components import polling
+
+    ss = st.session_state
+    ss["runs"] = ss.get("runs", 0) + 1
+
+    def body() -> None:
+        if ss.get("done") and not ss.get("seen"):
+            ss["seen"] = True
+            polling.rerun_page()
+        st.caption("job done" if ss.get("done") else "job running")
+
+    polling.fragment(body, every=None)
+    ss["reached"] = ss.get("reached", 0) + 1
+
+
+def test_outside_a_page_run_the_rerun_is_at_once() -> None:
+    at = AppTest.from_function(unframed_page, default_timeout=TIMEOUT)
+    at.run()
+    at.session_state["done"] = True
+    at.run()
+    assert_no_exception(at)
+    assert at.session_state["runs"] == 3  # the run cut short where the fragment asked, then one
+    assert at.session_state["reached"] == 2
