@@ -1,14 +1,16 @@
 """Every Copy-as-Python snippet the console shows runs as pasted: generated exactly as the
 pages generate it (``components.snippets.python_snippet``, ``components.snippets.search_snippets``),
-executed in a fresh Python process (nothing predefined), against a real local namespace and a
-real REST server where the snippet targets one; each test then checks the snippet's effect by
-reading the namespace independently."""
+executed in a fresh process as ``python -c`` runs it (nothing predefined: fresh globals, the
+test's whole environment), against a real local namespace and a real REST server where the
+snippet targets one; each test then checks the snippet's effect by reading the namespace
+independently. The processes are forks of one warm interpreter (``snippet_child.py``), which
+has imported the modules the snippets import, so that each snippet does not pay their import
+again."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from backend.services.versions import delete_request, list_versions
 from components.snippets import connect_args, python_snippet, search_snippets
 from tests.backend import search_support
 from tests.conftest import RestServer
-from tests.support import create_table, make_table, table_location
+from tests.support import ZygoteChild, create_table, make_table, table_location
 
 REPO = Path(__file__).resolve().parents[2]
 T = ["snip", "t"]
@@ -69,20 +71,32 @@ def ns(target: str):
     return ns
 
 
+SNIPPET_CHILD = Path(__file__).with_name("snippet_child.py")
+_INTERPRETER: list[ZygoteChild] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_interpreter() -> Iterator[None]:
+    """The interpreter the module's snippets are forked from (:func:`run`)."""
+    child = ZygoteChild(SNIPPET_CHILD)
+    _INTERPRETER[:] = [child]
+    try:
+        yield
+    finally:
+        _INTERPRETER.clear()
+        child.close()
+
+
 def run(code: str, *, tail: str = "", env: dict[str, str] | None = None) -> str:
-    """``code`` (then ``tail``, reading what it defined) in a new interpreter (``env``: its
-    whole environment, default this one's); its output."""
+    """``code`` (then ``tail``, reading what it defined) in a new process, as ``python -c``
+    (``env``: its whole environment, default this one's); its output."""
     env = {**(os.environ if env is None else env), "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", code + tail],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    with tempfile.TemporaryDirectory(prefix="snippet-") as tmp:
+        out, err = Path(tmp) / "out", Path(tmp) / "err"
+        answer = _INTERPRETER[0].run(code=code + tail, env=env, out=str(out), err=str(err))
+        errors = err.read_text() if err.exists() else ""
+        assert answer == {"exit": 0}, (answer, errors[-3000:])
+        return out.read_text()
 
 
 def snippet(operation: str, request, target: str) -> str:
