@@ -34,9 +34,9 @@ for path in (REPO, REPO / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from bench_ui_interactions import timed  # noqa: E402
+from bench_ui_interactions import _open_list, _pick, timed  # noqa: E402
 from bench_ui_pages import load_ms  # noqa: E402
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Locator, Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from tests.e2e.harness import (  # noqa: E402
@@ -50,7 +50,6 @@ from tests.e2e.harness import (  # noqa: E402
     open_expander,
     page_url_for,
     wait_for_app,
-    widget,
 )
 
 TARGET_MS = 1000.0
@@ -60,7 +59,8 @@ HEADING = f'{MAIN} [data-testid="stHeading"]'
 METRIC = f'{MAIN} [data-testid="stMetric"]'
 GRID = f'{MAIN} [data-testid="stDataFrame"]'
 
-Step = Callable[[Page], None]
+Step = Callable[[Page, int], None]  # the Page and the round, as bench_ui_interactions' steps
+Act = Callable[[Page, int], Callable[[], None]]
 
 
 @dataclass(frozen=True)
@@ -69,40 +69,24 @@ class Wait:
     label: str
     route: str
     query: dict[str, str]
-    act: Callable[[Page], Callable[[], None]]  # the timed click
+    act: Act  # the timed click
     ready: str = HEADING  # what shows that the page after the click is drawn
     shows: str | None = None  # a text the page after the click shows
     prepare: Step | None = None  # untimed, after the load
 
 
-def _main(page: Page):  # type: ignore[no-untyped-def]
+def _main(page: Page) -> Locator:
     return page.get_by_test_id("stMain")
 
 
-def _sidebar_link(name: str) -> Callable[[Page], Callable[[], None]]:
-    return lambda page: page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click
+def _sidebar_link(name: str) -> Act:
+    return lambda page, i: page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click
 
 
-def _open_list(label: str, option: str | re.Pattern[str]) -> Step:
-    """Open the select box ``label``'s list until ``option`` shows (untimed)."""
-
-    def prepare(page: Page) -> None:
-        box = widget(page, "stSelectbox", label)
-        box.scroll_into_view_if_needed()
-        box.get_by_role("button", name="Open").click()
-        page.get_by_role("option").filter(has_text=option).first.wait_for()
-
-    return prepare
-
-
-def _option(option: str | re.Pattern[str]) -> Callable[[Page], Callable[[], None]]:
-    return lambda page: page.get_by_role("option").filter(has_text=option).first.click
-
-
-def _grid_row_click(key_prefix: str, cell: str) -> Callable[[Page], Callable[[], None]]:
+def _grid_row_click(key_prefix: str, cell: str) -> Act:
     """A click on the row of the keyed grid whose cell reads ``cell`` (a canvas: by position)."""
 
-    def act(page: Page) -> Callable[[], None]:
+    def act(page: Page, i: int) -> Callable[[], None]:
         frame = keyed_grid(page, key_prefix)
         row = grid_row(frame, cell)
         index = int(row.get_attribute("aria-rowindex") or 0)
@@ -112,7 +96,7 @@ def _grid_row_click(key_prefix: str, cell: str) -> Callable[[Page], Callable[[],
     return act
 
 
-def _vector_search_ready(page: Page) -> None:
+def _vector_search_ready(page: Page, i: int) -> None:
     main = _main(page)
     main.get_by_role("tab", name="Vector search").click()
     panel = main.get_by_role("tabpanel").filter(visible=True)
@@ -126,7 +110,7 @@ def _vector_search_ready(page: Page) -> None:
     wait_for_app(page, APP_TIMEOUT_MS)
 
 
-def _full_text_ready(page: Page) -> None:
+def _full_text_ready(page: Page, i: int) -> None:
     main = _main(page)
     main.get_by_role("tab", name="Full-text search").click()
     panel = main.get_by_role("tabpanel").filter(visible=True)
@@ -137,9 +121,9 @@ def _full_text_ready(page: Page) -> None:
     wait_for_app(page, APP_TIMEOUT_MS)
 
 
-def _last_search_plan(page: Page) -> None:
+def _last_search_plan(page: Page, i: int) -> None:
     """A vector search, then the Query plan tab (untimed)."""
-    _vector_search_ready(page)
+    _vector_search_ready(page, i)
     panel = _main(page).get_by_role("tabpanel").filter(visible=True)
     panel.get_by_role("button", name="Search", exact=True).click()
     panel.get_by_text("p50 latency").wait_for()
@@ -148,11 +132,12 @@ def _last_search_plan(page: Page) -> None:
     _main(page).get_by_role("button", name="Analyze", exact=True).wait_for()
 
 
-def _click_button(name: str) -> Callable[[Page], Callable[[], None]]:
-    return lambda page: _main(page).get_by_role("button", name=name, exact=True).last.click
+def _click_button(name: str) -> Act:
+    """A button of the main area named exactly ``name`` (the last one: the open tab's)."""
+    return lambda page, i: _main(page).get_by_role("button", name=name, exact=True).last.click
 
 
-def _open_manage(page: Page) -> Callable[[], None]:
+def _open_manage(page: Page, i: int) -> Callable[[], None]:
     from components.versions.tabs import MANAGE_LABEL
 
     return lambda: open_expander(_main(page), MANAGE_LABEL)
@@ -173,10 +158,10 @@ WAITS = [
     Wait("grid-pick", "tables: a table picked in the list", "tables", {"ns": NS},
          _grid_row_click("tables.list.grid", TABLE), ready=METRIC, shows="Fragments"),
     Wait("table-pick", "Versions: another table in the picker", "versions", SELECTED,
-         _option("passages"), ready=GRID, shows="Versions 3 · Latest 3",
+         _pick("passages"), ready=GRID, shows="Versions 3 · Latest 3",
          prepare=_open_list("Table", "passages")),
     Wait("version-pick", "Versions: an older version in the Version box", "versions", SELECTED,
-         _option(re.compile(r"^5$")), ready=GRID,
+         _pick(re.compile(r"^5$")), ready=GRID,
          prepare=_open_list("Version", re.compile(r"^5$"))),
     Wait("manage", "Versions: Manage versions opened", "versions", SELECTED,
          _open_manage, ready=f'{MAIN} [role="tab"]'),
@@ -209,9 +194,9 @@ def once(page: Page, url: str, wait: Wait) -> float:
     page.locator(HEADING).first.wait_for(timeout=APP_TIMEOUT_MS)
     page.wait_for_timeout(300)  # the sidebar's health check and first fragments settle
     if wait.prepare is not None:
-        wait.prepare(page)
+        wait.prepare(page, 0)
     try:
-        return timed(page, wait.act(page), wait.ready, wait.shows)
+        return timed(page, wait.act(page, 0), wait.ready, wait.shows)
     except PlaywrightTimeout:
         shot = Path(tempfile.gettempdir()) / f"bench-demo-{wait.name}.png"
         page.screenshot(path=str(shot), full_page=True)
