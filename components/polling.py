@@ -27,11 +27,7 @@ from components import state
 def fragment(body: Callable[[], None], *, every: float | None) -> None:
     """Draw ``body`` as a fragment that runs again every ``every`` seconds (``None``: only
     with the page)."""
-    state.put(state.Poll.INLINE, True)
-    try:
-        st.fragment(body, run_every=every)()
-    finally:
-        state.put(state.Poll.INLINE, False)
+    st.fragment(body, run_every=every)()
 
 
 def rerun_page() -> None:
@@ -39,7 +35,7 @@ def rerun_page() -> None:
     within a whole-page run, once that run has ended (the body goes on drawing meanwhile).
     Drawn within the run of another fragment or a dialog, which has no end to wait for: at
     once."""
-    if state.get(state.Poll.INLINE) and state.get(state.Poll.PAGE_RUN):
+    if state.get(state.Poll.PAGE_RUN):  # drawn inline: a fragment's own run is not a page run
         state.put(state.Poll.OWED, True)
         return
     st.rerun(scope="app")
@@ -51,7 +47,7 @@ def run_page(page: Callable[[], None]) -> None:
     showed an error (:func:`error_shown`), nor when ``page`` did not end by itself: a rerun or
     a page switch is under way, an error is shown, and after ``st.stop()`` Streamlit runs
     nothing more (the fragment's next tick, if it has a timer, asks again)."""
-    for key in (state.Poll.OWED, state.Poll.INLINE, state.Poll.ERROR_SHOWN):
+    for key in (state.Poll.OWED, state.Poll.ERROR_SHOWN):
         state.put(key, False)
     state.put(state.Poll.PAGE_RUN, True)
     try:

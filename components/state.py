@@ -60,7 +60,6 @@ def _bump(key: str) -> int:
 # --- polling fragments (any page; ``components.polling``) ---------------------------------------
 class Poll:
     PAGE_RUN = "poll.page_run"  # True while a whole-page run draws the page
-    INLINE = "poll.inline"  # True while a polling fragment is drawn within a run not its own
     OWED = "poll.owed"  # True: a polling fragment asked for a page rerun within the page's run
     ERROR_SHOWN = "poll.error"  # True: the page's run showed an error (it stays on screen)
 

@@ -18,8 +18,9 @@ from tests.ui.test_tables_page import ORDERS, open_panel, submit
 def polled_page() -> None:
     """A page drawn through ``polling.run_page``: a polling fragment, drawn before a form, that
     asks for a page rerun the first time it sees ``done``; the form counts its submissions; the
-    page counts its runs. ``stop``: the page ends with ``st.stop()``; ``fail``: the form's run
-    shows an error."""
+    page counts its runs (and the runs that got past the fragment). ``stop``: the page ends
+    with ``st.stop()``; ``fail``: the form's run shows an error; ``unframed``: drawn without
+    ``run_page``, as within the run of a dialog or of another fragment."""
     import streamlit as st
 
     from components import feedback, polling
@@ -36,6 +37,7 @@ def polled_page() -> None:
             st.caption("job done" if ss.get("done") else "job running")
 
         polling.fragment(body, every=None)
+        ss["reached"] = ss.get("reached", 0) + 1
         with st.form("send"):
             sent = st.form_submit_button("Send")
         if sent:
@@ -46,7 +48,10 @@ def polled_page() -> None:
             st.stop()
         st.caption("page end")
 
-    polling.run_page(page)
+    if ss.get("unframed"):
+        page()
+    else:
+        polling.run_page(page)
 
 
 @pytest.fixture
@@ -126,28 +131,9 @@ def test_the_sidebar_health_answer_in_a_forms_run_keeps_the_form(
     assert "purchases" in browse.list_table_names(backend.connect(str(ui_env)), ["sales"])
 
 
-def unframed_page() -> None:
-    """A polling fragment drawn outside ``polling.run_page``, as within the run of a dialog or
-    of another fragment, which has no end to wait for."""
-    import streamlit as st
-
-    from components import polling
-
-    ss = st.session_state
-    ss["runs"] = ss.get("runs", 0) + 1
-
-    def body() -> None:
-        if ss.get("done") and not ss.get("seen"):
-            ss["seen"] = True
-            polling.rerun_page()
-        st.caption("job done" if ss.get("done") else "job running")
-
-    polling.fragment(body, every=None)
-    ss["reached"] = ss.get("reached", 0) + 1
-
-
 def test_outside_a_page_run_the_rerun_is_at_once() -> None:
-    at = AppTest.from_function(unframed_page, default_timeout=TIMEOUT)
+    at = AppTest.from_function(polled_page, default_timeout=TIMEOUT)
+    at.session_state["unframed"] = True
     at.run()
     at.session_state["done"] = True
     at.run()
