@@ -8,10 +8,8 @@ streamed into before the browser downloads it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -356,8 +354,7 @@ def forget_download() -> None:
     failed: the old file must not be offered)."""
     kept = state.drop_export_download()
     if kept:
-        with contextlib.suppress(OSError):
-            os.unlink(kept["path"])
+        kept["file"].remove()
 
 
 def prepare_export(
@@ -365,9 +362,10 @@ def prepare_export(
 ) -> dict[str, Any]:
     """Stream the export into a temporary file (its progress drawn on ``bar``); what the
     download button needs (also kept in the session, replacing the previous one)."""
-    handle, path = tempfile.mkstemp(prefix="lance-console-export-", suffix=f".{request.fmt}")
+    file = exports.ExportFile(request.fmt)
+    path = file.path
     try:
-        with os.fdopen(handle, "wb") as out:
+        with open(path, "wb") as out:
             result = with_progress(
                 lambda progress: exports.export_table(
                     ns,
@@ -384,14 +382,14 @@ def prepare_export(
                 "Exported",
             )
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        file.remove()
         raise
     forget_download()
     prepared = {
         "table_id": list(table_id),
         "settings": request,
         "path": path,
+        "file": file,  # the file is removed once no session holds it (exports.ExportFile)
         "file_name": result.file_name,
         "mime": exports.EXPORT_MIME[result.format],
         "rows": result.rows,

@@ -5,7 +5,11 @@ they are refused by name unless the caller asks to leave them out."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -50,6 +54,33 @@ def export_file_name(
     name = re.sub(r"[\\/\x00-\x1f\x7f]", "_", name if on is None else f"{name}-{on}")
     suffix = f"-v{version}" if version is not None else ""
     return f"{name}{suffix}.{EXPORT_EXTENSION[check_format(fmt, EXPORT_FORMATS, 'export')]}"
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+class ExportFile:
+    """A temporary file an export is written to before its download, removed as soon as
+    nothing holds it any more: when :meth:`remove` is called (another export replaced it,
+    the settings changed), when the last reference is dropped (the console's session ended:
+    Streamlit drops a closed tab's session two minutes after it disconnected), and at the
+    latest when the process exits. An export is as large as a table, so a file kept for a
+    session nobody will come back to would fill the server's temporary folder."""
+
+    def __init__(self, fmt: str) -> None:
+        ext = EXPORT_EXTENSION[check_format(fmt, EXPORT_FORMATS, "export")]
+        handle, self.path = tempfile.mkstemp(prefix="lance-console-export-", suffix=f".{ext}")
+        os.close(handle)
+        self._finalizer = weakref.finalize(self, _remove, self.path)
+
+    def remove(self) -> None:
+        """Remove the file now (at most once; a file already gone is not an error)."""
+        self._finalizer()
+
+    def __repr__(self) -> str:
+        return f"ExportFile({self.path!r})"
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,12 @@ an older version / with a filter, CSV and vector columns."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -577,3 +581,45 @@ def test_export_pages_through_query_pages(data_ns: Any) -> None:
     assert [p.num_rows for p in pages] == [3_000, 3_000, 3_000, 990]
     same_rows(pa.concat_tables(pages), table.slice(10))
     assert read_rows(ns, [*NS, "big"], limit=4_321).num_rows == 4_321
+
+
+# -- the temporary file of a prepared export ---------------------------------------------------
+def test_an_export_file_is_removed_once_nothing_holds_it() -> None:
+    kept = exports.ExportFile("csv")
+    assert kept.path.endswith(".csv") and os.path.isfile(kept.path)
+    kept.remove()
+    assert not os.path.exists(kept.path)
+    kept.remove()  # at most once: a file already gone is not an error
+
+    dropped = exports.ExportFile("parquet")
+    path = dropped.path
+    del dropped  # the session that held it ended
+    gc.collect()
+    assert not os.path.exists(path)
+
+    with pytest.raises(InvalidInputError, match="export formats: parquet, csv, arrow"):
+        exports.ExportFile("exe")  # refused before any file is made
+
+
+EXIT_CHILD = """
+from backend.services import exports
+kept = exports.ExportFile("arrow")
+print(kept.path, flush=True)
+"""
+
+
+@pytest.mark.slow  # a child process
+def test_an_export_file_still_held_is_removed_when_the_process_exits() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    path = done.stdout.strip().splitlines()[-1]
+    assert path.endswith(".arrow") and "lance-console-export-" in path
+    assert not os.path.exists(path)

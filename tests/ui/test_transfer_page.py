@@ -5,6 +5,7 @@ table (a version, a filter, columns) into a prepared download."""
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 from pathlib import Path
@@ -304,3 +305,16 @@ def test_a_viewer_is_told_the_role_not_a_read_only_connection(roles, make_app, u
     shown = texts(at)
     assert "Importing is disabled: the viewer role" in shown, shown
     assert "read-only" not in shown.split("Importing is disabled:", 1)[1].split(".")[0]
+
+
+def test_a_prepared_file_is_removed_when_its_session_ends(make_app, ui_env) -> None:
+    """Nobody downloads it and the tab is closed: once Streamlit drops the session, the
+    file is gone (an export is as large as its table)."""
+    at = make_app("transfer", query_params=ORDERS)
+    button(at, "Prepare download").click().run()
+    assert_no_exception(at)
+    path = at.session_state[state.Transfer.DOWNLOAD]["path"]
+    assert os.path.isfile(path)
+    del at
+    gc.collect()
+    assert not os.path.exists(path)
