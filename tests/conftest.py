@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -25,6 +26,7 @@ os.environ.setdefault("LANCE_LOG", "error")
 # The console's audit log (every write), roles file, and REST namespaces' maintenance policies
 # and job records (kept on the console's host) of this test run, never the developer's.
 _RUN_STATE = tempfile.mkdtemp(prefix="lance-console-tests-")
+atexit.register(shutil.rmtree, _RUN_STATE, ignore_errors=True)  # its servers stopped by then
 os.environ.setdefault("LANCE_CONSOLE_AUDIT_DIR", os.path.join(_RUN_STATE, "audit"))
 os.environ.setdefault("LANCE_CONSOLE_ROLES", os.path.join(_RUN_STATE, "roles.toml"))
 os.environ.setdefault("LANCE_CONSOLE_POLICY_DIR", os.path.join(_RUN_STATE, "policies"))

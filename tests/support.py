@@ -17,6 +17,7 @@ Fingerprints compare namespaces without trusting the code under test:
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -565,6 +566,7 @@ def demo_template() -> tuple[Path, Any, list[str]]:
         from backend.demo.data import create_demo_namespace
 
         template = Path(tempfile.mkdtemp(prefix="lance-console-demo-")) / "demo"
+        atexit.register(shutil.rmtree, template.parent, ignore_errors=True)
         said: list[str] = []
         summary = create_demo_namespace(template, progress=said.append)
         _DEMO_TEMPLATE = (template, summary, said)
