@@ -78,9 +78,11 @@ def rest_server(tmp_path: Path) -> Iterator[RestServer]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
-    """One local Ray for the session (the Ray executor's tests), shut down at its end."""
+    """A local Ray for the tests of one module that use it (the Ray executor's), shut down
+    at the module's end: an idle local Ray keeps burning some 2 s of CPU a minute, which the
+    rest of a test run would otherwise pay."""
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

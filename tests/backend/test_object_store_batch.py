@@ -332,6 +332,7 @@ def test_recovery_waits_for_a_live_lease(s3_root) -> None:
 
 
 # -- a store whose conditional writes are not exclusive ------------------------------------------
+@pytest.mark.slow  # a race with another writer, run until the store replaced a commit
 def test_a_catalog_commit_replaced_by_another_writers_is_retried(s3_server) -> None:
     """moto's own If-None-Match (check, then store, no lock; widened here to 30 ms) lets
     another writer's commit of the same ``__manifest`` version replace the batch's after the

@@ -383,6 +383,7 @@ def test_a_ray_address_that_is_not_a_ray_cluster_changes_nothing(
     assert recorded[-1].outcome == audit.FAILED and address in recorded[-1].error_message
 
 
+@pytest.mark.slow  # starts a local Ray (3-4 s), which the inner loop does not
 def test_the_address_of_a_running_ray_cluster_passes_the_check(local_ray: Any) -> None:
     """The check before joining lets a real Ray through: its GCS answers as Ray's gRPC
     services do."""
