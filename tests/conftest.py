@@ -111,14 +111,28 @@ def built_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_builds(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What ``tests.support.shared_build`` builds once per run goes in the run's base folder,
+    which pytest-xdist's workers share (each worker's own is a folder inside it); pytest
+    removes it with its older runs."""
+    from tests import support
+
+    base = tmp_path_factory.getbasetemp()
+    support.SHARED_DIR = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared"
+
+
 @pytest.fixture(scope="session")
-def catalog_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A local root at a reduced catalog scale, built once per session and only read by the
+def catalog_root() -> Path:
+    """A local root at a reduced catalog scale, built once per test run and only read by the
     tests using it: 3,000 declared tables in ``many``, a table ``hist/t`` with 3,000
     versions (``tests.support.build_catalog``)."""
-    from tests.support import build_catalog
+    from tests.support import build_catalog, shared_build
 
-    return build_catalog(tmp_path_factory.mktemp("catalog") / "root", tables=3_000, versions=3_000)
+    folder, _ = shared_build(
+        "catalog", lambda d: build_catalog(d / "root", tables=3_000, versions=3_000)
+    )
+    return folder / "root"
 
 
 def copy_built(template: Path, dest: Path) -> Path:

@@ -18,15 +18,18 @@ Fingerprints compare namespaces without trusting the code under test:
 from __future__ import annotations
 
 import atexit
+import fcntl
 import hashlib
 import json
 import os
+import pickle
 import shutil
+import tempfile
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 import lance
@@ -550,27 +553,54 @@ class RewritingProxy:
         self.client.close()
 
 
-# -- the demo, built once per test process ------------------------------------------------------
-_DEMO_TEMPLATE: tuple[Path, Any, list[str]] | None = None
+T = TypeVar("T")
+
+
+# -- data built once per test run ------------------------------------------------------------------
+SHARED_DIR: Path | None = None  # where the processes of one run share what they build (conftest)
+
+
+def shared_build(name: str, build: Callable[[Path], T]) -> tuple[Path, T]:
+    """``build(folder)`` run once per test run, by whichever process asks first; every other
+    process of the run (pytest-xdist's workers) waits for it, then gets the same folder and
+    what ``build`` returned (pickled). The folder is only read after it was built.
+
+    The run's processes share :data:`SHARED_DIR` (the conftest sets it: the run's base
+    folder, which pytest removes with its older runs). Without it (a script), the build is
+    the process's own, in a temporary folder removed at its exit."""
+    if SHARED_DIR is None:
+        base = Path(tempfile.mkdtemp(prefix=f"lance-console-{name}-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        return base, build(base)
+    SHARED_DIR.mkdir(parents=True, exist_ok=True)
+    folder, result = SHARED_DIR / name, SHARED_DIR / f"{name}.pickle"
+    with open(SHARED_DIR / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not result.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            folder.mkdir()
+            built = build(folder)
+            partial = result.with_suffix(".partial")
+            partial.write_bytes(pickle.dumps(built))
+            partial.replace(result)
+        return folder, pickle.loads(result.read_bytes())
 
 
 def demo_template() -> tuple[Path, Any, list[str]]:
-    """The demo namespace built once per test process by
-    ``backend.demo.data.create_demo_namespace``: its root, the build's ``DemoSummary`` and
-    the progress messages it said. The root is shared by every test of the process: read it,
-    never write it (:func:`demo_copy` makes a private copy)."""
-    global _DEMO_TEMPLATE
-    if _DEMO_TEMPLATE is None:
-        import tempfile
+    """The demo namespace built once per test run by
+    ``backend.demo.data.create_demo_namespace`` (:func:`shared_build`): its root, the
+    build's ``DemoSummary`` and the progress messages it said. The root is shared by every
+    test of the run: read it, never write it (:func:`demo_copy` makes a private copy)."""
 
+    def build(folder: Path) -> tuple[Any, list[str]]:
         from backend.demo.data import create_demo_namespace
 
-        template = Path(tempfile.mkdtemp(prefix="lance-console-demo-")) / "demo"
-        atexit.register(shutil.rmtree, template.parent, ignore_errors=True)
         said: list[str] = []
-        summary = create_demo_namespace(template, progress=said.append)
-        _DEMO_TEMPLATE = (template, summary, said)
-    return _DEMO_TEMPLATE
+        summary = create_demo_namespace(folder / "demo", progress=said.append)
+        return summary, said
+
+    folder, (summary, said) = shared_build("demo", build)
+    return folder / "demo", summary, said
 
 
 def demo_copy(dest: Path) -> Path:

@@ -38,7 +38,7 @@ PASSAGES = ["stdlib", "passages"]
 
 @pytest.fixture(scope="module")
 def built() -> tuple[Path, demo.DemoSummary]:
-    """The demo as the test process built it once (``tests.support.demo_template``, which the
+    """The demo as the test run built it once (``tests.support.demo_template``, which the
     browser tests, notebooks and tuning tests copy): its root is read here, never written."""
     root, summary, messages = demo_template()
     print(f"\ndemo build: {summary.build_seconds:.2f}s")  # information
