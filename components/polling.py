@@ -8,9 +8,11 @@ be lost without a word. So a rerun asked from inline is owed instead, and the fr
 the page's run has ended (:func:`run_page`). A rerun asked from the fragment's own run happens at
 once: that run carries nothing else.
 
-An owed rerun is dropped when the page's run showed an error (:func:`error_shown`): the user
-reads it until their next action. The fragment's own area stays live on its timer; the rest of
-the page is drawn anew with the user's next action, or by the fragment's next tick that asks.
+An error on screen is not wiped by a rerun nobody asked for: the user reads it until their next
+action. A rerun is owed but dropped when the page's run showed an error (:func:`error_shown`),
+and a fragment's own run does not rerun the page while the error of the page's last run (or of
+another fragment's or dialog's run since) is shown. The fragment's own area stays live on its
+timer and shows the news; the rest of the page is drawn anew with the user's next action.
 
 Every polling fragment goes through :func:`fragment`, and asks for a page rerun with
 :func:`rerun_page`."""
@@ -34,9 +36,12 @@ def rerun_page() -> None:
     """From a polling fragment's body: rerun the whole page, at once in the fragment's own run;
     within a whole-page run, once that run has ended (the body goes on drawing meanwhile).
     Drawn within the run of another fragment or a dialog, which has no end to wait for: at
-    once."""
+    once. Not while an error is on screen (:func:`error_shown` since the page's last run
+    began): the body goes on drawing the news in its own area."""
     if state.get(state.Poll.PAGE_RUN):  # drawn inline: a fragment's own run is not a page run
         state.put(state.Poll.OWED, True)
+        return
+    if state.get(state.Poll.ERROR_SHOWN):
         return
     st.rerun(scope="app")
 
@@ -60,7 +65,8 @@ def run_page(page: Callable[[], None]) -> None:
 
 
 def error_shown() -> None:
-    """An error box was drawn (``feedback.show``): a rerun owed by this page run is dropped."""
+    """An error box was drawn (``feedback.show``): a rerun owed by this page run is dropped,
+    and no fragment's own run reruns the page until the next page run begins."""
     state.put(state.Poll.ERROR_SHOWN, True)
 
 

@@ -1,6 +1,7 @@
 """AppTest: polling fragments (``components.polling``). A page rerun a polling fragment asks
 for within a whole-page run waits for that run's end, so a form sent in the same run is handled;
-it is paid then, and dropped when the run showed an error or stopped (``st.stop()``)."""
+it is paid then, and dropped when the run showed an error or stopped (``st.stop()``); a
+fragment's own run does not rerun the page while an error is on screen."""
 
 from __future__ import annotations
 
@@ -140,3 +141,24 @@ def test_outside_a_page_run_the_rerun_is_at_once() -> None:
     assert_no_exception(at)
     assert at.session_state["runs"] == 3  # the run cut short where the fragment asked, then one
     assert at.session_state["reached"] == 2
+
+
+def test_a_fragments_own_run_leaves_the_error_of_the_pages_last_run_on_screen() -> None:
+    """The form's run shows an error; the job ends later, seen by the fragment's own run (a
+    run without ``run_page``): the page is not rerun, which would wipe the error. The page's
+    next run (the user's next action) reruns as the fragment asks again."""
+    at = AppTest.from_function(polled_page, default_timeout=TIMEOUT)
+    at.run()
+    at.session_state["fail"] = True
+    at.button[0].click().run()
+    assert alerts(at, "error") == ["Not sent: the name is not valid."]
+    at.session_state["done"] = True
+    at.session_state["unframed"] = True  # as the fragment's own run: not a page run
+    at.run()
+    assert_no_exception(at)
+    assert at.session_state["runs"] == 3  # the fragment asked, and no rerun followed
+    assert at.session_state["reached"] == 3 and "job done" in texts(at)
+    at.session_state["unframed"] = False
+    at.session_state["seen"] = False  # it asks again in the next page run
+    at.run()
+    assert at.session_state["runs"] == 5  # that run, then the rerun it owed
