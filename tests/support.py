@@ -24,6 +24,8 @@ import json
 import os
 import pickle
 import shutil
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable
@@ -551,6 +553,23 @@ class RewritingProxy:
         self.server.shutdown()
         self.server.server_close()
         self.client.close()
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -c code args`` in a child process, as a user runs it from the repository (its
+    folder the working directory and on the path, this process's environment otherwise);
+    output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 T = TypeVar("T")

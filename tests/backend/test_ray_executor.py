@@ -13,9 +13,7 @@ import contextlib
 import functools
 import http.server
 import json
-import os
 import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -43,7 +41,7 @@ from backend.gate import Actor, gate
 from backend.rules import index_rules as rules
 from backend.services import index_overview, ray_executor
 from backend.services.tuning.optimize import compact_files
-from tests.support import create_table
+from tests.support import create_table, run_python
 
 N, DIM, FRAGMENTS, CLUSTERS = 12_000, 16, 8, 64
 VOCABULARY = tuple(f"w{i}" for i in range(60))
@@ -569,15 +567,7 @@ print(sorted(jobs.EXECUTORS), "ray" in sys.modules, "lance_ray" in sys.modules)
 
 
 def test_importing_jobs_registers_ray_without_importing_it() -> None:
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", IMPORT_CHILD],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=repo,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-    )
+    done = run_python(IMPORT_CHILD)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["['local',", "'ray']", "False", "False"]
 
@@ -610,15 +600,7 @@ def test_a_local_ray_started_for_a_passing_thread_outlives_it(tmp_path: Path) ->
     starts must outlive the thread (Ray's processes die with the thread that started them,
     unless a long-lived one does). In a child process: one process, one Ray."""
 
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path / "root")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=repo,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-    )
+    done = run_python(CHILD, str(tmp_path / "root"), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["rows_equal"] and result["fragments_before"] == 4

@@ -9,8 +9,6 @@ import gc
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ from lance_namespace.errors import (
 from backend.arrow import import_types
 from backend.services import exports, imports
 from backend.services.search.query import iter_rows, read_rows
-from tests.support import local_path
+from tests.support import local_path, run_python
 
 NS = ["data"]
 
@@ -610,15 +608,7 @@ print(kept.path, flush=True)
 
 @pytest.mark.slow  # a child process
 def test_an_export_file_still_held_is_removed_when_the_process_exits() -> None:
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", EXIT_CHILD],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=repo,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-    )
+    done = run_python(EXIT_CHILD)
     assert done.returncode == 0, done.stderr[-2000:]
     path = done.stdout.strip().splitlines()[-1]
     assert path.endswith(".arrow") and "lance-console-export-" in path
