@@ -363,9 +363,8 @@ def prepare_export(
     """Stream the export into a temporary file (its progress drawn on ``bar``); what the
     download button needs (also kept in the session, replacing the previous one)."""
     file = exports.ExportFile(request.fmt)
-    path = file.path
     try:
-        with open(path, "wb") as out:
+        with open(file.path, "wb") as out:
             result = with_progress(
                 lambda progress: exports.export_table(
                     ns,
@@ -388,8 +387,7 @@ def prepare_export(
     prepared = {
         "table_id": list(table_id),
         "settings": request,
-        "path": path,
-        "file": file,  # the file is removed once no session holds it (exports.ExportFile)
+        "file": file,  # removed once no session holds it (exports.ExportFile)
         "file_name": result.file_name,
         "mime": exports.EXPORT_MIME[result.format],
         "rows": result.rows,
@@ -404,11 +402,11 @@ def render_download(table_id: list[str], request: ExportRequest, *, key_prefix: 
     """The download button of the export prepared for this table with the form's current
     settings (``request``); a file prepared with other settings is forgotten."""
     kept = state.export_download(table_id, request)
-    if kept is None or not os.path.exists(kept["path"]):
+    if kept is None or not os.path.exists(kept["file"].path):
         if state.kept_export_download() is not None:
             forget_download()
         return
-    path = kept["path"]
+    path = kept["file"].path  # the button holds the path, not the file (which it would keep)
     feedback.show(
         "success",
         f"{kept['file_name']} is ready: {plural(kept['rows'], 'row')}, "

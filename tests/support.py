@@ -53,6 +53,7 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import VersionRange
 
+REPO = Path(__file__).resolve().parents[1]
 U64_MAX = 2**64 - 1
 
 
@@ -325,15 +326,12 @@ class ZygoteChild:
     stdin and answers one JSON line per job (``{"signal": n}`` or ``{"exit": code}``)."""
 
     def __init__(self, script: Path) -> None:
-        import subprocess
-        import sys
-
         self.proc = subprocess.Popen(
             [sys.executable, str(script)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            cwd=str(Path(__file__).resolve().parents[1]),
+            cwd=str(REPO),
         )
 
     def run(self, **job: Any) -> dict[str, int]:
@@ -555,9 +553,6 @@ class RewritingProxy:
         self.client.close()
 
 
-REPO = Path(__file__).resolve().parents[1]
-
-
 def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``python -c code args`` in a child process, as a user runs it from the repository (its
     folder the working directory and on the path, this process's environment otherwise);
@@ -577,16 +572,24 @@ T = TypeVar("T")
 
 # -- data built once per test run ------------------------------------------------------------------
 SHARED_DIR: Path | None = None  # where the processes of one run share what they build (conftest)
+_BUILT: dict[str, tuple[Path, Any]] = {}  # this process's answers, by name
 
 
 def shared_build(name: str, build: Callable[[Path], T]) -> tuple[Path, T]:
     """``build(folder)`` run once per test run, by whichever process asks first; every other
     process of the run (pytest-xdist's workers) waits for it, then gets the same folder and
     what ``build`` returned (pickled). The folder is only read after it was built.
+    Each process asks once per name and keeps the answer.
 
     The run's processes share :data:`SHARED_DIR` (the conftest sets it: the run's base
     folder, which pytest removes with its older runs). Without it (a script), the build is
     the process's own, in a temporary folder removed at its exit."""
+    if name not in _BUILT:
+        _BUILT[name] = _shared_build(name, build)
+    return _BUILT[name]
+
+
+def _shared_build(name: str, build: Callable[[Path], T]) -> tuple[Path, T]:
     if SHARED_DIR is None:
         base = Path(tempfile.mkdtemp(prefix=f"lance-console-{name}-"))
         atexit.register(shutil.rmtree, base, ignore_errors=True)

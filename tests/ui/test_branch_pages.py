@@ -232,7 +232,9 @@ def test_transfer_page_exports_and_appends_on_the_branch(make_app, dev_orders) -
     assert_no_exception(at)
     kept = at.session_state[state.Transfer.DOWNLOAD]
     assert kept["file_name"] == "orders-dev-v2.parquet" and kept["rows"] == 5
-    assert pq.read_table(kept["path"]).sort_by("id").equals(_dev(root).to_table().sort_by("id"))
+    assert (
+        pq.read_table(kept["file"].path).sort_by("id").equals(_dev(root).to_table().sort_by("id"))
+    )
 
     at.session_state[state.Transfer.TABS] = "Import"
     at.run()

@@ -206,7 +206,7 @@ def test_export_a_version_with_a_filter(make_app, ui_env) -> None:
     [download] = at.get("download_button")
     assert download.label == "Download orders-v1.parquet"
     kept = at.session_state[state.Transfer.DOWNLOAD]
-    got = pq.read_table(kept["path"])
+    got = pq.read_table(kept["file"].path)
     assert got.to_pydict() == {"id": [2, 3], "item": ["ink", "pad"]}
     assert kept["mime"] == "application/vnd.apache.parquet"
 
@@ -217,10 +217,10 @@ def test_export_a_version_with_a_filter(make_app, ui_env) -> None:
     at.multiselect(key="transfer.export.sales/orders.columns").set_value(["item"]).run()
     button(at, "Prepare download").click().run()
     assert_no_exception(at)
-    assert not os.path.exists(kept["path"])
+    assert not os.path.exists(kept["file"].path)
     kept = at.session_state[state.Transfer.DOWNLOAD]
     assert kept["file_name"] == "orders-v3.csv" and kept["mime"] == "text/csv"
-    assert pacsv.read_csv(kept["path"]).to_pydict() == {"item": ["ink", "pad", "cap", "nib"]}
+    assert pacsv.read_csv(kept["file"].path).to_pydict() == {"item": ["ink", "pad", "cap", "nib"]}
 
 
 def test_a_prepared_file_belongs_to_the_settings_that_made_it(make_app, ui_env) -> None:
@@ -236,7 +236,7 @@ def test_a_prepared_file_belongs_to_the_settings_that_made_it(make_app, ui_env) 
     at.selectbox(key=f"{key}.fmt").set_value("csv").run()
     assert_no_exception(at)
     assert not at.get("download_button") and alerts(at, "success") == []
-    assert not os.path.exists(kept["path"])
+    assert not os.path.exists(kept["file"].path)
     assert state.Transfer.DOWNLOAD not in at.session_state
 
     # Back to Parquet and prepared again; then the filter is cleared: stale again.
@@ -272,7 +272,7 @@ def test_csv_export_of_a_vector_column(make_app) -> None:
     button(at, "Prepare download").click().run()
     assert_no_exception(at)
     kept = at.session_state[state.Transfer.DOWNLOAD]
-    assert pacsv.read_csv(kept["path"]).column_names == ["id", "amount"]
+    assert pacsv.read_csv(kept["file"].path).column_names == ["id", "amount"]
 
 
 def test_a_declared_table_has_nothing_to_export(make_app) -> None:
@@ -313,7 +313,7 @@ def test_a_prepared_file_is_removed_when_its_session_ends(make_app, ui_env) -> N
     at = make_app("transfer", query_params=ORDERS)
     button(at, "Prepare download").click().run()
     assert_no_exception(at)
-    path = at.session_state[state.Transfer.DOWNLOAD]["path"]
+    path = at.session_state[state.Transfer.DOWNLOAD]["file"].path
     assert os.path.isfile(path)
     del at
     gc.collect()
