@@ -120,7 +120,13 @@ from .batch import catalog_ops, isolation, objects
 from .batch.catalog import read_catalog, read_staged_manifest
 from .batch.validate import preflight_batch
 from .open_tables import OpenTable, OpenTables
-from .target import check_object_store, memory_session, normalise_target, open_failure
+from .target import (
+    check_endpoint_reachable,
+    check_object_store,
+    memory_session,
+    normalise_target,
+    open_failure,
+)
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -257,6 +263,7 @@ class LocalNamespace(LanceNamespace):
         props = {f"storage.{k}": v for k, v in self.storage_options.items()}
         props.update(dir_props)
         check_object_store(self.root, self.storage_options)  # what to set, before a request
+        check_endpoint_reachable(self.root, self.storage_options)  # at once, not after retries
         try:
             self._inner = DirectoryNamespace(session=self._session, root=self._dir_root, **props)
         except Exception as exc:

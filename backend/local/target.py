@@ -8,22 +8,29 @@ inside one lance Session: one is shared per root in this process.
 :func:`check_object_store` refuses an object-store root whose storage options (with the
 environment lance reads) certainly cannot work, naming what to set, before any request is made;
 :func:`open_failure` turns what lance says when it cannot open such a root (``ResolveRegion {
-... dns error }``) into the same kind of message.
+... dns error }``) into the same kind of message. :func:`check_endpoint_reachable` finds an S3
+endpoint that refuses connections, or whose host name does not resolve, with one connection
+attempt: lance's client takes seconds of retries to say the same.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urlparse, urlsplit
 
 import lance
 from lance_namespace.errors import LanceNamespaceError
 
-from backend.rules.connect_options import object_store_kind, storage_setup_problems
+from backend.rules.connect_options import (
+    object_store_kind,
+    storage_endpoint,
+    storage_setup_problems,
+)
 
 from ..errors import invalid
 
@@ -98,3 +105,46 @@ def open_failure(
     from .object_store import store_error
 
     return store_error(exc, root, "open the namespace", storage_options)
+
+
+# How long the endpoint check waits for a connection: a refusal or a failed name lookup answers
+# at once; no answer within this time is left to lance's client, which decides with its own.
+ENDPOINT_PROBE_SECONDS = 1.0
+_PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def check_endpoint_reachable(
+    root: str, storage_options: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> None:
+    """``NamespaceConnectionError`` naming the S3 endpoint set for ``root`` (a storage option,
+    else the environment) when it refuses a TCP connection or its host name does not resolve:
+    the error lance's failure to open the root gives (:func:`open_failure`), found by one
+    connection attempt instead of lance's client's retries. Nothing is checked for other roots,
+    without an explicit endpoint, or when a proxy is set (the client connects through it)."""
+    env = os.environ if env is None else env
+    endpoint = storage_endpoint(root, storage_options, env=env)
+    if not endpoint:
+        return
+    if any("proxy" in str(key).lower() for key in storage_options) or any(
+        env.get(name) or env.get(name.upper()) for name in _PROXY_ENV
+    ):
+        return
+    parts = urlsplit(endpoint if "://" in endpoint else f"//{endpoint}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return  # a port that is no number: the client says what is wrong with it
+    if not host or not port:
+        return
+    try:
+        with socket.create_connection((host, port), timeout=ENDPOINT_PROBE_SECONDS):
+            return
+    except socket.gaierror:
+        said = "dns error: the host name does not resolve"
+    except ConnectionRefusedError:
+        said = "tcp connect error: connection refused"
+    except OSError:
+        return  # no answer in time, or a network error the client may get past
+    failure = open_failure(RuntimeError(said), root, storage_options)
+    if failure is not None:
+        raise failure

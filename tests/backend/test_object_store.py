@@ -208,6 +208,77 @@ def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_endpoint(
         backend.connect("s3://nowhere/root", storage_options=from_env)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on once closed
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+UNREACHABLE_OPTIONS = {
+    "allow_http": "true",
+    "aws_region": "us-east-1",
+    "aws_access_key_id": "AKIDUNREACHABLE",
+    "aws_secret_access_key": "unreachable-secret-0123456789",
+}
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "why"),
+    [
+        ("http://127.0.0.1:{port}", "(nothing answered there)"),
+        ("http://no-such-host.invalid:9000", "(its host name does not resolve)"),
+    ],
+)
+def test_an_endpoint_that_refuses_is_said_before_lance_is_asked(
+    endpoint: str, why: str, clean_aws_env, monkeypatch
+) -> None:
+    """A refused connection or a name that does not resolve is known after one connection
+    attempt: the namespace is not opened (lance's client would retry for seconds), and the
+    error is the one lance's failure gives, naming the endpoint."""
+    from backend.local import namespace as local_namespace
+
+    def never(*args, **kwargs):
+        raise AssertionError("lance was asked to open an unreachable root")
+
+    monkeypatch.setattr(local_namespace, "DirectoryNamespace", never)
+    endpoint = endpoint.format(port=_free_port())
+    shown = connect_options.endpoint_address(endpoint)
+    options = {**UNREACHABLE_OPTIONS, "aws_endpoint": endpoint}
+    with pytest.raises(backend.NamespaceConnectionError) as err:
+        backend.connect("s3://nowhere/root", storage_options=options)
+    text = str(err.value)
+    assert text.startswith(
+        f"Cannot open the namespace at s3://nowhere/root: the endpoint {shown} could not be "
+        f"reached {why}. Check that the S3 server is running there"
+    ), text
+    assert "unreachable-secret" not in text and "AKIDUNREACHABLE" not in text
+
+
+def test_the_endpoint_check_leaves_to_the_client_what_it_cannot_judge(clean_aws_env) -> None:
+    """Nothing is said for an endpoint that accepts a connection, a root with no endpoint set
+    or not on S3, or when a proxy is set (the client connects through it, not directly)."""
+    import socket
+
+    from backend.local.target import check_endpoint_reachable
+
+    refused = {**UNREACHABLE_OPTIONS, "aws_endpoint": f"http://127.0.0.1:{_free_port()}"}
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        accepting = {**UNREACHABLE_OPTIONS, "aws_endpoint": f"http://127.0.0.1:{port}"}
+        check_endpoint_reachable("s3://b/root", accepting, env={})
+    check_endpoint_reachable("s3://b/root", UNREACHABLE_OPTIONS, env={})  # no endpoint
+    check_endpoint_reachable("gs://b/root", refused, env={})  # not on S3
+    check_endpoint_reachable("s3://b/root", {**refused, "proxy_url": "http://proxy:3128"}, env={})
+    for name in ("HTTPS_PROXY", "http_proxy", "ALL_PROXY"):
+        check_endpoint_reachable("s3://b/root", refused, env={name: "http://proxy:3128"})
+    with pytest.raises(backend.NamespaceConnectionError):  # the same options, no proxy
+        check_endpoint_reachable("s3://b/root", refused, env={})
+
+
 @pytest.mark.parametrize(
     ("endpoint", "shown"),
     [
