@@ -35,9 +35,9 @@ def sync_selection() -> None:
 
 def _write_query_params() -> None:
     """The session's selection into the URL, only what changed. Each change sent to the
-    browser is an entry of its history (Back steps through them): the values set go in one
-    update, so a new namespace and table are one entry; a key removed is a change of its own,
-    made first and narrowest first, so that every URL in between is a valid selection."""
+    browser is an entry of its history (Back steps through them), so the keys removed and the
+    values set go in one update: a new namespace, with the table it drops, is one entry, and
+    Back returns to the table it left. A URL without a table names no version either."""
     namespace, table = state.selection()
     branch = state.selected_branch()
     wanted: dict[str, list[str]] = {
@@ -45,16 +45,44 @@ def _write_query_params() -> None:
         state.QP_TABLE: [table] if table else [],
         state.QP_BRANCH: [branch] if table and branch != state.MAIN_BRANCH else [],
     }
-    for key in (state.QP_BRANCH, state.QP_TABLE, state.QP_NAMESPACE):
-        if not wanted[key] and key in st.query_params:
-            del st.query_params[key]
+    removed = [
+        key
+        for key in (state.QP_BRANCH, state.QP_TABLE, state.QP_NAMESPACE)
+        if not wanted[key] and key in st.query_params
+    ]
     changed = {
         key: values
         for key, values in wanted.items()
         if values and st.query_params.get_all(key) != values
     }
+    if not removed and not changed:
+        return
+    if _one_update(removed + ([state.QP_VERSION] if not table else []), changed):
+        return
+    for key in removed:  # one entry each, narrowest first: every URL between is a selection
+        del st.query_params[key]
     if changed:
         st.query_params.update(changed)
+
+
+def _one_update(removed: list[str], changed: dict[str, list[str]]) -> bool:
+    """Remove ``removed`` and set ``changed`` in one URL change, through the session's
+    query-parameter object (Streamlit's public API sends a change per removal). ``removed``
+    may name a parameter bound to a widget (the Version box's, with no table left to show a
+    version of). ``False`` where this Streamlit keeps its query parameters otherwise: the
+    caller then makes the changes one by one."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+    except ImportError:
+        return False
+    with get_session_state().query_params() as params:
+        held = getattr(params, "_query_params", None)
+        if not isinstance(held, dict):
+            return False
+        for key in removed:
+            held.pop(key, None)
+        params.update(changed)  # sends the whole query string, once
+    return True
 
 
 def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
