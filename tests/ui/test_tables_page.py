@@ -109,7 +109,14 @@ def test_table_detail_and_deep_link(make_app) -> None:
     assert "declared only" in page and "No schema yet" in page
 
 
-def test_pick_table_in_grid(make_app) -> None:
+@pytest.mark.parametrize("one_update", [True, False], ids=["one-update", "public-api"])
+def test_pick_table_in_grid(make_app, monkeypatch, one_update: bool) -> None:
+    """The selection reaches the URL both ways the selection writer has (one update of the
+    session's query parameters, or Streamlit's public API where that is not available)."""
+    if not one_update:
+        from components.tables import selection
+
+        monkeypatch.setattr(selection, "_one_update", lambda removed, changed: False)
     at = make_app(query_params={"ns": "sales"})
     assert highlighted(at) == []
     pick_table(at, "orders")
