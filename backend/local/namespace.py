@@ -413,14 +413,15 @@ class LocalNamespace(LanceNamespace):
             return call(req)
         table_id = getattr(req, "id", None) or []
         for attempt in range(3):
-            version = self.committed_version(table_id)
-            if version is None:
-                return call(req)  # nothing committed to pin: the read reports what is there
-            try:
-                return call(req.model_copy(update={"version": version}))
-            except Exception:
-                if attempt == 2 or self.committed_version(table_id) == version:
-                    raise
+            with self._open_tables.one_read():  # the catalog checked once for both steps
+                version = self.committed_version(table_id)
+                if version is None:
+                    return call(req)  # nothing committed to pin: the read reports what is there
+                try:
+                    return call(req.model_copy(update={"version": version}))
+                except Exception:
+                    if attempt == 2 or self.committed_version(table_id) == version:
+                        raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _committed_versions(self, table_id: Sequence[str], listed: list[Any]) -> list[Any]:

@@ -24,16 +24,22 @@ derived from a dataset's schema (the kind of each column, :attr:`OpenTable.kinds
 with the open dataset, so it is worked out once per version of a table, not per query.
 
 Any error from a cached dataset drops the caches and the query is retried once from scratch.
+
+One operation checks the catalog once: within :meth:`OpenTables.one_read` (a read at "latest"
+first finds the table's committed version, then reads at it), the first check's answer stands
+for the operation's later lookups on the same thread. On an object store each check is a LIST
+request; the operation's reads are of the catalog as that check found it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar, cast
 
 import lance
@@ -164,6 +170,23 @@ class OpenTables:
         self._kept: dict[tuple[str, ...], object] = {}  # :meth:`kept`'s answers, per table id
         self._tables: dict[str, OpenTable] = {}
         self._lock = threading.Lock()
+        self._operation = threading.local()  # one_read's scope: depth, the catalog's answer
+
+    @contextlib.contextmanager
+    def one_read(self) -> Iterator[None]:
+        """One operation's lookups (this thread's, until the block ends): the catalog is
+        checked by the first that needs it, and its answer stands for the others. Nested
+        blocks join the outer one."""
+        depth = getattr(self._operation, "depth", 0)
+        if depth == 0:
+            self._operation.checked = None
+        self._operation.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._operation.depth = depth
+            if depth == 0:
+                self._operation.checked = None
 
     def clear(self) -> None:
         with self._lock:
@@ -172,6 +195,7 @@ class OpenTables:
             self._tables.clear()
             self._catalog = None
             self._catalog_version = None
+        self._operation.checked = None  # this thread's operation checks the catalog again
 
     def _open_table(self, location: str) -> OpenTable:
         """The dataset at ``location``, open at its latest version, with the stamp of its
@@ -192,12 +216,19 @@ class OpenTables:
 
     def _checked_catalog(self) -> int | None:
         """The catalog's version; what was kept by table id is forgotten when it moved (or
-        there is no catalog). Called with the lock held."""
+        there is no catalog). Within :meth:`one_read`, read once per operation. Called with
+        the lock held."""
+        in_operation = int(getattr(self._operation, "depth", 0)) > 0
+        checked = getattr(self._operation, "checked", None) if in_operation else None
+        if checked is not None:
+            return cast(int | None, checked[0])
         catalog_version = self._current_catalog_version()
         if catalog_version is None or catalog_version != self._catalog_version:
             self._locations.clear()
             self._kept.clear()
             self._catalog_version = catalog_version
+        if in_operation:
+            self._operation.checked = (catalog_version,)
         return catalog_version
 
     def kept(self, table_id: Sequence[str], read: Callable[[Sequence[str]], T]) -> T:

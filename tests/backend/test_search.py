@@ -461,6 +461,30 @@ def test_local_query_follows_catalog_changes_of_other_processes(local_root: Path
     assert _ids(ours, [*NS, "third"]) == [7]
 
 
+def test_a_query_checks_the_catalog_once(local_root: Path, monkeypatch) -> None:
+    """A query at "latest" finds the table's committed version, then reads at that version:
+    one check of the catalog serves both (on an object store each check is a LIST request),
+    and the next query checks again."""
+    from backend.local.open_tables import OpenTables
+
+    ns = backend.connect(str(local_root))
+    ns.create_namespace(CreateNamespaceRequest(id=NS))
+    create_table(ns, T, make_table(3))
+    checks: list[int] = []
+    check = OpenTables._current_catalog_version
+
+    def counted(self: OpenTables) -> int | None:
+        checks.append(1)
+        return check(self)
+
+    monkeypatch.setattr(OpenTables, "_current_catalog_version", counted)
+    assert _ids(ns, T) == [0, 1, 2]
+    assert len(checks) == 1
+    lance.dataset(str(table_location(ns, T))).insert(make_table(2, start=3))
+    assert _ids(ns, T) == [0, 1, 2, 3, 4]  # the next query: checked again, the write seen
+    assert len(checks) == 2
+
+
 def test_time_stamps_stand_for_versions_on_local_file_systems_only(local_root: Path) -> None:
     assert versions_dir("s3://bucket/root/__manifest") is None
     assert versions_dir("memory://root/__manifest") is None
