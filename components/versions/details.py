@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.spec.paging import Listing
+from backend.text import plural
 from components import feedback, state
 from components.common import path_span, render_figures, render_json
 from components.versions.listing import shown_version
@@ -84,7 +85,7 @@ def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any
         key=state.Versions.OPEN_BY_TAG,
         on_change=_tag_picked,
         args=(by_name,),
-        placeholder=f"pick one of {len(by_name)} tags" if by_name else "no tags",
+        placeholder=f"pick one of {plural(len(by_name), 'tag')}" if by_name else "no tags",
         disabled=not by_name,
         format_func=lambda t: f"{t} (v{by_name[t]})",
     )

@@ -479,6 +479,8 @@ def test_confirmation_boxes_are_empty_without_placeholder(make_app, ui_env) -> N
     assert confirm.value == "" and confirm.proto.placeholder == ""
     pick = widget(at.selectbox, "versions.tags0.", ".delete.tag")
     assert pick.value is None and pick.proto.placeholder == "pick one of 1 tag"
+    by_tag = at.selectbox(key=state.Versions.OPEN_BY_TAG)  # one tag, said in the singular
+    assert by_tag.value is None and by_tag.proto.placeholder == "pick one of 1 tag"
     open_tab(at, "Delete by range")
     confirm = widget(at.text_input, "versions.delete0.", ".confirm")
     assert confirm.value == "" and confirm.proto.placeholder == ""
