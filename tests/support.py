@@ -24,6 +24,7 @@ import json
 import os
 import pickle
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -565,6 +566,14 @@ def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.Comple
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
+
+
+def free_port() -> int:
+    """A loopback port free when asked: a server may listen on it next, and nothing listens on
+    it meanwhile (a connection to it is refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 T = TypeVar("T")

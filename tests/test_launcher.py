@@ -35,7 +35,7 @@ from backend.config import launch
 from backend.launcher import cli
 from backend.launcher import options as launcher_options
 from backend.redaction import REDACTED
-from tests.support import ipc_stream_bytes
+from tests.support import free_port, ipc_stream_bytes
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "s3cr3t-value-0123456789abcdef"
@@ -575,12 +575,6 @@ def test_unknown_role_names_stop_the_launcher(tmp_path: Path) -> None:
 
 
 # -- the real launcher -------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class Launched:
     proc: subprocess.Popen

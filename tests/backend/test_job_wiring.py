@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -36,7 +35,7 @@ from backend.local.job_store import open_job_store
 from backend.services import branches, jobs, ray_executor
 from backend.services import maintenance as mt
 from backend.services.maintenance import planning
-from tests.support import create_table, ipc_stream_bytes, table_location
+from tests.support import create_table, free_port, ipc_stream_bytes, table_location
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAGMENTS = 6
@@ -242,12 +241,6 @@ def test_duplicates_and_resumed_checkpoints_are_per_branch(local_root: Path) -> 
 
 
 # -- the Ray executor ---------------------------------------------------------------------------------
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def editor(ns: Any, tmp_path: Path) -> Any:
     return gate(
         ns,
@@ -303,7 +296,7 @@ def test_a_ray_job_whose_address_does_not_answer_is_recorded_failed(
     fragmented(ns, ["t"])
     before = shape(ns.open_dataset(["t"]))
     gated = editor(ns, tmp_path)
-    address = f"127.0.0.1:{closed_port()}"
+    address = f"127.0.0.1:{free_port()}"
     job = jobs.submit(gated, "compact", ["t"], {}, executor="ray", ray_address=address)
     assert job.executor == "ray" and job.executor_options == {"ray_address": address}
     assert not job.cancellable and "no progress" in (job.note or "")

@@ -31,7 +31,7 @@ from backend.services import namespaces as nsv
 from backend.services import restore as restoresv
 from backend.services import tags as tagsv
 from backend.services.versions import list_versions
-from tests.support import create_table, make_table
+from tests.support import create_table, free_port, make_table
 
 
 def test_s3_namespace_browse_declare_create(s3_root) -> None:
@@ -173,11 +173,7 @@ def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_endpoint(
 ) -> None:
     """An endpoint where nothing listens: the error names that endpoint as the address that
     could not be reached, and does not ask to set aws_endpoint (it is set)."""
-    import socket
-
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a loopback port nobody listens on
     options = {
         "aws_endpoint": f"http://127.0.0.1:{port}",
         "allow_http": "true",
@@ -208,14 +204,6 @@ def test_s3_unreachable_endpoint_is_a_connection_error_naming_the_endpoint(
         backend.connect("s3://nowhere/root", storage_options=from_env)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:  # a loopback port nobody listens on once closed
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 UNREACHABLE_OPTIONS = {
     "allow_http": "true",
     "aws_region": "us-east-1",
@@ -243,7 +231,7 @@ def test_an_endpoint_that_refuses_is_said_before_lance_is_asked(
         raise AssertionError("lance was asked to open an unreachable root")
 
     monkeypatch.setattr(local_namespace, "DirectoryNamespace", never)
-    endpoint = endpoint.format(port=_free_port())
+    endpoint = endpoint.format(port=free_port())
     shown = connect_options.endpoint_address(endpoint)
     options = {**UNREACHABLE_OPTIONS, "aws_endpoint": endpoint}
     with pytest.raises(backend.NamespaceConnectionError) as err:
@@ -263,7 +251,7 @@ def test_the_endpoint_check_leaves_to_the_client_what_it_cannot_judge(clean_aws_
 
     from backend.local.target import check_endpoint_reachable
 
-    refused = {**UNREACHABLE_OPTIONS, "aws_endpoint": f"http://127.0.0.1:{_free_port()}"}
+    refused = {**UNREACHABLE_OPTIONS, "aws_endpoint": f"http://127.0.0.1:{free_port()}"}
     with socket.socket() as listening:
         listening.bind(("127.0.0.1", 0))
         listening.listen()

@@ -41,7 +41,7 @@ from backend.gate import Actor, gate
 from backend.rules import index_rules as rules
 from backend.services import index_overview, ray_executor
 from backend.services.tuning.optimize import compact_files
-from tests.support import create_table, run_python
+from tests.support import create_table, free_port, run_python
 
 N, DIM, FRAGMENTS, CLUSTERS = 12_000, 16, 8, 64
 VOCABULARY = tuple(f"w{i}" for i in range(60))
@@ -304,19 +304,13 @@ def test_ivf_pq_on_ray_recalls_like_the_local_build(
 
 
 # -- faults and refusals ------------------------------------------------------------------------------
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def not_ray(kind: str) -> Iterator[str]:
     """The address of a real server that is not Ray: ``closed`` (a port nothing listens on),
     ``web`` / ``web-client`` (an HTTP/1 server, as host:port and as ray://host:port) or
     ``silent`` (accepts connections, never says anything)."""
     if kind == "closed":
-        yield f"127.0.0.1:{closed_port()}"
+        yield f"127.0.0.1:{free_port()}"
         return
     if kind == "silent":
         with socket.create_server(("127.0.0.1", 0)) as quiet:
@@ -456,7 +450,7 @@ def test_bad_compaction_options_are_refused(
     gated, _ = unchanged
     before = state(gated, TID)
     with pytest.raises(InvalidInputError) as raised:
-        ray_executor.compact(gated, TID, ray_address=f"127.0.0.1:{closed_port()}", **options)
+        ray_executor.compact(gated, TID, ray_address=f"127.0.0.1:{free_port()}", **options)
     assert words in str(raised.value)
     assert state(gated, TID)[:3] == before[:3]
 

@@ -14,7 +14,6 @@ import io
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,8 @@ os.environ.setdefault("LANCE_LOG", "error")
 
 from playwright.sync_api import Browser, Locator, Page, Playwright, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from tests.support import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
@@ -194,12 +195,6 @@ def seed_namespace(root: Path | str, storage_options: dict[str, str] | None = No
 
 
 # --------------------------------------------------------------------------- streamlit server
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -15,7 +15,7 @@ from backend.services import branches, jobs
 from backend.services import health as hs
 from components import health, state
 from components.indexes.tabs import TAB_CREATE
-from tests.support import ipc_stream_bytes
+from tests.support import free_port, ipc_stream_bytes
 from tests.ui.conftest import (
     alerts,
     app_as,
@@ -156,21 +156,13 @@ def test_the_panel_offers_its_three_actions_as_jobs_by_role(ui_env, roles) -> No
     assert said.startswith(f"Clean up old versions: deleted {len(versions_before) - 1} versions")
 
 
-def closed_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_run_on_ray_is_offered_only_with_a_ray_address(ui_env, make_app, monkeypatch) -> None:
     """With ``--ray-address`` the panel and the create form offer "Run on Ray (address)" (not
     on a branch); a compaction sent to an address that does not answer is a failed job whose
     error the panel shows, the table untouched. On a branch Clean up is not offered."""
     location = versioned_table(ui_env)
     branches.create_branch(backend.connect(str(ui_env)), T, "dev")
-    address = f"127.0.0.1:{closed_port()}"
+    address = f"127.0.0.1:{free_port()}"
     monkeypatch.setenv("LANCE_CONSOLE_RAY_ADDRESS", address)
     at = make_app("indexes", query_params=QP)
     assert_no_exception(at)
