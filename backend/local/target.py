@@ -95,11 +95,11 @@ def check_object_store(root: str, storage_options: Mapping[str, Any]) -> None:
 
 
 def open_failure(
-    exc: BaseException, root: str, storage_options: Mapping[str, Any] | None = None
+    exc: BaseException | str, root: str, storage_options: Mapping[str, Any] | None = None
 ) -> LanceNamespaceError | None:
-    """What lance's failure to open the object-store ``root`` with ``storage_options`` means,
-    naming what to set or the endpoint that could not be reached (``None``: not an
-    object-store root)."""
+    """What lance's failure (or its text) to open the object-store ``root`` with
+    ``storage_options`` means, naming what to set or the endpoint that could not be reached
+    (``None``: not an object-store root)."""
     if object_store_kind(root) is None:
         return None
     from .object_store import store_error
@@ -145,6 +145,6 @@ def check_endpoint_reachable(
         said = "tcp connect error: connection refused"
     except OSError:
         return  # no answer in time, or a network error the client may get past
-    failure = open_failure(RuntimeError(said), root, storage_options)
+    failure = open_failure(said, root, storage_options)
     if failure is not None:
         raise failure
