@@ -225,14 +225,13 @@ class S3Server:
 
     def __init__(self) -> None:
         import logging
-        import socket
 
         from moto.server import ThreadedMotoServer
 
+        from tests.support import free_port
+
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         _ConditionalPuts.install()
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.server.start()

@@ -41,7 +41,14 @@ from backend.rest import (
 )
 from backend.spec.operations import OPERATIONS
 from backend.spec.paging import iter_pages, list_all
-from tests.support import batch, ipc_stream_bytes, make_table, op_declare, op_deregister
+from tests.support import (
+    batch,
+    free_port,
+    ipc_stream_bytes,
+    make_table,
+    op_declare,
+    op_deregister,
+)
 
 BASE = "http://ns.test:2333"
 
@@ -432,10 +439,7 @@ def test_connection_reset_not_retried_for_writes() -> None:
 
 
 def test_refused_port_is_a_connection_error_naming_the_url() -> None:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
+    port = free_port()
     sleeps = Sleeps()
     client = RestNamespaceClient(f"http://127.0.0.1:{port}", sleep=sleeps, max_retries=2)
     with pytest.raises(NamespaceConnectionError) as info:
