@@ -156,6 +156,14 @@ def selected_version() -> int | None:
     return as_version(_get(QP_VERSION))
 
 
+def history_navigation() -> bool:
+    """This run follows the browser's Back or Forward: Streamlit then gives each widget bound
+    to the URL the URL's value, or its default where the URL has none, over the session's."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return bool(getattr(get_script_run_ctx(), "is_history_navigation", False))
+
+
 # --- one-shot results and form generations, per page -----------------------------------------
 def flash(page: str, kind: str, text: str, **extra: Any) -> None:
     """A result to show once on ``page`` after the rerun that follows a write."""

@@ -33,11 +33,12 @@ def sync_selection() -> None:
     _write_query_params()
 
 
-def _write_query_params() -> None:
-    """The session's selection into the URL, only what changed. Each change sent to the
-    browser is an entry of its history (Back steps through them), so the keys removed and the
-    values set go in one update: a new namespace, with the table it drops, is one entry, and
-    Back returns to the table it left. A URL without a table names no version either."""
+def _write_query_params(drop: Sequence[str] = ()) -> None:
+    """The session's selection into the URL, only what changed, and the parameters ``drop``
+    names removed (a ``?tag=`` link of the table left). Each change sent to the browser is an
+    entry of its history (Back steps through them), so the keys removed and the values set go
+    in one update: a new namespace, with the table (and the tag link) it drops, is one entry,
+    and Back returns to the table it left. A URL without a table names no version either."""
     namespace, table = state.selection()
     branch = state.selected_branch()
     wanted: dict[str, list[str]] = {
@@ -45,7 +46,7 @@ def _write_query_params() -> None:
         state.QP_TABLE: [table] if table else [],
         state.QP_BRANCH: [branch] if table and branch != state.MAIN_BRANCH else [],
     }
-    removed = [
+    removed = [key for key in drop if key in st.query_params] + [
         key
         for key in (state.QP_BRANCH, state.QP_TABLE, state.QP_NAMESPACE)
         if not wanted[key] and key in st.query_params
@@ -89,14 +90,14 @@ def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
     """Select a namespace (and a table); updates the URL too. The version picked for the
     previous table is forgotten, and so are a ``?tag=`` link to it and its branch (the new
     table is shown on main)."""
-    if (list(namespace), table) != state.selection():
+    moved = (list(namespace), table) != state.selection()
+    if moved:
         state.forget_version()
+        state.drop(state.Versions.TAG_LINK)  # a link back to it is followed again
         state.drop(state.QP_INDEX)
         state.set_branch(None)
-        if state.QP_TAG in st.query_params:
-            del st.query_params[state.QP_TAG]
     state.set_selection(list(namespace), table)
-    _write_query_params()
+    _write_query_params(drop=(state.QP_TAG,) if moved else ())
 
 
 def set_branch(branch: str | None) -> None:

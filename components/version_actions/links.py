@@ -35,6 +35,8 @@ def apply_version_link(table_id: Sequence[str]) -> None:
     link = (tuple(table_id), tag)
     known = state.get(state.Versions.TAG_LINK)
     if known and known[0] == link:
+        if pending is None and state.selected_version() is None:
+            state.put(state.QP_VERSION, known[1])  # the box lost it (Back to the link)
         return
     version, problem = _resolve_tag(table_id, tag)
     if problem:

@@ -136,6 +136,11 @@ def render_details_section(
     )
     picked = state.as_version(chosen)
     if picked is None:
+        if chosen is None and state.history_navigation():
+            # Back or Forward to a URL without ``?version=``: Streamlit resets a box bound to
+            # the URL to its (empty) default over the session's value; the next run shows
+            # the session's (the latest, or a ``?tag=`` link's version).
+            st.rerun()
         if chosen not in (None, ""):
             feedback.show(
                 "warning",
