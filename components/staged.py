@@ -426,7 +426,7 @@ def render_staged_list(
             text.markdown(
                 feedback.as_text(
                     f"{name} · {s.operation}: {s.summary} · v{s.based_on} → v{s.version} "
-                    f"(uncommitted) · {s.rows_before:,} → {s.rows_after:,} rows"
+                    f"(uncommitted) · {s.rows_before:,} → {plural(s.rows_after, 'row')}"
                 )
                 + "  \n"
                 + feedback.as_text(where + verdict)

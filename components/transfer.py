@@ -224,9 +224,11 @@ def with_progress(work: Callable[[imports.Progress], T], bar: Any, verb: str) ->
             except TimeoutError:
                 done, total = seen["done"], seen["total"]
                 if total:
-                    bar.progress(min(done / total, 1.0), text=f"{verb} {done:,} of {total:,} rows")
+                    bar.progress(
+                        min(done / total, 1.0), text=f"{verb} {done:,} of {plural(total, 'row')}"
+                    )
                 elif done:
-                    bar.progress(0.5, text=f"{verb} {done:,} rows")
+                    bar.progress(0.5, text=f"{verb} {plural(done, 'row')}")
 
 
 def run_import(

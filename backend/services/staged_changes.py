@@ -31,6 +31,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from backend import gate
 from backend.rules import filter_rules, ids, row_rules
 from backend.services.search.query import count_rows
+from backend.text import plural
 
 from ..errors import guarded, invalid, make
 from ..local import LocalNamespace, staging
@@ -360,12 +361,13 @@ def check_staged(
                 ns, staged, f"NOT ({check.predicate}) OR ({check.predicate}) IS NULL"
             )
             if failing:
-                problems.append(f"{failing:,} of {total:,} rows fail {check.predicate}")
+                verb = "fails" if failing == 1 else "fail"
+                problems.append(f"{failing:,} of {plural(total, 'row')} {verb} {check.predicate}")
         if check.min_rows is not None and total < check.min_rows:
-            problems.append(f"{total:,} rows, fewer than {check.min_rows:,}")
+            problems.append(f"{plural(total, 'row')}, fewer than {check.min_rows:,}")
         if check.max_rows is not None and total > check.max_rows:
-            problems.append(f"{total:,} rows, more than {check.max_rows:,}")
-        detail = "; ".join(problems) if problems else f"holds ({total:,} rows)"
+            problems.append(f"{plural(total, 'row')}, more than {check.max_rows:,}")
+        detail = "; ".join(problems) if problems else f"holds ({plural(total, 'row')})"
         out.append(CheckResult(check, not problems, detail))
     return out
 

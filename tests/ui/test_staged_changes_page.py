@@ -262,8 +262,8 @@ def test_a_failed_check_blocks_the_publish(app: Any, ui_env: Path) -> None:
     failing = remaining.filter(pc.field("id") < 4).num_rows
     at = add_check(at, made, name="big ids only", predicate="id >= 4")
     assert (
-        f"big ids only: FAILS — {failing:,} of {remaining.num_rows:,} rows fail id >= 4"
-        in texts(at)
+        f"big ids only: FAILS — {failing:,} of {remaining.num_rows:,} rows "
+        f"{'fails' if failing == 1 else 'fail'} id >= 4" in texts(at)
     )
     assert button(at, "Commit atomically").disabled
     (blocked,) = [e for e in alerts(at, "error") if e.startswith("Publish blocked")]
