@@ -36,7 +36,9 @@ def apply_version_link(table_id: Sequence[str]) -> None:
     known = state.get(state.Versions.TAG_LINK)
     if known and known[0] == link:
         if pending is None and state.selected_version() is None:
-            state.put(state.QP_VERSION, known[1])  # the box lost it (Back to the link)
+            # the box is empty (Back to the link, or cleared): the link's version, as the
+            # latest is where no link is open
+            state.put(state.QP_VERSION, known[1])
         return
     version, problem = _resolve_tag(table_id, tag)
     if problem:

@@ -827,6 +827,24 @@ def test_tag_link_logs_no_session_state_warning(make_app, ui_env) -> None:
     assert [r.getMessage() for r in records if "Session State API" in r.getMessage()] == []
 
 
+def test_an_emptied_version_box_shows_the_links_version(make_app, ui_env) -> None:
+    """The Version box emptied: it shows what the link opened, a ``?tag=`` link's version
+    (the link stays), else the latest."""
+    from backend.services import tags as tagsv
+
+    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
+    at = make_app("versions", query_params={**ORDERS, "tag": "gold"})
+    assert at.selectbox(key="version").value == 2
+    at.selectbox(key="version").set_value(None).run()
+    assert_no_exception(at)
+    assert at.selectbox(key="version").value == 2
+    assert at.query_params.get("tag") == "gold"
+
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    at.selectbox(key="version").set_value(None).run()
+    assert at.selectbox(key="version").value == 3
+
+
 def test_restore_warns_of_the_indexes_it_leaves_behind_and_builds_them_again(
     make_app, ui_env
 ) -> None:
