@@ -2,11 +2,15 @@
 notebooks/transactions.ipynb (write-audit-publish, the transaction demo) on a local folder.
 
 The notebook is executed cell by cell in a real IPython kernel (nbclient), with only its
-parameters changed through ``TOUR_TARGET`` / ``TOUR_OPTIONS`` (what its parameters cell reads):
+parameters changed through ``TOUR_TARGET`` / ``TOUR_OPTIONS`` / ``TOUR_SAMPLE`` (what its
+parameters cell reads):
 
-* ``local``: a copy of the demo in a folder;
+* ``local``: a copy of the demo in a folder, with the tour's own sample (50 rows);
 * ``rest``: the same demo behind a real Lance REST server (``RestAdapter``);
 * ``s3``: the demo's files in a bucket of moto's S3 server, storage options in ``TOUR_OPTIONS``.
+
+The remote runs search from a smaller sample (:data:`REMOTE_SAMPLE`), as the tour suggests for
+roots where every search is a round trip: the figures' checks are the same, on fewer rows.
 
 Every cell asserts what it shows, so a finished run is the first check (nbclient raises on a
 failing cell, with its traceback). The effects are then read back through a separate connection,
@@ -44,6 +48,7 @@ TOUR = NOTEBOOKS / "tour.ipynb"
 TRANSACTIONS = NOTEBOOKS / "transactions.ipynb"
 TOUR_TABLE = ["sandbox", "tour"]
 DECLARED = ["sandbox", "tour_declared"]
+REMOTE_SAMPLE = 20  # rows the REST and S3 tours search from (the local one: the tour's 50)
 
 pytestmark = pytest.mark.slow  # a kernel per run, ~10 s each
 
@@ -55,14 +60,17 @@ def execute(
     *,
     path: Path = TOUR,
     prefix: str = "TOUR",
+    sample: int | None = None,
 ) -> nbformat.NotebookNode:
     """The notebook at ``path`` (the tour) executed against ``target`` (its parameters from
-    the environment: ``<prefix>_TARGET``, ``<prefix>_OPTIONS``)."""
+    the environment: ``<prefix>_TARGET``, ``<prefix>_OPTIONS``, ``<prefix>_SAMPLE``; no
+    ``sample``: the notebook's own)."""
     nb = nbformat.read(path, as_version=4)
-    names = (f"{prefix}_TARGET", f"{prefix}_OPTIONS")
+    names = (f"{prefix}_TARGET", f"{prefix}_OPTIONS", f"{prefix}_SAMPLE")
     saved = {k: os.environ.get(k) for k in names}
     os.environ[names[0]] = target
     os.environ[names[1]] = json.dumps(options)
+    os.environ[names[2]] = "" if sample is None else str(sample)
     try:
         NotebookClient(
             nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
@@ -131,6 +139,7 @@ def test_tour_on_a_local_folder(local_demo: Path, tmp_path: Path) -> None:
     text = outputs_text(nb)
     assert "chosen: {'num_partitions'" in text  # the console chose the build parameters
     assert "transaction: batch-" in text
+    assert "over 50 queries" in text  # the tour's own sample
 
     # Rendered to HTML, the charts draw without a network: plotly.js and the Vega chart inline.
     from nbconvert import HTMLExporter
@@ -146,11 +155,13 @@ def test_tour_over_rest(local_demo: Path, tmp_path: Path) -> None:
     server = RestServer(local_demo)
     try:
         before = audit_count()
-        nb = execute(server.url, {}, tmp_path)
+        nb = execute(server.url, {}, tmp_path, sample=REMOTE_SAMPLE)
         client = backend.connect(server.url, audit=False)
         check_effects(client, batch=False)  # pylance's REST server has no BatchCommitTables
         check_audited(before)
-        assert "this server does not implement BatchCommitTables" in outputs_text(nb)
+        text = outputs_text(nb)
+        assert "this server does not implement BatchCommitTables" in text
+        assert f"over {REMOTE_SAMPLE} queries" in text  # the tour's sample, from the environment
     finally:
         server.stop()
 
@@ -169,9 +180,11 @@ def s3_demo(s3_server: S3Server, tmp_path: Path) -> Iterator[str]:
 
 def test_tour_on_an_s3_bucket(s3_demo: str, s3_server: S3Server, tmp_path: Path) -> None:
     options = {"storage_options": s3_server.storage_options}
-    nb = execute(s3_demo, options, tmp_path)
+    nb = execute(s3_demo, options, tmp_path, sample=REMOTE_SAMPLE)
     check_effects(backend.connect(s3_demo, audit=False, **options), batch=True)
-    assert S3Server.SECRET_KEY not in outputs_text(nb)  # the storage secret never shown
+    text = outputs_text(nb)
+    assert S3Server.SECRET_KEY not in text  # the storage secret never shown
+    assert f"over {REMOTE_SAMPLE} queries" in text
 
 
 def test_transactions_notebook_on_a_local_folder(local_demo: Path, tmp_path: Path) -> None:
