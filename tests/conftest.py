@@ -255,6 +255,17 @@ class S3Server:
         self.client().create_bucket(Bucket=name)
         return name
 
+    def copy_bucket(self, source: str) -> str:
+        """A new bucket holding a copy of every object of ``source`` (copied in the server)."""
+        name = self.new_bucket()
+        s3 = self.client()
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=source):
+            for o in page.get("Contents", []):
+                s3.copy_object(
+                    Bucket=name, Key=o["Key"], CopySource={"Bucket": source, "Key": o["Key"]}
+                )
+        return name
+
     @property
     def storage_options(self) -> dict[str, str]:
         return {

@@ -12,6 +12,7 @@ conditional writes are not exclusive, a catalog commit another writer's replaced
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -268,38 +269,52 @@ def test_a_single_write_racing_a_batch_is_not_lost(s3_root, tmp_path) -> None:
 # -- crashes ----------------------------------------------------------------------------------
 
 
-@pytest.mark.slow  # a child process killed at each checkpoint: ~25 s
+@pytest.mark.slow  # a child process killed at each checkpoint: ~15 s
 def test_kill_at_every_checkpoint_then_recover(s3_server, children, tmp_path) -> None:
     """A fresh bucket per kill point: the dead writer's lease expires, the next open recovers,
     and the namespace is exactly as before or exactly as after the batch. Every writer is
-    killed first, then all their leases run out together, then each bucket is reopened."""
+    killed first, then all their leases run out together, then each bucket is reopened. Each
+    fresh bucket is a copy of one seeded bucket, made in the server (its staged manifest named
+    in the copy), so that what "before" is is read once."""
     child = children[0]
+    template = s3_server.new_bucket()
+    template_ns = backend.connect(
+        f"s3://{template}/root", storage_options=s3_server.storage_options
+    )
+    template_staged = _seed(template_ns, s3_server)["staged"]
+    before = bucket_state(s3_server, template)
 
     def fresh() -> tuple[S3Root, dict[str, Any]]:
-        bucket = s3_server.new_bucket()
+        bucket = s3_server.copy_bucket(template)
         target = f"s3://{bucket}/root"
         ns = backend.connect(target, storage_options=s3_server.storage_options)
-        return S3Root(ns, bucket, target, s3_server), _seed(ns, s3_server)
+        staged = dataclasses.replace(
+            template_staged,
+            manifest_path=template_staged.manifest_path.replace(
+                f"s3://{template}/", f"s3://{bucket}/", 1
+            ),
+        )
+        return S3Root(ns, bucket, target, s3_server), {"staged": staged}
 
     root, seeded = fresh()
+    assert bucket_state(s3_server, root.bucket) == before  # the copy is the seeded namespace
     assert child.run(**_job(root, _mixed(seeded["staged"]), tmp_path, "count", mode="count")) == {
         "exit": 0
     }
     counted = json.loads((tmp_path / "count.log").read_text())
     calls = counted["calls"]
     decide = next(i for i, _, phase in calls if phase == "commit.decide")
-    killed: list[tuple[int, str, S3Root, dict[str, Any]]] = []
+    killed: list[tuple[int, str, S3Root]] = []
     for index, _step, phase in calls:
         root, seeded = fresh()
-        before = bucket_state(s3_server, root.bucket)
         job = _job(
             root, _mixed(seeded["staged"]), tmp_path, f"kill{index}", mode="kill", kill_at=index
         )
         assert child.run(**job) == {"signal": 9}, (index, phase)
-        killed.append((index, phase, root, before))
+        killed.append((index, phase, root))
     time.sleep(float(LEASE) + 0.2)  # every dead writer's lease expires
     seen = set()
-    for index, phase, root, before in killed:
+    for index, phase, root in killed:
         reopened = backend.connect(root.target, storage_options=s3_server.storage_options)
         where = f"killed at checkpoint {index} ({phase})"
         # No journal, decision or hidden manifest is left; at most the dead writer's expired
