@@ -1,16 +1,20 @@
 """``lance-console maintain TARGET [--dry-run] [--namespace NS] [--job]`` run as a child process
 on a temporary local namespace, as cron would run it: a dry run changes nothing (versions and
 files unchanged) and says what it would do; a real run compacts and exits 0 (checked with lance),
-with ``--job`` as a job the consoles list; an action that cannot run exits 1; bad input exits 2
-with the reason."""
+with ``--job`` as a job the consoles list. An action that cannot run exits 1 and bad input exits 2
+with the reason: those refusals are checked through the command's own ``main`` in this process
+(its exit code, its output and its errors), one child process each adding only its start-up."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import lance
 import pyarrow as pa
@@ -44,6 +48,23 @@ def maintain(*args: str, audit_dir: Path, env: dict[str, str] | None = None):
         text=True,
         timeout=240,
     )
+
+
+def maintain_here(
+    *args: str, audit_dir: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``lance-console maintain ARGS`` through ``backend.launcher.maintain.main`` in this process
+    (usage errors are argparse's, on stderr): its exit code, output and errors."""
+    from backend.launcher import maintain as command
+
+    with monkeypatch.context() as mp:
+        mp.setenv("LANCE_CONSOLE_AUDIT_DIR", str(audit_dir))
+        for key, value in (env or {}).items():
+            mp.setenv(key, value)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = command.main(list(args), out=out, err=err)
+    return subprocess.CompletedProcess(["maintain", *args], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
@@ -126,10 +147,14 @@ def test_a_run_recorded_as_a_job_is_listed_by_the_consoles(crafted, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_failures_exit_non_zero(crafted, tmp_path: Path) -> None:
+def test_failures_exit_non_zero(crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, path = crafted
     audit_dir = tmp_path / "audit"
     before = versions(path)
+
+    def maintain(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        return maintain_here(*args, monkeypatch=monkeypatch, **kwargs)
+
     # a write the gate refuses (read-only): the action is not run, exit 1
     refused = maintain(str(root), audit_dir=audit_dir, env={"LANCE_CONSOLE_READ_ONLY": "1"})
     assert refused.returncode == 1, refused.stdout + refused.stderr
