@@ -433,6 +433,22 @@ time.sleep(30)
 """
 
 
+def _await_sigterm_handler(pid: int, timeout_s: float = 30) -> None:
+    """Until process ``pid`` catches SIGTERM (Linux: the ``SigCgt`` mask of its status): the
+    supervisor installs its handler after it started the child, which may say "ready" first."""
+    bit = 1 << (signal.SIGTERM - 1)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = int(
+            next(line for line in status.splitlines() if line.startswith("SigCgt:"))[7:], 16
+        )
+        if caught & bit:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never caught SIGTERM")
+
+
 def _supervised(child_code: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", SUPERVISOR, child_code],
@@ -455,6 +471,7 @@ def test_signals_reach_streamlit(sig: signal.Signals, expected: int) -> None:
     proc = _supervised(SLEEPER)
     try:
         assert proc.stdout.readline().strip() == "ready"
+        _await_sigterm_handler(proc.pid)
         proc.send_signal(sig)
         # SIGINT: passed on after a grace period, the child exits 0 -> clean exit.
         # SIGTERM: forwarded at once, the child dies of it -> 128 + 15.
