@@ -38,7 +38,7 @@ import threading
 import time
 import urllib.request
 import webbrowser
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -486,10 +486,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lance-console: storage options {storage.shown()}", flush=True)
     if args.ray_address:
         print(f"lance-console: Ray executor: jobs run on Ray join {args.ray_address}", flush=True)
-    proc = subprocess.Popen(command, env=env)
-    if not args.no_browser:
-        _open_browser_when_ready(url, proc)
-    return _supervise(proc)
+
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen(command, env=env)
+        if not args.no_browser:
+            _open_browser_when_ready(url, proc)
+        return proc
+
+    return _supervise(start)
 
 
 def _open_browser_when_ready(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
@@ -510,18 +514,32 @@ def _open_browser_when_ready(url: str, proc: subprocess.Popen, timeout: float = 
     threading.Thread(target=wait_and_open, name="open-browser", daemon=True).start()
 
 
-def _supervise(proc: subprocess.Popen) -> int:
-    """Wait for streamlit and return its exit code; SIGTERM is forwarded to it.
+def _supervise(start: Callable[[], subprocess.Popen]) -> int:
+    """Start streamlit (``start``), wait for it and return its exit code; SIGTERM is forwarded
+    to it, also one that arrives while it is being started (passed on once it exists).
 
     Ctrl-C in a terminal reaches both processes; if only this one got it, it is passed on.
     Streamlit gets a few seconds to stop, then SIGTERM, then SIGKILL; the exit code is
     streamlit's own when it stopped by itself, 130 otherwise.
     """
+    started: list[subprocess.Popen] = []
+    early: list[int] = []
+
+    def forward(signum: int, _frame: Any) -> None:
+        if started:
+            started[0].send_signal(signum)
+        else:
+            early.append(signum)
+
     previous = None
     with contextlib.suppress(ValueError):  # not the main thread: leave SIGTERM alone
-        previous = signal.signal(signal.SIGTERM, lambda signum, _frame: proc.send_signal(signum))
+        previous = signal.signal(signal.SIGTERM, forward)
     try:
+        proc = start()
+        started.append(proc)
         try:
+            for signum in early:
+                proc.send_signal(signum)
             return _exit_code(proc.wait())
         except KeyboardInterrupt:
             pass

@@ -420,10 +420,15 @@ def test_read_only_launch(tmp_path: Path, monkeypatch) -> None:
 
 
 SUPERVISOR = """
-import subprocess, sys
+import os, signal, subprocess, sys
 from backend.launcher.cli import _supervise
-child = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
-sys.exit(_supervise(child))
+
+def start():
+    if sys.argv[2:] == ["term-while-starting"]:
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives before the child exists
+    return subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+
+sys.exit(_supervise(start))
 """
 SLEEPER = """
 import signal, sys, time
@@ -433,25 +438,9 @@ time.sleep(30)
 """
 
 
-def _await_sigterm_handler(pid: int, timeout_s: float = 30) -> None:
-    """Until process ``pid`` catches SIGTERM (Linux: the ``SigCgt`` mask of its status): the
-    supervisor installs its handler after it started the child, which may say "ready" first."""
-    bit = 1 << (signal.SIGTERM - 1)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = Path(f"/proc/{pid}/status").read_text()
-        caught = int(
-            next(line for line in status.splitlines() if line.startswith("SigCgt:"))[7:], 16
-        )
-        if caught & bit:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} never caught SIGTERM")
-
-
-def _supervised(child_code: str) -> subprocess.Popen:
+def _supervised(child_code: str, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", SUPERVISOR, child_code],
+        [sys.executable, "-c", SUPERVISOR, child_code, *extra],
         cwd=cli.repo_dir(),
         stdout=subprocess.PIPE,
         text=True,
@@ -465,14 +454,26 @@ def test_child_exit_code_is_forwarded() -> None:
     assert proc.wait(timeout=60) == 3
 
 
+@pytest.mark.slow  # a child process
+def test_sigterm_while_streamlit_starts_is_passed_on() -> None:
+    """A SIGTERM that arrives before the child exists is kept and passed on once it does: the
+    child dies of it (128 + 15), rather than the launcher dying and leaving it running."""
+    proc = _supervised(SLEEPER, "term-while-starting")
+    try:
+        assert proc.wait(timeout=60) == 128 + 15
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.slow  # a supervised child process per signal
 @pytest.mark.parametrize(("sig", "expected"), [(signal.SIGINT, 0), (signal.SIGTERM, 128 + 15)])
 def test_signals_reach_streamlit(sig: signal.Signals, expected: int) -> None:
     proc = _supervised(SLEEPER)
     try:
         assert proc.stdout.readline().strip() == "ready"
-        _await_sigterm_handler(proc.pid)
-        proc.send_signal(sig)
+        proc.send_signal(sig)  # the supervisor forwards SIGTERM from before the child starts
         # SIGINT: passed on after a grace period, the child exits 0 -> clean exit.
         # SIGTERM: forwarded at once, the child dies of it -> 128 + 15.
         assert proc.wait(timeout=60) == expected
