@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from unittest import mock
 
 import lance
 import pyarrow as pa
@@ -51,16 +51,14 @@ def maintain(*args: str, audit_dir: Path, env: dict[str, str] | None = None):
 
 
 def maintain_here(
-    *args: str, audit_dir: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str] | None = None
+    *args: str, audit_dir: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``lance-console maintain ARGS`` through ``backend.launcher.maintain.main`` in this process
-    (usage errors are argparse's, on stderr): its exit code, output and errors."""
+    (usage errors are argparse's, on stderr), the environment set as for :func:`maintain` for
+    the call only: its exit code, output and errors."""
     from backend.launcher import maintain as command
 
-    with monkeypatch.context() as mp:
-        mp.setenv("LANCE_CONSOLE_AUDIT_DIR", str(audit_dir))
-        for key, value in (env or {}).items():
-            mp.setenv(key, value)
+    with mock.patch.dict(os.environ, {"LANCE_CONSOLE_AUDIT_DIR": str(audit_dir), **(env or {})}):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err):
             code = command.main(list(args), out=out, err=err)
@@ -147,16 +145,12 @@ def test_a_run_recorded_as_a_job_is_listed_by_the_consoles(crafted, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_failures_exit_non_zero(crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failures_exit_non_zero(crafted, tmp_path: Path) -> None:
     root, path = crafted
     audit_dir = tmp_path / "audit"
     before = versions(path)
-
-    def maintain(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        return maintain_here(*args, monkeypatch=monkeypatch, **kwargs)
-
     # a write the gate refuses (read-only): the action is not run, exit 1
-    refused = maintain(str(root), audit_dir=audit_dir, env={"LANCE_CONSOLE_READ_ONLY": "1"})
+    refused = maintain_here(str(root), audit_dir=audit_dir, env={"LANCE_CONSOLE_READ_ONLY": "1"})
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "a › t  compact: skipped: LANCE_CONSOLE_READ_ONLY is set" in refused.stdout
     assert versions(path) == before
@@ -165,15 +159,15 @@ def test_failures_exit_non_zero(crafted, tmp_path: Path, monkeypatch: pytest.Mon
     create_table(ns, ["a", "gone"], rows(0, 5))
     mt.save_policy(ns, ["a"], {"kinds": {"compact": {}}, "tables": {"gone": {"compact": False}}})
     ns.drop_table(DropTableRequest(id=["a", "gone"]))
-    stale = maintain(str(root), audit_dir=audit_dir)
+    stale = maintain_here(str(root), audit_dir=audit_dir)
     assert stale.returncode == 2
     assert "names a table it does not have (dropped or renamed?): gone" in stale.stderr
     assert "Traceback" not in stale.stderr and versions(path) == before
     # bad targets and options
-    missing = maintain(str(tmp_path / "nowhere"), audit_dir=audit_dir)
+    missing = maintain_here(str(tmp_path / "nowhere"), audit_dir=audit_dir)
     assert missing.returncode == 2 and "does not exist; nothing was created" in missing.stderr
     assert not (tmp_path / "nowhere").exists()
-    unknown = maintain(str(root), "--namespace", "zz", audit_dir=audit_dir)
+    unknown = maintain_here(str(root), "--namespace", "zz", audit_dir=audit_dir)
     assert unknown.returncode == 2 and "namespace zz does not exist" in unknown.stderr
-    usage = maintain(audit_dir=audit_dir)
+    usage = maintain_here(audit_dir=audit_dir)
     assert usage.returncode == 2 and "usage: lance-console maintain" in usage.stderr
