@@ -473,7 +473,7 @@ def test_signals_reach_streamlit(sig: signal.Signals, expected: int) -> None:
     proc = _supervised(SLEEPER)
     try:
         assert proc.stdout.readline().strip() == "ready"
-        proc.send_signal(sig)  # the supervisor forwards SIGTERM from before the child starts
+        proc.send_signal(sig)
         # SIGINT: passed on after a grace period, the child exits 0 -> clean exit.
         # SIGTERM: forwarded at once, the child dies of it -> 128 + 15.
         assert proc.wait(timeout=60) == expected
