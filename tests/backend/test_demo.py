@@ -419,9 +419,14 @@ def test_read_only_launch(tmp_path: Path, monkeypatch) -> None:
     assert cli.build_parser().parse_args([str(tmp_path)]).read_only is False
 
 
+# The supervisor starts with Ctrl-C's default action, as from a terminal: pytest-xdist's workers
+# ignore SIGINT, and a child process inherits an ignored signal (Python then raises no
+# KeyboardInterrupt for it).
 SUPERVISOR = """
 import os, signal, subprocess, sys
 from backend.launcher.cli import _supervise
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def start():
     if sys.argv[2:] == ["term-while-starting"]:
@@ -430,11 +435,13 @@ def start():
 
 sys.exit(_supervise(start))
 """
+# Exits 0 on SIGINT; 7 if no signal came within its sleep (a signal lost on the way).
 SLEEPER = """
 import signal, sys, time
 signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
 print("ready", flush=True)
 time.sleep(30)
+sys.exit(7)
 """
 
 
