@@ -23,8 +23,9 @@ from components.writes import (
 def apply_version_link(table_id: Sequence[str]) -> None:
     """Before the version picker renders: the version a write asked to show
     (``state.show_version``), else the version of a ``?tag=`` link, resolved once per link and
-    table (later picks are the user's). An unknown tag is a warning, once: the link leaves
-    the URL and the picker shows what it would have shown without it."""
+    table (later picks are the user's; Back or Forward to the link shows its version again).
+    An unknown tag is a warning, once: the link leaves the URL and the picker shows what it
+    would have shown without it."""
     pending = state.drop(state.Versions.PENDING)
     if pending is not None:
         state.put(state.QP_VERSION, int(pending))
@@ -39,6 +40,8 @@ def apply_version_link(table_id: Sequence[str]) -> None:
             # the box is empty (Back to the link, or cleared): the link's version, as the
             # latest is where no link is open
             state.put(state.QP_VERSION, known[1])
+        elif pending is None:
+            _rerun_for_link_version(known[1])
         return
     version, problem = _resolve_tag(table_id, tag)
     if problem:
@@ -50,6 +53,18 @@ def apply_version_link(table_id: Sequence[str]) -> None:
     state.open_manage_tab(TAGS_TAB)  # the link's tag is shown with the others
     if pending is None:
         state.put(state.QP_VERSION, version)
+        _rerun_for_link_version(version)
+
+
+def _rerun_for_link_version(version: int) -> None:
+    """Back or Forward to a tag link whose URL names another version too: the version picked
+    under the link, which the box bound to the URL wrote into the link's history entry before
+    the tag left the URL. Streamlit gives the box the URL's version in this run; the next run
+    shows the link's, as a fresh load of the link does (one more run, on Back or Forward only)."""
+    named = state.as_version(st.query_params.get(state.QP_VERSION))
+    if state.history_navigation() and named is not None and named != version:
+        state.put(state.Versions.PENDING, version)
+        st.rerun()
 
 
 def _resolve_tag(table_id: Sequence[str], tag: str) -> tuple[int | None, str | None]:

@@ -37,6 +37,7 @@ from .harness import (
     metric,
     open_lazy,
     pick_in_form,
+    pick_version,
     section,
     settle,
     submit,
@@ -150,6 +151,21 @@ def test_tag_deep_link_and_time_travel(
         re.compile(rf"/versions\?ns={namespace}&table=t&tag=gold(&version=2)?$")
     )
     expect(metric(section(main, "Version details"), "Operation")).to_have_text("Append")
+    # Another version picked under the tag link: the URL names it and no longer the tag; Back
+    # returns to the link, its version shown again.
+    pick_version(main, 3)
+    expect(page).to_have_url(f"{console.url}/versions?ns={namespace}&table=t&version=3")
+    page.go_back()
+    expect(version_box(main)).to_have_value("2")
+    expect(page).to_have_url(
+        re.compile(rf"/versions\?ns={namespace}&table=t&tag=gold(&version=2)?$")
+    )
+    expect(metric(section(main, "Version details"), "Version")).to_have_text("2")
+    page.go_forward()
+    expect(version_box(main)).to_have_value("3")
+    expect(page).to_have_url(f"{console.url}/versions?ns={namespace}&table=t&version=3")
+    page.go_back()
+    expect(version_box(main)).to_have_value("2")
     # ... and its data, as it was at v2: 8 rows.
     after_rerun(page, main.get_by_role("button", name="Browse the data at v2").click)
     expect(page).to_have_url(re.compile(r"/search\?(?=.*[?&]version=2(&|$))(?=.*[?&]tab=preview)"))
