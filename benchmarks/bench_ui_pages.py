@@ -55,6 +55,10 @@ Usage::
     .venv/bin/python benchmarks/bench_ui_pages.py --catalog --root ~/.cache/lance-bench
     .venv/bin/python benchmarks/bench_ui_pages.py --backend rest --only versions,tables
     .venv/bin/python benchmarks/bench_ui_pages.py --cold          # first-visit loads
+    .venv/bin/python benchmarks/bench_ui_pages.py --catalog --twin   # and this run's noise
+
+``--twin``: a second console server of the same code joins every round; twin/frame beside
+console/frame is how far two identical pages differ in one run.
 """
 
 from __future__ import annotations
@@ -355,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=5, help="measured loads per page")
     parser.add_argument(
+        "--twin",
+        action="store_true",
+        help="a second console server of the same code, loaded in the same rounds: twin/frame "
+        "beside console/frame shows how far two identical pages differ in one run",
+    )
+    parser.add_argument(
         "--cold",
         action="store_true",
         help="a fresh browser context (empty HTTP cache) for every load",
@@ -493,11 +503,22 @@ def run(
         },
         log_path=tmp / "bare.log",
     )
-    rows: list[tuple[str, Medians, Medians, Medians]] = []
+    twin = (
+        StreamlitServer(
+            script=REPO / "app" / "main.py",
+            env={**common_env, "LANCE_CONSOLE_TARGET": target},
+            log_path=tmp / "twin.log",
+        )
+        if args.twin
+        else None
+    )
+    rows: list[tuple[str, Medians, Medians, Medians, Medians | None]] = []
     memory: list[tuple[str, float | None]] = []
     try:
         console.start()
         bare.start()
+        if twin is not None:
+            twin.start()
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
             try:
@@ -506,12 +527,13 @@ def run(
                     c_url = page_url_for(console.url, sc.console_path, **sc.console_query)
                     b_url = page_url_for(bare.url, "", **sc.bare_query)
                     f_url = page_url_for(bare.url, sc.console_path, **sc.bare_query, frame="1")
+                    pages = [(c_url, sc.console_ready), (b_url, MAIN_GRID), (f_url, MAIN_GRID)]
+                    if twin is not None:
+                        t_url = page_url_for(twin.url, sc.console_path, **sc.console_query)
+                        pages.append((t_url, sc.console_ready))
                     try:
-                        c_runs, b_runs, f_runs = measure(
-                            browser,
-                            [(c_url, sc.console_ready), (b_url, MAIN_GRID), (f_url, MAIN_GRID)],
-                            args.runs,
-                            cold=args.cold,
+                        c_runs, b_runs, f_runs, *t_runs = measure(
+                            browser, pages, args.runs, cold=args.cold
                         )
                     except Exception as err:
                         _log(f"  {sc.name} failed: {err}")
@@ -522,9 +544,16 @@ def run(
                         f"  console {[round(x.ms) for x in c_runs]} "
                         f"bare {[round(x.ms) for x in b_runs]} "
                         f"frame {[round(x.ms) for x in f_runs]}"
+                        + (f" twin {[round(x.ms) for x in t_runs[0]]}" if t_runs else "")
                     )
                     rows.append(
-                        (sc.label, Medians.of(c_runs), Medians.of(b_runs), Medians.of(f_runs))
+                        (
+                            sc.label,
+                            Medians.of(c_runs),
+                            Medians.of(b_runs),
+                            Medians.of(f_runs),
+                            Medians.of(t_runs[0]) if t_runs else None,
+                        )
                     )
                     assert console.proc is not None
                     memory.append((f"after {sc.name}", peak_rss_mib(console.proc.pid)))
@@ -543,6 +572,8 @@ def run(
     finally:
         console.stop()
         bare.stop()
+        if twin is not None:
+            twin.stop()
         if rest is not None:
             rest.stop()
 
@@ -558,8 +589,9 @@ def run(
         f"{'scenario':<42}{'console':>9}{'bare':>7}{'frame':>7}{'ratio':>7}  target {TARGET_RATIO}x"
         f"{'frame/bare':>12}{'console/frame':>15}  target {FRAME_TARGET}x"
         f"{'JS console':>12}{'JS bare':>9}{'JS frame':>10}"
+        + (f"{'twin/frame':>12}" if twin is not None else "")
     )
-    for label, c, b, f in rows:
+    for label, c, b, f, t in rows:
         ratio = c.ms / b.ms
         verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
         frame_ratio = c.ms / f.ms
@@ -568,11 +600,18 @@ def run(
             f"{label:<42}{c.ms:>9.0f}{b.ms:>7.0f}{f.ms:>7.0f}{ratio:>7.2f}  {verdict:<12}"
             f"{f.ms / b.ms:>12.2f}{frame_ratio:>15.2f}  {frame_verdict:<12}"
             f"{c.js:>12.0f}{b.js:>9.0f}{f.js:>10.0f}"
+            + (f"{t.ms / f.ms:>12.2f}" if t is not None else "")
         )
     print(
         "ms: navigation to rendered (median). ratio = console/bare; console/frame: the page's "
         "own content against the bare grid inside the console's navigation and connection "
         "sidebar. JS: the tab's main-thread JavaScript time until rendered (median)."
+        + (
+            " twin/frame: a second console server of the same code, in the same rounds; its "
+            "distance from console/frame is this run's noise."
+            if twin is not None
+            else ""
+        )
     )
     for when, mib in memory:
         shown = f"{mib:,.0f} MiB" if mib is not None else "n/a"
