@@ -140,32 +140,31 @@ def test_tag_deep_link_and_time_travel(
     # ... with the Tags tab open, saying so.
     expect(manage_versions(page, "Tags").get_by_text("v2 is tagged gold.")).to_be_visible()
     shot("deep-link")
+
     # Another namespace picked: the tag leaves the URL with the table, in one change, so one
     # Back returns to the tag link, its version shown again (the box bound to the URL, which
     # names no version, is not left empty).
+    def back_at_the_link() -> None:
+        page.go_back()
+        expect(version_box(main)).to_have_value("2")
+        expect(page).to_have_url(
+            re.compile(rf"/versions\?ns={namespace}&table=t&tag=gold(&version=2)?$")
+        )
+        expect(metric(section(main, "Version details"), "Operation")).to_have_text("Append")
+
     choose(main, "Namespace", E2E_NAMESPACE)
     expect(page).to_have_url(f"{console.url}/versions?ns={E2E_NAMESPACE}")
-    page.go_back()
-    expect(version_box(main)).to_have_value("2")
-    expect(page).to_have_url(
-        re.compile(rf"/versions\?ns={namespace}&table=t&tag=gold(&version=2)?$")
-    )
-    expect(metric(section(main, "Version details"), "Operation")).to_have_text("Append")
+    back_at_the_link()
     # Another version picked under the tag link: the URL names it and no longer the tag; Back
-    # returns to the link, its version shown again.
+    # returns to the link, its version shown again, and Forward to the version picked.
+    v3 = f"{console.url}/versions?ns={namespace}&table=t&version=3"
     pick_version(main, 3)
-    expect(page).to_have_url(f"{console.url}/versions?ns={namespace}&table=t&version=3")
-    page.go_back()
-    expect(version_box(main)).to_have_value("2")
-    expect(page).to_have_url(
-        re.compile(rf"/versions\?ns={namespace}&table=t&tag=gold(&version=2)?$")
-    )
-    expect(metric(section(main, "Version details"), "Version")).to_have_text("2")
+    expect(page).to_have_url(v3)
+    back_at_the_link()
     page.go_forward()
     expect(version_box(main)).to_have_value("3")
-    expect(page).to_have_url(f"{console.url}/versions?ns={namespace}&table=t&version=3")
-    page.go_back()
-    expect(version_box(main)).to_have_value("2")
+    expect(page).to_have_url(v3)
+    back_at_the_link()
     # ... and its data, as it was at v2: 8 rows.
     after_rerun(page, main.get_by_role("button", name="Browse the data at v2").click)
     expect(page).to_have_url(re.compile(r"/search\?(?=.*[?&]version=2(&|$))(?=.*[?&]tab=preview)"))
