@@ -43,9 +43,9 @@ def apply_version_link(table_id: Sequence[str]) -> None:
         elif pending is None:
             _rerun_for_link_version(known[1])
         return
-    version, problem = _resolve_tag(table_id, tag)
-    if problem:
-        feedback.show("warning", problem)
+    version = _resolve_tag(table_id, tag)
+    if isinstance(version, str):  # what went wrong
+        feedback.show("warning", version)
         del st.query_params[state.QP_TAG]
         state.drop(state.Versions.TAG_LINK)
         return
@@ -67,16 +67,14 @@ def _rerun_for_link_version(version: int) -> None:
         st.rerun()
 
 
-def _resolve_tag(table_id: Sequence[str], tag: str) -> tuple[int | None, str | None]:
+def _resolve_tag(table_id: Sequence[str], tag: str) -> int | str:
+    """The version ``tag`` names on ``table_id``, or a sentence saying why it cannot be had."""
     try:
-        return tag_version(tuple(table_id), tag), None
+        return tag_version(tuple(table_id), tag)
     except TableTagNotFoundError:
-        return (
-            None,
-            f"The link's tag {tag} does not exist on {ids.display_id(table_id)} (deleted, or never made).",
-        )
+        return f"The link's tag {tag} does not exist on {ids.display_id(table_id)} (deleted, or never made)."
     except LanceNamespaceError as err:
-        return None, f"The link's tag {tag} could not be resolved. " + feedback.error_text(err)
+        return f"The link's tag {tag} could not be resolved. " + feedback.error_text(err)
 
 
 def follow_version_link(picked: int) -> None:
