@@ -161,10 +161,12 @@ def test_tag_deep_link_and_time_travel(
     pick_version(main, 3)
     expect(page).to_have_url(v3)
     back_at_the_link()
+    shot("back-to-link")
     page.go_forward()
     expect(version_box(main)).to_have_value("3")
     expect(page).to_have_url(v3)
     back_at_the_link()
+    shot("back-to-link")
     # ... and its data, as it was at v2: 8 rows.
     after_rerun(page, main.get_by_role("button", name="Browse the data at v2").click)
     expect(page).to_have_url(re.compile(r"/search\?(?=.*[?&]version=2(&|$))(?=.*[?&]tab=preview)"))
