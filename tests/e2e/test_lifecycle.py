@@ -141,10 +141,8 @@ def test_tag_deep_link_and_time_travel(
     expect(manage_versions(page, "Tags").get_by_text("v2 is tagged gold.")).to_be_visible()
     shot("deep-link")
 
-    # Another namespace picked: the tag leaves the URL with the table, in one change, so one
-    # Back returns to the tag link, its version shown again (the box bound to the URL, which
-    # names no version, is not left empty).
     def back_at_the_link() -> None:
+        """Back, to the tag link: its version in the box and its details, the tag in the URL."""
         page.go_back()
         expect(version_box(main)).to_have_value("2")
         expect(page).to_have_url(
@@ -152,6 +150,9 @@ def test_tag_deep_link_and_time_travel(
         )
         expect(metric(section(main, "Version details"), "Operation")).to_have_text("Append")
 
+    # Another namespace picked: the tag leaves the URL with the table, in one change, so one
+    # Back returns to the tag link, its version shown again (the box bound to the URL, which
+    # names no version, is not left empty).
     choose(main, "Namespace", E2E_NAMESPACE)
     expect(page).to_have_url(f"{console.url}/versions?ns={E2E_NAMESPACE}")
     back_at_the_link()
@@ -161,7 +162,6 @@ def test_tag_deep_link_and_time_travel(
     pick_version(main, 3)
     expect(page).to_have_url(v3)
     back_at_the_link()
-    shot("back-to-link")
     page.go_forward()
     expect(version_box(main)).to_have_value("3")
     expect(page).to_have_url(v3)
