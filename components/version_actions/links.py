@@ -36,12 +36,13 @@ def apply_version_link(table_id: Sequence[str]) -> None:
     link = (tuple(table_id), tag)
     known = state.get(state.Versions.TAG_LINK)
     if known and known[0] == link:
-        if pending is None and state.selected_version() is None:
-            # the box is empty (Back to the link, or cleared): the link's version, as the
-            # latest is where no link is open
-            state.put(state.QP_VERSION, known[1])
-        elif pending is None:
-            _rerun_for_link_version(known[1])
+        if pending is None:
+            if state.selected_version() is None:
+                # the box is empty (Back to the link, or cleared): the link's version, as the
+                # latest is where no link is open
+                state.put(state.QP_VERSION, known[1])
+            else:
+                _rerun_for_link_version(known[1])
         return
     version = _resolve_tag(table_id, tag)
     if isinstance(version, str):  # what went wrong
