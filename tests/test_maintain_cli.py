@@ -35,15 +35,15 @@ def rows(start: int, n: int) -> pa.Table:
     return pa.table({"id": pa.array(range(start, start + n), pa.int64())})
 
 
+def command_env(audit_dir: Path, env: dict[str, str] | None) -> dict[str, str]:
+    """What the command's environment adds: the audit log's folder, then ``env``."""
+    return {"LANCE_CONSOLE_AUDIT_DIR": str(audit_dir), **(env or {})}
+
+
 def maintain(*args: str, audit_dir: Path, env: dict[str, str] | None = None):
     return subprocess.run(
         [sys.executable, "-m", "backend.launcher.cli", "maintain", *args],
-        env={
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "LANCE_CONSOLE_AUDIT_DIR": str(audit_dir),
-            **(env or {}),
-        },
+        env={**os.environ, "PYTHONPATH": str(REPO), **command_env(audit_dir, env)},
         capture_output=True,
         text=True,
         timeout=240,
@@ -58,7 +58,7 @@ def maintain_here(
     the call only: its exit code, output and errors."""
     from backend.launcher import maintain as command
 
-    with mock.patch.dict(os.environ, {"LANCE_CONSOLE_AUDIT_DIR": str(audit_dir), **(env or {})}):
+    with mock.patch.dict(os.environ, command_env(audit_dir, env)):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err):
             code = command.main(list(args), out=out, err=err)
