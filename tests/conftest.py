@@ -11,7 +11,10 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import select
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -52,19 +55,78 @@ def _component_manifests_scanned_once() -> Iterator[None]:
     manifest_scanner.scan_component_manifests = original
 
 
+# Every REST server of a test process runs in one child process: pylance's RestAdapter, started
+# on a root ("start ROOT": its port) and stopped ("stop PORT"), one answer line per request.
+_REST_SERVERS = """
+import sys
+from lance.namespace import RestAdapter
+
+servers = {}
+for line in sys.stdin:
+    verb, _, arg = line.rstrip("\\n").partition(" ")
+    try:
+        if verb == "start":
+            adapter = RestAdapter("dir", {"root": arg}, host="127.0.0.1", port=0)
+            adapter.start()
+            servers[adapter.port] = adapter
+            print(adapter.port, flush=True)
+        else:
+            servers.pop(int(arg)).stop()
+            print("stopped", flush=True)
+    except Exception as err:
+        print("error", " ".join(repr(err).split()), flush=True)
+"""
+
+
 class RestServer:
-    """A real Lance REST namespace server on an ephemeral loopback port."""
+    """A real Lance REST namespace server (pylance's ``RestAdapter``) on an ephemeral loopback
+    port. The servers run in a child process shared by the test process's servers (started
+    once, about 1 s), not in the test process: there, ``RestAdapter.stop()`` waits for the
+    connections in flight without letting the process's other threads run, so a request of a
+    console's background thread (the tables list's figures) was never finished and the stop
+    never returned (a hung suite). An answer the child does not give within
+    :data:`ANSWER_TIMEOUT_S` is an error, not a wait without end."""
+
+    ANSWER_TIMEOUT_S = 60.0
+    _lock = threading.Lock()
+    _host: ClassVar[subprocess.Popen[str] | None] = None
 
     def __init__(self, root: Path):
-        from lance.namespace import RestAdapter
-
         self.root = root
-        self.adapter = RestAdapter("dir", {"root": str(root)}, host="127.0.0.1", port=0)
-        self.adapter.start()
-        self.url = f"http://127.0.0.1:{self.adapter.port}"
+        answer = self._ask(f"start {root}")
+        if not answer.isdigit():
+            raise RuntimeError(f"the REST server on {root} did not start: {answer}")
+        self.port = int(answer)
+        self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        self.adapter.stop()
+        answer = self._ask(f"stop {self.port}")
+        if answer != "stopped":
+            raise RuntimeError(f"the REST server at {self.url} did not stop: {answer}")
+
+    @classmethod
+    def _ask(cls, request: str) -> str:
+        """The child's answer to ``request`` (the child started first if need be)."""
+        with cls._lock:
+            host = cls._host
+            if host is None or host.poll() is not None:
+                host = cls._host = subprocess.Popen(
+                    [sys.executable, "-c", _REST_SERVERS],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            assert host.stdin is not None and host.stdout is not None
+            host.stdin.write(request + "\n")
+            host.stdin.flush()
+            if not select.select([host.stdout], [], [], cls.ANSWER_TIMEOUT_S)[0]:
+                host.kill()  # its servers go with it; the next request starts another
+                host.wait()
+                raise RuntimeError(
+                    f"the REST servers' process gave no answer to {request!r} within "
+                    f"{cls.ANSWER_TIMEOUT_S:.0f} s"
+                )
+            return host.stdout.readline().strip()
 
 
 @pytest.fixture

@@ -11,7 +11,10 @@ import json
 import os
 import shlex
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import lance_namespace as ln
 import pyarrow as pa
@@ -21,6 +24,7 @@ from lance_namespace import errors as lne
 import backend
 from backend.rest import RestNamespaceClient, to_curl
 from backend.spec.paging import list_all
+from tests.conftest import RestServer
 
 
 def ipc_bytes(table: pa.Table) -> bytes:
@@ -37,6 +41,45 @@ SMALL = pa.table({"id": pa.array(range(6), pa.int64()), "cat": ["a", "b", "a", "
 def client(rest_server) -> Iterator[RestNamespaceClient]:
     with backend.connect(rest_server.url, api_key="real-key-42", auth_token="real-tok-43") as c:
         yield c
+
+
+def _describe_until(
+    client: RestNamespaceClient, done: threading.Event, answered: list[int]
+) -> None:
+    """DescribeTable (a request with a body) again and again until ``done``."""
+    while not done.is_set():
+        try:
+            client.describe_table(ln.DescribeTableRequest(id=["x", "t"]))
+        except lne.LanceNamespaceError:
+            answered.append(1)  # the server's answer (no such table), or the server stopped
+
+
+def test_the_server_stops_while_this_process_sends_it_requests(tmp_path: Path) -> None:
+    """The tests' REST server stops while threads of the tests' process are in the middle of
+    requests with a body (as a console's background reads are): run in the tests' process,
+    pylance's ``RestAdapter.stop()`` waited for them without letting them finish, and hung."""
+    for round_ in range(10):
+        root = tmp_path / f"r{round_}"
+        root.mkdir()
+        server = RestServer(root)
+        client = backend.connect(server.url, audit=False, max_retries=0)
+        done = threading.Event()
+        answered: list[int] = []
+
+        threads = [
+            threading.Thread(target=_describe_until, args=(client, done, answered), daemon=True)
+            for _ in range(4)
+        ]
+        for t in threads:
+            t.start()
+        while not answered:
+            time.sleep(0.005)
+        server.stop()
+        done.set()
+        for t in threads:
+            t.join(timeout=30)
+        assert not any(t.is_alive() for t in threads), f"round {round_}"
+        client.close()
 
 
 def test_namespace_lifecycle(client: RestNamespaceClient) -> None:
