@@ -60,7 +60,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
@@ -224,8 +224,16 @@ class Job(html_tables.FieldsTable):
         return err
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any], now: float | None = None) -> Job:
-        why = _interruption(record, time.time() if now is None else now)
+    def from_record(
+        cls,
+        record: Mapping[str, Any],
+        now: float | None = None,
+        live: Collection[str] | None = None,
+    ) -> Job:
+        """The job of ``record``. ``live``: the ids of this process's jobs still running
+        when the record was read, taken before the read (see :func:`_live_ids`); default:
+        now."""
+        why = _interruption(record, time.time() if now is None else now, live)
         fields = {f.name for f in dataclasses.fields(cls)}
         data = {k: v for k, v in record.items() if k in fields}
         table = record.get("table_id")
@@ -240,15 +248,18 @@ class Job(html_tables.FieldsTable):
         return cls(**data)
 
 
-def _interruption(record: Mapping[str, Any], now: float) -> str | None:
-    """Why a job the record says is queued or running is not (``None``: it may be)."""
+def _interruption(
+    record: Mapping[str, Any], now: float, live: Collection[str] | None = None
+) -> str | None:
+    """Why a job the record says is queued or running is not (``None``: it may be).
+    ``live``: this process's running jobs, taken before ``record`` was read."""
     if record.get("state") not in ACTIVE:
         return None
     host, pid = record.get("host"), record.get("pid")
     where = f"pid {pid} on {host}"
     if host == HOST and isinstance(pid, int):
         if record.get("process") == PROCESS_TOKEN:
-            if record.get("id") in _LIVE:
+            if record.get("id") in (_live_ids() if live is None else live):
                 return None
             return f"its thread in this console process ({where}) ended without an outcome"
         if pid == os.getpid() or not _pid_alive(pid):
@@ -528,6 +539,14 @@ _LIVE_LOCK = threading.Lock()
 _BEATING = threading.Event()  # the heartbeat thread runs
 
 
+def _live_ids() -> frozenset[str]:
+    """The ids of this process's jobs not finished yet. Taken before a record is read: a
+    job of this process whose thread ends between the read and the check would otherwise
+    read interrupted (its record read while it ran, its thread gone when checked)."""
+    with _LIVE_LOCK:
+        return frozenset(_LIVE)
+
+
 def _jsonable(value: Any) -> Any:
     """``value`` as JSON data (pydantic models, dataclasses and frames as their fields)."""
     if hasattr(value, "model_dump"):
@@ -762,13 +781,18 @@ def _prune(store: JobStore, records: list[dict[str, Any]]) -> None:
 
 
 def _busy(
-    records: Iterable[dict[str, Any]], kind: Kind, target: Any, key: str | None, branch: str | None
+    records: Iterable[dict[str, Any]],
+    live: Collection[str],
+    kind: Kind,
+    target: Any,
+    key: str | None,
+    branch: str | None,
 ) -> Job | None:
     now = time.time()
     for record in records:
         if record.get("kind") != kind.name or record.get("state") not in ACTIVE:
             continue
-        job = Job.from_record(record, now)
+        job = Job.from_record(record, now, live)
         if job.done or list(job.table_id or ()) != list(target or ()) or job.branch != branch:
             continue
         if kind.key is None or kind.key(job.params) == key:
@@ -777,7 +801,11 @@ def _busy(
 
 
 def _resume_point(
-    records: Iterable[dict[str, Any]], kind: str, target: Any, branch: str | None
+    records: Iterable[dict[str, Any]],
+    live: Collection[str],
+    kind: str,
+    target: Any,
+    branch: str | None,
 ) -> dict[str, Any]:
     """The checkpoint of the latest job of ``kind`` on ``target`` (on ``branch``) when that
     job was interrupted or cancelled (a new run takes it over), else nothing."""
@@ -787,7 +815,7 @@ def _resume_point(
             continue
         if (record.get("branch") or None) != branch:
             continue
-        job = Job.from_record(record, now)
+        job = Job.from_record(record, now, live)
         if job.state in (INTERRUPTED, CANCELLED) and record.get("checkpoint"):
             return {"resume": record["checkpoint"], "resumed_from": job.id}
         return {}
@@ -841,9 +869,10 @@ def _submit(
         branch = _job_branch(ns, checked)
         place.admit(ns, kind, target, checked)
         store = open_job_store(ns)
+        live = _live_ids()
         records = _records(store)
         key = kind.key(checked) if kind.key is not None else None
-        running = _busy(records, kind, target, key, branch)
+        running = _busy(records, live, kind, target, key, branch)
         if running is not None:
             where = f" on branch {branch}" if branch else ""
             raise make(
@@ -880,7 +909,7 @@ def _submit(
         "cancellable": place.cancellable(kind, ns),
         "cancel_requested": False,
         "rerun_of": rerun_of,
-        **_resume_point(records, kind.name, target, branch),
+        **_resume_point(records, live, kind.name, target, branch),
     }
     store.put(job_id, record)
     _prune(store, records)
@@ -904,10 +933,11 @@ def get(ns: Any, job_id: str) -> Job:
     if not isinstance(job_id, str) or not job_id:
         raise invalid(f"a job id is a non-empty text, got {job_id!r}")
     store = open_job_store(ns)
+    live = _live_ids()
     record = store.get(job_id)
     if record is None:
         raise invalid(f"there is no job {job_id} (the jobs of this namespace: {store.location})")
-    return Job.from_record(record)
+    return Job.from_record(record, live=live)
 
 
 def list_jobs(
@@ -933,6 +963,7 @@ def list_jobs(
     target = list(table_id) if table_id is not None else None
     now = time.time()
     out: list[Job] = []
+    live = _live_ids()
     for record in _records(open_job_store(ns)):
         if wanted_kinds is not None and record.get("kind") not in wanted_kinds:
             continue
@@ -945,7 +976,7 @@ def list_jobs(
         if on != ANY_BRANCH and (record.get("branch") or None) != on:
             continue
         try:
-            job = Job.from_record(record, now)
+            job = Job.from_record(record, now, live)
         except (TypeError, ValueError):
             continue  # a record this version cannot read
         if wanted_states is not None and job.state not in wanted_states:

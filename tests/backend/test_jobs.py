@@ -34,7 +34,7 @@ from lance_namespace.errors import (
 import backend
 from backend import access, audit
 from backend.gate import Actor, gate
-from backend.local.job_store import open_job_store
+from backend.local.job_store import JobStore, open_job_store
 from backend.services import build_jobs, jobs
 from tests.support import create_table, ipc_stream_bytes, search_rows, table_location
 
@@ -339,6 +339,41 @@ def test_a_job_whose_process_is_gone_is_interrupted() -> None:
     assert job.state == "interrupted" and "no sign of life" in job.interrupted
     assert "no sign of life" in str(job.exception())
     assert jobs.Job.from_record(_record("succeeded", **away, heartbeat_at=0)).state == "succeeded"
+
+
+def test_a_job_that_ends_while_its_record_is_read_is_not_interrupted(
+    local_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job of this process whose thread ends after its record was read (running) but
+    before the reader checks for its thread reads running, as it was: never interrupted."""
+    ns = backend.connect(str(local_root))
+    create_table(ns, TID, search_rows(300, dim=8))
+    threading = __import__("threading")
+    gate_open = threading.Event()
+    original = build_jobs.BuildRun._record
+
+    def held(self: Any, event: Any) -> None:
+        original(self, event)
+        gate_open.wait(60)
+
+    monkeypatch.setattr(build_jobs.BuildRun, "_record", held)
+    job = jobs.submit(ns, "create_index", TID, {"column": "id", "index_type": "BTREE"})
+    read = JobStore.get
+
+    def read_then_let_it_end(self: Any, job_id: str) -> dict[str, Any] | None:
+        record = read(self, job_id)
+        if record is not None and record["state"] in jobs.ACTIVE and not gate_open.is_set():
+            gate_open.set()
+            while job_id in jobs._LIVE:  # the thread ends before the check
+                time.sleep(0.01)
+        return record
+
+    monkeypatch.setattr(JobStore, "get", read_then_let_it_end)
+    seen = jobs.get(ns, job.id)
+    assert gate_open.is_set() and job.id not in jobs._LIVE
+    assert seen.state in jobs.ACTIVE and seen.interrupted is None, seen.interrupted
+    assert jobs.get(ns, job.id).state == jobs.SUCCEEDED
+    assert [j.state for j in jobs.list_jobs(ns, TID)] == [jobs.SUCCEEDED]
 
 
 # ---------------------------------------------------------------------------- other processes
