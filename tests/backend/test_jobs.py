@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -284,12 +285,10 @@ def test_a_job_runs_through_the_gate_and_is_audited(local_root: Path, tmp_path: 
     assert started.op_id == ended.op_id and ended.user == "ed@example.com"
 
 
-def test_the_same_job_twice_at_once_is_refused(local_root: Path, monkeypatch) -> None:
-    """A second build of the same index (or compaction of the same table) while one runs is
-    refused, naming who runs the first; another index builds alongside."""
-    ns = backend.connect(str(local_root))
-    create_table(ns, TID, search_rows(600, dim=8))
-    gate_open = __import__("threading").Event()
+def hold_builds(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Index builds started from now on wait, at their first progress report, until the
+    event returned is set (at most a minute)."""
+    gate_open = threading.Event()
     original = build_jobs.BuildRun._record
 
     def held(self: Any, event: Any) -> None:
@@ -297,6 +296,15 @@ def test_the_same_job_twice_at_once_is_refused(local_root: Path, monkeypatch) ->
         gate_open.wait(60)
 
     monkeypatch.setattr(build_jobs.BuildRun, "_record", held)
+    return gate_open
+
+
+def test_the_same_job_twice_at_once_is_refused(local_root: Path, monkeypatch) -> None:
+    """A second build of the same index (or compaction of the same table) while one runs is
+    refused, naming who runs the first; another index builds alongside."""
+    ns = backend.connect(str(local_root))
+    create_table(ns, TID, search_rows(600, dim=8))
+    gate_open = hold_builds(monkeypatch)
     params = {"column": "vec", "index_type": "IVF_PQ", "num_partitions": 2, "name": "v"}
     first = jobs.submit(ns, "create_index", TID, params)
     try:
@@ -348,15 +356,7 @@ def test_a_job_that_ends_while_its_record_is_read_is_not_interrupted(
     before the reader checks for its thread reads running, as it was: never interrupted."""
     ns = backend.connect(str(local_root))
     create_table(ns, TID, search_rows(300, dim=8))
-    threading = __import__("threading")
-    gate_open = threading.Event()
-    original = build_jobs.BuildRun._record
-
-    def held(self: Any, event: Any) -> None:
-        original(self, event)
-        gate_open.wait(60)
-
-    monkeypatch.setattr(build_jobs.BuildRun, "_record", held)
+    gate_open = hold_builds(monkeypatch)
     job = jobs.submit(ns, "create_index", TID, {"column": "id", "index_type": "BTREE"})
     read = JobStore.get
 
