@@ -15,6 +15,7 @@ import streamlit as st
 
 from components import audit_view, auth, connection_writes, feedback, polling, state, writes
 from components.sidebar import render_connection_sidebar, render_health_banner
+from components.tables.selection import send_owed_url
 
 VIEWS = Path(__file__).parent / "views"
 PAGE_TITLE = "Lance Namespace Console"
@@ -156,6 +157,7 @@ def run_frame(pages: list[Any]) -> None:
             render_frame(pages).run()
         finally:
             auth.end_run()
+            send_owed_url()  # a table picked on a page that named no version with it
 
     polling.run_page(run)
 

@@ -36,7 +36,7 @@ def _picker_namespace(key: str) -> None:
 def _picker_table(key: str, namespace: list[str]) -> None:
     """The picker's table changed (a callback): it becomes the shared selection."""
     if picked := state.get(key):
-        set_selection(namespace, picked)
+        set_selection(namespace, picked, defer_url=True)  # told with the version shown
 
 
 PICKER_OPTIONS = nsv.LIST_BATCH  # names a table picker offers at most (a search finds others)

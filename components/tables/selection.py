@@ -8,6 +8,7 @@ main). The branch belongs to the table: picking another table goes back to main.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -33,12 +34,14 @@ def sync_selection() -> None:
     _write_query_params()
 
 
-def _write_query_params(drop: Sequence[str] = ()) -> None:
+def _write_query_params(drop: Sequence[str] = (), *, defer: bool = False) -> None:
     """The session's selection into the URL, only what changed, and the parameters ``drop``
     names removed (a ``?tag=`` link of the table left). Each change sent to the browser is an
     entry of its history (Back steps through them), so the keys removed and the values set go
     in one update: a new namespace, with the table (and the tag link) it drops, is one entry,
-    and Back returns to the table it left. A URL without a table names no version either."""
+    and Back returns to the table it left. A URL without a table names no version either.
+    ``defer``: the change is made in the session's query parameters and sent later, once
+    (:func:`send_owed_url`), with the version the page then shows."""
     namespace, table = state.selection()
     branch = state.selected_branch()
     wanted: dict[str, list[str]] = {
@@ -58,7 +61,9 @@ def _write_query_params(drop: Sequence[str] = ()) -> None:
     }
     if not removed and not changed:
         return
-    if _one_update(removed + ([state.QP_VERSION] if not table else []), changed):
+    if _one_update(removed + ([state.QP_VERSION] if not table else []), changed, send=not defer):
+        if defer:
+            state.put(state.Sel.URL_OWED, True)
         return
     for key in removed:  # one entry each, narrowest first: every URL between is a selection
         del st.query_params[key]
@@ -66,13 +71,15 @@ def _write_query_params(drop: Sequence[str] = ()) -> None:
         st.query_params.update(changed)
 
 
-def _one_update(removed: list[str], changed: dict[str, list[str]]) -> bool:
+def _one_update(removed: list[str], changed: dict[str, list[str]], *, send: bool = True) -> bool:
     """Remove ``removed`` and set ``changed`` in one URL change, through the session's
     query-parameter object (Streamlit's public API sends a change per removal). ``removed``
     may name a parameter bound to a widget (the Version box's, with no table left to show a
-    version of). ``False`` where this Streamlit keeps its query parameters otherwise: the
-    caller then makes the changes one by one."""
+    version of). ``send=False``: the browser is not told yet (the run's query string is, so
+    that a rerun keeps the change). ``False`` where this Streamlit keeps its query parameters
+    otherwise: the caller then makes the changes one by one, each sent."""
     try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
         from streamlit.runtime.state.session_state_proxy import get_session_state
     except ImportError:
         return False
@@ -82,14 +89,39 @@ def _one_update(removed: list[str], changed: dict[str, list[str]]) -> bool:
             return False
         for key in removed:
             held.pop(key, None)
-        params.update(changed)  # sends the whole query string, once
+        if send:
+            params.update(changed)  # sends the whole query string, once
+            return True
+        for key, values in changed.items():
+            params.set_with_no_forward_msg(key, list(values))
+        ctx = get_script_run_ctx()
+        if ctx is not None:
+            ctx.query_string = urlencode(held, doseq=True)
     return True
 
 
-def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
-    """Select a namespace (and a table); updates the URL too. The version picked for the
-    previous table is forgotten, and so are a ``?tag=`` link to it and its branch (the new
-    table is shown on main)."""
+def send_owed_url(**also: str) -> None:
+    """Tell the browser of the selection a table pick changed (``_write_query_params`` with
+    ``defer``), once, with ``also`` set too (the version the page shows, from the box bound to
+    ``?version=``: it then finds its value in the URL and sends nothing): one URL change, one
+    entry of the browser's history, for the pick. Nothing when nothing is owed."""
+    if not state.get(state.Sel.URL_OWED):
+        return
+    state.put(state.Sel.URL_OWED, False)
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    with get_session_state().query_params() as params:
+        for key, value in also.items():
+            params.set_with_no_forward_msg(key, value)
+        params.update({})  # sends the whole query string, once
+
+
+def set_selection(
+    namespace: Sequence[str], table: str | None = None, *, defer_url: bool = False
+) -> None:
+    """Select a namespace (and a table); updates the URL too (``defer_url``: at the run's
+    :func:`send_owed_url`). The version picked for the previous table is forgotten, and so
+    are a ``?tag=`` link to it and its branch (the new table is shown on main)."""
     moved = (list(namespace), table) != state.selection()
     if moved:
         state.forget_version()
@@ -97,7 +129,17 @@ def set_selection(namespace: Sequence[str], table: str | None = None) -> None:
         state.drop(state.QP_INDEX)
         state.set_branch(None)
     state.set_selection(list(namespace), table)
-    _write_query_params(drop=(state.QP_TAG,) if moved else ())
+    _write_query_params(
+        drop=(state.QP_TAG,) if moved else (), defer=defer_url and not _fragment_run()
+    )
+
+
+def _fragment_run() -> bool:
+    """Whether this run is a fragment's (the frame, which pays what is owed, does not run)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def set_branch(branch: str | None) -> None:

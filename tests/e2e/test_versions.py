@@ -15,6 +15,7 @@ from .harness import (
     E2E_NAMESPACE,
     HISTORY_OPERATIONS,
     HISTORY_TABLE,
+    NOTES_TABLE,
     Console,
     after_rerun,
     choose,
@@ -153,6 +154,19 @@ def test_version_details_deep_link(page: Page, console: Console) -> None:
     # URL as the namespace changes), so one Back returns to the version shown.
     choose(main, "Namespace", "sandbox")
     expect(page).to_have_url(f"{console.url}/versions?ns=sandbox")
+    page.go_back()
+    expect(page).to_have_url(
+        f"{console.url}/versions?ns={E2E_NAMESPACE}&table={HISTORY_TABLE}&version=3"
+    )
+    expect(version_box(main)).to_have_value("3")
+    expect(metric(details, "Operation")).to_have_text("Delete")
+
+    # Another table picked: one URL change too (the table and the version it opens at, its
+    # latest), so one Back returns to the version shown before.
+    choose(main, "Table", NOTES_TABLE)
+    expect(page).to_have_url(
+        re.compile(rf"/versions\?ns={E2E_NAMESPACE}&table={NOTES_TABLE}&version=\d+$")
+    )
     page.go_back()
     expect(page).to_have_url(
         f"{console.url}/versions?ns={E2E_NAMESPACE}&table={HISTORY_TABLE}&version=3"

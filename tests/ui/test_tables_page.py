@@ -116,7 +116,7 @@ def test_pick_table_in_grid(make_app, monkeypatch, one_update: bool) -> None:
     if not one_update:
         from components.tables import selection
 
-        monkeypatch.setattr(selection, "_one_update", lambda removed, changed: False)
+        monkeypatch.setattr(selection, "_one_update", lambda removed, changed, **_: False)
     at = make_app(query_params={"ns": "sales"})
     assert highlighted(at) == []
     pick_table(at, "orders")

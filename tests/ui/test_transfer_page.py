@@ -78,6 +78,17 @@ def test_page_without_a_table(make_app) -> None:
     assert "Pick a namespace and a table to export it." in alerts(at, "info")
 
 
+def test_a_table_picked_on_a_page_without_a_version_reaches_the_url(make_app) -> None:
+    """The picker tells the browser of a table picked with the version the page shows, or,
+    on a page that shows none (this one), once the page has run: never left owed."""
+    at = make_app("transfer", query_params=SALES)
+    at.selectbox(key=f"{state.Transfer.PICKER}.table").set_value("orders").run()
+    assert_no_exception(at)
+    assert at.query_params["ns"] == "sales" and at.query_params["table"] == "orders"
+    assert "version" not in at.query_params
+    assert not at.session_state[state.Sel.URL_OWED]
+
+
 def test_import_a_csv_into_a_new_table(make_app, ui_env) -> None:
     at = make_app("transfer", query_params=SALES)
     upload(at, "new stock.csv", csv_bytes(rows(250)))
