@@ -69,10 +69,11 @@ def lost_indexes(ns: Any, table_id: tuple[str, ...], version: int) -> list[resto
     return restoresv.indexes_lost_by_restore(ns, table_id, version)
 
 
-@cached(table_scope, ttl=30)
-def rebuild_offer(ns: Any, table_id: tuple[str, ...]) -> restoresv.RebuildOffer | None:
-    """The indexes a restore left behind, derived from the table's history (``lifecycle``)."""
-    return restoresv.rebuild_offer(ns, table_id)
+@cached(lambda table_id, latest: table_scope(table_id), ttl=30)
+def rebuild_offer(ns: Any, table_id: tuple[str, ...], latest: int) -> restoresv.RebuildOffer | None:
+    """The indexes a restore left behind, derived from the table's history (``lifecycle``),
+    as of its ``latest`` version (the page's, just read: a new version asks again)."""
+    return restoresv.rebuild_offer(ns, table_id, latest)
 
 
 @cached(table_scope, ttl=30)

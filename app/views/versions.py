@@ -205,7 +205,7 @@ render_version_actions(
         restore_write(ns, table_id, version), show_result=True, failure_key=failure_key
     ),
 )
-if answer := render_rebuild_offer(table_id, read_only=read_only):
+if answer := render_rebuild_offer(table_id, latest, read_only=read_only):
     writes.perform(
         rebuild_write(ns, answer, read_only=read_only),
         page="versions",

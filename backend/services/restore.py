@@ -188,14 +188,18 @@ def rebuild_answer(ns: LanceNamespace, table_id: Sequence[str]) -> dict[str, Any
     return None if store is None else store.get(ids.object_id(ids.check_id(table_id)))
 
 
-def rebuild_offer(ns: LanceNamespace, table_id: Sequence[str]) -> RebuildOffer | None:
+def rebuild_offer(
+    ns: LanceNamespace, table_id: Sequence[str], latest: int | None = None
+) -> RebuildOffer | None:
     """The indexes to offer to build again, derived from the table's own history: when its
     latest version is a restore (lance's transaction of that version, DescribeTransaction
     with id = table id + version) and lacks indexes the version before it had. ``None``
     when there is nothing to offer or the offer was answered (:func:`answer_rebuild_offer`);
-    a version written after the restore ends the offer too."""
+    a version written after the restore ends the offer too. ``latest``: the table's latest
+    version as the caller just read it (default: read here, one DescribeTable)."""
     tid = ids.check_id(table_id)
-    latest = catalog_views.latest_version(ns, tid)
+    if latest is None:
+        latest = catalog_views.latest_version(ns, tid)
     if not latest or latest < 2:
         return None
     try:

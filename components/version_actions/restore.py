@@ -42,11 +42,12 @@ class RebuildAnswer:
     requests: list[Any]
 
 
-def pending_rebuild_offer(table_id: Sequence[str]) -> restoresv.RebuildOffer | None:
-    """The rebuild offer of ``table_id``, derived from its history (so it outlives a reload),
-    unless this session answered it already. ``None`` quietly when it cannot be read."""
+def pending_rebuild_offer(table_id: Sequence[str], latest: int) -> restoresv.RebuildOffer | None:
+    """The rebuild offer of ``table_id`` at its ``latest`` version, derived from its history
+    (so it outlives a reload), unless this session answered it already. ``None`` quietly
+    when it cannot be read."""
     try:
-        offer = rebuild_offer(tuple(table_id))
+        offer = rebuild_offer(tuple(table_id), int(latest))
     except LanceNamespaceError:
         return None
     if offer is None or state.rebuild_answered(table_id) == offer.restore_uuid:
@@ -54,11 +55,13 @@ def pending_rebuild_offer(table_id: Sequence[str]) -> restoresv.RebuildOffer | N
     return offer
 
 
-def render_rebuild_offer(table_id: Sequence[str], *, read_only: bool) -> RebuildAnswer | None:
-    """While the table's latest version is a restore that left indexes behind and nobody
+def render_rebuild_offer(
+    table_id: Sequence[str], latest: int, *, read_only: bool
+) -> RebuildAnswer | None:
+    """While the table's ``latest`` version is a restore that left indexes behind and nobody
     answered: which, and "Rebuild the indexes" (their CreateTableIndex requests, for the page
     to start as index builds) or "Not now". Returns the answer for the page to record."""
-    offer = pending_rebuild_offer(table_id)
+    offer = pending_rebuild_offer(table_id, latest)
     if offer is None:
         return None
     with st.container(border=True):

@@ -923,3 +923,32 @@ def test_the_rebuild_offer_outlives_a_reload_until_it_is_answered(make_app, ui_e
     record = json.loads(answer.read_text())
     assert record["answer"] == "declined" and record["table_id"] == table
     assert record["restore_uuid"] == ds.read_transaction(5).uuid
+
+
+def test_a_version_written_elsewhere_after_the_restore_ends_the_offer_at_once(
+    make_app, ui_env, monkeypatch
+) -> None:
+    """The offer is read as of the version the page lists: another process's commit after
+    the restore ends it at the page's next run (not when a cached answer expires)."""
+    import lance
+    from lance_namespace import CreateTableIndexRequest, DescribeTableRequest
+
+    from backend.local import namespace as local
+
+    monkeypatch.setattr(local, "STAMP_SETTLE_NS", 0)  # a commit's stamp at once (RAM disk)
+    ns = backend.connect(str(ui_env))
+    table = ["sales", "orders"]
+    ns.create_table_scalar_index(
+        CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="id_btree")
+    )  # v4
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    restore(at, 1, confirm=True)
+    assert "left 1 index behind" in texts(at)
+    at.run()
+    assert "left 1 index behind" in texts(at)  # read once, kept
+    location = ns.describe_table(DescribeTableRequest(id=table)).location
+    lance.dataset(location).update_config({"written.elsewhere": "1"})  # v6, another writer
+    at.run()
+    assert_no_exception(at)
+    assert figures(at)["Latest"] == "6"
+    assert "left 1 index behind" not in texts(at)
