@@ -21,8 +21,6 @@ from components.writes import Write
 
 _log = logging.getLogger(__name__)
 
-_log = logging.getLogger(__name__)
-
 
 def render_index_picker(names: Sequence[str]) -> str | None:
     """The table's indexes, bound to ``?index=`` (a reload or a link keeps the pick)."""
