@@ -157,7 +157,7 @@ def run_frame(pages: list[Any]) -> None:
             render_frame(pages).run()
         finally:
             auth.end_run()
-            send_owed_url()  # a table picked on a page that named no version with it
+            send_owed_url()  # a table picked in a callback, if no URL change told the browser
 
     polling.run_page(run)
 

@@ -112,9 +112,9 @@ class Sel:
     # (Versions, Indexes, Search & tune, Import & export); None: main. The pickers' widgets are
     # ``<page picker prefix>.branch``.
     BRANCH = "sel.branch"
-    # bool: a table picked in a callback changed the session's query parameters without
-    # telling the browser yet (``selection.send_owed_url``: once, with the version the page
-    # then shows, or at the end of the run)
+    # str | None: the query string a table picked in a callback left in the session's query
+    # parameters without telling the browser (the run's next URL change tells it, else the
+    # end of the run: ``selection.send_owed_url``)
     URL_OWED = "sel.url_owed"
 
 

@@ -8,6 +8,7 @@ main). The branch belongs to the table: picking another table goes back to main.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -40,8 +41,9 @@ def _write_query_params(drop: Sequence[str] = (), *, defer: bool = False) -> Non
     entry of its history (Back steps through them), so the keys removed and the values set go
     in one update: a new namespace, with the table (and the tag link) it drops, is one entry,
     and Back returns to the table it left. A URL without a table names no version either.
-    ``defer``: the change is made in the session's query parameters and sent later, once
-    (:func:`send_owed_url`), with the version the page then shows."""
+    ``defer``: the change is made in the session's query parameters only; the run's next URL
+    change tells the browser (the Version box's, with the version it shows), else the end of
+    the run (:func:`send_owed_url`)."""
     namespace, table = state.selection()
     branch = state.selected_branch()
     wanted: dict[str, list[str]] = {
@@ -63,7 +65,7 @@ def _write_query_params(drop: Sequence[str] = (), *, defer: bool = False) -> Non
         return
     if _one_update(removed + ([state.QP_VERSION] if not table else []), changed, send=not defer):
         if defer:
-            state.put(state.Sel.URL_OWED, True)
+            state.put(state.Sel.URL_OWED, _run_query_string())
         return
     for key in removed:  # one entry each, narrowest first: every URL between is a selection
         del st.query_params[key]
@@ -79,7 +81,6 @@ def _one_update(removed: list[str], changed: dict[str, list[str]], *, send: bool
     that a rerun keeps the change). ``False`` where this Streamlit keeps its query parameters
     otherwise: the caller then makes the changes one by one, each sent."""
     try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
         from streamlit.runtime.state.session_state_proxy import get_session_state
     except ImportError:
         return False
@@ -94,33 +95,49 @@ def _one_update(removed: list[str], changed: dict[str, list[str]], *, send: bool
             return True
         for key, values in changed.items():
             params.set_with_no_forward_msg(key, list(values))
-        ctx = get_script_run_ctx()
+        ctx = _page_run_ctx()
         if ctx is not None:
             ctx.query_string = urlencode(held, doseq=True)
     return True
 
 
-def send_owed_url(**also: str) -> None:
-    """Tell the browser of the selection a table pick changed (``_write_query_params`` with
-    ``defer``), once, with ``also`` set too (the version the page shows, from the box bound to
-    ``?version=``: it then finds its value in the URL and sends nothing): one URL change, one
-    entry of the browser's history, for the pick. Nothing when nothing is owed."""
-    if not state.get(state.Sel.URL_OWED):
+def _page_run_ctx() -> Any | None:
+    """The context of this run when it is a whole page's run (the frame, which ends it with
+    :func:`send_owed_url`, runs in it); ``None`` in a fragment's run or outside a run."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx if ctx is not None and not ctx.fragment_ids_this_run else None
+
+
+def _run_query_string() -> str | None:
+    """The query string this run last gave the browser, or holds for it (a deferred change)."""
+    ctx = _page_run_ctx()
+    return None if ctx is None else str(ctx.query_string)
+
+
+def send_owed_url() -> None:
+    """At the end of a page's run: tell the browser of the selection a table pick changed
+    (``_write_query_params`` with ``defer``), unless a URL change since told it (every change
+    sends the whole query string: the Version box's, bound to the URL, names the table with
+    the version it shows). One URL change, one entry of the browser's history, per pick."""
+    owed = state.get(state.Sel.URL_OWED)
+    if owed is None:
         return
-    state.put(state.Sel.URL_OWED, False)
+    state.put(state.Sel.URL_OWED, None)
+    if _run_query_string() != owed:
+        return  # a change since then went with it
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
     with get_session_state().query_params() as params:
-        for key, value in also.items():
-            params.set_with_no_forward_msg(key, value)
         params.update({})  # sends the whole query string, once
 
 
 def set_selection(
     namespace: Sequence[str], table: str | None = None, *, defer_url: bool = False
 ) -> None:
-    """Select a namespace (and a table); updates the URL too (``defer_url``: at the run's
-    :func:`send_owed_url`). The version picked for the previous table is forgotten, and so
+    """Select a namespace (and a table); updates the URL too (``defer_url``: with the run's
+    next URL change, at the latest at its end). The version picked for the previous table is forgotten, and so
     are a ``?tag=`` link to it and its branch (the new table is shown on main)."""
     moved = (list(namespace), table) != state.selection()
     if moved:
@@ -130,16 +147,8 @@ def set_selection(
         state.set_branch(None)
     state.set_selection(list(namespace), table)
     _write_query_params(
-        drop=(state.QP_TAG,) if moved else (), defer=defer_url and not _fragment_run()
+        drop=(state.QP_TAG,) if moved else (), defer=defer_url and _page_run_ctx() is not None
     )
-
-
-def _fragment_run() -> bool:
-    """Whether this run is a fragment's (the frame, which pays what is owed, does not run)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def set_branch(branch: str | None) -> None:

@@ -12,7 +12,6 @@ from backend.spec.paging import Listing
 from backend.text import plural
 from components import feedback, state
 from components.common import path_span, render_figures, render_json
-from components.tables.selection import send_owed_url
 from components.versions.listing import shown_version
 from components.versions.reads import has_version, listed_latest, operations_for, version_info
 
@@ -121,8 +120,6 @@ def render_details_section(
         state.selected_version() is None and state.QP_VERSION not in st.query_params
     ):
         state.put(state.QP_VERSION, latest)
-        # a table just picked: the URL names it and this version in one change
-        send_owed_url(**{state.QP_VERSION: str(latest)})
     # A select box (not a number input, whose extra script a browser loads on every new
     # page): the versions of the list's page, the latest and the one shown; any other is
     # typed (a new option).
