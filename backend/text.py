@@ -11,6 +11,13 @@ def plural(n: int, singular: str, many: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else (many or singular + 's')}"
 
 
+def verb(n: int, one: str, many: str) -> str:
+    """The form of a verb agreeing with a count of ``n``: ``verb(1, "matches", "match")`` is
+    ``"matches"``, ``verb(3, "is", "are")`` is ``"are"`` (the same rule as :func:`plural`: only
+    exactly one is singular)."""
+    return one if n == 1 else many
+
+
 def capital(text: str) -> str:
     """``text`` with its first letter in upper case, the rest as it is (``"name is empty"`` →
     ``"Name is empty"``; ``capitalize`` would lower the rest)."""

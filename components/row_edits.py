@@ -19,7 +19,7 @@ import streamlit as st
 from backend.rules import ids, row_rules
 from backend.services import imports
 from backend.services import rows as rsv
-from backend.text import plural
+from backend.text import plural, verb
 from components import feedback, state
 from components.common import dataframe, render_role_lock
 from components.session import write_denial
@@ -99,7 +99,7 @@ def render_update_rows(
     if preview.count == 0:
         feedback.show("info", f"No row of {table_id[-1]} matches {where}: nothing to update.")
         return None
-    said = "every row" if not where else f"{'matches' if preview.count == 1 else 'match'} {where}"
+    said = "every row" if not where else f"{verb(preview.count, 'matches', 'match')} {where}"
     st.markdown(f"**{plural(preview.count, 'row')}** " + feedback.as_text(f"{said}."))
     if len(preview.sample) < preview.count:
         st.caption(f"A sample of {len(preview.sample):,} of them, with the new values:")

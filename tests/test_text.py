@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from backend.text import human_bytes, plural
+from backend.text import human_bytes, plural, verb
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,12 @@ def test_human_bytes(n: object, shown: str) -> None:
 def test_plural() -> None:
     assert plural(1, "version") == "1 version"
     assert plural(2_000, "property", "properties") == "2,000 properties"
+
+
+def test_verb_agrees_with_the_count_as_plural_does() -> None:
+    for n in (0, 1, 2, 1_000):
+        noun = plural(n, "row")
+        said = f"{noun} {verb(n, 'matches', 'match')}"
+        assert said == ("1 row matches" if n == 1 else f"{n:,} rows match")
+    assert verb(1, "is", "are") == "is"
+    assert verb(0, "is", "are") == "are"

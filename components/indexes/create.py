@@ -15,7 +15,7 @@ from backend.branch_view import MAIN, branch_name
 from backend.capabilities import BackendCapabilities
 from backend.rules import index_rules as rules
 from backend.rules.columns import ColumnInfo
-from backend.text import plural
+from backend.text import plural, verb
 from components import feedback, state
 from components.indexes.builds import running_builds
 from components.indexes.fields import render_fts_fields, render_vector_fields
@@ -134,7 +134,7 @@ def render_create_panel(
         feedback.show(
             "error",
             f"Not created: {plural(len(problems), 'number')} above "
-            f"{'is' if len(problems) == 1 else 'are'} out of range or not a whole number.",
+            f"{verb(len(problems), 'is', 'are')} out of range or not a whole number.",
         )
         return None
     request = request_for(name.strip() or None)

@@ -15,7 +15,7 @@ from backend.rules import ids
 from backend.services import namespaces as nsv
 from backend.services import table_stats as tstats
 from backend.spec.paging import Listing, filter_names
-from backend.text import plural
+from backend.text import plural, verb
 from components import feedback, polling, state
 from components.cache import table_scope
 from components.session import get_namespace
@@ -178,7 +178,7 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
     if search:
         st.caption(
             f"{len(shown)} of {listed} {'table' if listed == '1' else 'tables'} "
-            f"{'matches' if len(shown) == 1 else 'match'} {feedback.as_text(search)}."
+            f"{verb(len(shown), 'matches', 'match')} {feedback.as_text(search)}."
         )
     elif listing is not None and not known:
         st.caption("No tables here.")

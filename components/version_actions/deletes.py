@@ -13,7 +13,7 @@ import streamlit as st
 from backend.rules import ids, version_ranges
 from backend.services import rows as rsv
 from backend.services import versions as vsv
-from backend.text import plural
+from backend.text import plural, verb
 from components import feedback, state
 from components.session import snippet_connection
 from components.snippets import python_snippet
@@ -103,7 +103,7 @@ def render_delete_rows(
         return None
     st.markdown(
         f"**{plural(preview.count, 'row')}** "
-        + feedback.as_text(f"{'matches' if preview.count == 1 else 'match'} {text}."),
+        + feedback.as_text(f"{verb(preview.count, 'matches', 'match')} {text}."),
     )
     if len(preview.sample) < preview.count:
         st.caption(f"A sample of {len(preview.sample):,} of them:")
