@@ -31,7 +31,8 @@ script in the tab notes the time of the click (the first pointer-down after armi
 first animation frame at which the app has settled. Steps before the click (opening the
 "Manage versions" panel and its tab, the dialog, a picker's list, typing) are not timed; the
 replay's "before" page shows them done already. One warm-up, then ``--runs`` rounds
-interleaving the two apps; medians compared against the 1.3x target.
+interleaving the two apps; medians compared against the 1.3x target, each ratio with the
+range it lies in for 90% of resamples of the run's rounds (benchmarks/_ratio.py).
 
 Usage::
 
@@ -61,6 +62,7 @@ if str(REPO) not in sys.path:
 from playwright.sync_api import Locator, Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
+from benchmarks._ratio import ratio_interval  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     APP_TIMEOUT_MS,
     VIEWPORT,
@@ -596,12 +598,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     if lost:
         print(f"clicks that started no run, measured again: {len(lost)} ({'; '.join(lost)})")
-    print(f"{'interaction':<46}{'console':>9}{'baseline':>10}{'ratio':>8}  target {TARGET_RATIO}x")
+    print(
+        f"{'interaction':<46}{'console':>9}{'baseline':>10}{'ratio':>8}{'90%':>12}"
+        f"  target {TARGET_RATIO}x"
+    )
     for case in cases:
-        c = statistics.median(times[(case.name, "console")])
-        b = statistics.median(times[(case.name, "baseline")])
+        c_times, b_times = times[(case.name, "console")], times[(case.name, "baseline")]
+        c = statistics.median(c_times)
+        b = statistics.median(b_times)
         verdict = "PASS" if c / b <= TARGET_RATIO else "MISS"
-        print(f"{case.label:<46}{c:>9.0f}{b:>10.0f}{c / b:>8.2f}  {verdict}")
+        low, high = ratio_interval(c_times, b_times)
+        print(
+            f"{case.label:<46}{c:>9.0f}{b:>10.0f}{c / b:>8.2f}{f'{low:.2f}-{high:.2f}':>12}  {verdict}"
+        )
         print(
             f"{'':<4}console {[round(x) for x in times[(case.name, 'console')]]} "
             f"baseline {[round(x) for x in times[(case.name, 'baseline')]]}"

@@ -30,7 +30,8 @@ Every load opens a new tab (a new Streamlit session); by default all loads of a 
 one browser context, so JS chunks come from the HTTP cache like for a returning user (``--cold``:
 a fresh context per load, as on a first visit). One warm-up load per page, then ``--runs``
 rounds of one load of each page (interleaved, so machine drift weighs on all); medians are
-compared as console/bare against the 1.3x target and console/frame against 1.10x.
+compared as console/bare against the 1.3x target and console/frame against 1.10x, the latter
+with the range it lies in for 90% of resamples of the run's rounds (benchmarks/_ratio.py).
 
 Three pages per scenario (benchmarks/_ui_bench_app.py serves the two baselines):
 * console: the console's page;
@@ -80,6 +81,7 @@ if str(REPO) not in sys.path:
 from playwright.sync_api import Browser, BrowserContext, sync_playwright  # noqa: E402
 
 from backend.arrow.ipc import to_ipc_stream  # noqa: E402
+from benchmarks._ratio import ratio_interval  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     APP_TIMEOUT_MS,
     VIEWPORT,
@@ -512,7 +514,7 @@ def run(
         if args.twin
         else None
     )
-    rows: list[tuple[str, Medians, Medians, Medians, Medians | None]] = []
+    rows: list[tuple[str, Medians, Medians, Medians, Medians | None, tuple[float, float]]] = []
     memory: list[tuple[str, float | None]] = []
     try:
         console.start()
@@ -553,6 +555,7 @@ def run(
                             Medians.of(b_runs),
                             Medians.of(f_runs),
                             Medians.of(t_runs[0]) if t_runs else None,
+                            ratio_interval([x.ms for x in c_runs], [x.ms for x in f_runs]),
                         )
                     )
                     assert console.proc is not None
@@ -587,25 +590,28 @@ def run(
     )
     print(
         f"{'scenario':<42}{'console':>9}{'bare':>7}{'frame':>7}{'ratio':>7}  target {TARGET_RATIO}x"
-        f"{'frame/bare':>12}{'console/frame':>15}  target {FRAME_TARGET}x"
+        f"{'frame/bare':>12}{'console/frame':>15}{'90%':>12}  target {FRAME_TARGET}x"
         f"{'JS console':>12}{'JS bare':>9}{'JS frame':>10}"
         + (f"{'twin/frame':>12}" if twin is not None else "")
     )
-    for label, c, b, f, t in rows:
+    for label, c, b, f, t, (low, high) in rows:
         ratio = c.ms / b.ms
         verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
         frame_ratio = c.ms / f.ms
         frame_verdict = "PASS" if frame_ratio <= FRAME_TARGET else "MISS"
         print(
             f"{label:<42}{c.ms:>9.0f}{b.ms:>7.0f}{f.ms:>7.0f}{ratio:>7.2f}  {verdict:<12}"
-            f"{f.ms / b.ms:>12.2f}{frame_ratio:>15.2f}  {frame_verdict:<12}"
+            f"{f.ms / b.ms:>12.2f}{frame_ratio:>15.2f}{f'{low:.2f}-{high:.2f}':>12}  "
+            f"{frame_verdict:<12}"
             f"{c.js:>12.0f}{b.js:>9.0f}{f.js:>10.0f}"
             + (f"{t.ms / f.ms:>12.2f}" if t is not None else "")
         )
     print(
         "ms: navigation to rendered (median). ratio = console/bare; console/frame: the page's "
         "own content against the bare grid inside the console's navigation and connection "
-        "sidebar. JS: the tab's main-thread JavaScript time until rendered (median)."
+        "sidebar; 90%: where console/frame lies in 90% of resamples of this run's rounds "
+        "(benchmarks/_ratio.py). JS: the tab's main-thread JavaScript time until rendered "
+        "(median)."
         + (
             " twin/frame: a second console server of the same code, in the same rounds; its "
             "distance from console/frame is this run's noise."
