@@ -73,15 +73,11 @@ def _version_typed() -> None:
 
 
 def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any = st) -> None:
-    """ "Open by tag": the table's tags; choosing one opens its version in the picker. Not
-    drawn for a table without tags (the list's Tags column and the Tags tab say so; an empty
-    box offers nothing): it appears with the first tag."""
+    """ "Open by tag": the table's tags; choosing one opens its version in the picker."""
     by_name = {t: int(v) for v, names in (tagged or {}).items() for t in names}
     current = state.get(state.Versions.OPEN_BY_TAG)
     if current is not None and current not in by_name:
         state.put(state.Versions.OPEN_BY_TAG, None)
-    if not by_name:
-        return
     where.selectbox(
         "Open by tag",
         sorted(by_name),
@@ -89,7 +85,8 @@ def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any
         key=state.Versions.OPEN_BY_TAG,
         on_change=_tag_picked,
         args=(by_name,),
-        placeholder=f"pick one of {plural(len(by_name), 'tag')}",
+        placeholder=f"pick one of {plural(len(by_name), 'tag')}" if by_name else "no tags",
+        disabled=not by_name,
         format_func=lambda t: f"{t} (v{by_name[t]})",
     )
 

@@ -7,7 +7,6 @@ import json
 
 import pandas as pd
 import pytest
-import streamlit as st
 
 import backend
 from backend.services import versions as vsv
@@ -773,24 +772,6 @@ def test_clicking_a_row_opens_that_version(make_app) -> None:
     at.selectbox(key="version").set_value(2).run()
     assert selected_rows(at) == [2]
     assert figures(at)["Operation"] == "Append"
-
-
-def test_open_by_tag_is_offered_once_the_table_has_a_tag(make_app, ui_env) -> None:
-    from backend.services import tags as tagsv
-
-    at = make_app("versions", query_params=ORDERS)
-    assert_no_exception(at)
-    assert not [b for b in at.selectbox if b.key == state.Versions.OPEN_BY_TAG]
-    assert at.selectbox(key="version").value == 3  # the version box is there alone
-    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold", 2)
-    st.cache_data.clear()  # another writer: the page reads the tags again
-    at.run()
-    assert_no_exception(at)
-    assert at.selectbox(key=state.Versions.OPEN_BY_TAG).options == ["gold (v2)"]
-    tagsv.delete_tag(backend.connect(str(ui_env)), ["sales", "orders"], "gold")
-    st.cache_data.clear()
-    at.run()
-    assert not [b for b in at.selectbox if b.key == state.Versions.OPEN_BY_TAG]
 
 
 def test_open_by_tag_opens_its_version(make_app, ui_env) -> None:
