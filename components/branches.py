@@ -21,25 +21,25 @@ from backend.rules import ids
 from backend.services import branches as svc
 from backend.text import plural
 from components import feedback, state
-from components.cache import cached, table_scope
+from components.cache import branches_scope, cached
 from components.common import dataframe
 from components.tables.selection import set_branch
 from components.writes import Write, render_confirmed_form
 
 
-@cached(table_scope, ttl=30)
+@cached(branches_scope, ttl=30)
 def branches_frame(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
     """Every branch of the table (``backend.services.branches.list_branches``)."""
     return svc.list_branches(ns, table_id)
 
 
-@cached(lambda table_id, branch: table_scope(table_id), ttl=30)
+@cached(lambda table_id, branch: branches_scope(table_id), ttl=30)
 def branch_versions(ns: Any, table_id: tuple[str, ...], branch: str) -> pd.DataFrame:
     """The versions of one branch, newest first."""
     return svc.list_branch_versions(ns, table_id, branch)
 
 
-@cached(lambda table_id, branch: table_scope(table_id), ttl=30)
+@cached(lambda table_id, branch: branches_scope(table_id), ttl=30)
 def branch_columns(ns: Any, table_id: tuple[str, ...], branch: str) -> list[str]:
     """The column names of the branch's latest version."""
     return svc.branch_columns(ns, table_id, branch)

@@ -42,6 +42,12 @@ def table_scope(table_id: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     return ("table", tuple(table_id))
 
 
+def branches_scope(table_id: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The reads of a table's branches (the list, a branch's versions and columns): a write
+    on main only changes none of them."""
+    return ("branches", tuple(table_id))
+
+
 def epoch(conn: str, scope: Scope) -> int:
     with _LOCK:
         return _EPOCHS.get((conn, scope), 0) + _EPOCHS.get((conn, "*"), 0)
@@ -58,12 +64,19 @@ def invalidate(*scopes: Scope, conn: str | None = None) -> None:
 
 
 def invalidate_tables(
-    table_ids: Sequence[Sequence[str]], *, catalog: bool = False, namespaces: bool = True
+    table_ids: Sequence[Sequence[str]],
+    *,
+    catalog: bool = False,
+    namespaces: bool = True,
+    branches: bool = True,
 ) -> None:
     """After a write touching ``table_ids`` (and the listings, when ``catalog``: the
     namespaces' own listings too, unless ``namespaces`` is false, a write that creates, drops
-    or moves tables only)."""
+    or moves tables only). Their branches' reads too, unless ``branches`` is false: a write
+    on main only (a version, a tag, rows of main), which changes no branch."""
     scopes: list[Scope] = [table_scope(t) for t in table_ids]
+    if branches:
+        scopes += [branches_scope(t) for t in table_ids]
     if catalog:
         scopes.append(CATALOG)
         if namespaces:

@@ -289,6 +289,7 @@ def perform(
     invalidate: Sequence[Sequence[str]] | None = None,
     catalog: bool = False,
     namespaces: bool = True,
+    branches: bool = True,
     reset: bool = True,
     then: Callable[[Any], Any] | None = None,
     rerun: bool | Callable[[Any], bool] = True,
@@ -300,7 +301,8 @@ def perform(
     The write runs through ``feedback.run`` (a failure is shown where the page is, nothing
     else happens, ``None``). On success, in order: the tables it touched are read again
     (``invalidate``, default ``write.touched``; ``catalog``: the listings too, the namespaces'
-    own ones unless ``namespaces`` is false: a write of tables only), the session
+    own ones unless ``namespaces`` is false: a write of tables only; their branches' reads
+    unless ``branches`` is false: a write on main only), the session
     follows the job it started (``write.follow``), ``then(result)`` keeps what the page keeps
     of it (a selection, a panel's state), the ``page``'s forms start afresh (``reset``), its
     result is said once on ``page`` (nothing when the write has no success text; ``say``:
@@ -328,7 +330,7 @@ def perform(
     result = done[0]
     tables = write.touched if invalidate is None else invalidate
     if tables:
-        invalidate_tables(tables, catalog=catalog, namespaces=namespaces)
+        invalidate_tables(tables, catalog=catalog, namespaces=namespaces, branches=branches)
     if write.follow:
         for job in result if isinstance(result, list) else [result]:
             state.follow_job(job.id)

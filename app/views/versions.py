@@ -119,14 +119,16 @@ def fresh_panels(result: object, *, show_result: bool = False) -> None:
 
 
 def send(write: writes.Write, *, show_result: bool = False, failure_key: str | None = None) -> None:
-    """A write of this page; on success the table is read again, forms, plan and comparison
-    start afresh, the result is said (and, with ``show_result``, opened in the picker).
-    ``failure_key``: sent from a form's callback (the page then draws once, after it: the
-    whole page, though the form is in the Manage versions fragment)."""
+    """A write of this page; on success the table is read again (its branches too, for a
+    write on a branch: one on main changes none), forms, plan and comparison start afresh,
+    the result is said (and, with ``show_result``, opened in the picker). ``failure_key``:
+    sent from a form's callback (the page then draws once, after it: the whole page, though
+    the form is in the Manage versions fragment)."""
     writes.perform(
         write,
         page="versions",
         invalidate=[table_id],
+        branches=branch != "main",
         then=lambda result: fresh_panels(result, show_result=show_result),
         failure_key=failure_key,
     )

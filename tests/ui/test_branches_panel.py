@@ -89,3 +89,36 @@ def test_a_bad_branch_name_is_refused_and_nothing_is_created(make_app, ui_env) -
     create(at, "x", "99")
     assert "has no version 99" in texts(at)
     assert _lance_branches(ui_env) == {}
+
+
+def test_a_write_on_main_keeps_the_branches_read_a_branch_write_reads_them_again(
+    make_app, ui_env, monkeypatch
+) -> None:
+    """Restoring a version of main changes no branch: the branches are not listed again
+    (one request fewer per write, a round trip over REST); creating a branch lists them."""
+    listings = []
+    real = branches.list_branches
+    monkeypatch.setattr(
+        branches, "list_branches", lambda ns, tid: listings.append(tid) or real(ns, tid)
+    )
+    at = make_app("versions", query_params={**ORDERS, "version": "1"})
+    open_panel(at)
+    create(at, "dev")
+    assert "Branches (1)" in [e.label for e in at.expander]
+    before = len(listings)
+
+    at.session_state[state.Versions.RESTORE_OPEN] = True
+    at.run()
+    widget(at.checkbox, "versions.restore", ".1.confirm").check()
+    widget(at.button, "FormSubmitter:versions.restore", "-Restore v1").click().run()
+    assert_no_exception(at)
+    ns = backend.connect(str(ui_env))
+    assert lance.dataset(ns.table_location(TID)).version == 4  # the restore: main's v4
+    assert "Branches (1)" in [e.label for e in at.expander]
+    assert len(listings) == before  # main's write: the branches kept
+
+    open_panel(at)
+    create(at, "later")
+    assert set(_lance_branches(ui_env)) == {"dev", "later"}
+    assert "Branches (2)" in [e.label for e in at.expander]
+    assert len(listings) > before  # a branch made: listed again
