@@ -62,7 +62,7 @@ if str(REPO) not in sys.path:
 from playwright.sync_api import Locator, Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
-from benchmarks._ratio import ratio_interval  # noqa: E402
+from benchmarks._ratio import ratio_interval, span  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     APP_TIMEOUT_MS,
     VIEWPORT,
@@ -607,13 +607,10 @@ def main(argv: list[str] | None = None) -> int:
         c = statistics.median(c_times)
         b = statistics.median(b_times)
         verdict = "PASS" if c / b <= TARGET_RATIO else "MISS"
-        low, high = ratio_interval(c_times, b_times)
+        interval = span(ratio_interval(c_times, b_times))
+        print(f"{case.label:<46}{c:>9.0f}{b:>10.0f}{c / b:>8.2f}{interval:>12}  {verdict}")
         print(
-            f"{case.label:<46}{c:>9.0f}{b:>10.0f}{c / b:>8.2f}{f'{low:.2f}-{high:.2f}':>12}  {verdict}"
-        )
-        print(
-            f"{'':<4}console {[round(x) for x in times[(case.name, 'console')]]} "
-            f"baseline {[round(x) for x in times[(case.name, 'baseline')]]}"
+            f"{'':<4}console {[round(x) for x in c_times]} baseline {[round(x) for x in b_times]}"
         )
     return 0
 

@@ -81,7 +81,7 @@ if str(REPO) not in sys.path:
 from playwright.sync_api import Browser, BrowserContext, sync_playwright  # noqa: E402
 
 from backend.arrow.ipc import to_ipc_stream  # noqa: E402
-from benchmarks._ratio import ratio_interval  # noqa: E402
+from benchmarks._ratio import ratio_interval, span  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     APP_TIMEOUT_MS,
     VIEWPORT,
@@ -594,14 +594,14 @@ def run(
         f"{'JS console':>12}{'JS bare':>9}{'JS frame':>10}"
         + (f"{'twin/frame':>12}" if twin is not None else "")
     )
-    for label, c, b, f, t, (low, high) in rows:
+    for label, c, b, f, t, interval in rows:
         ratio = c.ms / b.ms
         verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
         frame_ratio = c.ms / f.ms
         frame_verdict = "PASS" if frame_ratio <= FRAME_TARGET else "MISS"
         print(
             f"{label:<42}{c.ms:>9.0f}{b.ms:>7.0f}{f.ms:>7.0f}{ratio:>7.2f}  {verdict:<12}"
-            f"{f.ms / b.ms:>12.2f}{frame_ratio:>15.2f}{f'{low:.2f}-{high:.2f}':>12}  "
+            f"{f.ms / b.ms:>12.2f}{frame_ratio:>15.2f}{span(interval):>12}  "
             f"{frame_verdict:<12}"
             f"{c.js:>12.0f}{b.js:>9.0f}{f.js:>10.0f}"
             + (f"{t.ms / f.ms:>12.2f}" if t is not None else "")

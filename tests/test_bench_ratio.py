@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from benchmarks._ratio import ratio_interval, shown
+from benchmarks._ratio import ratio_interval, span
 
 
 def every_resampled_ratio(num: list[float], den: list[float]) -> list[float]:
@@ -44,7 +44,8 @@ def test_rounds_of_one_ratio_give_that_ratio_and_the_same_times_the_same_interva
     assert ratio_interval(spread, base) == ratio_interval(spread, base)
     low, high = ratio_interval(spread, base)
     assert 0.97 <= low < 1.20 < high <= 1.40
-    assert shown(spread, base) == f"1.20 ({low:.2f}-{high:.2f})"
+    assert span((low, high)) == f"{low:.2f}-{high:.2f}"
+    assert span((0.9, 1.2)) == "0.90-1.20"  # two decimals, as the ratios beside it
 
 
 def test_times_that_are_not_paired_are_refused() -> None:
