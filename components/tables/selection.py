@@ -137,8 +137,9 @@ def set_selection(
     namespace: Sequence[str], table: str | None = None, *, defer_url: bool = False
 ) -> None:
     """Select a namespace (and a table); updates the URL too (``defer_url``: with the run's
-    next URL change, at the latest at its end). The version picked for the previous table is forgotten, and so
-    are a ``?tag=`` link to it and its branch (the new table is shown on main)."""
+    next URL change, at the latest at its end). The version picked for the previous table is
+    forgotten, and so are a ``?tag=`` link to it and its branch (the new table is shown on
+    main)."""
     moved = (list(namespace), table) != state.selection()
     if moved:
         state.forget_version()
