@@ -308,6 +308,7 @@ S3_CHECK_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("items", S3_CHECK_CASES.values(), ids=S3_CHECK_CASES)
 def test_s3_options_the_page_refuses_are_refused_at_launch(
     tmp_path: Path, items: list[str], monkeypatch: pytest.MonkeyPatch
@@ -551,6 +552,7 @@ def test_an_incomplete_auth_section_stops_the_launcher(
     assert_stopped_for_sign_in(done, named, folder / "secrets.toml", cwd)
 
 
+@pytest.mark.slow
 def test_an_incomplete_auth_section_stops_the_launcher_process(tmp_path: Path) -> None:
     folder = tmp_path / ".streamlit"
     cwd = tmp_path / "work"
@@ -562,6 +564,7 @@ def test_an_incomplete_auth_section_stops_the_launcher_process(tmp_path: Path) -
     assert_stopped_for_sign_in(done, named, folder / "secrets.toml", cwd)
 
 
+@pytest.mark.slow
 def test_unknown_role_names_stop_the_launcher(tmp_path: Path) -> None:
     roles = tmp_path / "roles.toml"
     roles.write_text(

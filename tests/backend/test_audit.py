@@ -301,6 +301,7 @@ BUILD_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_build_killed_midway_leaves_a_started_entry(tmp_path: Path) -> None:
     """A process killed during an index build (SIGKILL at lance's first progress event):
     its "started" entry is in the log, durable, with no end; the page says so."""

@@ -101,6 +101,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_a_plan_run_as_a_job_is_listed_by_a_second_process_with_its_results(
     local_root: Path,
 ) -> None:
@@ -179,6 +180,7 @@ print(json.dumps({"branch": again.branch, "state": again.state, "rerun_of": agai
 """
 
 
+@pytest.mark.slow
 def test_a_branch_job_records_its_branch_and_runs_again_on_it_from_another_process(
     local_root: Path,
 ) -> None:

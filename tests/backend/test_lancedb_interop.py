@@ -128,6 +128,7 @@ def vectors_of(table: Any) -> np.ndarray:
 
 
 # -- each side sees the other's tables -----------------------------------------------------------
+@pytest.mark.slow
 def test_console_sees_and_searches_lancedb_tables(target: Target, tmp_path: Path) -> None:
     out = run_app(app_job(target, tmp_path, "make", "create", prefix="ldb", count=3, rows=6))
     assert out["created"] == ["ldb0", "ldb1", "ldb2"]
@@ -151,6 +152,7 @@ def test_console_sees_and_searches_lancedb_tables(target: Target, tmp_path: Path
     )
 
 
+@pytest.mark.slow
 def test_lancedb_sees_and_reads_console_tables(target: Target, tmp_path: Path) -> None:
     made = app_rows(100, 8)
     create_table(target.ns, [NS, "made"], made)

@@ -203,6 +203,7 @@ def child_builds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANCE_CONSOLE_BUILD_PROCESS", "child")
 
 
+@pytest.mark.slow
 def test_a_build_in_a_child_process_reports_lances_stages(
     two_tables: Any, child_builds: None
 ) -> None:

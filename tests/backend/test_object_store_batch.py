@@ -209,6 +209,7 @@ def _race(s3_root, children, tmp: Path, requests: list[BatchCommitTablesRequest]
     return [json.loads(Path(j["log"]).read_text()) for j in jobs]
 
 
+@pytest.mark.slow
 def test_racing_batches_on_one_table_exactly_one_wins(s3_root, children, tmp_path) -> None:
     ns, server = s3_root.ns, s3_root.server
     seeded = _seed(ns, server)

@@ -560,6 +560,7 @@ print(sorted(jobs.EXECUTORS), "ray" in sys.modules, "lance_ray" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_importing_jobs_registers_ray_without_importing_it() -> None:
     done = run_python(IMPORT_CHILD)
     assert done.returncode == 0, done.stderr[-2000:]

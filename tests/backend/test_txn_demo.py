@@ -136,6 +136,7 @@ def test_fail_at_operation_rolls_back_the_operations_applied(shop: Any, operatio
     assert contents(ns) == before
 
 
+@pytest.mark.slow
 def test_demo_commit_with_a_fault_in_another_process(shop: Any) -> None:
     """The demo tool itself: the batch runs in a second process; an injected error at
     operation 2, then that process killed right before the commit point. Each time every
@@ -203,6 +204,7 @@ def test_kill_during_apply_on_an_object_store(s3_root: Any) -> None:
 
 
 # -- a concurrent writer ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_concurrent_writer_makes_the_commit_publish_nothing(shop: Any) -> None:
     ns = shop
     staged = stage_three(ns)
@@ -222,6 +224,7 @@ def test_a_concurrent_writer_makes_the_commit_publish_nothing(shop: Any) -> None
     assert after[tuple(TABLES[1])][0].versions == (1, 2)
 
 
+@pytest.mark.slow
 def test_a_writer_between_validation_and_the_lock_is_refused(shop: Any) -> None:
     """The writer lands after the commit's own validation, before it takes the lock: the
     re-check under the lock refuses the batch (FAILED record), nothing applied."""
@@ -249,6 +252,7 @@ def test_a_writer_between_validation_and_the_lock_is_refused(shop: Any) -> None:
 
 
 # -- who may use them ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_demo_tools_are_an_admins_and_audited(shop: Any, tmp_path: Path) -> None:
     log = audit.AuditLog(tmp_path / "audit")
     editor = gate(shop, actor=Actor("ed", role=access.EDITOR), log=log)

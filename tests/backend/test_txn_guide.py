@@ -155,6 +155,7 @@ def test_the_guide_plans_from_the_tables_data(tmp_path: Path) -> None:
     assert bb.discard_staged(ns, round_.staged) > 0
 
 
+@pytest.mark.slow
 def test_a_concurrent_writers_table_is_not_judged(shop: Any) -> None:
     ns = shop
     staged = [bb.stage_change(ns, t, append=rows(50, 2)) for t in TABLES]

@@ -325,6 +325,7 @@ def test_demo_tools_are_an_admins_and_off_by_default(roles: Path, ui_env: Path) 
         assert not at.button(key=state.stage_form_key("go")).disabled
 
 
+@pytest.mark.slow
 def test_fail_at_an_operation_leaves_every_table_unchanged(app: Any, ui_env: Path) -> None:
     at = stage(app, "delete", filter="id = 2")
     at = pick(at, "customers")
@@ -354,6 +355,7 @@ def test_fail_at_an_operation_leaves_every_table_unchanged(app: Any, ui_env: Pat
     assert dataset(ui_env, ORDERS).version == 4
 
 
+@pytest.mark.slow
 def test_a_concurrent_writer_is_refused(app: Any, ui_env: Path) -> None:
     at = stage(app, "delete", filter="id = 2")
     at = pick(at, "customers")
