@@ -60,8 +60,7 @@ def render_branch_picker(
 ) -> str:
     """The branch the page acts on (``names``: ``main`` first), the shared selection. A
     selected branch the table does not have (deleted, another table's, a stale link) goes
-    back to main, and the page says so. A table with no branch but main gets no box (the
-    page's badge says main)."""
+    back to main, and the page says so. A table with no branch but main gets no box."""
     names = list(names) or [svc.MAIN]
     current = state.selected_branch()
     if current not in names:
@@ -72,7 +71,7 @@ def render_branch_picker(
         )
         set_branch(None)
         current = svc.MAIN
-    if names == [svc.MAIN]:  # nothing to pick: the badge under it says main
+    if names == [svc.MAIN]:  # nothing to pick: main, the table's only branch
         return current
     key = picker_key(key_prefix)
     state.put(key, current)
@@ -88,24 +87,29 @@ def render_branch_picker(
     return current
 
 
-def pick_branch(table_id: Sequence[str], *, key_prefix: str) -> str:
-    """The table's branches (read) and the picker over them; the branch picked. When they
-    cannot be read the error is shown: main is acted on, or the page stops when another
-    branch was picked (it would act on main instead)."""
+def pick_branch(table_id: Sequence[str], *, key_prefix: str) -> tuple[str, bool]:
+    """The table's branches (read) and the picker over them; the branch picked, and whether
+    the table has branches besides main. When they cannot be read the error is shown: main
+    is acted on, or the page stops when another branch was picked (it would act on main
+    instead)."""
     tid = tuple(table_id)
     frame = feedback.run(branches_frame, tid, action=f"Listing the branches of {tid[-1]}")
     if frame is None:
         if state.selected_branch() != svc.MAIN:
             st.stop()
-        return svc.MAIN
+        return svc.MAIN, False
     names = [svc.MAIN, *sorted(frame["branch"].tolist())]
-    return render_branch_picker(names, key_prefix=key_prefix, table_id=tid)
+    return render_branch_picker(names, key_prefix=key_prefix, table_id=tid), len(names) > 1
 
 
-def render_branch_badge(branch: str, *, note: str = "") -> None:
-    """Which branch the page acts on, under its title (``note``: a sentence more)."""
+def render_branch_badge(branch: str, *, branched: bool, note: str = "") -> None:
+    """Which branch the page acts on, under its title (``note``: a sentence more). Nothing on
+    main when the table has no other branch (``branched`` false): there is no other to act
+    on, and no picker above it."""
     more = f" {feedback.as_text(note)}" if note else ""
     if branch == svc.MAIN:
+        if not branched:
+            return
         st.markdown(
             ":gray-badge[:material/call_split: main] "
             f":gray[Reads and writes on this page act on the table's main branch.{more}]"

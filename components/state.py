@@ -201,8 +201,7 @@ def reset_forms(page: str) -> None:
 # --- Namespaces & tables -------------------------------------------------------------------------
 class Tables:
     SEARCH = "tables.search"  # widget: table-name filter
-    SORT = "tables.sort"  # widget: what the tables list is sorted by (table_stats.SORTS)
-    SORT_DESC = "tables.sort.desc"  # widget: descending
+    SORT = "tables.sort"  # widget: the tables list's order (table_stats.SORT_ORDERS)
     # per namespace (:func:`panel_key`): how many tables (by name) a sort by a figure orders
     SORT_SCOPE = "tables.sort.scope"
     DIALOG = "tables.dialog"  # "create_ns" | "declare" | None: the write dialog that is open
@@ -213,7 +212,7 @@ class Tables:
     RENAME_OPEN = "tables.rename.open"  # "Rename or move"
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
-    TREE_OPEN = "tables.tree.open"  # "Namespace tree" (closed until opened, then kept open)
+    TREE_OPEN = "tables.tree.open"  # widget: the "Namespace tree" menu (its open state)
     DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
     DROP_NS_CHILDREN = "tables.drop_ns.children"  # widget, per namespace: what CASCADE drops
     RESET = "tables.reset"  # widget: "Back to the root namespace" (a stale link)

@@ -37,9 +37,9 @@ table_id = render_table_picker(key_prefix=state.Indexes.PICKER)
 if not table_id:
     st.info("Pick a namespace and a table to see its indexes.", icon=":material/table:")
     st.stop()
-branch = branches.pick_branch(table_id, key_prefix=state.Indexes.PICKER)
+branch, branched = branches.pick_branch(table_id, key_prefix=state.Indexes.PICKER)
 with badge:
-    branches.render_branch_badge(branch)
+    branches.render_branch_badge(branch, branched=branched)
 ns = on_branch(ns, branch)  # every read and write below acts on the branch
 if read_only:
     render_read_only_notice()

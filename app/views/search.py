@@ -51,9 +51,9 @@ table_id = render_table_picker(key_prefix=state.Search.PICKER)
 if not table_id:
     st.info("Pick a table to search it and tune its indexes.", icon=":material/manage_search:")
     st.stop()
-branch = branches.pick_branch(table_id, key_prefix=state.Search.PICKER)
+branch, branched = branches.pick_branch(table_id, key_prefix=state.Search.PICKER)
 with badge:
-    branches.render_branch_badge(branch)
+    branches.render_branch_badge(branch, branched=branched)
 ns = on_branch(ns, branch)  # every read and write below acts on the branch
 info = feedback.run(search_table, tuple(table_id), branch, action="Reading the table")
 if info is None:

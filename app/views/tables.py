@@ -9,7 +9,7 @@ import backend
 from backend.rules import ids
 from backend.services import namespaces as nsv
 from components import schema_edit, state, writes
-from components.common import lazy_expander
+from components.common import lazy_popover
 from components.connection_writes import require_namespace
 from components.session import is_read_only, snippet_connection
 from components.snippets import python_snippet
@@ -17,7 +17,7 @@ from components.table_actions.drop_namespace import render_drop_namespace
 from components.table_actions.panel import render_table_actions
 from components.table_actions.register import render_register_form
 from components.tables.detail import render_table_section
-from components.tables.forms import render_open_dialog
+from components.tables.forms import render_dialog_button, render_open_dialog
 from components.tables.grid import render_tables_column
 from components.tables.header import render_header
 from components.tables.namespaces import render_namespaces_column
@@ -87,21 +87,30 @@ render_header(path, read_only=read_only)
 left, right = st.columns([1, 2.4], gap="large")
 with left:
     # the whole tree on request (the breadcrumbs and the namespaces list navigate without it)
-    if tree := lazy_expander(
-        "Namespace tree", key=state.Tables.TREE_OPEN, icon=":material/account_tree:"
+    if tree := lazy_popover(
+        "Namespace tree",
+        key=state.Tables.TREE_OPEN,
+        icon=":material/account_tree:",
+        width="stretch",
     ):
         with tree:
             render_namespace_tree(path, key_prefix=state.Tables.TREE)
-    render_namespaces_column(path, read_only=read_only)
-    if drop := render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
-        send(drop.write(ns, path))
+    render_namespaces_column(path)
+    # the writes on namespaces in one menu (its content is drawn only when opened)
+    with st.popover("Namespace actions", icon=":material/folder_managed:", width="stretch"):
+        render_dialog_button("create_ns", key_prefix=state.Tables.DIALOGS, read_only=read_only)
+        if drop := render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
+            send(drop.write(ns, path))
 with right:
-    render_tables_column(path, table, read_only=read_only)
-    register = render_register_form(
-        path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only
-    )
-    if register:
-        send(register.write(ns, path), namespaces=False)
+    render_tables_column(path, table)
+    # the two ways a table comes into this namespace, in one menu
+    with st.popover("Add a table", icon=":material/add:", width="stretch"):
+        render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)
+        register = render_register_form(
+            path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only
+        )
+        if register:
+            send(register.write(ns, path), namespaces=False)
 render_open_dialog(path, key_prefix=state.Tables.DIALOGS, read_only=read_only, submit=create)
 
 detail = render_table_section([*path, table]) if table else None

@@ -26,10 +26,16 @@ sync_selection()
 
 table_id = render_table_picker(key_prefix=state.Transfer.PICKER)
 namespace, _ = state.selection()
-branch = branches.pick_branch(table_id, key_prefix=state.Transfer.PICKER) if table_id else "main"
+branch, branched = (
+    branches.pick_branch(table_id, key_prefix=state.Transfer.PICKER)
+    if table_id
+    else ("main", False)
+)
 if table_id:
     with badge:
-        branches.render_branch_badge(branch, note="An import into a new table creates it on main.")
+        branches.render_branch_badge(
+            branch, branched=branched, note="An import into a new table creates it on main."
+        )
 on_table = on_branch(ns, branch)  # the picked table's branch: appends, merges, exports
 if read_only:
     render_read_only_notice()

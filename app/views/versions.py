@@ -72,7 +72,7 @@ branch_names = ["main", *sorted(branch_list["branch"].tolist())] if branch_list 
 branch = br.render_branch_picker(
     branch_names or ["main"], key_prefix=state.Versions.PICKER, table_id=tid
 )
-br.render_branch_badge(branch)
+br.render_branch_badge(branch, branched=len(branch_names) > 1)
 
 
 def send_branch(ask: br.CreateBranch | br.DeleteBranch) -> None:

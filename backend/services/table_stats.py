@@ -330,6 +330,24 @@ SORTS = {
     "last_change": "Last change",
     "health": "Health",
 }
+# The tables list's orders, as its one "Sort by" box offers them: option -> (SORTS key,
+# descending, label). Each figure both ways, the usual direction's words for it.
+SORT_ORDERS: dict[str, tuple[str, bool, str]] = {
+    "name": ("name", False, "Name (A to Z)"),
+    "name:desc": ("name", True, "Name (Z to A)"),
+    "rows": ("rows", False, "Rows (fewest first)"),
+    "rows:desc": ("rows", True, "Rows (most first)"),
+    "size_bytes": ("size_bytes", False, "Size (smallest first)"),
+    "size_bytes:desc": ("size_bytes", True, "Size (largest first)"),
+    "version": ("version", False, "Version (lowest first)"),
+    "version:desc": ("version", True, "Version (highest first)"),
+    "indexes": ("indexes", False, "Indexes (fewest first)"),
+    "indexes:desc": ("indexes", True, "Indexes (most first)"),
+    "last_change": ("last_change", False, "Last change (oldest first)"),
+    "last_change:desc": ("last_change", True, "Last change (newest first)"),
+    "health": ("health", False, "Health (worst first)"),
+    "health:desc": ("health", True, "Health (healthy first)"),
+}
 PENDING = "pending"
 
 

@@ -20,7 +20,6 @@ from components import feedback, polling, state
 from components.cache import table_scope
 from components.session import get_namespace
 from components.tables.catalog import listed_tables
-from components.tables.forms import render_dialog_button
 from components.tables.name_list import render_name_list
 from components.tables.selection import go_to
 
@@ -124,7 +123,7 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
     }
 
 
-SORT_BOX_PX = 190  # the "Sort by" box: its longest option whole
+SORT_BOX_PX = 230  # the "Sort by" box: its longest option whole
 SORT_SCOPE = nsv.LIST_BATCH  # tables a sort by a figure orders at a time (more on request)
 
 
@@ -133,9 +132,9 @@ def _widen_sort(key: str) -> None:
     state.put(key, int(state.get(key) or SORT_SCOPE) + SORT_SCOPE)
 
 
-def render_tables_column(path: Sequence[str], table: str | None, *, read_only: bool) -> None:
+def render_tables_column(path: Sequence[str], table: str | None) -> None:
     """The tables of ``path`` with their figures, a search and a sort (picking one
-    navigates), and "Declare a table". By name, the list is read a page at a time (the
+    navigates). By name, the list is read a page at a time (the
     server's order, pylance's by name); a search or a descending name order reads every name;
     a sort by a figure orders the first :data:`SORT_SCOPE` tables by name (more on request),
     and says so when there are more. Figures are read in the background (the tables on
@@ -149,18 +148,21 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
         placeholder="part of a name, or a glob like orders_*",
         icon=":material/search:",
     )
-    sorts: list[str] = list(tstats.SORTS)
-    by: str = (
-        row.selectbox(
-            "Sort by",
-            sorts,
-            format_func=lambda s: tstats.SORTS[s],
-            key=state.Tables.SORT,
-            width=SORT_BOX_PX,
+    # the order in a menu whose button says it (a closed menu's box costs the page nothing)
+    now = state.get(state.Tables.SORT)
+    shown_order = tstats.SORT_ORDERS[now if now in tstats.SORT_ORDERS else "name"][2]
+    with row.popover(shown_order, icon=":material/sort:", help="Sort the tables"):
+        order: str = (
+            st.selectbox(
+                "Sort by",
+                list(tstats.SORT_ORDERS),
+                format_func=lambda o: tstats.SORT_ORDERS[o][2],
+                key=state.Tables.SORT,
+                width=SORT_BOX_PX,
+            )
+            or "name"
         )
-        or "name"
-    )
-    descending = row.toggle("Descending", key=state.Tables.SORT_DESC, width="content")
+    by, descending, _label = tstats.SORT_ORDERS[order]
     every_name = bool(search) or (by == "name" and descending)
     listing = listed_tables(path, None if every_name else SORT_SCOPE)
     scope_key = state.panel_key(state.Tables.SORT_SCOPE, tuple(path))
@@ -238,4 +240,3 @@ def render_tables_column(path: Sequence[str], table: str | None, *, read_only: b
             "indexes and last change are n/a. The health is judged from GetTableStats and "
             "the index stats."
         )
-    render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)

@@ -10,7 +10,6 @@ from backend.rules import ids
 from backend.spec.paging import paginate
 from components import feedback, state
 from components.tables.catalog import namespace_names
-from components.tables.forms import render_dialog_button
 from components.tables.name_list import render_name_list
 from components.tables.selection import go_to, set_selection
 
@@ -44,11 +43,11 @@ def render_namespace_list(
     return None
 
 
-def render_namespaces_column(path: Sequence[str], *, read_only: bool) -> None:
-    """The child namespaces (opening one navigates) and "Create a namespace"."""
-    st.subheader("Namespaces", anchor=False)
+def render_namespaces_column(path: Sequence[str]) -> None:
+    """The child namespaces (opening one navigates), under a heading when there are any."""
     children = feedback.run(namespace_names, tuple(path), action="Listing namespaces") or []
+    if children:
+        st.subheader("Namespaces", anchor=False)
     child = render_namespace_list(children, path, key_prefix=state.Tables.NS)
     if child is not None:
         go_to(child)
-    render_dialog_button("create_ns", key_prefix=state.Tables.DIALOGS, read_only=read_only)

@@ -166,7 +166,7 @@ def render_listing(
     that version."""
     from components.pager import render_listing_pager
 
-    st.subheader("All versions", anchor=False)
+    # no heading of its own: the summary line above says what the list is
     page = render_listing_pager(
         versions,
         key_prefix=state.Versions.LIST,

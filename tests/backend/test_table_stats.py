@@ -105,6 +105,14 @@ def test_sort_by_health_puts_the_worst_first() -> None:
     assert "health" in ts.SORTS
 
 
+def test_the_sort_box_offers_every_order_both_ways_under_distinct_names() -> None:
+    orders = [(by, desc) for by, desc, _ in ts.SORT_ORDERS.values()]
+    assert sorted(orders) == sorted((by, desc) for by in ts.SORTS for desc in (False, True))
+    labels = [label for *_, label in ts.SORT_ORDERS.values()]
+    assert len(set(labels)) == len(labels)
+    assert list(ts.SORT_ORDERS)[0] == "name" and ts.SORT_ORDERS["name"][:2] == ("name", False)
+
+
 def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> None:
     reads: list[tuple[str, ...]] = []
     gate = threading.Event()

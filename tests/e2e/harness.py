@@ -884,20 +884,66 @@ def set_checkbox(scope: Page | Locator, label: str, on: bool) -> None:
 GRID_ROW_PX = 35  # st.dataframe's default row (and header) height
 
 
+def st_dialog(page: Page) -> Locator:
+    """The open ``st.dialog`` (an open popover's content is a dialog too, for assistive tech)."""
+    return page.get_by_role("dialog").and_(page.locator(':not([data-testid="stPopoverBody"])'))
+
+
 def open_dialog(scope: Page | Locator, button: str) -> Locator:
     """Click the button labelled ``button`` (in ``scope``) that opens an ``st.dialog``; wait for
     the rerun and return the open dialog."""
     page = scope if isinstance(scope, Page) else scope.page
     after_rerun(page, scope.get_by_role("button", name=button, exact=True).click)
-    dialog = page.get_by_role("dialog")
+    dialog = st_dialog(page)
     expect(dialog).to_be_visible()
     return dialog
+
+
+MENU_TRIES = 3
+
+
+def open_menu(scope: Page | Locator, label: str, *, lazy: bool = False) -> Locator:
+    """Open the ``st.popover`` labelled ``label`` in ``scope`` and return its content (an
+    overlay of the page, named after the popover). ``lazy``: a popover whose content is built
+    once it is open (a rerun: ``components.common.lazy_popover``). A click that a rerun under
+    way swallows is tried again."""
+    page = scope if isinstance(scope, Page) else scope.page
+    button = scope.get_by_test_id("stPopoverButton").filter(has_text=label)
+    for _ in range(MENU_TRIES):
+        if button.get_attribute("aria-expanded") == "true":
+            break
+        if lazy:
+            after_rerun(page, button.click)
+        else:
+            button.click()
+        try:
+            expect(button).to_have_attribute("aria-expanded", "true", timeout=2_000)
+        except AssertionError:
+            settle(page)
+    body = page.locator(f'[data-testid="stPopoverBody"][aria-label="{label}"]')
+    expect(body).to_be_visible()
+    return body
+
+
+# The tables page's write dialogs, each with the menu (popover) its button is in.
+TABLES_OPENERS = (("Add a table", "Declare a table"), ("Namespace actions", "Create a namespace"))
+
+
+def menu_button(scope: Page | Locator, menu: str, label: str) -> Locator:
+    """The button labelled ``label`` in the ``st.popover`` ``menu`` of ``scope``, opened."""
+    return open_menu(scope, menu).get_by_role("button", name=label, exact=True)
+
+
+def close_menu(page: Page) -> None:
+    """Close the open ``st.popover`` (Escape) and wait for it to be gone."""
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("stPopoverBody")).to_have_count(0)
 
 
 def close_dialog(page: Page) -> None:
     """Dismiss the open ``st.dialog`` (Escape) and wait for it to be gone."""
     page.keyboard.press("Escape")
-    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(st_dialog(page)).to_have_count(0)
     settle(page)
 
 

@@ -22,6 +22,7 @@ from .harness import (
     grid_rows,
     key,
     open_dialog,
+    open_menu,
     submit,
     type_into,
 )
@@ -40,7 +41,7 @@ def test_inspector_shows_rest_exchanges(
 
     # A write on another page...
     goto(page, console, "tables", ns=E2E_NAMESPACE)
-    form = open_dialog(main, "Declare a table")
+    form = open_dialog(open_menu(main, "Add a table"), "Declare a table")
     type_into(form.get_by_label("Table name", exact=True), name)
     submit(page, form.get_by_role("button", name="Declare table"))
     expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()

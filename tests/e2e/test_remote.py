@@ -33,6 +33,7 @@ from lance_namespace import (
 )
 from playwright.sync_api import Locator, Page, expect
 
+from components import state
 from tests.support import ipc_stream_bytes
 
 from .harness import (
@@ -56,7 +57,7 @@ from .harness import (
     metric,
     open_expander,
     open_lazy,
-    section,
+    open_menu,
     settle,
     submit,
     type_into,
@@ -222,7 +223,7 @@ def test_drop_namespace_says_cascade_is_unavailable_up_front(
     three_versions(console, [namespace, "t"])
     goto(page, console, "tables", ns=namespace)
     main = _main(page)
-    box = open_lazy(main, f"Drop namespace {namespace}")
+    box = open_lazy(open_menu(main, "Namespace actions"), f"Drop namespace {namespace}")
     why = (
         "This root cannot drop a namespace with CASCADE"
         if console.kind == "s3"
@@ -289,7 +290,7 @@ def test_every_page_on_s3(page: Page, console: Console, shot: Callable[..., Path
     goto(page, console, "versions", ns=E2E_NAMESPACE, table=HISTORY_TABLE)
     main = _main(page)
     expect(metric(main, "Versions")).to_have_text("4")
-    expect(grid_rows(grid(section(main, "All versions")))).to_have_count(4)
+    expect(grid_rows(keyed_grid(main, state.Versions.LIST + ".grid"))).to_have_count(4)
     _no_trouble(page, console)
     shot("versions")
 

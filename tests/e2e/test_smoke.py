@@ -22,7 +22,7 @@ from .harness import (
     metric,
     open_dialog,
     open_expander,
-    open_lazy,
+    open_menu,
     open_tab,
     widget,
 )
@@ -74,10 +74,13 @@ def test_tables_page_renders_lists_the_root_and_opens_the_connect_form(
     # namespace tree (drawn once opened).
     main = page.get_by_test_id("stMain")
     expect(main.locator(key("tables.tree.node."))).to_have_count(0)
-    open_lazy(main, "Namespace tree")
+    tree = open_menu(main, "Namespace tree", lazy=True)
     for namespace in ("e2e", *("$".join(n) for n in console.demo.namespaces if len(n) == 1)):
-        for where in (f"tables.ns.open.{namespace}", f"tables.tree.node.{namespace}"):
-            button = main.locator(key(where)).get_by_role("button", name=namespace, exact=True)
+        for scope, where in (
+            (main, f"tables.ns.open.{namespace}"),
+            (tree, f"tables.tree.node.{namespace}"),
+        ):
+            button = scope.locator(key(where)).get_by_role("button", name=namespace, exact=True)
             expect(button).to_be_visible()
 
     # The sidebar's "Connect to…" form (with its two grids) is rendered only when opened.

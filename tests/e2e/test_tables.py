@@ -20,23 +20,27 @@ from .harness import (
     NOTES_TABLE,
     SAVED_CONNECTION,
     SCREENSHOTS,
+    TABLES_OPENERS,
     Console,
     after_rerun,
     choose,
     click_grid_row,
     close_dialog,
+    close_menu,
     fresh_namespace,
     goto,
     grid_row,
     key,
     keyed_grid,
+    menu_button,
     open_dialog,
     open_expander,
-    open_lazy,
+    open_menu,
     read_only_switch,
     set_read_only,
     settle,
     settle_load,
+    st_dialog,
     submit,
     type_into,
     widget,
@@ -155,7 +159,7 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
     name = f"declared_{uuid.uuid4().hex[:8]}"
     goto(page, console, "tables", ns=E2E_NAMESPACE)
     main = _main(page)
-    form = open_dialog(main, "Declare a table")
+    form = open_dialog(open_menu(main, "Add a table"), "Declare a table")
 
     # Validation first: a name with a space is refused before any call is made.
     type_into(form.get_by_label("Table name", exact=True), "bad name")
@@ -165,12 +169,12 @@ def test_declare_table(page: Page, console: Console, shot: Callable[..., Path]) 
     )
     expect(refused).to_be_visible()
     expect(refused).to_contain_text("use letters, digits")
-    expect(page.get_by_role("dialog")).to_be_visible()  # nothing sent: the form stays open
+    expect(st_dialog(page)).to_be_visible()  # nothing sent: the form stays open
 
     type_into(form.get_by_label("Table name", exact=True), name)
     submit(page, form.get_by_role("button", name="Declare table"))
     expect(main.get_by_text(f"Declared table {E2E_NAMESPACE} › {name}.")).to_be_visible()
-    expect(page.get_by_role("dialog")).to_have_count(0)  # closed after the write
+    expect(st_dialog(page)).to_have_count(0)  # closed after the write
     # Listed, selected, described as declared only.
     expect(grid_row(_tables(page), name)).to_have_count(1)
     expect(main.get_by_role("heading", name=name, exact=True)).to_be_visible()
@@ -186,7 +190,9 @@ def test_read_only_switch_disables_writes(
 ) -> None:
     goto(page, console, "tables", ns=E2E_NAMESPACE, table=DOCS_TABLE)
     main = _main(page)
-    declare = open_dialog(main, "Declare a table").get_by_role("button", name="Declare table")
+    declare = open_dialog(open_menu(main, "Add a table"), "Declare a table").get_by_role(
+        "button", name="Declare table"
+    )
     expect(declare).to_be_enabled()
     close_dialog(page)
 
@@ -194,8 +200,9 @@ def test_read_only_switch_disables_writes(
     expect(page.get_by_test_id("stSidebar").get_by_text("writable")).to_have_count(0)
     expect(main.get_by_text("Read-only connection: writes are disabled")).to_be_visible()
     # The write dialogs cannot be opened; the deregister form's button is disabled.
-    for opener in ("Declare a table", "Create a namespace"):
-        expect(main.get_by_role("button", name=opener, exact=True)).to_be_disabled()
+    for menu, opener in TABLES_OPENERS:
+        expect(menu_button(main, menu, opener)).to_be_disabled()
+        close_menu(page)
     expect(
         open_expander(main, "Deregister table").get_by_role("button", name="Deregister")
     ).to_be_disabled()
@@ -203,7 +210,9 @@ def test_read_only_switch_disables_writes(
 
     set_read_only(page, False)
     expect(
-        open_dialog(main, "Declare a table").get_by_role("button", name="Declare table")
+        open_dialog(open_menu(main, "Add a table"), "Declare a table").get_by_role(
+            "button", name="Declare table"
+        )
     ).to_be_enabled()
 
 
@@ -240,8 +249,9 @@ def test_reload_keeps_connection_and_read_only(
     expect(sidebar.get_by_text("writable", exact=True)).to_have_count(0)
     expect(main.get_by_text(f"Tables in {E2E_NAMESPACE}")).to_be_visible()
     expect(main.get_by_text("Read-only connection: writes are disabled")).to_be_visible()
-    for opener in ("Declare a table", "Create a namespace"):
-        expect(main.get_by_role("button", name=opener, exact=True)).to_be_disabled()
+    for menu, opener in TABLES_OPENERS:
+        expect(menu_button(main, menu, opener)).to_be_disabled()
+        close_menu(page)
     shot()
 
     # Switching it off again is kept by the next reload too (the parameter leaves the URL).
@@ -251,7 +261,7 @@ def test_reload_keeps_connection_and_read_only(
     settle_load(page)
     expect(read_only_switch(page)).not_to_be_checked()
     expect(picker).to_have_value(SAVED_CONNECTION)
-    expect(main.get_by_role("button", name="Declare a table", exact=True)).to_be_enabled()
+    expect(menu_button(main, "Add a table", "Declare a table")).to_be_enabled()
 
 
 def test_refused_name_is_shown_as_typed(
@@ -261,7 +271,7 @@ def test_refused_name_is_shown_as_typed(
     ``$...$`` as LaTeX); nothing is created."""
     goto(page, console, "tables", ns=E2E_NAMESPACE)
     main = _main(page)
-    form = open_dialog(main, "Create a namespace")
+    form = open_dialog(open_menu(main, "Namespace actions"), "Create a namespace")
     type_into(form.get_by_label("Name", exact=True), "a$b")
     submit(page, form.get_by_role("button", name="Create namespace"))
     refused = form.get_by_test_id("stAlert")
@@ -271,7 +281,7 @@ def test_refused_name_is_shown_as_typed(
     )
     assert refused.inner_text().count("$") == 2, refused.inner_text()
     expect(refused.locator(".katex, math")).to_have_count(0)  # no formula was typeset
-    expect(page.get_by_role("dialog")).to_be_visible()
+    expect(st_dialog(page)).to_be_visible()
     shot()
     close_dialog(page)
     expect(main.get_by_role("button", name="a$b", exact=True)).to_have_count(0)
@@ -288,12 +298,12 @@ def test_namespace_tree_selects_a_nested_namespace(page: Page, console: Console)
     goto(page, console, "tables")
     main = _main(page)
     after_rerun(page, page.locator(key("conn.refresh")).get_by_role("button").click)
-    open_lazy(main, "Namespace tree")
-    node = main.locator(key(f"tables.tree.node.{parent}/mid/low")).get_by_role("button")
+    tree = open_menu(main, "Namespace tree", lazy=True)
+    node = tree.locator(key(f"tables.tree.node.{parent}/mid/low")).get_by_role("button")
     expect(node).to_have_text(re.compile(r"low$"))
     # Indented under its parent, which is indented under the root's child.
     boxes = [
-        main.locator(key(f"tables.tree.node.{p}")).bounding_box()
+        tree.locator(key(f"tables.tree.node.{p}")).bounding_box()
         for p in (parent, f"{parent}/mid", f"{parent}/mid/low")
     ]
     assert all(boxes) and boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"], boxes
@@ -302,7 +312,7 @@ def test_namespace_tree_selects_a_nested_namespace(page: Page, console: Console)
     expect(main.get_by_text(f"Tables in {parent} › mid › low")).to_be_visible()
     expect(node.locator("strong")).to_have_text("low")  # the selected node, in bold
     expect(
-        main.locator(key(f"tables.tree.node.{parent}/mid")).get_by_role("button").locator("strong")
+        tree.locator(key(f"tables.tree.node.{parent}/mid")).get_by_role("button").locator("strong")
     ).to_have_count(0)
 
 

@@ -11,6 +11,8 @@ import lance
 from lance.namespace import DescribeTableRequest, DirectoryNamespace
 from playwright.sync_api import Locator, Page, expect
 
+from components import state
+
 from .harness import (
     E2E_NAMESPACE,
     HISTORY_OPERATIONS,
@@ -27,6 +29,7 @@ from .harness import (
     grid_row,
     grid_rows,
     id_rows,
+    keyed_grid,
     manage_versions,
     metric,
     open_expander,
@@ -53,7 +56,7 @@ def test_versions_listing_timeline_and_compare(
     expect(metric(main, "Latest")).to_have_text("4")
     expect(metric(main, "Oldest")).to_have_text("1")
 
-    listing = grid(section(main, "All versions"))
+    listing = keyed_grid(main, state.Versions.LIST + ".grid")
     # The columns, in this order (lookup errors only when a lookup failed).
     expect(listing.locator("table thead th")).to_have_text(
         [
@@ -74,7 +77,7 @@ def test_versions_listing_timeline_and_compare(
         expect(rows.nth(i)).to_contain_text(operation)
 
     # The grid is sized to its page (here 4 rows + header; at most 20 rows: tests/ui).
-    box = grid(section(main, "All versions")).bounding_box()
+    box = keyed_grid(main, state.Versions.LIST + ".grid").bounding_box()
     assert box is not None and abs(box["height"] - (35 * 5 + 3)) <= 4, box
 
     # The timeline is drawn once its expander is opened (it would slow every page load).
@@ -249,7 +252,7 @@ def test_click_a_row_and_open_by_tag(
     tagsv.create_tag(ns, table_id, "silver", 2)
     goto(page, console, "versions", ns=namespace, table="t")
     main = page.get_by_test_id("stMain")
-    listing = grid(section(main, "All versions"))
+    listing = keyed_grid(main, state.Versions.LIST + ".grid")
     expect(grid_row(listing, "gold")).to_contain_text("5")  # v1's tag and row count
     expect(grid_row(listing, "silver")).to_contain_text("8")
     picker = version_box(main)

@@ -83,7 +83,8 @@ def test_the_pick_is_shared_kept_in_the_url_and_reset(make_app, dev_orders) -> N
     # another table: main again, and the URL says so
     at.selectbox(key="transfer.picker.table").select("customers").run()
     assert_no_exception(at)
-    assert "branch" not in at.query_params and ON_MAIN in texts(at)
+    assert "branch" not in at.query_params  # customers has main only: no badge
+    assert ON_MAIN not in texts(at) and ON_DEV not in texts(at)
     # a table with no branch but main: no box to pick from, the badge says main
     assert PICKERS["transfer"] not in [box.key for box in at.selectbox]
 
@@ -104,7 +105,8 @@ def test_a_branch_deleted_while_picked_goes_back_to_main(make_app, dev_orders) -
     at.run()
     assert_no_exception(at)
     assert "Table sales › orders has no branch dev" in "\n".join(alerts(at, "warning"))
-    assert ON_MAIN in texts(at) and "branch" not in at.query_params
+    # main, the only branch left: no picker, no badge
+    assert ON_MAIN not in texts(at) and ON_DEV not in texts(at) and "branch" not in at.query_params
     assert PICKERS["views/search.py"] not in [box.key for box in at.selectbox]  # main only
 
 

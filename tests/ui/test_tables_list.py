@@ -77,11 +77,10 @@ def test_list_shows_each_tables_figures(make_app, ui_env: Path) -> None:
 def test_sort_by_a_figure_and_filter(make_app) -> None:
     at = make_app(query_params={"ns": "sales"})
     filled(at)
-    at.selectbox(key="tables.sort").set_value("rows").run()
-    at.toggle(key="tables.sort.desc").set_value(True).run()
+    at.selectbox(key="tables.sort").set_value("rows:desc").run()
     frame = filled(at)
     assert list(frame["table"]) == ["orders", "customers", "pending"]  # 4, 2, none
-    at.toggle(key="tables.sort.desc").set_value(False).run()
+    at.selectbox(key="tables.sort").set_value("rows").run()
     assert list(filled(at)["table"]) == ["customers", "orders", "pending"]
     at.text_input(key="tables.search").input("ord").run()
     assert list(filled(at)["table"]) == ["orders"]
@@ -94,8 +93,7 @@ def test_figures_on_every_page_and_sorted_across_pages(make_app) -> None:
     at = make_app(query_params={"ns": "bulk"})
     frame = filled(at)
     assert len(frame) == 50 and set(frame["state"]) == {"declared only"}
-    at.selectbox(key="tables.sort").set_value("version").run()
-    at.toggle(key="tables.sort.desc").set_value(True).run()
+    at.selectbox(key="tables.sort").set_value("version:desc").run()
     assert list(filled(at)["table"]) == [f"t{i:03d}" for i in range(50)]
     pager = next(p for p in at.pagination if p.key.startswith("tables.list.page."))
     pager.set_value(2).run()
@@ -246,6 +244,6 @@ def test_sort_by_health_worst_first(make_app, ui_env: Path) -> None:
     frame = filled(at)
     assert list(frame["table"]) == ["worn", "bumpy", "tidy", "later"]
     assert list(frame["health"]) == ["optimize +1", "compact", "healthy", "declared only"]
-    at.toggle(key="tables.sort.desc").set_value(True).run()
+    at.selectbox(key="tables.sort").set_value("health:desc").run()
     assert list(filled(at)["table"]) == ["tidy", "bumpy", "worn", "later"]
     assert_no_exception(at)
