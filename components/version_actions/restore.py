@@ -178,10 +178,9 @@ def render_version_actions(
         args=(picked,),
     ):
         st.switch_page("views/search.py", query_params=search_link_params(table_id))
-    of = f" of branch {branch}" if branch else ""
-    if picked == latest:
-        st.caption(f"v{picked} is the latest version{of}: there is nothing to restore.")
+    if picked == latest:  # nothing to restore (the figures above say which is the latest)
         return None
+    of = f" of branch {branch}" if branch else ""
     new = latest + 1
     box = lazy_expander(
         "Restore this version", key=state.Versions.RESTORE_OPEN, icon=":material/restore:"
