@@ -261,8 +261,9 @@ def _switch(page: Page, i: int) -> Callable[[], None]:
 
 
 def _open_declare(page: Page, i: int) -> None:
+    page.get_by_test_id("stPopoverButton").filter(has_text="Add a table").click()  # its menu
     page.get_by_role("button", name="Declare a table").click()
-    page.get_by_role("dialog").wait_for()
+    page.locator('[role="dialog"]:not([data-testid="stPopoverBody"])').wait_for()
     wait_for_app(page, APP_TIMEOUT_MS)
 
 
