@@ -151,7 +151,7 @@ def render_tables_column(path: Sequence[str], table: str | None) -> None:
     # the order in a menu whose button says it (a closed menu's box costs the page nothing)
     now = state.get(state.Tables.SORT)
     shown_order = tstats.SORT_ORDERS[now if now in tstats.SORT_ORDERS else "name"][2]
-    with row.popover(shown_order, icon=":material/sort:", help="Sort the tables"):
+    with row.popover(shown_order, icon=":material/sort:"):
         order: str = (
             st.selectbox(
                 "Sort by",

@@ -30,6 +30,7 @@ from .harness import (
     fresh_namespace,
     goto,
     grid_row,
+    grid_rows,
     key,
     keyed_grid,
     menu_button,
@@ -335,3 +336,29 @@ def test_a_picked_tables_details_scroll_into_view(page: Page, console: Console) 
     expect(heading).to_be_attached()
     _assert_in_viewport(page, heading)
     page.screenshot(path=str(SCREENSHOTS / "tables-picked-details-in-view.png"))  # the window
+
+
+def test_the_sort_menu_orders_the_list_and_says_the_order(
+    page: Page, console: Console, shot: Callable[..., Path]
+) -> None:
+    """The order is picked in a menu whose button says it; its box is drawn only once the
+    menu is open."""
+    from lance_namespace import DeclareTableRequest
+
+    name = fresh_namespace(console, prefix="sort")
+    client = console.client()
+    for table in ("apple", "kiwi", "melon"):
+        client.declare_table(DeclareTableRequest(id=[name, table]))
+    goto(page, console, "tables", ns=name)
+    main = _main(page)
+    rows = grid_rows(_tables(page))
+    expect(rows.first).to_contain_text("apple")
+    expect(widget(main, "stSelectbox", "Sort by")).to_have_count(0)  # inside the closed menu
+    menu = open_menu(main, "Name (A to Z)")
+    widget(menu, "stSelectbox", "Sort by").get_by_role("combobox").click()
+    # the pick reruns the page; the menu's button then says the new order
+    after_rerun(page, page.get_by_role("option", name="Name (Z to A)").click)
+    expect(rows.first).to_contain_text("melon")
+    expect(rows.last).to_contain_text("apple")
+    expect(main.get_by_test_id("stPopoverButton").filter(has_text="Name (Z to A)")).to_be_visible()
+    shot()
