@@ -137,8 +137,8 @@ def render_tables_column(path: Sequence[str], table: str | None) -> None:
     navigates). By name, the list is read a page at a time (the server's order, pylance's by
     name); a search or a descending name order reads every name; a sort by a figure orders
     the first :data:`SORT_SCOPE` tables by name (more on request), and says so when there
-    are more. Figures are read in the background (the tables on
-    screen first, then those a sort orders) and kept per table version."""
+    are more. Figures are read in the background (the tables on screen first, then those a
+    sort orders) and kept per table version."""
     st.subheader(f"Tables in {feedback.as_text(ids.display_id(path))}", anchor=False)
     # one row (a horizontal container: fewer elements to draw than columns)
     row = st.container(horizontal=True, vertical_alignment="bottom")
