@@ -33,6 +33,12 @@ def branches_frame(ns: Any, table_id: tuple[str, ...]) -> pd.DataFrame:
     return svc.list_branches(ns, table_id)
 
 
+def branch_names(frame: pd.DataFrame) -> list[str]:
+    """What a branch picker offers from :func:`branches_frame`: main first, then the table's
+    branches by name (more than one: the table has branches besides main)."""
+    return [svc.MAIN, *sorted(frame["branch"].tolist())]
+
+
 @cached(lambda table_id, branch: branches_scope(table_id), ttl=30)
 def branch_versions(ns: Any, table_id: tuple[str, ...], branch: str) -> pd.DataFrame:
     """The versions of one branch, newest first."""
@@ -98,7 +104,7 @@ def pick_branch(table_id: Sequence[str], *, key_prefix: str) -> tuple[str, bool]
         if state.selected_branch() != svc.MAIN:
             st.stop()
         return svc.MAIN, False
-    names = [svc.MAIN, *sorted(frame["branch"].tolist())]
+    names = branch_names(frame)
     return render_branch_picker(names, key_prefix=key_prefix, table_id=tid), len(names) > 1
 
 
@@ -288,7 +294,7 @@ def render_branches_panel(
 ) -> CreateBranch | DeleteBranch | None:
     """The branch list, then "Create" and "Delete" tabs; the request of the one submitted."""
     render_branch_list(frame)
-    names = [svc.MAIN, *sorted(frame["branch"].tolist())]
+    names = branch_names(frame)
     create_tab, delete_tab = st.tabs(["Create", "Delete"])
     with create_tab:
         created = render_create_form(

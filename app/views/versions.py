@@ -68,7 +68,7 @@ if not versions.known:
     st.stop()
 
 branch_list = feedback.run(br.branches_frame, tid, action=f"Listing the branches of {tid[-1]}")
-branch_names = ["main", *sorted(branch_list["branch"].tolist())] if branch_list is not None else []
+branch_names = br.branch_names(branch_list) if branch_list is not None else []
 branch = br.render_branch_picker(
     branch_names or ["main"], key_prefix=state.Versions.PICKER, table_id=tid
 )
