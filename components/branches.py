@@ -307,6 +307,14 @@ def render_branches_panel(
     return created or deleted
 
 
+def after_branch_write(ask: CreateBranch | DeleteBranch) -> None:
+    """After a branch write succeeded: the deleted branch, when it was the one shown, gives
+    way to main (the write's own message says why; the picker would otherwise call it a
+    stale link)."""
+    if isinstance(ask, DeleteBranch) and state.selected_branch() == ask.name:
+        set_branch(None)
+
+
 def branch_write(ns: Any, table_id: Sequence[str], ask: CreateBranch | DeleteBranch) -> Write:
     """The write of a branch request."""
     tid = list(table_id)

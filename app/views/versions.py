@@ -76,8 +76,14 @@ br.render_branch_badge(branch, branched=len(branch_names) > 1)
 
 
 def send_branch(ask: br.CreateBranch | br.DeleteBranch) -> None:
-    """A create or delete of the Branches panel; the branches are read again on success."""
-    writes.perform(br.branch_write(ns, table_id, ask), page="versions", invalidate=[table_id])
+    """A create or delete of the Branches panel; the branches are read again on success (a
+    deleted branch that was shown gives way to main)."""
+    writes.perform(
+        br.branch_write(ns, table_id, ask),
+        page="versions",
+        invalidate=[table_id],
+        then=lambda _: br.after_branch_write(ask),
+    )
 
 
 box = (

@@ -472,6 +472,8 @@ def test_branch_create_pick_and_delete(
     expect(alert(main, "Deleted branch dev.")).to_be_visible()
     assert lance.dataset(location(console, table)).branches.list() == {}
     expect(main.get_by_text("Deleted branch dev.")).to_be_visible()
+    expect(main.get_by_text("stale link")).to_have_count(0)  # the page returned to main itself
+    expect(page).not_to_have_url(re.compile(r"[?&]branch="))
     expect(badge).to_have_count(0)  # the deleted branch's page falls back to main, alone again
     expect(picker).to_have_count(0)  # main alone again: no box
     expect(main.get_by_test_id("stExpander").filter(has_text="Branches (0)")).to_have_count(1)

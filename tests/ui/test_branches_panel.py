@@ -81,6 +81,29 @@ def test_create_pick_and_delete_a_branch(make_app, ui_env) -> None:
     assert set(branches.list_branches(ns, TID)["branch"]) == {"old"}
 
 
+def test_deleting_the_branch_shown_returns_to_main_without_a_stale_link_warning(
+    make_app, ui_env
+) -> None:
+    at = make_app("versions", query_params=ORDERS)
+    open_panel(at)
+    create(at, "dev")
+    at.selectbox(key=PICKER).select("dev").run()
+    assert "Branch dev: 1 version" in texts(at)
+    assert at.query_params.get(state.QP_BRANCH) == "dev"
+
+    open_panel(at)
+    widget(at.selectbox, "versions.branches", ".del.pick").select("dev")
+    widget(at.text_input, "versions.branches", ".del.form.confirm").input("dev")
+    widget(at.button, "FormSubmitter:versions.branches", "-Delete branch").click().run()
+    assert_no_exception(at)
+    assert _lance_branches(ui_env) == {}
+    assert "Deleted branch dev." in texts(at)
+    assert "stale link" not in texts(at)
+    assert state.QP_BRANCH not in at.query_params
+    assert "Branches (0)" in [e.label for e in at.expander]
+    assert not [b for b in at.selectbox if b.key == PICKER]  # main alone: no picker
+
+
 def test_a_bad_branch_name_is_refused_and_nothing_is_created(make_app, ui_env) -> None:
     at = make_app("versions", query_params=ORDERS)
     open_panel(at)
