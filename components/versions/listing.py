@@ -89,6 +89,13 @@ def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> An
     return None
 
 
+def forget_list_selection() -> None:
+    """The versions list is not drawn in this run (a branch's page shows its own list): its
+    selection is forgotten, so that drawn again it starts from the version shown. A grid
+    drawn anew takes its selection from its default, not from a session value it had."""
+    state.drop(state.Versions.GRID)
+
+
 def tags_width(tags: pd.Series | None, *, px_per_char: int = 8, most: int = 280) -> int:
     """The Tags column's width: its longest cell (or header) whole, at most ``most`` pixels."""
     longest = max([len("Tags"), *(len(str(t)) for t in (tags if tags is not None else []) if t)])
@@ -97,8 +104,8 @@ def tags_width(tags: pd.Series | None, *, px_per_char: int = 8, most: int = 280)
 
 def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | None = None) -> None:
     """One page of versions with their operations, tags and row counts (newest first); every
-    column fits the page at 1440 px (the manifest path is in the version's details). A click on a row opens that version (``picked``: the one shown, the
-    row selected)."""
+    column fits the page at 1440 px (the manifest path is in the version's details). A click
+    on a row opens that version (``picked``: the one shown, the row selected)."""
     cols = ["version", "operation", "tags", "rows", "timestamp", "manifest_size", "read_version"]
     cols = [c for c in cols if c in rows.columns]
     if "error" in rows.columns and rows["error"].notna().any():

@@ -413,6 +413,8 @@ def test_branch_create_pick_and_delete(
     picker = widget(main, "stSelectbox", "Branch").get_by_role("combobox")
     badge = main.get_by_text("Reads and writes on this page act on the table's main branch.")
     expect(main.get_by_text("Branches (0)")).to_be_visible()
+    versions_list = grid(main)  # closed, the Branches panel holds no grid
+    expect(grid_row(versions_list, "3")).to_have_attribute("aria-selected", "true")  # shown
     expect(badge).to_have_count(0)  # main is the only branch: nothing to say which
     expect(picker).to_have_count(0)  # nothing to pick while main is the only branch
 
@@ -473,6 +475,8 @@ def test_branch_create_pick_and_delete(
     assert lance.dataset(location(console, table)).branches.list() == {}
     expect(main.get_by_text("Deleted branch dev.")).to_be_visible()
     expect(main.get_by_text("stale link")).to_have_count(0)  # the page returned to main itself
+    # main's list is drawn anew and selects the version shown (v3), as on a load
+    expect(grid_row(grid(main), "3")).to_have_attribute("aria-selected", "true")
     expect(page).not_to_have_url(re.compile(r"[?&]branch="))
     expect(badge).to_have_count(0)  # the deleted branch's page falls back to main, alone again
     expect(picker).to_have_count(0)  # main alone again: no box

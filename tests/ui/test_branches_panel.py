@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import lance
 
 import backend
@@ -102,6 +104,31 @@ def test_deleting_the_branch_shown_returns_to_main_without_a_stale_link_warning(
     assert state.QP_BRANCH not in at.query_params
     assert "Branches (0)" in [e.label for e in at.expander]
     assert not [b for b in at.selectbox if b.key == PICKER]  # main alone: no picker
+
+
+def list_selection_default(at) -> list[int]:
+    """The versions the list shows as selected when its grid is drawn anew (its default)."""
+    grid = next(d for d in at.dataframe if d.key == state.Versions.GRID)
+    if not grid.proto.selection_default:
+        return []
+    rows = json.loads(grid.proto.selection_default)["selection"]["rows"]
+    return [int(grid.value["version"].iloc[i]) for i in rows]
+
+
+def test_back_on_main_the_list_selects_the_version_shown(make_app, ui_env) -> None:
+    """A branch's page draws its own list, not main's: back on main, main's list is drawn
+    anew, and it selects the version the details show (not none, as a grid drawn anew
+    ignores the selection the session kept)."""
+    at = make_app("versions", query_params=ORDERS)
+    assert list_selection_default(at) == [3]
+    open_panel(at)
+    create(at, "dev")
+    at.selectbox(key=PICKER).select("dev").run()
+    assert not [d for d in at.dataframe if d.key == state.Versions.GRID]  # the branch's list
+    at.selectbox(key=PICKER).select("main").run()
+    assert_no_exception(at)
+    assert at.selectbox(key=state.QP_VERSION).value == 3
+    assert list_selection_default(at) == [3]
 
 
 def test_a_bad_branch_name_is_refused_and_nothing_is_created(make_app, ui_env) -> None:
