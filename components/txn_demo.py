@@ -200,11 +200,20 @@ def render_reader(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True)
     polling.fragment(draw, every=REFRESH_SECONDS if watching else None)
 
 
+# row counts as the rest of the console shows them (1,085): the demo's three grids
+ROW_COUNTS = {
+    column: st.column_config.NumberColumn(column, format="localized")
+    for column in ("rows before", "rows after", "inserted", "updated", "deleted")
+}
+
+
 def render_watched_run(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True) -> None:
     """A watched commit: its outcome, every table before and after, the reader."""
     st.markdown("**" + feedback.as_text(capital(run.label)) + "**")
     render_outcome(run)
-    dataframe(states_table(run), hide_index=True, key=f"{key_prefix}.tables")
+    dataframe(
+        states_table(run), hide_index=True, key=f"{key_prefix}.tables", column_config=ROW_COUNTS
+    )
     render_reader(run, key_prefix=key_prefix, isolated=isolated)
 
 
@@ -433,7 +442,12 @@ def _render_step_result(guide: tg.Guide, step: str, *, key_prefix: str) -> None:
             "Each change is its table's next version, written under the table but not "
             "committed: readers (and the Tables page) still see the old versions."
         )
-        dataframe(staged_frame(guide.round.staged), hide_index=True, key=f"{key_prefix}.staged")
+        dataframe(
+            staged_frame(guide.round.staged),
+            hide_index=True,
+            key=f"{key_prefix}.staged",
+            column_config=ROW_COUNTS,
+        )
         if guide.seen is not None:
             seen = ", ".join(
                 f"{ids.display_id(list(r.table_id))} v{r.version} ({r.rows:,} rows)"
@@ -444,7 +458,12 @@ def _render_step_result(guide: tg.Guide, step: str, *, key_prefix: str) -> None:
                 feedback.as_text(f"A reader of the namespace, right after staging: {seen}.")
             )
     elif step == tg.AUDIT:
-        dataframe(audit_frame(guide.audits), hide_index=True, key=f"{key_prefix}.audit")
+        dataframe(
+            audit_frame(guide.audits),
+            hide_index=True,
+            key=f"{key_prefix}.audit",
+            column_config=ROW_COUNTS,
+        )
         if all(a.passed for a in guide.audits):
             feedback.show("success", "Every check holds: the batch may be published.")
         else:
