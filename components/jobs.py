@@ -157,6 +157,9 @@ def render_jobs_table(found: Sequence[jobs.Job], *, key_prefix: str) -> jobs.Job
         },
     )
     by_id = {j.id: j for j in found}
+    # An option names the job, not its state: the box keeps the text of the option picked,
+    # which would still say "running" after the job has succeeded (the grid and the details
+    # say the state).
     picked = st.selectbox(
         "Job",
         list(by_id),
@@ -164,7 +167,6 @@ def render_jobs_table(found: Sequence[jobs.Job], *, key_prefix: str) -> jobs.Job
         format_func=lambda i: (
             f"{i} · {by_id[i].label} · {target_text(by_id[i])}"
             + (f" · branch {by_id[i].branch}" if by_id[i].branch else "")
-            + f" · {by_id[i].state}"
         ),
     )
     return by_id.get(picked) if picked else None

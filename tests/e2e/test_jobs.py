@@ -18,7 +18,7 @@ from backend.local.job_store import open_job_store
 from backend.services import jobs
 from tests.support import ipc_stream_bytes as ipc
 
-from .harness import Console, choose, goto, settle
+from .harness import Console, choose, goto, settle, widget
 from .harness import id_rows as rows
 from .test_search import alert, click
 
@@ -59,5 +59,9 @@ def test_an_interrupted_compaction_is_run_again_from_the_jobs_page(
     choose(main, "Job", again.id)
     settle(page)
     expect(main.get_by_text("Done in")).to_contain_text("4 fragments → 1 fragment")
+    # the box names the job, not a state it had when picked ("running")
+    expect(widget(main, "stSelectbox", "Job").get_by_role("combobox")).to_have_value(
+        f"{again.id} · compaction · {name}"
+    )
     shot("succeeded")
     assert len(ns.open_dataset(table).get_fragments()) == 1
