@@ -93,6 +93,28 @@ def render_filters(entries: Sequence[audit.AuditEntry], *, key_prefix: str) -> d
     }
 
 
+# The grid's order: who did what to which table, and how it ended, first; where it came
+# from and the request after (the CSV keeps ``audit.CSV_COLUMNS``' order).
+GRID_ORDER = (
+    "ts",
+    "user",
+    "role",
+    "operation",
+    "ids",
+    "outcome",
+    "error_class",
+    "error_message",
+    "duration_ms",
+    "source",
+    "connection",
+    "target",
+    "transaction_id",
+    "op_id",
+    "tables",
+    "request",
+)
+
+
 def render_entries(
     entries: Sequence[audit.AuditEntry],
     total: int,
@@ -108,10 +130,12 @@ def render_entries(
         frame,
         hide_index=True,
         width="stretch",
+        column_order=GRID_ORDER,
         column_config={
             "ts": st.column_config.DatetimeColumn("time (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "ids": st.column_config.TextColumn("table or namespace"),
             "duration_ms": st.column_config.NumberColumn("ms", format="%.1f"),
-            "target": st.column_config.TextColumn("target (masked)"),
+            "target": st.column_config.TextColumn("target (masked)", width="medium"),
             "op_id": st.column_config.TextColumn(
                 "operation id", help="A long write's started entry and its end share it."
             ),

@@ -70,6 +70,10 @@ def test_admin_sees_every_write_in_the_audit_page(roles: Path) -> None:
     frame = at.dataframe[0].value
     assert list(frame["user"]) == ["ed@example.com"]
     assert list(frame["ids"]) == ["sales › planned"]
+    # who did what to which table, and how it ended, before where it came from (a long path)
+    shown = list(at.dataframe[0].proto.column_order)
+    assert shown[:6] == ["ts", "user", "role", "operation", "ids", "outcome"]
+    assert sorted(shown) == sorted(audit.CSV_COLUMNS)  # every column, once
     assert [b.label for b in at.get("download_button")] == ["Export CSV"]
     assert get_namespace  # the page's namespace comes from the gate (tested in test_gate)
 
