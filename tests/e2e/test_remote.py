@@ -284,6 +284,11 @@ def test_every_page_on_s3(page: Page, console: Console, shot: Callable[..., Path
     listing = keyed_grid(main, "tables.list.grid.")
     for name in (COSINE_TABLE, DOCS_TABLE, HISTORY_TABLE):
         expect(grid_row(listing, name)).to_have_count(1)
+    # the figures, read from the bucket in the background, fill the rows
+    expect(main.get_by_text("Reading the figures")).to_have_count(0)
+    for name in (COSINE_TABLE, DOCS_TABLE, HISTORY_TABLE):
+        expect(grid_row(listing, name)).not_to_contain_text("pending")
+    expect(grid_row(listing, COSINE_TABLE)).to_contain_text(str(COSINE_ROWS))
     _no_trouble(page, console)
     shot("tables")
 
