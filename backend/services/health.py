@@ -393,7 +393,7 @@ def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
             Action(
                 "cleanup",
                 f"old versions hold {human_bytes(fig.old_version_bytes)}"
-                f" ({ratio:.1f}× what the latest version holds)",
+                f" ({against_latest_text(ratio)})",
                 f"removing the old versions (keeping the latest and tagged ones) frees "
                 f"{human_bytes(fig.old_version_bytes)} in "
                 f"{plural(fig.old_versions or 0, 'version')}",
@@ -402,6 +402,17 @@ def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
             )
         )
     return actions
+
+
+def against_latest_text(ratio: float) -> str:
+    """Old versions' bytes against the latest version's (``ratio``), as the health reason says
+    it: ``2.5× what the latest version holds`` from the latest's size up, a percentage below
+    (``4% of ...``; ``under 1% of ...``): never ``0.0×`` for bytes that are there."""
+    if ratio >= 1:
+        return f"{ratio:.1f}× what the latest version holds"
+    if ratio < 0.01:
+        return "under 1% of what the latest version holds"
+    return f"{ratio:.0%} of what the latest version holds"
 
 
 def _verdict(fig: _Figures, limits: Thresholds) -> tuple[str, list[Action]]:

@@ -161,7 +161,16 @@ def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
         assert hs.table_health(ns, T, hs.Thresholds(cleanup_min_bytes=0)).verdict == (
             hs.NEEDS_ATTENTION if ratio > hs.CLEANUP_OLD_BYTES_RATIO else hs.HEALTHY
         )
-        assert f"({ratio:.1f}× what the latest version holds)" in cleanup.reason
+        assert f"({ratio:.1f}× what the latest version holds)" in cleanup.reason  # ratio > 1
+
+
+def test_old_versions_against_the_latest_are_never_said_as_zero() -> None:
+    said = hs.against_latest_text
+    assert said(2.54) == "2.5× what the latest version holds"
+    assert said(1.0) == "1.0× what the latest version holds"
+    assert said(0.37) == "37% of what the latest version holds"
+    assert said(0.018) == "2% of what the latest version holds"  # was "0.0×"
+    assert said(0.004) == "under 1% of what the latest version holds"
 
 
 def test_a_large_fragment_and_a_few_unindexed_rows_are_healthy(local_root: Path) -> None:
