@@ -128,7 +128,7 @@ def plan_frame(plan: lc.CleanupPlan, versions: pd.DataFrame) -> pd.DataFrame:
 
     def fate(v: int) -> str:
         if v in going:
-            return "deleted"
+            return "to delete"
         if v == plan.latest:
             return "kept: latest"
         if v in plan.protected:

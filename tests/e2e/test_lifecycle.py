@@ -216,7 +216,7 @@ def test_cleanup_by_policy(page: Page, console: Console, shot: Callable[..., Pat
     submit(page, cleanup.get_by_role("button", name="Dry run", exact=True))
     expect(alert(cleanup, "deletes 2 versions (1-2), keeps 1 version")).to_be_visible()
     plan = first_grid(cleanup)
-    expect(grid_row(plan, "deleted")).to_have_count(2)
+    expect(grid_row(plan, "to delete")).to_have_count(2)
     expect(grid_row(plan, "kept: latest")).to_have_count(1)
     type_into(cleanup.get_by_label("Type the table name t to confirm", exact=True), "t")
     shot("dry-run")

@@ -589,7 +589,7 @@ def test_cleanup_by_policy_dry_run_then_delete(make_app, ui_env) -> None:
     plan = next(d.value for d in at.dataframe if "fate" in d.value.columns)
     fates = dict(zip(plan["version"], plan["fate"], strict=True))
     assert fates[60] == "kept: latest" and fates[51] == "kept: policy"
-    assert fates[5] == "kept: tagged keep-me" and fates[50] == fates[1] == "deleted"
+    assert fates[5] == "kept: tagged keep-me" and fates[50] == fates[1] == "to delete"
     assert listed(ui_env, ["logs", "events"]) == list(range(60, 0, -1))  # a dry run deletes nothing
 
     delete = widget(at.button, "FormSubmitter:versions.cleanup0.", ".run-Delete 49 versions")
