@@ -134,6 +134,9 @@ def render_entries(
         column_config={
             "ts": st.column_config.DatetimeColumn("time (UTC)", format="YYYY-MM-DD HH:mm:ss"),
             "ids": st.column_config.TextColumn("table or namespace"),
+            "error_class": st.column_config.TextColumn("error"),
+            "error_message": st.column_config.TextColumn("message"),
+            "transaction_id": st.column_config.TextColumn("transaction"),
             "duration_ms": st.column_config.NumberColumn("ms", format="%.1f"),
             "target": st.column_config.TextColumn("target (masked)", width="medium"),
             "op_id": st.column_config.TextColumn(
