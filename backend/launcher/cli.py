@@ -518,7 +518,8 @@ def _supervise(start: Callable[[], subprocess.Popen]) -> int:
     """Start streamlit (``start``), wait for it and return its exit code; SIGTERM is forwarded
     to it, also one that arrives while it is being started (passed on once it exists).
 
-    Ctrl-C in a terminal reaches both processes; if only this one got it, it is passed on.
+    Ctrl-C in a terminal reaches both processes; if only this one got it, it is passed on
+    (one that arrives while streamlit is being started, once it exists).
     Streamlit gets a few seconds to stop, then SIGTERM, then SIGKILL; the exit code is
     streamlit's own when it stopped by itself, 130 otherwise.
     """
@@ -531,15 +532,28 @@ def _supervise(start: Callable[[], subprocess.Popen]) -> int:
         else:
             early.append(signum)
 
-    previous = None
-    with contextlib.suppress(ValueError):  # not the main thread: leave SIGTERM alone
+    interrupted: list[int] = []
+
+    def note_interrupt(signum: int, _frame: Any) -> None:
+        interrupted.append(signum)
+
+    previous = previous_int = None
+    with contextlib.suppress(ValueError):  # not the main thread: leave the signals alone
         previous = signal.signal(signal.SIGTERM, forward)
+        # a Ctrl-C while streamlit is being started is kept until it exists (an ignored
+        # SIGINT stays ignored)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            previous_int = signal.signal(signal.SIGINT, note_interrupt)
     try:
         proc = start()
         started.append(proc)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
         try:
             for signum in early:
                 proc.send_signal(signum)
+            if interrupted:
+                raise KeyboardInterrupt
             return _exit_code(proc.wait())
         except KeyboardInterrupt:
             pass
@@ -557,6 +571,8 @@ def _supervise(start: Callable[[], subprocess.Popen]) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _exit_code(code: int) -> int:

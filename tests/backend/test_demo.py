@@ -431,6 +431,8 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 def start():
     if sys.argv[2:] == ["term-while-starting"]:
         os.kill(os.getpid(), signal.SIGTERM)  # arrives before the child exists
+    if sys.argv[2:] == ["int-while-starting"]:
+        os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C before the child exists
     return subprocess.Popen([sys.executable, "-c", sys.argv[1]])
 
 sys.exit(_supervise(start))
@@ -468,6 +470,22 @@ def test_sigterm_while_streamlit_starts_is_passed_on() -> None:
     proc = _supervised(SLEEPER, "term-while-starting")
     try:
         assert proc.wait(timeout=60) == 128 + 15
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow  # a child process
+def test_ctrl_c_while_streamlit_starts_is_passed_on() -> None:
+    """A Ctrl-C that arrives before the child exists is kept, and passed on once it does
+    (after the grace period a Ctrl-C in a terminal gives the child to stop by itself): the
+    child stops cleanly (0), rather than the launcher dying of it (-2) and leaving it
+    running."""
+    proc = _supervised(SLEEPER, "int-while-starting")
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
