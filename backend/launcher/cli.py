@@ -547,9 +547,9 @@ def _supervise(start: Callable[[], subprocess.Popen]) -> int:
     try:
         proc = start()
         started.append(proc)
-        if previous_int is not None:
-            signal.signal(signal.SIGINT, previous_int)
-        try:
+        try:  # Ctrl-C raises again from here, and is handled below
+            if previous_int is not None:
+                signal.signal(signal.SIGINT, previous_int)
             for signum in early:
                 proc.send_signal(signum)
             if interrupted:
