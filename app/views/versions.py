@@ -39,7 +39,7 @@ from components.version_actions.tags import render_tags
 from components.versions.compare import render_compare_section
 from components.versions.delete import render_delete_form
 from components.versions.details import render_details_section
-from components.versions.listing import forget_list_selection, render_listing, render_summary
+from components.versions.listing import render_listing, render_summary
 from components.versions.reads import listed_latest, newest_versions, versions_frame
 from components.versions.tabs import manage_tabs
 
@@ -159,7 +159,6 @@ def render_tags_section(version: int, branch: str | None = None) -> None:
 
 
 if branch != "main":
-    forget_list_selection()  # main's list is not drawn here
     info = br.branch_row(branch_list, branch)
     on_branch = feedback.run(
         br.branch_versions, tid, branch, action=f"Listing the versions of branch {branch}"

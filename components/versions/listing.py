@@ -78,22 +78,17 @@ def _grid_picked(grid_key: str, versions: tuple[int, ...]) -> None:
 def _sync_grid(grid_key: str, versions: Sequence[int], picked: int | None) -> Any:
     """Before the list renders: its selected row is the version shown (none when that version
     is not on this page), so the list and the picker never disagree. Returns the list's
-    ``selection_default`` on its first run; later, a list out of step (another version
-    picked, typed, or another page) is set through the session."""
-    want = [i for i, v in enumerate(versions) if v == picked][:1]
+    ``selection_default``, that row, in every run: what a list drawn anew starts from, on
+    the first run and after runs without the list (a branch's page, a table without
+    versions: a run ended by ``st.stop()`` keeps the session's value of a grid it did not
+    draw, which a grid drawn anew ignores). A list out of step (another version picked,
+    typed, or another page) is set through the session."""
+    rows = [i for i, v in enumerate(versions) if v == picked][:1]
+    selection = {"selection": {"rows": rows, "columns": []}}
     now = state.get(grid_key)
-    if now is None:
-        return {"selection": {"rows": want, "columns": []}} if want else None
-    if _selected_rows(now) != want:
-        state.put(grid_key, {"selection": {"rows": want, "columns": []}})
-    return None
-
-
-def forget_list_selection() -> None:
-    """The versions list is not drawn in this run (a branch's page shows its own list): its
-    selection is forgotten, so that drawn again it starts from the version shown. A grid
-    drawn anew takes its selection from its default, not from a session value it had."""
-    state.drop(state.Versions.GRID)
+    if now is not None and _selected_rows(now) != rows:
+        state.put(grid_key, selection)
+    return selection if rows else None
 
 
 def tags_width(tags: pd.Series | None, *, px_per_char: int = 8, most: int = 280) -> int:

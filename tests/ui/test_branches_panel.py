@@ -131,6 +131,21 @@ def test_back_on_main_the_list_selects_the_version_shown(make_app, ui_env) -> No
     assert list_selection_default(at) == [3]
 
 
+def test_back_from_a_table_without_versions_the_list_selects_the_version_shown(
+    make_app, ui_env
+) -> None:
+    """The other way main's list misses a run: a declared-only table picked (its page stops
+    before any list), then the table again: the list is drawn anew, selecting the latest."""
+    at = make_app("versions", query_params=ORDERS)
+    assert list_selection_default(at) == [3]
+    at.selectbox(key=f"{state.Versions.PICKER}.table").select("pending").run()
+    assert "pending has no versions yet" in texts(at)
+    assert not [d for d in at.dataframe if d.key == state.Versions.GRID]
+    at.selectbox(key=f"{state.Versions.PICKER}.table").select("orders").run()
+    assert_no_exception(at)
+    assert list_selection_default(at) == [3]
+
+
 def test_a_bad_branch_name_is_refused_and_nothing_is_created(make_app, ui_env) -> None:
     at = make_app("versions", query_params=ORDERS)
     open_panel(at)
