@@ -93,9 +93,10 @@ def render_filters(entries: Sequence[audit.AuditEntry], *, key_prefix: str) -> d
     }
 
 
-# The grid's order: who did what to which table, and how it ended, first; where it came
-# from and the request after (the CSV keeps ``audit.CSV_COLUMNS``' order).
-GRID_ORDER = (
+# The grid's order: who did what to which table, how it ended and how long it took first;
+# the rest (where it came from, the request) in the CSV's order (``audit.CSV_COLUMNS``,
+# which the CSV keeps), so a column added to the log shows in the grid too.
+GRID_FIRST = (
     "ts",
     "user",
     "role",
@@ -105,14 +106,8 @@ GRID_ORDER = (
     "error_class",
     "error_message",
     "duration_ms",
-    "source",
-    "connection",
-    "target",
-    "transaction_id",
-    "op_id",
-    "tables",
-    "request",
 )
+GRID_ORDER = GRID_FIRST + tuple(c for c in audit.CSV_COLUMNS if c not in GRID_FIRST)
 
 
 def render_entries(
