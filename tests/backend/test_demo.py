@@ -479,9 +479,8 @@ def test_sigterm_while_streamlit_starts_is_passed_on() -> None:
 @pytest.mark.slow  # a child process
 def test_ctrl_c_while_streamlit_starts_is_passed_on() -> None:
     """A Ctrl-C that arrives before the child exists is kept, and passed on once it does
-    (after the grace period a Ctrl-C in a terminal gives the child to stop by itself): the
-    child stops cleanly (0), rather than the launcher dying of it (-2) and leaving it
-    running."""
+    (after the grace period the supervisor gives a child that got the Ctrl-C too): the child
+    stops cleanly (0), rather than the launcher dying of it (-2) and leaving it running."""
     proc = _supervised(SLEEPER, "int-while-starting")
     try:
         assert proc.stdout.readline().strip() == "ready"
