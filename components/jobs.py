@@ -132,28 +132,57 @@ def outcome_text(job: jobs.Job) -> str | None:
     return None
 
 
-def render_jobs_table(found: Sequence[jobs.Job], *, key_prefix: str) -> jobs.Job | None:
-    """The grid of ``found`` and a picker of one of them; the job picked."""
+# Each column's width (px), chosen so that the columns shown fit the main area at 1440 px
+# (~980 px) beside the sidebar without scrolling: the job id whole, the rest of each cell
+# shortened with an ellipsis where it runs longer.
+JOB_COLUMN_WIDTHS = {
+    "id": 178, "kind": 85, "table": 115, "branch": 75, "state": 85, "progress": 95,
+    "stage": 130, "who": 92, "created": 120, "elapsed_s": 60,
+}  # fmt: skip
+
+
+def job_columns(found: Sequence[jobs.Job], *, one_table: bool = False) -> list[str]:
+    """The grid's columns for ``found``: the branch only when a job ran on one (most run on
+    main), the table not when the grid lists one table's jobs (its page says which)."""
+    shown = list(COLUMNS)
+    if not any(j.branch for j in found):
+        shown.remove("branch")
+    if one_table:
+        shown.remove("table")
+    return shown
+
+
+def render_jobs_table(
+    found: Sequence[jobs.Job], *, key_prefix: str, one_table: bool = False
+) -> jobs.Job | None:
+    """The grid of ``found`` and a picker of one of them; the job picked. ``one_table``: the
+    jobs are one table's (the grid leaves out the table)."""
     if not found:
         st.info("No jobs yet.", icon=":material/info:")
         return None
+    width = JOB_COLUMN_WIDTHS
     dataframe(
         jobs_frame(found),
         hide_index=True,
         key=f"{key_prefix}.grid",
+        column_order=job_columns(found, one_table=one_table),
         column_config={
-            "id": st.column_config.TextColumn("Job", width=170),
-            "kind": st.column_config.TextColumn("Kind", width=90),
-            "table": st.column_config.TextColumn("Table", width=120),
-            "branch": st.column_config.TextColumn("Branch", width=80),
-            "state": st.column_config.TextColumn("State", width=85),
+            "id": st.column_config.TextColumn("Job", width=width["id"]),
+            "kind": st.column_config.TextColumn("Kind", width=width["kind"]),
+            "table": st.column_config.TextColumn("Table", width=width["table"]),
+            "branch": st.column_config.TextColumn("Branch", width=width["branch"]),
+            "state": st.column_config.TextColumn("State", width=width["state"]),
             "progress": st.column_config.ProgressColumn(
-                "Progress", min_value=0.0, max_value=1.0, format="percent", width=100
+                "Progress", min_value=0.0, max_value=1.0, format="percent", width=width["progress"]
             ),
-            "stage": st.column_config.TextColumn("Stage", width=200),
-            "who": st.column_config.TextColumn("Who", width=120),
-            "created": st.column_config.DatetimeColumn("Created (UTC)", format="MM-DD HH:mm:ss"),
-            "elapsed_s": st.column_config.NumberColumn("Seconds", format="%.1f", width=70),
+            "stage": st.column_config.TextColumn("Stage", width=width["stage"]),
+            "who": st.column_config.TextColumn("Who", width=width["who"]),
+            "created": st.column_config.DatetimeColumn(
+                "Created (UTC)", format="MM-DD HH:mm:ss", width=width["created"]
+            ),
+            "elapsed_s": st.column_config.NumberColumn(
+                "Seconds", format="%.1f", width=width["elapsed_s"]
+            ),
         },
     )
     by_id = {j.id: j for j in found}
@@ -326,7 +355,7 @@ def render_table_jobs(ns: Any, table_id: Sequence[str], *, key_prefix: str) -> J
     if box is None:
         return None
     with box:
-        picked = render_jobs_table(found, key_prefix=key_prefix)
+        picked = render_jobs_table(found, key_prefix=key_prefix, one_table=True)
         if picked is not None:
             return render_job_details(picked, key_prefix=key_prefix)
     return None

@@ -4,6 +4,7 @@ them), their true states, Run again and Cancel, and the buttons' role checks."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -41,9 +42,31 @@ def other_console(store: Any, job_id: str, **fields: Any) -> None:
     )  # fmt: skip
 
 
-def grid_states(at: Any) -> dict[str, str]:
+# The main area's width at 1440 px beside the sidebar (Streamlit's wide layout), and the
+# jobs grid's own borders.
+MAIN_AREA_PX = 980
+GRID_BORDERS_PX = 12
+
+
+def jobs_grid(at: Any) -> Any:
     (grid,) = [d for d in at.dataframe if "state" in d.value.columns and "who" in d.value.columns]
+    return grid
+
+
+def grid_states(at: Any) -> dict[str, str]:
+    grid = jobs_grid(at)
     return dict(zip(grid.value["id"], grid.value["state"], strict=True))
+
+
+def shown_columns_fit(grid: Any, room: int = MAIN_AREA_PX) -> list[str]:
+    """The grid's columns shown, after checking that each has a width and together they fit
+    ``room`` (no column reached only by scrolling the grid)."""
+    shown = list(grid.proto.column_order)
+    config = json.loads(grid.proto.columns)
+    widths = [config[c]["width"] for c in shown]
+    assert all(isinstance(w, int) for w in widths), widths
+    assert sum(widths) + GRID_BORDERS_PX <= room, dict(zip(shown, widths, strict=True))
+    return shown
 
 
 def test_the_jobs_page_shows_true_states_and_runs_an_interrupted_job_again(
@@ -68,6 +91,10 @@ def test_the_jobs_page_shows_true_states_and_runs_an_interrupted_job_again(
         "from-a-dead-console": "interrupted",
         "running-elsewhere": "running",
     }
+    # no job ran on a branch: no Branch column; every column in view at 1440 px
+    assert shown_columns_fit(jobs_grid(at)) == [
+        "id", "kind", "table", "state", "progress", "stage", "who", "created", "elapsed_s",
+    ]  # fmt: skip
     at.selectbox(key=f"{state.Jobs.LIST}.pick").set_value("from-a-dead-console").run()
     assert_no_exception(at)
     (warning,) = alerts(at, "warning")
@@ -103,6 +130,8 @@ def test_the_indexes_page_lists_the_tables_own_jobs(ui_env, make_app) -> None:
     at.run()
     assert_no_exception(at)
     assert grid_states(at) == {"running-elsewhere": "running"}
+    # the table's own jobs: no Table column (the page names the table)
+    assert "table" not in shown_columns_fit(jobs_grid(at))
     # the maintenance buttons wait for the compaction another console runs
     assert at.button(key=f"{state.Indexes.MAINT}.compact").disabled
 
@@ -134,6 +163,7 @@ def test_the_jobs_page_shows_a_jobs_branch_and_a_plans_results(ui_env, make_app)
     at = make_app("jobs")
     assert_no_exception(at)
     (grid,) = [d for d in at.dataframe if "branch" in d.value.columns]
+    assert "branch" in grid.proto.column_order  # a job ran on one
     shown = grid.value.set_index("id")
     assert (shown.loc[on_dev.id, "branch"], shown.loc[on_dev.id, "table"]) == (
         "dev",
