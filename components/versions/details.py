@@ -76,7 +76,13 @@ def render_open_by_tag(tagged: Mapping[int, Sequence[str]] | None, *, where: Any
     """ "Open by tag": the table's tags; choosing one opens its version in the picker."""
     by_name = {t: int(v) for v, names in (tagged or {}).items() for t in names}
     current = state.get(state.Versions.OPEN_BY_TAG)
-    if current is not None and current not in by_name:
+    shown = state.selected_version()
+    # The box shows the tag of the version shown, or nothing: a tag deleted, or moved to
+    # another version since it was picked (by another process), empties it; the box would
+    # otherwise keep the text "tag (vN)" of the version the tag no longer names.
+    if current is not None and (
+        current not in by_name or (shown is not None and by_name[current] != shown)
+    ):
         state.put(state.Versions.OPEN_BY_TAG, None)
     where.selectbox(
         "Open by tag",
@@ -111,7 +117,6 @@ def render_details_section(
     st.subheader("Version details", anchor=False)
     latest = listed_latest(versions)
     c1, c2 = st.columns(2)
-    render_open_by_tag(tagged, where=c2)
     # The picker's value lives in the session (a row or tag picked, a ?tag= link, a write,
     # else the latest) or comes from ``?version=``; it has no default of its own: Streamlit
     # warns about a widget given both, and a browser resets a widget whose default changes.
@@ -120,6 +125,7 @@ def render_details_section(
         state.selected_version() is None and state.QP_VERSION not in st.query_params
     ):
         state.put(state.QP_VERSION, latest)
+    render_open_by_tag(tagged, where=c2)  # after the version shown is settled
     # A select box (not a number input, whose extra script a browser loads on every new
     # page): the versions of the list's page, the latest and the one shown; any other is
     # typed (a new option).

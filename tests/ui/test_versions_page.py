@@ -798,6 +798,26 @@ def test_open_by_tag_opens_its_version(make_app, ui_env) -> None:
     assert at.selectbox(key=state.Versions.OPEN_BY_TAG).value is None
 
 
+def test_open_by_tag_empties_when_the_tag_moves_elsewhere(make_app, ui_env) -> None:
+    """A tag picked, then moved to another version by another process: the box no longer
+    says the version shown is that tag's; it offers the tag at its new version."""
+    from backend.services import tags as tagsv
+
+    ns = backend.connect(str(ui_env))
+    tagsv.create_tag(ns, ["sales", "orders"], "gold", 1)
+    at = make_app("versions", query_params=ORDERS)
+    at.selectbox(key=state.Versions.OPEN_BY_TAG).set_value("gold").run()
+    assert at.selectbox(key="version").value == 1
+    tagsv.move_tag(ns, ["sales", "orders"], "gold", 2)  # elsewhere
+    at.button(key=state.Conn.REFRESH).click().run()  # read again (not from the cache)
+    assert_no_exception(at)
+    pick = at.selectbox(key=state.Versions.OPEN_BY_TAG)
+    assert (pick.value, pick.options) == (None, ["gold (v2)"])
+    assert at.selectbox(key="version").value == 1  # the version shown stays
+    pick.set_value("gold").run()
+    assert at.selectbox(key="version").value == 2
+
+
 def test_tag_link_logs_no_session_state_warning(make_app, ui_env) -> None:
     """A ``?tag=`` link sets the picker through the session: the picker then has no default
     of its own, so Streamlit logs no "created with a default value but also had its value set
