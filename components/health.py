@@ -9,7 +9,7 @@ Ray address given at launch, a compaction can run on Ray."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +82,17 @@ def _count(value: int | None) -> str:
     return "not known" if value is None else f"{value:,}"
 
 
+def unindexed_text(unindexed: Mapping[str, int | None]) -> str:
+    """Each index's unindexed rows, ``name: count``; the same count for every one of several
+    indexes (built and optimized together) said once, which a list of them would repeat past
+    the cell's width."""
+    counts = set(unindexed.values())
+    if len(unindexed) > 1 and len(counts) == 1 and None not in counts:
+        (count,) = counts
+        return f"{_count(count)} in each of its {len(unindexed)} indexes"
+    return ", ".join(f"{name}: {_count(rows)}" for name, rows in sorted(unindexed.items()))
+
+
 def figure_lines(health: hs.TableHealth) -> list[tuple[str, str]]:
     """(label, value) of every figure the panel lists, as text."""
     small = health.small_fragments
@@ -93,9 +104,7 @@ def figure_lines(health: hs.TableHealth) -> list[tuple[str, str]]:
     elif not health.unindexed_rows:
         unindexed = "no index"
     else:
-        unindexed = ", ".join(
-            f"{name}: {_count(rows)}" for name, rows in sorted(health.unindexed_rows.items())
-        )
+        unindexed = unindexed_text(health.unindexed_rows)
     old = "not known" if health.old_version_bytes is None else human_bytes(health.old_version_bytes)
 
     def event(e: hs.Event | None) -> str:
@@ -138,13 +147,15 @@ def render_health(
     with st.container(border=True, key=f"{key_prefix}.panel"):  # its own CSS class
         icon = VERDICT_ICONS.get(health.verdict, "")
         st.markdown(f"**Health:** {icon} {feedback.as_text(health.verdict)}")
+        lines = figure_lines(health)
         dataframe(
-            {
-                "figure": [label for label, _ in figure_lines(health)],
-                "value": [value for _, value in figure_lines(health)],
-            },
+            {"figure": [label for label, _ in lines], "value": [value for _, value in lines]},
             hide_index=True,
             width="stretch",
+            column_config={
+                "figure": st.column_config.TextColumn("Figure"),
+                "value": st.column_config.TextColumn("Value"),
+            },
         )
         for action in health.actions:
             grade = "Recommended" if action.recommended else "Optional"

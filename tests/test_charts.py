@@ -79,6 +79,10 @@ def test_history_one_line_per_index_in_version_order() -> None:
     assert list(by_name["b"].x) == [1, 2, 3] and list(by_name["b"].y) == [None, 100.0, 25.0]
     axis = charts.version_axis(HISTORY["version"])
     assert axis["tick0"] == 1 and axis["dtick"] == 1
+    # where a and b meet (both 100% at version 2) the later line does not hide the other:
+    # each has its own dash and marker
+    assert by_name["a"].line.dash != by_name["b"].line.dash
+    assert by_name["a"].marker.symbol != by_name["b"].marker.symbol
 
 
 def test_history_indexes_with_the_same_figures_share_one_line() -> None:

@@ -120,7 +120,7 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
     pointer with its unindexed and total rows."""
     fig = go.Figure()
     versions = sorted({int(v) for v in history["version"]})
-    for names, group in _same_history_groups(history):
+    for line, (names, group) in enumerate(_same_history_groups(history)):
         at = {int(r.version): r for r in group.itertuples(index=False)}
         coverage = [
             None
@@ -138,6 +138,10 @@ def history_figure(history: pd.DataFrame) -> go.Figure:
                 x=versions,
                 y=coverage,
                 mode="lines+markers",
+                # each line its own dash and marker: where lines meet for part of the
+                # history, the one drawn later does not hide the others
+                line={"dash": LINE_DASHES[line % len(LINE_DASHES)]},
+                marker={"symbol": MARKER_SYMBOLS[line % len(MARKER_SYMBOLS)], "size": 8},
                 connectgaps=False,  # no line across versions where the index did not exist
                 customdata=[
                     [_whole(at[v].unindexed_rows), _whole(at[v].total_rows), listed]
@@ -171,6 +175,8 @@ def _whole(value: Any) -> int | None:
     return None if pd.isna(value) else int(value)
 
 
+LINE_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x")
 LEGEND_NAMES = 3  # index names spelled out in one legend entry before "and N more"
 HOVER_NAMES_PER_LINE = 4  # the hover lists every name of a shared line, this many a line
 

@@ -41,8 +41,10 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
             "type": st.column_config.TextColumn("Type", width=85),
             "columns": st.column_config.TextColumn("Columns", width=90),
             "status": st.column_config.TextColumn("Status", width=85),
-            "indexed_rows": st.column_config.NumberColumn("Indexed", format="%d", width=75),
-            "unindexed_rows": st.column_config.NumberColumn("Unindexed", format="%d", width=80),
+            "indexed_rows": st.column_config.NumberColumn("Indexed", format="localized", width=75),
+            "unindexed_rows": st.column_config.NumberColumn(
+                "Unindexed", format="localized", width=80
+            ),
             "coverage": st.column_config.ProgressColumn(
                 "Coverage", min_value=0.0, max_value=1.0, format="percent", width=105
             ),

@@ -31,10 +31,14 @@ from components.tuning.recall import render_sample_inputs
 
 DEFAULT_GRID = {"nprobes": "1, 2, 4, 8, 16, 32", "refine_factor": "none, 4", "ef": ""}
 
-# the sweep grid's statistics columns, labelled for what they are
+# the sweep grid's measured columns, labelled for what they are (the query parameters keep
+# their API names: they are what a query sends)
 SWEEP_COLUMN_LABELS = {
+    "recall": st.column_config.NumberColumn(
+        "Recall", help="Mean recall@k over the sample's queries", format="%.3f"
+    ),
     "recall_std": st.column_config.NumberColumn(
-        "recall standard deviation",
+        "Recall SD",
         help="Standard deviation of the per-query recalls (a spread, not an interval)",
         format="%.3f",
     ),
@@ -43,6 +47,17 @@ SWEEP_COLUMN_LABELS = {
     ),
     "recall_high": st.column_config.NumberColumn(
         "95% interval high", help="95% confidence interval of the mean recall", format="%.3f"
+    ),
+    "queries": st.column_config.NumberColumn("Queries", help="Queries measured"),
+    "p50_ms": st.column_config.NumberColumn("p50 (ms)", help="Median latency", format="%.2f"),
+    "p95_ms": st.column_config.NumberColumn("p95 (ms)", format="%.2f"),
+    "metric": st.column_config.TextColumn("Distance"),
+    "brute_force": st.column_config.CheckboxColumn(
+        "Brute force", help="The query ran without the index"
+    ),
+    "pareto": st.column_config.CheckboxColumn(
+        "Pareto front",
+        help="No other indexed setting is as good in recall and p50 latency and better in one",
     ),
 }
 

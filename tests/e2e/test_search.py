@@ -257,7 +257,7 @@ def test_index_parameters_and_maintenance(
         "aria-selected", "true"
     )
     params = grid(panel)
-    expect(params.locator("table thead th")).to_contain_text(["parameter", "requested", "applied"])
+    expect(params.locator("table thead th")).to_contain_text(["Parameter", "Requested", "Applied"])
     # lance's record of the build: the PQ sub-vectors on every backend; what this console
     # asked for only where it built the index (here the test did, through its own client)
     expect(grid_rows(params).filter(has_text="num_sub_vectors")).to_have_count(1)

@@ -6,6 +6,8 @@ compaction can run on Ray."""
 
 from __future__ import annotations
 
+import json
+
 import lance
 import pyarrow as pa
 from lance_namespace import CreateTableRequest, DescribeTableRequest
@@ -73,6 +75,9 @@ def test_health_panel_shows_lance_figures_and_turns_healthy(ui_env, make_app) ->
     fragments = ds.get_fragments()
     physical = sum(f.physical_rows for f in fragments)
     shown = figures(at)
+    (grid,) = [d for d in at.dataframe if list(d.value.columns) == ["figure", "value"]]
+    config = json.loads(grid.proto.columns)
+    assert (config["figure"]["label"], config["value"]["label"]) == ("Figure", "Value")
     assert shown["Rows"] == f"{ds.count_rows():,}" == "420"
     small = sum(f.physical_rows < hs.SMALL_FRAGMENT_ROWS for f in fragments)
     assert shown["Fragments"] == f"{len(fragments)} ({small} small)" == "3 (3 small)"
@@ -199,3 +204,15 @@ def test_run_on_ray_is_offered_only_with_a_ray_address(ui_env, make_app, monkeyp
     assert ray.disabled and "Ray cannot act on branch dev" in ray.help
     cleanup = on_dev.button(key=f"{state.Indexes.MAINT}.cleanup")  # main's only, as on Versions
     assert cleanup.disabled and "not branch dev: pick main" in cleanup.help
+
+
+def test_unindexed_rows_said_once_when_every_index_lags_alike() -> None:
+    """The demo's five indexes all miss the same 57 rows: one count, not five names the cell
+    cuts off; counts that differ (or are not known) keep each index's name."""
+    from components.health import unindexed_text
+
+    alike = {name: 57 for name in ("doc_fts", "kind_bitmap", "tags", "vec", "len_btree")}
+    assert unindexed_text(alike) == "57 in each of its 5 indexes"
+    assert unindexed_text({"b": 1200, "a": 0}) == "a: 0, b: 1,200"
+    assert unindexed_text({"a": None, "b": None}) == "a: not known, b: not known"
+    assert unindexed_text({"only": 60}) == "only: 60"

@@ -603,6 +603,11 @@ def test_an_index_made_with_lance_is_in_the_table_and_the_charts(docs_ns, make_a
     shown = overview(at).set_index("name")
     assert set(shown.index) == set(described)
     assert {n: int(shown.loc[n, "indexed_rows"]) for n in described} == described
+    # row counts drawn as every grid draws them (1,035, not 1035)
+    (grid,) = [d for d in at.dataframe if "indexed_rows" in d.value.columns]
+    config = json.loads(grid.proto.columns)
+    formats = {config[c]["type_config"]["format"] for c in ("indexed_rows", "unindexed_rows")}
+    assert formats == {"localized"}
     open_tab(at, "Statistics")
     figures = plotly_figures(at)
     assert set(figures["Coverage: indexed vs unindexed rows"]["data"][0]["y"]) == set(described)

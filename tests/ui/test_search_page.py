@@ -602,8 +602,13 @@ def test_sweep_grid_target_and_bad_values(make_app) -> None:
     # the statistics columns are labelled for what they are
     (grid,) = [d for d in at.dataframe if "recall_std" in d.value.columns]
     labels = {name: c.get("label") for name, c in json.loads(grid.proto.columns).items()}
-    assert labels["recall_std"] == "recall standard deviation"
+    assert labels["recall_std"] == "Recall SD"
     assert labels["recall_low"] == "95% interval low"
+    # every measured column in words (the query parameters keep their API names)
+    assert {labels[c] for c in ("recall", "p50_ms", "p95_ms", "brute_force", "pareto")} == {
+        "Recall", "p50 (ms)", "p95 (ms)", "Brute force", "Pareto front",
+    }  # fmt: skip
+    assert "nprobes" not in labels  # no column config: its name
 
     # reachable target (judged on the interval's lower bound): the cheapest setting, with snippets
     at.slider(key=state.Search.TARGET).set_value(0.5).run()
@@ -680,6 +685,9 @@ def test_requested_against_applied_parameters(make_app) -> None:
     (warning,) = alerts(at, "warning")
     assert warning.startswith("Applied differs from requested: vec_idx num_partitions 4 → 2")
     assert "Requested: what the console asked for" in texts(at)
+    (grid,) = [d for d in at.dataframe if "requested" in d.value.columns]
+    labels = [json.loads(grid.proto.columns)[c]["label"] for c in grid.value.columns]
+    assert labels == ["Index", "Type", "Parameter", "Requested", "Applied", "Differs", "Note"]
     # maintenance on the local backend: both buttons, nothing lags
     assert "Maintenance" in texts(at)
     optimize = at.button(key="search.maint.optimize")
