@@ -110,6 +110,43 @@ GRID_FIRST = (
 GRID_ORDER = GRID_FIRST + tuple(c for c in audit.CSV_COLUMNS if c not in GRID_FIRST)
 
 
+# Headers in words, as every grid's; a column added to the log without one here is headed
+# by its field name in the same case (``grid_columns``).
+GRID_LABELS = {
+    "ts": "Time (UTC)",
+    "ids": "Table or namespace",
+    "error_class": "Error",
+    "error_message": "Message",
+    "transaction_id": "Transaction",
+    "duration_ms": "ms",
+    "target": "Target (masked)",
+    "op_id": "Operation id",
+    "tables": "Tables (of a batch)",
+    "request": "Request (redacted)",
+}
+
+
+def grid_columns() -> dict[str, Any]:
+    """The grid's header and format of every column of the log."""
+    columns: dict[str, Any] = {
+        name: st.column_config.TextColumn(
+            GRID_LABELS.get(name, name.replace("_", " ").capitalize())
+        )
+        for name in GRID_ORDER
+    }
+    columns |= {
+        "ts": st.column_config.DatetimeColumn(GRID_LABELS["ts"], format="YYYY-MM-DD HH:mm:ss"),
+        "duration_ms": st.column_config.NumberColumn(GRID_LABELS["duration_ms"], format="%.1f"),
+        "target": st.column_config.TextColumn(GRID_LABELS["target"], width="medium"),
+        "op_id": st.column_config.TextColumn(
+            GRID_LABELS["op_id"], help="A long write's started entry and its end share it."
+        ),
+        "tables": st.column_config.TextColumn(GRID_LABELS["tables"], width="medium"),
+        "request": st.column_config.TextColumn(GRID_LABELS["request"], width="large"),
+    }
+    return columns
+
+
 def render_entries(
     entries: Sequence[audit.AuditEntry],
     total: int,
@@ -126,20 +163,7 @@ def render_entries(
         hide_index=True,
         width="stretch",
         column_order=GRID_ORDER,
-        column_config={
-            "ts": st.column_config.DatetimeColumn("time (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-            "ids": st.column_config.TextColumn("table or namespace"),
-            "error_class": st.column_config.TextColumn("error"),
-            "error_message": st.column_config.TextColumn("message"),
-            "transaction_id": st.column_config.TextColumn("transaction"),
-            "duration_ms": st.column_config.NumberColumn("ms", format="%.1f"),
-            "target": st.column_config.TextColumn("target (masked)", width="medium"),
-            "op_id": st.column_config.TextColumn(
-                "operation id", help="A long write's started entry and its end share it."
-            ),
-            "tables": st.column_config.TextColumn("tables (of a batch)", width="medium"),
-            "request": st.column_config.TextColumn("request (redacted)", width="large"),
-        },
+        column_config=grid_columns(),
         key=f"{key_prefix}.table",
     )
     st.download_button(

@@ -5,6 +5,7 @@ read as typed."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -107,12 +108,28 @@ def lazy_popover(label: str, *, key: str, icon: str | None = None, width: Any = 
 MISSING = "—"
 
 
-def dataframe(data: Any, **kwargs: Any) -> Any:
+def header_in_words(name: str) -> str:
+    """A console-made grid's header for its column ``name``: spaces for underscores, the first
+    letter a capital ("type_a" → "Type a"); a version's column ("v12") as it is."""
+    text = str(name).replace("_", " ").strip()
+    if re.fullmatch(r"v\d+", text) or not text[:1].islower():
+        return text
+    return text[:1].upper() + text[1:]
+
+
+def dataframe(data: Any, *, words: bool = False, **kwargs: Any) -> Any:
     """``st.dataframe(data, **kwargs)`` showing every missing value (None, NaN, NA, NaT) as
     :data:`MISSING`: the one rule of every grid's empty cells. Only what is drawn changes
     (Streamlit's ``placeholder``): numbers stay numbers, sorted as numbers, in their
-    ``column_config`` format."""
+    ``column_config`` format. ``words``: a grid the console makes (not a table's rows, whose
+    columns keep their names) is headed in words (:func:`header_in_words`) where its
+    ``column_config`` gives no label."""
     kwargs.setdefault("placeholder", MISSING)
+    if words:
+        config = dict(kwargs.get("column_config") or {})
+        for name in getattr(data, "columns", data):
+            config.setdefault(name, header_in_words(name))
+        kwargs["column_config"] = config
     return st.dataframe(data, **kwargs)
 
 
@@ -145,7 +162,7 @@ def render_mapping(data: dict[str, Any] | None, *, empty: str, key_prefix: str) 
         return
     shown = redact_mapping(data)
     frame = pd.DataFrame({"key": list(shown), "value": [str(v) for v in shown.values()]})
-    st.dataframe(frame, hide_index=True, key=f"{key_prefix}.grid")
+    dataframe(frame, hide_index=True, key=f"{key_prefix}.grid", words=True)
 
 
 def empty_kv_frame() -> pd.DataFrame:

@@ -103,14 +103,14 @@ def storage_grid(kind: str) -> pd.DataFrame:
 
 
 STORAGE_COLUMNS = {
-    "key": st.column_config.TextColumn("key"),
-    "value": st.column_config.TextColumn("value", help="Typed secrets stay in this session."),
+    "key": st.column_config.TextColumn("Key"),
+    "value": st.column_config.TextColumn("Value", help="Typed secrets stay in this session."),
     "env": st.column_config.TextColumn(
         "…or env var",
         help="Name of an environment variable holding the value: a saved connection keeps "
         "the name, never the secret.",
     ),
-    "hint": st.column_config.TextColumn("hint", disabled=True),
+    "hint": st.column_config.TextColumn("Hint", disabled=True),
 }
 
 

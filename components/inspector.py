@@ -106,7 +106,7 @@ def render_inspector(wire_log: WireLog) -> None:
             "time": st.column_config.DatetimeColumn("Time (UTC)", format="HH:mm:ss.SSS", width=100),
             "method": st.column_config.TextColumn("Method", width=65),
             "status": st.column_config.NumberColumn("Status", format="%d", width=60),
-            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", width=80),
+            "elapsed ms": st.column_config.NumberColumn("Elapsed ms", format="%.1f", width=80),
             "operation": st.column_config.TextColumn(
                 "Operation", width=200, help="The namespace operation (the spec's name)"
             ),

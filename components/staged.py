@@ -373,7 +373,7 @@ def render_audit(ns: Any, staged: sc.StagedChange, results: Sequence[sc.CheckRes
         frame = schema_frame(schema, table)
         if table is not None and schema.equals(table):
             st.caption("The same columns and types as the table's.")
-        dataframe(frame, hide_index=True, key=f"{state.Txn.AUDIT}.{staged.id}.schema")
+        dataframe(frame, hide_index=True, key=f"{state.Txn.AUDIT}.{staged.id}.schema", words=True)
     st.markdown("**Checks** (a failed check blocks the publish)")
     render_checks(staged, results)
 

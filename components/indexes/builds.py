@@ -14,6 +14,7 @@ from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from components import feedback, polling, state
 from components.cache import invalidate_tables
+from components.common import dataframe
 from components.session import get_namespace, role_lock
 from components.writes import Write, perform, table_jobs
 
@@ -228,7 +229,7 @@ def render_events(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
     frame = pd.DataFrame(events)
     if "at" in frame:
         frame["at"] = [time.strftime("%H:%M:%S", time.localtime(t)) for t in frame["at"]]
-    st.dataframe(frame.astype(str), hide_index=True, key=f"{key_prefix}.events")
+    dataframe(frame.astype(str), hide_index=True, key=f"{key_prefix}.events", words=True)
 
 
 def render_build_jobs(table_id: Sequence[str], *, key_prefix: str, branch: str = MAIN) -> None:

@@ -18,7 +18,7 @@ from backend.rules.columns import ColumnInfo
 from backend.services import index_overview as ixs
 from backend.text import plural
 from components import feedback, state
-from components.common import render_whole_number
+from components.common import dataframe, render_whole_number
 
 DEFAULT_SAMPLE_TEXT = "The Running Dogs jumped over the Café fences in 2024"
 
@@ -90,7 +90,7 @@ def render_vector_fields(
             f"Backend: {backend_note(caps, name)}.",
         )
     with st.expander("Defaults and what the backend honours"):
-        st.dataframe(
+        dataframe(
             pd.DataFrame(
                 [
                     {
@@ -104,6 +104,7 @@ def render_vector_fields(
             ),
             hide_index=True,
             key=f"{key_prefix}.defaults.{index_type}",
+            words=True,
         )
         st.caption(
             f"For {num_rows if num_rows is not None else '?'} rows of dimension {column.dim}: "

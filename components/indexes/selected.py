@@ -15,7 +15,12 @@ from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from backend.text import human_bytes
 from components import feedback, state
-from components.common import render_json, render_role_lock, render_typed_confirmation
+from components.common import (
+    dataframe,
+    render_json,
+    render_role_lock,
+    render_typed_confirmation,
+)
 from components.session import role_lock
 from components.writes import Write
 
@@ -48,10 +53,11 @@ def render_index_details(row: pd.Series, *, key_prefix: str) -> None:
     fts = rules.fts_options(details) if row["type"] == rules.FTS else {}
     if fts:
         st.caption("Full-text options as built")
-        st.dataframe(
+        dataframe(
             pd.DataFrame({"option": list(fts), "value": [str(v) for v in fts.values()]}),
             hide_index=True,
             key=f"{key_prefix}.fts",
+            words=True,
         )
     if details:
         render_json(details, key_prefix=f"{key_prefix}.details", label="Index details")

@@ -149,7 +149,7 @@ def render_drop_namespace(
             )
             dataframe(
                 children_frame(found), hide_index=True, key=state.panel_key(state.Tables.DROP_NS_CHILDREN, path),
-                height=35 * (min(count, 8) + 1) + 3, width="stretch",
+                height=35 * (min(count, 8) + 1) + 3, width="stretch", words=True,
             )  # fmt: skip
             if caps.drop_cascade is None:
                 st.caption(

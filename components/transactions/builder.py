@@ -93,7 +93,9 @@ def render_commit_form(
 def render_commit_result(last: dict[str, Any], delimiter: str) -> None:
     txn = last.get("transaction_id")
     feedback.show("success", "Committed." + (f" Transaction {ids.display_id(txn)}." if txn else ""))
-    dataframe(pd.DataFrame(last["results"]), hide_index=True, key=f"{state.Txn.LAST}.results")
+    dataframe(
+        pd.DataFrame(last["results"]), hide_index=True, key=f"{state.Txn.LAST}.results", words=True
+    )
     render_json(last["response"], key_prefix=f"{state.Txn.LAST}.json", label="Response")
 
 

@@ -71,7 +71,7 @@ def render_transaction(described: dict[str, Any], delimiter: str) -> None:
     if frame.empty:
         st.caption("No properties.")
     else:
-        dataframe(frame, hide_index=True, key=f"{state.Txn.CURRENT}.props")
+        dataframe(frame, hide_index=True, key=f"{state.Txn.CURRENT}.props", words=True)
 
 
 _ACTION_LABELS = {

@@ -15,14 +15,23 @@ from components.versions.reads import comparison
 
 def render_comparison(cmp: vcmp.VersionComparison, *, key_prefix: str) -> None:
     """Metric table, schema changes, and what could not be compared."""
-    dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary")
+    dataframe(cmp.summary, hide_index=True, key=f"{key_prefix}.summary", words=True)
     if cmp.a.schema is None or cmp.b.schema is None:
         st.caption("Schema changes: unavailable.")
     elif cmp.schema_changes.empty:
         st.caption(f"Schema: no changes between v{cmp.a.version} and v{cmp.b.version}.")
     else:
         st.caption("Schema changes")
-        dataframe(cmp.schema_changes, hide_index=True, key=f"{key_prefix}.schema")
+        dataframe(
+            cmp.schema_changes,
+            hide_index=True,
+            key=f"{key_prefix}.schema",
+            words=True,
+            column_config={
+                "type_a": f"Type at v{cmp.a.version}",
+                "type_b": f"Type at v{cmp.b.version}",
+            },
+        )
     for item in cmp.unavailable:
         st.caption(":orange[" + feedback.as_text(f"Unavailable: {item}") + "]")
 

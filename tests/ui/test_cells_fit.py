@@ -63,3 +63,17 @@ def test_inspector_lists_paths_and_whole_operation_names(make_app, rest_server) 
     assert order[-1] == "path" and "url" not in order
     config = column_widths(grid.proto)
     assert config["operation"]["width"] >= 7 * len("update_table_schema_metadata")
+    # every exchange's time to the same tenth of a millisecond (not "15" beside "11.6")
+    assert config["elapsed ms"]["type_config"]["format"] == "%.1f"
+
+
+def test_console_grids_are_headed_in_words_data_grids_keep_their_names() -> None:
+    """The one rule of a console-made grid's headers (``dataframe(..., words=True)``): the
+    name in words, a capital first; a version's column and a name already capitalized as
+    they are. A table's own columns are never passed through it."""
+    from components.common import header_in_words
+
+    assert [header_in_words(n) for n in ("key", "your value", "type_a", "kind", "v12")] == [
+        "Key", "Your value", "Type a", "Kind", "v12",
+    ]  # fmt: skip
+    assert header_in_words("Seconds") == "Seconds" and header_in_words("_rowid") == "Rowid"

@@ -4,6 +4,7 @@ write but not drop; only admins see the Audit page; every write lands in the aud
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,19 @@ def test_admin_sees_every_write_in_the_audit_page(roles: Path) -> None:
     shown = list(at.dataframe[0].proto.column_order)
     assert shown[:6] == ["ts", "user", "role", "operation", "ids", "outcome"]
     assert sorted(shown) == sorted(audit.CSV_COLUMNS)  # every column, once
+    # each headed in words, as the other grids (not by the CSV's field names)
+    config = json.loads(at.dataframe[0].proto.columns)
+    labels = [config[c]["label"] for c in shown]
+    assert labels[:6] == [
+        "Time (UTC)",
+        "User",
+        "Role",
+        "Operation",
+        "Table or namespace",
+        "Outcome",
+    ]
+    assert all(label[0].isupper() or label == "ms" for label in labels), labels
+    assert not any("_" in label for label in labels), labels
     assert [b.label for b in at.get("download_button")] == ["Export CSV"]
     assert get_namespace  # the page's namespace comes from the gate (tested in test_gate)
 

@@ -601,6 +601,12 @@ def test_the_namespace_batch_commits_are_listed_newest_first(ui_env: Path, make_
     grid = next(d.value for d in at.dataframe if "transaction" in d.value.columns)
     assert list(grid["transaction"]) == newest_first[:PAGE_SIZE]
     assert set(grid["status"]) == {"SUCCEEDED"} and set(grid["operations"]) == {1}
+    proto = next(d.proto for d in at.dataframe if "transaction" in d.value.columns)
+    labels = [json.loads(proto.columns)[c]["label"] for c in grid.columns]
+    assert labels == [
+        "Transaction", "Status", "Started (UTC)", "Duration (ms)", "Operations", "Tables",
+        "Why not committed",
+    ]  # fmt: skip
     first = newest_first[0]
     assert grid["tables"][0] == ids.display_id(ids.parse_object_id(json.loads(
         records[first]["properties"]["tables"])[0]))  # fmt: skip

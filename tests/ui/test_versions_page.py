@@ -275,6 +275,10 @@ def test_compare_two_versions(make_app) -> None:
     assert rows.loc["rows", "v1"] == "3" and rows.loc["rows", "v3"] == "4"
     assert rows.loc["rows", "change"] == "+1"
     assert "no changes between v1 and v3" in texts(at)
+    # headed in words; the versions' columns by their names
+    proto = next(d.proto for d in at.dataframe if "metric" in d.value.columns)
+    labels = [json.loads(proto.columns)[c]["label"] for c in summary.columns]
+    assert labels == ["Metric", "v1", "v3", "Change"]
 
 
 def test_delete_refuses_the_latest_version(make_app, ui_env) -> None:
