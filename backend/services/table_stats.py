@@ -260,13 +260,24 @@ class StatsFill:
         """The figures of ``wanted`` (``(table id, generation)`` pairs) known now, ``None`` for
         those never read; the missing and stale ones are queued, in the order given, ahead
         of what was queued before."""
+        return self.lookup_behind(wanted)[0]
+
+    def lookup_behind(
+        self, wanted: Iterable[tuple[TableId, Hashable]]
+    ) -> tuple[dict[TableId, TableStats | None], list[TableId]]:
+        """:meth:`lookup`, and those of the figures returned that are behind their generation
+        (never read, or read before the table's last write), judged on the same reading of
+        the figures: a figure that comes in between the two is not missed."""
         now = self._clock()
         out: dict[TableId, TableStats | None] = {}
         todo: list[tuple[TableId, Hashable]] = []
+        behind: list[TableId] = []
         with self._lock:
             for tid, generation in wanted:
                 entry = self._known.get(tid)
                 out[tid] = entry.stats if entry is not None else None
+                if entry is None or entry.generation != generation:
+                    behind.append(tid)
                 fresh = (
                     entry is not None
                     and entry.generation == generation
@@ -284,7 +295,18 @@ class StatsFill:
                         target=self._drain, daemon=True, name="table-stats"
                     )
                     self._worker.start()
-        return out
+        return out, behind
+
+    def behind(self, wanted: Iterable[tuple[TableId, Hashable]]) -> list[TableId]:
+        """Those of ``wanted`` (``(table id, generation)`` pairs) not read under that
+        generation yet: never read, or read before the table's last write (whose figures
+        :meth:`lookup` still returns while they are read again)."""
+        with self._lock:
+            return [
+                tid
+                for tid, generation in wanted
+                if (entry := self._known.get(tid)) is None or entry.generation != generation
+            ]
 
     def missing(self, table_ids: Iterable[TableId]) -> list[TableId]:
         """Those of ``table_ids`` never read yet."""

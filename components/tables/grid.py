@@ -39,30 +39,36 @@ def stats_fill() -> tstats.StatsFill:
     return _stats_fill(connection_key(), get_namespace())
 
 
-def table_stats(
-    path: Sequence[str], names: Sequence[str]
-) -> tuple[dict[str, tstats.TableStats | None], list[str]]:
-    """The figures known of ``names`` in ``path`` (``None``: pending) and the names still
-    pending; those not read yet, or read before the table's last write, are queued (in the
-    order given)."""
+def _wanted(path: Sequence[str], names: Sequence[str]) -> list[tuple[tuple[str, ...], int]]:
+    """``(table id, generation)`` of each of ``names``: the generation is the count of the
+    console's writes of the table (``components.cache.epoch``)."""
     from components.cache import epoch
     from components.session import connection_key
 
     conn = connection_key()
-    wanted = [((*path, n), epoch(conn, table_scope((*path, n)))) for n in names]
-    known = stats_fill().lookup(wanted)
-    out = {tid[-1]: value for tid, value in known.items()}
-    return out, [name for name, value in out.items() if value is None]
+    return [((*path, n), epoch(conn, table_scope((*path, n)))) for n in names]
+
+
+def table_stats(
+    path: Sequence[str], names: Sequence[str]
+) -> tuple[dict[str, tstats.TableStats | None], list[str]]:
+    """The figures known of ``names`` in ``path`` (``None``: never read) and the names being
+    read: not read yet, or read before the table's last write (whose old figures are
+    returned meanwhile); those are queued (in the order given)."""
+    known, behind = stats_fill().lookup_behind(_wanted(path, names))
+    return {tid[-1]: value for tid, value in known.items()}, [tid[-1] for tid in behind]
 
 
 STATS_POLL_S = 1.0  # how often a list with pending figures looks for them
 
 
 def _poll_stats(path: tuple[str, ...], pending: tuple[str, ...]) -> None:
-    """While figures on screen are pending: every second, rerun the page once they are in."""
+    """While figures on screen are being read (never read, or read before a write of this
+    console): every second, rerun the page once they are in. Without it, a table's old
+    figures would stay on screen after its write until the next click."""
 
     def poll() -> None:
-        if not stats_fill().missing([(*path, n) for n in pending]):
+        if not stats_fill().behind(_wanted(path, pending)):
             feedback.keep_flash("tables")
             polling.rerun_page()
 

@@ -131,8 +131,13 @@ def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> Non
     assert fill.wait(10)
     assert [s.rows for s in fill.lookup(wanted).values()] == [1, 2]  # type: ignore[union-attr]
     assert reads == [("n", "x"), ("n", "yy")] and fill.pending() == 0  # nothing read again
-    assert fill.lookup([(("n", "x"), 1)])[("n", "x")] is not None  # stale: still shown...
+    gate.clear()  # the next read waits: the figure stays behind while it is read
+    known, behind = fill.lookup_behind([(("n", "x"), 1), (("n", "yy"), 0)])
+    assert known[("n", "x")] is not None  # a write's old figure: still shown...
+    assert behind == [("n", "x")] == fill.behind([(("n", "x"), 1), (("n", "yy"), 0)])
+    gate.set()
     assert fill.wait(10) and reads[-1] == ("n", "x") and len(reads) == 3  # ...and read again
+    assert fill.behind([(("n", "x"), 1)]) == []  # now of that generation
     now[0] = 61.0  # too old: read again
     fill.lookup([(("n", "yy"), 0)])
     assert fill.wait(10) and len(reads) == 4

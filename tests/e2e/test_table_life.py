@@ -36,6 +36,7 @@ from .harness import (
     grid_row,
     grid_rows,
     key,
+    keyed_grid,
     manage_versions,
     metric,
     open_expander,
@@ -186,6 +187,12 @@ def test_schema_add_rename_drop(
     expect(grid_cells(grid_row(schema_grid, "total")).nth(1)).to_have_text(total_type)
     # the form starts afresh
     expect(add.get_by_label("New column", exact=True)).to_have_value("")
+    # the list above shows the table's new version once its figures are read again (the
+    # old ones stayed until the next click)
+    listing = keyed_grid(main, "tables.list.grid.")
+    headers = [h.strip() for h in listing.locator("table thead th").all_inner_texts()]
+    version_cell = grid_cells(grid_row(listing, name)).nth(headers.index("Version"))
+    expect(version_cell).to_have_text("2")
     shot("added")
 
     # --- rename a column ---

@@ -92,3 +92,32 @@ def test_rename_on_a_read_only_launch_is_disabled(make_app, ui_env) -> None:
     assert "rewrites no row (the schema only)" in texts(at)
     assert at.button(key=f"{P}.alter.apply").disabled
     assert orders(ui_env).schema.names == ["id", "item"]
+
+
+def test_the_list_shows_the_tables_new_version_after_a_write(make_app, ui_env) -> None:
+    """The list above the panel showed the table's figures from before the write (v3 beside
+    "Added 1 column ... as v4") until the next click: the old figures are shown while they
+    are read again, and the list now waits for them as for figures never read."""
+    from components.tables import grid
+
+    def listed_version(at) -> int:
+        (frame,) = [d for d in at.dataframe if d.key and d.key.startswith("tables.list.grid.")]
+        return int(frame.value.set_index("table").loc["orders", "version"])
+
+    before = orders(ui_env).version
+    at = open_panel(make_app)
+    assert grid.stats_fill().wait(30)
+    at.run()
+    assert listed_version(at) == before
+    at.text_input(key=f"{P}.add.name").set_value("double_id")
+    at.text_input(key=f"{P}.add.expression").set_value("id * 2")
+    at.button(key=f"FormSubmitter:{P}.add.form-Preview").click().run()
+    at.button(key=f"{P}.add.apply").click().run()
+    assert_no_exception(at)
+    assert orders(ui_env).version == before + 1
+    # the write's run: the old figure, said to be read again (the list polls for it)
+    assert "Reading the figures of 1 table…" in texts(at)
+    assert grid.stats_fill().wait(30)
+    at.run()  # what the poll does once the figure is in
+    assert listed_version(at) == before + 1
+    assert "Reading the figures" not in texts(at)
