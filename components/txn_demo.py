@@ -25,7 +25,7 @@ from backend.services import batch_builder as bb
 from backend.services import charts, table_watch
 from backend.text import capital, plural
 from components import feedback, polling, state
-from components.common import dataframe
+from components.common import dataframe, header_in_words
 
 REFRESH_SECONDS = 0.5  # the reader panel redraws this often while its reader polls
 READER_NOTE = (
@@ -202,7 +202,7 @@ def render_reader(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = True)
 
 # row counts as the rest of the console shows them (1,085): the demo's three grids
 ROW_COUNTS = {
-    column: st.column_config.NumberColumn(column, format="localized")
+    column: st.column_config.NumberColumn(header_in_words(column), format="localized")
     for column in ("rows before", "rows after", "inserted", "updated", "deleted")
 }
 
@@ -212,7 +212,11 @@ def render_watched_run(run: tg.WatchedRun, *, key_prefix: str, isolated: bool = 
     st.markdown("**" + feedback.as_text(capital(run.label)) + "**")
     render_outcome(run)
     dataframe(
-        states_table(run), hide_index=True, key=f"{key_prefix}.tables", column_config=ROW_COUNTS
+        states_table(run),
+        hide_index=True,
+        key=f"{key_prefix}.tables",
+        column_config=ROW_COUNTS,
+        words=True,
     )
     render_reader(run, key_prefix=key_prefix, isolated=isolated)
 
@@ -447,6 +451,7 @@ def _render_step_result(guide: tg.Guide, step: str, *, key_prefix: str) -> None:
             hide_index=True,
             key=f"{key_prefix}.staged",
             column_config=ROW_COUNTS,
+            words=True,
         )
         if guide.seen is not None:
             seen = ", ".join(
@@ -463,6 +468,7 @@ def _render_step_result(guide: tg.Guide, step: str, *, key_prefix: str) -> None:
             hide_index=True,
             key=f"{key_prefix}.audit",
             column_config=ROW_COUNTS,
+            words=True,
         )
         if all(a.passed for a in guide.audits):
             feedback.show("success", "Every check holds: the batch may be published.")

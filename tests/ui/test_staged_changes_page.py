@@ -10,6 +10,7 @@ Every figure the page shows is checked against pyarrow reading the tables' files
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,11 @@ def test_stage_audit_and_publish_with_a_reader(app: Any, ui_env: Path) -> None:
     assert list(grid["outcome"]) == ["published", "published"]
     assert list(grid["rows after"]) == [orders.count_rows(), customers.num_rows]
     assert list(grid["version after"]) == [4, 2]
+    proto = next(d.proto for d in at.dataframe if "outcome" in d.value.columns)
+    labels = [json.loads(proto.columns)[c]["label"] for c in grid.columns]
+    assert labels == [
+        "Table", "Version before", "Version after", "Rows before", "Rows after", "Outcome",
+    ]  # fmt: skip
     summary = run.summary()
     assert summary.polls >= 5 and summary.mixed == 0
     assert (
