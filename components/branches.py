@@ -160,7 +160,7 @@ def render_branch_summary(branch: str, info: dict[str, Any], versions: pd.DataFr
             "timestamp": st.column_config.DatetimeColumn(
                 "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
             ),
-            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
+            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="localized"),
         },
     )
 
@@ -213,7 +213,7 @@ def render_branch_list(frame: pd.DataFrame) -> None:
             "created": st.column_config.DatetimeColumn(
                 "Created (UTC)", format="YYYY-MM-DD HH:mm:ss"
             ),
-            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="%d"),
+            "manifest_size": st.column_config.NumberColumn("Manifest bytes", format="localized"),
         },
     )
 

@@ -26,6 +26,11 @@ def created_text(millis: int | None) -> str:
     return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
+def _bytes_text(size: Any) -> str:
+    """A byte count as every figure shows counts (1,014), or "—" when not known."""
+    return f"{size:,}" if isinstance(size, int) else "—"
+
+
 def render_version_details(
     info: dict[str, Any] | None, operation: dict[str, Any] | None, *, key_prefix: str
 ) -> None:
@@ -35,7 +40,7 @@ def render_version_details(
             [
                 ("Version", info.get("version")),
                 ("Operation", (operation or {}).get("operation") or "?"),
-                ("Manifest bytes", info.get("manifest_size", "—")),
+                ("Manifest bytes", _bytes_text(info.get("manifest_size"))),
             ]
         )
         st.caption(

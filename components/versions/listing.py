@@ -132,7 +132,7 @@ def render_version_table(rows: pd.DataFrame, *, key_prefix: str, picked: int | N
                 "Created (UTC)", format="YYYY-MM-DD HH:mm:ss.SSS", width=190
             ),
             "manifest_size": st.column_config.NumberColumn(
-                "Manifest bytes", format="%d", width=110
+                "Manifest bytes", format="localized", width=110
             ),
             "e_tag": st.column_config.TextColumn("E-tag", width=110),
             "metadata": st.column_config.TextColumn("Metadata", width=110),

@@ -79,6 +79,10 @@ def test_lists_versions_newest_first_with_operations(make_app) -> None:
     assert list(grid["operation"]) == ["Delete", "Append", "Overwrite"]
     assert grid["manifest_size"].notna().all() and grid["manifest_path"].notna().all()
     assert figures(at)["Versions"] == "3"
+    # a byte count drawn as every count (1,014), in the list and in the details
+    proto = next(d.proto for d in at.dataframe if "manifest_size" in d.value.columns)
+    assert json.loads(proto.columns)["manifest_size"]["type_config"]["format"] == "localized"
+    assert figures(at)["Manifest bytes"] == f"{int(grid['manifest_size'][0]):,}"
     assert at.selectbox(key="version").value == 3  # the latest is picked
     assert not at.get("vega_lite_chart")  # the timeline is drawn only once opened
     assert timeline_spec(at)  # the timeline, drawn with Vega-Lite
