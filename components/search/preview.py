@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
 
 from backend.branch_view import MAIN, on_branch
+from backend.rules.columns import ColumnInfo
 from backend.services.search import preview as search_preview
 from backend.services.search.preview import Preview
 from backend.services.search.table import SearchTable
@@ -35,13 +38,33 @@ def preview(
     )  # fmt: skip
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# an example condition per kind of column, on the column named
+_EXAMPLES = {
+    "integer": "{} > 10",
+    "float": "{} > 0.5",
+    "string": "{} LIKE 'a%'",
+    "boolean": "{} = true",
+}
+
+
+def filter_example(columns: Sequence[ColumnInfo]) -> str:
+    """The filter box's placeholder: a condition on one of the table's own columns (the first
+    that is a number, a string or a boolean with a plain name), or a general hint."""
+    for column in columns:
+        example = _EXAMPLES.get(column.kind)
+        if example and _PLAIN_NAME.fullmatch(column.name):
+            return "e.g. " + example.format(column.name)
+    return "a condition on the columns, in SQL"
+
+
 def render_preview(info: SearchTable, version: int | None, *, key_prefix: str) -> None:
     """Rows at a version: a column picker, an SQL filter, paging, the matching row count."""
     names = [c.name for c in info.columns]
     c1, c2, c3 = st.columns([3, 3, 1])
     columns = c1.multiselect("Columns", names, default=names, key=f"{key_prefix}.columns")
     filter_text = c2.text_input(
-        "Filter (SQL)", key=f"{key_prefix}.filter", placeholder="e.g. module = 'json'"
+        "Filter (SQL)", key=f"{key_prefix}.filter", placeholder=filter_example(info.columns)
     )
     size = c3.selectbox("Rows per page", (25, 50, 100, 250), index=1, key=f"{key_prefix}.size")
     branch = info.branch or MAIN

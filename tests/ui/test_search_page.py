@@ -229,6 +229,28 @@ def test_preview_rows_filter_and_abbreviated_vectors(make_app) -> None:
     assert_no_exception(at)
     assert list(grid_with(at, "text").columns) == ["id", "text"]
 
+    # the filter's example is on this table's own columns, and works as typed
+    box = at.text_input(key="search.preview.filter")
+    assert box.placeholder == "e.g. id > 10"
+    box.set_value(box.placeholder.removeprefix("e.g. ")).run()
+    assert_no_exception(at)
+    assert f"{ROWS - 11} rows match" in texts(at)  # ids 11..599
+
+
+def test_filter_example_names_a_column_of_the_table() -> None:
+    from backend.rules.columns import ColumnInfo
+    from components.search.preview import filter_example
+
+    def col(name: str, kind: str) -> ColumnInfo:
+        return ColumnInfo(name=name, arrow_type_str="", kind=kind)
+
+    assert filter_example([col("vec", "vector"), col("title", "string")]) == (
+        "e.g. title LIKE 'a%'"
+    )
+    # a name that would need quoting is passed over; no usable column: a general hint
+    assert filter_example([col("my col", "integer"), col("ok", "boolean")]) == "e.g. ok = true"
+    assert filter_example([col("vec", "vector")]) == "a condition on the columns, in SQL"
+
 
 def test_preview_bad_filter_is_a_readable_error_box(make_app) -> None:
     at = search_page(make_app)
