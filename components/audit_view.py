@@ -111,7 +111,7 @@ GRID_ORDER = GRID_FIRST + tuple(c for c in audit.CSV_COLUMNS if c not in GRID_FI
 
 
 # Headers in words, as every grid's; a column added to the log without one here is headed
-# by its field name in the same case (``grid_columns``).
+# by its field name in words (the one rule: ``components.common.header_in_words``).
 GRID_LABELS = {
     "ts": "Time (UTC)",
     "ids": "Table or namespace",
@@ -127,13 +127,9 @@ GRID_LABELS = {
 
 
 def grid_columns() -> dict[str, Any]:
-    """The grid's header and format of every column of the log."""
-    columns: dict[str, Any] = {
-        name: st.column_config.TextColumn(
-            GRID_LABELS.get(name, name.replace("_", " ").capitalize())
-        )
-        for name in GRID_ORDER
-    }
+    """The grid's header and format of the columns that have their own (the others are
+    headed by their field names in words: ``dataframe(..., words=True)``)."""
+    columns: dict[str, Any] = dict(GRID_LABELS)
     columns |= {
         "ts": st.column_config.DatetimeColumn(GRID_LABELS["ts"], format="YYYY-MM-DD HH:mm:ss"),
         "duration_ms": st.column_config.NumberColumn(GRID_LABELS["duration_ms"], format="%.1f"),
@@ -164,6 +160,7 @@ def render_entries(
         width="stretch",
         column_order=GRID_ORDER,
         column_config=grid_columns(),
+        words=True,
         key=f"{key_prefix}.table",
     )
     st.download_button(
