@@ -219,13 +219,13 @@ def plan_column_config() -> dict[str, Any]:
         "why": st.column_config.TextColumn("Why", width="large"),
         "effect": st.column_config.TextColumn("Expected effect", width="large"),
         "blocked": st.column_config.TextColumn("Cannot run here"),
-        "fragments": st.column_config.NumberColumn("Fragments", format="%d"),
-        "small_fragments": st.column_config.NumberColumn("Small", format="%d"),
+        "fragments": st.column_config.NumberColumn("Fragments", format="localized"),
+        "small_fragments": st.column_config.NumberColumn("Small", format="localized"),
         "small_share": st.column_config.NumberColumn("Small (%)", format=pct),
         "deleted_share": st.column_config.NumberColumn("Deleted (%)", format=pct),
         "unindexed_share": st.column_config.NumberColumn("Unindexed (%)", format=pct),
-        "old_versions": st.column_config.NumberColumn("Old versions", format="%d"),
-        "old_bytes": st.column_config.NumberColumn("Old versions' bytes", format="%d"),
+        "old_versions": st.column_config.NumberColumn("Old versions", format="localized"),
+        "old_bytes": st.column_config.NumberColumn("Old versions' bytes", format="localized"),
         "error": st.column_config.TextColumn("Error"),
     }
 

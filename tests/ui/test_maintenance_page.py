@@ -4,6 +4,8 @@ saves a policy that another connection reads back, and an editor may not."""
 
 from __future__ import annotations
 
+import json
+
 import lance
 import pandas as pd
 import pyarrow as pa
@@ -70,6 +72,11 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
             round(100 * small / len(fragments), 6)
         ] * len(shown)
     assert "declared only" in grid.loc[grid["table"] == "pending", "why"].iloc[0]
+    # counts drawn as every count (1,024), byte counts too
+    proto = next(d.proto for d in at.dataframe if "small_share" in d.value.columns)
+    config = json.loads(proto.columns)
+    counts = ("fragments", "small_fragments", "old_versions", "old_bytes")
+    assert {config[c]["type_config"]["format"] for c in counts} == {"localized"}
     frag = grid[(grid["table"] == "frag") & (grid["action"] == "compact")].iloc[0]
     assert bool(frag["run"]) and frag["why"].startswith("4 of 4 fragments are small")
     todo = grid[grid["run"]]
