@@ -27,8 +27,12 @@ def created_text(millis: int | None) -> str:
 
 
 def _bytes_text(size: Any) -> str:
-    """A byte count as every figure shows counts (1,014), or "—" when not known."""
-    return f"{size:,}" if isinstance(size, int) else "—"
+    """A byte count as every figure shows counts (1,014), or "—" when not known (a server's
+    answer may carry it as any integer type, or not at all)."""
+    try:
+        return f"{int(size):,}"
+    except (TypeError, ValueError):
+        return "—"
 
 
 def render_version_details(
