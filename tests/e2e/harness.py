@@ -954,6 +954,13 @@ def close_dialog(page: Page) -> None:
     settle(page)
 
 
+def fits_width(frame: Locator) -> bool:
+    """The grid ``frame`` shows every column without a horizontal scroll bar."""
+    return bool(
+        frame.locator(".dvn-scroller").evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    )
+
+
 def keyed_grid(scope: Page | Locator, key_prefix: str) -> Locator:
     """The ``st.dataframe`` whose key starts with ``key_prefix`` (keys that end in a hash)."""
     css = key(key_prefix).removeprefix(".")

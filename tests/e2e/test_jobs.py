@@ -18,7 +18,7 @@ from backend.local.job_store import open_job_store
 from backend.services import jobs
 from tests.support import ipc_stream_bytes as ipc
 
-from .harness import Console, choose, goto, settle, widget
+from .harness import Console, choose, fits_width, goto, grid, settle, widget
 from .harness import id_rows as rows
 from .test_search import alert, click
 
@@ -63,5 +63,7 @@ def test_an_interrupted_compaction_is_run_again_from_the_jobs_page(
     expect(widget(main, "stSelectbox", "Job").get_by_role("combobox")).to_have_value(
         f"{again.id} · compaction · {name}"
     )
+    # every column in view at 1440 px: no horizontal scroll bar in the grid
+    assert fits_width(grid(main)), "the jobs grid scrolls"
     shot("succeeded")
     assert len(ns.open_dataset(table).get_fragments()) == 1
