@@ -152,10 +152,7 @@ def render_health(
             {"figure": [label for label, _ in lines], "value": [value for _, value in lines]},
             hide_index=True,
             width="stretch",
-            column_config={
-                "figure": st.column_config.TextColumn("Figure"),
-                "value": st.column_config.TextColumn("Value"),
-            },
+            words=True,
         )
         for action in health.actions:
             grade = "Recommended" if action.recommended else "Optional"

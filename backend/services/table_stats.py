@@ -231,6 +231,12 @@ class _Entry:
     read_at: float
 
 
+def _behind(entry: _Entry | None, generation: Hashable) -> bool:
+    """A figure not read under ``generation``: never read, or read before its table's last
+    write."""
+    return entry is None or entry.generation != generation
+
+
 class StatsFill:
     """Figures of tables, filled by one background thread at a time.
 
@@ -276,14 +282,10 @@ class StatsFill:
             for tid, generation in wanted:
                 entry = self._known.get(tid)
                 out[tid] = entry.stats if entry is not None else None
-                if entry is None or entry.generation != generation:
+                late = _behind(entry, generation)
+                if late:
                     behind.append(tid)
-                fresh = (
-                    entry is not None
-                    and entry.generation == generation
-                    and now - entry.read_at <= self._max_age
-                )
-                if not fresh:
+                if late or entry is None or now - entry.read_at > self._max_age:
                     todo.append((tid, generation))
             if todo:
                 ahead = {tid for tid, _ in todo}
@@ -302,11 +304,7 @@ class StatsFill:
         generation yet: never read, or read before the table's last write (whose figures
         :meth:`lookup` still returns while they are read again)."""
         with self._lock:
-            return [
-                tid
-                for tid, generation in wanted
-                if (entry := self._known.get(tid)) is None or entry.generation != generation
-            ]
+            return [tid for tid, generation in wanted if _behind(self._known.get(tid), generation)]
 
     def missing(self, table_ids: Iterable[TableId]) -> list[TableId]:
         """Those of ``table_ids`` never read yet."""

@@ -34,13 +34,10 @@ def render_namespace_transactions(items: Sequence[txsv.BatchTransaction]) -> Non
     frame = txsv.batch_transactions_frame(page.items)
     dataframe(
         frame, hide_index=True, key=f"{state.Txn.NS_LIST}.grid",
+        words=True,
         column_config={
-            "transaction": st.column_config.TextColumn("Transaction"),
-            "status": st.column_config.TextColumn("Status"),
             "started": st.column_config.TextColumn("Started (UTC)"),
             "duration_ms": st.column_config.NumberColumn("Duration (ms)", format="localized"),
-            "operations": st.column_config.NumberColumn("Operations"),
-            "tables": st.column_config.TextColumn("Tables"),
             "reason": st.column_config.TextColumn("Why not committed"),
         },
     )  # fmt: skip

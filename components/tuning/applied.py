@@ -43,13 +43,6 @@ def render_requested_vs_applied(ns: Any, info: SearchTable) -> None:
         frame,
         hide_index=True,
         key=state.Search.PARAMS_GRID,
-        column_config={
-            "index": st.column_config.TextColumn("Index"),
-            "type": st.column_config.TextColumn("Type"),
-            "parameter": st.column_config.TextColumn("Parameter"),
-            "requested": st.column_config.TextColumn("Requested"),
-            "applied": st.column_config.TextColumn("Applied"),
-            "differs": st.column_config.CheckboxColumn("Differs"),
-            "note": st.column_config.TextColumn("Note"),
-        },
+        words=True,
+        column_config={"differs": st.column_config.CheckboxColumn("Differs")},
     )
