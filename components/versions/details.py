@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from backend.services.namespaces import whole_number
 from backend.spec.paging import Listing
 from backend.text import plural
 from components import feedback, state
@@ -27,12 +28,10 @@ def created_text(millis: int | None) -> str:
 
 
 def _bytes_text(size: Any) -> str:
-    """A byte count as every figure shows counts (1,014), or "—" when not known (a server's
-    answer may carry it as any integer type, or not at all)."""
-    try:
-        return f"{int(size):,}"
-    except (TypeError, ValueError):
-        return "—"
+    """A byte count as every figure shows counts (1,014), or "—" when the answer carries no
+    whole number (read by the one rule for an answer's counts, ``whole_number``)."""
+    count = whole_number(size)
+    return "—" if count is None else f"{count:,}"
 
 
 def render_version_details(
