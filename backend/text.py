@@ -24,9 +24,32 @@ def capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+BYTE_UNITS: tuple[tuple[str, int], ...] = (
+    ("bytes", 1),
+    ("KiB", 1024),
+    ("MiB", 1024**2),
+    ("GiB", 1024**3),
+    ("TiB", 1024**4),
+)
+
+
+def byte_unit(n: float) -> tuple[str, int]:
+    """The unit :func:`human_bytes` shows ``n`` bytes in, as ``(name, bytes in one)``: bytes
+    below 1 KiB, else the smallest unit whose count, to one decimal, is under 1,024 (TiB at
+    most). A chart of sizes scales its axis by the unit of its largest value."""
+    value = abs(float(n))
+    if value < 1024:
+        return BYTE_UNITS[0]
+    for name, size in BYTE_UNITS[1:-1]:
+        if round(value / size, 1) < 1024:  # as shown: 1,048,575 bytes is 1.0 MiB
+            return name, size
+    return BYTE_UNITS[-1]
+
+
 def human_bytes(n: Any) -> str:
     """The one size formatter: ``512 bytes``, ``1.5 KiB``, ``12.0 MiB``, ``3.2 GiB``, ``1.1 TiB``
-    (powers of 1024); ``""`` for a missing size (``None`` or NaN)."""
+    (powers of 1024, :func:`byte_unit`); ``""`` for a missing size (``None`` or NaN). Grids
+    show byte counts in this form too (``components.common.dataframe(..., sizes=...)``)."""
     if n is None:
         return ""
     try:
@@ -35,10 +58,7 @@ def human_bytes(n: Any) -> str:
         return ""
     if math.isnan(value):
         return ""
-    if abs(value) < 1024:
+    name, size = byte_unit(value)
+    if size == 1:
         return f"{int(value):,} bytes"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:,.1f} {unit}"
-    raise AssertionError("unreachable")  # pragma: no cover
+    return f"{value / size:,.1f} {name}"

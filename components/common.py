@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -14,6 +15,7 @@ import streamlit as st
 
 from backend.redaction import redact_json, redact_mapping
 from backend.rules import numbers
+from backend.text import human_bytes
 from components import feedback, session
 from components.feedback import as_text
 
@@ -117,19 +119,25 @@ def header_in_words(name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def dataframe(data: Any, *, words: bool = False, **kwargs: Any) -> Any:
+def dataframe(data: Any, *, words: bool = False, sizes: Sequence[str] = (), **kwargs: Any) -> Any:
     """``st.dataframe(data, **kwargs)`` showing every missing value (None, NaN, NA, NaT) as
     :data:`MISSING`: the one rule of every grid's empty cells. Only what is drawn changes
     (Streamlit's ``placeholder``): numbers stay numbers, sorted as numbers, in their
     ``column_config`` format. ``words``: a grid the console makes (not a table's rows, whose
     columns keep their names) is headed in words (:func:`header_in_words`) where its
-    ``column_config`` gives no label."""
+    ``column_config`` gives no label. ``sizes``: columns of byte counts, drawn in the one size
+    form (``backend.text.human_bytes``, as every page's text says sizes) and sorted as the
+    numbers they are (a pandas Styler's display values; their ``column_config`` must give
+    no ``format``, which would draw over them)."""
     kwargs.setdefault("placeholder", MISSING)
     if words:
         config = dict(kwargs.get("column_config") or {})
         for name in getattr(data, "columns", data):
             config.setdefault(name, header_in_words(name))
         kwargs["column_config"] = config
+    shown = [c for c in sizes if c in getattr(data, "columns", ())]
+    if shown and len(data):
+        data = data.style.format(human_bytes, subset=shown)
     return st.dataframe(data, **kwargs)
 
 

@@ -225,7 +225,7 @@ def plan_column_config() -> dict[str, Any]:
         "deleted_share": st.column_config.NumberColumn("Deleted (%)", format=pct),
         "unindexed_share": st.column_config.NumberColumn("Unindexed (%)", format=pct),
         "old_versions": st.column_config.NumberColumn("Old versions", format="localized"),
-        "old_bytes": st.column_config.NumberColumn("Old versions' bytes", format="localized"),
+        "old_bytes": st.column_config.NumberColumn("Held by old versions"),  # a size
         "error": st.column_config.TextColumn("Error"),
     }
 
@@ -273,6 +273,7 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Job
     )
     dataframe(
         plan_view(plan),
+        sizes=["old_bytes"],
         hide_index=True,
         key=f"{state.Maintenance.PLAN}.grid",
         column_config=plan_column_config(),

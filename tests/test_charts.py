@@ -64,8 +64,12 @@ def test_coverage_size_segments() -> None:
     indexed, unindexed = charts.coverage_figure(OVERVIEW).data
     assert list(indexed.y) == ["vec_idx", "text_fts", "id_btree"]
     assert list(indexed.x) == [90, 100, 0] and list(unindexed.x) == [10, 0, 0]
-    (size,) = charts.size_figure(OVERVIEW).data
-    assert list(size.x) == ["vec_idx", "id_btree"] and list(size.y) == [4096, 512]
+    fig = charts.size_figure(OVERVIEW)
+    (size,) = fig.data
+    # 4,096 and 512 bytes: the axis in KiB (the largest's unit), each bar's own size on hover
+    assert list(size.x) == ["vec_idx", "id_btree"] and list(size.y) == [4.0, 0.5]
+    assert fig.layout.yaxis.title.text == "KiB"
+    assert list(size.customdata) == ["4.0 KiB", "512 bytes"]
     (segments,) = charts.segments_figure(OVERVIEW).data
     assert list(segments.x) == ["vec_idx", "text_fts"] and list(segments.y) == [2, 1]
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from backend.text import human_bytes, plural, verb
+from backend.text import byte_unit, human_bytes, plural, verb
 
 
 @pytest.mark.parametrize(
@@ -17,6 +17,8 @@ from backend.text import human_bytes, plural, verb
         (1024, "1.0 KiB"),
         (1536, "1.5 KiB"),
         (5 * 1024**2, "5.0 MiB"),
+        (1024**2 - 52, "1,023.9 KiB"),
+        (1024**2 - 1, "1.0 MiB"),  # to one decimal it is 1,024.0 KiB: the next unit
         (3 * 1024**3 + 1024**3 // 5, "3.2 GiB"),
         (2048 * 1024**4, "2,048.0 TiB"),
         (None, ""),
@@ -26,6 +28,20 @@ from backend.text import human_bytes, plural, verb
 )
 def test_human_bytes(n: object, shown: str) -> None:
     assert human_bytes(n) == shown
+
+
+@pytest.mark.parametrize(
+    ("n", "unit"),
+    [
+        (0, ("bytes", 1)),
+        (1023, ("bytes", 1)),
+        (1024, ("KiB", 1024)),
+        (3 * 1024**3, ("GiB", 1024**3)),
+    ],
+)
+def test_byte_unit_is_the_unit_human_bytes_shows(n: int, unit: tuple[str, int]) -> None:
+    assert byte_unit(n) == unit
+    assert human_bytes(n).endswith(unit[0])
 
 
 def test_plural() -> None:

@@ -31,6 +31,7 @@ import plotly.graph_objects as go
 from backend.services import versions as vsv
 from backend.services.tuning.measure import interval_text
 from backend.services.tuning.sweeps import cheapest, pareto_front, setting_params
+from backend.text import byte_unit, human_bytes
 
 if TYPE_CHECKING:
     from backend.services.search.plans import PlanNode
@@ -78,17 +79,22 @@ def coverage_figure(overview: pd.DataFrame) -> go.Figure:
 
 
 def size_figure(overview: pd.DataFrame) -> go.Figure:
-    """Index size on disk (bytes) per index; indexes without a recorded size are left out."""
+    """Index size on disk per index, in the unit of the largest (``backend.text.byte_unit``:
+    the axis reads as the index list's sizes do); each bar's hover gives its size in its own
+    unit. Indexes without a recorded size are left out."""
     df = overview[overview["size_bytes"].notna()]
+    sizes = [int(v) for v in df["size_bytes"]]
+    unit, per = byte_unit(max(sizes, default=0))
     fig = go.Figure(
         go.Bar(
             x=list(df["name"]),
-            y=[int(v) for v in df["size_bytes"]],
+            y=[v / per for v in sizes],
+            customdata=[human_bytes(v) for v in sizes],
             marker_color="#1565c0",
-            hovertemplate="%{x}: %{y:,} bytes<extra></extra>",
+            hovertemplate="%{x}: %{customdata}<extra></extra>",
         )
     )
-    fig.update_layout(yaxis_title="bytes")
+    fig.update_layout(yaxis_title=unit)
     return _layout(fig, "Size on disk")
 
 

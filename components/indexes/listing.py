@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.services import index_overview as ixs
-from backend.text import human_bytes, plural
+from backend.text import plural
 from components import feedback
 from components.common import dataframe
 
@@ -16,11 +16,11 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
     if overview.empty:
         st.info("This table has no indexes yet. Create one below.", icon=":material/info:")
         return
-    shown = overview.drop(columns=["details", "uuid"]).copy()
-    shown["size"] = [human_bytes(v) for v in overview["size_bytes"]]
+    shown = overview.drop(columns=["details", "uuid"])
     # scalar and FTS indexes have no distance: "—", as every value not known or not set
     dataframe(
-        shown.drop(columns=["size_bytes"]),
+        shown,
+        sizes=["size_bytes"],
         hide_index=True,
         key=f"{key_prefix}.table",
         column_order=[
@@ -31,7 +31,7 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
             "indexed_rows",
             "unindexed_rows",
             "coverage",
-            "size",
+            "size_bytes",
             "segments",
             "distance_type",
             "created_at",
@@ -48,7 +48,7 @@ def render_index_table(overview: pd.DataFrame, *, key_prefix: str) -> None:
             "coverage": st.column_config.ProgressColumn(
                 "Coverage", min_value=0.0, max_value=1.0, format="percent", width=105
             ),
-            "size": st.column_config.TextColumn("Size", width=75),
+            "size_bytes": st.column_config.NumberColumn("Size", width=80),
             "segments": st.column_config.NumberColumn("Segments", format="%d", width=70),
             "distance_type": st.column_config.TextColumn("Distance", width=70),
             "created_at": st.column_config.DatetimeColumn(

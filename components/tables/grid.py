@@ -99,8 +99,8 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
             width=70,
             help=rows_help,
         ),
-        "size_bytes": st.column_config.NumberColumn(
-            "Size", format="bytes", width=75, help=size_help
+        "size_bytes": st.column_config.NumberColumn(  # drawn by human_bytes (SIZE_COLUMNS)
+            "Size", width=75, help=size_help
         ),
         "version": st.column_config.NumberColumn(
             "Version", format="%d", width=62, help="Latest version"
@@ -129,6 +129,7 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
     }
 
 
+SIZE_COLUMNS = ("size_bytes",)  # byte counts, in the one size form
 SORT_BOX_PX = 230  # the "Sort by" box: its longest option whole
 SORT_SCOPE = nsv.LIST_BATCH  # tables a sort by a figure orders at a time (more on request)
 
@@ -231,6 +232,7 @@ def render_tables_column(path: Sequence[str], table: str | None) -> None:
         reset_on=(tuple(path), search, by, descending, scope),
         frame=frame,
         column_config=stats_column_config(figures=figures),
+        sizes=SIZE_COLUMNS,
     )
     if pick:  # the page runs again at once, with the pick's table opened below the list
         if pick.name:  # its details open below the list: brought into view once drawn

@@ -30,12 +30,14 @@ def render_name_list(
     reset_on: tuple[Any, ...] = (),
     frame: Callable[[list[str]], pd.DataFrame] | None = None,
     column_config: dict[str, Any] | None = None,
+    sizes: Sequence[str] = (),
 ) -> Pick | None:
     """One page of ``names`` as a single selectable grid, with the pager. Returns a
     :class:`Pick` when the user selected (or deselected) a row. The grid is made anew (fresh
     highlight) when ``reset_on``, the page, or ``selected`` changed by anything but a click.
     ``frame``: the grid's rows for the names of the page (one row per name, in order; the
-    default is the one ``column`` of names), shown with ``column_config``. ``names`` may be
+    default is the one ``column`` of names), shown with ``column_config`` (``sizes``: its
+    columns of byte counts, ``components.common.dataframe``). ``names`` may be
     an open-ended :class:`~backend.spec.paging.Listing`: only the pages shown are read."""
     if isinstance(names, Listing):
         if not names.known:
@@ -59,6 +61,7 @@ def render_name_list(
         frame(items) if frame is not None else pd.DataFrame({column: items}),
         key=key,
         column_config=column_config,
+        sizes=sizes,
         on_select="rerun",
         selection_mode="single-row",
         selection_default=default,

@@ -12,7 +12,7 @@ from backend.rules import index_rules
 from backend.services.charts import ab_figure
 from backend.services.search.table import SearchTable
 from backend.services.tuning.builds import SCRATCH_NOTE
-from backend.text import human_bytes, plural
+from backend.text import plural
 from components import feedback, polling, state
 from components.common import dataframe
 from components.search.settings import DISTANCES, render_column_and_k
@@ -147,9 +147,8 @@ def render_ab_tasks(
 
 def render_ab_result(frame: pd.DataFrame) -> None:
     dataframe(
-        frame.assign(size=[human_bytes(v) for v in frame["size_bytes"]]).drop(
-            columns=["size_bytes"]
-        ),
+        frame,
+        sizes=["size_bytes"],
         hide_index=True,
         key=state.Search.AB_GRID,
         column_config={
@@ -158,7 +157,7 @@ def render_ab_result(frame: pd.DataFrame) -> None:
                 "Recall", min_value=0.0, max_value=1.0, width=110
             ),
             "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.2f", width=75),
-            "size": st.column_config.TextColumn("Index size", width=85),
+            "size_bytes": st.column_config.NumberColumn("Index size", width=85),
             "build_s": st.column_config.NumberColumn("Build (s)", format="%.2f", width=75),
             "rows": st.column_config.NumberColumn("Rows", format="localized", width=70),
             "metric": st.column_config.TextColumn("Distance", width=75),

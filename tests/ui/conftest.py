@@ -31,6 +31,7 @@ URL given before the first run (a link, a reload) sets the widget.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -293,11 +294,25 @@ def app_as(
 
 
 def displayed(grid: Any) -> Any:
-    """A grid's data with every missing cell as the grid draws it (its ``placeholder``;
-    Streamlit's own is "None")."""
+    """A grid's data as the grid draws it: every missing cell as its ``placeholder``
+    (Streamlit's own is "None"), and where the grid has Styler display values (the sizes of
+    ``components.common.dataframe(..., sizes=...)``) the cells the browser draws them in: a
+    text column's, and a number column's without a ``format`` of its own (Streamlit's rule;
+    a column's format, a progress bar, a date or a checkbox draw the value itself)."""
+    import pyarrow as pa
+
     frame = grid.value
     placeholder = grid.proto.placeholder if grid.proto.HasField("placeholder") else "None"
-    return frame.astype(object).where(frame.notna(), placeholder)
+    shown = frame.astype(object)
+    if grid.proto.arrow_data.HasField("styler") and grid.proto.arrow_data.styler.display_values:
+        drawn = pa.ipc.open_stream(grid.proto.arrow_data.styler.display_values).read_pandas()
+        drawn.index = shown.index
+        config = json.loads(grid.proto.columns or "{}")
+        for column in shown.columns:
+            kind = (config.get(column) or {}).get("type_config") or {}
+            if kind.get("type") in (None, "text", "number") and not kind.get("format"):
+                shown[column] = drawn[column].astype(object)
+    return shown.where(frame.notna(), placeholder)
 
 
 # -- connections: the session's, the sidebar's and the connect dialog's tests ------------------

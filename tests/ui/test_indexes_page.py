@@ -30,6 +30,7 @@ from backend.rules import index_rules as rules
 from backend.services import build_jobs
 from backend.services import index_overview as ixs
 from backend.services import jobs as job_service
+from backend.text import human_bytes
 from components import state
 from tests.support import ipc_stream_bytes, local_path
 from tests.ui.conftest import alerts, assert_no_exception, button, displayed, plain, texts
@@ -608,6 +609,11 @@ def test_an_index_made_with_lance_is_in_the_table_and_the_charts(docs_ns, make_a
     config = json.loads(grid.proto.columns)
     formats = {config[c]["type_config"]["format"] for c in ("indexed_rows", "unindexed_rows")}
     assert formats == {"localized"}
+    # sizes: numbers (sorted as numbers) drawn in the one size form, as the page's text says them
+    sizes = grid.value.set_index("name")["size_bytes"]
+    assert sizes.notna().all() and pd.api.types.is_numeric_dtype(sizes)
+    drawn = displayed(grid).set_index("name")["size_bytes"]
+    assert {n: drawn[n] for n in described} == {n: human_bytes(sizes[n]) for n in described}
     open_tab(at, "Statistics")
     figures = plotly_figures(at)
     assert set(figures["Coverage: indexed vs unindexed rows"]["data"][0]["y"]) == set(described)
@@ -754,7 +760,6 @@ def test_a_table_without_indexes_can_be_compacted(docs_ns, ui_env, make_app) -> 
     assert optimize.disabled and optimize.help == "Disabled: the table has no index"
     button(at, "Compact files").click().run()
     assert_no_exception(at)
-    from backend.text import human_bytes
 
     # the outcome is flashed once, by the run that first sees the job finished: the click's
     # own run when the compaction was quick enough, else the run after it ends

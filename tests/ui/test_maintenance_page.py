@@ -14,10 +14,19 @@ from lance_namespace import CreateTableRequest, DescribeTableRequest
 import backend
 from backend.services import health, jobs
 from backend.services import maintenance as mt
+from backend.text import human_bytes
 from components import maintenance as cm
 from components import state
 from tests.support import ipc_stream_bytes
-from tests.ui.conftest import alerts, app_as, assert_no_exception, button, open_page, texts
+from tests.ui.conftest import (
+    alerts,
+    app_as,
+    assert_no_exception,
+    button,
+    displayed,
+    open_page,
+    texts,
+)
 
 PAGE = "views/maintenance.py"
 T = ["sales", "frag"]
@@ -72,11 +81,15 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
             round(100 * small / len(fragments), 6)
         ] * len(shown)
     assert "declared only" in grid.loc[grid["table"] == "pending", "why"].iloc[0]
-    # counts drawn as every count (1,024), byte counts too
-    proto = next(d.proto for d in at.dataframe if "small_share" in d.value.columns)
-    config = json.loads(proto.columns)
-    counts = ("fragments", "small_fragments", "old_versions", "old_bytes")
+    # counts drawn as every count (1,024); the bytes old versions hold as every size
+    element = next(d for d in at.dataframe if "small_share" in d.value.columns)
+    config = json.loads(element.proto.columns)
+    counts = ("fragments", "small_fragments", "old_versions")
     assert {config[c]["type_config"]["format"] for c in counts} == {"localized"}
+    held = grid["old_bytes"]
+    assert held.notna().any() and pd.api.types.is_numeric_dtype(held)
+    drawn = displayed(element)["old_bytes"]
+    assert [drawn[i] for i in held.dropna().index] == [human_bytes(v) for v in held.dropna()]
     frag = grid[(grid["table"] == "frag") & (grid["action"] == "compact")].iloc[0]
     assert bool(frag["run"]) and frag["why"].startswith("4 of 4 fragments are small")
     todo = grid[grid["run"]]

@@ -41,6 +41,7 @@ from backend.services.search.query import run_query
 from backend.services.search.vector import plan_vector_index
 from backend.services.tuning import optimize as tuning_optimize
 from backend.services.tuning.measure import MAX_K, sample_queries
+from backend.text import human_bytes
 from components import state
 from components.search.fulltext import highlighted
 from components.search.history import HISTORY_LABEL
@@ -67,7 +68,7 @@ from tests.support import (
     search_rows,
     varied_norm_rows,
 )
-from tests.ui.conftest import alerts, assert_no_exception, plain, sources, texts
+from tests.ui.conftest import alerts, assert_no_exception, displayed, plain, sources, texts
 
 VECS = ("sales", "vecs")
 EMB = ("sales", "emb")
@@ -966,6 +967,11 @@ def test_build_ab_measures_builds_with_the_index_metric(ui_env, make_app) -> Non
     assert_no_exception(at)
     frame = grid_with(at, "config")
     assert frame["metric"].tolist() == ["cosine"] * len(AB_DEFAULT)
+    (grid,) = [d for d in at.dataframe if "config" in d.value.columns]
+    drawn = displayed(grid)["size_bytes"].tolist()  # numbers, drawn in the one size form
+    assert (
+        drawn == [human_bytes(v) for v in frame["size_bytes"]] and frame["size_bytes"].gt(0).all()
+    )
     assert not frame["brute_force"].any()
     assert frame["recall"].between(0.0, 1.0).all()
 

@@ -16,6 +16,7 @@ from lance_namespace import CreateNamespaceRequest, DeclareTableRequest, Describ
 
 import backend
 from backend.services import health as hs
+from backend.text import human_bytes
 from tests.support import create_table, data_bytes, table_location
 from tests.ui.conftest import assert_no_exception, displayed, rest_target_rewritten, texts
 from tests.ui.test_tables_page import table_grid
@@ -174,6 +175,7 @@ def test_rows_and_size_match_lance_on_both_backends(
         at = make_app(query_params={"ns": "sales"})
         frame = filled(at).set_index("table")
         assert_no_exception(at)
+        shown = displayed(table_grid(at)).set_index("table")
         local = backend.connect(str(ui_env))
         for name in ("orders", "customers"):
             location = local.describe_table(DescribeTableRequest(id=["sales", name])).location
@@ -181,6 +183,8 @@ def test_rows_and_size_match_lance_on_both_backends(
             assert frame.loc[name, "rows"] == ds.count_rows()
             size = folder_bytes(location) if server is None else data_bytes(ds)
             assert frame.loc[name, "size_bytes"] == size > 0
+            # drawn in the one size form (powers of 1024), sorted as the number it is
+            assert shown.loc[name, "size_bytes"] == human_bytes(size)
         assert frame.loc["orders", "rows"] == 4  # 5 written, 1 deleted
         assert frame.loc["pending", ["rows", "size_bytes"]].isna().all()  # declared only
         help_text = json.loads(table_grid(at).proto.columns)["size_bytes"]["help"]
