@@ -71,8 +71,9 @@ def test_recall_and_sweep_drive_a_bar(points) -> None:
     callback, seen = recording(shown)
     result = recall(ns, ["docs", "pts"], column="vec", k=5, sample=12, progress=callback)
     assert len(result.per_query) == 12
-    assert seen == [(i, 24) for i in range(1, 25)]  # each exact search, then each ANN search
-    assert (shown.n, shown.total) == (24, 24)
+    # each exact search (untimed, then timed), then each ANN search (the same)
+    assert seen == [(i, 48) for i in range(1, 49)]
+    assert (shown.n, shown.total) == (48, 48)
     swept = bar(desc="sweep")
     sweep(
         ns, ["docs", "pts"], column="vec", k=5, sample=8, grid={"nprobes": [1, 2, 3]},

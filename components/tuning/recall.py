@@ -63,7 +63,10 @@ def render_recall(ns: Any, info: SearchTable, version: int | None) -> None:
             "Measure recall", type="primary", icon=":material/target:"
         )
     if submitted and not problems:  # a number refused as typed: said under it, nothing runs
-        with st.spinner(f"Searching {plural(int(sample), 'sampled row')} twice (ANN, exact)…"):
+        with st.spinner(
+            f"Searching {plural(int(sample), 'sampled row')} with and without the index "
+            "(each search timed warm)…"
+        ):
             found = feedback.run(
                 recall, ns, info.table_id, column=column, k=k, sample=int(sample),
                 seed=int(seed), version=version, **clean(params), action="Measuring recall",
@@ -82,7 +85,9 @@ def render_recall(ns: Any, info: SearchTable, version: int | None) -> None:
         "and add them: the mean and its interval are then computed from every query.",
     )
     if more:
-        with st.spinner(f"Searching {plural(int(sample), 'more sampled row')} twice…"):
+        with st.spinner(
+            f"Searching {plural(int(sample), 'more sampled row')} with and without the index…"
+        ):
             merged = feedback.run(
                 more_queries, ns, info.table_id, found, sample=int(sample),
                 action="Measuring more queries",
@@ -112,8 +117,9 @@ def render_recall_result(found: RecallResult) -> None:
         f"recalls: {found.std:.3f}.",
     )
     c1.caption(f"95% interval {interval}")
-    c2.metric("ANN p50", f"{found.ann_p50_ms:.1f} ms")
-    c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms")
+    warm = "Median latency of the sampled rows' searches, each timed on its second sending"
+    c2.metric("ANN p50", f"{found.ann_p50_ms:.1f} ms", help=f"{warm} (with the index).")
+    c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms", help=f"{warm} (without the index).")
     speed = found.exact_p50_ms / found.ann_p50_ms if found.ann_p50_ms else float("nan")
     c4.metric("Speed-up", f"{speed:.1f}×")
     settings = ", ".join(f"{k}={v}" for k, v in found.query_params.items()) or "defaults"
