@@ -57,9 +57,13 @@ Usage::
     .venv/bin/python benchmarks/bench_ui_pages.py --backend rest --only versions,tables
     .venv/bin/python benchmarks/bench_ui_pages.py --cold          # first-visit loads
     .venv/bin/python benchmarks/bench_ui_pages.py --catalog --twin   # and this run's noise
+    .venv/bin/python benchmarks/bench_ui_pages.py --catalog --twin-from /tmp/old  # A/B
 
 ``--twin``: a second console server of the same code joins every round; twin/frame beside
-console/frame is how far two identical pages differ in one run.
+console/frame is how far two identical pages differ in one run. ``--twin-from DIR``: the
+second server runs the code checked out in DIR instead (``git worktree add DIR REV``): two
+commits compared in the same rounds, where runs one after the other differ by more than a
+change costs.
 """
 
 from __future__ import annotations
@@ -367,6 +371,12 @@ def main(argv: list[str] | None = None) -> int:
         "beside console/frame shows how far two identical pages differ in one run",
     )
     parser.add_argument(
+        "--twin-from",
+        type=Path,
+        metavar="DIR",
+        help="the second console server (--twin) runs the code of another checkout, DIR",
+    )
+    parser.add_argument(
         "--cold",
         action="store_true",
         help="a fresh browser context (empty HTTP cache) for every load",
@@ -505,13 +515,19 @@ def run(
         },
         log_path=tmp / "bare.log",
     )
+    twin_repo = (args.twin_from or REPO).resolve()
     twin = (
         StreamlitServer(
-            script=REPO / "app" / "main.py",
-            env={**common_env, "LANCE_CONSOLE_TARGET": target},
+            script=twin_repo / "app" / "main.py",
+            env={
+                **common_env,
+                "LANCE_CONSOLE_TARGET": target,
+                **({"PYTHONPATH": str(twin_repo)} if args.twin_from else {}),
+            },
             log_path=tmp / "twin.log",
+            cwd=twin_repo,
         )
-        if args.twin
+        if args.twin or args.twin_from
         else None
     )
     rows: list[tuple[str, Medians, Medians, Medians, Medians | None, tuple[float, float]]] = []
@@ -613,8 +629,13 @@ def run(
         "(benchmarks/_ratio.py). JS: the tab's main-thread JavaScript time until rendered "
         "(median)."
         + (
-            " twin/frame: a second console server of the same code, in the same rounds; its "
-            "distance from console/frame is this run's noise."
+            (
+                f" twin/frame: a second console server running {args.twin_from}, in the same "
+                "rounds."
+                if args.twin_from
+                else " twin/frame: a second console server of the same code, in the same "
+                "rounds; its distance from console/frame is this run's noise."
+            )
             if twin is not None
             else ""
         )

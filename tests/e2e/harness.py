@@ -207,6 +207,7 @@ class StreamlitServer:
     extra_args: list[str] = field(default_factory=list)
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    cwd: Path = REPO  # another checkout's: its modules are imported (with PYTHONPATH in env)
 
     @property
     def url(self) -> str:
@@ -236,7 +237,7 @@ class StreamlitServer:
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             cmd,
-            cwd=REPO,
+            cwd=self.cwd,
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
