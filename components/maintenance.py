@@ -22,6 +22,7 @@ from components.cache import cached, invalidate, invalidate_tables
 from components.common import dataframe, render_role_lock
 from components.jobs import JobAction, render_plan_results
 from components.session import role_lock
+from components.tables.catalog import namespace_names
 from components.writes import JobRequest, Write
 
 INHERIT, ON, OFF = "as the namespace", "on", "off"
@@ -250,6 +251,22 @@ def plan_jobs(ns: Any, namespace_id: tuple[str, ...], limit: int = 1) -> list[An
     return found
 
 
+def no_tables_here(namespace_id: Sequence[str]) -> str:
+    """What a plan of a namespace without tables of its own says: a plan covers one
+    namespace's tables, not those of the namespaces inside it (named, to pick instead)."""
+    where = ids.display_id(namespace_id)
+    inside = feedback.run(namespace_names, tuple(namespace_id), action="Listing the namespaces")
+    text = (
+        f"{where} holds no tables of its own (a plan covers the tables of one namespace, not "
+        "those of the namespaces inside it)."
+    )
+    if inside:
+        names = [ids.display_id([*namespace_id, n]) for n in sorted(inside)]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+        text += f" Pick one of the namespaces inside it in the Namespace box: {shown}."
+    return text
+
+
 def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> JobRequest | None:
     """ "Make the plan (dry run)", the plan (kept for the session), and "Run the plan";
     returns the job to submit (a ``plan`` job of this namespace)."""
@@ -266,6 +283,13 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Job
         st.caption("The plan reads every table's health (no scan of the data) and changes nothing.")
         return None
     source = "the saved policy" if plan.source == mt.SAVED else "the default policy"
+    if not plan.tables:  # no grid and no run of nothing: where the tables are instead
+        feedback.show(
+            "info",
+            f"Dry run of {source} at {plan.made_at:%H:%M:%S} UTC: "
+            f"{no_tables_here(nsid)} Nothing was changed.",
+        )
+        return None
     feedback.show(
         "info",
         f"Dry run of {source} at {plan.made_at:%H:%M:%S} UTC: {plan.summary()}. Nothing was "

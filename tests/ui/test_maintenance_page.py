@@ -9,7 +9,12 @@ import json
 import lance
 import pandas as pd
 import pyarrow as pa
-from lance_namespace import CreateTableRequest, DescribeTableRequest
+from lance_namespace import (
+    CreateTableRequest,
+    DescribeTableRequest,
+    ListNamespacesRequest,
+    ListTablesRequest,
+)
 
 import backend
 from backend.services import health, jobs
@@ -121,6 +126,25 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
     frag_result = results[(results["table"] == "frag") & (results["action"] == "compact")]
     assert frag_result["result"].iloc[0].endswith("4 fragments → 1 fragment")
     assert any(f"{len(todo)} done" in a for a in alerts(at, "success"))
+
+
+def test_a_plan_of_a_namespace_without_tables_names_the_namespaces_inside(
+    ui_env, make_app
+) -> None:
+    """The root holds namespaces only: its plan says so and names them (a plan covers one
+    namespace's tables), with no empty grid and no run of nothing."""
+    ns = backend.connect(str(ui_env))
+    inside = sorted(ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces)
+    assert inside and not ns.list_tables(ListTablesRequest(id=[])).tables
+    at = make_app("tables")
+    open_page(at, PAGE)
+    button(at, "Make the plan (dry run)").click().run()
+    assert_no_exception(at)
+    (said,) = [a for a in alerts(at, "info") if a.startswith("Dry run")]
+    assert "(root) holds no tables of its own" in said and "Nothing was changed." in said
+    assert said.endswith(f"in the Namespace box: {', '.join(inside)}. Nothing was changed.")
+    assert not [f for f in at.dataframe if {"action", "why"} <= set(f.value.columns)]
+    assert not [b for b in at.button if b.label.startswith("Run the plan")]
 
 
 def test_an_admin_saves_the_policy_and_an_editor_may_not(ui_env, make_app, roles) -> None:
