@@ -62,3 +62,11 @@ def human_bytes(n: Any) -> str:
     if size == 1:
         return f"{int(value):,} bytes"
     return f"{value / size:,.1f} {name}"
+
+
+def bytes_exactly(n: int) -> str:
+    """:func:`human_bytes` with the exact count beside it when they differ: ``280.0 KiB
+    (286,720 bytes)``. For a size the page shows beside Streamlit's own form of it (a file
+    uploader's chip says "286.7KB", in powers of 1000): the count settles which is which."""
+    shown = human_bytes(n)
+    return shown if shown.endswith(" bytes") else f"{shown} ({int(n):,} bytes)"

@@ -23,7 +23,7 @@ from backend.arrow import import_types
 from backend.errors import LanceNamespaceError
 from backend.rules import ids
 from backend.services import exports, imports
-from backend.text import human_bytes, plural
+from backend.text import bytes_exactly, human_bytes, plural
 from components import feedback, state
 from components.writes import Write
 
@@ -109,7 +109,7 @@ def render_preview(
     st.markdown(
         feedback.as_text(
             f"{upload.name}: {imports.FORMAT_NAMES[preview.format]}, "
-            f"{plural(preview.num_rows, 'row')}, {human_bytes(preview.size)}"
+            f"{plural(preview.num_rows, 'row')}, {bytes_exactly(preview.size)}"
         )
     )
     left, right = st.columns([2, 3], gap="medium")

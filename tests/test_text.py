@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from backend.text import byte_unit, human_bytes, plural, verb
+from backend.text import byte_unit, bytes_exactly, human_bytes, plural, verb
 
 
 @pytest.mark.parametrize(
@@ -42,6 +42,11 @@ def test_human_bytes(n: object, shown: str) -> None:
 def test_byte_unit_is_the_unit_human_bytes_shows(n: int, unit: tuple[str, int]) -> None:
     assert byte_unit(n) == unit
     assert human_bytes(n).endswith(unit[0])
+
+
+def test_bytes_exactly_adds_the_count_where_the_form_rounds() -> None:
+    assert bytes_exactly(286_720) == "280.0 KiB (286,720 bytes)"
+    assert bytes_exactly(512) == "512 bytes"
 
 
 def test_plural() -> None:

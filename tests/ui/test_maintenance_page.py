@@ -128,9 +128,7 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
     assert any(f"{len(todo)} done" in a for a in alerts(at, "success"))
 
 
-def test_a_plan_of_a_namespace_without_tables_names_the_namespaces_inside(
-    ui_env, make_app
-) -> None:
+def test_a_plan_of_a_namespace_without_tables_names_the_namespaces_inside(ui_env, make_app) -> None:
     """The root holds namespaces only: its plan says so and names them (a plan covers one
     namespace's tables), with no empty grid and no run of nothing."""
     ns = backend.connect(str(ui_env))

@@ -91,9 +91,13 @@ def test_a_table_picked_on_a_page_without_a_version_reaches_the_url(make_app) ->
 
 def test_import_a_csv_into_a_new_table(make_app, ui_env) -> None:
     at = make_app("transfer", query_params=SALES)
-    upload(at, "new stock.csv", csv_bytes(rows(250)))
+    data = csv_bytes(rows(250))
+    upload(at, "new stock.csv", data)
     page = texts(at)
-    assert "new stock.csv: CSV, 250 rows" in page
+    # the size in KiB and exactly (the uploader's own chip says it in powers of 1000)
+    size = len(data)
+    assert size > 1024
+    assert f"new stock.csv: CSV, 250 rows, {size / 1024:,.1f} KiB ({size:,} bytes)" in page
     assert at.text_input(key=next(k for k in _keys(at) if ".name." in k)).value == "new_stock"
     grid = [df for df in at.dataframe if "thing 0" in df.value.to_string()]
     assert grid, "the first rows are shown"
