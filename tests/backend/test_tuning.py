@@ -65,7 +65,9 @@ from backend.services.tuning.sweeps import (
     MAX_GRID_POINTS,
     SWEEP_COLUMNS,
     cheapest,
+    fastest,
     grid_points,
+    less_work,
     pareto_front,
     setting_params,
     sweep,
@@ -453,6 +455,53 @@ def test_pareto_front_and_cheapest_on_a_hand_made_frame() -> None:
     low = cheapest(frame, 0.5)
     assert low is not None and low["p50_ms"] == 1.0
     assert cheapest(frame, 0.995) is None
+
+
+def test_cheapest_never_more_work_for_a_quicker_p50() -> None:
+    """Settings that reach the target: one asking for more work (more probes, a larger refine
+    factor, the rest the same) is not the cheaper one for a lower p50 (the same queries cannot
+    take less time with more work: two settings doing the same work measure apart under load);
+    settings that are not comparable (a default against a value, another metric) are judged
+    on p50 alone."""
+    rows = [
+        # nprobes, refine_factor, distance_type, p50
+        (1, None, "l2", 12.0),  # 0: least work, measured slowest
+        (4, None, "l2", 8.0),  # 1: more probes than 0, measured quicker: noise
+        (4, 2, "l2", 6.0),  # 2: more work than 0 and 1
+        (None, None, "l2", 5.0),  # 3: the backend's default probes: not comparable
+        (1, None, "cosine", 4.0),  # 4: another metric: not comparable
+    ]
+    frame = pd.DataFrame(
+        [
+            {
+                "nprobes": n,
+                "refine_factor": r,
+                "distance_type": d,
+                "recall": 0.99,
+                "recall_low": 0.97,
+                "recall_high": 1.0,
+                "p50_ms": p,
+                "brute_force": False,
+            }
+            for n, r, d, p in rows
+        ]  # fmt: skip
+    )
+    keys = ["nprobes", "refine_factor", "distance_type"]
+    records = frame[keys].to_dict("records")
+    assert less_work(records[0], records[1], keys) and less_work(records[1], records[2], keys)
+    assert not less_work(records[1], records[0], keys)
+    assert not less_work(records[0], records[3], keys)  # a value against the default
+    assert not less_work(records[0], records[4], keys)  # another metric
+    assert not less_work(records[0], records[0], keys)  # not less than itself
+    # among 0-2 only: the least work wins over the quicker p50s
+    assert cheapest(frame.loc[[0, 1, 2]], 0.9).name == 0
+    assert fastest(frame.loc[[0, 1, 2]], 0.9).name == 2
+    # the not comparable ones stay in the race, judged on p50
+    assert cheapest(frame, 0.9).name == 4 and fastest(frame, 0.9).name == 4
+    assert cheapest(frame.loc[[0, 1, 3]], 0.9).name == 3
+    # a setting with less work that does not reach the target does not rule the others out
+    short = frame.loc[[0, 1]].assign(recall_low=[0.5, 0.97])
+    assert cheapest(short, 0.9).name == 1
 
 
 # -- bad arguments of recall and sweep --------------------------------------------------------------

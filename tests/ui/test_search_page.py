@@ -1233,3 +1233,49 @@ def test_another_table_picked_reads_its_latest_not_the_version_in_the_url(make_a
     assert_no_exception(at)
     assert at.number_input(key="version").value is None
     assert "version" not in at.query_params
+
+
+def sweep_result_page() -> None:
+    """The sweep's result alone, on a hand-made frame: nprobes 1 and 4 both reach the target,
+    and 4, which asks for more work, measured quicker."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from components.tuning.sweep import render_sweep_result
+
+    frame = pd.DataFrame(
+        {
+            "nprobes": [1, 4],
+            "recall": [0.99, 0.99],
+            "recall_std": [0.03, 0.03],
+            "recall_low": [0.97, 0.97],
+            "recall_high": [1.0, 1.0],
+            "queries": [20, 20],
+            "p50_ms": [11.98, 7.96],
+            "p95_ms": [20.0, 12.0],
+            "metric": ["l2", "l2"],
+            "brute_force": [False, False],
+        }
+    )
+    info = SimpleNamespace(table_id=["sales", "vecs"], branch=None)
+    render_sweep_result(info, frame, ["nprobes"], "vec", 10)
+
+
+def test_the_cheapest_setting_is_never_more_work_for_a_quicker_p50(ui_env) -> None:
+    """Two settings reach the target; the one with more probes measured quicker (on the
+    same queries, the measurement's spread): the fewer probes are named the cheapest, and the
+    message says why the quicker one is not."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(sweep_result_page, default_timeout=60)
+    at.session_state[state.Search.TARGET] = 0.5
+    at.run()
+    assert_no_exception(at)
+    (ok,) = alerts(at, "success")
+    assert ok.startswith("Cheapest setting reaching recall 0.50 with 95% confidence: nprobes=1 ")
+    assert "p50 12.0 ms" in ok
+    assert ok.endswith(
+        "nprobes=4 measured quicker (p50 8.0 ms) but asks for more work on the same queries: "
+        "that difference is the measurement's spread."
+    )

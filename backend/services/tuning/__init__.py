@@ -5,7 +5,8 @@ module per feature:
   sample of the table's own rows, with latencies), :func:`more_queries` (another batch merged
   in), :func:`recall_interval` (the 95% confidence interval of a mean recall);
 * :mod:`.sweeps` - :func:`sweep` (every combination of a grid of query parameters),
-  :func:`pareto_front` and :func:`cheapest` (which settings are worth it);
+  :func:`pareto_front` and :func:`cheapest` (which settings are worth it; :func:`less_work`,
+  which asks for less of the same work);
 * :mod:`.builds` - :func:`build_ab` (index build configurations compared on a scratch copy);
 * :mod:`.applied` - :func:`requested_vs_applied` (the build parameters asked for against
   those lance used);
@@ -35,13 +36,20 @@ from backend.services.tuning.measure import (
     recall,
     recall_interval,
 )
-from backend.services.tuning.sweeps import cheapest, pareto_front, setting_params, sweep
+from backend.services.tuning.sweeps import (
+    cheapest,
+    less_work,
+    pareto_front,
+    setting_params,
+    sweep,
+)
 
 __all__ = [
     "RecallResult",
     "build_ab",
     "cheapest",
     "interval_text",
+    "less_work",
     "more_queries",
     "pareto_front",
     "recall",

@@ -164,19 +164,81 @@ def pareto_front(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(mask, index=frame.index, name="pareto")
 
 
+# Query parameters that count work: a larger value makes the same search do more (probes more
+# partitions, re-ranks more candidates, visits more graph nodes).
+WORK_PARAMS = frozenset({"nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "ef"})
+NONE_IS_ZERO = frozenset({"refine_factor"})  # not sent: no re-ranking (the others: a default)
+
+
+def _unset(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def less_work(a: Mapping[str, Any], b: Mapping[str, Any], keys: Sequence[str]) -> bool:
+    """Setting ``a`` asks for less work than ``b``: on every key of the grid the same value, or
+    for a :data:`WORK_PARAMS` count, both given and ``a``'s no larger; one smaller (a refine
+    factor not sent is no re-ranking: 0). A key one leaves at the backend's default and the
+    other sets, or any other parameter that differs (a metric, a switch), makes them not
+    comparable (``False``)."""
+    smaller = False
+    for key in keys:
+        x: Any = a.get(key)
+        y: Any = b.get(key)
+        if key in NONE_IS_ZERO:  # not sent: none of that work
+            x, y = (0 if _unset(x) else x), (0 if _unset(y) else y)
+        if _unset(x) and _unset(y):
+            continue
+        if _unset(x) or _unset(y):
+            return False
+        if x == y:
+            continue
+        if key in WORK_PARAMS and float(x) < float(y):
+            smaller = True
+            continue
+        return False
+    return smaller
+
+
+def _reaching(frame: pd.DataFrame, target: float) -> pd.DataFrame:
+    judged = frame["recall_low"] if "recall_low" in frame.columns else frame["recall"]
+    ok = frame[judged.astype(float) >= float(target)]
+    if "brute_force" in ok.columns:
+        ok = ok[~ok["brute_force"].astype(bool)]
+    return ok
+
+
+def fastest(frame: pd.DataFrame, target: float) -> pd.Series | None:
+    """The setting with the lowest measured p50 latency among those whose recall reaches
+    ``target`` with confidence (as :func:`cheapest` judges it), whatever work it asks for."""
+    ok = _reaching(frame, target)
+    if ok.empty:
+        return None
+    return ok.sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
+
+
 def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
     """The setting with the lowest p50 latency whose recall reaches ``target`` with
     confidence: the lower bound of its interval (``recall_low``, a sweep's column) reaches it
     (a setting measured on one query has none, and reaches nothing); a frame without
     intervals is judged on ``recall``. ``None``: none does. Settings that ran
-    as brute force (a ``brute_force`` column) are not index settings and are left out."""
-    judged = frame["recall_low"] if "recall_low" in frame.columns else frame["recall"]
-    ok = frame[judged.astype(float) >= float(target)]
-    if "brute_force" in ok.columns:
-        ok = ok[~ok["brute_force"].astype(bool)]
+    as brute force (a ``brute_force`` column) are not index settings and are left out.
+
+    A setting that asks for more work than another one that reaches the target too
+    (:func:`less_work`: more probes, a larger refine factor, the rest the same) is not the
+    cheaper one, whatever its p50: the same queries cannot take less time with more work, so
+    a lower p50 there is the measurement's spread (two settings that do the same work, such as
+    nprobes 1 and 4 on an index of one partition, measure apart under load)."""
+    ok = _reaching(frame, target)
     if ok.empty:
         return None
-    return ok.sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
+    keys = [c for c in frame.columns if c not in SWEEP_COLUMNS and c != "pareto"]
+    rows = {i: ok.loc[i].to_dict() for i in ok.index}
+    lean = [
+        i
+        for i in ok.index
+        if not any(less_work(rows[j], rows[i], keys) for j in ok.index if j != i)
+    ]
+    return ok.loc[lean].sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
 
 
 def setting_params(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
