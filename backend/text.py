@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -16,6 +17,12 @@ def verb(n: int, one: str, many: str) -> str:
     ``"matches"``, ``verb(3, "is", "are")`` is ``"are"`` (the same rule as :func:`plural`: only
     exactly one is singular)."""
     return one if n == 1 else many
+
+
+def some_of(items: Sequence[str], limit: int) -> str:
+    """``a, b, c`` (at most ``limit`` items, then ``and N more``, thousands separated)."""
+    more = f" and {len(items) - limit:,} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
 
 
 def capital(text: str) -> str:
@@ -69,4 +76,4 @@ def bytes_exactly(n: int) -> str:
     (286,720 bytes)``. For a size the page shows beside Streamlit's own form of it (a file
     uploader's chip says "286.7KB", in powers of 1000): the count settles which is which."""
     shown = human_bytes(n)
-    return shown if shown.endswith(" bytes") else f"{shown} ({int(n):,} bytes)"
+    return shown if byte_unit(n)[1] == 1 else f"{shown} ({int(n):,} bytes)"

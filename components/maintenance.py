@@ -16,7 +16,7 @@ from backend.rules import ids
 from backend.services import maintenance as mt
 from backend.services.health import TARGET_ROWS_PER_FRAGMENT
 from backend.services.maintenance.plan_jobs import KIND as PLAN_KIND  # the job kind of a plan run
-from backend.text import capital, plural
+from backend.text import capital, plural, some_of
 from components import feedback, polling, state
 from components.cache import cached, invalidate, invalidate_tables
 from components.common import dataframe, render_role_lock
@@ -262,8 +262,7 @@ def no_tables_here(namespace_id: Sequence[str]) -> str:
     )
     if inside:
         names = [ids.display_id([*namespace_id, n]) for n in sorted(inside)]
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
-        text += f" Pick one of the namespaces inside it in the Namespace box: {shown}."
+        text += f" Pick one of the namespaces inside it in the Namespace box: {some_of(names, 5)}."
     return text
 
 

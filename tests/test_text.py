@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from backend.text import byte_unit, bytes_exactly, human_bytes, plural, verb
+from backend.text import byte_unit, bytes_exactly, human_bytes, plural, some_of, verb
 
 
 @pytest.mark.parametrize(
@@ -47,6 +47,12 @@ def test_byte_unit_is_the_unit_human_bytes_shows(n: int, unit: tuple[str, int]) 
 def test_bytes_exactly_adds_the_count_where_the_form_rounds() -> None:
     assert bytes_exactly(286_720) == "280.0 KiB (286,720 bytes)"
     assert bytes_exactly(512) == "512 bytes"
+
+
+def test_some_of_names_a_few_then_counts_the_rest() -> None:
+    assert some_of(["a", "b"], 5) == "a, b"
+    assert some_of(["a", "b", "c"], 2) == "a, b and 1 more"
+    assert some_of([str(i) for i in range(1_502)], 2) == "0, 1 and 1,500 more"
 
 
 def test_plural() -> None:

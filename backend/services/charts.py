@@ -30,7 +30,7 @@ import plotly.graph_objects as go
 
 from backend.services import versions as vsv
 from backend.services.tuning.measure import interval_text
-from backend.services.tuning.sweeps import cheapest, pareto_front, setting_params
+from backend.services.tuning.sweeps import cheapest, pareto_front, setting_text
 from backend.text import byte_unit, human_bytes
 
 if TYPE_CHECKING:
@@ -312,10 +312,7 @@ def latency_figure(ann_ms: Sequence[float], exact_ms: Sequence[float]) -> go.Fig
 def sweep_figure(frame: pd.DataFrame, keys: Sequence[str], target: float) -> go.Figure:
     """Recall against p50 latency, one point per setting, the Pareto front drawn, the target
     as a line and the cheapest setting reaching it circled."""
-    labels = {
-        i: ", ".join(f"{k}={v}" for k, v in setting_params(row, keys).items()) or "defaults"
-        for i, row in frame.iterrows()
-    }
+    labels = {i: setting_text(row, keys) for i, row in frame.iterrows()}
     brute = (
         frame["brute_force"].astype(bool)
         if "brute_force" in frame

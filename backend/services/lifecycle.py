@@ -49,6 +49,7 @@ from backend import html_tables, write_preflight
 from backend.rules import ids, version_ranges
 from backend.services.tags import list_tags, tagged_versions
 from backend.spec import catalog_views
+from backend.text import some_of
 
 from .. import capabilities
 from ..capabilities import BackendCapabilities
@@ -414,9 +415,7 @@ class Children(html_tables.FieldsTable):
     def describe(self, delimiter: str = ids.DEFAULT_DELIMITER, limit: int = 20) -> str:
         names = [f"namespace {ids.format_id(n, delimiter)}" for n in self.namespaces]
         names += [f"table {ids.format_id(t, delimiter)}" for t in self.tables]
-        shown = ", ".join(names[:limit])
-        more = f" and {len(names) - limit} more" if len(names) > limit else ""
-        return shown + more
+        return some_of(names, limit)
 
 
 def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:

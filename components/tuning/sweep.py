@@ -21,6 +21,7 @@ from backend.services.tuning.sweeps import (
     parse_grid_values,
     result_json,
     setting_params,
+    setting_text,
     sweep,
 )
 from backend.text import plural
@@ -162,10 +163,10 @@ def render_sweep_result(
         quick = fastest(frame, target)
         spread = ""
         if quick is not None and quick.name != best.name:  # more work, measured quicker
-            more = ", ".join(f"{k}={v}" for k, v in setting_params(quick, keys).items())
             spread = (
-                f" {more} measured quicker (p50 {quick['p50_ms']:.1f} ms) but asks for more "
-                "work on the same queries: that difference is the measurement's spread."
+                f" {setting_text(quick, keys)} measured quicker (p50 {quick['p50_ms']:.1f} ms) "
+                "but asks for more work on the same queries: that difference is the "
+                "measurement's spread."
             )
         feedback.show(
             "success",

@@ -38,6 +38,7 @@ from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict
 from ...locations import manifest_problem, to_local_path
 from ...rules.location_rules import CATALOG_DIR
+from ...text import some_of
 from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
@@ -335,9 +336,8 @@ class Expected:
 
 
 def shown(items: Sequence[str], limit: int = 10) -> str:
-    """``a, b, c`` (at most ``limit`` items, then ``and N more``)."""
-    more = f" and {len(items) - limit} more" if len(items) > limit else ""
-    return ", ".join(items[:limit]) + more
+    """``a, b, c`` (at most ``limit`` items, then ``and N more``: ``backend.text.some_of``)."""
+    return some_of(items, limit)
 
 
 # -- writing ----------------------------------------------------------------------------------------

@@ -207,13 +207,16 @@ def _reaching(frame: pd.DataFrame, target: float) -> pd.DataFrame:
     return ok
 
 
+def _quickest(rows: pd.DataFrame) -> pd.Series:
+    """The row of the lowest p50 (the higher recall between equals)."""
+    return rows.sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
+
+
 def fastest(frame: pd.DataFrame, target: float) -> pd.Series | None:
     """The setting with the lowest measured p50 latency among those whose recall reaches
     ``target`` with confidence (as :func:`cheapest` judges it), whatever work it asks for."""
     ok = _reaching(frame, target)
-    if ok.empty:
-        return None
-    return ok.sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
+    return None if ok.empty else _quickest(ok)
 
 
 def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
@@ -238,7 +241,7 @@ def cheapest(frame: pd.DataFrame, target: float) -> pd.Series | None:
         for i in ok.index
         if not any(less_work(rows[j], rows[i], keys) for j in ok.index if j != i)
     ]
-    return ok.loc[lean].sort_values(["p50_ms", "recall"], ascending=[True, False]).iloc[0]
+    return _quickest(ok.loc[lean])
 
 
 def setting_params(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
@@ -246,11 +249,16 @@ def setting_params(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> d
     out = {}
     for key in keys:
         value = row[key]
-        if value is None or (isinstance(value, float) and np.isnan(value)):
+        if _unset(value):
             continue
         value = value.item() if hasattr(value, "item") else value
         out[key] = int(value) if isinstance(value, float) and value.is_integer() else value
     return out
+
+
+def setting_text(row: pd.Series | Mapping[str, Any], keys: Sequence[str]) -> str:
+    """One sweep row's setting as text: ``nprobes=4, refine_factor=10``, or ``defaults``."""
+    return ", ".join(f"{k}={v}" for k, v in setting_params(row, keys).items()) or "defaults"
 
 
 def result_json(frame: pd.DataFrame) -> str:
