@@ -26,6 +26,7 @@ from components.cache import cached, invalidate_tables, table_scope
 from components.common import dataframe, render_role_lock
 from components.jobs import maintenance_outcome, outcome_text, render_executor_choice
 from components.session import role_lock
+from components.versions.reads import version_facts
 from components.writes import JobRequest, table_jobs
 
 VERDICT_ICONS = {
@@ -74,8 +75,8 @@ def table_health(
     ns: Any, table_id: tuple[str, ...], version: int | None, branch: str = MAIN
 ) -> hs.TableHealth:
     """The health of the table's ``branch`` at ``version`` (its latest: a new version is read
-    anew)."""
-    return hs.table_health(on_branch(ns, branch), list(table_id))
+    anew; the operations of versions read before come from ``version_facts``)."""
+    return hs.table_health(on_branch(ns, branch), list(table_id), facts=version_facts())
 
 
 def _count(value: int | None) -> str:

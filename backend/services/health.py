@@ -184,10 +184,13 @@ class _Figures:
 # -- reading ----------------------------------------------------------------------------------------
 
 
-def _history(ns: LanceNamespace, table_id: list[str], fig: _Figures) -> None:
+def _history(
+    ns: LanceNamespace, table_id: list[str], fig: _Figures, facts: vsv.VersionFacts | None
+) -> None:
     """Versions (count, latest) and, from the operations of the latest
     :data:`HISTORY_VERSIONS`, the last compaction (``Rewrite``) and the last index update
-    (``CreateIndex``: a build or an optimize)."""
+    (``CreateIndex``: a build or an optimize). With ``facts``, the operations of versions
+    listed with a manifest e-tag are kept there and looked up once."""
     listing = vsv.list_versions(ns, table_id)
     fig.versions = len(listing)
     if listing.empty:
@@ -195,7 +198,10 @@ def _history(ns: LanceNamespace, table_id: list[str], fig: _Figures) -> None:
     fig.version = fig.version or int(listing["version"].iloc[0])
     recent = listing.head(HISTORY_VERSIONS)
     when = dict(zip(recent["version"].astype(int), recent["timestamp"], strict=True))
-    ops = vsv.version_operations(ns, table_id, list(recent["version"]))
+    if facts is None:
+        ops = vsv.version_operations(ns, table_id, list(recent["version"]))
+    else:
+        ops = _operations(ns, table_id, recent, facts)
     for op, attr in (("Rewrite", "last_compaction"), ("CreateIndex", "last_optimize")):
         hits = ops[ops["operation"] == op]
         if not hits.empty:
@@ -208,6 +214,23 @@ def _history(ns: LanceNamespace, table_id: list[str], fig: _Figures) -> None:
             f"last compaction and index update: read from the latest {HISTORY_VERSIONS} "
             "versions only"
         )
+
+
+def _operations(
+    ns: LanceNamespace, table_id: list[str], recent: pd.DataFrame, facts: vsv.VersionFacts
+) -> pd.DataFrame:
+    """The operations of the versions of ``recent`` (listing rows): from ``facts`` for those
+    with a manifest e-tag (it names the version for good), read for the others."""
+    tagged = {
+        int(v): tag
+        for v, tag in zip(recent["version"], recent["e_tag"], strict=True)
+        if isinstance(tag, str) and tag
+    }
+    parts = [facts.operations(ns, table_id, tagged)] if tagged else []
+    rest = [int(v) for v in recent["version"] if int(v) not in tagged]
+    if rest:
+        parts.append(vsv.version_operations(ns, table_id, rest))
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
 def _manifest_figures(ds: Any, limits: Thresholds) -> _Figures:
@@ -269,7 +292,9 @@ def _unindexed_rows(indices: Sequence[Any], fragments: Sequence[Any]) -> dict[st
     return out
 
 
-def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures:
+def _local_figures(
+    ns: Any, table_id: list[str], limits: Thresholds, facts: vsv.VersionFacts | None
+) -> _Figures:
     """:func:`_manifest_figures`, the bytes of every file under the table's folder, the
     cleanup's dry run and the version history."""
     ds = ns.open_dataset(table_id)
@@ -280,7 +305,7 @@ def _local_figures(ns: Any, table_id: list[str], limits: Thresholds) -> _Figures
     cleanup = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
     fig.old_version_bytes = int(cleanup.stats.bytes_removed)
     fig.old_versions = int(cleanup.stats.old_versions)
-    _history(ns, table_id, fig)
+    _history(ns, table_id, fig, facts)
     return fig
 
 
@@ -301,7 +326,13 @@ def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
     return resp.version is None and resp.var_schema is None
 
 
-def _rest_figures(ns: LanceNamespace, table_id: list[str], *, history: bool = True) -> _Figures:
+def _rest_figures(
+    ns: LanceNamespace,
+    table_id: list[str],
+    *,
+    history: bool = True,
+    facts: vsv.VersionFacts | None = None,
+) -> _Figures:
     """GetTableStats and the index stats; with ``history`` the version listing too."""
     try:
         stats = ns.get_table_stats(GetTableStatsRequest(id=table_id))
@@ -325,7 +356,7 @@ def _rest_figures(ns: LanceNamespace, table_id: list[str], *, history: bool = Tr
         value = getattr(one, "num_unindexed_rows", None)
         fig.unindexed_rows[name] = int(value) if value is not None else None
     if history:
-        _history(ns, table_id, fig)
+        _history(ns, table_id, fig, facts)
     fig.notes += [
         "rows, bytes, fragments and small fragments: as the server's GetTableStats counts them",
         "deleted rows: not in the spec's answers",
@@ -457,16 +488,22 @@ def _health(table_id: Sequence[str], fig: _Figures, limits: Thresholds) -> Table
 
 
 def table_health(
-    ns: LanceNamespace, table_id: Sequence[str], thresholds: Thresholds = DEFAULT_THRESHOLDS
+    ns: LanceNamespace,
+    table_id: Sequence[str],
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    facts: vsv.VersionFacts | None = None,
 ) -> TableHealth:
     """The health of table ``table_id`` (see the module's docstring). A declared-only table
-    has no data: its verdict is ``"unknown"``. Errors are the namespace's errors."""
+    has no data: its verdict is ``"unknown"``. Errors are the namespace's errors. ``facts``
+    keeps the operations of the versions it reads (which never change), so that reading the
+    health again looks up only the versions written since."""
     tid = list(table_id)
     try:
         if callable(getattr(ns, "open_dataset", None)):
-            fig = _local_figures(ns, tid, thresholds)
+            fig = _local_figures(ns, tid, thresholds, facts)
         else:
-            fig = _rest_figures(ns, tid)
+            fig = _rest_figures(ns, tid, facts=facts)
     except InvalidTableStateError:
         return TableHealth(
             table_id=tuple(tid),

@@ -306,16 +306,52 @@ def version_rows(
 
 class VersionFacts:
     """What never changes about a written version, the operation behind it and its row
-    count, kept per ``(table id, version, identity)`` (at most ``size``, the oldest out):
-    ``identity`` is the version's manifest e-tag where the listing gives one (a table
+    count, kept per ``(table id, version, identity)`` (at most ``size`` of each, the oldest
+    out): ``identity`` is the version's manifest e-tag where the listing gives one (a table
     dropped and made again has other manifests), else whatever the caller says the
     version's identity is (e.g. a read generation of the table). A write to the table
     leaves the facts of its other versions as they are: they are not looked up again."""
 
     def __init__(self, size: int = 50_000):
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], int | None]] = OrderedDict()
+        self._operations: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._rows: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self._size = size
+
+    def _known(self, kept: OrderedDict[tuple[Any, ...], Any], keys: Mapping[int, Any]) -> dict:
+        with self._lock:
+            known = {v: kept[k] for v, k in keys.items() if k in kept}
+            for v in known:
+                kept.move_to_end(keys[v])
+        return known
+
+    def _keep(self, kept: OrderedDict[tuple[Any, ...], Any], key: Any, value: Any) -> None:
+        with self._lock:
+            kept[key] = value
+            while len(kept) > self._size:
+                kept.popitem(last=False)
+
+    @staticmethod
+    def _keys(table_id: Sequence[str], identities: Mapping[int, Any]) -> dict[int, Any]:
+        tid = tuple(table_id)
+        return {int(v): (tid, int(v), ident) for v, ident in identities.items()}
+
+    def operations(
+        self, ns: LanceNamespace, table_id: Sequence[str], identities: Mapping[int, Any]
+    ) -> pd.DataFrame:
+        """The operations (:func:`version_operations`' frame) of the versions of
+        ``identities`` (version -> identity), looked up only for those not known; a failed
+        lookup is not kept."""
+        keys = self._keys(table_id, identities)
+        known = self._known(self._operations, keys)
+        missing = [v for v in keys if v not in known]
+        if missing:
+            for row in version_operations(ns, tuple(table_id), missing).to_dict("records"):
+                v = int(row["version"])
+                known[v] = row
+                if row.get("error") is None:
+                    self._keep(self._operations, keys[v], row)
+        return _operations_frame([known[v] for v in keys])
 
     def page(
         self,
@@ -323,34 +359,19 @@ class VersionFacts:
         table_id: Sequence[str],
         identities: Mapping[int, Any],
     ) -> tuple[pd.DataFrame, dict[int, int | None]]:
-        """The operations (:func:`version_operations`' frame) and row counts
-        (:func:`version_rows`) of the versions of ``identities`` (version -> identity), looked
-        up only for those not known; a failed lookup or an unknown count is not kept."""
-        tid = tuple(table_id)
-        keys = {int(v): (tid, int(v), ident) for v, ident in identities.items()}
-        with self._lock:
-            known = {v: self._items[k] for v, k in keys.items() if k in self._items}
-            for k in keys.values():
-                if k in self._items:
-                    self._items.move_to_end(k)
-        missing = [v for v in keys if v not in known]
+        """The operations (:meth:`operations`) and row counts (:func:`version_rows`) of the
+        versions of ``identities`` (version -> identity), each looked up only for those not
+        known; an unknown count is not kept."""
+        keys = self._keys(table_id, identities)
+        frame = self.operations(ns, table_id, identities)
+        counts: dict[int, int | None] = dict(self._known(self._rows, keys))
+        missing = [v for v in keys if v not in counts]
         if missing:
-            ops = version_operations(ns, tid, missing)
-            counts = version_rows(ns, tid, missing)
-            for row in ops.to_dict("records"):
-                v = int(row["version"])
-                known[v] = (row, counts.get(v))
-                if row.get("error") is None and counts.get(v) is not None:
-                    with self._lock:
-                        self._items[keys[v]] = known[v]
-                        while len(self._items) > self._size:
-                            self._items.popitem(last=False)
-        frame = pd.DataFrame(
-            [known[v][0] for v in keys],
-            columns=["version", "operation", "read_version", "status", "uuid", "error"],
-        )
-        frame["read_version"] = frame["read_version"].astype("Int64")
-        return frame, {v: known[v][1] for v in keys}
+            for v, count in version_rows(ns, tuple(table_id), missing).items():
+                counts[int(v)] = count
+                if count is not None:
+                    self._keep(self._rows, keys[int(v)], count)
+        return frame, {v: counts.get(v) for v in keys}
 
 
 def with_rows_and_tags(

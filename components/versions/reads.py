@@ -126,6 +126,14 @@ def _facts(conn: str) -> vsv.VersionFacts:
     return vsv.VersionFacts()
 
 
+def version_facts() -> vsv.VersionFacts:
+    """What never changes about the versions of the active connection's tables (their
+    operations and row counts), kept for every session on the connection."""
+    from components.session import connection_key
+
+    return _facts(connection_key())
+
+
 def page_facts(
     table_id: tuple[str, ...], rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, dict[int, int | None]]:

@@ -21,6 +21,7 @@ from lance_namespace import (
 import backend
 from backend import capabilities
 from backend.services import health as hs
+from backend.services import versions as vsv
 from tests.support import create_table, manifest_file, table_location
 
 T = ["a", "t"]
@@ -108,6 +109,42 @@ def test_figures_of_a_crafted_table_match_lance(ns, tmp_path: Path) -> None:
             assert getattr(got, none) is None, none
         assert got.compaction_tasks is None and got.compaction_fragments is None
         assert any("deleted rows" in n for n in got.notes)
+
+
+class CountingTransactions:
+    """``ns`` with its DescribeTransaction requests noted (the version each asks about)."""
+
+    def __init__(self, ns) -> None:
+        self._ns = ns
+        self.asked: list[int] = []
+
+    def describe_transaction(self, request):
+        self.asked.append(int(request.id[-1]))
+        return self._ns.describe_transaction(request)
+
+    def __getattr__(self, name: str):
+        return getattr(self._ns, name)
+
+
+def test_health_read_again_looks_up_only_the_operations_of_versions_written_since(ns) -> None:
+    """With ``facts`` (what the console keeps per connection), the health's history asks for
+    the operation of each version once: read again, nothing; after a compaction, the new
+    versions' only. The health is the same as read without them."""
+    path, _ = craft(ns)
+    facts = vsv.VersionFacts()
+    counting = CountingTransactions(ns)
+    first = hs.table_health(counting, T, facts=facts)
+    assert first == hs.table_health(ns, T)
+    assert sorted(counting.asked) == list(range(1, 9))
+    counting.asked.clear()
+    assert hs.table_health(counting, T, facts=facts) == first
+    assert counting.asked == []
+    lance.dataset(str(path)).optimize.compact_files()
+    latest = lance.dataset(str(path)).version
+    again = hs.table_health(counting, T, facts=facts)
+    assert sorted(counting.asked) == list(range(9, latest + 1))  # the compaction's versions
+    assert again == hs.table_health(ns, T)
+    assert again.last_compaction is not None and again.last_compaction.version > 8
 
 
 def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
