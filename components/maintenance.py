@@ -23,6 +23,7 @@ from components.common import dataframe, render_role_lock
 from components.jobs import JobAction, render_plan_results
 from components.session import role_lock
 from components.tables.catalog import namespace_names
+from components.versions.reads import version_facts
 from components.writes import JobRequest, Write
 
 INHERIT, ON, OFF = "as the namespace", "on", "off"
@@ -275,7 +276,9 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Job
     if st.button(
         "Make the plan (dry run)", key=state.Maintenance.PLAN_GO, icon=":material/checklist:"
     ):
-        made = feedback.run(mt.plan, ns, nsid, action="Planning the maintenance")
+        made = feedback.run(
+            mt.plan, ns, nsid, facts=version_facts(), action="Planning the maintenance"
+        )
         state.set_maintenance_plan(nsid, made)
     plan: mt.Plan | None = state.maintenance_plan(nsid)
     if plan is None:

@@ -272,6 +272,22 @@ CONSOLE = "_console"
 CATALOG = "__manifest"
 
 
+class CountingTransactions:
+    """A namespace with its DescribeTransaction requests noted (the version each asks about
+    in ``asked``); every other operation is the namespace's own."""
+
+    def __init__(self, ns: Any) -> None:
+        self._ns = ns
+        self.asked: list[int] = []
+
+    def describe_transaction(self, request: Any) -> Any:
+        self.asked.append(int(request.id[-1]))
+        return self._ns.describe_transaction(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ns, name)
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

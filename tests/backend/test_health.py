@@ -22,7 +22,7 @@ import backend
 from backend import capabilities
 from backend.services import health as hs
 from backend.services import versions as vsv
-from tests.support import create_table, manifest_file, table_location
+from tests.support import CountingTransactions, create_table, manifest_file, table_location
 
 T = ["a", "t"]
 
@@ -109,21 +109,6 @@ def test_figures_of_a_crafted_table_match_lance(ns, tmp_path: Path) -> None:
             assert getattr(got, none) is None, none
         assert got.compaction_tasks is None and got.compaction_fragments is None
         assert any("deleted rows" in n for n in got.notes)
-
-
-class CountingTransactions:
-    """``ns`` with its DescribeTransaction requests noted (the version each asks about)."""
-
-    def __init__(self, ns) -> None:
-        self._ns = ns
-        self.asked: list[int] = []
-
-    def describe_transaction(self, request):
-        self.asked.append(int(request.id[-1]))
-        return self._ns.describe_transaction(request)
-
-    def __getattr__(self, name: str):
-        return getattr(self._ns, name)
 
 
 def test_health_read_again_looks_up_only_the_operations_of_versions_written_since(ns) -> None:

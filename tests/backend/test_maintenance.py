@@ -32,7 +32,8 @@ from backend.services import health
 from backend.services import maintenance as mt
 from backend.services.maintenance import store
 from backend.services.tuning.optimize import MAINTENANCE_UNSUPPORTED, cleanup_old_versions
-from tests.support import create_table, table_location, tree_digest
+from backend.services.versions import VersionFacts
+from tests.support import CountingTransactions, create_table, table_location, tree_digest
 
 NS = ["a"]
 SMALL_ROWS = 150  # the crafted policy's small fragment: under 150 rows
@@ -234,6 +235,22 @@ def test_overrides_and_the_default_policy(local_root: Path) -> None:
     assert figures["indexed"]["small"] == 2 and figures["indexed"]["compaction_tasks"] == 0
     (indexed,) = [s for s in default.steps if (s.kind, s.table) == ("compact", "indexed")]
     assert indexed.reason.endswith("lance's compaction plan has nothing to rewrite")
+
+
+def test_a_plan_made_again_reads_no_version_twice(local_root: Path) -> None:
+    """With ``facts`` (the console's, per connection), a second dry run asks for no version's
+    operation again, and plans the same."""
+    ns = backend.connect(str(local_root))
+    craft(ns)
+    facts = VersionFacts()
+    counting = CountingTransactions(ns)
+    first = mt.plan(counting, NS, POLICY, facts=facts)
+    assert counting.asked  # every table's recent versions
+    counting.asked.clear()
+    again = mt.plan(counting, NS, POLICY, facts=facts)
+    assert counting.asked == []
+    assert again.tables == first.tables and again.steps == first.steps
+    assert mt.plan(ns, NS, POLICY).steps == first.steps
 
 
 def test_a_table_dropped_after_the_plan_fails_alone(local_root: Path) -> None:

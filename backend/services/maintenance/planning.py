@@ -54,6 +54,7 @@ from ..tuning.optimize import (
     compact_files,
     optimize_indexes,
 )
+from ..versions import VersionFacts
 from .policy import CLEANUP, COMPACT, KINDS, OPTIMIZE, CleanupRule, Policy, Rules, policy_from_dict
 from .store import SavedPolicy, check_scope, load_policy
 
@@ -348,8 +349,10 @@ def _cleanup_step(
     return Step(tid, CLEANUP, True, why, effect, settings=settings), count, size
 
 
-def _table_plan(ns: Any, tid: tuple[str, ...], rules: Rules) -> tuple[TableFigures, list[Step]]:
-    h = health.table_health(ns, list(tid), rules.thresholds())
+def _table_plan(
+    ns: Any, tid: tuple[str, ...], rules: Rules, facts: VersionFacts | None
+) -> tuple[TableFigures, list[Step]]:
+    h = health.table_health(ns, list(tid), rules.thresholds(), facts=facts)
     missing = [v for v in (h.unindexed_rows or {}).values() if v is not None]
     worst = max(missing) if missing else None
     figures = TableFigures(
@@ -391,11 +394,13 @@ def plan(
     policy: Policy | SavedPolicy | dict[str, Any] | None = None,
     *,
     progress: Progress | None = None,
+    facts: VersionFacts | None = None,
 ) -> Plan:
     """The dry run of ``policy`` (default: the namespace's saved policy, else the default
     policy; a :class:`~.store.SavedPolicy` already loaded) on every table of ``namespace_id`` (default: the root). A policy naming a table
     the namespace does not have is a ``TableNotFoundError``; a table that cannot be read
-    gives its error in the plan (the others are planned)."""
+    gives its error in the plan (the others are planned). ``facts`` keeps the operations of
+    the versions each table's health reads (``health.table_health``), for the next plan."""
     nsid = ids.check_id(list(namespace_id or []), what="namespace", allow_root=True)
     if policy is None:
         saved = load_policy(ns, nsid)
@@ -413,7 +418,7 @@ def plan(
             progress(f"reading {ids.display_id([*nsid, name])}", i / max(len(names), 1))
         tid = (*nsid, name)
         try:
-            figures, found = _table_plan(ns, tid, chosen.rules_for(name))
+            figures, found = _table_plan(ns, tid, chosen.rules_for(name), facts)
         except (LanceNamespaceError, OSError, ValueError, RuntimeError) as err:
             figures, found = TableFigures(table_id=tid, error=_error_text(err)), []
         tables.append(figures)
