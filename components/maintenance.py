@@ -19,7 +19,7 @@ from backend.services.maintenance.plan_jobs import KIND as PLAN_KIND  # the job 
 from backend.text import capital, plural, some_of
 from components import feedback, polling, state
 from components.cache import cached, invalidate, invalidate_tables
-from components.common import dataframe, render_role_lock
+from components.common import dataframe, lazy_expander, render_role_lock
 from components.jobs import JobAction, render_plan_results
 from components.session import role_lock
 from components.tables.catalog import namespace_names
@@ -240,6 +240,29 @@ def plan_view(plan: mt.Plan) -> pd.DataFrame:
     return frame
 
 
+def plan_reasons(plan: mt.Plan) -> list[str]:
+    """Each row of the plan's grid as a line of markdown with its reason, expected effect
+    and why it cannot run here in full (the grid's cells cut long ones): "**table ·
+    action** (would run): why; expected effect: …"."""
+    lines = []
+    for row in plan.frame().to_dict("records"):
+        text = {k: row[k] if isinstance(row[k], str) and row[k] else None for k in TEXT_FIELDS}
+        head = feedback.as_text(row["table"])
+        if text["action"]:
+            head += f" · {feedback.as_text(text['action'])}"
+        line = f"- **{head}** ({'would run' if row['run'] else 'would not run'}): "
+        line += feedback.as_text(text["why"] or "")
+        if text["effect"]:
+            line += f"; expected effect: {feedback.as_text(text['effect'])}"
+        if text["blocked"]:
+            line += f"; cannot run here: {feedback.as_text(text['blocked'])}"
+        lines.append(line)
+    return lines
+
+
+TEXT_FIELDS = ("action", "why", "effect", "blocked")
+
+
 def plan_jobs(ns: Any, namespace_id: tuple[str, ...], limit: int = 1) -> list[Any]:
     """The latest plan jobs of the namespace (any console's), newest first; a running one is
     followed by this session."""
@@ -304,6 +327,8 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Job
         key=f"{state.Maintenance.PLAN}.grid",
         column_config=plan_column_config(),
     )
+    if box := lazy_expander("Every reason in full", key=state.Maintenance.REASONS_OPEN):
+        box.markdown("\n".join(plan_reasons(plan)))
     runnable = plan.runnable
     blocked = {s.blocked for s in plan.todo if s.blocked}
     for reason in sorted(blocked):

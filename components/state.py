@@ -508,6 +508,7 @@ class Maintenance:
     RESET = "maint.policy.reset"  # widget: "Back to the default policy"
     PLAN_GO = "maint.plan.go"  # widget: "Make the plan (dry run)"
     PLAN = "maint.plan"  # (namespace id tuple, Plan) of the last dry run; prefix of its grid
+    REASONS_OPEN = "maint.plan.reasons.open"  # widget: the plan's "Every reason in full"
     RUN = "maint.run"  # widget: "Run the plan"; prefix of the run's Cancel (.cancel) and of
     # its results grid
 

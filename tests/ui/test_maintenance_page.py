@@ -20,8 +20,8 @@ import backend
 from backend.services import health, jobs
 from backend.services import maintenance as mt
 from backend.text import human_bytes
+from components import feedback, state
 from components import maintenance as cm
-from components import state
 from tests.support import ipc_stream_bytes
 from tests.ui.conftest import (
     alerts,
@@ -100,6 +100,16 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
     todo = grid[grid["run"]]
     assert any("Dry run of the default policy" in a for a in alerts(at, "info"))
     label = f"Run the plan ({len(todo)} action{'s' if len(todo) != 1 else ''})"
+    # every row's reason in full below the grid (the grid's cells cut long ones)
+    at.session_state[state.Maintenance.REASONS_OPEN] = True
+    at.run()
+    (reasons,) = [m.value for m in at.markdown if "would run)" in m.value]
+    lines = reasons.split("\n")
+    assert len(lines) == len(grid)
+    (frag_line,) = [line for line in lines if line.startswith("- **frag · compact**")]
+    assert frag_line == f"- **frag · compact** (would run): {feedback.as_text(frag['why'])}" + (
+        f"; expected effect: {feedback.as_text(frag['effect'])}"
+    )
 
     button(at, label).click().run()
     assert_no_exception(at)
