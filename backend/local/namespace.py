@@ -208,6 +208,16 @@ def data_shape(ds: lance.LanceDataset) -> tuple[int, int]:
     return len(fragments), size
 
 
+def _may_have_metric(index_type: str | None) -> bool:
+    """Whether an index of ``index_type`` (as pylance's stats name it) may have a distance
+    metric: a vector index, or a type not known here. A scalar or full-text index has none,
+    and its stats need no listing of the table's indexes to say so."""
+    try:
+        return rules.index_category(index_type or "") == "vector"
+    except ValueError:
+        return True
+
+
 @namespace_boundary
 class LocalNamespace(LanceNamespace):
     """A Lance directory namespace (pylance) with the console's checks and fixes."""
@@ -1280,11 +1290,13 @@ class LocalNamespace(LanceNamespace):
             ds = self.branch_dataset(req.id, branch, req.version)
             return branch_indexes.index_stats(ds, req, table=self.format_id(req.id), branch=branch)
         resp = self._inner.describe_table_index_stats(req)
-        if resp.distance_type is None and req.index_name:
+        if resp.distance_type is None and req.index_name and _may_have_metric(resp.index_type):
             resp.distance_type = self._index_distance_type(req)
         return resp
 
     def _index_distance_type(self, req: DescribeTableIndexStatsRequest) -> str | None:
+        """The metric in the index's details (pylance's stats leave it out): read from the
+        table's index listing."""
         listing = self._inner.list_table_indices(
             ListTableIndicesRequest(id=req.id, version=req.version, branch=req.branch)
         )

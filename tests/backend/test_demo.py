@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -184,6 +185,41 @@ def test_indexes_with_lagging_coverage(ns: LocalNamespace) -> None:
     hnsw = ns.open_dataset(TEXT).stats.index_stats("vector_hnsw")
     assert hnsw["indices"][0]["sub_index"]["params"]["m"] == 8
     assert hnsw["num_unindexed_rows"] > 0
+
+
+class CountingListings:
+    """A namespace's engine with its ListTableIndices calls counted."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.listings = 0
+
+    def list_table_indices(self, request: Any) -> Any:
+        self.listings += 1
+        return self._inner.list_table_indices(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_only_a_vector_index_stats_read_the_listing_for_its_metric(
+    ns: LocalNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pylance's stats leave the metric out: a vector index's comes from the index listing;
+    a scalar or full-text index has none, and its stats read no listing (an overview of 50
+    indexes read 50 listings)."""
+    counting = CountingListings(ns._inner)
+    monkeypatch.setattr(ns, "_inner", counting)
+    for name in ("doc_fts", "doc_length_btree", "kind_bitmap", "tags_label_list"):
+        stats = ns.describe_table_index_stats(
+            DescribeTableIndexStatsRequest(id=SYMBOLS, index_name=name)
+        )
+        assert stats.distance_type is None, name
+    assert counting.listings == 0
+    vstats = ns.describe_table_index_stats(
+        DescribeTableIndexStatsRequest(id=SYMBOLS, index_name="vector_ivf_pq")
+    )
+    assert (vstats.distance_type, counting.listings) == ("cosine", 1)
 
 
 def test_console_shows_the_demo_indexes_under_its_own_names(ns: LocalNamespace) -> None:
