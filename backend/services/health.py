@@ -63,6 +63,7 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from .. import capabilities
+from ..branch_view import branch_of
 from ..errors import describe_error
 from ..spec.paging import list_all
 from ..text import human_bytes, plural
@@ -198,10 +199,7 @@ def _history(
     fig.version = fig.version or int(listing["version"].iloc[0])
     recent = listing.head(HISTORY_VERSIONS)
     when = dict(zip(recent["version"].astype(int), recent["timestamp"], strict=True))
-    if facts is None:
-        ops = vsv.version_operations(ns, table_id, list(recent["version"]))
-    else:
-        ops = _operations(ns, table_id, recent, facts)
+    ops = _operations(ns, table_id, recent, facts)
     for op, attr in (("Rewrite", "last_compaction"), ("CreateIndex", "last_optimize")):
         hits = ops[ops["operation"] == op]
         if not hits.empty:
@@ -214,22 +212,34 @@ def _history(
             f"last compaction and index update: read from the latest {HISTORY_VERSIONS} "
             "versions only"
         )
+    unread = ops[ops["error"].notna()]
+    if not unread.empty:
+        fig.notes.append(
+            f"last compaction and index update: the operations of {len(unread)} of the latest "
+            f"{len(recent)} versions could not be read ({unread['error'].iloc[0]})"
+        )
 
 
 def _operations(
-    ns: LanceNamespace, table_id: list[str], recent: pd.DataFrame, facts: vsv.VersionFacts
+    ns: LanceNamespace, table_id: list[str], recent: pd.DataFrame, facts: vsv.VersionFacts | None
 ) -> pd.DataFrame:
-    """The operations of the versions of ``recent`` (listing rows): from ``facts`` for those
-    with a manifest e-tag (it names the version for good), read for the others."""
+    """The operations of the versions of ``recent`` (listing rows), of the branch ``ns``
+    acts on (DescribeTransaction has none: it would answer main's versions of those
+    numbers). With ``facts``, those of versions with a manifest e-tag (it names the version
+    for good) come from there, read once."""
+    branch = branch_of(ns)
+    versions = [int(v) for v in recent["version"]]
+    if facts is None:
+        return vsv.version_operations(ns, table_id, versions, branch)
     tagged = {
         int(v): tag
         for v, tag in zip(recent["version"], recent["e_tag"], strict=True)
         if isinstance(tag, str) and tag
     }
-    parts = [facts.operations(ns, table_id, tagged)] if tagged else []
-    rest = [int(v) for v in recent["version"] if int(v) not in tagged]
+    parts = [facts.operations(ns, table_id, tagged, branch)] if tagged else []
+    rest = [v for v in versions if v not in tagged]
     if rest:
-        parts.append(vsv.version_operations(ns, table_id, rest))
+        parts.append(vsv.version_operations(ns, table_id, rest, branch))
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 

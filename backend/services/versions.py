@@ -337,16 +337,21 @@ class VersionFacts:
         return {int(v): (tid, int(v), ident) for v, ident in identities.items()}
 
     def operations(
-        self, ns: LanceNamespace, table_id: Sequence[str], identities: Mapping[int, Any]
+        self,
+        ns: LanceNamespace,
+        table_id: Sequence[str],
+        identities: Mapping[int, Any],
+        branch: str | None = None,
     ) -> pd.DataFrame:
-        """The operations (:func:`version_operations`' frame) of the versions of
-        ``identities`` (version -> identity), looked up only for those not known; a failed
-        lookup is not kept."""
+        """The operations (:func:`version_operations`' frame, of ``branch``) of the versions
+        of ``identities`` (version -> identity: a branch's manifests have their own), looked
+        up only for those not known; a failed lookup is not kept."""
         keys = self._keys(table_id, identities)
         known = self._known(self._operations, keys)
         missing = [v for v in keys if v not in known]
         if missing:
-            for row in version_operations(ns, tuple(table_id), missing).to_dict("records"):
+            found = version_operations(ns, tuple(table_id), missing, branch)
+            for row in found.to_dict("records"):
                 v = int(row["version"])
                 known[v] = row
                 if row.get("error") is None:

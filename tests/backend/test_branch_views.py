@@ -38,7 +38,7 @@ from backend import audit
 from backend.branch_view import BranchView, on_branch
 from backend.gate import Actor, gate
 from backend.local import branch_indexes
-from backend.services import branches, exports, imports
+from backend.services import branches, exports, health, imports
 from backend.services import index_overview as ixo
 from backend.services.search.fulltext import fts_search
 from backend.services.search.plans import analyze, explain
@@ -48,6 +48,7 @@ from backend.services.search.table import search_table
 from backend.services.search.vector import vector_search
 from backend.services.tuning.measure import recall, sample_queries
 from backend.services.tuning.optimize import compact_files, optimize_indexes
+from backend.services.versions import VersionFacts
 from components.snippets import search_snippets
 from tests.support import create_table, make_table, metric_distances, table_location
 
@@ -306,6 +307,29 @@ def test_local_maintenance_on_a_branch(local_diverged: ln.LanceNamespace) -> Non
     assert after[3].equals(before[3])  # the branch's rows kept
     assert (done["version_before"], done["version_after"]) == (before[2], after[2])
     assert done["fragments_before"] == len(_dev(ns).checkout_version(before[2]).get_fragments())
+
+
+def test_local_health_of_a_branch_reads_the_branchs_own_history(
+    local_diverged: ln.LanceNamespace,
+) -> None:
+    """The health's last compaction on a branch is the branch's: main's operations under the
+    same version numbers are not the branch's (DescribeTransaction has no branch), with the
+    console's version facts or without."""
+    ns, dev = local_diverged, on_branch(local_diverged, "dev")
+    compact_files(ns, TID)  # main's own compaction, at a version number the branch also has
+    main_rewrite = _main(ns).version
+    for seed in (3, 4):  # the branch's versions go past it
+        _dev(ns).insert(make_table(2, start=300 + 10 * seed, dim=DIM, seed=seed))
+    assert main_rewrite <= _dev(ns).version
+    facts = VersionFacts()
+    for kept in (None, facts, facts):
+        assert health.table_health(dev, TID, facts=kept).last_compaction is None
+    compact_files(dev, TID)
+    rewrite = _dev(ns).version
+    for kept in (None, facts):
+        event = health.table_health(dev, TID, facts=kept).last_compaction
+        assert event is not None and event.version == rewrite
+    assert health.table_health(ns, TID, facts=facts).last_compaction.version == main_rewrite
 
 
 # -- export and import -------------------------------------------------------------------------------
