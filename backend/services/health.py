@@ -357,12 +357,13 @@ def _rest_figures(
     if frag is not None:
         fig.fragments = frag.num_fragments
         fig.small_fragments = frag.num_small_fragments
+    names = [
+        name
+        for name in (getattr(index, "index_name", None) for index in ixs.list_indexes(ns, table_id))
+        if name and not name.startswith("__")
+    ]
     fig.unindexed_rows = {}
-    for index in ixs.list_indexes(ns, table_id):
-        name = getattr(index, "index_name", None)
-        if not name or name.startswith("__"):
-            continue
-        one = ixs.index_stats(ns, table_id, name)
+    for name, one in ixs.indexes_stats(ns, table_id, names).items():
         value = getattr(one, "num_unindexed_rows", None)
         fig.unindexed_rows[name] = int(value) if value is not None else None
     if history:

@@ -4,10 +4,12 @@ drop. The rules (types, parameters, defaults) are ``backend.rules.index_rules``.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import json
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,6 +195,29 @@ def index_stats(
         return None
 
 
+STATS_WORKERS = 4  # DescribeTableIndexStats requests in flight at once (their round trips overlap)
+_STATS_POOL = ThreadPoolExecutor(max_workers=STATS_WORKERS, thread_name_prefix="index-stats")
+
+
+def indexes_stats(
+    ns: LanceNamespace, table_id: Sequence[str], names: Sequence[str], *, version: int | None = None
+) -> dict[str, Any | None]:
+    """:func:`index_stats` of each of ``names``, by name: one request each (the spec has no
+    bulk form), :data:`STATS_WORKERS` in flight at once, so a table of many indexes waits
+    for a few round trips rather than one per index. Each request runs in a copy of the
+    caller's context; an error other than the namespace's is raised (the first in order)."""
+    names = list(names)
+    if len(names) < 2:
+        return {name: index_stats(ns, table_id, name, version=version) for name in names}
+    pending = [
+        _STATS_POOL.submit(
+            contextvars.copy_context().run, index_stats, ns, table_id, name, version=version
+        )
+        for name in names
+    ]
+    return {name: future.result() for name, future in zip(names, pending, strict=True)}
+
+
 def partitions_of(stats: Any) -> int | None:
     """The IVF partitions lance's index stats (``LanceDataset.stats.index_stats``) count for
     a vector index: the most of any of its segments; ``None`` when they name none."""
@@ -231,9 +256,11 @@ def index_overview(
     the metric in the index details; types are the console's names (``FTS``, ``BTREE``).
     """
     rows = []
-    for ix in list_indexes(ns, table_id, version=version):
-        name = field_of(ix, "index_name")
-        stats = index_stats(ns, table_id, name, version=version)
+    listed = list_indexes(ns, table_id, version=version)
+    names = [field_of(ix, "index_name") for ix in listed]
+    all_stats = indexes_stats(ns, table_id, names, version=version)
+    for ix, name in zip(listed, names, strict=True):
+        stats = all_stats[name]
         indexed = _first(field_of(stats, "num_indexed_rows"), field_of(ix, "num_indexed_rows"))
         unindexed = _first(
             field_of(stats, "num_unindexed_rows"), field_of(ix, "num_unindexed_rows")
