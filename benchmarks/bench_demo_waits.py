@@ -146,7 +146,7 @@ def _open_manage(page: Page, i: int) -> Callable[[], None]:
 SELECTED = {"ns": NS, "table": TABLE}
 WAITS = [
     Wait("switch-versions", "page switch: tables -> Versions", "tables", SELECTED,
-         _sidebar_link("Versions"), ready=GRID, shows="All versions"),
+         _sidebar_link("Versions"), ready=GRID, shows="Click a row to open that version below."),
     Wait("switch-indexes", "page switch: Versions -> Indexes", "versions", SELECTED,
          _sidebar_link("Indexes"), ready=GRID, shows="vector_ivf_pq"),
     Wait("switch-search", "page switch: Indexes -> Search & tune", "indexes", SELECTED,
