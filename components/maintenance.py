@@ -240,6 +240,9 @@ def plan_view(plan: mt.Plan) -> pd.DataFrame:
     return frame
 
 
+TEXT_FIELDS = ("action", "why", "effect", "blocked")  # a plan row's texts (None when empty)
+
+
 def plan_reasons(plan: mt.Plan) -> list[str]:
     """Each row of the plan's grid as a line of markdown with its reason, expected effect
     and why it cannot run here in full (the grid's cells cut long ones): "**table ·
@@ -258,9 +261,6 @@ def plan_reasons(plan: mt.Plan) -> list[str]:
             line += f"; cannot run here: {feedback.as_text(text['blocked'])}"
         lines.append(line)
     return lines
-
-
-TEXT_FIELDS = ("action", "why", "effect", "blocked")
 
 
 def plan_jobs(ns: Any, namespace_id: tuple[str, ...], limit: int = 1) -> list[Any]:
