@@ -213,6 +213,10 @@ class Tables:
     METADATA_OPEN = "tables.metadata.open"  # "Schema metadata"
     DROP_NS_OPEN = "tables.drop_ns.open"  # "Drop namespace"
     TREE_OPEN = "tables.tree.open"  # widget: the "Namespace tree" menu (its open state)
+    # widgets: the "Namespace actions" and "Add a table" menus (keyed: a rerun that draws
+    # the page above them anew, figures coming in, leaves an open menu open)
+    NS_MENU = "tables.ns_menu"
+    ADD_MENU = "tables.add_menu"
     DROP_NS_MODE = "tables.drop_ns.mode"  # widget: RESTRICT | CASCADE
     DROP_NS_CHILDREN = "tables.drop_ns.children"  # widget, per namespace: what CASCADE drops
     RESET = "tables.reset"  # widget: "Back to the root namespace" (a stale link)

@@ -97,14 +97,21 @@ with left:
             render_namespace_tree(path, key_prefix=state.Tables.TREE)
     render_namespaces_column(path)
     # the writes on namespaces in one menu (its content is drawn only when opened)
-    with st.popover("Namespace actions", icon=":material/folder_managed:", width="stretch"):
+    with st.popover(
+        "Namespace actions",
+        icon=":material/folder_managed:",
+        width="stretch",
+        key=state.Tables.NS_MENU,
+    ):
         render_dialog_button("create_ns", key_prefix=state.Tables.DIALOGS, read_only=read_only)
         if drop := render_drop_namespace(path, caps=backend.capabilities(ns), read_only=read_only):
             send(drop.write(ns, path))
 with right:
     render_tables_column(path, table)
     # the two ways a table comes into this namespace, in one menu
-    with st.popover("Add a table", icon=":material/add:", width="stretch"):
+    with st.popover(
+        "Add a table", icon=":material/add:", width="stretch", key=state.Tables.ADD_MENU
+    ):
         render_dialog_button("declare", key_prefix=state.Tables.DIALOGS, read_only=read_only)
         register = render_register_form(
             path, key_prefix=state.form_key("tables", state.Tables.REGISTER), read_only=read_only

@@ -37,6 +37,21 @@ def test_the_tree_is_drawn_only_once_opened(make_app) -> None:
     assert tree_nodes(at) == ["", "bulk", "hr", "logs", "sales", "sales/eu"]
 
 
+def test_the_write_menus_keep_their_identity_across_runs(make_app) -> None:
+    """The "Namespace actions" and "Add a table" menus are keyed: a run that draws the page
+    above them anew (the figures coming in, a pending caption gone) leaves an open menu
+    open. Without a key, Streamlit places the menu by its position on the page and draws a
+    closed one when that moves (seen in Chromium: the menu shut under the pointer)."""
+    from components import state
+
+    at = make_app()
+    ids = {b.proto.popover.label: b.proto.id for b in at.get("popover")}
+    assert state.Tables.NS_MENU in ids["Namespace actions"]
+    assert state.Tables.ADD_MENU in ids["Add a table"]
+    at.run()
+    assert {b.proto.popover.label: b.proto.id for b in at.get("popover")} == ids
+
+
 def test_tree_lists_every_namespace_and_picking_one_selects_it(make_app) -> None:
     at = open_tree(make_app())
     assert_no_exception(at)
