@@ -151,7 +151,12 @@ def render_policy(
     disabled = read_only or locked is not None
     key = state.maintenance_form(nsid)
     asked: Write | None = None
-    with st.expander("Edit the policy", icon=":material/edit:", expanded=False):
+    with st.expander(
+        "Edit the policy",
+        icon=":material/edit:",
+        expanded=False,
+        key=state.Maintenance.EDIT_POLICY_OPEN,
+    ):
         with st.form(key, border=False):
             columns = st.columns(3)
             kinds: dict[str, Any] = {}

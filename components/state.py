@@ -291,6 +291,10 @@ class Versions:
     BROWSE = "versions.browse"  # widget: "Browse the data at vK" (to Search & tune's preview)
     RESTORE_OPEN = "versions.restore.open"  # widget: the "Restore this version" expander
     MANAGE_OPEN = "versions.manage.open"  # widget: the "Manage versions" expander is open
+    # widgets: a branch's "Compare two versions" and "Tags" expanders (keyed: the page's
+    # poll for outside commits, drawing the list anew, leaves an open one open)
+    BRANCH_COMPARE_OPEN = "versions.branch_compare.open"
+    BRANCH_TAGS_OPEN = "versions.branch_tags.open"
     MANAGE_TAB = "versions.manage.tab"  # widget: the open "Manage versions" tab (its label)
     ROWS_PREVIEW = "versions.rows_preview"  # (table id tuple, filter, DeletePreview) last preview
     GRID = "versions.list.grid"  # widget: the versions list (a row picked opens that version)
@@ -513,6 +517,7 @@ class Maintenance:
     PLAN_GO = "maint.plan.go"  # widget: "Make the plan (dry run)"
     PLAN = "maint.plan"  # (namespace id tuple, Plan) of the last dry run; prefix of its grid
     REASONS_OPEN = "maint.plan.reasons.open"  # widget: the plan's "Every reason in full"
+    EDIT_POLICY_OPEN = "maint.edit_policy.open"  # widget: the "Edit the policy" expander
     RUN = "maint.run"  # widget: "Run the plan"; prefix of the run's Cancel (.cancel) and of
     # its results grid
 
@@ -550,6 +555,8 @@ class Txn:
     HISTORY = "txn.history"  # transactions committed / looked up this session; also the
     # prefix of the history's buttons (``txn.history.<i>.describe``)
     TABS = "txn.tabs"  # widget: the open tab
+    REQUEST_OPEN = "txn.request_json.open"  # widget: the batch's "Request JSON" expander
+    DEMO_TOOLS_OPEN = "txn.demo_tools.open"  # widget: the "Demo tools (admin only)" expander
     CONFIRM_CLEAR = "txn.confirm_clear"  # "Clear the batch" waits for a confirmation
     PICKED = "txn.picked"  # the picker's table as the add form's table field last showed it
     # what a button's callback asked this run to do before the page draws what it changes

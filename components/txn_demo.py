@@ -283,7 +283,9 @@ def render_demo_tools(
     to one table between Validate and Commit: the commit is refused)."""
     if not local:
         return None
-    with st.expander("Demo tools (admin only)", icon=":material/science:"):
+    with st.expander(
+        "Demo tools (admin only)", icon=":material/science:", key=state.Txn.DEMO_TOOLS_OPEN
+    ):
         st.caption(
             "Demo tools make a commit fail on purpose, to show what the batch protocol does "
             "about it. They run the batch in a second process and are recorded in the audit "

@@ -176,7 +176,11 @@ if branch != "main":
         on_branch,
         key_prefix=state.versions_form(state.Versions.BRANCH_VERSION, table_id),
     )
-    with st.expander(f"Compare two versions of branch {branch}", icon=":material/difference:"):
+    with st.expander(
+        f"Compare two versions of branch {branch}",
+        icon=":material/difference:",
+        key=state.Versions.BRANCH_COMPARE_OPEN,
+    ):
         change_log.render_row_changes_section(table_id, on_branch, branch_picked, branch=branch)
     render_version_actions(
         table_id,
@@ -189,7 +193,9 @@ if branch != "main":
             restore_write(ns, table_id, version, branch), failure_key=failure_key
         ),
     )
-    with st.expander(f"Tags on branch {branch}", icon=":material/sell:"):
+    with st.expander(
+        f"Tags on branch {branch}", icon=":material/sell:", key=state.Versions.BRANCH_TAGS_OPEN
+    ):
         render_tags_section(branch_picked, branch)
     st.caption(":material/lock: " + br.MAIN_ONLY)
     st.stop()

@@ -232,7 +232,9 @@ def render_problems(problems: Sequence[bb.Problem], *, supported: bool | None = 
 
 def render_request_preview(operations: Sequence[dict[str, Any]]) -> None:
     """The exact JSON body of the BatchCommitTables request (the spec's ranges, end-exclusive)."""
-    with st.expander("Request JSON (as sent: POST /v1/table/batch-commit)"):
+    with st.expander(
+        "Request JSON (as sent: POST /v1/table/batch-commit)", key=state.Txn.REQUEST_OPEN
+    ):
         st.code(bb.request_json(bb.to_request(operations)), language="json")
 
 

@@ -71,6 +71,8 @@ def test_plan_shows_lance_figures_and_the_run_compacts(ui_env, make_app) -> None
     open_page(at, PAGE)
     assert_no_exception(at)
     assert "namespace sales: no saved policy, the default applies." in texts(at)
+    # keyed: a rerun that draws the page above it anew leaves it open
+    assert at.get_by_key(state.Maintenance.EDIT_POLICY_OPEN).label == "Edit the policy"
     button(at, "Make the plan (dry run)").click().run()
     assert_no_exception(at)
     grid = plan_grid(at)

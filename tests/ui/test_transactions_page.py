@@ -169,7 +169,11 @@ def test_validate_and_preview(app) -> None:
     markdown = [m.value for m in at.markdown]
     assert sum(":material/error:" in m for m in markdown) == 4
 
-    # the exact request body
+    # the exact request body, in a keyed expander (an automatic rerun leaves it open), as
+    # the demo tools beside it
+    request = "Request JSON (as sent: POST /v1/table/batch-commit)"
+    assert at.get_by_key(state.Txn.REQUEST_OPEN).label == request
+    assert at.get_by_key(state.Txn.DEMO_TOOLS_OPEN).label == "Demo tools (admin only)"
     body = next(c.value for c in at.code if c.language == "json" and "operations" in c.value)
     sent = json.loads(body)
     assert [list(o) for o in sent["operations"]] == [

@@ -62,6 +62,10 @@ def test_a_branch_shows_its_versions_change_log_and_where_it_was_made(make_app, 
     assert "Made from main v3" in shown
     assert "act on main; pick main to use them" not in shown  # the old caption is gone
     assert "act on main only: pick main to use them" in shown  # what still is main's, said
+    # keyed expanders: the page's poll for outside commits leaves an open one open
+    compare = at.get_by_key(state.Versions.BRANCH_COMPARE_OPEN)
+    assert compare.label == "Compare two versions of branch dev"
+    assert at.get_by_key(state.Versions.BRANCH_TAGS_OPEN).label == "Tags on branch dev"
     own = [v["version"] for v in lance.dataset(uri).checkout_version(("dev", None)).versions()]
     listing = next(
         d.value
