@@ -248,12 +248,12 @@ def plan_view(plan: mt.Plan) -> pd.DataFrame:
 TEXT_FIELDS = ("action", "why", "effect", "blocked")  # a plan row's texts (None when empty)
 
 
-def plan_reasons(plan: mt.Plan) -> list[str]:
-    """Each row of the plan's grid as a line of markdown with its reason, expected effect
-    and why it cannot run here in full (the grid's cells cut long ones): "**table ·
-    action** (would run): why; expected effect: …"."""
+def plan_reasons(view: pd.DataFrame) -> list[str]:
+    """Each row of the plan's grid (``view``, :func:`plan_view`) as a line of markdown with
+    its reason, expected effect and why it cannot run here in full (the grid's cells cut long
+    ones): "**table · action** (would run): why; expected effect: …"."""
     lines = []
-    for row in plan.frame().to_dict("records"):
+    for row in view.to_dict("records"):
         text = {k: row[k] if isinstance(row[k], str) and row[k] else None for k in TEXT_FIELDS}
         head = feedback.as_text(row["table"])
         if text["action"]:
@@ -325,15 +325,16 @@ def render_plan(ns: Any, namespace_id: Sequence[str], *, read_only: bool) -> Job
         f"Dry run of {source} at {plan.made_at:%H:%M:%S} UTC: {plan.summary()}. Nothing was "
         "changed.",
     )
+    view = plan_view(plan)
     dataframe(
-        plan_view(plan),
+        view,
         sizes=["old_bytes"],
         hide_index=True,
         key=f"{state.Maintenance.PLAN}.grid",
         column_config=plan_column_config(),
     )
     if box := lazy_expander("Every reason in full", key=state.Maintenance.REASONS_OPEN):
-        box.markdown("\n".join(plan_reasons(plan)))
+        box.markdown("\n".join(plan_reasons(view)))
     runnable = plan.runnable
     blocked = {s.blocked for s in plan.todo if s.blocked}
     for reason in sorted(blocked):
