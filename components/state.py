@@ -696,6 +696,8 @@ class Search:
     TARGET = "search.sweep.target"  # widget: the target recall of the sweep chart
     HISTORY = "search.history"  # table id tuple -> list[QueryRun], newest first; also the
     # prefix of the history's "Re-apply" buttons (``search.history.<kind>.<i>``)
+    # widget, per kind and table (:func:`panel_key`): the history list's expander
+    HISTORY_OPEN = "search.history.open"
     # widgets (a panel's query settings: :func:`search_key`)
     PICKER = "search.picker"  # prefix: the table picker
     PREVIEW = "search.preview"  # prefix: the data preview (columns, filter, size, grid, pages)

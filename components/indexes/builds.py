@@ -158,7 +158,12 @@ def render_job(job: build_jobs.BuildJob, *, key_prefix: str) -> None:
             seen = (job.observed or {}).get("status", "not polled yet")
             st.progress(0.0, text=f"waiting for the server (index: {seen})")
     if job.events:
-        with st.expander(f"Progress events ({job.events_total or len(job.events)})"):
+        # keyed: its label counts the events, and each event that comes in while the build
+        # runs would shut an open list that Streamlit knows only by its place and label
+        with st.expander(
+            f"Progress events ({job.events_total or len(job.events)})",
+            key=f"{key_prefix}.{job.job_id}.events.open",
+        ):
             render_events(job, key_prefix=f"{key_prefix}.{job.job_id}")
 
 

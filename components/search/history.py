@@ -33,7 +33,13 @@ def render_history(table_id: tuple[str, ...], kind: str) -> None:
     runs = state.query_history(table_id, kind)
     if not runs:
         return
-    with st.expander(f"{HISTORY_LABEL[kind]} ({len(runs)})", icon=":material/history:"):
+    # keyed: its label counts the runs, and a new run (or the result drawn above it) would
+    # shut an open list that Streamlit knows only by its place and label
+    with st.expander(
+        f"{HISTORY_LABEL[kind]} ({len(runs)})",
+        icon=":material/history:",
+        key=state.panel_key(f"{state.Search.HISTORY_OPEN}.{kind}", table_id),
+    ):
         for i, run in enumerate(runs):
             c1, c2 = st.columns([6, 1], vertical_alignment="center")
             c1.caption(feedback.as_text(f"{i + 1}. {run.summary}"))

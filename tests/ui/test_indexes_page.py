@@ -445,6 +445,7 @@ def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, m
         assert "by someone@example.com" in texts(at)
         stages: list[str] = []
         shown = []
+        labels: list[str] = []
         for e in events:
             build._record(e)
             write_record()
@@ -465,7 +466,11 @@ def test_build_panel_shows_each_stage_lance_reports(docs_ns, ui_env, tmp_path, m
                 (line,) = [t for t in texts(at).splitlines() if head in t]
                 assert f"{e['stage']} - running" in line
             shown.append(bars)
+            # the events list keeps one key while its label counts them: an open list stays
+            # open as events come in
+            labels.append(at.get_by_key(f"indexes.jobs.{job.job_id}.events.open").label)
         assert len({str(b) for b in shown}) > len(stages)  # the figure moved within stages
+        assert labels[-1] == f"Progress events ({len(events)})" and len(set(labels)) > 2
         assert {"train_ivf", "train_quantizer", "shuffle", "merge_partitions"} <= set(stages)
     finally:
         store.delete(job.job_id)

@@ -1001,6 +1001,10 @@ def test_vector_history_and_reapply(make_app) -> None:
         "1. row 9 on vec · k=4 · nprobes=2 · filter id > 3",
         "2. row 5 on vec · k=7 · nprobes=2 · filter id > 3",
     ]
+    # one key per table and kind while the label counts the runs: an open list stays open
+    # when a search runs
+    box = state.panel_key(f"{state.Search.HISTORY_OPEN}.vector", VECS)
+    assert at.get_by_key(box).label == f"{HISTORY_LABEL['vector']} (2)"
     runs = at.session_state[state.Search.HISTORY][VECS]
     assert [r.kind for r in runs] == ["vector", "vector"]
     assert runs[1].settings["search.vec.k"] == "7" and runs[1].settings["search.vec.row"] == "5"
@@ -1027,6 +1031,7 @@ def test_vector_history_and_reapply(make_app) -> None:
     assert metrics(at)["Rows"] == "7"
     assert history_lines(at, "vector")[0] == "1. row 5 on vec · k=7 · nprobes=2 · filter id > 3"
     assert len(history_lines(at, "vector")) == 3
+    assert at.get_by_key(box).label == f"{HISTORY_LABEL['vector']} (3)"
 
 
 def test_history_is_capped_per_table_and_fts_reapplies(make_app) -> None:
