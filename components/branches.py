@@ -295,7 +295,8 @@ def render_branches_panel(
     """The branch list, then "Create" and "Delete" tabs; the request of the one submitted."""
     render_branch_list(frame)
     names = branch_names(frame)
-    create_tab, delete_tab = st.tabs(["Create", "Delete"])
+    # keyed: the page's poll for outside commits reruns it; the open tab stays open
+    create_tab, delete_tab = st.tabs(["Create", "Delete"], key=f"{key_prefix}.tabs")
     with create_tab:
         created = render_create_form(
             names, tags, key_prefix=f"{key_prefix}.new", read_only=read_only, locked=create_lock

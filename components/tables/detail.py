@@ -54,7 +54,10 @@ def render_table_detail(detail: nsv.TableDetail, *, key_prefix: str) -> None:
             f"Properties ({len(detail.properties)})",
             f"Storage options ({len(detail.storage_options)})",
             f"Metadata ({len(detail.metadata)})",
-        ]
+        ],
+        # keyed, per table: a rerun that draws the page above anew (the list's figures coming
+        # in) leaves the open tab open; another table opens at its schema
+        key=state.panel_key(f"{key_prefix}.tabs", detail.id),
     )
     with schema_tab:
         if detail.schema.empty:

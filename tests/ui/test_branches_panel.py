@@ -38,6 +38,9 @@ def create(at, name: str, version: str = "") -> None:
 def test_create_pick_and_delete_a_branch(make_app, ui_env) -> None:
     at = make_app("versions", query_params=ORDERS)
     open_panel(at)
+    # keyed tabs: the page's poll for outside commits leaves the open one open
+    tabs = state.versions_form(state.Versions.BRANCHES, TID) + ".tabs"
+    assert [t.label for t in at.get_by_key(tabs).children.values()] == ["Create", "Delete"]
     create(at, "dev")
     made = _lance_branches(ui_env)["dev"]
     assert (made["parent_branch"], made["parent_version"]) == (None, 3)  # main's latest
@@ -88,6 +91,9 @@ def test_deleting_the_branch_shown_returns_to_main_without_a_stale_link_warning(
 ) -> None:
     at = make_app("versions", query_params=ORDERS)
     open_panel(at)
+    # keyed tabs: the page's poll for outside commits leaves the open one open
+    tabs = state.versions_form(state.Versions.BRANCHES, TID) + ".tabs"
+    assert [t.label for t in at.get_by_key(tabs).children.values()] == ["Create", "Delete"]
     create(at, "dev")
     at.selectbox(key=PICKER).select("dev").run()
     assert "Branch dev: 1 version" in texts(at)

@@ -14,6 +14,7 @@ import pytest
 import backend
 from backend.services import namespaces as browse
 from backend.services import table_stats as tstats
+from components import state
 from tests.ui.conftest import alerts, assert_no_exception, rest_target_rewritten, texts
 
 
@@ -96,6 +97,11 @@ def test_table_detail_and_deep_link(make_app) -> None:
     assert list(schema["column"]) == ["id", "amount", "embedding"]
     assert schema.set_index("column").loc["embedding", "type"] == "fixed_size_list<float32>[2]"
     assert {m.label: m.value for m in at.metric}["Rows"] == "2"
+    # keyed tabs, per table: the figures' rerun leaves the open one open
+    tabs = at.get_by_key(
+        state.panel_key(f"{state.Tables.DETAIL}.tabs", ["sales", "eu", "invoices"])
+    )
+    assert [t.label for t in tabs.children.values()][0] == "Schema"
 
     assert open_tables(at) == ["invoices"]
     assert highlighted(at) == ["invoices"]  # selected table is highlighted, still listed
