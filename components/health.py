@@ -70,13 +70,21 @@ class HealthPanel:
     asked: JobRequest | None = None
 
 
-@cached(lambda table_id, version, branch=MAIN: table_scope(table_id), ttl=60)
+@cached(lambda table_id, version, branch=MAIN, unindexed=None: table_scope(table_id), ttl=60)
 def table_health(
-    ns: Any, table_id: tuple[str, ...], version: int | None, branch: str = MAIN
+    ns: Any,
+    table_id: tuple[str, ...],
+    version: int | None,
+    branch: str = MAIN,
+    unindexed: tuple[tuple[str, int | None], ...] | None = None,
 ) -> hs.TableHealth:
     """The health of the table's ``branch`` at ``version`` (its latest: a new version is read
-    anew; the operations of versions read before come from ``version_facts``)."""
-    return hs.table_health(on_branch(ns, branch), list(table_id), facts=version_facts())
+    anew; the operations of versions read before come from ``version_facts``). ``unindexed``:
+    each index's unindexed rows at ``version``, read already (``hs.table_health``'s
+    ``unindexed_rows``)."""
+    return hs.table_health(
+        on_branch(ns, branch), list(table_id), facts=version_facts(), unindexed_rows=unindexed
+    )
 
 
 def _count(value: int | None) -> str:
@@ -134,13 +142,15 @@ def render_health(
     key_prefix: str,
     branch: str = MAIN,
     offer: Offer | None = None,
+    unindexed: tuple[tuple[str, int | None], ...] | None = None,
 ) -> HealthPanel:
     """The panel (of the table's ``branch``): verdict, figures, recommended actions (reason
     and effect), notes, and with ``offer`` the actions' buttons (:func:`render_actions`).
-    Returns the health read (``None`` when it could not be read: the error is shown; the
-    buttons are offered still) and the job asked for."""
+    ``unindexed``: each index's unindexed rows at ``version``, when the page has read them
+    (:func:`table_health`). Returns the health read (``None`` when it could not be read: the
+    error is shown; the buttons are offered still) and the job asked for."""
     health = feedback.run(
-        table_health, tuple(table_id), version, branch, action="Reading table health"
+        table_health, tuple(table_id), version, branch, unindexed, action="Reading table health"
     )
     if health is None:
         asked = render_actions(offer, table_id, None) if offer is not None else None

@@ -10,6 +10,7 @@ import backend
 from backend.branch_view import branch_name, on_branch
 from backend.rules import index_rules as rules
 from backend.services import build_jobs
+from backend.services.index_overview import unindexed_by_name
 from components import branches, feedback, health, state, writes
 from components import jobs as jobs_view
 from components.common import render_read_only_notice
@@ -58,9 +59,12 @@ lagging = render_lag_warning(overview)
 offer = health.Offer(
     ns, caps, read_only, state.Indexes.MAINT, has_indexes=not overview.empty, lagging=lagging
 )
+# the health's unindexed rows from the overview of the same version (over REST: no second
+# round of index stats)
+read_at = overview.attrs.get("version")
 panel = health.render_health(
-    table_id, overview.attrs.get("version"), key_prefix=state.Indexes.HEALTH, branch=branch,
-    offer=offer,
+    table_id, read_at, key_prefix=state.Indexes.HEALTH, branch=branch, offer=offer,
+    unindexed=unindexed_by_name(overview) if read_at is not None else None,
 )  # fmt: skip
 if panel.asked is not None:
     writes.perform(panel.asked.write(ns), page="indexes", reset=False)

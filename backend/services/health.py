@@ -48,7 +48,7 @@ gives its error in the ``error`` column.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -342,8 +342,10 @@ def _rest_figures(
     *,
     history: bool = True,
     facts: vsv.VersionFacts | None = None,
+    unindexed_rows: Iterable[tuple[str, int | None]] | None = None,
 ) -> _Figures:
-    """GetTableStats and the index stats; with ``history`` the version listing too."""
+    """GetTableStats and the index stats (``unindexed_rows``, when given, in their place:
+    no index request); with ``history`` the version listing too."""
     try:
         stats = ns.get_table_stats(GetTableStatsRequest(id=table_id))
     except LanceNamespaceError:
@@ -357,15 +359,20 @@ def _rest_figures(
     if frag is not None:
         fig.fragments = frag.num_fragments
         fig.small_fragments = frag.num_small_fragments
-    names = [
-        name
-        for name in (getattr(index, "index_name", None) for index in ixs.list_indexes(ns, table_id))
-        if name and not name.startswith("__")
-    ]
-    fig.unindexed_rows = {}
-    for name, one in ixs.indexes_stats(ns, table_id, names).items():
-        value = getattr(one, "num_unindexed_rows", None)
-        fig.unindexed_rows[name] = int(value) if value is not None else None
+    if unindexed_rows is not None:
+        fig.unindexed_rows = {n: c for n, c in unindexed_rows if not n.startswith("__")}
+    else:
+        names = [
+            name
+            for name in (
+                getattr(index, "index_name", None) for index in ixs.list_indexes(ns, table_id)
+            )
+            if name and not name.startswith("__")
+        ]
+        fig.unindexed_rows = {}
+        for name, one in ixs.indexes_stats(ns, table_id, names).items():
+            value = getattr(one, "num_unindexed_rows", None)
+            fig.unindexed_rows[name] = int(value) if value is not None else None
     if history:
         _history(ns, table_id, fig, facts)
     fig.notes += [
@@ -504,17 +511,22 @@ def table_health(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     *,
     facts: vsv.VersionFacts | None = None,
+    unindexed_rows: Iterable[tuple[str, int | None]] | None = None,
 ) -> TableHealth:
     """The health of table ``table_id`` (see the module's docstring). A declared-only table
     has no data: its verdict is ``"unknown"``. Errors are the namespace's errors. ``facts``
     keeps the operations of the versions it reads (which never change), so that reading the
-    health again looks up only the versions written since."""
+    health again looks up only the versions written since. ``unindexed_rows``: each index's
+    unindexed rows at the table's latest version, (name, rows), when the caller has read
+    them (the Indexes page's overview of the same version,
+    ``index_overview.unindexed_by_name``): over REST the health then sends no index request
+    (the local figures come from the manifest, and ignore them)."""
     tid = list(table_id)
     try:
         if callable(getattr(ns, "open_dataset", None)):
             fig = _local_figures(ns, tid, thresholds, facts)
         else:
-            fig = _rest_figures(ns, tid, facts=facts)
+            fig = _rest_figures(ns, tid, facts=facts, unindexed_rows=unindexed_rows)
     except InvalidTableStateError:
         return TableHealth(
             table_id=tuple(tid),

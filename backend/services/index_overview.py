@@ -301,6 +301,18 @@ def index_overview(
     return df
 
 
+def unindexed_by_name(overview: pd.DataFrame) -> tuple[tuple[str, int | None], ...]:
+    """Each index's unindexed rows in ``overview`` (:func:`index_overview`), by name, sorted:
+    hashable, for a cached read that takes them (a REST table's health of the same
+    version)."""
+    return tuple(
+        sorted(
+            (str(name), None if pd.isna(rows) else int(rows))
+            for name, rows in zip(overview["name"], overview["unindexed_rows"], strict=True)
+        )
+    )
+
+
 def lagging_indexes(overview: pd.DataFrame) -> pd.DataFrame:
     """Indexes that lag behind the data (unindexed rows > 0)."""
     if overview.empty:

@@ -329,3 +329,36 @@ def test_glance_judges_the_crafted_table_as_table_health_does_without_listing_ve
     declared = ["a", "d"]
     ns.declare_table(DeclareTableRequest(id=declared))
     assert ts.read_stats(ns, declared, ts.VersionMemo()).verdict == "declared only"
+
+
+def test_health_takes_the_unindexed_rows_of_an_overview_of_the_same_version(
+    ns, monkeypatch
+) -> None:
+    """The Indexes page hands the health its index overview's unindexed rows (both of the
+    latest version): the same health; over REST, without an index request of its own (the
+    local health reads its figures from the manifest and ignores them)."""
+    from backend.services import index_overview as ixs
+
+    path, _ = craft(ns)
+    overview = ixs.index_overview(ns, T, version=lance.dataset(str(path)).version)
+    given = ixs.unindexed_by_name(overview)
+    assert given == (
+        ("id_idx", lance.dataset(str(path)).stats.index_stats("id_idx")["num_unindexed_rows"]),
+    )
+    assert given == (("id_idx", 200),)
+    asked: list[str] = []
+    for name in ("list_table_indices", "describe_table_index_stats"):
+        real = getattr(ns, name)
+        monkeypatch.setattr(
+            ns, name, lambda req, real=real, name=name: asked.append(name) or real(req)
+        )
+    got = hs.table_health(ns, T, unindexed_rows=given)
+    if capabilities(ns).kind == "rest":
+        assert asked == []
+        # what is given is what the health says, its verdict judged on it
+        fewer = hs.table_health(ns, T, unindexed_rows=(("id_idx", 0),))
+        assert fewer.unindexed_rows == {"id_idx": 0}
+        assert "optimize" not in [a.kind for a in fewer.actions if a.recommended]
+    monkeypatch.undo()
+    assert got == hs.table_health(ns, T)
+    assert got.unindexed_rows == {"id_idx": 200}

@@ -777,3 +777,50 @@ def test_a_table_without_indexes_can_be_compacted(docs_ns, ui_env, make_app) -> 
     assert len(lance.dataset(location).get_fragments()) == 1
     shown = " ".join(a for run in shown_runs for a in run)
     assert f"3 fragments → 1 fragment, {human_bytes(size)} → " in shown, shown
+
+
+def health_figures(at) -> dict[str, str]:
+    (frame,) = [d.value for d in at.dataframe if list(d.value.columns) == ["figure", "value"]]
+    return dict(zip(frame["figure"], frame["value"], strict=True))
+
+
+def test_over_rest_the_health_read_again_sends_no_index_stats(
+    docs_ns, ui_env: Path, monkeypatch, make_app
+) -> None:
+    """Over REST the health takes each index's unindexed rows from the index table of the same
+    version (read once, kept five minutes): read again a minute later, it sends GetTableStats
+    and no DescribeTableIndexStats; its unindexed rows are those of the table."""
+    import lance
+
+    from components import cache
+    from tests.ui.conftest import rest_target_rewritten
+
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    create_index(docs_ns, "text", "FTS", "words")
+    # the table grows past its indexes: 20 unindexed rows in each
+    location = local_path(docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location)
+    lance.write_dataset(docs_table(20, start=ROWS), str(location), mode="append")
+    routes: list[str] = []
+
+    def seen(route: str, answer: dict) -> dict:
+        routes.append(route)
+        return answer
+
+    with rest_target_rewritten(ui_env, monkeypatch, {"/stats": seen}):
+        at = make_app("indexes", query_params=QP)
+        assert_no_exception(at)
+        grid = next(d.value for d in at.dataframe if "unindexed_rows" in d.value.columns)
+        assert dict(zip(grid["name"], grid["unindexed_rows"], strict=True)) == {
+            "by_id": 20,
+            "words": 20,
+        }
+        assert health_figures(at)["Unindexed rows"] == "20 in each of its 2 indexes"
+        # a minute later: the health's read has expired, the index table's has not
+        real = time.monotonic
+        monkeypatch.setattr(cache.time, "monotonic", lambda: real() + 61)
+        routes.clear()
+        at.run()
+        assert_no_exception(at)
+        assert "/v1/table/sales%24docs/stats" in routes  # the health was read again
+        assert [r for r in routes if "/index/" in r] == []
+        assert health_figures(at)["Unindexed rows"] == "20 in each of its 2 indexes"
