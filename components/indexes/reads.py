@@ -26,6 +26,9 @@ def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFram
     the history up to that same version, so the table and the charts show the same indexes."""
     if branch == MAIN:
         version = latest_version(table_id, fresh=True)
+        stamp = vsv.version_stamp(get_namespace(), table_id)
+        if stamp is not None:
+            return _overview_stamped(table_id, version, stamp)
     else:
         version = vsv.latest_version(on_branch(get_namespace(), branch), list(table_id))
     return _overview_at(table_id, version, branch)
@@ -35,7 +38,19 @@ def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFram
 def _overview_at(
     ns: Any, table_id: tuple[str, ...], version: int | None, branch: str
 ) -> pd.DataFrame:
+    """Keyed by the version number alone, which does not name a table's state for good (a
+    table dropped and made again, a branch made again): kept five minutes."""
     return ixs.index_overview(on_branch(ns, branch), list(table_id), version=version)
+
+
+@cached(lambda table_id, version, stamp: table_scope(table_id), ttl=3600, max_entries=64)
+def _overview_stamped(
+    ns: Any, table_id: tuple[str, ...], version: int | None, stamp: Any
+) -> pd.DataFrame:
+    """Keyed by the version and the backend's stamp of the table's versions as well (the local
+    backend's ``_versions`` directory), which a table made again does not share: an
+    overview of one version that never changes, kept an hour."""
+    return ixs.index_overview(ns, list(table_id), version=version)
 
 
 @cached(lambda table_id, branch=MAIN: table_scope(table_id))

@@ -824,3 +824,41 @@ def test_over_rest_the_health_read_again_sends_no_index_stats(
         assert "/v1/table/sales%24docs/stats" in routes  # the health was read again
         assert [r for r in routes if "/index/" in r] == []
         assert health_figures(at)["Unindexed rows"] == "20 in each of its 2 indexes"
+
+
+def test_the_index_table_of_a_version_is_read_once_and_a_commit_reads_it_anew(
+    docs_ns, monkeypatch, make_app
+) -> None:
+    """Locally the index table is kept by the version and the stamp of the table's versions:
+    read once, not again five minutes later; a commit from another process is read at once."""
+    import lance
+
+    from components import cache
+
+    create_index(docs_ns, "id", "BTREE", "by_id")
+    reads: list[int | None] = []
+    real_overview = ixs.index_overview
+
+    def counted(ns, table_id, *, version=None):
+        reads.append(version)
+        return real_overview(ns, table_id, version=version)
+
+    monkeypatch.setattr(ixs, "index_overview", counted)
+    location = local_path(docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location)
+    latest = lance.dataset(str(location)).version
+    # a table last changed a minute ago (a directory changed in the last seconds gives no stamp)
+    minute_ago = time.time_ns() - 60 * 10**9
+    os.utime(location / "_versions", ns=(minute_ago, minute_ago))
+    at = make_app("indexes", query_params=QP)
+    assert_no_exception(at)
+    assert reads == [latest]
+    real_clock = time.monotonic
+    monkeypatch.setattr(cache.time, "monotonic", lambda: real_clock() + 301)
+    at.run()
+    assert_no_exception(at)
+    assert reads == [latest]  # five minutes on: the same version, not read again
+    lance.write_dataset(docs_table(20, start=ROWS), str(location), mode="append")
+    at.run()
+    assert reads == [latest, latest + 1]
+    grid = next(d.value for d in at.dataframe if "unindexed_rows" in d.value.columns)
+    assert grid.set_index("name").loc["by_id", "unindexed_rows"] == 20
