@@ -30,9 +30,8 @@ def existing_vector_indexes(overview: pd.DataFrame | None) -> dict[str, list[dic
     out: dict[str, list[dict[str, Any]]] = {}
     if overview is None or overview.empty:
         return out
-    for row in overview.itertuples():
-        if rules.normalize_index_type(str(row.type or "")) not in rules.VECTOR_INDEX_TYPES:
-            continue
+    # the overview's types are the console's names already (``index_overview``)
+    for row in overview[overview["type"].isin(rules.VECTOR_INDEX_TYPES)].itertuples():
         distance = row.distance_type if isinstance(row.distance_type, str) else None
         for column in [c.strip() for c in str(row.columns or "").split(",") if c.strip()]:
             out.setdefault(column, []).append(
