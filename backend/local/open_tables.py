@@ -277,12 +277,28 @@ class OpenTables:
         return table
 
     def table(self, table_id: Sequence[str], version: int | None = None) -> OpenTable:
-        """The table at ``version`` (``None``: its latest version), open."""
+        """The table at ``version`` (``None``: its latest version), open. A read that fails is
+        tried once more with what was kept of this table and the catalog's handle forgotten
+        (:meth:`_forget`); the other tables stay open (a declared table, which has no data to
+        open, fails every time it is read)."""
         try:
             return self._table(table_id, version)
         except (ValueError, OSError):
-            self.clear()
+            self._forget(table_id)
             return self._table(table_id, version)
+
+    def _forget(self, table_id: Sequence[str]) -> None:
+        """Forget the location and the open dataset kept for ``table_id`` and the catalog's
+        open handle (opened again at its latest version by the next check, which compares
+        its version as ever)."""
+        key = tuple(table_id)
+        with self._lock:
+            location = self._locations.pop(key, None)
+            self._kept.pop(key, None)
+            if location is not None:
+                self._tables.pop(location, None)
+            self._catalog = None
+        self._operation.checked = None  # this thread's operation checks the catalog again
 
     def dataset(self, table_id: Sequence[str], version: int | None = None) -> lance.LanceDataset:
         """The table's dataset at ``version`` (``None``: its latest version)."""

@@ -560,3 +560,31 @@ def test_whole_numbers_are_read_as_typed(typed: str, value, problem) -> None:
 
     low, high = query_rules.RANGES["k"]
     assert numbers.whole_number("k", typed, low, high) == (value, problem)
+
+
+def test_a_read_of_a_declared_table_leaves_the_other_tables_open(
+    local_root: Path, monkeypatch
+) -> None:
+    """A declared table has no data to open: its read fails each time (the detailed describe
+    reports it as declared). The tables kept open stay open: the next query of another table
+    opens nothing of it again (on an object store an open costs requests)."""
+    from lance_namespace import DeclareTableRequest, DescribeTableRequest
+
+    ns = backend.connect(str(local_root))
+    ns.create_namespace(CreateNamespaceRequest(id=NS))
+    create_table(ns, T, make_table(3))
+    declared = [*NS, "later"]
+    ns.declare_table(DeclareTableRequest(id=declared))
+    assert _ids(ns, T) == [0, 1, 2]  # T open
+    tables = ns._open_tables
+    opened: list[str] = []
+    real_open = tables._open
+    monkeypatch.setattr(
+        tables, "_open", lambda location: opened.append(location) or real_open(location)
+    )
+    described = ns.describe_table(DescribeTableRequest(id=declared, load_detailed_metadata=True))
+    assert described.version is None  # declared: no version
+    location = str(table_location(ns, T))
+    assert _ids(ns, T) == [0, 1, 2]
+    assert opened  # the declared table's open was tried
+    assert not [o for o in opened if o.rstrip("/").endswith(Path(location).name)]
