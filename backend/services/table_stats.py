@@ -255,6 +255,7 @@ class StatsFill:
         self._max_age = max_age
         self._clock = clock
         self._lock = threading.Lock()
+        self._filled = threading.Condition(self._lock)  # notified as each figure comes in
         self._known: dict[TableId, _Entry] = {}
         self._queue: deque[tuple[TableId, Hashable]] = deque()
         self._queued: set[TableId] = set()
@@ -306,6 +307,20 @@ class StatsFill:
         with self._lock:
             return [tid for tid, generation in wanted if _behind(self._known.get(tid), generation)]
 
+    def settle(self, wanted: Iterable[tuple[TableId, Hashable]], timeout: float) -> list[TableId]:
+        """Wait up to ``timeout`` seconds (of the monotonic clock) for the figures of
+        ``wanted`` to be read under their generations (queued by :meth:`lookup` before);
+        returns those still behind."""
+        pairs = list(wanted)
+        deadline = time.monotonic() + timeout
+        with self._filled:
+            while True:
+                late = [tid for tid, gen in pairs if _behind(self._known.get(tid), gen)]
+                left = deadline - time.monotonic()
+                if not late or left <= 0:
+                    return late
+                self._filled.wait(left)
+
     def missing(self, table_ids: Iterable[TableId]) -> list[TableId]:
         """Those of ``table_ids`` never read yet."""
         with self._lock:
@@ -337,6 +352,7 @@ class StatsFill:
                 self._known[tid] = _Entry(stats, generation, self._clock())
                 if not any(item[0] == tid for item in self._queue):
                     self._queued.discard(tid)
+                self._filled.notify_all()
 
 
 # The list's columns (after the name) and what each sorts by.

@@ -49,13 +49,27 @@ def _wanted(path: Sequence[str], names: Sequence[str]) -> list[tuple[tuple[str, 
     return [((*path, n), epoch(conn, table_scope((*path, n)))) for n in names]
 
 
+SETTLE_FEW = 3  # at most this many figures behind: the page waits a moment for them
+SETTLE_S = 0.2  # how long it waits (then draws them as pending, as for more)
+
+
 def table_stats(
     path: Sequence[str], names: Sequence[str]
 ) -> tuple[dict[str, tstats.TableStats | None], list[str]]:
     """The figures known of ``names`` in ``path`` (``None``: never read) and the names being
     read: not read yet, or read before the table's last write (whose old figures are
-    returned meanwhile); those are queued (in the order given)."""
-    known, behind = stats_fill().lookup_behind(_wanted(path, names))
+    returned meanwhile); those are queued (in the order given). When only a few are behind
+    (a table just written, declared, created), their reads are waited for, up to
+    :data:`SETTLE_S`: the page is drawn once with their figures rather than drawn with them
+    pending and again when they come in."""
+    fill = stats_fill()
+    wanted = _wanted(path, names)
+    known, behind = fill.lookup_behind(wanted)
+    if behind and len(behind) <= SETTLE_FEW:
+        generations = dict(wanted)
+        late = fill.settle([(tid, generations[tid]) for tid in behind], SETTLE_S)
+        if len(late) < len(behind):
+            known, behind = fill.lookup_behind(wanted)
     return {tid[-1]: value for tid, value in known.items()}, [tid[-1] for tid in behind]
 
 

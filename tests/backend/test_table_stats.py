@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import lance
@@ -142,6 +143,29 @@ def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> Non
     fill.lookup([(("n", "yy"), 0)])
     assert fill.wait(10) and len(reads) == 4
     assert fill.missing([("n", "x"), ("n", "zzz")]) == [("n", "zzz")]
+
+
+def test_settle_waits_for_the_figures_asked_and_no_longer_than_told() -> None:
+    """``settle``: back as soon as the figures asked for are read under their generations
+    (not waiting for the rest of the queue); those still behind after the timeout."""
+    gate = threading.Event()
+
+    def read(tid: tuple[str, ...]) -> ts.TableStats:
+        if tid[-1] == "slow":
+            gate.wait(5)
+        return ts.TableStats(rows=len(tid[-1]))
+
+    fill = ts.StatsFill(read)
+    quick, slow = (("n", "ab"), 0), (("n", "slow"), 0)
+    fill.lookup([quick, slow])
+    assert fill.settle([quick], timeout=5) == []
+    assert fill.lookup([quick])[("n", "ab")].rows == 2  # type: ignore[union-attr]
+    started = time.monotonic()
+    assert fill.settle([slow, quick], timeout=0.2) == [("n", "slow")]
+    assert 0.2 <= time.monotonic() - started < 4  # the timeout, not the slow read
+    assert fill.settle([(("n", "ab"), 1)], timeout=0) == [("n", "ab")]  # another generation
+    gate.set()
+    assert fill.settle([slow], timeout=5) == []
 
 
 def test_figures_a_rest_server_does_not_give_are_not_known(rest_server) -> None:

@@ -251,3 +251,29 @@ def test_sort_by_health_worst_first(make_app, ui_env: Path) -> None:
     at.selectbox(key="tables.sort").set_value("health:desc").run()
     assert list(filled(at)["table"]) == ["tidy", "bumpy", "worn", "later"]
     assert_no_exception(at)
+
+
+def test_a_declared_table_is_listed_with_its_figures_in_one_run(make_app, monkeypatch) -> None:
+    """After a declare the list's new row is drawn with its figures ("declared only"): the
+    page waits a moment for the few figures behind rather than drawing them pending and
+    running again once they are in (the page ran twice for the click)."""
+    from app import nav
+    from components.tables import grid
+    from tests.ui.test_tables_page import open_dialog
+
+    monkeypatch.setattr(grid, "SETTLE_S", 10.0)  # the mechanism, not this machine's speed
+    at = make_app(query_params={"ns": "sales"})
+    filled(at)
+    open_dialog(at, "declare")
+    at.text_input(key="tables.declare0.name").input("fresh")
+    runs: list[int] = []
+    real = nav.render_frame
+    monkeypatch.setattr(nav, "render_frame", lambda pages: runs.append(1) or real(pages))
+    at.button(key="FormSubmitter:tables.declare0-Declare table").click().run()
+    assert_no_exception(at)
+    assert "Declared table sales › fresh." in texts(at)
+    frame = table_grid(at).value.set_index("table")
+    assert frame.loc["fresh", "state"] == frame.loc["fresh", "health"] == "declared only"
+    assert "pending" not in set(frame["state"])
+    assert "Reading the figures" not in texts(at)
+    assert len(runs) == 1
