@@ -14,7 +14,7 @@ from backend.services import index_overview as ixs
 from backend.services import versions as vsv
 from components.cache import cached, table_scope
 from components.session import get_namespace
-from components.versions.reads import latest_version
+from components.versions.reads import latest_and_stamp
 
 
 def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFrame:
@@ -25,8 +25,7 @@ def index_overview(table_id: tuple[str, ...], branch: str = MAIN) -> pd.DataFram
     the cache. The version read is ``df.attrs["version"]``: :func:`render_statistics` charts
     the history up to that same version, so the table and the charts show the same indexes."""
     if branch == MAIN:
-        version = latest_version(table_id, fresh=True)
-        stamp = vsv.version_stamp(get_namespace(), table_id)
+        version, stamp = latest_and_stamp(table_id, fresh=True)
         if stamp is not None:
             return _overview_stamped(table_id, version, stamp)
     else:

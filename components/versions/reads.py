@@ -35,13 +35,21 @@ def latest_version(table_id: tuple[str, ...], *, fresh: bool = False) -> int | N
     versions changes (the local backend: its ``_versions`` directory, a ``stat``); without a
     stamp, a few seconds fresh (one DescribeTable), or read now with ``fresh`` (a commit from
     anywhere is seen at once)."""
+    return latest_and_stamp(table_id, fresh=fresh)[0]
+
+
+def latest_and_stamp(table_id: tuple[str, ...], *, fresh: bool = False) -> tuple[int | None, Any]:
+    """:func:`latest_version` and the stamp it was read under (``None``: the backend has none
+    for this table now): together they name the table's state, where a version number alone
+    does not for good (a table dropped and made again)."""
     from components.session import get_namespace
 
     ns = get_namespace()
     stamp = vsv.version_stamp(ns, table_id)
     if stamp is None:
-        return vsv.latest_version(ns, list(table_id)) if fresh else _latest_recent(table_id)
-    return _latest_at(table_id, stamp)
+        latest = vsv.latest_version(ns, list(table_id)) if fresh else _latest_recent(table_id)
+        return latest, None
+    return _latest_at(table_id, stamp), stamp
 
 
 @shared(lambda table_id, latest: table_scope(table_id), ttl=600, max_entries=64)
