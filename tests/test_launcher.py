@@ -168,6 +168,8 @@ def test_command_sets_the_projects_streamlit_settings_from_any_folder(
     assert given["client.toolbarMode"] == ["minimal"]
     assert given["browser.gatherUsageStats"] == ["false"]
     assert given["server.headless"] == ["true"]
+    # no full collection after every script run: its cost grows with what the sessions keep
+    assert given["runner.postScriptGC"] == ["false"]
     assert given["client.showErrorDetails"] == [project_config()["client"]["showErrorDetails"]]
     assert given["server.maxUploadSize"] == [str((1 << 30) // (1 << 20))]  # 1 GiB, in MB
     assert given["server.address"] == ["0.0.0.0"] and given["server.port"] == ["8600"]
