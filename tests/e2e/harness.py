@@ -526,11 +526,29 @@ _CONTENT_HEIGHT_JS = """() => {
 _TWO_FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
+# Until no finite animation runs (an expander opening grows its height for some 300 ms; the
+# loading spinners' and skeletons' endless ones are not waited for), at most ``limit`` ms.
+_ANIMATIONS_DONE_JS = """
+async (limit) => {
+  const until = performance.now() + limit;
+  const finite = (a) => a.playState === "running" && a.effect
+    && a.effect.getComputedTiming().iterations !== Infinity;
+  while (document.getAnimations().some(finite) && performance.now() < until) {
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+"""
+SHOT_ANIMATION_MS = 2_000
+
+
 def full_screenshot(page: Page, path: Path) -> Path:
-    """Screenshot of the whole app: Streamlit scrolls inside ``stMain``, not the document, so
-    the viewport is grown to the content's height for the shot, then restored. The content is
-    measured again after each resize (a re-layout can make it taller), at most three times."""
+    """Screenshot of the whole app, once its running animations have ended (an expander shot
+    while it opens shows its content cut): Streamlit scrolls inside ``stMain``, not the
+    document, so the viewport is grown to the content's height for the shot, then restored.
+    The content is measured again after each resize (a re-layout can make it taller), at most
+    three times."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    page.evaluate(_ANIMATIONS_DONE_JS, SHOT_ANIMATION_MS)
     size = page.viewport_size or VIEWPORT
     current = size["height"]
     try:
