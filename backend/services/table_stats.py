@@ -332,13 +332,10 @@ class StatsFill:
             return len(self._queued)
 
     def wait(self, timeout: float = 30.0) -> bool:
-        """Until the queue is empty (``True``) or ``timeout`` seconds passed (``False``)."""
-        deadline = self._clock() + timeout
-        while self.pending():
-            if self._clock() > deadline:
-                return False
-            time.sleep(0.01)
-        return True
+        """Until the queue is empty (``True``) or ``timeout`` seconds (of the monotonic clock)
+        passed (``False``); woken as each figure comes in, as :meth:`settle` is."""
+        with self._filled:
+            return self._filled.wait_for(lambda: not self._queued, timeout)
 
     def _drain(self) -> None:
         while True:
