@@ -154,6 +154,15 @@ class OpenTable:
         return OpenTable(self.ds.checkout_version(latest), self.versions_dir, stamp)
 
 
+class _OpenedFresh(Exception):
+    """A table's open that failed using nothing kept (its location read from the catalog
+    just now, the table opened anew): :meth:`OpenTables.table` does not try it again."""
+
+    def __init__(self, error: ValueError | OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
 class OpenTables:
     def __init__(
         self,
@@ -257,6 +266,7 @@ class OpenTables:
             catalog_version = self._checked_catalog()
             location = self._locations.get(key)
             table = self._tables.get(location) if location is not None else None
+        fresh = location is None
         if location is None:
             location = self._resolve(table_id)
             with self._lock:
@@ -264,7 +274,12 @@ class OpenTables:
                     self._locations[key] = location
                 table = self._tables.get(location)
         if table is None:
-            table = self._open_table(location)
+            try:
+                table = self._open_table(location)
+            except (ValueError, OSError) as err:
+                if fresh:  # the location read just now, the table opened anew: nothing kept
+                    raise _OpenedFresh(err) from err
+                raise
         elif version is None:
             table = table.latest()  # the one check of the table's freshness
         if version is not None and table.version != version:
@@ -277,12 +292,15 @@ class OpenTables:
         return table
 
     def table(self, table_id: Sequence[str], version: int | None = None) -> OpenTable:
-        """The table at ``version`` (``None``: its latest version), open. A read that fails is
-        tried once more with what was kept of this table and the catalog's handle forgotten
-        (:meth:`_forget`); the other tables stay open (a declared table, which has no data to
-        open, fails every time it is read)."""
+        """The table at ``version`` (``None``: its latest version), open. A read that fails
+        using what was kept of this table (its location, its open dataset) or the catalog's
+        handle is tried once more with those forgotten (:meth:`_forget`); the other tables stay
+        open. One that failed with nothing kept is not tried again: a declared table, which
+        has no data to open, fails every time it is read, once per read."""
         try:
             return self._table(table_id, version)
+        except _OpenedFresh as fresh:
+            raise fresh.error from fresh.error.__cause__  # tried again it would do the same
         except (ValueError, OSError):
             self._forget(table_id)
             return self._table(table_id, version)
