@@ -321,11 +321,6 @@ class StatsFill:
                     return late
                 self._filled.wait(left)
 
-    def missing(self, table_ids: Iterable[TableId]) -> list[TableId]:
-        """Those of ``table_ids`` never read yet."""
-        with self._lock:
-            return [tid for tid in table_ids if tid not in self._known]
-
     def pending(self) -> int:
         """How many tables are queued (or being read)."""
         with self._lock:

@@ -142,7 +142,7 @@ def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> Non
     now[0] = 61.0  # too old: read again
     fill.lookup([(("n", "yy"), 0)])
     assert fill.wait(10) and len(reads) == 4
-    assert fill.missing([("n", "x"), ("n", "zzz")]) == [("n", "zzz")]
+    assert fill.behind([(("n", "x"), 1), (("n", "zzz"), 0)]) == [("n", "zzz")]  # never read
 
 
 def test_settle_waits_for_the_figures_asked_and_no_longer_than_told() -> None:

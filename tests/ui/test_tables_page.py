@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -161,10 +160,7 @@ def figures_held(monkeypatch) -> Iterator[Callable[[Callable[[Any], bool]], thre
         pick = draw(*args, **kwargs)
         if hold_until and hold_until[0](pick):  # this run: the figures come in now
             release.set()
-            tables = [("sales", n) for n in ("customers", "orders", "pending")]
-            deadline = time.monotonic() + 30
-            while grid.stats_fill().missing(tables) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            grid.stats_fill().wait(30)
         return pick
 
     def hold(when: Callable[[Any], bool]) -> threading.Event:
