@@ -155,8 +155,9 @@ class OpenTable:
 
 
 class _OpenedFresh(Exception):
-    """A table's open that failed using nothing kept (its location read from the catalog
-    just now, the table opened anew): :meth:`OpenTables.table` does not try it again."""
+    """A table's open that failed at the location the catalog gives now, with no open
+    dataset kept (the table opened anew): :meth:`OpenTables.table` does not try it again,
+    which would do the same."""
 
     def __init__(self, error: ValueError | OSError):
         super().__init__(str(error))
@@ -277,9 +278,11 @@ class OpenTables:
             try:
                 table = self._open_table(location)
             except (ValueError, OSError) as err:
-                if fresh:  # the location read just now, the table opened anew: nothing kept
-                    raise _OpenedFresh(err) from err
-                raise
+                if not fresh:  # a kept location: is it still the one the catalog gives?
+                    self._forget(table_id)
+                    if self._resolve(table_id) != location:
+                        raise  # no: tried again at the new one
+                raise _OpenedFresh(err) from None
         elif version is None:
             table = table.latest()  # the one check of the table's freshness
         if version is not None and table.version != version:
@@ -293,17 +296,22 @@ class OpenTables:
 
     def table(self, table_id: Sequence[str], version: int | None = None) -> OpenTable:
         """The table at ``version`` (``None``: its latest version), open. A read that fails
-        using what was kept of this table (its location, its open dataset) or the catalog's
-        handle is tried once more with those forgotten (:meth:`_forget`); the other tables stay
-        open. One that failed with nothing kept is not tried again: a declared table, which
-        has no data to open, fails every time it is read, once per read."""
-        try:
-            return self._table(table_id, version)
-        except _OpenedFresh as fresh:
-            raise fresh.error from fresh.error.__cause__  # tried again it would do the same
-        except (ValueError, OSError):
-            self._forget(table_id)
-            return self._table(table_id, version)
+        using what was kept of this table (a location the catalog no longer gives, its open
+        dataset) or the catalog's handle is tried once more with those forgotten
+        (:meth:`_forget`); the other tables stay open. An open that failed at the location the
+        catalog gives now is not tried again: a declared table, which has no data to open,
+        is opened once per read."""
+        for retry in (False, True):
+            try:
+                return self._table(table_id, version)
+            except _OpenedFresh as fresh:
+                error = fresh.error  # tried again it would do the same
+                break
+            except (ValueError, OSError):
+                if retry:
+                    raise
+                self._forget(table_id)
+        raise error  # outside the handler: the open's own error, as it was raised
 
     def _forget(self, table_id: Sequence[str]) -> None:
         """Forget the location and the open dataset kept for ``table_id`` and the catalog's

@@ -566,8 +566,9 @@ def test_a_read_of_a_declared_table_leaves_the_other_tables_open(
     local_root: Path, monkeypatch
 ) -> None:
     """A declared table has no data to open: its read fails each time (the detailed describe
-    reports it as declared). The tables kept open stay open: the next query of another table
-    opens nothing of it again (on an object store an open costs requests)."""
+    reports it as declared), after one open per read. The tables kept open stay open: the
+    next query of another table opens nothing of it again (on an object store an open costs
+    requests)."""
     from lance_namespace import DeclareTableRequest, DescribeTableRequest
 
     ns = backend.connect(str(local_root))
@@ -582,12 +583,36 @@ def test_a_read_of_a_declared_table_leaves_the_other_tables_open(
     monkeypatch.setattr(
         tables, "_open", lambda location: opened.append(location) or real_open(location)
     )
-    described = ns.describe_table(DescribeTableRequest(id=declared, load_detailed_metadata=True))
-    assert described.version is None  # declared: no version
+    for _ in range(2):  # the second read with the declared table's location kept
+        described = ns.describe_table(
+            DescribeTableRequest(id=declared, load_detailed_metadata=True)
+        )
+        assert described.version is None  # declared: no version
     location = str(table_location(ns, T))
     assert _ids(ns, T) == [0, 1, 2]
     later = Path(table_location(ns, declared)).name
-    # the declared table's open tried once: with its location read just now, a second try
-    # would do the same
-    assert len([o for o in opened if o.rstrip("/").endswith(later)]) == 1
+    # the declared table's open tried once per read: at the location the catalog gives, a
+    # second try would do the same
+    assert len([o for o in opened if o.rstrip("/").endswith(later)]) == 2
     assert not [o for o in opened if o.rstrip("/").endswith(Path(location).name)]
+
+
+def test_a_kept_location_the_catalog_no_longer_gives_is_tried_again(local_root: Path) -> None:
+    """Within one operation the catalog is checked once, so a table dropped and made again
+    by another process meanwhile is looked for at its old, kept location: that open fails,
+    and the table is opened again at the location the catalog gives now."""
+    from lance_namespace import DropTableRequest
+
+    ns = backend.connect(str(local_root))
+    ns.create_namespace(CreateNamespaceRequest(id=NS))
+    create_table(ns, T, make_table(3))
+    tables = ns._open_tables
+    with tables.one_read():
+        old = tables.table(T).ds.uri  # location kept, catalog checked for the operation
+        tables._tables.clear()  # the open dataset given up (as beyond MAX_OPEN): the location stays
+        other = backend.connect(str(local_root))  # another process's writes
+        other.drop_table(DropTableRequest(id=T))
+        create_table(other, T, make_table(5))
+        again = tables.table(T)
+    assert again.ds.uri != old
+    assert again.ds.count_rows() == 5
