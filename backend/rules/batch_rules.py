@@ -330,10 +330,16 @@ def _check_create(op: Op, s: _Sim, problem: Any) -> list[Problem]:
             f"version {version} is already created by operation {s.created[version] + 1}"
         )
     latest = max(s.versions) if s.versions else 0
+    if version <= latest:  # a write since the version was staged, or a wrong number
+        return problem(
+            f"version {version} is taken: the table is at version {latest}, so the next is "
+            f"{latest + 1}",
+            ErrorCode.CONCURRENT_MODIFICATION,
+        )
     if version != latest + 1:
         return problem(
-            f"version {version} is not the next version: the latest is {latest}, so the next "
-            f"is {latest + 1}",
+            f"version {version} is not the next version: the table is at version {latest}, so "
+            f"the next is {latest + 1}",
             ErrorCode.CONCURRENT_MODIFICATION,
         )
     s.versions.add(version)

@@ -894,6 +894,7 @@ def _batch_shape() -> None:
         "version-equal-to-latest",
         lambda e: commit_checked(e.ns, make_batch(op_version(T0, e.sb.staged, version=3))),
         expected=ConcurrentModificationError,
+        match="version 3 is taken: the table is at version 3, so the next is 4",
         after=latest_is(T0, 3),
     )
     case(

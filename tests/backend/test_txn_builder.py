@@ -254,8 +254,8 @@ def test_validate_problems(ns_a: LanceNamespace) -> None:
     assert by_index[1].code.name == "NAMESPACE_NOT_FOUND"
     assert "the table does not exist" in messages(problems, 2)
     assert by_index[2].code.name == "TABLE_NOT_FOUND"
-    assert "not the next version" in messages(problems, 3) and "latest is 3" in messages(
-        problems, 3
+    assert "version 7 is not the next version: the table is at version 3, so the next is 4" in (
+        messages(problems, 3)
     )
     assert by_index[3].code.name == "CONCURRENT_MODIFICATION"
     assert messages(problems, 4) == ""
@@ -568,7 +568,7 @@ def test_batch_commit_with_staged_version_local(local_ns: LanceNamespace) -> Non
     assert txsv.describe_transaction(local_ns, txn).properties["ticket"] == "OPS-1"
     # a second batch against the new state validates against it
     again = tb.validate(local_ns, [tb.create_version_op(tid("t"), 4, "/m")])
-    assert "latest is 4" in messages(again)
+    assert "version 4 is taken: the table is at version 4, so the next is 5" in messages(again)
     # and the versions service sees the same latest version
     assert latest_version(local_ns, tid("t")) == 4
 
