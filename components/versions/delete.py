@@ -128,10 +128,7 @@ def render_delete_form(
             )
         st.text_input("Versions to delete", key=f"{key_prefix}.ranges")
         if tags:
-            st.checkbox(
-                f"{DELETE_TAGS_LABEL} (of {version_ranges.describe_tags(tags)})",
-                key=f"{key_prefix}.tags",
-            )
+            st.checkbox(DELETE_TAGS_LABEL, key=f"{key_prefix}.tags")  # the caption names them
         render_typed_confirmation(
             table, key_prefix=key_prefix, label=f"Type the table name {table} to confirm"
         )
