@@ -380,7 +380,9 @@ class ColdFirstReads:
     vector with the same fields): what an engine pays to read an index's partitions, or a
     server its copy of the table, before they are cached. Every other call goes through."""
 
-    COLD_S = 0.04
+    # several times a warm search on a loaded machine (a warm REST search took 41 ms while
+    # other suites ran beside this one): warm and cold are told apart by far
+    COLD_S = 0.15
 
     def __init__(self, inner: LanceNamespace) -> None:
         self._inner = inner
@@ -411,12 +413,12 @@ def test_latencies_are_timed_warm_whatever_goes_first(flat_table: LanceNamespace
     slower for going first (the sweep's cheapest would be picked by the order)."""
     cold_ms = ColdFirstReads.COLD_S * 1000
     frame = sweep(
-        ColdFirstReads(flat_table), T, column="vec", k=5, sample=6, grid={"nprobes": [1, 4]}
+        ColdFirstReads(flat_table), T, column="vec", k=5, sample=3, grid={"nprobes": [1, 4]}
     )
     assert (frame["p95_ms"] < cold_ms).all(), frame[["nprobes", "p50_ms", "p95_ms"]]
-    measured = recall(ColdFirstReads(flat_table), T, column="vec", k=5, sample=6, nprobes=1)
+    measured = recall(ColdFirstReads(flat_table), T, column="vec", k=5, sample=3, nprobes=1)
     assert max(measured.ann_ms) < cold_ms and max(measured.exact_ms) < cold_ms
-    assert len(measured.ann_ms) == len(measured.exact_ms) == 6
+    assert len(measured.ann_ms) == len(measured.exact_ms) == 3
 
 
 def test_sweep_grid_is_checked(flat_table: LanceNamespace) -> None:
