@@ -154,7 +154,7 @@ class OpenTable:
         return OpenTable(self.ds.checkout_version(latest), self.versions_dir, stamp)
 
 
-class _OpenedFresh(Exception):
+class _NoRetry(Exception):
     """A table's open that failed at the location the catalog gives now, with no open
     dataset kept (the table opened anew): :meth:`OpenTables.table` does not try it again,
     which would do the same."""
@@ -282,7 +282,7 @@ class OpenTables:
                     self._forget(table_id)
                     if self._resolve(table_id) != location:
                         raise  # no: tried again at the new one
-                raise _OpenedFresh(err) from None
+                raise _NoRetry(err) from None
         elif version is None:
             table = table.latest()  # the one check of the table's freshness
         if version is not None and table.version != version:
@@ -304,8 +304,8 @@ class OpenTables:
         for retry in (False, True):
             try:
                 return self._table(table_id, version)
-            except _OpenedFresh as fresh:
-                error = fresh.error  # tried again it would do the same
+            except _NoRetry as failed:
+                error = failed.error  # tried again it would do the same
                 break
             except (ValueError, OSError):
                 if retry:
