@@ -155,9 +155,9 @@ class OpenTable:
 
 
 class _NoRetry(Exception):
-    """A table's open that failed at the location the catalog gives now, with no open
-    dataset kept (the table opened anew): :meth:`OpenTables.table` does not try it again,
-    which would do the same."""
+    """A table's read that failed at the location the catalog gives now (its open, or its
+    checkout of a version it does not have): :meth:`OpenTables.table` does not try it
+    again, which would do the same."""
 
     def __init__(self, error: ValueError | OSError):
         super().__init__(str(error))
@@ -278,15 +278,14 @@ class OpenTables:
             try:
                 table = self._open_table(location)
             except (ValueError, OSError) as err:
-                if not fresh:  # a kept location: is it still the one the catalog gives?
-                    self._forget(table_id)
-                    if self._resolve(table_id) != location:
-                        raise  # no: tried again at the new one
-                raise _NoRetry(err) from None
+                raise self._failed_at(table_id, location, fresh=fresh, error=err) from None
         elif version is None:
             table = table.latest()  # the one check of the table's freshness
         if version is not None and table.version != version:
-            return OpenTable(table.ds.checkout_version(version), table.versions_dir)
+            try:
+                return OpenTable(table.ds.checkout_version(version), table.versions_dir)
+            except (ValueError, OSError) as err:  # a version the table does not have
+                raise self._failed_at(table_id, location, fresh=fresh, error=err) from None
         if version is None:
             with self._lock:
                 if len(self._tables) >= MAX_OPEN and location not in self._tables:
@@ -294,13 +293,27 @@ class OpenTables:
                 self._tables[location] = table
         return table
 
+    def _failed_at(
+        self, table_id: Sequence[str], location: str, *, fresh: bool, error: ValueError | OSError
+    ) -> Exception:
+        """What a read that failed at ``location`` raises: ``error`` itself, for
+        :meth:`table` to try again, when the location was kept and the catalog, read afresh,
+        no longer gives it; else :class:`_NoRetry`, since a second try at the same location
+        would fail the same way (an open, or a checkout of a version the table lacks)."""
+        if not fresh:  # a kept location: is it still the one the catalog gives?
+            self._forget(table_id)
+            if self._resolve(table_id) != location:
+                return error  # no: tried again at the new one
+        return _NoRetry(error)
+
     def table(self, table_id: Sequence[str], version: int | None = None) -> OpenTable:
         """The table at ``version`` (``None``: its latest version), open. A read that fails
         using what was kept of this table (a location the catalog no longer gives, its open
         dataset) or the catalog's handle is tried once more with those forgotten
-        (:meth:`_forget`); the other tables stay open. An open that failed at the location the
-        catalog gives now is not tried again: a declared table, which has no data to open,
-        is opened once per read."""
+        (:meth:`_forget`); the other tables stay open. An open, or a checkout of a version,
+        that failed at the location the catalog gives now is not tried again: a declared
+        table, which has no data to open, is opened once per read, and a version the table
+        does not have (deleted, or never made) is looked for once."""
         for retry in (False, True):
             try:
                 return self._table(table_id, version)
@@ -311,7 +324,7 @@ class OpenTables:
                 if retry:
                     raise
                 self._forget(table_id)
-        raise error  # outside the handler: the open's own error, as it was raised
+        raise error  # outside the handler: the read's own error, as it was raised
 
     def _forget(self, table_id: Sequence[str]) -> None:
         """Forget the location and the open dataset kept for ``table_id`` and the catalog's

@@ -616,3 +616,33 @@ def test_a_kept_location_the_catalog_no_longer_gives_is_tried_again(local_root: 
         again = tables.table(T)
     assert again.ds.uri != old
     assert again.ds.count_rows() == 5
+
+
+def test_a_version_the_table_does_not_have_is_looked_for_once(
+    local_root: Path, monkeypatch
+) -> None:
+    """A read of a version the table lacks fails where the catalog says the table is: not
+    tried again with everything forgotten and the table opened anew (on an object store an
+    open costs requests), whether the table was open (its location kept) or not. The
+    error is lance's own, as before, and the latest version reads as ever after it."""
+    ns = backend.connect(str(local_root))
+    ns.create_namespace(CreateNamespaceRequest(id=NS))
+    create_table(ns, T, make_table(3))
+    tables = ns._open_tables
+    opened: list[str] = []
+    real_open = tables._open
+    monkeypatch.setattr(
+        tables, "_open", lambda location: opened.append(location) or real_open(location)
+    )
+    name = Path(table_location(ns, T)).name
+    for warm in (False, True):  # cold: nothing kept; warm: the table open, its location kept
+        if not warm:
+            tables.clear()
+        else:
+            assert tables.table(T).version == 1
+        opened.clear()
+        with pytest.raises(OSError, match="99.manifest was not found"):
+            tables.table(T, 99)
+        table_opens = [o for o in opened if o.rstrip("/").endswith(name)]
+        assert len(table_opens) == (0 if warm else 1), opened
+    assert tables.table(T).ds.count_rows() == 3
