@@ -48,6 +48,12 @@ def branches_scope(table_id: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     return ("branches", tuple(table_id))
 
 
+def tags_scope(table_id: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The reads of a table's tags: forgotten by every write of the table but one that says
+    it leaves them (``Write.leaves_tags``: rows written, a restore, old versions cleaned up)."""
+    return ("tags", tuple(table_id))
+
+
 def epoch(conn: str, scope: Scope) -> int:
     with _LOCK:
         return _EPOCHS.get((conn, scope), 0) + _EPOCHS.get((conn, "*"), 0)
@@ -69,14 +75,18 @@ def invalidate_tables(
     catalog: bool = False,
     namespaces: bool = True,
     branches: bool = True,
+    tags: bool = True,
 ) -> None:
     """After a write touching ``table_ids`` (and the listings, when ``catalog``: the
     namespaces' own listings too, unless ``namespaces`` is false, a write that creates, drops
     or moves tables only). Their branches' reads too, unless ``branches`` is false: a write
-    on main only (a version, a tag, rows of main), which changes no branch."""
+    on main only (a version, a tag, rows of main), which changes no branch; their tags, unless
+    ``tags`` is false: a write that changes no tag."""
     scopes: list[Scope] = [table_scope(t) for t in table_ids]
     if branches:
         scopes += [branches_scope(t) for t in table_ids]
+    if tags:
+        scopes += [tags_scope(t) for t in table_ids]
     if catalog:
         scopes.append(CATALOG)
         if namespaces:

@@ -44,6 +44,7 @@ def update_write(ns: Any, table_id: Sequence[str], ask: RowsUpdate) -> Write:
         rsv.update_rows, (ns, list(table_id), dict(ask.updates), ask.filter), "Updating rows",
         lambda done: f"{done} ({ids.display_id(table_id)})",
         kwargs={"expected_count": ask.expected_count, "all_rows": ask.all_rows},
+        leaves_tags=True,
     )  # fmt: skip
 
 
@@ -144,6 +145,7 @@ def upsert_write(ns: Any, table_id: Sequence[str], ask: Upsert) -> Write:
     return Write(
         rsv.merge_insert, (ns, list(table_id), ask.data), "Upserting rows",
         lambda done: f"{done} ({ids.display_id(table_id)})", kwargs=ask.kwargs(),
+        leaves_tags=True,
     )  # fmt: skip
 
 

@@ -27,7 +27,7 @@ from backend.services import lifecycle as lc
 from backend.services import restore as restoresv
 from backend.services import tags as tagsv
 from components import feedback, state
-from components.cache import CATALOG, cached, invalidate_tables, table_scope
+from components.cache import CATALOG, cached, invalidate_tables, table_scope, tags_scope
 
 READ_ONLY = "The connection is read-only."
 _log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ _log = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------------
 
 
-@cached(table_scope, ttl=30)
+@cached(tags_scope, ttl=30)
 def _tag_list(ns: Any, table_id: tuple[str, ...]) -> tuple[pd.DataFrame, dict[int, list[str]]]:
     """The table's tags, as :func:`tags` and :func:`tagged` give them (one listing)."""
     frame = tagsv.list_tags(ns, table_id)
@@ -58,7 +58,7 @@ def tagged(table_id: tuple[str, ...]) -> dict[int, list[str]] | None:
         return None
 
 
-@cached(lambda table_id, tag: table_scope(table_id), ttl=30)
+@cached(lambda table_id, tag: tags_scope(table_id), ttl=30)
 def tag_version(ns: Any, table_id: tuple[str, ...], tag: str) -> int:
     return tagsv.tag_version(ns, table_id, tag)
 
@@ -213,6 +213,9 @@ class Write:
     kind: str = "success"  # how the success is said (``feedback.show`` kinds)
     follow: bool = False  # the result is a job (or a list of jobs) this session follows
     body: Callable[[Any], Any] | None = None  # the response shown with the result
+    # changes no tag of the tables it touches (rows written, a restore, a cleanup, a delete of
+    # versions that keeps their tags): their tags are not read again after it
+    leaves_tags: bool = False
 
     def call(self) -> tuple[Any]:
         """The result as a 1-tuple: never ``None`` on success, even for an operation that
@@ -330,7 +333,13 @@ def perform(
     result = done[0]
     tables = write.touched if invalidate is None else invalidate
     if tables:
-        invalidate_tables(tables, catalog=catalog, namespaces=namespaces, branches=branches)
+        invalidate_tables(
+            tables,
+            catalog=catalog,
+            namespaces=namespaces,
+            branches=branches,
+            tags=not write.leaves_tags,
+        )
     if write.follow:
         for job in result if isinstance(result, list) else [result]:
             state.follow_job(job.id)

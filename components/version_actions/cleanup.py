@@ -29,6 +29,7 @@ def cleanup_write(ns: Any, table_id: Sequence[str], plan: lc.CleanupPlan) -> Wri
     return Write(
         lc.run_cleanup, (ns, plan), "Cleaning up",
         lambda done: cleanup_said(done, table_id, plan.policy),
+        leaves_tags=True,  # never a tagged version
     )  # fmt: skip
 
 

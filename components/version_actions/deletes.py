@@ -40,7 +40,7 @@ def delete_versions_write(ns: Any, table_id: Sequence[str], ask: RangeDelete) ->
 
     return Write(
         vsv.delete_versions, (ns, list(table_id), ask.spans), "Deleting versions", said,
-        kwargs={"delete_tags": bool(ask.tags)},
+        kwargs={"delete_tags": bool(ask.tags)}, leaves_tags=not ask.tags,
         snippet=python_snippet("batch_delete_table_versions", ask.request, snippet_connection()),
     )  # fmt: skip
 
@@ -59,7 +59,7 @@ def delete_rows_write(ns: Any, table_id: Sequence[str], ask: RowsDelete) -> Writ
     return Write(
         rsv.delete_rows, (ns, list(table_id), ask.filter), "Deleting rows",
         lambda done: f"{done} ({ids.display_id(table_id)})",
-        kwargs={"expected_count": ask.expected_count},
+        kwargs={"expected_count": ask.expected_count}, leaves_tags=True,
     )  # fmt: skip
 
 

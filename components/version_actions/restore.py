@@ -140,6 +140,7 @@ def restore_write(
         restore, (), f"Restoring v{version}{on}",
         lambda new: f"Restored v{version} of {where}{on} as v{new}, the new latest version"
         + (" of the branch." if branch else "."),
+        leaves_tags=True,
     )  # fmt: skip
 
 

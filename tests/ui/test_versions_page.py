@@ -379,6 +379,38 @@ def test_delete_range_with_its_tags_when_ticked(make_app, ui_env) -> None:
     assert dict(zip(tags["tag"], tags["version"], strict=True)) == {"latest-one": 3}
 
 
+def test_a_delete_that_leaves_the_tags_does_not_list_them_again(
+    make_app, ui_env, monkeypatch
+) -> None:
+    """A delete of untagged versions changes no tag: the page draws the tags it listed
+    before without listing them again; a delete that takes a tag with it lists them again
+    and shows the tag gone."""
+    from backend.services import tags as tagsv
+
+    tagsv.create_tag(backend.connect(str(ui_env)), ["sales", "orders"], "baseline", 2)
+    listings: list[list[str]] = []
+    real = tagsv.list_tags
+    monkeypatch.setattr(
+        tagsv, "list_tags", lambda ns, tid: listings.append(list(tid)) or real(ns, tid)
+    )
+    at = make_app("versions", query_params=ORDERS)
+    open_tab(at, "Delete by range")
+    assert listings == [["sales", "orders"]]
+    delete_form(at, "1", "orders")
+    assert alerts(at, "success") == ["Deleted 1 version of sales › orders."]
+    assert listings == [["sales", "orders"]]  # not listed again
+    assert "Tagged: v2 (baseline)." in texts(at)
+    assert version_grid(at).set_index("version")["tags"].to_dict() == {3: "", 2: "baseline"}
+    widget(at.checkbox, "versions.delete1.", ".tags").check()
+    delete_form(at, "2", "orders", n=1)
+    assert alerts(at, "success") == [
+        "Deleted 1 version of sales › orders together with 1 tag: v2 (baseline)."
+    ]
+    assert len(listings) == 2  # listed again once
+    assert not [t for t in texts(at) if t.startswith("Tagged:")]
+    assert version_grid(at).set_index("version")["tags"].to_dict() == {3: ""}
+
+
 def test_delete_one_version_says_version(make_app, ui_env) -> None:
     at = make_app("versions", query_params=ORDERS)
     delete_form(at, "1", "orders")
