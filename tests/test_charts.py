@@ -243,11 +243,22 @@ def test_timeline_points_and_band() -> None:
     assert points["encoding"]["y"]["axis"]["values"] == [1, 2, 3, 4]
 
 
-def test_version_ticks_are_whole_and_few() -> None:
+def test_version_ticks_are_whole_round_and_few() -> None:
     assert charts.version_ticks(pd.Series([2, 3, 4])) == [2, 3, 4]
+    assert charts.version_ticks(pd.Series([7])) == [7]
     many = charts.version_ticks(pd.Series(range(5, 106)))
-    assert many[0] == 5 and len(many) <= 12
-    assert all(isinstance(v, int) for v in many) and len(set(pd.Series(many).diff().dropna())) == 1
+    assert many == list(range(10, 101, 10))
+    assert all(isinstance(v, int) for v in many)
+    # 100,000 versions: every 10,000th, not every 8,334th from the oldest (1, 8,335, 16,669, …)
+    history = pd.Series(range(1, 100_001))
+    assert charts.version_ticks(history) == list(range(10_000, 100_001, 10_000))
+    axis = charts.version_axis(history)
+    assert (axis["tick0"], axis["dtick"]) == (10_000, 10_000)  # the plotly charts' same ticks
+    for count in (12, 13, 250, 3_001):  # a round step, at most 12 ticks
+        ticks = charts.version_ticks(pd.Series(range(1, count + 1)))
+        step = ticks[1] - ticks[0]
+        assert len(ticks) <= 12 and str(step).rstrip("0") in {"1", "2", "5"}, ticks
+        assert all(t % step == 0 for t in ticks) and ticks[-1] + step > count, ticks
 
 
 # -- the pages draw these figures --------------------------------------------------------------

@@ -234,30 +234,38 @@ def _legend_name(names: list[str]) -> str:
 
 
 def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
-    """A linear x axis of whole table versions: ticks every ``dtick`` (an integer >= 1, so at
-    most about ``max_ticks`` labels) starting at the oldest version, labels without decimals."""
-    low, _, dtick = _version_steps(versions, max_ticks)
+    """A linear x axis of whole table versions: the ticks of :func:`version_ticks` (every
+    ``dtick``, a round whole step, so at most ``max_ticks`` labels), labels without
+    decimals."""
+    _, _, dtick = _version_steps(versions, max_ticks)
     return {
         "title": {"text": "table version"},
         "tickmode": "linear",
-        "tick0": low,
+        "tick0": version_ticks(versions, max_ticks=max_ticks)[0],
         "dtick": dtick,
         "tickformat": "d",
     }
 
 
 def _version_steps(versions: pd.Series, max_ticks: int) -> tuple[int, int, int]:
-    """The oldest and newest versions, and the whole step between version ticks that keeps
-    about ``max_ticks`` of them (never a fraction: there is no version 2.5)."""
+    """The oldest and newest versions, and the step between version ticks: the smallest
+    round one (1, 2 or 5 times a power of ten; never a fraction: there is no version 2.5)
+    that keeps at most ``max_ticks`` of them."""
     values = [int(v) for v in versions.dropna()]
     low, high = (min(values), max(values)) if values else (0, 0)
-    return low, high, max(1, math.ceil((high - low + 1) / max_ticks))
+    least = max(1, math.ceil((high - low + 1) / max_ticks))
+    power = 10 ** (len(str(least)) - 1)
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= least)
+    return low, high, step
 
 
 def version_ticks(versions: pd.Series, *, max_ticks: int = 12) -> list[int]:
-    """Whole version numbers to label on a version axis, from the oldest version on."""
+    """Whole version numbers to label on a version axis: the multiples of the round step
+    between the oldest and the newest version (10,000, 20,000, … rather than 1, 8,335,
+    16,669, …); the oldest alone when no multiple lies between."""
     low, high, step = _version_steps(versions, max_ticks)
-    return list(range(low, high + 1, step))
+    first = -(-low // step) * step  # the first multiple of the step at or above the oldest
+    return list(range(first, high + 1, step)) or [low]
 
 
 RECALL_BINS = 10
