@@ -273,8 +273,10 @@ CATALOG = "__manifest"
 
 
 class CountingTransactions:
-    """A namespace with its DescribeTransaction requests noted (the version each asks about
-    in ``asked``); every other operation is the namespace's own."""
+    """A namespace with the lookups of a version's transaction noted (the version each asks
+    about in ``asked``): its DescribeTransaction requests, and the ``read_transaction`` reads
+    of the datasets it hands out (the local backend's way); every other operation is the
+    namespace's own."""
 
     def __init__(self, ns: Any) -> None:
         self._ns = ns
@@ -285,7 +287,22 @@ class CountingTransactions:
         return self._ns.describe_transaction(request)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._ns, name)
+        value = getattr(self._ns, name)  # a REST namespace opens no dataset: AttributeError
+        if name in ("open_dataset", "branch_dataset"):
+            return lambda *a, **k: self._counted(value(*a, **k))
+        return value
+
+    def _counted(self, ds: Any) -> Any:
+        """``ds`` itself (lance's functions take no stand-in), its ``read_transaction``
+        noting each version it reads."""
+        read = ds.read_transaction
+
+        def counted(version: int) -> Any:
+            self.asked.append(int(version))
+            return read(version)
+
+        ds.read_transaction = counted
+        return ds
 
 
 def sha256_file(path: Path) -> str:

@@ -175,18 +175,30 @@ def version_operations(
     versions: Iterable[int],
     branch: str | None = None,
 ) -> pd.DataFrame:
-    """The transaction behind each version (DescribeTransaction with id = table id +
-    [version]): version, operation, read_version, status, uuid, error. Failures are per row:
-    one unreadable transaction never hides the others. On a branch (not main) the local
-    backend reads each transaction from the branch's own dataset (DescribeTransaction has no
-    branch: it would answer main's version of that number); over REST each row says that it
-    is not available (``error``)."""
+    """The transaction behind each version: version, operation, read_version, status, uuid,
+    error. Failures are per row: one unreadable transaction never hides the others.
+
+    On main the local backend reads each transaction from one open dataset of the table
+    (``read_transaction``); DescribeTransaction (id = table id + [version]) opens the table
+    for each version, some 60 ms apiece on a table of 100,000 versions, where the read
+    takes half a millisecond. The figures are the same (a committed table transaction's
+    status is final and its operation, read version and uuid cannot be altered); a version
+    whose transaction that read does not give, or names no operation of, is described as
+    over REST. On a branch (not main) the local backend reads each transaction from the
+    branch's own dataset (DescribeTransaction has no branch: it would answer main's version
+    of that number); over REST each row says that it is not available (``error``)."""
     if branch and branch != "main":
         return _branch_operations(ns, table_id, versions, branch)
+    wanted = [int(v) for v in versions]
+    ds = _main_dataset(ns, table_id) if wanted else None
     rows = []
-    for v in versions:
-        row: dict[str, Any] = {"version": int(v), "operation": "?", "read_version": None}
-        row.update({"status": None, "uuid": None, "error": None})
+    for v in wanted:
+        row = _operation_row(v)
+        txn = _read_transaction(ds, v)[0] if ds is not None else None
+        if txn is not None and _operation_name(txn) is not None:
+            _fill_from_transaction(row, txn)
+            rows.append(row)
+            continue
         try:
             resp = ns.describe_transaction(DescribeTransactionRequest(id=[*table_id, str(v)]))
         except LanceNamespaceError as err:
@@ -201,6 +213,59 @@ def version_operations(
             row["uuid"] = props.get("uuid")
         rows.append(row)
     return _operations_frame(rows)
+
+
+def _operation_row(version: int) -> dict[str, Any]:
+    return {
+        "version": int(version),
+        "operation": "?",
+        "read_version": None,
+        "status": None,
+        "uuid": None,
+        "error": None,
+    }
+
+
+def _operation_name(txn: Any) -> str | None:
+    """The name DescribeTransaction gives the operation of a lance ``Transaction``
+    (``read_transaction``): its class's, e.g. ``Append``; ``None`` for an operation the
+    Python binding has no class for (``BaseOperation``: a ``ReserveFragments`` of a
+    compaction, say)."""
+    name = type(txn.operation).__name__
+    return None if name == "BaseOperation" else name
+
+
+def _fill_from_transaction(row: dict[str, Any], txn: Any) -> None:
+    """``row`` from a lance ``Transaction``: what DescribeTransaction reports of it (a
+    committed transaction's status; ``?`` for an operation without a name here)."""
+    row["operation"] = _operation_name(txn) or "?"
+    row["read_version"] = int(txn.read_version)
+    row["status"] = "SUCCEEDED"
+    row["uuid"] = txn.uuid
+
+
+def _main_dataset(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
+    """The table's dataset on main (local backend), or ``None`` (REST, or not openable: each
+    version is then described, and its row says what failed)."""
+    opener = getattr(ns, "open_dataset", None)
+    if not callable(opener):
+        return None
+    try:
+        return opener(list(table_id))
+    except LanceNamespaceError:
+        return None
+
+
+def _read_transaction(ds: Any, version: int) -> tuple[Any, str | None]:
+    """The transaction of ``version`` read from ``ds`` (``None``: it has none), or why it
+    could not be read, in a reader's terms (not lance's text, which names its source
+    files): pylance's reader fails on some it wrote itself (a compaction that rewrote an
+    index raises ``TypeError`` building its ``RewrittenIndex``)."""
+    try:
+        return ds.read_transaction(int(version)), None
+    except Exception as err:  # noqa: BLE001 - any failure is this version's, said per row
+        found = "not found" not in str(err).lower()
+        return None, "cannot be read by this pylance" if found else "not found"
 
 
 def _operations_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -218,21 +283,15 @@ def _branch_operations(
     ds = opener(list(table_id), branch) if callable(opener) else None
     rows = []
     for v in versions:
-        row: dict[str, Any] = {"version": int(v), "operation": "?", "read_version": None}
-        row.update({"status": None, "uuid": None, "error": None})
+        row = _operation_row(v)
         if ds is None:
             row["error"] = BRANCH_OPERATIONS_REST
         else:
-            try:
-                txn = ds.read_transaction(int(v))
-            except (OSError, ValueError, RuntimeError) as err:
-                row["error"] = f"transaction of version {v} of branch {branch}: {err}"
-            else:
-                if txn is not None:
-                    row["operation"] = type(txn.operation).__name__
-                    row["read_version"] = int(txn.read_version)
-                    row["status"] = "SUCCEEDED"
-                    row["uuid"] = txn.uuid
+            txn, why = _read_transaction(ds, v)
+            if why is not None:
+                row["error"] = f"transaction of version {v} of branch {branch}: {why}"
+            elif txn is not None:
+                _fill_from_transaction(row, txn)
         rows.append(row)
     return _operations_frame(rows)
 

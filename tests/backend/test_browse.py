@@ -482,3 +482,97 @@ def test_properties_not_kept() -> None:
     assert properties_not_kept({"a": "1", "b": "2"}, {"a": "1", "b": "x"}) == {"b": "2"}
     assert properties_not_kept({"a": "1"}, None) == {"a": "1"}
     assert properties_not_kept(None, {"a": "1"}) == {}
+
+
+def test_local_operations_read_from_the_dataset_are_what_describe_says(
+    local_root: Path, monkeypatch
+) -> None:
+    """On a local table the operations of its versions are read from one open dataset, not
+    described one by one (an open of the table each). Checked against DescribeTransaction of
+    every version, computed here on its own, over versions of every kind the console makes
+    (writes, deletes, updates, upserts, column changes, an index, a config change, a
+    compaction, a restore), one of them with a property set by AlterTransaction; a version
+    that does not exist is an error row as before."""
+    import lance
+    from lance_namespace import AlterTransactionRequest, DescribeTransactionRequest
+
+    from tests.support import make_table, table_location
+
+    ns = backend.connect(str(local_root))
+    ns.create_namespace(CreateNamespaceRequest(id=["s"]))
+    tid = ["s", "t"]
+    create_table(ns, tid, make_table(40))
+    ds = lance.dataset(str(table_location(ns, tid)))
+    ds.insert(make_table(10, start=40))
+    ds.delete("id < 3")
+    ds.update({"text": "'x'"}, where="id = 5")
+    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+        make_table(5, start=48)
+    )
+    ds.add_columns({"double": "id * 2"})
+    ds.alter_columns({"path": "double", "name": "twice"})
+    ds.drop_columns(["twice"])
+    ds.create_scalar_index("id", "BTREE")
+    ds.update_config({"console.test": "1"})
+    lance.optimize.Compaction.execute(ds, lance.optimize.CompactionOptions())
+    lance.dataset(ds.uri, version=2).restore()
+    latest = lance.dataset(ds.uri).version
+    ns.alter_transaction(
+        AlterTransactionRequest(
+            id=[*tid, "2"],
+            actions=[{"setPropertyAction": {"key": "reviewed_by", "value": "test"}}],
+        )
+    )
+    every = list(range(1, latest + 1))
+
+    described = {}
+    for v in every:
+        props = ns.describe_transaction(DescribeTransactionRequest(id=[*tid, str(v)])).properties
+        described[v] = (props["operation"], int(props["read_version"]), props["uuid"])
+    from backend.local.namespace import LocalNamespace
+
+    asked: list[int] = []
+    real = LocalNamespace.describe_transaction
+    monkeypatch.setattr(
+        LocalNamespace,
+        "describe_transaction",
+        lambda self, request: asked.append(int(request.id[-1])) or real(self, request),
+    )
+    ops = versions.version_operations(ns, tid, [*every, latest + 5]).set_index("version")
+    monkeypatch.setattr(LocalNamespace, "describe_transaction", real)
+    # described only where the read cannot name the operation (a compaction's), and the
+    # version that does not exist
+    plain = {"Append", "Delete", "Update", "Merge", "Project", "CreateIndex", "Restore"}
+    assert not [v for v in asked if described.get(v, ("",))[0] in plain], asked
+    assert latest + 5 in asked
+    read = {
+        v: (ops.loc[v, "operation"], int(ops.loc[v, "read_version"]), ops.loc[v, "uuid"])
+        for v in every
+    }
+    assert read == described
+    kinds = {op for op, _, _ in described.values()}
+    assert {"Append", "Delete", "Update", "Merge", "Project", "CreateIndex"} <= kinds, kinds
+    assert {"UpdateConfig", "Rewrite", "Restore", "Overwrite"} <= kinds, kinds
+    assert set(ops.loc[every, "status"]) == {"SUCCEEDED"} and ops.loc[every, "error"].isna().all()
+    assert ops.loc[latest + 5, "operation"] == "?" and ops.loc[latest + 5, "error"]
+
+    # on a branch (no DescribeTransaction there), the same compaction of an indexed table:
+    # its rows say what cannot be read, in a reader's terms, and the others are named
+    from backend.services import branches
+
+    branches.create_branch(ns, tid, "dev")
+    dev = lance.dataset(ds.uri).checkout_version(("dev", None))
+    start = dev.version
+    for n in range(3):
+        dev.insert(make_table(5, start=100 + 5 * n))
+    dev.create_scalar_index("id", "BTREE", replace=True)
+    lance.optimize.Compaction.execute(dev, lance.optimize.CompactionOptions())
+    on_dev = list(range(start + 1, dev.latest_version + 1))
+    dev_ops = versions.version_operations(ns, tid, on_dev, "dev").set_index("version")
+    assert list(dev_ops.loc[on_dev[:4], "operation"]) == ["Append"] * 3 + ["CreateIndex"]
+    unread = dev_ops[dev_ops["error"].notna()]
+    assert list(unread["operation"].unique()) == ["?"], dev_ops
+    assert all(
+        e == f"transaction of version {v} of branch dev: cannot be read by this pylance"
+        for v, e in unread["error"].items()
+    ), unread

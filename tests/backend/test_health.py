@@ -127,7 +127,9 @@ def test_health_read_again_looks_up_only_the_operations_of_versions_written_sinc
     lance.dataset(str(path)).optimize.compact_files()
     latest = lance.dataset(str(path)).version
     again = hs.table_health(counting, T, facts=facts)
-    assert sorted(counting.asked) == list(range(9, latest + 1))  # the compaction's versions
+    # the compaction's versions (locally, one whose transaction pylance's reader cannot
+    # build or name is then described: looked up twice)
+    assert sorted(set(counting.asked)) == list(range(9, latest + 1))
     assert again == hs.table_health(ns, T)
     assert again.last_compaction is not None and again.last_compaction.version > 8
 
