@@ -264,8 +264,8 @@ def _read_transaction(ds: Any, version: int) -> tuple[Any, str | None]:
     try:
         return ds.read_transaction(int(version)), None
     except Exception as err:  # noqa: BLE001 - any failure is this version's, said per row
-        found = "not found" not in str(err).lower()
-        return None, "cannot be read by this pylance" if found else "not found"
+        missing = "not found" in str(err).lower()
+        return None, "not found" if missing else "cannot be read by this pylance"
 
 
 def _operations_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
