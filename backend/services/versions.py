@@ -149,11 +149,17 @@ def version_stamp(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
     """A cheap stamp that changes whenever the table's versions change, where the backend has
     one (the local backend's ``version_stamp``); ``None`` otherwise: only reading the latest
     version tells."""
-    stamp = getattr(ns, "version_stamp", None)
-    if not callable(stamp):
+    return _local_read(ns, "version_stamp", table_id)
+
+
+def _local_read(ns: LanceNamespace, method: str, table_id: Sequence[str]) -> Any:
+    """``ns.<method>(table_id)``, a read only the local backend offers; ``None`` where the
+    backend has no such method or the read fails with a namespace error."""
+    read = getattr(ns, method, None)
+    if not callable(read):
         return None
     try:
-        return stamp(list(table_id))
+        return read(list(table_id))
     except LanceNamespaceError:
         return None
 
@@ -247,13 +253,7 @@ def _fill_from_transaction(row: dict[str, Any], txn: Any) -> None:
 def _main_dataset(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
     """The table's dataset on main (local backend), or ``None`` (REST, or not openable: each
     version is then described, and its row says what failed)."""
-    opener = getattr(ns, "open_dataset", None)
-    if not callable(opener):
-        return None
-    try:
-        return opener(list(table_id))
-    except LanceNamespaceError:
-        return None
+    return _local_read(ns, "open_dataset", table_id)
 
 
 def _read_transaction(ds: Any, version: int) -> tuple[Any, str | None]:
