@@ -330,16 +330,12 @@ def _check_create(op: Op, s: _Sim, problem: Any) -> list[Problem]:
             f"version {version} is already created by operation {s.created[version] + 1}"
         )
     latest = max(s.versions) if s.versions else 0
-    if version <= latest:  # a write since the version was staged, or a wrong number
-        return problem(
-            f"version {version} is taken: the table is at version {latest}, so the next is "
-            f"{latest + 1}",
-            ErrorCode.CONCURRENT_MODIFICATION,
-        )
     if version != latest + 1:
+        # at or below the latest: a write since the version was staged, or a wrong number
+        what = "is taken" if version <= latest else "is not the next version"
         return problem(
-            f"version {version} is not the next version: the table is at version {latest}, so "
-            f"the next is {latest + 1}",
+            f"version {version} {what}: the table is at version {latest}, so the next is "
+            f"{latest + 1}",
             ErrorCode.CONCURRENT_MODIFICATION,
         )
     s.versions.add(version)
