@@ -237,11 +237,11 @@ def version_axis(versions: pd.Series, *, max_ticks: int = 12) -> dict:
     """A linear x axis of whole table versions: the ticks of :func:`version_ticks` (every
     ``dtick``, a round whole step, so at most ``max_ticks`` labels), labels without
     decimals."""
-    _, _, dtick = _version_steps(versions, max_ticks)
+    low, _, dtick = _version_steps(versions, max_ticks)
     return {
         "title": {"text": "table version"},
         "tickmode": "linear",
-        "tick0": version_ticks(versions, max_ticks=max_ticks)[0],
+        "tick0": _first_tick(low, dtick),
         "dtick": dtick,
         "tickformat": "d",
     }
@@ -264,8 +264,12 @@ def version_ticks(versions: pd.Series, *, max_ticks: int = 12) -> list[int]:
     between the oldest and the newest version (10,000, 20,000, … rather than 1, 8,335,
     16,669, …); the oldest alone when no multiple lies between."""
     low, high, step = _version_steps(versions, max_ticks)
-    first = -(-low // step) * step  # the first multiple of the step at or above the oldest
-    return list(range(first, high + 1, step)) or [low]
+    return list(range(_first_tick(low, step), high + 1, step)) or [low]
+
+
+def _first_tick(low: int, step: int) -> int:
+    """The first multiple of ``step`` at or above the oldest version ``low``."""
+    return -(-low // step) * step
 
 
 RECALL_BINS = 10
