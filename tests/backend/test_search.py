@@ -562,6 +562,21 @@ def test_whole_numbers_are_read_as_typed(typed: str, value, problem) -> None:
     assert numbers.whole_number("k", typed, low, high) == (value, problem)
 
 
+def counted_opens(monkeypatch, tables) -> list[str]:
+    """The locations ``tables`` (a namespace's ``OpenTables``) opens from now on, in order."""
+    opened: list[str] = []
+    real_open = tables._open
+    monkeypatch.setattr(
+        tables, "_open", lambda location: opened.append(location) or real_open(location)
+    )
+    return opened
+
+
+def opens_of(opened: list[str], name: str) -> list[str]:
+    """Those of ``opened`` at the location whose last part is ``name``."""
+    return [o for o in opened if o.rstrip("/").endswith(name)]
+
+
 def test_a_read_of_a_declared_table_leaves_the_other_tables_open(
     local_root: Path, monkeypatch
 ) -> None:
@@ -578,11 +593,7 @@ def test_a_read_of_a_declared_table_leaves_the_other_tables_open(
     ns.declare_table(DeclareTableRequest(id=declared))
     assert _ids(ns, T) == [0, 1, 2]  # T open
     tables = ns._open_tables
-    opened: list[str] = []
-    real_open = tables._open
-    monkeypatch.setattr(
-        tables, "_open", lambda location: opened.append(location) or real_open(location)
-    )
+    opened = counted_opens(monkeypatch, tables)
     for _ in range(2):  # the second read with the declared table's location kept
         described = ns.describe_table(
             DescribeTableRequest(id=declared, load_detailed_metadata=True)
@@ -593,8 +604,8 @@ def test_a_read_of_a_declared_table_leaves_the_other_tables_open(
     later = Path(table_location(ns, declared)).name
     # the declared table's open tried once per read: at the location the catalog gives, a
     # second try would do the same
-    assert len([o for o in opened if o.rstrip("/").endswith(later)]) == 2
-    assert not [o for o in opened if o.rstrip("/").endswith(Path(location).name)]
+    assert len(opens_of(opened, later)) == 2
+    assert not opens_of(opened, Path(location).name)
 
 
 def test_a_kept_location_the_catalog_no_longer_gives_is_tried_again(local_root: Path) -> None:
@@ -629,11 +640,7 @@ def test_a_version_the_table_does_not_have_is_looked_for_once(
     ns.create_namespace(CreateNamespaceRequest(id=NS))
     create_table(ns, T, make_table(3))
     tables = ns._open_tables
-    opened: list[str] = []
-    real_open = tables._open
-    monkeypatch.setattr(
-        tables, "_open", lambda location: opened.append(location) or real_open(location)
-    )
+    opened = counted_opens(monkeypatch, tables)
     name = Path(table_location(ns, T)).name
     for warm in (False, True):  # cold: nothing kept; warm: the table open, its location kept
         if not warm:
@@ -643,6 +650,5 @@ def test_a_version_the_table_does_not_have_is_looked_for_once(
         opened.clear()
         with pytest.raises(OSError, match="99.manifest was not found"):
             tables.table(T, 99)
-        table_opens = [o for o in opened if o.rstrip("/").endswith(name)]
-        assert len(table_opens) == (0 if warm else 1), opened
+        assert len(opens_of(opened, name)) == (0 if warm else 1), opened
     assert tables.table(T).ds.count_rows() == 3
