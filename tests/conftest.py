@@ -140,18 +140,42 @@ def rest_server(tmp_path: Path) -> Iterator[RestServer]:
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[Any]:
-    """A local Ray for the tests of one module that use it (the Ray executor's), shut down
-    at the module's end: an idle local Ray keeps burning some 2 s of CPU a minute, which the
-    rest of a test run would otherwise pay."""
+@pytest.fixture
+def local_ray() -> Any:
+    """A local Ray, started by the first test that asks for one and shut down after the last
+    of a run of such tests (:func:`pytest_runtest_teardown`): an idle local Ray keeps burning
+    some 2 s of CPU a minute, which the rest of a test run would otherwise pay. The tests that
+    use it run first (:func:`pytest_collection_modifyitems`), so that one worker starts one
+    Ray for all of them instead of each worker its own, two Rays sharing the two cores."""
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that use :func:`local_ray` first, in their order, the others after them in
+    theirs. pytest-xdist's work stealing gives each worker a contiguous share of the list and
+    steals from its end: the first tests stay on the first worker, one after another."""
+    items[:] = sorted(items, key=lambda item: "local_ray" not in _fixtures(item))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Shut down :func:`local_ray`'s Ray after a test that used it when the next test does not
+    (after the test's own fixtures, torn down before this hook's turn)."""
+    if "local_ray" in _fixtures(item) and (
+        nextitem is None or "local_ray" not in _fixtures(nextitem)
+    ):
+        import ray
+
         ray.shutdown()
+
+
+def _fixtures(item: pytest.Item) -> list[str]:
+    return list(getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture
