@@ -23,6 +23,10 @@ from typing import Any
 os.environ.setdefault("LANCE_LOG", "error")
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
+from backend.spec.client_package import defer_api_modules  # noqa: E402
+
+defer_api_modules()  # before the first import of lance_namespace, which imports the package
+
 from lance_namespace import LanceNamespace  # noqa: E402
 
 from backend.rules.connect_options import check_target, is_rest_target, target_kind  # noqa: E402
