@@ -25,6 +25,10 @@ def _say(**answer: Any) -> None:
 
 
 def _commit(job: dict[str, Any]) -> None:
+    from backend.spec.client_package import defer_api_modules
+
+    defer_api_modules()  # before lance_namespace's first import: its client's models alone
+
     from lance_namespace import BatchCommitTablesRequest
 
     from backend.demo.txn_faults import Fault, hook_for

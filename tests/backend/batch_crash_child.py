@@ -31,6 +31,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LANCE_LOG", "error")
 warnings.filterwarnings("ignore", message="lance is not fork-safe")
 
+from backend.spec.client_package import defer_api_modules  # noqa: E402
+
+defer_api_modules()  # before lance_namespace's first import, as the console's packages do
+
 from lance_namespace import BatchCommitTablesRequest  # noqa: E402
 
 import backend  # noqa: E402

@@ -24,6 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("LANCE_LOG", "error")
 
+from backend.spec.client_package import defer_api_modules  # noqa: E402
+
+defer_api_modules()  # before lance_namespace's first import, as the console's packages do
+
 from lance_namespace import BatchCommitTablesRequest  # noqa: E402
 
 import backend  # noqa: E402

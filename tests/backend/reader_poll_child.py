@@ -20,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LANCE_LOG", "error")
 
+from backend.spec.client_package import defer_api_modules  # noqa: E402
+
+defer_api_modules()  # before lance_namespace's first import, as the console's packages do
+
 import lance  # noqa: E402
 from lance_namespace import DescribeTableRequest  # noqa: E402
 
