@@ -152,14 +152,14 @@ def version_stamp(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
     return _local_read(ns, "version_stamp", table_id)
 
 
-def _local_read(ns: LanceNamespace, method: str, table_id: Sequence[str]) -> Any:
-    """``ns.<method>(table_id)``, a read only the local backend offers; ``None`` where the
-    backend has no such method or the read fails with a namespace error."""
+def _local_read(ns: LanceNamespace, method: str, table_id: Sequence[str], *args: Any) -> Any:
+    """``ns.<method>(table_id, *args)``, a read only the local backend offers; ``None`` where
+    the backend has no such method or the read fails with a namespace error."""
     read = getattr(ns, method, None)
     if not callable(read):
         return None
     try:
-        return read(list(table_id))
+        return read(list(table_id), *args)
     except LanceNamespaceError:
         return None
 
@@ -196,7 +196,7 @@ def version_operations(
     if branch and branch != "main":
         return _branch_operations(ns, table_id, versions, branch)
     wanted = [int(v) for v in versions]
-    ds = _main_dataset(ns, table_id) if wanted else None
+    ds = _main_dataset(ns, table_id, max(wanted)) if wanted else None
     rows = []
     for v in wanted:
         row = _operation_row(v)
@@ -250,10 +250,14 @@ def _fill_from_transaction(row: dict[str, Any], txn: Any) -> None:
     row["uuid"] = txn.uuid
 
 
-def _main_dataset(ns: LanceNamespace, table_id: Sequence[str]) -> Any:
+def _main_dataset(ns: LanceNamespace, table_id: Sequence[str], version: int) -> Any:
     """The table's dataset on main (local backend), or ``None`` (REST, or not openable: each
-    version is then described, and its row says what failed)."""
-    return _local_read(ns, "open_dataset", table_id)
+    version is then described, and its row says what failed). Opened at ``version`` (the
+    highest wanted): lance reads a version's manifest by its name, where the latest is found
+    by listing every version (under 1 ms against 51 ms at 100,000 versions); at the latest
+    where that version cannot be opened (deleted: its row then says so)."""
+    at_version = _local_read(ns, "open_dataset", table_id, version)
+    return at_version if at_version is not None else _local_read(ns, "open_dataset", table_id)
 
 
 def _read_transaction(ds: Any, version: int) -> tuple[Any, str | None]:

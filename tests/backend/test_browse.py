@@ -556,6 +556,26 @@ def test_local_operations_read_from_the_dataset_are_what_describe_says(
     assert set(ops.loc[every, "status"]) == {"SUCCEEDED"} and ops.loc[every, "error"].isna().all()
     assert ops.loc[latest + 5, "operation"] == "?" and ops.loc[latest + 5, "error"]
 
+    # the dataset is opened at the highest version asked for (its manifest read by name, not
+    # found by listing every version), and at the latest where that version does not exist
+    opened: list[int | None] = []
+    real_open = LocalNamespace.open_dataset
+    monkeypatch.setattr(
+        LocalNamespace,
+        "open_dataset",
+        lambda self, table_id, version=None: (
+            opened.append(version) or real_open(self, table_id, version)
+        ),
+    )
+    some = [2, 4, latest - 1]
+    ops_some = versions.version_operations(ns, tid, some).set_index("version")
+    assert opened == [latest - 1]
+    assert {v: ops_some.loc[v, "operation"] for v in some} == {v: described[v][0] for v in some}
+    opened.clear()
+    versions.version_operations(ns, tid, [*every, latest + 5])
+    assert opened == [latest + 5, None]
+    monkeypatch.setattr(LocalNamespace, "open_dataset", real_open)
+
     # on a branch (no DescribeTransaction there), the same compaction of an indexed table:
     # its rows say what cannot be read, in a reader's terms, and the others are named
     from backend.services import branches
