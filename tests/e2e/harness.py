@@ -50,9 +50,9 @@ STARTUP_TIMEOUT_S = 60.0
 APP_TIMEOUT_MS = 30_000
 EXPECT_TIMEOUT_MS = 15_000
 RUN_SEEN_MS = 10_000  # longest wait for a page load's first script run to show up
-# After a click or a key, a run starts within a second even on a loaded machine; a run that
-# left no trace (now and then a quick fragment run) costs this wait, after which the
-# caller's next expect checks the outcome with its own timeout.
+# After a click or a key, the run it starts is counted as it finishes (RUN_COUNTER_JS); a run
+# still going after this is waited for as under way, and an action that starts no run costs
+# this wait, after which the caller's next expect checks the outcome with its own timeout.
 CLICK_RUN_SEEN_MS = 4_000
 LIST_OPEN_MS = 2_000  # a selectbox's list opens on its click well within this
 PICK_TRIES = 4  # clicks of a selectbox's "Open" before a pick gives up
@@ -618,19 +618,13 @@ def grid_row(frame: Locator, cell: str) -> Locator:
 
 
 # Counts finished script runs in the page, so a test can wait for the rerun its own click
-# caused instead of guessing: ``stApp``'s ``data-test-script-state`` leaving "running", and the
-# server's ScriptFinished message (a ForwardMsg with field 6 set, read off the websocket). A run
-# whose start and end reach the page in one render never shows "running"; its message still
-# counts it.
+# caused instead of guessing: every run, the page's, a fragment's or a dialog's, ends with the
+# server's ScriptFinished message (a ForwardMsg with field 6 set), read off the websocket. Each
+# run counts once, however quick: a run whose start and end reach the page in one render never
+# shows "running" in ``stApp``'s ``data-test-script-state``.
 RUN_COUNTER_JS = """
 (() => {
   window.__stRuns = 0;
-  new MutationObserver((records) => {
-    for (const r of records) if (r.oldValue === "running") window.__stRuns += 1;
-  }).observe(document, {
-    subtree: true, attributes: true, attributeOldValue: true,
-    attributeFilter: ["data-test-script-state"],
-  });
   const finished = (buffer) => {  // a top-level field 6 (script_finished), varint
     const b = new Uint8Array(buffer);
     let i = 0;
@@ -644,7 +638,10 @@ RUN_COUNTER_JS = """
       const key = varint(), field = Math.floor(key / 8), wire = key % 8;
       if (field === 6 && wire === 0) return true;
       if (wire === 0) varint();
-      else if (wire === 2) i += varint();
+      else if (wire === 2) {
+        const length = varint();  // i += varint() would add it to i as it was before the read
+        i += length;
+      }
       else if (wire === 1) i += 8;
       else if (wire === 5) i += 4;
       else return false;
@@ -675,9 +672,9 @@ def after_rerun(
     finish, then :func:`settle`; returns whether a run was counted. Needs
     :data:`RUN_COUNTER_JS` as an init script.
 
-    A very short run (a fragment rerun) can start and finish within one frame, leaving no trace
-    in the DOM: after ``run_seen_ms`` without a counted run the wait goes on to :func:`settle`,
-    and the caller's next ``expect`` checks the outcome."""
+    Every run counts as it finishes, a fragment's run of a few milliseconds too. After
+    ``run_seen_ms`` without a counted run (a run still going, or an action that started none)
+    the wait goes on to :func:`settle`, and the caller's next ``expect`` checks the outcome."""
     before = page.evaluate("window.__stRuns || 0")
     action()
     try:
@@ -719,13 +716,12 @@ def submit(page: Page, button: Locator) -> None:
     does the same when pressed again: a namespace tree's node) and wait for the run it
     starts, then :func:`settle`.
 
-    A submit always starts a run. On a loaded machine a click that lands while the form is
-    being drawn again (the run before it finishing) is now and then dropped by the browser:
-    when within :data:`SUBMIT_RUN_MS` no run finished, none is under way and the button is
-    still on the page, it is pressed again (at most :data:`SUBMIT_TRIES` times), so the test
-    goes on to check what the submit did rather than fail on the lost click. A run that is
-    slow to finish (a write on a busy machine) shows as under way and is never pressed again:
-    a second press of a write's button could send the write twice."""
+    A submit always starts a run, counted as it finishes (:data:`RUN_COUNTER_JS`). Should a
+    click be dropped by the browser (no run finished within :data:`SUBMIT_RUN_MS`, none under
+    way, the button still on the page), it is pressed again (at most :data:`SUBMIT_TRIES`
+    times), so the test goes on to check what the submit did rather than fail on the lost
+    click. A run that is slow to finish (a write on a busy machine) shows as under way and is
+    never pressed again: a second press of a write's button could send the write twice."""
     expect(button).to_be_enabled()
     for _ in range(SUBMIT_TRIES):
         wait_for_app(page)  # no earlier run under way: one seen running is the click's
