@@ -67,7 +67,7 @@ test: $(STAMP) browser
 ## The inner loop: everything but the browser tests and the slow crash/concurrency/child-process
 ## tests (marked ``slow``), in one worker more than there are cores (pytest-xdist): the
 ## workers' waits on their servers overlap (2 cores: 2:32-2:34 in three workers, 2:48-2:53 in
-## two).
-FAST_WORKERS := $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
+## two). FAST_WORKERS=N: another count (counted from the cores only when test-fast runs).
+FAST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 test-fast: $(STAMP)
 	$(PYTEST) -q -n $(FAST_WORKERS) -m "not e2e and not slow" --durations=10
