@@ -4,12 +4,10 @@ drop. The rules (types, parameters, defaults) are ``backend.rules.index_rules``.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +27,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend.rules import index_rules as rules
 from backend.rules.columns import ColumnInfo, columns_from_schema
+from backend.spec import fanout
 from backend.spec.fields import field_of
 
 from .. import capabilities
@@ -195,27 +194,16 @@ def index_stats(
         return None
 
 
-STATS_WORKERS = 4  # DescribeTableIndexStats requests in flight at once (their round trips overlap)
-_STATS_POOL = ThreadPoolExecutor(max_workers=STATS_WORKERS, thread_name_prefix="index-stats")
-
-
 def indexes_stats(
     ns: LanceNamespace, table_id: Sequence[str], names: Sequence[str], *, version: int | None = None
 ) -> dict[str, Any | None]:
     """:func:`index_stats` of each of ``names``, by name: one request each (the spec has no
-    bulk form), :data:`STATS_WORKERS` in flight at once, so a table of many indexes waits
-    for a few round trips rather than one per index. Each request runs in a copy of the
-    caller's context; an error other than the namespace's is raised (the first in order)."""
+    bulk form), a few in flight at once (:func:`backend.spec.fanout.each`), so a table of many
+    indexes waits for a few round trips rather than one per index; an error other than the
+    namespace's is raised (the first in order)."""
     names = list(names)
-    if len(names) < 2:
-        return {name: index_stats(ns, table_id, name, version=version) for name in names}
-    pending = [
-        _STATS_POOL.submit(
-            contextvars.copy_context().run, index_stats, ns, table_id, name, version=version
-        )
-        for name in names
-    ]
-    return {name: future.result() for name, future in zip(names, pending, strict=True)}
+    stats = fanout.each(lambda name: index_stats(ns, table_id, name, version=version), names)
+    return dict(zip(names, stats, strict=True))
 
 
 def partitions_of(stats: Any) -> int | None:

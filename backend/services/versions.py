@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from lance_namespace import (
 from lance_namespace.errors import LanceNamespaceError
 
 from backend.rules import ids, version_ranges
-from backend.spec import catalog_views
+from backend.spec import catalog_views, fanout
 
 from ..errors import describe_error
 from ..spec.paging import Listing, list_all
@@ -197,28 +198,42 @@ def version_operations(
         return _branch_operations(ns, table_id, versions, branch)
     wanted = [int(v) for v in versions]
     ds = _main_dataset(ns, table_id, max(wanted)) if wanted else None
-    rows = []
-    for v in wanted:
-        row = _operation_row(v)
-        txn = _read_transaction(ds, v)[0] if ds is not None else None
+    rows = [_operation_row(v) for v in wanted]
+    described = []
+    for row in rows:
+        txn = _read_transaction(ds, row["version"])[0] if ds is not None else None
         if txn is not None and _operation_name(txn) is not None:
             _fill_from_transaction(row, txn)
-            rows.append(row)
-            continue
-        try:
-            resp = ns.describe_transaction(DescribeTransactionRequest(id=[*table_id, str(v)]))
-        except LanceNamespaceError as err:
-            info = describe_error(err)
-            row["error"] = f"{info['kind']}: {info['message']}"
         else:
-            props = dict(resp.properties or {})
-            row["operation"] = props.get("operation") or "?"
-            rv = props.get("read_version")
-            row["read_version"] = int(rv) if rv and str(rv).isdigit() else None
-            row["status"] = resp.status
-            row["uuid"] = props.get("uuid")
-        rows.append(row)
+            described.append(row)
+    # one DescribeTransaction per version (the spec has no bulk form), a few in flight at once
+    for row, answer in zip(
+        described, fanout.each(partial(_describe_transaction, ns, table_id), described), strict=True
+    ):
+        row.update(answer)
     return _operations_frame(rows)
+
+
+def _describe_transaction(
+    ns: LanceNamespace, table_id: Sequence[str], row: dict[str, Any]
+) -> dict[str, Any]:
+    """The fields of an operation row that DescribeTransaction of its version gives, or its
+    ``error`` in the reader's terms."""
+    try:
+        resp = ns.describe_transaction(
+            DescribeTransactionRequest(id=[*table_id, str(row["version"])])
+        )
+    except LanceNamespaceError as err:
+        info = describe_error(err)
+        return {"error": f"{info['kind']}: {info['message']}"}
+    props = dict(resp.properties or {})
+    rv = props.get("read_version")
+    return {
+        "operation": props.get("operation") or "?",
+        "read_version": int(rv) if rv and str(rv).isdigit() else None,
+        "status": resp.status,
+        "uuid": props.get("uuid"),
+    }
 
 
 def _operation_row(version: int) -> dict[str, Any]:

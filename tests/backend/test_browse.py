@@ -596,3 +596,57 @@ def test_local_operations_read_from_the_dataset_are_what_describe_says(
         e == f"transaction of version {v} of branch dev: cannot be read by this pylance"
         for v, e in unread["error"].items()
     ), unread
+
+
+def test_rest_operations_are_described_a_few_at_once(rest_server, monkeypatch) -> None:
+    """Over REST each version's operation is one DescribeTransaction (the spec has no bulk
+    form): sent ``IN_FLIGHT`` at once, the rows are the ones the requests sent one by one
+    give, in the order asked, a version that does not exist an error row among them."""
+    import threading
+    import time
+
+    from backend.rest.client import RestNamespaceClient
+    from backend.spec.fanout import IN_FLIGHT
+
+    ns = backend.connect(rest_server.url)
+    ns.create_namespace(CreateNamespaceRequest(id=["s"]))
+    tid = ["s", "t"]
+    create_table(ns, tid, pa.table({"id": [1, 2]}))
+    for n in range(6):
+        append_rows(ns, tid, pa.table({"id": [10 + n]}))
+    asked = [7, 99, 1, 2, 3, 4, 5, 6]
+    one_by_one = pd.concat(
+        [versions.version_operations(ns, tid, [v]) for v in asked], ignore_index=True
+    )
+    assert list(one_by_one["operation"]) == ["Append", "?", "Overwrite"] + ["Append"] * 5
+    assert one_by_one["error"].notna().tolist() == [False, True] + [False] * 6
+
+    lock = threading.Lock()
+    gauge = {"now": 0, "most": 0}
+    real = RestNamespaceClient.describe_transaction
+
+    def slow(self, request):
+        with lock:
+            gauge["now"] += 1
+            gauge["most"] = max(gauge["most"], gauge["now"])
+        try:
+            time.sleep(0.1)
+            return real(self, request)
+        finally:
+            with lock:
+                gauge["now"] -= 1
+
+    monkeypatch.setattr(RestNamespaceClient, "describe_transaction", slow)
+    started = time.monotonic()
+    together = versions.version_operations(ns, tid, asked)
+    took = time.monotonic() - started
+    assert gauge["most"] == IN_FLIGHT
+    assert took < len(asked) * 0.1  # two rounds of four, not eight requests one by one
+    assert _records(together) == _records(one_by_one)
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """``frame``'s rows, every missing value (None, NaN, NA) as ``None``."""
+    return [
+        {k: None if pd.isna(v) else v for k, v in row.items()} for row in frame.to_dict("records")
+    ]

@@ -253,15 +253,16 @@ class SlowStats:
 
 def test_the_index_overview_sends_its_stats_requests_a_few_at_once(ns: LocalNamespace) -> None:
     """One DescribeTableIndexStats per index (the spec has no bulk form), up to
-    ``STATS_WORKERS`` in flight at once: the same overview, in the time of two rounds of
+    ``IN_FLIGHT`` in flight at once: the same overview, in the time of two rounds of
     requests rather than five."""
-    from backend.services.index_overview import STATS_WORKERS, index_overview
+    from backend.services.index_overview import index_overview
+    from backend.spec.fanout import IN_FLIGHT
 
     slow = SlowStats(ns, delay=0.2)
     started = time.monotonic()
     got = index_overview(slow, SYMBOLS)
     took = time.monotonic() - started
-    assert slow.most == STATS_WORKERS == 4
+    assert slow.most == IN_FLIGHT == 4
     assert took < 5 * 0.2
     expected = index_overview(ns, SYMBOLS)
     # the details are pylance's JSON text, whose runtime hints come in any order
