@@ -324,14 +324,17 @@ def version_rows(
 ) -> dict[int, int | None]:
     """The row count of each of ``versions``, read cheaply (``None``: not known, never a
     guess). Local backend: each version's manifest summary (``total_rows``; else the
-    fragments' physical rows less their deletions, ``count_rows`` without a filter). REST:
+    fragments' physical rows less their deletions, ``count_rows`` without a filter), the
+    table opened at the highest of them (:func:`_main_dataset`: no listing of its history).
+    REST:
     ``total_rows`` of the version's ListTableVersions metadata (``listed``, a
     :func:`list_versions` frame) when the server gives it, else of DescribeTable at that
     version, else CountTableRows at that version (exact; pylance's directory namespace gives a
     summary only for root-level tables). Once DescribeTable answers without a count it is not
     asked again; a version that cannot be counted stays ``None``. On a branch (not main): the
     versions of the branch; over REST DescribeTable is not asked (pylance's server describes
-    main whatever the branch), CountTableRows is."""
+    main whatever the branch), CountTableRows is. Over REST the requests after the first
+    answer go a few at once (:func:`backend.spec.fanout.each`)."""
     wanted = [int(v) for v in versions]
     out: dict[int, int | None] = dict.fromkeys(wanted)
     tid = list(table_id)
@@ -339,13 +342,12 @@ def version_rows(
     if not wanted:
         return out
     if callable(getattr(ns, "open_dataset", None)):
-        try:
-            ds = (
-                ns.branch_dataset(tid, branch)  # type: ignore[attr-defined]
-                if branch
-                else ns.open_dataset(tid)  # type: ignore[attr-defined]
-            )
-        except LanceNamespaceError:
+        if branch:
+            try:
+                ds = ns.branch_dataset(tid, branch)  # type: ignore[attr-defined]
+            except LanceNamespaceError:
+                return out
+        elif (ds := _main_dataset(ns, tid, max(wanted))) is None:
             return out
         for v in wanted:
             try:
@@ -359,27 +361,43 @@ def version_rows(
         for v, meta in zip(listed["version"], listed["metadata"], strict=True):
             if int(v) in out and meta:
                 out[int(v)] = whole_number(json.loads(meta).get("total_rows"))
+    missing = [v for v in wanted if out[v] is None]
     summaries = branch is None  # DescribeTable carries a count (until an answer says otherwise)
-    for v in wanted:
-        if out[v] is not None:
-            continue
-        if summaries:
-            try:
-                resp = ns.describe_table(
-                    DescribeTableRequest(id=tid, version=v, load_detailed_metadata=True)
-                )
-            except LanceNamespaceError:
-                continue
-            out[v] = whole_number((resp.metadata or {}).get("total_rows"))
-            if out[v] is not None:
-                continue
-            summaries = False  # no summary here: asking again costs and says nothing
-        try:
-            counted = ns.count_table_rows(CountTableRowsRequest(id=tid, version=v, branch=branch))
-        except LanceNamespaceError:
-            continue
-        out[v] = whole_number(counted.count)
+    while summaries and missing:  # the first answer tells whether the server gives summaries
+        v = missing.pop(0)
+        out[v], summaries = _rest_rows(ns, tid, v, branch, summaries=True)
+    # one request per version (the spec has no bulk form), a few in flight at once
+    for v, (rows, _) in zip(
+        missing,
+        fanout.each(lambda v: _rest_rows(ns, tid, v, branch, summaries=summaries), missing),
+        strict=True,
+    ):
+        out[v] = rows
     return out
+
+
+def _rest_rows(
+    ns: LanceNamespace, tid: list[str], version: int, branch: str | None, *, summaries: bool
+) -> tuple[int | None, bool]:
+    """The row count of ``version`` over REST (``None``: not known), and whether DescribeTable
+    may still give counts: its summary when ``summaries``, else (or where the answer has
+    none) CountTableRows at that version. An unanswered DescribeTable says nothing either way
+    and is not followed by a count."""
+    if summaries:
+        try:
+            resp = ns.describe_table(
+                DescribeTableRequest(id=tid, version=version, load_detailed_metadata=True)
+            )
+        except LanceNamespaceError:
+            return None, True
+        rows = whole_number((resp.metadata or {}).get("total_rows"))
+        if rows is not None:
+            return rows, True
+    try:
+        counted = ns.count_table_rows(CountTableRowsRequest(id=tid, version=version, branch=branch))
+    except LanceNamespaceError:
+        return None, False
+    return whole_number(counted.count), False
 
 
 class VersionFacts:

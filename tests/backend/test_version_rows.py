@@ -65,6 +65,75 @@ def test_rest_server_without_summaries_is_counted(rest_server) -> None:
         proxy.stop()
 
 
+def test_rest_counts_go_a_few_at_once(rest_server, monkeypatch) -> None:
+    """Over REST each version not counted by a summary is one CountTableRows (a nested
+    table: pylance's server gives no summary there): after the first, ``IN_FLIGHT`` at once,
+    each the count lance gives of that version."""
+    import threading
+    import time
+
+    import backend
+    from backend.rest.client import RestNamespaceClient
+    from backend.spec.fanout import IN_FLIGHT
+
+    ns = backend.connect(rest_server.url)
+    truth = three_versions(ns, NESTED)
+    location = str(table_location(ns, NESTED))
+    ds = lance.dataset(location)
+    for n in range(6):
+        ds.insert(pa.table({"id": [10 + n]}))
+    latest = lance.dataset(location).version
+    truth = {v: lance.dataset(location, version=v).count_rows() for v in range(1, latest + 1)}
+    lock = threading.Lock()
+    gauge = {"now": 0, "most": 0, "asked": 0}
+    real = RestNamespaceClient.count_table_rows
+
+    def slow(self, request):
+        with lock:
+            gauge["now"] += 1
+            gauge["asked"] += 1
+            gauge["most"] = max(gauge["most"], gauge["now"])
+        try:
+            time.sleep(0.1)
+            return real(self, request)
+        finally:
+            with lock:
+                gauge["now"] -= 1
+
+    monkeypatch.setattr(RestNamespaceClient, "count_table_rows", slow)
+    wanted = sorted(truth, reverse=True)
+    started = time.monotonic()
+    assert vsv.version_rows(ns, NESTED, wanted) == truth
+    took = time.monotonic() - started
+    assert gauge["asked"] == len(wanted) and gauge["most"] == IN_FLIGHT
+    assert took < len(wanted) * 0.1  # the first alone, then rounds of four
+
+
+def test_local_rows_open_the_table_at_the_highest_version_asked(local_root, monkeypatch) -> None:
+    """The local backend reads the counts from the table opened at the highest version asked
+    for (its manifest read by name: no listing of every version), at the latest where that
+    version does not exist (its count then not known)."""
+    import backend
+    from backend.local.namespace import LocalNamespace
+
+    ns = backend.connect(str(local_root))
+    truth = three_versions(ns)
+    opened: list[int | None] = []
+    real_open = LocalNamespace.open_dataset
+    monkeypatch.setattr(
+        LocalNamespace,
+        "open_dataset",
+        lambda self, table_id, version=None: (
+            opened.append(version) or real_open(self, table_id, version)
+        ),
+    )
+    assert vsv.version_rows(ns, TID, [2, 1]) == {2: truth[2], 1: truth[1]}
+    assert opened == [2]
+    opened.clear()
+    assert vsv.version_rows(ns, TID, [9, 3]) == {9: None, 3: truth[3]}
+    assert opened == [9, None]
+
+
 def test_rest_rows_come_from_the_listing_metadata_when_given() -> None:
     listed = pd.DataFrame({"version": [2, 1], "metadata": [json.dumps({"total_rows": "5"}), ""]})
 
