@@ -454,6 +454,18 @@ class VersionFacts:
                     self._keep(self._operations, keys[v], row)
         return _operations_frame([known[v] for v in keys])
 
+    def peek(
+        self, table_id: Sequence[str], identities: Mapping[int, Any]
+    ) -> tuple[pd.DataFrame, dict[int, int | None], list[int]]:
+        """What is known now of the versions of ``identities``, nothing read: :meth:`page`'s
+        operations and row counts, an operation not known with ``operation`` ``None`` and a
+        count not known ``None``, and the versions missing either (in the order given)."""
+        keys = self._keys(table_id, identities)
+        known, counts = self._known(self._operations, keys), self._known(self._rows, keys)
+        rows = [known.get(v) or {**_operation_row(v), "operation": None} for v in keys]
+        missing = [v for v in keys if v not in known or v not in counts]
+        return _operations_frame(rows), {v: counts.get(v) for v in keys}, missing
+
     def page(
         self,
         ns: LanceNamespace,

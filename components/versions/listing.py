@@ -14,9 +14,15 @@ import streamlit as st
 from backend.services import versions as vsv
 from backend.services.charts import timeline_chart
 from backend.spec.paging import Listing
-from components import feedback, state
+from components import feedback, polling, state
 from components.common import dataframe, lazy_expander, render_figures
-from components.versions.reads import known_versions, listed_latest, page_rows, versions_frame
+from components.versions.reads import (
+    facts_reading,
+    known_versions,
+    listed_latest,
+    page_rows,
+    versions_frame,
+)
 
 GRID_ROW_PX = 35  # st.dataframe's default row height (the header row is as tall)
 
@@ -176,12 +182,14 @@ def render_listing(
         noun="versions",
         hint="Click a row to open that version below.",
     )
-    rows, ops = page_rows(table_id, versions, page, tagged)
+    rows, ops, reading = page_rows(table_id, versions, page, tagged)
     render_version_table(
         rows,
         key_prefix=state.Versions.LIST,
         picked=shown_version(listed_latest(versions)),
     )
+    if reading is not None:
+        render_facts_reading(reading, len(rows))
     if box := lazy_expander(
         "Timeline", key=state.Versions.TIMELINE_OPEN, icon=":material/timeline:"
     ):
@@ -197,6 +205,25 @@ def render_listing(
                 )
                 st.caption("Operations are looked up for the versions on the current page only.")
     return ops
+
+
+FACTS_POLL_S = 1.0  # how often a list whose facts are being read looks for them
+
+
+def render_facts_reading(reading: tuple[Any, ...], versions: int) -> None:
+    """Says that the operations and row counts of the page's ``versions`` are being read
+    (those not in yet: Operation "(not loaded)", Rows empty), and every second, once the read
+    (:func:`page_facts`' ``reading``) is done, draws the page again with them."""
+    st.caption(
+        f":material/hourglass_top: Reading the operations and row counts of the {versions} "
+        "versions on this page: the list is drawn again once they are in."
+    )
+
+    def poll() -> None:
+        if not facts_reading(reading):
+            polling.rerun_page()
+
+    polling.fragment(poll, every=FACTS_POLL_S)
 
 
 def shown_version(latest: int) -> int:

@@ -4,11 +4,14 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, NamedTuple, cast
 
 import pandas as pd
 import streamlit as st
@@ -142,12 +145,55 @@ def version_facts() -> vsv.VersionFacts:
     return _facts(connection_key())
 
 
+FACTS_WAIT_S = 1.0  # a page's facts waited for before the list is drawn while they are read
+
+# the reads of a page's facts under way, by connection, table and versions (gone when done)
+_JOBS: dict[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]] = {}
+_JOBS_LOCK = threading.Lock()
+_JOB_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="version-facts")
+
+
+def _facts_job(
+    conn: str, ns: Any, table_id: tuple[str, ...], identities: dict[int, Any]
+) -> tuple[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]]:
+    """The read of these facts under way, started if none is (in a copy of the caller's
+    context: the request log is a context variable); and its key."""
+    key = (conn, table_id, tuple(identities.items()))
+    with _JOBS_LOCK:
+        job = _JOBS.get(key)
+        if job is None:
+            facts = _facts(conn)
+            job = _JOB_POOL.submit(
+                contextvars.copy_context().run, facts.page, ns, table_id, identities
+            )
+            _JOBS[key] = job
+            job.add_done_callback(lambda done: _forget_job(key, done))
+    return key, job
+
+
+def _forget_job(key: tuple[Any, ...], job: Future[Any]) -> None:
+    with _JOBS_LOCK:
+        if _JOBS.get(key) is job:
+            del _JOBS[key]
+
+
+def facts_reading(key: tuple[Any, ...]) -> bool:
+    """Whether the read of a page's facts (:func:`page_facts`' ``reading``) is under way."""
+    with _JOBS_LOCK:
+        return key in _JOBS
+
+
 def page_facts(
     table_id: tuple[str, ...], rows: pd.DataFrame
-) -> tuple[pd.DataFrame, dict[int, int | None]]:
+) -> tuple[pd.DataFrame, dict[int, int | None], tuple[Any, ...] | None]:
     """The operation and row count of each version of a page of the list (its rows, with
     their manifest e-tags): kept per version (``vsv.VersionFacts``), so that a write to the
-    table (another version, a delete) looks up only the versions not seen yet."""
+    table (another version, a delete) looks up only the versions not seen yet.
+
+    Those not known are read in the background (over REST two requests per version, on an
+    object store a few reads) and waited for up to :data:`FACTS_WAIT_S`: a page whose facts
+    take longer comes back with those known so far (the others: operation ``None``, count
+    ``None``) and the key of the read under way (:func:`facts_reading`), else ``None``."""
     from components.cache import epoch
     from components.session import connection_key, get_namespace
 
@@ -157,7 +203,16 @@ def page_facts(
         int(v): (tag if isinstance(tag, str) and tag else ("read", read))
         for v, tag in zip(rows["version"], rows["e_tag"], strict=True)
     }
-    return _facts(conn).page(get_namespace(), table_id, identities)
+    facts = _facts(conn)
+    ops, counts, missing = facts.peek(table_id, identities)
+    if not missing:
+        return ops, counts, None
+    key, job = _facts_job(conn, get_namespace(), table_id, identities)
+    try:
+        return (*job.result(timeout=FACTS_WAIT_S), None)
+    except FutureTimeout:
+        ops, counts, _ = facts.peek(table_id, identities)
+        return ops, counts, key
 
 
 # the grid rows of the list's pages, per listing (gone with it): at most PAGES_KEPT each
@@ -168,19 +223,29 @@ _PAGES_LOCK = threading.Lock()
 PAGES_KEPT = 8
 
 
+class PageRows(NamedTuple):
+    """A page of the versions list: its grid rows, the operations looked up, and the key of
+    the read of its facts still under way (``None``: none is)."""
+
+    rows: pd.DataFrame
+    ops: pd.DataFrame
+    reading: tuple[Any, ...] | None
+
+
 def page_rows(
     table_id: tuple[str, ...],
     versions: Listing,
     page: Page,
     tagged: Mapping[int, Sequence[str]] | None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> PageRows:
     """The rows of a page of the versions list (``vsv.version_rows_frame``) with each
     version's operation, row count and tags (``tagged``: version -> tags; ``None``: not
-    listed), and the operations looked up (:func:`page_facts`). Made once per listing, page,
-    read generation of the table and tags when every fact was found (a listing's items never
-    change: a commit gives a new listing; nor do a version's facts), so a rerun of the page
-    makes them again only after a failed lookup or an unknown row count. Not to be changed
-    in place: the next run gets the same frames."""
+    listed), and the operations looked up (:func:`page_facts`; those still being read have
+    operation ``None``). Made once per listing, page, read generation of the table and tags
+    when every fact was found (a listing's items never change: a commit gives a new listing;
+    nor do a version's facts), so a rerun of the page makes them again only after a failed
+    lookup, an unknown row count or while they are read. Not to be changed in place: the
+    next run gets the same frames."""
     from components.cache import epoch
     from components.session import connection_key
 
@@ -190,11 +255,13 @@ def page_rows(
         kept = _PAGES.get(versions)
         found = kept.get(key) if kept is not None else None
     if found is not None:
-        return cast(tuple[pd.DataFrame, pd.DataFrame], found)
+        return cast(PageRows, found)
     rows = vsv.version_rows_frame(page.items)
-    ops, counts = page_facts(table_id, rows)
-    made = (vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged), ops)
-    if ops["error"].isna().all() and None not in counts.values():
+    ops, counts, reading = page_facts(table_id, rows)
+    made = PageRows(
+        vsv.with_rows_and_tags(vsv.with_operations(rows, ops), counts, tagged), ops, reading
+    )
+    if reading is None and ops["error"].isna().all() and None not in counts.values():
         with _PAGES_LOCK:
             kept = _PAGES.setdefault(versions, OrderedDict())
             kept[key] = made

@@ -1021,3 +1021,56 @@ def test_a_version_written_elsewhere_after_the_restore_ends_the_offer_at_once(
     assert_no_exception(at)
     assert figures(at)["Latest"] == "6"
     assert "left 1 index behind" not in texts(at)
+
+
+def test_a_page_whose_facts_are_slow_is_drawn_while_they_are_read(
+    make_app, ui_env, monkeypatch
+) -> None:
+    """The operations and row counts of the versions on the list's page, not known yet, are
+    read in the background and waited for up to ``FACTS_WAIT_S``. When they take longer the
+    list is drawn at once with its versions, "(not loaded)" and no row count, and says they
+    are being read; once they are in, the next run draws them, each the figure lance gives
+    of that version."""
+    import threading
+    import time
+
+    import lance
+
+    from components.versions import reads
+    from tests.support import table_location
+
+    monkeypatch.setattr(reads, "FACTS_WAIT_S", 0.2)
+    gate = threading.Event()
+    real = vsv.version_operations
+
+    def held(*args, **kwargs):
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vsv, "version_operations", held)
+    reading = "Reading the operations and row counts of the 3 versions on this page"
+    at = make_app("versions", query_params=ORDERS)
+    assert_no_exception(at)
+    grid = version_grid(at)
+    assert list(grid["version"]) == [3, 2, 1]
+    assert set(grid["operation"]) == {"(not loaded)"} and grid["rows"].isna().all()
+    assert reading in texts(at)
+    assert figures(at)["Version"] == "3"  # the rest of the page is drawn meanwhile
+
+    gate.set()
+    deadline = time.monotonic() + 30
+    while True:  # what the page's poll does: a run once the read is done
+        at.run()
+        if reading not in texts(at) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert_no_exception(at)
+    assert reading not in texts(at)
+    grid = version_grid(at).set_index("version")
+    ns = backend.connect(str(ui_env))
+    truth = real(ns, ["sales", "orders"], [3, 2, 1]).set_index("version")
+    assert grid.loc[[3, 2, 1], "operation"].tolist() == truth.loc[[3, 2, 1], "operation"].tolist()
+    assert grid.loc[[3, 2, 1], "operation"].tolist() == ["Delete", "Append", "Overwrite"]
+    location = str(table_location(ns, ["sales", "orders"]))
+    counts = {v: lance.dataset(location, version=v).count_rows() for v in (3, 2, 1)}
+    assert {v: int(grid.loc[v, "rows"]) for v in (3, 2, 1)} == counts
