@@ -680,3 +680,48 @@ def demo_copy(dest: Path) -> Path:
     the same data (the catalog's locations are relative to the root)."""
     shutil.copytree(demo_template()[0], dest, symlinks=True)
     return dest
+
+
+class InFlight:
+    """Wraps ``cls.method`` (for the test, through ``monkeypatch``): each call holds for
+    ``delay`` seconds, counted; ``most`` is how many ran at once at most, ``calls`` how many
+    there were."""
+
+    def __init__(self, monkeypatch: Any, cls: type, method: str, *, delay: float) -> None:
+        import threading
+        import time
+
+        self.calls = self.most = 0
+        now = [0]
+        lock = threading.Lock()
+        real = getattr(cls, method)
+
+        def held(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                self.calls += 1
+                now[0] += 1
+                self.most = max(self.most, now[0])
+            try:
+                time.sleep(delay)
+                return real(obj, *args, **kwargs)
+            finally:
+                with lock:
+                    now[0] -= 1
+
+        monkeypatch.setattr(cls, method, held)
+
+
+def opened_versions(monkeypatch: Any) -> list[int | None]:
+    """The versions ``LocalNamespace.open_dataset`` is asked to open from now on (``None``:
+    the latest), in order (through ``monkeypatch``)."""
+    from backend.local.namespace import LocalNamespace
+
+    opened: list[int | None] = []
+    real = LocalNamespace.open_dataset
+
+    def spy(self: Any, table_id: Any, version: int | None = None) -> Any:
+        opened.append(version)
+        return real(self, table_id, version)
+
+    monkeypatch.setattr(LocalNamespace, "open_dataset", spy)
+    return opened

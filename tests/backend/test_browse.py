@@ -26,7 +26,7 @@ from backend.rules.version_ranges import Span
 from backend.services import namespaces, versions
 from backend.services import version_compare as vcmp
 from backend.spec import paging
-from tests.support import append_rows, create_table
+from tests.support import InFlight, append_rows, create_table, opened_versions
 
 
 def declare(ns, namespace: list[str], name: str, **kw) -> None:
@@ -558,15 +558,7 @@ def test_local_operations_read_from_the_dataset_are_what_describe_says(
 
     # the dataset is opened at the highest version asked for (its manifest read by name, not
     # found by listing every version), and at the latest where that version does not exist
-    opened: list[int | None] = []
-    real_open = LocalNamespace.open_dataset
-    monkeypatch.setattr(
-        LocalNamespace,
-        "open_dataset",
-        lambda self, table_id, version=None: (
-            opened.append(version) or real_open(self, table_id, version)
-        ),
-    )
+    opened = opened_versions(monkeypatch)
     some = [2, 4, latest - 1]
     ops_some = versions.version_operations(ns, tid, some).set_index("version")
     assert opened == [latest - 1]
@@ -574,7 +566,7 @@ def test_local_operations_read_from_the_dataset_are_what_describe_says(
     opened.clear()
     versions.version_operations(ns, tid, [*every, latest + 5])
     assert opened == [latest + 5, None]
-    monkeypatch.setattr(LocalNamespace, "open_dataset", real_open)
+    monkeypatch.undo()
 
     # on a branch (no DescribeTransaction there), the same compaction of an indexed table:
     # its rows say what cannot be read, in a reader's terms, and the others are named
@@ -602,7 +594,6 @@ def test_rest_operations_are_described_a_few_at_once(rest_server, monkeypatch) -
     """Over REST each version's operation is one DescribeTransaction (the spec has no bulk
     form): sent ``IN_FLIGHT`` at once, the rows are the ones the requests sent one by one
     give, in the order asked, a version that does not exist an error row among them."""
-    import threading
     import time
 
     from backend.rest.client import RestNamespaceClient
@@ -621,26 +612,11 @@ def test_rest_operations_are_described_a_few_at_once(rest_server, monkeypatch) -
     assert list(one_by_one["operation"]) == ["Append", "?", "Overwrite"] + ["Append"] * 5
     assert one_by_one["error"].notna().tolist() == [False, True] + [False] * 6
 
-    lock = threading.Lock()
-    gauge = {"now": 0, "most": 0}
-    real = RestNamespaceClient.describe_transaction
-
-    def slow(self, request):
-        with lock:
-            gauge["now"] += 1
-            gauge["most"] = max(gauge["most"], gauge["now"])
-        try:
-            time.sleep(0.1)
-            return real(self, request)
-        finally:
-            with lock:
-                gauge["now"] -= 1
-
-    monkeypatch.setattr(RestNamespaceClient, "describe_transaction", slow)
+    gauge = InFlight(monkeypatch, RestNamespaceClient, "describe_transaction", delay=0.1)
     started = time.monotonic()
     together = versions.version_operations(ns, tid, asked)
     took = time.monotonic() - started
-    assert gauge["most"] == IN_FLIGHT
+    assert gauge.most == IN_FLIGHT
     assert took < len(asked) * 0.1  # two rounds of four, not eight requests one by one
     assert _records(together) == _records(one_by_one)
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from backend.services import versions as vsv
-from tests.support import create_table, table_location
+from tests.support import InFlight, create_table, opened_versions, table_location
 
 TID = ["t"]
 NESTED = ["n", "t"]
@@ -69,7 +69,6 @@ def test_rest_counts_go_a_few_at_once(rest_server, monkeypatch) -> None:
     """Over REST each version not counted by a summary is one CountTableRows (a nested
     table: pylance's server gives no summary there): after the first, ``IN_FLIGHT`` at once,
     each the count lance gives of that version."""
-    import threading
     import time
 
     import backend
@@ -84,28 +83,12 @@ def test_rest_counts_go_a_few_at_once(rest_server, monkeypatch) -> None:
         ds.insert(pa.table({"id": [10 + n]}))
     latest = lance.dataset(location).version
     truth = {v: lance.dataset(location, version=v).count_rows() for v in range(1, latest + 1)}
-    lock = threading.Lock()
-    gauge = {"now": 0, "most": 0, "asked": 0}
-    real = RestNamespaceClient.count_table_rows
-
-    def slow(self, request):
-        with lock:
-            gauge["now"] += 1
-            gauge["asked"] += 1
-            gauge["most"] = max(gauge["most"], gauge["now"])
-        try:
-            time.sleep(0.1)
-            return real(self, request)
-        finally:
-            with lock:
-                gauge["now"] -= 1
-
-    monkeypatch.setattr(RestNamespaceClient, "count_table_rows", slow)
+    gauge = InFlight(monkeypatch, RestNamespaceClient, "count_table_rows", delay=0.1)
     wanted = sorted(truth, reverse=True)
     started = time.monotonic()
     assert vsv.version_rows(ns, NESTED, wanted) == truth
     took = time.monotonic() - started
-    assert gauge["asked"] == len(wanted) and gauge["most"] == IN_FLIGHT
+    assert gauge.calls == len(wanted) and gauge.most == IN_FLIGHT
     assert took < len(wanted) * 0.1  # the first alone, then rounds of four
 
 
@@ -114,19 +97,10 @@ def test_local_rows_open_the_table_at_the_highest_version_asked(local_root, monk
     for (its manifest read by name: no listing of every version), at the latest where that
     version does not exist (its count then not known)."""
     import backend
-    from backend.local.namespace import LocalNamespace
 
     ns = backend.connect(str(local_root))
     truth = three_versions(ns)
-    opened: list[int | None] = []
-    real_open = LocalNamespace.open_dataset
-    monkeypatch.setattr(
-        LocalNamespace,
-        "open_dataset",
-        lambda self, table_id, version=None: (
-            opened.append(version) or real_open(self, table_id, version)
-        ),
-    )
+    opened = opened_versions(monkeypatch)
     assert vsv.version_rows(ns, TID, [2, 1]) == {2: truth[2], 1: truth[1]}
     assert opened == [2]
     opened.clear()
