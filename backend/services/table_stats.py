@@ -179,7 +179,8 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     (both the live rows; GetTableStats' ``num_rows`` is not used: pylance's server counts the
     deleted rows in it); the size: the summary's ``total_files_size``, else GetTableStats'
     ``total_bytes`` (read with the health): the latest version's data as the server counts
-    it. A figure no answer gives stays ``None`` (never 0), as do the index count and the
+    it; the index count: the indexes the health lists (ListTableIndices, the internal ones
+    left out as locally). A figure no answer gives stays ``None`` (never 0), as does the
     commit time (not in the spec's answers). Read once per ``(location, version)``."""
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     declared = (
@@ -200,10 +201,12 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     size = whole_number(meta.get("total_files_size"))
     if size is None and found is not None:
         size = whole_number(found.total_bytes)
+    listed = found.unindexed_rows if found is not None else None
     stats = TableStats(
         rows=rows,
         size_bytes=size,
         version=resp.version,
+        indexes=len(listed) if listed is not None else None,
         **_health_fields(found),
     )
     if resp.version is not None:

@@ -120,7 +120,15 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
             "Version", format="%d", width=62, help="Latest version"
         ),
         "indexes": st.column_config.NumberColumn(
-            "Indexes", format="%d", width=62, help="How many indexes the table has" + na
+            "Indexes",
+            format="%d",
+            width=62,
+            help="How many indexes the table has"
+            + (
+                ""
+                if figures
+                else " (over REST: ListTableIndices; n/a when the server does not say)"
+            ),
         ),
         "last_change": st.column_config.DatetimeColumn(
             "Changed (UTC)",
