@@ -514,11 +514,18 @@ def with_operations(versions: pd.DataFrame, operations: pd.DataFrame) -> pd.Data
 
 
 def describe_version(ns: LanceNamespace, table_id: Sequence[str], version: int) -> dict[str, Any]:
-    """DescribeTableVersion of one version as a dict (timestamp as ISO text)."""
+    """DescribeTableVersion of one version as a dict (:func:`version_dict`)."""
     resp = ns.describe_table_version(
         DescribeTableVersionRequest(id=list(table_id), version=int(version))
     )
-    out = resp.version.model_dump(exclude_none=True)
+    return version_dict(resp.version)
+
+
+def version_dict(entry: Any) -> dict[str, Any]:
+    """A version as the spec describes it (a ``TableVersion``: DescribeTableVersion's
+    answer, or an entry of ListTableVersions, the same model) as a dict, without its empty
+    fields; ``timestamp``: its commit time as ISO text."""
+    out = entry.model_dump(exclude_none=True)
     ts = out.get("timestamp_millis")
     if ts is not None:
         out["timestamp"] = pd.Timestamp(ts, unit="ms", tz="UTC").isoformat()

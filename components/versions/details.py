@@ -167,7 +167,9 @@ def render_details_section(
             f"Version {picked} does not exist (deleted, or never written); the latest is {latest}.",
         )
         return latest
-    info = feedback.run(version_info, table_id, picked, action=f"Describing version {picked}")
+    info = feedback.run(
+        version_info, table_id, versions, picked, action=f"Describing version {picked}"
+    )
     one = ops[ops["version"] == picked]
     if one.empty:
         one = operations_for(table_id, (picked,))

@@ -99,10 +99,15 @@ def known_versions(table_id: tuple[str, ...], latest: int) -> pd.DataFrame | Non
     return known
 
 
+@cached(lambda table_id, version: table_scope(table_id), ttl=300)
+def _described(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, Any]:
+    return vsv.describe_version(ns, table_id, version)
+
+
 @cached(lambda table_id, version: table_scope(table_id), ttl=300, max_entries=256)
 def _has_version(ns: Any, table_id: tuple[str, ...], version: int) -> bool:
     try:
-        vsv.describe_version(ns, table_id, version)
+        _described(table_id, version)  # kept: the details of that version read it next
     except TableVersionNotFoundError:
         return False
     return True
@@ -270,9 +275,13 @@ def page_rows(
     return made
 
 
-@cached(lambda table_id, version: table_scope(table_id), ttl=300)
-def version_info(ns: Any, table_id: tuple[str, ...], version: int) -> dict[str, Any]:
-    return vsv.describe_version(ns, table_id, version)
+def version_info(table_id: tuple[str, ...], versions: Listing, version: int) -> dict[str, Any]:
+    """One version as DescribeTableVersion gives it: the entry the listing read already holds
+    (ListTableVersions answers with the same model), else that request (kept five minutes)."""
+    for entry in versions.items():
+        if int(entry.version) == version:
+            return vsv.version_dict(entry)
+    return _described(table_id, version)
 
 
 @cached(lambda table_id, a, b: table_scope(table_id), ttl=300, max_entries=64)

@@ -152,7 +152,9 @@ def test_the_picker_of_3000_tables_offers_1000_and_finds_the_others(scale_app) -
 
 
 def test_versions_page_of_3000_versions_reads_one_page(scale_app, monkeypatch) -> None:
-    calls = Calls(monkeypatch, "list_table_versions")
+    """One ListTableVersions for the list's page; the version shown is described from it (no
+    DescribeTableVersion), one not read yet by that request."""
+    calls = Calls(monkeypatch, "list_table_versions", "describe_table_version")
     at = scale_app("versions", **HIST)
     grid = next(d.value for d in at.dataframe if "operation" in d.value.columns)
     assert list(grid["version"]) == list(range(3_000, 2_950, -1))
@@ -163,9 +165,11 @@ def test_versions_page_of_3000_versions_reads_one_page(scale_app, monkeypatch) -
     assert metrics["Latest"] == "3000"
     # the version picker offers the list's page; another version is typed (or linked)
     assert at.selectbox(key=state.QP_VERSION).options == [str(v) for v in range(3_000, 2_950, -1)]
+    assert calls["describe_table_version"] == []
     typed = scale_app("versions", **HIST, version="7")
     assert typed.selectbox(key=state.QP_VERSION).options[-1] == "7"
     assert figures(typed)["Version"] == "7" and figures(typed)["Operation"] == "UpdateConfig"
+    assert [r.version for r in calls["describe_table_version"]] == [7]
     pager = widget(at.pagination, f"{state.Versions.LIST}.page.")
     pager.set_value(21).run()
     grid = next(d.value for d in at.dataframe if "operation" in d.value.columns)
