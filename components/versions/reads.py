@@ -164,15 +164,17 @@ def _facts_job(
     """The read of these facts under way, started if none is (in a copy of the caller's
     context: the request log is a context variable); and its key."""
     key = (conn, table_id, tuple(identities.items()))
+    facts = _facts(conn)
     with _JOBS_LOCK:
         job = _JOBS.get(key)
+        started = job is None
         if job is None:
-            facts = _facts(conn)
             job = _JOB_POOL.submit(
                 contextvars.copy_context().run, facts.page, ns, table_id, identities
             )
             _JOBS[key] = job
-            job.add_done_callback(lambda done: _forget_job(key, done))
+    if started:  # outside the lock: a job done already runs its callback here, at once
+        job.add_done_callback(lambda done: _forget_job(key, done))
     return key, job
 
 

@@ -1078,3 +1078,24 @@ def test_a_page_whose_facts_are_slow_is_drawn_while_they_are_read(
     location = str(table_location(ns, ["sales", "orders"]))
     counts = {v: lance.dataset(location, version=v).count_rows() for v in (3, 2, 1)}
     assert {v: int(grid.loc[v, "rows"]) for v in (3, 2, 1)} == counts
+
+
+def test_a_facts_read_done_before_it_is_registered_is_forgotten(make_app, monkeypatch) -> None:
+    """A read of a page's facts can end before the page has registered it (a quick one on a
+    busy machine). Forgetting it then runs in the page's own thread; the page is drawn with
+    its facts and no read is left under way."""
+    from concurrent.futures import Future
+
+    from components.versions import reads
+
+    class AtOnce:  # runs each read as it is submitted: done before it is registered
+        def submit(self, fn, *args):
+            done: Future = Future()
+            done.set_result(fn(*args))
+            return done
+
+    monkeypatch.setattr(reads, "_JOB_POOL", AtOnce())
+    at = make_app("versions", query_params=ORDERS)
+    assert_no_exception(at)
+    assert version_grid(at)["operation"].tolist() == ["Delete", "Append", "Overwrite"]
+    assert reads._JOBS == {}
