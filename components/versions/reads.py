@@ -152,10 +152,19 @@ def version_facts() -> vsv.VersionFacts:
 
 FACTS_WAIT_S = 1.0  # a page's facts waited for before the list is drawn while they are read
 
-# the reads of a page's facts under way, by connection, table and versions (gone when done)
+# the reads of a page's facts under way, by connection, table and versions (gone when done),
+# and the answers of those done since the page was drawn without them (the page's next run
+# takes its own: facts a read could not find are not asked again by the run the read's end
+# caused, which would draw the page without them and poll again, for ever)
 _JOBS: dict[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]] = {}
+_DONE: OrderedDict[tuple[Any, ...], tuple[pd.DataFrame, dict[int, int | None]]] = OrderedDict()
+DONE_KEPT = 32
 _JOBS_LOCK = threading.Lock()
 _JOB_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="version-facts")
+
+
+def _job_key(conn: str, table_id: tuple[str, ...], identities: dict[int, Any]) -> tuple[Any, ...]:
+    return (conn, table_id, tuple(identities.items()))
 
 
 def _facts_job(
@@ -163,7 +172,7 @@ def _facts_job(
 ) -> tuple[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]]:
     """The read of these facts under way, started if none is (in a copy of the caller's
     context: the request log is a context variable); and its key."""
-    key = (conn, table_id, tuple(identities.items()))
+    key = _job_key(conn, table_id, identities)
     facts = _facts(conn)
     with _JOBS_LOCK:
         job = _JOBS.get(key)
@@ -182,6 +191,15 @@ def _forget_job(key: tuple[Any, ...], job: Future[Any]) -> None:
     with _JOBS_LOCK:
         if _JOBS.get(key) is job:
             del _JOBS[key]
+            if job.exception() is None:
+                _DONE[key] = job.result()
+                while len(_DONE) > DONE_KEPT:
+                    _DONE.popitem(last=False)
+
+
+def _take_done(key: tuple[Any, ...]) -> tuple[pd.DataFrame, dict[int, int | None]] | None:
+    with _JOBS_LOCK:
+        return _DONE.pop(key, None)
 
 
 def facts_reading(key: tuple[Any, ...]) -> bool:
@@ -200,7 +218,9 @@ def page_facts(
     Those not known are read in the background (over REST two requests per version, on an
     object store a few reads) and waited for up to :data:`FACTS_WAIT_S`: a page whose facts
     take longer comes back with those known so far (the others: operation ``None``, count
-    ``None``) and the key of the read under way (:func:`facts_reading`), else ``None``."""
+    ``None``) and the key of the read under way (:func:`facts_reading`), else ``None``. The
+    run after that read's end takes its answer as it is (a fact it could not find is asked
+    again by a later run, not by this one)."""
     from components.cache import epoch
     from components.session import connection_key, get_namespace
 
@@ -214,12 +234,16 @@ def page_facts(
     ops, counts, missing = facts.peek(table_id, identities)
     if not missing:
         return ops, counts, None
+    if (done := _take_done(_job_key(conn, table_id, identities))) is not None:
+        return (*done, None)  # the read this page was drawn without: its answer, as it is
     key, job = _facts_job(conn, get_namespace(), table_id, identities)
     try:
-        return (*job.result(timeout=FACTS_WAIT_S), None)
+        answer = job.result(timeout=FACTS_WAIT_S)
     except FutureTimeout:
         ops, counts, _ = facts.peek(table_id, identities)
         return ops, counts, key
+    _take_done(key)  # this run has it (whether the read's end was noted before or not)
+    return (*answer, None)
 
 
 # the grid rows of the list's pages, per listing (gone with it): at most PAGES_KEPT each

@@ -1099,3 +1099,32 @@ def test_a_facts_read_done_before_it_is_registered_is_forgotten(make_app, monkey
     assert_no_exception(at)
     assert version_grid(at)["operation"].tolist() == ["Delete", "Append", "Overwrite"]
     assert reads._JOBS == {}
+
+
+def test_facts_a_read_could_not_find_do_not_keep_the_page_polling(make_app, monkeypatch) -> None:
+    """A slow read that finds no row counts (a server that cannot count) ends; the run its end
+    causes draws its answer, counts empty, without reading them again: reading them again
+    would draw the page without them and poll once more, for as long as the page is open."""
+    import time
+
+    from components.versions import reads
+
+    monkeypatch.setattr(reads, "FACTS_WAIT_S", 0.2)
+
+    def uncountable(ns, table_id, versions, *args, **kwargs):
+        time.sleep(0.5)
+        return dict.fromkeys(versions)
+
+    monkeypatch.setattr(vsv, "version_rows", uncountable)
+    reading = "Reading the operations and row counts of the 3 versions on this page"
+    at = make_app("versions", query_params=ORDERS)
+    assert reading in texts(at)
+    deadline = time.monotonic() + 30
+    while reads._JOBS and time.monotonic() < deadline:  # the read ends
+        time.sleep(0.05)
+    at.run()  # the poll's run
+    assert_no_exception(at)
+    assert reading not in texts(at) and reads._JOBS == {}
+    grid = version_grid(at)
+    assert grid["operation"].tolist() == ["Delete", "Append", "Overwrite"]
+    assert grid["rows"].isna().all()
