@@ -330,11 +330,13 @@ def version_rows(
     ``total_rows`` of the version's ListTableVersions metadata (``listed``, a
     :func:`list_versions` frame) when the server gives it, else of DescribeTable at that
     version, else CountTableRows at that version (exact; pylance's directory namespace gives a
-    summary only for root-level tables). Once DescribeTable answers without a count it is not
-    asked again; a version that cannot be counted stays ``None``. On a branch (not main): the
-    versions of the branch; over REST DescribeTable is not asked (pylance's server describes
-    main whatever the branch), CountTableRows is. Over REST the requests after the first
-    answer go a few at once (:func:`backend.spec.fanout.each`)."""
+    summary only for root-level tables). The first DescribeTable that answers tells whether
+    the server gives counts: without one, the other versions are counted, not described; the
+    requests after it go a few at once (:func:`backend.spec.fanout.each`), so a version
+    described there without a count is counted on its own. A version that cannot be counted
+    stays ``None``. On a branch (not main): the versions of the branch; over REST
+    DescribeTable is not asked (pylance's server describes main whatever the branch),
+    CountTableRows is."""
     wanted = [int(v) for v in versions]
     out: dict[int, int | None] = dict.fromkeys(wanted)
     tid = list(table_id)
