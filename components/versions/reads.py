@@ -9,8 +9,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple, cast
 
 import pandas as pd
@@ -152,60 +151,50 @@ def version_facts() -> vsv.VersionFacts:
 
 FACTS_WAIT_S = 1.0  # a page's facts waited for before the list is drawn while they are read
 
-# the reads of a page's facts under way, by connection, table and versions (gone when done),
-# and the answers of those done since the page was drawn without them (the page's next run
-# takes its own: facts a read could not find are not asked again by the run the read's end
-# caused, which would draw the page without them and poll again, for ever)
-_JOBS: dict[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]] = {}
-_DONE: OrderedDict[tuple[Any, ...], tuple[pd.DataFrame, dict[int, int | None]]] = OrderedDict()
-DONE_KEPT = 32
+# the reads of a page's facts, by connection, table and versions: each is taken (removed) by
+# the page run that gets its answer, the one that waited for it or, for a page drawn without
+# it, the next; that run shows the answer as it is (facts the read could not find are not asked
+# again by the run the read's end caused, which would draw the page without them and poll
+# again, for ever). At most JOBS_KEPT ended reads wait to be taken (a page left meanwhile).
+_JOBS: OrderedDict[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]] = (
+    OrderedDict()
+)
+JOBS_KEPT = 32
 _JOBS_LOCK = threading.Lock()
 _JOB_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="version-facts")
-
-
-def _job_key(conn: str, table_id: tuple[str, ...], identities: dict[int, Any]) -> tuple[Any, ...]:
-    return (conn, table_id, tuple(identities.items()))
 
 
 def _facts_job(
     conn: str, ns: Any, table_id: tuple[str, ...], identities: dict[int, Any]
 ) -> tuple[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]]:
-    """The read of these facts under way, started if none is (in a copy of the caller's
-    context: the request log is a context variable); and its key."""
-    key = _job_key(conn, table_id, identities)
+    """The read of these facts, under way or ended and not taken yet, else started now (in a
+    copy of the caller's context: the request log is a context variable); and its key."""
+    key = (conn, table_id, tuple(identities.items()))
     facts = _facts(conn)
     with _JOBS_LOCK:
         job = _JOBS.get(key)
-        started = job is None
         if job is None:
             job = _JOB_POOL.submit(
                 contextvars.copy_context().run, facts.page, ns, table_id, identities
             )
             _JOBS[key] = job
-    if started:  # outside the lock: a job done already runs its callback here, at once
-        job.add_done_callback(lambda done: _forget_job(key, done))
+            ended = [k for k, j in _JOBS.items() if j.done()]
+            for old in ended[: max(0, len(_JOBS) - JOBS_KEPT)]:
+                del _JOBS[old]
     return key, job
 
 
-def _forget_job(key: tuple[Any, ...], job: Future[Any]) -> None:
+def _take(key: tuple[Any, ...], job: Future[Any]) -> None:
     with _JOBS_LOCK:
         if _JOBS.get(key) is job:
             del _JOBS[key]
-            if job.exception() is None:
-                _DONE[key] = job.result()
-                while len(_DONE) > DONE_KEPT:
-                    _DONE.popitem(last=False)
-
-
-def _take_done(key: tuple[Any, ...]) -> tuple[pd.DataFrame, dict[int, int | None]] | None:
-    with _JOBS_LOCK:
-        return _DONE.pop(key, None)
 
 
 def facts_reading(key: tuple[Any, ...]) -> bool:
     """Whether the read of a page's facts (:func:`page_facts`' ``reading``) is under way."""
     with _JOBS_LOCK:
-        return key in _JOBS
+        job = _JOBS.get(key)
+    return job is not None and not job.done()
 
 
 def page_facts(
@@ -234,16 +223,12 @@ def page_facts(
     ops, counts, missing = facts.peek(table_id, identities)
     if not missing:
         return ops, counts, None
-    if (done := _take_done(_job_key(conn, table_id, identities))) is not None:
-        return (*done, None)  # the read this page was drawn without: its answer, as it is
     key, job = _facts_job(conn, get_namespace(), table_id, identities)
-    try:
-        answer = job.result(timeout=FACTS_WAIT_S)
-    except FutureTimeout:
+    if not wait([job], timeout=FACTS_WAIT_S).done:
         ops, counts, _ = facts.peek(table_id, identities)
         return ops, counts, key
-    _take_done(key)  # this run has it (whether the read's end was noted before or not)
-    return (*answer, None)
+    _take(key, job)  # its answer (or error) is this run's: a later run reads anew
+    return (*job.result(), None)
 
 
 # the grid rows of the list's pages, per listing (gone with it): at most PAGES_KEPT each
