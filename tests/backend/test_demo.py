@@ -7,7 +7,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from backend.demo import data as demo
 from backend.demo import embedding
 from backend.launcher import cli
 from backend.local import LocalNamespace
-from tests.support import demo_template
+from tests.support import InFlight, demo_template
 
 SYMBOLS = ["stdlib", "symbols"]
 MODULES = ["stdlib", "modules"]
@@ -225,46 +224,22 @@ def test_only_a_vector_index_stats_read_the_listing_for_its_metric(
     assert (vstats.distance_type, counting.listings) == ("cosine", 1)
 
 
-class SlowStats:
-    """A namespace whose DescribeTableIndexStats takes ``delay`` seconds (a far server), with
-    the most of them in flight at once noted."""
-
-    def __init__(self, ns: Any, delay: float) -> None:
-        self._ns = ns
-        self._delay = delay
-        self._lock = threading.Lock()
-        self.in_flight = 0
-        self.most = 0
-
-    def describe_table_index_stats(self, request: Any) -> Any:
-        with self._lock:
-            self.in_flight += 1
-            self.most = max(self.most, self.in_flight)
-        try:
-            time.sleep(self._delay)
-            return self._ns.describe_table_index_stats(request)
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ns, name)
-
-
-def test_the_index_overview_sends_its_stats_requests_a_few_at_once(ns: LocalNamespace) -> None:
+def test_the_index_overview_sends_its_stats_requests_a_few_at_once(
+    ns: LocalNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One DescribeTableIndexStats per index (the spec has no bulk form), up to
     ``IN_FLIGHT`` in flight at once: the same overview, in the time of two rounds of
     requests rather than five."""
     from backend.services.index_overview import index_overview
     from backend.spec.fanout import IN_FLIGHT
 
-    slow = SlowStats(ns, delay=0.2)
+    expected = index_overview(ns, SYMBOLS)
+    slow = InFlight(monkeypatch, LocalNamespace, "describe_table_index_stats", delay=0.2)
     started = time.monotonic()
-    got = index_overview(slow, SYMBOLS)
+    got = index_overview(ns, SYMBOLS)
     took = time.monotonic() - started
     assert slow.most == IN_FLIGHT == 4
     assert took < 5 * 0.2
-    expected = index_overview(ns, SYMBOLS)
     # the details are pylance's JSON text, whose runtime hints come in any order
     pd.testing.assert_frame_equal(got.drop(columns="details"), expected.drop(columns="details"))
     assert [json.loads(d) for d in got["details"]] == [json.loads(d) for d in expected["details"]]
