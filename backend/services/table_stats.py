@@ -5,31 +5,41 @@ change, health), read without opening every table on every page view.
 (the manifest's own summary, the index list, the files under the table's folder); over REST
 what the spec's answers give (``None`` where the server gives nothing): the version
 (DescribeTable), the rows (the manifest summary in DescribeTable's metadata, else
-CountTableRows: the live rows, as locally) and the size (the summary, else GetTableStats'
-``total_bytes``: the latest version's data as the server counts it, not the folder). The
-health is ``backend.services.health.glance`` (no listing of versions): local, from the same
-opened dataset; over REST, GetTableStats and the index stats. What a version costs to read is
-kept per ``(location, version)``: a table is read again only when it has a new version.
+CountTableRows: the live rows, as locally), the size (the summary, else GetTableStats'
+``total_bytes``: the latest version's data as the server counts it, not the folder) and the
+last change (DescribeTableVersion of the latest version). The health is
+``backend.services.health.glance`` (no listing of versions): local, from the same opened
+dataset; over REST, GetTableStats and the index stats. What a version costs to read is kept
+per ``(location, version)``: a table is read again only when it has a new version.
 
-:class:`StatsFill` fills figures in a background thread: :meth:`StatsFill.lookup` returns the
-figures known (``None`` for pending ones) and queues the missing or stale tables, in the order
-asked for, so the tables on screen come first.
+:class:`StatsFill` fills figures in the background (one thread locally, a few at once over
+REST): :meth:`StatsFill.lookup` returns the figures known (``None`` for pending ones) and
+queues the missing or stale tables, in the order asked for, so the tables on screen come
+first.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from lance_namespace import CountTableRowsRequest, DescribeTableRequest, LanceNamespace
+from lance_namespace import (
+    CountTableRowsRequest,
+    DescribeTableRequest,
+    DescribeTableVersionRequest,
+    LanceNamespace,
+)
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from ..errors import describe_error
+from ..spec.fanout import IN_FLIGHT
 from . import health as hs
 from .namespaces import whole_number
 
@@ -180,8 +190,9 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     deleted rows in it); the size: the summary's ``total_files_size``, else GetTableStats'
     ``total_bytes`` (read with the health): the latest version's data as the server counts
     it; the index count: the indexes the health lists (ListTableIndices, the internal ones
-    left out as locally). A figure no answer gives stays ``None`` (never 0), as does the
-    commit time (not in the spec's answers). Read once per ``(location, version)``."""
+    left out as locally); the last change: the latest version's commit time
+    (DescribeTableVersion). A figure no answer gives stays ``None`` (never 0). Read once per
+    ``(location, version)``."""
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     declared = (
         bool(resp.is_only_declared)
@@ -207,6 +218,7 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
         size_bytes=size,
         version=resp.version,
         indexes=len(listed) if listed is not None else None,
+        last_change=_committed(ns, table_id, resp.version),
         **_health_fields(found),
     )
     if resp.version is not None:
@@ -214,11 +226,40 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     return stats
 
 
+def _committed(ns: LanceNamespace, table_id: list[str], version: int | None) -> datetime | None:
+    """The commit time of ``version`` (DescribeTableVersion); ``None`` when the server does
+    not say."""
+    if version is None:
+        return None
+    try:
+        resp = ns.describe_table_version(DescribeTableVersionRequest(id=table_id, version=version))
+    except LanceNamespaceError:
+        return None
+    millis = whole_number(resp.version.timestamp_millis if resp.version is not None else None)
+    try:
+        return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):  # a server's time beyond the calendar
+        return None
+
+
+def reads_locally(ns: Any) -> bool:
+    """Whether the figures of ``ns``'s tables are read from their datasets (the local
+    backend), not from the spec's answers (REST)."""
+    return callable(getattr(ns, "open_dataset", None))
+
+
+def fill_workers(ns: Any) -> int:
+    """Threads a :class:`StatsFill` of ``ns`` reads with: one locally, where a read is this
+    machine's own work; over REST :data:`backend.spec.fanout.IN_FLIGHT`, round trips that
+    overlap (the page's other requests go four at once too)."""
+    return 1 if reads_locally(ns) else IN_FLIGHT
+
+
 def read_stats(ns: LanceNamespace, table_id: Sequence[str], memo: VersionMemo) -> TableStats:
     """One table's figures; a failure is the figures' ``problem``, never raised."""
     tid = list(table_id)
     try:
-        if callable(getattr(ns, "open_dataset", None)):
+        if reads_locally(ns):
             return _local_stats(ns, tid, memo)
         return _rest_stats(ns, tid, memo)
     except LanceNamespaceError as err:
@@ -241,7 +282,8 @@ def _behind(entry: _Entry | None, generation: Hashable) -> bool:
 
 
 class StatsFill:
-    """Figures of tables, filled by one background thread at a time.
+    """Figures of tables, filled in the background by up to ``workers`` threads at once
+    (:func:`fill_workers`), never two reads of one table at once.
 
     ``read(table_id)`` reads one table. A figure is *stale* when it was read more than
     ``max_age`` seconds ago or under another ``generation`` (the caller's invalidation count
@@ -253,16 +295,21 @@ class StatsFill:
         *,
         max_age: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        workers: int = 1,
     ):
         self._read = read
         self._max_age = max_age
         self._clock = clock
+        self._workers = max(1, int(workers))
         self._lock = threading.Lock()
         self._filled = threading.Condition(self._lock)  # notified as each figure comes in
         self._known: dict[TableId, _Entry] = {}
         self._queue: deque[tuple[TableId, Hashable]] = deque()
         self._queued: set[TableId] = set()
-        self._worker: threading.Thread | None = None
+        self._reading: set[TableId] = set()  # being read now (by one thread each)
+        self._threads: set[threading.Thread] = set()  # threads draining the queue
+        self._stopped = False
+        _FILLS.add(self)
 
     def lookup(
         self, wanted: Iterable[tuple[TableId, Hashable]]
@@ -295,13 +342,29 @@ class StatsFill:
                 ahead = {tid for tid, _ in todo}
                 rest = [item for item in self._queue if item[0] not in ahead]
                 self._queue = deque([*todo, *rest])
-                self._queued = ahead | {tid for tid, _ in rest}
-                if self._worker is None or not self._worker.is_alive():
-                    self._worker = threading.Thread(
-                        target=self._drain, daemon=True, name="table-stats"
-                    )
-                    self._worker.start()
+                self._queued = ahead | {tid for tid, _ in rest} | self._reading
+                self._start_threads()
         return out, behind
+
+    def _start_threads(self) -> None:
+        """Threads up to ``workers``, and no more than the queue has tables for (called under
+        the lock)."""
+        while not self._stopped and len(self._threads) < min(self._workers, len(self._queue)):
+            thread = threading.Thread(target=self._drain, daemon=True, name="table-stats")
+            self._threads.add(thread)
+            thread.start()
+
+    def stop(self, timeout: float) -> None:
+        """Forget what is queued, start no more reads, and wait up to ``timeout`` seconds for
+        those under way to end."""
+        with self._lock:
+            self._stopped = True
+            self._queue.clear()
+            self._queued = set(self._reading)
+            threads = list(self._threads)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def behind(self, wanted: Iterable[tuple[TableId, Hashable]]) -> list[TableId]:
         """Those of ``wanted`` (``(table id, generation)`` pairs) not read under that
@@ -335,19 +398,52 @@ class StatsFill:
         with self._filled:
             return self._filled.wait_for(lambda: not self._queued, timeout)
 
+    def _next(self) -> tuple[TableId, Hashable] | None:
+        """The first queued table no other thread is reading, taken off the queue (called
+        under the lock); ``None``: none."""
+        for i, item in enumerate(self._queue):
+            if item[0] not in self._reading:
+                del self._queue[i]
+                self._reading.add(item[0])
+                return item
+        return None
+
     def _drain(self) -> None:
         while True:
             with self._lock:
-                if not self._queue:
-                    self._worker = None
+                item = self._next()
+                if item is None:  # the queue is empty, or its tables are being read
+                    self._threads.discard(threading.current_thread())
                     return
-                tid, generation = self._queue.popleft()
-            stats = self._read(tid)
+            tid, generation = item
+            try:
+                stats = self._read(tid)
+            except Exception as err:  # noqa: BLE001 - read_stats raises none; a figure says it
+                stats = TableStats(problem=str(err) or type(err).__name__)
             with self._lock:
+                self._reading.discard(tid)
                 self._known[tid] = _Entry(stats, generation, self._clock())
                 if not any(item[0] == tid for item in self._queue):
                     self._queued.discard(tid)
+                self._start_threads()  # a table queued again while it was read
                 self._filled.notify_all()
+
+
+_FILLS: weakref.WeakSet[StatsFill] = weakref.WeakSet()
+EXIT_WAIT_S = 5.0  # how long a process's exit waits for the figures' reads under way
+
+
+@atexit.register
+def _stop_fills() -> None:
+    """At the process's exit: no fill starts another read, and the reads under way are waited
+    for. A thread still inside lance when the interpreter ends is stopped in the middle of
+    native code, which aborts the process ("FATAL: exception not rethrown")."""
+    deadline = time.monotonic() + EXIT_WAIT_S
+    fills = list(_FILLS)
+    for fill in fills:
+        fill.stop(0)  # every queue emptied first
+    for fill in fills:
+        fill.stop(max(0.0, deadline - time.monotonic()))
 
 
 # The list's columns (after the name) and what each sorts by.

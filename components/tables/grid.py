@@ -29,7 +29,9 @@ def _stats_fill(conn: str, _ns: Any) -> tstats.StatsFill:
     """The background fill of the tables lists' figures, one per connection (its reads of a
     table's version are kept per location and version)."""
     memo = tstats.VersionMemo()
-    return tstats.StatsFill(lambda tid: tstats.read_stats(_ns, tid, memo))
+    return tstats.StatsFill(
+        lambda tid: tstats.read_stats(_ns, tid, memo), workers=tstats.fill_workers(_ns)
+    )
 
 
 def stats_fill() -> tstats.StatsFill:
@@ -93,7 +95,6 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
     """How the tables list shows its figures (widths fit the right-hand column; without
     ``figures``, those the connection cannot read say so; the state, pending, declared only
     or unreadable, is shown in the Health column)."""
-    na = "" if figures else " (n/a over REST: the spec's answers do not give it)"
     rows_help = "Rows of the latest version (deleted rows not counted)" + (
         "" if figures else " (over REST: CountTableRows; n/a when the server does not count)"
     )
@@ -134,7 +135,8 @@ def stats_column_config(*, figures: bool) -> dict[str, Any]:
             "Changed (UTC)",
             format="YYYY-MM-DD HH:mm",
             width=125,
-            help="When the latest version was committed (UTC)" + na,
+            help="When the latest version was committed (UTC)"
+            + ("" if figures else " (over REST: DescribeTableVersion)"),
         ),
         "health": st.column_config.TextColumn(
             "Health",

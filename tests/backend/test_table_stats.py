@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import lance
@@ -56,7 +57,16 @@ def test_figures_of_a_table_a_declared_one_and_a_missing_one(ns) -> None:
         assert got.rows == ds.count_rows() == 45
         assert got.size_bytes == data_bytes(ds) > 0
         assert got.indexes == len(ds.describe_indices()) == 1  # ListTableIndices, read with
-        assert got.last_change is None  # the health; the commit time: not in the answers
+        # the health; the commit time: DescribeTableVersion's, which pylance's server takes
+        # from the version's manifest file (its time to the millisecond), written as lance
+        # commits (the time in the manifest itself within a few milliseconds of it)
+        manifest = (
+            Path(location.removeprefix("file://")) / "_versions" / f"{2**64 - 1 - 4}.manifest"
+        )
+        written = datetime.fromtimestamp(manifest.stat().st_mtime_ns // 10**6 / 1000, tz=UTC)
+        assert got.last_change == written
+        committed = ds.versions()[-1]["timestamp"].astimezone(UTC)
+        assert abs(written - committed) < timedelta(milliseconds=50)
         assert ts.read_stats(ns, ["a", "t"], memo) is got  # same version: read once
 
     declared = ts.read_stats(ns, ["a", "d"], memo)
@@ -146,6 +156,115 @@ def test_fill_reads_in_the_background_once_per_generation(tmp_path: Path) -> Non
     assert fill.behind([(("n", "x"), 1), (("n", "zzz"), 0)]) == [("n", "zzz")]  # never read
 
 
+def test_fill_reads_a_few_tables_at_once_never_one_table_twice_at_once() -> None:
+    """``workers=3``: three reads in flight while six tables are queued, each table read
+    once per generation; a table queued again (a write) while it is read is read again after
+    that read, not beside it. The figures are those one thread reads."""
+    lock = threading.Lock()
+    now_reading: list[tuple[str, ...]] = []
+    most = [0]
+    overlaps: list[tuple[str, ...]] = []
+    reads: list[tuple[str, ...]] = []
+    gate = threading.Event()
+
+    def read(tid: tuple[str, ...]) -> ts.TableStats:
+        with lock:
+            if tid in now_reading:
+                overlaps.append(tid)
+            now_reading.append(tid)
+            most[0] = max(most[0], len(now_reading))
+        gate.wait(5)
+        with lock:
+            now_reading.remove(tid)
+            reads.append(tid)
+        return ts.TableStats(rows=len(tid[-1]))
+
+    names = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
+    wanted = [(("n", name), 0) for name in names]
+    fill = ts.StatsFill(read, workers=3)
+    fill.lookup(wanted)
+    deadline = time.monotonic() + 5
+    while most[0] < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert most[0] == 3 and fill.pending() == 6  # three in flight, none done
+    fill.lookup([(("n", "a"), 1)])  # "a" written while it is read: queued again
+    gate.set()
+    assert fill.wait(10)
+    assert most[0] == 3 and overlaps == []
+    assert sorted(reads) == sorted([("n", n) for n in names] + [("n", "a")])  # "a" twice
+    assert fill.behind([*wanted[1:], (("n", "a"), 1)]) == []
+    one = ts.StatsFill(lambda tid: ts.TableStats(rows=len(tid[-1])))
+    one.lookup(wanted)
+    assert one.wait(10)
+    assert fill.lookup(wanted[1:]) == one.lookup(wanted[1:])
+
+
+def test_a_read_that_raises_is_the_tables_problem_and_the_fill_goes_on() -> None:
+    def read(tid: tuple[str, ...]) -> ts.TableStats:
+        if tid[-1] == "bad":
+            raise TypeError("not a table")
+        return ts.TableStats(rows=1)
+
+    for workers in (1, 2):
+        fill = ts.StatsFill(read, workers=workers)
+        wanted = [(("n", "bad"), 0), (("n", "ok"), 0)]
+        fill.lookup(wanted)
+        assert fill.wait(10)
+        got = fill.lookup(wanted)
+        assert got[("n", "bad")].state == "unreadable"  # type: ignore[union-attr]
+        assert got[("n", "ok")].rows == 1  # type: ignore[union-attr]
+
+
+EXIT_SCRIPT = """
+import atexit, sys, time
+import lance, pyarrow as pa
+started = []
+atexit.register(lambda: print("reads started", len(started), flush=True))  # runs last
+from backend.services import table_stats as ts
+path = sys.argv[1]
+lance.write_dataset(pa.table({"id": pa.array(range(1000))}), path)
+def read(tid):
+    started.append(tid)
+    ds = lance.dataset(path)
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:  # in lance most of the time
+        ds.count_rows("id > 5")
+    return ts.TableStats(rows=1)
+fill = ts.StatsFill(read, workers=2)
+fill.lookup([(("n", str(i)), 0) for i in range(20)])
+while len(started) < 2:
+    time.sleep(0.01)
+"""
+
+
+def test_a_process_ending_while_figures_are_read_exits_cleanly(tmp_path: Path) -> None:
+    """A console process that ends (Ctrl-C, a stop) while the figures are being read: the
+    reads under way end, the queued ones are not started, and the process exits 0. A read
+    thread still inside lance when the interpreter ends aborted the process (exit 134,
+    "FATAL: exception not rethrown")."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT, str(tmp_path / "t.lance")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "FATAL" not in done.stderr
+    started = int(done.stdout.split("reads started")[-1])
+    assert 2 <= started < 20  # the queue was forgotten, not read to its end
+
+
+def test_fill_workers_one_locally_a_few_over_rest(ns) -> None:
+    from backend.spec.fanout import IN_FLIGHT
+
+    expected = 1 if capabilities(ns).kind == "local" else IN_FLIGHT
+    assert ts.fill_workers(ns) == expected
+
+
 def test_settle_waits_for_the_figures_asked_and_no_longer_than_told() -> None:
     """``settle``: back as soon as the figures asked for are read under their generations
     (not waiting for the rest of the queue); those still behind after the timeout."""
@@ -171,8 +290,9 @@ def test_settle_waits_for_the_figures_asked_and_no_longer_than_told() -> None:
 
 def test_figures_a_rest_server_does_not_give_are_not_known(rest_server) -> None:
     """A server whose GetTableStats answer lacks ``total_bytes`` (the client rejects it) and
-    whose CountTableRows answer has no count, played by a proxy in front of the real server:
-    Rows and Size are not known (``None``, never 0), the health could not be read
+    whose CountTableRows answer has no count, and whose DescribeTableVersion gives a commit
+    time beyond the calendar, played by a proxy in front of the real server: Rows, Size and
+    the last change are not known (``None``, never 0), the health could not be read
     (``"unknown"``); the version is still given."""
     from tests.support import RewritingProxy
 
@@ -180,8 +300,17 @@ def test_figures_a_rest_server_does_not_give_are_not_known(rest_server) -> None:
         answer.pop("total_bytes", None)
         return answer
 
+    def far_future(route: str, answer: dict) -> dict:
+        answer["version"]["timestamp_millis"] = 2**62  # beyond any calendar
+        return answer
+
     proxy = RewritingProxy(
-        rest_server.url, {"/stats": no_total_bytes, "/count_rows": lambda route, answer: {}}
+        rest_server.url,
+        {
+            "/stats": no_total_bytes,
+            "/count_rows": lambda route, answer: {},
+            "/version/describe": far_future,
+        },
     )
     try:
         ns = backend.connect(proxy.url)
@@ -190,7 +319,7 @@ def test_figures_a_rest_server_does_not_give_are_not_known(rest_server) -> None:
         ns.create_table(CreateTableRequest(id=["a", "t"]), ipc_stream_bytes(data))
         got = ts.read_stats(ns, ["a", "t"], ts.VersionMemo())
         assert got.problem is None and got.version == 1
-        assert (got.rows, got.size_bytes) == (None, None)
+        assert (got.rows, got.size_bytes, got.last_change) == (None, None, None)
         assert got.health is None and got.verdict == "unknown"
         frame = ts.stats_frame(["t"], {"t": got})
         assert frame[["rows", "size_bytes"]].isna().all(axis=None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import lance
@@ -159,13 +160,16 @@ def test_health_column_gives_each_tables_verdict(make_app, ui_env: Path) -> None
 
 
 @pytest.mark.parametrize("kind", ["local", "rest"])
-def test_rows_and_size_match_lance_on_both_backends(
+def test_rows_size_and_last_change_match_lance_on_both_backends(
     make_app, ui_env: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """Rows and Size of the list against lance read directly: the live rows (``count_rows``;
-    orders has a deleted row) on both backends; the size by the backend's definition, said in
-    the column's help: locally every file under the table's folder, over REST (the real
-    server on the same root) the latest version's data as GetTableStats counts it."""
+    """Rows, Size and Changed of the list against lance read directly: the live rows
+    (``count_rows``; orders has a deleted row) on both backends; the size by the backend's
+    definition, said in the column's help: locally every file under the table's folder, over
+    REST (the real server on the same root) the latest version's data as GetTableStats counts
+    it; the last change: locally the commit time in the latest manifest, over REST
+    DescribeTableVersion's (pylance's server: the manifest file's time, to the millisecond),
+    the same commit either way."""
     from tests.conftest import RestServer
 
     server = RestServer(ui_env) if kind == "rest" else None
@@ -185,6 +189,13 @@ def test_rows_and_size_match_lance_on_both_backends(
             assert frame.loc[name, "size_bytes"] == size > 0
             # drawn in the one size form (powers of 1024), sorted as the number it is
             assert shown.loc[name, "size_bytes"] == human_bytes(size)
+            committed = ds.versions()[-1]["timestamp"].astimezone(UTC)
+            changed = frame.loc[name, "last_change"]
+            if server is None:
+                assert changed == committed
+            else:
+                assert changed == manifest_written(location, ds.version)
+                assert abs(changed - committed) < timedelta(milliseconds=50)
         assert frame.loc["orders", "rows"] == 4  # 5 written, 1 deleted
         assert frame.loc["pending", ["rows", "size_bytes"]].isna().all()  # declared only
         help_text = json.loads(table_grid(at).proto.columns)["size_bytes"]["help"]
@@ -192,6 +203,16 @@ def test_rows_and_size_match_lance_on_both_backends(
     finally:
         if server is not None:
             server.stop()
+
+
+def manifest_written(location: str, version: int) -> datetime:
+    """When the manifest of ``version`` was written, to the millisecond (either naming)."""
+    folder = Path(location.removeprefix("file://")) / "_versions"
+    for name in (f"{2**64 - 1 - version}.manifest", f"{version}.manifest"):
+        if (folder / name).exists():
+            millis = (folder / name).stat().st_mtime_ns // 10**6
+            return datetime.fromtimestamp(millis / 1000, tz=UTC)
+    raise AssertionError(f"no manifest of version {version} in {folder}")
 
 
 def test_health_unknown_when_the_server_gives_no_stats(
