@@ -5,7 +5,7 @@ deleted, paged; the columns an update changed; the method used). Data from
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -140,17 +140,25 @@ def _columns(table_id: Sequence[str], branch: str | None = None) -> list[str]:
     return [c.name for c in found or []]
 
 
+def version_choice(versions: pd.DataFrame, picked: int) -> tuple[int | None, Callable[[int], bool]]:
+    """What a compare form of two versions needs from a list of every version (``version``
+    column): the newest version older than ``picked`` (``None``: none), and whether a version
+    is on the list."""
+    existing = {int(v) for v in versions["version"]}
+    return max((v for v in existing if v < picked), default=None), existing.__contains__
+
+
 def render_row_changes_form(
     table_id: Sequence[str],
-    versions: pd.DataFrame,
     picked: int,
+    older: int | None,
+    exists: Callable[[int], bool],
     columns: Sequence[str],
     *,
     branch: str | None = None,
 ) -> tuple[int, int, list[str]] | None:
-    """Two versions (older first) and the key columns; the request when pressed."""
-    existing = sorted(int(v) for v in versions["version"])
-    older = [v for v in existing if v < picked]
+    """Two versions (``older`` and ``picked`` at first) and the key columns; the request when
+    pressed and both versions exist (``exists``)."""
     prefix = f"{state.Versions.ROW_CHANGES_FORM}.{tuple(table_id)}" + (
         f".{branch}" if branch else ""
     )
@@ -161,15 +169,13 @@ def render_row_changes_form(
             "identify a row."
         )
         ca, cb, cc = st.columns([1, 1, 2])
-        va = ca.number_input(
-            "From version", min_value=1, value=older[-1] if older else picked, key=f"{prefix}.a"
-        )
+        va = ca.number_input("From version", min_value=1, value=older or picked, key=f"{prefix}.a")
         vb = cb.number_input("To version", min_value=1, value=picked, key=f"{prefix}.b")
         key = cc.multiselect("Key columns", list(columns), key=f"{prefix}.key")
         go = st.form_submit_button("Compare rows", icon=":material/difference:")
     if not go:
         return None
-    missing = [v for v in (int(va), int(vb)) if v not in set(existing)]
+    missing = [v for v in (int(va), int(vb)) if not exists(v)]
     if missing:
         on = f" on branch {branch}" if branch else ""
         feedback.show("error", f"Version {missing[0]} does not exist{on}.")
@@ -280,13 +286,19 @@ def _progress_bar(text: str) -> tuple[Any, Any]:
 
 
 def render_row_changes_section(
-    table_id: Sequence[str], versions: pd.DataFrame, picked: int, *, branch: str | None = None
+    table_id: Sequence[str],
+    picked: int,
+    older: int | None,
+    exists: Callable[[int], bool],
+    *,
+    branch: str | None = None,
 ) -> None:
-    """The row compare form (two versions of ``branch``; ``None``: main), the compare (with a
-    progress bar) and its last result."""
+    """The row compare form (two versions of ``branch``; ``None``: main; ``older`` and
+    ``picked`` at first, each checked by ``exists``), the compare (with a progress bar) and
+    its last result."""
     tid = tuple(table_id)
     columns = _columns(table_id, branch)
-    asked = render_row_changes_form(table_id, versions, picked, columns, branch=branch)
+    asked = render_row_changes_form(table_id, picked, older, exists, columns, branch=branch)
     if asked:
         a, b, key = asked
         bar, progress = _progress_bar("Reading the two versions")

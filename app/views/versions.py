@@ -40,7 +40,12 @@ from components.versions.compare import render_compare_section
 from components.versions.delete import render_delete_form
 from components.versions.details import render_details_section
 from components.versions.listing import render_listing, render_summary
-from components.versions.reads import listed_latest, newest_versions, versions_frame
+from components.versions.reads import (
+    compare_choice,
+    listed_latest,
+    newest_versions,
+    versions_frame,
+)
 from components.versions.tabs import manage_tabs
 
 st.title("Versions")
@@ -181,7 +186,12 @@ if branch != "main":
         icon=":material/difference:",
         key=state.Versions.BRANCH_COMPARE_OPEN,
     ):
-        change_log.render_row_changes_section(table_id, on_branch, branch_picked, branch=branch)
+        change_log.render_row_changes_section(
+            table_id,
+            branch_picked,
+            *change_log.version_choice(on_branch, branch_picked),
+            branch=branch,
+        )
     render_version_actions(
         table_id,
         branch_picked,
@@ -235,14 +245,15 @@ def render_manage_panel() -> None:
     if (tabs := manage_tabs()) is None:
         return
     compare, tagging, cleanup, deleting, deleting_rows, updating, upserting = tabs
-    if compare.open or cleanup.open or deleting.open:  # these need every version
+    if cleanup.open or deleting.open:  # these need every version
         history = feedback.run(versions_frame, tid, action=f"Listing the versions of {tid[-1]}")
         if history is None:
             return
-    if compare.open:
+    if compare.open:  # the versions listed, and a typed one looked up alone
+        older, exists = compare_choice(tid, versions, picked)
         with compare:
-            render_compare_section(table_id, history, picked)
-            change_log.render_row_changes_section(table_id, history, picked)
+            render_compare_section(table_id, picked, older, exists)
+            change_log.render_row_changes_section(table_id, picked, older, exists)
     if tagging.open:
         with tagging:
             render_tags_section(picked)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Callable
+
 import streamlit as st
 
 from backend.services import version_compare as vcmp
@@ -37,31 +38,33 @@ def render_comparison(cmp: vcmp.VersionComparison, *, key_prefix: str) -> None:
 
 
 def render_compare_form(
-    versions: pd.DataFrame, picked: int, *, key_prefix: str
+    picked: int, older: int | None, exists: Callable[[int], bool], *, key_prefix: str
 ) -> tuple[int, int] | None:
-    """Two version numbers; the pair when "Compare" is pressed and both exist."""
-    existing = set(versions["version"])
-    older = sorted(v for v in existing if v < picked)
+    """Two version numbers (``older`` and ``picked`` at first); the pair when "Compare" is
+    pressed and both exist (``exists``)."""
     with st.form(key_prefix, border=False):
         ca, cb, cc = st.columns([1, 1, 1], vertical_alignment="bottom")
-        va = ca.number_input(
-            "Version A", min_value=1, value=older[-1] if older else picked, key=f"{key_prefix}.a"
-        )
+        va = ca.number_input("Version A", min_value=1, value=older or picked, key=f"{key_prefix}.a")
         vb = cb.number_input("Version B", min_value=1, value=picked, key=f"{key_prefix}.b")
         go = cc.form_submit_button("Compare", icon=":material/compare_arrows:")
     if not go:
         return None
-    missing = [v for v in (int(va), int(vb)) if v not in existing]
+    missing = [v for v in (int(va), int(vb)) if not exists(v)]
     if missing:
         feedback.show("error", f"Version {missing[0]} does not exist.")
         return None
     return int(va), int(vb)
 
 
-def render_compare_section(table_id: list[str], versions: pd.DataFrame, picked: int) -> None:
-    """Two version numbers, and their comparison once asked for."""
+def render_compare_section(
+    table_id: list[str], picked: int, older: int | None, exists: Callable[[int], bool]
+) -> None:
+    """Two version numbers (``older`` and ``picked`` at first), and their comparison once
+    asked for."""
     tid = tuple(table_id)
-    pair = render_compare_form(versions, picked, key_prefix=f"{state.Versions.COMPARE_FORM}.{tid}")
+    pair = render_compare_form(
+        picked, older, exists, key_prefix=f"{state.Versions.COMPARE_FORM}.{tid}"
+    )
     if pair:
         state.set_compare_pair(table_id, *pair)
     pair = state.compare_pair(table_id)

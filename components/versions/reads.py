@@ -8,7 +8,7 @@ import contextvars
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple, cast
 
@@ -80,7 +80,7 @@ def _index(ns: Any, table_id: tuple[str, ...]) -> vsv.VersionIndex:
 
 def versions_frame(table_id: tuple[str, ...]) -> pd.DataFrame:
     """Every version's number and commit time (``version``, ``timestamp``), newest first:
-    the whole history, for the panels that need it (timeline, compare, cleanup, deletes,
+    the whole history, for the panels that need it (timeline, cleanup, deletes,
     exports). Read once (with a spinner), then only the versions newer than those known."""
     index = _index(table_id)
     latest = latest_version(table_id)
@@ -120,6 +120,20 @@ def has_version(table_id: tuple[str, ...], versions: Listing, version: int) -> b
     if versions.complete or not 1 <= version <= listed_latest(versions):
         return False
     return _has_version(table_id, version)
+
+
+def compare_choice(
+    table_id: tuple[str, ...], versions: Listing, picked: int
+) -> tuple[int | None, Callable[[int], bool]]:
+    """What the compare forms need of main's history, without reading it whole: the newest
+    version older than ``picked`` among those listed (or in the whole history, when it was
+    read already and is up to date), and whether a version exists (:func:`has_version`)."""
+    known = {int(v.version) for v in versions.items()}
+    whole = known_versions(table_id, listed_latest(versions))
+    if whole is not None:
+        known.update(int(v) for v in whole["version"])
+    older = max((v for v in known if v < picked), default=None)
+    return older, lambda version: has_version(table_id, versions, version)
 
 
 @cached(lambda table_id, versions: table_scope(table_id), ttl=300, max_entries=512)

@@ -16,7 +16,15 @@ import pytest
 from backend.local.namespace import LocalNamespace
 from backend.spec.paging import PAGE_SIZE
 from components import state
-from tests.ui.conftest import assert_no_exception, figures, new_app, open_page, texts, widget
+from tests.ui.conftest import (
+    alerts,
+    assert_no_exception,
+    figures,
+    new_app,
+    open_page,
+    texts,
+    widget,
+)
 from tests.ui.test_tables_page import table_grid
 
 NAMES = [f"t{i:05d}" for i in range(3_000)]
@@ -210,3 +218,30 @@ def test_health_of_a_table_of_3000_versions_lists_no_version(
     full = hs.table_health(backend.connect(str(catalog_root)), ["hist", "t"])
     assert full.verdict == hs.HEALTHY and full.versions == 3_000
     assert len(calls["list_table_versions"]) >= 1  # the counter sees the full read's listing
+
+
+def test_compare_on_3000_versions_reads_no_whole_history(scale_app, monkeypatch) -> None:
+    """The Compare tab of a table of 3,000 versions: its forms start at the version before
+    the one shown (from the list's page), a typed version off the page is looked up alone
+    (one DescribeTableVersion), one beyond the latest is refused without a request; the
+    whole history is never listed (the old tab read all 3,000 first)."""
+    calls = Calls(monkeypatch, "list_table_versions", "describe_table_version")
+    at = scale_app("versions", **HIST)
+    at.session_state[state.Versions.MANAGE_OPEN] = True
+    at.session_state[state.Versions.MANAGE_TAB] = "Compare"
+    at.run()
+    assert_no_exception(at)
+    a = widget(at.number_input, "versions.compare.", ".a")
+    assert (a.value, widget(at.number_input, "versions.compare.", ".b").value) == (2_999, 3_000)
+    assert widget(at.number_input, "versions.row_changes.form.", ".a").value == 2_999
+    a.set_value(7)
+    widget(at.button, "FormSubmitter:versions.compare.", "-Compare").click().run()
+    assert_no_exception(at)
+    summary = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    assert list(summary.columns) == ["metric", "v7", "v3000", "change"]
+    assert [r.version for r in calls["describe_table_version"]] == [7]
+    widget(at.number_input, "versions.compare.", ".a").set_value(3_001)
+    widget(at.button, "FormSubmitter:versions.compare.", "-Compare").click().run()
+    assert alerts(at, "error") == ["Version 3001 does not exist."]
+    assert [r.version for r in calls["describe_table_version"]] == [7]
+    assert [c.limit for c in calls["list_table_versions"]] == [1_000]  # the list's page only
