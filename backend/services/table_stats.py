@@ -39,6 +39,7 @@ from lance_namespace import (
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from ..errors import describe_error
+from ..rules.connect_options import object_store_kind
 from ..spec.fanout import IN_FLIGHT
 from . import health as hs
 from .namespaces import whole_number
@@ -249,10 +250,13 @@ def reads_locally(ns: Any) -> bool:
 
 
 def fill_workers(ns: Any) -> int:
-    """Threads a :class:`StatsFill` of ``ns`` reads with: one locally, where a read is this
-    machine's own work; over REST :data:`backend.spec.fanout.IN_FLIGHT`, round trips that
-    overlap (the page's other requests go four at once too)."""
-    return 1 if reads_locally(ns) else IN_FLIGHT
+    """Threads a :class:`StatsFill` of ``ns`` reads with: one where a read is this machine's
+    own work (a local folder, memory); :data:`backend.spec.fanout.IN_FLIGHT` where it is
+    round trips that overlap: REST, and a local namespace on an object store (the page's
+    other requests go four at once too)."""
+    if reads_locally(ns) and object_store_kind(getattr(ns, "root", "")) is None:
+        return 1
+    return IN_FLIGHT
 
 
 def read_stats(ns: LanceNamespace, table_id: Sequence[str], memo: VersionMemo) -> TableStats:

@@ -258,11 +258,19 @@ def test_a_process_ending_while_figures_are_read_exits_cleanly(tmp_path: Path) -
     assert 2 <= started < 20  # the queue was forgotten, not read to its end
 
 
-def test_fill_workers_one_locally_a_few_over_rest(ns) -> None:
+def test_fill_workers_one_on_a_folder_a_few_over_the_network(ns, s3_root, tmp_path) -> None:
+    """One thread on a local folder (the reads are this machine's work), four where they are
+    round trips: REST, a local namespace on an object store (moto's S3), also behind the
+    console's gate."""
+    from backend.gate import Actor, GatedNamespace
     from backend.spec.fanout import IN_FLIGHT
 
     expected = 1 if capabilities(ns).kind == "local" else IN_FLIGHT
     assert ts.fill_workers(ns) == expected
+    assert ts.fill_workers(s3_root.ns) == IN_FLIGHT
+    assert ts.fill_workers(backend.connect(f"memory://{tmp_path.name}")) == 1
+    gated = GatedNamespace(s3_root.ns, actor=Actor.os_user(), connection="s3")
+    assert ts.fill_workers(gated) == IN_FLIGHT
 
 
 def test_settle_waits_for_the_figures_asked_and_no_longer_than_told() -> None:
