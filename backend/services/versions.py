@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -402,19 +403,30 @@ def _rest_rows(
     return whole_number(counted.count), False
 
 
+UNKNOWN_KEPT_S = 60.0  # how long a fact the backend did not give is not asked for again
+
+
 class VersionFacts:
     """What never changes about a written version, the operation behind it and its row
     count, kept per ``(table id, version, identity)`` (at most ``size`` of each, the oldest
     out): ``identity`` is the version's manifest e-tag where the listing gives one (a table
     dropped and made again has other manifests), else whatever the caller says the
     version's identity is (e.g. a read generation of the table). A write to the table
-    leaves the facts of its other versions as they are: they are not looked up again."""
+    leaves the facts of its other versions as they are: they are not looked up again.
 
-    def __init__(self, size: int = 50_000):
+    A fact the backend did not give (a count a server does not make, an operation whose
+    lookup failed) is not kept, but not asked for again within :data:`UNKNOWN_KEPT_S`
+    seconds either: every run of a page would otherwise ask a server that cannot answer."""
+
+    def __init__(self, size: int = 50_000, *, clock: Callable[[], float] = time.monotonic):
         self._lock = threading.Lock()
         self._operations: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._rows: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+        # a failed operation's row and an unknown count, with when they were asked for
+        self._failed: OrderedDict[tuple[Any, ...], tuple[float, dict[str, Any]]] = OrderedDict()
+        self._uncounted: OrderedDict[tuple[Any, ...], float] = OrderedDict()
         self._size = size
+        self._clock = clock
 
     def _known(self, kept: OrderedDict[tuple[Any, ...], Any], keys: Mapping[int, Any]) -> dict:
         with self._lock:
@@ -426,13 +438,35 @@ class VersionFacts:
     def _keep(self, kept: OrderedDict[tuple[Any, ...], Any], key: Any, value: Any) -> None:
         with self._lock:
             kept[key] = value
+            kept.move_to_end(key)
             while len(kept) > self._size:
                 kept.popitem(last=False)
+
+    def _recent(self, kept: OrderedDict[tuple[Any, ...], Any], keys: Mapping[int, Any]) -> dict:
+        """The entries of ``kept`` (``(asked at, ...)`` or ``asked at``) asked for less than
+        :data:`UNKNOWN_KEPT_S` ago, by version."""
+        now = self._clock()
+        with self._lock:
+            found = {v: kept[k] for v, k in keys.items() if k in kept}
+        asked = lambda entry: entry[0] if isinstance(entry, tuple) else entry  # noqa: E731
+        return {v: e for v, e in found.items() if now - asked(e) < UNKNOWN_KEPT_S}
 
     @staticmethod
     def _keys(table_id: Sequence[str], identities: Mapping[int, Any]) -> dict[int, Any]:
         tid = tuple(table_id)
         return {int(v): (tid, int(v), ident) for v, ident in identities.items()}
+
+    def _operations_known(self, keys: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
+        """The operations known of ``keys``' versions: kept, or failed recently (their rows
+        say why)."""
+        failed = {v: entry[1] for v, entry in self._recent(self._failed, keys).items()}
+        return {**failed, **self._known(self._operations, keys)}
+
+    def _counts_known(self, keys: Mapping[int, Any]) -> dict[int, int | None]:
+        """The row counts known of ``keys``' versions: kept, or ``None`` when not given
+        recently."""
+        unknown: dict[int, int | None] = dict.fromkeys(self._recent(self._uncounted, keys))
+        return {**unknown, **self._known(self._rows, keys)}
 
     def operations(
         self,
@@ -443,9 +477,10 @@ class VersionFacts:
     ) -> pd.DataFrame:
         """The operations (:func:`version_operations`' frame, of ``branch``) of the versions
         of ``identities`` (version -> identity: a branch's manifests have their own), looked
-        up only for those not known; a failed lookup is not kept."""
+        up only for those not known; a failed lookup is not kept (nor repeated for
+        :data:`UNKNOWN_KEPT_S` seconds)."""
         keys = self._keys(table_id, identities)
-        known = self._known(self._operations, keys)
+        known = self._operations_known(keys)
         missing = [v for v in keys if v not in known]
         if missing:
             found = version_operations(ns, tuple(table_id), missing, branch)
@@ -454,6 +489,8 @@ class VersionFacts:
                 known[v] = row
                 if row.get("error") is None:
                     self._keep(self._operations, keys[v], row)
+                else:
+                    self._keep(self._failed, keys[v], (self._clock(), row))
         return _operations_frame([known[v] for v in keys])
 
     def peek(
@@ -461,9 +498,10 @@ class VersionFacts:
     ) -> tuple[pd.DataFrame, dict[int, int | None], list[int]]:
         """What is known now of the versions of ``identities``, nothing read: :meth:`page`'s
         operations and row counts, an operation not known with ``operation`` ``None`` and a
-        count not known ``None``, and the versions missing either (in the order given)."""
+        count not known ``None``, and the versions missing either (in the order given): a
+        fact the backend did not give lately is known not to be given."""
         keys = self._keys(table_id, identities)
-        known, counts = self._known(self._operations, keys), self._known(self._rows, keys)
+        known, counts = self._operations_known(keys), self._counts_known(keys)
         rows = [known.get(v) or {**_operation_row(v), "operation": None} for v in keys]
         missing = [v for v in keys if v not in known or v not in counts]
         return _operations_frame(rows), {v: counts.get(v) for v in keys}, missing
@@ -476,16 +514,19 @@ class VersionFacts:
     ) -> tuple[pd.DataFrame, dict[int, int | None]]:
         """The operations (:meth:`operations`) and row counts (:func:`version_rows`) of the
         versions of ``identities`` (version -> identity), each looked up only for those not
-        known; an unknown count is not kept."""
+        known; an unknown count is not kept (nor asked for again within
+        :data:`UNKNOWN_KEPT_S` seconds)."""
         keys = self._keys(table_id, identities)
         frame = self.operations(ns, table_id, identities)
-        counts: dict[int, int | None] = dict(self._known(self._rows, keys))
+        counts = self._counts_known(keys)
         missing = [v for v in keys if v not in counts]
         if missing:
             for v, count in version_rows(ns, tuple(table_id), missing).items():
                 counts[int(v)] = count
                 if count is not None:
                     self._keep(self._rows, keys[int(v)], count)
+                else:
+                    self._keep(self._uncounted, keys[int(v)], self._clock())
         return frame, {v: counts.get(v) for v in keys}
 
 

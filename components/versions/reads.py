@@ -178,12 +178,16 @@ _JOBS_LOCK = threading.Lock()
 _JOB_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="version-facts")
 
 
+def _job_key(conn: str, table_id: tuple[str, ...], identities: dict[int, Any]) -> tuple[Any, ...]:
+    return (conn, table_id, tuple(identities.items()))
+
+
 def _facts_job(
     conn: str, ns: Any, table_id: tuple[str, ...], identities: dict[int, Any]
 ) -> tuple[tuple[Any, ...], Future[tuple[pd.DataFrame, dict[int, int | None]]]]:
     """The read of these facts, under way or ended and not taken yet, else started now (in a
     copy of the caller's context: the request log is a context variable); and its key."""
-    key = (conn, table_id, tuple(identities.items()))
+    key = _job_key(conn, table_id, identities)
     facts = _facts(conn)
     with _JOBS_LOCK:
         job = _JOBS.get(key)
@@ -198,9 +202,11 @@ def _facts_job(
     return key, job
 
 
-def _take(key: tuple[Any, ...], job: Future[Any]) -> None:
+def _take(key: tuple[Any, ...], job: Future[Any] | None = None) -> None:
+    """Forget the read of ``key``: ``job``, or (``None``) whichever read of it has ended."""
     with _JOBS_LOCK:
-        if _JOBS.get(key) is job:
+        found = _JOBS.get(key)
+        if found is not None and (found is job or (job is None and found.done())):
             del _JOBS[key]
 
 
@@ -222,8 +228,8 @@ def page_facts(
     object store a few reads) and waited for up to :data:`FACTS_WAIT_S`: a page whose facts
     take longer comes back with those known so far (the others: operation ``None``, count
     ``None``) and the key of the read under way (:func:`facts_reading`), else ``None``. The
-    run after that read's end takes its answer as it is (a fact it could not find is asked
-    again by a later run, not by this one)."""
+    run after that read's end takes its answer as it is; a fact the backend did not give is
+    asked for again only after ``vsv.UNKNOWN_KEPT_S``, by a later run."""
     from components.cache import epoch
     from components.session import connection_key, get_namespace
 
@@ -235,7 +241,8 @@ def page_facts(
     }
     facts = _facts(conn)
     ops, counts, missing = facts.peek(table_id, identities)
-    if not missing:
+    if not missing:  # known (or known not to be given): an ended read of them is answered
+        _take(_job_key(conn, table_id, identities))
         return ops, counts, None
     key, job = _facts_job(conn, get_namespace(), table_id, identities)
     if not wait([job], timeout=FACTS_WAIT_S).done:

@@ -124,3 +124,53 @@ def test_rows_and_tags_columns() -> None:
     assert out["rows"].tolist() == [4, pd.NA, 3]
     assert out["tags"].tolist() == ["", "audit, gold", ""]
     assert vsv.with_rows_and_tags(frame, {}, None)["tags"].isna().all()  # tags not listed
+
+
+def test_facts_a_server_does_not_give_are_asked_for_once_a_minute(rest_server) -> None:
+    """A server that counts no rows (CountTableRows without a count, for a nested table that
+    DescribeTable gives no summary of) and whose DescribeTransaction answers what the client
+    cannot read: ``VersionFacts.page`` asks for the three versions' facts once; a page run
+    again within ``UNKNOWN_KEPT_S`` asks for none (each run of the Versions page did), and
+    ``peek`` says nothing is missing; after it, they are asked for again. The counts stay
+    ``None`` (never 0) and the operations say the lookup failed."""
+    import backend
+    from tests.support import RewritingProxy
+
+    counted: list[str] = []
+    described: list[str] = []
+
+    def no_count(path: str, answer: dict) -> dict:
+        counted.append(path)
+        return {}
+
+    def unreadable(path: str, answer: dict) -> dict:
+        described.append(path)
+        return {"status": 17}
+
+    def describe(path: str, answer: dict) -> dict:  # DescribeTable's pass as they are
+        return unreadable(path, answer) if "/transaction/" in path else answer
+
+    proxy = RewritingProxy(rest_server.url, {"/count_rows": no_count, "/describe": describe})
+    try:
+        ns = backend.connect(proxy.url)
+        three_versions(ns, NESTED)
+        ids = {v: f"v{v}" for v in (3, 2, 1)}
+        now = [0.0]
+        facts = vsv.VersionFacts(clock=lambda: now[0])
+        counted.clear()
+        ops, counts = facts.page(ns, NESTED, ids)
+        assert counts == {3: None, 2: None, 1: None}
+        assert len(counted) == 3 and len(described) == 3
+        assert ops["error"].notna().all()  # each lookup's failure, said
+        now[0] = vsv.UNKNOWN_KEPT_S - 1
+        again, counts = facts.page(ns, NESTED, ids)
+        assert counts == {3: None, 2: None, 1: None}
+        assert (len(counted), len(described)) == (3, 3)  # nothing asked again
+        assert again["error"].tolist() == ops["error"].tolist()
+        assert facts.peek(NESTED, ids)[2] == []  # nothing missing: known not to be given
+        now[0] = vsv.UNKNOWN_KEPT_S + 1
+        assert facts.peek(NESTED, ids)[2] == [3, 2, 1]
+        facts.page(ns, NESTED, ids)
+        assert (len(counted), len(described)) == (6, 6)  # a minute on: asked again
+    finally:
+        proxy.stop()

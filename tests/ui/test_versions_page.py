@@ -1104,14 +1104,18 @@ def test_a_facts_read_done_before_it_is_registered_is_forgotten(make_app, monkey
 def test_facts_a_read_could_not_find_do_not_keep_the_page_polling(make_app, monkeypatch) -> None:
     """A slow read that finds no row counts (a server that cannot count) ends; the run its end
     causes draws its answer, counts empty, without reading them again: reading them again
-    would draw the page without them and poll once more, for as long as the page is open."""
+    would draw the page without them and poll once more, for as long as the page is open.
+    Nor does the next run (a click) ask for them again: not within a minute."""
     import time
 
     from components.versions import reads
 
     monkeypatch.setattr(reads, "FACTS_WAIT_S", 0.2)
 
+    asked: list[list[int]] = []
+
     def uncountable(ns, table_id, versions, *args, **kwargs):
+        asked.append(list(versions))
         time.sleep(0.5)
         return dict.fromkeys(versions)
 
@@ -1128,3 +1132,6 @@ def test_facts_a_read_could_not_find_do_not_keep_the_page_polling(make_app, monk
     grid = version_grid(at)
     assert grid["operation"].tolist() == ["Delete", "Append", "Overwrite"]
     assert grid["rows"].isna().all()
+    at.run()  # the user's next click: the counts not given are not asked for again
+    assert_no_exception(at)
+    assert reading not in texts(at) and reads._JOBS == {} and len(asked) == 1
