@@ -20,10 +20,8 @@ first.
 
 from __future__ import annotations
 
-import atexit
 import threading
 import time
-import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +40,7 @@ from ..errors import describe_error
 from ..rules.connect_options import object_store_kind
 from ..spec.fanout import IN_FLIGHT
 from . import health as hs
+from .background import stop_at_exit
 from .namespaces import whole_number
 
 TableId = tuple[str, ...]
@@ -313,7 +312,7 @@ class StatsFill:
         self._reading: set[TableId] = set()  # being read now (by one thread each)
         self._threads: set[threading.Thread] = set()  # threads draining the queue
         self._stopped = False
-        _FILLS.add(self)
+        stop_at_exit(self)  # reads under way at the process's end are waited for
 
     def lookup(
         self, wanted: Iterable[tuple[TableId, Hashable]]
@@ -358,17 +357,20 @@ class StatsFill:
             self._threads.add(thread)
             thread.start()
 
-    def stop(self, timeout: float) -> None:
-        """Forget what is queued, start no more reads, and wait up to ``timeout`` seconds for
-        those under way to end."""
+    def stop(self) -> None:
+        """Forget what is queued and start no more reads (those under way end)."""
         with self._lock:
             self._stopped = True
             self._queue.clear()
             self._queued = set(self._reading)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` seconds for the reads under way to end."""
+        with self._lock:
             threads = list(self._threads)
-        deadline = time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def behind(self, wanted: Iterable[tuple[TableId, Hashable]]) -> list[TableId]:
         """Those of ``wanted`` (``(table id, generation)`` pairs) not read under that
@@ -431,23 +433,6 @@ class StatsFill:
                     self._queued.discard(tid)
                 self._start_threads()  # a table queued again while it was read
                 self._filled.notify_all()
-
-
-_FILLS: weakref.WeakSet[StatsFill] = weakref.WeakSet()
-EXIT_WAIT_S = 5.0  # how long a process's exit waits for the figures' reads under way
-
-
-@atexit.register
-def _stop_fills() -> None:
-    """At the process's exit: no fill starts another read, and the reads under way are waited
-    for. A thread still inside lance when the interpreter ends is stopped in the middle of
-    native code, which aborts the process ("FATAL: exception not rethrown")."""
-    deadline = time.monotonic() + EXIT_WAIT_S
-    fills = list(_FILLS)
-    for fill in fills:
-        fill.stop(0)  # every queue emptied first
-    for fill in fills:
-        fill.stop(max(0.0, deadline - time.monotonic()))
 
 
 # The list's columns (after the name) and what each sorts by.

@@ -28,11 +28,9 @@ so that a page draws the buffer as it grows and a notebook reads it once the wat
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import threading
 import time
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +41,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend import capabilities
 from backend.rules import ids
+from backend.services.background import stop_at_exit
 from backend.services.search.query import count_rows
 
 POLL_ATTEMPTS = 5
@@ -231,21 +230,6 @@ MAX_WATCH_SECONDS = 120.0  # a watch nobody stops ends by itself
 MAX_POLLS = 2000  # polls a watch keeps at most (the oldest go first)
 
 
-_RUNNING: weakref.WeakSet[Watcher] = weakref.WeakSet()
-
-
-@atexit.register
-def _stop_all(timeout: float = 5.0) -> None:
-    """At exit, stop every watch and wait for it: a daemon thread still inside lance when the
-    interpreter finalizes aborts the process."""
-    running = list(_RUNNING)
-    for w in running:
-        w.stop()
-    end = time.monotonic() + timeout
-    for w in running:
-        w.join(max(0.0, end - time.monotonic()))
-
-
 class Watcher:
     """A reader polling ``table_ids`` (:func:`poll`) every ``interval`` seconds in a daemon
     thread, into a buffer that :meth:`polls` copies. It runs from :meth:`start` until
@@ -275,7 +259,7 @@ class Watcher:
     def start(self, *, first: int = 2, timeout: float = 5.0) -> Watcher:
         """Start polling; returns once ``first`` polls are in (at most ``timeout`` seconds), so
         that the buffer holds the state before what the caller does next."""
-        _RUNNING.add(self)
+        stop_at_exit(self)  # a watch still polling when the process ends is stopped first
         self._thread.start()
         end = time.monotonic() + timeout
         with self._changed:

@@ -237,6 +237,40 @@ while len(started) < 2:
 """
 
 
+WATCH_SCRIPT = """
+import atexit, sys, time
+import pyarrow as pa
+polled = []
+atexit.register(lambda: print("watch alive", watch.alive, flush=True))  # runs last
+import backend
+from backend.services import table_watch as tw
+from tests.support import create_table
+ns = backend.connect(sys.argv[1])
+create_table(ns, ["t"], pa.table({"id": pa.array(range(1000))}))
+watch = tw.Watcher(ns, [["t"]], interval=0.0, max_seconds=600).start()
+"""
+
+
+def test_a_process_ending_while_a_table_watch_polls_exits_cleanly(tmp_path: Path) -> None:
+    """The transaction demo's table watch, polling without a pause when the process ends: it
+    is stopped and waited for (the same rule as the figures' reads), and the process exits 0."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "root"
+    root.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", WATCH_SCRIPT, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "FATAL" not in done.stderr
+    assert "watch alive False" in done.stdout
+
+
 def test_a_process_ending_while_figures_are_read_exits_cleanly(tmp_path: Path) -> None:
     """A console process that ends (Ctrl-C, a stop) while the figures are being read: the
     reads under way end, the queued ones are not started, and the process exits 0. A read
