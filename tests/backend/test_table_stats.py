@@ -237,6 +237,24 @@ while len(started) < 2:
 """
 
 
+def _exits_cleanly(script: str, arg: str) -> str:
+    """Run ``script`` (with ``arg``) in a Python process of its own from the repository;
+    assert it exited 0 without glibc's abort message; its output."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", script, arg],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "FATAL" not in done.stderr
+    return done.stdout
+
+
 WATCH_SCRIPT = """
 import atexit, sys, time
 import pyarrow as pa
@@ -254,21 +272,9 @@ watch = tw.Watcher(ns, [["t"]], interval=0.0, max_seconds=600).start()
 def test_a_process_ending_while_a_table_watch_polls_exits_cleanly(tmp_path: Path) -> None:
     """The transaction demo's table watch, polling without a pause when the process ends: it
     is stopped and waited for (the same rule as the figures' reads), and the process exits 0."""
-    import subprocess
-    import sys
-
     root = tmp_path / "root"
     root.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", WATCH_SCRIPT, str(root)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "FATAL" not in done.stderr
-    assert "watch alive False" in done.stdout
+    assert "watch alive False" in _exits_cleanly(WATCH_SCRIPT, str(root))
 
 
 def test_a_process_ending_while_figures_are_read_exits_cleanly(tmp_path: Path) -> None:
@@ -276,19 +282,8 @@ def test_a_process_ending_while_figures_are_read_exits_cleanly(tmp_path: Path) -
     reads under way end, the queued ones are not started, and the process exits 0. A read
     thread still inside lance when the interpreter ends aborted the process (exit 134,
     "FATAL: exception not rethrown")."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", EXIT_SCRIPT, str(tmp_path / "t.lance")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "FATAL" not in done.stderr
-    started = int(done.stdout.split("reads started")[-1])
+    out = _exits_cleanly(EXIT_SCRIPT, str(tmp_path / "t.lance"))
+    started = int(out.split("reads started")[-1])
     assert 2 <= started < 20  # the queue was forgotten, not read to its end
 
 
