@@ -95,7 +95,7 @@ class BackendCapabilities:
     @property
     def table_figures(self) -> bool:
         """A table's rows, size on disk, indexes and last change are read from its files
-        (over REST: what the spec's answers give, the rows and the size of the latest
+        (over REST: what the spec's answers give, the size being that of the latest
         version's data)."""
         return self.kind == "local"
 

@@ -268,7 +268,7 @@ def render_tables_column(path: Sequence[str], table: str | None) -> None:
     elif not figures and known:
         st.caption(
             "Over REST the list shows what the spec's answers give: the latest version, the "
-            "rows (CountTableRows), the size of the latest version's data (GetTableStats); "
-            "indexes and last change are n/a. The health is judged from GetTableStats and "
-            "the index stats."
+            "rows (CountTableRows), the size of the latest version's data (GetTableStats), "
+            "the indexes (ListTableIndices) and the last change (DescribeTableVersion). The "
+            "health is judged from GetTableStats and the index stats."
         )

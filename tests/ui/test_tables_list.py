@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -200,6 +201,10 @@ def test_rows_size_and_last_change_match_lance_on_both_backends(
         assert frame.loc["pending", ["rows", "size_bytes"]].isna().all()  # declared only
         help_text = json.loads(table_grid(at).proto.columns)["size_bytes"]["help"]
         assert ("GetTableStats" in help_text) == (server is not None)
+        if server is not None:  # what the list says it shows: every figure, none n/a
+            said = texts(at)
+            assert "the last change (DescribeTableVersion)" in said
+            assert not re.search(r"\bn/a\b", said)
     finally:
         if server is not None:
             server.stop()
