@@ -52,14 +52,50 @@ def _overview_stamped(
     return ixs.index_overview(ns, list(table_id), version=version)
 
 
-@cached(lambda table_id, branch=MAIN: table_scope(table_id))
-def table_columns(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> list[ColumnInfo]:
+def _main_stamp(table_id: tuple[str, ...], branch: str) -> Any:
+    """The backend's stamp of main's versions (the local backend's ``_versions`` directory:
+    every commit and every deleted version changes it), ``None`` without one or on a branch."""
+    return latest_and_stamp(table_id)[1] if branch == MAIN else None
+
+
+def table_columns(table_id: tuple[str, ...], branch: str = MAIN) -> list[ColumnInfo]:
+    """The table's top-level columns (of ``branch``): where main's versions have a stamp, read
+    again as soon as a version is committed anywhere (a schema change is one); else kept a
+    minute."""
+    stamp = _main_stamp(table_id, branch)
+    if stamp is not None:
+        return _columns_stamped(table_id, stamp)
+    return _columns(table_id, branch)
+
+
+def table_num_rows(table_id: tuple[str, ...], branch: str = MAIN) -> int | None:
+    """The table's live rows (of ``branch``; ``None``: not counted), for the create panel's
+    checks and hints: where main's versions have a stamp, counted again as soon as a version
+    is committed anywhere; else kept 30 seconds."""
+    stamp = _main_stamp(table_id, branch)
+    if stamp is not None:
+        return _num_rows_stamped(table_id, stamp)
+    return _num_rows(table_id, branch)
+
+
+@cached(lambda table_id, branch: table_scope(table_id))
+def _columns(ns: Any, table_id: tuple[str, ...], branch: str) -> list[ColumnInfo]:
     return ixs.table_columns(on_branch(ns, branch), list(table_id))
 
 
-@cached(lambda table_id, branch=MAIN: table_scope(table_id), ttl=30)
-def table_num_rows(ns: Any, table_id: tuple[str, ...], branch: str = MAIN) -> int | None:
+@cached(lambda table_id, stamp: table_scope(table_id), ttl=3600, max_entries=64)
+def _columns_stamped(ns: Any, table_id: tuple[str, ...], stamp: Any) -> list[ColumnInfo]:
+    return ixs.table_columns(ns, list(table_id))
+
+
+@cached(lambda table_id, branch: table_scope(table_id), ttl=30)
+def _num_rows(ns: Any, table_id: tuple[str, ...], branch: str) -> int | None:
     return ixs.table_num_rows(on_branch(ns, branch), list(table_id))
+
+
+@cached(lambda table_id, stamp: table_scope(table_id), ttl=3600, max_entries=64)
+def _num_rows_stamped(ns: Any, table_id: tuple[str, ...], stamp: Any) -> int | None:
+    return ixs.table_num_rows(ns, list(table_id))
 
 
 @cached(lambda table_id, max_versions, up_to, branch=MAIN: table_scope(table_id), max_entries=64)

@@ -166,6 +166,38 @@ def test_only_fitting_types_are_offered(docs_ns, make_app) -> None:
     assert at.selectbox(key="indexes.create.distance.binary_vector").options == ["hamming"]
 
 
+def test_the_create_panel_counts_rows_another_writer_adds_at_once(
+    docs_ns, make_app, monkeypatch
+) -> None:
+    """The create panel's row count (its checks and hints use it) after another process
+    appends rows (lance itself): the next run counts them (the count is kept while the
+    table's versions do not change, read again as soon as one is committed; it was kept
+    30 s whatever happened). Reruns without a commit count nothing again."""
+    import lance
+
+    from backend.local import namespace as local
+    from backend.local.namespace import LocalNamespace
+
+    monkeypatch.setattr(local, "STAMP_SETTLE_NS", 0)  # a commit's stamp at once (RAM disk)
+    counts: list[object] = []
+    real = LocalNamespace.count_table_rows
+    at = choose(make_app("indexes", query_params=QP), "vec", "IVF_PQ")
+    assert f"For {ROWS} rows of dimension {DIM}" in texts(at)
+    monkeypatch.setattr(
+        LocalNamespace, "count_table_rows", lambda self, r: counts.append(r) or real(self, r)
+    )
+    at.run()
+    at.run()
+    assert counts == []  # nothing committed: the count is kept
+    location = docs_ns.describe_table(DescribeTableRequest(id=DOCS)).location
+    lance.write_dataset(docs_table(20, start=ROWS), location, mode="append")
+    at.run()
+    assert_no_exception(at)
+    assert f"For {ROWS + 20} rows of dimension {DIM}" in texts(at)
+    assert lance.dataset(location).count_rows() == ROWS + 20
+    assert len(counts) == 1
+
+
 def test_fields_follow_the_kind(docs_ns, make_app) -> None:
     at = make_app("indexes", query_params=QP)
     labels = lambda kind: {w.label for w in getattr(at, kind)}  # noqa: E731
