@@ -48,7 +48,7 @@ gives its error in the ``error`` column.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -388,6 +388,19 @@ def _rest_figures(
 # -- the verdict ------------------------------------------------------------------------------------
 
 
+def _optimize_effect(unindexed: Mapping[str, int]) -> str:
+    """What optimizing does to the indexes missing rows (name -> rows each misses): the rows
+    each index misses are counted per index, never summed (five indexes missing the same 57
+    rows miss 57 rows, not 285)."""
+    counts = set(unindexed.values())
+    if len(unindexed) == 1:
+        ((name, rows),) = unindexed.items()
+        return f"adds the {plural(rows, 'unindexed row')} to {name}"
+    if len(counts) == 1:
+        return f"adds the {plural(counts.pop(), 'unindexed row')} to each of the {len(unindexed)} indexes"
+    return f"adds each index's unindexed rows to it (up to {plural(max(counts), 'row')} per index)"
+
+
 def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
     actions: list[Action] = []
     unindexed = {k: v for k, v in (fig.unindexed_rows or {}).items() if v}
@@ -399,7 +412,7 @@ def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
             Action(
                 "optimize",
                 f"indexes miss rows: {names}; queries scan them without the index",
-                f"adds the {plural(sum(unindexed.values()), 'unindexed row')} to the indexes",
+                _optimize_effect(unindexed),
                 recommended=share > limits.unindexed_share,
             )
         )

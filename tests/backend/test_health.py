@@ -142,6 +142,7 @@ def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
     kinds = {a.kind: a for a in got.actions}
     # 200 unindexed rows of 850 (or the server's count): beyond UNINDEXED_SHARE
     assert kinds["optimize"].recommended and "id_idx (200 rows)" in kinds["optimize"].reason
+    assert kinds["optimize"].effect == "adds the 200 unindexed rows to id_idx"
     assert kinds["compact"].recommended  # every fragment small, 15% deleted
     assert "6 of 6 fragments are small" in kinds["compact"].reason
     if capabilities(ns).kind == "local":
@@ -364,3 +365,38 @@ def test_health_takes_the_unindexed_rows_of_an_overview_of_the_same_version(
     monkeypatch.undo()
     assert got == hs.table_health(ns, T)
     assert got.unindexed_rows == {"id_idx": 200}
+
+
+def test_indexes_missing_the_same_rows_are_said_per_index_never_summed(ns) -> None:
+    """Two indexes brought up to date, then 40 rows appended: both miss the same 40 rows, and
+    the optimize action says 40 rows to each of the 2 indexes (it said 80, a sum of rows
+    counted once per index). A third index built before 30 more rows misses fewer; the
+    effect then says the most any index misses. Each count is lance's own."""
+    path, _ = craft(ns)
+    lance.dataset(str(path)).optimize.optimize_indices()
+    lance.dataset(str(path)).create_scalar_index("text", "INVERTED", name="text_idx")
+    lance.write_dataset(rows(1000, 40), str(path), mode="append")
+
+    def lance_counts(names: tuple[str, ...]) -> dict[str, int]:
+        ds = lance.dataset(str(path))
+        return {n: ds.stats.index_stats(n)["num_unindexed_rows"] for n in names}
+
+    got = hs.table_health(ns, T)
+    assert (
+        got.unindexed_rows
+        == lance_counts(("id_idx", "text_idx"))
+        == {
+            "id_idx": 40,
+            "text_idx": 40,
+        }
+    )
+    (optimize,) = [a for a in got.actions if a.kind == "optimize"]
+    assert optimize.effect == "adds the 40 unindexed rows to each of the 2 indexes"
+
+    lance.dataset(str(path)).create_scalar_index("id", "BITMAP", name="id_bitmap")
+    lance.write_dataset(rows(1040, 30), str(path), mode="append")
+    got = hs.table_health(ns, T)
+    names = ("id_idx", "text_idx", "id_bitmap")
+    assert got.unindexed_rows == lance_counts(names) == dict(zip(names, (70, 70, 30), strict=True))
+    (optimize,) = [a for a in got.actions if a.kind == "optimize"]
+    assert optimize.effect == "adds each index's unindexed rows to it (up to 70 rows per index)"
