@@ -308,7 +308,6 @@ class StatsFill:
         self._filled = threading.Condition(self._lock)  # notified as each figure comes in
         self._known: dict[TableId, _Entry] = {}
         self._queue: deque[tuple[TableId, Hashable]] = deque()
-        self._queued: set[TableId] = set()
         self._reading: set[TableId] = set()  # being read now (by one thread each)
         self._threads: set[threading.Thread] = set()  # threads draining the queue
         self._stopped = False
@@ -345,7 +344,6 @@ class StatsFill:
                 ahead = {tid for tid, _ in todo}
                 rest = [item for item in self._queue if item[0] not in ahead]
                 self._queue = deque([*todo, *rest])
-                self._queued = ahead | {tid for tid, _ in rest} | self._reading
                 self._start_threads()
         return out, behind
 
@@ -362,7 +360,6 @@ class StatsFill:
         with self._lock:
             self._stopped = True
             self._queue.clear()
-            self._queued = set(self._reading)
 
     def join(self, timeout: float | None = None) -> None:
         """Wait up to ``timeout`` seconds for the reads under way to end."""
@@ -396,13 +393,13 @@ class StatsFill:
     def pending(self) -> int:
         """How many tables are queued (or being read)."""
         with self._lock:
-            return len(self._queued)
+            return len({tid for tid, _ in self._queue} | self._reading)
 
     def wait(self, timeout: float = 30.0) -> bool:
         """Until the queue is empty (``True``) or ``timeout`` seconds (of the monotonic clock)
         passed (``False``); woken as each figure comes in, as :meth:`settle` is."""
         with self._filled:
-            return self._filled.wait_for(lambda: not self._queued, timeout)
+            return self._filled.wait_for(lambda: not self._queue and not self._reading, timeout)
 
     def _next(self) -> tuple[TableId, Hashable] | None:
         """The first queued table no other thread is reading, taken off the queue (called
@@ -429,8 +426,6 @@ class StatsFill:
             with self._lock:
                 self._reading.discard(tid)
                 self._known[tid] = _Entry(stats, generation, self._clock())
-                if not any(item[0] == tid for item in self._queue):
-                    self._queued.discard(tid)
                 self._start_threads()  # a table queued again while it was read
                 self._filled.notify_all()
 
