@@ -422,9 +422,9 @@ class VersionFacts:
         self._lock = threading.Lock()
         self._operations: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._rows: OrderedDict[tuple[Any, ...], int] = OrderedDict()
-        # a failed operation's row and an unknown count, with when they were asked for
+        # when a failed operation and an unknown count were asked for (and the failed row)
         self._failed: OrderedDict[tuple[Any, ...], tuple[float, dict[str, Any]]] = OrderedDict()
-        self._uncounted: OrderedDict[tuple[Any, ...], float] = OrderedDict()
+        self._uncounted: OrderedDict[tuple[Any, ...], tuple[float, None]] = OrderedDict()
         self._size = size
         self._clock = clock
 
@@ -442,14 +442,15 @@ class VersionFacts:
             while len(kept) > self._size:
                 kept.popitem(last=False)
 
-    def _recent(self, kept: OrderedDict[tuple[Any, ...], Any], keys: Mapping[int, Any]) -> dict:
-        """The entries of ``kept`` (``(asked at, ...)`` or ``asked at``) asked for less than
-        :data:`UNKNOWN_KEPT_S` ago, by version."""
+    def _recent(
+        self, kept: OrderedDict[tuple[Any, ...], tuple[float, Any]], keys: Mapping[int, Any]
+    ) -> dict[int, Any]:
+        """What ``kept`` (``(asked at, what was answered)`` by key) holds of ``keys``' versions
+        asked for less than :data:`UNKNOWN_KEPT_S` ago, by version."""
         now = self._clock()
         with self._lock:
             found = {v: kept[k] for v, k in keys.items() if k in kept}
-        asked = lambda entry: entry[0] if isinstance(entry, tuple) else entry  # noqa: E731
-        return {v: e for v, e in found.items() if now - asked(e) < UNKNOWN_KEPT_S}
+        return {v: answer for v, (asked, answer) in found.items() if now - asked < UNKNOWN_KEPT_S}
 
     @staticmethod
     def _keys(table_id: Sequence[str], identities: Mapping[int, Any]) -> dict[int, Any]:
@@ -459,14 +460,12 @@ class VersionFacts:
     def _operations_known(self, keys: Mapping[int, Any]) -> dict[int, dict[str, Any]]:
         """The operations known of ``keys``' versions: kept, or failed recently (their rows
         say why)."""
-        failed = {v: entry[1] for v, entry in self._recent(self._failed, keys).items()}
-        return {**failed, **self._known(self._operations, keys)}
+        return {**self._recent(self._failed, keys), **self._known(self._operations, keys)}
 
     def _counts_known(self, keys: Mapping[int, Any]) -> dict[int, int | None]:
         """The row counts known of ``keys``' versions: kept, or ``None`` when not given
         recently."""
-        unknown: dict[int, int | None] = dict.fromkeys(self._recent(self._uncounted, keys))
-        return {**unknown, **self._known(self._rows, keys)}
+        return {**self._recent(self._uncounted, keys), **self._known(self._rows, keys)}
 
     def operations(
         self,
@@ -526,7 +525,7 @@ class VersionFacts:
                 if count is not None:
                     self._keep(self._rows, keys[int(v)], count)
                 else:
-                    self._keep(self._uncounted, keys[int(v)], self._clock())
+                    self._keep(self._uncounted, keys[int(v)], (self._clock(), None))
         return frame, {v: counts.get(v) for v in keys}
 
 
