@@ -54,8 +54,9 @@ def _overview_stamped(
 
 def _main_stamp(table_id: tuple[str, ...], branch: str) -> Any:
     """The backend's stamp of main's versions (the local backend's ``_versions`` directory:
-    every commit and every deleted version changes it), ``None`` without one or on a branch."""
-    return latest_and_stamp(table_id)[1] if branch == MAIN else None
+    every commit and every deleted version changes it: a ``stat``), ``None`` without one or
+    on a branch. Only the stamp: not the latest version ``latest_and_stamp`` reads with it."""
+    return vsv.version_stamp(get_namespace(), table_id) if branch == MAIN else None
 
 
 def table_columns(table_id: tuple[str, ...], branch: str = MAIN) -> list[ColumnInfo]:
