@@ -19,8 +19,8 @@ from backend.branch_view import MAIN, branch_of, on_branch
 from backend.capabilities import BackendCapabilities
 from backend.services import health as hs
 from backend.services import jobs
-from backend.services.maintenance.policy import MAX_DAYS, CleanupRule
-from backend.text import human_bytes
+from backend.services.maintenance.policy import MAX_DAYS
+from backend.text import human_bytes, plural
 from components import feedback, polling, state
 from components.cache import cached, invalidate_tables, table_scope
 from components.common import dataframe, render_role_lock
@@ -115,6 +115,9 @@ def figure_lines(health: hs.TableHealth) -> list[tuple[str, str]]:
     else:
         unindexed = unindexed_text(health.unindexed_rows)
     old = "not known" if health.old_version_bytes is None else human_bytes(health.old_version_bytes)
+    freed = health.cleanup_bytes
+    if health.old_version_bytes and freed is not None and freed < health.old_version_bytes:
+        old += f" ({human_bytes(freed)} older than {plural(health.cleanup_keep_days, 'day')})"
 
     def event(e: hs.Event | None) -> str:
         if e is None:
@@ -220,7 +223,7 @@ def render_actions(
             "Clean up: keep (days)",
             min_value=0,
             max_value=MAX_DAYS,
-            value=CleanupRule().older_than_days,
+            value=health.cleanup_keep_days if health else hs.CLEANUP_KEEP_DAYS,
             step=1,
             key=f"{prefix}.cleanup_days",
             help="Clean up old versions keeps the versions of the last this many days, the "

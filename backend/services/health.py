@@ -25,10 +25,12 @@ The thresholds (module constants) decide the actions:
   backend only when lance's compaction plan has a task (else compaction would do nothing);
 * optimize indexes: an index missing rows; recommended beyond :data:`UNINDEXED_SHARE` of the
   rows, optional below;
-* clean up: old versions hold bytes; recommended when they hold more than
+* clean up: old versions hold bytes; recommended when a cleanup keeping the versions of the
+  last :data:`CLEANUP_KEEP_DAYS` days (the panel's default, a policy's rule) frees more than
   :data:`CLEANUP_OLD_BYTES_RATIO` times what the latest version holds and at least
   :data:`CLEANUP_MIN_BYTES` (reclaiming a few kilobytes is not worth an admin's attention),
-  optional otherwise.
+  optional otherwise. Locally lance's dry run is read twice: every old version's bytes
+  (``old_version_bytes``) and those the cleanup keeping the days frees (``cleanup_bytes``).
 
 The thresholds are a :class:`Thresholds` (these constants by default), a parameter of
 :func:`table_health` and :func:`namespace_health`.
@@ -50,7 +52,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pandas as pd
@@ -85,6 +87,9 @@ UNINDEXED_SHARE = 0.05
 CLEANUP_OLD_BYTES_RATIO = 2.0
 # ... and when they hold at least this many bytes (1 GiB).
 CLEANUP_MIN_BYTES = 1 << 30
+# A cleanup keeps the versions of the last this many days (and the latest and tagged ones):
+# the default of the panel's cleanup and of a maintenance policy's cleanup rule.
+CLEANUP_KEEP_DAYS = 7
 # Versions whose operations are read for the last compaction and index update.
 HISTORY_VERSIONS = 50
 
@@ -105,6 +110,7 @@ class Thresholds:
     unindexed_share: float = UNINDEXED_SHARE
     cleanup_old_bytes_ratio: float = CLEANUP_OLD_BYTES_RATIO
     cleanup_min_bytes: int = CLEANUP_MIN_BYTES
+    cleanup_keep_days: int = CLEANUP_KEEP_DAYS
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -146,6 +152,9 @@ class TableHealth:
     versions: int | None = None
     total_bytes: int | None = None
     old_version_bytes: int | None = None
+    cleanup_keep_days: int = CLEANUP_KEEP_DAYS
+    cleanup_versions: int | None = None
+    cleanup_bytes: int | None = None
     last_compaction: Event | None = None
     last_optimize: Event | None = None
     last_cleanup: Event | None = None
@@ -172,6 +181,8 @@ class _Figures:
     total_bytes: int | None = None
     old_version_bytes: int | None = None
     old_versions: int | None = None
+    cleanup_versions: int | None = None
+    cleanup_bytes: int | None = None
     last_compaction: Event | None = None
     last_optimize: Event | None = None
     plan_tasks: int | None = None
@@ -187,15 +198,16 @@ class _Figures:
 
 def _history(
     ns: LanceNamespace, table_id: list[str], fig: _Figures, facts: vsv.VersionFacts | None
-) -> None:
+) -> pd.DataFrame:
     """Versions (count, latest) and, from the operations of the latest
     :data:`HISTORY_VERSIONS`, the last compaction (``Rewrite``) and the last index update
     (``CreateIndex``: a build or an optimize). With ``facts``, the operations of versions
-    listed with a manifest e-tag are kept there and looked up once."""
+    listed with a manifest e-tag are kept there and looked up once. Returns the listing
+    (newest first)."""
     listing = vsv.list_versions(ns, table_id)
     fig.versions = len(listing)
     if listing.empty:
-        return
+        return listing
     fig.version = fig.version or int(listing["version"].iloc[0])
     recent = listing.head(HISTORY_VERSIONS)
     when = dict(zip(recent["version"].astype(int), recent["timestamp"], strict=True))
@@ -218,6 +230,7 @@ def _history(
             f"last compaction and index update: the operations of {len(unread)} of the latest "
             f"{len(recent)} versions could not be read ({unread['error'].iloc[0]})"
         )
+    return listing
 
 
 def _operations(
@@ -312,11 +325,36 @@ def _local_figures(
     fig.total_bytes = sum(
         sum(v for v in batch.column("size_bytes").to_pylist() if v) for batch in ds.all_files()
     )
-    cleanup = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
-    fig.old_version_bytes = int(cleanup.stats.bytes_removed)
-    fig.old_versions = int(cleanup.stats.old_versions)
-    _history(ns, table_id, fig, facts)
+    every = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
+    fig.old_version_bytes = int(every.stats.bytes_removed)
+    fig.old_versions = int(every.stats.old_versions)
+    listing = _history(ns, table_id, fig, facts)
+    fig.cleanup_versions, fig.cleanup_bytes = _cleanup_keeping_days(
+        ds, listing, fig, limits.cleanup_keep_days
+    )
     return fig
+
+
+def _cleanup_keeping_days(
+    ds: Any, listing: pd.DataFrame, fig: _Figures, days: int
+) -> tuple[int | None, int | None]:
+    """``(versions, bytes)`` the cleanup keeping the versions of the last ``days`` days (and
+    the latest and tagged ones) removes: lance's dry run of it where the cut falls among the
+    old versions (``listing``: every version, newest first); no version where every old one
+    is newer than the cut; every old version's figures (``fig``, lance's dry run keeping only
+    the latest) where every old one is older, or ``days`` is 0."""
+    if not fig.old_versions or not days:
+        return fig.old_versions, fig.old_version_bytes
+    cut = pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=days)
+    old = listing["timestamp"].iloc[1:]
+    if old.notna().all() and (old >= cut).all():
+        return 0, 0
+    if old.notna().all() and (old < cut).all():
+        return fig.old_versions, fig.old_version_bytes
+    kept = ds.explain_cleanup_old_versions(
+        older_than=timedelta(days=days), error_if_tagged_old_versions=False
+    )
+    return int(kept.stats.old_versions), int(kept.stats.bytes_removed)
 
 
 def _live(fragments: Sequence[Any]) -> int:
@@ -449,21 +487,42 @@ def _actions(fig: _Figures, limits: Thresholds) -> list[Action]:
                 effect += f", dropping {fig.plan_deleted:,} deleted rows from the files"
         actions.append(Action("compact", "; ".join(reasons), effect))
     if fig.old_version_bytes:
-        latest = max((fig.total_bytes or 0) - fig.old_version_bytes, 1)
-        ratio = fig.old_version_bytes / latest
-        actions.append(
-            Action(
-                "cleanup",
-                f"old versions hold {human_bytes(fig.old_version_bytes)}"
-                f" ({against_latest_text(ratio)})",
-                f"removing the old versions (keeping the latest and tagged ones) frees "
-                f"{human_bytes(fig.old_version_bytes)} in "
-                f"{plural(fig.old_versions or 0, 'version')}",
-                recommended=ratio > limits.cleanup_old_bytes_ratio
-                and fig.old_version_bytes >= limits.cleanup_min_bytes,
-            )
-        )
+        actions.append(_cleanup_action(fig, limits))
     return actions
+
+
+def _cleanup_action(fig: _Figures, limits: Thresholds) -> Action:
+    """The cleanup the panel's button runs by default, keeping the latest version, the tagged
+    ones and those of the last ``limits.cleanup_keep_days`` days: its effect is what that
+    cleanup frees (lance's dry run of it), and it is recommended by those bytes, never by
+    bytes of versions it keeps. The reason gives every old version's bytes."""
+    held = fig.old_version_bytes or 0
+    latest = max((fig.total_bytes or 0) - held, 1)
+    reason = f"old versions hold {human_bytes(held)} ({against_latest_text(held / latest)})"
+    days = limits.cleanup_keep_days
+    keeping = "the latest and tagged ones" + (
+        f" and those of the last {plural(days, 'day')}" if days else ""
+    )
+    freed, removed = fig.cleanup_bytes or 0, fig.cleanup_versions or 0
+    if removed:
+        effect = (
+            f"removing the old versions (keeping {keeping}) frees {human_bytes(freed)} in "
+            f"{plural(removed, 'version')}"
+        )
+    else:
+        effect = f"none is older than {plural(days, 'day')}: a cleanup keeping them frees nothing"
+    if freed < held:  # versions of the last days hold the rest
+        effect += (
+            f"; keeping 0 days frees {human_bytes(held)} in "
+            f"{plural(fig.old_versions or 0, 'version')}"
+        )
+    return Action(
+        "cleanup",
+        reason,
+        effect,
+        recommended=freed / latest > limits.cleanup_old_bytes_ratio
+        and freed >= limits.cleanup_min_bytes,
+    )
 
 
 def against_latest_text(ratio: float) -> str:
@@ -507,6 +566,9 @@ def _health(table_id: Sequence[str], fig: _Figures, limits: Thresholds) -> Table
         versions=fig.versions,
         total_bytes=fig.total_bytes,
         old_version_bytes=fig.old_version_bytes,
+        cleanup_keep_days=limits.cleanup_keep_days,
+        cleanup_versions=fig.cleanup_versions,
+        cleanup_bytes=fig.cleanup_bytes,
         last_compaction=fig.last_compaction,
         last_optimize=fig.last_optimize,
         last_cleanup=None,

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import lance
+import pandas as pd
 import pyarrow as pa
 from lance_namespace import (
     CreateNamespaceRequest,
@@ -22,6 +24,8 @@ import backend
 from backend import capabilities
 from backend.services import health as hs
 from backend.services import versions as vsv
+from backend.text import human_bytes
+from components.health import figure_lines
 from tests.support import CountingTransactions, create_table, manifest_file, table_location
 
 T = ["a", "t"]
@@ -177,7 +181,9 @@ def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
         )
         old = folder_bytes(path) - folder_bytes(cleaned)
         ratio = old / folder_bytes(cleaned)
-        limits = hs.Thresholds(cleanup_min_bytes=0, cleanup_old_bytes_ratio=1.0)
+        limits = hs.Thresholds(
+            cleanup_min_bytes=0, cleanup_old_bytes_ratio=1.0, cleanup_keep_days=0
+        )
         strict = hs.table_health(ns, T, limits)
         (cleanup,) = strict.actions
         assert strict.old_version_bytes == old
@@ -187,6 +193,93 @@ def test_verdict_follows_the_thresholds_and_maintenance_makes_it_healthy(
             hs.NEEDS_ATTENTION if ratio > hs.CLEANUP_OLD_BYTES_RATIO else hs.HEALTHY
         )
         assert f"({ratio:.1f}× what the latest version holds)" in cleanup.reason  # ratio > 1
+
+
+def test_the_cleanup_action_says_what_the_cleanup_keeping_its_days_frees(
+    ns, tmp_path: Path
+) -> None:
+    """The cleanup the panel's button runs by default keeps the versions of the last
+    ``cleanup_keep_days`` days (7): on a table whose versions are all minutes old it frees
+    nothing, so the action says so (and what keeping 0 days frees) and is never recommended,
+    whatever the old versions hold. Each figure is a real cleanup of a copy of the table."""
+    path, _ = craft(ns)
+    if capabilities(ns).kind != "local":  # the bytes of old versions are not known over REST
+        assert not [a for a in hs.table_health(ns, T).actions if a.kind == "cleanup"]
+        return
+
+    def freed(days: int) -> tuple[int, int]:
+        """(versions, bytes) lance's cleanup keeping ``days`` days removes from a copy."""
+        copy = Path(shutil.copytree(path, tmp_path / f"kept-{days}"))
+        stats = lance.dataset(str(copy)).cleanup_old_versions(
+            older_than=timedelta(days=days), error_if_tagged_old_versions=False
+        )
+        assert stats.bytes_removed == folder_bytes(path) - folder_bytes(copy)
+        return stats.old_versions, stats.bytes_removed
+
+    lax = {"cleanup_min_bytes": 0, "cleanup_old_bytes_ratio": 0.0}
+    week = hs.table_health(ns, T, hs.Thresholds(**lax))
+    all_versions, all_bytes = freed(0)
+    assert (all_versions, all_bytes > 0) == (7, True)
+    assert (week.cleanup_keep_days, week.old_version_bytes) == (7, all_bytes)
+    assert (week.cleanup_versions, week.cleanup_bytes) == freed(7) == (0, 0)
+    (cleanup,) = [a for a in week.actions if a.kind == "cleanup"]
+    assert not cleanup.recommended  # the button would free nothing, however low the bar
+    assert cleanup.effect == (
+        "none is older than 7 days: a cleanup keeping them frees nothing; "
+        f"keeping 0 days frees {human_bytes(all_bytes)} in 7 versions"
+    )
+    assert dict(figure_lines(week))["Held by old versions"] == (
+        f"{human_bytes(all_bytes)} ({human_bytes(0)} older than 7 days)"
+    )
+
+    now = hs.table_health(ns, T, hs.Thresholds(**lax, cleanup_keep_days=0))
+    assert (now.cleanup_versions, now.cleanup_bytes) == (all_versions, all_bytes)
+    (cleanup,) = [a for a in now.actions if a.kind == "cleanup"]
+    assert cleanup.recommended
+    assert cleanup.effect == (
+        "removing the old versions (keeping the latest and tagged ones) frees "
+        f"{human_bytes(all_bytes)} in 7 versions"
+    )
+    assert dict(figure_lines(now))["Held by old versions"] == human_bytes(all_bytes)
+
+
+def test_the_cleanup_keeping_days_asks_lance_only_where_the_cut_falls_among_old_versions(
+    local_root: Path,
+) -> None:
+    """Lance's dry run is read a second time only where some old versions are older than the
+    cut and some newer (its commit times cannot be set, so those of the listing are moved
+    here, on the crafted table's real dataset): all newer, nothing is removed; all older, the
+    cleanup removes what keeping only the latest removes."""
+    ns = backend.connect(str(local_root))
+    path, _ = craft(ns)
+    ds = lance.dataset(str(path))
+    asked: list[dict] = []
+
+    class Spy:
+        def explain_cleanup_old_versions(self, **options):
+            asked.append(options)
+            return ds.explain_cleanup_old_versions(**options)
+
+    listing = vsv.list_versions(ns, T)
+    every = ds.explain_cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
+    fig = hs._Figures("local", old_versions=every.stats.old_versions)
+    fig.old_version_bytes = every.stats.bytes_removed
+    now = pd.Timestamp.now(tz="UTC")
+    ages = {
+        "recent": [0] * len(listing),
+        "old": [0] + [10] * (len(listing) - 1),
+        "mixed": [0, 0, 0] + [10] * (len(listing) - 3),
+    }
+    got = {}
+    for name, days_ago in ages.items():
+        moved = listing.assign(timestamp=[now - pd.Timedelta(days=d) for d in days_ago])
+        got[name] = hs._cleanup_keeping_days(Spy(), moved, fig, 7)
+    assert got["recent"] == (0, 0)
+    assert got["old"] == (fig.old_versions, fig.old_version_bytes) == (7, every.stats.bytes_removed)
+    assert got["mixed"] == (0, 0)  # lance's own answer: its versions are minutes old
+    assert asked == [{"older_than": timedelta(days=7), "error_if_tagged_old_versions": False}]
+    assert hs._cleanup_keeping_days(Spy(), listing, fig, 0) == got["old"]
+    assert len(asked) == 1
 
 
 def test_old_versions_against_the_latest_are_never_said_as_zero() -> None:

@@ -15,6 +15,7 @@ from lance_namespace import CreateTableRequest, DescribeTableRequest
 import backend
 from backend.services import branches, jobs
 from backend.services import health as hs
+from backend.text import human_bytes
 from components import health, state
 from components.indexes.tabs import TAB_CREATE
 from tests.support import free_port, ipc_stream_bytes
@@ -136,7 +137,20 @@ def test_the_panel_offers_its_three_actions_as_jobs_by_role(ui_env, roles) -> No
     admin = open_page(app_as("ada@example.com", query=QP), "indexes")
     assert not admin.button(key=f"{maint}.cleanup").disabled
     versions_before = [v["version"] for v in lance.dataset(location).versions()]
-    admin.number_input(key=f"{maint}.cleanup_days").set_value(0).run()
+    # the box keeps 7 days by default, and the health says what that cleanup frees (nothing:
+    # every version is minutes old) and what keeping 0 days frees (checked below against the
+    # bytes lance's cleanup removed)
+    days_box = admin.number_input(key=f"{maint}.cleanup_days")
+    assert days_box.value == hs.CLEANUP_KEEP_DAYS == 7
+    said_before = texts(admin)
+    assert (
+        "Optional: Clean up old versions. Why: old versions hold " in said_before
+        and "Expected effect: none is older than 7 days: a cleanup keeping them frees "
+        "nothing; keeping 0 days frees "
+        in said_before
+    ), said_before
+    held = figures(admin)["Held by old versions"]
+    days_box.set_value(0).run()
     admin.button(key=f"{maint}.cleanup").click().run()
     assert_no_exception(admin)
     # the outcome is told once, by the run that first sees the job ended (the click's own
@@ -154,6 +168,9 @@ def test_the_panel_offers_its_three_actions_as_jobs_by_role(ui_env, roles) -> No
     ds = lance.dataset(location)
     assert [v["version"] for v in ds.versions()] == [versions_before[-1]] == [ds.version]
     assert job.result["deleted_versions"] == versions_before[:-1]
+    freed = human_bytes(job.result["bytes_removed"])
+    assert held == f"{freed} ({human_bytes(0)} older than 7 days)"
+    assert f"keeping 0 days frees {freed} in {len(versions_before) - 1} versions" in said_before
     admin.run()
     assert_no_exception(admin)
     shown += alerts(admin, "success")

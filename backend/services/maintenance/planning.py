@@ -316,17 +316,15 @@ def _optimize_step(h: health.TableHealth, rule: Any, tid: tuple[str, ...]) -> St
     return Step(tid, OPTIMIZE, False, why, settings=settings)
 
 
-def _cleanup_figures(ns: Any, tid: tuple[str, ...], rule: CleanupRule) -> tuple[int, int | None]:
-    """``(old versions, their bytes)`` a cleanup keeping ``rule``'s days would remove:
-    lance's own dry run on the local backend, the versions listing and tags elsewhere
-    (bytes not known)."""
-    opener = getattr(ns, "open_dataset", None)
+def _cleanup_figures(
+    ns: Any, h: health.TableHealth, tid: tuple[str, ...], rule: CleanupRule
+) -> tuple[int, int | None]:
+    """``(old versions, their bytes)`` a cleanup keeping ``rule``'s days would remove: the
+    health's figures of that cleanup (lance's own dry run, on the local backend: ``h`` was
+    read with the rule's days), else the versions listing and tags (bytes not known)."""
+    if h.cleanup_versions is not None and h.cleanup_keep_days == rule.older_than_days:
+        return h.cleanup_versions, h.cleanup_bytes
     keep = timedelta(days=rule.older_than_days)
-    if callable(opener):
-        explained = opener(list(tid)).explain_cleanup_old_versions(
-            older_than=keep, error_if_tagged_old_versions=False
-        )
-        return int(explained.stats.old_versions), int(explained.stats.bytes_removed)
     return len(lifecycle.cleanup_plan(ns, list(tid), older_than=keep).delete), None
 
 
@@ -334,7 +332,7 @@ def _cleanup_step(
     ns: Any, h: health.TableHealth, rule: CleanupRule, tid: tuple[str, ...]
 ) -> tuple[Step, int | None, int | None]:
     settings = asdict(rule)
-    count, size = _cleanup_figures(ns, tid, rule)
+    count, size = _cleanup_figures(ns, h, tid, rule)
     days = plural(rule.older_than_days, "day")
     if not count:
         why = f"no version older than {days} to remove (the latest and tagged ones stay)"

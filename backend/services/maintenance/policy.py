@@ -80,7 +80,7 @@ class OptimizeRule:
 class CleanupRule:
     """Remove versions older than ``older_than_days`` (never the latest, never a tagged one)."""
 
-    older_than_days: int = 7
+    older_than_days: int = health.CLEANUP_KEEP_DAYS
 
 
 RULES: dict[str, type] = {COMPACT: CompactRule, OPTIMIZE: OptimizeRule, CLEANUP: CleanupRule}
@@ -103,12 +103,14 @@ class Rules:
         default: its action is not taken anyway)."""
         compact = self.compact or CompactRule()
         optimize = self.optimize or OptimizeRule()
+        cleanup = self.cleanup or CleanupRule()
         return dataclasses.replace(
             health.DEFAULT_THRESHOLDS,
             small_fragment_rows=compact.small_fragment_rows,
             compact_small_share=compact.small_share,
             deleted_share=compact.deleted_share,
             unindexed_share=optimize.unindexed_share,
+            cleanup_keep_days=cleanup.older_than_days,
         )
 
 
