@@ -14,6 +14,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 from backend.services import change_log as cl
 from backend.services import row_changes as rc
+from backend.services import versions as vsv
 from backend.services.search.query import abbreviate
 from backend.spec.paging import Listing
 from components import feedback, state
@@ -21,6 +22,7 @@ from components.cache import cached, table_scope
 from components.common import MISSING, dataframe, lazy_expander
 from components.pager import render_listing_pager, render_pager
 from components.session import get_namespace
+from components.versions.compare import versions_exist
 
 PAGE_ROWS = 50
 KINDS = ("updated", "inserted", "deleted")
@@ -145,7 +147,7 @@ def version_choice(versions: pd.DataFrame, picked: int) -> tuple[int | None, Cal
     column): the newest version older than ``picked`` (``None``: none), and whether a version
     is on the list."""
     existing = {int(v) for v in versions["version"]}
-    return max((v for v in existing if v < picked), default=None), existing.__contains__
+    return vsv.newest_before(existing, picked), existing.__contains__
 
 
 def render_row_changes_form(
@@ -175,10 +177,7 @@ def render_row_changes_form(
         go = st.form_submit_button("Compare rows", icon=":material/difference:")
     if not go:
         return None
-    missing = [v for v in (int(va), int(vb)) if not exists(v)]
-    if missing:
-        on = f" on branch {branch}" if branch else ""
-        feedback.show("error", f"Version {missing[0]} does not exist{on}.")
+    if not versions_exist((int(va), int(vb)), exists, branch=branch):
         return None
     return int(va), int(vb), list(key)
 

@@ -61,6 +61,12 @@ def version_rows_frame(entries: Iterable[Any]) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def newest_before(versions: Iterable[int], picked: int) -> int | None:
+    """The newest of ``versions`` older than ``picked`` (``None``: none is): where a compare
+    of two versions starts, the one shown against the one before it."""
+    return max((int(v) for v in versions if int(v) < picked), default=None)
+
+
 def list_versions(
     ns: LanceNamespace, table_id: Sequence[str], branch: str | None = None
 ) -> pd.DataFrame:

@@ -49,11 +49,21 @@ def render_compare_form(
         go = cc.form_submit_button("Compare", icon=":material/compare_arrows:")
     if not go:
         return None
-    missing = [v for v in (int(va), int(vb)) if not exists(v)]
-    if missing:
-        feedback.show("error", f"Version {missing[0]} does not exist.")
+    if not versions_exist((int(va), int(vb)), exists):
         return None
     return int(va), int(vb)
+
+
+def versions_exist(
+    versions: tuple[int, ...], exists: Callable[[int], bool], *, branch: str | None = None
+) -> bool:
+    """Whether every one of ``versions`` a compare form was given ``exists``; else the first
+    missing one is said (of ``branch`` when given) and the form sends nothing."""
+    missing = [v for v in versions if not exists(v)]
+    if missing:
+        on = f" on branch {branch}" if branch else ""
+        feedback.show("error", f"Version {missing[0]} does not exist{on}.")
+    return not missing
 
 
 def render_compare_section(

@@ -132,7 +132,7 @@ def compare_choice(
     whole = known_versions(table_id, listed_latest(versions))
     if whole is not None:
         known.update(int(v) for v in whole["version"])
-    older = max((v for v in known if v < picked), default=None)
+    older = vsv.newest_before(known, picked)
     return older, lambda version: has_version(table_id, versions, version)
 
 

@@ -142,6 +142,34 @@ def test_compare_with_parent_needs_a_key_then_shows_the_branchs_rows(make_app, u
     assert [s["id"].tolist() for s in shown] == [truth["deleted"]]
 
 
+def test_a_version_not_on_the_branch_is_refused_by_its_row_compare(make_app, ui_env) -> None:
+    """The branch's compare of two versions checks both against the branch's own history:
+    main's version 2 (older than the branch) is refused in the branch's terms and nothing is
+    compared; two of the branch's versions are compared."""
+    with_dev(ui_env)
+    at = make_app("versions", query_params=ON_DEV)
+    at.session_state[state.Versions.BRANCH_COMPARE_OPEN] = True
+    at.run()
+    assert_no_exception(at)
+    prefix = f"{state.Versions.ROW_CHANGES_FORM}."
+    assert widget(at.number_input, prefix, ".b").value == 6  # the version shown
+    assert widget(at.number_input, prefix, ".a").value == 5  # the branch's one before it
+
+    def compare(a: int, b: int) -> None:
+        widget(at.number_input, prefix, ".a").set_value(a)
+        widget(at.number_input, prefix, ".b").set_value(b)
+        widget(at.multiselect, prefix, ".key").set_value(["id"])
+        widget(at.button, f"FormSubmitter:{prefix}", "-Compare rows").click().run()
+        assert_no_exception(at)
+
+    compare(2, 6)
+    assert alerts(at, "error") == ["Version 2 does not exist on branch dev."]
+    assert not [m for m in at.metric if m.label == "Inserted"]
+    compare(4, 6)
+    assert not alerts(at, "error")
+    assert figures(at)["Deleted"] == "1"  # dev's v6 deleted id 4
+
+
 def pick_version(at: Any, version: int) -> None:
     widget(at.selectbox, state.Versions.BRANCH_VERSION).select(version).run()
     assert_no_exception(at)
