@@ -122,10 +122,13 @@ def render_recall_result(found: RecallResult) -> None:
     c3.metric("Exact p50", f"{found.exact_p50_ms:.1f} ms", help=f"{warm} (without the index).")
     speed = found.exact_p50_ms / found.ann_p50_ms if found.ann_p50_ms else float("nan")
     c4.metric("Speed-up", f"{speed:.1f}×")
-    settings = ", ".join(f"{k}={v}" for k, v in found.query_params.items()) or "defaults"
+    params = dict(found.query_params)
+    version = params.pop("version", None)
+    settings = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+    at = f", at version {version}" if version is not None else ""
     st.caption(
         feedback.as_text(
-            f"{plural(len(found.per_query), 'sampled row')}, each searched without itself; "
+            f"{plural(len(found.per_query), 'sampled row')}, each searched without itself{at}; "
             f"settings: {settings}"
         )
     )

@@ -83,7 +83,7 @@ from tests.backend.search_support import (
     vector_index,
     vectors_of,
 )
-from tests.support import append_rows, create_table, demo_copy, make_table
+from tests.support import append_rows, create_table, demo_copy, make_table, table_location
 
 
 # -- recall against numpy ground truth ------------------------------------------------------------
@@ -121,7 +121,9 @@ def test_exact_recall_matches_numpy_ground_truth(ns_a: LanceNamespace) -> None:
     assert result.std == 0.0
     assert result.ann_p50_ms > 0 and result.exact_p50_ms > 0
     assert len(result.ann_ms) == len(result.exact_ms) == sample
-    assert result.query_params == {"bypass_vector_index": True}
+    # every search read one version, the latest as the measurement started (lance's own)
+    latest = lance.dataset(str(table_location(ns_a, T))).version
+    assert result.query_params == {"bypass_vector_index": True, "version": latest}
 
 
 # -- weak settings, monotone probes ---------------------------------------------------------------------
@@ -869,6 +871,46 @@ def test_cheapest_is_judged_on_the_lower_bound() -> None:
     assert cheapest(single, 0.5) is None
 
 
+def test_a_measurement_reads_one_version_while_another_writer_appends(
+    ns_a: LanceNamespace,
+) -> None:
+    """Another writer appends a copy of every row between a recall measurement's exact
+    searches (the ground truth) and its ANN searches, and after the first point of a sweep
+    (whose ground truth is its first point's). Each still reads the version it started at, the
+    version its result names: exact searches on both sides find the same neighbours (recall
+    1.0 for every query). Read at the latest, the ANN searches found the copies (distance 0)
+    that the ground truth, read before them, does not have."""
+    table = make_table(300, dim=DIM, seed=4)
+    create_table(ns_a, T, table)
+    location = str(table_location(ns_a, T))
+    started = lance.dataset(location).version
+    appended: list[int] = []
+
+    def append_copies() -> None:
+        copy = table.set_column(0, "id", pa.array(range(300, 600), pa.int64()))
+        appended.append(lance.write_dataset(copy, location, mode="append").version)
+
+    def after_the_truth(done: int, total: int) -> None:
+        if done == total // 2:  # the exact searches sent (twice each), no ANN search yet
+            append_copies()
+
+    exact = {"bypass_vector_index": True}
+    result = recall(ns_a, T, column="vec", k=5, sample=8, seed=2, progress=after_the_truth, **exact)
+    assert appended == [started + 1]  # the writer committed during the measurement
+    assert result.per_query == [1.0] * 8
+    assert result.query_params == {**exact, "version": started}
+
+    appended.clear()
+    now = lance.dataset(location).version
+    frame = sweep(
+        ns_a, T, column="vec", k=5, sample=8, seed=2, grid={"nprobes": [1, 2, 4]},
+        progress=lambda done, total: append_copies() if done == 1 else None, **exact,
+    )  # fmt: skip
+    assert appended == [now + 1]  # after the first point, before the second
+    assert frame["recall"].tolist() == [1.0, 1.0, 1.0]
+    assert lance.dataset(location).count_rows() == 900  # the writes landed
+
+
 # -- more queries: another batch merged into a recall measurement ------------------------------------
 def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_kind: str) -> None:
     """A second batch of rows never sampled before, measured with the first's settings: the
@@ -887,7 +929,8 @@ def test_more_queries_merge_into_the_measurement(ns_a: LanceNamespace, backend_k
     rows = merged.query_rows
     assert rows[:15] == first.query_rows and merged.per_query[:15] == first.per_query
     assert len(rows) == len(set(rows)) == len(merged.per_query) == 60  # none used twice
-    assert merged.k == k and merged.query_params == params and merged.metric == "l2"
+    pinned = {**params, "version": lance.dataset(str(table_location(ns_a, T))).version}
+    assert merged.k == k and merged.query_params == pinned and merged.metric == "l2"
     assert len(merged.ann_ms) == len(merged.exact_ms) == 60
 
     # independent ground truth: numpy's exact neighbours, and the ANN answers asked here (row

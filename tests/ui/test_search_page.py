@@ -26,11 +26,17 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import lance
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from lance_namespace import CreateTableIndexRequest, CreateTableRequest, QueryTableRequest
+from lance_namespace import (
+    CreateTableIndexRequest,
+    CreateTableRequest,
+    DescribeTableRequest,
+    QueryTableRequest,
+)
 
 import backend
 from backend.demo import embedding
@@ -157,6 +163,16 @@ def metrics(at) -> dict[str, str]:
 def grid_with(at, column: str):
     (frame,) = [d.value for d in at.dataframe if column in d.value.columns]
     return frame
+
+
+def found_version(ui_env, table_id) -> int:
+    """The table's latest version, as lance reads it at its location."""
+    location = (
+        backend.connect(str(ui_env), audit=False)
+        .describe_table(DescribeTableRequest(id=list(table_id)))
+        .location
+    )
+    return lance.dataset(location).version
 
 
 def result(at, table_id, what: str):
@@ -531,7 +547,7 @@ def test_plan_analyze_shows_the_index_and_bypass(make_app) -> None:
 # recall, sweep
 
 
-def test_recall_small_sample_and_bypass(make_app) -> None:
+def test_recall_small_sample_and_bypass(ui_env, make_app) -> None:
     at = search_page(make_app, tab="recall")
     assert at.session_state[state.Search.TABS] == TAB_RECALL
     at.number_input(key="search.recall.sample").set_value(20)
@@ -556,7 +572,10 @@ def test_recall_small_sample_and_bypass(make_app) -> None:
     )
     assert "±" not in shown.proto.help and "spread" not in shown.proto.help
     assert {"ANN p50", "Exact p50", "Speed-up"} <= set(metrics(at))
-    assert "20 sampled rows, each searched without itself; settings: defaults" in texts(at)
+    assert (
+        f"20 sampled rows, each searched without itself, at version {found_version(ui_env, VECS)}; "
+        "settings: defaults" in texts(at)
+    )
     assert len(at.get("plotly_chart")) == 2
     assert len(result(at, VECS, "recall").per_query) == 20
 
@@ -581,7 +600,7 @@ def interval_shown(at) -> tuple[float, float]:
     return float(found.group(1)), float(found.group(2))
 
 
-def test_more_queries_add_a_batch_to_the_measurement(make_app) -> None:
+def test_more_queries_add_a_batch_to_the_measurement(ui_env, make_app) -> None:
     at = search_page(make_app, tab="recall")
     at.number_input(key="search.recall.sample").set_value(20)
     at.text_input(key="search.recall.nprobes").set_value("1")
@@ -596,9 +615,13 @@ def test_more_queries_add_a_batch_to_the_measurement(make_app) -> None:
     merged = result(at, VECS, "recall")
     assert merged.query_rows[:20] == first.query_rows
     assert len(set(merged.query_rows)) == len(merged.per_query) == 40  # 20 new rows
-    assert merged.query_params == {"nprobes": 1}  # the result's own settings
+    # the result's own settings, and the version its first batch read (the second's too)
+    assert merged.query_params == {"nprobes": 1, "version": found_version(ui_env, VECS)}
     assert metrics(at)["recall@10"] == f"{statistics.fmean(merged.per_query):.3f}"
-    assert "40 sampled rows, each searched without itself; settings: nprobes=1" in texts(at)
+    assert (
+        f"40 sampled rows, each searched without itself, at version {found_version(ui_env, VECS)}; "
+        "settings: nprobes=1" in texts(at)
+    )
     # each interval from its own per-query recalls: t(0.975, 19) = 2.093, t(0.975, 39) = 2.023
     assert (low1, high1) == pytest.approx(numpy_t_interval(first.per_query, 2.0930), abs=1.5e-3)
     low2, high2 = interval_shown(at)

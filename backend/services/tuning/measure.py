@@ -15,10 +15,12 @@ from lance_namespace import DescribeTableRequest, LanceNamespace
 from lance_namespace.errors import InvalidInputError
 
 from backend import html_tables, redaction, stats
+from backend.branch_view import branch_of
 from backend.rules import query_rules
 from backend.rules.columns import columns_from_schema
 from backend.services.search.query import ROW_ID, count_rows, percentile, query_request, run_query
 from backend.services.search.vector import query_metric
+from backend.spec import catalog_views
 
 MAX_SAMPLE = 1000
 MAX_K = query_rules.MAX_K - 1  # the query asks for k + 1 (the row itself)
@@ -304,6 +306,21 @@ def ann_recalls(
 BASE_FIELDS = ("distance_type", "version", "filter", "prefilter")
 
 
+def at_one_version(
+    ns: LanceNamespace, table_id: Sequence[str], params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``params`` with ``version``: the one given, else the table's latest now (of the branch
+    ``ns`` acts on). Every search of one measurement (the sample, the exact searches, the ANN
+    searches) then reads the same rows: another writer's commit during a measurement would
+    otherwise move its later searches to other rows than its earlier ones (ANN results
+    measured against neighbours from before them, a sampled row gone). A table whose latest
+    version cannot be told: ``params`` as given."""
+    if params.get("version") is not None:
+        return dict(params)
+    latest = catalog_views.latest_version(ns, table_id, branch_of(ns))
+    return {**params, "version": latest} if latest is not None else dict(params)
+
+
 def recall(
     ns: LanceNamespace,
     table_id: Sequence[str],
@@ -324,10 +341,13 @@ def recall(
     as brute force (a metric other than the index's, no index, bypass_vector_index).
     ``progress(done, total)`` follows the searches: each sampled row's exact search, then
     its ANN search, each sent twice (``total`` is four times the sample drawn: every search
-    is timed warm, :func:`_searches`)."""
+    is timed warm, :func:`_searches`). Every search reads one version, ``version`` or the
+    latest as the measurement starts (:func:`at_one_version`), which the result's
+    ``query_params`` name (and :func:`more_queries` measures at)."""
     check_k_and_sample(k, sample)
     info = vector_column(ns, table_id, column)
     query_params = {key: value for key, value in query_params.items() if value is not None}
+    query_params = at_one_version(ns, table_id, query_params)
     metric = query_metric(
         ns, table_id, column, query_params.get("distance_type"),
         version=query_params.get("version"), column_kind=info.kind,

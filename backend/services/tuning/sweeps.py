@@ -22,6 +22,7 @@ from backend.services.search.vector import index_metric
 from backend.services.tuning.measure import (
     BASE_FIELDS,
     ann_recalls,
+    at_one_version,
     check_k_and_sample,
     exact_neighbours,
     recall_interval,
@@ -94,12 +95,14 @@ def sweep(
     ``base_params``, else the index's) and ``brute_force`` (the point's search ran without
     the index: another metric than the index's, no index, bypass_vector_index). The exact
     neighbours of the sample are computed once per metric; ``progress(done, total)``
-    follows the points."""
+    follows the points. Every point reads one version: ``version`` of ``base_params``, else
+    the latest as the sweep starts (``measure.at_one_version``)."""
     check_k_and_sample(k, sample)
     grid = dict(grid or {})
     points = grid_points(grid)
     info = vector_column(ns, table_id, column)
     base_params = {key: value for key, value in base_params.items() if value is not None}
+    base_params = at_one_version(ns, table_id, base_params)
     version = base_params.get("version")
     indexed = index_metric(ns, table_id, column, version=version)
     queries = sample_queries(
