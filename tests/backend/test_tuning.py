@@ -16,6 +16,7 @@ import re
 import statistics
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import lance
@@ -33,7 +34,11 @@ from lance_namespace import (
     ListTableVersionsRequest,
     QueryTableRequest,
 )
-from lance_namespace.errors import InvalidInputError, UnsupportedOperationError
+from lance_namespace.errors import (
+    InvalidInputError,
+    TableVersionNotFoundError,
+    UnsupportedOperationError,
+)
 
 import backend
 from backend.demo import data as demo
@@ -909,6 +914,28 @@ def test_a_measurement_reads_one_version_while_another_writer_appends(
     assert appended == [now + 1]  # after the first point, before the second
     assert frame["recall"].tolist() == [1.0, 1.0, 1.0]
     assert lance.dataset(location).count_rows() == 900  # the writes landed
+
+
+def test_more_queries_at_a_version_cleaned_up_since_say_so(ns_a: LanceNamespace) -> None:
+    """More queries read the version the measurement read; after another writer's append and
+    a cleanup that removed that version, they are refused in the user's terms (the engine's
+    text kept aside), and the measurement is not extended with rows of another version."""
+    create_table(ns_a, T, make_table(300, dim=DIM, seed=4))
+    location = str(table_location(ns_a, T))
+    first = recall(ns_a, T, column="vec", k=5, sample=5, seed=1, bypass_vector_index=True)
+    read = first.query_params["version"]
+    lance.write_dataset(make_table(10, dim=DIM, start=300), location, mode="append")
+    lance.dataset(location).cleanup_old_versions(
+        older_than=timedelta(0), error_if_tagged_old_versions=False
+    )
+    assert read not in [v["version"] for v in lance.dataset(location).versions()]
+    with pytest.raises(TableVersionNotFoundError) as caught:
+        more_queries(ns_a, T, first, sample=5)
+    assert str(caught.value) == (
+        f"version {read} of a › t, which this measurement read, no longer exists (cleaned up "
+        "since): measure recall again"
+    )
+    assert "_versions" in caught.value.engine_message  # lance's own words, behind the expander
 
 
 # -- more queries: another batch merged into a recall measurement ------------------------------------

@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 from lance_namespace import DescribeTableRequest, LanceNamespace
-from lance_namespace.errors import InvalidInputError
+from lance_namespace.errors import ErrorCode, InvalidInputError, TableVersionNotFoundError
 
 from backend import html_tables, redaction, stats
 from backend.branch_view import branch_of
-from backend.rules import query_rules
+from backend.errors import ENGINE_TEXT_CHARS, clean_text, make
+from backend.rules import ids, query_rules
 from backend.rules.columns import columns_from_schema
 from backend.services.search.query import ROW_ID, count_rows, percentile, query_request, run_query
 from backend.services.search.vector import query_metric
@@ -417,7 +418,9 @@ def more_queries(
     seed and the number of queries so far), measured with its k, column, metric and query
     settings, and merged in. The mean and the 95% interval (:func:`recall_interval`) are then
     computed from every query's recall. Refused for a result that
-    does not record its queries (made before they were recorded)."""
+    does not record its queries (made before they were recorded). The new queries read the
+    version the result names; one cleaned up since is a ``TableVersionNotFoundError`` saying
+    so."""
     if previous.column is None or previous.seed is None or not previous.positions:
         raise InvalidInputError(
             "this measurement does not record its queries: measure recall again to add more"
@@ -433,7 +436,20 @@ def more_queries(
             ns, table_id, previous.column, params.get("distance_type"),
             version=params.get("version"), column_kind=info.kind,
         )  # fmt: skip
-    return _recall_of(
-        ns, table_id, previous.column, previous.k, sample, previous.seed, params, metric,
-        progress, previous=previous,
-    )  # fmt: skip
+    try:
+        return _recall_of(
+            ns, table_id, previous.column, previous.k, sample, previous.seed, params, metric,
+            progress, previous=previous,
+        )  # fmt: skip
+    except TableVersionNotFoundError as exc:
+        version = params.get("version")
+        if version is None:
+            raise
+        gone = make(
+            ErrorCode.TABLE_VERSION_NOT_FOUND,
+            f"version {version} of {ids.display_id(list(table_id))}, which this measurement "
+            "read, no longer exists (cleaned up since): measure recall again",
+        )
+        raw = getattr(exc, "engine_message", None) or str(exc)
+        gone.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
+        raise gone from exc
