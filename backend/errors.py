@@ -190,7 +190,7 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
         _scrub(exc)
         if not hasattr(exc, "server_message"):
             attach_error_details(exc, message=str(exc))
-        return keep_engine_text(exc, markers_only=True)
+        return keep_engine_text(_missing_version_in_words(exc), markers_only=True)
     text = clean_text(str(exc).strip(), ENGINE_TEXT_CHARS) or type(exc).__name__
     if isinstance(exc, NotImplementedError):
         return keep_engine_text(make(ErrorCode.UNSUPPORTED, f"Not supported: {operation} ({text})"))
@@ -203,6 +203,31 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     _log.error("%s failed with %s", operation, type(exc).__name__, exc_info=exc)
     kind = "" if type(exc) is Exception else f"{type(exc).__name__}: "
     return keep_engine_text(make(ErrorCode.INTERNAL, f"{operation}: {kind}{text}"))
+
+
+# pylance's words for a read at a version the table does not have (locally, and behind its
+# REST server): the table's location and lance's manifest path, not the user's terms.
+_CHECKOUT_MISSING = re.compile(
+    r"Failed to checkout version '?(?P<version>[^\s']+?)'? for table at "
+)
+
+
+def _missing_version_in_words(err: LanceNamespaceError) -> LanceNamespaceError:
+    """A ``TableVersionNotFoundError`` in pylance's words (``Failed to checkout version 9 for
+    table at 'file:///...' during query_table: Dataset at path .../_versions/9.manifest was
+    not found``) said as ``version 9 of the table does not exist ...``; pylance's text moves
+    to ``engine_message`` (behind the UI's expander). In place; returns ``err``."""
+    if int(getattr(err, "code", -1)) != ErrorCode.TABLE_VERSION_NOT_FOUND:
+        return err
+    text = str(getattr(err, "server_message", None) or err)
+    found = _CHECKOUT_MISSING.search(text)
+    if found is None:
+        return err
+    line = (
+        f"version {found['version']} of the table does not exist (never made, or removed by a "
+        "cleanup or a version delete since)"
+    )
+    return _reworded(err, line, text)
 
 
 def validation_text(exc: Any) -> str:
@@ -426,9 +451,14 @@ def keep_engine_text(
         return err
     if not (has_engine_markers(message) if markers_only else is_engine_text(message)):
         return err
-    line = readable_line(message)
+    return _reworded(err, readable_line(message), message)
+
+
+def _reworded(err: LanceNamespaceError, line: str, raw: str) -> LanceNamespaceError:
+    """``err`` saying ``line``, the engine's ``raw`` text kept in ``err.engine_message``
+    (behind the UI's expander) unless it carries one already. In place; returns ``err``."""
     if not getattr(err, "engine_message", None):
-        err.engine_message = clean_text(message, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
+        err.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
     err.args = (line, *err.args[1:]) if err.args else (line,)
     err.server_message = line  # type: ignore[attr-defined]
     return err

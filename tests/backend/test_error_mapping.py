@@ -179,3 +179,26 @@ def test_readable_line_unwraps_cuts_and_keeps_plain_messages() -> None:
     assert errors.readable_line("columns: a, b, c, d, e, f, g, h, i") == (
         "columns: a, b, c, d, e, f, g, h, i"
     )
+
+
+def test_a_read_at_a_version_the_table_lacks_is_said_in_words(ns: Any) -> None:
+    """pylance answers a read at a missing version with the table's location and its manifest
+    path ("Failed to checkout version 9 for table at 'file:///...' during query_table: Dataset
+    at path .../_versions/9.manifest was not found"), locally and behind its REST server. The
+    message says the version is not there; pylance's text is kept behind the expander."""
+    from backend.services.search.query import query_request, run_query
+
+    create_table(ns, ["t"], pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    latest = lance.dataset(str(table_location(ns, ["t"]))).version
+    missing = latest + 7
+    with pytest.raises(errors.LanceNamespaceError) as caught:
+        run_query(ns, query_request(["t"], k=3, version=missing, columns=["id"]))
+    err = caught.value
+    assert type(err).__name__ == "TableVersionNotFoundError"
+    said = errors.describe_error(err)
+    assert said["message"] == (
+        f"version {missing} of the table does not exist (never made, or removed by a cleanup "
+        "or a version delete since)"
+    )
+    assert f"_versions/{missing}.manifest" in said["engine_message"]
+    assert "file://" not in said["message"]
