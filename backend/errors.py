@@ -205,10 +205,12 @@ def to_namespace_error(exc: BaseException, operation: str) -> LanceNamespaceErro
     return keep_engine_text(make(ErrorCode.INTERNAL, f"{operation}: {kind}{text}"))
 
 
-# pylance's words for a read at a version the table does not have (locally, and behind its
-# REST server): the table's location and lance's manifest path, not the user's terms.
+# pylance's words for a version the table does not have (locally, and behind its REST
+# server): a read's (the table's location and lance's manifest path) and DescribeTableVersion's
+# ("version 9 for table table id 'a$t'"), not the user's terms.
 _CHECKOUT_MISSING = re.compile(
     r"Failed to checkout version '?(?P<version>[^\s']+?)'? for table at "
+    r"|\bversion (?P<described>\d+) for table table id "
 )
 
 
@@ -223,9 +225,10 @@ def _missing_version_in_words(err: LanceNamespaceError) -> LanceNamespaceError:
     found = _CHECKOUT_MISSING.search(text)
     if found is None:
         return err
+    version = found["version"] or found["described"]
     line = (
-        f"version {found['version']} of the table does not exist (never made, or removed by a "
-        "cleanup or a version delete since)"
+        f"version {version} of the table does not exist (never made, or removed by a cleanup "
+        "or a version delete since)"
     )
     return _reworded(err, line, text)
 

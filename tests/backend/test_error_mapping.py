@@ -186,6 +186,7 @@ def test_a_read_at_a_version_the_table_lacks_is_said_in_words(ns: Any) -> None:
     path ("Failed to checkout version 9 for table at 'file:///...' during query_table: Dataset
     at path .../_versions/9.manifest was not found"), locally and behind its REST server. The
     message says the version is not there; pylance's text is kept behind the expander."""
+    from backend.services import versions as vsv
     from backend.services.search.query import query_request, run_query
 
     create_table(ns, ["t"], pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
@@ -202,3 +203,7 @@ def test_a_read_at_a_version_the_table_lacks_is_said_in_words(ns: Any) -> None:
     )
     assert f"_versions/{missing}.manifest" in said["engine_message"]
     assert "file://" not in said["message"]
+    # DescribeTableVersion's own words ("version 9 for table table id 'a$t'") too
+    with pytest.raises(errors.LanceNamespaceError) as caught:
+        vsv.describe_version(ns, ["t"], missing)
+    assert errors.describe_error(caught.value)["message"] == said["message"]
