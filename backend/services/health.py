@@ -29,8 +29,9 @@ The thresholds (module constants) decide the actions:
   last :data:`CLEANUP_KEEP_DAYS` days (the panel's default, a policy's rule) frees more than
   :data:`CLEANUP_OLD_BYTES_RATIO` times what the latest version holds and at least
   :data:`CLEANUP_MIN_BYTES` (reclaiming a few kilobytes is not worth an admin's attention),
-  optional otherwise. Locally lance's dry run is read twice: every old version's bytes
-  (``old_version_bytes``) and those the cleanup keeping the days frees (``cleanup_bytes``).
+  optional otherwise. Locally lance's dry run gives every old version's bytes
+  (``old_version_bytes``), and a second dry run those the cleanup keeping the days frees
+  (``cleanup_bytes``) where the versions' commit times put the cut among the old versions.
 
 The thresholds are a :class:`Thresholds` (these constants by default), a parameter of
 :func:`table_health` and :func:`namespace_health`.
