@@ -230,7 +230,7 @@ def _missing_version_in_words(err: LanceNamespaceError) -> LanceNamespaceError:
         f"version {version} of the table does not exist (never made, or removed by a cleanup "
         "or a version delete since)"
     )
-    return _reworded(err, line, text)
+    return reworded(err, line, text)
 
 
 def validation_text(exc: Any) -> str:
@@ -454,12 +454,14 @@ def keep_engine_text(
         return err
     if not (has_engine_markers(message) if markers_only else is_engine_text(message)):
         return err
-    return _reworded(err, readable_line(message), message)
+    return reworded(err, readable_line(message), message)
 
 
-def _reworded(err: LanceNamespaceError, line: str, raw: str) -> LanceNamespaceError:
+def reworded(err: LanceNamespaceError, line: str, raw: str) -> LanceNamespaceError:
     """``err`` saying ``line``, the engine's ``raw`` text kept in ``err.engine_message``
-    (behind the UI's expander) unless it carries one already. In place; returns ``err``."""
+    (behind the UI's expander) unless it carries one already. In place; returns ``err``: the
+    one way an error is said again in the user's terms (here, and where a service knows more
+    of what failed than the boundary does)."""
     if not getattr(err, "engine_message", None):
         err.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
     err.args = (line, *err.args[1:]) if err.args else (line,)

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 from lance_namespace import DescribeTableRequest, LanceNamespace
-from lance_namespace.errors import ErrorCode, InvalidInputError, TableVersionNotFoundError
+from lance_namespace.errors import InvalidInputError, TableVersionNotFoundError
 
 from backend import html_tables, redaction, stats
 from backend.branch_view import branch_of
-from backend.errors import ENGINE_TEXT_CHARS, clean_text, make
+from backend.errors import reworded
 from backend.rules import ids, query_rules
 from backend.rules.columns import columns_from_schema
 from backend.services.search.query import ROW_ID, count_rows, percentile, query_request, run_query
@@ -445,11 +445,9 @@ def more_queries(
         version = params.get("version")
         if version is None:
             raise
-        gone = make(
-            ErrorCode.TABLE_VERSION_NOT_FOUND,
+        line = (
             f"version {version} of {ids.display_id(list(table_id))}, which this measurement "
-            "read, no longer exists (cleaned up since): measure recall again",
+            "read, no longer exists (cleaned up since): measure recall again"
         )
-        raw = getattr(exc, "engine_message", None) or str(exc)
-        gone.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
-        raise gone from exc
+        reworded(exc, line, str(exc))  # lance's text stays behind the expander
+        raise
