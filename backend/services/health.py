@@ -348,10 +348,11 @@ def _cleanup_keeping_days(
         return fig.old_versions, fig.old_version_bytes
     cut = pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=days)
     old = listing["timestamp"].iloc[1:]
-    if old.notna().all() and (old >= cut).all():
-        return 0, 0
-    if old.notna().all() and (old < cut).all():
-        return fig.old_versions, fig.old_version_bytes
+    if old.notna().all():  # every old version's time known: the cut may fall beside them all
+        if (old >= cut).all():
+            return 0, 0
+        if (old < cut).all():
+            return fig.old_versions, fig.old_version_bytes
     kept = ds.explain_cleanup_old_versions(
         older_than=timedelta(days=days), error_if_tagged_old_versions=False
     )
