@@ -114,3 +114,17 @@ class BackendCapabilities:
     @classmethod
     def unknown(cls) -> BackendCapabilities:
         return cls(kind="unknown")
+
+
+def opens_datasets(ns: object) -> bool:
+    """Whether ``ns`` opens its tables' Lance datasets in this process (the local backend's
+    ``open_dataset``, also on a branch view of it): a service then reads figures, deltas and
+    transactions from the datasets themselves, where over REST it has only the spec's answers.
+    The one test of it every service makes."""
+    return callable(getattr(ns, "open_dataset", None))
+
+
+def writes_datasets(ns: object) -> bool:
+    """Whether ``ns`` also writes its tables' datasets in this process, under the namespace's
+    lock (``write_guard``): rows, imports and exports then go to lance directly."""
+    return opens_datasets(ns) and callable(getattr(ns, "write_guard", None))

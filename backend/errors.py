@@ -469,6 +469,38 @@ def reworded(err: LanceNamespaceError, line: str, raw: str) -> LanceNamespaceErr
     return err
 
 
+def raw_text(err: BaseException) -> str:
+    """The engine's or the server's own text of ``err``, what a service says again in the
+    user's terms: its ``engine_message`` (kept by the boundary), else its ``server_message``
+    (a REST server's), else ``str(err)``."""
+    return str(getattr(err, "engine_message", None) or getattr(err, "server_message", None) or err)
+
+
+def in_user_terms(
+    err: BaseException,
+    message: str,
+    raw: str | None = None,
+    *,
+    code: ErrorCode = ErrorCode.INVALID_INPUT,
+) -> LanceNamespaceError:
+    """A new error of ``code`` replacing ``err``: ``message`` in the user's terms, ``err``'s
+    HTTP details, the engine's text (``raw``, else :func:`raw_text` of ``err``) kept in
+    ``engine_message`` behind the expander, and marked ``in_user_terms`` so that no later
+    rewording says it again. :func:`reworded` says an error again in place."""
+    new = make(code, message)
+    attach_error_details(
+        new,
+        status=getattr(err, "status", None),
+        message=message,
+        instance=getattr(err, "instance", None),
+        url=getattr(err, "url", None),
+    )
+    text = raw_text(err) if raw is None else raw
+    new.engine_message = clean_text(text, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
+    new.in_user_terms = True  # type: ignore[attr-defined]
+    return new
+
+
 def _scrub(err: LanceNamespaceError) -> None:
     """An error raised elsewhere (pylance, a server) with its texts through :func:`clean_text`,
     in place: ``str(err)``, ``repr(err)``, the server message and the detail."""

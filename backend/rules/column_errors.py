@@ -15,11 +15,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from backend.errors import in_user_terms
+
 from .filter_errors import (
     _names,
     engine_text,
     explaining,
-    in_user_terms,
     read_schema,
     request_table,
 )

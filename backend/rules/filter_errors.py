@@ -21,7 +21,7 @@ from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from backend.errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make, readable_line
+from backend.errors import in_user_terms, raw_text, readable_line
 
 # Columns every lance table has besides its own; the scan adds the result columns.
 _INTERNAL_PREFIX = "_row"
@@ -294,7 +294,7 @@ def engine_text(err: BaseException) -> str | None:
         ErrorCode.INTERNAL,
     ):
         return None
-    return getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
+    return raw_text(err)
 
 
 def read_schema(schema: Any) -> Any:
@@ -306,22 +306,6 @@ def read_schema(schema: Any) -> Any:
         return schema()
     except Exception:  # noqa: BLE001 - the message then names the engine's columns, or none
         return None
-
-
-def in_user_terms(err: BaseException, message: str, raw: str) -> LanceNamespaceError:
-    """The ``InvalidInputError`` replacing ``err``: ``message`` in the user's terms, ``err``'s
-    HTTP details, the engine's ``raw`` text kept in ``engine_message`` (behind the expander)."""
-    new = make(ErrorCode.INVALID_INPUT, message)
-    attach_error_details(
-        new,
-        status=getattr(err, "status", None),
-        message=message,
-        instance=getattr(err, "instance", None),
-        url=getattr(err, "url", None),
-    )
-    new.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
-    new.in_user_terms = True  # type: ignore[attr-defined]
-    return new
 
 
 def translate(err: BaseException, filter: str | None, schema: Any = None) -> BaseException:

@@ -48,6 +48,7 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import LanceNamespaceError
 
 from backend import audit
+from backend.capabilities import opens_datasets
 from backend.rules import ids
 from backend.text import plural
 
@@ -377,7 +378,7 @@ def change_log(
     wanted = [v for v in wanted if v in stamps]
     ops = vsv.version_operations(ns, tid, wanted, name).set_index("version")
     rows: list[dict[str, Any]] = []
-    local = callable(getattr(ns, "open_dataset", None))
+    local = opens_datasets(ns)
     ds: Any = _dataset(ns, tid, name) if local and wanted else None
     states: dict[int, dict[int, _Fragment] | None] = {0: {}}
 

@@ -28,8 +28,9 @@ from backend.services.search.query import count_rows, iter_rows, query_request, 
 from backend.spec import catalog_views
 
 from ..branch_view import branch_name, branch_of
+from ..capabilities import writes_datasets
 from ..errors import guarded, invalid, make
-from .imports import Progress, check_format, conform, table_name, writes_locally
+from .imports import Progress, check_format, conform, table_name
 
 EXPORT_FORMATS: tuple[str, ...] = ("parquet", "csv", "arrow")
 EXPORT_BATCH_ROWS = 8 * 1024
@@ -190,7 +191,7 @@ def export_table(
     name = table_name(ns, table_id)
     batches: Iterator[pa.RecordBatch]
     total: int | None = None
-    if writes_locally(ns):
+    if writes_datasets(ns):
         ds = ns.open_dataset(table_id, version)  # type: ignore[attr-defined]
         version = ds.version
         chosen = _pick_columns(ds.schema, columns, fmt, drop_nested, name)

@@ -67,6 +67,7 @@ from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
 from .. import capabilities
 from ..branch_view import branch_of
+from ..capabilities import opens_datasets
 from ..errors import describe_error
 from ..spec.paging import list_all
 from ..text import human_bytes, plural
@@ -600,7 +601,7 @@ def table_health(
     (the local figures come from the manifest, and ignore them)."""
     tid = list(table_id)
     try:
-        if callable(getattr(ns, "open_dataset", None)):
+        if opens_datasets(ns):
             fig = _local_figures(ns, tid, thresholds, facts)
         else:
             fig = _rest_figures(ns, tid, facts=facts, unindexed_rows=unindexed_rows)
@@ -636,9 +637,8 @@ def glance(
     GetTableStats' ``total_bytes``. Errors are the namespace's errors (a declared-only table:
     ``InvalidTableStateError``)."""
     tid = list(table_id)
-    opener: Any = getattr(ns, "open_dataset", None)
-    if dataset is None and callable(opener):
-        dataset = opener(tid)
+    if dataset is None and opens_datasets(ns):
+        dataset = ns.open_dataset(tid)  # type: ignore[attr-defined]
     if dataset is not None:
         fig = _manifest_figures(dataset, thresholds)
     else:

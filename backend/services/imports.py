@@ -56,6 +56,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError, TableNotFound
 from backend import gate
 from backend.arrow.import_types import schema_differences, type_rows
 from backend.arrow.ipc import MAX_BODY_BYTES
+from backend.capabilities import writes_datasets
 from backend.rules import ids, request_rules
 from backend.services.search.query import abbreviate, query_request, run_query
 from backend.spec import catalog_views
@@ -507,13 +508,6 @@ class _Feed:
         )
 
 
-def writes_locally(ns: LanceNamespace) -> bool:
-    """The local backend: datasets can be opened and written under the namespace lock."""
-    return callable(getattr(ns, "open_dataset", None)) and callable(
-        getattr(ns, "write_guard", None)
-    )
-
-
 def table_name(ns: LanceNamespace, table_id: Sequence[str]) -> str:
     return ids.format_id(list(table_id), ids.delimiter_of(ns))
 
@@ -544,9 +538,9 @@ def table_arrow_schema(ns: LanceNamespace, table_id: Sequence[str]) -> pa.Schema
     """The table's exact Arrow schema (local: the dataset's; REST: a QueryTable answer's,
     which carries units and sizes that DescribeTable's JSON schema leaves out)."""
     table_id = list(table_id)
-    open_dataset = getattr(ns, "open_dataset", None)
-    if writes_locally(ns) and open_dataset is not None:
-        return open_dataset(table_id).schema  # declared only: InvalidTableStateError
+    if writes_datasets(ns):
+        # declared only: InvalidTableStateError
+        return ns.open_dataset(table_id).schema  # type: ignore[attr-defined]  # declared only: InvalidTableStateError
     if catalog_views.latest_version(ns, table_id) is None:
         raise make(
             ErrorCode.INVALID_TABLE_STATE,
@@ -716,7 +710,7 @@ def import_table(
     total = upload.total if upload.total is not None else total_rows
     feed = _Feed(target, batches, total, progress)
     try:
-        if writes_locally(ns):
+        if writes_datasets(ns):
             version, stats = _write_local(ns, table_id, mode, feed, keys, target)
         else:
             version, stats = _write_rest(ns, table_id, mode, feed, keys)

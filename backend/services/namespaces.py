@@ -28,6 +28,7 @@ from backend import write_preflight
 from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
+from ..capabilities import opens_datasets
 from ..spec.paging import Listing, iter_all, list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
@@ -351,11 +352,11 @@ def describe_table(
     deleted = getattr(stats, "num_deleted_rows", None)
     if fragments is None and not declared:
         fragments = total_fragments(resp.metadata)
-    open_dataset = getattr(ns, "open_dataset", None)
-    if fragments is None and not declared and callable(open_dataset):
+    if fragments is None and not declared and opens_datasets(ns):
         # The local backend returns no stats: read them from the dataset itself.
         try:
-            fragments = len(open_dataset(table_id, resp.version).get_fragments())
+            dataset = ns.open_dataset(table_id, resp.version)  # type: ignore[attr-defined]
+            fragments = len(dataset.get_fragments())
         except LanceNamespaceError as err:
             problems.append(f"fragment count unavailable: {err}")
     return TableDetail(

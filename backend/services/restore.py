@@ -25,6 +25,7 @@ from lance_namespace.errors import (
 from backend.rules import ids, index_rules, version_ranges
 from backend.spec import catalog_views
 
+from ..capabilities import opens_datasets
 from ..errors import invalid, make
 from ..spec.paging import list_all
 from ..text import plural
@@ -156,11 +157,10 @@ class RebuildOffer:
 def _restored_version(ns: LanceNamespace, tid: list[str], version: int) -> int | None:
     """The version a restore committed as ``version`` brought back, from lance's own
     transaction (``None`` where the dataset cannot be opened, e.g. over REST)."""
-    opener = getattr(ns, "open_dataset", None)
-    if not callable(opener):
+    if not opens_datasets(ns):
         return None
     try:
-        txn = opener(tid, version).read_transaction(version)
+        txn = ns.open_dataset(tid, version).read_transaction(version)  # type: ignore[attr-defined]
         restored = getattr(getattr(txn, "operation", None), "version", None)
     except Exception:  # noqa: BLE001 - the number is a nicety: the offer stands without it
         return None

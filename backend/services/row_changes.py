@@ -35,6 +35,7 @@ from backend.rules import ids, query_rules
 from backend.services.change_log import Progress, _branch_of, _dataset, _parent
 from backend.services.search.query import count_rows, iter_rows
 
+from ..capabilities import opens_datasets
 from ..errors import guarded, invalid, make
 from . import versions as vsv
 
@@ -227,7 +228,7 @@ class _Side:
 
 
 def _side(ns: Any, table_id: list[str], branch: str | None, version: int) -> _Side:
-    local = callable(getattr(ns, "open_dataset", None))
+    local = opens_datasets(ns)
     ds = _dataset(ns, table_id, branch, version) if local else None
     return _Side(ns, table_id, branch, int(version), ds)
 

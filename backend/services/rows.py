@@ -49,6 +49,7 @@ from lance_namespace_urllib3_client.models.query_table_request_columns import (
 
 from backend import gate
 from backend.arrow import ipc
+from backend.capabilities import writes_datasets
 from backend.rules import filter_errors, ids, request_rules, row_rules
 from backend.services.search.preview import preview
 from backend.services.search.query import (
@@ -60,7 +61,7 @@ from backend.services.search.query import (
 )
 from backend.spec import catalog_views
 
-from ..errors import ENGINE_TEXT_CHARS, clean_text, guarded, invalid, make
+from ..errors import clean_text, guarded, in_user_terms, invalid, make, raw_text
 from ..text import plural
 from . import imports
 
@@ -135,12 +136,6 @@ def _check_count(
         raise invalid(f"no row of {_name(ns, table_id)} matches the filter: nothing to {action}")
 
 
-def _writes_locally(ns: Any) -> bool:
-    return callable(getattr(ns, "open_dataset", None)) and callable(
-        getattr(ns, "write_guard", None)
-    )
-
-
 @guarded(OPERATION)
 def delete_rows(
     ns: LanceNamespace,
@@ -155,7 +150,7 @@ def delete_rows(
         request = check_filter(ns, table_id, filter)
     tid = list(request.id or [])
     text = str(request.predicate)
-    if _writes_locally(ns):
+    if writes_datasets(ns):
         local: Any = ns
         with gate.recorded(ns, OPERATION, request), local.write_guard(tid):
             dataset = local.open_dataset(tid)
@@ -231,14 +226,12 @@ def update_request(
     return request
 
 
-def _explained(column: str, expr: str, raw: str, schema: pa.Schema | None) -> LanceNamespaceError:
+def _explained(
+    err: BaseException, column: str, expr: str, raw: str, schema: pa.Schema | None
+) -> LanceNamespaceError:
     """A bad value expression in the user's terms (the engine's text kept aside)."""
     said = filter_errors.explain_filter_error(raw, schema, filter=expr) or clean_text(raw, 300)
-    message = f"the value of {column} ({expr}): {said}; nothing was updated"
-    new = invalid(message)
-    new.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
-    new.in_user_terms = True  # type: ignore[attr-defined]
-    return new
+    return in_user_terms(err, f"the value of {column} ({expr}): {said}; nothing was updated", raw)
 
 
 def _update_error(
@@ -247,13 +240,13 @@ def _update_error(
     """lance's refusal of an update's value expression in the user's terms (else ``exc``)."""
     if getattr(exc, "in_user_terms", False):
         return exc
-    raw = str(getattr(exc, "engine_message", None) or getattr(exc, "server_message", None) or exc)
+    raw = raw_text(exc)
     m = _UPDATE_EXPR.search(raw)
     if not m:
         return exc
     exprs = {str(c): str(e) for c, e in updates}
     column = m.group(1)
-    return _explained(column, exprs.get(column, "?"), m.group(2), schema)
+    return _explained(exc, column, exprs.get(column, "?"), m.group(2), schema)
 
 
 def _projection(
@@ -283,8 +276,7 @@ def check_values(
         try:
             got = _projection(ns, table_id, schema, [(column, expr)], filter=None, limit=1)
         except Exception as exc:
-            raw = str(getattr(exc, "engine_message", None) or exc)
-            raise _explained(column, expr, raw, schema) from None
+            raise _explained(exc, column, expr, raw_text(exc), schema) from None
         _check_cast(column, expr, got["_new_0"], schema.field(column).type)
 
 
@@ -356,7 +348,7 @@ def update_rows(
         check_values(ns, tid, schema, pairs)
     where = request.predicate
     try:
-        if _writes_locally(ns):
+        if writes_datasets(ns):
             local: Any = ns
             with gate.recorded(ns, UPDATE, request), local.write_guard(tid):
                 dataset = local.open_dataset(tid)
@@ -464,7 +456,7 @@ def _check_keys(data: pa.Table, on: Sequence[str]) -> None:
 def _key_pages(ns: Any, table_id: list[str], on: list[str], version: int) -> Iterator[pa.Table]:
     """The table's key columns at ``version``, in pages (local: a lance scan; REST: QueryTable
     pages)."""
-    if _writes_locally(ns):
+    if writes_datasets(ns):
         dataset = ns.open_dataset(table_id, version)
         for batch in dataset.to_batches(columns=on, batch_size=DRY_RUN_PAGE_ROWS):
             yield pa.Table.from_batches([batch])

@@ -43,7 +43,12 @@ from backend.rules import ids, request_rules, schema_rules
 from backend.rules.columns import ColumnInfo, columns_from_schema
 from backend.rules.filter_errors import echo, explain_filter_error
 
-from ..errors import ENGINE_TEXT_CHARS, attach_error_details, clean_text, make, readable_line
+from ..errors import (
+    in_user_terms,
+    make,
+    raw_text,
+    readable_line,
+)
 from ..spec import catalog_views
 from ..text import plural
 from . import index_overview
@@ -200,21 +205,12 @@ def add_columns(
     return _changed(ns, preview, [str(name) for name in columns], answer)
 
 
-def _user_error(err: BaseException, message: str, code: ErrorCode) -> LanceNamespaceError:
-    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
-    new = make(code, message)
-    attach_error_details(new, status=getattr(err, "status", None), message=message)
-    new.engine_message = clean_text(raw, ENGINE_TEXT_CHARS)  # type: ignore[attr-defined]
-    new.in_user_terms = True  # type: ignore[attr-defined]
-    return new
-
-
 def _is_bad_input(err: BaseException) -> bool:
     """Lance refused the input (also when it says so inside an internal error)."""
     code = int(getattr(err, "code", -1))
     if code == ErrorCode.INVALID_INPUT:
         return True
-    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
+    raw = raw_text(err)
     return code == ErrorCode.INTERNAL and "invalid" in raw.lower()
 
 
@@ -222,14 +218,14 @@ def _add_error(err: LanceNamespaceError, request: Any) -> BaseException:
     """A refused expression in the user's terms: the column, its expression, what is wrong."""
     if getattr(err, "in_user_terms", False) or not _is_bad_input(err):
         return err
-    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
+    raw = raw_text(err)
     entries = list(request.new_columns or [])
     if len(entries) == 1:
         what = f"the expression for {entries[0].name} ({echo(str(entries[0].expression))})"
     else:
         what = "the expressions"
     explained = explain_filter_error(raw) or _engine_words(raw)
-    return _user_error(err, f"{what}: {explained}; nothing was changed", ErrorCode.INVALID_INPUT)
+    return in_user_terms(err, f"{what}: {explained}; nothing was changed", raw)
 
 
 def _engine_words(raw: str) -> str:
@@ -335,15 +331,16 @@ def _jsonable(value: Any) -> Any:
 def _alter_error(err: LanceNamespaceError) -> BaseException:
     if getattr(err, "in_user_terms", False) or not _is_bad_input(err):
         return err
-    raw = getattr(err, "engine_message", None) or getattr(err, "server_message", None) or str(err)
+    raw = raw_text(err)
     if "must be a JSON string" in raw:
-        return _user_error(
+        return in_user_terms(
             err,
             "this server does not take a new column type in the spec's form (a JSON type): "
             "it cannot cast columns; nothing was changed",
-            ErrorCode.UNSUPPORTED,
+            raw,
+            code=ErrorCode.UNSUPPORTED,
         )
-    return _user_error(err, f"{_engine_words(raw)}; nothing was changed", ErrorCode.INVALID_INPUT)
+    return in_user_terms(err, f"{_engine_words(raw)}; nothing was changed", raw)
 
 
 # -- drop -------------------------------------------------------------------------------------

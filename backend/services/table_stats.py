@@ -36,6 +36,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 
+from ..capabilities import opens_datasets
 from ..errors import describe_error
 from ..rules.connect_options import object_store_kind
 from ..spec.fanout import IN_FLIGHT
@@ -242,18 +243,12 @@ def _committed(ns: LanceNamespace, table_id: list[str], version: int | None) -> 
         return None
 
 
-def reads_locally(ns: Any) -> bool:
-    """Whether the figures of ``ns``'s tables are read from their datasets (the local
-    backend), not from the spec's answers (REST)."""
-    return callable(getattr(ns, "open_dataset", None))
-
-
 def fill_workers(ns: Any) -> int:
     """Threads a :class:`StatsFill` of ``ns`` reads with: one where a read is this machine's
     own work (a local folder, memory); :data:`backend.spec.fanout.IN_FLIGHT` where it is
     round trips that overlap: REST, and a local namespace on an object store (the page's
     other requests go four at once too)."""
-    if reads_locally(ns) and object_store_kind(getattr(ns, "root", "")) is None:
+    if opens_datasets(ns) and object_store_kind(getattr(ns, "root", "")) is None:
         return 1
     return IN_FLIGHT
 
@@ -262,7 +257,7 @@ def read_stats(ns: LanceNamespace, table_id: Sequence[str], memo: VersionMemo) -
     """One table's figures; a failure is the figures' ``problem``, never raised."""
     tid = list(table_id)
     try:
-        if reads_locally(ns):
+        if opens_datasets(ns):
             return _local_stats(ns, tid, memo)
         return _rest_stats(ns, tid, memo)
     except LanceNamespaceError as err:

@@ -31,6 +31,7 @@ from lance_namespace.errors import LanceNamespaceError
 from backend.rules import ids, version_ranges
 from backend.spec import catalog_views, fanout
 
+from ..capabilities import opens_datasets
 from ..errors import describe_error
 from ..spec.paging import Listing, list_all
 from .namespaces import LIST_BATCH, whole_number
@@ -350,7 +351,7 @@ def version_rows(
     branch = None if not branch or branch == "main" else branch
     if not wanted:
         return out
-    if callable(getattr(ns, "open_dataset", None)):
+    if opens_datasets(ns):
         if branch:
             try:
                 ds = ns.branch_dataset(tid, branch)  # type: ignore[attr-defined]
