@@ -60,6 +60,12 @@ def test_stored_form_round_trips_through_json() -> None:
     # the thresholds the health verdict reads for a table follow its rules
     limits = policy.rules_for("events").thresholds()
     assert (limits.compact_small_share, limits.small_fragment_rows) == (0.3, 1000)
+    assert limits.cleanup_keep_days == 30  # the table's own cleanup
+    assert policy.rules_for("scratch").thresholds().cleanup_keep_days == 14
+    # cleanup off: 0 days, so the health reads no second dry run of lance's cleanup for it
+    # (``test_the_cleanup_keeping_days_asks_lance_only_where_the_cut_falls_among_old_versions``)
+    off = mt.policy_from_dict({"kinds": {"compact": True}}).rules
+    assert off.cleanup is None and off.thresholds().cleanup_keep_days == 0
     # true: on as the namespace; a whole float is a whole number
     assert mt.policy_from_dict({"kinds": {"optimize": True}}).rules.optimize == mt.OptimizeRule()
     days = mt.policy_from_dict({"kinds": {"cleanup": {"older_than_days": 3.0}}}).rules.cleanup

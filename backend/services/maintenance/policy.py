@@ -99,18 +99,20 @@ class Rules:
         return getattr(self, kind)
 
     def thresholds(self) -> health.Thresholds:
-        """The health verdict's thresholds for these rules (a kind that is off keeps the
-        default: its action is not taken anyway)."""
+        """The health verdict's thresholds for these rules. A compaction or an optimize that
+        is off keeps the default: its action is not taken anyway. A cleanup that is off keeps 0
+        days: the health then reads what every old version holds from lance's one dry run,
+        without a second one for the days' cut (``health._cleanup_keeping_days``), figures
+        nothing would use."""
         compact = self.compact or CompactRule()
         optimize = self.optimize or OptimizeRule()
-        cleanup = self.cleanup or CleanupRule()
         return dataclasses.replace(
             health.DEFAULT_THRESHOLDS,
             small_fragment_rows=compact.small_fragment_rows,
             compact_small_share=compact.small_share,
             deleted_share=compact.deleted_share,
             unindexed_share=optimize.unindexed_share,
-            cleanup_keep_days=cleanup.older_than_days,
+            cleanup_keep_days=self.cleanup.older_than_days if self.cleanup else 0,
         )
 
 
