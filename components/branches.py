@@ -144,10 +144,11 @@ def made_from(info: dict[str, Any]) -> str:
 def render_branch_summary(branch: str, info: dict[str, Any], versions: pd.DataFrame) -> None:
     """The branch's heading, where it was made from, and its own versions (newest first)."""
     st.subheader(f"Branch {branch}: {plural(len(versions), 'version')}", anchor=False)
-    created = pd.Timestamp(info["created"]).strftime("%Y-%m-%d %H:%M:%S")
+    made = pd.Timestamp(info["created"])
+    on = "" if pd.isna(made) else f" on {made.strftime('%Y-%m-%d %H:%M:%S')} UTC"
     st.caption(
         feedback.as_text(
-            f"Made from {made_from(info)} on {created} UTC. Its versions start at version "
+            f"Made from {made_from(info)}{on}. Its versions start at version "
             f"{int(info['parent_version'])}, its own copy of {made_from(info)}; what is on this "
             "page (versions, change log, compare, restore, tags) is the branch's."
         )

@@ -28,6 +28,7 @@ from lance_namespace.errors import ErrorCode, TableNotFoundError
 from backend.rules import ids, version_ranges
 from backend.services.namespaces import schema_frame
 from backend.services.versions import list_versions
+from backend.spec.fields import epoch_millis
 
 from ..errors import invalid, make
 
@@ -51,8 +52,9 @@ def _pages(call: Any, request: Any, field: str) -> dict[str, Any]:
 
 def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every branch of a table (main is not listed): branch, parent_branch ("main" for a
-    branch made from main), parent_version, created (UTC), manifest_size; sorted by
-    creation, then name. A declared-only table (no data yet) has none."""
+    branch made from main), parent_version, created (UTC; not known where the answer's time is
+    not one, ``spec.fields.epoch_millis``), manifest_size; sorted by creation, then name. A
+    declared-only table (no data yet) has none."""
     tid = ids.check_id(table_id)
     try:
         found = _pages(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches")
@@ -65,7 +67,7 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
             "branch": name,
             "parent_branch": b.parent_branch or MAIN,
             "parent_version": int(b.parent_version),
-            "created": int(b.create_at),
+            "created": epoch_millis(int(b.create_at) * 1000),  # the answer's seconds
             "manifest_size": b.manifest_size,
         }
         for name, b in found.items()
@@ -73,7 +75,7 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=BRANCH_COLUMNS)
     frame["parent_version"] = frame["parent_version"].astype("Int64")
     frame["manifest_size"] = frame["manifest_size"].astype("Int64")
-    frame["created"] = pd.to_datetime(frame["created"], unit="s", utc=True)
+    frame["created"] = pd.to_datetime(frame["created"], unit="ms", utc=True)
     return frame.sort_values(["created", "branch"]).reset_index(drop=True)
 
 

@@ -28,7 +28,7 @@ from lance_namespace.errors import LanceNamespaceError
 from backend.rules import index_rules as rules
 from backend.rules.columns import ColumnInfo, columns_from_schema
 from backend.spec import fanout
-from backend.spec.fields import field_of
+from backend.spec.fields import epoch_millis, field_of
 
 from .. import capabilities
 from ..errors import trim_source_locations
@@ -458,7 +458,8 @@ def _history_namespace(
     seen = []
     for v in versions:
         number = int(v.version)
-        ts = pd.Timestamp(v.timestamp_millis, unit="ms") if v.timestamp_millis else None
+        millis = epoch_millis(v.timestamp_millis)
+        ts = pd.Timestamp(millis, unit="ms") if millis is not None else None
         for ix in list_indexes(ns, table_id, version=number):
             indexed = field_of(ix, "num_indexed_rows")
             unindexed = field_of(ix, "num_unindexed_rows")

@@ -29,6 +29,7 @@ from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
 from ..capabilities import opens_datasets
+from ..spec.fields import whole_number
 from ..spec.paging import Listing, iter_all, list_all
 
 LIST_BATCH = 1000  # items asked for per list call when fetching a whole listing
@@ -261,17 +262,6 @@ def total_fragments(metadata: Mapping[str, Any] | None) -> int | None:
     """``total_fragments`` of a table's metadata (some REST servers report it there rather
     than in ``stats``), when it is a whole number of 0 or more; ``None`` otherwise."""
     return whole_number((metadata or {}).get("total_fragments"))
-
-
-def whole_number(value: Any) -> int | None:
-    """A whole number of 0 or more from a metadata value (``"12"`` or ``12``), else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def deregister_table_request(table_id: Sequence[str]) -> DeregisterTableRequest:

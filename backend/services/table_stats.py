@@ -40,9 +40,9 @@ from ..capabilities import opens_datasets
 from ..errors import describe_error
 from ..rules.connect_options import object_store_kind
 from ..spec.fanout import IN_FLIGHT
+from ..spec.fields import epoch_millis, whole_number
 from . import health as hs
 from .background import stop_at_exit
-from .namespaces import whole_number
 
 TableId = tuple[str, ...]
 
@@ -236,11 +236,8 @@ def _committed(ns: LanceNamespace, table_id: list[str], version: int | None) -> 
         resp = ns.describe_table_version(DescribeTableVersionRequest(id=table_id, version=version))
     except LanceNamespaceError:
         return None
-    millis = whole_number(resp.version.timestamp_millis if resp.version is not None else None)
-    try:
-        return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):  # a server's time beyond the calendar
-        return None
+    millis = epoch_millis(resp.version.timestamp_millis if resp.version is not None else None)
+    return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
 
 
 def fill_workers(ns: Any) -> int:

@@ -33,8 +33,9 @@ from backend.spec import catalog_views, fanout
 
 from ..capabilities import opens_datasets
 from ..errors import describe_error
+from ..spec.fields import epoch_millis, whole_number
 from ..spec.paging import Listing, list_all
-from .namespaces import LIST_BATCH, whole_number
+from .namespaces import LIST_BATCH
 
 VERSION_COLUMNS = ["version", "timestamp", "manifest_path", "manifest_size", "e_tag", "metadata"]
 
@@ -46,7 +47,7 @@ def version_rows_frame(entries: Iterable[Any]) -> pd.DataFrame:
     rows = [
         {
             "version": int(v.version),
-            "timestamp": v.timestamp_millis,
+            "timestamp": epoch_millis(v.timestamp_millis),
             "manifest_path": v.manifest_path,
             "manifest_size": v.manifest_size,
             "e_tag": v.e_tag,
@@ -145,7 +146,7 @@ class VersionIndex:
             {
                 "version": np.array([int(v.version) for v in entries], dtype=np.int64),
                 "timestamp": pd.to_datetime(
-                    [v.timestamp_millis for v in entries], unit="ms", utc=True
+                    [epoch_millis(v.timestamp_millis) for v in entries], unit="ms", utc=True
                 ),
             },
             columns=INDEX_COLUMNS,
@@ -573,9 +574,10 @@ def describe_version(ns: LanceNamespace, table_id: Sequence[str], version: int) 
 def version_dict(entry: Any) -> dict[str, Any]:
     """A version as the spec describes it (a ``TableVersion``: DescribeTableVersion's
     answer, or an entry of ListTableVersions, the same model) as a dict, without its empty
-    fields; ``timestamp``: its commit time as ISO text."""
+    fields; ``timestamp``: its commit time as ISO text (none where the answer's time is not a
+    time: ``spec.fields.epoch_millis``)."""
     out = entry.model_dump(exclude_none=True)
-    ts = out.get("timestamp_millis")
+    ts = epoch_millis(out.get("timestamp_millis"))
     if ts is not None:
         out["timestamp"] = pd.Timestamp(ts, unit="ms", tz="UTC").isoformat()
     return out

@@ -11,3 +11,29 @@ def field_of(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(name, default)
     return getattr(obj, name, default)
+
+
+def whole_number(value: Any) -> int | None:
+    """A whole number of 0 or more from a metadata value (``"12"`` or ``12``), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+# The last millisecond a time of the console's frames can hold (pandas' nanosecond times end
+# on 11 April 2262).
+LAST_MILLIS = 9_223_372_036_854
+
+
+def epoch_millis(value: Any) -> int | None:
+    """A time given in milliseconds since 1970 (a version's ``timestamp_millis`` in an answer,
+    a stored record's ``updated_at``) when it is one: a whole number from 0 to
+    :data:`LAST_MILLIS`; else ``None``, the time not known. Answers and stored records are
+    untrusted: a time beyond the calendar is said as unknown where it is shown, never raised
+    (every reader of such a time reads it here)."""
+    millis = whole_number(value)
+    return millis if millis is not None and millis <= LAST_MILLIS else None

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend.services.namespaces import whole_number
+from backend.spec.fields import epoch_millis, whole_number
 from backend.spec.paging import Listing
 from backend.text import plural
 from components import feedback, state
@@ -17,10 +17,11 @@ from components.versions.listing import shown_version
 from components.versions.reads import has_version, listed_latest, operations_for, version_info
 
 
-def created_text(millis: int | None) -> str:
+def created_text(value: Any) -> str:
     """A version's commit time (DescribeTableVersion's ``timestamp_millis``) as the versions
     list shows it: UTC, to the millisecond (``2026-12-05 08:41:17.117 UTC``); ``—`` when the
-    answer has none."""
+    answer has none, or one that is not a time (``epoch_millis``)."""
+    millis = epoch_millis(value)
     if millis is None:
         return "—"
     stamp = pd.Timestamp(millis, unit="ms", tz="UTC")

@@ -13,6 +13,7 @@ import streamlit as st
 
 from backend.services import versions as vsv
 from backend.services.charts import timeline_chart
+from backend.spec.fields import epoch_millis
 from backend.spec.paging import Listing
 from components import feedback, polling, state
 from components.common import dataframe, lazy_expander, render_figures
@@ -46,7 +47,7 @@ def render_summary(table_id: tuple[str, ...], versions: Listing) -> None:
         count, oldest = versions.known, min(int(v.version) for v in versions.items())
     elif whole is not None:
         count, oldest = len(whole), int(whole["version"].min())
-    stamp = newest.timestamp_millis
+    stamp = epoch_millis(newest.timestamp_millis)
     render_figures(
         [
             ("Versions", f"{count:,}" if count is not None else f"{versions.known:,}+"),
@@ -54,7 +55,9 @@ def render_summary(table_id: tuple[str, ...], versions: Listing) -> None:
             ("Oldest", oldest if oldest is not None else "—"),
             (
                 "Last commit (UTC)",
-                pd.Timestamp(stamp, unit="ms", tz="UTC").strftime("%b %d, %H:%M") if stamp else "—",
+                pd.Timestamp(stamp, unit="ms", tz="UTC").strftime("%b %d, %H:%M")
+                if stamp is not None
+                else "—",
             ),
         ],
         help=None

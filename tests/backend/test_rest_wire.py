@@ -24,6 +24,7 @@ import httpx
 import lance_namespace as ln
 import lance_namespace_urllib3_client as urllib3_client
 import lance_namespace_urllib3_client.api as urllib3_api
+import pandas as pd
 import pyarrow as pa
 import pytest
 from lance_namespace import errors as lne
@@ -309,6 +310,75 @@ def test_success_body_of_the_wrong_shape(payload: Any) -> None:
     client, _ = make_client(Server(httpx.Response(200, json=payload)))
     with pytest.raises(lne.InternalError, match="malformed response"):
         client.list_tables(ln.ListTablesRequest(id=["a"]))
+
+
+# A time an answer may give that no frame of the console can hold (pandas' times end on 11
+# April 2262; this is in the year 3170843), and one that is a time (14 November 2023).
+BEYOND_MILLIS, GOOD_MILLIS = 10**17, 1_700_000_000_000
+
+
+def test_times_beyond_the_calendar_are_unknown_times_not_errors() -> None:
+    """A server's version and branch times are untrusted: one no time can hold is read as an
+    unknown time by every reader of it (``spec.fields.epoch_millis``), never raised (pandas'
+    ``OutOfBoundsDatetime``, or a frame that fails where it is drawn); the good time beside it
+    is read as it is."""
+    from backend.services import branches, table_stats
+    from backend.services import versions as vsv
+
+    listed = [
+        {"version": 3, "manifest_path": "c", "timestamp_millis": BEYOND_MILLIS},
+        {"version": 2, "manifest_path": "b", "timestamp_millis": 2**63 - 1},
+        {"version": 1, "manifest_path": "a", "timestamp_millis": GOOD_MILLIS},
+    ]
+    made = {
+        "far": {"parent_version": 1, "create_at": BEYOND_MILLIS // 1000, "manifest_size": 1},
+        "good": {"parent_version": 1, "create_at": GOOD_MILLIS // 1000, "manifest_size": 1},
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.endswith("/version/list"):
+            return httpx.Response(200, json={"versions": listed})
+        if path.endswith("/version/describe"):
+            return httpx.Response(200, json={"version": listed[0]})
+        if path.endswith("/branches/list"):
+            return httpx.Response(200, json={"branches": made})
+        return table_not_found()
+
+    client, _ = make_client(Server(default=answer))
+    good = pd.Timestamp(GOOD_MILLIS, unit="ms", tz="UTC")
+    frame = vsv.list_versions(client, ["t"])
+    assert frame["version"].tolist() == [3, 2, 1]
+    assert frame["timestamp"].isna().tolist() == [True, True, False]
+    assert frame["timestamp"].iloc[2] == good
+    index = vsv.VersionIndex(client, ("t",)).frame(3)
+    assert index["timestamp"].isna().tolist() == [True, True, False]
+    described = vsv.describe_version(client, ["t"], 3)
+    assert described["timestamp_millis"] == BEYOND_MILLIS and "timestamp" not in described
+    assert table_stats._committed(client, ["t"], 3) is None  # the tables list's last change
+    found = branches.list_branches(client, ["t"]).set_index("branch")["created"]
+    assert found["good"] == good.floor("s") and pd.isna(found["far"])
+
+
+def test_a_time_in_an_answer_is_a_whole_number_of_milliseconds_a_frame_can_hold() -> None:
+    from backend.spec.fields import LAST_MILLIS, epoch_millis
+
+    assert pd.Timestamp.max.value // 1_000_000 == LAST_MILLIS  # pandas' last millisecond
+    assert pd.Timestamp(LAST_MILLIS, unit="ms").year == 2262
+    for value, read in [
+        (GOOD_MILLIS, GOOD_MILLIS),
+        (str(GOOD_MILLIS), GOOD_MILLIS),
+        (0, 0),
+        (LAST_MILLIS, LAST_MILLIS),
+        (LAST_MILLIS + 1, None),
+        (BEYOND_MILLIS, None),
+        (-1, None),
+        (True, None),
+        (1.5, None),
+        ("soon", None),
+        (None, None),
+    ]:
+        assert epoch_millis(value) == read, value
 
 
 # ---------------------------------------------------------------------------- retries

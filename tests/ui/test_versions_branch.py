@@ -262,3 +262,29 @@ def test_over_rest_a_branch_says_what_the_server_cannot_do(make_app, ui_env, mon
         assert "dev-tag" not in lance.dataset(uri).tags.list()
     finally:
         server.stop()
+
+
+def branch_summary_page() -> None:
+    """The branch summary of a branch whose answer gave a time no frame holds (``created``
+    read as unknown: ``branches.list_branches``), and the version details' time text."""
+    import pandas as pd
+    import streamlit as st
+
+    from components.branches import render_branch_summary
+    from components.versions.details import created_text
+
+    info = {"parent_branch": None, "parent_version": 3, "created": pd.NaT}
+    versions = pd.DataFrame({"version": [4], "timestamp": [pd.NaT], "manifest_size": [10]})
+    render_branch_summary("far", info, versions)
+    st.text(f"created {created_text(10**17)} / {created_text(1_700_000_000_000)}")
+
+
+def test_times_not_known_are_said_so_on_the_page() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(branch_summary_page, default_timeout=30)
+    at.run()
+    assert_no_exception(at)
+    said = texts(at)
+    assert "Made from main v3. Its versions start at version 3, its own copy of main v3" in said
+    assert "created — / 2023-11-14 22:13:20.000 UTC" in said

@@ -39,6 +39,7 @@ from backend import gate
 from backend.errors import make
 from backend.local import txn_store
 from backend.rules import ids
+from backend.spec.fields import epoch_millis
 
 from .. import namespaces as nsv
 from .policy import DEFAULT_POLICY, Policy, policy_from_dict
@@ -134,8 +135,8 @@ def load_policy(ns: LanceNamespace, namespace_id: Sequence[str]) -> SavedPolicy:
             f"the maintenance policy saved for namespace {ids.display_id(nsid)} "
             f"({store.location}) cannot be read: {err} Save it again on the Maintenance page.",
         ) from None
-    stamp = record.get("updated_at")
-    at = datetime.fromtimestamp(stamp / 1000, UTC) if isinstance(stamp, int) else None
+    stamp = epoch_millis(record.get("updated_at"))
+    at = datetime.fromtimestamp(stamp / 1000, UTC) if stamp is not None else None
     return SavedPolicy(
         tuple(nsid), policy, SAVED, record.get("saved_by"), at, location=store.location
     )
