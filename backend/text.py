@@ -7,6 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 
+def is_digits(text: str) -> bool:
+    """Whether ``text`` is one or more ASCII digits, a whole number as a person or a file
+    name writes it: ``int`` reads it. ``str.isdigit`` also takes ``"²"``, which ``int``
+    refuses, and other scripts' digits: every check of a number given as text is this one."""
+    return text.isascii() and text.isdigit()
+
+
 def plural(n: int, singular: str, many: str | None = None) -> str:
     """``1 version``, ``2 versions``, ``1 property``, ``3 properties`` (thousands separated)."""
     return f"{n:,} {singular if n == 1 else (many or singular + 's')}"

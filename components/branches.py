@@ -19,7 +19,7 @@ import streamlit as st
 
 from backend.rules import ids
 from backend.services import branches as svc
-from backend.text import plural
+from backend.text import is_digits, plural
 from components import feedback, state
 from components.cache import branches_scope, cached
 from components.common import dataframe
@@ -254,7 +254,7 @@ def render_create_form(
     version: int | None = None
     text = str(version_text or "").strip()
     if text:
-        if not text.isdigit() or int(text) < 1:
+        if not is_digits(text) or int(text) < 1:
             feedback.show(
                 "error", f"Branch not created: {text!r} is not a version number (1 or more)."
             )

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from backend.text import is_digits
+
 # --- query parameters (deep links; never secrets) ----------------------------------------------
 QP_NAMESPACE = "ns"  # repeated: ?ns=a&ns=b is the namespace a$b
 QP_TABLE = "table"
@@ -153,7 +155,7 @@ def as_version(value: Any) -> int | None:
     if isinstance(value, int):
         return value if value >= 1 else None
     text = str(value or "").strip().removeprefix("v")
-    return int(text) if text.isdigit() and int(text) >= 1 else None
+    return int(text) if is_digits(text) and int(text) >= 1 else None
 
 
 def selected_version() -> int | None:

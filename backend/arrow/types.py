@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.text import is_digits
+
 INT_TYPES = frozenset(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64))
 FLOAT_TYPES = frozenset({"float16", "float32", "float64"})
 STRING_TYPES = frozenset({"utf8", "large_utf8", "utf8_view"})
@@ -72,7 +74,7 @@ def _split_top(text: str) -> tuple[str, str | None, str | None]:
     base, paren, inner, length = m.groups()
     if base.lower() in ("fixed_size_list", "fixedsizelist") and paren and inner is None:
         parts = [p.strip() for p in paren.rsplit(",", 1)]
-        if len(parts) == 2 and parts[1].isdigit():
+        if len(parts) == 2 and is_digits(parts[1]):
             return base, parts[0], parts[1]
     return base, inner, length
 

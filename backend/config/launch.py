@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config.auth_settings import AuthSettings, check_auth
+from backend.text import is_digits
 
 TARGET_ENV = "LANCE_CONSOLE_TARGET"
 READ_ONLY_ENV = "LANCE_CONSOLE_READ_ONLY"
@@ -165,7 +166,7 @@ def user_named(variable: str) -> bool:
     launcher set for a secret typed as a value (:data:`STORAGE_SECRET_VAR`)."""
     prefix = STORAGE_SECRET_VAR.split("{", 1)[0]
     rest = variable.removeprefix(prefix)
-    return not (rest != variable and rest.isdigit())
+    return not (rest != variable and is_digits(rest))
 
 
 def launch_api_key_env(env: Mapping[str, str] | None = None) -> str | None:

@@ -92,6 +92,7 @@ from backend.rules.filter_errors import explains_filters, request_table
 from backend.rules.index_rules import FTS_PARAMS, VECTOR_BUILD_PARAMS, normalize_distance
 from backend.rules.location_rules import declare_location_rule, declared_location
 from backend.spec import catalog_views
+from backend.text import is_digits
 
 from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
@@ -1082,7 +1083,7 @@ class LocalNamespace(LanceNamespace):
         start_at: int | None = None
         if req.page_token:
             token = req.page_token
-            if not (token.startswith("v") and token[1:].isdigit()):
+            if not (token.startswith("v") and is_digits(token[1:])):
                 raise invalid(f"invalid page_token {token!r} for list_table_versions")
             start_at = int(token[1:])
 

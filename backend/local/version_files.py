@@ -20,6 +20,8 @@ from pathlib import Path
 
 from lance_namespace import TableVersion
 
+from backend.text import is_digits
+
 from .batch.catalog import U64_MAX, manifest_name
 
 
@@ -34,7 +36,7 @@ def version_names(table_dir: Path) -> dict[int, str] | None:
     for name in names:  # parse_manifest_name, inlined: 100,000 names in a few tens of ms
         if name.endswith(".manifest"):
             stem = name[:-9]
-            if stem.isdigit():
+            if is_digits(stem):
                 number = int(stem)
                 found[U64_MAX - number if len(stem) == 20 else number] = name
     return found

@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 from lance_namespace.errors import InternalError, LanceNamespaceError
 
+from backend.text import is_digits
+
 from ..errors import (
     ENGINE_TEXT_CHARS,
     NamespaceConnectionError,
@@ -74,7 +76,7 @@ def error_from_response(route: Route, response: httpx.Response) -> LanceNamespac
             message = err.get("message") or json.dumps(err)
         else:
             message = err or body.get("message") or body.get("title") or body.get("detail")
-        if isinstance(code, str) and code.strip().isdigit():
+        if isinstance(code, str) and is_digits(code.strip()):
             code = int(code)
         if not isinstance(code, int) or isinstance(code, bool):
             code = STATUS_TO_CODE.get(status, 18)

@@ -27,7 +27,7 @@ from typing import Any
 
 from lance_namespace.errors import InvalidInputError
 
-from backend.text import capital
+from backend.text import capital, is_digits
 
 DEFAULT_DELIMITER = "$"
 CATALOG_DELIMITER = "$"  # the object ids of a directory namespace's catalog (__manifest)
@@ -108,7 +108,7 @@ def tag_name_warning(name: str) -> str | None:
     allowed; the console asks before creating one."""
     text = name.strip()
     bare = text[1:] if text[:1] in "vV" else text
-    if bare.isdigit():
+    if is_digits(bare):
         return (
             f"the tag {text} looks like a version number: in a link or a checkout it is easy to "
             f"mistake for version {int(bare)}"

@@ -8,6 +8,8 @@ fills (``query_rules.RANGES``, ``index_rules.param_range``).
 
 from __future__ import annotations
 
+from backend.text import is_digits
+
 MAX_TYPED_DIGITS = 40  # longer text is not read as a number (Python caps int() of text)
 
 
@@ -29,7 +31,7 @@ def whole_number(
             return None, f"{name} is required: a whole number {allowed}"
         return None, None
     digits = typed[1:] if typed[0] in "+-" else typed
-    if not (digits.isascii() and digits.isdigit()):
+    if not is_digits(digits):
         return None, f"{name} must be a whole number {allowed}, got {typed!r}"
     if len(digits) > MAX_TYPED_DIGITS:
         return None, f"{name} must be {allowed}, got a number of {len(digits)} digits"

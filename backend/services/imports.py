@@ -60,7 +60,7 @@ from backend.capabilities import writes_datasets
 from backend.rules import ids, request_rules
 from backend.services.search.query import abbreviate, query_request, run_query
 from backend.spec import catalog_views
-from backend.text import human_bytes
+from backend.text import human_bytes, is_digits
 
 from ..branch_view import branch_of
 from ..errors import guarded, invalid, make
@@ -101,7 +101,7 @@ def _cap_from_env() -> int:
     text = os.environ.get(MAX_IMPORT_ENV, "").strip().replace("_", "")
     if not text:
         return DEFAULT_MAX_IMPORT_BYTES
-    if not text.isdigit() or int(text) < 1:
+    if not is_digits(text) or int(text) < 1:
         raise invalid(f"{MAX_IMPORT_ENV} must be a positive number of bytes, got {text!r}")
     return int(text)
 

@@ -239,7 +239,7 @@ def _describe_transaction(
     rv = props.get("read_version")
     return {
         "operation": props.get("operation") or "?",
-        "read_version": int(rv) if rv and str(rv).isdigit() else None,
+        "read_version": whole_number(rv),
         "status": resp.status,
         "uuid": props.get("uuid"),
     }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from backend.text import is_digits
+
 
 def field_of(obj: Any, name: str, default: Any = None) -> Any:
     """``obj[name]`` of a dict, else the attribute ``name``; ``default`` when it is missing."""
@@ -14,14 +16,20 @@ def field_of(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def whole_number(value: Any) -> int | None:
-    """A whole number of 0 or more from a metadata value (``"12"`` or ``12``), else ``None``."""
+    """A whole number from 0 to :data:`INT64_MAX` from an answer's or a metadata value (``12``
+    or ``"12"``, ASCII digits), else ``None``: not known. Answers are untrusted; a number no
+    count can be (beyond what a frame holds) is not known either, never an error later."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, str) and is_digits(value.strip()):
+        value = int(value.strip())
     if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+        return value if 0 <= value <= INT64_MAX else None
     return None
+
+
+# The largest number a frame's ``Int64`` column (and lance's own signed counts) holds.
+INT64_MAX = 2**63 - 1
 
 
 # The last millisecond a time of the console's frames can hold (pandas' nanosecond times end

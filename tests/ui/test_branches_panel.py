@@ -159,6 +159,8 @@ def test_a_bad_branch_name_is_refused_and_nothing_is_created(make_app, ui_env) -
     assert "default branch" in texts(at)
     create(at, "x", "99")
     assert "has no version 99" in texts(at)
+    create(at, "y", "²")  # a digit to str.isdigit, not to int
+    assert "Branch not created: '²' is not a version number (1 or more)." in texts(at)
     assert _lance_branches(ui_env) == {}
 
 

@@ -160,6 +160,20 @@ def test_version_picker_is_bound_to_the_url(make_app) -> None:
     assert figures(at)["Operation"] == "Overwrite"
 
 
+def test_a_version_in_the_url_in_other_digits_is_no_version(make_app) -> None:
+    """``?version=²`` (a digit to ``str.isdigit``, not to ``int``) and ``?version=١`` (another
+    script's 1) are read as what they are, not version numbers: the page shows what it shows
+    for ``?version=abc``, never an error."""
+    shown = {}
+    for typed in ("abc", "²", "١"):
+        at = make_app("versions", query_params={**ORDERS, "version": typed})
+        assert_no_exception(at)
+        shown[typed] = alerts(at, "warning")
+    assert shown["abc"] == ["abc is not a version number (1, 2, 3, …); the latest is 3."]
+    assert shown["²"] == ["² is not a version number (1, 2, 3, …); the latest is 3."]
+    assert shown["١"] == ["١ is not a version number (1, 2, 3, …); the latest is 3."]
+
+
 def test_another_table_picked_shows_its_latest_not_the_version_in_the_url(make_app) -> None:
     """The version picked for one table is not carried to the next: ``?version=2`` of
     events, then sales/orders picked (which has a version 2 too) shows orders' latest, v3,

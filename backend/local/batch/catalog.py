@@ -38,7 +38,7 @@ from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict
 from ...locations import manifest_problem, to_local_path
 from ...rules.location_rules import CATALOG_DIR
-from ...text import some_of
+from ...text import is_digits, some_of
 from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
@@ -58,7 +58,7 @@ def parse_manifest_name(name: str) -> int | None:
     if not name.endswith(".manifest"):
         return None
     stem = name[: -len(".manifest")]
-    if not stem.isdigit():
+    if not is_digits(stem):
         return None
     number = int(stem)
     return U64_MAX - number if len(stem) == 20 else number

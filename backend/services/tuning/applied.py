@@ -12,6 +12,7 @@ from lance_namespace import LanceNamespace
 from backend import capabilities
 from backend.rules import index_rules as rules
 from backend.services.index_overview import index_details_dict, list_indexes, partitions_of
+from backend.text import is_digits
 
 # Where lance reports each build parameter in an index's details / stats.
 _APPLIED_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -42,7 +43,7 @@ def applied_params(
         for path in paths:
             value = _dig(details, path)
             if value is not None:
-                out[name] = int(value) if str(value).isdigit() else value
+                out[name] = int(value) if is_digits(str(value)) else value
                 break
     metric = details.get("metric_type")
     if metric:
