@@ -96,6 +96,7 @@ from backend.rules import (
     version_ranges,
 )
 from backend.spec import catalog_views
+from backend.spec.fields import INT64_MAX
 
 from ..capabilities import BackendCapabilities, server_profile_named
 from ..errors import (
@@ -130,6 +131,9 @@ DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "lance-namespace-console/0.1 (httpx)"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _BODY_EXCLUDE = frozenset({"identity", "context"})
+# A run of 19 digits: the only way a JSON answer holds a number beyond the signed 64-bit range
+# (2^63 - 1 has 19 digits); only then is the answer read whole to tell (``_beyond_int64``).
+_LONG_DIGITS = re.compile(rb"\d{19}")
 _KNOWN_OPTIONS = (
     "api_key",
     "auth_token",
@@ -1081,6 +1085,14 @@ class RestNamespaceClient(LanceNamespace):
             return self._with_context(response, self._build(route, response, data=raw))
         if not raw or raw.isspace():
             return self._with_context(response, self._build(route, response))
+        if _LONG_DIGITS.search(raw) and (found := _beyond_int64(self._json(route, response))):
+            where, number = found
+            raise error_map.malformed(
+                route,
+                response,
+                f"the number {number} ({where}) is beyond any count, size, time or version "
+                "a table has (at most 2^63 - 1)",
+            )
         try:
             result = model.model_validate_json(raw)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -1376,3 +1388,25 @@ class RestNamespaceClient(LanceNamespace):
 
     def alter_transaction(self, request: ln.AlterTransactionRequest) -> ln.AlterTransactionResponse:
         return self.call("alter_transaction", request)
+
+
+def _beyond_int64(data: Any, where: str = "") -> tuple[str, int] | None:
+    """The first whole number of a parsed JSON answer outside the signed 64-bit range, with
+    where it is (``versions.0.manifest_size``), else ``None``. The spec bounds its counts,
+    sizes and versions from below only; the console's frames (``Int64``) and lance's own
+    signed counts hold them up to 2^63 - 1, so an answer beyond is malformed, refused where it
+    arrives rather than failing in whatever reads it."""
+    if isinstance(data, bool):
+        return None
+    if isinstance(data, int):
+        return (where or "the answer", data) if not -INT64_MAX - 1 <= data <= INT64_MAX else None
+    if isinstance(data, dict):
+        items: Any = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return None
+    for key, value in items:
+        if found := _beyond_int64(value, f"{where}.{key}" if where else str(key)):
+            return found
+    return None

@@ -126,10 +126,15 @@ def render_recall_result(found: RecallResult) -> None:
     version = params.pop("version", None)
     settings = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
     at = f", at version {version}" if version is not None else ""
+    among = (
+        f" (drawn among the first {found.drawn_among[0]:,} of {found.drawn_among[1]:,} rows)"
+        if found.drawn_among
+        else ""
+    )
     st.caption(
         feedback.as_text(
-            f"{plural(len(found.per_query), 'sampled row')}, each searched without itself{at}; "
-            f"settings: {settings}"
+            f"{plural(len(found.per_query), 'sampled row')}{among}, each searched without "
+            f"itself{at}; settings: {settings}"
         )
     )
     render_metric_note(

@@ -381,6 +381,142 @@ def test_a_time_in_an_answer_is_a_whole_number_of_milliseconds_a_frame_can_hold(
         assert epoch_millis(value) == read, value
 
 
+# The number every answer's whole numbers stay within (the spec bounds them from below only).
+BEYOND_INT64 = 2**64 - 1  # u64::MAX, what a Rust server might send for "not known"
+
+
+@pytest.mark.parametrize(
+    ("op", "call", "body", "where"),
+    [
+        (
+            "list_table_versions",
+            lambda c: c.list_table_versions(ln.ListTableVersionsRequest(id=["t"])),
+            {"versions": [{"version": 1, "manifest_path": "a", "manifest_size": BEYOND_INT64}]},
+            "versions.0.manifest_size",
+        ),
+        (
+            "get_table_stats",
+            lambda c: c.get_table_stats(ln.GetTableStatsRequest(id=["t"])),
+            {"total_bytes": BEYOND_INT64, "num_rows": 3},
+            "total_bytes",
+        ),
+        (
+            "count_table_rows",
+            lambda c: c.count_table_rows(ln.CountTableRowsRequest(id=["t"])),
+            {"count": 2**63},
+            "count",
+        ),
+    ],
+)
+def test_a_number_beyond_64_bits_in_an_answer_is_a_malformed_answer(
+    op: str, call: Callable[[Any], Any], body: dict[str, Any], where: str
+) -> None:
+    """The one check of every JSON answer: a whole number no count, size or version can be
+    (the console's frames and lance's counts hold 2^63 - 1) is refused where it arrives, with
+    where it is, not met later as an OverflowError by whatever reads it."""
+    client, _ = make_client(Server(default=httpx.Response(200, json=body)))
+    with pytest.raises(lne.InternalError, match="malformed response") as info:
+        call(client)
+    said = str(info.value)
+    assert f"({where}) is beyond any count, size, time or version a table has" in said
+    assert said.startswith(op)
+    # a long run of digits in a string is no number: the answer is read as it is
+    fine, _ = make_client(
+        Server(default=httpx.Response(200, json={"versions": [
+            {"version": 1, "manifest_path": "9" * 40, "manifest_size": 2**63 - 1}
+        ]}))
+    )  # fmt: skip
+    [entry] = fine.list_table_versions(ln.ListTableVersionsRequest(id=["t"])).versions
+    assert (entry.manifest_path, entry.manifest_size) == ("9" * 40, 2**63 - 1)
+
+
+def test_an_answer_without_a_row_count_is_an_error_never_zero_rows() -> None:
+    """CountTableRows' count is optional in the spec: a server leaving it out must not make a
+    delete, a staged change or a recall sample see an empty table."""
+    from backend.services.search.query import count_rows
+
+    for body in ({}, {"count": None}):
+        client, _ = make_client(Server(default=httpx.Response(200, json=body)))
+        with pytest.raises(lne.InternalError, match="without a row count"):
+            count_rows(client, ["t"], version=None, filter=None)
+    client, _ = make_client(Server(default=httpx.Response(200, json={"count": 7})))
+    assert count_rows(client, ["t"], version=None, filter=None) == 7
+
+
+def _arrow_answer(table: pa.Table) -> httpx.Response:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    body = sink.getvalue().to_pybytes()
+    return httpx.Response(
+        200, content=body, headers={"content-type": "application/vnd.apache.arrow.file"}
+    )
+
+
+VEC = pa.list_(pa.float32(), 2)
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (pa.table({"vec": pa.array([[1.0, 2.0]], VEC)}), "has no _rowid column"),
+        (
+            pa.table({"_rowid": pa.array([None], pa.uint64()), "vec": pa.array([[1, 2]], VEC)}),
+            "holds _rowid values that are not row ids",
+        ),
+        (
+            pa.table({"_rowid": ["x"], "vec": pa.array([[1.0, 2.0]], VEC)}),
+            "holds _rowid values that are not row ids",
+        ),
+        (
+            pa.table({"_rowid": pa.array([1], pa.uint64()), "vec": pa.array([None], VEC)}),
+            "has no vector in 'vec'",
+        ),
+        (
+            pa.table({"_rowid": pa.array([1], pa.uint64()), "vec": pa.array([[1.0, None]], VEC)}),
+            "holds a vector in 'vec' that is not numbers",
+        ),
+        (
+            pa.table({"_rowid": pa.array([], pa.uint64()), "vec": pa.array([], VEC)}),
+            "answered no row at position",
+        ),
+    ],
+    ids=["no-rowid", "null-rowid", "text-rowid", "null-vector", "null-in-vector", "no-row"],
+)
+def test_a_sampled_row_the_server_answers_badly_is_an_error_in_words(
+    answer: pa.Table, said: str
+) -> None:
+    """A recall sample reads each row's id and vector from QueryTable's Arrow answer: one a
+    server sends without them (a server ignoring ``with_row_id``), or with nulls, or with no
+    row, is an ``InternalError`` saying so, not a KeyError or a TypeError from the reader."""
+    from backend.services.tuning.measure import sample_queries
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/count_rows"):
+            return httpx.Response(200, json={"count": 20})
+        return _arrow_answer(answer)
+
+    client, _ = make_client(Server(default=server))
+    with pytest.raises(lne.InternalError, match=re.escape(said)):
+        sample_queries(client, ["t"], "vec", 3, 0)
+
+
+def test_a_search_answer_is_read_for_row_ids_each_once() -> None:
+    """The neighbours of a sampled row: the answer's row ids, the row itself left out, each
+    row once (a server repeating one does not count it twice); no row ids, an error."""
+    from backend.services.tuning.measure import _neighbours, _Query
+
+    query = _Query(5, [1.0, 2.0], 0)
+    rows = pa.table({"_rowid": pa.array([5, 7, 7, 8, 7, 9], pa.uint64())})
+    client, _ = make_client(Server(default=lambda _r: _arrow_answer(rows)))
+    ids, _ms = _neighbours(client, ["t"], query, "vec", 3, {})
+    assert ids == [7, 8, 9]
+    bare = pa.table({"vec": pa.array([[1.0, 2.0]], VEC)})
+    client, _ = make_client(Server(default=lambda _r: _arrow_answer(bare)))
+    with pytest.raises(lne.InternalError, match="the search of row 5 has no _rowid column"):
+        _neighbours(client, ["t"], query, "vec", 3, {})
+
+
 # ---------------------------------------------------------------------------- retries
 
 

@@ -49,6 +49,7 @@ from backend.services.search.embedding import embed_text
 from backend.services.search.plans import explain, parse_plan, plan_summary
 from backend.services.search.query import DISTANCE, count_rows, query_request, run_query
 from backend.services.search.vector import index_metric, vector_search
+from backend.services.tuning import measure as measure_module
 from backend.services.tuning.applied import requested_vs_applied
 from backend.services.tuning.builds import build_ab
 from backend.services.tuning.measure import (
@@ -92,6 +93,34 @@ from tests.support import append_rows, create_table, demo_copy, make_table, tabl
 
 
 # -- recall against numpy ground truth ------------------------------------------------------------
+def test_a_table_of_one_row_has_no_recall_to_measure(ns_a: LanceNamespace) -> None:
+    """Each sampled row is searched without itself: in a table of one row it has no neighbour,
+    and its recall would be 0 of 0 (it was shown as 0.00). Refused, saying why."""
+    create_table(ns_a, T, make_table(1, dim=DIM, seed=1))
+    with pytest.raises(InvalidInputError, match="the table has 1 row: recall searches each"):
+        recall(ns_a, T, column="vec", k=5, sample=3, bypass_vector_index=True)
+
+
+def test_queries_of_a_table_longer_than_a_position_reaches_are_drawn_among_its_first_rows(
+    ns_a: LanceNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row is sampled by its position (QueryTable's offset, ``query_rules.MAX_OFFSET`` at
+    most): a longer table's queries are drawn among its first rows, and the result says how
+    many of how many (a table of 13 million rows was refused with "offset must be between 0
+    and 10,000,000"). The same rule with a bound of 40 rows, on 300."""
+    table = make_table(300, dim=DIM, seed=2)
+    create_table(ns_a, T, table)
+    monkeypatch.setattr(measure_module, "SAMPLED_ROWS_AT_MOST", 40)
+    result = recall(ns_a, T, column="vec", k=5, sample=30, seed=1, bypass_vector_index=True)
+    assert len(result.positions) == 30 and max(result.positions) < 40
+    assert result.drawn_among == (40, 300)
+    assert result.per_query == [1.0] * 30  # exact against exact, over the whole table
+    assert result.query_rows == result.positions  # row ids are positions in a new table
+    monkeypatch.setattr(measure_module, "SAMPLED_ROWS_AT_MOST", 300)
+    whole = recall(ns_a, T, column="vec", k=5, sample=30, seed=1, bypass_vector_index=True)
+    assert whole.drawn_among is None
+
+
 def test_exact_recall_matches_numpy_ground_truth(ns_a: LanceNamespace) -> None:
     table = make_table(2000, dim=DIM, seed=11)
     data = vectors_of(table)

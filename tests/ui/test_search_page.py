@@ -1307,3 +1307,28 @@ def test_the_cheapest_setting_is_never_more_work_for_a_quicker_p50(ui_env) -> No
         "nprobes=4 measured quicker (p50 8.0 ms) but asks for more work on the same queries: "
         "that difference is the measurement's spread."
     )
+
+
+def drawn_among_page() -> None:
+    """A recall result whose queries were drawn among the first rows of a longer table."""
+    from backend.services.tuning.measure import RecallResult
+    from components.tuning.recall import render_recall_result
+
+    render_recall_result(
+        RecallResult(
+            5, [1.0, 0.8], [1.0, 1.2], [3.0, 3.1], {"version": 4, "nprobes": 8},
+            metric="l2", index_metric="l2", drawn_among=(10_000_001, 13_489_334),
+        )
+    )  # fmt: skip
+
+
+def test_a_sample_drawn_among_the_first_rows_says_so() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(drawn_among_page, default_timeout=30)
+    at.run()
+    assert_no_exception(at)
+    assert (
+        "2 sampled rows (drawn among the first 10,000,001 of 13,489,334 rows), each searched "
+        "without itself, at version 4; settings: nprobes=8"
+    ) in texts(at)

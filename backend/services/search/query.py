@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from lance_namespace import CountTableRowsRequest, LanceNamespace, QueryTableRequest
-from lance_namespace.errors import InvalidInputError
+from lance_namespace.errors import InternalError, InvalidInputError
 
 from backend.arrow.ipc import ipc_file_to_table
 from backend.errors import guarded
 from backend.rules import query_rules
 from backend.rules.query_rules import QueryMetric
+from backend.spec.fields import whole_number
 
 ROW_ID = "_rowid"
 DISTANCE = "_distance"
@@ -132,10 +133,16 @@ def count_rows(
     filter: str | None,
     branch: str | None = None,
 ) -> int:
+    """The rows of the table (at ``version``, on ``branch``) matching ``filter``: CountTableRows'
+    count. An answer without a count is an ``InternalError``, never 0: a delete, a staged
+    change or a recall sample would otherwise report no rows where the table has some."""
     req = CountTableRowsRequest(
         id=list(table_id), version=version, predicate=filter or None, branch=branch or None
     )
-    return int(ns.count_table_rows(req).count or 0)
+    count = whole_number(ns.count_table_rows(req).count)
+    if count is None:
+        raise InternalError("the server answered CountTableRows without a row count")
+    return count
 
 
 def _short(value: Any) -> Any:

@@ -11,8 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from lance_namespace import DescribeTableRequest, LanceNamespace
-from lance_namespace.errors import InvalidInputError, TableVersionNotFoundError
+from lance_namespace.errors import (
+    InternalError,
+    InvalidInputError,
+    TableVersionNotFoundError,
+)
 
 from backend import html_tables, redaction, stats
 from backend.branch_view import branch_of
@@ -79,6 +84,9 @@ class RecallResult:
     seed: int | None = None
     query_rows: list[int] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)
+    # ``(among, rows)``: the queries were drawn among the first ``among`` of the table's
+    # ``rows`` rows (:data:`SAMPLED_ROWS_AT_MOST`); ``None``: among every row
+    drawn_among: tuple[int, int] | None = None
 
     @property
     def mean(self) -> float:
@@ -165,6 +173,52 @@ class _Query:
     position: int = -1  # in the table's scan order (of the version and filter sampled)
 
 
+class Sample(list[_Query]):
+    """The sampled rows (a list of queries) and what they were drawn among: the first
+    ``among`` of the ``rows`` rows the table (its version, its filter) holds. ``among`` is
+    less than ``rows`` only past :data:`SAMPLED_ROWS_AT_MOST`."""
+
+    def __init__(self, queries: Sequence[_Query], *, rows: int, among: int) -> None:
+        super().__init__(queries)
+        self.rows, self.among = rows, among
+
+
+# A row is sampled by its position (QueryTable's offset), which reaches no further than
+# ``query_rules.MAX_OFFSET``: a larger table's queries are drawn among its first rows, and the
+# result says so (``RecallResult.drawn_among``).
+SAMPLED_ROWS_AT_MOST = query_rules.MAX_OFFSET + 1
+
+
+def _row_ids(table: Any, what: str) -> list[int]:
+    """The ``_rowid`` column of a QueryTable answer (asked for with ``with_row_id``) as whole
+    numbers; an ``InternalError`` naming ``what`` the answer was for where the server left it
+    out, or sent nulls or other than whole numbers: a measurement never reads a server's
+    answer it cannot trust as a row's identity."""
+    if ROW_ID not in table.column_names:
+        raise InternalError(f"the server's answer to {what} has no {ROW_ID} column")
+    column = table.column(ROW_ID)
+    if not pa.types.is_integer(column.type) or column.null_count:
+        raise InternalError(
+            f"the server's answer to {what} holds {ROW_ID} values that are not row ids "
+            f"({column.type}, {column.null_count} null)"
+        )
+    return [int(i) for i in column.to_pylist()]
+
+
+def _vector(table: Any, column: str, what: str) -> list[float]:
+    """The first row's vector in ``column`` of a QueryTable answer as floats; an
+    ``InternalError`` where the server left the column out or sent no vector of numbers."""
+    value = table.column(column)[0].as_py() if column in table.column_names else None
+    if not isinstance(value, list) or not value:
+        raise InternalError(f"the server's answer to {what} has no vector in {column!r}")
+    try:
+        return [float(x) for x in value]
+    except (TypeError, ValueError):
+        raise InternalError(
+            f"the server's answer to {what} holds a vector in {column!r} that is not numbers"
+        ) from None
+
+
 def vector_column(ns: LanceNamespace, table_id: Sequence[str], column: str) -> Any:
     """The column's ``ColumnInfo``; ``InvalidInputError`` when it is not a vector column."""
     desc = ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
@@ -197,31 +251,44 @@ def sample_queries(
     version: int | None = None,
     filter: str | None = None,
     exclude: Sequence[int] = (),
-) -> list[_Query]:
+) -> Sample:
     """``sample`` rows chosen with ``seed`` among the table's rows (the same on every
-    backend: positions in the table's scan order), with their row ids and vectors; never a
-    position of ``exclude`` (the queries of an earlier measurement)."""
+    backend: positions in the table's scan order; past :data:`SAMPLED_ROWS_AT_MOST` rows,
+    among the first of them), with their row ids and vectors; never a position of ``exclude``
+    (the queries of an earlier measurement). Each is searched without itself: a table of
+    fewer than 2 rows has nothing to find."""
     total = count_rows(ns, table_id, version=version, filter=filter)
     if total == 0:
         raise InvalidInputError("the table has no rows to sample")
-    used = {int(p) for p in exclude if 0 <= int(p) < total}
-    if len(used) >= total:
-        raise InvalidInputError(f"every row of the table ({total:,}) is already a query")
+    if total == 1:
+        raise InvalidInputError(
+            "the table has 1 row: recall searches each sampled row without itself, so it "
+            "needs 2 rows or more"
+        )
+    among = min(total, SAMPLED_ROWS_AT_MOST)
+    used = {int(p) for p in exclude if 0 <= int(p) < among}
+    if len(used) >= among:
+        raise InvalidInputError(f"every row of the table ({among:,}) is already a query")
     rng = np.random.default_rng(seed if isinstance(seed, int) else [int(s) for s in seed])
     if used:
-        free = np.setdiff1d(np.arange(total), np.fromiter(used, dtype=np.int64))
+        free = np.setdiff1d(np.arange(among), np.fromiter(used, dtype=np.int64))
         picked = rng.choice(free, size=min(int(sample), len(free)), replace=False)
     else:
-        picked = rng.choice(total, size=min(int(sample), total), replace=False)
+        picked = rng.choice(among, size=min(int(sample), among), replace=False)
     queries = []
     for pos in sorted(int(p) for p in picked):
         req = query_request(
             table_id, k=1, offset=int(pos) or None, columns=[column], with_row_id=True,
             version=version, filter=filter,
         )  # fmt: skip
-        row = run_query(ns, req).to_pylist()[0]
-        queries.append(_Query(int(row[ROW_ID]), [float(x) for x in row[column]], pos))
-    return queries
+        row = run_query(ns, req)
+        what = f"the sampled row at position {pos:,}"
+        if row.num_rows == 0:
+            raise InternalError(
+                f"the server answered no row at position {pos:,}, where it counted {total:,}"
+            )
+        queries.append(_Query(_row_ids(row, what)[0], _vector(row, column, what), pos))
+    return Sample(queries, rows=total, among=among)
 
 
 def _neighbours(
@@ -241,7 +308,8 @@ def _neighbours(
     started = time.perf_counter()
     table = run_query(ns, req)
     elapsed = (time.perf_counter() - started) * 1000.0
-    ids = [int(i) for i in table.column(ROW_ID).to_pylist() if int(i) != query.row_id]
+    found = _row_ids(table, f"the search of row {query.row_id}")
+    ids = list(dict.fromkeys(i for i in found if i != query.row_id))  # each row once
     return ids[:k], elapsed
 
 
@@ -298,7 +366,7 @@ def ann_recalls(
     """Each query's recall of ``truth`` under ``params`` and latency (:func:`_searches`)."""
     found, times = _searches(ns, table_id, queries, column, k, params, tick)
     per_query = [
-        len(set(ids) & set(expected)) / max(1, len(expected))
+        len(set(ids) & set(expected)) / max(1, len(set(expected)))
         for ids, expected in zip(found, truth, strict=True)
     ]
     return per_query, times
@@ -378,10 +446,11 @@ def _recall_of(
     # a first sample draws with the seed alone (as it always did); each later batch with the
     # seed and the number of queries before it, so that one run's batches are reproducible
     draw: int | list[int] = seed if not before else [seed, len(before)]
-    queries = sample_queries(
+    drawn = sample_queries(
         ns, table_id, column, sample, draw, version=base.get("version"),
         filter=base.get("filter"), exclude=before,
     )  # fmt: skip
+    queries: list[_Query] = list(drawn)
     if previous is not None:
         seen = set(previous.query_rows)
         queries = [q for q in queries if q.row_id not in seen]  # the table changed since
@@ -403,6 +472,7 @@ def _recall_of(
         brute_force=metric.brute_force_reason(bool(query_params.get("bypass_vector_index"))),
         column=column, seed=seed, query_rows=old.query_rows + [q.row_id for q in queries],
         positions=old.positions + [q.position for q in queries],
+        drawn_among=(drawn.among, drawn.rows) if drawn.among < drawn.rows else None,
     )  # fmt: skip
 
 
