@@ -31,7 +31,6 @@ from typing import Any
 from lance_namespace import (
     CountTableRowsRequest,
     DescribeTableRequest,
-    DescribeTableVersionRequest,
     LanceNamespace,
 )
 from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
@@ -42,6 +41,7 @@ from ..rules.connect_options import object_store_kind
 from ..spec.fanout import IN_FLIGHT
 from ..spec.fields import epoch_millis, whole_number
 from . import health as hs
+from . import versions as vsv
 from .background import stop_at_exit
 
 TableId = tuple[str, ...]
@@ -233,10 +233,10 @@ def _committed(ns: LanceNamespace, table_id: list[str], version: int | None) -> 
     if version is None:
         return None
     try:
-        resp = ns.describe_table_version(DescribeTableVersionRequest(id=table_id, version=version))
+        described = vsv.describe_version(ns, table_id, version)
     except LanceNamespaceError:
         return None
-    millis = epoch_millis(resp.version.timestamp_millis if resp.version is not None else None)
+    millis = epoch_millis(described.get("timestamp_millis"))
     return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
 
 
