@@ -403,17 +403,8 @@ def _rest_figures(
     if unindexed_rows is not None:
         fig.unindexed_rows = {n: c for n, c in unindexed_rows if not n.startswith("__")}
     else:
-        names = [
-            name
-            for name in (
-                getattr(index, "index_name", None) for index in ixs.list_indexes(ns, table_id)
-            )
-            if name and not name.startswith("__")
-        ]
-        fig.unindexed_rows = {}
-        for name, one in ixs.indexes_stats(ns, table_id, names).items():
-            value = getattr(one, "num_unindexed_rows", None)
-            fig.unindexed_rows[name] = int(value) if value is not None else None
+        fig.unindexed_rows = _rest_unindexed(ns, table_id)
+    _drop_impossible(fig)
     if history:
         _history(ns, table_id, fig, facts)
     fig.notes += [
@@ -424,6 +415,45 @@ def _rest_figures(
         "the console compacts and optimizes tables of the local backend only",
     ]
     return fig
+
+
+def _rest_unindexed(ns: LanceNamespace, table_id: list[str]) -> dict[str, int | None]:
+    """Each index's unindexed rows, as the server's index stats count them."""
+    names = [
+        name
+        for name in (getattr(index, "index_name", None) for index in ixs.list_indexes(ns, table_id))
+        if name and not name.startswith("__")
+    ]
+    out: dict[str, int | None] = {}
+    for name, one in ixs.indexes_stats(ns, table_id, names).items():
+        value = getattr(one, "num_unindexed_rows", None)
+        out[name] = int(value) if value is not None else None
+    return out
+
+
+def _drop_impossible(fig: _Figures) -> None:
+    """A server's counts that cannot all be true (more small fragments than fragments, an
+    index missing more rows than the table holds) are not known, and a note says what was
+    answered: neither a share over 100% nor an action is built on them."""
+    if (
+        fig.small_fragments is not None
+        and fig.fragments is not None
+        and fig.small_fragments > fig.fragments
+    ):
+        fig.notes.append(
+            f"small fragments: not known (the server counted {fig.small_fragments:,} small "
+            f"fragments of {fig.fragments:,})"
+        )
+        fig.small_fragments = None
+    if fig.rows is None or not fig.unindexed_rows:
+        return
+    for name, missing in fig.unindexed_rows.items():
+        if missing is not None and missing > fig.rows:
+            fig.notes.append(
+                f"unindexed rows of {name}: not known (the server counted {missing:,} of "
+                f"{plural(fig.rows, 'row')})"
+            )
+            fig.unindexed_rows[name] = None
 
 
 # -- the verdict ------------------------------------------------------------------------------------

@@ -267,7 +267,10 @@ def index_overview(
                 "status": field_of(ix, "status"),
                 "indexed_rows": indexed,
                 "unindexed_rows": unindexed,
-                "coverage": (indexed or 0) / total if total and indexed is not None else None,
+                # known only where both counts are: a missing unindexed count is not 0
+                "coverage": indexed / total
+                if total and indexed is not None and unindexed is not None
+                else None,
                 "size_bytes": field_of(ix, "size_bytes"),
                 "segments": _first(field_of(ix, "num_segments"), field_of(stats, "num_indices")),
                 "distance_type": _first(
@@ -463,7 +466,8 @@ def _history_namespace(
         for ix in list_indexes(ns, table_id, version=number):
             indexed = field_of(ix, "num_indexed_rows")
             unindexed = field_of(ix, "num_unindexed_rows")
-            total = (indexed or 0) + (unindexed or 0) if indexed is not None else None
+            known = indexed is not None and unindexed is not None
+            total = indexed + unindexed if known else None
             uuid = field_of(ix, "index_uuid")
             seen.append(
                 _Seen(

@@ -493,3 +493,22 @@ def test_indexes_missing_the_same_rows_are_said_per_index_never_summed(ns) -> No
     assert got.unindexed_rows == lance_counts(names) == dict(zip(names, (70, 70, 30), strict=True))
     (optimize,) = [a for a in got.actions if a.kind == "optimize"]
     assert optimize.effect == "adds each index's unindexed rows to it (up to 70 rows per index)"
+
+
+def test_counts_a_server_gives_that_cannot_all_be_true_are_not_known() -> None:
+    """GetTableStats' 5 small fragments of 2, an index missing 1,000,000 rows of a 10-row
+    table: neither is built on (it was "5 of 2 fragments are small", a compaction recommended,
+    and an optimize "adding 1,000,000 rows"); each is not known, and a note says what the
+    server counted. Counts that can be true are kept."""
+    fig = hs._Figures("rest", rows=10, fragments=2, small_fragments=5)
+    fig.unindexed_rows = {"a": 1_000_000, "b": 4, "c": None}
+    hs._drop_impossible(fig)
+    health = hs._health(["t"], fig, hs.Thresholds(compact_small_share=0.0, unindexed_share=0.0))
+    assert health.small_fragments is None and health.fragments == 2
+    assert health.unindexed_rows == {"a": None, "b": 4, "c": None}
+    assert [a.kind for a in health.actions] == ["optimize"]  # for b's 4 rows only
+    assert health.actions[0].effect == "adds the 4 unindexed rows to b"
+    assert fig.notes == [
+        "small fragments: not known (the server counted 5 small fragments of 2)",
+        "unindexed rows of a: not known (the server counted 1,000,000 of 10 rows)",
+    ]

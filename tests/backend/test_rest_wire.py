@@ -517,6 +517,47 @@ def test_a_search_answer_is_read_for_row_ids_each_once() -> None:
         _neighbours(client, ["t"], query, "vec", 3, {})
 
 
+def test_coverage_is_known_only_where_both_counts_are() -> None:
+    """An index the server gives indexed rows for and no unindexed count has no coverage to
+    show (it was 100%: the missing count read as 0), on the Indexes page's table and in its
+    coverage history; with both counts, indexed / (indexed + unindexed)."""
+    from backend.services import index_overview as ixo
+
+    listed: dict[str, Any] = {
+        "index_name": "a",
+        "index_uuid": "u",
+        "columns": ["vec"],
+        "status": "ok",
+    }
+
+    def server(counts: dict[str, int]) -> Callable[[httpx.Request], httpx.Response]:
+        def answer(request: httpx.Request) -> httpx.Response:
+            path = request.url.path
+            if path.endswith("/index/list"):
+                return httpx.Response(200, json={"indexes": [{**listed, **counts}]})
+            if path.endswith("/index/a/stats"):
+                return httpx.Response(200, json=counts)
+            if path.endswith("/version/list"):
+                return httpx.Response(
+                    200, json={"versions": [{"version": 1, "manifest_path": "a"}]}
+                )
+            return table_not_found()
+
+        return answer
+
+    for counts, coverage in (
+        ({"num_indexed_rows": 5}, None),
+        ({"num_indexed_rows": 6, "num_unindexed_rows": 2}, 0.75),
+    ):
+        client, _ = make_client(Server(default=server(counts)))
+        shown = ixo.index_overview(client, ["t"])["coverage"].iloc[0]
+        history = ixo.coverage_history(client, ["t"])["coverage"].iloc[0]
+        if coverage is None:
+            assert pd.isna(shown) and pd.isna(history), counts
+        else:
+            assert shown == history == coverage, counts
+
+
 # ---------------------------------------------------------------------------- retries
 
 
