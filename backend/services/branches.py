@@ -29,25 +29,13 @@ from backend.rules import ids, version_ranges
 from backend.services.namespaces import schema_frame
 from backend.services.versions import list_versions
 from backend.spec.fields import epoch_millis
+from backend.spec.paging import iter_all
 
 from ..errors import invalid, make
 
 MAIN = "main"
 BRANCH_COLUMNS = ["branch", "parent_branch", "parent_version", "created", "manifest_size"]
 BRANCH_VERSION_COLUMNS = ["version", "timestamp", "manifest_size"]
-
-
-def _pages(call: Any, request: Any, field: str) -> dict[str, Any]:
-    """Every entry of a dict-valued listing (branches, tags), following page tokens."""
-    out: dict[str, Any] = {}
-    token = None
-    for _ in range(10_000):
-        resp = call(request.model_copy(update={"page_token": token}))
-        out.update(getattr(resp, field) or {})
-        token = resp.page_token
-        if not token:
-            break
-    return out
 
 
 def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
@@ -57,7 +45,7 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     declared-only table (no data yet) has none."""
     tid = ids.check_id(table_id)
     try:
-        found = _pages(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches")
+        found = dict(iter_all(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches"))
     except TableNotFoundError:  # pylance cannot open a declared table's (absent) dataset
         if not _declared_only(ns, tid):
             raise
@@ -248,7 +236,7 @@ def delete_blockers(ns: LanceNamespace, table_id: Sequence[str], name: str) -> l
         f"branch {row.branch} was made from {name} at version {row.parent_version}"
         for row in children.itertuples()
     ]
-    tags = _pages(ns.list_table_tags, ListTableTagsRequest(id=tid), "tags")
+    tags = dict(iter_all(ns.list_table_tags, ListTableTagsRequest(id=tid), "tags"))
     out.extend(
         f"tag {tag} points at version {t.version} of {name}"
         for tag, t in sorted(tags.items())

@@ -23,6 +23,7 @@ from lance_namespace.errors import (
 from backend.rules import ids, version_ranges
 from backend.services.restore import known_branch, request_branch
 from backend.spec import catalog_views
+from backend.spec.paging import iter_all
 
 from ..errors import invalid, make
 
@@ -33,14 +34,7 @@ def list_tags(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     """Every tag of a table: tag, version, manifest_size, branch (the branch the version is
     of, "main" for main), sorted by version, then tag."""
     tid = ids.check_id(table_id)
-    tags: dict[str, Any] = {}
-    token = None
-    for _ in range(1000):
-        resp = ns.list_table_tags(ListTableTagsRequest(id=tid, page_token=token))
-        tags.update(resp.tags or {})
-        token = resp.page_token
-        if not token:
-            break
+    tags: dict[str, Any] = dict(iter_all(ns.list_table_tags, ListTableTagsRequest(id=tid), "tags"))
     rows = [
         {
             "tag": name,

@@ -40,6 +40,14 @@ def _with_token(request: Any, token: str | None) -> Any:
     return request.model_copy(update={"page_token": token})
 
 
+def _page_items(response: Any) -> Any:
+    """The items of one page (``None`` where the response's shape does not tell)."""
+    try:
+        return field_of(response, _infer_field(response))
+    except ValueError:
+        return None
+
+
 def _infer_field(response: Any) -> str:
     for name in KNOWN_FIELDS:
         if field_of(response, name) is not None:
@@ -57,12 +65,22 @@ def iter_pages(
     *,
     max_pages: int = DEFAULT_MAX_PAGES,
 ) -> Iterator[Any]:
-    """Yield every page (response) of a list operation, starting at ``request.page_token``."""
+    """Yield every page (response) of a list operation, starting at ``request.page_token``.
+    A server that gives a token twice, or answers a token with the page before it again (it
+    ignores tokens and makes new ones), is an ``InternalError``, not an endless listing."""
     seen: set[str] = set()
     token = field_of(request, "page_token")
     current = request
+    before: Any = None
     for _ in range(max_pages):
         response = method(current)
+        page = _page_items(response)
+        if token and page and page == before:
+            raise InternalError(
+                f"pagination loop: the server answered page_token {token!r} with the page "
+                f"before it again; stopped after {len(seen) + 1} pages"
+            )
+        before = page
         yield response
         token = field_of(response, "page_token")
         if not token:
@@ -189,11 +207,17 @@ class Listing:
         response = self._method(request)
         self.requests += 1
         page = field_of(response, self._field) or []
+        known = len(self._items)
         for item in page:
             marker = self._key(item)
             if marker not in self._seen:
                 self._seen.add(marker)
                 self._items.append(item)
+        if token and page and len(self._items) == known:
+            raise InternalError(
+                f"pagination loop: the server answered page_token {token!r} with items "
+                f"already listed; stopped after {self.requests} pages"
+            )
         next_token = field_of(response, "page_token")
         if not next_token:
             self._unsure = limit is not None and len(page) >= limit

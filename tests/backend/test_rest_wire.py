@@ -1153,12 +1153,64 @@ def test_pagination_stops_when_a_token_repeats() -> None:
 
 def test_pagination_max_pages_bound() -> None:
     counter = iter(range(10_000))
-    server = Server(
-        default=lambda r: httpx.Response(200, json={"tables": ["x"], "page_token": str(next(counter))})
-    )  # fmt: skip
-    client, _ = make_client(server)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        n = next(counter)
+        return httpx.Response(200, json={"tables": [f"x{n}"], "page_token": str(n)})
+
+    client, _ = make_client(Server(default=answer))
     with pytest.raises(lne.InternalError, match="max_pages=5"):
         list(iter_pages(client.list_tables, ln.ListTablesRequest(id=["ns"]), max_pages=5))
+
+
+def _ignoring_tokens(field: str, items: Any) -> Server:
+    """A server that ignores page tokens: every request gets the first page again, with a new
+    token each time (a listing that would never end)."""
+    counter = iter(range(1_000_000))
+    return Server(
+        default=lambda r: httpx.Response(
+            200, json={field: items, "page_token": f"t{next(counter)}"}
+        )
+    )
+
+
+def test_a_server_answering_every_token_with_the_first_page_is_a_loop() -> None:
+    """Every reader of a listing stops at the second request: the tables' (``list_all``),
+    the versions' (``Listing``), and the tags' and branches' (which had loops of their own,
+    1,000 and 10,000 requests long, that did not catch a repeated token either)."""
+    from backend.services import branches, tags
+    from backend.services import versions as vsv
+
+    client, _ = make_client(server := _ignoring_tokens("tables", ["a", "b"]))
+    with pytest.raises(lne.InternalError, match="with the page before it again"):
+        list_all(client.list_tables, ln.ListTablesRequest(id=["ns"]), "tables")
+    assert len(server.requests) == 2
+
+    entries = [{"version": 2, "manifest_path": "b"}, {"version": 1, "manifest_path": "a"}]
+    client, _ = make_client(server := _ignoring_tokens("versions", entries))
+    with pytest.raises(lne.InternalError, match="with items already listed"):
+        vsv.version_listing(client, ("t",)).read_all()
+    assert len(server.requests) == 2
+
+    tag = {"version": 1, "manifestSize": 10}
+    client, _ = make_client(server := _ignoring_tokens("tags", {"v1": tag}))
+    with pytest.raises(lne.InternalError, match="with the page before it again"):
+        tags.list_tags(client, ["t"])
+    assert len(server.requests) == 2
+
+    made = {"parentVersion": 1, "createAt": 1_700_000_000, "manifestSize": 10}
+    client, _ = make_client(server := _ignoring_tokens("branches", {"b": made}))
+    with pytest.raises(lne.InternalError, match="with the page before it again"):
+        branches.list_branches(client, ["t"])
+    assert len(server.requests) == 2
+
+    repeated = Server(
+        httpx.Response(200, json={"tags": {"v1": tag}, "page_token": "same"}),
+        default=httpx.Response(200, json={"tags": {"v2": tag}, "page_token": "same"}),
+    )
+    client, _ = make_client(repeated)
+    with pytest.raises(lne.InternalError, match="returned page_token 'same' twice"):
+        tags.list_tags(client, ["t"])
 
 
 def test_paging_helper_works_on_dicts_and_plain_callables() -> None:
