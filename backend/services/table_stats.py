@@ -128,26 +128,36 @@ def _utc(value: datetime | None) -> datetime | None:
 
 
 class VersionMemo:
-    """What was read of ``(location, version)`` pairs, at most ``size`` of them (oldest out)."""
+    """What was read of a table's version, by :func:`version_key`, at most ``size`` of them
+    (oldest out)."""
 
     def __init__(self, size: int = 4096):
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple[str, int], TableStats] = OrderedDict()
+        self._items: OrderedDict[Hashable, TableStats] = OrderedDict()
         self._size = size
 
-    def get(self, location: str, version: int) -> TableStats | None:
+    def get(self, key: Hashable) -> TableStats | None:
         with self._lock:
-            hit = self._items.get((location, version))
+            hit = self._items.get(key)
             if hit is not None:
-                self._items.move_to_end((location, version))
+                self._items.move_to_end(key)
             return hit
 
-    def put(self, location: str, version: int, stats: TableStats) -> None:
+    def put(self, key: Hashable, stats: TableStats) -> None:
         with self._lock:
-            self._items[(location, version)] = stats
-            self._items.move_to_end((location, version))
+            self._items[key] = stats
+            self._items.move_to_end(key)
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
+
+
+def version_key(table_id: Sequence[str], location: str, version: int, made: Any) -> Hashable:
+    """What names one version of one table for good: the table, its location, the version's
+    number and ``made``, what tells that version from another of the same number at the same
+    place (a table dropped and made again starts at version 1 again): locally the version's
+    commit time, over REST the manifest summary DescribeTable gives (its rows, files and
+    sizes; a table made again with the same ones and the same number is not told apart)."""
+    return (tuple(table_id), location, int(version), made)
 
 
 def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
@@ -159,11 +169,11 @@ def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
     except InvalidTableStateError:
         return TableStats(declared=True)
     version = int(ds.version)
-    location = str(ds.uri)
-    known = memo.get(location, version)
+    info = ds.get_version()  # the opened manifest's: no read
+    key = version_key(table_id, str(ds.uri), version, info.get("timestamp"))
+    known = memo.get(key)
     if known is not None:
         return known
-    info = ds.get_version()
     summary = info.get("metadata") or {}
     rows = whole_number(summary.get("total_rows"))
     if rows is None:
@@ -180,7 +190,7 @@ def _local_stats(ns: Any, table_id: list[str], memo: VersionMemo) -> TableStats:
         last_change=_utc(info.get("timestamp")),
         **_health_fields(_glance(ns, table_id, ds)),
     )
-    memo.put(location, version, stats)
+    memo.put(key, stats)
     return stats
 
 
@@ -193,7 +203,7 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     it; the index count: the indexes the health lists (ListTableIndices, the internal ones
     left out as locally); the last change: the latest version's commit time
     (DescribeTableVersion). A figure no answer gives stays ``None`` (never 0). Read once per
-    ``(location, version)``."""
+    version (:func:`version_key`)."""
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
     declared = (
         bool(resp.is_only_declared)
@@ -202,10 +212,15 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     )
     if declared:
         return TableStats(declared=True)
-    location = resp.location or "/".join(table_id)
-    if resp.version is not None and (known := memo.get(location, resp.version)) is not None:
-        return known
     meta: Mapping[str, Any] = resp.metadata or {}
+    location = resp.location or "/".join(table_id)
+    key = (
+        version_key(table_id, location, resp.version, tuple(sorted(meta.items())))
+        if resp.version is not None
+        else None
+    )
+    if key is not None and (known := memo.get(key)) is not None:
+        return known
     found = _glance(ns, table_id)
     rows = whole_number(meta.get("total_rows"))
     if rows is None:
@@ -222,8 +237,8 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
         last_change=_committed(ns, table_id, resp.version),
         **_health_fields(found),
     )
-    if resp.version is not None:
-        memo.put(location, resp.version, stats)
+    if key is not None:
+        memo.put(key, stats)
     return stats
 
 

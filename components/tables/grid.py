@@ -27,7 +27,7 @@ from components.tables.selection import go_to
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _stats_fill(conn: str, _ns: Any) -> tstats.StatsFill:
     """The background fill of the tables lists' figures, one per connection (its reads of a
-    table's version are kept per location and version)."""
+    table's version are kept per version: ``table_stats.version_key``)."""
     memo = tstats.VersionMemo()
     return tstats.StatsFill(
         lambda tid: tstats.read_stats(_ns, tid, memo), workers=tstats.fill_workers(_ns)

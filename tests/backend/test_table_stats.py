@@ -16,6 +16,7 @@ from lance_namespace import (
     CreateTableRequest,
     DeclareTableRequest,
     DescribeTableRequest,
+    DropTableRequest,
 )
 
 import backend
@@ -73,6 +74,27 @@ def test_figures_of_a_table_a_declared_one_and_a_missing_one(ns) -> None:
     assert declared.declared and declared.state == "declared only" and declared.version is None
     missing = ts.read_stats(ns, ["a", "nope"], memo)
     assert missing.state == "unreadable" and "nope" in (missing.problem or "")
+
+
+def test_a_table_dropped_and_made_again_is_read_again(ns) -> None:
+    """A table of the root namespace dropped and made again is written at the same place
+    (``t.lance``) and starts at version 1 again: its figures are its own (they were the first
+    table's: the figures were kept by location and version number alone). Counted by lance
+    on the table's files."""
+    memo = ts.VersionMemo()
+    counted, places = [], set()
+    for rows in (3, 5):
+        data = pa.table({"id": pa.array(range(rows), pa.int64())})
+        ns.create_table(CreateTableRequest(id=["t"]), ipc_stream_bytes(data))
+        location = ns.describe_table(DescribeTableRequest(id=["t"])).location
+        places.add(location)
+        got = ts.read_stats(ns, ["t"], memo)
+        assert got.version == lance.dataset(location).version == 1
+        counted.append((got.rows, lance.dataset(location).count_rows()))
+        if rows == 3:
+            ns.drop_table(DropTableRequest(id=["t"]))
+    assert len(places) == 1  # the same place both times
+    assert counted == [(3, 3), (5, 5)]
 
 
 def test_sort_puts_tables_without_the_figure_last() -> None:
