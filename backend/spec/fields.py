@@ -1,11 +1,16 @@
 """Reading a field of a spec model (the generated client's models) or of its dict form: the
-console takes either wherever a request or a response is passed in."""
+console takes either wherever a request or a response is passed in. And reading the numbers
+answers carry, which are untrusted: a count (:func:`whole_number`) and a time
+(:func:`epoch_millis`) are read here, as not known where they cannot be one."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from backend.text import is_digits
+
+# The largest number a frame's ``Int64`` column (and lance's own signed counts) holds.
+INT64_MAX = 2**63 - 1
 
 
 def field_of(obj: Any, name: str, default: Any = None) -> Any:
@@ -26,10 +31,6 @@ def whole_number(value: Any) -> int | None:
     if isinstance(value, int):
         return value if 0 <= value <= INT64_MAX else None
     return None
-
-
-# The largest number a frame's ``Int64`` column (and lance's own signed counts) holds.
-INT64_MAX = 2**63 - 1
 
 
 # The last millisecond a time of the console's frames can hold (pandas' nanosecond times end

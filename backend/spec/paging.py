@@ -40,6 +40,17 @@ def _with_token(request: Any, token: str | None) -> Any:
     return request.model_copy(update={"page_token": token})
 
 
+def _check_new_page(token: str | None, page: Any, before: Any, pages: int) -> None:
+    """A page asked for with ``token`` that holds the items of the page before it again: the
+    server ignores tokens (and makes new ones), and the listing would never end. The one
+    check of every reader of pages beside a token given twice."""
+    if token and page and page == before:
+        raise InternalError(
+            f"pagination loop: the server answered page_token {token!r} with the page "
+            f"before it again; stopped after {pages} pages"
+        )
+
+
 def _page_items(response: Any) -> Any:
     """The items of one page (``None`` where the response's shape does not tell)."""
     try:
@@ -75,11 +86,7 @@ def iter_pages(
     for _ in range(max_pages):
         response = method(current)
         page = _page_items(response)
-        if token and page and page == before:
-            raise InternalError(
-                f"pagination loop: the server answered page_token {token!r} with the page "
-                f"before it again; stopped after {len(seen) + 1} pages"
-            )
+        _check_new_page(token, page, before, len(seen) + 1)
         before = page
         yield response
         token = field_of(response, "page_token")
@@ -163,6 +170,7 @@ class Listing:
         self._seen: set[Hashable] = set()
         self._token: str | None = field_of(request, "page_token")
         self._tokens: set[str] = set()
+        self._before: Any = None  # the items of the page read last
         self._done = False
         self._unsure = False  # a full page came without a token: more may exist
         self._lock = threading.Lock()
@@ -207,17 +215,13 @@ class Listing:
         response = self._method(request)
         self.requests += 1
         page = field_of(response, self._field) or []
-        known = len(self._items)
+        _check_new_page(token, page, self._before, self.requests)
+        self._before = page
         for item in page:
             marker = self._key(item)
             if marker not in self._seen:
                 self._seen.add(marker)
                 self._items.append(item)
-        if token and page and len(self._items) == known:
-            raise InternalError(
-                f"pagination loop: the server answered page_token {token!r} with items "
-                f"already listed; stopped after {self.requests} pages"
-            )
         next_token = field_of(response, "page_token")
         if not next_token:
             self._unsure = limit is not None and len(page) >= limit

@@ -265,3 +265,42 @@ def test_kill_during_rollback_of_a_failed_batch(scenario: Scenario, child: Zygot
         check_outcome(s, root, committed=False, where=f"rollback from {fail_phase} killed")
         shutil.rmtree(root)
     print(f"\nbatch crash: {s.runs} namespace copies run in this module")
+
+
+def test_a_journal_the_console_did_not_write_is_left_as_it_is(tmp_path: Path) -> None:
+    """Recovery acts only on a journal it can read and whose every path is below the root.
+    A journal written by hand into ``_console/batch/pending`` naming files elsewhere (it asked
+    to remove one and to move another over a third) changes nothing outside the root, and no
+    FAILED record is made for it; a journal of another format is not deleted either. Both are
+    left where they are."""
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    victims = {name: elsewhere / name for name in ("important.txt", "secret.txt")}
+    for name, path in victims.items():
+        path.write_text(name)
+    backend.connect(str(root), audit=False)  # the namespace, with its _console folder
+    txn = "batch-0000000000000000000000000000dead"
+    forged = {
+        "format": 1, "txn_id": txn, "record": {"kind": "batch", "properties": {}},
+        "declares": [], "deregisters": [],
+        "versions": [{
+            "index": 0, "id": ["x"], "object_id": "x", "version": 1, "naming_scheme": "V2",
+            "manifest_path": "/nowhere", "final": str(root / "x" / "final"),
+            "alt_tmp": str(victims["important.txt"]),
+        }],
+        "deletes": [{
+            "index": 0, "id": ["x"], "object_id": "x", "ranges": [], "deleted_count": 0,
+            "moves": [{"version": 1, "src": str(elsewhere / "moved.txt"),
+                       "trash": str(victims["secret.txt"])}],
+        }],
+    }  # fmt: skip
+    pending = root / "_console" / "batch" / "pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    (pending / f"{txn}.json").write_text(json.dumps(forged))
+    (pending / "batch-newer.json").write_text(json.dumps({"format": 99, "txn_id": "b"}))
+    ns = backend.connect(str(root), audit=False)  # recovery runs as a namespace opens
+    ns.list_tables(ListTablesRequest(id=[]))
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["important.txt", "secret.txt"]
+    assert {n: p.read_text() for n, p in victims.items()} == {n: n for n in victims}
+    assert {p.name for p in pending.iterdir()} == {"batch-newer.json", f"{txn}.json"}
+    assert not (root / "_console" / "transactions" / f"{txn}.json").exists()

@@ -1188,7 +1188,7 @@ def test_a_server_answering_every_token_with_the_first_page_is_a_loop() -> None:
 
     entries = [{"version": 2, "manifest_path": "b"}, {"version": 1, "manifest_path": "a"}]
     client, _ = make_client(server := _ignoring_tokens("versions", entries))
-    with pytest.raises(lne.InternalError, match="with items already listed"):
+    with pytest.raises(lne.InternalError, match="with the page before it again"):
         vsv.version_listing(client, ("t",)).read_all()
     assert len(server.requests) == 2
 
