@@ -337,6 +337,7 @@ def _open_upload(source: Source, fmt: str, schema: pa.Schema | None = None) -> _
             upload = _arrow(source)
     except _READ_ERRORS as exc:
         raise _not_readable(fmt, exc) from None
+    upload = _Upload(upload.schema, _checked(upload.batches), upload.total)
     if schema is not None:
         if sorted(schema.names) != sorted(upload.schema.names):
             raise invalid(
@@ -345,6 +346,43 @@ def _open_upload(source: Source, fmt: str, schema: pa.Schema | None = None) -> _
             )
         upload = _Upload(schema, conform(upload.batches, schema), upload.total)
     return upload
+
+
+def _checked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The batches, each checked whole (Arrow's full validation) before anything reads it:
+    the JSON, Parquet and Arrow readers hand text on without checking that it is UTF-8 (the
+    CSV reader checks), and lance writes it as it is, leaving a table that cannot be read
+    back. A batch that fails is a read error naming its column (the import then writes
+    nothing). Closing this closes the reader under it."""
+    try:
+        for batch in batches:
+            try:
+                batch.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                bad = next(
+                    (
+                        n
+                        for n, c in zip(batch.schema.names, batch.columns, strict=True)
+                        if not _valid(c)
+                    ),
+                    None,
+                )
+                where = f"column {bad!r}" if bad is not None else "a column"
+                raise pa.ArrowInvalid(
+                    f"{where} holds a value Arrow refuses ({str(exc).splitlines()[0]}): text "
+                    "must be UTF-8"
+                ) from None
+            yield batch
+    finally:
+        _close(batches)
+
+
+def _valid(column: pa.Array) -> bool:
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def conform(batches: Iterator[pa.RecordBatch], target: pa.Schema) -> Iterator[pa.RecordBatch]:

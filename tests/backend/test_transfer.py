@@ -436,6 +436,43 @@ def test_bad_value_midway_writes_nothing(data_ns: Any, backend_kind: str) -> Non
     assert all_rows(ns, [*NS, "target"]).num_rows == 100
 
 
+def _latin1_upload(fmt: str) -> bytes:
+    """One row whose text column holds "café" in latin-1: bytes that are not UTF-8, which the
+    JSON, Parquet and Arrow readers hand on unchecked (the CSV reader checks)."""
+    if fmt == "jsonl":
+        return b'{"id": 1, "name": "caf\xe9"}\n'
+    raw = pa.array([b"caf\xe9"], pa.binary()).view(pa.string())  # not UTF-8, typed as text
+    table = pa.table({"id": pa.array([1], pa.int64()), "name": raw})
+    sink = io.BytesIO()
+    if fmt == "parquet":
+        pq.write_table(table, sink)
+    else:
+        with pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+    return sink.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "arrow"])
+def test_text_that_is_not_utf8_is_refused_and_writes_nothing(data_ns: Any, fmt: str) -> None:
+    """An upload whose text is not UTF-8 was imported, and the table it made could not be
+    read back (Arrow refuses the bytes at every read): the preview and the import now refuse
+    it, naming the column, and write nothing."""
+    ns = data_ns
+    data = _latin1_upload(fmt)
+    with pytest.raises(InvalidInputError, match="column 'name' holds a value Arrow refuses"):
+        imports.inspect_upload(data, fmt)
+    with pytest.raises(InvalidInputError) as err:
+        imports.import_table(ns, [*NS, "latin"], data, fmt)
+    assert "column 'name'" in str(err.value) and "text must be UTF-8" in str(err.value)
+    assert "nothing was written" in str(err.value)
+    assert "latin" not in tables_in(ns, NS)
+    imports.import_table(ns, [*NS, "target"], b'{"id": 1, "name": "ok"}\n', "jsonl")
+    with pytest.raises(InvalidInputError, match="text must be UTF-8"):
+        imports.import_table(ns, [*NS, "target"], data, fmt, mode="append")
+    assert versions(ns, [*NS, "target"]) == [1]
+    assert all_rows(ns, [*NS, "target"]).column("name").to_pylist() == ["ok"]
+
+
 def test_value_too_large_for_the_column_writes_nothing(data_ns: Any) -> None:
     ns = data_ns
     small = pa.table({"id": pa.array([1, 2], pa.int32())})
