@@ -135,13 +135,28 @@ def _fits(src: pa.DataType, dst: pa.DataType) -> bool:
     return ks in allowed.get(kd, set())
 
 
-def schema_differences(upload: pa.Schema, table: pa.Schema, *, on: Sequence[str] = ()) -> list[str]:
-    """Why rows of ``upload`` cannot go into a table of schema ``table`` (empty: they can):
-    missing and extra columns, types that do not fit, key columns absent."""
+def name_problems(names: Sequence[str]) -> list[str]:
+    """Why an upload's column names cannot name a table's columns (empty: they can): a name
+    given twice, a name with '.' (lance takes it for a nested column's path).
+    The one check of an upload's names: its preview, its import, its fit to a table."""
     problems = []
-    duplicates = sorted({n for n in upload.names if upload.names.count(n) > 1})
+    duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         problems.append("columns named twice in the upload: " + ", ".join(duplicates))
+    dotted = [n for n in names if "." in n]
+    if dotted:
+        problems.append(
+            "column names with '.', which lance reads as a nested column's path: "
+            + ", ".join(dotted)
+        )
+    return problems
+
+
+def schema_differences(upload: pa.Schema, table: pa.Schema, *, on: Sequence[str] = ()) -> list[str]:
+    """Why rows of ``upload`` cannot go into a table of schema ``table`` (empty: they can):
+    its names (:func:`name_problems`), missing and extra columns, types that do not fit, key
+    columns absent."""
+    problems = name_problems(upload.names)
     missing = [n for n in table.names if n not in upload.names]
     extra = [n for n in upload.names if n not in table.names]
     if missing:
@@ -149,7 +164,7 @@ def schema_differences(upload: pa.Schema, table: pa.Schema, *, on: Sequence[str]
     if extra:
         problems.append("extra columns (not in the table): " + ", ".join(extra))
     for f in table:
-        if f.name in upload.names and f.name not in duplicates:
+        if f.name in upload.names and upload.names.count(f.name) == 1:
             src = upload.field(f.name).type
             if not _fits(src, f.type):
                 problems.append(

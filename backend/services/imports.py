@@ -54,7 +54,7 @@ from lance_namespace import (
 from lance_namespace.errors import ErrorCode, LanceNamespaceError, TableNotFoundError
 
 from backend import gate
-from backend.arrow.import_types import schema_differences, type_rows
+from backend.arrow.import_types import name_problems, schema_differences, type_rows
 from backend.arrow.ipc import MAX_BODY_BYTES
 from backend.capabilities import writes_datasets
 from backend.rules import ids, request_rules
@@ -443,6 +443,9 @@ def inspect_upload(source: Source, fmt: str, *, sample_rows: int = SAMPLE_ROWS) 
     size = check_size(source)
     fmt = check_format(fmt, IMPORT_FORMATS, "import")
     upload = _open_upload(source, fmt)
+    if problems := name_problems(upload.schema.names):
+        _close(upload.batches)
+        raise invalid("; ".join(problems))
     try:
         first = next(upload.batches, None)
         _close(upload.batches)
@@ -741,10 +744,8 @@ def import_table(
                 )
             target = table_schema
             batches = conform(batches, table_schema)
-        else:
-            duplicates = sorted({n for n in target.names if target.names.count(n) > 1})
-            if duplicates:
-                raise invalid("columns named twice in the upload: " + ", ".join(duplicates))
+        elif problems := name_problems(target.names):
+            raise invalid("; ".join(problems) + "; nothing was written")
     total = upload.total if upload.total is not None else total_rows
     feed = _Feed(target, batches, total, progress)
     try:

@@ -9,6 +9,7 @@ import gc
 import io
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -471,6 +472,31 @@ def test_text_that_is_not_utf8_is_refused_and_writes_nothing(data_ns: Any, fmt: 
         imports.import_table(ns, [*NS, "target"], data, fmt, mode="append")
     assert versions(ns, [*NS, "target"]) == [1]
     assert all_rows(ns, [*NS, "target"]).column("name").to_pylist() == ["ok"]
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        (b"a,a", "columns named twice in the upload: a"),
+        (
+            b"user.id,b",
+            "column names with '.', which lance reads as a nested column's path: user.id",
+        ),
+    ],
+)
+def test_column_names_no_table_can_have_are_refused_at_the_preview(
+    data_ns: Any, header: bytes, said: str
+) -> None:
+    """The preview said "InternalError: KeyError" for a name given twice (its sample read
+    the column by name) and the import "InternalError: OSError" for a name with '.' (lance's
+    refusal): both are now said in words, by one check, and the import writes nothing."""
+    data = header + b"\n1,2\n"
+    with pytest.raises(InvalidInputError) as err:
+        imports.inspect_upload(data, "csv")
+    assert str(err.value).endswith(said)
+    with pytest.raises(InvalidInputError, match=re.escape(said)):
+        imports.import_table(data_ns, [*NS, "named"], data, "csv")
+    assert "named" not in tables_in(data_ns, NS)
 
 
 def test_value_too_large_for_the_column_writes_nothing(data_ns: Any) -> None:
