@@ -22,7 +22,7 @@ from lance_namespace import TableVersion
 
 from backend.text import is_digits
 
-from .batch.catalog import U64_MAX, manifest_name
+from .batch.catalog import MAX_VERSION, U64_MAX, manifest_name
 
 
 def version_names(table_dir: Path) -> dict[int, str] | None:
@@ -38,7 +38,9 @@ def version_names(table_dir: Path) -> dict[int, str] | None:
             stem = name[:-9]
             if is_digits(stem):
                 number = int(stem)
-                found[U64_MAX - number if len(stem) == 20 else number] = name
+                version = U64_MAX - number if len(stem) == 20 else number
+                if 1 <= version <= MAX_VERSION:  # else a stray file, no version's
+                    found[version] = name
     return found
 
 

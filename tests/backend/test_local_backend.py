@@ -1322,3 +1322,32 @@ def test_vector_column_missing_or_wrong_is_a_clear_refusal(tmp_path: Path) -> No
     new_table(ns, ["a", "plain"], data.drop_columns(["emb"]))
     with pytest.raises(InvalidInputError, match="the table has no vector column"):
         ns.query_table_arrow(request(id=["a", "plain"]))
+
+
+def test_stray_files_among_the_versions_are_no_versions(tmp_path: Path) -> None:
+    """Files another writer or a tool left in a table's ``_versions`` folder whose names no
+    version has (beyond u64, not digits) are not listed: the listing, the versions index
+    (timeline, cleanup) and the health read the table's versions as lance does. The first was
+    listed as version -81553255926290448384. A V2 name of a small number stands for a version
+    beyond 2^63 - 1: lance itself then cannot open the table, and the console's listing still
+    lists the real versions (the versions index failed with an OverflowError)."""
+    import backend
+    from backend.services import health
+    from backend.services import versions as vsv
+    from tests.support import create_table, table_location
+
+    ns = backend.connect(str(tmp_path / "root"), audit=False)
+    create_table(ns, ["t"], pa.table({"id": pa.array([1, 2], pa.int64())}))
+    location = str(table_location(ns, ["t"]))
+    lance.dataset(location).insert(pa.table({"id": pa.array([3], pa.int64())}))
+    folder = Path(location.removeprefix("file://")) / "_versions"
+    for stray in ("99999999999999999999", "abc"):
+        (folder / f"{stray}.manifest").write_bytes(b"")
+    own = [v["version"] for v in lance.dataset(location).versions()]
+    assert own == [1, 2]
+    assert sorted(vsv.list_versions(ns, ["t"])["version"]) == own
+    assert sorted(vsv.VersionIndex(ns, ("t",)).frame(2)["version"]) == own
+    assert health.table_health(ns, ["t"]).versions == 2
+    (folder / "00000000000000000005.manifest").write_bytes(b"")
+    assert sorted(vsv.list_versions(ns, ["t"])["version"]) == own
+    assert sorted(vsv.VersionIndex(ns, ("t",)).frame(2)["version"]) == own

@@ -43,6 +43,7 @@ from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
 
+MAX_VERSION = 2**63 - 1  # the highest version a table has (lance's are signed)
 U64_MAX = 2**64 - 1
 
 
@@ -54,14 +55,17 @@ def manifest_name(version: int, naming_scheme: str | None = None) -> str:
 
 
 def parse_manifest_name(name: str) -> int | None:
-    """The version a ``_versions`` file name stands for (V1 or V2), or None."""
+    """The version a ``_versions`` file name stands for (V1 or V2), or None: also for a name
+    no version has (a stray file: beyond u64, or a version outside 1 to 2^63 - 1, which a
+    V2 name of a small number gives)."""
     if not name.endswith(".manifest"):
         return None
     stem = name[: -len(".manifest")]
     if not is_digits(stem):
         return None
     number = int(stem)
-    return U64_MAX - number if len(stem) == 20 else number
+    version = U64_MAX - number if len(stem) == 20 else number
+    return version if 1 <= version <= MAX_VERSION else None
 
 
 def manifest_version(data: bytes) -> int | None:
