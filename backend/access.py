@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from lance_namespace.errors import InvalidInputError, PermissionDeniedError
 
+from .config.toml_files import TomlFileError, read_toml
 from .spec.operations import READ_OPS
 
 VIEWER, EDITOR, ADMIN = "viewer", "editor", "admin"
@@ -265,10 +265,10 @@ class RoleMap:
         """The roles file (missing: every signed-in user is a viewer)."""
         p = Path(path) if path is not None else roles_path()
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = read_toml(p)
         except FileNotFoundError:
             return cls()
-        except (OSError, tomllib.TOMLDecodeError) as e:
+        except TomlFileError as e:
             raise InvalidInputError(f"roles file {p}: {e}") from None
         return cls.from_mapping(data, source=f"roles file {p}")
 

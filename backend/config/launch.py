@@ -95,18 +95,17 @@ def auth_settings(paths: Iterable[Path] | None = None) -> AuthSettings:
     file by file), checked by :func:`backend.config.auth_settings.check_auth`. A file that is
     not valid TOML makes the settings invalid: Streamlit would ignore every secret then, and
     sign-in would be off without a word."""
-    import tomllib
+    from backend.config.toml_files import TomlFileError, read_toml
 
     files = list(secrets_files() if paths is None else paths)
     section: Any = None
     source = " or ".join(str(p) for p in files) or "secrets.toml"
     for path in files:
         try:
-            with Path(path).open("rb") as fh:
-                doc = tomllib.load(fh)
+            doc = read_toml(path)
         except FileNotFoundError:
             continue
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except TomlFileError as exc:
             problem = f"{path} could not be read as TOML ({exc})"
             return AuthSettings(source=str(path), present=True, problems=(problem,))
         if "auth" in doc:

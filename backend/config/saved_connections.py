@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import launch
+from backend.config.toml_files import TomlFileError, read_toml
 from backend.redaction import is_secret_name
 from backend.rules.connect_options import is_rest_target
 
@@ -259,16 +260,15 @@ def load_connections(
     problems: list[str] = []
     if path.is_file():
         try:
-            import tomllib  # Python 3.11+
-        except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-            return [], {}, [f"Reading {path} needs Python 3.11+ (tomllib)."]
-        try:
-            with path.open("rb") as fh:
-                doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as err:
+            doc = read_toml(path)
+        except (FileNotFoundError, TomlFileError) as err:
             problems.append(f"Cannot read {path}: {err}")
             doc = {}
-        for name, entry in (doc.get("connections") or {}).items():
+        listed = doc.get("connections") or {}
+        if not isinstance(listed, Mapping):
+            problems.append(f"connections in {path} is not a table of connections; ignored.")
+            listed = {}
+        for name, entry in listed.items():
             if not isinstance(entry, Mapping):
                 problems.append(f"[connections.{name}] is not a table; ignored.")
                 continue
@@ -291,12 +291,9 @@ def load_allowed_targets(path: Path | None = None) -> tuple[tuple[str, ...], lis
     path = path or config_path()
     if not path.is_file():
         return (), []
-    import tomllib
-
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as err:
+        doc = read_toml(path)
+    except (FileNotFoundError, TomlFileError) as err:
         return ("",), [f"Cannot read {path}: {err}; no typed target is allowed."]
     found = doc.get("allow_targets")
     if found is None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
-from lance_namespace.errors import InvalidInputError
+from lance_namespace.errors import InternalError, InvalidInputError
 
 try:  # POSIX only; elsewhere the in-process lock is all we have
     import fcntl
@@ -68,14 +68,37 @@ def _encode(txn_id: str, record: dict[str, Any]) -> str:
     return json.dumps(body, sort_keys=True, indent=1)
 
 
+def _decode(raw: str) -> dict[str, Any] | None:
+    """A record's text as the record, or ``None`` where it is not one: not JSON, not an
+    object, or nested deeper than Python reads."""
+    try:
+        record = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 class TxnStore:
     """Transaction records under one namespace root. Thread-safe; see module docstring."""
 
     location: str
 
     def get(self, txn_id: str) -> dict[str, Any] | None:
+        """The record of ``txn_id`` (``None``: there is none). A file there that does not read
+        as a record (damaged, or not one of the console's: the records are files in the
+        namespace's folder, which other writers reach) is an ``InternalError`` naming it:
+        never taken for no record."""
         raw = self._read(self._check_id(txn_id))
-        return None if raw is None else json.loads(raw)
+        return None if raw is None else self._record(txn_id, raw)
+
+    def _record(self, txn_id: str, raw: str) -> dict[str, Any]:
+        record = _decode(raw)
+        if record is None:
+            raise InternalError(
+                f"the record {txn_id} in {self.location} cannot be read: it is not a JSON "
+                "object (damaged, or not written by the console)"
+            )
+        return record
 
     def put(self, txn_id: str, record: dict[str, Any]) -> dict[str, Any]:
         txn_id = self._check_id(txn_id)
@@ -95,7 +118,7 @@ class TxnStore:
         txn_id = self._check_id(txn_id)
         with self._locked():
             raw = self._read(txn_id)
-            current = None if raw is None else json.loads(raw)
+            current = None if raw is None else self._record(txn_id, raw)
             new = fn(copy.deepcopy(current))
             if new is None:
                 return current
@@ -112,11 +135,8 @@ class TxnStore:
         """Every record, sorted by ``txn_id``. Unreadable documents are skipped."""
         out: builtins.list[dict[str, Any]] = []
         for raw in self._read_all():
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("txn_id"), str):
+            rec = _decode(raw)
+            if rec is not None and isinstance(rec.get("txn_id"), str):
                 out.append(rec)
         return sorted(out, key=lambda r: r["txn_id"])
 
@@ -190,7 +210,7 @@ class FileTxnStore(TxnStore):
 
     def _read(self, txn_id: str) -> str | None:
         try:
-            return self._path(txn_id).read_text(encoding="utf-8")
+            return _text(self._path(txn_id).read_bytes())
         except FileNotFoundError:
             return None
 
@@ -223,8 +243,15 @@ class FileTxnStore(TxnStore):
             if p.name.startswith(".tmp-"):
                 continue
             with contextlib.suppress(FileNotFoundError):
-                out.append(p.read_text(encoding="utf-8"))
+                out.append(_text(p.read_bytes()))
         return out
+
+
+def _text(data: bytes) -> str:
+    """A record file's bytes as text: the console writes UTF-8; bytes another writer left that
+    are not are read as replacement characters (the record then reads, or is left out as not
+    JSON), never a UnicodeDecodeError."""
+    return data.decode("utf-8", errors="replace")
 
 
 _MEMORY: dict[str, dict[str, str]] = {}
@@ -299,7 +326,7 @@ class ObjectTxnStore(TxnStore):
 
         with self._calls("read a transaction record"):
             try:
-                return bytes(obstore.get(self.store, self._key(txn_id)).bytes()).decode("utf-8")
+                return _text(bytes(obstore.get(self.store, self._key(txn_id)).bytes()))
             except FileNotFoundError:
                 return None
 
@@ -342,7 +369,7 @@ class ObjectTxnStore(TxnStore):
                     out.append(kept[1])
                     continue
                 with contextlib.suppress(FileNotFoundError):
-                    text = bytes(obstore.get(self.store, key).bytes()).decode("utf-8")
+                    text = _text(bytes(obstore.get(self.store, key).bytes()))
                     cache[key] = (tag, text)
                     out.append(text)
         for key in set(cache) - {key for key, _ in found}:

@@ -55,6 +55,8 @@ import dataclasses
 import importlib
 import importlib.util
 import json
+import logging
+import math
 import os
 import socket
 import threading
@@ -71,6 +73,9 @@ from ..errors import OperationStopped, describe_error, error_from_code, invalid,
 from ..gate import Actor, GatedNamespace, long_operations, recorded, refusals
 from ..local.job_store import JobStore, open_job_store
 from ..rules import ids
+
+LOG = logging.getLogger(__name__)
+
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELLED = (
     "queued",
@@ -769,8 +774,63 @@ def _target(kind: Kind, table_id: Sequence[str] | None) -> tuple[str, ...] | Non
     )
 
 
+_TEXT_FIELDS = ("who", "role", "label", "executor", "branch", "note", "stage", "stopped")
+_TIME_FIELDS = ("created_at", "started_at", "finished_at", "heartbeat_at", "fraction")
+_MAPPING_FIELDS = ("params", "details", "executor_options", "error")
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a job record cannot be read as a job (``None``: it can). The records are files
+    in the namespace's folder, which other writers and tools reach too: a damaged one is
+    left out of the lists (and said so where it is asked for by id), so that one record does
+    not stop every job of the namespace from being listed or submitted."""
+    if not isinstance(record, Mapping):
+        return "it is not a record"
+    for name in ("id", "kind", "state"):
+        if not isinstance(record.get(name), str) or not record.get(name):
+            return f"its {name} is not a text"
+    for name in _TEXT_FIELDS:
+        if record.get(name) is not None and not isinstance(record.get(name), str):
+            return f"its {name} is not a text"
+    for name in _TIME_FIELDS:
+        value = record.get(name)
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            return f"its {name} is not a number"
+    for name in _MAPPING_FIELDS:
+        if record.get(name) is not None and not isinstance(record.get(name), Mapping):
+            return f"its {name} is not a mapping"
+    table = record.get("table_id")
+    if table is not None and not (
+        isinstance(table, list) and all(isinstance(part, str) for part in table)
+    ):
+        return "its table is not a list of names"
+    pid = record.get("pid")
+    if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int)):
+        return "its pid is not a whole number"
+    return None
+
+
+_SKIPPED: set[str] = set()  # damaged records said once per process
+
+
 def _records(store: JobStore) -> list[dict[str, Any]]:
-    return sorted(store.list(), key=lambda r: float(r.get("created_at") or 0), reverse=True)
+    """The job records of ``store`` newest first, those that cannot be read as jobs left out
+    (:func:`record_problem`; a warning in the log, once each)."""
+    out = []
+    for record in store.list():
+        problem = record_problem(record)
+        if problem is None:
+            out.append(record)
+            continue
+        name = f"{store.location}/{record.get('txn_id')}"
+        if name not in _SKIPPED:
+            _SKIPPED.add(name)
+            LOG.warning("job record %s left out: %s", name, problem)
+    return sorted(out, key=lambda r: float(r.get("created_at") or 0), reverse=True)
 
 
 def _prune(store: JobStore, records: list[dict[str, Any]]) -> None:
@@ -937,6 +997,11 @@ def get(ns: Any, job_id: str) -> Job:
     record = store.get(job_id)
     if record is None:
         raise invalid(f"there is no job {job_id} (the jobs of this namespace: {store.location})")
+    if (problem := record_problem(record)) is not None:
+        raise make(
+            ErrorCode.INTERNAL,
+            f"the record of job {job_id} cannot be read: {problem} (in {store.location})",
+        )
     return Job.from_record(record, live=live)
 
 

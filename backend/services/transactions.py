@@ -19,11 +19,13 @@ from lance_namespace import (
 from lance_namespace.errors import (
     ErrorCode,
     InvalidInputError,
+    LanceNamespaceError,
     TransactionNotFoundError,
 )
 
 from backend.rules import alter_actions, ids
 from backend.services.batch_builder import NO_LIST_OPERATION
+from backend.spec.fields import whole_number
 
 from ..errors import make
 
@@ -98,15 +100,14 @@ class BatchTransaction:
     reason: str | None = None
 
 
-def _int_or_none(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+def _properties(record: dict[str, Any]) -> dict[str, str]:
+    """A record's properties as texts (none where the record's are not a mapping)."""
+    props = record.get("properties")
+    return {str(k): str(v) for k, v in props.items()} if isinstance(props, dict) else {}
 
 
 def _batch_transaction(record: dict[str, Any]) -> BatchTransaction:
-    props = {str(k): str(v) for k, v in (record.get("properties") or {}).items()}
+    props = _properties(record)
     try:
         tables = [ids.parse_object_id(t) for t in json.loads(props.get("tables") or "[]")]
     except (ValueError, TypeError, AttributeError):
@@ -116,8 +117,8 @@ def _batch_transaction(record: dict[str, Any]) -> BatchTransaction:
         status=alter_actions.normalize_status(record.get("status") or alter_actions.RUNNING),
         started_at=props.get("started_at"),
         finished_at=props.get("finished_at"),
-        duration_ms=_int_or_none(props.get("duration_ms")),
-        operations=_int_or_none(props.get("operation_count")) or 0,
+        duration_ms=whole_number(props.get("duration_ms")),
+        operations=whole_number(props.get("operation_count")) or 0,
         tables=tables,
         reason=props.get("reason"),
     )
@@ -136,13 +137,19 @@ def list_batch_transactions(ns: LanceNamespace) -> list[BatchTransaction]:
     records = [r for r in store.list() if r.get("kind") == RECORD_KIND]
     records.sort(
         key=lambda r: (
-            str((r.get("properties") or {}).get("started_at") or ""),
-            _int_or_none(r.get("updated_at")) or 0,
+            _properties(r).get("started_at") or "",
+            whole_number(r.get("updated_at")) or 0,
             str(r["txn_id"]),
         ),
         reverse=True,
     )
-    return [_batch_transaction(r) for r in records]
+    out = []
+    for record in records:
+        try:
+            out.append(_batch_transaction(record))
+        except LanceNamespaceError:  # a status no batch has (a damaged record): left out
+            continue
+    return out
 
 
 def batch_transactions_frame(items: Sequence[BatchTransaction]) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from lance_namespace import (
     ListTableVersionsRequest,
 )
 from lance_namespace.errors import (
+    InternalError,
     InvalidInputError,
     PermissionDeniedError,
     UnsupportedOperationError,
@@ -503,3 +504,37 @@ def test_a_cancelled_compaction_commits_nothing_and_resumes(local_root: Path, mo
     assert content(ns).equals(written.sort_by("id"))
     plan = Compaction.plan(ns.open_dataset(TID), COMPACT)
     assert plan.num_tasks() == 0  # nothing left to compact
+
+
+def test_damaged_job_records_are_left_out_and_jobs_still_run(local_root: Path) -> None:
+    """The job records are files in the namespace's folder, which other writers and tools
+    reach. One that is not JSON, not an object, not UTF-8, or whose fields are of other
+    types (a creation time "abc": the list's sort failed on it) was a raw ValueError or
+    TypeError from the jobs list and from every new job's submit. Such records are now left
+    out of the list; asked for by id, each is an error naming its problem; a new job runs."""
+    ns = backend.connect(str(local_root))
+    fragmented(ns)
+    done = jobs.wait(ns, jobs.submit(ns, "compact", TID, COMPACT).id, timeout=60)
+    folder = Path(open_job_store(ns).location.removeprefix("file://"))
+    bad = {
+        "job-time": json.dumps({"txn_id": "job-time", "kind": "compact", "state": "succeeded",
+                                "created_at": "abc"}).encode(),
+        "job-params": json.dumps({"txn_id": "job-params", "kind": "compact",
+                                  "state": "succeeded", "created_at": 1.0,
+                                  "params": [1]}).encode(),
+        "job-list": b"[1, 2]",
+        "job-cut": b'{"txn_id": "job-cut", "ki',
+        "job-latin": b'{"txn_id": "job-latin", "kind": "caf\xe9", "state": "x"}',
+    }  # fmt: skip
+    for name, data in bad.items():
+        (folder / f"{name}.json").write_bytes(data)
+    assert [j.id for j in jobs.list_jobs(ns)] == [done.id]
+    with pytest.raises(InternalError, match="job-time cannot be read: its created_at is not a"):
+        jobs.get(ns, "job-time")
+    with pytest.raises(InternalError, match="job-params cannot be read: its params is not a"):
+        jobs.get(ns, "job-params")
+    with pytest.raises(InternalError, match="job-cut in .* cannot be read: it is not a JSON"):
+        jobs.get(ns, "job-cut")
+    again = jobs.wait(ns, jobs.submit(ns, "compact", TID, COMPACT).id, timeout=60)
+    assert again.state == jobs.SUCCEEDED, again.error
+    assert {j.id for j in jobs.list_jobs(ns)} == {done.id, again.id}

@@ -124,10 +124,10 @@ def load_policy(ns: LanceNamespace, namespace_id: Sequence[str]) -> SavedPolicy:
     longer valid (edited by hand) is an ``InvalidInputError`` naming its problems."""
     nsid = ids.check_id(namespace_id, what="namespace", allow_root=True)
     store = policy_store(ns)
-    record = store.get(record_id(nsid))
-    if record is None:
-        return SavedPolicy(tuple(nsid), DEFAULT_POLICY, DEFAULT, location=store.location)
     try:
+        record = store.get(record_id(nsid))
+        if record is None:
+            return SavedPolicy(tuple(nsid), DEFAULT_POLICY, DEFAULT, location=store.location)
         policy = policy_from_dict(record.get("policy"))
     except LanceNamespaceError as err:
         raise make(
@@ -137,8 +137,14 @@ def load_policy(ns: LanceNamespace, namespace_id: Sequence[str]) -> SavedPolicy:
         ) from None
     stamp = epoch_millis(record.get("updated_at"))
     at = datetime.fromtimestamp(stamp / 1000, UTC) if stamp is not None else None
+    saved_by = record.get("saved_by")
     return SavedPolicy(
-        tuple(nsid), policy, SAVED, record.get("saved_by"), at, location=store.location
+        tuple(nsid),
+        policy,
+        SAVED,
+        saved_by if isinstance(saved_by, str) else None,
+        at,
+        location=store.location,
     )
 
 
