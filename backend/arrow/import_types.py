@@ -13,6 +13,10 @@ from lance_namespace.errors import LanceNamespaceError
 from backend.arrow.types import ArrowTypeInfo, arrow_type_str, column_kind, parse_arrow_type
 from backend.errors import invalid
 
+MAX_TYPE_TEXT = 200  # characters of a type typed for a column
+MAX_TYPE_DEPTH = 8  # lists nested in a type typed for a column
+MAX_LIST_SIZE = 2**31 - 1  # Arrow's largest fixed-size list
+
 
 def _to_pyarrow(info: ArrowTypeInfo, text: str) -> pa.DataType:
     base = info.base
@@ -23,6 +27,8 @@ def _to_pyarrow(info: ArrowTypeInfo, text: str) -> pa.DataType:
         if base == "fixed_size_list":
             if not info.length:
                 raise invalid(f"{text!r}: give the length, e.g. fixed_size_list<float32>[128]")
+            if not 1 <= int(info.length) <= MAX_LIST_SIZE:
+                raise invalid(f"{text!r}: the length is 1 to {MAX_LIST_SIZE:,} (Arrow's limit)")
             return pa.list_(child, int(info.length))
         return pa.large_list(child) if base == "large_list" else pa.list_(child)
     if base in ("decimal", "struct", "map", "dictionary"):
@@ -78,6 +84,12 @@ def apply_types(schema: pa.Schema, overrides: Mapping[str, str]) -> pa.Schema:
         printed = arrow_type_str(current.type)
         if not text:
             problems.append(f"column {name}: the type is empty")
+            continue
+        if len(text) > MAX_TYPE_TEXT or text.count("<") > MAX_TYPE_DEPTH:
+            problems.append(
+                f"column {name}: a type is written in at most {MAX_TYPE_TEXT} characters and "
+                f"nests at most {MAX_TYPE_DEPTH} lists"
+            )
             continue
         if text == printed or (str(parse_arrow_type(text)) == printed and "[" not in text):
             continue

@@ -172,6 +172,12 @@ def test_apply_types() -> None:
     assert "no column 'zz'" in text and "int65" in text and "column c: the type is empty" in text
     with pytest.raises(InvalidInputError, match="decimal"):
         import_types.apply_types(schema, {"a": "decimal128(10, 2)"})
+    # a type typed that Arrow cannot make: said, not an OverflowError or a RecursionError
+    with pytest.raises(InvalidInputError, match=r"the length is 1 to 2,147,483,647"):
+        import_types.apply_types(schema, {"c": "fixed_size_list<float32>[99999999999]"})
+    deep = "list<" * 5000 + "int64" + ">" * 5000
+    with pytest.raises(InvalidInputError, match="nests at most 8 lists"):
+        import_types.apply_types(schema, {"a": deep})
 
 
 def test_schema_differences_names_every_problem() -> None:
