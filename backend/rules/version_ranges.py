@@ -252,14 +252,17 @@ def is_int(value: Any) -> bool:
 
 
 FIRST_VERSION = 1  # lance numbers a table's versions from 1
+LAST_VERSION = 2**63 - 1  # and counts them in signed 64 bits
 
 
 def version_problem(value: Any, what: str = "version") -> str | None:
     """Why ``value`` is not a table version number (``None``: it is). The one rule for every
-    version a request, a batch operation, a restore or a tag names: a whole number, 1 or
-    more (ranges apply it to their start, :func:`range_problems`)."""
+    version a request, a batch operation, a restore, a tag or an export names: a whole
+    number from 1 to 2^63 - 1 (ranges apply it to their start, :func:`range_problems`)."""
     if not is_int(value) or value < FIRST_VERSION:
         return f"{what} must be a version number ({FIRST_VERSION} or more), got {value!r}"
+    if value > LAST_VERSION:
+        return f"{what} must be a version number (at most 2^63 - 1), got {value:,}"
     return None
 
 

@@ -22,7 +22,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode
 
-from backend.rules import filter_errors, filter_rules, ids, query_rules
+from backend.rules import filter_errors, filter_rules, ids, query_rules, version_ranges
 from backend.rules.columns import columns_from_schema
 from backend.services.search.query import count_rows, iter_rows, query_request, run_query
 from backend.spec import catalog_views
@@ -186,6 +186,8 @@ def export_table(
     its ``version``; the file is named after the branch too."""
     fmt = check_format(fmt, EXPORT_FORMATS, "export")
     table_id = ids.check_id(list(table_id))
+    if version is not None and (problem := version_ranges.version_problem(version)):
+        raise invalid(problem)
     filter = (filter or "").strip() or None
     filter_rules.check_filter(filter)
     name = table_name(ns, table_id)

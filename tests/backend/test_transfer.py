@@ -637,6 +637,17 @@ def test_export_an_older_version_with_a_filter_and_columns(data_ns: Any) -> None
         export(ns, table_id, "xlsx")
 
 
+@pytest.mark.parametrize("version", [2**70, 0, -1, True])
+def test_an_export_at_no_version_is_refused_in_words(data_ns: Any, version: Any) -> None:
+    """A version no table has (beyond 2^63 - 1: an OverflowError from lance; True: exported
+    version 1) is refused by the one version rule, and nothing is written."""
+    imports.import_table(data_ns, [*NS, "t"], b'{"id": 1}\n', "jsonl")
+    out = io.BytesIO()
+    with pytest.raises(InvalidInputError, match="version must be a version number"):
+        exports.export_table(data_ns, [*NS, "t"], "csv", out, version=version)
+    assert out.getvalue() == b""
+
+
 def test_export_pages_through_query_pages(data_ns: Any) -> None:
     ns = data_ns
     table = source_table(10_000)  # REST: one full QueryTable page, then an empty one

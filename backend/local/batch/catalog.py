@@ -31,7 +31,7 @@ import pyarrow as pa
 from lance_namespace import CreateNamespaceRequest, DropNamespaceRequest, ListTableVersionsRequest
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
-from backend.rules import ids
+from backend.rules import ids, version_ranges
 from backend.spec import catalog_views
 
 from ...backoff import Backoff
@@ -43,7 +43,7 @@ from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
 
-MAX_VERSION = 2**63 - 1  # the highest version a table has (lance's are signed)
+MAX_VERSION = version_ranges.LAST_VERSION  # the highest version a table has
 U64_MAX = 2**64 - 1
 
 
