@@ -59,6 +59,7 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
             "manifest_size": b.manifest_size,
         }
         for name, b in found.items()
+        if name.strip() and name != MAIN  # a server's answer naming main, or no name: no branch
     ]
     frame = pd.DataFrame(rows, columns=BRANCH_COLUMNS)
     frame["parent_version"] = frame["parent_version"].astype("Int64")

@@ -358,6 +358,9 @@ def test_times_beyond_the_calendar_are_unknown_times_not_errors() -> None:
     assert table_stats._committed(client, ["t"], 3) is None  # the tables list's last change
     found = branches.list_branches(client, ["t"]).set_index("branch")["created"]
     assert found["good"] == good.floor("s") and pd.isna(found["far"])
+    # a branch named main, or with no name, is none: the pickers offer main once
+    made["main"] = made[" "] = made["good"]
+    assert branches.branch_names(client, ["t"]) == ["main", "far", "good"]
 
 
 def test_a_time_in_an_answer_is_a_whole_number_of_milliseconds_a_frame_can_hold() -> None:
