@@ -133,6 +133,15 @@ def render_sweep_result(
         key=state.Search.TARGET, persist_state=state.KEEP_WHILE_ON_PAGE,
     )  # fmt: skip
     render_metric_note(metric)
+    if (among := frame.attrs.get("drawn_among")) is not None:
+        st.caption(
+            feedback.as_text(
+                f"Each setting searched the same sampled rows, drawn among the first "
+                f"{among[0]:,} of {among[1]:,} rows"
+                + (f", at version {frame.attrs['version']}" if frame.attrs.get("version") else "")
+                + "."
+            )
+        )
     st.plotly_chart(sweep_figure(frame, keys, target), key=state.Search.SWEEP_CHART)
     best = cheapest(frame, target)
     indexed = frame[~frame["brute_force"].astype(bool)] if "brute_force" in frame else frame

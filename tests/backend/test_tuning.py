@@ -116,9 +116,14 @@ def test_queries_of_a_table_longer_than_a_position_reaches_are_drawn_among_its_f
     assert result.drawn_among == (40, 300)
     assert result.per_query == [1.0] * 30  # exact against exact, over the whole table
     assert result.query_rows == result.positions  # row ids are positions in a new table
+    swept = sweep(ns_a, T, column="vec", k=5, sample=30, seed=1, grid={"nprobes": [1]})
+    assert swept.attrs["drawn_among"] == (40, 300)
+    assert swept.attrs["version"] == result.query_params["version"]
     monkeypatch.setattr(measure_module, "SAMPLED_ROWS_AT_MOST", 300)
     whole = recall(ns_a, T, column="vec", k=5, sample=30, seed=1, bypass_vector_index=True)
     assert whole.drawn_among is None
+    swept = sweep(ns_a, T, column="vec", k=5, sample=30, seed=1, grid={"nprobes": [1]})
+    assert swept.attrs["drawn_among"] is None
 
 
 def test_exact_recall_matches_numpy_ground_truth(ns_a: LanceNamespace) -> None:

@@ -1269,6 +1269,7 @@ def sweep_result_page() -> None:
     from types import SimpleNamespace
 
     import pandas as pd
+    import streamlit as st
 
     from components.tuning.sweep import render_sweep_result
 
@@ -1286,8 +1287,25 @@ def sweep_result_page() -> None:
             "brute_force": [False, False],
         }
     )
+    if st.session_state.get("drawn_among"):
+        frame.attrs.update(version=4, drawn_among=(10_000_001, 13_489_334))
     info = SimpleNamespace(table_id=["sales", "vecs"], branch=None)
     render_sweep_result(info, frame, ["nprobes"], "vec", 10)
+
+
+def test_a_sweep_drawn_among_the_first_rows_says_so(ui_env) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(sweep_result_page, default_timeout=60)
+    at.run()
+    assert "drawn among" not in texts(at)
+    at.session_state["drawn_among"] = True
+    at.run()
+    assert_no_exception(at)
+    assert (
+        "Each setting searched the same sampled rows, drawn among the first 10,000,001 of "
+        "13,489,334 rows, at version 4."
+    ) in texts(at)
 
 
 def test_the_cheapest_setting_is_never_more_work_for_a_quicker_p50(ui_env) -> None:

@@ -142,6 +142,12 @@ def sweep(
     frame = pd.DataFrame(rows, columns=[*grid, *SWEEP_COLUMNS])
     for key in grid:  # as given: whole numbers stay whole, a missing value stays None
         frame[key] = pd.Series([point.get(key) for point in points], dtype=object)
+    # where every point searched: the version, and the rows the queries were drawn among
+    # (``measure.RecallResult.drawn_among``: set past ``SAMPLED_ROWS_AT_MOST`` rows only)
+    frame.attrs["version"] = version
+    frame.attrs["drawn_among"] = (
+        (queries.among, queries.rows) if queries.among < queries.rows else None
+    )
     return frame
 
 
