@@ -39,7 +39,7 @@ from ..capabilities import opens_datasets
 from ..errors import describe_error
 from ..rules.connect_options import object_store_kind
 from ..spec.fanout import IN_FLIGHT
-from ..spec.fields import epoch_millis, whole_number
+from ..spec.fields import epoch_time, whole_number
 from . import health as hs
 from . import versions as vsv
 from .background import stop_at_exit
@@ -251,8 +251,7 @@ def _committed(ns: LanceNamespace, table_id: list[str], version: int | None) -> 
         described = vsv.describe_version(ns, table_id, version)
     except LanceNamespaceError:
         return None
-    millis = epoch_millis(described.get("timestamp_millis"))
-    return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
+    return epoch_time(described.get("timestamp_millis"))
 
 
 def fill_workers(ns: Any) -> int:

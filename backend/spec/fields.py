@@ -5,6 +5,7 @@ answers carry, which are untrusted: a count (:func:`whole_number`) and a time
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from backend.text import is_digits
@@ -46,3 +47,9 @@ def epoch_millis(value: Any) -> int | None:
     (every reader of such a time reads it here)."""
     millis = whole_number(value)
     return millis if millis is not None and millis <= LAST_MILLIS else None
+
+
+def epoch_time(value: Any) -> datetime | None:
+    """:func:`epoch_millis` as a UTC time (``None``: not known)."""
+    millis = epoch_millis(value)
+    return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)

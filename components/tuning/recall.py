@@ -106,6 +106,12 @@ def recall_metric(found: RecallResult) -> query_rules.QueryMetric | None:
     return query_rules.QueryMetric(found.metric, found.index_metric, chosen)
 
 
+def drawn_among_text(drawn: tuple[int, int]) -> str:
+    """Where a sample's queries were drawn, ``(among, rows)`` (``RecallResult.drawn_among``),
+    as recall and sweeps say it."""
+    return f"drawn among the first {drawn[0]:,} of {drawn[1]:,} rows"
+
+
 def render_recall_result(found: RecallResult) -> None:
     c1, c2, c3, c4 = st.columns(4)
     interval = interval_text(*found.interval)
@@ -126,11 +132,7 @@ def render_recall_result(found: RecallResult) -> None:
     version = params.pop("version", None)
     settings = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
     at = f", at version {version}" if version is not None else ""
-    among = (
-        f" (drawn among the first {found.drawn_among[0]:,} of {found.drawn_among[1]:,} rows)"
-        if found.drawn_among
-        else ""
-    )
+    among = f" ({drawn_among_text(found.drawn_among)})" if found.drawn_among else ""
     st.caption(
         feedback.as_text(
             f"{plural(len(found.per_query), 'sampled row')}{among}, each searched without "

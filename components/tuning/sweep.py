@@ -29,7 +29,7 @@ from components import feedback, state
 from components.common import dataframe
 from components.search.settings import chosen_distance, render_distance, render_metric_note
 from components.search.share_url import render_setting_snippets
-from components.tuning.recall import render_sample_inputs
+from components.tuning.recall import drawn_among_text, render_sample_inputs
 
 DEFAULT_GRID = {"nprobes": "1, 2, 4, 8, 16, 32", "refine_factor": "none, 4", "ef": ""}
 
@@ -136,8 +136,7 @@ def render_sweep_result(
     if (among := frame.attrs.get("drawn_among")) is not None:
         st.caption(
             feedback.as_text(
-                f"Each setting searched the same sampled rows, drawn among the first "
-                f"{among[0]:,} of {among[1]:,} rows"
+                f"Each setting searched the same sampled rows, {drawn_among_text(among)}"
                 + (f", at version {frame.attrs['version']}" if frame.attrs.get("version") else "")
                 + "."
             )

@@ -87,3 +87,8 @@ def test_settings_files_that_are_not_utf8_are_said_so(tmp_path: Path) -> None:
 def test_a_lock_holder_whose_time_is_no_time_is_still_described(since: object) -> None:
     said = describe_holder({"since": since, "pid": 7, "host": "h", "purpose": "a batch"}, 1.0)
     assert said == "held by a batch (process 7 on h)"
+
+
+def test_a_lock_holder_with_a_time_says_since_when() -> None:
+    said = describe_holder({"since": 1_700_000_000.4, "pid": 7, "host": "h"}, 1_700_000_100.0)
+    assert said == "held by a write (process 7 on h) since 22:13:20 UTC (100 s)"

@@ -13,7 +13,6 @@ out waiting names the holder.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import math
 import os
@@ -26,7 +25,7 @@ from typing import Any
 from lance_namespace.errors import ErrorCode
 
 from ...rules.location_rules import CONSOLE_DIR
-from ...spec.fields import epoch_millis
+from ...spec.fields import epoch_time
 from .context import Ctx, error
 
 try:  # POSIX only
@@ -161,16 +160,15 @@ def describe_holder(info: dict[str, Any] | None, now: float | None = None) -> st
         return "another writer holds it"
     since = info.get("since")
     when = ""
-    finite = isinstance(since, (int, float)) and not isinstance(since, bool)
-    millis = (
-        epoch_millis(round(since * 1000))
-        if isinstance(since, (int, float)) and finite and math.isfinite(since)
+    # the holder's file is another process's: only a time is read as one
+    at = (
+        epoch_time(round(since * 1000))
+        if isinstance(since, (int, float)) and not isinstance(since, bool) and math.isfinite(since)
         else None
     )
-    if millis is not None:  # the holder's file is another process's: read what is a time
-        at = datetime.datetime.fromtimestamp(millis / 1000, datetime.UTC).strftime("%H:%M:%S UTC")
-        held_for = max(0, round((time.time() if now is None else now) - millis / 1000))
-        when = f" since {at} ({held_for} s)"
+    if at is not None:
+        held_for = max(0, round((time.time() if now is None else now) - at.timestamp()))
+        when = f" since {at:%H:%M:%S} UTC ({held_for} s)"
     return (
         f"held by {info.get('purpose') or 'a write'} (process {info.get('pid', '?')} on "
         f"{info.get('host', '?')}){when}"

@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from backend import gate
 from backend.errors import make
 from backend.local import txn_store
 from backend.rules import ids
-from backend.spec.fields import epoch_millis
+from backend.spec.fields import epoch_time
 
 from .. import namespaces as nsv
 from .policy import DEFAULT_POLICY, Policy, policy_from_dict
@@ -135,8 +135,7 @@ def load_policy(ns: LanceNamespace, namespace_id: Sequence[str]) -> SavedPolicy:
             f"the maintenance policy saved for namespace {ids.display_id(nsid)} "
             f"({store.location}) cannot be read: {err} Save it again on the Maintenance page.",
         ) from None
-    stamp = epoch_millis(record.get("updated_at"))
-    at = datetime.fromtimestamp(stamp / 1000, UTC) if stamp is not None else None
+    at = epoch_time(record.get("updated_at"))
     saved_by = record.get("saved_by")
     return SavedPolicy(
         tuple(nsid),

@@ -182,6 +182,12 @@ class Sample(list[_Query]):
         super().__init__(queries)
         self.rows, self.among = rows, among
 
+    @property
+    def drawn_among(self) -> tuple[int, int] | None:
+        """``(among, rows)`` where the queries were drawn among the first rows only, else
+        ``None``: what a result says of its sample (``RecallResult.drawn_among``)."""
+        return (self.among, self.rows) if self.among < self.rows else None
+
 
 # A row is sampled by its position (QueryTable's offset), which reaches no further than
 # ``query_rules.MAX_OFFSET``: a larger table's queries are drawn among its first rows, and the
@@ -472,7 +478,7 @@ def _recall_of(
         brute_force=metric.brute_force_reason(bool(query_params.get("bypass_vector_index"))),
         column=column, seed=seed, query_rows=old.query_rows + [q.row_id for q in queries],
         positions=old.positions + [q.position for q in queries],
-        drawn_among=(drawn.among, drawn.rows) if drawn.among < drawn.rows else None,
+        drawn_among=drawn.drawn_among,
     )  # fmt: skip
 
 

@@ -145,9 +145,7 @@ def sweep(
     # where every point searched: the version, and the rows the queries were drawn among
     # (``measure.RecallResult.drawn_among``: set past ``SAMPLED_ROWS_AT_MOST`` rows only)
     frame.attrs["version"] = version
-    frame.attrs["drawn_among"] = (
-        (queries.among, queries.rows) if queries.among < queries.rows else None
-    )
+    frame.attrs["drawn_among"] = queries.drawn_among
     return frame
 
 
