@@ -4,13 +4,14 @@ and what keeps an upload from fitting a table (every difference named)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa
 from lance_namespace.errors import LanceNamespaceError
 
-from backend.arrow.types import ArrowTypeInfo, arrow_type_str, column_kind, parse_arrow_type
+from backend.arrow.types import arrow_type_str, column_kind
 from backend.errors import invalid
 
 MAX_TYPE_TEXT = 200  # characters of a type typed for a column
@@ -18,54 +19,74 @@ MAX_TYPE_DEPTH = 8  # lists nested in a type typed for a column
 MAX_LIST_SIZE = 2**31 - 1  # Arrow's largest fixed-size list
 
 
-def _to_pyarrow(info: ArrowTypeInfo, text: str) -> pa.DataType:
-    base = info.base
-    if base in ("list", "large_list", "fixed_size_list"):
-        if info.child is None:
-            raise invalid(f"{text!r}: give the item type, e.g. list<int64>")
-        child = _to_pyarrow(info.child, str(info.child))
-        if base == "fixed_size_list":
-            if not info.length:
-                raise invalid(f"{text!r}: give the length, e.g. fixed_size_list<float32>[128]")
-            if not 1 <= int(info.length) <= MAX_LIST_SIZE:
-                raise invalid(f"{text!r}: the length is 1 to {MAX_LIST_SIZE:,} (Arrow's limit)")
-            return pa.list_(child, int(info.length))
-        return pa.large_list(child) if base == "large_list" else pa.list_(child)
-    if base in ("decimal", "struct", "map", "dictionary"):
-        raise invalid(f"{text!r}: {base} types cannot be set here; convert the file first")
-    if base == "utf8_view":
-        return pa.string_view()
-    if base == "timestamp":
-        raw = text.strip().lower().replace(" ", "")
-        if raw == "timestamp":
-            return pa.timestamp("us")
-        try:
-            return pa.type_for_alias(raw)
-        except (ValueError, KeyError):
+_LIST_FORM = re.compile(r"\s*([A-Za-z_]+)\s*<(.*)>\s*(?:\[\s*([0-9]+)\s*\])?\s*", re.S)
+_FIELD_NAME = re.compile(r"\s*[A-Za-z_][A-Za-z_0-9]*\s*:(.*)", re.S)  # ``item: float32``
+_LIST_BASES = {"list": "list", "large_list": "large_list", "largelist": "large_list"}
+_FIXED_BASES = ("fixed_size_list", "fixedsizelist")
+_SCALAR_ALIASES = {"date": "date32", "utf8_view": "string_view", "halffloat16": "float16"}
+_TIMESTAMPS = ("timestamp", "timestamp[s]", "timestamp[ms]", "timestamp[us]", "timestamp[ns]")
+_UNSET_KINDS = ("decimal", "struct", "map", "dictionary")
+
+
+def _unknown(text: str) -> LanceNamespaceError:
+    return invalid(
+        f"unknown Arrow type {text!r} (e.g. int64, float64, utf8, bool, date32, timestamp, "
+        "list<int64>, fixed_size_list<float32>[128])"
+    )
+
+
+def _typed(text: str, whole: str) -> pa.DataType:
+    """The pyarrow type of ``text``, read whole: every part of it names the type (a part it
+    cannot read is refused, never dropped). ``whole``: the text as typed, for messages."""
+    form = _LIST_FORM.fullmatch(text)
+    if form is not None:
+        base, inner, length = form.group(1).lower(), form.group(2), form.group(3)
+        if base.startswith(_UNSET_KINDS):
+            raise invalid(f"{whole!r}: {base} types cannot be set here; convert the file first")
+        if base not in _LIST_BASES and base not in _FIXED_BASES:
+            raise _unknown(whole)
+        named = _FIELD_NAME.fullmatch(inner)
+        item = named.group(1) if named is not None else inner
+        if not item.strip():
+            raise invalid(f"{whole!r}: give the item type, e.g. list<int64>")
+        child = _typed(item, whole)
+        if base in _FIXED_BASES:
+            if length is None:
+                raise invalid(f"{whole!r}: give the length, e.g. fixed_size_list<float32>[128]")
+            if not 1 <= int(length) <= MAX_LIST_SIZE:
+                raise invalid(f"{whole!r}: the length is 1 to {MAX_LIST_SIZE:,} (Arrow's limit)")
+            return pa.list_(child, int(length))
+        if length is not None:
+            raise invalid(f"{whole!r}: a length is for fixed_size_list<...>[n] only")
+        return pa.large_list(child) if _LIST_BASES[base] == "large_list" else pa.list_(child)
+    name = text.strip().lower().replace(" ", "")
+    if name in _LIST_BASES or name in _FIXED_BASES:
+        raise invalid(f"{whole!r}: give the item type, e.g. list<int64>")
+    if name.startswith(_UNSET_KINDS):
+        kind = next(k for k in _UNSET_KINDS if name.startswith(k))
+        raise invalid(f"{whole!r}: {kind} types cannot be set here; convert the file first")
+    if name.startswith("timestamp"):
+        if name not in _TIMESTAMPS:
             raise invalid(
-                f"{text!r}: write timestamp, timestamp[s], timestamp[ms], timestamp[us] or "
+                f"{whole!r}: write timestamp, timestamp[s], timestamp[ms], timestamp[us] or "
                 "timestamp[ns]"
-            ) from None
+            )
+        return pa.timestamp("us") if name == "timestamp" else pa.type_for_alias(name)
     try:
-        return pa.type_for_alias(base)
+        return pa.type_for_alias(_SCALAR_ALIASES.get(name, name))
     except (ValueError, KeyError):
-        raise invalid(
-            f"unknown Arrow type {text!r} (e.g. int64, float64, utf8, bool, date32, timestamp, "
-            "list<int64>, fixed_size_list<float32>[128])"
-        ) from None
+        raise _unknown(whole) from None
 
 
 def arrow_type(text: str) -> pa.DataType:
     """The pyarrow type a type text names (``int64``, ``utf8``, ``timestamp[ms]``,
-    ``fixed_size_list<float32>[128]``...), read by ``backend.arrow.types.parse_arrow_type``."""
+    ``list<date64>``, ``fixed_size_list<float32>[128]``...). Every part of the text counts: a
+    unit, a length or an item type it cannot read is an ``InvalidInputError``, never a
+    nearby type."""
     text = str(text or "").strip()
     if not text:
         raise invalid("the type is empty")
-    try:
-        info = parse_arrow_type(text)
-    except TypeError as exc:  # pragma: no cover - text always parses to something
-        raise invalid(f"unknown Arrow type {text!r}: {exc}") from None
-    return _to_pyarrow(info, text)
+    return _typed(text, text)
 
 
 def apply_types(schema: pa.Schema, overrides: Mapping[str, str]) -> pa.Schema:
@@ -91,7 +112,7 @@ def apply_types(schema: pa.Schema, overrides: Mapping[str, str]) -> pa.Schema:
                 f"nests at most {MAX_TYPE_DEPTH} lists"
             )
             continue
-        if text == printed or (str(parse_arrow_type(text)) == printed and "[" not in text):
+        if text == printed:
             continue
         try:
             fields[index] = current.with_type(arrow_type(text))

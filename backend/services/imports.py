@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -37,6 +38,7 @@ from typing import IO, Any
 import lance
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
@@ -251,21 +253,71 @@ def _head(source: Source, size: int) -> pa.Buffer:
     return head.slice(0, cut + 1) if cut >= 0 else head
 
 
-def _inferred_schema(source: Source, open_reader: Any, read_options: Any) -> pa.Schema:
+def _inferred_schema(source: Source, fmt: str) -> pa.Schema:
     """The columns pyarrow's streaming reader (CSV or JSON) infers from the file's first
-    :data:`INFER_BYTES` (whole lines), all-null columns as strings."""
+    :data:`INFER_BYTES` (whole lines), all-null columns as strings, whole numbers beyond
+    int64 as :func:`_whole_numbers` reads them."""
     head = _head(source, INFER_BYTES)
-    probe = open_reader(
+    return _whole_numbers(head, fmt, _null_as_string(_probe(head, fmt).schema))
+
+
+def _probe(head: pa.Buffer, fmt: str, types: dict[str, pa.DataType] | None = None) -> Any:
+    """A reader of ``head`` in one block (``types``: these columns parsed as these types)."""
+    if fmt == "csv":
+        return pacsv.open_csv(
+            pa.BufferReader(head),
+            read_options=pacsv.ReadOptions(block_size=max(head.size, 1), use_threads=False),
+            convert_options=pacsv.ConvertOptions(column_types=types or {}),
+        )
+    return pajson.open_json(
         pa.BufferReader(head),
-        read_options=read_options(block_size=max(head.size, 1), use_threads=False),
+        read_options=pajson.ReadOptions(block_size=max(head.size, 1), use_threads=False),
+        parse_options=pajson.ParseOptions(explicit_schema=pa.schema(list((types or {}).items()))),
     )
-    return _null_as_string(probe.schema)
+
+
+# A run of 19 digits or more, not in a fraction or an exponent: the only way a whole number
+# beyond int64 (19 digits at most) is written.
+_LONG_WHOLE = re.compile(rb"(?<![0-9.eE])[0-9]{19,}(?![0-9.eE])")
+
+
+def _parses_as(head: pa.Buffer, fmt: str, name: str, type_: pa.DataType) -> pa.Array | None:
+    """Column ``name`` of ``head`` parsed as ``type_``; ``None`` where a value does not fit."""
+    try:
+        return _probe(head, fmt, {name: type_}).read_all().column(name)
+    except _READ_ERRORS:
+        return None
+
+
+def _whole_numbers(head: pa.Buffer, fmt: str, schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the columns pyarrow infers as float64 because they hold whole numbers
+    beyond int64 typed so that their digits are kept: uint64 where every value fits it, and
+    in CSV text where some do not (float64 would round them: 18446744073709551615 read as
+    1.8446744073709552e+19). A column with a fraction or an exponent stays float64, as does
+    JSON beyond uint64 (JSON's numbers are floats to most readers). The head is read again
+    only when it holds such a number."""
+    doubles = [f.name for f in schema if pa.types.is_float64(f.type)]
+    if not doubles or _LONG_WHOLE.search(memoryview(head)) is None:
+        return schema
+    fields = list(schema)
+    for name in doubles:
+        index = schema.get_field_index(name)
+        if _parses_as(head, fmt, name, pa.uint64()) is not None:
+            fields[index] = fields[index].with_type(pa.uint64())
+        elif fmt == "csv":
+            text = _parses_as(head, fmt, name, pa.string())
+            if (
+                text is not None
+                and pc.all(pc.match_substring_regex(text, r"^\s*([+-]?[0-9]+)?\s*$")).as_py()
+            ):
+                fields[index] = fields[index].with_type(pa.string())
+    return pa.schema(fields, metadata=schema.metadata)
 
 
 def _csv(source: Source, schema: pa.Schema | None) -> _Upload:
     """Types inferred from the first lines (the file's columns either way), then the file
     streamed in small blocks, parsed as ``schema``'s types when given."""
-    inferred = _inferred_schema(source, pacsv.open_csv, pacsv.ReadOptions)
+    inferred = _inferred_schema(source, "csv")
     wanted = schema if schema is not None else inferred
     types = dict(zip(wanted.names, wanted.types, strict=True))
 
@@ -289,7 +341,7 @@ def _json_parse_type(t: pa.DataType) -> pa.DataType:
 
 def _jsonl(source: Source, schema: pa.Schema | None) -> _Upload:
     """Like :func:`_csv` (JSON arrays are parsed as lists and cast afterwards)."""
-    inferred = _inferred_schema(source, pajson.open_json, pajson.ReadOptions)
+    inferred = _inferred_schema(source, "jsonl")
     wanted = schema if schema is not None else inferred
     explicit = pa.schema([f.with_type(_json_parse_type(f.type)) for f in wanted])
     parse = pajson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="error")

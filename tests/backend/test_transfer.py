@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -33,7 +34,7 @@ from lance_namespace.errors import (
 
 from backend.arrow import import_types
 from backend.services import exports, imports
-from backend.services.search.query import iter_rows, read_rows
+from backend.services.search.query import abbreviate, iter_rows, read_rows
 from tests.support import local_path, run_python
 
 NS = ["data"]
@@ -178,6 +179,28 @@ def test_apply_types() -> None:
     deep = "list<" * 5000 + "int64" + ">" * 5000
     with pytest.raises(InvalidInputError, match="nests at most 8 lists"):
         import_types.apply_types(schema, {"a": deep})
+
+
+def test_a_typed_type_is_read_whole() -> None:
+    """Every part of a typed type counts: a unit, a length or an item type is kept or the
+    text is refused, never read as a nearby type."""
+    schema = pa.schema([("d", pa.date32()), ("t", pa.list_(pa.int64()))])
+    made = import_types.apply_types(schema, {"d": "date64[ms]", "t": "list<timestamp[ms]>"}).types
+    assert made == [pa.date64(), pa.list_(pa.timestamp("ms"))]
+    assert import_types.apply_types(schema, {"t": "large_list<item: date64[ms]>"}).field(
+        "t"
+    ).type == pa.large_list(pa.date64())
+    for text, words in [
+        ("dateXYZ", "unknown Arrow type 'dateXYZ'"),
+        ("int64[5]", "unknown Arrow type 'int64[5]'"),
+        ("int64<utf8>", "unknown Arrow type"),
+        ("list<int64>[3]", "a length is for fixed_size_list"),
+        ("list<timestamp[ms, tz=UTC]>", "write timestamp, timestamp[s]"),
+        ("list<struct<a: int64>>", "struct types cannot be set here"),
+        ("list<>", "give the item type"),
+    ]:
+        with pytest.raises(InvalidInputError, match=re.escape(words)):
+            import_types.apply_types(schema, {"d": text})
 
 
 def test_schema_differences_names_every_problem() -> None:
@@ -478,6 +501,68 @@ def test_text_that_is_not_utf8_is_refused_and_writes_nothing(data_ns: Any, fmt: 
         imports.import_table(ns, [*NS, "target"], data, fmt, mode="append")
     assert versions(ns, [*NS, "target"]) == [1]
     assert all_rows(ns, [*NS, "target"]).column("name").to_pylist() == ["ok"]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "kept"),
+    [
+        # beyond int64, within uint64: uint64, digits kept (a null among them too)
+        ("csv", b"id,n\n1,18446744073709551615\n2,\n3,9223372036854775808\n", "uint64"),
+        (
+            "jsonl",
+            b'{"id": 1, "n": 18446744073709551615}\n{"id": 2}\n{"id": 3, "n": 5}\n',
+            "uint64",
+        ),
+        # beyond uint64 or below int64: CSV keeps the digits as text
+        ("csv", b"id,n\n1,123456789012345678901234\n2,-9223372036854775809\n", "string"),
+    ],
+)
+def test_whole_numbers_beyond_int64_keep_their_digits(
+    data_ns: Any, fmt: str, data: bytes, kept: str
+) -> None:
+    """pyarrow infers such a column as float64, which rounds every value
+    (18446744073709551615 read as 1.8446744073709552e+19): the preview and the import now
+    type it so that each value is the one in the file, as Python's own parser reads it."""
+    if fmt == "csv":
+        expected = [
+            (None if not v else int(v) if kept == "uint64" else v)
+            for v in (line.split(",")[1] for line in data.decode().splitlines()[1:])
+        ]
+    else:
+        expected = [json.loads(line).get("n") for line in data.decode().splitlines()]
+    preview = imports.inspect_upload(data, fmt)
+    assert str(preview.schema.field("n").type) == kept
+    imports.import_table(data_ns, [*NS, "wide"], data, fmt)
+    stored = all_rows(data_ns, [*NS, "wide"]).sort_by("id")
+    assert stored.column("n").to_pylist() == expected
+    # the preview's rows show the same values (a null among integers keeps them integers)
+    shown = preview.sample["n"].tolist()
+    assert [None if pd.isna(v) else v for v in shown] == expected
+
+
+def test_fractions_and_exponents_stay_float64() -> None:
+    data = b"id,a,b\n1,1234567890123456789012.5,1e25\n2,3,12345678901234567890123\n"
+    preview = imports.inspect_upload(data, "csv")
+    assert preview.schema.field("a").type == pa.float64()
+    assert preview.schema.field("b").type == pa.float64()
+
+
+def test_an_integer_column_with_nulls_is_shown_as_integers() -> None:
+    """Rows on screen (previews, search results, the row browser) went through NumPy, which
+    makes an integer column holding a null floats: 9007199254740993 was shown as
+    9007199254740992.0."""
+    table = pa.table(
+        {
+            "big": pa.array([9007199254740993, None]),
+            "u": pa.array([2**64 - 1, None], pa.uint64()),
+            "whole": pa.array([1, 2]),
+        }
+    )
+    frame = abbreviate(table)
+    assert frame["big"].tolist()[0] == 9007199254740993
+    assert frame["u"].tolist()[0] == 2**64 - 1
+    assert pd.isna(frame["big"].tolist()[1])
+    assert frame["whole"].tolist() == [1, 2]
 
 
 @pytest.mark.parametrize(

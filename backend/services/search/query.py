@@ -159,12 +159,29 @@ def _short(value: Any) -> Any:
     return value
 
 
+_nullable_integers = {
+    pa.int8(): pd.Int8Dtype(),
+    pa.int16(): pd.Int16Dtype(),
+    pa.int32(): pd.Int32Dtype(),
+    pa.int64(): pd.Int64Dtype(),
+    pa.uint8(): pd.UInt8Dtype(),
+    pa.uint16(): pd.UInt16Dtype(),
+    pa.uint32(): pd.UInt32Dtype(),
+    pa.uint64(): pd.UInt64Dtype(),
+}
+
+
 def abbreviate(table: pa.Table) -> pd.DataFrame:
     """Rows for display: vectors as ``[0.12, -0.5, 0.3, … 64 dims]``, binary as
-    ``<12 bytes>``, everything else as it is."""
+    ``<12 bytes>``, everything else as it is. An integer column holding nulls keeps its
+    integers (pandas' nullable integers; NumPy's conversion makes them floats, and rounds
+    those beyond 2^53: 9007199254740993 shown as 9007199254740992.0)."""
     frame = table.to_pandas()
     for name in frame.columns:
         t = table.schema.field(name).type
+        if pa.types.is_integer(t) and table.column(name).null_count:
+            frame[name] = table.column(name).to_pandas(types_mapper=_nullable_integers.get)
+            continue
         if (
             pa.types.is_list(t)
             or pa.types.is_large_list(t)
