@@ -49,13 +49,13 @@ from backend import html_tables, write_preflight
 from backend.rules import ids, version_ranges
 from backend.services.tags import list_tags, tagged_versions
 from backend.spec import catalog_views
-from backend.text import some_of
+from backend.text import plural, some_of
 
 from .. import capabilities
 from ..capabilities import BackendCapabilities
 from ..errors import invalid, make
 from ..locations import to_local_path
-from ..spec.paging import list_all
+from ..spec.paging import iter_all, list_all
 from . import staged_changes
 from .versions import list_versions
 
@@ -401,38 +401,71 @@ PROPERTIES_READ_ONLY = (
 )
 
 
+CHILDREN_MAX = 10_000  # namespaces and tables a listing of what a namespace holds reads at most
+
+
 @dataclass(frozen=True)
 class Children(html_tables.FieldsTable):
-    """Everything under a namespace, at every level."""
+    """Everything under a namespace, at every level, up to :data:`CHILDREN_MAX` items
+    (``capped``: there are more, not listed)."""
 
     namespaces: list[list[str]]
     tables: list[list[str]]
+    capped: bool = False
 
     @property
     def empty(self) -> bool:
         return not self.namespaces and not self.tables
 
+    def count(self, what: str) -> str:
+        """``"3 tables"``, ``"at least 9,990 tables"`` for a capped listing."""
+        items = self.tables if what == "table" else self.namespaces
+        return ("at least " if self.capped else "") + plural(len(items), what)
+
     def describe(self, delimiter: str = ids.DEFAULT_DELIMITER, limit: int = 20) -> str:
         names = [f"namespace {ids.format_id(n, delimiter)}" for n in self.namespaces]
         names += [f"table {ids.format_id(t, delimiter)}" for t in self.tables]
-        return some_of(names, limit)
+        if not self.capped:
+            return some_of(names, limit)
+        more = len(names) - limit
+        return ", ".join(names[:limit]) + (
+            f" and at least {more:,} more" if more > 0 else " and more"
+        )
 
 
-def namespace_children(ns: LanceNamespace, namespace_id: Sequence[str]) -> Children:
-    """Child namespaces and tables of ``namespace_id``, recursively (spec listings: works on
-    both backends)."""
+def namespace_children(
+    ns: LanceNamespace, namespace_id: Sequence[str], *, limit: int = CHILDREN_MAX
+) -> Children:
+    """Child namespaces and tables (declared ones included) of ``namespace_id``, level by
+    level, up to ``limit`` of them: the listing stops there, ``capped`` (a namespace holding
+    more, or a server listing a namespace under itself without end, is not read whole). Spec
+    listings: both backends."""
     root = ids.check_id(namespace_id, what="namespace")
     namespaces: list[list[str]] = []
     tables: list[list[str]] = []
     todo = [root]
     while todo:
         current = todo.pop(0)
-        for name in list_all(ns.list_tables, ListTablesRequest(id=current), "tables"):
-            tables.append([*current, name])
-        for name in list_all(ns.list_namespaces, ListNamespacesRequest(id=current), "namespaces"):
-            child = [*current, name]
-            namespaces.append(child)
-            todo.append(child)
+        listings = (
+            (
+                tables,
+                ns.list_tables,
+                ListTablesRequest(id=current, include_declared=True),
+                "tables",
+            ),
+            (namespaces, ns.list_namespaces, ListNamespacesRequest(id=current), "namespaces"),
+        )
+        for found, method, request, name in listings:
+            seen: set[str] = set()
+            for child in iter_all(method, request, name):
+                if child in seen:
+                    continue
+                seen.add(child)
+                if len(tables) + len(namespaces) >= limit:
+                    return Children(namespaces, tables, capped=True)
+                found.append([*current, child])
+                if found is namespaces:
+                    todo.append([*current, child])
     return Children(namespaces, tables)
 
 
@@ -451,7 +484,7 @@ def drop_namespace(
     nid = ids.check_id(namespace_id, what="namespace")
     delimiter = getattr(ns, "delimiter", ids.DEFAULT_DELIMITER)
     if not cascade:
-        children = namespace_children(ns, nid)
+        children = namespace_children(ns, nid, limit=20)
         if not children.empty:
             raise NamespaceNotEmptyError(
                 f"namespace {ids.format_id(nid, delimiter)} is not empty: "

@@ -45,8 +45,8 @@ class DropNamespace:
         text = f"Dropped namespace {ids.display_id(namespace_id)}"
         if self.cascade and not self.children.empty:
             text += (
-                f" with {plural(len(self.children.tables), 'table')} (their data deleted) and "
-                f"{plural(len(self.children.namespaces), 'child namespace')}"
+                f" with {self.children.count('table')} (their data deleted) and "
+                f"{self.children.count('child namespace')}"
             )
         return text + "."
 
@@ -143,8 +143,8 @@ def render_drop_namespace(
             st.caption(
                 feedback.as_text(
                     f"CASCADE drops {ids.display_id(path)} and everything under it: "
-                    f"{plural(len(found.tables), 'table')} (their data is deleted) and "
-                    f"{plural(len(found.namespaces), 'namespace')}:"
+                    f"{found.count('table')} (their data is deleted) and "
+                    f"{found.count('namespace')}:"
                 )
             )
             dataframe(
@@ -156,7 +156,8 @@ def render_drop_namespace(
                     "This server may not implement CASCADE: if it refuses, nothing is dropped."
                 )
         at = state.panel_key(state.form_key("tables", state.Tables.DROP_NS), path)
-        label = f"Drop {name} and {plural(count, 'item')}" if cascade and count else f"Drop {name}"
+        items = ("at least " if found.capped else "") + plural(count, "item")
+        label = f"Drop {name} and {items}" if cascade and count else f"Drop {name}"
         confirmed = render_confirmed_form(
             at,
             name,

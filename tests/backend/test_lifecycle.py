@@ -528,6 +528,47 @@ def test_namespace_children_recursive(ns) -> None:
     assert sorted(kids.tables) == [["top", "mid", "low", "d"], ["top", "mid", "t2"], ["top", "t1"]]
 
 
+def test_namespace_children_stop_at_their_limit(ns) -> None:
+    _tree(ns)
+    kids = lc.namespace_children(ns, ["top"], limit=3)
+    assert kids.capped and len(kids.tables) + len(kids.namespaces) == 3
+    assert kids.count("table") == f"at least {len(kids.tables)} table" + (
+        "s" if len(kids.tables) != 1 else ""
+    )
+    assert kids.describe("$", limit=2).endswith(" and at least 1 more")
+    whole = lc.namespace_children(ns, ["top"], limit=5)
+    assert not whole.capped and whole.count("table") == "3 tables"
+
+
+def test_a_server_listing_a_namespace_under_itself_is_not_walked_without_end() -> None:
+    """A server that lists the same child under every namespace made the listing of what a
+    namespace holds (the drop panel, RESTRICT's check) walk until the id length stopped it,
+    some 2^16 requests with two children a level: it stops at its limit now."""
+    import httpx
+
+    from backend.rest.client import RestNamespaceClient
+
+    requests: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        requests.append(request.url.path)
+        if request.url.path.endswith("/table/list"):
+            return httpx.Response(200, json={"tables": ["t", "t"]})
+        return httpx.Response(200, json={"namespaces": ["a", "b"]})
+
+    client = RestNamespaceClient(
+        "http://ns.test", transport=httpx.MockTransport(server), max_retries=0
+    )
+    kids = lc.namespace_children(client, ["top"], limit=50)
+    assert kids.capped and len(kids.tables) + len(kids.namespaces) == 50
+    assert kids.tables[0] == ["top", "t"]  # a name given twice is listed once
+    assert len(requests) < 60
+    with pytest.raises(NamespaceNotEmptyError, match="and more"):
+        lc.drop_namespace(client, ["top"])
+    assert len(requests) < 100
+    assert not any(p.endswith("/drop") for p in requests)
+
+
 def test_drop_restrict_lists_children_and_changes_nothing(ns) -> None:
     _tree(ns)
     with pytest.raises(NamespaceNotEmptyError) as err:
