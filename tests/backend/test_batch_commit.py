@@ -9,6 +9,7 @@ as identical logical state (``logical_state``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -22,10 +23,13 @@ from lance_namespace import (
     BatchCommitTablesRequest,
     BatchDeleteTableVersionsRequest,
     CommitTableOperation,
+    CountTableRowsRequest,
+    CreateNamespaceRequest,
     DeclareTableRequest,
     DescribeTableRequest,
     DescribeTableVersionRequest,
     DescribeTransactionRequest,
+    InsertIntoTableRequest,
     ListTablesRequest,
     ListTableVersionsRequest,
 )
@@ -59,7 +63,10 @@ from tests.support import (
     batch_records,
     build_namespace,
     console_leftovers,
+    create_table,
+    ipc_stream_bytes,
     logical_state,
+    make_table,
     manifest_file,
     op_declare,
     op_delete,
@@ -957,3 +964,60 @@ def test_listing_transactions_over_rest_says_the_spec_has_none(rest_server) -> N
     ns = backend.connect(rest_server.url)
     with pytest.raises(UnsupportedOperationError, match="spec has no operation that lists"):
         txsv.list_batch_transactions(ns)
+
+
+def _foreign_journals(pending: Path, object_id: str) -> list[str]:
+    """Files in ``pending`` this console did not write, each naming version 2 of
+    ``object_id`` as made by a batch in flight: another format, a version that is no number,
+    an id that is a path, and one naming a path outside the root."""
+    step = {"index": 0, "id": ["a", "t"], "object_id": object_id, "naming_scheme": "V2",
+            "manifest_path": "/m"}  # fmt: skip
+    txn = "batch-" + "0" * 31
+    kinds = {
+        f"{txn}1": {"format": 99, "txn_id": f"{txn}1", "versions": [{**step, "version": 2}]},
+        f"{txn}2": {"version": "abc"},
+        "escape": {"txn_id": "../../../x", "version": 2},
+        f"{txn}4": {"version": 2, "final": "/elsewhere/x.manifest"},
+    }
+    names = []
+    for name, change in kinds.items():
+        version = {**step, "version": change.get("version", 2)}
+        if "final" in change:
+            version["final"] = change["final"]
+        journal = {
+            "format": change.get("format", 1),
+            "txn_id": change.get("txn_id", name),
+            "record": {"kind": "batch", "properties": {}},
+            "declares": [],
+            "versions": change.get("versions", [version]),
+            "deletes": [],
+            "deregisters": [],
+        }
+        (pending / f"{name}.json").write_text(json.dumps(journal))
+        names.append(f"{name}.json")
+    return names
+
+
+def test_a_journal_the_console_did_not_write_hides_nothing_from_readers(tmp_path: Path) -> None:
+    """Readers hid every version a file in ``pending`` named as made by a batch in flight,
+    whoever wrote it: a journal of another format made a table read as its version before
+    (3 rows where it holds 5), for as long as the file stayed, and one whose version is no
+    number made every read of the namespace fail with ``ValueError``. Only the journals
+    recovery would act on count now (``journals``); the others are left as they are."""
+    ns = backend.connect(str(tmp_path), audit=False)
+    ns.create_namespace(CreateNamespaceRequest(id=["a"]))
+    create_table(ns, ["a", "t"], make_table(3))
+    lance.write_dataset(make_table(2, start=3), str(table_location(ns, ["a", "t"])), mode="append")
+    pending = tmp_path / "_console" / "batch" / "pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    names = _foreign_journals(pending, "a$t")
+    ns = backend.connect(str(tmp_path), audit=False)
+    assert ns.count_table_rows(CountTableRowsRequest(id=["a", "t"])).count == 5
+    listed = ns.list_table_versions(ListTableVersionsRequest(id=["a", "t"])).versions
+    assert sorted(v.version for v in listed) == [1, 2]
+    ns.insert_into_table(
+        InsertIntoTableRequest(id=["a", "t"], mode="append"),
+        ipc_stream_bytes(make_table(1, start=5)),
+    )
+    assert ns.count_table_rows(CountTableRowsRequest(id=["a", "t"])).count == 6
+    assert sorted(p.name for p in pending.iterdir()) == sorted(names)  # left where they are

@@ -343,8 +343,51 @@ def test_recovery_waits_for_a_live_lease(s3_root) -> None:
     assert objects.recover_on_open(ctx) == []  # the lease is live: nothing touched
     assert store.get(f"{objects.PENDING}batch-{'0' * 32}.json") is not None
     lease.release()
-    assert objects.recover_on_open(ctx) == []  # malformed: dropped, nothing else done
-    assert store.get(f"{objects.PENDING}batch-{'0' * 32}.json") is None
+    assert objects.recover_on_open(ctx) == []  # not the console's: left, nothing else done
+    assert store.get(f"{objects.PENDING}batch-{'0' * 32}.json") is not None
+
+
+def test_a_journal_the_console_did_not_write_is_left_and_hides_nothing(s3_root) -> None:
+    """A journal written by hand into ``pending`` named any key under the root: recovery
+    deleted the object it gave as a declare's reserved marker (here a table's manifest), a
+    key with ``..`` made every batch fail with obstore's ``TypeError``, and readers hid the
+    versions it named (a table read as its version before). Only a journal of the console's
+    own shape counts now (``journals.object_journal``); the others are left as they are."""
+    ns, server = s3_root.ns, s3_root.server
+    _seed(ns, server)
+    ctx = local_batch.context(ns, catalog_only=True)
+    store = objects.store_for(ctx)
+    table = store.key(ns.describe_table(DescribeTableRequest(id=["a", "old"])).location)
+    manifests = sorted(store.list(f"{table}/_versions/"))
+    victim = manifests[0]
+    txn = "batch-" + "0" * 31
+
+    def journal(n: int, **steps: Any) -> str:
+        body = {"format": 1, "txn_id": f"{txn}{n}", "record": {"kind": "batch"},
+                "declares": [], "versions": [], "deletes": [], "deregisters": [], **steps}  # fmt: skip
+        key = f"{objects.PENDING}{txn}{n}.json"
+        store.create(key, json.dumps(body).encode())
+        return key
+
+    declare = {"object_id": "a$x", "location": "x", "properties": None, "reserved_existed": False}
+    version = {"object_id": "a$old", "version": 3, "index": 0, "sha256": "0" * 64, "staged": "s"}
+    keys = [
+        journal(1, declares=[{**declare, "reserved": victim}]),
+        journal(2, declares=[{**declare, "reserved": "../elsewhere/.lance-reserved"}]),
+        journal(3, versions=[{**version, "final": "a/old.lance/_versions/../../x"}]),
+        journal(4, versions=[{**version, "version": "3", "final": manifests[-1]}]),
+    ]
+    before = server.objects(s3_root.bucket)
+    ns = backend.connect(s3_root.target, storage_options=server.storage_options)  # recovery
+    assert ns.count_table_rows(CountTableRowsRequest(id=["a", "old"])).count == 9
+    assert _versions(ns, ["a", "old"]) == [1, 2, 3]
+    ns.batch_commit_tables(batch(op_declare(["a", "new"])))
+    assert "new" in ns.list_tables(ListTablesRequest(id=["a"])).tables
+    after = server.objects(s3_root.bucket)
+    assert {k: before[k] for k in before if k.endswith(".manifest")} == {
+        k: after[k] for k in before if k.endswith(".manifest")
+    }
+    assert all(store.get(key) is not None for key in keys)  # left where they are
 
 
 # -- a store whose conditional writes are not exclusive ------------------------------------------

@@ -23,8 +23,6 @@ vanished meanwhile (the batch rolled back) is resolved again.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +32,8 @@ from backend.rules import alter_actions as aa
 from .apply import PENDING_DIR
 from .catalog_ops import DROP_PREFIX
 from .context import Ctx
-from .objects import COMMITTED, DECIDED, PENDING, is_object_root, store_for
+from .journals import file_journal
+from .objects import COMMITTED, DECIDED, PENDING, is_object_root, our_journal, store_for
 from .records import record_status
 
 
@@ -120,14 +119,12 @@ def _file_in_flight(ctx: Ctx) -> InFlight:
     for name in names:
         if not name.endswith(".json") or name.startswith((".tmp-", DROP_PREFIX)):
             continue  # a journal still being written: nothing applied yet
-        try:
-            data = json.loads((pending / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # removed meanwhile (the batch finished), or torn
-        txn_id = str(data.get("txn_id") or name[: -len(".json")])
-        if record_status(ctx, txn_id) == aa.SUCCEEDED:
+        journal = file_journal(ctx, pending / name)
+        if journal is None:
+            continue  # removed meanwhile (the batch finished), or not the console's
+        if record_status(ctx, journal.txn_id) == aa.SUCCEEDED:
             continue  # past its commit point: what it did counts
-        journals.append((txn_id, data))
+        journals.append((journal.txn_id, journal.to_json()))
     if not journals:
         return NOTHING
 
@@ -153,13 +150,14 @@ def _object_in_flight(ctx: Ctx) -> InFlight:
         got = store.get(key)
         if got is None:
             continue
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            data = json.loads(got[0])
-            txn_id = str(data["txn_id"])
-            decided = store.get(f"{DECIDED}{txn_id}")
-            if decided is not None and decided[0] == COMMITTED:
-                continue
-            journals.append((txn_id, data))
+        data = our_journal(key, got[0])
+        if data is None:
+            continue  # not the console's: nothing of it is hidden (journals)
+        txn_id = data["txn_id"]
+        decided = store.get(f"{DECIDED}{txn_id}")
+        if decided is not None and decided[0] == COMMITTED:
+            continue
+        journals.append((txn_id, data))
     if not journals:
         return NOTHING
 

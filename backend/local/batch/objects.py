@@ -59,6 +59,7 @@ from .catalog import (
 from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
 from .failures import as_namespace_error, reason_of
 from .faults import Steps, fire
+from .journals import NotOurs, leave, object_journal
 from .plan import Plan
 from .records import (
     base_record,
@@ -530,7 +531,16 @@ def _decision(store: Store, txn_id: str) -> bytes | None:
     return got[0] if got else None
 
 
-_JOURNAL_LISTS = ("declares", "versions", "deletes", "deregisters")
+def our_journal(key: str, data: bytes) -> dict | None:
+    """The journal at ``key`` when this console wrote it (``journals.object_journal``),
+    else ``None``, said once in the log."""
+    try:
+        return object_journal(key, data, pending=PENDING, work=WORK, reserved=RESERVED_FILE)
+    except NotOurs as exc:
+        leave(key, str(exc))
+        return None
+
+
 RECOVERED_REASON = (
     "the committing process stopped before the commit point (crash, kill or an expired "
     "lease); rolled back on recovery"
@@ -544,15 +554,10 @@ def recover_objects(ctx: Ctx, store: Store, steps: Steps) -> list[str]:
         got = store.get(key)
         if got is None:
             continue
-        try:
-            j = json.loads(got[0])
-            txn_id = j["txn_id"]
-            if not all(isinstance(j[k], list) for k in _JOURNAL_LISTS) or "record" not in j:
-                raise ValueError("not a journal")
-        except (ValueError, KeyError, TypeError):
-            steps("recover.drop-malformed", key)
-            store.delete(key)  # written by something else, or torn: nothing was applied
-            continue
+        j = our_journal(key, got[0])
+        if j is None:
+            continue  # not written by this console: left as it is (journals.leave)
+        txn_id = j["txn_id"]
         # The lease is ours: the journal's writer is dead or its lease expired. Decide.
         decision = _decision(store, txn_id)
         if decision is None:

@@ -15,8 +15,6 @@ batch (or another write) that changed them meanwhile makes the write fail with
 from __future__ import annotations
 
 import contextlib
-import json
-import logging
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,19 +24,18 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend.rules import alter_actions as aa
 
-from ...locations import is_inside
 from .apply import PENDING_DIR, cleanup_file, undo_file
 from .catalog import Reader
 from .catalog_ops import DROP_PREFIX, finish_drop, pending_drops
 from .context import Ctx, context, error, oid
 from .durable import Durable
 from .faults import Steps, fire
+from .journals import file_journal
 from .lock import NamespaceLock, held
 from .objects import is_object_root, recover_on_open
 from .plan import Journal
 from .records import put_final, record_status
 
-LOG = logging.getLogger(__name__)
 RECOVERED_REASON = (
     "the committing process stopped before the commit point (crash or kill); rolled back on "
     "recovery"
@@ -47,12 +44,8 @@ RECOVERED_REASON = (
 
 def load_journals(ctx: Ctx) -> list[tuple[Path, Journal | None]]:
     """The journals to act on: ``(path, journal)``, or ``(path, None)`` for a journal write
-    that never reached its rename (a ``.tmp-`` file: dropped). A journal this console cannot
-    read (another format, a damaged or foreign file) or that names a path outside the
-    namespace root is not acted on and not deleted: it is left where it is, with a warning
-    in the log. The console writes its journals whole (a rename) and only under the root, so
-    such a file is not one of its own: acting on it would let whoever wrote it delete or
-    move any file the console may touch."""
+    that never reached its rename (a ``.tmp-`` file: dropped). A file that is not one of this
+    console's journals (``journals.file_journal``) is left where it is."""
     pending = ctx.path(PENDING_DIR)
     try:
         names = sorted(os.listdir(pending))
@@ -66,42 +59,10 @@ def load_journals(ctx: Ctx) -> list[tuple[Path, Journal | None]]:
             continue
         if not name.endswith(".json") or name.startswith(DROP_PREFIX):
             continue  # drop intents: catalog_ops.finish_drop
-        try:
-            journal = Journal.from_json(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-            _leave(path, f"it cannot be read ({type(exc).__name__})")
-            continue
-        outside = _outside_root(ctx, journal)
-        if outside is not None:
-            _leave(path, f"it names {outside}, outside the namespace root")
-            continue
-        out.append((path, journal))
+        journal = file_journal(ctx, path)
+        if journal is not None:
+            out.append((path, journal))
     return out
-
-
-_LEFT: set[Path] = set()  # the journals left as they are, said once per process
-
-
-def _leave(path: Path, why: str) -> None:
-    if path not in _LEFT:
-        _LEFT.add(path)
-        LOG.warning("batch journal %s left as it is, not acted on: %s", path, why)
-
-
-def _outside_root(ctx: Ctx, journal: Journal) -> str | None:
-    """The first path ``journal`` would remove, move or write that is not below the
-    namespace root (symbolic links resolved), else ``None``."""
-    root = ctx.path("")
-    paths = [d.path for d in journal.declares]
-    for v in journal.versions:
-        paths += [v.staged, v.final, v.table_path, v.tmp, v.alt_tmp]
-    paths += [p for x in journal.deletes for m in x.moves for p in (m.src, m.trash)]
-    for raw in paths:
-        if raw is not None and not (
-            isinstance(raw, str) and is_inside(Path(raw), root, strict=True)
-        ):
-            return str(raw)
-    return None
 
 
 def has_pending(ctx: Ctx) -> bool:
