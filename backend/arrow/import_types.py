@@ -5,6 +5,7 @@ and what keeps an upload from fitting a table (every difference named)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -169,11 +170,18 @@ def _fits(src: pa.DataType, dst: pa.DataType) -> bool:
 
 
 def name_problems(names: Sequence[str]) -> list[str]:
-    """Why an upload's column names cannot name a table's columns (empty: they can): a name
-    given twice, a name with '.' (lance takes it for a nested column's path).
+    """Why an upload's column names cannot name a table's columns (empty: they can): no
+    column at all, a column without a name (lance writes it, then cannot read the table
+    back), a name given twice, a name with '.' (lance takes it for a nested column's path).
     The one check of an upload's names: its preview, its import, its fit to a table."""
+    if not names:
+        return ["the upload has no columns"]
     problems = []
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    unnamed = [str(i + 1) for i, n in enumerate(names) if not n.strip()]
+    if unnamed:
+        problems.append("columns without a name (column " + ", ".join(unnamed) + ")")
+    counts = Counter(names)
+    duplicates = sorted(n for n, count in counts.items() if count > 1 and n.strip())
     if duplicates:
         problems.append("columns named twice in the upload: " + ", ".join(duplicates))
     dotted = [n for n in names if "." in n]

@@ -590,6 +590,22 @@ def test_column_names_no_table_can_have_are_refused_at_the_preview(
     assert "named" not in tables_in(data_ns, NS)
 
 
+def test_an_upload_without_columns_or_with_an_unnamed_one_is_refused(data_ns: Any) -> None:
+    """A CSV column without a name was imported, and lance could not read the table back
+    ("No field named ."); a Parquet file of no columns made a table of no columns."""
+    empty = io.BytesIO()
+    pq.write_table(pa.table({}), empty)
+    for data, fmt, said in [
+        (b"a,,b\n1,2,3\n", "csv", "columns without a name (column 2)"),
+        (empty.getvalue(), "parquet", "the upload has no columns"),
+    ]:
+        with pytest.raises(InvalidInputError, match=re.escape(said)):
+            imports.inspect_upload(data, fmt)
+        with pytest.raises(InvalidInputError, match=re.escape(said)):
+            imports.import_table(data_ns, [*NS, "odd"], data, fmt)
+        assert "odd" not in tables_in(data_ns, NS)
+
+
 def test_value_too_large_for_the_column_writes_nothing(data_ns: Any) -> None:
     ns = data_ns
     small = pa.table({"id": pa.array([1, 2], pa.int32())})
