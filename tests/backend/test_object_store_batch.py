@@ -347,7 +347,9 @@ def test_recovery_waits_for_a_live_lease(s3_root) -> None:
     assert store.get(f"{objects.PENDING}batch-{'0' * 32}.json") is not None
 
 
-def test_a_journal_the_console_did_not_write_is_left_and_hides_nothing(s3_root) -> None:
+def test_a_journal_the_console_did_not_write_is_left_and_hides_nothing(
+    s3_root, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A journal written by hand into ``pending`` named any key under the root: recovery
     deleted the object it gave as a declare's reserved marker (here a table's manifest), a
     key with ``..`` made every batch fail with obstore's ``TypeError``, and readers hid the
@@ -388,6 +390,14 @@ def test_a_journal_the_console_did_not_write_is_left_and_hides_nothing(s3_root) 
         k: after[k] for k in before if k.endswith(".manifest")
     }
     assert all(store.get(key) is not None for key in keys)  # left where they are
+    # once judged, they cost an open one LIST and no lease
+    taken: list[str] = []
+    acquire = objects.Lease.try_acquire
+    monkeypatch.setattr(
+        objects.Lease, "try_acquire", lambda self: taken.append("x") or acquire(self)
+    )
+    backend.connect(s3_root.target, storage_options=server.storage_options)
+    assert taken == []
 
 
 # -- a store whose conditional writes are not exclusive ------------------------------------------

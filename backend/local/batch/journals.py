@@ -43,6 +43,11 @@ def leave(where: str, why: str) -> None:
         LOG.warning("batch journal %s left as it is, not acted on: %s", where, why)
 
 
+def is_left(where: str) -> bool:
+    """Whether the journal at ``where`` was found not to be the console's in this process."""
+    return where in _LEFT
+
+
 def _is(value: Any, kind: type, *, optional: bool = False) -> bool:
     """``value`` is a ``kind`` (``None`` only when ``optional``; ``True`` is no ``int``)."""
     if value is None:

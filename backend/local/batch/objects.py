@@ -59,7 +59,7 @@ from .catalog import (
 from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
 from .failures import as_namespace_error, reason_of
 from .faults import Steps, fire
-from .journals import NotOurs, leave, object_journal
+from .journals import NotOurs, is_left, leave, object_journal
 from .plan import Plan
 from .records import (
     base_record,
@@ -580,10 +580,11 @@ def recover_objects(ctx: Ctx, store: Store, steps: Steps) -> list[str]:
 
 def recover_on_open(ctx: Ctx) -> list[str]:
     """Recovery when a namespace on an object store is opened: one LIST when there is nothing
-    to do; never waits for a live lease."""
+    to do (or only journals this process left as they are, ``journals``); never waits for a
+    live lease."""
     store = store_for(ctx)
-    if not store.list(PENDING):
-        return []
+    if all(is_left(key) for key in store.list(PENDING)):
+        return []  # nothing pending, or only files left as they are: no lease to take
     lease = Lease(store, owner_id())
     if not lease.try_acquire():
         return []
