@@ -122,6 +122,7 @@ def _judge_file(ctx: Ctx, path: Path) -> Journal:
     except _READ_ERRORS as exc:
         raise NotOurs(f"it cannot be read ({type(exc).__name__})") from None
     _check_file(journal)
+    _check(path.name == f"{journal.txn_id}.json", "its name")
     outside = _outside_root(ctx, journal)
     if outside is not None:
         raise NotOurs(f"it names {outside}, outside the namespace root")
