@@ -42,9 +42,27 @@ _SHORTCODES = re.compile(r":(?=(?:material|streamlit)/)", re.IGNORECASE)
 _TYPOGRAPHY = re.compile(r"(?<!\S)(<->|->|<-|--|>=|<=|~=)(?!\S)")
 
 
+# Characters that change how the rest of a line shows (bidirectional overrides and
+# isolates, marks) or show nothing (controls other than line breaks and tabs): shown as their
+# code point, so a name holding U+202E cannot turn the rest of a message around.
+_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# A run of more than this many characters without a space (a name or value typed or linked
+# at length) is shown by its ends and its length: a message stays readable.
+LONG_WORD = 200
+_LONG = re.compile(rf"\S{{{LONG_WORD + 1},}}")
+
+
+def _shortened(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return f"{word[:120]}…{word[-40:]} ({len(word):,} characters)"
+
+
 def as_text(text: Any) -> str:
-    """``text`` escaped so markdown shows it exactly as typed (line breaks kept)."""
-    text = _TYPOGRAPHY.sub("\\1\u200b", _SHORTCODES.sub(":\u200b", str(text)))
+    """``text`` escaped so markdown shows it exactly as typed (line breaks kept), with
+    characters that would hide or turn text shown as code points (``<U+202E>``) and a run of
+    over :data:`LONG_WORD` characters without a space shortened to its ends and length."""
+    text = _LONG.sub(_shortened, _UNSEEN.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", str(text)))
+    text = _TYPOGRAPHY.sub("\\1\u200b", _SHORTCODES.sub(":\u200b", text))
     lines = text.split("\n")
     return "  \n".join("".join("\\" + c if c in _SPECIAL else c for c in line) for line in lines)
 
@@ -99,9 +117,14 @@ def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: A
     try:
         return fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
-        _log.warning("%s", error_text(err, action=action))  # what the page shows (redacted)
-        show_error(err, action=action)
+        failed(err, action=action)
         return None
+
+
+def failed(err: BaseException, *, action: str | None = None) -> None:
+    """A failure of ``action``: logged as the page shows it (redacted), and shown."""
+    _log.warning("%s", error_text(err, action=action))
+    show_error(err, action=action)
 
 
 def show_problems(title: str, problems: Iterable[Any], *, kind: str = "error") -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from lance_namespace.errors import TableNotFoundError
 
 from backend.demo import txn_faults as tf
 from backend.demo import txn_guide as tg
@@ -536,3 +537,15 @@ def render_guide(guide: tg.Guide | None, *, locked: str | None, local: bool) -> 
     if guide.done and st.button("Start over", key=f"{at}.reset", icon=":material/restart_alt:"):
         asked = GuideAsk(RESET)
     return asked
+
+
+def start_guide(ns: Any) -> tg.Guide | None:
+    """A guided demo on the demo's tables (``txn_guide.start``); on a namespace without them
+    an info says what the guide needs (not an error: nothing failed), and ``None``."""
+    try:
+        return tg.start(ns)
+    except TableNotFoundError as err:
+        feedback.show("info", capital(str(err)))
+    except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
+        feedback.failed(err, action="Picking the demo tables")
+    return None

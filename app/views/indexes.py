@@ -23,6 +23,7 @@ from components.indexes.selected import drop_write, render_selected_tab
 from components.indexes.statistics import render_statistics
 from components.indexes.tabs import open_tabs
 from components.session import is_read_only
+from components.tables.catalog import read_table
 from components.tables.picker import render_table_picker
 from components.tables.selection import sync_selection
 from components.transactions.history import remember_transaction
@@ -50,7 +51,7 @@ render_build_jobs(table_id, key_prefix=state.Indexes.JOBS_PANEL, branch=branch)
 if asked := jobs_view.render_table_jobs(ns, table_id, key_prefix=state.Jobs.TABLE_JOBS):
     writes.perform(jobs_view.action_write(ns, asked), page="indexes", reset=False)
 
-overview = feedback.run(index_overview, tuple(table_id), branch, action="Listing indexes")
+overview = read_table(index_overview, table_id, branch, action="Listing indexes")
 if overview is None:
     st.stop()
 st.subheader("Indexes", anchor=False)

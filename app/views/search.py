@@ -34,6 +34,7 @@ from components.search.tabs import (
 )
 from components.search.vector import render_vector_search
 from components.session import is_read_only
+from components.tables.catalog import read_table
 from components.tables.picker import render_table_picker
 from components.tables.selection import sync_selection
 from components.tuning.applied import render_requested_vs_applied
@@ -55,7 +56,7 @@ branch, branched = branches.pick_branch(table_id, key_prefix=state.Search.PICKER
 with badge:
     branches.render_branch_badge(branch, branched=branched)
 ns = on_branch(ns, branch)  # every read and write below acts on the branch
-info = feedback.run(search_table, tuple(table_id), branch, action="Reading the table")
+info = read_table(search_table, table_id, branch, action="Reading the table")
 if info is None:
     st.stop()
 render_table_summary(info)

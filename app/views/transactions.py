@@ -164,7 +164,7 @@ with guide_tab:
         conn = connection_key()
         guide = state.guide(conn)
         if guide is None and local:
-            guide = feedback.run(txn_guide.start, ns, action="Picking the demo tables")
+            guide = txn_demo.start_guide(ns)
             if guide is not None:
                 state.set_guide(conn, guide)
         locked = demo_denial(ns, read_only)

@@ -194,6 +194,17 @@ def operations_frame(operations: Sequence[Operation], delimiter: str = "$") -> p
 
 # -- the batch in a link ---------------------------------------------------------------------------------
 MAX_LINK_BATCH = 1500  # characters of an encoded batch a URL carries; larger: session only
+MAX_LINK_OPERATIONS = 1000  # operations a link's batch holds at most (repeats compress well)
+# The fields the builder writes in each kind of operation (the spec's others, such as
+# ``identity``, ``context``, ``vend_credentials`` or ``branch``, never come from a link).
+LINK_FIELDS: dict[str, frozenset[str]] = {
+    DECLARE: frozenset({"id", "location", "properties"}),
+    CREATE_VERSION: frozenset(
+        {"id", "version", "manifest_path", "manifest_size", "e_tag", "metadata", "naming_scheme"}
+    ),
+    DELETE_VERSIONS: frozenset({"id", "ranges"}),
+    DEREGISTER: frozenset({"id"}),
+}
 
 
 _LINK_PREFIX = "1."  # the encoding's version
@@ -212,7 +223,9 @@ def encode_batch(operations: Sequence[Operation]) -> str | None:
 
 def decode_batch(text: str) -> list[Operation]:
     """The operations :func:`encode_batch` encoded; each one checked by the spec's shape and
-    the id rule. ``InvalidInputError`` for anything else (a damaged or foreign link)."""
+    the id rule, of the fields the builder writes (:data:`LINK_FIELDS`), at most
+    :data:`MAX_LINK_OPERATIONS` of them. ``InvalidInputError`` for anything else (a damaged
+    or foreign link)."""
     bad = InvalidInputError("The batch in the link cannot be read (damaged or not a batch).")
     if (
         not isinstance(text, str)
@@ -226,12 +239,20 @@ def decode_batch(text: str) -> list[Operation]:
             base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)), 1 << 20
         )
         data = json.loads(raw)
-    except (ValueError, zlib.error):
+    except (ValueError, zlib.error, RecursionError):
         raise bad from None
     if not isinstance(data, list) or not all(isinstance(op, dict) and len(op) == 1 for op in data):
         raise bad
+    if len(data) > MAX_LINK_OPERATIONS:
+        raise InvalidInputError(
+            f"The batch in the link holds {len(data):,} operations; a link holds at most "
+            f"{MAX_LINK_OPERATIONS:,}."
+        )
     try:
         for op in data:
+            kind, body = next(iter(op.items()))
+            if not isinstance(body, dict) or not set(body) <= LINK_FIELDS.get(kind, frozenset()):
+                raise bad
             CommitTableOperation.model_validate(op)
             ids.check_id(body_of(op).get("id"))
     except (ValueError, InvalidInputError):

@@ -28,6 +28,7 @@ from lance_namespace.errors import ErrorCode, TableNotFoundError
 from backend.rules import ids, version_ranges
 from backend.services.namespaces import schema_frame
 from backend.services.versions import list_versions
+from backend.spec import catalog_views
 from backend.spec.fields import epoch_millis
 from backend.spec.paging import iter_all
 
@@ -47,7 +48,7 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     try:
         found = dict(iter_all(ns.list_table_branches, ListTableBranchesRequest(id=tid), "branches"))
     except TableNotFoundError:  # pylance cannot open a declared table's (absent) dataset
-        if not _declared_only(ns, tid):
+        if not catalog_views.declared_only(ns, tid):
             raise
         found = {}
     rows = [
@@ -66,13 +67,6 @@ def list_branches(ns: LanceNamespace, table_id: Sequence[str]) -> pd.DataFrame:
     frame["manifest_size"] = frame["manifest_size"].astype("Int64")
     frame["created"] = pd.to_datetime(frame["created"], unit="ms", utc=True)
     return frame.sort_values(["created", "branch"]).reset_index(drop=True)
-
-
-def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
-    desc = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
-    if desc.is_only_declared is not None:
-        return bool(desc.is_only_declared)
-    return desc.version is None and desc.var_schema is None
 
 
 def branch_names(ns: LanceNamespace, table_id: Sequence[str]) -> list[str]:

@@ -58,7 +58,6 @@ from typing import Any
 
 import pandas as pd
 from lance_namespace import (
-    DescribeTableRequest,
     GetTableStatsRequest,
     LanceNamespace,
     ListTablesRequest,
@@ -69,6 +68,7 @@ from .. import capabilities
 from ..branch_view import branch_of
 from ..capabilities import opens_datasets
 from ..errors import describe_error
+from ..spec import catalog_views
 from ..spec.paging import list_all
 from ..text import human_bytes, plural
 from . import index_overview as ixs
@@ -368,15 +368,6 @@ def _live(fragments: Sequence[Any]) -> int:
     )
 
 
-def _declared_only(ns: LanceNamespace, table_id: list[str]) -> bool:
-    """DescribeTable (with its detailed metadata) says the table is declared only: no data,
-    no version (the rule of ``table_stats``)."""
-    resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
-    if resp.is_only_declared is not None:
-        return bool(resp.is_only_declared)
-    return resp.version is None and resp.var_schema is None
-
-
 def _rest_figures(
     ns: LanceNamespace,
     table_id: list[str],
@@ -390,7 +381,7 @@ def _rest_figures(
     try:
         stats = ns.get_table_stats(GetTableStatsRequest(id=table_id))
     except LanceNamespaceError:
-        if _declared_only(ns, table_id):
+        if catalog_views.declared_only(ns, table_id):
             raise InvalidTableStateError("declared only") from None
         raise
     fig = _Figures(backend=capabilities(ns).kind)

@@ -228,7 +228,7 @@ class DropPreview(html_tables.FieldsTable):
 def drop_preview(ns: LanceNamespace, table_id: Sequence[str]) -> DropPreview:
     tid = ids.check_id(table_id)
     desc = ns.describe_table(DescribeTableRequest(id=tid, load_detailed_metadata=True))
-    declared = bool(getattr(desc, "is_only_declared", False))
+    declared = catalog_views.is_declared_only(desc)
     latest = None if declared else catalog_views.latest_version(ns, tid)
     root = getattr(ns, "local_path", None)
     files = size = None

@@ -29,6 +29,7 @@ from backend.arrow.types import arrow_type_str
 from backend.rules import ids
 
 from ..capabilities import opens_datasets
+from ..spec import catalog_views
 from ..spec.fields import whole_number
 from ..spec.paging import Listing, iter_all, list_all
 
@@ -326,10 +327,7 @@ def describe_table(
     """
     table_id = list(table_id)
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
-    if resp.is_only_declared is not None:
-        declared = bool(resp.is_only_declared)
-    else:
-        declared = resp.version is None and resp.var_schema is None
+    declared = catalog_views.is_declared_only(resp)
     problems: list[str] = []
     rows: int | None = None
     if count_rows and not declared:

@@ -38,6 +38,7 @@ from lance_namespace.errors import InvalidTableStateError, LanceNamespaceError
 from ..capabilities import opens_datasets
 from ..errors import describe_error
 from ..rules.connect_options import object_store_kind
+from ..spec import catalog_views
 from ..spec.fanout import IN_FLIGHT
 from ..spec.fields import epoch_time, whole_number
 from . import health as hs
@@ -205,12 +206,7 @@ def _rest_stats(ns: LanceNamespace, table_id: list[str], memo: VersionMemo) -> T
     (DescribeTableVersion). A figure no answer gives stays ``None`` (never 0). Read once per
     version (:func:`version_key`)."""
     resp = ns.describe_table(DescribeTableRequest(id=table_id, load_detailed_metadata=True))
-    declared = (
-        bool(resp.is_only_declared)
-        if resp.is_only_declared is not None
-        else resp.version is None and resp.var_schema is None
-    )
-    if declared:
+    if catalog_views.is_declared_only(resp):
         return TableStats(declared=True)
     meta: Mapping[str, Any] = resp.metadata or {}
     location = resp.location or "/".join(table_id)

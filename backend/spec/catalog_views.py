@@ -41,6 +41,25 @@ from backend.rules.batch_rules import operations_of
 from backend.spec.paging import list_all
 
 
+def is_declared_only(described: Any) -> bool:
+    """Whether a DescribeTable answer made with ``load_detailed_metadata`` is of a table
+    declared only (no data, no version): its ``is_only_declared`` where the server says,
+    else no version and no schema. The one reading of that answer."""
+    flag = getattr(described, "is_only_declared", None)
+    if flag is not None:
+        return bool(flag)
+    return getattr(described, "version", None) is None and (
+        getattr(described, "var_schema", None) is None
+    )
+
+
+def declared_only(ns: Any, table_id: Sequence[str]) -> bool:
+    """Whether table ``table_id`` is declared only (one DescribeTable, :func:`is_declared_only`)."""
+    return is_declared_only(
+        ns.describe_table(DescribeTableRequest(id=list(table_id), load_detailed_metadata=True))
+    )
+
+
 def latest_version(ns: Any, table_id: Sequence[str], branch: str | None = None) -> int | None:
     """A table's latest version, read fresh from any namespace (``None``: it has none, e.g.
     declared only): DescribeTable's version, else the highest ListTableVersions entry. On a

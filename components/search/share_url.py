@@ -15,6 +15,7 @@ from lance_namespace.errors import InvalidInputError
 from backend.branch_view import MAIN
 from backend.rules import query_rules
 from backend.services.search.query import VECTOR_QUERY_PARAMS
+from backend.text import is_digits
 from components import state
 from components.snippets import connect_args, search_snippets
 
@@ -60,10 +61,9 @@ def parse_share_params(query: Mapping[str, str]) -> dict[str, Any]:
                 raise InvalidInputError(f"{key} must be true or false, got {text!r}")
             out[key] = text.lower() == "true"
         else:
-            try:
-                out[key] = int(text)
-            except ValueError:
-                raise InvalidInputError(f"{key} must be a whole number, got {text!r}") from None
+            if not is_digits(text):  # ASCII digits only: int() takes "٣", "1_0" and " 7 "
+                raise InvalidInputError(f"{key} must be a whole number, got {text!r}")
+            out[key] = int(text)
     problems = query_rules.query_problems(
         SimpleNamespace(**{k: v for k, v in out.items() if k != "text"})
     )

@@ -17,6 +17,7 @@ from components import feedback, state
 from components.cache import cached, table_scope
 from components.search.share_url import SHARE_KEYS, parse_share_params
 from components.search.vector import SOURCE_TEXT
+from components.tables.selection import drop_linked_value
 
 TAB_PREVIEW = "Data preview"
 TAB_VECTOR = "Vector search"
@@ -100,9 +101,31 @@ def render_table_summary(info: SearchTable) -> None:
     st.caption(feedback.as_text(" · ".join(parts)))
 
 
+def _check_linked_version(latest: int | None) -> None:
+    """``?version=`` read by the one rule of a linked version (``state.as_version``) before
+    the number box parses it: the box takes whatever Python's ``float`` takes ("١" or "1.9"
+    as version 1, "inf" as an error). A number that is no version, or beyond the latest,
+    leaves the link with a warning (the latest is read); " 1 " or "v1" reads as "1"."""
+    raw = st.query_params.get(state.QP_VERSION)
+    if raw is None:
+        return
+    number = state.as_version(raw)
+    if number is not None and (latest is None or number <= latest):
+        if raw != str(number):
+            st.query_params[state.QP_VERSION] = str(number)
+        return
+    drop_linked_value(state.QP_VERSION)
+    reads = f"the latest ({latest}) is read" if latest else "the latest is read"
+    if number is None:
+        feedback.show("warning", f"{raw} is not a version number (1, 2, 3, …); {reads}.")
+    else:
+        feedback.show("warning", f"Version {number} does not exist; {reads}.")
+
+
 def render_version_input(info: SearchTable) -> int | None:
     """The version every panel reads (empty: the latest), bound to ``?version=``."""
     latest = info.latest_version
+    _check_linked_version(latest)
     value = st.columns([1, 3])[0].number_input(
         "Version (empty: latest)",
         min_value=1,

@@ -4,13 +4,18 @@ table's details.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+from lance_namespace.errors import LanceNamespaceError, TableNotFoundError
+
+from backend.rules import ids
 from backend.services import namespaces as nsv
 from backend.spec.paging import Listing
 from components import feedback
 from components.cache import CATALOG, NAMESPACES, cached, shared, table_scope
+
+T = TypeVar("T")
 
 
 @cached(lambda parent: NAMESPACES)
@@ -60,3 +65,30 @@ def table_detail(ns: Any, table_id: tuple[str, ...], branch: str = "main") -> ns
 
 
 TREE_MAX_NODES = 200  # namespaces the tree on the page shows at most (one button each)
+
+
+def read_table(
+    fn: Callable[..., T], table_id: Sequence[str], branch: str, *, action: str
+) -> T | None:
+    """``fn(table_id, branch)`` as ``feedback.run`` calls it, except that a table declared
+    only (the engine then answers "not found" with its storage path) is said to be so, as
+    the other pages say it: an info, no error. ``None`` when nothing could be read."""
+    tid = tuple(table_id)
+    try:
+        return fn(tid, branch)
+    except TableNotFoundError as err:
+        try:
+            declared = table_detail(tid, branch).declared_only
+        except LanceNamespaceError:
+            declared = False
+        if declared:
+            feedback.show(
+                "info",
+                f"{ids.display_id(tid)} is declared only: it has no data yet (an import or a "
+                "first version gives it some).",
+            )
+        else:
+            feedback.failed(err, action=action)
+    except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
+        feedback.failed(err, action=action)
+    return None

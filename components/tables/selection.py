@@ -101,6 +101,23 @@ def _one_update(removed: list[str], changed: dict[str, list[str]], *, send: bool
     return True
 
 
+def drop_linked_value(key: str) -> None:
+    """Take ``key`` out of the URL and out of the values Streamlit seeds a widget bound to
+    the URL with on its first run (it keeps the URL the session opened with): a linked value
+    refused by the console's rule never reaches the widget's own parser."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as params:
+            initial = getattr(params, "_initial_query_params", None)
+            if isinstance(initial, dict):
+                initial.pop(key, None)
+    except ImportError:  # pragma: no cover - another Streamlit: the URL alone
+        pass
+    if key in st.query_params:
+        del st.query_params[key]
+
+
 def _page_run_ctx() -> Any | None:
     """The context of this run when it is a whole page's run (the frame, which ends it with
     :func:`send_owed_url`, runs in it); ``None`` in a fragment's run or outside a run."""

@@ -165,6 +165,16 @@ def render_add_operation(
         feedback.show("error", refused)
 
 
+def _move(index: int, delta: int) -> None:
+    """A button's callback: the batch as it is when clicked, one operation moved (each
+    button holds its index only: copies of the batch per button grew as its square)."""
+    state.set_operations(bb.move(state.operations(), index, delta))
+
+
+def _remove(index: int) -> None:
+    state.set_operations(bb.remove(state.operations(), index))
+
+
 def render_operation_list(
     operations: Sequence[dict[str, Any]], problems: Sequence[bb.Problem] | None, delimiter: str
 ) -> None:
@@ -190,17 +200,17 @@ def render_operation_list(
             up.button(
                 f"Move operation {i + 1} up", icon=":material/arrow_upward:", key=f"{at}.up",
                 disabled=i == 0, help="Move up",
-                on_click=state.set_operations, args=(bb.move(operations, i, -1),),
+                on_click=_move, args=(i, -1),
             )  # fmt: skip
             last = i == len(operations) - 1
             down.button(
                 f"Move operation {i + 1} down", icon=":material/arrow_downward:", key=f"{at}.down",
                 disabled=last, help="Move down",
-                on_click=state.set_operations, args=(bb.move(operations, i, +1),),
+                on_click=_move, args=(i, +1),
             )  # fmt: skip
             rm.button(
                 f"Remove operation {i + 1}", icon=":material/close:", key=f"{at}.remove",
-                help="Remove", on_click=state.set_operations, args=(bb.remove(operations, i),),
+                help="Remove", on_click=_remove, args=(i,),
             )  # fmt: skip
 
 

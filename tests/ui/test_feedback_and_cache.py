@@ -45,6 +45,24 @@ def test_as_text_breaks_icon_shortcodes_and_keeps_lines() -> None:
         assert plain(feedback.as_text(text)) == text
 
 
+def test_as_text_shows_characters_that_would_turn_or_hide_text_as_code_points() -> None:
+    """A name holding U+202E (right-to-left override) turned the rest of a message around
+    in the browser; a control character showed nothing."""
+    shown = plain(feedback.as_text("\u202eabc is not a version\x00 number\u2066\tok"))
+    assert shown == "<U+202E>abc is not a version<U+0000> number<U+2066>\tok"
+
+
+def test_as_text_shortens_a_word_longer_than_a_message_should_be() -> None:
+    """A 100,000-character name from a link was repeated whole in an alert (100 KB)."""
+    long = "x" * 100_000
+    shown = plain(feedback.as_text(f"Listing {long} failed. Namespace not found"))
+    assert len(shown) < 300
+    assert shown.startswith("Listing " + "x" * 120 + "…") and "(100,000 characters)" in shown
+    assert shown.endswith(" failed. Namespace not found")
+    word = "y" * feedback.LONG_WORD  # at the bound: as typed
+    assert plain(feedback.as_text(word)) == word
+
+
 # Streamlit's markdown typography: its frontend's replacements in text nodes (not code), e.g.
 # ``qty >= 3`` shown as ``qty ≥ 3``, escaped or not.
 _STREAMLIT_TYPOGRAPHY = re.compile(r"(^|\s)(<->|->|<-|--|>=|<=|~=)(\s|$)")

@@ -1350,3 +1350,48 @@ def test_a_sample_drawn_among_the_first_rows_says_so() -> None:
         "2 sampled rows (drawn among the first 10,000,001 of 13,489,334 rows), each searched "
         "without itself, at version 4; settings: nprobes=8"
     ) in texts(at)
+
+
+@pytest.mark.parametrize("linked", ["١", "1.9", "inf", "1e999", "99999", "0"])
+def test_a_linked_version_that_is_no_version_reads_the_latest_and_says_so(
+    make_app, linked: str
+) -> None:
+    """The version box parsed ``?version=`` with Python's ``float``: "١" (Arabic-Indic one)
+    and "1.9" showed version 1's rows with no word, "inf" raised ``OverflowError``, and
+    "99999" or "0" left the link silently. The link's version is read by the one rule now:
+    the latest is read, and a warning says why."""
+    at = search_page(make_app, ns="sales", table="orders", version=linked)
+    assert at.number_input(key="version").value is None
+    assert "version" not in at.query_params
+    said = " ".join(alerts(at, "warning"))
+    assert f"{linked} is not a version number" in said or f"Version {linked} does not exist" in (
+        said
+    ), said
+    assert "latest version" in texts(at)  # the preview reads the latest
+
+
+def test_a_linked_version_with_spaces_reads_as_its_number(make_app) -> None:
+    at = search_page(make_app, ns="sales", table="orders", version=" 2 ")
+    assert at.number_input(key="version").value == 2
+    assert at.query_params["version"] in ("2", ["2"])
+    assert not alerts(at, "warning")
+
+
+def test_a_declared_table_is_said_to_be_declared_only_not_an_engine_error(make_app) -> None:
+    """Search & tune and Indexes showed lance's "Table not found: Failed to open table at
+    'file:///…'" for a declared-only table, which the other pages call declared only."""
+    for page in (PAGE, "indexes"):
+        at = make_app(page, query_params={"ns": "sales", "table": "pending"})
+        assert_no_exception(at)
+        assert not alerts(at, "error"), alerts(at, "error")
+        assert any("sales › pending is declared only" in i for i in alerts(at, "info"))
+
+
+@pytest.mark.parametrize("value", ["٣", "1_0", " 7 ", "+2"])
+def test_a_shared_setting_takes_ascii_digits_only(value: str) -> None:
+    from lance_namespace.errors import InvalidInputError
+
+    from components.search.share_url import parse_share_params
+
+    with pytest.raises(InvalidInputError, match="must be a whole number"):
+        parse_share_params({"column": "vec", "k": value})

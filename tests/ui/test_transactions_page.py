@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lance_namespace import CreateNamespaceRequest
@@ -647,3 +648,53 @@ def test_a_commit_the_preflight_refuses_is_in_the_audit_log(
     assert [t["id"] for t in entry.tables] == [["sales", "orders"]]
     assert entry.connection == ui_env.name and entry.connection != "default"
     assert entry.target == str(ui_env) and entry.role == "admin"
+
+
+def _link(data: Any) -> str:
+    import base64
+    import json
+    import zlib
+
+    raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+    return "1." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        # fields the builder never writes: the commit would have carried them
+        (
+            [{"declare_table": {"id": ["sales", "x"], "identity": {"api_key": "k"}}}],
+            "cannot be read",
+        ),
+        ([{"deregister_table": {"id": ["sales", "orders"], "branch": "b"}}], "cannot be read"),
+        # nesting Python's JSON reader cannot follow: RecursionError before
+        (b"[" * 100_000 + b"]" * 100_000, "cannot be read"),
+        # repeats compress to a short link; each one drew three buttons holding the whole batch
+        ([{"deregister_table": {"id": ["sales", "orders"]}}] * 1001, "a link holds at most 1,000"),
+    ],
+)
+def test_a_link_batch_the_builder_did_not_write_is_refused(make_app, data: Any, said: str) -> None:
+    at = make_app("transactions", query_params={**QP, state.QP_BATCH: _link(data)})
+    assert_no_exception(at)
+    assert ops(at) == []
+    assert any(said in w for w in alerts(at, "warning")), alerts(at, "warning")
+
+
+def test_moving_and_removing_operations_reads_the_batch_when_clicked(app) -> None:
+    at = add(app, "declare_table", "sales$a1")
+    at = add(at, "declare_table", "sales$a2")
+    at = add(at, "declare_table", "sales$a3")
+    at.button(key=f"{state.Txn.OPS}.2.up").click().run()
+    assert [bb.body_of(o)["id"][-1] for o in ops(at)] == ["a1", "a3", "a2"]
+    at.button(key=f"{state.Txn.OPS}.0.remove").click().run()
+    assert [bb.body_of(o)["id"][-1] for o in ops(at)] == ["a3", "a2"]
+    at.button(key=f"{state.Txn.OPS}.0.down").click().run()
+    assert [bb.body_of(o)["id"][-1] for o in ops(at)] == ["a2", "a3"]
+
+
+def test_the_guide_on_a_namespace_without_the_demo_tables_is_an_info(make_app) -> None:
+    at = make_app("transactions", query_params={**QP, "tab": "demo"})
+    assert_no_exception(at)
+    assert not alerts(at, "error"), alerts(at, "error")
+    assert any("the guided demo needs" in i.lower() for i in alerts(at, "info"))
