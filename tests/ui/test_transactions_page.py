@@ -691,10 +691,3 @@ def test_moving_and_removing_operations_reads_the_batch_when_clicked(app) -> Non
     assert [bb.body_of(o)["id"][-1] for o in ops(at)] == ["a3", "a2"]
     at.button(key=f"{state.Txn.OPS}.0.down").click().run()
     assert [bb.body_of(o)["id"][-1] for o in ops(at)] == ["a2", "a3"]
-
-
-def test_the_guide_on_a_namespace_without_the_demo_tables_is_an_info(make_app) -> None:
-    at = make_app("transactions", query_params={**QP, "tab": "demo"})
-    assert_no_exception(at)
-    assert not alerts(at, "error"), alerts(at, "error")
-    assert any("the guided demo needs" in i.lower() for i in alerts(at, "info"))
