@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator, Sequence
@@ -56,13 +58,14 @@ import pyarrow as pa
 from lance import LanceOperation
 from lance.dataset import Transaction
 from lance.fragment import FragmentMetadata, write_fragments
-from lance_namespace.errors import ErrorCode
+from lance_namespace.errors import ErrorCode, LanceNamespaceError
 
 from backend.rules import ids
 
 from ..errors import invalid, make
 from ..locations import to_local_path
 from ..rules.location_rules import CONSOLE_DIR, STAGING_DIR
+from ..spec.fields import epoch_time, whole_number
 from ..text import plural
 from . import txn_store
 from .batch import context, manifest_name
@@ -121,15 +124,81 @@ class StagedChange:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StagedChange:
+        """A staged change from its record, every value checked (:func:`record_problem`):
+        records lie under the root, where other writers reach."""
         known = {f.name for f in fields(cls)}
         required = {f.name for f in fields(cls) if f.default is MISSING}
         missing = sorted(required - set(data))
         if missing:
             raise invalid(f"not a staged change (missing {', '.join(missing)})")
+        problem = record_problem(data)
+        if problem is not None:
+            raise invalid(f"not a staged change of this console: {problem}")
         values = {k: data[k] for k in known if k in data}
-        values["table_id"] = tuple(str(p) for p in data["table_id"])
-        values["files"] = tuple(str(f) for f in data["files"])
+        values["table_id"] = tuple(data["table_id"])
+        values["files"] = tuple(data["files"])
         return cls(**values)
+
+
+_STAGING_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex: the id of a staging and its files
+# What staging writes, relative to the table: data files, deletion files, the transaction
+# file and the preview manifest (a detached version).
+_STAGED_FILE = re.compile(
+    r"data/[^/]+|_deletions/[^/]+|_transactions/[^/]+\.txn|_versions/d[0-9]+\.manifest"
+)
+_COUNTS = ("version", "based_on", "manifest_size", "rows_before", "rows_after")
+U64_MAX = 2**64 - 1  # a detached version's number has its high bit set
+_TEXTS = ("manifest_path", "location", "sha256", "staged_at", "summary", "operation", "kind")
+
+
+def is_staging_id(value: Any) -> bool:
+    return isinstance(value, str) and _STAGING_ID.fullmatch(value) is not None
+
+
+def record_problem(data: dict[str, Any]) -> str | None:
+    """Why a staged change's record is not one this console wrote (``None``: it is): its
+    id, its table's id, its counts (whole numbers, a version from 1), its texts, its time
+    (ISO 8601 with a zone), its kind, and each file it names (a path relative to the table,
+    of a kind staging writes: never ``..``, never outside the table)."""
+    if not is_staging_id(data.get("id")):
+        return "its id"
+    table_id = data.get("table_id")
+    if not isinstance(table_id, list) or not all(isinstance(p, str) for p in table_id):
+        return "its table id"
+    try:
+        ids.check_id(table_id)
+    except LanceNamespaceError:
+        return "its table id"
+    for name in _COUNTS:
+        if whole_number(data.get(name)) is None or isinstance(data.get(name), str):
+            return f"its {name}"
+    preview = data.get("preview_version")
+    if not isinstance(preview, int) or isinstance(preview, bool) or not 1 <= preview <= U64_MAX:
+        return "its preview_version"
+    if data["version"] < 1:
+        return "its version"
+    for name in _TEXTS:
+        if not isinstance(data.get(name), str):
+            return f"its {name}"
+    if data["kind"] not in KINDS:
+        return "its kind"
+    if not isinstance(data.get("predicate"), (str, type(None))):
+        return "its predicate"
+    try:
+        at = datetime.fromisoformat(data["staged_at"])
+    except ValueError:
+        return "its time"
+    if at.tzinfo is None:
+        return "its time"
+    files = data.get("files")
+    if not isinstance(files, list):
+        return "its files"
+    for rel in files:
+        if not (isinstance(rel, str) and _STAGED_FILE.fullmatch(rel)) or any(
+            part in (".", "..") for part in rel.split("/")
+        ):
+            return f"the file {rel!r}"
+    return None
 
 
 # -- the root's files: local paths or object keys ----------------------------------------------
@@ -432,9 +501,39 @@ def open_preview(ns: Any, staged: StagedChange) -> lance.LanceDataset:
     """The staged change as a dataset (its detached version): rows, schema, counts, checks,
     read before anything is published."""
     ctx = _ctx(ns)
+    _check_owned(ns, staged)
     return lance.dataset(
         staged.location, version=staged.preview_version, storage_options=ctx.storage_options
     )
+
+
+def _owned_problem(ns: Any, staged: StagedChange) -> str | None:
+    """Why ``staged`` is not a change of its table here (``None``: it is): its record names
+    another location than the table's (a record written by hand could name any dataset)."""
+    try:
+        location = ns.table_location(list(staged.table_id))
+    except LanceNamespaceError:
+        return f"table {ids.display_id(list(staged.table_id))} is not found"
+    if staged.location != location:
+        return f"its record names {staged.location!r}, not the table's location"
+    return None
+
+
+def _check_owned(ns: Any, staged: StagedChange) -> None:
+    problem = _owned_problem(ns, staged)
+    if problem is not None:
+        raise invalid(f"the staged change {staged.id} is not this table's: {problem}")
+
+
+def _others_files(ctx: Ctx, staged: StagedChange) -> set[str]:
+    """The files other staged changes of the same table name: never removed with this one
+    (a record copying another's files must not take them)."""
+    out: set[str] = set()
+    for entry in _entries(ctx):
+        same_table = entry.get("location") == staged.location and entry.get("state") == "staged"
+        if same_table and entry.get("id") != staged.id and isinstance(entry.get("files"), list):
+            out.update(str(f) for f in entry["files"])
+    return out
 
 
 # -- discard and cleanup -------------------------------------------------------------------------
@@ -491,7 +590,7 @@ def _drop(files: _Files, staged: StagedChange, *, published: bool) -> list[str]:
     manifest only when it was (the rest belongs to the table now)."""
     so = files.ctx.storage_options or None
     table = files.table(staged.location)
-    names = set(staged.files)
+    names = set(staged.files) - _others_files(files.ctx, staged)
     if published:
         names = {f"_versions/d{staged.preview_version}.manifest"} & names
     removed = _remove_unreferenced(files, table, staged.location, so, names)
@@ -518,7 +617,7 @@ def list_staged(ns: Any, table_id: Sequence[str] | None = None) -> list[StagedCh
             continue
         with contextlib.suppress(Exception):
             staged = StagedChange.from_dict(entry)
-            if key is None or staged.table_id == key:
+            if (key is None or staged.table_id == key) and _owned_problem(ns, staged) is None:
                 out.append(staged)
     return sorted(out, key=lambda s: (s.staged_at, s.id))
 
@@ -531,6 +630,7 @@ def discard(ns: Any, staged: StagedChange) -> list[str]:
     files = _Files(ctx)
     registry = _registry(ctx)
     with _exclusive(ns, ctx, [staged.table_id]):
+        _check_owned(ns, staged)
         table = files.table(staged.location)
         if _published(files, table, staged):
             raise invalid(
@@ -581,10 +681,11 @@ def sweep(
             if _abandoned(entry, now) and (wanted is None or tuple(entry["table_id"]) == wanted):
                 removed += _drop_abandoned(files, registry, entry)
                 discarded.append(str(entry["txn_id"]))
-            continue  # else being staged now
+            continue  # else being staged now, or not a staging of this console
         try:
             staged = StagedChange.from_dict(entry)
-        except Exception:  # noqa: BLE001 - not a staged change: left alone
+        except LanceNamespaceError as err:  # not a staged change of this console: left alone
+            _leave(entry, str(err))
             continue
         if wanted is None or staged.table_id == wanted:
             entries.append(staged)
@@ -592,6 +693,15 @@ def sweep(
         return Swept(tuple(discarded), (), (), tuple(removed))
     with _exclusive(ns, ctx, [s.table_id for s in entries]):
         for staged in entries:
+            try:
+                location = ns.table_location(list(staged.table_id))
+            except LanceNamespaceError:  # the table is gone, and its files with it
+                registry.delete(staged.id)
+                discarded.append(staged.id)
+                continue
+            if staged.location != location:  # a record naming another dataset: left alone
+                _leave({"id": staged.id}, f"its record names {staged.location!r}")
+                continue
             table = files.table(staged.location)
             if _published(files, table, staged):
                 removed += _drop(files, staged, published=True)
@@ -608,11 +718,26 @@ def sweep(
 
 
 def _abandoned(entry: dict[str, Any], now: datetime) -> bool:
-    """A staging that never finished (its process died) a day ago or more."""
-    updated = entry.get("updated_at")
-    if not isinstance(updated, int) or not isinstance(entry.get("table_id"), list):
+    """A staging of this console (its id names its files) that never finished (its process
+    died) a day ago or more."""
+    updated = epoch_time(entry.get("updated_at"))
+    table_id = entry.get("table_id")
+    if updated is None or not is_staging_id(entry.get("txn_id")):
         return False
-    return now - datetime.fromtimestamp(updated / 1000, UTC) > KEEP_UNPUBLISHED
+    if not isinstance(table_id, list) or not all(isinstance(p, str) for p in table_id):
+        return False
+    return now - updated > KEEP_UNPUBLISHED
+
+
+_LEFT: set[str] = set()  # records left as they are, said once per process
+LOG = logging.getLogger(__name__)
+
+
+def _leave(entry: dict[str, Any], why: str) -> None:
+    key = str(entry.get("id") or entry.get("txn_id"))
+    if key not in _LEFT:
+        _LEFT.add(key)
+        LOG.warning("staged-change record %s left as it is: %s", key[:80], why)
 
 
 def _drop_abandoned(

@@ -242,8 +242,10 @@ class FileTxnStore(TxnStore):
         for p in sorted(self.directory.glob("*.json")):
             if p.name.startswith(".tmp-"):
                 continue
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 out.append(_text(p.read_bytes()))
+            except OSError:  # removed meanwhile, or not a file (a directory named *.json)
+                continue
         return out
 
 

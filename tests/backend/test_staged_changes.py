@@ -414,3 +414,99 @@ def test_cleanup_removes_a_staging_abandoned_long_ago(local_root: Root, tmp_path
     assert swept.discarded == (sid,)
     assert local_root.files() == files
     assert not record.exists() and fresh.exists()  # a staging still running is left alone
+
+
+# -- records written by someone else --------------------------------------------------------------
+def _record_dir(root: Path) -> Path:
+    return root / "_console" / "staged"
+
+
+def _forge(root: Path, name: str, record: dict[str, Any]) -> None:
+    """A record written by hand as the registry writes its own (``<name>.json``, its
+    ``txn_id`` the record's id)."""
+    import json
+
+    _record_dir(root).mkdir(parents=True, exist_ok=True)
+    record = {"txn_id": record.get("id", name), **record}
+    (_record_dir(root) / f"{name}.json").write_text(json.dumps(record))
+
+
+def test_a_forged_record_deletes_nothing_it_did_not_stage(local_root: Root, tmp_path: Path) -> None:
+    """A record under ``_console/staged`` is read back by discard, the cleanup and the
+    preview. One written by hand named "../../victim.txt" among its files, another writer's
+    data file, or a dataset outside the root as its location: each was deleted, and the
+    preview read that dataset. A staging record whose id was "../../important" made the
+    cleanup delete that file and a whole directory outside the root. A copy of a real record
+    under another id, discarded, took the real change's files, and publishing the real one
+    then left the table unreadable. Now every value of a record is checked, its location must
+    be its table's, and files another record names stay."""
+    root = tmp_path / "root"
+    ns = local_root.ns
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    important = tmp_path / "important.manifest"
+    important.write_text("keep")
+    (tmp_path / "victim_dir").mkdir()
+    (tmp_path / "victim_dir" / "f").write_text("keep")
+    outside = tmp_path / "outside.lance"
+    lance.write_dataset(pa.table({"ssn": ["123-45-6789"]}), str(outside))
+    real = bb.stage_change(ns, T, append=pa.table({"id": [50], "price": [0.5], "tag": ["w"]}))
+    record = real.to_dict() | {"state": "staged"}
+    stale = "2000-01-01T00:00:00+00:00"
+    in_flight = "data/other-writer-in-flight.lance"
+    table_dir = Path(local_root.location.removeprefix("file://"))
+    (table_dir / in_flight).write_text("another writer's")
+    _forge(root, "a" * 32, record | {"id": "a" * 32, "files": ["../../victim.txt", in_flight],
+                                 "based_on": 0, "staged_at": stale})  # fmt: skip
+    _forge(root, "b" * 32, record | {"id": "b" * 32, "location": f"file://{outside}",
+                                 "files": ["data/x.lance"], "staged_at": stale})  # fmt: skip
+    _forge(root, "c" * 32, record | {"id": "c" * 32, "sha256": "0" * 64})  # a copy of the real one
+    for sid in ("../../important", "/../../../victim_dir"):
+        _forge(root, sid.replace("/", "_"), {"state": "staging", "txn_id": sid, "table_id": T,
+                                             "location": "x", "updated_at": 0})  # fmt: skip
+    files = local_root.files()
+    listed = {s.id for s in bb.list_staged(ns)}
+    assert listed == {real.id, "c" * 32}  # the others are not staged changes of this console
+    copy = next(s for s in bb.list_staged(ns) if s.id == "c" * 32)
+    bb.discard_staged(ns, copy)
+    bb.cleanup_staged(ns)
+    lifecycle_files = local_root.files()
+    assert {k: v for k, v in lifecycle_files.items() if not k.startswith("_staging/")} == {
+        k: v for k, v in files.items() if not k.startswith("_staging/")
+    }
+    assert victim.read_text() == important.read_text() == "keep"
+    assert (tmp_path / "victim_dir" / "f").read_text() == "keep"
+    assert (table_dir / in_flight).read_text() == "another writer's"
+    forged_preview = bb.as_staged(record | {"id": "d" * 32, "location": f"file://{outside}"})
+    with pytest.raises(InvalidInputError, match="not this table's"):
+        staged_changes.staging.open_preview(ns, forged_preview)
+    # the real change is whole: published, the table reads its rows
+    bb.commit(ns, [bb.staged_op(real)])
+    assert read_latest(ns)[:2] == (2, 13)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"staged_at": 5},
+        {"staged_at": None},
+        {"staged_at": "2020-01-01T00:00:00"},  # no zone
+        {"version": "abc"},
+        {"location": 7},
+        {"manifest_path": 7},
+        {"preview_version": "x"},
+        {"files": ["data"]},
+        {"files": ["data/."]},
+    ],
+)
+def test_a_damaged_record_is_left_out_not_raised(local_root: Root, change: dict[str, Any]) -> None:
+    """One record with a value of the wrong type made the listing and the cleanup of every
+    table raise (TypeError, OverflowError, IsADirectoryError...)."""
+    root = Path(local_root.location.removeprefix("file://")).parent
+    ns = local_root.ns
+    real = bb.stage_change(ns, T, delete="id = 1")
+    _forge(root, "e" * 32, real.to_dict() | {"state": "staged", "id": "e" * 32} | change)
+    (_record_dir(root) / "a-directory.json").mkdir()
+    assert bb.list_staged(ns) == [real]
+    assert bb.cleanup_staged(ns).kept == (real.id,)
+    assert bb.list_staged(ns) == [real]
