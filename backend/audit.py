@@ -34,6 +34,7 @@ import dataclasses
 import datetime as dt
 import io
 import json
+import math
 import os
 import threading
 import uuid
@@ -50,6 +51,7 @@ LOCK_NAME = ".audit.lock"
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 DEFAULT_KEEP = 5
 _MAX_TEXT = 300  # characters of one string kept in a summary
+_SECRET_ROOM = 4096  # characters read past it, so that a secret across the cut is still masked
 _MAX_ITEMS = 20  # items of one list (or keys of one mapping) kept in a summary
 
 OK = "ok"
@@ -161,8 +163,86 @@ class AuditEntry:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AuditEntry:
+        """An entry from its line's JSON, every field of its type (``ValueError`` naming
+        the first that is not: the log lies where other writers reach). Text that is no
+        Unicode (a lone surrogate) is read with U+FFFD in its place."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        values = {k: _clean(v) for k, v in data.items() if k in names}
+        problem = _entry_problem(values)
+        if problem is not None:
+            raise ValueError(f"not an audit entry: its {problem}")
+        return cls(**values)
+
+
+_TEXT_FIELDS = ("user", "connection", "operation", "outcome", "source", "ts")
+_OPTIONAL_TEXT = ("error_class", "error_message", "transaction_id", "role", "target", "op_id")
+_MAX_REQUEST_DEPTH = 32  # a summary nests 7 levels (summarize); deeper is no entry's
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with every text valid Unicode (lone surrogates replaced)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean(str(k)): _clean(v) for k, v in value.items()}
+    return value
+
+
+def _depth(value: Any, limit: int) -> int:
+    """How deep ``value`` nests, counted up to ``limit`` + 1."""
+    if limit < 0 or not isinstance(value, (list, dict)):
+        return 0
+    items = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(v, limit - 1) for v in items), default=0)
+
+
+def _entry_problem(values: dict[str, Any]) -> str | None:
+    for name in _TEXT_FIELDS:
+        if name in values and not isinstance(values[name], str):
+            return name
+    for name in ("user", "connection", "operation"):
+        if name not in values:
+            return name
+    for name in _OPTIONAL_TEXT:
+        if not isinstance(values.get(name), (str, type(None))):
+            return name
+    if not (
+        isinstance(values.get("ids", []), list)
+        and all(isinstance(p, str) for p in values.get("ids", []))
+    ):
+        return "ids"
+    tables = values.get("tables", [])
+    if not isinstance(tables, list) or not all(
+        isinstance(t, dict)
+        and isinstance(t.get("id"), list)
+        and all(isinstance(p, str) for p in t["id"])
+        and isinstance(t.get("kinds", []), list)
+        and all(isinstance(k, str) for k in t.get("kinds", []))
+        for t in tables
+    ):
+        return "tables"
+    duration = values.get("duration_ms")
+    if duration is not None and (
+        isinstance(duration, bool)
+        or not isinstance(duration, (int, float))
+        or not math.isfinite(duration)
+    ):
+        return "duration_ms"
+    if "ts" in values:  # as now_iso writes it: the date first, in its extended form
+        try:
+            dt.datetime.fromisoformat(values["ts"])
+            dt.date.fromisoformat(values["ts"][:10])
+        except ValueError:
+            return "ts"
+    if _depth(values.get("request"), _MAX_REQUEST_DEPTH) > _MAX_REQUEST_DEPTH:
+        return "request"
+    return None
 
 
 def _field(value: Any, name: str) -> Any:
@@ -243,7 +323,9 @@ def summarize(value: Any, *, depth: int = 0) -> Any:
         return kept
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    text = redaction.redact_text(str(value))
+    # cut before redacting (a long text costs its length in every rule), with room for a
+    # secret that starts before the summary's end, then cut to the summary
+    text = redaction.redact_text(str(value)[: _MAX_TEXT + _SECRET_ROOM])
     return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "…"
 
 
@@ -332,10 +414,10 @@ class AuditLog:
             for raw in data.splitlines():
                 try:
                     item = json.loads(raw)
-                except (ValueError, UnicodeDecodeError):
-                    continue
-                if isinstance(item, dict) and "operation" in item:
-                    out.append(AuditEntry.from_json(item))
+                    if isinstance(item, dict) and "operation" in item:
+                        out.append(AuditEntry.from_json(item))
+                except (ValueError, UnicodeDecodeError, RecursionError, OverflowError):
+                    continue  # torn, foreign or damaged: not an entry of this console
         return out
 
 

@@ -224,7 +224,11 @@ def redact_url(url: str) -> str:
 _KNOWN: set[str] = set()
 _KNOWN_LOCK = threading.Lock()
 _MIN_SECRET_LEN = 4  # shorter values would mask ordinary words
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]+@")
+# A scheme starts where a run of scheme characters starts (the look-behind): tried from every
+# letter of a long word, the search took the square of its length (80,000 letters: 5.7 s).
+_URL_PASSWORD = re.compile(
+    r"(?<![a-zA-Z0-9+.-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):[^@/\s]+@"
+)
 
 
 def register_secret(value: Any) -> None:

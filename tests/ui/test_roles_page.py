@@ -92,6 +92,25 @@ def test_admin_sees_every_write_in_the_audit_page(roles: Path) -> None:
     assert get_namespace  # the page's namespace comes from the gate (tested in test_gate)
 
 
+def test_the_audit_page_reads_past_damaged_lines(roles: Path) -> None:
+    """One line of the log with a field of the wrong type, or a time that is no date, took
+    the whole Audit page down (sorting users, the first day of the date range, the grid)."""
+    from tests.backend.test_audit import DAMAGED_LINES
+
+    log = audit.AuditLog(roles)
+    log.append(audit.AuditEntry(user="ed@example.com", connection="default",
+                                operation="declare_table", ids=["sales", "planned"]))  # fmt: skip
+    with open(log.files()[-1], "a", encoding="utf-8") as f:
+        for line in DAMAGED_LINES:
+            f.write(json.dumps(line) + "\n")
+        f.write('{"user": "\\ud800", "connection": "c", "operation": "declare_table"}\n')
+    at = app_as("ada@example.com")
+    open_page(at, "views/audit.py")
+    assert_no_exception(at)
+    assert "2 entries of 2" in texts(at)
+    assert sorted(at.dataframe[0].value["user"]) == ["ed@example.com", "\ufffd"]
+
+
 def test_audit_page_finds_a_batch_by_either_of_its_tables(roles: Path, tmp_path: Path) -> None:
     """A batch committed through the gate over two tables, and a single write of a third: the
     Audit page's table filter finds the batch by either of its tables, and shows them."""
