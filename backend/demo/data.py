@@ -163,8 +163,19 @@ class DemoSummary:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DemoSummary:
+        """The summary a marker records; ``ValueError`` for one of other shapes."""
         fields = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in fields})
+        summary = cls(**{k: v for k, v in data.items() if k in fields})
+        for name in ("tables", "namespaces", "declared", "missing"):
+            value = getattr(summary, name)
+            if not isinstance(value, list) or not all(
+                isinstance(t, list) and all(isinstance(p, str) for p in t) for t in value
+            ):
+                raise ValueError(f"the demo marker's {name} are not a list of ids")
+        for name in ("rows", "versions", "indexes"):
+            if not isinstance(getattr(summary, name), dict):
+                raise ValueError(f"the demo marker's {name} are not a mapping")
+        return summary
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -340,13 +351,15 @@ def _say(progress: Callable[[str], None] | None, message: str) -> None:
 
 
 def _read_marker(path: Path) -> DemoSummary | None:
+    """The demo's marker (``None``: none, or one this console cannot read, as a folder
+    holding something else: never built over)."""
     try:
         data = json.loads((path / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if not isinstance(data, dict) or data.get("demo_version") != DEMO_VERSION:
+            return None
+        return DemoSummary.from_json(data)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("demo_version") != DEMO_VERSION:
-        return None
-    return DemoSummary.from_json(data)
 
 
 def missing_tables(ns: LocalNamespace) -> list[list[str]]:
@@ -365,7 +378,7 @@ def is_foreign_directory(path: Path) -> bool:
     building): the demo is never built over somebody's data."""
     if not path.is_dir() or not any(path.iterdir()):
         return False
-    return _read_marker(path) is None and not (path / BUILDING_MARKER).exists()
+    return _read_marker(path) is None and not (path / BUILDING_MARKER).is_file()
 
 
 def create_demo_namespace(
@@ -386,7 +399,7 @@ def create_demo_namespace(
     if path is None:
         raise ValueError(f"the demo is built in a local directory, not {root_uri}")
     existing = _read_marker(path)
-    interrupted = (path / BUILDING_MARKER).exists()
+    interrupted = (path / BUILDING_MARKER).is_file()
     if existing is None and not interrupted:
         if is_foreign_directory(path):
             raise ValueError(

@@ -467,6 +467,33 @@ def test_foreign_directories_are_recognised(tmp_path: Path, built) -> None:
     assert (tmp_path / "data" / "precious.txt").read_text() == "keep me"
 
 
+@pytest.mark.parametrize(
+    "marker",
+    [
+        b'{"demo_version": 2}',
+        b'{"demo_version": 2, "root": "x", "tables": 5, "namespaces": [], "declared": [], '
+        b'"rows": {}, "versions": {}, "indexes": {}, "build_seconds": 1}',
+        b'{"demo_version": 2, "rows": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        None,  # the build marker a directory
+    ],
+)
+def test_a_damaged_demo_marker_is_a_folder_of_somebody_elses(tmp_path: Path, marker) -> None:
+    """The launcher said "lance-console: DemoSummary.__init__() missing 8 required positional
+    arguments", "'int' object is not iterable", "maximum recursion depth exceeded" or "[Errno
+    21] Is a directory" for a damaged marker; such a folder is now one it does not build in,
+    with the advice it gives for any folder holding files but no demo."""
+    folder = tmp_path / "d"
+    (folder / "_console").mkdir(parents=True)
+    (folder / "x.txt").write_text("user data")
+    if marker is None:
+        (folder / demo.BUILDING_MARKER).mkdir()
+    else:
+        (folder / demo.MARKER).write_bytes(marker)
+    assert demo.is_foreign_directory(folder) is True
+    with pytest.raises(SystemExit, match="holds files but no demo namespace"):
+        cli.resolve_target(None, str(folder), echo=lambda m: None)
+
+
 def test_read_only_launch(tmp_path: Path, monkeypatch) -> None:
     _, env = cli.build_command(str(tmp_path), 8600, no_browser=True, read_only=True)
     assert env[cli.READ_ONLY_ENV] == "1"
