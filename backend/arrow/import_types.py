@@ -179,7 +179,10 @@ def name_problems(names: Sequence[str]) -> list[str]:
     problems = []
     unnamed = [str(i + 1) for i, n in enumerate(names) if not n.strip()]
     if unnamed:
-        problems.append("columns without a name (column " + ", ".join(unnamed) + ")")
+        problems.append(
+            "columns without a name (column " + ", ".join(unnamed) + "): name them in the file "
+            "(pandas writes its index so; to_csv(index=False) leaves it out)"
+        )
     counts = Counter(names)
     duplicates = sorted(n for n, count in counts.items() if count > 1 and n.strip())
     if duplicates:

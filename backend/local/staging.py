@@ -69,6 +69,7 @@ from ..spec.fields import epoch_time, whole_number
 from ..text import plural
 from . import txn_store
 from .batch import context, manifest_name
+from .batch.catalog import U64_MAX
 from .batch.context import Ctx
 from .batch.durable import write_atomic
 from .batch.objects import Store, is_object_root, leased, store_for
@@ -147,7 +148,6 @@ _STAGED_FILE = re.compile(
     r"data/[^/]+|_deletions/[^/]+|_transactions/[^/]+\.txn|_versions/d[0-9]+\.manifest"
 )
 _COUNTS = ("version", "based_on", "manifest_size", "rows_before", "rows_after")
-U64_MAX = 2**64 - 1  # a detached version's number has its high bit set
 _TEXTS = ("manifest_path", "location", "sha256", "staged_at", "summary", "operation", "kind")
 
 
@@ -173,6 +173,7 @@ def record_problem(data: dict[str, Any]) -> str | None:
         if whole_number(data.get(name)) is None or isinstance(data.get(name), str):
             return f"its {name}"
     preview = data.get("preview_version")
+    # a detached version's number has its high bit set: up to u64
     if not isinstance(preview, int) or isinstance(preview, bool) or not 1 <= preview <= U64_MAX:
         return "its preview_version"
     if data["version"] < 1:
@@ -507,12 +508,20 @@ def open_preview(ns: Any, staged: StagedChange) -> lance.LanceDataset:
     )
 
 
-def _owned_problem(ns: Any, staged: StagedChange) -> str | None:
-    """Why ``staged`` is not a change of its table here (``None``: it is): its record names
-    another location than the table's (a record written by hand could name any dataset)."""
+def _table_location(ns: Any, staged: StagedChange) -> str | None:
+    """The location of ``staged``'s table now (``None``: the table is gone)."""
     try:
-        location = ns.table_location(list(staged.table_id))
+        return str(ns.table_location(list(staged.table_id)))
     except LanceNamespaceError:
+        return None
+
+
+def _owned_problem(ns: Any, staged: StagedChange, location: str | None = None) -> str | None:
+    """Why ``staged`` is not a change of its table here (``None``: it is): its table is gone,
+    or its record names another location than the table's (a record written by hand could
+    name any dataset). ``location``: the table's, when already read."""
+    location = location or _table_location(ns, staged)
+    if location is None:
         return f"table {ids.display_id(list(staged.table_id))} is not found"
     if staged.location != location:
         return f"its record names {staged.location!r}, not the table's location"
@@ -693,14 +702,14 @@ def sweep(
         return Swept(tuple(discarded), (), (), tuple(removed))
     with _exclusive(ns, ctx, [s.table_id for s in entries]):
         for staged in entries:
-            try:
-                location = ns.table_location(list(staged.table_id))
-            except LanceNamespaceError:  # the table is gone, and its files with it
+            location = _table_location(ns, staged)
+            if location is None:  # the table is gone, and its files with it
                 registry.delete(staged.id)
                 discarded.append(staged.id)
                 continue
-            if staged.location != location:  # a record naming another dataset: left alone
-                _leave({"id": staged.id}, f"its record names {staged.location!r}")
+            problem = _owned_problem(ns, staged, location)
+            if problem is not None:  # a record naming another dataset: left alone
+                _leave({"id": staged.id}, problem)
                 continue
             table = files.table(staged.location)
             if _published(files, table, staged):
