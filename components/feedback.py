@@ -43,9 +43,11 @@ _TYPOGRAPHY = re.compile(r"(?<!\S)(<->|->|<-|--|>=|<=|~=)(?!\S)")
 
 
 # Characters that change how the rest of a line shows (bidirectional overrides and
-# isolates, marks) or show nothing (controls other than line breaks and tabs): shown as their
+# isolates, marks) or show nothing (controls other than line ends and tabs): shown as their
 # code point, so a name holding U+202E cannot turn the rest of a message around.
-_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSEEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 # A run of more than this many characters without a space (a name or value typed or linked
 # at length) is shown by its ends and its length: a message stays readable.
 LONG_WORD = 200

@@ -50,6 +50,7 @@ def test_as_text_shows_characters_that_would_turn_or_hide_text_as_code_points() 
     in the browser; a control character showed nothing."""
     shown = plain(feedback.as_text("\u202eabc is not a version\x00 number\u2066\tok"))
     assert shown == "<U+202E>abc is not a version<U+0000> number<U+2066>\tok"
+    assert plain(feedback.as_text("a server's\r\nlines")) == "a server's\r\nlines"
 
 
 def test_as_text_shortens_a_word_longer_than_a_message_should_be() -> None:
