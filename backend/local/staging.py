@@ -73,6 +73,7 @@ from .batch.catalog import U64_MAX
 from .batch.context import Ctx
 from .batch.durable import write_atomic
 from .batch.objects import Store, is_object_root, leased, store_for
+from .left_out import LeftOut
 
 REGISTRY_DIR = f"{CONSOLE_DIR}/staged"
 SCRATCH_PREFIX = "scratch-"
@@ -738,15 +739,11 @@ def _abandoned(entry: dict[str, Any], now: datetime) -> bool:
     return now - updated > KEEP_UNPUBLISHED
 
 
-_LEFT: set[str] = set()  # records left as they are, said once per process
-LOG = logging.getLogger(__name__)
+_LEFT = LeftOut(logging.getLogger(__name__), "staged-change record")  # said once each
 
 
 def _leave(entry: dict[str, Any], why: str) -> None:
-    key = str(entry.get("id") or entry.get("txn_id"))
-    if key not in _LEFT:
-        _LEFT.add(key)
-        LOG.warning("staged-change record %s left as it is: %s", key[:80], why)
+    _LEFT.say(str(entry.get("id") or entry.get("txn_id")), why)
 
 
 def _drop_abandoned(

@@ -72,6 +72,7 @@ from ..branch_view import branch_name, branch_of, on_branch, unbranched
 from ..errors import OperationStopped, describe_error, error_from_code, invalid, make
 from ..gate import Actor, GatedNamespace, long_operations, recorded, refusals
 from ..local.job_store import JobStore, open_job_store
+from ..local.left_out import LeftOut
 from ..rules import ids
 
 LOG = logging.getLogger(__name__)
@@ -814,7 +815,7 @@ def record_problem(record: Any) -> str | None:
     return None
 
 
-_SKIPPED: set[str] = set()  # damaged records said once per process
+_SKIPPED = LeftOut(LOG, "job record")  # left out of the lists, said once each
 
 
 def _records(store: JobStore) -> list[dict[str, Any]]:
@@ -826,10 +827,7 @@ def _records(store: JobStore) -> list[dict[str, Any]]:
         if problem is None:
             out.append(record)
             continue
-        name = f"{store.location}/{record.get('txn_id')}"
-        if name not in _SKIPPED:
-            _SKIPPED.add(name)
-            LOG.warning("job record %s left out: %s", name, problem)
+        _SKIPPED.say(f"{store.location}/{record.get('txn_id')}", problem)
     return sorted(out, key=lambda r: float(r.get("created_at") or 0), reverse=True)
 
 

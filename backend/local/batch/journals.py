@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ...locations import is_inside
+from ..left_out import LeftOut
 from .context import Ctx
 from .plan import Journal
 from .records import is_batch_transaction_id
 
-LOG = logging.getLogger(__name__)
-_LEFT: set[str] = set()  # the journals left as they are, said once per process
+LEFT = LeftOut(logging.getLogger(__name__), "batch journal")  # not acted on, said once
 _READ_ERRORS = (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError)
 # file journals already judged: (path, mtime_ns, size) -> the journal, or None (left)
 _JUDGED: dict[tuple[str, int, int], Journal | None] = {}
@@ -34,18 +34,6 @@ _JUDGED_MAX = 256
 
 class NotOurs(ValueError):
     """A file in ``pending`` that is not a journal of this console; the message says why."""
-
-
-def leave(where: str, why: str) -> None:
-    """Say once per process that the journal at ``where`` is left as it is, and why."""
-    if where not in _LEFT:
-        _LEFT.add(where)
-        LOG.warning("batch journal %s left as it is, not acted on: %s", where, why)
-
-
-def is_left(where: str) -> bool:
-    """Whether the journal at ``where`` was found not to be the console's in this process."""
-    return where in _LEFT
 
 
 def _is(value: Any, kind: type, *, optional: bool = False) -> bool:
@@ -145,7 +133,7 @@ def file_journal(ctx: Ctx, path: Path) -> Journal | None:
     except NotOurs as exc:
         if not path.exists():
             return None  # removed while being read
-        leave(str(path), str(exc))
+        LEFT.say(str(path), str(exc))
         journal = None
     if len(_JUDGED) >= _JUDGED_MAX:
         _JUDGED.clear()

@@ -59,7 +59,7 @@ from .catalog import (
 from .context import RESERVED_BYTES, RESERVED_FILE, Ctx, error
 from .failures import as_namespace_error, reason_of
 from .faults import Steps, fire
-from .journals import NotOurs, is_left, leave, object_journal
+from .journals import LEFT, NotOurs, object_journal
 from .plan import Plan
 from .records import (
     base_record,
@@ -537,7 +537,7 @@ def our_journal(key: str, data: bytes) -> dict | None:
     try:
         return object_journal(key, data, pending=PENDING, work=WORK, reserved=RESERVED_FILE)
     except NotOurs as exc:
-        leave(key, str(exc))
+        LEFT.say(key, str(exc))
         return None
 
 
@@ -583,7 +583,7 @@ def recover_on_open(ctx: Ctx) -> list[str]:
     to do (or only journals this process left as they are, ``journals``); never waits for a
     live lease."""
     store = store_for(ctx)
-    if all(is_left(key) for key in store.list(PENDING)):
+    if all(key in LEFT for key in store.list(PENDING)):
         return []  # nothing pending, or only files left as they are: no lease to take
     lease = Lease(store, owner_id())
     if not lease.try_acquire():
