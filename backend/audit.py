@@ -36,6 +36,7 @@ import io
 import json
 import math
 import os
+import re
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -164,10 +165,9 @@ class AuditEntry:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AuditEntry:
         """An entry from its line's JSON, every field of its type (``ValueError`` naming
-        the first that is not: the log lies where other writers reach). Text that is no
-        Unicode (a lone surrogate) is read with U+FFFD in its place."""
+        the first that is not: the log lies where other writers reach)."""
         names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: _clean(v) for k, v in data.items() if k in names}
+        values = {k: v for k, v in data.items() if k in names}
         problem = _entry_problem(values)
         if problem is not None:
             raise ValueError(f"not an audit entry: its {problem}")
@@ -179,8 +179,13 @@ _OPTIONAL_TEXT = ("error_class", "error_message", "transaction_id", "role", "tar
 _MAX_REQUEST_DEPTH = 32  # a summary nests 7 levels (summarize); deeper is no entry's
 
 
+# A JSON escape of a UTF-16 surrogate: the only way a line the log reads (UTF-8) can hold
+# text that is no Unicode (a lone surrogate, which no encoder takes).
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _clean(value: Any) -> Any:
-    """``value`` with every text valid Unicode (lone surrogates replaced)."""
+    """``value`` with every text valid Unicode (lone surrogates replaced by U+FFFD)."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -414,6 +419,8 @@ class AuditLog:
             for raw in data.splitlines():
                 try:
                     item = json.loads(raw)
+                    if _ESCAPED_SURROGATE.search(raw):  # only then can a text be no Unicode
+                        item = _clean(item)
                     if isinstance(item, dict) and "operation" in item:
                         out.append(AuditEntry.from_json(item))
                 except (ValueError, UnicodeDecodeError, RecursionError, OverflowError):
