@@ -34,7 +34,6 @@ import dataclasses
 import datetime as dt
 import io
 import json
-import math
 import os
 import re
 import threading
@@ -46,6 +45,7 @@ from urllib.parse import urlsplit
 
 from backend import redaction
 from backend.rules import batch_rules, ids
+from backend.spec.fields import is_number, is_texts
 
 LOG_NAME = "audit.jsonl"
 LOCK_NAME = ".audit.lock"
@@ -217,27 +217,15 @@ def _entry_problem(values: dict[str, Any]) -> str | None:
     for name in _OPTIONAL_TEXT:
         if not isinstance(values.get(name), (str, type(None))):
             return name
-    if not (
-        isinstance(values.get("ids", []), list)
-        and all(isinstance(p, str) for p in values.get("ids", []))
-    ):
+    if not is_texts(values.get("ids", [])):
         return "ids"
     tables = values.get("tables", [])
     if not isinstance(tables, list) or not all(
-        isinstance(t, dict)
-        and isinstance(t.get("id"), list)
-        and all(isinstance(p, str) for p in t["id"])
-        and isinstance(t.get("kinds", []), list)
-        and all(isinstance(k, str) for k in t.get("kinds", []))
+        isinstance(t, dict) and is_texts(t.get("id")) and is_texts(t.get("kinds", []))
         for t in tables
     ):
         return "tables"
-    duration = values.get("duration_ms")
-    if duration is not None and (
-        isinstance(duration, bool)
-        or not isinstance(duration, (int, float))
-        or not math.isfinite(duration)
-    ):
+    if values.get("duration_ms") is not None and not is_number(values["duration_ms"]):
         return "duration_ms"
     if "ts" in values:  # as now_iso writes it: the date first, in its extended form
         try:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config.auth_settings import AuthSettings, check_auth
+from backend.spec.fields import is_texts
 from backend.text import is_digits
 
 TARGET_ENV = "LANCE_CONSOLE_TARGET"
@@ -200,7 +201,7 @@ def launch_allow_targets(env: Mapping[str, str] | None = None) -> tuple[str, ...
         data = json.loads(raw)
     except ValueError:
         return ("",)
-    if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
+    if not is_texts(data):
         return ("",)
     return tuple(data)
 

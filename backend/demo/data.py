@@ -63,6 +63,7 @@ from lance_namespace.errors import (
 from backend.demo.embedding import EMBEDDING_FUNCTION, VECTOR_DIM, embed
 from backend.local import LocalNamespace, normalise_target
 from backend.rules import ids
+from backend.spec.fields import is_texts
 
 DEMO_VERSION = 2
 PASSAGE_WORDS = 10
@@ -168,9 +169,7 @@ class DemoSummary:
         summary = cls(**{k: v for k, v in data.items() if k in fields})
         for name in ("tables", "namespaces", "declared", "missing"):
             value = getattr(summary, name)
-            if not isinstance(value, list) or not all(
-                isinstance(t, list) and all(isinstance(p, str) for p in t) for t in value
-            ):
+            if not isinstance(value, list) or not all(is_texts(t) for t in value):
                 raise ValueError(f"the demo marker's {name} are not a list of ids")
         for name in ("rows", "versions", "indexes"):
             if not isinstance(getattr(summary, name), dict):

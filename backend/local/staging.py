@@ -65,7 +65,7 @@ from backend.rules import ids
 from ..errors import invalid, make
 from ..locations import to_local_path
 from ..rules.location_rules import CONSOLE_DIR, STAGING_DIR
-from ..spec.fields import epoch_time, whole_number
+from ..spec.fields import epoch_time, is_texts, whole_number
 from ..text import plural
 from . import txn_store
 from .batch import context, manifest_name
@@ -163,11 +163,10 @@ def record_problem(data: dict[str, Any]) -> str | None:
     of a kind staging writes: never ``..``, never outside the table)."""
     if not is_staging_id(data.get("id")):
         return "its id"
-    table_id = data.get("table_id")
-    if not isinstance(table_id, list) or not all(isinstance(p, str) for p in table_id):
+    if not is_texts(data.get("table_id")):
         return "its table id"
     try:
-        ids.check_id(table_id)
+        ids.check_id(data["table_id"])
     except LanceNamespaceError:
         return "its table id"
     for name in _COUNTS:
@@ -731,12 +730,9 @@ def _abandoned(entry: dict[str, Any], now: datetime) -> bool:
     """A staging of this console (its id names its files) that never finished (its process
     died) a day ago or more."""
     updated = epoch_time(entry.get("updated_at"))
-    table_id = entry.get("table_id")
     if updated is None or not is_staging_id(entry.get("txn_id")):
         return False
-    if not isinstance(table_id, list) or not all(isinstance(p, str) for p in table_id):
-        return False
-    return now - updated > KEEP_UNPUBLISHED
+    return is_texts(entry.get("table_id")) and now - updated > KEEP_UNPUBLISHED
 
 
 _LEFT = LeftOut(logging.getLogger(__name__), "staged-change record")  # said once each

@@ -56,7 +56,6 @@ import importlib
 import importlib.util
 import json
 import logging
-import math
 import os
 import socket
 import threading
@@ -74,6 +73,7 @@ from ..gate import Actor, GatedNamespace, long_operations, recorded, refusals
 from ..local.job_store import JobStore, open_job_store
 from ..local.left_out import LeftOut
 from ..rules import ids
+from ..spec.fields import is_number, is_texts
 
 LOG = logging.getLogger(__name__)
 
@@ -794,20 +794,12 @@ def record_problem(record: Any) -> str | None:
         if record.get(name) is not None and not isinstance(record.get(name), str):
             return f"its {name} is not a text"
     for name in _TIME_FIELDS:
-        value = record.get(name)
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-        ):
+        if record.get(name) is not None and not is_number(record.get(name)):
             return f"its {name} is not a number"
     for name in _MAPPING_FIELDS:
         if record.get(name) is not None and not isinstance(record.get(name), Mapping):
             return f"its {name} is not a mapping"
-    table = record.get("table_id")
-    if table is not None and not (
-        isinstance(table, list) and all(isinstance(part, str) for part in table)
-    ):
+    if record.get("table_id") is not None and not is_texts(record.get("table_id")):
         return "its table is not a list of names"
     pid = record.get("pid")
     if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int)):

@@ -1,12 +1,15 @@
 """Reading a field of a spec model (the generated client's models) or of its dict form: the
 console takes either wherever a request or a response is passed in. And reading the numbers
 answers carry, which are untrusted: a count (:func:`whole_number`) and a time
-(:func:`epoch_millis`) are read here, as not known where they cannot be one."""
+(:func:`epoch_millis`) are read here, as not known where they cannot be one. The same readers
+serve the records other writers reach (jobs, batches, staged changes, the audit log), with
+the checks of their other values' kinds (:func:`is_number`, :func:`is_texts`)."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from backend.text import is_digits
 
@@ -53,3 +56,19 @@ def epoch_time(value: Any) -> datetime | None:
     """:func:`epoch_millis` as a UTC time (``None``: not known)."""
     millis = epoch_millis(value)
     return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """A finite ``int`` or ``float`` (``True`` is no number here, nor NaN, infinity or an
+    int beyond any float: 10**400 raised OverflowError where it was read as a time)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def is_texts(value: Any) -> TypeGuard[list[str]]:
+    """A list of texts (an id's parts, a record's names)."""
+    return isinstance(value, list) and all(isinstance(part, str) for part in value)

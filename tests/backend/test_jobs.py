@@ -522,6 +522,9 @@ def test_damaged_job_records_are_left_out_and_jobs_still_run(local_root: Path) -
         "job-params": json.dumps({"txn_id": "job-params", "kind": "compact",
                                   "state": "succeeded", "created_at": 1.0,
                                   "params": [1]}).encode(),
+        # a whole number beyond any float: OverflowError from the check of its kind
+        "job-huge": b'{"txn_id": "job-huge", "kind": "compact", "state": "succeeded", '
+        b'"created_at": 1' + b"0" * 400 + b"}",
         "job-list": b"[1, 2]",
         "job-cut": b'{"txn_id": "job-cut", "ki',
         "job-latin": b'{"txn_id": "job-latin", "kind": "caf\xe9", "state": "x"}',
@@ -531,6 +534,8 @@ def test_damaged_job_records_are_left_out_and_jobs_still_run(local_root: Path) -
     assert [j.id for j in jobs.list_jobs(ns)] == [done.id]
     with pytest.raises(InternalError, match="job-time cannot be read: its created_at is not a"):
         jobs.get(ns, "job-time")
+    with pytest.raises(InternalError, match="job-huge cannot be read: its created_at is not a"):
+        jobs.get(ns, "job-huge")
     with pytest.raises(InternalError, match="job-params cannot be read: its params is not a"):
         jobs.get(ns, "job-params")
     with pytest.raises(InternalError, match="job-cut in .* cannot be read: it is not a JSON"):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import socket
 import threading
@@ -25,7 +24,7 @@ from typing import Any
 from lance_namespace.errors import ErrorCode
 
 from ...rules.location_rules import CONSOLE_DIR
-from ...spec.fields import epoch_time
+from ...spec.fields import epoch_time, is_number
 from .context import Ctx, error
 
 try:  # POSIX only
@@ -161,11 +160,7 @@ def describe_holder(info: dict[str, Any] | None, now: float | None = None) -> st
     since = info.get("since")
     when = ""
     # the holder's file is another process's: only a time is read as one
-    at = (
-        epoch_time(round(since * 1000))
-        if isinstance(since, (int, float)) and not isinstance(since, bool) and math.isfinite(since)
-        else None
-    )
+    at = epoch_time(round(since * 1000)) if is_number(since) else None
     if at is not None:
         held_for = max(0, round((time.time() if now is None else now) - at.timestamp()))
         when = f" since {at:%H:%M:%S} UTC ({held_for} s)"

@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from backend.errors import invalid
 from backend.rules import ids, version_ranges
+from backend.spec.fields import is_number
 
 from .. import health
 
@@ -197,7 +197,7 @@ def _rule_text(kind: str, rule: Rule | None) -> str:
 
 
 def _share_problem(where: str, name: str, value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_number(value):
         return f"{where} {name} must be a fraction from 0 to 1 (0.2 for 20%), not {value!r}"
     if not 0 <= value <= 1:
         hint = f" ({value / 100:g} for {value:g}%?)" if 1 < value <= 100 else ""
