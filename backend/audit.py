@@ -49,6 +49,9 @@ from backend.spec.fields import is_number, is_texts
 
 LOG_NAME = "audit.jsonl"
 LOCK_NAME = ".audit.lock"
+# The log's and its lock's files are opened as files of the log's folder, never through a
+# symbolic link planted in their place (ELOOP: the entry is not written, the write goes on).
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 DEFAULT_KEEP = 5
 _MAX_TEXT = 300  # characters of one string kept in a summary
@@ -353,7 +356,7 @@ class AuditLog:
 
         self.directory.mkdir(parents=True, exist_ok=True)
         with self._thread_lock:
-            fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | _NO_FOLLOW, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
@@ -361,11 +364,13 @@ class AuditLog:
                 os.close(fd)  # closing releases the flock
 
     def append(self, entry: AuditEntry) -> None:
-        """Write ``entry`` as one line, durable before this returns."""
+        """Write ``entry`` as one line, durable before this returns. ``OSError`` where it
+        cannot be written: a full disk, or a symbolic link in the place of the log or its lock
+        (never followed)."""
         line = (json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n").encode()
         with self._locked():
             self._rotate_if_needed(len(line))
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NO_FOLLOW, 0o600)
             try:
                 view = memoryview(line)
                 while view:

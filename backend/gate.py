@@ -37,6 +37,7 @@ import contextvars
 import dataclasses
 import functools
 import getpass
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -141,6 +142,7 @@ def unwrap(dataset: Any) -> Any:
 DISPATCHERS: frozenset[str] = frozenset({"call", "exists"})
 # The request context entry that carries the actor to a REST server (sent as the header
 # ``x-lance-ctx-console-user``), so that the server can audit too.
+_LOG = logging.getLogger(__name__)
 USER_CONTEXT_KEY = "console-user"
 
 
@@ -391,8 +393,15 @@ class GatedNamespace:
 
     def _append(self, entry: audit.AuditEntry) -> None:
         if self._log is not None:
-            with contextlib.suppress(OSError):  # a full disk must not fail the write itself
+            try:
                 self._log.append(entry)
+            except OSError as e:  # a full disk must not fail the write itself: said in the log
+                _LOG.warning(
+                    "audit entry of %s not recorded in %s: %s",
+                    entry.operation,
+                    self._log.directory,
+                    e.strerror or type(e).__name__,
+                )
 
     @contextlib.contextmanager
     def record(

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lance_namespace import CreateTableRequest, DeclareTableRequest
+from lance_namespace import CreateTableRequest, DeclareTableRequest, ListTablesRequest
 
 from backend import audit
 from backend.redaction import REDACTED
@@ -387,3 +387,37 @@ def test_damaged_lines_are_left_out_and_the_rest_reads(tmp_path: Path) -> None:
     assert len(audit.filter_entries(got, user="a", table="good", since="2000-01-01")) == 1
     audit.to_csv(got).encode("utf-8")
     assert len(audit.to_rows(got)) == 2
+
+
+@pytest.mark.parametrize("planted", [audit.LOG_NAME, audit.LOCK_NAME])
+def test_a_symbolic_link_in_the_logs_place_is_not_followed(
+    tmp_path: Path, planted: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A link named as the log (or its lock) that points at another file: the entry is not
+    written through it and the file it points at stays as it was; a write through the gate still
+    happens, and the log of the process says the entry was not recorded."""
+    import backend
+    from backend import access
+    from backend.gate import Actor, gate
+
+    folder = tmp_path / "audit"
+    folder.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (folder / planted).symlink_to(victim)
+    log = audit.AuditLog(folder)
+    with pytest.raises(OSError):
+        log.append(entry())
+    assert victim.read_text() == "keep me\n"
+
+    root = tmp_path / "root"
+    root.mkdir()
+    ns = gate(backend.connect(str(root), audit=False), actor=Actor("ada", access.ADMIN), log=log)
+    with caplog.at_level("WARNING", logger="backend.gate"):
+        ns.declare_table(DeclareTableRequest(id=["t"]))
+    assert "t" in ns.list_tables(ListTablesRequest(id=[])).tables
+    assert victim.read_text() == "keep me\n"
+    assert (folder / planted).is_symlink()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"audit entry of declare_table not recorded in {folder}: Too many levels of symbolic links"
+    ]
