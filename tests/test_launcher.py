@@ -187,6 +187,34 @@ def test_command_sets_the_projects_streamlit_settings_from_any_folder(
     assert "browser.serverAddress" not in flags(argv)  # the user's name for it stands
 
 
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "is missing: the installation is incomplete"),
+        (b"[server\nport = 1\n", "cannot be read: Expected ']' at the end of a table declaration"),
+        (b"[theme]\nfont = '\xff'\n", "cannot be read: it is not UTF-8 text (byte 17), as TOML is"),
+    ],
+    ids=["missing", "not-toml", "not-utf8"],
+)
+def test_a_missing_or_damaged_project_settings_file_stops_the_launch_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, content: bytes | None, reason: str
+) -> None:
+    """The project's own ``.streamlit/config.toml`` is read as the console's other settings
+    files are: a damaged install is said in one line, and nothing is created."""
+    from backend.launcher import streamlit_settings
+
+    config = tmp_path / "config.toml"
+    if content is not None:
+        config.write_bytes(content)
+    monkeypatch.setattr(streamlit_settings, "PROJECT_CONFIG", config)
+    demo = tmp_path / "demo"
+    assert cli.main(["--demo-dir", str(demo), "--no-browser"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lance-console: the console's Streamlit settings: {config} {reason}")
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert not demo.exists()
+
+
 def test_upload_limit_follows_the_import_cap(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("LANCE_CONSOLE_MAX_IMPORT_BYTES", str(5 * (1 << 30) + 1))
     argv, _ = cli.build_command("/data", 8600, no_browser=True)

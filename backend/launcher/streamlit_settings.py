@@ -25,10 +25,11 @@ come from the config files Streamlit reads, as usual. Nothing here imports strea
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from backend.config.toml_files import TomlFileError, read_toml
 
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # binds that listen on every interface
 SERVER_ADDRESS_ENV = "STREAMLIT_BROWSER_SERVER_ADDRESS"
@@ -44,13 +45,23 @@ def project_config_path() -> Path:
 PROJECT_CONFIG = project_config_path()
 
 
+class SettingsFileError(ValueError):
+    """The project's ``config.toml`` is missing or cannot be read: which file, and why."""
+
+
 def project_settings(path: Path | None = None) -> dict[str, Any]:
     """Every setting of the project's ``config.toml`` as ``{"section.option": value}`` (nested
-    tables such as ``[theme.sidebar]`` as ``theme.sidebar.option``). ``OSError`` /
-    ``tomllib.TOMLDecodeError`` when the file is missing or broken: the console is not started
-    without its settings."""
-    with (path or PROJECT_CONFIG).open("rb") as fh:
-        doc = tomllib.load(fh)
+    tables such as ``[theme.sidebar]`` as ``theme.sidebar.option``). :class:`SettingsFileError`
+    when the file is missing or cannot be read (read as every settings file of the console is,
+    ``backend.config.toml_files.read_toml``): the console is not started without its
+    settings."""
+    path = path or PROJECT_CONFIG
+    try:
+        doc = read_toml(path)
+    except FileNotFoundError:
+        raise SettingsFileError(f"{path} is missing: the installation is incomplete") from None
+    except TomlFileError as exc:
+        raise SettingsFileError(f"{path} cannot be read: {exc}") from None
     out: dict[str, Any] = {}
 
     def walk(prefix: str, table: Mapping[str, Any]) -> None:
