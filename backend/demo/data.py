@@ -36,6 +36,7 @@ import dataclasses
 import importlib
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -63,7 +64,7 @@ from lance_namespace.errors import (
 from backend.demo.embedding import EMBEDDING_FUNCTION, VECTOR_DIM, embed
 from backend.local import LocalNamespace, normalise_target
 from backend.rules import ids
-from backend.spec.fields import is_texts
+from backend.spec.fields import is_number, is_texts
 
 DEMO_VERSION = 2
 PASSAGE_WORDS = 10
@@ -372,12 +373,25 @@ def missing_tables(ns: LocalNamespace) -> list[list[str]]:
     return missing
 
 
+def _build_interrupted(path: Path) -> bool:
+    """A build of the demo began in ``path`` and did not finish: its building marker is there,
+    holding the time the build began as the console writes it (a file of that name holding
+    anything else is somebody else's, and the folder is not built in on its account)."""
+    try:
+        with (path / BUILDING_MARKER).open("rb") as fh:
+            text = fh.read(65)
+        began = float(text.decode("ascii")) if len(text) <= 64 else math.nan
+        return is_number(began) and began > 0
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+
+
 def is_foreign_directory(path: Path) -> bool:
     """True for a directory that holds files but no demo (complete, or interrupted while
     building): the demo is never built over somebody's data."""
     if not path.is_dir() or not any(path.iterdir()):
         return False
-    return _read_marker(path) is None and not (path / BUILDING_MARKER).is_file()
+    return _read_marker(path) is None and not _build_interrupted(path)
 
 
 def create_demo_namespace(
@@ -398,7 +412,7 @@ def create_demo_namespace(
     if path is None:
         raise ValueError(f"the demo is built in a local directory, not {root_uri}")
     existing = _read_marker(path)
-    interrupted = (path / BUILDING_MARKER).is_file()
+    interrupted = _build_interrupted(path)
     if existing is None and not interrupted:
         if is_foreign_directory(path):
             raise ValueError(

@@ -372,7 +372,7 @@ def test_interrupted_build_is_finished_without_deleting(tmp_path: Path) -> None:
     deletes nothing."""
     root = tmp_path / "demo"
     (root / "_console").mkdir(parents=True)
-    (root / demo.BUILDING_MARKER).write_text("crashed")
+    (root / demo.BUILDING_MARKER).write_text(str(time.time() - 60))  # as a build writes it
     (root / "half-written.lance").mkdir()
     (root / "half-written.lance" / "data.bin").write_bytes(b"12345")
     ns = backend.connect(str(root))
@@ -464,7 +464,7 @@ def test_foreign_directories_are_recognised(tmp_path: Path, built) -> None:
     assert demo.is_foreign_directory(root) is False  # a finished demo
     crashed = tmp_path / "crashed"
     (crashed / "_console").mkdir(parents=True)
-    (crashed / demo.BUILDING_MARKER).write_text("crashed")
+    (crashed / demo.BUILDING_MARKER).write_text(str(time.time()))
     assert demo.is_foreign_directory(crashed) is False  # an interrupted build is redone
     with pytest.raises(SystemExit, match="holds files but no demo namespace"):
         cli.resolve_target(None, str(tmp_path / "data"), echo=lambda m: None)
@@ -496,6 +496,30 @@ def test_a_damaged_demo_marker_is_a_folder_of_somebody_elses(tmp_path: Path, mar
     assert demo.is_foreign_directory(folder) is True
     with pytest.raises(SystemExit, match="holds files but no demo namespace"):
         cli.resolve_target(None, str(folder), echo=lambda m: None)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"crashed", b"", b"nan", b"-1", b"\xff\xfe", b"1" * 400],
+    ids=["text", "empty", "nan", "negative", "not-ascii", "too-long"],
+)
+def test_a_building_marker_the_console_did_not_write_is_no_interrupted_build(
+    tmp_path: Path, content: bytes
+) -> None:
+    """A file named as the building marker in a folder holding somebody's files, holding
+    anything but the time a build began: the folder is not built in, and nothing changes."""
+    folder = tmp_path / "d"
+    (folder / "_console").mkdir(parents=True)
+    (folder / "x.txt").write_text("user data")
+    (folder / demo.BUILDING_MARKER).write_bytes(content)
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    assert demo.is_foreign_directory(folder) is True
+    with pytest.raises(SystemExit, match="holds files but no demo namespace"):
+        cli.resolve_target(None, str(folder), echo=lambda m: None)
+    with pytest.raises(ValueError, match="holds no demo"):
+        demo.create_demo_namespace(folder)
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    assert (folder / demo.BUILDING_MARKER).read_bytes() == content
 
 
 def test_read_only_launch(tmp_path: Path, monkeypatch) -> None:
