@@ -140,9 +140,9 @@ def unwrap(dataset: Any) -> Any:
 
 # Methods that run the operation named by their first argument (REST ``call``, ``exists``).
 DISPATCHERS: frozenset[str] = frozenset({"call", "exists"})
+_LOG = logging.getLogger(__name__)
 # The request context entry that carries the actor to a REST server (sent as the header
 # ``x-lance-ctx-console-user``), so that the server can audit too.
-_LOG = logging.getLogger(__name__)
 USER_CONTEXT_KEY = "console-user"
 
 
