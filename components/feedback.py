@@ -114,19 +114,26 @@ def show_error(err: BaseException, *, action: str | None = None) -> None:
             st.code(engine, language=None, wrap_lines=True)
 
 
-def run(fn: Callable[..., T], *args: Any, action: str | None = None, **kwargs: Any) -> T | None:
-    """``fn(*args, **kwargs)``; any failure is shown (:func:`show_error`) and gives ``None``."""
+def run(
+    fn: Callable[..., T],
+    *args: Any,
+    action: str | None = None,
+    info_if: Callable[[Exception], str | None] | None = None,
+    **kwargs: Any,
+) -> T | None:
+    """``fn(*args, **kwargs)``; any failure is shown (:func:`show_error`) and gives ``None``.
+    ``info_if``: the text of a failure that is no error (a table declared only, a namespace
+    without the demo's tables), shown as an info instead; ``None`` for an error."""
     try:
         return fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
-        failed(err, action=action)
+        info = info_if(err) if info_if is not None else None
+        if info is not None:
+            show("info", info)
+        else:
+            _log.warning("%s", error_text(err, action=action))  # what the page shows (redacted)
+            show_error(err, action=action)
         return None
-
-
-def failed(err: BaseException, *, action: str | None = None) -> None:
-    """A failure of ``action``: logged as the page shows it (redacted), and shown."""
-    _log.warning("%s", error_text(err, action=action))
-    show_error(err, action=action)
 
 
 def show_problems(title: str, problems: Iterable[Any], *, kind: str = "error") -> None:

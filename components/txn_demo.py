@@ -542,10 +542,9 @@ def render_guide(guide: tg.Guide | None, *, locked: str | None, local: bool) -> 
 def start_guide(ns: Any) -> tg.Guide | None:
     """A guided demo on the demo's tables (``txn_guide.start``); on a namespace without them
     an info says what the guide needs (not an error: nothing failed), and ``None``."""
-    try:
-        return tg.start(ns)
-    except TableNotFoundError as err:
-        feedback.show("info", capital(str(err)))
-    except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
-        feedback.failed(err, action="Picking the demo tables")
-    return None
+    return feedback.run(
+        tg.start,
+        ns,
+        action="Picking the demo tables",
+        info_if=lambda err: capital(str(err)) if isinstance(err, TableNotFoundError) else None,
+    )

@@ -74,21 +74,19 @@ def read_table(
     only (the engine then answers "not found" with its storage path) is said to be so, as
     the other pages say it: an info, no error. ``None`` when nothing could be read."""
     tid = tuple(table_id)
-    try:
-        return fn(tid, branch)
-    except TableNotFoundError as err:
+
+    def declared_only(err: Exception) -> str | None:
+        if not isinstance(err, TableNotFoundError):
+            return None
         try:
             declared = table_detail(tid, branch).declared_only
         except LanceNamespaceError:
             declared = False
-        if declared:
-            feedback.show(
-                "info",
-                f"{ids.display_id(tid)} is declared only: it has no data yet (an import or a "
-                "first version gives it some).",
-            )
-        else:
-            feedback.failed(err, action=action)
-    except Exception as err:  # noqa: BLE001 - the UI shows every failure as text
-        feedback.failed(err, action=action)
-    return None
+        if not declared:
+            return None
+        return (
+            f"{ids.display_id(tid)} is declared only: it has no data yet (an import or a "
+            "first version gives it some)."
+        )
+
+    return feedback.run(fn, tid, branch, action=action, info_if=declared_only)
