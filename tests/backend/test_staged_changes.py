@@ -9,7 +9,9 @@ server), never through the code under test.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -20,9 +22,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from lance.fragment import FragmentMetadata
 from lance_namespace import (
     CountTableRowsRequest,
     CreateNamespaceRequest,
+    CreateTableVersionRequest,
     DescribeTableRequest,
     ListTableVersionsRequest,
 )
@@ -95,8 +99,14 @@ CHANGES: dict[str, tuple[Callable[[pa.Table], tuple[dict[str, Any], pa.Table]], 
 class Root:
     """A namespace with one table ``lake$t``, and its files listed from outside."""
 
-    def __init__(self, ns: Any, listing: Callable[[], dict[str, str]]) -> None:
+    def __init__(
+        self,
+        ns: Any,
+        listing: Callable[[], dict[str, str]],
+        remove: Callable[[str], None] | None = None,
+    ) -> None:
         self.ns = ns
+        self.remove = remove  # a file of the root (a key of ``files``), removed from outside
         self.listing = listing
         ns.create_namespace(CreateNamespaceRequest(id=["lake"]))
         create_table(ns, T, base_rows())
@@ -132,14 +142,17 @@ def root(request: pytest.FixtureRequest, tmp_path: Path) -> Root:
     if request.param == "file":
         path = tmp_path / "root"
         path.mkdir()
-        return Root(backend.connect(str(path)), _local_listing(path))
+        return Root(backend.connect(str(path)), _local_listing(path), lambda k: (path / k).unlink())
     s3_root = request.getfixturevalue("s3_root")
 
     def listing() -> dict[str, str]:
         objects = s3_root.server.objects(s3_root.bucket)
         return {k.split("/", 1)[1]: v for k, v in objects.items() if k.startswith("root/")}
 
-    return Root(s3_root.ns, listing)
+    def remove(key: str) -> None:
+        s3_root.server.client().delete_object(Bucket=s3_root.bucket, Key=f"root/{key}")
+
+    return Root(s3_root.ns, listing, remove)
 
 
 @pytest.fixture
@@ -298,6 +311,83 @@ def test_discard_of_a_published_change_is_refused(local_root: Root) -> None:
         bb.discard_staged(ns, staged)
     assert local_root.files() == files
     assert ns.open_dataset(T).count_rows() == 13
+
+
+@pytest.mark.parametrize("kind", ["append", "delete"])
+def test_a_staged_change_whose_files_another_cleanup_removed_is_not_published(
+    root: Root, kind: str
+) -> None:
+    """What a staged change wrote, which no version refers to yet, is removed from outside:
+    its new data file by another process's cleanup of unreferenced files (lance's own, as
+    lancedb runs it), its deletion file by hand. Publishing it would make a latest version no one can
+    read. A single CreateTableVersion, a batch and the preflight each refuse it, naming the
+    file; nothing changes and the table reads as before."""
+    ns = root.ns
+    change = (
+        {"append": pa.table({"id": [99], "price": [9.0], "tag": ["n"]})}
+        if kind == "append"
+        else {"delete": "id < 3"}
+    )
+    staged = bb.stage_change(ns, T, **change)
+    brought = [f for f in staged.files if f.startswith(("data/", "_deletions/"))]
+    assert len(brought) == 1
+    [key] = [k for k in root.files() if k.endswith(f"/{brought[0]}")]
+    if kind == "append":  # lance's cleanup of files no version refers to
+        outside = lance.dataset(root.location, storage_options=ns.storage_options)
+        outside.cleanup_old_versions(older_than=timedelta(seconds=-60), delete_unverified=True)
+    else:  # lance's cleanup leaves a deletion file of its own age: removed by hand
+        assert root.remove is not None
+        root.remove(key)
+    assert key not in root.files()
+    files = root.files()
+    request = CreateTableVersionRequest(
+        id=T,
+        version=staged.version,
+        manifest_path=staged.manifest_path,
+        manifest_size=staged.manifest_size,
+    )
+    gone = f"files are gone \\(1 of 1: {brought[0]}\\)"
+    with pytest.raises(InvalidInputError, match=gone):
+        ns.create_table_version(request)
+    with pytest.raises(InvalidInputError, match=gone):
+        bb.commit(ns, [bb.staged_op(staged)])
+    [problem] = bb.validate(ns, [bb.staged_op(staged)])
+    assert brought[0] in str(problem)
+    assert root.files() == files
+    assert read_latest(ns) == (1, 12, [1])
+    assert ns.open_dataset(T).to_table().num_rows == 12
+
+
+def test_a_staged_manifest_naming_a_file_outside_the_table_is_refused(
+    local_root: Root, tmp_path: Path
+) -> None:
+    """A manifest made by another client (lance's own commit, on a copy of the table) whose
+    new fragment's data file is ``../../elsewhere.lance``: published, the table would read a
+    file outside its directory. A single CreateTableVersion and a batch refuse it; nothing
+    changes."""
+    ns = local_root.ns
+    table = Path(local_root.location.removeprefix("file://"))
+    copy = tmp_path / "copy"
+    shutil.copytree(table, copy)
+    fragment = ns.open_dataset(T).get_fragments()[0].metadata.to_json()
+    fragment["id"] = 1
+    fragment["files"][0]["path"] = "../../elsewhere.lance"
+    forged = FragmentMetadata.from_json(json.dumps(fragment))
+    lance.LanceDataset.commit(str(copy), lance.LanceOperation.Append([forged]), read_version=1)
+    staged = tmp_path / "root" / "_staging" / "forged.manifest"
+    staged.parent.mkdir()
+    shutil.copy(copy / "_versions" / batch.manifest_name(2), staged)
+    (tmp_path / "root" / "elsewhere.lance").write_bytes(b"not the table's")
+    files = local_root.files()
+    outside = "refers to files outside the table: data/../../elsewhere.lance"
+    with pytest.raises(InvalidInputError, match=outside):
+        ns.create_table_version(
+            CreateTableVersionRequest(id=T, version=2, manifest_path=str(staged))
+        )
+    with pytest.raises(InvalidInputError, match=outside):
+        bb.commit(ns, [bb.create_version_op(T, 2, str(staged))])
+    assert local_root.files() == files
+    assert read_latest(ns) == (1, 12, [1])
 
 
 def test_a_batch_refuses_a_staged_change_discarded_after_validation(local_root: Root) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -380,6 +381,34 @@ def test_a_concurrent_writer_is_refused(app: Any, ui_env: Path) -> None:
     now = dataset(ui_env, ORDERS).to_table()
     assert now.equals(pa.concat_tables([orders, orders.slice(0, 1)]))  # the writer's row only
     assert "stale: the table is at v4 now" in texts(at)
+
+
+def test_a_change_whose_files_another_cleanup_removed_is_refused_and_stays_listed(
+    app: Any, ui_env: Path
+) -> None:
+    """Another process's cleanup of files no version refers to (lance's, as lancedb runs it)
+    removes the data file of a staged update (the new values; its deletion file stays). The
+    commit is refused in the page's words, naming the missing file; nothing is published;
+    both changes stay listed, to be discarded."""
+    at = stage(app, "delete", filter="id = 2")
+    at = pick(at, "customers")
+    at = stage(at, "update", set="vip = true", filter="id = 2")
+    customers = dataset(ui_env, CUSTOMERS)
+    before = customers.to_table()
+    update = next(s for s in held(at) if s.table_id == tuple(CUSTOMERS))
+    [written] = [f for f in update.files if f.startswith("data/")]
+    customers.cleanup_old_versions(older_than=timedelta(seconds=-60), delete_unverified=True)
+    assert not (Path(update.location) / written).exists()
+    button(at, "Commit atomically").click().run()
+    assert_no_exception(at)
+    # the preflight finds it before anything is locked or written
+    (refused,) = [e for e in alerts(at, "error") if e.startswith("1 problem blocks the commit")]
+    assert "operation 2: CreateTableVersion sales › customers" in refused
+    assert "the staged version's files are gone (1 of 2: " in refused and written in refused
+    assert "LanceError" not in refused and ".rs:" not in refused
+    assert dataset(ui_env, CUSTOMERS).to_table().equals(before)
+    assert dataset(ui_env, ORDERS).version == 3
+    assert [s.table_id for s in held(at)] == [tuple(ORDERS), tuple(CUSTOMERS)]
 
 
 def test_the_guided_demo_on_the_demo_namespace(

@@ -42,6 +42,7 @@ from ...text import is_digits, some_of
 from .context import Ctx, error, oid
 from .durable import Durable
 from .faults import Steps
+from .staged_files import check_staged_files
 
 MAX_VERSION = version_ranges.LAST_VERSION  # the highest version a table has
 U64_MAX = 2**64 - 1
@@ -76,12 +77,10 @@ def parse_manifest_name(name: str) -> int | None:
     return next(iter(manifest_versions((name,))), None)
 
 
-def manifest_version(data: bytes) -> int | None:
-    """The version recorded inside a Lance manifest file, or None if it is not one.
-
-    Layout: protobuf ``Manifest`` (u32 length prefix) at the offset given by the 16-byte
-    footer ``<u64 offset><u16 major><u16 minor>LANC``; ``version`` is field 3 (varint).
-    """
+def manifest_message(data: bytes) -> bytes | None:
+    """The protobuf ``Manifest`` message inside a Lance manifest file, or None if it is not
+    one. Layout: the message (u32 length prefix) at the offset given by the 16-byte footer
+    ``<u64 offset><u16 major><u16 minor>LANC``."""
     if len(data) < 20 or data[-4:] != b"LANC":
         return None
     (pos,) = struct.unpack_from("<Q", data, len(data) - 16)
@@ -89,7 +88,14 @@ def manifest_version(data: bytes) -> int | None:
         return None
     (length,) = struct.unpack_from("<I", data, pos)
     msg = data[pos + 4 : pos + 4 + length]
-    if len(msg) != length:
+    return msg if len(msg) == length else None
+
+
+def manifest_version(data: bytes) -> int | None:
+    """The version recorded inside a Lance manifest file (:func:`manifest_message`), or None
+    if it is not one; ``version`` is the message's field 3 (varint)."""
+    msg = manifest_message(data)
+    if msg is None:
         return None
     i, version = 0, 0
 
@@ -135,8 +141,8 @@ def read_staged_manifest(
 ) -> tuple[Path, bytes]:
     """The staged manifest of version ``version`` of the table in ``table_path``, checked:
     inside the staging areas (``backend.locations.manifest_problem``), readable, a Lance
-    manifest recording exactly ``version``, of ``size`` bytes when given. ``InvalidInputError``
-    otherwise; nothing is written."""
+    manifest recording exactly ``version``, of ``size`` bytes when given, whose files are there
+    (``staged_files``). ``InvalidInputError`` otherwise; nothing is written."""
     problem = manifest_problem(root, table_path, manifest_path)
     if problem:
         raise invalid(problem)
@@ -146,6 +152,13 @@ def read_staged_manifest(
     except OSError as e:
         raise invalid(f"the staged manifest is unreadable: {e.strerror}") from None
     check_staged_bytes(manifest_path, data, version, size)
+    check_staged_files(
+        str(table_path),
+        manifest_message(data) or b"",
+        version,
+        None,
+        lambda rel: (table_path / rel).exists(),
+    )
     return staged, data
 
 

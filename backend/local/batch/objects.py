@@ -53,6 +53,7 @@ from .catalog import (
     catalog_undo,
     check_staged_bytes,
     declared_row,
+    manifest_message,
     manifest_name,
     read_catalog,
 )
@@ -69,6 +70,7 @@ from .records import (
     put_final,
     put_running,
 )
+from .staged_files import check_staged_files
 
 LEASE_SECONDS = 30.0  # default lease; LANCE_CONSOLE_LEASE_SECONDS overrides it
 
@@ -140,6 +142,15 @@ class Store:
             return None
         return bytes(res.bytes()), str(res.meta["e_tag"])
 
+    def exists(self, key: str) -> bool:
+        """HEAD: whether the object exists."""
+        self.requests += 1
+        try:
+            self._obs.head(self.store, key)
+        except FileNotFoundError:
+            return False
+        return True
+
     def delete(self, key: str) -> None:
         self.requests += 1
         with contextlib.suppress(FileNotFoundError):
@@ -186,18 +197,28 @@ def read_staged_object(
     """The staged manifest of version ``version`` of the table at ``table_location``, checked
     (single CreateTableVersion and batches alike): its key passes the staged-manifest rule
     (``backend.locations.object_manifest_key``), the object exists and is a Lance manifest of
-    exactly ``version`` (of ``size`` bytes when given). ``(key relative to the root, bytes)``;
-    ``InvalidInputError`` otherwise; nothing is written."""
+    exactly ``version`` (of ``size`` bytes when given) whose files are there (``staged_files``).
+    ``(key relative to the root, bytes)``; ``InvalidInputError`` otherwise; nothing is
+    written."""
     key, problem = object_manifest_key(ctx.root, table_location, manifest_path)
     if problem:
         raise error(ErrorCode.INVALID_INPUT, problem)
     assert key is not None
-    got = store_for(ctx).get(key)
+    store = store_for(ctx)
+    got = store.get(key)
     if got is None:
         raise error(
             ErrorCode.INVALID_INPUT, f"the staged manifest {manifest_path!r} does not exist"
         )
     check_staged_bytes(manifest_path, got[0], version, size)
+    table = store.key(table_location).rstrip("/")
+    check_staged_files(
+        f"{store.root}/{table}",
+        manifest_message(got[0]) or b"",
+        version,
+        ctx.storage_options,
+        lambda rel: store.exists(f"{table}/{rel}"),
+    )
     return key, got[0]
 
 
