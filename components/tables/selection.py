@@ -13,7 +13,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components import state
+from backend.rules import ids
+from components import feedback, state
 
 
 def sync_selection() -> None:
@@ -28,11 +29,35 @@ def sync_selection() -> None:
     qp_table = st.query_params.get(state.QP_TABLE)
     if qp_ns is not None or qp_table:
         new_ns = [p for p in (qp_ns or []) if p]
+        problem = _link_problem(new_ns, qp_table or None)
+        if problem:
+            namespace, table = state.selection()
+            shown = (
+                f"table {ids.display_id([*namespace, table])}"
+                if table
+                else f"namespace {ids.display_id(namespace)}"
+                if namespace
+                else "the root namespace"
+            )
+            feedback.show("warning", f"This link cannot be opened: {problem}. Showing {shown}.")
+            _write_query_params()
+            return
         if (new_ns, qp_table or None) != state.selection():
             state.set_selection(new_ns, qp_table or None)
         state.set_branch(st.query_params.get(state.QP_BRANCH) or None)
         return
     _write_query_params()
+
+
+def _link_problem(namespace: list[str], table: str | None) -> str | None:
+    """Why a link's namespace and table cannot name anything (the id rule, with the
+    connection's delimiter), ``None`` when they can: such a link is not followed, so that no
+    page reads a namespace that cannot exist."""
+    delimiter = feedback.delimiter()
+    problem = ids.id_problem(namespace, what="namespace", delimiter=delimiter, allow_root=True)
+    if problem is None and table is not None:
+        problem = ids.part_problem(table, what="table", delimiter=delimiter)
+    return problem
 
 
 def _write_query_params(drop: Sequence[str] = (), *, defer: bool = False) -> None:

@@ -91,13 +91,23 @@ def test_error_text_has_no_server_source_paths() -> None:
 
 
 def test_backend_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) -> None:
-    at = make_app(query_params={"ns": "sales", "table": MARKDOWN_NAME})
+    name = MARKDOWN_NAME.replace("$", "")  # a link with the delimiter is not followed (below)
+    at = make_app(query_params={"ns": "sales", "table": name})
     assert_no_exception(at)
     with pytest.raises(LanceNamespaceError) as caught:
-        nsv.describe_table(backend.connect(str(ui_env)), ["sales", MARKDOWN_NAME])
-    message = feedback.error_text(caught.value, action=f"Describing {MARKDOWN_NAME}")
+        nsv.describe_table(backend.connect(str(ui_env)), ["sales", name])
+    message = feedback.error_text(caught.value, action=f"Describing {name}")
     assert [e.value for e in at.error] == [feedback.as_text(message)]
-    assert MARKDOWN_NAME in alerts(at, "error")[0]  # as typed, once the escapes are rendered
+    assert name in alerts(at, "error")[0]  # as typed, once the escapes are rendered
+
+
+def test_a_refused_link_to_a_markdown_name_is_said_as_text(make_app) -> None:
+    at = make_app(query_params={"ns": "sales", "table": MARKDOWN_NAME})
+    assert_no_exception(at)
+    problem = ids.part_problem(MARKDOWN_NAME, what="table")
+    said = f"This link cannot be opened: {problem}. Showing the root namespace."
+    assert [w.value for w in at.warning] == [feedback.as_text(said)]
+    assert MARKDOWN_NAME in alerts(at, "warning")[0]  # as typed, once the escapes are rendered
 
 
 def test_form_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) -> None:

@@ -389,6 +389,47 @@ def test_missing_namespace_in_link(make_app) -> None:
     assert "tables.ns.open.sales" in button_keys(at)
 
 
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        (
+            {"ns": "sales$orders"},
+            "the namespace name 'sales$orders' contains the delimiter '$', which separates "
+            "the parts of an id",
+        ),
+        (
+            {"ns": ["sales", "../.."]},
+            "the namespace name '../..' contains a path separator ('/' or '\\')",
+        ),
+        (
+            {"ns": "sales", "table": "a$b"},
+            "the table name 'a$b' contains the delimiter '$', which separates the parts of an id",
+        ),
+    ],
+)
+def test_a_link_naming_what_cannot_exist_is_not_followed(make_app, query, said) -> None:
+    """A link whose namespace or table breaks the id rule: one warning naming the part as
+    typed (not an error box per read of it), the session's selection kept (the root at
+    first) and written back to the URL; a later link of the session keeps the table shown."""
+    at = make_app(query_params=query)
+    assert_no_exception(at)
+    assert not at.error
+    assert alerts(at, "warning") == [
+        f"This link cannot be opened: {said}. Showing the root namespace."
+    ]
+    assert "ns" not in at.query_params and "table" not in at.query_params
+    assert "tables.ns.open.sales" in button_keys(at)
+    at.query_params.update({"ns": "sales", "table": "orders"})
+    at.run()
+    assert not at.warning
+    at.query_params.update(query)
+    at.run()
+    assert alerts(at, "warning") == [
+        f"This link cannot be opened: {said}. Showing table sales › orders."
+    ]
+    assert at.query_params["ns"] == "sales" and at.query_params["table"] == "orders"
+
+
 def test_many_namespaces_listed_in_a_grid(make_app, ui_env) -> None:
     from lance_namespace import CreateNamespaceRequest
 
