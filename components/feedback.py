@@ -20,6 +20,7 @@ import streamlit as st
 
 import backend
 from backend.rules import ids
+from backend.spec import operations
 from components import polling, state
 
 T = TypeVar("T")
@@ -80,11 +81,24 @@ def readable(text: Any) -> str:
     return ids.display_ids_in_text(str(text), delimiter())
 
 
+# An operation's name the backend puts in front of its message ("list_tables: ..."): the
+# action of the line says what failed in the user's words.
+_OPERATION = re.compile(r"([a-z][a-z_]*): ")
+
+
+def _without_operation(message: str) -> str:
+    found = _OPERATION.match(message)
+    if found and found.group(1) in operations.READ_OPS | operations.WRITE_OPS:
+        return message[found.end() :]
+    return message
+
+
 def error_lines(err: BaseException, *, action: str | None = None) -> list[str]:
-    """The plain-text lines of an error: what failed, the code, the message, detail, status."""
+    """The plain-text lines of an error: what failed, the code, the message (without the
+    operation's name in front of it), detail, status."""
     info = backend.describe_error(err)
     head = f"{action} failed. " if action else ""
-    lines = [f"{head}{info['title']}: {readable(info['message'])}"]
+    lines = [f"{head}{info['title']}: {readable(_without_operation(info['message']))}"]
     if info.get("detail"):
         lines.append(f"Detail: {readable(info['detail'])}")
     if info.get("status"):

@@ -90,6 +90,26 @@ def test_error_text_has_no_server_source_paths() -> None:
 # --- messages on the pages are escaped -------------------------------------------------------
 
 
+def test_an_errors_line_says_the_action_not_the_operations_name(ui_env: Path) -> None:
+    """The backend names the operation in front of a message (``list_tables: ...``, for code
+    and notebooks); the page's line says the action instead. A name in front that is no
+    operation (a parameter's) stays."""
+    from lance_namespace import ListTablesRequest
+
+    ns = backend.connect(str(ui_env))
+    with pytest.raises(LanceNamespaceError) as caught:
+        ns.list_tables(ListTablesRequest(id=["sales", "a/b"]))
+    assert str(caught.value).startswith("list_tables: the namespace name 'a/b'")
+    [line] = feedback.error_lines(caught.value, action="Listing tables")
+    assert line == (
+        "Listing tables failed. Invalid input: the namespace name 'a/b' contains a path "
+        "separator ('/' or '\\')"
+    )
+    parameter = make(ErrorCode.INVALID_INPUT, "nprobes: 'abc' is not a whole number")
+    [line] = feedback.error_lines(parameter, action="Reading the grid")
+    assert line.endswith("Invalid input: nprobes: 'abc' is not a whole number")
+
+
 def test_backend_error_about_a_markdown_name_is_shown_as_text(make_app, ui_env) -> None:
     name = MARKDOWN_NAME.replace("$", "")  # a link with the delimiter is not followed (below)
     at = make_app(query_params={"ns": "sales", "table": name})
