@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 
 from backend import redaction
 from backend.rules import batch_rules, ids
+from backend.rules.csv_cells import inert_cell
 from backend.spec.fields import is_number, is_texts
 
 LOG_NAME = "audit.jsonl"
@@ -518,5 +519,6 @@ def to_csv(entries: Iterable[AuditEntry], *, open_ops: set[str] | None = None) -
     writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS))
     writer.writeheader()
     for row in to_rows(entries, open_ops=open_ops):
-        writer.writerow(row)
+        # a report to read in a spreadsheet: no cell runs as a formula there
+        writer.writerow({k: inert_cell(v) if isinstance(v, str) else v for k, v in row.items()})
     return buf.getvalue()

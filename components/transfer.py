@@ -302,6 +302,7 @@ class ExportRequest:
     columns: list[str] | None
     drop_nested: bool
     branch: str = "main"  # the branch exported (its versions, its rows)
+    inert: bool = False  # CSV: formulas a spreadsheet would run written as text
 
 
 def render_export_form(
@@ -333,11 +334,19 @@ def render_export_form(
     picked = st.multiselect(
         "Columns (none picked: all)", list(columns), key=f"{at}.columns", placeholder="All columns"
     )
-    drop = False
+    drop = inert = False
     if fmt == "csv":
         drop = st.checkbox(
             "Leave out vector, list and struct columns (CSV cannot hold them)",
             key=f"{at}.drop",
+        )
+        inert = st.checkbox(
+            "Keep spreadsheet formulas inert",
+            value=True,
+            key=f"{at}.inert",
+            help="A text cell beginning with =, +, -, @, a tab or a carriage return is written "
+            "with a leading ' so that a spreadsheet shows it instead of running it as a "
+            "formula. Leave it off for a file to import again exactly as the table holds it.",
         )
     clicked = st.button("Prepare download", icon=":material/download:", key=f"{at}.prepare")
     request = ExportRequest(
@@ -347,6 +356,7 @@ def render_export_form(
         columns=list(picked) or None,
         drop_nested=drop,
         branch=branch,
+        inert=inert,
     )
     return request, clicked
 
@@ -378,6 +388,7 @@ def prepare_export(
                     columns=request.columns,
                     progress=progress,
                     drop_nested=request.drop_nested,
+                    inert=request.inert,
                 ),
                 bar,
                 "Exported",
@@ -395,6 +406,7 @@ def prepare_export(
         "rows": result.rows,
         "bytes": result.bytes,
         "columns": list(result.columns),
+        "inert": result.inert,
     }
     state.set_export_download(prepared)
     return prepared
@@ -412,7 +424,13 @@ def render_download(table_id: list[str], request: ExportRequest, *, key_prefix: 
     feedback.show(
         "success",
         f"{kept['file_name']} is ready: {plural(kept['rows'], 'row')}, "
-        f"{human_bytes(kept['bytes'])} ({', '.join(kept['columns'])}).",
+        f"{human_bytes(kept['bytes'])} ({', '.join(kept['columns'])})."
+        + (
+            f" {plural(kept['inert'], 'text cell')} that a spreadsheet would run as a "
+            "formula: written with a leading ' (kept as text)."
+            if kept.get("inert")
+            else ""
+        ),
     )
     st.download_button(
         f"Download {kept['file_name']}",

@@ -1,7 +1,9 @@
 """Export of table data, on any backend: Parquet, CSV or Arrow IPC file, streamed in batches.
 The local backend scans the dataset at the version asked for; the REST backend pages through
 QueryTable (``services.search.query.iter_rows``). CSV cannot hold vector, list or struct columns:
-they are refused by name unless the caller asks to leave them out."""
+they are refused by name unless the caller asks to leave them out. A CSV export can keep the
+formulas a spreadsheet would run inert (``inert_formulas``, the rule of
+``backend.rules.csv_cells``): such a text cell gets a leading ``'``."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from lance_namespace import (
@@ -22,7 +25,14 @@ from lance_namespace import (
 )
 from lance_namespace.errors import ErrorCode
 
-from backend.rules import filter_errors, filter_rules, ids, query_rules, version_ranges
+from backend.rules import (
+    csv_cells,
+    filter_errors,
+    filter_rules,
+    ids,
+    query_rules,
+    version_ranges,
+)
 from backend.rules.columns import columns_from_schema
 from backend.services.search.query import count_rows, iter_rows, query_request, run_query
 from backend.spec import catalog_views
@@ -92,6 +102,40 @@ class ExportResult:
     format: str
     columns: tuple[str, ...]
     file_name: str
+    inert: int = 0  # text cells written with a leading ' (``inert_formulas``)
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def _inert_text(column: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The text ``column`` with formulas quoted, and where they were (null where empty)."""
+    formula = pc.match_substring_regex(column, csv_cells.FORMULA_PATTERN)
+    quote, nothing = pa.scalar(csv_cells.QUOTE, column.type), pa.scalar("", column.type)
+    quoted = pc.binary_join_element_wise(quote, column, nothing)
+    return pc.if_else(formula, quoted, column), formula
+
+
+def inert_formulas(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    """``batch`` with each text cell a spreadsheet would run as a formula written with a
+    leading ``'`` (shown, and kept, as text), and how many cells there were. Other columns,
+    and empty cells, as they are; a dictionary-encoded text column keeps its encoding."""
+    columns, inert = [], 0
+    for column in batch.columns:
+        kind = column.type
+        if _is_text(kind):
+            column, formula = _inert_text(column)
+        elif pa.types.is_dictionary(kind) and _is_text(kind.value_type):
+            values, formula = _inert_text(column.dictionary)
+            formula = pc.take(formula, column.indices)
+            column = pa.DictionaryArray.from_arrays(column.indices, values)
+        else:
+            columns.append(column)
+            continue
+        inert += int(pc.sum(formula).as_py() or 0)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), inert
 
 
 class _Counter:
@@ -177,11 +221,14 @@ def export_table(
     columns: list[str] | None = None,
     progress: Progress | None = None,
     drop_nested: bool = False,
+    inert: bool = False,
 ) -> ExportResult:
     """Write the rows of ``table_id`` (at ``version``, default the latest; matching
     ``filter``, a SQL predicate; ``columns``, default all) to ``out`` as ``fmt`` (parquet,
     csv, arrow), in batches. CSV refuses vector/list/struct columns by name unless
-    ``drop_nested`` leaves them out. ``progress(rows_done, rows_total)`` per batch. On a
+    ``drop_nested`` leaves them out; with ``inert`` it writes the text cells a spreadsheet
+    would run as formulas with a leading ``'`` (:func:`inert_formulas`; the result counts
+    them). ``progress(rows_done, rows_total)`` per batch. On a
     branch view of the namespace (``backend.branch_view.on_branch``) the branch's rows, at
     its ``version``; the file is named after the branch too."""
     fmt = check_format(fmt, EXPORT_FORMATS, "export")
@@ -229,9 +276,12 @@ def export_table(
     counter = _Counter(out)
     sink = pa.PythonFile(counter, mode="w")
     writer = _open_writer(fmt, sink, schema)
-    rows = 0
+    rows = quoted = 0
     try:
         for batch in batches:
+            if inert and fmt == "csv":
+                batch, found = inert_formulas(batch)
+                quoted += found
             writer.write_batch(batch)
             rows += batch.num_rows
             if progress is not None:
@@ -246,4 +296,5 @@ def export_table(
         format=fmt,
         columns=tuple(chosen),
         file_name=export_file_name(table_id, version, fmt, branch_of(ns)),
+        inert=quoted,
     )

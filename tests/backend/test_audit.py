@@ -133,6 +133,25 @@ def test_filters_and_csv(tmp_path: Path) -> None:
     rows = list(csv.DictReader(io.StringIO(audit.to_csv(got))))
     assert [r["ids"] for r in rows] == ["sales › orders", "hr › people"]
     assert rows[1]["error_class"] == "PermissionDeniedError"
+    # a table named by another application, an error's text: no cell runs as a formula in a
+    # spreadsheet (a leading ' keeps it text)
+    log.append(
+        entry(
+            user="@eve",
+            op="declare_table",
+            ids=['=HYPERLINK("http://x")'],
+            outcome=audit.FAILED,
+            error_class="InvalidInputError",
+            error_message="-bad name",
+        )
+    )
+    [row] = list(csv.DictReader(io.StringIO(audit.to_csv(log.entries()[-1:]))))
+    assert (row["user"], row["ids"], row["error_message"], row["outcome"]) == (
+        "'@eve",
+        '\'=HYPERLINK("http://x")',
+        "'-bad name",
+        "error",
+    )
     assert list(rows[0]) == list(audit.CSV_COLUMNS)
 
 

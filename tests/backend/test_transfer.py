@@ -738,6 +738,64 @@ def test_export_an_older_version_with_a_filter_and_columns(data_ns: Any) -> None
         export(ns, table_id, "xlsx")
 
 
+FORMULAS = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain", None,
+            "a=b", "", " =x"]  # fmt: skip
+
+
+def test_a_csv_export_can_keep_spreadsheet_formulas_inert(data_ns: Any) -> None:
+    """With ``inert``, a CSV export writes each text cell that begins as a spreadsheet
+    formula (=, +, -, @, tab, carriage return) with a leading ``'``, and counts them; numbers,
+    other texts and empty cells as they are. Without it, and in other formats, the values as
+    the table holds them."""
+    table = pa.table(
+        {
+            "id": pa.array(range(len(FORMULAS)), pa.int64()),
+            "note": pa.array(FORMULAS),
+            "delta": pa.array([i - 5 for i in range(len(FORMULAS))], pa.int64()),
+        }
+    )
+    imports.import_table(data_ns, [*NS, "notes"], encode(table, "parquet"), "parquet")
+    starts = ("=", "+", "-", "@", "\t", "\r")
+    expected = [v if v is None or not v.startswith(starts) else "'" + v for v in FORMULAS]
+    data, result = export(data_ns, [*NS, "notes"], "csv", inert=True)
+    assert result.inert == sum(1 for v in FORMULAS if v and v.startswith(starts)) == 6
+    got = pacsv.read_csv(
+        io.BytesIO(data), convert_options=pacsv.ConvertOptions(strings_can_be_null=True)
+    ).sort_by("id")
+    assert got["note"].to_pylist() == [v if v != "" else None for v in expected]
+    assert got["delta"].to_pylist() == table["delta"].to_pylist()
+    data, result = export(data_ns, [*NS, "notes"], "csv")
+    assert result.inert == 0
+    plain = pacsv.read_csv(
+        io.BytesIO(data), convert_options=pacsv.ConvertOptions(strings_can_be_null=True)
+    ).sort_by("id")
+    assert plain["note"].to_pylist() == [v if v != "" else None for v in FORMULAS]
+    data, result = export(data_ns, [*NS, "notes"], "parquet", inert=True)
+    assert result.inert == 0
+    same_rows(decode(data, "parquet"), table)
+
+
+def test_formulas_are_made_inert_in_every_text_encoding() -> None:
+    """Plain, large and dictionary-encoded text columns alike (each keeps its type); a number
+    column as it is; the count is of cells, a dictionary's repeated value counted each time."""
+    values = [*FORMULAS, "=1+1"]
+    batch = pa.record_batch(
+        {
+            "s": pa.array(values),
+            "l": pa.array(values, pa.large_string()),
+            "d": pa.array(values).dictionary_encode(),
+            "n": pa.array(range(len(values)), pa.int64()),
+        }
+    )
+    out, inert = exports.inert_formulas(batch)
+    starts = ("=", "+", "-", "@", "\t", "\r")
+    expected = [v if v is None or not v.startswith(starts) else "'" + v for v in values]
+    assert out.schema == batch.schema
+    assert [out.column(i).to_pylist() for i in range(3)] == [expected] * 3
+    assert out.column(3).equals(batch.column(3))
+    assert inert == 3 * sum(1 for v in values if v and v.startswith(starts)) == 21
+
+
 @pytest.mark.parametrize("version", [2**70, 0, -1, True])
 def test_an_export_at_no_version_is_refused_in_words(data_ns: Any, version: Any) -> None:
     """A version no table has (beyond 2^63 - 1: an OverflowError from lance; True: exported

@@ -291,6 +291,33 @@ def test_csv_export_of_a_vector_column(make_app) -> None:
     assert pacsv.read_csv(kept["file"].path).column_names == ["id", "amount"]
 
 
+def test_a_csv_download_keeps_formulas_inert_unless_asked_not_to(make_app, ui_env) -> None:
+    from tests.support import create_table
+
+    notes = ['=HYPERLINK("http://x")', "plain", "@SUM(A1)", "a-b"]
+    create_table(backend.connect(str(ui_env)), ["sales", "notes"], pa.table({"note": notes}))
+    at = make_app("transfer", query_params={"ns": "sales", "table": "notes"})
+    key = "transfer.export.sales/notes"
+    at.selectbox(key=f"{key}.fmt").set_value("csv").run()
+    assert at.checkbox(key=f"{key}.inert").value is True
+    button(at, "Prepare download").click().run()
+    assert_no_exception(at)
+    [ready] = alerts(at, "success")
+    assert ready.endswith(
+        "2 text cells that a spreadsheet would run as a formula: written with a leading ' "
+        "(kept as text)."
+    )
+    kept = at.session_state[state.Transfer.DOWNLOAD]
+    written = pacsv.read_csv(kept["file"].path)["note"].to_pylist()
+    assert written == ["'" + notes[0], "plain", "'@SUM(A1)", "a-b"]
+    at.checkbox(key=f"{key}.inert").uncheck().run()
+    button(at, "Prepare download").click().run()
+    [ready] = alerts(at, "success")
+    assert "formula" not in ready
+    kept = at.session_state[state.Transfer.DOWNLOAD]
+    assert pacsv.read_csv(kept["file"].path)["note"].to_pylist() == notes
+
+
 def test_a_declared_table_has_nothing_to_export(make_app) -> None:
     at = make_app("transfer", query_params={"ns": "sales", "table": "pending"})
     assert_no_exception(at)
