@@ -21,7 +21,7 @@ import streamlit as st
 
 from backend.arrow import import_types
 from backend.errors import LanceNamespaceError
-from backend.rules import ids
+from backend.rules import csv_cells, ids
 from backend.services import exports, imports
 from backend.text import bytes_exactly, human_bytes, plural
 from components import feedback, state
@@ -344,9 +344,9 @@ def render_export_form(
             "Keep spreadsheet formulas inert",
             value=True,
             key=f"{at}.inert",
-            help="A text cell beginning with =, +, -, @, a tab or a carriage return is written "
-            "with a leading ' so that a spreadsheet shows it instead of running it as a "
-            "formula. Leave it off for a file to import again exactly as the table holds it.",
+            help=f"A text cell beginning with {csv_cells.FORMULA_START_TEXT} is written with a "
+            "leading ' so that a spreadsheet shows it instead of running it as a formula. "
+            "Leave it off for a file to import again exactly as the table holds it.",
         )
     clicked = st.button("Prepare download", icon=":material/download:", key=f"{at}.prepare")
     request = ExportRequest(

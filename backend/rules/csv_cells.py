@@ -1,6 +1,6 @@
 """Text cells of a CSV file that a spreadsheet would run as a formula (CSV injection,
-CWE-1236): a text beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, as
-OWASP lists them. Written with a leading ``'``, a spreadsheet shows such a cell as text.
+CWE-1236): a text beginning with one of :data:`FORMULA_START`, as OWASP lists them. Written
+with a leading ``'``, a spreadsheet shows such a cell as text.
 
 The one rule for every CSV the console writes: a table's export (``services.exports``, on
 request, vectorised with :data:`FORMULA_PATTERN`) and the audit log's (always: it is a report
@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START_TEXT = "=, +, -, @, a tab or a carriage return"  # the same, in words
 # The same, as a regular expression over a whole cell (pyarrow's match_substring_regex).
 FORMULA_PATTERN = "^[" + re.escape("".join(FORMULA_START)) + "]"
 QUOTE = "'"
