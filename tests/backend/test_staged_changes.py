@@ -379,38 +379,37 @@ def test_a_staged_manifest_naming_a_file_outside_the_table_is_refused(
     staged.parent.mkdir()
     shutil.copy(copy / "_versions" / batch.manifest_name(2), staged)
     (tmp_path / "root" / "elsewhere.lance").write_bytes(b"not the table's")
-    files = local_root.files()
-    outside = "refers to files outside the table: data/../../elsewhere.lance"
-    with pytest.raises(InvalidInputError, match=outside):
-        ns.create_table_version(
+    _refused_alone_and_in_a_batch(
+        local_root, staged, "refers to files outside the table: data/../../elsewhere.lance"
+    )
+
+
+def _refused_alone_and_in_a_batch(root: Root, staged: Path, match: str) -> None:
+    """The manifest at ``staged``, as version 2 of the table, is refused by a single
+    CreateTableVersion and by a batch with a message matching ``match``; nothing changes."""
+    files = root.files()
+    with pytest.raises(InvalidInputError, match=match):
+        root.ns.create_table_version(
             CreateTableVersionRequest(id=T, version=2, manifest_path=str(staged))
         )
-    with pytest.raises(InvalidInputError, match=outside):
-        bb.commit(ns, [bb.create_version_op(T, 2, str(staged))])
-    assert local_root.files() == files
-    assert read_latest(ns) == (1, 12, [1])
+    with pytest.raises(InvalidInputError, match=match):
+        bb.commit(root.ns, [bb.create_version_op(T, 2, str(staged))])
+    assert root.files() == files
+    assert read_latest(root.ns) == (1, 12, [1])
 
 
 def test_a_staged_manifest_lance_cannot_read_is_refused(local_root: Root, tmp_path: Path) -> None:
     """A file in the manifest's frame recording version 2 (what the version check reads),
     whose fragments field lance cannot decode: refused before anything is written."""
-    ns = local_root.ns
     message = bytes([0x10, 0x01, 0x18, 0x02])  # field 2 (fragments) as a number; version 2
     data = struct.pack("<I", len(message)) + message + struct.pack("<QHH", 0, 0, 2) + b"LANC"
     assert batch.manifest_version(data) == 2
     staged = tmp_path / "root" / "_staging" / "odd.manifest"
     staged.parent.mkdir()
     staged.write_bytes(data)
-    files = local_root.files()
-    unread = "the staged manifest's fragments cannot be read"
-    with pytest.raises(InvalidInputError, match=unread):
-        ns.create_table_version(
-            CreateTableVersionRequest(id=T, version=2, manifest_path=str(staged))
-        )
-    with pytest.raises(InvalidInputError, match=unread):
-        bb.commit(ns, [bb.create_version_op(T, 2, str(staged))])
-    assert local_root.files() == files
-    assert read_latest(ns) == (1, 12, [1])
+    _refused_alone_and_in_a_batch(
+        local_root, staged, "the staged manifest's fragments cannot be read"
+    )
 
 
 def test_a_batch_refuses_a_staged_change_discarded_after_validation(local_root: Root) -> None:
