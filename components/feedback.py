@@ -84,13 +84,12 @@ def readable(text: Any) -> str:
 # An operation's name the backend puts in front of its message ("list_tables: ..."): the
 # action of the line says what failed in the user's words.
 _OPERATION = re.compile(r"([a-z][a-z_]*): ")
+_OPERATIONS = operations.READ_OPS | operations.WRITE_OPS
 
 
 def _without_operation(message: str) -> str:
     found = _OPERATION.match(message)
-    if found and found.group(1) in operations.READ_OPS | operations.WRITE_OPS:
-        return message[found.end() :]
-    return message
+    return message[found.end() :] if found and found.group(1) in _OPERATIONS else message
 
 
 def error_lines(err: BaseException, *, action: str | None = None) -> list[str]:

@@ -73,6 +73,7 @@ from .batch.catalog import U64_MAX
 from .batch.context import Ctx
 from .batch.durable import write_atomic
 from .batch.objects import Store, is_object_root, leased, store_for
+from .batch.staged_files import fragment_files
 from .left_out import LeftOut
 
 REGISTRY_DIR = f"{CONSOLE_DIR}/staged"
@@ -378,10 +379,7 @@ def _operation_files(op: Any) -> set[str]:
     out: set[str] = set()
     for name in ("fragments", "new_fragments", "updated_fragments"):
         for frag in getattr(op, name, None) or []:
-            if name != "updated_fragments":
-                out.update(f"data/{d.path}" for d in frag.files)
-            if frag.deletion_file is not None:
-                out.add(str(frag.deletion_file.path(frag.id)))
+            out |= fragment_files(frag, data=name != "updated_fragments")
     return out
 
 

@@ -23,25 +23,26 @@ import posixpath
 from collections.abc import Callable
 
 import lance
+from lance.fragment import FragmentMetadata
 
 from ...errors import invalid
 from ...text import some_of
 
 
-def version_files(ds: lance.LanceDataset) -> set[str]:
-    """The data and deletion files the version ``ds`` refers to, relative to the table: those
-    of its own base only (a file of another base, a shallow clone's source, is that
-    dataset's)."""
-    out: set[str] = set()
-    for fragment in ds.get_fragments():
-        meta = fragment.metadata
-        for data_file in meta.files:
-            if data_file.base_id is None:
-                out.add(f"data/{data_file.path}")
-        deletion = meta.deletion_file
-        if deletion is not None and deletion.base_id is None:
-            out.add(str(deletion.path(fragment.fragment_id)))
+def fragment_files(meta: FragmentMetadata, *, data: bool = True) -> set[str]:
+    """The data files (with ``data``) and the deletion file a fragment names, relative to the
+    table: those of its own base only (a file of another base, a shallow clone's source, is
+    that dataset's)."""
+    out = {f"data/{f.path}" for f in meta.files if f.base_id is None} if data else set()
+    deletion = meta.deletion_file
+    if deletion is not None and deletion.base_id is None:
+        out.add(str(deletion.path(meta.id)))
     return out
+
+
+def version_files(ds: lance.LanceDataset) -> set[str]:
+    """The data and deletion files the version ``ds`` refers to (:func:`fragment_files`)."""
+    return {name for fragment in ds.get_fragments() for name in fragment_files(fragment.metadata)}
 
 
 def _base_files(uri: str, version: int, storage_options: dict[str, str] | None) -> set[str]:
