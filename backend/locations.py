@@ -142,6 +142,83 @@ def location_problem(
     return None
 
 
+# A directory namespace marks a declared table's directory with this file until its first
+# version is written.
+RESERVED_MARKER = ".lance-reserved"
+
+
+def is_table_folder(path: Path) -> bool:
+    """Whether the directory ``path`` is a table's: it holds a Lance dataset (``_versions``)
+    or a declared table's marker. A folder holding neither is someone else's files."""
+    return (path / "_versions").is_dir() or (path / RESERVED_MARKER).is_file()
+
+
+def foreign_folder_problem(path: Path | None) -> str | None:
+    """Why a new table may not take the directory ``path`` (file roots): it exists, holds
+    files and is not a table's folder (:func:`is_table_folder`). A table made there would
+    take those files as its own, and dropping it would delete them."""
+    if path is None or path.is_symlink() or not path.is_dir():
+        return None
+    try:
+        empty = not any(os.scandir(path))
+    except OSError as exc:
+        return f"the folder {path.name!r} cannot be read ({exc.strerror or exc})"
+    if empty or is_table_folder(path):
+        return None
+    return (
+        f"the folder {path.name!r} already exists and holds files that are not a Lance table; "
+        "a table made there would take them as its own. Move them away or choose another name"
+    )
+
+
+def links_leaving(table_dir: Path, *, limit: int = 3) -> list[str]:
+    """Symbolic links inside the table directory ``table_dir`` (relative paths, at most
+    ``limit``) that lead outside it. Lance follows them when it lists a table's files, so a
+    cleanup or a version delete would delete what they lead to. Links are not followed."""
+    found: list[str] = []
+    inside = real(table_dir)
+    for top, dirs, files in os.walk(table_dir, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(top) / name
+            if path.is_symlink() and not is_inside(path, inside):
+                found.append(path.relative_to(table_dir).as_posix())
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def owned_table_problem(
+    root: Path,
+    location: str | Path | None,
+    *,
+    other_tables: TableDirs | Iterable[Path] = (),
+    root_real: Path | None = None,
+) -> str | None:
+    """Why the console may not delete or rewrite files of the table at ``location`` under the
+    file root ``root`` (``None``: it may): the location rule (:func:`location_problem`, against
+    the catalog's other tables), then no symbolic link inside the table leads outside it
+    (:func:`links_leaving`). Drops, version deletes, cleanups and overwrites ask this; a
+    problem ends where the caller's advice (deregister the table) can follow it."""
+    problem = location_problem(root, location, other_tables=other_tables, root_real=root_real)
+    if problem:
+        return problem
+    path = to_local_path(location, root)
+    assert path is not None  # location_problem refused what is not a local path
+    leaving = links_leaving(path)
+    if leaving:
+        return (
+            f"the table's folder holds symbolic links leading outside it ({', '.join(leaving)}), "
+            "which lance follows: it would delete the files they lead to. Remove the links, or"
+        )
+    return None
+
+
+def with_advice(problem: str, advice: str) -> str:
+    """``problem`` followed by ``advice`` ("deregister the table instead"), joined as the
+    problem's last words ask (:func:`owned_table_problem`'s end with ", or")."""
+    return f"{problem} {advice}" if problem.endswith(", or") else f"{problem}; {advice}"
+
+
 def relative_location(root: Path, location: str | Path) -> str | None:
     """``location`` (a path or ``file://`` URI under the file root ``root``) relative to the
     root, ``/``-joined, as pylance's directory namespace registers tables; ``None`` when it is

@@ -98,12 +98,15 @@ from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
 from ..locations import (
     ObjectTables,
+    foreign_folder_problem,
     location_problem,
     object_manifest_key,
     object_table_key,
+    owned_table_problem,
     path_uri,
     relative_location,
     to_local_path,
+    with_advice,
 )
 from ..spec.paging import list_all
 from . import (
@@ -614,6 +617,42 @@ class LocalNamespace(LanceNamespace):
                 )
         return key, problem
 
+    def _foreign_folder(self, table_id: Sequence[str] | None) -> str | None:
+        """Why a new root-level table may not take its directory ``<name>.lance`` on a file
+        root (``backend.locations.foreign_folder_problem``: it holds files that are not a
+        table's); a nested table gets a fresh directory."""
+        own = declared_location(table_id or [])
+        if own is None or self.local_path is None:
+            return None
+        return foreign_folder_problem(self.local_path / own)
+
+    def _owned_location(
+        self, op: str, table_id: Sequence[str] | None, action: str
+    ) -> tuple[str | None, str]:
+        """``(key, location)`` of the table whose files ``op`` deletes or rewrites (``key``:
+        its prefix on object-store and memory roots, ``None`` on file roots), once its catalog
+        location passes
+        ``backend.locations.owned_table_problem``: the location rule against the catalog's
+        other tables (not the root, the catalog, another table's directory, nothing outside
+        the root), and on file roots no symbolic link inside the table leading outside it.
+        Another process may have registered any location; ``InvalidInputError`` otherwise,
+        before anything is touched."""
+        location = str(
+            self.describe_table(DescribeTableRequest(id=list(table_id or []))).location or ""
+        )
+        key: str | None = None
+        if self.local_path is not None:
+            others = self._table_dirs(exclude=table_id)
+            problem = owned_table_problem(self.local_path, location, other_tables=others)
+        else:
+            key, problem = self._location_problem(location, exclude=table_id)
+        if problem:
+            raise invalid(
+                f"{op}: refusing to {action} of {self.format_id(table_id)}: "
+                + with_advice(problem, "deregister the table instead")
+            )
+        return key, location
+
     # -- namespaces ------------------------------------------------------------------------
     list_namespaces = _delegate("list_namespaces", ListNamespacesRequest)
     describe_namespace = _delegate("describe_namespace", ln.DescribeNamespaceRequest)
@@ -867,10 +906,22 @@ class LocalNamespace(LanceNamespace):
         return _response(DescribeTableResponse, answer)
 
     def create_table(self, request: CreateTableRequest, request_data: Any) -> CreateTableResponse:
+        """Create a table, or overwrite one (``mode="overwrite"``) whose location passes the
+        rule of what the console may rewrite (``_owned_location``). A new root-level table
+        never takes a folder of someone else's files (``_foreign_folder``)."""
         req = self._checked("create_table", CreateTableRequest, request)
         data = to_ipc_stream(request_data)
         self._require_parent_namespace(req.id)
+        problem = self._foreign_folder(req.id)
+        if problem:
+            raise invalid(f"create_table: {problem}")
         with self._guard(req.id):
+            if (req.mode or "").lower() == "overwrite":
+                try:
+                    self._owned_location("create_table", req.id, "overwrite the data")
+                except LanceNamespaceError as err:
+                    if getattr(err, "code", None) != ErrorCode.TABLE_NOT_FOUND:
+                        raise
             resp = self._inner.create_table(req, data)
         resp.location = self._fix_location(resp.location)
         return resp
@@ -887,6 +938,7 @@ class LocalNamespace(LanceNamespace):
         own = declared_location(req.id or [])
         if problem is None and own is not None:  # a root-level table's directory, known ahead
             _, problem = self._location_problem(own, exclude=req.id)
+        problem = problem or self._foreign_folder(req.id)
         if problem:
             raise invalid(f"declare_table: {problem}")
         with self._guard(req.id):
@@ -950,16 +1002,10 @@ class LocalNamespace(LanceNamespace):
         store only the objects under the table's own prefix are deleted."""
         req = self._checked("drop_table", DropTableRequest, request)
         with self._guard(req.id):
-            location = self.describe_table(DescribeTableRequest(id=req.id)).location
-            key, problem = self._location_problem(str(location or ""), exclude=req.id)
-            if problem:
-                raise invalid(
-                    f"drop_table: refusing to delete the data of {self.format_id(req.id)}: "
-                    f"{problem}; deregister the table instead"
-                )
+            key, location = self._owned_location("drop_table", req.id, "delete the data")
             if key is None or not objects.is_object_root(self.root):
                 return self._inner.drop_table(req)  # file and memory roots: pylance's drop
-            return self._drop_objects(req, key, str(location))
+            return self._drop_objects(req, key, location)
 
     def _drop_objects(self, req: DropTableRequest, key: str, location: str) -> DropTableResponse:
         """Deregister the table, then delete the objects under ``<key>/`` (the trailing slash:
@@ -1239,6 +1285,7 @@ class LocalNamespace(LanceNamespace):
         lock, then the versions."""
         req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
         with self._guard(req.id):
+            self._owned_location("batch_delete_table_versions", req.id, "delete versions")
             newest = self.list_table_versions(  # one entry read (a local root: one listdir)
                 ListTableVersionsRequest(id=req.id, branch=req.branch, descending=True, limit=1)
             ).versions
@@ -1444,6 +1491,8 @@ class LocalNamespace(LanceNamespace):
                 "older_than": timedelta(days=int(days)),
                 "error_if_tagged_old_versions": False,
             }
+        with self._guard(table_id):
+            self._owned_location("cleanup_old_versions", table_id, "clean up the files")
         with self._long_write(table_id) as ds:
             before = [int(v["version"]) for v in ds.versions()]
             stats = ds.cleanup_old_versions(**options)

@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from lance_namespace.errors import ErrorCode
 
 from backend.rules import ids
 
+from ...locations import TableDirs, is_table_folder, location_problem, to_local_path
 from .apply import PENDING_DIR
 from .catalog import catalog_commit, read_catalog
 from .context import DELIMITER, Ctx, error, oid
@@ -99,6 +100,15 @@ def drop_cascade(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
     gone = [oid(namespace_id)] + [oid(n) for n in tree.namespaces] + [oid(t) for t in tree.tables]
     intent = None
     if ctx.is_file:
+        refused = _not_owned(ctx, tree.locations, _table_dirs(ctx, catalog, skip=tree.locations))
+        if refused:
+            raise error(
+                ErrorCode.INVALID_INPUT,
+                f"drop_namespace: refusing to drop {oid(namespace_id)} with CASCADE: it would "
+                f"delete data its tables do not own ({'; '.join(refused)}); deregister "
+                f"{'that table' if len(refused) == 1 else 'those tables'} first. Nothing was "
+                "dropped",
+            )
         paths = [str(ctx.table_path(loc)) for loc in tree.locations.values()]
         intent = ctx.path(PENDING_DIR) / f"{DROP_PREFIX}{uuid.uuid4().hex}.json"
         intent.parent.mkdir(parents=True, exist_ok=True)
@@ -119,14 +129,22 @@ def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
     except (OSError, ValueError):
         data = None
     if isinstance(data, dict):
-        rows = read_catalog(ctx).rows
-        committed = not any(o in rows for o in data.get("object_ids") or [])
+        catalog = read_catalog(ctx)
+        committed = not any(o in catalog.rows for o in data.get("object_ids") or [])
         if committed:
             root = ctx.path("")
+            tables = TableDirs(_table_dirs(ctx, catalog))
             for raw in data.get("paths") or []:
-                path = Path(raw)
+                path = Path(str(raw))
                 if path.parent != root.resolve() and path.parent != root:
                     continue  # only table directories directly under the root
+                if location_problem(root, path, other_tables=tables) or not (
+                    is_table_folder(path) or not path.exists()
+                ):
+                    # an intent naming what no dropped table owned (a catalog table's
+                    # directory, the catalog, someone's folder): written by another process
+                    steps("drop.refused", path.name)
+                    continue
                 steps("drop.data", path.name)
                 shutil.rmtree(path, ignore_errors=True)
     steps("drop.forget", intent.name)
@@ -135,6 +153,30 @@ def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
         fsync_path(intent.parent, directory=True)
     except FileNotFoundError:
         pass
+
+
+def _table_dirs(ctx: Ctx, catalog: Any, *, skip: Container[str] = ()) -> list[Path]:
+    """The directories of the catalog's tables on a file root, but those whose object ids are
+    in ``skip``."""
+    out = []
+    for key, location in catalog.table_locations().items():
+        path = to_local_path(location, ctx.local_path)
+        if path is not None and key not in skip:
+            out.append(path)
+    return out
+
+
+def _not_owned(ctx: Ctx, locations: dict[str, str], others: list[Path]) -> list[str]:
+    """``"<table>: <problem>"`` for each of the tables (object id -> catalog location) whose
+    directory a cascade may not delete: the location rule against the ``others`` tables."""
+    assert ctx.local_path is not None
+    tables = TableDirs(others)
+    out = []
+    for key, location in sorted(locations.items()):
+        problem = location_problem(ctx.local_path, location, other_tables=tables)
+        if problem:
+            out.append(f"{key}: {problem}")
+    return out
 
 
 def pending_drops(ctx: Ctx) -> list[Path]:

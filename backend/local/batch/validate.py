@@ -24,11 +24,14 @@ from backend.rules.location_rules import TablePrefixes, declare_location_rule, o
 from ...locations import (
     ObjectTables,
     TableDirs,
+    foreign_folder_problem,
     location_problem,
     object_manifest_key,
     object_table_key,
+    owned_table_problem,
     real,
     to_local_path,
+    with_advice,
 )
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
 from .context import DELIMITER, Ctx, error, oid
@@ -136,6 +139,8 @@ def _declare(
     )
     path = ctx.table_path(location) if ctx.is_file else None
     problem = _location_problem(ctx, path or location, tables, root_real)
+    if problem is None and len(op.table_id) == 1:  # ``<name>.lance``: it may exist already
+        problem = foreign_folder_problem(path)
     if problem:
         raise _fail(op, ErrorCode.INVALID_INPUT, problem)
     step.path = str(path) if path is not None else None
@@ -159,6 +164,8 @@ def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
     step = VersionStep(op.index, op.table_id, key, req.version, scheme, req.manifest_path)
     declared = next((d for d in plan.declares if d.object_id == key), None)
     location = declared.location if declared else (reader.state(key).row or {})["location"]
+    if declared is None:
+        _check_owned(ctx, op, reader, location)
     if not ctx.is_file:
         _object_version(ctx, op, plan, step, location)
         return
@@ -211,9 +218,35 @@ def _object_version(
     plan.versions.append(step)
 
 
+def _check_owned(ctx: Ctx, op: batch_rules.Op, reader: Reader, location: str | None) -> None:
+    """The rule of what the console may rewrite or delete of a table, as single calls apply it
+    (``backend.locations.owned_table_problem`` on file roots, the location rule on object
+    stores), against the catalog's other tables: its catalog location, which another process
+    may have registered anywhere."""
+    key = oid(op.table_id)
+    others = {k: loc for k, loc in reader.catalog.table_locations().items() if k != key}
+    if ctx.is_file:
+        assert ctx.local_path is not None
+        dirs = [p for loc in others.values() if (p := to_local_path(loc, ctx.local_path))]
+        problem = owned_table_problem(ctx.local_path, location, other_tables=dirs)
+    else:
+        problem = object_table_key(
+            ctx.root, location, other_tables=ObjectTables(ctx.root, others.values())
+        )[1]
+    if problem:
+        raise _fail(
+            op,
+            ErrorCode.INVALID_INPUT,
+            "refusing to change the files of the table: "
+            + with_advice(problem, "deregister it instead"),
+        )
+
+
 def _delete(ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int]) -> DeleteStep:
     key = oid(op.table_id)
     moves = [Move(v) for v in versions]
+    if versions:
+        _check_owned(ctx, op, reader, (reader.state(key).row or {}).get("location"))
     if ctx.is_file and versions:
         st = reader.state(key)
         assert st.path is not None
