@@ -191,6 +191,14 @@ def _text_problem(request: Any) -> str | None:
         problem = filter_rules.filter_problem(value) if isinstance(value, str) else None
         if problem:
             return problem if field in ("filter", "predicate") else f"{field}: {problem}"
+    for pair in _field(request, "updates") or []:  # UpdateTable: [[column, SQL expression]]
+        if isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[1], str):
+            problem = filter_rules.filter_problem(pair[1])
+            if problem:
+                problem = problem.replace("the filter", "the expression").replace(
+                    "a filter", "an expression"
+                )
+                return f"updates: the value of {pair[0]} ({pair[1]}): {problem}"
     return None
 
 

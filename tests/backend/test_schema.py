@@ -165,7 +165,7 @@ BAD = [
     ("add", {"x": ""}, "needs a SQL expression"),
     ("add", {"x": "id; drop"}, "the expression for x: a ';' ends the expression early"),
     ("add", {"x": "nope + 1"}, "the expression for x (nope + 1): no column named nope"),
-    ("add", {"x": "id +"}, "the expression for x (id +): "),
+    ("add", {"x": "id +"}, "«id +» ends where a value or an expression is expected"),
     ("null", {"x": "nosuchtype"}, "nosuchtype is not a type an all-null column can have"),
     ("null", {"x": "list<int64>"}, "is not a type an all-null column can have"),
     ("alter", [{"path": "nope", "rename": "x"}], "column nope not found; columns: id, price"),
