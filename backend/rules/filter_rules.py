@@ -12,8 +12,8 @@ deletes more than the text says.
 
 The check is a real tokenizer and parser (sqlglot, with MySQL's quoting, which is lance's:
 ``'...'`` and ``"..."`` are strings, backticks quote names), not a substring test: a ``;``,
-``--`` or ``/*`` inside a string literal is part of the string; a backslash is an ordinary character, as in lance. Refused: a ``;`` outside a
-string literal, SQL comments (``--`` with or without a space), any text left over after one
+``--`` or ``/*`` inside a string literal is part of the string; a backslash is an ordinary
+character, as in lance. Refused: a ``;`` outside a string literal, SQL comments (``--`` with or without a space), any text left over after one
 complete expression, tokens lance stops at or panics on (``?``, ``{``, ``MOD``, ``N'...'``,
 ``B'...'``), two adjacent string literals, a number running into a word (``5MB``). The check
 fails closed: text it cannot read completely (an unclosed string, an incomplete expression,
@@ -76,7 +76,8 @@ def _leftover(text: str, tokens: list[Token], err: ParseError) -> str | None:
 
 
 # Tokens sqlglot reads that lance (pylance 14) does not read the same way: lance stops at them
-# (``?``, ``$1``, ``:x``, ``@x``, ``{``, ``MOD``, ``GLOB``) or panics on them (``N'...'``, ``B'...'``).
+# (``?``, ``$1``, ``:x``, ``@x``, ``{``, ``MOD``, ``GLOB``) or panics on them (``N'...'``,
+# ``B'...'``).
 _UNREAD = {
     TokenType.PLACEHOLDER: "a parameter placeholder",
     TokenType.PARAMETER: "a parameter",
@@ -194,7 +195,10 @@ def _problem(text: str) -> str | None:
                 f"the filter ends before {_quoted(leftover)}: lance would ignore it; join "
                 "conditions with AND or OR, and quote strings ('...')"
             )
-        return f"the filter is not one complete condition{_near(text, tokens, err)}; check its operators, parentheses and quotes"
+        return (
+            f"the filter is not one complete condition{_near(text, tokens, err)}; check its "
+            "operators, parentheses and quotes"
+        )
     return None
 
 
