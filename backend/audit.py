@@ -57,6 +57,7 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 DEFAULT_KEEP = 5
 _MAX_TEXT = 300  # characters of one string kept in a summary
 _SECRET_ROOM = 4096  # characters read past it, so that a secret across the cut is still masked
+_MAX_TRANSACTION_ID = 200  # characters of a transaction id kept (a server's ids are short)
 _MAX_ITEMS = 20  # items of one list (or keys of one mapping) kept in a summary
 
 OK = "ok"
@@ -163,6 +164,8 @@ class AuditEntry:
             data["target"] = mask_target(self.target)
         if self.error_message is not None:
             data["error_message"] = redaction.redact_text(str(self.error_message))
+        if self.transaction_id is not None:  # the server's text: it may echo anything
+            data["transaction_id"] = short_text(self.transaction_id, _MAX_TRANSACTION_ID)
         data["request"] = summarize(self.request)
         return data
 
@@ -320,10 +323,16 @@ def summarize(value: Any, *, depth: int = 0) -> Any:
         return kept
     if value is None or isinstance(value, (bool, int, float)):
         return value
+    return short_text(value)
+
+
+def short_text(value: Any, limit: int = _MAX_TEXT) -> str:
+    """``value`` as text an entry keeps: known secrets masked, at most ``limit`` characters
+    (then ``…``)."""
     # cut before redacting (a long text costs its length in every rule), with room for a
-    # secret that starts before the summary's end, then cut to the summary
-    text = redaction.redact_text(str(value)[: _MAX_TEXT + _SECRET_ROOM])
-    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "…"
+    # secret that starts before the cut, then cut to ``limit``
+    text = redaction.redact_text(str(value)[: limit + _SECRET_ROOM])
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 class AuditLog:

@@ -294,16 +294,22 @@ def _guarded(method: Callable[..., Any], name: OperationName) -> Callable[..., A
 # A trailing ", /path/to/namespace.rs:385:13" (or "at src/x.py:12"): where in its own source a
 # server or pylance raised the error; noise for the user.
 _SOURCE_LOCATION = re.compile(
-    r"(?:[,;][ \t]*|[ \t]+)(?:at[ \t]+)?[\w./\\~-]*\.(?:rs|py|java|go|cc|cpp|c|h|ts|js):\d+(?::\d+)?"
+    r"(?:[,;][ \t]*|(?<![ \t])[ \t]+)(?:at[ \t]+)?"
+    r"[\w./\\~-]*\.(?:rs|py|java|go|cc|cpp|c|h|ts|js):\d+(?::\d+)?"
     r"(?=[ \t'\")\]]*$)",
     re.MULTILINE,
 )
 
 
+# How many trailing source locations :func:`trim_source_locations` removes from one line.
+_SOURCE_LOCATION_PASSES = 8
+
+
 # Rust's debug form of an error: ``, location: Location { file: "...", line: 1, column: 2 }``
-# and ``, backtrace: MaybeBacktrace``.
+# and ``, backtrace: MaybeBacktrace``. A match starts where a run of blanks begins (the
+# lookbehinds), so a long run is scanned once.
 _RUST_LOCATION = re.compile(
-    r",?\s*location:\s*Location\s*\{[^}]*\}|,?\s*backtrace:\s*\w+(?:\s*\{[^}]*\})?"
+    r",?(?<!\s)\s*location:\s*Location\s*\{[^}]*\}|,?(?<!\s)\s*backtrace:\s*\w+(?:\s*\{[^}]*\})?"
 )
 
 
@@ -318,8 +324,10 @@ _RUST_HTTP_DUMP = re.compile(r"\bResponse \{|\bheaders: \{|\bSdkBody\b")
 # A Rust source file anywhere in a text: a path with a directory (``/home/runner/work/lance/
 # .../builder.rs``, ``src/x.rs``) or a file with its line (``x.rs:12``), quoted or not. A bare
 # name such as a table called ``data.rs`` is left alone.
+# A match starts only where a run of blanks or a path begins (the lookbehinds): tried from
+# inside a long run, it would scan the run's rest from every position (quadratic time).
 _RUST_SOURCE = re.compile(
-    r"(?:[,;][ \t]*|[ \t]+)?(?:at[ \t]+)?\"?"
+    r"(?:[,;][ \t]*|(?<![ \t])[ \t]+)?(?:at[ \t]+)?\"?(?<![\w.~@+/\\-])"
     r"(?:[\w.~@+-]*[/\\][\w./\\~@+-]*\.rs(?::\d+)*|[\w.~@+-]+\.rs(?::\d+)+)"
     r"\"?(?![\w./\\])"
 )
@@ -332,9 +340,12 @@ def trim_source_locations(text: str) -> str:
     holding an HTTP response (status, headers, body) is cut to ``(…)``; other dumps stay (they
     name the field, the statement, ...)."""
     text = _RUST_SOURCE.sub("", _RUST_LOCATION.sub("", text))
-    previous = None
-    while previous != text:
+    # Each pass removes the last location of each line; a line ends with a few at most, and
+    # the passes are bounded so that a text of thousands of them is cleaned in linear time.
+    for _ in range(_SOURCE_LOCATION_PASSES):
         previous, text = text, _SOURCE_LOCATION.sub("", text)
+        if text == previous:
+            break
     dump = _RUST_DEBUG_DUMP.search(text)
     if dump and _RUST_HTTP_DUMP.search(text, dump.start()):
         # A nested HTTP response (status, headers, body): its summary is the message; the
@@ -343,15 +354,27 @@ def trim_source_locations(text: str) -> str:
     return text
 
 
+# How much of a text :func:`clean_text` cleans, in multiples of its limit: enough for the
+# source locations it removes, bounded so that a huge message is cleaned in linear time.
+_PROCESSED_CHARS = 4
+
+
 def clean_text(text: Any, limit: int | None = None) -> str:
     """Error text made safe to show, the one rule of every message (local errors, REST
     answers, :func:`describe_error`): no source locations (:func:`trim_source_locations`), no
     control characters (line breaks and tabs kept), known secrets masked, at most ``limit``
     characters."""
-    s = trim_source_locations(str(text))
+    s = str(text)
+    dropped = 0
+    if limit is not None and len(s) > _PROCESSED_CHARS * max(limit, 1):
+        # Only the head is cleaned: what is cut off is never shown, and the patterns' time
+        # grows with the text's length.
+        dropped = len(s) - _PROCESSED_CHARS * max(limit, 1)
+        s = s[: _PROCESSED_CHARS * max(limit, 1)]
+    s = trim_source_locations(s)
     s = "".join(c if c in "\n\t" or unicodedata.category(c)[0] != "C" else " " for c in s)
-    if limit is not None and len(s) > limit:
-        s = s[:limit] + f"… ({len(s) - limit} more characters)"
+    if limit is not None and len(s) + dropped > limit:
+        s = s[:limit] + f"… ({len(s) + dropped - limit} more characters)"
     return redact_text(s)
 
 

@@ -124,10 +124,16 @@ def ipc_file_to_table(data: Any) -> pa.Table:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise InvalidInputError(f"not Arrow IPC data: {type(data).__name__}")
     try:
-        return pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
     except (pa.ArrowException, OSError, ValueError):
-        pass
+        try:
+            table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise InvalidInputError(f"not Arrow IPC data: {exc}") from None
+    # A full check of every buffer (offsets within the data, valid UTF-8, ...): a table whose
+    # offsets point past its data reads without error and crashes the process when used.
     try:
-        return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+        table.validate(full=True)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InvalidInputError(f"not Arrow IPC data: {exc}") from None
+    return table

@@ -2,9 +2,9 @@
 
 A JSON error body (``{"error": ..., "code": n}``, ``{"error": {"message", "code"}}``, or the
 spec's ``{"type", "title", "detail", "instance", "code"}``) maps by its spec code through
-``backend.errors``; a body without one maps by HTTP status (:data:`STATUS_TO_CODE`). The
-server is not trusted: control characters are removed, source locations trimmed and known
-secrets masked (``backend.errors.clean_text``); a message in the engine's words or longer than a
+``backend.errors``; a body without one, or with a code the spec does not define, maps by
+HTTP status (:data:`STATUS_TO_CODE`). The server is not trusted: control characters are
+removed, source locations trimmed and known secrets masked (``backend.errors.clean_text``); a message in the engine's words or longer than a
 line becomes one readable line, its full text (up to ``ENGINE_TEXT_CHARS``) kept as
 ``engine_message`` (``backend.errors.keep_engine_text``). Other texts are cut to
 :data:`MAX_MESSAGE_CHARS`.
@@ -22,6 +22,7 @@ from backend.text import is_digits
 
 from ..errors import (
     ENGINE_TEXT_CHARS,
+    ERROR_CLASSES,
     NamespaceConnectionError,
     NamespaceTimeoutError,
     attach_error_details,
@@ -78,7 +79,8 @@ def error_from_response(route: Route, response: httpx.Response) -> LanceNamespac
             message = err or body.get("message") or body.get("title") or body.get("detail")
         if isinstance(code, str) and is_digits(code.strip()):
             code = int(code)
-        if not isinstance(code, int) or isinstance(code, bool):
+        if not isinstance(code, int) or isinstance(code, bool) or code not in ERROR_CLASSES:
+            # no code, or one the spec does not define: the HTTP status says what failed
             code = STATUS_TO_CODE.get(status, 18)
         if not message:
             message = f"HTTP {status} (code {code}) from {url}"

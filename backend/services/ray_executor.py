@@ -13,7 +13,9 @@ outgrow one machine (the optional ``[ray]`` extra).
    over the connection's own (local, object-store and REST roots alike). Refused up front, with
    the reason: a ``memory://`` root (it lives in this process), a table whose versions the
    server manages in its catalog (``managed_versioning``: a commit written straight to the
-   storage would bypass it), a location this console cannot open;
+   storage would bypass it), a location a server gives that is not absolute (a relative path
+   is never resolved against this console's working directory: ``InvalidInputError``), a
+   location this console cannot open;
 3. start or join Ray (:func:`connect`): the address given, else the launch's ``--ray-address``
    (:data:`ADDRESS_ENV`), else a local Ray. A remote address is first checked with a TCP
    connection that must answer as Ray's gRPC services do (HTTP/2), all within
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import importlib.util
+import os
 import socket
 import threading
 import time
@@ -76,6 +79,7 @@ from backend.errors import (
     NamespaceConnectionError,
     NamespaceTimeoutError,
     attach_error_details,
+    clean_text,
     invalid,
     make,
     to_namespace_error,
@@ -374,6 +378,29 @@ class Storage:
         return lance.dataset(self.location, storage_options=self.storage_options or None)
 
 
+def _location_problem(location: str) -> str | None:
+    """Why a location a server gives is not one this console may open (``None``: it may): a
+    relative path (this console would resolve it against its own working directory, not where
+    the server keeps the table), a ``file:`` URI without an absolute path, or a URI without a
+    host or bucket."""
+    parts = urlsplit(location)
+    scheme = parts.scheme.lower()
+    if len(scheme) > 1:  # a URI (one letter is a Windows drive)
+        if scheme == "file":
+            if not parts.path.startswith("/"):
+                return "a file: URI without an absolute path"
+            return None
+        if not parts.netloc:
+            return f"a {scheme}: URI without a host or bucket"
+        return None
+    if not os.path.isabs(location):
+        return (
+            "a relative path, which this console would resolve against its own working "
+            "directory, not where the server keeps the table"
+        )
+    return None
+
+
 def resolve(ns: Any, table_id: Sequence[str]) -> Storage:
     """The table's location and storage options (DescribeTable's over the connection's own),
     refused up front when Ray workers could not use them (see the module docstring). On the
@@ -411,6 +438,14 @@ def resolve(ns: Any, table_id: Sequence[str]) -> Storage:
             ErrorCode.UNSUPPORTED,
             f"table {shown} is stored in memory ({location}): Ray workers cannot read it",
         )
+    remote = capabilities(ns).kind != "local"
+    problem = _location_problem(str(location)) if remote else None
+    if problem:
+        raise invalid(
+            f"table {shown}: the server gives its location as {clean_text(location, 200)!r}, "
+            f"{problem}; the Ray executor works only on a table at an absolute location (an "
+            "object store URI, or an absolute path every node mounts); nothing was changed"
+        )
     options = {str(k): str(v) for k, v in (getattr(ns, "storage_options", None) or {}).items()}
     options.update({str(k): str(v) for k, v in (desc.storage_options or {}).items()})
     redaction.register_secrets(options)
@@ -418,7 +453,6 @@ def resolve(ns: Any, table_id: Sequence[str]) -> Storage:
     try:
         storage.open()
     except Exception as exc:  # noqa: BLE001 - pylance raises ValueError / OSError / Exception
-        remote = capabilities(ns).kind != "local"
         where = (
             "the REST server gives a location this console cannot open (a path on the "
             "server's own disk?), and the Ray executor reads the table from its storage"

@@ -497,6 +497,37 @@ def test_tables_ray_workers_cannot_reach_are_refused(tmp_path: Path) -> None:
         ray_executor.compact(local, ["missing"])
 
 
+@pytest.mark.parametrize("given", ["victim.lance", "./victim.lance", "file:victim.lance"])
+def test_a_relative_location_from_a_server_is_refused_before_ray(
+    given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A REST server's table location is its own: a relative one is never resolved against
+    the console's working directory (where an unrelated dataset may sit). Refused before Ray
+    starts, in the user's terms; the local dataset is unchanged."""
+    import httpx
+
+    from backend.rest import RestNamespaceClient
+
+    victim = tmp_path / "victim.lance"
+    for i in range(3):
+        lance.write_dataset(pa.table({"x": [i]}), victim, mode="append" if i else "create")
+    monkeypatch.chdir(tmp_path)
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/describe"):
+            return httpx.Response(200, json={"location": given, "version": 1})
+        return httpx.Response(200, json={})
+
+    client = RestNamespaceClient("http://ns.test", transport=httpx.MockTransport(server))
+    with pytest.raises(InvalidInputError, match="absolute location") as info:
+        ray_executor.resolve(client, ["ns", "t"])
+    assert "nothing was changed" in str(info.value)
+    with pytest.raises(InvalidInputError, match="absolute location"):
+        ray_executor.compact(client, ["ns", "t"], num_workers=1)
+    ds = lance.dataset(str(victim))
+    assert (ds.version, len(ds.get_fragments())) == (3, 3)
+
+
 def test_without_the_extra_the_error_says_how_to_install_it(
     unchanged: tuple[Any, pa.Table], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,6 +16,7 @@ import random
 import re
 import shlex
 import socket
+import struct
 import time
 from collections.abc import Callable
 from typing import Any
@@ -2216,3 +2217,83 @@ def test_a_branch_write_is_framed_by_reads_of_mains_version() -> None:
         "/v1/table/t/describe",
     ]
     assert all(b"branch" not in r.content for r in server.requests if "describe" in r.url.path)
+
+
+# ---------------------------------------------------------------------------- hostile answers
+
+
+def test_an_arrow_answer_whose_offsets_point_past_its_data_is_a_malformed_answer() -> None:
+    """A QueryTable answer that reads as an Arrow file but whose string offsets point past the
+    data (it would crash the process when its rows are used) is refused as not Arrow data."""
+    from backend.services.search import query
+
+    answer = _arrow_answer(pa.table({"s": ["abcd", "efgh", "ijkl"]}))
+    body = bytearray(answer.content)
+    offsets = body.find(struct.pack("<4i", 0, 4, 8, 12))
+    assert offsets > 0
+    body[offsets : offsets + 16] = struct.pack("<4i", 0, 4, 8, 0x7FFFF000)
+    corrupt = httpx.Response(200, content=bytes(body), headers=answer.headers)
+    client, _ = make_client(Server(default=corrupt))
+    with pytest.raises(lne.InvalidInputError, match="not Arrow IPC data") as info:
+        query.run_query(client, query.query_request(["ns", "t"], k=3))
+    assert "larger than values array" in str(info.value)
+    truncated = httpx.Response(200, content=bytes(body[: len(body) // 2]), headers=answer.headers)
+    client, _ = make_client(Server(default=truncated))
+    with pytest.raises(lne.InvalidInputError, match="not Arrow IPC data"):
+        query.run_query(client, query.query_request(["ns", "t"], k=3))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("unit", ["a", "a.", "a/", " ", "\t", "\n", " x.py:1", "location: "])
+def test_an_error_message_of_a_million_characters_is_cut_to_its_limit(unit: str) -> None:
+    """Every rule that cleans a server's text runs on a bounded head of it, in linear time: a
+    1,000,000-character message (one long token, blanks, thousands of source locations) maps
+    to its error at once, cut to ``ENGINE_TEXT_CHARS`` with the rest counted."""
+    from backend.errors import ENGINE_TEXT_CHARS
+
+    message = "x" + unit * (1_000_000 // len(unit))
+    client, _ = make_client(Server(err_json(13, message, 400)))
+    with pytest.raises(lne.InvalidInputError) as info:
+        client.describe_namespace(ln.DescribeNamespaceRequest(id=["ns"]))
+    said = getattr(info.value, "engine_message", None) or str(info.value)
+    assert len(said) <= ENGINE_TEXT_CHARS + 40
+    assert "more characters)" in said
+
+
+@pytest.mark.parametrize("code", [99, -1, 1000])
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [(409, lne.ConcurrentModificationError), (404, lne.UnsupportedOperationError),
+     (503, lne.ServiceUnavailableError)],
+)  # fmt: skip
+def test_an_error_code_the_spec_does_not_define_maps_by_http_status(
+    code: int, status: int, cls: type
+) -> None:
+    server = Server(err_json(code, "version 7 was committed by another writer", status))
+    client, _ = make_client(server)
+    with pytest.raises(cls) as info:
+        client.create_table_tag(ln.CreateTableTagRequest(id=["ns", "t"], tag="a", version=1))
+    assert type(info.value) is cls
+    assert info.value.status == status
+    assert str(info.value) == "version 7 was committed by another writer"
+
+
+def test_a_transaction_id_a_server_answers_is_kept_bounded_and_redacted(tmp_path: Any) -> None:
+    """A server's transaction id is its text: one echoing the API key and megabytes long is
+    recorded in the audit log cut to 200 characters, the key masked."""
+    from backend import audit
+    from backend.gate import Actor, gate
+
+    key = "sk-wire-txn-key-7777"
+    echoed = httpx.Response(200, json={"transaction_id": f"txn x-api-key={key} " + "A" * 5_000_000})
+    client, _ = make_client(Server(echoed), api_key=key)
+    log = audit.AuditLog(tmp_path)
+    gated = gate(client, actor=Actor(user="ann"), log=log)
+    gated.drop_table(ln.DropTableRequest(id=["ns", "t"]))
+    (entry,) = [e for e in log.entries() if e.operation == "drop_table"]
+    assert entry.transaction_id is not None
+    assert entry.transaction_id.startswith(f"txn x-api-key={REDACTED} AAA")
+    assert entry.transaction_id.endswith("…")
+    assert len(entry.transaction_id) == 201
+    assert key not in log.path.read_text()
+    assert log.path.stat().st_size < 10_000
