@@ -130,7 +130,9 @@ def redact_mapping(data: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def redact_json(value: Any) -> Any:
-    """A JSON-ready copy of a model/dict/list with every secret value masked, recursively.
+    """A JSON-ready copy of a model/dict/list with every secret value masked, recursively:
+    the values under secret names, and known secrets inside any text (:func:`redact_text`: a
+    server echoing a key in an error body).
 
     Pydantic models (``lance_namespace`` requests and responses) are dumped with
     ``exclude_none``; bytes become ``<N bytes>``.
@@ -145,6 +147,8 @@ def redact_json(value: Any) -> Any:
         return [redact_json(v) for v in value]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"<{len(value)} bytes>"
+    if isinstance(value, str):
+        return redact_text(value)
     return value
 
 
@@ -164,8 +168,10 @@ def _mask_all(value: Any) -> Any:
 
 
 def redact_header(name: str, value: str) -> str:
+    """A header's value as shown: masked under a secret name (``Authorization``: its scheme
+    kept), else with known secrets masked inside it (a server echoing a key)."""
     if not is_secret_name(name):
-        return value
+        return redact_text(value)
     if name.lower() in ("authorization", "proxy-authorization"):
         scheme, _, rest = value.partition(" ")
         if rest and scheme.isalpha():

@@ -107,7 +107,7 @@ from ..errors import (
     namespace_boundary,
 )
 from ..locations import remote_location_problem, remote_manifest_problem
-from ..redaction import install_log_filter, redact_url
+from ..redaction import install_log_filter, redact_url, register_secret
 from ..spec.operations import HAS_CONTEXT
 from ..spec.paging import iter_all, list_all
 from . import error_map
@@ -606,6 +606,10 @@ class RestNamespaceClient(LanceNamespace):
                 problem = connect_options.secret_problem(value, what)
                 if problem:
                     raise InvalidInputError(problem)
+            # a request's own key or token is a secret as the connection's are: masked in
+            # every message, log record and wire-log entry that echoes it
+            register_secret(identity.api_key)
+            register_secret(identity.auth_token)
             if identity.api_key:
                 headers["x-api-key"] = identity.api_key
             if identity.auth_token:

@@ -2297,3 +2297,30 @@ def test_a_transaction_id_a_server_answers_is_kept_bounded_and_redacted(tmp_path
     assert len(entry.transaction_id) == 201
     assert key not in log.path.read_text()
     assert log.path.stat().st_size < 10_000
+
+
+def test_a_key_a_server_echoes_is_masked_in_the_wire_log_and_in_errors() -> None:
+    """The connection's key and token, and a request's own (``identity``), are secrets
+    wherever a server puts them: a response header, an error body, the error's message."""
+    key, token, own = "sk-wire-echo-key-4242", "tok-wire-echo-5151", "sk-identity-key-6363"
+    echoed = httpx.Response(
+        401,
+        headers={"x-echo": f"key={key}"},
+        json={"error": f"bad credentials: x-api-key={key} auth=Bearer {token}"},
+    )
+    client, _ = make_client(Server(echoed, echoed), api_key=key, auth_token=token)
+    with pytest.raises(lne.LanceNamespaceError) as first:
+        client.describe_namespace(ln.DescribeNamespaceRequest(id=["ns"]))
+    request = ln.DescribeNamespaceRequest(id=["ns"], identity={"api_key": own})
+    echo_own = httpx.Response(401, json={"error": f"key {own} is expired"})
+    client2, _ = make_client(Server(echo_own))
+    with pytest.raises(lne.LanceNamespaceError) as second:
+        client2.describe_namespace(request)
+    for err in (first.value, second.value):
+        assert REDACTED in str(err)
+        assert not {key, token, own} & set(str(err).replace("=", " ").split())
+    for entry in [*client.wire_log, *client2.wire_log]:
+        shown = json.dumps(entry.as_dict())
+        assert key not in shown and token not in shown and own not in shown, shown
+    last = client.wire_log.last()
+    assert last is not None and REDACTED in json.dumps(last.as_dict()["response_headers"])
