@@ -155,6 +155,10 @@ def _coerce(model: type[ModelT], request: Any) -> ModelT:
     raise invalid(f"expected a {model.__name__} or a dict, got {type(request).__name__}")
 
 
+# Writes that change a table's catalog row alone, never its files.
+_CATALOG_ONLY = frozenset({"deregister_table"})
+
+
 def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callable[..., Any]:
     """A LanceNamespace method that checks the request and hands it to pylance."""
 
@@ -162,7 +166,7 @@ def _delegate(op: str, model: type[BaseModel], *, write: bool = False) -> Callab
         req = self._checked(op, model, request)
         if not write:
             return getattr(self._inner, op)(req)
-        with self._guard(getattr(req, "id", None)):
+        with self._guard(getattr(req, "id", None), check_files=op not in _CATALOG_ONLY):
             if _on_branch(op, req):
                 return self._branch_write(op, req, None)
             return getattr(self._inner, op)(req)
@@ -493,10 +497,38 @@ class LocalNamespace(LanceNamespace):
         return self._session
 
     @contextlib.contextmanager
-    def _guard(self, *table_ids: Sequence[str] | None) -> Iterator[None]:
-        """Serialise a single write with batch commits (``batch.guard_single_op``)."""
+    def _guard(self, *table_ids: Sequence[str] | None, check_files: bool = True) -> Iterator[None]:
+        """Serialise a single write with batch commits (``batch.guard_single_op``). A write
+        of a table's files is refused first where the table's directory leads outside the root
+        (:meth:`_writable`); ``check_files=False`` where the write touches only the catalog
+        row (deregister, rename) or the caller applies the stricter rule of what it deletes
+        (``_owned_location``)."""
         with batch.guard_single_op(self, [list(t) for t in table_ids if t]):
+            if check_files:
+                for table_id in table_ids:
+                    self._writable(table_id)
             yield
+
+    def _writable(self, table_id: Sequence[str] | None) -> None:
+        """Refuse a write to the files of ``table_id`` on a file root when its directory, as
+        the catalog says (kept while the catalog does not move), does not pass the location
+        rule's root checks as it is now: a registration another process made of a symbolic
+        link leading out of the root, or of the root itself, would have lance write there.
+        Not a table (yet: a create, a declare; or a namespace): nothing to check."""
+        if self.local_path is None or not table_id:
+            return
+        try:
+            table_dir = self._versions_dir(DescribeTableVersionRequest(id=list(table_id)))
+        except (LanceNamespaceError, ValueError, OSError):
+            return
+        if table_dir is None:
+            return
+        problem = location_problem(self.local_path, table_dir)
+        if problem:
+            raise invalid(
+                f"refusing to write to {self.format_id(table_id)}: "
+                + with_advice(problem, "deregister the table instead")
+            )
 
     @contextlib.contextmanager
     def _long_write(
@@ -990,7 +1022,7 @@ class LocalNamespace(LanceNamespace):
                 "(pylance lists them by their directory names, so the new name would not show); "
                 "rename tables inside a namespace"
             )
-        with self._guard(req.id, new_id):
+        with self._guard(req.id, new_id, check_files=False):
             catalog_ops.rename(batch.context(self, catalog_only=True), req.id, new_id)
             self._open_tables.clear()
         return ln.RenameTableResponse()
@@ -1001,7 +1033,7 @@ class LocalNamespace(LanceNamespace):
         inside or around it: a dangerous registration, deregister it instead). On an object
         store only the objects under the table's own prefix are deleted."""
         req = self._checked("drop_table", DropTableRequest, request)
-        with self._guard(req.id):
+        with self._guard(req.id, check_files=False):
             key, location = self._owned_location("drop_table", req.id, "delete the data")
             if key is None or not objects.is_object_root(self.root):
                 return self._inner.drop_table(req)  # file and memory roots: pylance's drop
@@ -1284,7 +1316,7 @@ class LocalNamespace(LanceNamespace):
         ``delete_tags`` the tags of the covered versions are deleted first, under the same
         lock, then the versions."""
         req = self._checked("batch_delete_table_versions", BatchDeleteTableVersionsRequest, request)
-        with self._guard(req.id):
+        with self._guard(req.id, check_files=False):
             self._owned_location("batch_delete_table_versions", req.id, "delete versions")
             newest = self.list_table_versions(  # one entry read (a local root: one listdir)
                 ListTableVersionsRequest(id=req.id, branch=req.branch, descending=True, limit=1)
@@ -1491,7 +1523,7 @@ class LocalNamespace(LanceNamespace):
                 "older_than": timedelta(days=int(days)),
                 "error_if_tagged_old_versions": False,
             }
-        with self._guard(table_id):
+        with self._guard(table_id, check_files=False):
             self._owned_location("cleanup_old_versions", table_id, "clean up the files")
         with self._long_write(table_id) as ds:
             before = [int(v["version"]) for v in ds.versions()]
@@ -1522,7 +1554,7 @@ class LocalNamespace(LanceNamespace):
                 raise invalid(problem + "; nothing was removed")
         wanted = sorted({int(v) for v in listed})
         ranges = version_ranges.to_spec(version_ranges.spans_of(wanted))
-        with self._guard(table_id):
+        with self._guard(table_id, check_files=False):  # checks only
             newest = self.list_table_versions(
                 ListTableVersionsRequest(id=table_id, descending=True, limit=1)
             ).versions

@@ -178,7 +178,9 @@ def test_cleanup_and_version_deletes_never_follow_a_link_out_of_the_table(
     assert [v["version"] for v in ns.open_dataset(["a", "t"]).versions()] == [1, 2, 3]
 
 
-def test_a_location_linked_out_of_the_root_is_not_changed(root: Path, tmp_path: Path) -> None:
+def test_a_location_linked_out_of_the_root_is_neither_deleted_nor_written(
+    root: Path, tmp_path: Path
+) -> None:
     ns = ours(root)
     ns.create_namespace(CreateNamespaceRequest(id=["a"]))
     with_versions(ns, ["a", "t"], 3)
@@ -201,6 +203,21 @@ def test_a_location_linked_out_of_the_root_is_not_changed(root: Path, tmp_path: 
     for attempt in attempts:
         with pytest.raises(InvalidInputError, match="is outside the namespace root; deregister"):
             attempt()
+    # nor written: rows, rows deleted, an index build, a tag
+    writes = (
+        lambda: ns.insert_into_table({"id": ["a", "linked"]}, to_ipc_stream(rows(1))),
+        lambda: ns.delete_from_table({"id": ["a", "linked"], "predicate": "id = 1"}),
+        lambda: ns.create_table_scalar_index(
+            {"id": ["a", "linked"], "column": "id", "index_type": "BTREE"}
+        ),
+        lambda: ns.create_table_tag({"id": ["a", "linked"], "tag": "t", "version": 1}),
+    )
+    for write in writes:
+        with pytest.raises(InvalidInputError, match="refusing to write to a\\$linked"):
+            write()
+    assert tree_digest(elsewhere) == before
+    # what only changes the catalog still works: the registration can be undone
+    ns.deregister_table({"id": ["a", "linked"]})
     assert tree_digest(elsewhere) == before
 
 
