@@ -165,7 +165,7 @@ def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
     declared = next((d for d in plan.declares if d.object_id == key), None)
     location = declared.location if declared else (reader.state(key).row or {})["location"]
     if declared is None:
-        _check_owned(ctx, op, reader, location)
+        _check_owned(ctx, op, reader, location, deletes=False)
     if not ctx.is_file:
         _object_version(ctx, op, plan, step, location)
         return
@@ -218,17 +218,29 @@ def _object_version(
     plan.versions.append(step)
 
 
-def _check_owned(ctx: Ctx, op: batch_rules.Op, reader: Reader, location: str | None) -> None:
-    """The rule of what the console may rewrite or delete of a table, as single calls apply it
+def _check_owned(
+    ctx: Ctx, op: batch_rules.Op, reader: Reader, location: str | None, *, deletes: bool
+) -> None:
+    """The table's catalog location, which another process may have registered anywhere,
+    checked as single calls check it. A write (``deletes=False``, as a single write's guard):
+    the location rule without the other tables (inside the root, not the root, not a reserved
+    directory). A delete: what the console may delete of a table
     (``backend.locations.owned_table_problem`` on file roots, the location rule on object
-    stores), against the catalog's other tables: its catalog location, which another process
-    may have registered anywhere."""
+    stores), against the catalog's other tables."""
     key = oid(op.table_id)
-    others = {k: loc for k, loc in reader.catalog.table_locations().items() if k != key}
+    others = (
+        {k: loc for k, loc in reader.catalog.table_locations().items() if k != key}
+        if deletes
+        else {}
+    )
     if ctx.is_file:
         assert ctx.local_path is not None
         dirs = [p for loc in others.values() if (p := to_local_path(loc, ctx.local_path))]
-        problem = owned_table_problem(ctx.local_path, location, other_tables=dirs)
+        problem = (
+            owned_table_problem(ctx.local_path, location, other_tables=dirs)
+            if deletes
+            else location_problem(ctx.local_path, location)
+        )
     else:
         problem = object_table_key(
             ctx.root, location, other_tables=ObjectTables(ctx.root, others.values())
@@ -246,7 +258,8 @@ def _delete(ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int]) -
     key = oid(op.table_id)
     moves = [Move(v) for v in versions]
     if versions:
-        _check_owned(ctx, op, reader, (reader.state(key).row or {}).get("location"))
+        location = (reader.state(key).row or {}).get("location")
+        _check_owned(ctx, op, reader, location, deletes=True)
     if ctx.is_file and versions:
         st = reader.state(key)
         assert st.path is not None
