@@ -129,22 +129,33 @@ def redact_mapping(data: Mapping[str, Any] | None) -> dict[str, Any]:
     return {str(k): (mask_value(v) if is_secret_name(k) else v) for k, v in (data or {}).items()}
 
 
-def redact_json(value: Any) -> Any:
+# Deeper than this, a JSON value is shown as a marker (:data:`TOO_DEEP`) by
+# :func:`redact_json`: what a server answers is not trusted, and a value nested thousands deep
+# would exhaust the interpreter's stack. Schemas and properties nest a few tens of levels.
+MAX_JSON_DEPTH = 100
+TOO_DEEP = f"<nested deeper than {MAX_JSON_DEPTH} levels>"
+
+
+def redact_json(value: Any, _depth: int = 0) -> Any:
     """A JSON-ready copy of a model/dict/list with every secret value masked, recursively:
     the values under secret names, and known secrets inside any text (:func:`redact_text`: a
     server echoing a key in an error body).
 
     Pydantic models (``lance_namespace`` requests and responses) are dumped with
-    ``exclude_none``; bytes become ``<N bytes>``.
+    ``exclude_none``; bytes become ``<N bytes>``; an object or list nested deeper than
+    :data:`MAX_JSON_DEPTH` becomes :data:`TOO_DEEP`.
     """
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, (Mapping, list, tuple)) and _depth >= MAX_JSON_DEPTH:
+        return TOO_DEEP
     if isinstance(value, Mapping):
         return {
-            str(k): _mask_all(v) if is_secret_name(k) else redact_json(v) for k, v in value.items()
+            str(k): _mask_all(v, _depth + 1) if is_secret_name(k) else redact_json(v, _depth + 1)
+            for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return [redact_json(v) for v in value]
+        return [redact_json(v, _depth + 1) for v in value]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"<{len(value)} bytes>"
     if isinstance(value, str):
@@ -152,16 +163,19 @@ def redact_json(value: Any) -> Any:
     return value
 
 
-def _mask_all(value: Any) -> Any:
+def _mask_all(value: Any, _depth: int = 0) -> Any:
     """Everything under a secret name masked: a scalar, and every value inside an object or a
     list (``{"credentials": {"user": ..., "value": ...}}``), keeping the shape (keys, lengths)
-    so a reader still sees what is there. Booleans and nulls say nothing secret and stay."""
+    so a reader still sees what is there. Booleans and nulls say nothing secret and stay;
+    deeper than :data:`MAX_JSON_DEPTH`: :data:`TOO_DEEP`."""
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, (Mapping, list, tuple)) and _depth >= MAX_JSON_DEPTH:
+        return TOO_DEEP
     if isinstance(value, Mapping):
-        return {str(k): _mask_all(v) for k, v in value.items()}
+        return {str(k): _mask_all(v, _depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_mask_all(v) for v in value]
+        return [_mask_all(v, _depth + 1) for v in value]
     if value is None or isinstance(value, bool):
         return value
     return mask_value(value)

@@ -125,9 +125,22 @@ from .routes import (
     ROUTES,
     Route,
 )
-from .wirelog import ATTEMPT_EXTENSION, DEFAULT_MAX_ENTRIES, OP_EXTENSION, WireLog, WireLogTransport
+from .wirelog import (
+    ATTEMPT_EXTENSION,
+    DEFAULT_MAX_ENTRIES,
+    ENTRY_EXTENSION,
+    OP_EXTENSION,
+    WireLog,
+    WireLogTransport,
+)
 
 DEFAULT_TIMEOUT = 30.0
+# The most the client reads of one answer (decoded), refused past it as it streams in: an
+# Arrow answer holds rows (QueryTable's; the search page asks for 10,000 at most); any other
+# answer is JSON, where a page of 1,000 tables is some 50 KB and a schema of thousands of
+# columns a few MB.
+MAX_ARROW_ANSWER_BYTES = 256 * 1024 * 1024
+MAX_JSON_ANSWER_BYTES = 64 * 1024 * 1024
 USER_AGENT = "lance-namespace-console/0.1 (httpx)"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _BODY_EXCLUDE = frozenset({"identity", "context"})
@@ -1056,8 +1069,13 @@ class RestNamespaceClient(LanceNamespace):
                     ATTEMPT_EXTENSION: attempt,
                 },
             )
+            started = time.monotonic()
             try:
-                response = http.send(request)
+                response = http.send(request, stream=True)
+                try:
+                    self._read_answer(route, response, started)
+                finally:
+                    response.close()
             except httpx.TransportError as exc:
                 if self._retry.should_retry(attempt, read_only=route.read_only, error=exc):
                     self._retry.wait(attempt)
@@ -1068,9 +1086,55 @@ class RestNamespaceClient(LanceNamespace):
                 continue
             return response
 
+    def _read_answer(self, route: Route, response: httpx.Response, started: float) -> None:
+        """Read a streamed answer's body within the connection's ``timeout`` for the whole
+        attempt (``started``: when it was sent; httpx's own timeout is per read, and a server
+        sending a byte now and then would hold the call for ever) and within
+        :data:`MAX_ARROW_ANSWER_BYTES` / :data:`MAX_JSON_ANSWER_BYTES` (refused as it streams
+        in, memory bounded); the wire log's entry gets what was read."""
+        entry = response.extensions.get(ENTRY_EXTENSION)
+        arrow = route.response_kind == RESP_ARROW and not response.headers.get(
+            "content-type", ""
+        ).startswith(JSON_TYPE)
+        limit = MAX_ARROW_ANSWER_BYTES if arrow else MAX_JSON_ANSWER_BYTES
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            declared = response.headers.get("content-length", "").strip()
+            if declared.isascii() and declared.isdigit() and int(declared) > limit:
+                raise error_map.too_large(route, response, limit)
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise error_map.too_large(route, response, limit)
+                chunks.append(chunk)
+                if self._timeout is not None and time.monotonic() - started > self._timeout:
+                    raise httpx.ReadTimeout(
+                        f"the answer did not arrive in full within {self._timeout} s",
+                        request=response.request,
+                    )
+        except Exception as exc:
+            if entry is not None:
+                entry.finish(b"".join(chunks), f"{type(exc).__name__}: {exc}")
+            raise
+        content = b"".join(chunks)
+        response._content = content  # what httpx's own read() sets: the body, decoded
+        if entry is not None:
+            entry.finish(content)
+
     # ------------------------------------------------------------------ responses
 
     def _parse(self, route: Route, response: httpx.Response) -> Any:
+        """The answer as the route's response model, or its error. JSON nested too deeply to
+        read (the parser's, the model's or our own walk's recursion) is a malformed answer."""
+        try:
+            return self._parse_answer(route, response)
+        except RecursionError:
+            raise error_map.malformed(
+                route, response, "the JSON is nested too deeply to read"
+            ) from None
+
+    def _parse_answer(self, route: Route, response: httpx.Response) -> Any:
         status = response.status_code
         if not 200 <= status < 300:
             raise error_map.error_from_response(route, response)
@@ -1137,6 +1201,10 @@ class RestNamespaceClient(LanceNamespace):
             return json.loads(response.content)
         except ValueError as exc:
             raise error_map.malformed(route, response, f"invalid JSON ({exc})") from exc
+        except RecursionError:
+            raise error_map.malformed(
+                route, response, "the JSON is nested too deeply to read"
+            ) from None
 
     # ------------------------------------------------------------------ operations
 

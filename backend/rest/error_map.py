@@ -4,10 +4,10 @@ A JSON error body (``{"error": ..., "code": n}``, ``{"error": {"message", "code"
 spec's ``{"type", "title", "detail", "instance", "code"}``) maps by its spec code through
 ``backend.errors``; a body without one, or with a code the spec does not define, maps by
 HTTP status (:data:`STATUS_TO_CODE`). The server is not trusted: control characters are
-removed, source locations trimmed and known secrets masked (``backend.errors.clean_text``); a message in the engine's words or longer than a
-line becomes one readable line, its full text (up to ``ENGINE_TEXT_CHARS``) kept as
-``engine_message`` (``backend.errors.keep_engine_text``). Other texts are cut to
-:data:`MAX_MESSAGE_CHARS`.
+removed, source locations trimmed and known secrets masked (``backend.errors.clean_text``);
+a message in the engine's words or longer than a line becomes one readable line, its full
+text (up to ``ENGINE_TEXT_CHARS``) kept as ``engine_message``
+(``backend.errors.keep_engine_text``). Other texts are cut to :data:`MAX_MESSAGE_CHARS`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def error_from_response(route: Route, response: httpx.Response) -> LanceNamespac
     if raw:
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
             body = None
     if isinstance(body, dict) and any(
         k in body for k in ("error", "code", "message", "detail", "type")
@@ -118,6 +118,17 @@ def malformed(route: Route, response: httpx.Response, why: str) -> LanceNamespac
     err = InternalError(
         f"{route.op}: malformed response from {url} (HTTP {response.status_code}): "
         f"{clean(why, 500)}: {snippet!r}"
+    )
+    return attach_error_details(err, status=response.status_code, message=str(err), url=url)
+
+
+def too_large(route: Route, response: httpx.Response, limit: int) -> LanceNamespaceError:
+    """An answer larger than the client reads (``limit`` bytes): refused, not read further."""
+    url = redact_url(str(response.request.url))
+    err = InternalError(
+        f"{route.op}: the answer from {url} (HTTP {response.status_code}) is larger than "
+        f"{limit // (1024 * 1024)} MiB, the most the console reads of one answer; "
+        "it was not read further"
     )
     return attach_error_details(err, status=response.status_code, message=str(err), url=url)
 

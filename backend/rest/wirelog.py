@@ -5,8 +5,10 @@ copy-as-curl. Secrets are redacted by ``backend.redaction`` in every view.
 network (each retry included) is recorded as a :class:`WireEntry` in a bounded
 :class:`WireLog`, newest last. Recording keeps references to the bytes on the wire; an entry
 renders them (decode, truncate, redact) only when somebody looks, so logging costs almost
-nothing. :func:`to_curl` turns an entry into a shell command in which the API key and bearer
-token are the shell variables ``$LANCE_API_KEY`` / ``$LANCE_AUTH_TOKEN``.
+nothing. Each entry keeps at most :data:`MAX_KEPT_BODY_BYTES` of a body (and its full size):
+a huge answer is not held whole by the log. :func:`to_curl` turns an entry into a shell
+command in which the API key and bearer token are the shell variables ``$LANCE_API_KEY`` /
+``$LANCE_AUTH_TOKEN``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import httpx
 
 from ..redaction import (
     REDACTED,
+    is_secret_name,
     redact_headers,
     redact_json,
     redact_text,
@@ -33,9 +36,15 @@ from .routes import ARROW_FILE, ARROW_STREAM
 
 DEFAULT_MAX_ENTRIES = 200
 DEFAULT_MAX_BODY_CHARS = 16_384
+# The head of a body an entry keeps (the rest is counted, not kept): more than the Inspector
+# shows (DEFAULT_MAX_BODY_CHARS), so a body up to this size renders as it always did.
+MAX_KEPT_BODY_BYTES = 64 * 1024
 ARROW_CONTENT_TYPES = (ARROW_STREAM, ARROW_FILE)
 OP_EXTENSION = "lance_console.op"  # request extension naming the operation
 ATTEMPT_EXTENSION = "lance_console.attempt"
+# response extension: the entry recording the exchange, for the reader of the body
+# (:meth:`WireEntry.finish`)
+ENTRY_EXTENSION = "lance_console.wire_entry"
 
 
 def _content_type(headers: Mapping[str, str]) -> str:
@@ -45,29 +54,83 @@ def _content_type(headers: Mapping[str, str]) -> str:
     return ""
 
 
-def render_body(raw: bytes | None, content_type: str, max_chars: int) -> Any:
+def render_body(
+    raw: bytes | None, content_type: str, max_chars: int, size: int | None = None
+) -> Any:
     """A body for display: JSON (redacted, or truncated text when huge), a summary for binary
-    bodies, ``None`` when empty."""
+    bodies, ``None`` when empty. ``raw`` may be the head of a body of ``size`` bytes; a head,
+    or JSON nested too deeply to parse, is shown as text with the values under secret names
+    masked (:func:`_redact_json_text`)."""
     if not raw:
         return None
-    n = len(raw)
+    n = max(len(raw), size or 0)
     if content_type in ARROW_CONTENT_TYPES:
         kind = "file" if content_type.endswith("file") else "ipc"
         return f"<{n} bytes arrow {kind}>"
-    if n > max_chars:
+    parsed: Any = _UNREADABLE
+    if n == len(raw):
         try:
-            text = json.dumps(redact_json(json.loads(raw)), ensure_ascii=False)
-        except ValueError:
-            text = redact_text(raw.decode("utf-8", errors="replace"))
+            parsed = redact_json(json.loads(raw))
+        except (ValueError, RecursionError):
+            parsed = _UNREADABLE
+    if n > max_chars:
+        if parsed is not _UNREADABLE:
+            text = json.dumps(parsed, ensure_ascii=False)
+        else:
+            head = raw[: max_chars * 4].decode("utf-8", errors="replace")
+            text = _redact_json_text(head, max_chars)
         return f"{text[:max_chars]}... <truncated, {n} bytes>"
+    if parsed is not _UNREADABLE:
+        return parsed
     try:
-        return redact_json(json.loads(raw))
-    except ValueError:
-        pass
-    try:
-        return redact_text(raw.decode("utf-8"))
+        return _redact_json_text(raw.decode("utf-8"), max_chars)
     except UnicodeDecodeError:
         return f"<{n} bytes binary>"
+
+
+_UNREADABLE = object()
+# A JSON token: a string (or the unterminated rest of one), punctuation, a run of other
+# characters (numbers, literals, anything else), whitespace; together they cover any text.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+_SAYS_NOTHING = frozenset({"null", "true", "false"})
+
+
+def _redact_json_text(text: str, limit: int) -> str:
+    """``text`` (JSON, possibly cut short or nested too deeply to parse; or any text) as it
+    is, up to about ``limit`` characters, with every value under a secret name masked as
+    :func:`backend.redaction.redact_json` masks it (objects and lists under one too), and
+    known secrets masked (:func:`redact_text`). One pass, no recursion."""
+    out: list[str] = []
+    length = 0
+    stack: list[tuple[bool, bool]] = []  # per open container: (an object, all secret)
+    expect_key = False
+    key_secret = False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        in_object, inherited = stack[-1] if stack else (False, False)
+        secret = inherited or (in_object and key_secret)
+        if token in "{[":
+            stack.append((token == "{", secret))
+            expect_key = token == "{"
+            key_secret = False
+        elif token in "}]":
+            if stack:
+                stack.pop()
+            expect_key = key_secret = False
+        elif token == ",":
+            expect_key, key_secret = in_object, False
+        elif token == ":" or token.isspace():
+            pass
+        elif expect_key and token.startswith('"'):
+            key_secret = is_secret_name(token[1:-1] if token.endswith('"') else token[1:])
+            expect_key = False
+        elif secret and token not in _SAYS_NOTHING:
+            token = json.dumps(REDACTED)
+        out.append(token)
+        length += len(token)
+        if length > limit:
+            break
+    return redact_text("".join(out))
 
 
 class WireEntry:
@@ -82,6 +145,9 @@ class WireEntry:
         "attempt",
         "started_at",
         "max_body_chars",
+        "_t0",
+        "_request_size",
+        "_response_size",
         "_url",
         "_request_headers",
         "_response_headers",
@@ -118,9 +184,19 @@ class WireEntry:
         self._url = url
         self._request_headers = request_headers
         self._response_headers = response_headers
-        self._request_raw = request_body
-        self._response_raw = response_body
+        self._t0 = time.perf_counter()
+        self._request_raw, self._request_size = _kept(request_body)
+        self._response_raw, self._response_size = _kept(response_body)
         self._views: dict[str, Any] = {}
+
+    def finish(self, body: bytes | None, error: str | None = None) -> None:
+        """The response's body (its head is kept), or why it was not read in full, once the
+        reader of the body is done: the time it took counts from the request's start."""
+        self._response_raw, self._response_size = _kept(body)
+        self.elapsed_ms = (time.perf_counter() - self._t0) * 1000.0
+        if error:
+            self.error = redact_text(error)
+        self._views.pop("rsb", None)
 
     def _view(self, name: str, render: Callable[[], Any]) -> Any:
         views = self._views
@@ -145,7 +221,10 @@ class WireEntry:
         return self._view(
             "rqb",
             lambda: render_body(
-                self._request_raw, _content_type(self.request_headers), self.max_body_chars
+                self._request_raw,
+                _content_type(self.request_headers),
+                self.max_body_chars,
+                self._request_size,
             ),
         )
 
@@ -154,17 +233,22 @@ class WireEntry:
         return self._view(
             "rsb",
             lambda: render_body(
-                self._response_raw, _content_type(self.response_headers), self.max_body_chars
+                self._response_raw,
+                _content_type(self.response_headers),
+                self.max_body_chars,
+                self._response_size,
             ),
         )
 
     @property
     def request_bytes(self) -> int:
-        return len(self._request_raw or b"")
+        """The request body's full size (the entry keeps its head)."""
+        return self._request_size
 
     @property
     def response_bytes(self) -> int:
-        return len(self._response_raw or b"")
+        """The response body's size as read (the entry keeps its head)."""
+        return self._response_size
 
     @property
     def ok(self) -> bool:
@@ -215,6 +299,13 @@ class WireEntry:
         )
         self._views["rqb"] = state["request_body"]
         self._views["rsb"] = state["response_body"]
+
+
+def _kept(body: bytes | None) -> tuple[bytes | None, int]:
+    """The head of ``body`` an entry keeps, and its full size."""
+    if not body:
+        return body, 0
+    return bytes(body[:MAX_KEPT_BODY_BYTES]), len(body)
 
 
 class WireLog:
@@ -302,7 +393,6 @@ class WireLogTransport(httpx.BaseTransport):
         body = request.content
         try:
             response = self.inner.handle_request(request)
-            response.read()
         except httpx.TransportError as exc:
             self.log.record(
                 op=op,
@@ -315,7 +405,9 @@ class WireLogTransport(httpx.BaseTransport):
                 attempt=attempt,
             )
             raise
-        self.log.record(
+        # the body is the reader's (the client reads it within its limits): it hands the
+        # entry what it read (WireEntry.finish)
+        entry = self.log.record(
             op=op,
             method=request.method,
             url=str(request.url),
@@ -323,10 +415,10 @@ class WireLogTransport(httpx.BaseTransport):
             request_body=body,
             status=response.status_code,
             response_headers=response.headers,
-            response_body=response.content,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             attempt=attempt,
         )
+        response.extensions = {**response.extensions, ENTRY_EXTENSION: entry}
         return response
 
     def close(self) -> None:

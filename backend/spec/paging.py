@@ -10,7 +10,8 @@ plain dicts::
 
 Paging stops when the response's ``page_token`` is null or empty. A server that hands back a
 token it already gave (which would loop forever) raises ``InternalError``; so does going past
-``max_pages``.
+``max_pages`` pages or ``max_items`` items (a server that never stops would otherwise hold the
+console's memory and time).
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from lance_namespace.errors import InternalError
 
 from backend.spec.fields import field_of
 
-DEFAULT_MAX_PAGES = 100_000
+# The most one listing reads. The console's catalog scale is 100,000 tables in a namespace:
+# they list in 100 pages of the 1,000 the console asks for (``LIST_BATCH``), and in 10,000
+# pages at the smallest page size a server could sensibly impose (10); 1,000,000 items (ten
+# times that scale) are some 100 MB of names.
+DEFAULT_MAX_PAGES = 10_000
+DEFAULT_MAX_ITEMS = 1_000_000
 # Response field holding the items, by response class name prefix.
 KNOWN_FIELDS: tuple[str, ...] = ("namespaces", "tables", "versions", "indexes", "tags", "branches")
 
@@ -49,6 +55,29 @@ def _check_new_page(token: str | None, page: Any, before: Any, pages: int) -> No
             f"pagination loop: the server answered page_token {token!r} with the page "
             f"before it again; stopped after {pages} pages"
         )
+
+
+def _check_bounds(pages: int, items: int, max_pages: int, max_items: int, more: bool) -> None:
+    """The bounds of one listing, after ``pages`` pages holding ``items`` items (``more``:
+    the server says another page follows): refused past ``max_items`` items, or when another
+    page would be the one past ``max_pages``. The one check of every reader of pages."""
+    if items > max_items:
+        raise InternalError(
+            f"listing stopped: the server gave more than {max_items:,} items in {pages:,} "
+            f"pages, more than the console reads of one listing (max_items={max_items})"
+        )
+    if more and pages >= max_pages:
+        raise InternalError(
+            f"pagination stopped after max_pages={max_pages} pages ({items:,} items), "
+            "the most the console reads of one listing, and the server has more"
+        )
+
+
+def _size(page: Any) -> int:
+    try:
+        return len(page) if page else 0
+    except TypeError:
+        return 0
 
 
 def _page_items(response: Any) -> Any:
@@ -75,23 +104,30 @@ def iter_pages(
     request: Any,
     *,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Iterator[Any]:
     """Yield every page (response) of a list operation, starting at ``request.page_token``.
     A server that gives a token twice, or answers a token with the page before it again (it
-    ignores tokens and makes new ones), is an ``InternalError``, not an endless listing."""
+    ignores tokens and makes new ones), is an ``InternalError``, not an endless listing; so is
+    one past ``max_pages`` pages or ``max_items`` items."""
     seen: set[str] = set()
     token = field_of(request, "page_token")
     current = request
     before: Any = None
-    for _ in range(max_pages):
+    pages = items = 0
+    while True:
         response = method(current)
         page = _page_items(response)
+        pages += 1
+        items += _size(page)
         _check_new_page(token, page, before, len(seen) + 1)
+        _check_bounds(pages, items, max_pages, max_items, more=False)
         before = page
         yield response
         token = field_of(response, "page_token")
         if not token:
             return
+        _check_bounds(pages, items, max_pages, max_items, more=True)
         if token in seen:
             raise InternalError(
                 f"pagination loop: the server returned page_token {token!r} twice; "
@@ -99,7 +135,6 @@ def iter_pages(
             )
         seen.add(token)
         current = _with_token(request, token)
-    raise InternalError(f"pagination stopped after max_pages={max_pages} pages")
 
 
 def iter_all(
@@ -108,11 +143,12 @@ def iter_all(
     field: str | None = None,
     *,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> Iterator[Any]:
     """Yield every item across all pages. ``field`` names the response list (``tables``,
     ``versions``, ...); inferred when omitted. Dict-valued fields (tags, branches) yield
     ``(name, value)`` pairs."""
-    for page in iter_pages(method, request, max_pages=max_pages):
+    for page in iter_pages(method, request, max_pages=max_pages, max_items=max_items):
         name = field or _infer_field(page)
         items = field_of(page, name)
         if not items:
@@ -129,9 +165,10 @@ def list_all(
     field: str | None = None,
     *,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_items: int = DEFAULT_MAX_ITEMS,
 ) -> list[Any]:
     """All items across all pages, as a list (see :func:`iter_all`)."""
-    return list(iter_all(method, request, field, max_pages=max_pages))
+    return list(iter_all(method, request, field, max_pages=max_pages, max_items=max_items))
 
 
 # -- a listing read as far as asked -----------------------------------------------------------------
@@ -159,6 +196,7 @@ class Listing:
         batch: int | None = None,
         key: Callable[[Any], Hashable] | None = None,
         max_pages: int = DEFAULT_MAX_PAGES,
+        max_items: int = DEFAULT_MAX_ITEMS,
     ):
         self._method = method
         self._request = request
@@ -166,6 +204,8 @@ class Listing:
         self._batch = batch
         self._key = key or (lambda item: item)
         self._max_pages = max_pages
+        self._max_items = max_items
+        self._received = 0  # items received, repeats included
         self._items: list[Any] = []
         self._seen: set[Hashable] = set()
         self._token: str | None = field_of(request, "page_token")
@@ -203,8 +243,7 @@ class Listing:
         return self.ensure(None).items()
 
     def _read_page(self, missing: int | None) -> None:
-        if self.requests >= self._max_pages:
-            raise InternalError(f"pagination stopped after max_pages={self._max_pages} pages")
+        _check_bounds(self.requests, self._received, self._max_pages, self._max_items, more=True)
         limit = None if missing is None or self._unsure else max(self._batch or 0, missing)
         token = None if self._unsure else self._token
         request = self._request
@@ -215,7 +254,9 @@ class Listing:
         response = self._method(request)
         self.requests += 1
         page = field_of(response, self._field) or []
+        self._received += _size(page)
         _check_new_page(token, page, self._before, self.requests)
+        _check_bounds(self.requests, self._received, self._max_pages, self._max_items, more=False)
         self._before = page
         for item in page:
             marker = self._key(item)

@@ -2324,3 +2324,257 @@ def test_a_key_a_server_echoes_is_masked_in_the_wire_log_and_in_errors() -> None
         assert key not in shown and token not in shown and own not in shown, shown
     last = client.wire_log.last()
     assert last is not None and REDACTED in json.dumps(last.as_dict()["response_headers"])
+
+
+# ---------------------------------------------------------------------------- hostile answers
+
+
+class _RawServer:
+    """A loopback HTTP server on a thread that answers one request with ``head`` and then
+    the body from ``chunks`` (each sent after ``pause`` seconds); it stops when the client
+    hangs up. ``sent``: the body bytes it managed to send; ``complete``: it sent them all."""
+
+    def __init__(self, head: bytes, chunks: Any, pause: float = 0.0):
+        import threading
+
+        self.head, self.chunks, self.pause = head, chunks, pause
+        self.sent = 0
+        self.complete = False
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        conn, _ = self.listener.accept()
+        with conn:
+            conn.recv(65536)
+            try:
+                conn.sendall(self.head)
+                for chunk in self.chunks:
+                    if self.pause:
+                        time.sleep(self.pause)
+                    conn.sendall(chunk)
+                    self.sent += len(chunk)
+                self.complete = True
+            except OSError:  # the client hung up
+                return
+
+    def close(self) -> None:
+        self.thread.join(timeout=30)
+        self.listener.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_server_dripping_its_answer_times_out_within_the_timeout_per_call() -> None:
+    """httpx's timeout is per read: a server sending a byte every 0.25 s held a call with
+    timeout=0.5 s for as long as it liked (4 s here). The timeout bounds the whole attempt."""
+    body = b'{"properties": {"k": "' + b"x" * 16 + b'"}}'
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(
+        body
+    )
+    server = _RawServer(head, [body[i : i + 1] for i in range(len(body))], pause=0.25)
+    client = RestNamespaceClient(server.url, timeout=0.5, max_retries=0)
+    try:
+        with pytest.raises(NamespaceTimeoutError) as info:
+            client.describe_namespace(ln.DescribeNamespaceRequest(id=["ns"]))
+        assert not server.complete  # the client gave up before the answer was whole
+        assert f"{server.url}/v1/namespace/ns/describe" in str(info.value)
+        assert "0.5 s" in str(info.value)
+        entry = client.wire_log.last()
+        assert entry is not None and entry.status == 200 and "ReadTimeout" in (entry.error or "")
+    finally:
+        client.close()
+        server.close()
+
+
+@pytest.mark.timeout(120)
+def test_an_answer_past_the_size_limit_is_refused_as_it_streams_in() -> None:
+    """A 300 MB DescribeNamespace was read whole (and kept whole by the wire log): an answer
+    past ``MAX_JSON_ANSWER_BYTES`` is refused while it streams in, naming the limit."""
+    from backend.rest import client as client_module
+
+    limit = client_module.MAX_JSON_ANSWER_BYTES
+    mib = 1024 * 1024
+    # no Content-Length: the size shows only as the body arrives
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+    chunks = [b'{"properties": {"k": "'] + [b"x" * mib] * (limit // mib + 16) + [b'"}}']
+    server = _RawServer(head, iter(chunks))
+    client = RestNamespaceClient(server.url, timeout=60.0, max_retries=0)
+    try:
+        with pytest.raises(lne.InternalError, match=f"larger than {limit // mib} MiB") as info:
+            client.describe_namespace(ln.DescribeNamespaceRequest(id=["ns"]))
+        assert "describe_namespace" in str(info.value)
+        server.close()
+        assert not server.complete  # not read to its end
+        entry = client.wire_log.last()
+        assert entry is not None and entry.error and "MiB" in entry.error
+    finally:
+        client.close()
+        server.close()
+
+
+def test_a_declared_length_past_the_limit_is_refused_unread() -> None:
+    from backend.rest import client as client_module
+
+    limit = client_module.MAX_JSON_ANSWER_BYTES
+
+    def endless() -> Any:
+        yield b'{"properties": {}}'
+        raise AssertionError("the body was read")
+
+    answer = httpx.Response(
+        200,
+        headers={"content-type": "application/json", "content-length": str(limit + 1)},
+        stream=_Chunks(endless()),
+    )
+    client, _ = make_client(Server(answer))
+    with pytest.raises(lne.InternalError, match="larger than 64 MiB"):
+        client.describe_namespace(ln.DescribeNamespaceRequest(id=["ns"]))
+
+
+class _Chunks(httpx.SyncByteStream):
+    def __init__(self, chunks: Any):
+        self.chunks = chunks
+
+    def __iter__(self) -> Any:
+        yield from self.chunks
+
+
+def test_the_wire_log_keeps_a_bounded_head_of_a_big_body_redacted() -> None:
+    """An entry kept every raw body whole (200 entries of any size); it keeps a head, says the
+    full size, and masks the values under secret names in the head it shows."""
+    from backend.rest import wirelog
+
+    big = {
+        "storage_options": {"aws_secret_access_key": "AKIA-SECRET-VALUE", "region": "eu"},
+        "properties": {f"p{i}": "v" * 100 for i in range(20_000)},
+    }
+    raw = json.dumps(big).encode()
+    assert len(raw) > 2 * wirelog.MAX_KEPT_BODY_BYTES
+    answer = httpx.Response(200, content=raw, headers={"content-type": "application/json"})
+    client, _ = make_client(Server(answer))
+    client.describe_table(ln.DescribeTableRequest(id=["t"]))
+    entry = client.wire_log.last()
+    assert entry is not None
+    assert entry.response_bytes == len(raw)
+    assert len(entry._response_raw or b"") <= wirelog.MAX_KEPT_BODY_BYTES
+    shown = entry.response_body
+    assert isinstance(shown, str) and shown.endswith(f"<truncated, {len(raw)} bytes>")
+    assert "AKIA-SECRET-VALUE" not in shown and REDACTED in shown and '"region": "eu"' in shown
+    assert len(shown) < wirelog.DEFAULT_MAX_BODY_CHARS + 100
+
+
+def _endless_pages(per_page: int, calls: list[int], stop_after: int) -> Callable[[Any], Any]:
+    """A list method whose server never stops: ``per_page`` new items and a new token on
+    every page; fails the test past ``stop_after`` calls (the listing should have stopped)."""
+
+    def method(request: Any) -> Any:
+        calls.append(1)
+        assert len(calls) <= stop_after, "the listing did not stop"
+        n = len(calls)
+        return {"tables": [f"t{n}_{i}" for i in range(per_page)], "page_token": f"tok{n}"}
+
+    return method
+
+
+@pytest.mark.timeout(120)
+def test_a_listing_stops_at_the_item_cap() -> None:
+    """Paging ran to 100,000 pages (100 million names held at 1,000 a page): one listing
+    holds at most ``DEFAULT_MAX_ITEMS`` items."""
+    from backend.spec import paging
+
+    calls: list[int] = []
+    per_page = 10_000
+    cap_pages = paging.DEFAULT_MAX_ITEMS // per_page
+    method = _endless_pages(per_page, calls, stop_after=cap_pages + 1)
+    with pytest.raises(lne.InternalError, match="more than 1,000,000 items"):
+        list_all(method, {"id": ["ns"]}, "tables")
+    assert len(calls) == cap_pages + 1
+    calls.clear()
+    listing = paging.Listing(method, {"id": ["ns"]}, "tables")
+    with pytest.raises(lne.InternalError, match="more than 1,000,000 items"):
+        listing.read_all()
+    assert len(calls) == cap_pages + 1
+
+
+@pytest.mark.timeout(120)
+def test_a_listing_stops_at_the_page_cap_yet_lists_a_catalog_of_100_000_tables() -> None:
+    from backend.services.namespaces import list_table_names
+    from backend.spec import paging
+
+    assert paging.DEFAULT_MAX_PAGES <= 10_000
+    calls: list[int] = []
+    method = _endless_pages(1, calls, stop_after=paging.DEFAULT_MAX_PAGES)
+    with pytest.raises(lne.InternalError, match=f"max_pages={paging.DEFAULT_MAX_PAGES}"):
+        list_all(method, {"id": ["ns"]}, "tables")
+    assert len(calls) == paging.DEFAULT_MAX_PAGES
+
+    # 100,000 tables at the smallest page size a server could sensibly use (10) ...
+    names = [f"t{i:06d}" for i in range(100_000)]
+
+    def small_pages(request: Any) -> Any:
+        start = int(request.get("page_token") or 0)
+        nxt = start + 10
+        return {"tables": names[start:nxt], "page_token": str(nxt) if nxt < len(names) else None}
+
+    assert list_all(small_pages, {"id": ["ns"]}, "tables") == names
+
+    # ... and through the client, at the page size the console asks for
+    def answer(request: httpx.Request) -> httpx.Response:
+        limit = int(request.url.params["limit"])
+        start = int(request.url.params.get("page_token") or 0)
+        nxt = start + limit
+        token = str(nxt) if nxt < len(names) else None
+        return httpx.Response(200, json={"tables": names[start:nxt], "page_token": token})
+
+    client, _ = make_client(Server(default=answer), wire_log_size=0)
+    assert list_table_names(client, ["ns"]) == names
+
+
+DEEP = b'{"error": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+@pytest.mark.parametrize("status", [200, 400, 500])
+def test_deeply_nested_json_is_a_clear_error_and_the_wire_log_still_renders(status: int) -> None:
+    """An answer nested 100,000 deep gave ``InternalError: ...RecursionError: maximum
+    recursion depth exceeded``, and the Inspector's view of it raised RecursionError."""
+    answer = httpx.Response(status, content=DEEP, headers={"content-type": "application/json"})
+    client, sleeps = make_client(Server(default=answer), max_retries=0)
+    with pytest.raises(lne.LanceNamespaceError) as info:
+        client.describe_namespace(ln.DescribeNamespaceRequest(id=["ns"]))
+    text = str(info.value)
+    assert "Recursion" not in text and "recursion depth" not in text
+    if status == 200:
+        assert isinstance(info.value, lne.InternalError)
+        assert "malformed response" in text and "nested too deeply" in text
+    else:
+        assert f"HTTP {status}" in text
+    entry = client.wire_log.last()
+    assert entry is not None
+    shown = entry.response_body
+    assert isinstance(shown, str) and shown.startswith('{"error": [[[')
+    json.dumps(entry.as_dict())
+
+
+def test_deep_values_are_redacted_to_a_marker_not_a_crash() -> None:
+    from backend.redaction import MAX_JSON_DEPTH, TOO_DEEP, redact_json
+
+    deep: Any = "leaf"
+    for _ in range(50_000):
+        deep = [deep]
+    shown = redact_json({"properties": {"a": deep}, "password": {"nested": deep}})
+    inner = shown["properties"]["a"]
+    depth = 2
+    while isinstance(inner, list):
+        inner, depth = inner[0], depth + 1
+    assert inner == TOO_DEEP and depth == MAX_JSON_DEPTH
+    assert "leaf" not in json.dumps(shown)
+    # a body under the limit of what the Inspector shows whole, nested deeper than JSON parses
+    from backend.rest.wirelog import render_body
+
+    body = b'{"password": "hunter2", "a": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    rendered = render_body(body, "application/json", 16_384)
+    assert isinstance(rendered, str) and "hunter2" not in rendered and REDACTED in rendered
