@@ -29,16 +29,19 @@ class ServerProfile:
     batch_commit: bool | None = None
     rename: bool | None = None
     drop_cascade: bool | None = None
+    # whether a write sent with ``branch`` is applied to that branch (False: to main)
+    branch_writes: bool | None = None
 
 
 LANCE_DIR = ServerProfile(
     "lance-dir",
     "pylance's RestAdapter over a directory namespace "
     "(lance.namespace.RestAdapter('dir', ...)): no BatchCommitTables, no RenameTable, "
-    "no DropNamespace CASCADE",
+    "no DropNamespace CASCADE, and a write sent to a branch is applied to main",
     batch_commit=False,
     rename=False,
     drop_cascade=False,
+    branch_writes=False,
 )
 SERVER_PROFILES = (LANCE_DIR.name,)  # the server profiles a connection may name
 

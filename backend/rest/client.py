@@ -27,7 +27,8 @@ Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they c
 
 Branches: a server may ignore a request's ``branch`` and answer for main (pylance's directory
 namespace behind its REST adapter does, for most operations). A write sent to a branch is
-checked afterwards (main's version before and after: a write that landed on main is an error
+refused before it is sent where the server profile says so (``lance-dir``), else checked
+afterwards (main's version before and after: a write that landed on main is an error
 saying so); a read sent to a branch is preceded, once per operation in a client's life, by the
 same read addressed to a branch that does not exist: a server that answers it (or fails on
 something past the branch, an index) ignores the branch, and every read of that operation on a
@@ -968,13 +969,21 @@ class RestNamespaceClient(LanceNamespace):
             raise mapped from exc
 
     def _branch_write(self, op: str, request: Any, request_data: Any, branch: str) -> Any:
-        """A write sent to ``branch``, checked afterwards: a server that ignores ``branch``
-        (pylance's directory namespace behind its REST adapter does, for most writes) applies
-        it to main and answers success. Main's latest version is read before and after
+        """A write sent to ``branch``: refused before it is sent where the connection's server
+        profile says the server applies branch writes to main (``lance-dir``); else checked
+        afterwards: a server that ignores ``branch`` (pylance's directory namespace behind its
+        REST adapter does, for most writes) applies it to main and answers success. Main's
+        latest version is read before and after
         (DescribeTable); when main moved, the write is reported as an error saying so, and
         later branch writes of that operation are refused before they are sent."""
         req = self._coerce(ROUTES[op], request)
         table_id = list(getattr(req, "id", None) or [])
+        if self._profile is not None and self._profile.branch_writes is False:
+            raise UnsupportedOperationError(
+                f"{op} on branch {branch!r}: the connection's server profile "
+                f"({self._profile.name}) says this server applies {op} to main whatever the "
+                "branch; nothing was sent"
+            )
         seen = self._branch_ignored.get(op)
         if seen is not None:
             raise UnsupportedOperationError(

@@ -339,3 +339,30 @@ def test_branch_operations_roles() -> None:
     assert access.required_role("list_table_branches") == access.VIEWER
     assert access.required_role("create_table_branch") == access.EDITOR
     assert access.required_role("delete_table_branch") == access.ADMIN
+
+
+def test_rest_with_the_lance_dir_profile_refuses_a_branch_write_before_sending(
+    rest_server, tmp_path: Path
+) -> None:
+    """A connection that names its server (``server_profile="lance-dir"``: pylance's REST
+    adapter, which applies a branch write to main) never sends one: main is not changed even
+    once, and a write to main still goes through."""
+    import backend
+
+    ns = backend.connect(rest_server.url, server_profile="lance-dir")
+    create_table(ns, TID, make_table(3))
+    branches.create_branch(ns, TID, "dev")
+    with pytest.raises(
+        UnsupportedOperationError, match="server profile \\(lance-dir\\).*nothing was sent"
+    ):
+        ns.insert_into_table(
+            ln.InsertIntoTableRequest(id=TID, branch="dev"),
+            ipc_stream_bytes(make_table(1, start=3)),
+        )
+    main = lance.dataset(str(rest_server.root / "t.lance"))
+    assert (main.version, main.count_rows()) == (1, 3)
+    assert main.checkout_version(("dev", None)).count_rows() == 3
+    ns.insert_into_table(
+        ln.InsertIntoTableRequest(id=TID), ipc_stream_bytes(make_table(1, start=5))
+    )
+    assert lance.dataset(str(rest_server.root / "t.lance")).count_rows() == 4
