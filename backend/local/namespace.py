@@ -601,14 +601,8 @@ class LocalNamespace(LanceNamespace):
     def _table_dirs(self, exclude: Sequence[str] | None = None) -> list[Path]:
         """Directories of the catalog's tables (``exclude``: one table id to leave out)."""
         assert self.local_path is not None
-        ctx = batch.context(self)
-        skip = ids.object_id(exclude) if exclude else None
-        out = []
-        for key, location in read_catalog(ctx).table_locations().items():
-            path = to_local_path(location, self.local_path)
-            if path is not None and key != skip:
-                out.append(path)
-        return out
+        skip = [ids.object_id(exclude)] if exclude else []
+        return read_catalog(batch.context(self)).table_dirs(self.local_path, skip=skip)
 
     def _object_tables(self, exclude: Sequence[str] | None = None) -> ObjectTables:
         """Prefixes of the catalog's tables on an object-store or memory root (``exclude``:

@@ -225,6 +225,18 @@ class Catalog:
             if r.get("object_type") == "table" and r.get("location")
         }
 
+    def table_dirs(self, local_path: Path | None, *, skip: Iterable[str] = ()) -> list[Path]:
+        """The directories of the catalog's tables on the file root ``local_path`` (a relative
+        location is taken from it), but those whose object ids are in ``skip``; locations that
+        are not local paths are left out."""
+        left_out = set(skip)
+        out = []
+        for key, location in self.table_locations().items():
+            path = to_local_path(location, local_path)
+            if path is not None and key not in left_out:
+                out.append(path)
+        return out
+
 
 def read_catalog(ctx: Ctx) -> Catalog:
     ds = open_catalog(ctx)

@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from lance_namespace.errors import ErrorCode
 
 from backend.rules import ids
 
-from ...locations import TableDirs, is_table_folder, location_problem, to_local_path
+from ...locations import TableDirs, is_table_folder, location_problem
 from .apply import PENDING_DIR
 from .catalog import catalog_commit, read_catalog
 from .context import DELIMITER, Ctx, error, oid
@@ -100,7 +100,9 @@ def drop_cascade(ctx: Ctx, namespace_id: Sequence[str]) -> Subtree:
     gone = [oid(namespace_id)] + [oid(n) for n in tree.namespaces] + [oid(t) for t in tree.tables]
     intent = None
     if ctx.is_file:
-        refused = _not_owned(ctx, tree.locations, _table_dirs(ctx, catalog, skip=tree.locations))
+        refused = _not_owned(
+            ctx, tree.locations, catalog.table_dirs(ctx.local_path, skip=tree.locations)
+        )
         if refused:
             raise error(
                 ErrorCode.INVALID_INPUT,
@@ -133,7 +135,7 @@ def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
         committed = not any(o in catalog.rows for o in data.get("object_ids") or [])
         if committed:
             root = ctx.path("")
-            tables = TableDirs(_table_dirs(ctx, catalog))
+            tables = TableDirs(catalog.table_dirs(ctx.local_path))
             for raw in data.get("paths") or []:
                 path = Path(str(raw))
                 if path.parent != root.resolve() and path.parent != root:
@@ -153,17 +155,6 @@ def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
         fsync_path(intent.parent, directory=True)
     except FileNotFoundError:
         pass
-
-
-def _table_dirs(ctx: Ctx, catalog: Any, *, skip: Container[str] = ()) -> list[Path]:
-    """The directories of the catalog's tables on a file root, but those whose object ids are
-    in ``skip``."""
-    out = []
-    for key, location in catalog.table_locations().items():
-        path = to_local_path(location, ctx.local_path)
-        if path is not None and key not in skip:
-            out.append(path)
-    return out
 
 
 def _not_owned(ctx: Ctx, locations: dict[str, str], others: list[Path]) -> list[str]:

@@ -30,7 +30,6 @@ from ...locations import (
     object_table_key,
     owned_table_problem,
     real,
-    to_local_path,
     with_advice,
 )
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
@@ -59,7 +58,7 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
     ops, _ = batch_rules.operations_of(request)
     plan = Plan(ops)
     tables: TablePrefixes = (
-        TableDirs(_table_dirs(ctx, reader))
+        TableDirs(reader.catalog.table_dirs(ctx.local_path))
         if ctx.is_file
         else ObjectTables(ctx.root, reader.catalog.table_locations().values())
     )
@@ -103,15 +102,6 @@ def preflight_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> list[batch_r
             message = message[len(prefix) :]
         problems.append(batch_rules.Problem(index, message, code=e.code))
     return problems
-
-
-def _table_dirs(ctx: Ctx, reader: Reader) -> list[str]:
-    out = []
-    for location in reader.catalog.table_locations().values():
-        path = to_local_path(location, ctx.local_path)
-        if path is not None:
-            out.append(str(path))
-    return out
 
 
 def _declare(
@@ -228,22 +218,22 @@ def _check_owned(
     (``backend.locations.owned_table_problem`` on file roots, the location rule on object
     stores), against the catalog's other tables."""
     key = oid(op.table_id)
-    others = (
-        {k: loc for k, loc in reader.catalog.table_locations().items() if k != key}
-        if deletes
-        else {}
-    )
+    catalog = reader.catalog
     if ctx.is_file:
         assert ctx.local_path is not None
-        dirs = [p for loc in others.values() if (p := to_local_path(loc, ctx.local_path))]
         problem = (
-            owned_table_problem(ctx.local_path, location, other_tables=dirs)
+            owned_table_problem(
+                ctx.local_path,
+                location,
+                other_tables=catalog.table_dirs(ctx.local_path, skip=[key]),
+            )
             if deletes
             else location_problem(ctx.local_path, location)
         )
     else:
+        others = [loc for k, loc in catalog.table_locations().items() if k != key]
         problem = object_table_key(
-            ctx.root, location, other_tables=ObjectTables(ctx.root, others.values())
+            ctx.root, location, other_tables=ObjectTables(ctx.root, others if deletes else ())
         )[1]
     if problem:
         raise _fail(
