@@ -34,7 +34,7 @@ from lance_namespace.errors import (
     UnsupportedOperationError,
 )
 
-from .redaction import REDACTED, is_secret_name, redact_text
+from .redaction import REDACTED, is_secret_name, redact_json, redact_text
 from .text import capital
 
 # One table: spec error code -> exception class (lance_namespace's own table).
@@ -88,7 +88,9 @@ def attach_error_details(
     err.instance = instance  # type: ignore[attr-defined]
     err.error_type = error_type  # type: ignore[attr-defined]
     err.url = url  # type: ignore[attr-defined]
-    err.raw = raw  # type: ignore[attr-defined]
+    # the server's body as it came, known secrets and secret-named values masked (what is
+    # kept on an error may be logged or shown by whoever catches it)
+    err.raw = redact_json(raw) if raw is not None else None  # type: ignore[attr-defined]
     return err
 
 

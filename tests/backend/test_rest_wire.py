@@ -2317,7 +2317,8 @@ def test_a_key_a_server_echoes_is_masked_in_the_wire_log_and_in_errors() -> None
     with pytest.raises(lne.LanceNamespaceError) as second:
         client2.describe_namespace(request)
     for err in (first.value, second.value):
-        assert REDACTED in str(err)
+        assert REDACTED in str(err) and REDACTED in json.dumps(err.raw)
+        assert not {key, token, own} & set(json.dumps(err.raw).replace("=", " ").split())
         assert not {key, token, own} & set(str(err).replace("=", " ").split())
     for entry in [*client.wire_log, *client2.wire_log]:
         shown = json.dumps(entry.as_dict())
