@@ -25,6 +25,7 @@ from backend.locations import (
     manifest_problem,
     object_manifest_key,
     object_table_key,
+    real,
     remote_location_problem,
     remote_manifest_problem,
 )
@@ -195,3 +196,26 @@ def test_a_memory_root_gets_the_same_boundary(tmp_path: Path) -> None:
         ns.drop_table(DropTableRequest(id=["a", "evil"]))
     assert ns.list_tables(ListTablesRequest(id=["a"])).tables == ["evil", "t"]  # catalog intact
     assert ns.count_table_rows({"id": ["a", "t"]}).count == 3
+
+
+def test_table_dirs_under_a_root_resolve_as_realpath_does(tmp_path: Path) -> None:
+    """Given the root, plain children resolve without a walk of each path; symbolic links
+    among the children, nested paths and ``..`` still resolve as ``realpath`` does."""
+    root = tmp_path / "root"
+    (root / "t1").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (root / "alias").symlink_to(root / "t1", target_is_directory=True)
+    dirs = [
+        root / "t1",
+        root / "linked",
+        root / "alias",
+        root / "missing",
+        root / "grp" / "inner",
+        root / ".." / "root" / "t1",
+    ]
+    rooted, walked = TableDirs(dirs, root=root), TableDirs(dirs)
+    assert rooted.conflict(str(real(tmp_path / "elsewhere"))) == "is the directory of another table"
+    for probe in (root / "t1", root / "missing", root / "grp", tmp_path / "elsewhere" / "x"):
+        assert rooted.conflict(str(real(probe))) == walked.conflict(str(real(probe)))
+    assert len(rooted) == len(walked) == 4  # t1 (three ways), elsewhere, missing, grp/inner

@@ -135,7 +135,7 @@ def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
         committed = not any(o in catalog.rows for o in data.get("object_ids") or [])
         if committed:
             root = ctx.path("")
-            tables = TableDirs(catalog.table_dirs(ctx.local_path))
+            tables = TableDirs(catalog.table_dirs(ctx.local_path), root=ctx.local_path)
             for raw in data.get("paths") or []:
                 path = Path(str(raw))
                 if path.parent != root.resolve() and path.parent != root:
@@ -161,7 +161,7 @@ def _not_owned(ctx: Ctx, locations: dict[str, str], others: list[Path]) -> list[
     """``"<table>: <problem>"`` for each of the tables (object id -> catalog location) whose
     directory a cascade may not delete: the location rule against the ``others`` tables."""
     assert ctx.local_path is not None
-    tables = TableDirs(others)
+    tables = TableDirs(others, root=ctx.local_path)
     out = []
     for key, location in sorted(locations.items()):
         problem = location_problem(ctx.local_path, location, other_tables=tables)

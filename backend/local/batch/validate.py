@@ -58,7 +58,7 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
     ops, _ = batch_rules.operations_of(request)
     plan = Plan(ops)
     tables: TablePrefixes = (
-        TableDirs(reader.catalog.table_dirs(ctx.local_path))
+        TableDirs(reader.catalog.table_dirs(ctx.local_path), root=ctx.local_path)
         if ctx.is_file
         else ObjectTables(ctx.root, reader.catalog.table_locations().values())
     )
