@@ -98,6 +98,7 @@ from ..capabilities import BackendCapabilities
 from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_error
 from ..locations import (
     ObjectTables,
+    TableDirs,
     foreign_folder_problem,
     location_problem,
     object_manifest_key,
@@ -121,7 +122,7 @@ from . import (
     version_files,
 )
 from .batch import catalog_ops, isolation, objects
-from .batch.catalog import read_catalog, read_staged_manifest
+from .batch.catalog import open_catalog, read_catalog, read_staged_manifest
 from .batch.validate import preflight_batch
 from .open_tables import OpenTable, OpenTables
 from .target import (
@@ -301,6 +302,10 @@ class LocalNamespace(LanceNamespace):
             else f"{self.root.rstrip('/')}/__manifest"
         )
         self._open_tables = OpenTables(self._lance_dataset, self.table_location, catalog)
+        # the catalog's table directories (``_table_dirs``): (state, locations, directories)
+        self._dirs_cache: tuple[tuple[int | None, int | None], dict[str, str], TableDirs] | None = (
+            None
+        )
         self._batch_ctx: Any = None  # the batch protocol's view of this root, made on first use
         with contextlib.suppress(LanceNamespaceError, OSError):
             batch.recover(self)  # browsing must still work; writes recover again first
@@ -598,11 +603,30 @@ class LocalNamespace(LanceNamespace):
         if missing:
             raise make(ErrorCode.NAMESPACE_NOT_FOUND, f"{missing}: create it first")
 
-    def _table_dirs(self, exclude: Sequence[str] | None = None) -> list[Path]:
-        """Directories of the catalog's tables (``exclude``: one table id to leave out)."""
+    def _table_dirs(self, exclude: Sequence[str] | None = None) -> TableDirs:
+        """Directories of the catalog's tables (``exclude``: one table id to leave out; a
+        table sharing its directory stays). Read once per state of the catalog and of the
+        root's listing (its version, the root directory's modification time: a table's
+        directory swapped for a link changes it): a catalog of 100,000 tables takes a second
+        or two to read, and a maintenance run asks this of every table it cleans."""
         assert self.local_path is not None
-        skip = [ids.object_id(exclude)] if exclude else []
-        return read_catalog(batch.context(self)).table_dirs(self.local_path, skip=skip)
+        ctx = batch.context(self)
+        catalog_ds = open_catalog(ctx)
+        try:
+            root_stamp: int | None = os.stat(self.local_path).st_mtime_ns
+        except OSError:
+            root_stamp = None
+        state = (catalog_ds.version if catalog_ds is not None else None, root_stamp)
+        cached = self._dirs_cache
+        if cached is None or cached[0] != state or state[0] is None:
+            catalog = read_catalog(ctx, catalog_ds)
+            locations = catalog.table_locations()
+            dirs = TableDirs(catalog.table_dirs(self.local_path), root=self.local_path)
+            cached = self._dirs_cache = (state, locations, dirs)
+        _, locations, dirs = cached
+        own = locations.get(ids.object_id(exclude)) if exclude else None
+        own_path = to_local_path(own, self.local_path) if own else None
+        return dirs.without(os.path.realpath(own_path)) if own_path is not None else dirs
 
     def _object_tables(self, exclude: Sequence[str] | None = None) -> ObjectTables:
         """Prefixes of the catalog's tables on an object-store or memory root (``exclude``:

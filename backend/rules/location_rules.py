@@ -30,9 +30,11 @@ The rules:
 from __future__ import annotations
 
 import bisect
+import copy
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
+from typing import Self
 from urllib.parse import unquote, urlparse
 
 from backend.rules.ids import CATALOG_DELIMITER
@@ -59,7 +61,11 @@ class TablePrefixes:
 
     def __init__(self, keys: Iterable[str] = (), *, kind: str = FILE) -> None:
         self.kind = kind
-        self._set = {k.rstrip("/") or "/" for k in keys}
+        self._counts: dict[str, int] = {}  # tables per prefix (two rows may share one)
+        for k in keys:
+            k = k.rstrip("/") or "/"
+            self._counts[k] = self._counts.get(k, 0) + 1
+        self._set = set(self._counts)
         self._sorted = sorted(self._set)
 
     def __len__(self) -> int:
@@ -68,9 +74,25 @@ class TablePrefixes:
     def add(self, key: str) -> None:
         """One more table (a declare earlier in the same batch)."""
         key = key.rstrip("/") or "/"
+        self._counts[key] = self._counts.get(key, 0) + 1
         if key not in self._set:
             self._set.add(key)
             bisect.insort(self._sorted, key)
+
+    def without(self, key: str) -> Self:
+        """A copy without one table at ``key`` (a table's own prefix, to judge it against the
+        others): another table at the same prefix stays."""
+        key = key.rstrip("/") or "/"
+        out = copy.copy(self)
+        out._counts, out._set, out._sorted = dict(self._counts), set(self._set), list(self._sorted)
+        count = out._counts.get(key, 0)
+        if count > 1:
+            out._counts[key] = count - 1
+        elif count == 1:
+            del out._counts[key]
+            out._set.discard(key)
+            del out._sorted[bisect.bisect_left(out._sorted, key)]
+        return out
 
     def conflict(self, key: str) -> str | None:
         """How ``key`` collides with a table's prefix, or ``None``."""

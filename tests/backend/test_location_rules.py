@@ -219,3 +219,12 @@ def test_table_dirs_under_a_root_resolve_as_realpath_does(tmp_path: Path) -> Non
     for probe in (root / "t1", root / "missing", root / "grp", tmp_path / "elsewhere" / "x"):
         assert rooted.conflict(str(real(probe))) == walked.conflict(str(real(probe)))
     assert len(rooted) == len(walked) == 4  # t1 (three ways), elsewhere, missing, grp/inner
+
+
+def test_a_prefix_without_one_table_keeps_another_at_the_same_prefix() -> None:
+    prefixes = TablePrefixes(["/r/a", "/r/a", "/r/b"], kind="file")
+    assert prefixes.without("/r/a").conflict("/r/a") == "is the directory of another table"
+    alone = prefixes.without("/r/b")
+    assert alone.conflict("/r/b") is None and alone.conflict("/r/b/x") is None
+    assert prefixes.conflict("/r/b") == "is the directory of another table"  # not changed
+    assert prefixes.without("/r/c").conflict("/r/c") is None

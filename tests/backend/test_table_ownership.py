@@ -299,3 +299,31 @@ def test_on_an_object_store_a_registration_at_another_tables_prefix_changes_noth
             attempt()
     assert s3_root.server.objects(s3_root.bucket) == before
     assert ns.open_dataset(["b", "keep"]).count_rows() == 4
+
+
+def test_a_registration_made_after_a_check_is_seen_by_the_next(root: Path) -> None:
+    """The other tables' directories are read once per state of the catalog: a registration
+    another process makes afterwards (a new catalog version) is judged by the next delete."""
+    ns = ours(root)
+    ns.create_namespace(CreateNamespaceRequest(id=["b"]))
+    with_versions(ns, ["b", "keep"], 3)
+    with_versions(ns, ["b", "other"], 2)
+    ns.batch_delete_table_versions(  # reads the catalog's directories once
+        {"id": ["b", "keep"], "ranges": [{"start_version": 1, "end_version": 2}]}
+    )
+    DirectoryNamespace(root=str(root)).register_table(
+        RegisterTableRequest(id=["b", "alias"], location=table_dir(ns, ["b", "keep"]).name)
+    )
+    before = tree_digest(root, exclude=("_console",))
+    with pytest.raises(InvalidInputError, match="is the directory of another table"):
+        ns.batch_delete_table_versions(
+            {"id": ["b", "keep"], "ranges": [{"start_version": 2, "end_version": 3}]}
+        )
+    with pytest.raises(InvalidInputError, match="is the directory of another table"):
+        ns.drop_table({"id": ["b", "alias"]})
+    assert tree_digest(root, exclude=("_console",)) == before
+    # a table of its own is judged against the others, not against itself
+    ns.batch_delete_table_versions(
+        {"id": ["b", "other"], "ranges": [{"start_version": 1, "end_version": 2}]}
+    )
+    assert [v["version"] for v in ns.open_dataset(["b", "other"]).versions()] == [2]

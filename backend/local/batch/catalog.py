@@ -238,8 +238,9 @@ class Catalog:
         return out
 
 
-def read_catalog(ctx: Ctx) -> Catalog:
-    ds = open_catalog(ctx)
+def read_catalog(ctx: Ctx, ds: lance.LanceDataset | None = None) -> Catalog:
+    """The catalog's rows (``ds``: the catalog already opened, at the version to read)."""
+    ds = ds if ds is not None else open_catalog(ctx)
     if ds is None:
         return Catalog(rows={}, schema=None)
     rows = {r["object_id"]: r for r in ds.to_table().to_pylist()}
