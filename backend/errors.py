@@ -367,13 +367,11 @@ def clean_text(text: Any, limit: int | None = None) -> str:
     control characters (line breaks and tabs kept), known secrets masked, at most ``limit``
     characters."""
     s = str(text)
-    dropped = 0
-    if limit is not None and len(s) > _PROCESSED_CHARS * max(limit, 1):
-        # Only the head is cleaned: what is cut off is never shown, and the patterns' time
-        # grows with the text's length.
-        dropped = len(s) - _PROCESSED_CHARS * max(limit, 1)
-        s = s[: _PROCESSED_CHARS * max(limit, 1)]
-    s = trim_source_locations(s)
+    # Only a head is cleaned: what is cut off is never shown, and the patterns' time grows
+    # with the text's length.
+    head = len(s) if limit is None else _PROCESSED_CHARS * max(limit, 1)
+    dropped = max(len(s) - head, 0)
+    s = trim_source_locations(s[:head])
     s = "".join(c if c in "\n\t" or unicodedata.category(c)[0] != "C" else " " for c in s)
     if limit is not None and len(s) + dropped > limit:
         s = s[:limit] + f"… ({len(s) + dropped - limit} more characters)"

@@ -965,8 +965,9 @@ class LocalNamespace(LanceNamespace):
         problem = self._foreign_folder(req.id)
         if problem:
             raise invalid(f"create_table: {problem}")
-        with self._guard(req.id):
-            if (req.mode or "").lower() == "overwrite":
+        overwrite = (req.mode or "").lower() == "overwrite"
+        with self._guard(req.id, check_files=not overwrite):  # overwrite: the stricter rule
+            if overwrite:
                 try:
                     self._owned_location("create_table", req.id, "overwrite the data")
                 except LanceNamespaceError as err:
@@ -1541,12 +1542,14 @@ class LocalNamespace(LanceNamespace):
                 "older_than": timedelta(days=int(days)),
                 "error_if_tagged_old_versions": False,
             }
+        # a long write (the guard only while the table is judged and opened), on a table whose
+        # files pass the stricter rule of what the console deletes
         with self._guard(table_id, check_files=False):
             self._owned_location("cleanup_old_versions", table_id, "clean up the files")
-        with self._long_write(table_id) as ds:
-            before = [int(v["version"]) for v in ds.versions()]
-            stats = ds.cleanup_old_versions(**options)
-            after = [int(v["version"]) for v in self.open_dataset(table_id).versions()]
+            ds = self.open_dataset(table_id)
+        before = [int(v["version"]) for v in ds.versions()]
+        stats = ds.cleanup_old_versions(**options)
+        after = [int(v["version"]) for v in self.open_dataset(table_id).versions()]
         return {
             "versions_before": len(before),
             "versions_after": len(after),

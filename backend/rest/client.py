@@ -1210,10 +1210,6 @@ class RestNamespaceClient(LanceNamespace):
             return json.loads(response.content)
         except ValueError as exc:
             raise error_map.malformed(route, response, f"invalid JSON ({exc})") from exc
-        except RecursionError:
-            raise error_map.malformed(
-                route, response, "the JSON is nested too deeply to read"
-            ) from None
 
     # ------------------------------------------------------------------ operations
 

@@ -65,48 +65,45 @@ class TablePrefixes:
         for k in keys:
             k = k.rstrip("/") or "/"
             self._counts[k] = self._counts.get(k, 0) + 1
-        self._set = set(self._counts)
-        self._sorted = sorted(self._set)
+        self._sorted = sorted(self._counts)
 
     def __len__(self) -> int:
-        return len(self._set)
+        return len(self._counts)
 
     def add(self, key: str) -> None:
         """One more table (a declare earlier in the same batch)."""
         key = key.rstrip("/") or "/"
-        self._counts[key] = self._counts.get(key, 0) + 1
-        if key not in self._set:
-            self._set.add(key)
+        if key not in self._counts:
             bisect.insort(self._sorted, key)
+        self._counts[key] = self._counts.get(key, 0) + 1
 
     def without(self, key: str) -> Self:
         """A copy without one table at ``key`` (a table's own prefix, to judge it against the
         others): another table at the same prefix stays."""
         key = key.rstrip("/") or "/"
         out = copy.copy(self)
-        out._counts, out._set, out._sorted = dict(self._counts), set(self._set), list(self._sorted)
+        out._counts, out._sorted = dict(self._counts), list(self._sorted)
         count = out._counts.get(key, 0)
         if count > 1:
             out._counts[key] = count - 1
         elif count == 1:
             del out._counts[key]
-            out._set.discard(key)
             del out._sorted[bisect.bisect_left(out._sorted, key)]
         return out
 
     def conflict(self, key: str) -> str | None:
         """How ``key`` collides with a table's prefix, or ``None``."""
-        if not self._set:
+        if not self._counts:
             return None
         noun = _noun(self.kind)
         text = key.rstrip("/") or "/"
-        if text in self._set:
+        if text in self._counts:
             return f"is the {noun} of another table"
         end = len(text)
         while (end := text.rfind("/", 0, end)) > 0:  # every ancestor, then "/"
-            if text[:end] in self._set:
+            if text[:end] in self._counts:
                 return f"is inside another table's {noun}"
-        if text.startswith("/") and "/" in self._set:
+        if text.startswith("/") and "/" in self._counts:
             return f"is inside another table's {noun}"
         prefix = text + "/"
         i = bisect.bisect_left(self._sorted, prefix)

@@ -12,6 +12,7 @@ check its path).
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from ...locations import (
     object_table_key,
     owned_table_problem,
     real,
+    to_local_path,
     with_advice,
 )
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
@@ -74,7 +76,7 @@ def plan_batch(ctx: Ctx, request: BatchCommitTablesRequest) -> Plan:
         elif op.kind == batch_rules.CREATE_VERSION:
             _version(ctx, op, reader, plan)
         elif op.kind == batch_rules.DELETE_VERSIONS:
-            plan.deletes.append(_delete(ctx, op, reader, deleted.get(op.index, [])))
+            plan.deletes.append(_delete(ctx, op, reader, deleted.get(op.index, []), tables))
         else:
             st = reader.state(key)
             row = dict(st.row or {})
@@ -155,7 +157,7 @@ def _version(ctx: Ctx, op: batch_rules.Op, reader: Reader, plan: Plan) -> None:
     declared = next((d for d in plan.declares if d.object_id == key), None)
     location = declared.location if declared else (reader.state(key).row or {})["location"]
     if declared is None:
-        _check_owned(ctx, op, reader, location, deletes=False)
+        _check_owned(ctx, op, location)
     if not ctx.is_file:
         _object_version(ctx, op, plan, step, location)
         return
@@ -209,32 +211,28 @@ def _object_version(
 
 
 def _check_owned(
-    ctx: Ctx, op: batch_rules.Op, reader: Reader, location: str | None, *, deletes: bool
+    ctx: Ctx, op: batch_rules.Op, location: str | None, tables: TablePrefixes | None = None
 ) -> None:
     """The table's catalog location, which another process may have registered anywhere,
-    checked as single calls check it. A write (``deletes=False``, as a single write's guard):
-    the location rule without the other tables (inside the root, not the root, not a reserved
+    checked as single calls check it. A write (no ``tables``, as a single write's guard): the
+    location rule without the other tables (inside the root, not the root, not a reserved
     directory). A delete: what the console may delete of a table
     (``backend.locations.owned_table_problem`` on file roots, the location rule on object
-    stores), against the catalog's other tables."""
-    key = oid(op.table_id)
-    catalog = reader.catalog
+    stores), against the catalog's ``tables`` without the table itself (another table at the
+    same directory or prefix stays)."""
     if ctx.is_file:
         assert ctx.local_path is not None
-        problem = (
-            owned_table_problem(
-                ctx.local_path,
-                location,
-                other_tables=catalog.table_dirs(ctx.local_path, skip=[key]),
-            )
-            if deletes
-            else location_problem(ctx.local_path, location)
-        )
+        own = to_local_path(location, ctx.local_path) if location else None
+        if tables is None:
+            problem = location_problem(ctx.local_path, location)
+        else:
+            assert isinstance(tables, TableDirs)
+            others = tables.without(os.path.realpath(own)) if own is not None else tables
+            problem = owned_table_problem(ctx.local_path, location, other_tables=others)
     else:
-        others = [loc for k, loc in catalog.table_locations().items() if k != key]
-        problem = object_table_key(
-            ctx.root, location, other_tables=ObjectTables(ctx.root, others if deletes else ())
-        )[1]
+        own_key, problem = object_table_key(ctx.root, location)
+        if problem is None and tables is not None and own_key is not None:
+            problem = object_table_key(ctx.root, location, other_tables=tables.without(own_key))[1]
     if problem:
         raise _fail(
             op,
@@ -244,12 +242,14 @@ def _check_owned(
         )
 
 
-def _delete(ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int]) -> DeleteStep:
+def _delete(
+    ctx: Ctx, op: batch_rules.Op, reader: Reader, versions: list[int], tables: TablePrefixes
+) -> DeleteStep:
     key = oid(op.table_id)
     moves = [Move(v) for v in versions]
     if versions:
         location = (reader.state(key).row or {}).get("location")
-        _check_owned(ctx, op, reader, location, deletes=True)
+        _check_owned(ctx, op, location, tables)
     if ctx.is_file and versions:
         st = reader.state(key)
         assert st.path is not None
