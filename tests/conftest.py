@@ -55,6 +55,23 @@ def _component_manifests_scanned_once() -> Iterator[None]:
     manifest_scanner.scan_component_manifests = original
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _console_streamlit_settings() -> None:
+    """AppTests run the pages with the settings the launcher starts the console with
+    (``backend.launcher.streamlit_settings``: the project's ``config.toml`` and the settings
+    that always hold). Streamlit reads ``.streamlit/config.toml`` from the working directory
+    when it first needs a setting, and a page test changes the working directory to its own
+    temporary folder first: the pages ran with Streamlit's defaults instead (magic on, error
+    details shown, a collection of all garbage after every run)."""
+    from streamlit import config
+
+    from backend.launcher.streamlit_settings import streamlit_settings
+
+    config.get_config_options(
+        force_reparse=True, options_from_flags=streamlit_settings("127.0.0.1")
+    )
+
+
 # Every REST server of a test process runs in one child process: pylance's RestAdapter, started
 # on a root ("start ROOT": its port) and stopped ("stop PORT"), one answer line per request.
 _REST_SERVERS = """
