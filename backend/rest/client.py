@@ -111,7 +111,7 @@ from ..locations import remote_location_problem, remote_manifest_problem
 from ..redaction import install_log_filter, redact_url, register_secret
 from ..spec.operations import HAS_CONTEXT
 from ..spec.paging import iter_all, list_all
-from . import error_map
+from . import error_map, tls
 from .retry import DEFAULT_BACKOFF, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_CAP, RetryPolicy
 from .routes import (
     ARROW,
@@ -429,7 +429,7 @@ class RestNamespaceClient(LanceNamespace):
         inner = (
             transport
             if transport is not None
-            else _AddressGuard(httpx.HTTPTransport(verify=verify), allowed)
+            else _AddressGuard(httpx.HTTPTransport(verify=tls.ssl_context(verify)), allowed)
         )
         self._http = httpx.Client(
             headers=default_headers,
