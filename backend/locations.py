@@ -202,8 +202,20 @@ def foreign_folder_problem(path: Path | None) -> str | None:
         return f"the folder {path.name!r} cannot be read ({exc.strerror or exc})"
     if empty or is_table_folder(path):
         return None
+    return taken_folder(path.name)
+
+
+def foreign_objects_problem(name: str, *, holds_objects: bool, is_table: bool) -> str | None:
+    """:func:`foreign_folder_problem` for a table's prefix ``<name>`` on an object store: what
+    a listing of the prefix found (``holds_objects``) and whether those are a table's
+    (``is_table``: ``_versions/`` objects or a declared table's marker)."""
+    return taken_folder(name) if holds_objects and not is_table else None
+
+
+def taken_folder(name: str) -> str:
+    """How a new table's refusal of a folder (or prefix) of someone else's files reads."""
     return (
-        f"the folder {path.name!r} already exists and holds files that are not a Lance table; "
+        f"the folder {name!r} already exists and holds files that are not a Lance table; "
         "a table made there would take them as its own. Move them away or choose another name"
     )
 

@@ -668,13 +668,19 @@ class LocalNamespace(LanceNamespace):
         return key, problem
 
     def _foreign_folder(self, table_id: Sequence[str] | None) -> str | None:
-        """Why a new root-level table may not take its directory ``<name>.lance`` on a file
-        root (``backend.locations.foreign_folder_problem``: it holds files that are not a
-        table's); a nested table gets a fresh directory."""
+        """Why a new root-level table may not take its directory ``<name>.lance``: it holds
+        files that are not a table's (``backend.locations.foreign_folder_problem``; on an
+        object store, objects under that prefix: ``objects.foreign_prefix_problem``); a nested
+        table gets a fresh directory."""
         own = declared_location(table_id or [])
-        if own is None or self.local_path is None:
+        if own is None:
             return None
-        return foreign_folder_problem(self.local_path / own)
+        if self.local_path is not None:
+            return foreign_folder_problem(self.local_path / own)
+        if objects.is_object_root(self.root):
+            store = objects.store_for(batch.context(self, catalog_only=True))
+            return objects.foreign_prefix_problem(store, own)
+        return None
 
     def _owned_location(
         self, op: str, table_id: Sequence[str] | None, action: str

@@ -6,7 +6,8 @@ can lead outside it, a link inside a table's folder can lead anywhere (lance's c
 it), a drop intent can name any folder, and a user's own ``<name>.lance`` folder can sit where a
 new table would go. Every deleting or rewriting path (drop, CASCADE, its recovery, cleanup,
 version deletes single and batched, overwrite, declares single and batched; on an object store
-the same for a registration at another table's prefix) refuses these with
+the same for a registration at another table's prefix, and a user's objects under a new table's
+prefix) refuses these with
 an ``InvalidInputError`` and leaves every file as it was (``backend.locations.owned_table_problem``
 and ``foreign_folder_problem``).
 """
@@ -268,6 +269,42 @@ def test_a_new_root_level_table_never_takes_a_folder_of_someone_elses_files(root
     ns.create_table(CreateTableRequest(id=["later"], mode="overwrite"), to_ipc_stream(rows(1)))
     assert ns.open_dataset(["fresh"]).count_rows() == 2
     assert ns.open_dataset(["later"]).count_rows() == 1
+
+
+def test_on_an_object_store_a_new_table_never_takes_a_prefix_of_someone_elses_objects(
+    s3_root: Any,
+) -> None:
+    """moto's S3: a user's objects under ``<name>.lance/`` are not taken by CreateTable,
+    DeclareTable or a batch's declare (a drop would then delete them); the bucket is unchanged.
+    A prefix holding a table's objects, or none, is taken as before."""
+    ns, bucket, s3 = s3_root.ns, s3_root.bucket, s3_root.server.client()
+    for name in ("photos", "notes", "music"):
+        s3.put_object(Bucket=bucket, Key=f"root/{name}.lance/mine/{name}.txt", Body=b"mine")
+    before = s3_root.server.objects(bucket)
+    attempts = {
+        "photos": lambda: ns.create_table(
+            CreateTableRequest(id=["photos"]), to_ipc_stream(rows(1))
+        ),
+        "notes": lambda: ns.declare_table(DeclareTableRequest(id=["notes"])),
+        "music": lambda: ns.batch_commit_tables(batch(op_declare(["music"]))),
+    }
+    for name, attempt in attempts.items():
+        with pytest.raises(InvalidInputError) as refused:
+            attempt()
+        assert f"the folder '{name}.lance' already exists and holds files that are not a Lance" in (
+            str(refused.value)
+        )
+    assert s3_root.server.objects(bucket) == before
+    # a declared table's prefix (its marker) and a dataset's are a table's: taken as before
+    ns.create_table(CreateTableRequest(id=["fresh"]), to_ipc_stream(rows(2)))
+    ns.declare_table(DeclareTableRequest(id=["later"]))
+    ns.create_table(CreateTableRequest(id=["later"], mode="overwrite"), to_ipc_stream(rows(1)))
+    assert ns.open_dataset(["fresh"]).count_rows() == 2
+    assert ns.open_dataset(["later"]).count_rows() == 1
+    ns.drop_table({"id": ["fresh"]})
+    ns.batch_commit_tables(batch(op_declare(["fresh"])))  # its prefix is empty again
+    assert ns.describe_table(DescribeTableRequest(id=["fresh"])).location
+    assert {k: v for k, v in s3_root.server.objects(bucket).items() if "/mine/" in k} == before
 
 
 def test_on_an_object_store_a_registration_at_another_tables_prefix_changes_nothing(

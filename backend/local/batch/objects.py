@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import socket
@@ -44,7 +45,7 @@ from lance_namespace.errors import ErrorCode
 from backend.rules import alter_actions as aa
 from backend.rules.location_rules import object_key
 
-from ...locations import object_manifest_key
+from ...locations import foreign_objects_problem, object_manifest_key
 from .catalog import (
     Expected,
     bootstrap_catalog,
@@ -160,6 +161,12 @@ class Store:
         self.requests += 1
         return [m["path"] for batch in self._obs.list(self.store, prefix) for m in batch]
 
+    def holds(self, prefix: str) -> bool:
+        """Whether any object lies under the directory ``prefix`` (one LIST of one key)."""
+        self.requests += 1
+        first = itertools.islice(self._obs.list(self.store, prefix, chunk_size=1), 1)
+        return any(len(batch) for batch in first)
+
     def key(self, location: str) -> str:
         """The key (relative to the root) of a catalog location or a URL/path under it."""
         if "://" in location:
@@ -220,6 +227,17 @@ def read_staged_object(
         lambda rel: store.exists(f"{table}/{rel}"),
     )
     return key, got[0]
+
+
+def foreign_prefix_problem(store: Store, key: str) -> str | None:
+    """Why a new table may not take the prefix ``key`` (``<name>.lance``, relative to the
+    root): objects lie under it and they are not a table's (``backend.locations``'s rule for
+    folders, applied to a prefix). One LIST for a free prefix; at most a LIST and a HEAD more
+    where objects lie."""
+    if not store.holds(key):
+        return None
+    is_table = store.holds(f"{key}/_versions") or store.exists(f"{key}/{RESERVED_FILE}")
+    return foreign_objects_problem(key.rsplit("/", 1)[-1], holds_objects=True, is_table=is_table)
 
 
 def bucket_path(ctx: Ctx, key: str) -> str:

@@ -36,7 +36,7 @@ from ...locations import (
 )
 from .catalog import Reader, list_versions, manifest_name, read_staged_manifest
 from .context import DELIMITER, Ctx, error, oid
-from .objects import is_object_root, read_staged_object
+from .objects import foreign_prefix_problem, is_object_root, read_staged_object, store_for
 from .plan import DeclareStep, DeleteStep, DeregisterStep, Move, Plan, VersionStep
 
 
@@ -132,7 +132,10 @@ def _declare(
     path = ctx.table_path(location) if ctx.is_file else None
     problem = _location_problem(ctx, path or location, tables, root_real)
     if problem is None and len(op.table_id) == 1:  # ``<name>.lance``: it may exist already
-        problem = foreign_folder_problem(path)
+        if path is not None:
+            problem = foreign_folder_problem(path)
+        elif is_object_root(ctx.root):
+            problem = foreign_prefix_problem(store_for(ctx), location)
     if problem:
         raise _fail(op, ErrorCode.INVALID_INPUT, problem)
     step.path = str(path) if path is not None else None
