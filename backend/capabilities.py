@@ -31,17 +31,21 @@ class ServerProfile:
     drop_cascade: bool | None = None
     # whether a write sent with ``branch`` is applied to that branch (False: to main)
     branch_writes: bool | None = None
+    # the writes applied to their branch even where ``branch_writes`` is False
+    branch_writes_kept: frozenset[str] = frozenset()
 
 
 LANCE_DIR = ServerProfile(
     "lance-dir",
     "pylance's RestAdapter over a directory namespace "
     "(lance.namespace.RestAdapter('dir', ...)): no BatchCommitTables, no RenameTable, "
-    "no DropNamespace CASCADE, and a write sent to a branch is applied to main",
+    "no DropNamespace CASCADE, and a write sent to a branch is applied to main (but for "
+    "RestoreTable)",
     batch_commit=False,
     rename=False,
     drop_cascade=False,
     branch_writes=False,
+    branch_writes_kept=frozenset({"restore_table"}),
 )
 SERVER_PROFILES = (LANCE_DIR.name,)  # the server profiles a connection may name
 

@@ -535,9 +535,11 @@ class RewritingProxy:
     request is forwarded as it is; the JSON answers of routes ending in one of ``rewrites``'
     suffixes (e.g. ``"/describe"``) pass through ``rewrites[suffix](path, answer)`` first. It
     plays servers that differ from pylance's (one that drops declared properties, one that
-    reports fragments in the table's metadata) with the real server behind it."""
+    reports fragments in the table's metadata) with the real server behind it. ``refuse``
+    (route, request body) may answer a request itself instead, as ``(status, JSON answer)``:
+    a server that refuses what pylance's accepts."""
 
-    def __init__(self, upstream: str, rewrites: dict[str, Any]):
+    def __init__(self, upstream: str, rewrites: dict[str, Any], refuse: Any = None):
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -546,6 +548,7 @@ class RewritingProxy:
         proxy = self
         self.upstream = upstream.rstrip("/")
         self.rewrites = rewrites
+        self.refuse = refuse
         self.client = httpx.Client(timeout=30)
 
         class Handler(BaseHTTPRequestHandler):
@@ -555,6 +558,16 @@ class RewritingProxy:
             def _forward(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                refused = proxy.refuse and proxy.refuse(self.path.split("?", 1)[0], body)
+                if refused:
+                    status, said = refused
+                    data = json.dumps(said).encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 headers = {
                     k: v
                     for k, v in self.headers.items()
@@ -592,6 +605,25 @@ class RewritingProxy:
         self.server.shutdown()
         self.server.server_close()
         self.client.close()
+
+
+def describes_branches(upstream: str, branches: set[str]) -> RewritingProxy:
+    """pylance's REST server behind a proxy that honours DescribeTable's ``branch``: one the
+    table does not have (not in ``branches``) is refused, naming it, as a server that honours
+    branches answers. Its writes still go to pylance's server, which applies a branch write
+    to main: a server whose reads honour branches and whose writes do not."""
+
+    def refuse(route: str, body: bytes) -> tuple[int, dict[str, Any]] | None:
+        if not (route.startswith("/v1/table/") and route.endswith("/describe")):
+            return None
+        if "/version/" in route:
+            return None
+        branch = json.loads(body or b"{}").get("branch")
+        if branch and branch not in branches:
+            return 404, {"error": f"table has no branch {branch}", "code": 22}  # not found
+        return None
+
+    return RewritingProxy(upstream, {}, refuse=refuse)
 
 
 def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -27,11 +27,13 @@ import pyarrow as pa
 from lance_namespace.errors import ErrorCode
 
 from ..arrow.ipc import to_ipc_stream
+from ..capabilities import LANCE_DIR
 from ..errors import make
 
 MAIN = "main"
-# Writes pylance 14's directory namespace runs on the request's branch itself.
-PYLANCE_HONOURS: frozenset[str] = frozenset({"restore_table"})
+# Writes pylance 14's directory namespace runs on the request's branch itself (what the
+# ``lance-dir`` server profile says of pylance behind its REST adapter).
+PYLANCE_HONOURS: frozenset[str] = LANCE_DIR.branch_writes_kept
 
 
 def target_branch(request: Any) -> str | None:

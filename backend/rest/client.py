@@ -99,7 +99,7 @@ from backend.rules import (
 from backend.spec import catalog_views
 from backend.spec.fields import INT64_MAX
 
-from ..capabilities import BackendCapabilities, server_profile_named
+from ..capabilities import LANCE_DIR, BackendCapabilities, server_profile_named
 from ..errors import (
     NamespaceConnectionError,
     attach_error_details,
@@ -856,15 +856,19 @@ class RestNamespaceClient(LanceNamespace):
                 f"branches: {names}); nothing was sent",
             )
 
-    def _check_branch_read(self, op: str, request: Any, branch: str) -> None:
-        """Refuse a read of ``branch`` that this server would answer for main: whether it
-        honours ``op``'s branch is learnt once, by sending the same read to a branch that
-        does not exist (:meth:`_probe_branch_read`)."""
+    def _honours_branch_reads(self, op: str, request: Any) -> bool:
+        """Whether this server honours ``op``'s branch: learnt once per operation, by sending
+        the same read to a branch that does not exist (:meth:`_probe_branch_read`)."""
         honoured = self._branch_reads.get(op)
         if honoured is None:
             honoured = self._probe_branch_read(op, request)
             self._branch_reads[op] = honoured
-        if not honoured:
+        return honoured
+
+    def _check_branch_read(self, op: str, request: Any, branch: str) -> None:
+        """Refuse a read of ``branch`` that this server would answer for main
+        (:meth:`_honours_branch_reads`)."""
+        if not self._honours_branch_reads(op, request):
             self._require_branch(_branch_field_id(request), branch, op)  # a missing one: said
             raise UnsupportedOperationError(
                 f"{op} on branch {branch!r}: this server ignores the branch of {op} (it "
@@ -872,6 +876,25 @@ class RestNamespaceClient(LanceNamespace):
                 f"{op} from main whatever the branch; nothing was read. Pick main, or use a "
                 "server that honours branches"
             )
+
+    def _check_branch_write(self, op: str, table_id: list[str], branch: str) -> None:
+        """Refuse a write to ``branch`` (one the table has) before it is sent where this server
+        describes a branch that does not exist as main: a server that ignores the branch of
+        its first read cannot be trusted to apply a write to it (pylance's directory namespace
+        behind its REST adapter ignores both, and applies the write to main). One DescribeTable
+        per client learns it (:meth:`_honours_branch_reads`). The writes pylance applies to
+        their branch even so (``LANCE_DIR.branch_writes_kept``: RestoreTable) are sent. Every
+        write sent is still checked after it (:meth:`_branch_write`)."""
+        if op in LANCE_DIR.branch_writes_kept or self._honours_branch_reads(
+            "describe_table", {"id": table_id}
+        ):
+            return
+        raise UnsupportedOperationError(
+            f"{op} on branch {branch!r}: this server ignores the branch of DescribeTable (it "
+            "described a branch that does not exist as main), so a write sent to the branch "
+            "would land on main; nothing was sent. Write to main, or use a server that honours "
+            "branches"
+        )
 
     def _probe_branch_read(self, op: str, request: Any) -> bool:
         """Whether the server honours ``branch`` on read ``op``: the request (one row at
@@ -923,6 +946,7 @@ class RestNamespaceClient(LanceNamespace):
                 f"(seen on table {seen}); nothing was sent"
             )
         self._require_branch(table_id, branch, op)
+        self._check_branch_write(op, table_id, branch)
         tag = str(getattr(req, "tag", ""))
         where = self._delimiter.join(table_id)
         try:
@@ -970,18 +994,23 @@ class RestNamespaceClient(LanceNamespace):
 
     def _branch_write(self, op: str, request: Any, request_data: Any, branch: str) -> Any:
         """A write sent to ``branch``: refused before it is sent where the connection's server
-        profile says the server applies branch writes to main (``lance-dir``); else checked
-        afterwards: a server that ignores ``branch`` (pylance's directory namespace behind its
-        REST adapter does, for most writes) applies it to main and answers success. Main's
-        latest version is read before and after
-        (DescribeTable); when main moved, the write is reported as an error saying so, and
-        later branch writes of that operation are refused before they are sent."""
+        profile says the server applies it to main (``lance-dir``), or where the server
+        describes a branch that does not exist as main (:meth:`_check_branch_write`); else
+        checked afterwards: a server that ignores ``branch`` applies the write to main and
+        answers success. Main's latest version is read before and after (DescribeTable); when
+        main moved, the write is reported as an error saying so, and later branch writes of
+        that operation are refused before they are sent."""
         req = self._coerce(ROUTES[op], request)
         table_id = list(getattr(req, "id", None) or [])
-        if self._profile is not None and self._profile.branch_writes is False:
+        profile = self._profile
+        if (
+            profile is not None
+            and profile.branch_writes is False
+            and op not in profile.branch_writes_kept
+        ):
             raise UnsupportedOperationError(
                 f"{op} on branch {branch!r}: the connection's server profile "
-                f"({self._profile.name}) says this server applies {op} to main whatever the "
+                f"({profile.name}) says this server applies {op} to main whatever the "
                 "branch; nothing was sent"
             )
         seen = self._branch_ignored.get(op)
@@ -991,6 +1020,7 @@ class RestNamespaceClient(LanceNamespace):
                 f"branch (seen on table {seen}); nothing was sent"
             )
         self._require_branch(table_id, branch, op)
+        self._check_branch_write(op, table_id, branch)
         before = catalog_views.latest_version(self, table_id)
         result = self._call_translated(op, req, request_data)
         after = catalog_views.latest_version(self, table_id)

@@ -32,7 +32,7 @@ from backend.services import change_log as cl
 from backend.services import restore as restoresv
 from backend.services import row_changes as rc
 from backend.services import tags as tagsv
-from tests.support import create_table, table_location
+from tests.support import create_table, describes_branches, table_location
 
 TID = ["t"]
 
@@ -384,28 +384,41 @@ def test_tags_on_a_branch_locally(tmp_path: Path) -> None:
     assert set(h.main().tags.list()) == {"good", "base"}
 
 
-def test_a_rest_server_that_tags_main_instead_is_reported(rest_server: Any) -> None:
-    """pylance's REST adapter ignores ``branch`` on CreateTableTag: the tag lands on main's
-    version of that number. The client says so as an error, naming where the tag is, and
-    refuses the next one before sending it."""
+def test_a_rest_server_that_tags_main_instead_is_refused_or_reported(rest_server: Any) -> None:
+    """pylance's REST adapter ignores ``branch`` on CreateTableTag: the tag would land on
+    main's version of that number. It also describes a branch that does not exist as main, so
+    the client refuses the tag before sending it. Behind a proxy whose DescribeTable honours
+    branches, the tag is sent: the client says where it landed, as an error, and refuses the
+    next one before sending it."""
     ns = backend.connect(rest_server.url)
     h = History(ns, uri=str(rest_server.root / "t.lance"))
-    with pytest.raises(UnsupportedOperationError) as err:
+    with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
         tagsv.create_tag(ns, TID, "good", 3, branch="dev")
-    assert "tag good points at version 3 of main, not of branch dev" in str(err.value)
-    tag = h.main().tags.list()["good"]
-    assert (tag["branch"], tag["version"]) == (None, 3)  # what the message says happened
-    with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
-        tagsv.create_tag(ns, TID, "again", 3, branch="dev")
-    assert set(h.main().tags.list()) == {"good"}
-    # a version main does not have: the server refuses it, looking it up on main
-    fresh = backend.connect(rest_server.url)
-    with pytest.raises(UnsupportedOperationError, match="branch dev has version 5, but the server"):
-        tagsv.create_tag(fresh, TID, "late", 5, branch="dev")
-    with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
-        tagsv.create_tag(fresh, TID, "late", 5, branch="dev")
-    assert set(h.main().tags.list()) == {"good"}
-    tagsv.create_tag(ns, TID, "main-tag", 2)  # a tag on main is not affected
+    assert h.main().tags.list() == {}
+    proxy = describes_branches(rest_server.url, {"dev"})
+    try:
+        ns = backend.connect(proxy.url)
+        with pytest.raises(UnsupportedOperationError) as err:
+            tagsv.create_tag(ns, TID, "good", 3, branch="dev")
+        assert "tag good points at version 3 of main, not of branch dev" in str(err.value)
+        tag = h.main().tags.list()["good"]
+        assert (tag["branch"], tag["version"]) == (None, 3)  # what the message says happened
+        with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
+            tagsv.create_tag(ns, TID, "again", 3, branch="dev")
+        assert set(h.main().tags.list()) == {"good"}
+        # a version only the branch has: the server looks for it on main and refuses it
+        fresh = backend.connect(proxy.url)
+        late = max(v["version"] for v in h.at("dev").versions())
+        assert late > h.main().version
+        with pytest.raises(UnsupportedOperationError) as err:
+            tagsv.create_tag(fresh, TID, "late", late, branch="dev")
+        assert f"branch dev has version {late}, but the server looked for it on main" in (
+            str(err.value)
+        )
+        assert set(h.main().tags.list()) == {"good"}
+    finally:
+        proxy.stop()
+    tagsv.create_tag(backend.connect(rest_server.url), TID, "main-tag", 2)  # main: as before
     assert h.main().tags.list()["main-tag"]["version"] == 2
 
 

@@ -24,7 +24,14 @@ from lance_namespace.errors import (
 
 from backend import access
 from backend.services import branches
-from tests.support import append_rows, create_table, ipc_stream_bytes, make_table, table_location
+from tests.support import (
+    append_rows,
+    create_table,
+    describes_branches,
+    ipc_stream_bytes,
+    make_table,
+    table_location,
+)
 
 TID = ["t"]
 
@@ -303,36 +310,67 @@ def test_restore_on_a_branch_leaves_main(two_versions: ln.LanceNamespace) -> Non
     assert (_main(ns).version, _main(ns).count_rows()) == (2, 6)
 
 
-def test_rest_reports_a_branch_write_that_landed_on_main(rest_server, tmp_path: Path) -> None:
-    """pylance's REST adapter applies a branch insert to main and answers success: the client
-    says so, as an error, and refuses the next one before sending it."""
+def test_rest_refuses_a_branch_write_its_server_would_apply_to_main(rest_server) -> None:
+    """pylance's REST adapter describes a branch that does not exist as main, and applies a
+    branch insert to main: the client learns the first with one DescribeTable and refuses the
+    write before sending it, without a server profile."""
     import backend
 
     ns = backend.connect(rest_server.url)
     create_table(ns, TID, make_table(3))
     branches.create_branch(ns, TID, "dev")
-    with pytest.raises(UnsupportedOperationError) as err:
-        ns.insert_into_table(
-            ln.InsertIntoTableRequest(id=TID, branch="dev"),
-            ipc_stream_bytes(make_table(1, start=3)),
-        )
-    text = str(err.value)
-    assert "applied the write to main" in text and "from version 1 to 2" in text
+    for _ in range(2):  # learnt once, refused each time
+        with pytest.raises(UnsupportedOperationError) as err:
+            ns.insert_into_table(
+                ln.InsertIntoTableRequest(id=TID, branch="dev"),
+                ipc_stream_bytes(make_table(1, start=3)),
+            )
+        text = str(err.value)
+        assert "ignores the branch of DescribeTable" in text and "nothing was sent" in text
     main = lance.dataset(str(rest_server.root / "t.lance"))
-    assert (main.version, main.count_rows()) == (2, 4)  # what the message says happened
+    assert (main.version, main.count_rows()) == (1, 3)
     assert main.checkout_version(("dev", None)).count_rows() == 3
-
-    with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
+    with pytest.raises(TableBranchNotFoundError, match="no branch 'nope'"):  # said first
         ns.insert_into_table(
-            ln.InsertIntoTableRequest(id=TID, branch="dev"),
-            ipc_stream_bytes(make_table(1, start=4)),
+            ln.InsertIntoTableRequest(id=TID, branch="nope"), ipc_stream_bytes(make_table(1))
         )
-    assert lance.dataset(str(rest_server.root / "t.lance")).version == 2
     # a write to main is not affected
     ns.insert_into_table(
         ln.InsertIntoTableRequest(id=TID), ipc_stream_bytes(make_table(1, start=5))
     )
-    assert lance.dataset(str(rest_server.root / "t.lance")).count_rows() == 5
+    assert lance.dataset(str(rest_server.root / "t.lance")).count_rows() == 4
+
+
+def test_rest_reports_a_branch_write_that_landed_on_main(rest_server, tmp_path: Path) -> None:
+    """A server whose DescribeTable honours branches but whose insert does not (pylance's
+    behind a proxy that honours the describe): the write is sent, and the client finds main
+    moved, says so as an error, and refuses the next one before sending it."""
+    import backend
+
+    create_table(backend.connect(rest_server.url), TID, make_table(3))
+    branches.create_branch(backend.connect(rest_server.url), TID, "dev")
+    proxy = describes_branches(rest_server.url, {"dev"})
+    try:
+        ns = backend.connect(proxy.url)
+        with pytest.raises(UnsupportedOperationError) as err:
+            ns.insert_into_table(
+                ln.InsertIntoTableRequest(id=TID, branch="dev"),
+                ipc_stream_bytes(make_table(1, start=3)),
+            )
+        text = str(err.value)
+        assert "applied the write to main" in text and "from version 1 to 2" in text
+        main = lance.dataset(str(rest_server.root / "t.lance"))
+        assert (main.version, main.count_rows()) == (2, 4)  # what the message says happened
+        assert main.checkout_version(("dev", None)).count_rows() == 3
+
+        with pytest.raises(UnsupportedOperationError, match="nothing was sent"):
+            ns.insert_into_table(
+                ln.InsertIntoTableRequest(id=TID, branch="dev"),
+                ipc_stream_bytes(make_table(1, start=4)),
+            )
+        assert lance.dataset(str(rest_server.root / "t.lance")).version == 2
+    finally:
+        proxy.stop()
 
 
 def test_branch_operations_roles() -> None:
@@ -366,3 +404,8 @@ def test_rest_with_the_lance_dir_profile_refuses_a_branch_write_before_sending(
         ln.InsertIntoTableRequest(id=TID), ipc_stream_bytes(make_table(1, start=5))
     )
     assert lance.dataset(str(rest_server.root / "t.lance")).count_rows() == 4
+    # RestoreTable is the branch write pylance applies to the branch: it is sent
+    ns.restore_table(ln.RestoreTableRequest(id=TID, branch="dev", version=1))
+    main = lance.dataset(str(rest_server.root / "t.lance"))
+    dev = main.checkout_version(("dev", None))
+    assert (main.version, main.count_rows()) == (2, 4) and (dev.version, dev.count_rows()) == (2, 3)

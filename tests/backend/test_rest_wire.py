@@ -103,6 +103,18 @@ BRANCH_B = {"branches": {"b": {"parent_version": 1, "create_at": 0, "manifest_si
 IPC = ipc_stream_bytes(make_table(3))
 
 
+def honours_branches(request: httpx.Request) -> httpx.Response | None:
+    """A server's answer to a DescribeTable of a branch the table does not have (only ``b``
+    exists): refused naming it, as a server that honours branches answers (the client learns
+    that once before its first branch write). ``None`` for any other request."""
+    if not request.url.path.endswith("/describe") or not request.content:
+        return None
+    branch = json.loads(request.content).get("branch")
+    if branch in (None, "b"):
+        return None
+    return httpx.Response(404, json={"error": f"table t has no branch {branch}", "code": 22})
+
+
 def table_not_found(name: str = "t") -> httpx.Response:
     return err_json(4, f"Table {name} not found", 404)
 
@@ -974,13 +986,16 @@ def test_empty_success_body_for_exists() -> None:
 )  # fmt: skip
 def test_routes_without_a_body(op: str, request_model: Any, method: str, raw_path: bytes) -> None:
     server = Server(
-        default=lambda request: httpx.Response(
-            200,
-            json={"version": 1}
-            if request.url.path.endswith("/describe")
-            else BRANCH_B
-            if request.url.path.endswith("/branches/list")
-            else {},
+        default=lambda request: (
+            honours_branches(request)
+            or httpx.Response(
+                200,
+                json={"version": 1}
+                if request.url.path.endswith("/describe")
+                else BRANCH_B
+                if request.url.path.endswith("/branches/list")
+                else {},
+            )
         )
     )
     client, _ = make_client(server)
@@ -2193,17 +2208,21 @@ def test_a_name_resolving_to_a_metadata_address_is_refused(monkeypatch) -> None:
 
 
 def test_a_branch_write_is_framed_by_reads_of_mains_version() -> None:
-    """A write naming a branch: the branch is looked up (ListTableBranches), then
+    """A write naming a branch: the branch is looked up (ListTableBranches), whether the
+    server honours DescribeTable's branch is learnt once (a branch that does not exist), then
     DescribeTable (main) before and after the write; when main's version moved, the success
     the server answered is reported as the error it is."""
     versions = iter([4, 5])
     server = Server(
         default=lambda request: (
-            httpx.Response(200, json={"version": next(versions)})
-            if request.url.path.endswith("/describe")
-            else httpx.Response(200, json=BRANCH_B)
-            if request.url.path.endswith("/branches/list")
-            else httpx.Response(200, json={})
+            honours_branches(request)
+            or (
+                httpx.Response(200, json={"version": next(versions)})
+                if request.url.path.endswith("/describe")
+                else httpx.Response(200, json=BRANCH_B)
+                if request.url.path.endswith("/branches/list")
+                else httpx.Response(200, json={})
+            )
         )
     )
     client, _ = make_client(server)
@@ -2212,11 +2231,14 @@ def test_a_branch_write_is_framed_by_reads_of_mains_version() -> None:
     paths = [r.url.path for r in server.requests]
     assert paths == [
         "/v1/table/t/branches/list",
+        "/v1/table/t/describe",  # the branch that does not exist
         "/v1/table/t/describe",
         "/v1/table/t/index/i/drop",
         "/v1/table/t/describe",
     ]
-    assert all(b"branch" not in r.content for r in server.requests if "describe" in r.url.path)
+    probe, *mains = [r for r in server.requests if r.url.path.endswith("/describe")]
+    assert json.loads(probe.content)["branch"].startswith("console-probe-")
+    assert all(b"branch" not in r.content for r in mains)
 
 
 # ---------------------------------------------------------------------------- hostile answers
