@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -605,6 +605,42 @@ class RewritingProxy:
         self.server.shutdown()
         self.server.server_close()
         self.client.close()
+
+
+@contextlib.contextmanager
+def namespaces_listener(tls: Any = None) -> Iterator[tuple[int, list[str]]]:
+    """A real HTTP server on 127.0.0.1 (HTTPS with ``tls``, a server-side ``ssl.SSLContext``)
+    that answers every request with an empty namespace list; yields its port and the paths it
+    was asked for."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            body = b'{"namespaces": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
 
 
 def describes_branches(upstream: str, branches: set[str]) -> RewritingProxy:

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import json
 import ssl
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -28,6 +25,7 @@ from lance_namespace.errors import LanceNamespaceError
 
 import backend
 from backend.rest import tls
+from tests.support import namespaces_listener
 
 
 def self_signed(folder: Path) -> tuple[Path, Path]:
@@ -62,36 +60,14 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_file, key_file
 
 
-class _Namespaces(BaseHTTPRequestHandler):
-    """Answers every request with an empty ListNamespaces answer."""
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        body = json.dumps({"namespaces": []}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def https_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """(the server's URL, its certificate's PEM file)."""
     cert_file, key_file = self_signed(tmp_path)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Namespaces)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_file, key_file)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}", cert_file
-    finally:
-        server.shutdown()
-        server.server_close()
+    with namespaces_listener(context) as (port, _):
+        yield f"https://127.0.0.1:{port}", cert_file
 
 
 def listed(url: str, **options: object) -> list[str]:

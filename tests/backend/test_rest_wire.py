@@ -48,6 +48,7 @@ from tests.support import (
     free_port,
     ipc_stream_bytes,
     make_table,
+    namespaces_listener,
     op_declare,
     op_deregister,
 )
@@ -2117,39 +2118,6 @@ def test_wire_log_counts_requests_when_it_keeps_none() -> None:
 # ---------------------------------------------------------------------------- where it connects
 
 
-@contextlib.contextmanager
-def counting_listener() -> Any:
-    """A real HTTP server on 127.0.0.1 that answers every request with an empty namespace
-    list; yields its port and the paths it was asked for."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    asked: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            asked.append(self.path)
-            body = b'{"namespaces": []}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], asked
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
 @pytest.mark.parametrize(
     "url",
     [
@@ -2196,7 +2164,7 @@ def test_a_name_resolving_to_a_metadata_address_is_refused(monkeypatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     with pytest.raises(lne.InvalidInputError, match=r"imds\.test \(169\.254\.169\.254\)"):
         backend.connect("http://imds.test/")
-    with counting_listener() as (port, asked):
+    with namespaces_listener() as (port, asked):
         client = backend.connect(f"http://rebind.test:{port}", max_retries=0)
         client.list_namespaces(ln.ListNamespacesRequest(id=[]))
         assert asked == ["/v1/namespace/%24/list"]  # loopback stays allowed

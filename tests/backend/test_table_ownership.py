@@ -242,12 +242,9 @@ def test_overwrite_through_a_registration_at_another_tables_folder_is_refused(
     assert ns.open_dataset(["b", "own"]).count_rows() == 5
 
 
-def test_a_new_root_level_table_never_takes_a_folder_of_someone_elses_files(root: Path) -> None:
-    ns = ours(root)
-    for name in ("photos", "notes", "music"):
-        (root / f"{name}.lance").mkdir(parents=True)
-        (root / f"{name}.lance" / "mine.txt").write_text(name)
-    before = tree_digest(root, exclude=("_console",))
+def new_tables_refused(ns: Any) -> None:
+    """CreateTable of ``photos``, DeclareTable of ``notes`` and a batch's declare of ``music``
+    are each refused for the folder (or prefix) someone else's files hold."""
     attempts = {
         "photos": lambda: ns.create_table(
             CreateTableRequest(id=["photos"]), to_ipc_stream(rows(1))
@@ -261,6 +258,15 @@ def test_a_new_root_level_table_never_takes_a_folder_of_someone_elses_files(root
         assert f"the folder '{name}.lance' already exists and holds files that are not a Lance" in (
             str(refused.value)
         )
+
+
+def test_a_new_root_level_table_never_takes_a_folder_of_someone_elses_files(root: Path) -> None:
+    ns = ours(root)
+    for name in ("photos", "notes", "music"):
+        (root / f"{name}.lance").mkdir(parents=True)
+        (root / f"{name}.lance" / "mine.txt").write_text(name)
+    before = tree_digest(root, exclude=("_console",))
+    new_tables_refused(ns)
     assert tree_digest(root, exclude=("_console",)) == before
     # an empty folder, or the folder of a table the namespace declared, is taken as before
     (root / "fresh.lance").mkdir()
@@ -281,19 +287,7 @@ def test_on_an_object_store_a_new_table_never_takes_a_prefix_of_someone_elses_ob
     for name in ("photos", "notes", "music"):
         s3.put_object(Bucket=bucket, Key=f"root/{name}.lance/mine/{name}.txt", Body=b"mine")
     before = s3_root.server.objects(bucket)
-    attempts = {
-        "photos": lambda: ns.create_table(
-            CreateTableRequest(id=["photos"]), to_ipc_stream(rows(1))
-        ),
-        "notes": lambda: ns.declare_table(DeclareTableRequest(id=["notes"])),
-        "music": lambda: ns.batch_commit_tables(batch(op_declare(["music"]))),
-    }
-    for name, attempt in attempts.items():
-        with pytest.raises(InvalidInputError) as refused:
-            attempt()
-        assert f"the folder '{name}.lance' already exists and holds files that are not a Lance" in (
-            str(refused.value)
-        )
+    new_tables_refused(ns)
     assert s3_root.server.objects(bucket) == before
     # a declared table's prefix (its marker) and a dataset's are a table's: taken as before
     ns.create_table(CreateTableRequest(id=["fresh"]), to_ipc_stream(rows(2)))
