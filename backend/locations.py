@@ -179,8 +179,8 @@ def location_problem(
     return None
 
 
-# A directory namespace marks a declared table's directory with this file until its first
-# version is written.
+# A directory namespace marks a declared table's directory (or prefix) with this file until
+# its first version is written.
 RESERVED_MARKER = ".lance-reserved"
 
 

@@ -15,7 +15,7 @@ from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from backend.rules import ids
 
 from ...errors import make
-from ...locations import URI_SAFE, path_uri, to_local_path
+from ...locations import RESERVED_MARKER, URI_SAFE, path_uri, to_local_path
 from ...rules.location_rules import CATALOG_DIR
 from .. import txn_store
 
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Windows
 DELIMITER = ids.CATALOG_DELIMITER  # pylance's object-id delimiter in __manifest
 # The marker pylance's DeclareTable leaves in a declared table's directory, and its content
 # (file and object-store roots alike).
-RESERVED_FILE = ".lance-reserved"
+RESERVED_FILE = RESERVED_MARKER
 RESERVED_BYTES = b"reserved"
 
 
