@@ -100,6 +100,11 @@ class TableDirs(TablePrefixes):
             resolved = (_child_resolved(os.fspath(d), top, base, links) for d in dirs)
         super().__init__(resolved, kind=FILE)
 
+    def without_dir(self, path: Path | str) -> TableDirs:
+        """A copy without one table whose directory is ``path`` (resolved): a table judged
+        against the others; another table at the same directory stays."""
+        return self.without(os.path.realpath(path))
+
 
 def _links_in(root: Path) -> frozenset[str] | None:
     """The names of the symbolic links among ``root``'s children (one listing; ``None``:
@@ -203,13 +208,6 @@ def foreign_folder_problem(path: Path | None) -> str | None:
     if empty or is_table_folder(path):
         return None
     return taken_folder(path.name)
-
-
-def foreign_objects_problem(name: str, *, holds_objects: bool, is_table: bool) -> str | None:
-    """:func:`foreign_folder_problem` for a table's prefix ``<name>`` on an object store: what
-    a listing of the prefix found (``holds_objects``) and whether those are a table's
-    (``is_table``: ``_versions/`` objects or a declared table's marker)."""
-    return taken_folder(name) if holds_objects and not is_table else None
 
 
 def taken_folder(name: str) -> str:

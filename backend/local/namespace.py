@@ -99,7 +99,6 @@ from ..errors import guarded, invalid, make, namespace_boundary, to_namespace_er
 from ..locations import (
     ObjectTables,
     TableDirs,
-    foreign_folder_problem,
     location_problem,
     object_manifest_key,
     object_table_key,
@@ -123,7 +122,7 @@ from . import (
 )
 from .batch import catalog_ops, isolation, objects
 from .batch.catalog import open_catalog, read_catalog, read_staged_manifest
-from .batch.validate import preflight_batch
+from .batch.validate import foreign_dir_problem, preflight_batch
 from .open_tables import OpenTable, OpenTables
 from .target import (
     check_endpoint_reachable,
@@ -626,7 +625,7 @@ class LocalNamespace(LanceNamespace):
         _, locations, dirs = cached
         own = locations.get(ids.object_id(exclude)) if exclude else None
         own_path = to_local_path(own, self.local_path) if own else None
-        return dirs.without(os.path.realpath(own_path)) if own_path is not None else dirs
+        return dirs.without_dir(own_path) if own_path is not None else dirs
 
     def _object_tables(self, exclude: Sequence[str] | None = None) -> ObjectTables:
         """Prefixes of the catalog's tables on an object-store or memory root (``exclude``:
@@ -669,18 +668,12 @@ class LocalNamespace(LanceNamespace):
 
     def _foreign_folder(self, table_id: Sequence[str] | None) -> str | None:
         """Why a new root-level table may not take its directory ``<name>.lance``: it holds
-        files that are not a table's (``backend.locations.foreign_folder_problem``; on an
-        object store, objects under that prefix: ``objects.foreign_prefix_problem``); a nested
-        table gets a fresh directory."""
+        someone else's files or objects (``batch.validate.foreign_dir_problem``, as a batch's
+        declare checks it); a nested table gets a fresh directory."""
         own = declared_location(table_id or [])
         if own is None:
             return None
-        if self.local_path is not None:
-            return foreign_folder_problem(self.local_path / own)
-        if objects.is_object_root(self.root):
-            store = objects.store_for(batch.context(self, catalog_only=True))
-            return objects.foreign_prefix_problem(store, own)
-        return None
+        return foreign_dir_problem(batch.context(self, catalog_only=True), own)
 
     def _owned_location(
         self, op: str, table_id: Sequence[str] | None, action: str

@@ -26,13 +26,14 @@ Capabilities (:meth:`RestNamespaceClient.capabilities`) are never probed: they c
 ``server_profile`` option, or the server's answer to a real request of this session.
 
 Branches: a server may ignore a request's ``branch`` and answer for main (pylance's directory
-namespace behind its REST adapter does, for most operations). A write sent to a branch is
-refused before it is sent where the server profile says so (``lance-dir``), else checked
-afterwards (main's version before and after: a write that landed on main is an error
-saying so); a read sent to a branch is preceded, once per operation in a client's life, by the
-same read addressed to a branch that does not exist: a server that answers it (or fails on
-something past the branch, an index) ignores the branch, and every read of that operation on a
-branch is refused, nothing read, rather than answered with main's data.
+namespace behind its REST adapter does, for most operations). A read sent to a branch is
+preceded, once per operation in a client's life, by the same read addressed to a branch that
+does not exist: a server that answers it (or fails on something past the branch, an index)
+ignores the branch, and every read of that operation on a branch is refused, nothing read,
+rather than answered with main's data. A write sent to a branch is refused before it is sent
+where the server profile says so (``lance-dir``) or where the server ignores DescribeTable's
+branch (that probe, once), else checked afterwards (main's version before and after: a write
+that landed on main is an error saying so).
 
 Wire conventions:
 

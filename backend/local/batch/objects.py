@@ -45,7 +45,7 @@ from lance_namespace.errors import ErrorCode
 from backend.rules import alter_actions as aa
 from backend.rules.location_rules import object_key
 
-from ...locations import foreign_objects_problem, object_manifest_key
+from ...locations import object_manifest_key, taken_folder
 from .catalog import (
     Expected,
     bootstrap_catalog,
@@ -236,8 +236,9 @@ def foreign_prefix_problem(store: Store, key: str) -> str | None:
     where objects lie."""
     if not store.holds(key):
         return None
-    is_table = store.holds(f"{key}/_versions") or store.exists(f"{key}/{RESERVED_FILE}")
-    return foreign_objects_problem(key.rsplit("/", 1)[-1], holds_objects=True, is_table=is_table)
+    if store.holds(f"{key}/_versions") or store.exists(f"{key}/{RESERVED_FILE}"):
+        return None  # a table's objects
+    return taken_folder(key.rsplit("/", 1)[-1])
 
 
 def bucket_path(ctx: Ctx, key: str) -> str:

@@ -12,7 +12,6 @@ check its path).
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 from pathlib import Path
 
@@ -132,14 +131,24 @@ def _declare(
     path = ctx.table_path(location) if ctx.is_file else None
     problem = _location_problem(ctx, path or location, tables, root_real)
     if problem is None and len(op.table_id) == 1:  # ``<name>.lance``: it may exist already
-        if path is not None:
-            problem = foreign_folder_problem(path)
-        elif is_object_root(ctx.root):
-            problem = foreign_prefix_problem(store_for(ctx), location)
+        problem = foreign_dir_problem(ctx, location)
     if problem:
         raise _fail(op, ErrorCode.INVALID_INPUT, problem)
     step.path = str(path) if path is not None else None
     return step
+
+
+def foreign_dir_problem(ctx: Ctx, location: str) -> str | None:
+    """Why a new root-level table may not take its directory ``location`` (``<name>.lance``,
+    which may exist already): a folder holding someone else's files on a file root
+    (``backend.locations.foreign_folder_problem``), a prefix holding someone else's objects on
+    an object store (``objects.foreign_prefix_problem``). A table made there would take them
+    as its own, and dropping it would delete them."""
+    if ctx.is_file:
+        return foreign_folder_problem(ctx.table_path(location))
+    if ctx.is_object_store:
+        return foreign_prefix_problem(store_for(ctx), location)
+    return None
 
 
 def _location_problem(
@@ -230,7 +239,7 @@ def _check_owned(
             problem = location_problem(ctx.local_path, location)
         else:
             assert isinstance(tables, TableDirs)
-            others = tables.without(os.path.realpath(own)) if own is not None else tables
+            others = tables.without_dir(own) if own is not None else tables
             problem = owned_table_problem(ctx.local_path, location, other_tables=others)
     else:
         own_key, problem = object_table_key(ctx.root, location)
