@@ -9,12 +9,21 @@ fields". :func:`explain_filter_error` says what is wrong (``no column named json
 mean the string 'json'?)``) followed by the table's own columns; :func:`translate` turns an
 error into an ``InvalidInputError`` with that text, the engine's text kept in
 ``engine_message`` (the UI shows it behind an expander).
+
+A filter can also fail once lance runs it on the rows (a value a CAST cannot convert, a
+division by zero, a regular expression that does not compile): lance reports that as an
+internal error naming the table's path (``Failed to count rows for table at '/data/...':
+Error applying filter expression to batch: Arrow error: ...``). It is bad input all the same,
+said as one (``a row's value 'alpha' cannot be cast to an integer``), and the write it was
+part of changes nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -62,8 +71,21 @@ _COERCE = re.compile(
 _FUNCTION = re.compile(r"Invalid function '([^']+)'\.?(?:\\n|\s)*(?:Did you mean '([^']+)'\?)?")
 _PARSER = re.compile(r"sql parser error: ([^)]*)")
 _UNSUPPORTED_SQL = re.compile(r"Expression '(.*)' is not supported SQL in lance", re.DOTALL)
+# Errors met while the filter runs on the rows (lance reports them as internal errors, with
+# the table's path) or while lance plans it: a value that does not convert, a bad regular
+# expression, a division by zero.
+_APPLYING = re.compile(
+    r"Error applying filter expression to batch: (?:Arrow error: )?(.*?)(?:\"\s*\}|$)", re.DOTALL
+)
+_PLANNING = re.compile(r"Error optimizing sql filter: (.*?)(?:\"\s*\}|$)", re.DOTALL)
+_CAST_VALUE = re.compile(r"Cannot cast (?:string|value) '(.*?)' to value of (\w+)", re.DOTALL)
+_PARSE_VALUE = re.compile(r"Error parsing (\w+) from '(.*?)'", re.DOTALL)
+_BAD_REGEX = re.compile(r"regex parse error:.*?error: ((?:(?!\\n)[^\n~\")])+)", re.DOTALL)
+_DIVIDE_BY_ZERO = "Divide by zero error"
 # How much of a filter a message echoes (a filter can hold thousands of values).
 _ECHO_CHARS = 120
+# How much of a row's value a message repeats.
+_VALUE_CHARS = 60
 
 _TYPE_WORDS: tuple[tuple[str, str, str], ...] = (
     # engine type prefix, "a ..." for a value, "holds ..." for a column
@@ -161,7 +183,19 @@ def _literal_text(value: str, ltype: str) -> str:
     value = value.strip().replace('\\"', '"')
     if ltype.startswith("Utf8"):
         return "'" + _unquote(value).replace("'", "''") + "'"
+    if ltype.startswith("Float"):
+        # the engine writes a float with all its digits (1e308: 309 of them)
+        with contextlib.suppress(ValueError):
+            return repr(float(value))
     return value
+
+
+def _infinite(m: re.Match[str]) -> bool:
+    """The literal is a float beyond any float (1e400 is read as infinity)."""
+    try:
+        return m.group("ltype").startswith("Float") and math.isinf(float(m.group("value")))
+    except ValueError:
+        return False
 
 
 def _compared_column(expr: str | None, columns: Sequence[str] | None) -> str | None:
@@ -179,6 +213,8 @@ def _type_mismatch(m: re.Match[str], columns: Sequence[str] | None) -> str:
     found = _EXPRESSION.search(m.string)
     expr = found.group(1).strip() if found else None
     ltype, ctype = m.group("ltype"), m.group("ctype")
+    if _infinite(m):
+        return "a number in it is beyond the largest a column holds (about 1.8e308)"
     value = _literal_text(m.group("value"), ltype)
     column = _compared_column(expr, columns)
     what = f"column {column}" if column else "the column"
@@ -250,6 +286,43 @@ def explain_filter_error(
         if detail.endswith("found: EOF"):
             return "the filter ends where a value or an expression is expected"
         return f"the filter is not valid SQL ({detail})"
+    return _failed_on_values(text)
+
+
+def _quoted_value(value: str) -> str:
+    return "'" + readable_line(value, _VALUE_CHARS).replace("'", "''") + "'"
+
+
+def _failed_on_values(text: str) -> str | None:
+    """What went wrong while lance planned the filter or ran it on the rows (a value that does
+    not convert, a bad regular expression, a division by zero), else what lance said, without
+    the table's path; ``None`` when ``text`` is neither."""
+    # a failure not met while planning is met on the rows (a vector search's prefilter says
+    # only "Failed to execute query")
+    on_rows = "Error optimizing sql filter" not in text
+    whose = "a row's value" if on_rows else "the value"
+    m = _CAST_VALUE.search(text)
+    if m:
+        return (
+            f"{whose} {_quoted_value(m.group(1))} cannot be cast to "
+            f"{_type_word(m.group(2), column=False)}: TRY_CAST(... AS ...) gives NULL where a "
+            "value does not convert"
+        )
+    m = _PARSE_VALUE.search(text)
+    if m:
+        return (
+            f"{whose} {_quoted_value(m.group(2))} cannot be read as "
+            f"{_type_word(m.group(1).capitalize(), column=False)}"
+        )
+    m = _BAD_REGEX.search(text)
+    if m:
+        return f"the regular expression is not valid ({m.group(1).strip()})"
+    if _DIVIDE_BY_ZERO in text:
+        return "it divides by zero" + (" for some rows" if on_rows else "")
+    m = _APPLYING.search(text) if on_rows else _PLANNING.search(text)
+    if m:
+        detail = readable_line(m.group(1).replace("\\n", " "), _ECHO_CHARS)
+        return ("it failed on the table's rows: " if on_rows else "lance cannot use it: ") + detail
     return None
 
 

@@ -210,6 +210,25 @@ def _open_writer(fmt: str, sink: pa.NativeFile, schema: pa.Schema) -> Any:
 
 
 @guarded("export_table")
+@contextlib.contextmanager
+def _filter_said(filter: str | None, schema: pa.Schema) -> Iterator[None]:
+    """A failure caused by ``filter`` leaves as ``filter_errors.translate`` says."""
+    try:
+        yield
+    except Exception as exc:
+        mapped = filter_errors.translate(exc, filter, schema)
+        if mapped is exc:
+            raise
+        raise mapped from exc
+
+
+def _read_said(reader: Any, filter: str | None, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The reader's batches; a failure of ``filter`` on the rows (a value it cannot cast, a
+    division by zero) said in the user's terms."""
+    with _filter_said(filter, schema):
+        yield from reader
+
+
 def export_table(
     ns: LanceNamespace,
     table_id: Sequence[str],
@@ -244,17 +263,14 @@ def export_table(
         ds = ns.open_dataset(table_id, version)  # type: ignore[attr-defined]
         version = ds.version
         chosen = _pick_columns(ds.schema, columns, fmt, drop_nested, name)
-        try:  # a bad filter fails here, in lance's terms: said in the user's
+        # a bad filter fails while planned or on the rows, in lance's terms: said in the user's
+        with _filter_said(filter, ds.schema):
             scanner = ds.scanner(columns=chosen, filter=filter, batch_size=EXPORT_BATCH_ROWS)
             schema = scanner.projected_schema
             if progress is not None:
                 total = scanner.count_rows()
-            batches = iter(scanner.to_reader())
-        except Exception as exc:
-            mapped = filter_errors.translate(exc, filter, ds.schema)
-            if mapped is exc:
-                raise
-            raise mapped from exc
+            reader = scanner.to_reader()
+        batches = _read_said(reader, filter, ds.schema)
     else:
         if version is None:
             version = catalog_views.latest_version(ns, table_id)

@@ -7,6 +7,7 @@ message."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ from lance_namespace.errors import InvalidInputError
 
 import backend
 from backend.rules import filter_errors
-from backend.services import exports
+from backend.services import exports, rows
 from backend.services.search.fulltext import fts_search
 from backend.services.search.preview import preview
 from backend.services.search.query import count_rows
@@ -49,6 +50,9 @@ def _paths(ns: Any, flt: str) -> dict[str, Callable[[], Any]]:
         "export": lambda: exports.export_table(ns, T, "parquet", io.BytesIO(), filter=flt),
         "count": lambda: count_rows(ns, T, version=None, filter=flt),
         "delete": lambda: ns.delete_from_table(DeleteFromTableRequest(id=T, predicate=flt)),
+        "delete rows": lambda: rows.delete_rows(ns, T, flt),
+        "update preview": lambda: rows.preview_update(ns, T, {"module": "'x'"}, flt),
+        "update": lambda: rows.update_rows(ns, T, {"module": "'x'"}, flt),
     }
 
 
@@ -82,6 +86,24 @@ def _message(call: Callable[[], Any]) -> tuple[str, str]:
             "the filter id = 'abc': 'abc' is a string, but column id holds integers: write "
             "the number without quotes",
         ),
+        # failures while lance runs the filter on the rows or plans it: not an internal error
+        # naming the table's path
+        ("id % 0 = 1", "the filter id % 0 = 1: it divides by zero for some rows"),
+        (
+            "regexp_like(module, '(')",
+            "the filter regexp_like(module, '('): the regular expression is not valid "
+            "(unclosed group)",
+        ),
+        (
+            "id = 1e400",
+            "the filter id = 1e400: a number in it is beyond the largest a column holds (about "
+            "1.8e308)",
+        ),
+        (
+            "cast('abc' as int) = id",
+            "the filter cast('abc' as int) = id: the value 'abc' cannot be cast to an integer: "
+            "TRY_CAST(... AS ...) gives NULL where a value does not convert",
+        ),
     ],
 )
 def test_every_filter_path_says_what_is_wrong(table_ns: Any, flt: str, expected: str) -> None:
@@ -92,8 +114,25 @@ def test_every_filter_path_says_what_is_wrong(table_ns: Any, flt: str, expected:
         # the engine's text is kept (for the UI's expander), without source locations
         assert engine and engine != message, path
         assert ".rs:" not in engine, (path, engine)
-    # nothing was deleted by the refused delete
+    # nothing was deleted or updated by the refused writes
     assert count_rows(table_ns, T, version=None, filter=None) == 40
+    assert count_rows(table_ns, T, version=None, filter="module = 'x'") == 0
+
+
+def test_a_value_the_filter_cannot_convert_is_named(table_ns: Any) -> None:
+    flt = "cast(module as int) = 1"
+    said = re.compile(
+        r"the filter cast\(module as int\) = 1: a row's value '(json|os)' cannot be cast to an "
+        r"integer: TRY_CAST\(\.\.\. AS \.\.\.\) gives NULL where a value does not convert"
+    )
+    for path, call in _paths(table_ns, flt).items():
+        message, engine = _message(call)
+        assert said.fullmatch(message), (path, message)
+        assert "Cast error" in engine, (path, engine)
+    assert count_rows(table_ns, T, version=None, filter=None) == 40
+    assert count_rows(table_ns, T, version=None, filter="module = 'x'") == 0
+    # what the message suggests works
+    assert count_rows(table_ns, T, version=None, filter="try_cast(module as int) IS NULL") == 40
 
 
 def test_a_good_filter_and_other_errors_are_left_alone(table_ns: Any) -> None:
@@ -155,3 +194,60 @@ def test_type_errors_of_other_kinds() -> None:
     assert filter_errors.explain_filter_error(function) == (
         "no function named nosuch (did you mean cosh?)"
     )
+
+
+# lance's text of a filter failing on the rows (an internal error naming the table's path) and
+# while it is planned
+ON_ROWS = (
+    "Internal error: Failed to count rows for table at 'file:///data/x/t.lance': Execution {{ "
+    'message: "Error applying filter expression to batch: Arrow error: {}" }}'
+)
+PLANNING = (
+    "count_table_rows: Failed to count rows for table at 'file:///data/x/t.lance': Error "
+    "optimizing sql filter: {}"
+)
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        (
+            ON_ROWS.format(
+                "Cast error: Cannot cast string 'it's' to value of Decimal128(38, 10) type"
+            ),
+            "a row's value 'it''s' cannot be cast to a decimal: TRY_CAST(... AS ...) gives NULL "
+            "where a value does not convert",
+        ),
+        (
+            ON_ROWS.format("Parser error: Error parsing timestamp from 'soon': error parsing date"),
+            "a row's value 'soon' cannot be read as a timestamp",
+        ),
+        (
+            ON_ROWS.format(
+                "Compute error: Regular expression did not compile: Syntax(\\n~~~~\\nregex "
+                "parse error:\\n    (\\n    ^\\nerror: unclosed group\\n~~~~\\n)"
+            ),
+            "the regular expression is not valid (unclosed group)",
+        ),
+        (ON_ROWS.format("Divide by zero error"), "it divides by zero for some rows"),
+        (
+            ON_ROWS.format("Compute error: Overflow happened on: 9223372036854775807 * 2"),
+            "it failed on the table's rows: Compute error: Overflow happened on: "
+            "9223372036854775807 * 2",
+        ),
+        (
+            PLANNING.format("x = 1 (Something new: not planned)"),
+            "lance cannot use it: x = 1 (Something new: not planned)",
+        ),
+        (
+            "Received literal Float64(100000000000000000000000000000000000000000000000000) and "
+            "could not convert to literal of type 'Int64'",
+            "1e+50 is a number with a fraction, but the column holds integers: compare with a "
+            "whole number",
+        ),
+    ],
+)
+def test_failures_on_the_rows_and_in_planning(engine: str, expected: str) -> None:
+    said = filter_errors.explain_filter_error(engine, filter="x = 1")
+    assert said == expected
+    assert "file:" not in said and "t.lance" not in said

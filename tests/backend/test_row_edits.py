@@ -110,6 +110,13 @@ BAD_UPDATES = [
     ({"score": "0"}, "id > 1; AND cat = 'c0'", "lance would ignore"),
     ({"score": "0"}, "id > 1000", "nothing to update"),
     ({"score": "0"}, "  ", "filter is required"),
+    # failures on the rows: the value or the filter named, not an internal error
+    ({"score": "id / 0"}, FILTER, r"the value of score \(id / 0\): it divides by zero for some"),
+    (
+        {"score": "0"},
+        "cast(cat as int) = 1",
+        r"the filter cast\(cat as int\) = 1: a row's value 'c\d' cannot be cast to an integer",
+    ),
 ]
 
 
