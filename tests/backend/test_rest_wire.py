@@ -326,6 +326,18 @@ def test_success_body_of_the_wrong_shape(payload: Any) -> None:
         client.list_tables(ln.ListTablesRequest(id=["a"]))
 
 
+def test_an_answer_of_the_wrong_types_names_its_fields_not_pydantics_text() -> None:
+    client, _ = make_client(Server(httpx.Response(200, json={"version": "x", "location": 5})))
+    with pytest.raises(lne.InternalError, match="malformed response") as info:
+        client.describe_table(ln.DescribeTableRequest(id=["a"]))
+    message = str(info.value)
+    assert (
+        "does not fit DescribeTableResponse: version: Input should be a valid integer (got "
+        "'x'); location: Input should be a valid string (got 5)"
+    ) in message
+    assert "pydantic" not in message and "type=" not in message and "\n" not in message
+
+
 # A time an answer may give that no frame of the console can hold (pandas' times end on 11
 # April 2262; this is in the year 3170843), and one that is a time (14 November 2023).
 BEYOND_MILLIS, GOOD_MILLIS = 10**17, 1_700_000_000_000
