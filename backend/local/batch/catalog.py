@@ -36,7 +36,7 @@ from backend.spec import catalog_views
 
 from ...backoff import Backoff
 from ...errors import invalid, is_commit_conflict
-from ...locations import manifest_problem, to_local_path
+from ...locations import local_path_text, manifest_problem, to_local_path
 from ...rules.location_rules import CATALOG_DIR
 from ...text import is_digits, some_of
 from .context import Ctx, error, oid
@@ -225,14 +225,14 @@ class Catalog:
             if r.get("object_type") == "table" and r.get("location")
         }
 
-    def table_dirs(self, local_path: Path | None, *, skip: Iterable[str] = ()) -> list[Path]:
+    def table_dirs(self, local_path: Path | None, *, skip: Iterable[str] = ()) -> list[str]:
         """The directories of the catalog's tables on the file root ``local_path`` (a relative
-        location is taken from it), but those whose object ids are in ``skip``; locations that
-        are not local paths are left out."""
+        location is taken from it), as text, but those whose object ids are in ``skip``;
+        locations that are not local paths are left out."""
         left_out = set(skip)
         out = []
         for key, location in self.table_locations().items():
-            path = to_local_path(location, local_path)
+            path = local_path_text(location, local_path)
             if path is not None and key not in left_out:
                 out.append(path)
         return out

@@ -157,7 +157,7 @@ def finish_drop(ctx: Ctx, intent: Path, steps: Steps) -> None:
         pass
 
 
-def _not_owned(ctx: Ctx, locations: dict[str, str], others: list[Path]) -> list[str]:
+def _not_owned(ctx: Ctx, locations: dict[str, str], others: list[str]) -> list[str]:
     """``"<table>: <problem>"`` for each of the tables (object id -> catalog location) whose
     directory a cascade may not delete: the location rule against the ``others`` tables."""
     assert ctx.local_path is not None
