@@ -78,20 +78,21 @@ def _leftover(text: str, tokens: list[Token], err: ParseError) -> str | None:
 # Tokens sqlglot reads that lance (pylance 14) does not read the same way: lance stops at them
 # (``?``, ``$1``, ``:x``, ``@x``, ``{``, ``MOD``, ``GLOB``) or panics on them (``N'...'``,
 # ``B'...'``).
-_UNREAD = {
-    TokenType.PLACEHOLDER: "a parameter placeholder",
-    TokenType.PARAMETER: "a parameter",
-    TokenType.L_BRACE: "a brace",
-    TokenType.R_BRACE: "a brace",
-    TokenType.MOD: "MOD (write % for the remainder)",
-    TokenType.DIV: "DIV",
-    TokenType.GLOB: "GLOB (write LIKE)",
-    TokenType.NATIONAL_STRING: "an N'...' string (write a plain '...' string)",
-    TokenType.BIT_STRING: "a B'...' bit string",
-    TokenType.BYTE_STRING: "a byte string",
-    TokenType.RAW_STRING: "a raw string",
-    TokenType.HEREDOC_STRING: "a $$...$$ string",
-    TokenType.UNICODE_STRING: "a U&'...' string",
+_PLAIN_STRING = "write a plain '...' string (two quotes '' for a quote inside it)"
+_UNREAD = {  # token -> (what it is, what to write instead)
+    TokenType.PLACEHOLDER: ("a parameter placeholder", "write the value itself"),
+    TokenType.PARAMETER: ("a parameter", "write the value itself"),
+    TokenType.L_BRACE: ("a brace", "group conditions with parentheses"),
+    TokenType.R_BRACE: ("a brace", "group conditions with parentheses"),
+    TokenType.MOD: ("MOD", "write % for the remainder"),
+    TokenType.DIV: ("DIV", "write / for a division"),
+    TokenType.GLOB: ("GLOB", "write LIKE, with % for any text and _ for one character"),
+    TokenType.NATIONAL_STRING: ("an N'...' string", _PLAIN_STRING),
+    TokenType.BIT_STRING: ("a B'...' bit string", "write the number it stands for"),
+    TokenType.BYTE_STRING: ("a byte string", _PLAIN_STRING),
+    TokenType.RAW_STRING: ("a raw string", _PLAIN_STRING),
+    TokenType.HEREDOC_STRING: ("a $$...$$ string", _PLAIN_STRING),
+    TokenType.UNICODE_STRING: ("a U&'...' string", _PLAIN_STRING),
 }
 _WORDS = {TokenType.MOD, TokenType.DIV, TokenType.GLOB}  # refused as operators, not as calls
 _STRINGS = {
@@ -104,10 +105,10 @@ _STRINGS = {
 }
 
 
-def _cut_at(text: str, start: int, what: str) -> str:
+def _cut_at(text: str, start: int, unread: tuple[str, str]) -> str:
+    what, instead = unread
     return (
-        f"lance cannot read {what} in a filter: it would stop at {_quoted(text[start:])}; "
-        "join conditions with AND or OR, and quote strings ('...')"
+        f"lance cannot read {what} in a filter: it would stop at {_quoted(text[start:])}; {instead}"
     )
 
 

@@ -263,6 +263,22 @@ def test_lance_cuts_or_panics_and_the_rule_refuses(
         filter_rules.check_filter(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "instead"),
+    [
+        ("customer = N'Bob'", "write a plain '...' string"),
+        ("customer = B'1'", "write the number it stands for"),
+        ("customer GLOB 'B*'", "write LIKE, with % for any text and _ for one character"),
+        ("amount MOD 2 = 0", "write % for the remainder"),
+        ("amount > ?", "write the value itself"),
+    ],
+)
+def test_what_lance_cannot_read_is_said_with_what_to_write_instead(text: str, instead: str) -> None:
+    problem = filter_rules.filter_problem(text)
+    assert problem is not None and instead in problem, problem
+    assert "join conditions" not in problem
+
+
 @pytest.mark.parametrize("text", [t for t, _, _ in BYPASS[:3]] + [BYPASS[7][0], BYPASS[8][0]])
 def test_a_bypassing_delete_deletes_nothing(orders_ns: Any, text: str) -> None:
     ns = orders_ns
