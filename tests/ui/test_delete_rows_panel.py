@@ -70,6 +70,20 @@ def test_bad_and_empty_filters_are_readable(make_app, ui_env: Path) -> None:
     assert orders(ui_env).num_rows == 4
 
 
+def test_a_filter_failing_on_the_rows_is_said_in_the_users_terms(make_app, ui_env: Path) -> None:
+    """lance reports a filter that fails on the rows as an internal error with the table's
+    path; the panel says what is wrong with the filter, and nothing is deleted."""
+    at = make_app("versions", query_params=ORDERS)
+    preview(at, "cast(item as int) = 1")
+    (error,) = alerts(at, "error")
+    assert "a row's value '" in error and "cannot be cast to an integer" in error, error
+    assert "TRY_CAST" in error
+    for engine_word in ("Internal", "Arrow error", "Cast error", str(ui_env), "file://"):
+        assert engine_word not in error, (engine_word, error)
+    assert not [b for b in at.button if b.key and b.key.endswith("-Delete rows")]
+    assert orders(ui_env).num_rows == 4
+
+
 def test_editor_previews_but_may_not_delete(roles: Path, ui_env: Path) -> None:
     at = app_as("ed@example.com", query={**ORDERS})
     open_page(at, "views/versions.py")
