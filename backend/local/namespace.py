@@ -834,15 +834,23 @@ class LocalNamespace(LanceNamespace):
         (``table``'s, else the table's at the request's version; ``OpenTable.kinds``, worked
         out once per version):
         ``query_rules.resolve_vector_column``, so a missing or wrong column is a clear
-        refusal, not lance's error with its source paths."""
+        refusal, not lance's error with its source paths. A full-text query's columns are
+        checked the same way (``query_rules.fts_column_problem``)."""
         vector = req.vector
-        if vector is None or not (vector.single_vector or vector.multi_vector):
+        wants_vector = vector is not None and bool(vector.single_vector or vector.multi_vector)
+        if not wants_vector and req.full_text_query is None:
             return req
         if table is None:
             try:
                 table = self._open_tables.table(req.id or [], req.version)
             except Exception:  # noqa: BLE001 - pylance's own path reports a missing table
                 return req
+        if req.full_text_query is not None:
+            problem = query_rules.fts_column_problem(table.kinds, req.full_text_query)
+            if problem:
+                raise invalid(problem)
+        if not wants_vector:
+            return req
         column = query_rules.resolve_vector_column(table.kinds, req.vector_column)
         return (
             req if column == req.vector_column else req.model_copy(update={"vector_column": column})

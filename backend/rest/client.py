@@ -94,9 +94,11 @@ from backend.rules import (
     filter_errors,
     ids,
     index_rules,
+    query_rules,
     request_rules,
     version_ranges,
 )
+from backend.rules.columns import columns_from_schema
 from backend.spec import catalog_views
 from backend.spec.fields import INT64_MAX
 
@@ -105,6 +107,7 @@ from ..errors import (
     NamespaceConnectionError,
     attach_error_details,
     guarded,
+    in_user_terms,
     make,
     namespace_boundary,
     validation_text,
@@ -990,9 +993,28 @@ class RestNamespaceClient(LanceNamespace):
                 mapped = filter_errors.translate(
                     exc, filter_errors.request_filter(op, request), schema
                 )
+                if mapped is exc:
+                    mapped = self._fts_column_refusal(exc, op, request)
             if mapped is exc:
                 raise
             raise mapped from exc
+
+    def _fts_column_refusal(self, exc: Exception, op: str, request: Any) -> BaseException:
+        """A full-text query's failure where it names a column it cannot search, said as the
+        local backend refuses it up front (``query_rules.fts_column_problem``), else ``exc``.
+        The table's schema is read only for a failed full-text query."""
+        req = self._coerce(ROUTES[op], request)
+        fts = getattr(req, "full_text_query", None)
+        if fts is None:
+            fts = getattr(getattr(req, "query", None), "full_text_query", None)
+        if fts is None or not query_rules.fts_columns(fts):
+            return exc
+        try:
+            kinds = {c.name: c.kind for c in columns_from_schema(self._schema_of(request))}
+        except Exception:  # noqa: BLE001 - the server's own error then stands
+            return exc
+        problem = query_rules.fts_column_problem(kinds, fts)
+        return in_user_terms(exc, problem) if problem else exc
 
     def _branch_write(self, op: str, request: Any, request_data: Any, branch: str) -> Any:
         """A write sent to ``branch``: refused before it is sent where the connection's server

@@ -291,3 +291,44 @@ def resolve_vector_column(kinds: Mapping[str, str], requested: str | None) -> st
     if not vectors:
         raise invalid(f"a vector search needs a vector column: {offered}")
     raise invalid(f"a vector search on this table must name its vector_column ({offered})")
+
+
+# Kinds of column (``backend.arrow.types``) a full-text search cannot search: lance searches
+# text (and JSON) columns, and the fields of structs by their paths.
+_NOT_TEXT_KINDS = frozenset(
+    {"integer", "float", "decimal", "temporal", "boolean", *VECTOR_KINDS, "fixed_binary"}
+)
+
+
+def fts_columns(fts: Any) -> list[str]:
+    """The columns a full-text query names (a match's columns, a phrase's or a structured
+    match's column)."""
+    string = getattr(fts, "string_query", None)
+    if string is not None:
+        return [str(c) for c in (string.columns or [])]
+    structured = getattr(getattr(fts, "structured_query", None), "query", None)
+    found = []
+    for part in ("phrase", "match"):
+        column = getattr(getattr(structured, part, None), "column", None)
+        if column:
+            found.append(str(column))
+    return found
+
+
+def fts_column_problem(kinds: Mapping[str, str], fts: Any) -> str | None:
+    """Why a full-text query cannot search a column it names, given the kind of each of the
+    table's columns: no such column (a struct's field path is the engine's to judge), or one
+    that holds no text. ``None`` when every column may be searched. A clear refusal, not
+    lance's error with its field paths and types."""
+    text = [n for n, kind in kinds.items() if kind == "string"]
+    offered = f"its text columns: {', '.join(text)}" if text else "the table has no text column"
+    for name in fts_columns(fts):
+        kind = kinds.get(name)
+        if kind is None:
+            head = name.split(".", 1)[0]
+            if "." in name and kinds.get(head) == "struct":
+                continue
+            return f"a full-text search cannot search {name!r}: no such column ({offered})"
+        if kind in _NOT_TEXT_KINDS:
+            return f"a full-text search cannot search {name!r}: it holds no text ({offered})"
+    return None

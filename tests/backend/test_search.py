@@ -278,6 +278,29 @@ def test_analyze_runs_the_query_that_query_table_runs(ns_a: LanceNamespace, case
 
 
 # -- full-text search and highlighting --------------------------------------------------------------
+def test_a_full_text_search_of_a_column_it_cannot_search_is_refused_in_words(
+    ns_a: LanceNamespace,
+) -> None:
+    """A column that does not exist or holds no text: the same refusal on both backends (the
+    local backend before running the query, over REST from the server's failure), not lance's
+    'FTS field path ... does not exist in the dataset schema' or its list of Arrow types."""
+    table = pa.table(
+        {"id": pa.array(range(12), pa.int64()), "text": [f"doc {i} about lance" for i in range(12)]}
+    )
+    create_table(ns_a, T, table)
+    ns_a.create_table_index(CreateTableIndexRequest(id=T, column="text", index_type="FTS"))
+    cases = [
+        (["nosuch"], False, "a full-text search cannot search 'nosuch': no such column"),
+        (["id"], False, "a full-text search cannot search 'id': it holds no text"),
+        (["id"], True, "a full-text search cannot search 'id': it holds no text"),
+    ]
+    for columns, phrase, said in cases:
+        with pytest.raises(InvalidInputError) as err:
+            fts_search(ns_a, T, "lance", columns=columns, phrase=phrase)
+        assert str(err.value) == f"{said} (its text columns: text)"
+    assert len(fts_search(ns_a, T, "lance", columns=["text"], k=20).table) == 12
+
+
 def test_fts_scores_descend(ns_a: LanceNamespace) -> None:
     n = 40
     texts = [f"doc {i} " + "vector " * (i % 5) + "filler words" for i in range(n)]
