@@ -81,6 +81,8 @@ _PLANNING = re.compile(r"Error optimizing sql filter: (.*?)(?:\"\s*\}|$)", re.DO
 _CAST_VALUE = re.compile(r"Cannot cast (?:string|value) '(.*?)' to value of (\w+)", re.DOTALL)
 _PARSE_VALUE = re.compile(r"Error parsing (\w+) from '(.*?)'", re.DOTALL)
 _BAD_REGEX = re.compile(r"regex parse error:.*?error: ((?:(?!\\n)[^\n~\")])+)", re.DOTALL)
+# the regex engine's own error (lance's regexp_like): ``Parse(Error { kind: GroupUnclosed, ...``
+_REGEX_KIND = re.compile(r"Parse\(Error \{ kind: (\w+), pattern: ")
 _DIVIDE_BY_ZERO = "Divide by zero error"
 # How much of a filter a message echoes (a filter can hold thousands of values).
 _ECHO_CHARS = 120
@@ -317,6 +319,10 @@ def _failed_on_values(text: str) -> str | None:
     m = _BAD_REGEX.search(text)
     if m:
         return f"the regular expression is not valid ({m.group(1).strip()})"
+    m = _REGEX_KIND.search(text)
+    if m:
+        words = re.sub(r"(?<!^)(?=[A-Z])", " ", m.group(1)).lower()
+        return f"the regular expression is not valid ({words})"
     if _DIVIDE_BY_ZERO in text:
         return "it divides by zero" + (" for some rows" if on_rows else "")
     m = _APPLYING.search(text) if on_rows else _PLANNING.search(text)

@@ -216,9 +216,13 @@ def _is_bad_input(err: BaseException) -> bool:
 
 def _add_error(err: LanceNamespaceError, request: Any) -> BaseException:
     """A refused expression in the user's terms: the column, its expression, what is wrong."""
-    if getattr(err, "in_user_terms", False) or not _is_bad_input(err):
+    if getattr(err, "in_user_terms", False):
         return err
     raw = raw_text(err)
+    # a value the expression fails on (a cast, a division by zero) is bad input too, though
+    # lance reports it as an internal error
+    if not _is_bad_input(err) and explain_filter_error(raw) is None:
+        return err
     entries = list(request.new_columns or [])
     if len(entries) == 1:
         what = f"the expression for {entries[0].name} ({echo(str(entries[0].expression))})"

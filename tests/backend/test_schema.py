@@ -166,6 +166,14 @@ BAD = [
     ("add", {"x": "id; drop"}, "the expression for x: a ';' ends the expression early"),
     ("add", {"x": "nope + 1"}, "the expression for x (nope + 1): no column named nope"),
     ("add", {"x": "id +"}, "«id +» ends where a value or an expression is expected"),
+    # failures on the rows, which lance reports as internal errors
+    ("add", {"x": "cast(name as int)"}, "(cast(name as int)): a row's value 'n"),
+    ("add", {"x": "id / 0"}, "the expression for x (id / 0): it divides by zero for some rows"),
+    (
+        "add",
+        {"x": "regexp_like(name, '(')"},
+        "the regular expression is not valid (group unclosed)",
+    ),
     ("null", {"x": "nosuchtype"}, "nosuchtype is not a type an all-null column can have"),
     ("null", {"x": "list<int64>"}, "is not a type an all-null column can have"),
     ("alter", [{"path": "nope", "rename": "x"}], "column nope not found; columns: id, price"),
