@@ -26,6 +26,7 @@ from typing import Any
 from lance_namespace import CreateTableIndexRequest
 
 from backend.arrow.types import column_kind
+from backend.errors import invalid, validation_text
 from backend.rules import ids
 from backend.rules.columns import ColumnInfo
 from backend.rules.index_types import (
@@ -684,7 +685,8 @@ def build_index_request(
     Empty values (``None`` / ``""``) are left out, so the backend applies its defaults, except
     ``num_sub_vectors`` for PQ types, filled from :func:`vector_param_defaults` when
     ``fill_required`` (every backend then builds the same index). Parameters that do not apply
-    to the index type are dropped. ``ValueError`` on an unknown index type.
+    to the index type are dropped. ``InvalidInputError`` for a parameter outside the spec's
+    range.
     """
     t = normalize_index_type(index_type) or ""
     category = index_category(t)
@@ -705,4 +707,7 @@ def build_index_request(
         for k, v in params.items():
             if k in FTS_PARAMS:
                 fields[k] = int(v) if k == "max_token_length" else v
-    return CreateTableIndexRequest(**fields)
+    try:
+        return CreateTableIndexRequest(**fields)
+    except ValueError as exc:  # pydantic's: a parameter out of the spec's range (m = 0)
+        raise invalid(f"cannot build {t} on column {column!r}: {validation_text(exc)}") from None

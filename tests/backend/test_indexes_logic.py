@@ -107,6 +107,23 @@ def test_fts_and_inverted_are_one_type() -> None:
     assert req.index_type == "FTS"
 
 
+@pytest.mark.parametrize(
+    ("index_type", "params", "said"),
+    [
+        ("IVF_HNSW_SQ", {"num_partitions": 2, "m": 0}, "m: Input should be greater than or equal"),
+        ("IVF_PQ", {"num_sub_vectors": 2, "max_iterations": 0}, "max_iterations: Input should"),
+    ],
+)
+def test_a_parameter_outside_the_specs_range_is_bad_input_in_words(
+    index_type: str, params: dict[str, int], said: str
+) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        rules.build_index_request(["t"], "vec", index_type, params=params)
+    text = str(err.value)
+    assert text.startswith(f"cannot build {index_type} on column 'vec': {said}"), text
+    assert "pydantic" not in text and "type=" not in text and "\n" not in text
+
+
 def test_parse_json_arrow_types() -> None:
     fsl = {
         "type": "fixed_size_list",
