@@ -45,10 +45,16 @@ class DropNamespace:
         text = f"Dropped namespace {ids.display_id(namespace_id)}"
         if self.cascade and not self.children.empty:
             text += (
-                f" with {self.children.count('table')} (their data deleted) and "
+                f" with {tables_and_their_data(self.children, 'deleted')} and "
                 f"{self.children.count('child namespace')}"
             )
         return text + "."
+
+
+def tables_and_their_data(found: lc.Children, verb: str) -> str:
+    """``"1 table (its data is deleted)"``, ``"4 tables (their data is deleted)"``."""
+    whose = "its" if len(found.tables) == 1 and not found.capped else "their"
+    return f"{found.count('table')} ({whose} data {verb})"
 
 
 def _drop_namespace(ns: Any, namespace_id: list[str], *, cascade: bool) -> Any:
@@ -143,7 +149,7 @@ def render_drop_namespace(
             st.caption(
                 feedback.as_text(
                     f"CASCADE drops {ids.display_id(path)} and everything under it: "
-                    f"{found.count('table')} (their data is deleted) and "
+                    f"{tables_and_their_data(found, 'is deleted')} and "
                     f"{found.count('namespace')}:"
                 )
             )

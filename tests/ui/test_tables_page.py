@@ -716,7 +716,10 @@ def test_drop_namespace_restrict_lists_children_cascade_drops_all(make_app, ui_e
         "sales › orders",
         "sales › pending",
     ]
-    assert "CASCADE drops sales and everything under it: 4 tables" in texts(at)
+    assert (
+        "CASCADE drops sales and everything under it: 4 tables (their data is deleted) and "
+        "1 namespace:" in texts(at)
+    )
     orders_dir = table_dir(ui_env, ["sales", "orders"])
     at.text_input(key="tables.drop_ns0.sales.confirm").input("sales")
     submit(at, "tables.drop_ns0.sales", "Drop sales and 5 items")
@@ -780,3 +783,15 @@ def test_declare_failure_is_shown_in_the_open_dialog(make_app, ui_env) -> None:
     assert at.text_input(key="tables.declare0.name").value == "orders"  # still open
     assert not at.success
     assert browse.list_table_names(backend.connect(str(ui_env)), ["sales"]) == before
+
+
+def test_a_cascade_says_its_or_their_data_as_the_tables_number() -> None:
+    from backend.services.lifecycle import Children
+    from components.table_actions.drop_namespace import tables_and_their_data
+
+    one = Children(namespaces=[], tables=[["a", "t"]])
+    two = Children(namespaces=[], tables=[["a", "t"], ["a", "u"]])
+    capped = Children(namespaces=[], tables=[["a", "t"]], capped=True)
+    assert tables_and_their_data(one, "is deleted") == "1 table (its data is deleted)"
+    assert tables_and_their_data(two, "deleted") == "2 tables (their data deleted)"
+    assert tables_and_their_data(capped, "deleted") == "at least 1 table (their data deleted)"
