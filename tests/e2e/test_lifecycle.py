@@ -397,7 +397,7 @@ def test_drop_namespace_restrict_then_cascade(
         shot("cascade-refused")
         return
     expect(
-        alert(main, f"Dropped namespace {namespace} with 1 table (their data deleted) and 1 child")
+        alert(main, f"Dropped namespace {namespace} with 1 table (its data deleted) and 1 child")
     ).to_be_visible()
     expect(page).not_to_have_url(re.compile(r"[?&]ns="))  # the selection moved to the root
     expect(main.get_by_text("Tables in (root)")).to_be_visible()
