@@ -209,7 +209,6 @@ def _open_writer(fmt: str, sink: pa.NativeFile, schema: pa.Schema) -> Any:
     return pa.ipc.new_file(sink, schema)
 
 
-@guarded("export_table")
 @contextlib.contextmanager
 def _filter_said(filter: str | None, schema: pa.Schema) -> Iterator[None]:
     """A failure caused by ``filter`` leaves as ``filter_errors.translate`` says."""
@@ -229,6 +228,7 @@ def _read_said(reader: Any, filter: str | None, schema: pa.Schema) -> Iterator[p
         yield from reader
 
 
+@guarded("export_table")
 def export_table(
     ns: LanceNamespace,
     table_id: Sequence[str],

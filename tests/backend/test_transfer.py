@@ -852,3 +852,25 @@ def test_an_export_file_still_held_is_removed_when_the_process_exits() -> None:
     path = done.stdout.strip().splitlines()[-1]
     assert path.endswith(".arrow") and "lance-console-export-" in path
     assert not os.path.exists(path)
+
+
+class _FullDisk(io.RawIOBase):
+    """A file whose writes fail as a full disk does."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def test_an_export_failing_to_write_is_a_namespace_error(data_ns: Any) -> None:
+    """What export_table raises is a namespace error with the operation's name, whatever
+    failed (here the file written to), as every guarded operation's."""
+    from lance_namespace.errors import LanceNamespaceError
+
+    table_id = [*NS, "full_disk"]
+    imports.import_table(data_ns, table_id, encode(source_table(10), "csv"), "csv")
+    with pytest.raises(LanceNamespaceError) as err:
+        exports.export_table(data_ns, table_id, "csv", _FullDisk())
+    assert "export_table" in str(err.value) and "No space left" in str(err.value)
