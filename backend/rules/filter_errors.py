@@ -25,7 +25,7 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
@@ -399,6 +399,19 @@ def translate(err: BaseException, filter: str | None, schema: Any = None) -> Bas
         return err
     explained = explain_filter_error(raw, read_schema(schema), filter=filter) or ""
     return in_user_terms(err, f"the filter {echo(filter)}: {explained}", raw)
+
+
+@contextlib.contextmanager
+def translated(filter: str | None, schema: Any = None) -> Iterator[None]:
+    """A block whose failure caused by ``filter`` leaves it as :func:`translate` says (any
+    other failure as it is); ``schema`` as there."""
+    try:
+        yield
+    except Exception as exc:
+        mapped = translate(exc, filter, schema)
+        if mapped is exc:
+            raise
+        raise mapped from exc
 
 
 def explaining(

@@ -209,22 +209,10 @@ def _open_writer(fmt: str, sink: pa.NativeFile, schema: pa.Schema) -> Any:
     return pa.ipc.new_file(sink, schema)
 
 
-@contextlib.contextmanager
-def _filter_said(filter: str | None, schema: pa.Schema) -> Iterator[None]:
-    """A failure caused by ``filter`` leaves as ``filter_errors.translate`` says."""
-    try:
-        yield
-    except Exception as exc:
-        mapped = filter_errors.translate(exc, filter, schema)
-        if mapped is exc:
-            raise
-        raise mapped from exc
-
-
 def _read_said(reader: Any, filter: str | None, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The reader's batches; a failure of ``filter`` on the rows (a value it cannot cast, a
     division by zero) said in the user's terms."""
-    with _filter_said(filter, schema):
+    with filter_errors.translated(filter, schema):
         yield from reader
 
 
@@ -264,7 +252,7 @@ def export_table(
         version = ds.version
         chosen = _pick_columns(ds.schema, columns, fmt, drop_nested, name)
         # a bad filter fails while planned or on the rows, in lance's terms: said in the user's
-        with _filter_said(filter, ds.schema):
+        with filter_errors.translated(filter, ds.schema):
             scanner = ds.scanner(columns=chosen, filter=filter, batch_size=EXPORT_BATCH_ROWS)
             schema = scanner.projected_schema
             if progress is not None:

@@ -152,20 +152,18 @@ def delete_rows(
     text = str(request.predicate)
     if writes_datasets(ns):
         local: Any = ns
-        try:
-            with gate.recorded(ns, OPERATION, request), local.write_guard(tid):
-                dataset = local.open_dataset(tid)
-                count = int(dataset.count_rows(filter=text))
-                _check_count(ns, tid, count, expected_count)
-                # no retry on a commit conflict: a rebased delete could take other rows
-                done = dataset.delete(text, conflict_retries=0)
-                deleted = int((done or {}).get("num_deleted_rows", count))
-                return RowsDeleted(tuple(tid), text, deleted, int(dataset.version))
-        except Exception as exc:
-            mapped = filter_errors.translate(exc, text, lambda: table_schema(ns, tid))
-            if mapped is exc:
-                raise
-            raise mapped from exc
+        with (
+            filter_errors.translated(text, lambda: table_schema(ns, tid)),
+            gate.recorded(ns, OPERATION, request),
+            local.write_guard(tid),
+        ):
+            dataset = local.open_dataset(tid)
+            count = int(dataset.count_rows(filter=text))
+            _check_count(ns, tid, count, expected_count)
+            # no retry on a commit conflict: a rebased delete could take other rows
+            done = dataset.delete(text, conflict_retries=0)
+            deleted = int((done or {}).get("num_deleted_rows", count))
+            return RowsDeleted(tuple(tid), text, deleted, int(dataset.version))
     count = count_rows(ns, tid, version=None, filter=text)
     _check_count(ns, tid, count, expected_count)
     answer = ns.delete_from_table(request)
