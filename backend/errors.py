@@ -237,7 +237,10 @@ def _missing_version_in_words(err: LanceNamespaceError) -> LanceNamespaceError:
 
 def validation_text(exc: Any) -> str:
     """A pydantic ``ValidationError`` as one short line per field: ``k: Input should be a
-    valid integer (got 'x')`` (no documentation links, values cut at 60 characters)."""
+    valid integer (got 'x')`` (no documentation links, values cut at 60 characters); any
+    other exception as its text."""
+    if not callable(getattr(exc, "errors", None)):
+        return str(exc)
     parts = []
     for error in exc.errors()[:5]:
         loc = [str(p) for p in error.get("loc", ())]

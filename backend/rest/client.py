@@ -1234,7 +1234,7 @@ class RestNamespaceClient(LanceNamespace):
                 raise error_map.malformed(route, response, "expected a JSON object") from exc
             else:
                 raise error_map.malformed(
-                    route, response, f"does not fit {model.__name__}: {_fields_text(exc)}"
+                    route, response, f"does not fit {model.__name__}: {validation_text(exc)}"
                 ) from exc
         return self._with_context(response, result)
 
@@ -1245,7 +1245,7 @@ class RestNamespaceClient(LanceNamespace):
             return route.response(**fields)
         except (TypeError, ValueError) as exc:
             raise error_map.malformed(
-                route, response, f"does not fit {route.response.__name__}: {_fields_text(exc)}"
+                route, response, f"does not fit {route.response.__name__}: {validation_text(exc)}"
             ) from exc
 
     @staticmethod
@@ -1519,13 +1519,6 @@ class RestNamespaceClient(LanceNamespace):
 
     def alter_transaction(self, request: ln.AlterTransactionRequest) -> ln.AlterTransactionResponse:
         return self.call("alter_transaction", request)
-
-
-def _fields_text(exc: Exception) -> str:
-    """Why an answer does not fit its model: pydantic's errors as one short line per field
-    (``backend.errors.validation_text``), not its text with type codes and links."""
-    errors = getattr(exc, "errors", None)
-    return validation_text(exc) if callable(errors) else str(exc)
 
 
 def _beyond_int64(data: Any, where: str = "") -> tuple[str, int] | None:
