@@ -57,23 +57,20 @@ def local_path_text(location: str | os.PathLike[str], root: Path | str | None = 
     text = os.fspath(location)
     if not text:
         return None
-    if ":" not in text:  # no scheme: a path
-        if text.startswith("/"):
-            return text
-        return f"{os.fspath(root).rstrip('/')}/{text}" if root is not None else None
-    if _PLAIN_FILE_URI.fullmatch(text):
-        return text[7:]
-    parsed = urlparse(text)
-    scheme = parsed.scheme.lower()
-    if scheme == "file":
-        if parsed.netloc not in ("", "localhost"):
+    if ":" in text:  # a URI, or a path with a colon in it (no colon: no URI to parse)
+        if _PLAIN_FILE_URI.fullmatch(text):
+            return text[7:]
+        parsed = urlparse(text)
+        scheme = parsed.scheme.lower()
+        if scheme == "file":
+            if parsed.netloc not in ("", "localhost"):
+                return None
+            return unquote(parsed.path)
+        if scheme and not (len(scheme) == 1 and os.name == "nt"):
             return None
-        return unquote(parsed.path)
-    if scheme and not (len(scheme) == 1 and os.name == "nt"):
-        return None
     if os.path.isabs(text):
         return text
-    return os.path.join(os.fspath(root), text) if root is not None else None
+    return f"{os.fspath(root).rstrip('/')}/{text}" if root is not None else None
 
 
 def path_uri(path: Path | str) -> str:
