@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -608,10 +608,12 @@ class RewritingProxy:
 
 
 @contextlib.contextmanager
-def namespaces_listener(tls: Any = None) -> Iterator[tuple[int, list[str]]]:
+def answering_server(
+    status: int, body: bytes, headers: Mapping[str, str] | None = None, *, tls: Any = None
+) -> Iterator[tuple[int, list[str]]]:
     """A real HTTP server on 127.0.0.1 (HTTPS with ``tls``, a server-side ``ssl.SSLContext``)
-    that answers every request with an empty namespace list; yields its port and the paths it
-    was asked for."""
+    that answers every GET and POST with ``status``, the JSON ``body`` and ``headers``; yields
+    its port and the paths it was asked for."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -620,12 +622,15 @@ def namespaces_listener(tls: Any = None) -> Iterator[tuple[int, list[str]]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             asked.append(self.path)
-            body = b'{"namespaces": []}'
-            self.send_response(200)
+            self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        do_POST = do_GET
 
         def log_message(self, *args: object) -> None:
             pass
@@ -641,6 +646,13 @@ def namespaces_listener(tls: Any = None) -> Iterator[tuple[int, list[str]]]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@contextlib.contextmanager
+def namespaces_listener(tls: Any = None) -> Iterator[tuple[int, list[str]]]:
+    """:func:`answering_server` answering every request with an empty namespace list."""
+    with answering_server(200, b'{"namespaces": []}', tls=tls) as found:
+        yield found
 
 
 def describes_branches(upstream: str, branches: set[str]) -> RewritingProxy:

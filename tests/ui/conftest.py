@@ -35,7 +35,6 @@ import json
 import os
 import re
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -358,35 +357,11 @@ def busy_server() -> Iterator[tuple[str, list[str]]]:
     """A server on 127.0.0.1 that answers every request 503 with an error body and no spec
     code (so the status decides: ServiceUnavailable) and ``Retry-After: 0``; yields its URL
     and the paths it was asked for."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from tests.support import answering_server
 
-    asked: list[str] = []
-
-    class Busy(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            asked.append(self.path)
-            body = b'{"error": "the server is busy"}'
-            self.send_response(503)
-            self.send_header("Retry-After", "0")
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_POST = do_GET
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Busy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", asked
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    body = b'{"error": "the server is busy"}'
+    with answering_server(503, body, {"Retry-After": "0"}) as (port, asked):
+        yield f"http://127.0.0.1:{port}", asked
 
 
 @contextlib.contextmanager
